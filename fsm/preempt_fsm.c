@@ -1,0 +1,475 @@
+/* fsm/preempt_fsm.c: the transition table and the pure step function.
+ *
+ * This file is the machine. States, events, effects and guards are listed in
+ * the .def files; the rows below say what each (state, event) pair does. A
+ * pair with no row is looked up in the ignored table and is illegal when it
+ * is not there either. preempt_fsm_check_() verifies the whole table, and
+ * tools/fsmdump draws it.
+ *
+ * Pure: no I/O, no clock reads, no allocation, no mutable globals. */
+#include <errno.h>
+
+#include "preempt_fsm.h"
+
+#define ST(s) PREEMPT_STATE_##s
+#define FX(k) { PREEMPT_FX_##k, PREEMPT_HOW_DEFAULT }
+#define FXH(k, h) { PREEMPT_FX_##k, PREEMPT_HOW_##h }
+#define NFX(...) (uint8_t)(sizeof((struct preempt_fx_spec[]){ __VA_ARGS__ }) / sizeof(struct preempt_fx_spec))
+#define ROW(f, e, g, t, ...) \
+    { ST(f), PREEMPT_EV_##e, PREEMPT_GUARD_##g, ST(t), NFX(__VA_ARGS__), { __VA_ARGS__ } }
+#define ROW0(f, e, g, t) { ST(f), PREEMPT_EV_##e, PREEMPT_GUARD_##g, ST(t), 0, { { 0, 0 } } }
+
+/* Leaving for exit: the timer goes, then the exit reason is decided. */
+#define TO_EXIT(how) FX(DISARM_TIMER), FXH(EXIT, how)
+
+/* Rows every state between a notice and the exit shares. A lost peer, a dead
+ * coordination store, a stale deadline or a peer's protocol failure all end
+ * the preemption the same way: "abort" exits with the saved code when a
+ * checkpoint of this preemption is committed and with the not-saved code
+ * otherwise. The previous checkpoint is never touched. */
+#define ACTIVE_ROWS(s)                                                                                   \
+    ROW(s, NOTICE, SECOND_EXITS, EXIT, FX(PUBLISH_NOTICE), TO_EXIT(ABORT)),                             \
+    ROW(s, NOTICE, ALWAYS, s, FX(PUBLISH_NOTICE), FX(ARM_TIMER)), /* the earliest deadline re-plans */ \
+    ROW(s, PEER_NOTICE, ALWAYS, s, FX(ARM_TIMER)),                                                       \
+    ROW(s, TIMER, CURRENT, EXIT, TO_EXIT(ABORT)),                                                        \
+    ROW(s, PEER_LOST, ALWAYS, EXIT, TO_EXIT(ABORT)),                                                     \
+    ROW(s, COORD_FAILED, ALWAYS, EXIT, TO_EXIT(ABORT)),                                                  \
+    ROW(s, APP_ERROR, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ERROR)),                          \
+    ROW(s, PEER_ERROR, APP_CODE, EXIT, TO_EXIT(ERROR)),                                                  \
+    ROW(s, PEER_ERROR, ALWAYS, EXIT, TO_EXIT(ABORT))
+
+/* A published save step while agreeing: a worker already past it is a
+ * protocol error, never a silent divergence (TF weak point 4); a worker at it
+ * saves at once; otherwise training continues to it. */
+#define AGREED_ROWS(s)                                                                                   \
+    ROW(s, STEP_AGREED, PAST_AGREED, EXIT, FXH(PUBLISH_ERROR, PROTOCOL), TO_EXIT(ABORT)),              \
+    ROW(s, STEP_AGREED, AT_FINAL, FINAL_SAVE, FX(ARM_TIMER), FX(BEGIN_SAVE)),                           \
+    ROW(s, STEP_AGREED, AT_AGREED, SAVING, FX(ARM_TIMER), FX(BEGIN_SAVE)),                              \
+    ROW(s, STEP_AGREED, ALWAYS, STEP_AGREED, FX(ARM_TIMER))
+
+/* Training may finish before the save step: that is a normal completion. */
+#define DONE_ROW(s) ROW(s, TRAINING_DONE, ALWAYS, EXIT, FX(ANNOUNCE_DONE), TO_EXIT(DONE))
+
+/* A withdrawal before the checkpoint is committed lets the save finish (an
+ * opportunistic checkpoint) and then returns to idle. */
+#define WITHDRAW_MARK_ROW(s) ROW0(s, NOTICE_WITHDRAWN, ALWAYS, s)
+
+/* A committed checkpoint after a withdrawal: back to idle. */
+#define COMMIT_WITHDRAWN_ROW(s) ROW(s, CKPT_COMMITTED, WITHDRAWN, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND))
+
+/* A save outcome. */
+#define SAVE_ROWS(s)                                                                                     \
+    ROW(s, SAVE_DONE, SAVE_OK, s, FX(REPORT_SHARD)),                                                     \
+    ROW(s, SAVE_DONE, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT))
+
+static const struct preempt_row rows[] = {
+    /* ---- idle ---- */
+    ROW(IDLE, NOTICE, ALWAYS, OWN_SIGNAL, FX(PUBLISH_NOTICE), FX(CLAIM_DRIVER), FX(ACK_STEP), FX(ARM_TIMER)),
+    ROW(IDLE, PEER_NOTICE, ALWAYS, ACKNOWLEDGED, FX(ACK_STEP), FX(ARM_TIMER)),
+    ROW(IDLE, TRAINING_DONE, ALWAYS, EXIT, FX(ANNOUNCE_DONE), FXH(EXIT, DONE)),
+    ROW(IDLE, APP_ERROR, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), FXH(EXIT, ERROR)),
+    ROW(IDLE, PEER_ERROR, APP_CODE, EXIT, FXH(EXIT, ERROR)),
+    ROW(IDLE, PEER_ERROR, ALWAYS, EXIT, FXH(EXIT, ABORT)),
+
+    /* ---- own-signal: driving agreement; training waits ---- */
+    ROW0(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL),
+    ROW0(OWN_SIGNAL, CLAIM_LOST, ALWAYS, ACKNOWLEDGED), /* another worker drives; our ack stands */
+    ROW(OWN_SIGNAL, ACKS_COMPLETE, ALWAYS, STEP_AGREED, FX(PUBLISH_AGREED), FX(ARM_TIMER)), /* S = max + 1 */
+    AGREED_ROWS(OWN_SIGNAL),
+    WITHDRAW_MARK_ROW(OWN_SIGNAL),
+    DONE_ROW(OWN_SIGNAL),
+    ACTIVE_ROWS(OWN_SIGNAL),
+
+    /* ---- acknowledged: following; training waits ---- */
+    ROW0(ACKNOWLEDGED, CLAIM_WON, ALWAYS, OWN_SIGNAL), /* take-over: the driver vanished */
+    AGREED_ROWS(ACKNOWLEDGED),
+    WITHDRAW_MARK_ROW(ACKNOWLEDGED),
+    DONE_ROW(ACKNOWLEDGED),
+    ACTIVE_ROWS(ACKNOWLEDGED),
+
+    /* ---- step-agreed: training towards S ---- */
+    ROW(STEP_AGREED, STEP_REACHED, PAST_SAVE_STEP, EXIT, FXH(PUBLISH_ERROR, PROTOCOL), TO_EXIT(ABORT)),
+    ROW(STEP_AGREED, STEP_REACHED, FINAL_AT_SAVE, FINAL_SAVE, FX(BEGIN_SAVE)),
+    ROW(STEP_AGREED, STEP_REACHED, AT_SAVE_STEP, SAVING, FX(BEGIN_SAVE)),
+    ROW(STEP_AGREED, STEP_AGREED, OTHER_STEP, EXIT, FXH(PUBLISH_ERROR, PROTOCOL), TO_EXIT(ABORT)),
+    ROW0(STEP_AGREED, CLAIM_WON, ALWAYS, STEP_AGREED), /* take-over: this worker drives the final round */
+    WITHDRAW_MARK_ROW(STEP_AGREED),
+    DONE_ROW(STEP_AGREED),
+    ACTIVE_ROWS(STEP_AGREED),
+
+    /* ---- saving: the first checkpoint ---- */
+    SAVE_ROWS(SAVING),
+    COMMIT_WITHDRAWN_ROW(SAVING),
+    ROW(SAVING, CKPT_COMMITTED, TIME_LEFT, COUNTDOWN, FX(ARM_TIMER)),
+    ROW(SAVING, CKPT_COMMITTED, ALWAYS, EXIT, TO_EXIT(SAVED)), /* no time for another round */
+    ROW0(SAVING, CLAIM_WON, ALWAYS, SAVING),
+    WITHDRAW_MARK_ROW(SAVING),
+    ACTIVE_ROWS(SAVING),
+
+    /* ---- countdown: training through the grace period ---- */
+    ROW(COUNTDOWN, STEP_REACHED, FINAL_DUE, OWN_SIGNAL, FX(REQUEST_FINAL), FX(ACK_STEP), FX(ARM_TIMER)),
+    ROW(COUNTDOWN, FINAL_REQUESTED, ALWAYS, ACKNOWLEDGED, FX(ACK_STEP), FX(ARM_TIMER)),
+    ROW0(COUNTDOWN, CLAIM_WON, ALWAYS, COUNTDOWN), /* take-over: this worker plans the final round */
+    ROW(COUNTDOWN, NOTICE_WITHDRAWN, ALWAYS, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND)),
+    DONE_ROW(COUNTDOWN),
+    ACTIVE_ROWS(COUNTDOWN),
+
+    /* ---- final-save: the last checkpoint before exit ---- */
+    SAVE_ROWS(FINAL_SAVE),
+    COMMIT_WITHDRAWN_ROW(FINAL_SAVE),
+    ROW(FINAL_SAVE, CKPT_COMMITTED, ALWAYS, EXIT, TO_EXIT(SAVED)),
+    ROW0(FINAL_SAVE, CLAIM_WON, ALWAYS, FINAL_SAVE),
+    WITHDRAW_MARK_ROW(FINAL_SAVE),
+    ACTIVE_ROWS(FINAL_SAVE),
+};
+
+#define IGN(s, e, why) { ST(s), PREEMPT_EV_##e, why }
+#define STALE_TIMER(s) IGN(s, TIMER, "a timer of an older generation")
+
+/* Pairs decided as "nothing to do". Also the fallback of a pair whose rows
+ * are all guarded. Every other pair without a row is illegal: reported, and
+ * asserted in debug builds of the shell. */
+static const struct preempt_ignore ignored[] = {
+    IGN(IDLE, TIMER, "a timer of an older generation"),
+    IGN(IDLE, STEP_REACHED, "training; the shell sends steps only while a notice is known"),
+    IGN(IDLE, PEER_LOST, "a peer lost without notice is outside preemption handling; the shell reports it"),
+    IGN(IDLE, COORD_FAILED, "no protocol is running; the shell keeps retrying"),
+    IGN(IDLE, NOTICE_WITHDRAWN, "nothing to withdraw"),
+    IGN(IDLE, CLAIM_WON, "a late answer of a withdrawn round"),
+    IGN(IDLE, CLAIM_LOST, "a late answer of a withdrawn round"),
+    IGN(IDLE, ACKS_COMPLETE, "a late answer of a withdrawn round"),
+    IGN(IDLE, STEP_AGREED, "a late answer of a withdrawn round"),
+    IGN(IDLE, FINAL_REQUESTED, "a late answer of a withdrawn round"),
+
+    STALE_TIMER(OWN_SIGNAL),
+    IGN(OWN_SIGNAL, STEP_REACHED, "training waits; the published step is checked against the run counter"),
+    IGN(OWN_SIGNAL, FINAL_REQUESTED, "the echo of this worker's own request"),
+
+    STALE_TIMER(ACKNOWLEDGED),
+    IGN(ACKNOWLEDGED, CLAIM_LOST, "already following"),
+    IGN(ACKNOWLEDGED, STEP_REACHED, "training waits; the published step is checked against the run counter"),
+    IGN(ACKNOWLEDGED, FINAL_REQUESTED, "already acknowledged this round"),
+
+    STALE_TIMER(STEP_AGREED),
+    IGN(STEP_AGREED, STEP_REACHED, "training towards the save step"),
+    IGN(STEP_AGREED, STEP_AGREED, "the echo of the agreed step"),
+    IGN(STEP_AGREED, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
+    IGN(STEP_AGREED, ACKS_COMPLETE, "the round is agreed already"),
+    IGN(STEP_AGREED, FINAL_REQUESTED, "the echo of the final round's request"),
+
+    STALE_TIMER(SAVING),
+    IGN(SAVING, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
+    IGN(SAVING, ACKS_COMPLETE, "the round is agreed already"),
+    IGN(SAVING, STEP_AGREED, "the echo of the agreed step"),
+    IGN(SAVING, FINAL_REQUESTED, "the final round starts after this save"),
+
+    STALE_TIMER(COUNTDOWN),
+    IGN(COUNTDOWN, STEP_REACHED, "training through the grace period"),
+    IGN(COUNTDOWN, CLAIM_LOST, "a late answer of the first round"),
+    IGN(COUNTDOWN, ACKS_COMPLETE, "a late answer of the first round"),
+    IGN(COUNTDOWN, STEP_AGREED, "the echo of the first round's step"),
+
+    STALE_TIMER(FINAL_SAVE),
+    IGN(FINAL_SAVE, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
+    IGN(FINAL_SAVE, ACKS_COMPLETE, "the round is agreed already"),
+    IGN(FINAL_SAVE, STEP_AGREED, "the echo of the agreed step"),
+    IGN(FINAL_SAVE, FINAL_REQUESTED, "the echo of the final round's request"),
+
+#define PREEMPT_EVENT(id, member, name, p1, p2, what) IGN(EXIT, id, "terminal: late deliveries during shutdown"),
+#include "preempt_events.def"
+#undef PREEMPT_EVENT
+};
+
+static const struct preempt_machine_def machine = {
+    .rows = rows,
+    .n_rows = sizeof(rows) / sizeof(rows[0]),
+    .ignored = ignored,
+    .n_ignored = sizeof(ignored) / sizeof(ignored[0]),
+    .initial = PREEMPT_STATE_IDLE,
+    .final = PREEMPT_STATE_EXIT,
+};
+
+const struct preempt_machine_def *preempt_fsm_def_(void)
+{
+    return &machine;
+}
+
+struct preempt_core preempt_fsm_init_(void)
+{
+    return (struct preempt_core){ .state = PREEMPT_STATE_IDLE };
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+/* The final round must start at this step boundary when waiting one more
+ * step would leave too little time for: the step that reaches the agreed
+ * step (max + 1), the agreement round trip, the save with half again as
+ * safety, and the exit margin. TensorFlow's rule (PREEMPT_PLAN_TF) is
+ * deadline - 6 x mean step time and ignores the save and agreement times. */
+bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
+{
+    uint64_t need = 0;
+
+    if (deadline_ms == 0)
+        return false;
+    switch (f->cfg.plan) {
+    case PREEMPT_PLAN_MEASURED:
+        need = 2 * f->step_ms + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
+        break;
+    case PREEMPT_PLAN_TF:
+        need = 6 * f->step_ms;
+        break;
+    case PREEMPT_PLAN__COUNT:
+        break;
+    }
+    return now_ms + need >= deadline_ms;
+}
+
+/* ---- guards ---------------------------------------------------------------- */
+
+/* The round's save is the last one before exit: the final round, or any
+ * round when no grace period is configured. */
+static bool last_save(const struct preempt_core *c, const struct preempt_facts *f)
+{
+    return c->round == 1 || f->cfg.grace_ms == 0;
+}
+
+static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, const struct preempt_event *ev,
+                        const struct preempt_facts *f)
+{
+    switch (g) {
+    case PREEMPT_GUARD_ALWAYS:
+        return true;
+    case PREEMPT_GUARD_SECOND_EXITS:
+        return c->noticed && f->cfg.second == PREEMPT_SECOND_EXIT;
+    case PREEMPT_GUARD_CURRENT:
+        return ev->u.timer.gen == c->timer_gen;
+    case PREEMPT_GUARD_APP_CODE:
+        return ev->u.peer_error.code > 0;
+    case PREEMPT_GUARD_PAST_AGREED:
+        return f->run > ev->u.step_agreed.step;
+    case PREEMPT_GUARD_AT_FINAL:
+        return f->run == ev->u.step_agreed.step && last_save(c, f);
+    case PREEMPT_GUARD_AT_AGREED:
+        return f->run == ev->u.step_agreed.step;
+    case PREEMPT_GUARD_OTHER_STEP:
+        return ev->u.step_agreed.step != c->save_step;
+    case PREEMPT_GUARD_PAST_SAVE_STEP:
+        return ev->u.step_reached.step > c->save_step;
+    case PREEMPT_GUARD_FINAL_AT_SAVE:
+        return ev->u.step_reached.step == c->save_step && last_save(c, f);
+    case PREEMPT_GUARD_AT_SAVE_STEP:
+        return ev->u.step_reached.step == c->save_step;
+    case PREEMPT_GUARD_SAVE_OK:
+        return ev->u.save_done.status == 0;
+    case PREEMPT_GUARD_WITHDRAWN:
+        return c->withdrawn;
+    case PREEMPT_GUARD_TIME_LEFT:
+        return !preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
+    case PREEMPT_GUARD_FINAL_DUE:
+        return c->driver && preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
+    case PREEMPT_GUARD_IS_DRIVER:
+        return c->driver;
+    case PREEMPT_GUARD__COUNT:
+        break;
+    }
+    return false;
+}
+
+/* ---- what a transition records ------------------------------------------- */
+
+static uint64_t min_known(uint64_t a, uint64_t b)
+{
+    if (a == 0)
+        return b;
+    if (b == 0)
+        return a;
+    return a < b ? a : b;
+}
+
+/* The deadline a notice implies: the one it carries, capped by the grace
+ * period when one is configured; without either, the configured bound. */
+static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preempt_facts *f)
+{
+    uint64_t d = given;
+
+    if (f->cfg.grace_ms > 0)
+        d = min_known(d, now + f->cfg.grace_ms);
+    if (d == 0)
+        d = now + f->cfg.bound_ms;
+    return d;
+}
+
+/* Records the event's payload in the context; runs for transitions only. */
+static void record(struct preempt_core *n, enum preempt_state from, const struct preempt_event *ev,
+                   const struct preempt_facts *f)
+{
+    switch (ev->kind) {
+    case PREEMPT_EV_NOTICE:
+        n->noticed = true;
+        n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.notice.deadline, ev->now_ms, f));
+        break;
+    case PREEMPT_EV_PEER_NOTICE:
+        n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.peer_notice.deadline, ev->now_ms, f));
+        break;
+    case PREEMPT_EV_NOTICE_WITHDRAWN:
+        n->withdrawn = true;
+        break;
+    case PREEMPT_EV_CLAIM_WON:
+        n->driver = true;
+        break;
+    case PREEMPT_EV_CLAIM_LOST:
+        n->driver = false;
+        break;
+    case PREEMPT_EV_ACKS_COMPLETE:
+        n->save_step = ev->u.acks_complete.max + 1; /* DESIGN §4: max(acknowledged) + 1 */
+        break;
+    case PREEMPT_EV_STEP_AGREED:
+        n->save_step = ev->u.step_agreed.step;
+        break;
+    case PREEMPT_EV_CKPT_COMMITTED:
+        n->committed = true;
+        break;
+    case PREEMPT_EV_APP_ERROR:
+        n->err_code = ev->u.app_error.code;
+        break;
+    case PREEMPT_EV_PEER_ERROR:
+        n->err_code = ev->u.peer_error.code;
+        break;
+    case PREEMPT_EV_FINAL_REQUESTED:
+    case PREEMPT_EV_STEP_REACHED:
+    case PREEMPT_EV_SAVE_DONE:
+    case PREEMPT_EV_TIMER:
+    case PREEMPT_EV_PEER_LOST:
+    case PREEMPT_EV_COORD_FAILED:
+    case PREEMPT_EV_TRAINING_DONE:
+    case PREEMPT_EV__COUNT:
+        break;
+    }
+    /* Leaving the countdown for an agreement state opens the final round. */
+    if (from == PREEMPT_STATE_COUNTDOWN &&
+        (n->state == PREEMPT_STATE_OWN_SIGNAL || n->state == PREEMPT_STATE_ACKNOWLEDGED))
+        n->round = 1;
+    /* Back to idle: nothing is known any more. The timer generation goes on,
+     * so that a timer of the old round stays stale. */
+    if (n->state == PREEMPT_STATE_IDLE) {
+        uint32_t gen = n->timer_gen;
+        *n = preempt_fsm_init_();
+        n->timer_gen = gen;
+    }
+}
+
+/* ---- effect arguments ---------------------------------------------------- */
+
+static int64_t timer_at(const struct preempt_core *n, const struct preempt_event *ev, const struct preempt_facts *f)
+{
+    uint64_t at = n->deadline_ms > f->cfg.margin_ms ? n->deadline_ms - f->cfg.margin_ms : n->deadline_ms;
+
+    if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE) {
+        uint64_t bound = ev->now_ms + f->cfg.agree_timeout_ms;
+        if (bound < at)
+            at = bound;
+    }
+    return (int64_t)at;
+}
+
+static int64_t event_code(const struct preempt_event *ev)
+{
+    const struct preempt_param_desc *p = preempt_event_params_(ev->kind);
+
+    for (unsigned i = 0; p && i < PREEMPT_EVENT_PARAMS; i++)
+        if (p[i].type == PREEMPT_PT_i64)
+            return *(const int64_t *)(const void *)((const char *)ev + p[i].offset);
+    return -EPROTO;
+}
+
+static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core *n, const struct preempt_event *ev,
+                      const struct preempt_facts *f)
+{
+    switch (s->kind) {
+    case PREEMPT_FX_PUBLISH_NOTICE:
+        return (int64_t)notice_deadline(ev->u.notice.deadline, ev->now_ms, f);
+    case PREEMPT_FX_ACK_STEP:
+    case PREEMPT_FX_ANNOUNCE_DONE:
+        return (int64_t)f->run;
+    case PREEMPT_FX_PUBLISH_AGREED:
+    case PREEMPT_FX_BEGIN_SAVE:
+    case PREEMPT_FX_REPORT_SHARD:
+        return (int64_t)n->save_step;
+    case PREEMPT_FX_ARM_TIMER:
+        return timer_at(n, ev, f);
+    case PREEMPT_FX_PUBLISH_ERROR:
+        return s->how == PREEMPT_HOW_PROTOCOL ? -EPROTO : event_code(ev);
+    case PREEMPT_FX_EXIT:
+        switch (s->how) {
+        case PREEMPT_HOW_DONE:
+            return PREEMPT_EXIT_DONE;
+        case PREEMPT_HOW_SAVED:
+            return PREEMPT_EXIT_SAVED;
+        case PREEMPT_HOW_ERROR:
+            return PREEMPT_EXIT_ERROR;
+        case PREEMPT_HOW_ABORT:
+            return n->committed ? PREEMPT_EXIT_SAVED : PREEMPT_EXIT_NOT_SAVED;
+        case PREEMPT_HOW_DEFAULT:
+        case PREEMPT_HOW_EVENT:
+        case PREEMPT_HOW_PROTOCOL:
+        case PREEMPT_HOW__COUNT:
+            break;
+        }
+        return PREEMPT_EXIT_NOT_SAVED;
+    case PREEMPT_FX_CLAIM_DRIVER:
+    case PREEMPT_FX_REQUEST_FINAL:
+    case PREEMPT_FX_DISARM_TIMER:
+    case PREEMPT_FX_CLEAR_ROUND:
+    case PREEMPT_FX__COUNT:
+        break;
+    }
+    return 0;
+}
+
+/* ---- the step ------------------------------------------------------------- */
+
+enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_event_kind e, const char **ret_why)
+{
+    for (size_t i = 0; i < machine.n_ignored; i++) {
+        if (ignored[i].state == s && ignored[i].on == e) {
+            if (ret_why)
+                *ret_why = ignored[i].why;
+            return PREEMPT_VERDICT_IGNORED;
+        }
+    }
+    if (ret_why)
+        *ret_why = NULL;
+    return PREEMPT_VERDICT_ILLEGAL;
+}
+
+struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const struct preempt_event *ev,
+                                      const struct preempt_facts *facts)
+{
+    struct preempt_step st = { .next = *cur, .row = -1 };
+
+    if ((unsigned)cur->state >= PREEMPT_STATE__COUNT || (unsigned)ev->kind >= PREEMPT_EV__COUNT) {
+        st.verdict = PREEMPT_VERDICT_ILLEGAL;
+        return st;
+    }
+    for (size_t i = 0; i < machine.n_rows; i++) {
+        const struct preempt_row *r = &rows[i];
+
+        if (r->from != cur->state || r->on != ev->kind || !guard_holds(r->guard, cur, ev, facts))
+            continue;
+        st.verdict = PREEMPT_VERDICT_TRANSITION;
+        st.row = (int)i;
+        st.next.state = r->to;
+        record(&st.next, cur->state, ev, facts);
+        for (unsigned k = 0; k < r->n_fx; k++) {
+            if (r->fx[k].kind == PREEMPT_FX_ARM_TIMER)
+                st.next.timer_gen++;
+            st.fx[k].kind = r->fx[k].kind;
+            st.fx[k].arg = fx_arg(&r->fx[k], &st.next, ev, facts);
+        }
+        st.n_fx = r->n_fx;
+        return st;
+    }
+    st.verdict = preempt_fsm_fallback_(cur->state, ev->kind, NULL);
+    return st;
+}

@@ -1,0 +1,274 @@
+/* fsm/preempt_fsm.h: the pure core of libpreempt.
+ *
+ * Everything here is derived from the .def files in this directory and the
+ * transition table in preempt_fsm.c. The step function is pure: no I/O, no
+ * clock reads, no allocation, no globals other than const tables. The shell
+ * (lib/) stamps time on events, runs the effects and turns their outcomes
+ * back into events. This library links none of libevent, libcurl or nanopb. */
+#ifndef PREEMPT_FSM_H
+#define PREEMPT_FSM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preempt.h"
+
+/* ---- enums, one per .def file ---------------------------------------- */
+
+enum preempt_event_kind {
+#define PREEMPT_EVENT(id, member, name, p1, p2, what) PREEMPT_EV_##id,
+#include "preempt_events.def"
+#undef PREEMPT_EVENT
+    PREEMPT_EV__COUNT
+};
+
+enum preempt_fx_kind {
+#define PREEMPT_EFFECT(id, name, arg, what) PREEMPT_FX_##id,
+#include "preempt_effects.def"
+#undef PREEMPT_EFFECT
+    PREEMPT_FX__COUNT
+};
+
+enum preempt_source {
+#define PREEMPT_SOURCE(id, name, what) PREEMPT_SOURCE_##id,
+#include "preempt_sources.def"
+#undef PREEMPT_SOURCE
+    PREEMPT_SOURCE__COUNT
+};
+
+enum preempt_exit {
+#define PREEMPT_EXIT(id, name, what) PREEMPT_EXIT_##id,
+#include "preempt_exits.def"
+#undef PREEMPT_EXIT
+    PREEMPT_EXIT__COUNT
+};
+
+enum preempt_verdict {
+    PREEMPT_VERDICT_TRANSITION,
+    PREEMPT_VERDICT_IGNORED,
+    PREEMPT_VERDICT_ILLEGAL,
+    PREEMPT_VERDICT__COUNT
+};
+
+/* What an effect's argument means (column ARG of preempt_effects.def). */
+enum preempt_arg_kind {
+    PREEMPT_ARG_NONE,
+    PREEMPT_ARG_STEP,
+    PREEMPT_ARG_TIME,
+    PREEMPT_ARG_CODE,
+    PREEMPT_ARG_EXIT,
+    PREEMPT_ARG__COUNT
+};
+
+/* The type of an event parameter (PARAM(type, field) in preempt_events.def). */
+enum preempt_param_type {
+    PREEMPT_PT_none,
+    PREEMPT_PT_u64,
+    PREEMPT_PT_i64,
+    PREEMPT_PT_src,
+};
+
+/* How the final save is planned during a grace period. */
+enum preempt_plan {
+    PREEMPT_PLAN_MEASURED, /* from measured step, save and agreement times */
+    PREEMPT_PLAN_TF,       /* TensorFlow's rule: deadline - 6 x mean step time */
+    PREEMPT_PLAN__COUNT
+};
+
+/* What a second notice on this worker does. */
+enum preempt_second {
+    PREEMPT_SECOND_IGNORE, /* record its deadline (the earliest wins), nothing else */
+    PREEMPT_SECOND_EXIT,   /* exit now: "saved" if a checkpoint of this preemption is committed */
+    PREEMPT_SECOND__COUNT
+};
+
+/* ---- events ------------------------------------------------------------ */
+
+#define PREEMPT_PT_CTYPE_none uint8_t
+#define PREEMPT_PT_CTYPE_u64 uint64_t
+#define PREEMPT_PT_CTYPE_i64 int64_t
+#define PREEMPT_PT_CTYPE_src enum preempt_source
+#define PREEMPT_PARAM_MEMBER(type, field) PREEMPT_PT_CTYPE_##type field;
+
+union preempt_event_payload {
+#define PARAM(type, field) PREEMPT_PARAM_MEMBER(type, field)
+#define PREEMPT_EVENT(id, member, name, p1, p2, what) struct { p1 p2 } member;
+#include "preempt_events.def"
+#undef PREEMPT_EVENT
+#undef PARAM
+};
+
+/* A typed event record: kind, monotonic time stamped by the shell, payload. */
+struct preempt_event {
+    enum preempt_event_kind kind;
+    uint64_t now_ms;
+    union preempt_event_payload u;
+};
+
+/* One parameter of an event kind, for generic encoders and parsers. */
+struct preempt_param_desc {
+    const char *name;              /* NULL: the kind has no such parameter */
+    enum preempt_param_type type;
+    size_t offset;                 /* into struct preempt_event */
+};
+
+#define PREEMPT_EVENT_PARAMS 2
+
+/* ---- facts: the shell's read-only snapshot ------------------------------ */
+
+struct preempt_config_facts {
+    uint64_t grace_ms;          /* 0: no training after the first save */
+    uint64_t bound_ms;          /* deadline used when a notice gives none and grace is 0 */
+    uint64_t agree_timeout_ms;  /* bound on one agreement round */
+    uint64_t margin_ms;         /* exit slack kept before the deadline */
+    enum preempt_plan plan;
+    enum preempt_second second;
+};
+
+struct preempt_facts {
+    struct preempt_config_facts cfg; /* constant during a run */
+    uint64_t run;       /* steps this worker completed (the run counter) */
+    uint64_t step_ms;   /* measured mean step time */
+    uint64_t save_ms;   /* measured save time (0: none measured yet) */
+    uint64_t agree_ms;  /* measured agreement round trip */
+};
+
+/* ---- the core's own context: the state and what the machine remembers -- */
+
+struct preempt_core {
+    enum preempt_state state;
+    uint8_t round;        /* 0: first save; 1: final save of a grace period */
+    bool driver;          /* this worker holds the driver claim */
+    bool noticed;         /* this worker received its own notice */
+    bool committed;       /* a checkpoint of this preemption is committed */
+    bool withdrawn;       /* the notices were withdrawn: return to idle after the save */
+    uint32_t timer_gen;   /* generation of the last armed timer */
+    uint64_t save_step;   /* S: the agreed save step of the current round */
+    uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
+    int64_t err_code;     /* the error being propagated, if any */
+};
+
+/* ---- a step's result ---------------------------------------------------- */
+
+#define PREEMPT_FX_MAX 4
+
+struct preempt_fx {
+    enum preempt_fx_kind kind;
+    int64_t arg;
+};
+
+struct preempt_step {
+    enum preempt_verdict verdict;
+    struct preempt_core next;  /* equal to the input for ignored and illegal events */
+    int row;                   /* index of the matched row, or -1 */
+    uint8_t n_fx;
+    struct preempt_fx fx[PREEMPT_FX_MAX]; /* executed in this order by the shell */
+};
+
+/* ---- the table ---------------------------------------------------------- */
+
+enum preempt_guard {
+#define PREEMPT_GUARD(id, name, what) PREEMPT_GUARD_##id,
+#include "preempt_guards.def"
+#undef PREEMPT_GUARD
+    PREEMPT_GUARD__COUNT
+};
+
+/* How a row computes an effect's argument. Most kinds have one rule
+ * (PREEMPT_HOW_DEFAULT); exit and publish-error say which case they are. */
+enum preempt_fx_how {
+    PREEMPT_HOW_DEFAULT,
+    PREEMPT_HOW_DONE,      /* exit: done */
+    PREEMPT_HOW_SAVED,     /* exit: saved */
+    PREEMPT_HOW_ABORT,     /* exit: saved if a checkpoint of this preemption is committed, else not-saved */
+    PREEMPT_HOW_ERROR,     /* exit: error (the propagated code) */
+    PREEMPT_HOW_EVENT,     /* publish-error: the event's code or status */
+    PREEMPT_HOW_PROTOCOL,  /* publish-error: -EPROTO, a protocol violation */
+    PREEMPT_HOW__COUNT
+};
+
+struct preempt_fx_spec {
+    enum preempt_fx_kind kind;
+    enum preempt_fx_how how;
+};
+
+struct preempt_row {
+    enum preempt_state from;
+    enum preempt_event_kind on;
+    enum preempt_guard guard;     /* PREEMPT_GUARD_ALWAYS: no guard */
+    enum preempt_state to;
+    uint8_t n_fx;
+    struct preempt_fx_spec fx[PREEMPT_FX_MAX];
+};
+
+struct preempt_ignore {
+    enum preempt_state state;
+    enum preempt_event_kind on;
+    const char *why;
+};
+
+struct preempt_machine_def {
+    const struct preempt_row *rows;
+    size_t n_rows;
+    const struct preempt_ignore *ignored;
+    size_t n_ignored;
+    enum preempt_state initial;
+    enum preempt_state final;
+};
+
+/* The machine (the one definition). */
+const struct preempt_machine_def *preempt_fsm_def_(void);
+
+/* The initial context of a machine (state idle, nothing known). */
+struct preempt_core preempt_fsm_init_(void);
+
+/* The pure step: state + event + facts -> verdict, next context, effects. */
+struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const struct preempt_event *ev,
+                                      const struct preempt_facts *facts);
+
+/* The verdict a pair gets when no row's guard holds: IGNORED when listed in
+ * the ignored table, else ILLEGAL. Sets *ret_why to the ignored reason. */
+enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_event_kind e, const char **ret_why);
+
+/* Planning: true when the final round has to start now so that the final
+ * save is committed before the deadline (see preempt_fsm.c for the rule). */
+bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
+
+/* ---- names (preempt_names.c) ------------------------------------------- */
+
+const char *preempt_event_to_string_(enum preempt_event_kind e);
+int preempt_event_from_string_(const char *name);
+const char *preempt_event_what_(enum preempt_event_kind e);
+const struct preempt_param_desc *preempt_event_params_(enum preempt_event_kind e); /* [PREEMPT_EVENT_PARAMS] */
+const char *preempt_fx_to_string_(enum preempt_fx_kind f);
+int preempt_fx_from_string_(const char *name);
+enum preempt_arg_kind preempt_fx_arg_kind_(enum preempt_fx_kind f);
+const char *preempt_source_to_string_(enum preempt_source s);
+int preempt_source_from_string_(const char *name);
+const char *preempt_exit_to_string_(enum preempt_exit x);
+int preempt_exit_from_string_(const char *name);
+const char *preempt_verdict_to_string_(enum preempt_verdict v);
+int preempt_verdict_from_string_(const char *name);
+const char *preempt_guard_to_string_(enum preempt_guard g);
+const char *preempt_how_to_string_(enum preempt_fx_how h); /* "" for the default */
+const char *preempt_plan_to_string_(enum preempt_plan p);
+int preempt_plan_from_string_(const char *name);
+const char *preempt_second_to_string_(enum preempt_second s);
+int preempt_second_from_string_(const char *name);
+enum preempt_timer_kind { PREEMPT_TIMER_NONE, PREEMPT_TIMER_AGREE, PREEMPT_TIMER_DEADLINE };
+enum preempt_timer_kind preempt_state_timer_(enum preempt_state s);
+
+/* ---- table checks (preempt_fsm_check.c) ---------------------------------- */
+
+/* Checks the table: every pair decided for all guard outcomes, no dead rows,
+ * every state reachable from the initial one, the final state reachable from
+ * every state, the timer armed on entry to timed states and disarmed on
+ * leaving them, exactly one exit effect on rows into the final state.
+ * Calls report(msg, arg) for each problem; returns the number of problems. */
+unsigned preempt_fsm_check_(void (*report)(const char *msg, void *arg), void *arg);
+/* The same checks on any table (the tests feed it broken ones). */
+unsigned preempt_fsm_check_def_(const struct preempt_machine_def *m, void (*report)(const char *msg, void *arg),
+                                void *arg);
+
+#endif /* PREEMPT_FSM_H */

@@ -1,0 +1,23 @@
+/* lib/preempt.c: library-wide public helpers (version, error strings). */
+#include <string.h>
+
+#include "preempt.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+PREEMPT_EXPORT const char *preempt_version(void)
+{
+    return STR(PREEMPT_VERSION_MAJOR) "." STR(PREEMPT_VERSION_MINOR) "." STR(PREEMPT_VERSION_PATCH);
+}
+
+/* Every error the library returns is a negative errno, so libc's table is
+ * the one table of messages. */
+PREEMPT_EXPORT const char *preempt_strerror(int err)
+{
+    if (err == 0)
+        return "success";
+    if (err < 0 && err > -4096)
+        return strerror(-err);
+    return "unknown error";
+}

@@ -1,0 +1,718 @@
+/* tests/unit/check_fsm.c: the pure core. Table-driven transitions, an
+ * exhaustive sweep of every (state, event) pair under many guard outcomes,
+ * tie-break order, the planner, and the table checker fed broken tables.
+ * Links fsm/ only. */
+#include <check.h>
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preempt_fsm.h"
+#include "preempt_trace.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ST(s) PREEMPT_STATE_##s
+#define FXA(k, a) { PREEMPT_FX_##k, (a) }
+
+static struct preempt_facts facts(uint64_t run, uint64_t grace_ms)
+{
+    struct preempt_facts f = { .cfg = preempt_config_defaults_(), .run = run };
+    f.cfg.grace_ms = grace_ms;
+    return f;
+}
+
+/* ---- table-driven transitions (R16) ---------------------------------------------- */
+
+struct fsm_case {
+    const char *name;
+    struct preempt_core cur;
+    struct preempt_event ev;
+    uint64_t run, grace_ms, step_ms, save_ms;
+    enum preempt_second second;
+    enum preempt_verdict verdict;
+    enum preempt_state next;
+    uint8_t n_fx;
+    struct preempt_fx fx[PREEMPT_FX_MAX];
+};
+
+#define CORE(s, ...) { .state = ST(s), __VA_ARGS__ }
+#define EVT(k, t, ...) { .kind = PREEMPT_EV_##k, .now_ms = (t), __VA_ARGS__ }
+#define T PREEMPT_VERDICT_TRANSITION
+#define I PREEMPT_VERDICT_IGNORED
+#define X PREEMPT_VERDICT_ILLEGAL
+#define NOT_SAVED PREEMPT_EXIT_NOT_SAVED
+#define SAVED PREEMPT_EXIT_SAVED
+
+static const struct fsm_case cases[] = {
+    { "signal in idle: publish, claim, ack the current step, bound the agreement",
+      CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5,
+      .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
+      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 11000) } },
+    { "a notice's own deadline wins over the bound",
+      CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_AWS, 8000 }), .run = 5,
+      .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
+      .fx = { FXA(PUBLISH_NOTICE, 8000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 7500) } },
+    { "grace caps the deadline",
+      CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5, .grace_ms = 5000,
+      .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
+      .fx = { FXA(PUBLISH_NOTICE, 6000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 5500) } },
+    { "a peer's notice: acknowledge and follow",
+      CORE(IDLE), EVT(PEER_NOTICE, 1000, .u.peer_notice = { 2, 40000 }), .run = 9,
+      .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 9), FXA(ARM_TIMER, 11000) } },
+    { "claim lost: follow, our ack stands",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000), EVT(CLAIM_LOST, 1002, .u.claim_lost = { 1 }),
+      .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 0 },
+    { "acks complete: publish max + 1",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 7, 4 }),
+      .run = 5, .verdict = T, .next = ST(STEP_AGREED), .n_fx = 2,
+      .fx = { FXA(PUBLISH_AGREED, 8), FXA(ARM_TIMER, 30500) } },
+    { "a follower below the agreed step trains on",
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 8 }), .run = 5,
+      .verdict = T, .next = ST(STEP_AGREED), .n_fx = 1, .fx = { FXA(ARM_TIMER, 30500) } },
+    { "a follower at the agreed step with grace 0 saves its last checkpoint at once",
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5 }), .run = 5,
+      .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 2, .fx = { FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 5) } },
+    { "a follower at the agreed step with grace saves its first checkpoint",
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5 }), .run = 5,
+      .grace_ms = 60000, .verdict = T, .next = ST(SAVING), .n_fx = 2,
+      .fx = { FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 5) } },
+    { "a worker past the agreed step is a protocol error, not a silent divergence",
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 4 }), .run = 5,
+      .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_ERROR, -EPROTO), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "steps below S are training",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_REACHED, 1100, .u.step_reached = { 7 }),
+      .run = 7, .verdict = I, .next = ST(STEP_AGREED) },
+    { "step S with grace 0: the final save",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_REACHED, 1200, .u.step_reached = { 8 }),
+      .run = 8, .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 1, .fx = { FXA(BEGIN_SAVE, 8) } },
+    { "step S with grace: the first save",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 61000), EVT(STEP_REACHED, 1200, .u.step_reached = { 8 }),
+      .run = 8, .grace_ms = 60000, .verdict = T, .next = ST(SAVING), .n_fx = 1, .fx = { FXA(BEGIN_SAVE, 8) } },
+    { "a step beyond S is a protocol error",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_REACHED, 1200, .u.step_reached = { 9 }),
+      .run = 9, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_ERROR, -EPROTO), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "a different published step is a protocol error",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_AGREED, 1200, .u.step_agreed = { 9 }),
+      .run = 7, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_ERROR, -EPROTO), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "the echo of the agreed step is ignored",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_AGREED, 1200, .u.step_agreed = { 8 }),
+      .run = 7, .verdict = I, .next = ST(STEP_AGREED) },
+    { "own shard saved: report it",
+      CORE(FINAL_SAVE, .save_step = 8, .deadline_ms = 31000), EVT(SAVE_DONE, 1300, .u.save_done = { 0 }), .run = 8,
+      .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 1, .fx = { FXA(REPORT_SHARD, 8) } },
+    { "committed: exit with the saved code",
+      CORE(FINAL_SAVE, .save_step = 8, .deadline_ms = 31000), EVT(CKPT_COMMITTED, 1310, .u.ckpt_committed = { 8 }),
+      .run = 8, .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "a failed save propagates and exits not-saved",
+      CORE(FINAL_SAVE, .save_step = 8, .deadline_ms = 31000), EVT(SAVE_DONE, 1300, .u.save_done = { -ENOSPC }),
+      .run = 8, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_ERROR, -ENOSPC), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "a failed final save after a committed first one still exits saved",
+      CORE(FINAL_SAVE, .save_step = 20, .round = 1, .committed = true, .deadline_ms = 31000),
+      EVT(SAVE_DONE, 1300, .u.save_done = { -EIO }), .run = 20, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_ERROR, -EIO), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "the deadline in countdown: the first checkpoint stands",
+      CORE(COUNTDOWN, .committed = true, .timer_gen = 3, .deadline_ms = 31000), EVT(TIMER, 30500, .u.timer = { 3 }),
+      .run = 12, .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "a stale timer is ignored",
+      CORE(COUNTDOWN, .committed = true, .timer_gen = 3, .deadline_ms = 31000), EVT(TIMER, 30500, .u.timer = { 2 }),
+      .run = 12, .verdict = I, .next = ST(COUNTDOWN) },
+    { "agreement timeout: nothing saved",
+      CORE(ACKNOWLEDGED, .timer_gen = 1, .deadline_ms = 31000), EVT(TIMER, 11000, .u.timer = { 1 }), .run = 5,
+      .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "second notice, policy exit",
+      CORE(OWN_SIGNAL, .noticed = true, .deadline_ms = 31000), EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }),
+      .run = 5, .second = PREEMPT_SECOND_EXIT, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_NOTICE, 32000), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "second notice, policy ignore: recorded, the earliest deadline kept",
+      CORE(OWN_SIGNAL, .noticed = true, .deadline_ms = 31000), EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }),
+      .run = 5, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 2,
+      .fx = { FXA(PUBLISH_NOTICE, 32000), FXA(ARM_TIMER, 12000) } },
+    { "a later notice with an earlier deadline re-plans the timer",
+      CORE(STEP_AGREED, .noticed = true, .save_step = 8, .deadline_ms = 31000),
+      EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_GCE, 9000 }), .run = 5, .verdict = T, .next = ST(STEP_AGREED),
+      .n_fx = 2, .fx = { FXA(PUBLISH_NOTICE, 9000), FXA(ARM_TIMER, 8500) } },
+    { "a peer's earlier deadline re-plans the timer",
+      CORE(COUNTDOWN, .committed = true, .deadline_ms = 61000), EVT(PEER_NOTICE, 2000, .u.peer_notice = { 3, 20000 }),
+      .run = 5, .grace_ms = 60000, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 1, .fx = { FXA(ARM_TIMER, 19500) } },
+    { "training finished in idle",
+      CORE(IDLE), EVT(TRAINING_DONE, 5000, .u.training_done = { 100 }), .run = 100, .verdict = T, .next = ST(EXIT),
+      .n_fx = 2, .fx = { FXA(ANNOUNCE_DONE, 100), FXA(EXIT, PREEMPT_EXIT_DONE) } },
+    { "training finished before the save step: a normal completion",
+      CORE(STEP_AGREED, .save_step = 101, .deadline_ms = 31000), EVT(TRAINING_DONE, 5000, .u.training_done = { 100 }),
+      .run = 100, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(ANNOUNCE_DONE, 100), FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_DONE) } },
+    { "an application error is propagated",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(APP_ERROR, 1500, .u.app_error = { 3 }), .run = 7,
+      .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_ERROR, 3), FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_ERROR) } },
+    { "a propagated application error: the same code",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(PEER_ERROR, 1500, .u.peer_error = { 3, 2 }),
+      .run = 7, .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_ERROR) } },
+    { "a propagated protocol failure: not saved",
+      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(PEER_ERROR, 1500, .u.peer_error = { -EPROTO, 2 }),
+      .run = 7, .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "a peer lost during agreement",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000), EVT(PEER_LOST, 1500, .u.peer_lost = { 3 }), .run = 7, .verdict = T,
+      .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "withdrawn in countdown: back to idle",
+      CORE(COUNTDOWN, .committed = true, .deadline_ms = 61000),
+      EVT(NOTICE_WITHDRAWN, 3000, .u.notice_withdrawn = { PREEMPT_SOURCE_AZURE }), .run = 9, .grace_ms = 60000,
+      .verdict = T, .next = ST(IDLE), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(CLEAR_ROUND, 0) } },
+    { "withdrawn before the save: the save completes, then idle",
+      CORE(SAVING, .withdrawn = true, .save_step = 8, .deadline_ms = 61000),
+      EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8 }), .run = 8, .grace_ms = 60000, .verdict = T,
+      .next = ST(IDLE), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(CLEAR_ROUND, 0) } },
+    { "first checkpoint committed with grace left: countdown",
+      CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8 }),
+      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 1,
+      .fx = { FXA(ARM_TIMER, 60500) } },
+    { "first checkpoint committed too close to the deadline: exit saved",
+      CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 60000, .u.ckpt_committed = { 8 }),
+      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(EXIT), .n_fx = 2,
+      .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "countdown, driver, final due: open the final round",
+      CORE(COUNTDOWN, .driver = true, .committed = true, .save_step = 8, .deadline_ms = 61000),
+      EVT(STEP_REACHED, 60000, .u.step_reached = { 30 }), .run = 30, .grace_ms = 60000, .step_ms = 100,
+      .save_ms = 200, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
+      .fx = { FXA(REQUEST_FINAL, 0), FXA(ACK_STEP, 30), FXA(ARM_TIMER, 60500) } },
+    { "countdown, driver, final not yet due: training",
+      CORE(COUNTDOWN, .driver = true, .committed = true, .save_step = 8, .deadline_ms = 61000),
+      EVT(STEP_REACHED, 20000, .u.step_reached = { 30 }), .run = 30, .grace_ms = 60000, .step_ms = 100,
+      .save_ms = 200, .verdict = I, .next = ST(COUNTDOWN) },
+    { "countdown, follower: the final round's request",
+      CORE(COUNTDOWN, .committed = true, .save_step = 8, .deadline_ms = 61000),
+      EVT(FINAL_REQUESTED, 60000, .u.final_requested = { 0 }), .run = 31, .grace_ms = 60000, .verdict = T,
+      .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 31), FXA(ARM_TIMER, 60500) } },
+    { "take-over: the follower drives", CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(CLAIM_WON, 1500), .run = 5,
+      .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 0 },
+    { "exit is terminal", CORE(EXIT), EVT(NOTICE, 1, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .verdict = I,
+      .next = ST(EXIT) },
+    { "a save outcome in idle is a shell bug", CORE(IDLE), EVT(SAVE_DONE, 1), .verdict = X, .next = ST(IDLE) },
+    { "acks complete for a follower is a shell bug", CORE(ACKNOWLEDGED, .deadline_ms = 31000),
+      EVT(ACKS_COMPLETE, 1, .u.acks_complete = { 3, 2 }), .verdict = X, .next = ST(ACKNOWLEDGED) },
+};
+
+START_TEST(test_row)
+{
+    const struct fsm_case *c = &cases[_i];
+    struct preempt_facts f = facts(c->run, c->grace_ms);
+    struct preempt_step st;
+
+    f.cfg.second = c->second;
+    f.step_ms = c->step_ms;
+    f.save_ms = c->save_ms;
+    st = preempt_fsm_step_(&c->cur, &c->ev, &f);
+    ck_assert_msg(st.verdict == c->verdict, "%s: verdict %s, expected %s", c->name,
+                  preempt_verdict_to_string_(st.verdict), preempt_verdict_to_string_(c->verdict));
+    ck_assert_msg(st.next.state == c->next, "%s: next %s, expected %s", c->name, preempt_state_to_string(st.next.state),
+                  preempt_state_to_string(c->next));
+    ck_assert_msg(st.n_fx == c->n_fx, "%s: %u effects, expected %u", c->name, st.n_fx, c->n_fx);
+    for (unsigned k = 0; k < c->n_fx; k++) {
+        ck_assert_msg(st.fx[k].kind == c->fx[k].kind, "%s: effect %u is %s, expected %s", c->name, k,
+                      preempt_fx_to_string_(st.fx[k].kind), preempt_fx_to_string_(c->fx[k].kind));
+        ck_assert_msg(st.fx[k].arg == c->fx[k].arg, "%s: %s:%lld, expected %lld", c->name,
+                      preempt_fx_to_string_(st.fx[k].kind), (long long)st.fx[k].arg, (long long)c->fx[k].arg);
+    }
+}
+END_TEST
+
+/* ---- what transitions record ------------------------------------------------------- */
+
+START_TEST(test_ignored_changes_nothing)
+{
+    struct preempt_core cur = { .state = ST(STEP_AGREED), .save_step = 8, .deadline_ms = 31000, .timer_gen = 4 };
+    struct preempt_event ev = { .kind = PREEMPT_EV_TIMER, .now_ms = 9, .u.timer = { 1 } };
+    struct preempt_facts f = facts(3, 0);
+    struct preempt_step st = preempt_fsm_step_(&cur, &ev, &f);
+
+    ck_assert_int_eq(st.verdict, PREEMPT_VERDICT_IGNORED);
+    ck_assert_int_eq(st.n_fx, 0);
+    ck_assert_int_eq(st.row, -1);
+    ck_assert_mem_eq(&st.next, &cur, sizeof(cur));
+}
+END_TEST
+
+START_TEST(test_earliest_deadline_wins)
+{
+    struct preempt_core c = preempt_fsm_init_();
+    struct preempt_facts f = facts(1, 0);
+    struct preempt_event a = { .kind = PREEMPT_EV_NOTICE, .now_ms = 100, .u.notice = { PREEMPT_SOURCE_GCE, 50000 } };
+    struct preempt_event b = { .kind = PREEMPT_EV_PEER_NOTICE, .now_ms = 200, .u.peer_notice = { 2, 20000 } };
+    struct preempt_event later = { .kind = PREEMPT_EV_PEER_NOTICE, .now_ms = 300, .u.peer_notice = { 3, 90000 } };
+
+    c = preempt_fsm_step_(&c, &a, &f).next;
+    ck_assert_uint_eq(c.deadline_ms, 50000);
+    c = preempt_fsm_step_(&c, &b, &f).next;
+    ck_assert_uint_eq(c.deadline_ms, 20000);
+    c = preempt_fsm_step_(&c, &later, &f).next;
+    ck_assert_uint_eq(c.deadline_ms, 20000);
+}
+END_TEST
+
+START_TEST(test_timer_generations)
+{
+    struct preempt_core c = preempt_fsm_init_();
+    struct preempt_facts f = facts(1, 0);
+    struct preempt_event n = { .kind = PREEMPT_EV_NOTICE, .now_ms = 100, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 } };
+    struct preempt_event acks = { .kind = PREEMPT_EV_ACKS_COMPLETE, .now_ms = 110, .u.acks_complete = { 1, 1 } };
+    struct preempt_event old = { .kind = PREEMPT_EV_TIMER, .now_ms = 120, .u.timer = { 1 } };
+    struct preempt_event cur = { .kind = PREEMPT_EV_TIMER, .now_ms = 130, .u.timer = { 2 } };
+
+    c = preempt_fsm_step_(&c, &n, &f).next; /* arms generation 1 */
+    ck_assert_uint_eq(c.timer_gen, 1);
+    c = preempt_fsm_step_(&c, &acks, &f).next; /* re-arms: generation 2 */
+    ck_assert_uint_eq(c.timer_gen, 2);
+    ck_assert_int_eq(preempt_fsm_step_(&c, &old, &f).verdict, PREEMPT_VERDICT_IGNORED);
+    ck_assert_int_eq(preempt_fsm_step_(&c, &cur, &f).next.state, ST(EXIT));
+}
+END_TEST
+
+START_TEST(test_idle_again_forgets_but_keeps_generation)
+{
+    struct preempt_core c = { .state = ST(COUNTDOWN), .committed = true, .driver = true, .noticed = true,
+                              .save_step = 8, .deadline_ms = 61000, .timer_gen = 5 };
+    struct preempt_event w = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN, .now_ms = 9, .u.notice_withdrawn = { 0 } };
+    struct preempt_facts f = facts(9, 60000);
+    struct preempt_core n = preempt_fsm_step_(&c, &w, &f).next;
+
+    ck_assert_int_eq(n.state, ST(IDLE));
+    ck_assert(!n.committed && !n.driver && !n.noticed && !n.withdrawn);
+    ck_assert_uint_eq(n.save_step, 0);
+    ck_assert_uint_eq(n.deadline_ms, 0);
+    ck_assert_uint_eq(n.timer_gen, 5);
+}
+END_TEST
+
+START_TEST(test_final_round_sets_round)
+{
+    struct preempt_core c = { .state = ST(COUNTDOWN), .committed = true, .save_step = 8, .deadline_ms = 61000 };
+    struct preempt_event r = { .kind = PREEMPT_EV_FINAL_REQUESTED, .now_ms = 60000, .u.final_requested = { 0 } };
+    struct preempt_event agreed = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 60010, .u.step_agreed = { 32 } };
+    struct preempt_event reached = { .kind = PREEMPT_EV_STEP_REACHED, .now_ms = 60100, .u.step_reached = { 32 } };
+    struct preempt_facts f = facts(31, 60000);
+
+    c = preempt_fsm_step_(&c, &r, &f).next;
+    ck_assert_uint_eq(c.round, 1);
+    c = preempt_fsm_step_(&c, &agreed, &f).next;
+    ck_assert_int_eq(c.state, ST(STEP_AGREED));
+    f.run = 32;
+    c = preempt_fsm_step_(&c, &reached, &f).next;
+    ck_assert_int_eq(c.state, ST(FINAL_SAVE)); /* round 1 with grace: the last save */
+}
+END_TEST
+
+/* ---- tie-breaks: rows of a pair are tried in table order ------------------------------ */
+
+START_TEST(test_tie_break_table_order)
+{
+    const struct preempt_machine_def *m = preempt_fsm_def_();
+    int at_final = -1, at_agreed = -1;
+
+    /* Both guards hold for a worker at the step with grace 0; the earlier
+     * row (at-final) must win, and it must come first in the table. */
+    for (size_t i = 0; i < m->n_rows; i++) {
+        if (m->rows[i].from != ST(ACKNOWLEDGED) || m->rows[i].on != PREEMPT_EV_STEP_AGREED)
+            continue;
+        if (m->rows[i].guard == PREEMPT_GUARD_AT_FINAL)
+            at_final = (int)i;
+        if (m->rows[i].guard == PREEMPT_GUARD_AT_AGREED)
+            at_agreed = (int)i;
+    }
+    ck_assert_int_ge(at_final, 0);
+    ck_assert_int_lt(at_final, at_agreed);
+    {
+        struct preempt_core c = { .state = ST(ACKNOWLEDGED), .deadline_ms = 31000 };
+        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 1, .u.step_agreed = { 5 } };
+        struct preempt_facts f = facts(5, 0);
+        struct preempt_step st = preempt_fsm_step_(&c, &ev, &f);
+        ck_assert_int_eq(st.row, at_final);
+    }
+}
+END_TEST
+
+START_TEST(test_guard_before_fallback)
+{
+    /* A guarded row wins over the pair's ignored entry; the entry applies
+     * only when no guard holds. */
+    struct preempt_core c = { .state = ST(STEP_AGREED), .save_step = 8, .deadline_ms = 31000 };
+    struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED, .now_ms = 1, .u.step_reached = { 8 } };
+    struct preempt_facts f = facts(8, 0);
+    const char *why = NULL;
+
+    ck_assert_int_eq(preempt_fsm_fallback_(ST(STEP_AGREED), PREEMPT_EV_STEP_REACHED, &why), PREEMPT_VERDICT_IGNORED);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_int_eq(preempt_fsm_step_(&c, &ev, &f).verdict, PREEMPT_VERDICT_TRANSITION);
+}
+END_TEST
+
+/* ---- the exhaustive sweep (R2) ---------------------------------------------------------- */
+
+/* Builds a core, an event and facts for `state` and `kind` from the bits of
+ * `v`, so that every guard is seen both holding and failing. */
+static void variant(unsigned v, enum preempt_state state, enum preempt_event_kind kind, struct preempt_core *c,
+                    struct preempt_event *ev, struct preempt_facts *f)
+{
+    uint64_t rel[] = { 7, 8, 9 }; /* below, at and past S = 8 */
+
+    *f = facts(rel[v % 3], (v & 0x4) ? 60000 : 0);
+    f->cfg.second = (v & 0x8) ? PREEMPT_SECOND_EXIT : PREEMPT_SECOND_IGNORE;
+    f->step_ms = 100;
+    f->save_ms = 300;
+    memset(c, 0, sizeof(*c));
+    c->state = state;
+    c->save_step = 8;
+    c->deadline_ms = 61000;
+    c->timer_gen = 2;
+    c->committed = v & 0x10;
+    c->driver = v & 0x20;
+    c->noticed = v & 0x40;
+    c->withdrawn = v & 0x80;
+    c->round = (v & 0x100) ? 1 : 0;
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = kind;
+    ev->now_ms = (v & 0x200) ? 60900 : 1000; /* near or far from the deadline */
+    switch (kind) {
+    case PREEMPT_EV_STEP_AGREED:
+        ev->u.step_agreed.step = (v & 0x400) ? 8 : rel[(v / 3) % 3];
+        break;
+    case PREEMPT_EV_STEP_REACHED:
+        ev->u.step_reached.step = rel[(v / 3) % 3];
+        break;
+    case PREEMPT_EV_TIMER:
+        ev->u.timer.gen = (v & 0x400) ? 2 : 1;
+        break;
+    case PREEMPT_EV_SAVE_DONE:
+        ev->u.save_done.status = (v & 0x400) ? 0 : -EIO;
+        break;
+    case PREEMPT_EV_PEER_ERROR:
+        ev->u.peer_error.code = (v & 0x400) ? 3 : -EPROTO;
+        break;
+    case PREEMPT_EV_APP_ERROR:
+        ev->u.app_error.code = 3;
+        break;
+    case PREEMPT_EV_NOTICE:
+        ev->u.notice.deadline = (v & 0x400) ? 20000 : 0;
+        break;
+    case PREEMPT_EV_PEER_NOTICE:
+        ev->u.peer_notice.deadline = (v & 0x400) ? 20000 : 0;
+        break;
+    case PREEMPT_EV_ACKS_COMPLETE:
+        ev->u.acks_complete.max = 7;
+        break;
+    case PREEMPT_EV_NOTICE_WITHDRAWN:
+    case PREEMPT_EV_CLAIM_WON:
+    case PREEMPT_EV_CLAIM_LOST:
+    case PREEMPT_EV_FINAL_REQUESTED:
+    case PREEMPT_EV_CKPT_COMMITTED:
+    case PREEMPT_EV_PEER_LOST:
+    case PREEMPT_EV_COORD_FAILED:
+    case PREEMPT_EV_TRAINING_DONE:
+    case PREEMPT_EV__COUNT:
+        break;
+    }
+}
+
+#define VARIANTS 0x800u
+
+START_TEST(test_sweep_all_pairs)
+{
+    const struct preempt_machine_def *m = preempt_fsm_def_();
+    bool *row_taken = calloc(m->n_rows, sizeof(bool));
+    unsigned steps = 0;
+
+    ck_assert_ptr_nonnull(row_taken);
+    for (int s = 0; s < PREEMPT_STATE__COUNT; s++) {
+        for (int e = 0; e < PREEMPT_EV__COUNT; e++) {
+            for (unsigned v = 0; v < VARIANTS; v++) {
+                struct preempt_core c;
+                struct preempt_event ev;
+                struct preempt_facts f;
+                struct preempt_step st, again;
+
+                variant(v, (enum preempt_state)s, (enum preempt_event_kind)e, &c, &ev, &f);
+                st = preempt_fsm_step_(&c, &ev, &f);
+                again = preempt_fsm_step_(&c, &ev, &f);
+                steps++;
+                /* deterministic: the same inputs give the same outputs */
+                ck_assert_mem_eq(&st, &again, sizeof(st));
+                ck_assert_int_lt(st.verdict, PREEMPT_VERDICT__COUNT);
+                if (st.verdict != PREEMPT_VERDICT_TRANSITION) {
+                    ck_assert_int_eq(st.verdict, preempt_fsm_fallback_(s, e, NULL));
+                    ck_assert_int_eq(st.n_fx, 0);
+                    ck_assert_mem_eq(&st.next, &c, sizeof(c));
+                    continue;
+                }
+                ck_assert_msg(s != (int)m->final, "left the final state");
+                ck_assert_int_ge(st.row, 0);
+                {
+                    const struct preempt_row *r = &m->rows[st.row];
+                    ck_assert_int_eq(r->from, s);
+                    ck_assert_int_eq(r->on, e);
+                    ck_assert_int_eq(st.next.state, r->to);
+                    ck_assert_int_eq(st.n_fx, r->n_fx);
+                    for (unsigned k = 0; k < r->n_fx; k++)
+                        ck_assert_int_eq(st.fx[k].kind, r->fx[k].kind);
+                    row_taken[st.row] = true;
+                }
+                for (unsigned k = 0; k < st.n_fx; k++) {
+                    if (st.fx[k].kind == PREEMPT_FX_ARM_TIMER) {
+                        ck_assert_int_gt(st.fx[k].arg, 0);
+                        ck_assert_int_le(st.fx[k].arg, (int64_t)st.next.deadline_ms);
+                    }
+                    if (st.fx[k].kind == PREEMPT_FX_EXIT)
+                        ck_assert_int_lt(st.fx[k].arg, PREEMPT_EXIT__COUNT);
+                }
+                if (st.next.state == m->final)
+                    ck_assert_int_eq(st.fx[st.n_fx - 1].kind, PREEMPT_FX_EXIT);
+            }
+        }
+    }
+    /* every row of the table can fire */
+    for (size_t i = 0; i < m->n_rows; i++)
+        ck_assert_msg(row_taken[i], "row %zu (%s, %s -> %s) never fired in %u steps", i,
+                      preempt_state_to_string(m->rows[i].from), preempt_event_to_string_(m->rows[i].on),
+                      preempt_state_to_string(m->rows[i].to), steps);
+    free(row_taken);
+}
+END_TEST
+
+START_TEST(test_out_of_range_is_illegal)
+{
+    struct preempt_core c = preempt_fsm_init_();
+    struct preempt_event ev = { .kind = (enum preempt_event_kind)PREEMPT_EV__COUNT };
+    struct preempt_facts f = facts(0, 0);
+
+    ck_assert_int_eq(preempt_fsm_step_(&c, &ev, &f).verdict, PREEMPT_VERDICT_ILLEGAL);
+    c.state = (enum preempt_state)PREEMPT_STATE__COUNT;
+    ev.kind = PREEMPT_EV_NOTICE;
+    ck_assert_int_eq(preempt_fsm_step_(&c, &ev, &f).verdict, PREEMPT_VERDICT_ILLEGAL);
+}
+END_TEST
+
+/* ---- the planner -------------------------------------------------------------------- */
+
+START_TEST(test_plan_measured_counts_save_and_agreement)
+{
+    struct preempt_facts f = facts(0, 60000);
+
+    f.step_ms = 100;
+    f.save_ms = 4000;
+    f.agree_ms = 20;
+    /* need = 2*100 + 20 + 4000*1.5 + 500 = 6720 */
+    ck_assert(!preempt_plan_final_due_(&f, 100000 - 6721, 100000));
+    ck_assert(preempt_plan_final_due_(&f, 100000 - 6720, 100000));
+    ck_assert(!preempt_plan_final_due_(&f, 5, 0)); /* no deadline known */
+}
+END_TEST
+
+START_TEST(test_plan_tf_ignores_save_time)
+{
+    struct preempt_facts f = facts(0, 60000);
+
+    f.cfg.plan = PREEMPT_PLAN_TF;
+    f.step_ms = 100;
+    f.save_ms = 4000;
+    ck_assert(!preempt_plan_final_due_(&f, 100000 - 601, 100000));
+    ck_assert(preempt_plan_final_due_(&f, 100000 - 600, 100000));
+}
+END_TEST
+
+/* ---- the table checker: the real table passes, broken ones fail --------------------------- */
+
+static unsigned n_reports;
+static char last_report[256];
+
+static void collect(const char *msg, void *arg)
+{
+    (void)arg;
+    n_reports++;
+    (void)snprintf(last_report, sizeof(last_report), "%s", msg);
+}
+
+START_TEST(test_check_real_table)
+{
+    n_reports = 0;
+    ck_assert_uint_eq(preempt_fsm_check_(collect, NULL), 0);
+    ck_assert_uint_eq(n_reports, 0);
+}
+END_TEST
+
+/* A copy of the real table with one change, checked; returns the problems. */
+static unsigned check_modified(void (*modify)(struct preempt_row *rows, size_t n, struct preempt_machine_def *m))
+{
+    const struct preempt_machine_def *real = preempt_fsm_def_();
+    struct preempt_machine_def m = *real;
+    struct preempt_row *rows = malloc(real->n_rows * sizeof(*rows));
+    unsigned problems;
+
+    ck_assert_ptr_nonnull(rows);
+    memcpy(rows, real->rows, real->n_rows * sizeof(*rows));
+    m.rows = rows;
+    modify(rows, m.n_rows, &m);
+    n_reports = 0;
+    last_report[0] = '\0';
+    problems = preempt_fsm_check_def_(&m, collect, NULL);
+    free(rows);
+    return problems;
+}
+
+static size_t find_row(const struct preempt_row *rows, size_t n, enum preempt_state s, enum preempt_event_kind e,
+                       enum preempt_guard g)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].from == s && rows[i].on == e && rows[i].guard == g)
+            return i;
+    ck_abort_msg("row not found");
+    return 0;
+}
+
+static void guard_the_last_row(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    (void)m; /* (idle, notice) has one unguarded row and no ignored entry */
+    rows[find_row(rows, n, ST(IDLE), PREEMPT_EV_NOTICE, PREEMPT_GUARD_ALWAYS)].guard = PREEMPT_GUARD_IS_DRIVER;
+}
+
+static void drop_disarm(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    size_t i = find_row(rows, n, ST(FINAL_SAVE), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_ALWAYS);
+    (void)m;
+    rows[i].fx[0] = rows[i].fx[1]; /* exit:saved only */
+    rows[i].n_fx = 1;
+}
+
+static void drop_exit(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    size_t i = find_row(rows, n, ST(IDLE), PREEMPT_EV_TRAINING_DONE, PREEMPT_GUARD_ALWAYS);
+    (void)m;
+    rows[i].n_fx = 1; /* announce-done only */
+}
+
+static void cut_countdown(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    (void)m; /* nothing enters countdown any more */
+    rows[find_row(rows, n, ST(SAVING), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_TIME_LEFT)].to = ST(SAVING);
+}
+
+static void dead_row(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    (void)m; /* an unguarded row before a guarded one of the same pair */
+    size_t a = find_row(rows, n, ST(OWN_SIGNAL), PREEMPT_EV_PEER_ERROR, PREEMPT_GUARD_APP_CODE);
+    rows[a].guard = PREEMPT_GUARD_ALWAYS;
+}
+
+static void same_guard_twice(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    (void)m; /* the second save-done row of saving gets the first one's guard */
+    size_t i = find_row(rows, n, ST(SAVING), PREEMPT_EV_SAVE_DONE, PREEMPT_GUARD_ALWAYS);
+    rows[i].guard = PREEMPT_GUARD_SAVE_OK;
+}
+
+static void arm_in_idle(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
+{
+    (void)m;
+    size_t i = find_row(rows, n, ST(COUNTDOWN), PREEMPT_EV_NOTICE_WITHDRAWN, PREEMPT_GUARD_ALWAYS);
+    rows[i].fx[1].kind = PREEMPT_FX_ARM_TIMER;
+}
+
+START_TEST(test_check_finds_undecided_pair)
+{
+    ck_assert_uint_gt(check_modified(guard_the_last_row), 0);
+    ck_assert_ptr_nonnull(strstr(last_report, "undecided"));
+}
+END_TEST
+
+START_TEST(test_check_finds_missing_disarm)
+{
+    ck_assert_uint_gt(check_modified(drop_disarm), 0);
+    ck_assert_ptr_nonnull(strstr(last_report, "disarm"));
+}
+END_TEST
+
+START_TEST(test_check_finds_missing_exit)
+{
+    ck_assert_uint_gt(check_modified(drop_exit), 0);
+    ck_assert_ptr_nonnull(strstr(last_report, "exit effect"));
+}
+END_TEST
+
+START_TEST(test_check_finds_unreachable_state)
+{
+    ck_assert_uint_gt(check_modified(cut_countdown), 0);
+    ck_assert_ptr_nonnull(strstr(last_report, "countdown is unreachable"));
+}
+END_TEST
+
+START_TEST(test_check_finds_dead_row)
+{
+    ck_assert_uint_gt(check_modified(dead_row), 0);
+    ck_assert_ptr_nonnull(strstr(last_report, "can never match"));
+}
+END_TEST
+
+START_TEST(test_check_finds_repeated_guard)
+{
+    ck_assert_uint_gt(check_modified(same_guard_twice), 0);
+    ck_assert_ptr_nonnull(strstr(last_report, "same guard"));
+}
+END_TEST
+
+START_TEST(test_check_finds_timer_in_untimed_state)
+{
+    ck_assert_uint_gt(check_modified(arm_in_idle), 0);
+}
+END_TEST
+
+static Suite *fsm_suite(void)
+{
+    Suite *s = suite_create("fsm");
+    TCase *tc = tcase_create("rows");
+
+    tcase_add_loop_test(tc, test_row, 0, (int)ARRAY_SIZE(cases));
+    tcase_add_test(tc, test_ignored_changes_nothing);
+    tcase_add_test(tc, test_earliest_deadline_wins);
+    tcase_add_test(tc, test_timer_generations);
+    tcase_add_test(tc, test_idle_again_forgets_but_keeps_generation);
+    tcase_add_test(tc, test_final_round_sets_round);
+    tcase_add_test(tc, test_tie_break_table_order);
+    tcase_add_test(tc, test_guard_before_fallback);
+    tcase_add_test(tc, test_out_of_range_is_illegal);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("sweep");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_sweep_all_pairs);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("plan");
+    tcase_add_test(tc, test_plan_measured_counts_save_and_agreement);
+    tcase_add_test(tc, test_plan_tf_ignores_save_time);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("check");
+    tcase_add_test(tc, test_check_real_table);
+    tcase_add_test(tc, test_check_finds_undecided_pair);
+    tcase_add_test(tc, test_check_finds_missing_disarm);
+    tcase_add_test(tc, test_check_finds_missing_exit);
+    tcase_add_test(tc, test_check_finds_unreachable_state);
+    tcase_add_test(tc, test_check_finds_dead_row);
+    tcase_add_test(tc, test_check_finds_repeated_guard);
+    tcase_add_test(tc, test_check_finds_timer_in_untimed_state);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(fsm_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

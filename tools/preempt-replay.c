@@ -1,0 +1,137 @@
+/* tools/preempt-replay.c: replays a recorded trace (text or binary) through
+ * the pure core and reports the first record whose outcome differs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace-internal.h"
+
+static const char usage[] =
+    "Usage: preempt-replay [--print] [--record OUT] [--quiet] FILE\n"
+    "\n"
+    "Feeds the events of a trace through libpreempt's pure state machine and\n"
+    "compares each record: the state before, the verdict, the state after and\n"
+    "the effects with their arguments. FILE is a text trace (a scenario in\n"
+    "tests/traces/, or the library's text log) or a binary trace.\n"
+    "\n"
+    "  -p, --print       print what the machine did, one text record per line\n"
+    "                    (this converts a binary trace to text)\n"
+    "  -r, --record OUT  write what the machine did as a binary trace to OUT\n"
+    "  -q, --quiet       print nothing on success\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Exit status: 0 when every record matches; 1 at the first divergence, after\n"
+    "printing its record number, the expected and the actual outcome; 2 on bad\n"
+    "usage or input (unreadable, truncated or malformed trace, unknown names).\n";
+
+static void print_divergence(const char *path, const struct preempt_trace_file *t, size_t i,
+                             const struct preempt_trace_rec *actual)
+{
+    char line[512], want[384], got[384];
+
+    if (preempt_trace_format_(line, sizeof(line), &t->recs[i], NULL) < 0)
+        (void)snprintf(line, sizeof(line), "(record too long to print)");
+    if (preempt_trace_format_outcome_(want, sizeof(want), &t->recs[i]) < 0)
+        (void)snprintf(want, sizeof(want), "?");
+    if (preempt_trace_format_outcome_(got, sizeof(got), actual) < 0)
+        (void)snprintf(got, sizeof(got), "?");
+    if (t->lines)
+        fprintf(stderr, "preempt-replay: %s: record %zu (line %u) diverges\n", path, i + 1, t->lines[i]);
+    else
+        fprintf(stderr, "preempt-replay: %s: record %zu diverges\n", path, i + 1);
+    fprintf(stderr, "  record:   %s\n  expected: %s\n  actual:   %s\n", line, want, got);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "print", no_argument, NULL, 'p' }, { "record", required_argument, NULL, 'r' },
+        { "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *record = NULL;
+    bool print = false, quiet = false;
+    struct preempt_trace_file t;
+    struct preempt_core core = preempt_fsm_init_();
+    struct preempt_trace_rec prev;
+    FILE *out = NULL;
+    char err[256], line[512];
+    size_t diverged = 0;
+    int c, rc = 0;
+
+    while ((c = getopt_long(argc, argv, "pr:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            print = true;
+            break;
+        case 'r':
+            record = optarg;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "preempt-replay: expected one trace file\n%s", usage);
+        return 2;
+    }
+    if (preempt_trace_load_(argv[optind], &t, err, sizeof(err)) < 0) {
+        fprintf(stderr, "preempt-replay: %s\n", err);
+        return 2;
+    }
+    if (record) {
+        out = fopen(record, "wb");
+        if (!out || preempt_trace_write_magic_(out) < 0 || preempt_trace_write_config_(out, &t.cfg) < 0) {
+            fprintf(stderr, "preempt-replay: %s: cannot write\n", record);
+            rc = 2;
+            goto done;
+        }
+    }
+    if (print && preempt_trace_format_config_(line, sizeof(line), &t.cfg) >= 0)
+        printf("%s\n", line);
+    for (size_t i = 0; i < t.n; i++) {
+        struct preempt_trace_rec actual;
+        bool match = preempt_replay_record_(&core, &t.cfg, &t.recs[i], &actual);
+
+        if (!match && !diverged) {
+            print_divergence(argv[optind], &t, i, &actual);
+            diverged = i + 1;
+        }
+        if (print) {
+            if (preempt_trace_format_(line, sizeof(line), &actual, i ? &prev : NULL) < 0) {
+                fprintf(stderr, "preempt-replay: record %zu is too long to print\n", i + 1);
+                rc = 2;
+                goto done;
+            }
+            printf("%s\n", line);
+        }
+        if (out && preempt_trace_write_record_(out, &actual) < 0) {
+            fprintf(stderr, "preempt-replay: %s: write error\n", record);
+            rc = 2;
+            goto done;
+        }
+        prev = actual;
+        if (diverged && !print && !out)
+            break;
+    }
+    if (diverged)
+        rc = 1;
+    else if (!quiet)
+        fprintf(stderr, "preempt-replay: %s: %zu records match, final state %s\n", argv[optind], t.n,
+                preempt_state_to_string(core.state));
+done:
+    if (out && fclose(out) != 0 && rc == 0) {
+        fprintf(stderr, "preempt-replay: %s: write error\n", record);
+        rc = 2;
+    }
+    preempt_trace_file_free_(&t);
+    return rc;
+}
