@@ -525,13 +525,15 @@ END_TEST
 /* ---- the table checker: the real table passes, broken ones fail --------------------------- */
 
 static unsigned n_reports;
-static char last_report[256];
+static char reports[4096]; /* every report of the last check, one per line */
 
 static void collect(const char *msg, void *arg)
 {
+    size_t len = strlen(reports);
+
     (void)arg;
     n_reports++;
-    (void)snprintf(last_report, sizeof(last_report), "%s", msg);
+    (void)snprintf(reports + len, sizeof(reports) - len, "%s\n", msg);
 }
 
 START_TEST(test_check_real_table)
@@ -555,7 +557,7 @@ static unsigned check_modified(void (*modify)(struct preempt_row *rows, size_t n
     m.rows = rows;
     modify(rows, m.n_rows, &m);
     n_reports = 0;
-    last_report[0] = '\0';
+    reports[0] = '\0';
     problems = preempt_fsm_check_def_(&m, collect, NULL);
     free(rows);
     return problems;
@@ -622,42 +624,42 @@ static void arm_in_idle(struct preempt_row *rows, size_t n, struct preempt_machi
 START_TEST(test_check_finds_undecided_pair)
 {
     ck_assert_uint_gt(check_modified(guard_the_last_row), 0);
-    ck_assert_ptr_nonnull(strstr(last_report, "undecided"));
+    ck_assert_ptr_nonnull(strstr(reports, "undecided"));
 }
 END_TEST
 
 START_TEST(test_check_finds_missing_disarm)
 {
     ck_assert_uint_gt(check_modified(drop_disarm), 0);
-    ck_assert_ptr_nonnull(strstr(last_report, "disarm"));
+    ck_assert_ptr_nonnull(strstr(reports, "disarm"));
 }
 END_TEST
 
 START_TEST(test_check_finds_missing_exit)
 {
     ck_assert_uint_gt(check_modified(drop_exit), 0);
-    ck_assert_ptr_nonnull(strstr(last_report, "exit effect"));
+    ck_assert_ptr_nonnull(strstr(reports, "exit effect"));
 }
 END_TEST
 
 START_TEST(test_check_finds_unreachable_state)
 {
     ck_assert_uint_gt(check_modified(cut_countdown), 0);
-    ck_assert_ptr_nonnull(strstr(last_report, "countdown is unreachable"));
+    ck_assert_ptr_nonnull(strstr(reports, "countdown is unreachable"));
 }
 END_TEST
 
 START_TEST(test_check_finds_dead_row)
 {
     ck_assert_uint_gt(check_modified(dead_row), 0);
-    ck_assert_ptr_nonnull(strstr(last_report, "can never match"));
+    ck_assert_ptr_nonnull(strstr(reports, "can never match"));
 }
 END_TEST
 
 START_TEST(test_check_finds_repeated_guard)
 {
     ck_assert_uint_gt(check_modified(same_guard_twice), 0);
-    ck_assert_ptr_nonnull(strstr(last_report, "same guard"));
+    ck_assert_ptr_nonnull(strstr(reports, "same guard"));
 }
 END_TEST
 
