@@ -1,1 +1,19 @@
-exit 0
+# libpreempt.so exports exactly the functions the public header marks
+# PREEMPT_EXPORT: all preempt_*, none of nanopb's pb_* or the internal
+# preempt_*_ helpers.
+. "$top_srcdir/tests/lib.sh"
+NM=${NM:-nm}
+so="$top_builddir/lib/.libs/libpreempt.so"
+[ -f "$so" ] || { fail "$so not built"; finish; }
+$NM -D --defined-only "$so" >"$TMP/nm" || fail "$NM -D $so" # $NM may carry options
+awk '$2 ~ /^[TDBR]$/ { print $3 }' "$TMP/nm" | sort >"$TMP/exported"
+sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/\1/p' "$top_srcdir/include/preempt.h" | sort >"$TMP/declared"
+echo "exported: $(tr '\n' ' ' <"$TMP/exported")"
+if [ ! -s "$TMP/declared" ]; then
+    fail "no PREEMPT_EXPORT declaration found in preempt.h"
+elif diff -u "$TMP/declared" "$TMP/exported"; then
+    ok
+else
+    fail "exported symbols differ from the header's PREEMPT_EXPORT functions"
+fi
+finish

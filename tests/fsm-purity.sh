@@ -1,1 +1,51 @@
-exit 0
+# fsm/ is pure: its library references no I/O, clock, allocation, libevent,
+# libcurl or nanopb symbol, and a program linked with it alone (check_fsm)
+# depends on none of those libraries. The step function's object file
+# references nothing outside fsm/ but memset and memcpy.
+. "$top_srcdir/tests/lib.sh"
+NM=${NM:-nm}
+lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
+[ -f "$lib" ] || { fail "$lib not built"; finish; }
+
+# $NM may carry options ("nm -B"): it is split on purpose.
+$NM -u "$lib" >"$TMP/nm-u" || fail "$NM -u $lib"
+$NM --defined-only "$lib" >"$TMP/nm-d" || fail "$NM --defined-only $lib"
+awk 'NF == 2 && $1 == "U" { print $2 }' "$TMP/nm-u" | sort -u >"$TMP/undef"
+awk 'NF == 3 { print $3 }' "$TMP/nm-d" | sort -u >"$TMP/defined"
+grep -qx preempt_fsm_step_ "$TMP/defined" && ok || fail "nm found no preempt_fsm_step_ in $lib"
+grep -qx strcmp "$TMP/undef" && ok || fail "nm found no reference to strcmp in $lib (the test cannot see)"
+echo "fsm/ library: undefined symbols outside fsm/:"
+comm -23 "$TMP/undef" "$TMP/defined" | tee "$TMP/external" | sed 's/^/    /'
+allowed='^(memcpy|memset|memchr|memcmp|strcmp|strlen|strtoull|strtoll|snprintf|vsnprintf|__errno_location|__stack_chk_fail|__assert_fail)$'
+if grep -vE "$allowed" "$TMP/external" >"$TMP/bad"; then
+    fail "fsm/ references impure symbols: $(tr '\n' ' ' <"$TMP/bad")"
+else
+    ok
+fi
+
+# The step function and the table: nothing outside fsm/ but memset/memcpy.
+obj=$(ar t "$lib" | grep 'preempt_fsm\.o$')
+(cd "$TMP" && ar x "$lib" "$obj") || fail "ar x $lib $obj"
+$NM -u "$TMP/$obj" >"$TMP/nm-step" || fail "$NM -u $obj"
+awk '{ print $2 }' "$TMP/nm-step" | sort -u | comm -23 - "$TMP/defined" >"$TMP/step_external"
+[ -s "$TMP/nm-step" ] && ok || fail "nm found no undefined symbol in $obj (the test cannot see)"
+echo "$obj: undefined symbols outside fsm/: $(tr '\n' ' ' <"$TMP/step_external")"
+if grep -vE '^(memcpy|memset|__stack_chk_fail)$' "$TMP/step_external" >"$TMP/bad"; then
+    fail "the step function references $(tr '\n' ' ' <"$TMP/bad")"
+else
+    ok
+fi
+
+# A program linked with fsm/ only needs none of libevent, libcurl, jansson, nanopb.
+prog="$top_builddir/tests/unit/check_fsm"
+[ -f "$top_builddir/tests/unit/.libs/check_fsm" ] && prog="$top_builddir/tests/unit/.libs/check_fsm"
+ldd "$prog" >"$TMP/ldd" 2>&1 || fail "ldd $prog"
+grep -q 'libc\.so' "$TMP/ldd" && ok || fail "ldd shows no libc (the test cannot see)"
+echo "check_fsm (linked with fsm/ only) loads:"
+sed 's/^/    /' "$TMP/ldd"
+if grep -Ei 'libevent|libcurl|jansson|nanopb|libpreempt' "$TMP/ldd"; then
+    fail "check_fsm depends on a shell library"
+else
+    ok
+fi
+finish

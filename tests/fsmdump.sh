@@ -1,1 +1,47 @@
-exit 0
+# fsmdump prints the one machine in three formats: each matches its golden
+# file (a change to the table forces a reviewed `make golden`), the DOT
+# renders with Graphviz and shows the six required states, --check passes,
+# and a trace overlay marks the edges taken and the final state.
+. "$top_srcdir/tests/lib.sh"
+golden="$top_srcdir/tests/golden"
+for fmt in dot mermaid table; do
+    case $fmt in dot) ext=dot ;; mermaid) ext=mmd ;; table) ext=table ;; esac
+    "$FSMDUMP" --format "$fmt" >"$TMP/fsm.$ext" || fail "fsmdump --format $fmt"
+    if diff -u "$golden/preempt_fsm.$ext" "$TMP/fsm.$ext"; then
+        ok
+    else
+        fail "fsmdump --format $fmt differs from tests/golden/preempt_fsm.$ext (run 'make golden' after reviewing)"
+    fi
+    for s in idle own-signal acknowledged step-agreed saving countdown final-save exit; do
+        grep -q -- "$s" "$TMP/fsm.$ext" && ok || fail "$fmt lacks state $s"
+    done
+done
+"$FSMDUMP" >"$TMP/default.dot" && cmp -s "$TMP/default.dot" "$TMP/fsm.dot" && ok || fail "dot is not the default format"
+
+expect_rc 0 "$FSMDUMP" --check && expect_output "no problems"
+
+if [ -n "${DOT:-}" ]; then
+    if "$DOT" -Tsvg "$TMP/fsm.dot" >"$TMP/fsm.svg" 2>"$TMP/dot.err"; then
+        ok
+        for s in idle own-signal step-agreed countdown final-save exit; do
+            title=$(echo "$s" | sed 's/-/\&#45;/g') # Graphviz escapes '-' in SVG titles
+            grep -q "<title>$title</title>" "$TMP/fsm.svg" && ok || fail "the SVG has no node $s"
+        done
+    else
+        fail "dot -Tsvg failed: $(cat "$TMP/dot.err")"
+    fi
+else
+    fail "Graphviz dot not found (scripts/setup.sh installs graphviz)"
+fi
+
+# Overlay: the grace-period scenario takes saving -> countdown once and ends in exit.
+trace="$top_srcdir/tests/traces/002-local-grace-two-saves.trace"
+expect_rc 0 "$FSMDUMP" --trace "$trace"
+expect_output '"saving" -> "countdown" [label="ckpt-committed [time-left] / arm-timer\n(taken 1'
+expect_output '"exit" [tooltip'
+grep '"exit" \[' "$TMP/out" | grep -q 'fillcolor' && ok || fail "the final state is not marked"
+expect_output 'trace: 14 records, 3 ignored, 0 illegal; final state exit'
+expect_rc 0 "$FSMDUMP" --format mermaid --trace "$trace" && expect_output "class exit final"
+expect_rc 0 "$FSMDUMP" --format table --trace "$trace"
+expect_output "countdown     step-reached      final-due      own-signal    request-final, ack-step, arm-timer  | 1"
+finish

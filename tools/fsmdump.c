@@ -199,6 +199,7 @@ static void print_mermaid(const struct overlay *o)
     mermaid_id(M->initial);
     printf("\n");
     for_each_edge(mermaid_edge, (void *)o);
+    printf("    ");
     mermaid_id(M->final);
     printf(" --> [*]\n");
     if (o->on) {

@@ -1,1 +1,414 @@
-int main(void) { return 0; }
+/* tests/unit/check_trace.c: trace records in text and binary form. Random
+ * records round-trip through both encodings; every way a line or a file can
+ * be bad gets a clear error and never a crash. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace-internal.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A small deterministic generator (xorshift), seeded per test. */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+    return rnd() % n;
+}
+
+/* A random, well-typed record: any event with random parameters, any
+ * verdict, effects with arguments of the right kind. */
+static void random_record(struct preempt_trace_rec *r, uint64_t seq)
+{
+    const struct preempt_param_desc *p;
+
+    memset(r, 0, sizeof(*r));
+    r->seq = seq;
+    r->ev.kind = (enum preempt_event_kind)rnd_below(PREEMPT_EV__COUNT);
+    r->ev.now_ms = rnd_below(1u << 30);
+    p = preempt_event_params_(r->ev.kind);
+    for (unsigned i = 0; i < PREEMPT_EVENT_PARAMS; i++) {
+        void *at = (char *)&r->ev + p[i].offset;
+        switch (p[i].type) {
+        case PREEMPT_PT_u64:
+            *(uint64_t *)at = rnd() >> 2; /* values up to INT64_MAX survive sint64 */
+            break;
+        case PREEMPT_PT_i64:
+            *(int64_t *)at = (int64_t)(rnd() >> 1) * (rnd_below(2) ? 1 : -1);
+            break;
+        case PREEMPT_PT_src:
+            *(enum preempt_source *)at = (enum preempt_source)rnd_below(PREEMPT_SOURCE__COUNT);
+            break;
+        case PREEMPT_PT_none:
+            break;
+        }
+    }
+    r->run = rnd_below(1000000);
+    r->step_ms = rnd_below(5) ? r->step_ms : rnd_below(10000);
+    r->save_ms = rnd_below(100000);
+    r->agree_ms = rnd_below(100);
+    r->from = (enum preempt_state)rnd_below(PREEMPT_STATE__COUNT);
+    r->verdict = (enum preempt_verdict)rnd_below(PREEMPT_VERDICT__COUNT);
+    r->to = r->verdict == PREEMPT_VERDICT_TRANSITION ? (enum preempt_state)rnd_below(PREEMPT_STATE__COUNT) : r->from;
+    r->n_fx = r->verdict == PREEMPT_VERDICT_TRANSITION ? (uint8_t)rnd_below(PREEMPT_FX_MAX + 1) : 0;
+    for (unsigned k = 0; k < r->n_fx; k++) {
+        r->fx[k].kind = (enum preempt_fx_kind)rnd_below(PREEMPT_FX__COUNT);
+        switch (preempt_fx_arg_kind_(r->fx[k].kind)) {
+        case PREEMPT_ARG_NONE:
+            r->fx[k].arg = 0;
+            break;
+        case PREEMPT_ARG_STEP:
+        case PREEMPT_ARG_TIME:
+            r->fx[k].arg = (int64_t)(rnd() >> 2);
+            break;
+        case PREEMPT_ARG_CODE:
+            r->fx[k].arg = -(int64_t)rnd_below(200);
+            break;
+        case PREEMPT_ARG_EXIT:
+            r->fx[k].arg = (int64_t)rnd_below(PREEMPT_EXIT__COUNT);
+            break;
+        case PREEMPT_ARG__COUNT:
+            break;
+        }
+    }
+}
+
+/* Field-by-field equality (the union has padding, so no memcmp). */
+static void assert_same_record(const struct preempt_trace_rec *a, const struct preempt_trace_rec *b)
+{
+    const struct preempt_param_desc *p = preempt_event_params_(a->ev.kind);
+
+    ck_assert_uint_eq(a->seq, b->seq);
+    ck_assert_int_eq(a->ev.kind, b->ev.kind);
+    ck_assert_uint_eq(a->ev.now_ms, b->ev.now_ms);
+    for (unsigned i = 0; i < PREEMPT_EVENT_PARAMS; i++) {
+        const char *x = (const char *)&a->ev + p[i].offset, *y = (const char *)&b->ev + p[i].offset;
+        switch (p[i].type) {
+        case PREEMPT_PT_u64:
+        case PREEMPT_PT_i64:
+            ck_assert_mem_eq(x, y, 8);
+            break;
+        case PREEMPT_PT_src:
+            ck_assert_int_eq(*(const enum preempt_source *)(const void *)x, *(const enum preempt_source *)(const void *)y);
+            break;
+        case PREEMPT_PT_none:
+            break;
+        }
+    }
+    ck_assert_uint_eq(a->run, b->run);
+    ck_assert_uint_eq(a->step_ms, b->step_ms);
+    ck_assert_uint_eq(a->save_ms, b->save_ms);
+    ck_assert_uint_eq(a->agree_ms, b->agree_ms);
+    ck_assert_int_eq(a->from, b->from);
+    ck_assert_int_eq(a->to, b->to);
+    ck_assert_int_eq(a->verdict, b->verdict);
+    ck_assert_uint_eq(a->n_fx, b->n_fx);
+    for (unsigned k = 0; k < a->n_fx; k++) {
+        ck_assert_int_eq(a->fx[k].kind, b->fx[k].kind);
+        ck_assert_int_eq(a->fx[k].arg, b->fx[k].arg);
+    }
+    ck_assert_uint_eq(b->wild, 0);
+}
+
+#define N_RANDOM 2000
+
+START_TEST(test_text_round_trip)
+{
+    struct preempt_text_reader rd;
+    struct preempt_trace_rec prev, r, back;
+    char line[1024];
+    struct preempt_config_facts cfg = preempt_config_defaults_();
+
+    rng_state = 0x9e3779b97f4a7c15ull;
+    preempt_text_reader_init_(&rd);
+    cfg.grace_ms = 123;
+    cfg.plan = PREEMPT_PLAN_TF;
+    cfg.second = PREEMPT_SECOND_EXIT;
+    ck_assert_int_gt(preempt_trace_format_config_(line, sizeof(line), &cfg), 0);
+    ck_assert_int_eq(preempt_text_parse_line_(&rd, line, &back), PREEMPT_TEXT_CONFIG);
+    ck_assert_mem_eq(&rd.cfg, &cfg, sizeof(cfg));
+    for (uint64_t i = 1; i <= N_RANDOM; i++) {
+        random_record(&r, i);
+        /* only the facts that changed are printed; the reader keeps the rest */
+        ck_assert_int_gt(preempt_trace_format_(line, sizeof(line), &r, i > 1 ? &prev : NULL), 0);
+        ck_assert_msg(preempt_text_parse_line_(&rd, line, &back) == PREEMPT_TEXT_RECORD, "%s: %s", line, rd.err);
+        assert_same_record(&r, &back);
+        prev = r;
+    }
+}
+END_TEST
+
+START_TEST(test_format_reports_small_buffer)
+{
+    struct preempt_trace_rec r;
+    char small[16];
+
+    rng_state = 7;
+    random_record(&r, 1);
+    ck_assert_int_eq(preempt_trace_format_(small, sizeof(small), &r, NULL), -ENOSPC);
+    ck_assert_int_eq(preempt_trace_format_(small, 0, &r, NULL), -ENOSPC);
+}
+END_TEST
+
+/* Writes records to a memory stream as a binary trace and returns its bytes. */
+static unsigned char *binary_trace(const struct preempt_config_facts *cfg, const struct preempt_trace_rec *recs,
+                                   size_t n, size_t *ret_len)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(preempt_trace_write_magic_(f), 0);
+    ck_assert_int_eq(preempt_trace_write_config_(f, cfg), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(preempt_trace_write_record_(f, &recs[i]), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    *ret_len = len;
+    return (unsigned char *)buf;
+}
+
+START_TEST(test_binary_round_trip)
+{
+    static struct preempt_trace_rec recs[N_RANDOM];
+    struct preempt_config_facts cfg = preempt_config_defaults_();
+    struct preempt_trace_file t;
+    unsigned char *data;
+    size_t len;
+    char err[256];
+
+    rng_state = 0x1234567ull;
+    cfg.bound_ms = 777;
+    cfg.second = PREEMPT_SECOND_EXIT;
+    for (size_t i = 0; i < N_RANDOM; i++)
+        random_record(&recs[i], i + 1);
+    data = binary_trace(&cfg, recs, N_RANDOM, &len);
+    ck_assert_msg(preempt_trace_load_mem_("mem", data, len, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert(t.binary);
+    ck_assert(t.have_config);
+    ck_assert_mem_eq(&t.cfg, &cfg, sizeof(cfg));
+    ck_assert_uint_eq(t.n, N_RANDOM);
+    for (size_t i = 0; i < N_RANDOM; i++)
+        assert_same_record(&recs[i], &t.recs[i]);
+    preempt_trace_file_free_(&t);
+    free(data);
+}
+END_TEST
+
+START_TEST(test_binary_truncated_everywhere)
+{
+    struct preempt_trace_rec recs[5];
+    struct preempt_config_facts cfg = preempt_config_defaults_();
+    struct preempt_trace_file t;
+    unsigned char *data;
+    size_t len, boundaries = 0;
+    char err[256];
+
+    rng_state = 99;
+    for (size_t i = 0; i < ARRAY_SIZE(recs); i++)
+        random_record(&recs[i], i + 1);
+    data = binary_trace(&cfg, recs, ARRAY_SIZE(recs), &len);
+    /* Every cut either ends on an entry boundary (fewer records, all intact)
+     * or is reported as truncated. */
+    for (size_t cut = 0; cut < len; cut++) {
+        int rc = preempt_trace_load_mem_("cut", data, cut, &t, err, sizeof(err));
+        if (rc == 0) {
+            ck_assert_uint_lt(t.n, ARRAY_SIZE(recs));
+            for (size_t i = 0; i < t.n; i++)
+                assert_same_record(&recs[i], &t.recs[i]);
+            boundaries++;
+            preempt_trace_file_free_(&t);
+            continue;
+        }
+        ck_assert_msg(strstr(err, "truncated") || strstr(err, "empty trace") || strstr(err, "line 1"),
+                      "cut %zu: %s", cut, err);
+    }
+    ck_assert_uint_eq(boundaries, ARRAY_SIZE(recs) - 1); /* after records 1..4 */
+    free(data);
+}
+END_TEST
+
+START_TEST(test_binary_unknown_name)
+{
+    struct preempt_trace_rec r;
+    struct preempt_config_facts cfg = preempt_config_defaults_();
+    struct preempt_trace_file t;
+    unsigned char *data;
+    size_t len;
+    char err[256];
+    unsigned char *hit;
+
+    rng_state = 5;
+    random_record(&r, 1);
+    r.from = PREEMPT_STATE_COUNTDOWN;
+    data = binary_trace(&cfg, &r, 1, &len);
+    hit = memmem(data, len, "countdown", 9);
+    ck_assert_ptr_nonnull(hit);
+    memcpy(hit, "countdoWn", 9);
+    ck_assert_int_eq(preempt_trace_load_mem_("renamed", data, len, &t, err, sizeof(err)), -EINVAL);
+    ck_assert_str_eq(err, "renamed: record 1: unknown state 'countdoWn'");
+    free(data);
+}
+END_TEST
+
+START_TEST(test_empty_traces)
+{
+    struct preempt_trace_file t;
+    char err[256];
+    const char *only_comments = "# nothing\n\nconfig grace=0\n";
+
+    ck_assert_int_eq(preempt_trace_load_mem_("e", (const unsigned char *)"", 0, &t, err, sizeof(err)), -ENODATA);
+    ck_assert_str_eq(err, "e: empty trace: no record");
+    ck_assert_int_eq(preempt_trace_load_mem_("c", (const unsigned char *)only_comments, strlen(only_comments), &t,
+                                             err, sizeof(err)),
+                     -ENODATA);
+    ck_assert_int_eq(preempt_trace_load_mem_("m", (const unsigned char *)PREEMPT_TRACE_MAGIC,
+                                             PREEMPT_TRACE_MAGIC_LEN, &t, err, sizeof(err)),
+                     -ENODATA);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+    struct preempt_trace_file t;
+    char err[256];
+
+    ck_assert_int_eq(preempt_trace_load_("/nonexistent/trace", &t, err, sizeof(err)), -ENOENT);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/trace"));
+}
+END_TEST
+
+/* ---- bad text lines: each gets its own clear message --------------------------------- */
+
+static const struct bad_line {
+    const char *line;
+    const char *message;
+} bad_lines[] = {
+    { "t=0 ev=notise => idle (ignored)", "line 1: unknown event 'notise'" },
+    { "t=0 ev=timer gen=1 => idel (ignored)", "line 1: unknown state 'idel'" },
+    { "t=0 ev=timer gen=1 => idle -> nowhere", "line 1: unknown state 'nowhere'" },
+    { "t=0 ev=timer gen=x => idle (ignored)", "line 1: gen needs a non-negative integer, not 'x'" },
+    { "t=0 ev=timer gen=-1 => idle (ignored)", "line 1: gen needs a non-negative integer, not '-1'" },
+    { "t=0 ev=timer gen=99999999999999999999999 => idle (ignored)", "line 1: gen needs a non-negative integer" },
+    { "t=0 ev=timer step=1 => idle (ignored)", "line 1: event timer has no field 'step'" },
+    { "t=0 ev=notice source=moon => idle (ignored)", "line 1: unknown notice source 'moon'" },
+    { "t=0 ev=save-done status=1.5 => idle (ignored)", "line 1: status needs an integer, not '1.5'" },
+    { "t=0 ev=timer gen=1", "line 1: missing '=>' and the expected outcome" },
+    { "ev=timer gen=1 => idle (ignored)", "line 1: missing t=" },
+    { "t=0 => idle (ignored)", "line 1: missing ev=" },
+    { "t=0 ev=timer gen=1 =>", "line 1: missing state after '=>'" },
+    { "t=0 ev=timer gen=1 => idle", "line 1: missing '-> STATE', '(ignored)' or '(illegal)'" },
+    { "t=0 ev=timer gen=1 => idle (ignored) fx=exit:saved", "line 1: unexpected 'fx=exit:saved' after the verdict" },
+    { "t=0 ev=timer gen=1 => idle => exit", "line 1: expected '->', '(ignored)' or '(illegal)', not '=>'" },
+    { "t=0 ev=timer gen=1 => idle -> exit exit:saved", "line 1: expected 'fx=...', not 'exit:saved'" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=exit:gone", "line 1: unknown exit reason 'gone'" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=exit", "line 1: effect exit needs an argument" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=claim-driver:3", "line 1: effect claim-driver takes no argument" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=launch", "line 1: unknown effect 'launch'" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done,", "line 1: trailing comma" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done,,exit:done", "line 1: empty effect" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=disarm-timer,disarm-timer,disarm-timer,disarm-timer,disarm-timer",
+      "line 1: more than 4 effects" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=arm-timer:soon", "line 1: effect arm-timer needs a non-negative integer" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done trailing", "line 1: unexpected 'trailing' after the effects" },
+    { "t=0 ev=timer ev=timer => idle (ignored)", "line 1: two events on one line" },
+    { "t=0 when=now ev=timer => idle (ignored)", "line 1: unknown field 'when' (before ev=)" },
+    { "t=0 banana ev=timer => idle (ignored)", "line 1: malformed field 'banana' (expected key=value)" },
+    { "n=2 t=0 ev=timer => idle (ignored)", "line 1: record number n=2, expected 1" },
+    { "config grace=soon", "line 1: config field 'grace' needs a non-negative integer, not 'soon'" },
+    { "config plan=psychic", "line 1: unknown plan 'psychic' (measured or tf)" },
+    { "config second=maybe", "line 1: unknown second-notice policy 'maybe' (ignore or exit)" },
+    { "config colour=blue", "line 1: unknown config field 'colour'" },
+    { "config grace", "line 1: malformed config field 'grace'" },
+};
+
+START_TEST(test_bad_line)
+{
+    const struct bad_line *b = &bad_lines[_i];
+    struct preempt_text_reader rd;
+    struct preempt_trace_rec r;
+
+    preempt_text_reader_init_(&rd);
+    ck_assert_int_eq(preempt_text_parse_line_(&rd, b->line, &r), -EINVAL);
+    ck_assert_msg(strncmp(rd.err, b->message, strlen(b->message)) == 0, "'%s': got '%s', expected '%s'", b->line,
+                  rd.err, b->message);
+}
+END_TEST
+
+START_TEST(test_config_after_record)
+{
+    struct preempt_text_reader rd;
+    struct preempt_trace_rec r;
+
+    preempt_text_reader_init_(&rd);
+    ck_assert_int_eq(preempt_text_parse_line_(&rd, "t=0 ev=timer gen=0 => idle (ignored)", &r), PREEMPT_TEXT_RECORD);
+    ck_assert_int_eq(preempt_text_parse_line_(&rd, "config grace=1", &r), -EINVAL);
+    ck_assert_str_eq(rd.err, "line 2: config after the first record");
+}
+END_TEST
+
+START_TEST(test_wildcards_and_sticky_facts)
+{
+    struct preempt_text_reader rd;
+    struct preempt_trace_rec a, b, actual;
+
+    preempt_text_reader_init_(&rd);
+    ck_assert_int_eq(preempt_text_parse_line_(&rd, "  # comment", &a), PREEMPT_TEXT_BLANK);
+    ck_assert_int_eq(preempt_text_parse_line_(&rd, "t=5 run=12 step-ms=30 ev=timer gen=1 => own-signal -> * fx=*", &a),
+                     PREEMPT_TEXT_RECORD);
+    ck_assert_uint_eq(a.wild, PREEMPT_WILD_TO | PREEMPT_WILD_FX);
+    ck_assert_int_eq(
+        preempt_text_parse_line_(&rd, "n=2 t=6 ev=timer gen=2 => own-signal -> exit fx=disarm-timer,exit:*", &b),
+        PREEMPT_TEXT_RECORD);
+    ck_assert_uint_eq(b.run, 12); /* sticky */
+    ck_assert_uint_eq(b.step_ms, 30);
+    ck_assert_uint_eq(b.wild, PREEMPT_WILD_ARG(1));
+    actual = b;
+    actual.wild = 0;
+    actual.fx[1].arg = PREEMPT_EXIT_SAVED;
+    ck_assert(preempt_trace_outcome_matches_(&b, &actual));
+    actual.fx[0].kind = PREEMPT_FX_ARM_TIMER;
+    ck_assert(!preempt_trace_outcome_matches_(&b, &actual));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("trace");
+    TCase *tc = tcase_create("text");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_text_round_trip);
+    tcase_add_test(tc, test_format_reports_small_buffer);
+    tcase_add_loop_test(tc, test_bad_line, 0, (int)ARRAY_SIZE(bad_lines));
+    tcase_add_test(tc, test_config_after_record);
+    tcase_add_test(tc, test_wildcards_and_sticky_facts);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("binary");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_binary_round_trip);
+    tcase_add_test(tc, test_binary_truncated_everywhere);
+    tcase_add_test(tc, test_binary_unknown_name);
+    tcase_add_test(tc, test_empty_traces);
+    tcase_add_test(tc, test_missing_file);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
