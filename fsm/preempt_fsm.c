@@ -346,10 +346,14 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV__COUNT:
         break;
     }
-    /* Leaving the countdown for an agreement state opens the final round. */
-    if (from == PREEMPT_STATE_COUNTDOWN &&
-        (n->state == PREEMPT_STATE_OWN_SIGNAL || n->state == PREEMPT_STATE_ACKNOWLEDGED))
-        n->round = 1;
+    /* Entering agreement opens a round with a fixed bound: later notices
+     * re-arm the timer for an earlier deadline but never extend the round.
+     * Leaving the countdown for agreement opens the final round. */
+    if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE && preempt_state_timer_(from) != PREEMPT_TIMER_AGREE) {
+        n->agree_by_ms = ev->now_ms + f->cfg.agree_timeout_ms;
+        if (from == PREEMPT_STATE_COUNTDOWN)
+            n->round = 1;
+    }
     /* Back to idle: nothing is known any more. The timer generation goes on,
      * so that a timer of the old round stays stale. */
     if (n->state == PREEMPT_STATE_IDLE) {
@@ -361,15 +365,12 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
 
 /* ---- effect arguments ---------------------------------------------------- */
 
-static int64_t timer_at(const struct preempt_core *n, const struct preempt_event *ev, const struct preempt_facts *f)
+static int64_t timer_at(const struct preempt_core *n, const struct preempt_facts *f)
 {
     uint64_t at = n->deadline_ms > f->cfg.margin_ms ? n->deadline_ms - f->cfg.margin_ms : n->deadline_ms;
 
-    if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE) {
-        uint64_t bound = ev->now_ms + f->cfg.agree_timeout_ms;
-        if (bound < at)
-            at = bound;
-    }
+    if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
+        at = min_known(at, n->agree_by_ms);
     return (int64_t)at;
 }
 
@@ -397,7 +398,7 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     case PREEMPT_FX_REPORT_SHARD:
         return (int64_t)n->save_step;
     case PREEMPT_FX_ARM_TIMER:
-        return timer_at(n, ev, f);
+        return timer_at(n, f);
     case PREEMPT_FX_PUBLISH_ERROR:
         return s->how == PREEMPT_HOW_PROTOCOL ? -EPROTO : event_code(ev);
     case PREEMPT_FX_EXIT:

@@ -146,6 +146,7 @@ struct preempt_core {
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
+    uint64_t agree_by_ms; /* the bound of the current agreement round */
     int64_t err_code;     /* the error being propagated, if any */
 };
 

@@ -128,10 +128,10 @@ static const struct fsm_case cases[] = {
       CORE(OWN_SIGNAL, .noticed = true, .deadline_ms = 31000), EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }),
       .run = 5, .second = PREEMPT_SECOND_EXIT, .verdict = T, .next = ST(EXIT), .n_fx = 3,
       .fx = { FXA(PUBLISH_NOTICE, 32000), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
-    { "second notice, policy ignore: recorded, the earliest deadline kept",
-      CORE(OWN_SIGNAL, .noticed = true, .deadline_ms = 31000), EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }),
-      .run = 5, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 2,
-      .fx = { FXA(PUBLISH_NOTICE, 32000), FXA(ARM_TIMER, 12000) } },
+    { "second notice, policy ignore: recorded; neither the deadline nor the agreement bound moves",
+      CORE(OWN_SIGNAL, .noticed = true, .deadline_ms = 31000, .agree_by_ms = 11000),
+      EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5, .verdict = T, .next = ST(OWN_SIGNAL),
+      .n_fx = 2, .fx = { FXA(PUBLISH_NOTICE, 32000), FXA(ARM_TIMER, 11000) } },
     { "a later notice with an earlier deadline re-plans the timer",
       CORE(STEP_AGREED, .noticed = true, .save_step = 8, .deadline_ms = 31000),
       EVT(NOTICE, 2000, .u.notice = { PREEMPT_SOURCE_GCE, 9000 }), .run = 5, .verdict = T, .next = ST(STEP_AGREED),
@@ -272,6 +272,22 @@ START_TEST(test_timer_generations)
 }
 END_TEST
 
+START_TEST(test_agreement_bound_does_not_slide)
+{
+    struct preempt_core c = preempt_fsm_init_();
+    struct preempt_facts f = facts(4, 0);
+    struct preempt_event n = { .kind = PREEMPT_EV_NOTICE, .now_ms = 100, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 } };
+    struct preempt_event p = { .kind = PREEMPT_EV_PEER_NOTICE, .now_ms = 8000, .u.peer_notice = { 1, 0 } };
+    struct preempt_step st;
+
+    c = preempt_fsm_step_(&c, &n, &f).next;
+    ck_assert_uint_eq(c.agree_by_ms, 10100);
+    st = preempt_fsm_step_(&c, &p, &f); /* a notice 8 s later re-arms, but for the same bound */
+    ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_ARM_TIMER);
+    ck_assert_int_eq(st.fx[0].arg, 10100);
+}
+END_TEST
+
 START_TEST(test_idle_again_forgets_but_keeps_generation)
 {
     struct preempt_core c = { .state = ST(COUNTDOWN), .committed = true, .driver = true, .noticed = true,
@@ -368,6 +384,7 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     c->save_step = 8;
     c->deadline_ms = 61000;
     c->timer_gen = 2;
+    c->agree_by_ms = 11000;
     c->committed = v & 0x10;
     c->driver = v & 0x20;
     c->noticed = v & 0x40;
@@ -678,6 +695,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_ignored_changes_nothing);
     tcase_add_test(tc, test_earliest_deadline_wins);
     tcase_add_test(tc, test_timer_generations);
+    tcase_add_test(tc, test_agreement_bound_does_not_slide);
     tcase_add_test(tc, test_idle_again_forgets_but_keeps_generation);
     tcase_add_test(tc, test_final_round_sets_round);
     tcase_add_test(tc, test_tie_break_table_order);
