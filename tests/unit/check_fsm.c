@@ -2,7 +2,7 @@
  * exhaustive sweep of every (state, event) pair under many guard outcomes,
  * tie-break order, the planner, and the table checker fed broken tables.
  * Links fsm/ only. */
-#include <check.h>
+#include "check-main.h"
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -728,11 +728,5 @@ static Suite *fsm_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(fsm_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return preempt_run_suite(fsm_suite());
 }

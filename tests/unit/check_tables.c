@@ -2,7 +2,7 @@
  * from -1 to COUNT + 1 (R16), through the internal and the public lookups. */
 #include "config.h"
 
-#include <check.h>
+#include "check-main.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +109,6 @@ int main(void)
 {
     Suite *s = suite_create("tables");
     TCase *tc = tcase_create("names");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_states);
     tcase_add_test(tc, test_required_states);
@@ -120,9 +118,5 @@ int main(void)
     tcase_add_test(tc, test_param_names_unique);
     tcase_add_test(tc, test_public_helpers);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return preempt_run_suite(s);
 }

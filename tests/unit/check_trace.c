@@ -2,7 +2,7 @@
  * records round-trip through both encodings; every way a line or a file can
  * be bad gets a clear error and never a crash. */
 #define _GNU_SOURCE
-#include <check.h>
+#include "check-main.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,8 +388,6 @@ int main(void)
 {
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("text");
-    SRunner *sr;
-    int failed;
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_text_round_trip);
@@ -406,9 +404,5 @@ int main(void)
     tcase_add_test(tc, test_empty_traces);
     tcase_add_test(tc, test_missing_file);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return preempt_run_suite(s);
 }
