@@ -3,6 +3,7 @@
  * magic; the text form is parsed by the pure codec in fsm/. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,9 +81,16 @@ struct ctx {
     size_t index;
 };
 
-static int bad(struct ctx *c, const char *what, const char *value)
+static int bad(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(struct ctx *c, const char *fmt, ...)
 {
-    (void)snprintf(c->err, c->errsize, "%s: record %zu: unknown %s '%s'", c->name, c->index, what, value);
+    va_list ap;
+    int n = snprintf(c->err, c->errsize, "%s: record %zu: ", c->name, c->index);
+
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < c->errsize)
+        (void)vsnprintf(c->err + n, c->errsize - (size_t)n, fmt, ap);
+    va_end(ap);
     return -EINVAL;
 }
 
@@ -95,10 +103,10 @@ static int config_from_msg(struct ctx *c, const lptrace_Config *m, struct preemp
     cfg->agree_timeout_ms = m->agree_timeout_ms;
     cfg->margin_ms = m->margin_ms;
     if ((v = preempt_plan_from_string_(m->plan)) < 0)
-        return bad(c, "plan", m->plan);
+        return bad(c, "unknown plan '%s'", m->plan);
     cfg->plan = (enum preempt_plan)v;
     if ((v = preempt_second_from_string_(m->second)) < 0)
-        return bad(c, "second-notice policy", m->second);
+        return bad(c, "unknown second-notice policy '%s'", m->second);
     cfg->second = (enum preempt_second)v;
     return 0;
 }
@@ -116,7 +124,7 @@ static int param_from_msg(struct ctx *c, const lptrace_Param *q, struct preempt_
         switch (p[i].type) {
         case PREEMPT_PT_u64:
             if (q->value < 0)
-                return bad(c, "negative value for", q->name);
+                return bad(c, "%s must not be negative", q->name);
             *(uint64_t *)at = (uint64_t)q->value;
             return 0;
         case PREEMPT_PT_i64:
@@ -124,14 +132,14 @@ static int param_from_msg(struct ctx *c, const lptrace_Param *q, struct preempt_
             return 0;
         case PREEMPT_PT_src:
             if ((v = preempt_source_from_string_(q->symbol)) < 0)
-                return bad(c, "notice source", q->symbol);
+                return bad(c, "unknown notice source '%s'", q->symbol);
             *(enum preempt_source *)at = (enum preempt_source)v;
             return 0;
         case PREEMPT_PT_none:
             break;
         }
     }
-    return bad(c, "event field", q->name);
+    return bad(c, "unknown event field '%s'", q->name);
 }
 
 static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preempt_trace_rec *r)
@@ -141,10 +149,10 @@ static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preemp
     memset(r, 0, sizeof(*r));
     r->seq = m->seq;
     if (m->seq != c->index)
-        return bad(c, "sequence number (out of order)", "");
+        return bad(c, "sequence number %" PRIu64 " out of order", m->seq);
     r->ev.now_ms = m->t_ms;
     if ((v = preempt_event_from_string_(m->event)) < 0)
-        return bad(c, "event", m->event);
+        return bad(c, "unknown event '%s'", m->event);
     r->ev.kind = (enum preempt_event_kind)v;
     for (pb_size_t i = 0; i < m->params_count; i++)
         if ((rc = param_from_msg(c, &m->params[i], r)) < 0)
@@ -154,23 +162,23 @@ static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preemp
     r->save_ms = m->save_ms;
     r->agree_ms = m->agree_ms;
     if ((v = preempt_state_from_string(m->from)) < 0)
-        return bad(c, "state", m->from);
+        return bad(c, "unknown state '%s'", m->from);
     r->from = (enum preempt_state)v;
     if ((v = preempt_state_from_string(m->to)) < 0)
-        return bad(c, "state", m->to);
+        return bad(c, "unknown state '%s'", m->to);
     r->to = (enum preempt_state)v;
     if ((v = preempt_verdict_from_string_(m->verdict)) < 0)
-        return bad(c, "verdict", m->verdict);
+        return bad(c, "unknown verdict '%s'", m->verdict);
     r->verdict = (enum preempt_verdict)v;
     for (pb_size_t k = 0; k < m->effects_count; k++) {
         const lptrace_Effect *e = &m->effects[k];
 
         if ((v = preempt_fx_from_string_(e->name)) < 0)
-            return bad(c, "effect", e->name);
+            return bad(c, "unknown effect '%s'", e->name);
         r->fx[k].kind = (enum preempt_fx_kind)v;
         if (preempt_fx_arg_kind_(r->fx[k].kind) == PREEMPT_ARG_EXIT) {
             if ((v = preempt_exit_from_string_(e->symbol)) < 0)
-                return bad(c, "exit reason", e->symbol);
+                return bad(c, "unknown exit reason '%s'", e->symbol);
             r->fx[k].arg = v;
         } else
             r->fx[k].arg = e->arg;

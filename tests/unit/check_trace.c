@@ -263,6 +263,25 @@ START_TEST(test_binary_unknown_name)
 }
 END_TEST
 
+START_TEST(test_binary_out_of_order)
+{
+    struct preempt_trace_rec recs[2];
+    struct preempt_config_facts cfg = preempt_config_defaults_();
+    struct preempt_trace_file t;
+    unsigned char *data;
+    size_t len;
+    char err[256];
+
+    rng_state = 11;
+    random_record(&recs[0], 1);
+    random_record(&recs[1], 3); /* record 2 is missing */
+    data = binary_trace(&cfg, recs, 2, &len);
+    ck_assert_int_eq(preempt_trace_load_mem_("gap", data, len, &t, err, sizeof(err)), -EINVAL);
+    ck_assert_str_eq(err, "gap: record 2: sequence number 3 out of order");
+    free(data);
+}
+END_TEST
+
 START_TEST(test_empty_traces)
 {
     struct preempt_trace_file t;
@@ -401,6 +420,7 @@ int main(void)
     tcase_add_test(tc, test_binary_round_trip);
     tcase_add_test(tc, test_binary_truncated_everywhere);
     tcase_add_test(tc, test_binary_unknown_name);
+    tcase_add_test(tc, test_binary_out_of_order);
     tcase_add_test(tc, test_empty_traces);
     tcase_add_test(tc, test_missing_file);
     suite_add_tcase(s, tc);
