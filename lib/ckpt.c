@@ -1,0 +1,676 @@
+/* lib/ckpt.c: the checkpoint manager (see ckpt-internal.h). Every file and
+ * directory operation goes through the store's directory descriptor (the
+ * *at() calls), so a checkpoint directory that is moved or replaced while
+ * a save runs cannot redirect a write elsewhere. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pb_decode.h>
+#include <pb_encode.h>
+
+#include "ckpt-internal.h"
+#include "manifest.pb.h"
+
+#define STAGING_PREFIX ".staging-"
+#define TRASH_PREFIX ".trash-"
+#define CKPT_PREFIX "ckpt-"
+#define MANIFEST "MANIFEST"
+
+struct preempt_ckpt_store {
+    char *dir;
+    int dirfd;
+    unsigned max_to_keep;
+    preempt_ckpt_log_fn log;
+    void *log_arg;
+    bool writing;
+};
+
+struct preempt_ckpt_writer {
+    struct preempt_ckpt_store *s;
+    char staging[64];
+    int fd;                       /* the staging directory */
+    int failed;                   /* the first error, or 0 */
+    lpckpt_Manifest m;
+};
+
+static void logf_(const struct preempt_ckpt_store *s, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void logf_(const struct preempt_ckpt_store *s, int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    if (!s->log)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    s->log(level, msg, s->log_arg);
+}
+
+/* ---- CRC-32C ------------------------------------------------------------------- */
+
+static uint32_t crc_table[256];
+static bool crc_table_ready;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        crc_table[i] = c;
+    }
+    crc_table_ready = true;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsigned char *p, size_t len)
+{
+    uint64_t c64 = c;
+
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+    }
+    c = (uint32_t)c64;
+    for (; len > 0; p++, len--)
+        c = __builtin_ia32_crc32qi(c, *p);
+    return c;
+}
+#endif
+
+uint32_t preempt_crc32c_(uint32_t crc, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint32_t c = ~crc;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("sse4.2"))
+        return ~crc_hw(c, p, len);
+#endif
+    if (!crc_table_ready)
+        crc_init();
+    for (; len > 0; p++, len--)
+        c = crc_table[(c ^ *p) & 0xff] ^ (c >> 8);
+    return ~c;
+}
+
+/* ---- small file helpers ----------------------------------------------------------- */
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Writes a new file (0600) in the directory parent, fsynced. */
+static int write_file_at(int parent, const char *name, const void *data, size_t len)
+{
+    int fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int r;
+
+    if (fd < 0)
+        return -errno;
+    r = write_all(fd, data, len);
+    if (r == 0 && fsync(fd) < 0)
+        r = -errno;
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    return r;
+}
+
+/* Reads a whole file of the directory parent into a malloc'ed buffer (at most max bytes). */
+static int read_file_at(int parent, const char *name, size_t max, void **ret, size_t *ret_len)
+{
+    int fd = openat(parent, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    char *buf = NULL;
+    size_t got = 0;
+    int r = 0;
+
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+        r = -EBADMSG;
+        goto out;
+    }
+    buf = malloc((size_t)st.st_size ? (size_t)st.st_size : 1);
+    if (!buf) {
+        r = -ENOMEM;
+        goto out;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            r = n < 0 ? -errno : -EBADMSG; /* shrank while reading */
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    *ret = buf;
+    *ret_len = got;
+    buf = NULL;
+out:
+    free(buf);
+    (void)close(fd);
+    return r;
+}
+
+/* Removes a flat directory (regular files only) below parent. */
+static int remove_dir_at(int parent, const char *name)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    DIR *d;
+    struct dirent *e;
+    int r = 0;
+
+    if (fd < 0)
+        return -errno;
+    d = fdopendir(fd);
+    if (!d) {
+        r = -errno;
+        (void)close(fd);
+        return r;
+    }
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) < 0 && r == 0)
+            r = -errno;
+    }
+    (void)closedir(d);
+    if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && r == 0)
+        r = -errno;
+    return r;
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* "ckpt-" followed by exactly 20 digits. */
+static bool parse_ckpt_name(const char *name, uint64_t *ret_step)
+{
+    const char *d = name + strlen(CKPT_PREFIX);
+    char *end;
+
+    if (!has_prefix(name, CKPT_PREFIX) || strlen(d) != 20 || strspn(d, "0123456789") != 20)
+        return false;
+    errno = 0;
+    *ret_step = strtoull(d, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+static void ckpt_name(char *buf, size_t size, uint64_t step)
+{
+    (void)snprintf(buf, size, CKPT_PREFIX "%020" PRIu64, step);
+}
+
+static int cmp_u64_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The steps of the committed checkpoints, newest first. */
+static int list_ckpts(const struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret_n)
+{
+    int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d;
+    struct dirent *e;
+    uint64_t *steps = NULL, step;
+    size_t n = 0, cap = 0;
+
+    if (fd < 0)
+        return -errno;
+    d = fdopendir(fd);
+    if (!d) {
+        int r = -errno;
+        (void)close(fd);
+        return r;
+    }
+    while ((e = readdir(d))) {
+        if (!parse_ckpt_name(e->d_name, &step))
+            continue;
+        if (n == cap) {
+            uint64_t *ns = realloc(steps, (cap ? cap * 2 : 16) * sizeof(*ns));
+            if (!ns) {
+                free(steps);
+                (void)closedir(d);
+                return -ENOMEM;
+            }
+            steps = ns;
+            cap = cap ? cap * 2 : 16;
+        }
+        steps[n++] = step;
+    }
+    (void)closedir(d);
+    if (n > 1)
+        qsort(steps, n, sizeof(*steps), cmp_u64_desc);
+    *ret = steps;
+    *ret_n = n;
+    return 0;
+}
+
+/* ---- the store ----------------------------------------------------------------------- */
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    size_t len = strlen(path);
+
+    if (len == 0 || len >= sizeof(buf))
+        return len ? -ENAMETOOLONG : -EINVAL;
+    memcpy(buf, path, len + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* Removes what interrupted saves and replacements left behind. */
+static void remove_leftovers(struct preempt_ckpt_store *s)
+{
+    int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+
+    if (!d) {
+        if (fd >= 0)
+            (void)close(fd);
+        return;
+    }
+    while ((e = readdir(d))) {
+        if (!has_prefix(e->d_name, STAGING_PREFIX) && !has_prefix(e->d_name, TRASH_PREFIX))
+            continue;
+        int r = remove_dir_at(s->dirfd, e->d_name);
+        if (r < 0)
+            logf_(s, 2, "%s/%s: cannot remove the leftover of an interrupted save: %s", s->dir, e->d_name,
+                  strerror(-r));
+        else
+            logf_(s, 1, "%s/%s: removed the leftover of an interrupted save", s->dir, e->d_name);
+    }
+    (void)closedir(d);
+}
+
+int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_fn log, void *log_arg,
+                       struct preempt_ckpt_store **ret)
+{
+    struct preempt_ckpt_store *s;
+    int r;
+
+    if (!dir || !*dir || !ret)
+        return -EINVAL;
+    r = mkdir_p(dir);
+    if (r < 0)
+        return r;
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->dirfd = -1;
+    s->dir = strdup(dir);
+    if (!s->dir) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    s->max_to_keep = max_to_keep;
+    s->log = log;
+    s->log_arg = log_arg;
+    s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->dirfd < 0) {
+        r = -errno;
+        goto fail;
+    }
+    remove_leftovers(s);
+    *ret = s;
+    return 0;
+fail:
+    preempt_ckpt_close_(s);
+    return r;
+}
+
+void preempt_ckpt_close_(struct preempt_ckpt_store *s)
+{
+    if (!s)
+        return;
+    if (s->dirfd >= 0)
+        (void)close(s->dirfd);
+    free(s->dir);
+    free(s);
+}
+
+/* ---- saving ---------------------------------------------------------------------------- */
+
+int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t run, uint64_t generation,
+                        struct preempt_ckpt_writer **ret)
+{
+    struct preempt_ckpt_writer *w;
+    int r;
+
+    if (!s || !ret)
+        return -EINVAL;
+    if (s->writing)
+        return -EBUSY;
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->s = s;
+    w->fd = -1;
+    (void)snprintf(w->staging, sizeof(w->staging), STAGING_PREFIX "%020" PRIu64 "-%ld", step, (long)getpid());
+    if (mkdirat(s->dirfd, w->staging, 0700) < 0) {
+        r = -errno;
+        free(w);
+        return r;
+    }
+    w->fd = openat(s->dirfd, w->staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w->fd < 0) {
+        r = -errno;
+        (void)unlinkat(s->dirfd, w->staging, AT_REMOVEDIR);
+        free(w);
+        return r;
+    }
+    w->m.version = 1;
+    w->m.step = step;
+    w->m.run = run;
+    w->m.generation = generation;
+    s->writing = true;
+    *ret = w;
+    return 0;
+}
+
+static bool valid_blob_name(const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+
+    return len > 0 && len <= PREEMPT_CKPT_MAX_NAME && name[0] != '.' && strcmp(name, MANIFEST) != 0 &&
+           strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == len;
+}
+
+int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len)
+{
+    lpckpt_Blob *b;
+    int r;
+
+    if (!w || (!data && len > 0))
+        return -EINVAL;
+    if (w->failed)
+        return w->failed;
+    if (!valid_blob_name(name))
+        return -EINVAL;
+    for (pb_size_t i = 0; i < w->m.blobs_count; i++)
+        if (strcmp(w->m.blobs[i].name, name) == 0)
+            return -EINVAL;
+    if (w->m.blobs_count >= PREEMPT_CKPT_MAX_BLOBS)
+        return -E2BIG;
+    r = write_file_at(w->fd, name, data, len);
+    if (r < 0) {
+        w->failed = r;
+        return r;
+    }
+    b = &w->m.blobs[w->m.blobs_count++];
+    (void)snprintf(b->name, sizeof(b->name), "%s", name);
+    b->size = len;
+    b->crc32c = preempt_crc32c_(0, data, len);
+    return 0;
+}
+
+void preempt_ckpt_abort_(struct preempt_ckpt_writer *w)
+{
+    if (!w)
+        return;
+    if (w->fd >= 0)
+        (void)close(w->fd);
+    (void)remove_dir_at(w->s->dirfd, w->staging);
+    w->s->writing = false;
+    free(w);
+}
+
+static void apply_retention(struct preempt_ckpt_store *s)
+{
+    uint64_t *steps;
+    size_t n;
+    char name[64];
+
+    if (s->max_to_keep == 0 || list_ckpts(s, &steps, &n) < 0)
+        return;
+    for (size_t i = s->max_to_keep; i < n; i++) {
+        ckpt_name(name, sizeof(name), steps[i]);
+        int r = remove_dir_at(s->dirfd, name);
+        if (r < 0)
+            logf_(s, 2, "%s/%s: cannot remove an old checkpoint: %s", s->dir, name, strerror(-r));
+    }
+    free(steps);
+}
+
+static void fill_info(const struct preempt_ckpt_store *s, const lpckpt_Manifest *m, struct preempt_ckpt_info *info)
+{
+    char name[64];
+
+    ckpt_name(name, sizeof(name), m->step);
+    info->step = m->step;
+    info->run = m->run;
+    info->generation = m->generation;
+    info->n_blobs = m->blobs_count;
+    (void)snprintf(info->path, sizeof(info->path), "%s/%s", s->dir, name);
+}
+
+int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info *ret_info)
+{
+    struct preempt_ckpt_store *s;
+    uint8_t buf[lpckpt_Manifest_size];
+    pb_ostream_t os = pb_ostream_from_buffer(buf, sizeof(buf));
+    char name[64], trash[96];
+    bool replaced = false;
+    int r;
+
+    if (!w)
+        return -EINVAL;
+    s = w->s;
+    if ((r = w->failed) < 0)
+        goto fail;
+    if (!pb_encode(&os, lpckpt_Manifest_fields, &w->m)) {
+        r = -EINVAL;
+        goto fail;
+    }
+    /* the manifest last, then everything on disk before the rename */
+    if ((r = write_file_at(w->fd, MANIFEST, buf, os.bytes_written)) < 0)
+        goto fail;
+    if (fsync(w->fd) < 0) {
+        r = -errno;
+        goto fail;
+    }
+    ckpt_name(name, sizeof(name), w->m.step);
+    /* A checkpoint of the same step (an earlier incarnation's) is moved
+     * aside first: a directory cannot be renamed onto a non-empty one. */
+    (void)snprintf(trash, sizeof(trash), TRASH_PREFIX "%s-%ld", name, (long)getpid());
+    if (renameat(s->dirfd, name, s->dirfd, trash) == 0)
+        replaced = true;
+    else if (errno != ENOENT) {
+        r = -errno;
+        goto fail;
+    }
+    if (renameat(s->dirfd, w->staging, s->dirfd, name) < 0) {
+        r = -errno;
+        if (replaced)
+            (void)renameat(s->dirfd, trash, s->dirfd, name);
+        goto fail;
+    }
+    if (fsync(s->dirfd) < 0) {
+        r = -errno;
+        logf_(s, 2, "%s: fsync after committing %s failed: %s", s->dir, name, strerror(-r));
+    }
+    if (replaced)
+        (void)remove_dir_at(s->dirfd, trash);
+    (void)close(w->fd);
+    w->fd = -1;
+    if (ret_info)
+        fill_info(s, &w->m, ret_info);
+    s->writing = false;
+    free(w);
+    apply_retention(s);
+    return r;
+fail:
+    preempt_ckpt_abort_(w);
+    return r;
+}
+
+/* ---- restoring ---------------------------------------------------------------------------- */
+
+static int read_manifest(int ckfd, lpckpt_Manifest *m)
+{
+    void *data;
+    size_t len;
+    pb_istream_t is;
+    int r = read_file_at(ckfd, MANIFEST, lpckpt_Manifest_size, &data, &len);
+
+    if (r < 0)
+        return r == -ENOENT ? -EBADMSG : r;
+    *m = (lpckpt_Manifest)lpckpt_Manifest_init_zero;
+    is = pb_istream_from_buffer(data, len);
+    r = pb_decode(&is, lpckpt_Manifest_fields, m) && m->version == 1 ? 0 : -EBADMSG;
+    free(data);
+    return r;
+}
+
+static int verify_blob(int ckfd, const lpckpt_Blob *b, void **ret_data, size_t *ret_len)
+{
+    void *data;
+    size_t len;
+    int r;
+
+    if (!valid_blob_name(b->name))
+        return -EBADMSG;
+    r = read_file_at(ckfd, b->name, b->size, &data, &len);
+    if (r < 0)
+        return r == -ENOENT ? -EBADMSG : r;
+    if (len != b->size || preempt_crc32c_(0, data, len) != b->crc32c) {
+        free(data);
+        return -EBADMSG;
+    }
+    if (ret_data) {
+        *ret_data = data;
+        *ret_len = len;
+    } else
+        free(data);
+    return 0;
+}
+
+/* Opens and verifies the checkpoint of a step; *why says what is wrong. */
+static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, const char **why)
+{
+    char name[64];
+    int fd, r;
+
+    ckpt_name(name, sizeof(name), step);
+    fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        *why = "cannot be opened";
+        return -errno;
+    }
+    r = read_manifest(fd, m);
+    if (r < 0)
+        *why = "its manifest is missing or unreadable";
+    else if (m->step != step) {
+        *why = "its manifest names another step";
+        r = -EBADMSG;
+    }
+    for (pb_size_t i = 0; r == 0 && i < m->blobs_count; i++) {
+        r = verify_blob(fd, &m->blobs[i], NULL, NULL);
+        if (r < 0)
+            *why = "a blob is missing, truncated or fails its checksum";
+    }
+    (void)close(fd);
+    return r;
+}
+
+int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info *ret_info)
+{
+    uint64_t *steps;
+    size_t n;
+    int r;
+
+    if (!s || !ret_info)
+        return -EINVAL;
+    if ((r = list_ckpts(s, &steps, &n)) < 0)
+        return r;
+    r = -ENOENT;
+    for (size_t i = 0; i < n; i++) {
+        lpckpt_Manifest m;
+        const char *why = "";
+        char name[64];
+
+        if (verify_ckpt(s, steps[i], &m, &why) == 0) {
+            fill_info(s, &m, ret_info);
+            r = 0;
+            break;
+        }
+        ckpt_name(name, sizeof(name), steps[i]);
+        logf_(s, 2, "%s/%s is corrupt (%s); falling back to an older checkpoint", s->dir, name, why);
+    }
+    free(steps);
+    return r;
+}
+
+int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
+                            void **ret_data, size_t *ret_len)
+{
+    lpckpt_Manifest m;
+    char dname[64];
+    int fd, r = -ENOENT;
+
+    if (!s || !info || !name || !ret_data || !ret_len)
+        return -EINVAL;
+    ckpt_name(dname, sizeof(dname), info->step);
+    fd = openat(s->dirfd, dname, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    if (read_manifest(fd, &m) < 0) {
+        (void)close(fd);
+        return -EBADMSG;
+    }
+    for (pb_size_t i = 0; i < m.blobs_count; i++) {
+        if (strcmp(m.blobs[i].name, name) == 0) {
+            r = verify_blob(fd, &m.blobs[i], ret_data, ret_len);
+            break;
+        }
+    }
+    (void)close(fd);
+    return r;
+}

@@ -1,0 +1,457 @@
+/* tests/unit/check_ckpt.c: the checkpoint manager on real files: commit and
+ * restore, modes, retention, leftovers, every kind of corruption, bad names,
+ * a process SIGKILLed in the middle of a save, and a failing write. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "ckpt-internal.h"
+
+static char root[256];
+static char logbuf[4096];
+
+static void collect(int level, const char *msg, void *arg)
+{
+    size_t len = strlen(logbuf);
+
+    (void)arg;
+    (void)snprintf(logbuf + len, sizeof(logbuf) - len, "%d %s\n", level, msg);
+}
+
+static void setup(void)
+{
+    (void)snprintf(root, sizeof(root), "%s/preempt-ckpt-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    logbuf[0] = '\0';
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct preempt_ckpt_store *open_store(unsigned keep)
+{
+    struct preempt_ckpt_store *s = NULL;
+    char dir[300];
+
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    ck_assert_int_eq(preempt_ckpt_open_(dir, keep, collect, NULL, &s), 0);
+    return s;
+}
+
+/* Commits a checkpoint whose blob "state" holds `fill` repeated n times. */
+static void save(struct preempt_ckpt_store *s, uint64_t step, char fill, size_t n)
+{
+    struct preempt_ckpt_writer *w;
+    char *buf = malloc(n);
+    struct preempt_ckpt_info info;
+
+    ck_assert_ptr_nonnull(buf);
+    memset(buf, fill, n);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, step, step, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", buf, n), 0);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "empty", "", 0), 0);
+    ck_assert_int_eq(preempt_ckpt_commit_(w, &info), 0);
+    ck_assert_uint_eq(info.step, step);
+    free(buf);
+}
+
+static void path_of(char *buf, size_t size, uint64_t step, const char *file)
+{
+    (void)snprintf(buf, size, "%s/ckpt/ckpt-%020llu%s%s", root, (unsigned long long)step, file ? "/" : "",
+                   file ? file : "");
+}
+
+static unsigned count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    unsigned n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_crc32c_vectors)
+{
+    char big[4096];
+
+    ck_assert_uint_eq(preempt_crc32c_(0, "123456789", 9), 0xe3069283u);
+    ck_assert_uint_eq(preempt_crc32c_(0, "", 0), 0);
+    memset(big, 0, sizeof(big));
+    ck_assert_uint_eq(preempt_crc32c_(0, big, 32), 0x8a9136aau); /* RFC 3720 B.4: 32 zero bytes */
+    /* continuing a crc over pieces gives the crc of the whole */
+    ck_assert_uint_eq(preempt_crc32c_(preempt_crc32c_(0, "12345", 5), "6789", 4), 0xe3069283u);
+}
+END_TEST
+
+START_TEST(test_commit_and_restore)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_info info;
+    void *data;
+    size_t len;
+
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), -ENOENT);
+    save(s, 12, 'x', 65536);
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_uint_eq(info.step, 12);
+    ck_assert_uint_eq(info.run, 12);
+    ck_assert_uint_eq(info.generation, 1);
+    ck_assert_uint_eq(info.n_blobs, 2);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
+    ck_assert_uint_eq(len, 65536);
+    ck_assert_int_eq(((char *)data)[0], 'x');
+    ck_assert_int_eq(((char *)data)[65535], 'x');
+    free(data);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "empty", &data, &len), 0);
+    ck_assert_uint_eq(len, 0);
+    free(data);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "nothing", &data, &len), -ENOENT);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+START_TEST(test_modes)
+{
+    struct preempt_ckpt_store *s;
+    struct stat st;
+    char p[512];
+
+    umask(0);
+    s = open_store(0);
+    save(s, 3, 'm', 10);
+    (void)snprintf(p, sizeof(p), "%s/ckpt", root);
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0700);
+    path_of(p, sizeof(p), 3, NULL);
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0700);
+    path_of(p, sizeof(p), 3, "state");
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0600);
+    path_of(p, sizeof(p), 3, "MANIFEST");
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0600);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+START_TEST(test_max_to_keep)
+{
+    struct preempt_ckpt_store *s = open_store(2);
+    char dir[300];
+
+    for (uint64_t step = 1; step <= 5; step++)
+        save(s, step * 10, 'k', 100);
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    ck_assert_uint_eq(count_entries(dir), 2);
+    path_of(dir, sizeof(dir), 40, NULL);
+    ck_assert_int_eq(access(dir, F_OK), 0);
+    path_of(dir, sizeof(dir), 50, NULL);
+    ck_assert_int_eq(access(dir, F_OK), 0);
+    path_of(dir, sizeof(dir), 30, NULL);
+    ck_assert_int_eq(access(dir, F_OK), -1);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+START_TEST(test_same_step_replaced)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_info info;
+    void *data;
+    size_t len;
+    char dir[300];
+
+    save(s, 7, 'a', 50);
+    save(s, 7, 'b', 60);
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
+    ck_assert_uint_eq(len, 60);
+    ck_assert_int_eq(((char *)data)[0], 'b');
+    free(data);
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    ck_assert_uint_eq(count_entries(dir), 1); /* nothing left aside */
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+START_TEST(test_leftovers_removed)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    char p[512];
+    int fd;
+
+    save(s, 5, 'l', 10);
+    preempt_ckpt_close_(s);
+    (void)snprintf(p, sizeof(p), "%s/ckpt/.staging-00000000000000000009-1", root);
+    ck_assert_int_eq(mkdir(p, 0700), 0);
+    (void)snprintf(p, sizeof(p), "%s/ckpt/.staging-00000000000000000009-1/state", root);
+    fd = open(p, O_CREAT | O_WRONLY, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    logbuf[0] = '\0';
+    s = open_store(0);
+    (void)snprintf(p, sizeof(p), "%s/ckpt/.staging-00000000000000000009-1", root);
+    ck_assert_int_eq(access(p, F_OK), -1);
+    ck_assert_ptr_nonnull(strstr(logbuf, "removed the leftover of an interrupted save"));
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+/* ---- corruption: the newest is skipped with a warning, the previous restored ---- */
+
+static void flip_byte(const char *path, off_t at)
+{
+    int fd = open(path, O_RDWR);
+    unsigned char c;
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, &c, 1, at), 1);
+    c ^= 0x40;
+    ck_assert_int_eq(pwrite(fd, &c, 1, at), 1);
+    close(fd);
+}
+
+enum damage { FLIP_BLOB, TRUNCATE_BLOB, DELETE_BLOB, DELETE_MANIFEST, TRUNCATE_MANIFEST, GARBAGE_MANIFEST };
+
+static void damage_newest(enum damage d)
+{
+    char p[512];
+
+    switch (d) {
+    case FLIP_BLOB:
+        path_of(p, sizeof(p), 20, "state");
+        flip_byte(p, 500);
+        break;
+    case TRUNCATE_BLOB:
+        path_of(p, sizeof(p), 20, "state");
+        ck_assert_int_eq(truncate(p, 999), 0);
+        break;
+    case DELETE_BLOB:
+        path_of(p, sizeof(p), 20, "state");
+        ck_assert_int_eq(unlink(p), 0);
+        break;
+    case DELETE_MANIFEST:
+        path_of(p, sizeof(p), 20, "MANIFEST");
+        ck_assert_int_eq(unlink(p), 0);
+        break;
+    case TRUNCATE_MANIFEST:
+        path_of(p, sizeof(p), 20, "MANIFEST");
+        ck_assert_int_eq(truncate(p, 5), 0);
+        break;
+    case GARBAGE_MANIFEST: {
+        FILE *f;
+        path_of(p, sizeof(p), 20, "MANIFEST");
+        f = fopen(p, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("\xff\xff\xff\xff garbage", f);
+        fclose(f);
+        break;
+    }
+    }
+}
+
+START_TEST(test_corrupt_newest_falls_back)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_info info;
+    void *data;
+    size_t len;
+
+    save(s, 10, 'o', 1000);
+    save(s, 20, 'n', 1000);
+    damage_newest((enum damage)_i);
+    logbuf[0] = '\0';
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_uint_eq(info.step, 10);
+    ck_assert_msg(strstr(logbuf, "2 ") == logbuf, "no warning: %s", logbuf);
+    ck_assert_ptr_nonnull(strstr(logbuf, "ckpt-00000000000000000020 is corrupt"));
+    ck_assert_ptr_nonnull(strstr(logbuf, "falling back to an older checkpoint"));
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
+    ck_assert_int_eq(((char *)data)[0], 'o');
+    free(data);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+START_TEST(test_blob_corrupted_after_restore_is_refused)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_info info;
+    void *data = NULL;
+    size_t len;
+    char p[512];
+
+    save(s, 20, 'n', 1000);
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    path_of(p, sizeof(p), 20, "state");
+    flip_byte(p, 3);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), -EBADMSG);
+    ck_assert_ptr_null(data);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+/* ---- the caller's mistakes --------------------------------------------------------- */
+
+START_TEST(test_bad_names)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_writer *w, *w2;
+    char long_name[PREEMPT_CKPT_MAX_NAME + 2];
+    static const char *const bad[] = { "", ".hidden", "a/b", "..", "MANIFEST", "sp ace", "tab\t" };
+
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 1, 1, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 2, 2, 1, &w2), -EBUSY);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(preempt_ckpt_write_blob_(w, bad[i], "x", 1) == -EINVAL, "'%s' accepted", bad[i]);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, NULL, "x", 1), -EINVAL);
+    memset(long_name, 'a', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, long_name, "x", 1), -EINVAL);
+    long_name[PREEMPT_CKPT_MAX_NAME] = '\0';
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, long_name, "x", 1), 0);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, long_name, "x", 1), -EINVAL); /* twice */
+    for (int i = 1; i < PREEMPT_CKPT_MAX_BLOBS; i++) {
+        char name[16];
+        (void)snprintf(name, sizeof(name), "b%d", i);
+        ck_assert_int_eq(preempt_ckpt_write_blob_(w, name, "x", 1), 0);
+    }
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "one-too-many", "x", 1), -E2BIG);
+    ck_assert_int_eq(preempt_ckpt_commit_(w, NULL), 0);
+    preempt_ckpt_close_(s);
+    ck_assert_int_eq(preempt_ckpt_open_("", 0, NULL, NULL, &s), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_abort_leaves_nothing)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_writer *w;
+    struct preempt_ckpt_info info;
+    char dir[300];
+
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", "abc", 3), 0);
+    preempt_ckpt_abort_(w);
+    preempt_ckpt_abort_(NULL);
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    ck_assert_uint_eq(count_entries(dir), 0);
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), -ENOENT);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, &w), 0); /* not busy any more */
+    preempt_ckpt_abort_(w);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+/* ---- real failures ------------------------------------------------------------------- */
+
+START_TEST(test_sigkill_during_save)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_info info;
+    void *data;
+    size_t len;
+    pid_t pid;
+    int status;
+    char dir[300];
+
+    save(s, 20, 'p', 4096);
+    preempt_ckpt_close_(s);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct preempt_ckpt_store *cs = open_store(0);
+        struct preempt_ckpt_writer *w;
+        char big[8192];
+
+        memset(big, 'q', sizeof(big));
+        if (preempt_ckpt_begin_(cs, 30, 30, 2, &w) == 0 && preempt_ckpt_write_blob_(w, "state", big, sizeof(big)) == 0)
+            (void)kill(getpid(), SIGKILL); /* killed between the blob and the manifest */
+        _exit(3);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    ck_assert_uint_eq(count_entries(dir), 2); /* ckpt-20 and the staging leftover */
+    s = open_store(0);
+    ck_assert_uint_eq(count_entries(dir), 1);
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_uint_eq(info.step, 20);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
+    ck_assert_uint_eq(len, 4096);
+    ck_assert_int_eq(((char *)data)[0], 'p');
+    free(data);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+START_TEST(test_write_failure_keeps_previous)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_writer *w;
+    struct preempt_ckpt_info info;
+    struct rlimit lim, old;
+    static char big[200000];
+    char dir[300];
+
+    save(s, 20, 'p', 1000);
+    /* A file-size limit makes the write fail like a full disk would. */
+    ck_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 100000; /* the soft limit only: it can be raised back */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 30, 30, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", big, sizeof(big)), -EFBIG);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "more", "x", 1), -EFBIG); /* sticky */
+    ck_assert_int_eq(preempt_ckpt_commit_(w, &info), -EFBIG);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0); /* CK_FORK=no runs later tests in this process */
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    ck_assert_uint_eq(count_entries(dir), 1); /* the staging directory is gone */
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_uint_eq(info.step, 20);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ckpt");
+    TCase *tc = tcase_create("store");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_crc32c_vectors);
+    tcase_add_test(tc, test_commit_and_restore);
+    tcase_add_test(tc, test_modes);
+    tcase_add_test(tc, test_max_to_keep);
+    tcase_add_test(tc, test_same_step_replaced);
+    tcase_add_test(tc, test_leftovers_removed);
+    tcase_add_loop_test(tc, test_corrupt_newest_falls_back, FLIP_BLOB, GARBAGE_MANIFEST + 1);
+    tcase_add_test(tc, test_blob_corrupted_after_restore_is_refused);
+    tcase_add_test(tc, test_bad_names);
+    tcase_add_test(tc, test_abort_leaves_nothing);
+    tcase_add_test(tc, test_sigkill_during_save);
+    tcase_add_test(tc, test_write_failure_keeps_previous);
+    suite_add_tcase(s, tc);
+    return preempt_run_suite(s);
+}
