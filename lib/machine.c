@@ -1,0 +1,153 @@
+/* lib/machine.c: the event queue, the drain and machine_apply(), the one
+ * writer of the state (see machine-internal.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "machine-internal.h"
+
+struct preempt_sm {
+    struct preempt_core core;
+    struct preempt_facts facts;
+    struct preempt_sm_ops ops;
+    void *arg;
+    struct preempt_event q[PREEMPT_EVQ_SIZE];
+    unsigned head, len;
+    bool draining;
+    uint64_t seq;
+    unsigned illegal, dropped;
+};
+
+int preempt_sm_new_(const struct preempt_config_facts *cfg, const struct preempt_sm_ops *ops, void *arg,
+                    struct preempt_sm **ret)
+{
+    struct preempt_sm *sm;
+
+    if (!cfg || !ops || !ops->run_fx || !ret)
+        return -EINVAL;
+    sm = calloc(1, sizeof(*sm));
+    if (!sm)
+        return -ENOMEM;
+    sm->core = preempt_fsm_init_();
+    sm->facts.cfg = *cfg;
+    sm->ops = *ops;
+    sm->arg = arg;
+    *ret = sm;
+    return 0;
+}
+
+void preempt_sm_free_(struct preempt_sm *sm)
+{
+    free(sm);
+}
+
+struct preempt_facts *preempt_sm_facts_(struct preempt_sm *sm)
+{
+    return &sm->facts;
+}
+
+const struct preempt_core *preempt_sm_core_(const struct preempt_sm *sm)
+{
+    return &sm->core;
+}
+
+unsigned preempt_sm_illegal_(const struct preempt_sm *sm)
+{
+    return sm->illegal;
+}
+
+unsigned preempt_sm_dropped_(const struct preempt_sm *sm)
+{
+    return sm->dropped;
+}
+
+/* The one writer of the state: step, assign, record, then run the effects. */
+static void machine_apply(struct preempt_sm *sm, const struct preempt_event *ev)
+{
+    struct preempt_step st = preempt_fsm_step_(&sm->core, ev, &sm->facts);
+    enum preempt_state from = sm->core.state;
+    struct preempt_trace_rec rec;
+
+    sm->core = st.next; /* the only assignment */
+    if (st.verdict == PREEMPT_VERDICT_ILLEGAL)
+        sm->illegal++;
+    preempt_trace_from_step_(&rec, ++sm->seq, ev, &sm->facts, from, &st);
+    if (sm->ops.on_record)
+        sm->ops.on_record(sm, &rec, sm->arg);
+    for (unsigned k = 0; k < st.n_fx; k++)
+        sm->ops.run_fx(sm, &st.fx[k], sm->arg);
+}
+
+void preempt_sm_drain_(struct preempt_sm *sm)
+{
+    unsigned n = 0;
+
+    if (sm->draining) /* called from an effect: the running drain will see it */
+        return;
+    sm->draining = true;
+    while (sm->len > 0 && (n < PREEMPT_MAX_STEPS_PER_WAKEUP || !sm->ops.schedule_drain)) {
+        struct preempt_event ev = sm->q[sm->head];
+
+        sm->head = (sm->head + 1) % PREEMPT_EVQ_SIZE;
+        sm->len--;
+        n++;
+        machine_apply(sm, &ev);
+    }
+    sm->draining = false;
+    if (sm->len > 0)
+        sm->ops.schedule_drain(sm, sm->arg); /* let the loop breathe, then go on */
+}
+
+int preempt_sm_post_(struct preempt_sm *sm, const struct preempt_event *ev)
+{
+    if (sm->len == PREEMPT_EVQ_SIZE) {
+        sm->dropped++;
+        return -ENOBUFS;
+    }
+    sm->q[(sm->head + sm->len) % PREEMPT_EVQ_SIZE] = *ev;
+    sm->len++;
+    preempt_sm_drain_(sm);
+    return 0;
+}
+
+/* ---- local mode --------------------------------------------------------------- */
+
+bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, uint64_t now_ms)
+{
+    struct preempt_event ev = { .now_ms = now_ms };
+
+    switch (fx->kind) {
+    case PREEMPT_FX_CLAIM_DRIVER: /* the only worker always drives */
+        ev.kind = PREEMPT_EV_CLAIM_WON;
+        break;
+    case PREEMPT_FX_ACK_STEP: /* its acknowledgement is every acknowledgement */
+        ev.kind = PREEMPT_EV_ACKS_COMPLETE;
+        ev.u.acks_complete.max = (uint64_t)fx->arg;
+        ev.u.acks_complete.count = 1;
+        break;
+    case PREEMPT_FX_PUBLISH_AGREED: /* the echo a watch would deliver */
+        ev.kind = PREEMPT_EV_STEP_AGREED;
+        ev.u.step_agreed.step = (uint64_t)fx->arg;
+        break;
+    case PREEMPT_FX_REQUEST_FINAL:
+        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
+        break;
+    case PREEMPT_FX_REPORT_SHARD: /* its shard is every shard */
+        ev.kind = PREEMPT_EV_CKPT_COMMITTED;
+        ev.u.ckpt_committed.step = (uint64_t)fx->arg;
+        break;
+    case PREEMPT_FX_PUBLISH_NOTICE:
+    case PREEMPT_FX_PUBLISH_ERROR:
+    case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_CLEAR_ROUND:
+        return true; /* nobody else to tell */
+    case PREEMPT_FX_BEGIN_SAVE:
+    case PREEMPT_FX_ARM_TIMER:
+    case PREEMPT_FX_DISARM_TIMER:
+    case PREEMPT_FX_EXIT:
+    case PREEMPT_FX__COUNT:
+        return false;
+    }
+    (void)preempt_sm_post_(sm, &ev);
+    return true;
+}
