@@ -185,22 +185,34 @@ out:
     return r;
 }
 
-/* Removes a flat directory (regular files only) below parent. */
-static int remove_dir_at(int parent, const char *name)
+/* Opens the directory name below parent for reading; NULL with *ret_err
+ * set to a negative errno on failure. */
+static DIR *dir_at(int parent, const char *name, int *ret_err)
 {
     int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     DIR *d;
-    struct dirent *e;
-    int r = 0;
 
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) {
+        *ret_err = -errno;
+        return NULL;
+    }
     d = fdopendir(fd);
     if (!d) {
-        r = -errno;
+        *ret_err = -errno;
         (void)close(fd);
-        return r;
     }
+    return d;
+}
+
+/* Removes a flat directory (regular files only) below parent. */
+static int remove_dir_at(int parent, const char *name)
+{
+    struct dirent *e;
+    int r = 0;
+    DIR *d = dir_at(parent, name, &r);
+
+    if (!d)
+        return r;
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
@@ -245,20 +257,14 @@ static int cmp_u64_desc(const void *a, const void *b)
 /* The steps of the committed checkpoints, newest first. */
 static int list_ckpts(const struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret_n)
 {
-    int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d;
     struct dirent *e;
     uint64_t *steps = NULL, step;
     size_t n = 0, cap = 0;
+    int r = 0;
+    DIR *d = dir_at(s->dirfd, ".", &r);
 
-    if (fd < 0)
-        return -errno;
-    d = fdopendir(fd);
-    if (!d) {
-        int r = -errno;
-        (void)close(fd);
+    if (!d)
         return r;
-    }
     while ((e = readdir(d))) {
         if (!parse_ckpt_name(e->d_name, &step))
             continue;
@@ -308,13 +314,12 @@ static int mkdir_p(const char *path)
 /* Removes what interrupted saves and replacements left behind. */
 static void remove_leftovers(struct preempt_ckpt_store *s)
 {
-    int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *e;
+    int err;
+    DIR *d = dir_at(s->dirfd, ".", &err);
 
     if (!d) {
-        if (fd >= 0)
-            (void)close(fd);
+        logf_(s, 2, "%s: cannot look for leftovers of interrupted saves: %s", s->dir, strerror(-err));
         return;
     }
     while ((e = readdir(d))) {
@@ -592,11 +597,15 @@ static int verify_blob(int ckfd, const lpckpt_Blob *b, void **ret_data, size_t *
     return 0;
 }
 
-/* Opens and verifies the checkpoint of a step; *why says what is wrong. */
-static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, const char **why)
+/* Opens the checkpoint of a step and reads its manifest, which must name
+ * that step. On success *ret_fd is the checkpoint's directory (the caller
+ * closes it). On failure *why says what is wrong, and the result is the
+ * negative errno of opening the directory, or -EBADMSG for its manifest. */
+static int open_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, int *ret_fd,
+                     const char **why)
 {
     char name[64];
-    int fd, r;
+    int fd;
 
     ckpt_name(name, sizeof(name), step);
     fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -604,13 +613,25 @@ static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt
         *why = "cannot be opened";
         return -errno;
     }
-    r = read_manifest(fd, m);
-    if (r < 0)
+    if (read_manifest(fd, m) < 0)
         *why = "its manifest is missing or unreadable";
-    else if (m->step != step) {
+    else if (m->step != step)
         *why = "its manifest names another step";
-        r = -EBADMSG;
+    else {
+        *ret_fd = fd;
+        return 0;
     }
+    (void)close(fd);
+    return -EBADMSG;
+}
+
+/* Opens and verifies the checkpoint of a step; *why says what is wrong. */
+static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, const char **why)
+{
+    int fd, r = open_ckpt(s, step, m, &fd, why);
+
+    if (r < 0)
+        return r;
     for (pb_size_t i = 0; r == 0 && i < m->blobs_count; i++) {
         r = verify_blob(fd, &m->blobs[i], NULL, NULL);
         if (r < 0)
@@ -652,19 +673,15 @@ int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_c
                             void **ret_data, size_t *ret_len)
 {
     lpckpt_Manifest m;
-    char dname[64];
-    int fd, r = -ENOENT;
+    const char *why;
+    int fd, r;
 
     if (!s || !info || !name || !ret_data || !ret_len)
         return -EINVAL;
-    ckpt_name(dname, sizeof(dname), info->step);
-    fd = openat(s->dirfd, dname, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -errno;
-    if (read_manifest(fd, &m) < 0) {
-        (void)close(fd);
-        return -EBADMSG;
-    }
+    r = open_ckpt(s, info->step, &m, &fd, &why);
+    if (r < 0)
+        return r;
+    r = -ENOENT;
     for (pb_size_t i = 0; i < m.blobs_count; i++) {
         if (strcmp(m.blobs[i].name, name) == 0) {
             r = verify_blob(fd, &m.blobs[i], ret_data, ret_len);

@@ -70,6 +70,23 @@ static void save(struct preempt_ckpt_store *s, uint64_t step, char fill, size_t 
     free(buf);
 }
 
+/* The newest valid checkpoint is at step and its blob "state" holds len
+ * bytes of fill. */
+static void assert_latest(struct preempt_ckpt_store *s, uint64_t step, char fill, size_t len)
+{
+    struct preempt_ckpt_info info;
+    void *data;
+    size_t got;
+
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_uint_eq(info.step, step);
+    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &got), 0);
+    ck_assert_uint_eq(got, len);
+    ck_assert_int_eq(((char *)data)[0], fill);
+    ck_assert_int_eq(((char *)data)[len - 1], fill);
+    free(data);
+}
+
 static void path_of(char *buf, size_t size, uint64_t step, const char *file)
 {
     (void)snprintf(buf, size, "%s/ckpt/ckpt-%020llu%s%s", root, (unsigned long long)step, file ? "/" : "",
@@ -176,18 +193,11 @@ END_TEST
 START_TEST(test_same_step_replaced)
 {
     struct preempt_ckpt_store *s = open_store(0);
-    struct preempt_ckpt_info info;
-    void *data;
-    size_t len;
     char dir[300];
 
     save(s, 7, 'a', 50);
     save(s, 7, 'b', 60);
-    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
-    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
-    ck_assert_uint_eq(len, 60);
-    ck_assert_int_eq(((char *)data)[0], 'b');
-    free(data);
+    assert_latest(s, 7, 'b', 60);
     (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
     ck_assert_uint_eq(count_entries(dir), 1); /* nothing left aside */
     preempt_ckpt_close_(s);
@@ -273,22 +283,15 @@ static void damage_newest(enum damage d)
 START_TEST(test_corrupt_newest_falls_back)
 {
     struct preempt_ckpt_store *s = open_store(0);
-    struct preempt_ckpt_info info;
-    void *data;
-    size_t len;
 
     save(s, 10, 'o', 1000);
     save(s, 20, 'n', 1000);
     damage_newest((enum damage)_i);
     logbuf[0] = '\0';
-    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
-    ck_assert_uint_eq(info.step, 10);
+    assert_latest(s, 10, 'o', 1000);
     ck_assert_msg(strstr(logbuf, "2 ") == logbuf, "no warning: %s", logbuf);
     ck_assert_ptr_nonnull(strstr(logbuf, "ckpt-00000000000000000020 is corrupt"));
     ck_assert_ptr_nonnull(strstr(logbuf, "falling back to an older checkpoint"));
-    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
-    ck_assert_int_eq(((char *)data)[0], 'o');
-    free(data);
     preempt_ckpt_close_(s);
 }
 END_TEST
@@ -368,9 +371,6 @@ END_TEST
 START_TEST(test_sigkill_during_save)
 {
     struct preempt_ckpt_store *s = open_store(0);
-    struct preempt_ckpt_info info;
-    void *data;
-    size_t len;
     pid_t pid;
     int status;
     char dir[300];
@@ -395,12 +395,7 @@ START_TEST(test_sigkill_during_save)
     ck_assert_uint_eq(count_entries(dir), 2); /* ckpt-20 and the staging leftover */
     s = open_store(0);
     ck_assert_uint_eq(count_entries(dir), 1);
-    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
-    ck_assert_uint_eq(info.step, 20);
-    ck_assert_int_eq(preempt_ckpt_read_blob_(s, &info, "state", &data, &len), 0);
-    ck_assert_uint_eq(len, 4096);
-    ck_assert_int_eq(((char *)data)[0], 'p');
-    free(data);
+    assert_latest(s, 20, 'p', 4096);
     preempt_ckpt_close_(s);
 }
 END_TEST
