@@ -37,13 +37,6 @@ enum preempt_source {
     PREEMPT_SOURCE__COUNT
 };
 
-enum preempt_exit {
-#define PREEMPT_EXIT(id, name, what) PREEMPT_EXIT_##id,
-#include "preempt_exits.def"
-#undef PREEMPT_EXIT
-    PREEMPT_EXIT__COUNT
-};
-
 enum preempt_verdict {
     PREEMPT_VERDICT_TRANSITION,
     PREEMPT_VERDICT_IGNORED,
@@ -67,20 +60,6 @@ enum preempt_param_type {
     PREEMPT_PT_u64,
     PREEMPT_PT_i64,
     PREEMPT_PT_src,
-};
-
-/* How the final save is planned during a grace period. */
-enum preempt_plan {
-    PREEMPT_PLAN_MEASURED, /* from measured step, save and agreement times */
-    PREEMPT_PLAN_TF,       /* TensorFlow's rule: deadline - 6 x mean step time */
-    PREEMPT_PLAN__COUNT
-};
-
-/* What a second notice on this worker does. */
-enum preempt_second {
-    PREEMPT_SECOND_IGNORE, /* record its deadline (the earliest wins), nothing else */
-    PREEMPT_SECOND_EXIT,   /* exit now: "saved" if a checkpoint of this preemption is committed */
-    PREEMPT_SECOND__COUNT
 };
 
 /* ---- events ------------------------------------------------------------ */

@@ -140,6 +140,11 @@ PREEMPT_EXPORT int preempt_state_from_string(const char *name)
     return index_of(state_names, ARRAY_SIZE(state_names), name);
 }
 
+PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x)
+{
+    return preempt_exit_to_string_(x);
+}
+
 PREEMPT_EXPORT const char *preempt_state_truth(enum preempt_state s)
 {
     return name_of(state_truths, ARRAY_SIZE(state_truths), (long)s);

@@ -31,6 +31,256 @@ enum preempt_state {
     PREEMPT_STATE__COUNT
 };
 
+
+/* ==== Handler ============================================================
+ *
+ * A handler watches for termination notices and, when one arrives, drives
+ * the machine (DESIGN §2): agree on a save step, save there, train through
+ * the grace period, save again before the deadline, exit with the restart
+ * code. It lives on a libevent event_base: the caller's (the library adds
+ * its events and never dispatches or breaks that loop) or its own (the
+ * synchronous calls drive it). It uses no threads.
+ *
+ * Callbacks run on the loop, inside a library call. From inside a callback
+ * these calls are allowed: preempt_save_done(), preempt_notify(),
+ * preempt_action(), preempt_get_status(), preempt_exit_code() and the
+ * name lookups. Every other call returns -EBUSY there (preempt_handler_free()
+ * must not be called there at all). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct preempt_handler; /* opaque */
+
+/** Why a handler decided to exit, in the order of preempt_exits.def:
+ * PREEMPT_EXIT_DONE, _SAVED, _NOT_SAVED, _ERROR. */
+enum preempt_exit {
+#define PREEMPT_EXIT(id, name, what) PREEMPT_EXIT_##id,
+#include "preempt_exits.def"
+#undef PREEMPT_EXIT
+    PREEMPT_EXIT__COUNT
+};
+
+/** How the final save of a grace period is planned. */
+enum preempt_plan {
+    PREEMPT_PLAN_MEASURED, /**< from measured step, save and agreement times (default) */
+    PREEMPT_PLAN_TF,       /**< TensorFlow's rule: deadline - 6 x mean step time */
+    PREEMPT_PLAN__COUNT
+};
+
+/** What a second notice on this worker does. */
+enum preempt_second {
+    PREEMPT_SECOND_IGNORE, /**< only an earlier deadline is remembered (default) */
+    PREEMPT_SECOND_EXIT,   /**< exit at once: "saved" if a checkpoint of this
+                                preemption is committed, else "not-saved" */
+    PREEMPT_SECOND__COUNT
+};
+
+/** Log levels of the log callback. */
+enum preempt_log_level {
+    PREEMPT_LOG_DEBUG,
+    PREEMPT_LOG_INFO,
+    PREEMPT_LOG_WARNING,
+    PREEMPT_LOG_ERROR,
+};
+
+/** What the trainer does at a step boundary (asynchronous use). */
+enum preempt_action {
+    PREEMPT_ACTION_CONTINUE,  /**< train the next step */
+    PREEMPT_ACTION_SAVE,      /**< save now (preempt_save_begin()), then go on training */
+    PREEMPT_ACTION_SAVE_EXIT, /**< save now; the handler exits after it is committed */
+    PREEMPT_ACTION_WAIT,      /**< do not train; ask again when the loop has run
+                                   (the handler is agreeing on a step or committing) */
+    PREEMPT_ACTION_EXIT,      /**< stop: the exit code is preempt_exit_code() */
+};
+
+#define PREEMPT_MAX_SIGNALS 8
+
+/** Configuration, copied at creation (strings included). Fill it with
+ * preempt_config_init() and change what you need. */
+struct preempt_config {
+    const char *ckpt_dir;        /**< checkpoint directory (created 0700); NULL: no
+                                      checkpoint manager, the save callback saves
+                                      its own way (TensorFlow's save_fn) */
+    unsigned max_to_keep;        /**< committed checkpoints kept; 0 keeps all (default 3) */
+    uint64_t start_run;          /**< run counter at start when ckpt_dir is NULL (default 0) */
+    uint64_t grace_ms;           /**< training time after the first save before the
+                                      deadline; 0: exit after the first save (default) */
+    uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
+                                      grace_ms is 0 (default 30000) */
+    uint64_t agree_timeout_ms;   /**< bound on one agreement round (default 10000) */
+    uint64_t margin_ms;          /**< slack kept before the deadline (default 500) */
+    enum preempt_plan plan;      /**< default PREEMPT_PLAN_MEASURED */
+    enum preempt_second second;  /**< default PREEMPT_SECOND_IGNORE */
+    int exit_code;               /**< code for "preempted, saved, restart me" (default 42) */
+    int exit_code_not_saved;     /**< code for "preempted, nothing new saved" (default 75) */
+    int signals[PREEMPT_MAX_SIGNALS]; /**< notice signals, 0-terminated (default SIGTERM) */
+    uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
+    const char *trace_path;      /**< write the machine's trace here (text form,
+                                      replayable with preempt-replay); NULL: none */
+};
+
+/** Callbacks, copied at creation. userdata is passed last to every one. */
+struct preempt_callbacks {
+    /** Saves the trainer's state at run counter @p step: with a ckpt_dir, by
+     * writing blobs with preempt_save_blob(); without one, its own way.
+     * Called by the synchronous calls, outside the loop. Return 0 or a
+     * negative errno (the checkpoint is then dropped). Required by
+     * preempt_run() and preempt_save_checkpoint_if_preempted(). */
+    int (*save)(struct preempt_handler *h, uint64_t step, void *userdata);
+    /** Restores the state saved at run counter @p step by reading blobs with
+     * preempt_restore_blob(). Called once, inside preempt_handler_new(),
+     * when ckpt_dir holds a checkpoint. Return 0 or a negative errno
+     * (creation then fails with it). Required when ckpt_dir is set. */
+    int (*restore)(struct preempt_handler *h, uint64_t step, void *userdata);
+    /** Termination poll (TensorFlow's termination_watcher_fn), called on a
+     * timer every poll_interval_ms. It must not block. Return 1 for a
+     * notice (setting *deadline_in_ms to the time left, or leaving 0 when
+     * unknown), 0 for none, or a negative errno (logged; polling goes on). */
+    int (*poll)(struct preempt_handler *h, uint64_t *deadline_in_ms, void *userdata);
+    /** The state changed. Called on the loop. */
+    void (*on_state)(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *userdata);
+    /** The handler decided to exit with @p code for @p reason. Called on the
+     * loop, once. When set, the library never exits the process; when
+     * NULL, preempt_run() and preempt_save_checkpoint_if_preempted() call
+     * exit(code) for every reason but PREEMPT_EXIT_DONE. */
+    void (*on_exit)(struct preempt_handler *h, enum preempt_exit reason, int code, void *userdata);
+    /** Log messages; the library prints nothing itself. @p msg is valid
+     * during the call only. */
+    void (*log)(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *userdata);
+};
+
+/** A snapshot of the handler, for display and tests. */
+struct preempt_status {
+    enum preempt_state state;
+    uint64_t run;             /**< steps completed, counting restored ones (TF's total_run_calls) */
+    uint64_t restored_step;   /**< run counter of the restored checkpoint, 0 when none */
+    uint64_t save_step;       /**< the agreed save step of the current round, 0 when none */
+    int64_t deadline_in_ms;   /**< time left to the effective deadline; -1 when none is known */
+    uint64_t step_us;         /**< measured mean step time (moving average) */
+    uint64_t save_ms;         /**< duration of the last save, 0 before any */
+    unsigned saves;           /**< checkpoints committed by this handler */
+};
+
+/** Fills @p cfg with the defaults listed in struct preempt_config.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT void preempt_config_init(struct preempt_config *cfg);
+
+/** Blocks the notice signals of @p cfg (NULL: SIGTERM) in the calling
+ * thread with sigprocmask(). Call it first thing in main(), before any
+ * thread exists: signalfd only sees signals blocked in every thread.
+ * @return 0, or -EINVAL for an invalid signal. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
+
+/** Creates a handler and restores the newest complete checkpoint of
+ * cfg->ckpt_dir (verifying its checksums; a corrupt one is skipped with a
+ * warning and the one before is used), calling cb->restore.
+ * @param base  the caller's event_base (borrowed; must outlive the handler),
+ *              or NULL for a base owned by the handler.
+ * @return 0; -EINVAL for an invalid configuration (logged with the reason);
+ *         -EBUSY when a notice signal is not blocked (see
+ *         preempt_block_signals()); or the negative errno of a failed
+ *         open, signalfd, restore or trace file.
+ * Ownership: *ret is set only on success; free it with
+ * preempt_handler_free(). The handler owns its signalfd, events, base (when
+ * it made one) and files. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg,
+                                       const struct preempt_callbacks *cb, void *userdata,
+                                       struct preempt_handler **ret);
+
+/** Frees a handler: removes its events, closes its descriptors and files,
+ * drops an unfinished save. NULL-safe. The notice signals stay blocked.
+ * @return NULL. Callback-safe: no (never call it from a callback). */
+PREEMPT_EXPORT struct preempt_handler *preempt_handler_free(struct preempt_handler *h);
+
+/** The handler's event_base (the caller's, or its own). Callback-safe: yes. */
+PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_handler *h);
+
+/* ---- synchronous use (handlers with their own base) ---------------------- */
+
+/** Runs one training step, @p step_fn(@p arg), then does what the handler
+ * says at the boundary: nothing; wait for agreement (running the loop,
+ * bounded by the agreement timeout and the deadline); save through
+ * cb->save; or exit. @p step_fn returns 0, or an application exit code
+ * (> 0) that is propagated as an error exit.
+ * @return 0: go on training; 1: the handler has exited (only when
+ *         cb->on_exit is set; otherwise the process has exited); -EINVAL
+ *         for a NULL argument, a borrowed base or no save callback; -EBUSY
+ *         inside a callback.
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg);
+
+/** The same boundary work for a loop that runs its own step: counts one
+ * completed step and acts on it. Returns as preempt_run(). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_save_checkpoint_if_preempted(struct preempt_handler *h);
+
+/** Tells the handler that training finished (all steps done). The handler
+ * exits with PREEMPT_EXIT_DONE (code 0) unless it exited already; this call
+ * never exits the process. @return 0, or -EBUSY inside a callback. */
+PREEMPT_EXPORT int preempt_training_done(struct preempt_handler *h);
+
+/* ---- asynchronous use (on the caller's loop; nothing here blocks) -------- */
+
+/** Counts one completed step and returns what to do next (an enum
+ * preempt_action), or -EBUSY inside a callback. Never blocks: it makes no
+ * system call (it reads the monotonic clock). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_step_end(struct preempt_handler *h);
+
+/** What to do now, without counting a step (e.g. again after
+ * PREEMPT_ACTION_WAIT). Callback-safe: yes. */
+PREEMPT_EXPORT enum preempt_action preempt_action(const struct preempt_handler *h);
+
+/** Starts the save that PREEMPT_ACTION_SAVE or _SAVE_EXIT asked for and
+ * sets *ret_step to the run counter to save (the action becomes WAIT).
+ * @return 0; -EALREADY when no save was asked for; or the negative errno of
+ *         opening the checkpoint (report it with preempt_save_done()).
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step);
+
+/** Writes one named blob of the save in progress (names: 1-64 of
+ * [A-Za-z0-9._-], not starting with '.', each once). Blocking file I/O.
+ * @return 0; -ENOTSUP without a ckpt_dir; -EALREADY when no save is in
+ *         progress; -EINVAL for a bad name; or the write's negative errno
+ *         (e.g. -ENOSPC), after which the save can only fail.
+ * Ownership: the data is copied to the file. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len);
+
+/** Finishes the save in progress: with @p status 0 and a ckpt_dir, the
+ * checkpoint is committed atomically (manifest last, fsync, rename);
+ * otherwise it is dropped. The outcome is fed to the machine.
+ * @return 0 or the commit's negative errno (the machine has been told);
+ *         -EALREADY when no save is in progress. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);
+
+/** Reads a blob of the checkpoint being restored; only inside cb->restore.
+ * @return 0; -ENOENT when there is no such blob; -EBADMSG when it does not
+ *         verify; -EALREADY outside cb->restore.
+ * Ownership: *ret_data is malloc'ed; the caller frees it with free(). */
+PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len);
+
+/* ---- both ---------------------------------------------------------------- */
+
+/** Delivers a termination notice from the application (source "inject"),
+ * @p deadline_in_ms from now (0: unknown). It is handled on the loop like a
+ * signal. @return 0, or -ENOBUFS when the event queue is full.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms);
+
+/** Fills @p ret with a snapshot. Callback-safe: yes. */
+PREEMPT_EXPORT void preempt_get_status(const struct preempt_handler *h, struct preempt_status *ret);
+
+/** The exit code decided by the handler, or -EAGAIN while it has not
+ * exited. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_exit_code(const struct preempt_handler *h);
+
+/** The name of an exit reason ("done", "saved", "not-saved", "error"), or
+ * NULL out of range. Ownership: static string. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x);
+
+/* ==== Names and versions ================================================= */
+
 /** The library's version as "MAJOR.MINOR.PATCH".
  * Ownership: static string. Callback-safe: yes. */
 PREEMPT_EXPORT const char *preempt_version(void);

@@ -23,6 +23,10 @@ struct preempt_sm_ops {
     void (*run_fx)(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg);
     /* Receives the record of every event, after the state is written. */
     void (*on_record)(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg);
+    /* Called after the effects of every step (NULL: none); from != to
+     * when the step was a transition. The place for callbacks that want
+     * to see the effects' outcome, such as the exit code. */
+    void (*after_step)(struct preempt_sm *sm, enum preempt_state from, enum preempt_state to, void *arg);
     /* Asks the owner to call preempt_sm_drain_() again from its loop (a
      * drain stopped after PREEMPT_MAX_STEPS_PER_WAKEUP steps). NULL: the
      * drain goes on until the queue is empty. */

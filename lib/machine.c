@@ -76,6 +76,8 @@ static void machine_apply(struct preempt_sm *sm, const struct preempt_event *ev)
         sm->ops.on_record(sm, &rec, sm->arg);
     for (unsigned k = 0; k < st.n_fx; k++)
         sm->ops.run_fx(sm, &st.fx[k], sm->arg);
+    if (sm->ops.after_step)
+        sm->ops.after_step(sm, from, st.next.state, sm->arg);
 }
 
 void preempt_sm_drain_(struct preempt_sm *sm)

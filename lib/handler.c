@@ -1,0 +1,925 @@
+/* lib/handler.c: the public handler (include/preempt.h), the shell around
+ * the machine for one worker: signalfd, timers and the deferred drain on a
+ * libevent base, the checkpoint store, the step and save measurements the
+ * planner needs, the trace file and the user's callbacks. No threads.
+ *
+ * Everything that happens becomes an event posted to the machine
+ * (lib/machine.c); the machine's effects come back here through run_fx().
+ * Times given to the machine are milliseconds since the handler was made. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ckpt-internal.h"
+#include "machine-internal.h"
+
+#define HANDLER_MAGIC 0x70726d68u /* "prmh" */
+#define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
+#define MAX_INTERVAL_MS (24ull * 3600 * 1000)
+
+struct preempt_handler {
+    uint32_t magic;
+    struct preempt_config cfg; /* strings point at the copies below */
+    char *ckpt_dir, *trace_path;
+    struct preempt_callbacks cb;
+    void *ud;
+
+    struct event_base *base;
+    bool own_base;
+    struct event *ev_sig, *ev_timer, *ev_poll, *ev_drain;
+    int sigfd;
+    uint32_t timer_gen;   /* generation of the armed machine timer */
+    bool poll_noticed;    /* the poll callback reported a notice already */
+
+    struct preempt_sm *sm;
+    struct timespec t0;
+    unsigned in_cb;       /* depth of user callbacks running */
+
+    struct preempt_ckpt_store *store;
+    struct preempt_ckpt_writer *writer;
+    const struct preempt_ckpt_info *restoring; /* set only during cb.restore */
+    uint64_t restored_step, generation;
+
+    bool save_asked, save_running;
+    uint64_t save_step, save_t0_us, last_save_ms;
+    unsigned saves;
+
+    uint64_t step_t0_us;  /* start of the step being trained; 0: none */
+    uint64_t step_ewma_us;
+    uint64_t ack_ms;      /* when this worker acknowledged a round */
+    bool ack_pending;
+
+    bool exited;
+    enum preempt_exit exit_reason;
+    int exit_code;
+
+    FILE *trace;
+    struct preempt_trace_rec last_rec;
+    bool have_last_rec;
+};
+
+/* ---- small helpers ----------------------------------------------------------- */
+
+static bool handler_ok(const struct preempt_handler *h)
+{
+    return h && h->magic == HANDLER_MAGIC;
+}
+
+static uint64_t now_us(const struct preempt_handler *h)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)(ts.tv_sec - h->t0.tv_sec) * 1000000u + (uint64_t)((ts.tv_nsec - h->t0.tv_nsec) / 1000) + 1000u;
+}
+
+/* Milliseconds since creation, starting at 1 so that 0 keeps meaning "unknown". */
+static uint64_t now_ms(const struct preempt_handler *h)
+{
+    return now_us(h) / 1000u;
+}
+
+static void log_msg(struct preempt_handler *h, enum preempt_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void log_msg(struct preempt_handler *h, enum preempt_log_level level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (!h->cb.log)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    h->in_cb++;
+    h->cb.log(h, level, buf, h->ud);
+    h->in_cb--;
+}
+
+static void ckpt_log(int level, const char *msg, void *arg)
+{
+    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING };
+
+    log_msg(arg, map[level < 0 ? 0 : level > 2 ? 2 : level], "checkpoint: %s", msg);
+}
+
+static void post(struct preempt_handler *h, struct preempt_event ev)
+{
+    ev.now_ms = now_ms(h);
+    if (preempt_sm_post_(h->sm, &ev) < 0)
+        log_msg(h, PREEMPT_LOG_ERROR, "event queue full: %s dropped", preempt_event_to_string_(ev.kind));
+}
+
+static enum preempt_state state_of(const struct preempt_handler *h)
+{
+    return preempt_sm_core_(h->sm)->state;
+}
+
+static void post_notice(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
+
+    ev.u.notice.source = src;
+    ev.u.notice.deadline = deadline_in_ms ? now_ms(h) + deadline_in_ms : 0;
+    post(h, ev);
+}
+
+/* ---- the machine's effects ------------------------------------------------------ */
+
+static int exit_code_for(const struct preempt_handler *h, enum preempt_exit reason)
+{
+    int64_t code;
+
+    switch (reason) {
+    case PREEMPT_EXIT_DONE:
+        return 0;
+    case PREEMPT_EXIT_SAVED:
+        return h->cfg.exit_code;
+    case PREEMPT_EXIT_NOT_SAVED:
+        return h->cfg.exit_code_not_saved;
+    case PREEMPT_EXIT_ERROR:
+        code = preempt_sm_core_(h->sm)->err_code;
+        return code >= 1 && code <= 255 ? (int)code : 1;
+    case PREEMPT_EXIT__COUNT:
+        break;
+    }
+    return 1;
+}
+
+static void arm_timer(struct preempt_handler *h, uint64_t at_ms)
+{
+    uint64_t now = now_ms(h), in = at_ms > now ? at_ms - now : 0;
+    struct timeval tv = { .tv_sec = (time_t)(in / 1000), .tv_usec = (suseconds_t)(in % 1000) * 1000 };
+
+    h->timer_gen = preempt_sm_core_(h->sm)->timer_gen;
+    if (evtimer_add(h->ev_timer, &tv) < 0)
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot arm the machine's timer");
+}
+
+static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    if (preempt_local_coord_fx_(sm, fx, now_ms(h)))
+        return;
+    switch (fx->kind) {
+    case PREEMPT_FX_BEGIN_SAVE:
+        h->save_asked = true;
+        h->save_step = (uint64_t)fx->arg;
+        log_msg(h, PREEMPT_LOG_INFO, "save at step %llu", (unsigned long long)h->save_step);
+        return;
+    case PREEMPT_FX_ARM_TIMER:
+        arm_timer(h, (uint64_t)fx->arg);
+        return;
+    case PREEMPT_FX_DISARM_TIMER:
+        (void)evtimer_del(h->ev_timer);
+        return;
+    case PREEMPT_FX_EXIT:
+        h->exited = true;
+        h->exit_reason = (enum preempt_exit)fx->arg;
+        h->exit_code = exit_code_for(h, h->exit_reason);
+        (void)event_del(h->ev_sig); /* nothing stays armed in exit */
+        if (h->ev_poll)
+            (void)event_del(h->ev_poll);
+        log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(h->exit_reason), h->exit_code);
+        return;
+    case PREEMPT_FX_PUBLISH_NOTICE:
+    case PREEMPT_FX_CLAIM_DRIVER:
+    case PREEMPT_FX_ACK_STEP:
+    case PREEMPT_FX_PUBLISH_AGREED:
+    case PREEMPT_FX_REQUEST_FINAL:
+    case PREEMPT_FX_REPORT_SHARD:
+    case PREEMPT_FX_PUBLISH_ERROR:
+    case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_CLEAR_ROUND:
+    case PREEMPT_FX__COUNT:
+        break;
+    }
+    /* The local coordinator answers every coordination effect. */
+    log_msg(h, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
+}
+
+static void trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec)
+{
+    char line[1024];
+    int n = preempt_trace_format_(line, sizeof(line), rec, h->have_last_rec ? &h->last_rec : NULL);
+
+    h->last_rec = *rec;
+    h->have_last_rec = true;
+    if (n < 0 || fprintf(h->trace, "%s\n", line) < 0 || fflush(h->trace) != 0) {
+        log_msg(h, PREEMPT_LOG_WARNING, "trace file %s: write failed; tracing stops", h->trace_path);
+        (void)fclose(h->trace);
+        h->trace = NULL;
+    }
+}
+
+static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)sm;
+    for (unsigned k = 0; k < rec->n_fx; k++)
+        if (rec->fx[k].kind == PREEMPT_FX_ACK_STEP) {
+            h->ack_ms = rec->ev.now_ms;
+            h->ack_pending = true;
+        }
+    if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && h->ack_pending) {
+        preempt_sm_facts_(h->sm)->agree_ms = rec->ev.now_ms - h->ack_ms;
+        h->ack_pending = false;
+    }
+    if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
+        log_msg(h, PREEMPT_LOG_ERROR, "bug: event %s is illegal in state %s", preempt_event_to_string_(rec->ev.kind),
+                preempt_state_to_string(rec->from));
+    if (h->trace)
+        trace_write(h, rec);
+}
+
+static void after_step(struct preempt_sm *sm, enum preempt_state from, enum preempt_state to, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)sm;
+    if (from == to)
+        return;
+    log_msg(h, PREEMPT_LOG_DEBUG, "state %s -> %s", preempt_state_to_string(from), preempt_state_to_string(to));
+    /* The trainer resumes training when a wait or a save ends. */
+    if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_ACKNOWLEDGED || from == PREEMPT_STATE_SAVING)
+        h->step_t0_us = now_us(h);
+    h->in_cb++;
+    if (h->cb.on_state)
+        h->cb.on_state(h, from, to, h->ud);
+    if (to == PREEMPT_STATE_EXIT && h->cb.on_exit)
+        h->cb.on_exit(h, h->exit_reason, h->exit_code, h->ud);
+    h->in_cb--;
+}
+
+static void schedule_drain(struct preempt_sm *sm, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)sm;
+    event_active(h->ev_drain, EV_TIMEOUT, 1);
+}
+
+/* ---- loop callbacks --------------------------------------------------------------- */
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)fd;
+    (void)what;
+    preempt_sm_drain_(h->sm);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+    struct preempt_event ev = { .kind = PREEMPT_EV_TIMER };
+
+    (void)fd;
+    (void)what;
+    ev.u.timer.gen = h->timer_gen;
+    post(h, ev);
+}
+
+static void on_signal(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+    struct signalfd_siginfo si;
+    ssize_t n;
+
+    (void)what;
+    while ((n = read(fd, &si, sizeof(si))) == (ssize_t)sizeof(si)) {
+        log_msg(h, PREEMPT_LOG_INFO, "notice: signal %u (%s) from pid %u", si.ssi_signo, strsignal((int)si.ssi_signo),
+                si.ssi_pid);
+        post_notice(h, PREEMPT_SOURCE_SIGNAL, 0);
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR)
+        log_msg(h, PREEMPT_LOG_ERROR, "signalfd read: %s", strerror(errno));
+}
+
+static void on_poll(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+    uint64_t in_ms = 0;
+    int r;
+
+    (void)fd;
+    (void)what;
+    h->in_cb++;
+    r = h->cb.poll(h, &in_ms, h->ud);
+    h->in_cb--;
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_WARNING, "poll function failed: %s", strerror(-r));
+    } else if (r > 0 && !h->poll_noticed) { /* a notice is an edge, not a level */
+        h->poll_noticed = true;
+        log_msg(h, PREEMPT_LOG_INFO, "notice: poll function (deadline in %llu ms)", (unsigned long long)in_ms);
+        post_notice(h, PREEMPT_SOURCE_POLL, in_ms);
+    }
+}
+
+/* ---- creation ---------------------------------------------------------------------- */
+
+void preempt_config_init(struct preempt_config *cfg)
+{
+    struct preempt_config_facts f = preempt_config_defaults_();
+
+    if (!cfg)
+        return;
+    *cfg = (struct preempt_config){
+        .max_to_keep = 3,
+        .grace_ms = f.grace_ms,
+        .bound_ms = f.bound_ms,
+        .agree_timeout_ms = f.agree_timeout_ms,
+        .margin_ms = f.margin_ms,
+        .plan = f.plan,
+        .second = f.second,
+        .exit_code = 42,
+        .exit_code_not_saved = 75,
+        .signals = { SIGTERM },
+        .poll_interval_ms = 1000,
+    };
+}
+
+static int signal_set(const struct preempt_config *cfg, sigset_t *ret)
+{
+    (void)sigemptyset(ret);
+    for (unsigned i = 0; i < PREEMPT_MAX_SIGNALS && cfg->signals[i]; i++) {
+        int s = cfg->signals[i];
+
+        if (s < 1 || s > SIGRTMAX || s == SIGKILL || s == SIGSTOP)
+            return -EINVAL;
+        (void)sigaddset(ret, s);
+    }
+    return 0;
+}
+
+int preempt_block_signals(const struct preempt_config *cfg)
+{
+    struct preempt_config def;
+    sigset_t set;
+
+    if (!cfg) {
+        preempt_config_init(&def);
+        cfg = &def;
+    }
+    if (signal_set(cfg, &set) < 0)
+        return -EINVAL;
+    return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
+}
+
+/* Says what is wrong with a configuration, or NULL when nothing is. */
+static const char *config_problem(const struct preempt_config *c, const struct preempt_callbacks *cb)
+{
+    sigset_t set;
+
+    if (c->ckpt_dir && !c->ckpt_dir[0])
+        return "ckpt_dir is empty (use NULL for no checkpoint manager)";
+    if (c->ckpt_dir && !cb->restore)
+        return "a ckpt_dir needs a restore callback";
+    if (c->grace_ms > MAX_GRACE_MS)
+        return "grace_ms is over 7 days";
+    if (c->bound_ms == 0 || c->bound_ms > MAX_GRACE_MS)
+        return "bound_ms must be between 1 ms and 7 days";
+    if (c->agree_timeout_ms == 0 || c->agree_timeout_ms > MAX_INTERVAL_MS)
+        return "agree_timeout_ms must be between 1 ms and 1 day";
+    if (c->margin_ms > MAX_INTERVAL_MS)
+        return "margin_ms is over 1 day";
+    if ((unsigned)c->plan >= PREEMPT_PLAN__COUNT)
+        return "unknown plan";
+    if ((unsigned)c->second >= PREEMPT_SECOND__COUNT)
+        return "unknown second-notice policy";
+    if (c->exit_code < 1 || c->exit_code > 255 || c->exit_code_not_saved < 1 || c->exit_code_not_saved > 255)
+        return "exit codes must be between 1 and 255";
+    if (c->exit_code == c->exit_code_not_saved)
+        return "exit_code and exit_code_not_saved must differ";
+    if (signal_set(c, &set) < 0)
+        return "signals: only 1..SIGRTMAX, not SIGKILL or SIGSTOP";
+    if (cb->poll && (c->poll_interval_ms < 10 || c->poll_interval_ms > MAX_INTERVAL_MS))
+        return "poll_interval_ms must be between 10 ms and 1 day";
+    if (c->trace_path && !c->trace_path[0])
+        return "trace_path is empty (use NULL for no trace)";
+    return NULL;
+}
+
+static int open_signals(struct preempt_handler *h)
+{
+    sigset_t set, blocked;
+
+    (void)signal_set(&h->cfg, &set); /* validated */
+    if (sigprocmask(SIG_BLOCK, NULL, &blocked) < 0)
+        return -errno;
+    for (int s = 1; s <= SIGRTMAX; s++)
+        if (sigismember(&set, s) == 1 && sigismember(&blocked, s) != 1) {
+            log_msg(h, PREEMPT_LOG_ERROR, "signal %d (%s) is not blocked; call preempt_block_signals() first in main()",
+                    s, strsignal(s));
+            return -EBUSY;
+        }
+    h->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (h->sigfd < 0)
+        return -errno;
+    h->ev_sig = event_new(h->base, h->sigfd, EV_READ | EV_PERSIST, on_signal, h);
+    if (!h->ev_sig || event_add(h->ev_sig, NULL) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+static int open_events(struct preempt_handler *h)
+{
+    h->ev_timer = evtimer_new(h->base, on_timer, h);
+    h->ev_drain = event_new(h->base, -1, 0, on_drain, h);
+    if (!h->ev_timer || !h->ev_drain)
+        return -ENOMEM;
+    if (h->cb.poll) {
+        struct timeval tv = { .tv_sec = (time_t)(h->cfg.poll_interval_ms / 1000),
+                              .tv_usec = (suseconds_t)(h->cfg.poll_interval_ms % 1000) * 1000 };
+
+        h->ev_poll = event_new(h->base, -1, EV_PERSIST, on_poll, h);
+        if (!h->ev_poll || event_add(h->ev_poll, &tv) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int open_trace(struct preempt_handler *h)
+{
+    char line[256];
+    int fd;
+
+    if (!h->trace_path)
+        return 0;
+    fd = open(h->trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    h->trace = fdopen(fd, "w");
+    if (!h->trace) {
+        int r = -errno;
+
+        (void)close(fd);
+        return r;
+    }
+    if (preempt_trace_format_config_(line, sizeof(line), &preempt_sm_facts_(h->sm)->cfg) < 0 ||
+        fprintf(h->trace, "# libpreempt %s trace of pid %ld\n%s\n", preempt_version(), (long)getpid(), line) < 0 ||
+        fflush(h->trace) != 0)
+        return -EIO;
+    return 0;
+}
+
+static int restore(struct preempt_handler *h)
+{
+    struct preempt_ckpt_info info;
+    int r;
+
+    if (!h->ckpt_dir) {
+        preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
+        return 0;
+    }
+    r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, ckpt_log, h, &h->store);
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s", h->ckpt_dir, strerror(-r));
+        return r;
+    }
+    r = preempt_ckpt_latest_(h->store, &info);
+    if (r == -ENOENT) {
+        log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
+        return 0;
+    }
+    if (r < 0)
+        return r;
+    h->restoring = &info;
+    r = h->cb.restore(h, info.step, h->ud);
+    h->restoring = NULL;
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)info.step,
+                strerror(-r));
+        return r;
+    }
+    h->restored_step = info.step;
+    h->generation = info.generation + 1;
+    preempt_sm_facts_(h->sm)->run = info.run;
+    log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s", (unsigned long long)info.step, info.path);
+    return 0;
+}
+
+static int copy_str(const char *s, char **ret)
+{
+    *ret = NULL;
+    if (!s)
+        return 0;
+    *ret = strdup(s);
+    return *ret ? 0 : -ENOMEM;
+}
+
+int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg, const struct preempt_callbacks *cb,
+                        void *userdata, struct preempt_handler **ret)
+{
+    static const struct preempt_sm_ops ops = {
+        .run_fx = run_fx, .on_record = on_record, .after_step = after_step, .schedule_drain = schedule_drain,
+    };
+    struct preempt_config_facts facts;
+    struct preempt_handler *h;
+    const char *problem;
+    int r;
+
+    if (!cfg || !cb || !ret)
+        return -EINVAL;
+    h = calloc(1, sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    h->magic = HANDLER_MAGIC;
+    h->sigfd = -1; /* so that freeing a half-built handler is safe */
+    h->cb = *cb;
+    h->ud = userdata;
+    h->cfg = *cfg;
+    (void)clock_gettime(CLOCK_MONOTONIC, &h->t0);
+    problem = config_problem(cfg, cb);
+    if (problem) {
+        log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: %s", problem);
+        r = -EINVAL;
+        goto fail;
+    }
+    r = copy_str(cfg->ckpt_dir, &h->ckpt_dir);
+    if (r == 0)
+        r = copy_str(cfg->trace_path, &h->trace_path);
+    if (r < 0)
+        goto fail;
+    h->cfg.ckpt_dir = h->ckpt_dir;
+    h->cfg.trace_path = h->trace_path;
+    h->base = base;
+    if (!base) {
+        h->base = event_base_new();
+        h->own_base = true;
+        if (!h->base) {
+            r = -ENOMEM;
+            goto fail;
+        }
+    }
+    facts = (struct preempt_config_facts){
+        .grace_ms = cfg->grace_ms, .bound_ms = cfg->bound_ms, .agree_timeout_ms = cfg->agree_timeout_ms,
+        .margin_ms = cfg->margin_ms, .plan = cfg->plan, .second = cfg->second,
+    };
+    r = preempt_sm_new_(&facts, &ops, h, &h->sm);
+    if (r < 0)
+        goto fail;
+    r = open_signals(h);
+    if (r < 0)
+        goto fail;
+    r = open_events(h);
+    if (r < 0)
+        goto fail;
+    r = restore(h);
+    if (r < 0)
+        goto fail;
+    r = open_trace(h);
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot write trace file %s: %s", h->trace_path, strerror(-r));
+        goto fail;
+    }
+    h->step_t0_us = now_us(h);
+    *ret = h;
+    return 0;
+fail:
+    preempt_handler_free(h);
+    return r;
+}
+
+struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
+{
+    if (!handler_ok(h))
+        return NULL;
+    preempt_ckpt_abort_(h->writer);
+    if (h->ev_sig)
+        event_free(h->ev_sig);
+    if (h->ev_timer)
+        event_free(h->ev_timer);
+    if (h->ev_poll)
+        event_free(h->ev_poll);
+    if (h->ev_drain)
+        event_free(h->ev_drain);
+    if (h->sigfd >= 0)
+        (void)close(h->sigfd);
+    if (h->own_base && h->base)
+        event_base_free(h->base);
+    if (h->trace)
+        (void)fclose(h->trace);
+    preempt_ckpt_close_(h->store);
+    preempt_sm_free_(h->sm);
+    free(h->ckpt_dir);
+    free(h->trace_path);
+    h->magic = 0;
+    free(h);
+    return NULL;
+}
+
+struct event_base *preempt_handler_base(const struct preempt_handler *h)
+{
+    return handler_ok(h) ? h->base : NULL;
+}
+
+/* ---- step boundaries ------------------------------------------------------------------ */
+
+enum preempt_action preempt_action(const struct preempt_handler *h)
+{
+    if (!handler_ok(h) || h->exited)
+        return PREEMPT_ACTION_EXIT;
+    if (h->save_asked)
+        return state_of(h) == PREEMPT_STATE_FINAL_SAVE ? PREEMPT_ACTION_SAVE_EXIT : PREEMPT_ACTION_SAVE;
+    switch (state_of(h)) {
+    case PREEMPT_STATE_IDLE:
+    case PREEMPT_STATE_STEP_AGREED:
+    case PREEMPT_STATE_COUNTDOWN:
+        return PREEMPT_ACTION_CONTINUE;
+    case PREEMPT_STATE_OWN_SIGNAL:    /* agreeing on the save step */
+    case PREEMPT_STATE_ACKNOWLEDGED:
+    case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
+    case PREEMPT_STATE_FINAL_SAVE:
+        return PREEMPT_ACTION_WAIT;
+    case PREEMPT_STATE_EXIT:
+    case PREEMPT_STATE__COUNT:
+        break;
+    }
+    return PREEMPT_ACTION_EXIT;
+}
+
+/* Counts one completed step: measures it, and tells the machine while a
+ * notice is known (in idle the machine has nothing to do with steps, so
+ * the common path posts nothing and makes no system call). */
+static void count_step(struct preempt_handler *h)
+{
+    uint64_t t = now_us(h);
+    struct preempt_facts *f = preempt_sm_facts_(h->sm);
+
+    if (h->step_t0_us) {
+        uint64_t d = t - h->step_t0_us;
+
+        h->step_ewma_us = h->step_ewma_us ? (3 * h->step_ewma_us + d) / 4 : d;
+        f->step_ms = (h->step_ewma_us + 999) / 1000;
+        h->step_t0_us = 0;
+    }
+    f->run++;
+    if (state_of(h) != PREEMPT_STATE_IDLE && !h->exited) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
+
+        ev.u.step_reached.step = f->run;
+        post(h, ev);
+    }
+}
+
+int preempt_step_end(struct preempt_handler *h)
+{
+    enum preempt_action a;
+
+    if (!handler_ok(h))
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (h->exited)
+        return PREEMPT_ACTION_EXIT;
+    count_step(h);
+    a = preempt_action(h);
+    if (a == PREEMPT_ACTION_CONTINUE)
+        h->step_t0_us = now_us(h);
+    return (int)a;
+}
+
+int preempt_training_done(struct preempt_handler *h)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_TRAINING_DONE };
+
+    if (!handler_ok(h))
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (h->exited)
+        return 0;
+    ev.u.training_done.step = preempt_sm_facts_(h->sm)->run;
+    post(h, ev);
+    return 0;
+}
+
+int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms)
+{
+    if (!handler_ok(h))
+        return -EINVAL;
+    if (deadline_in_ms > MAX_GRACE_MS)
+        return -EINVAL;
+    log_msg(h, PREEMPT_LOG_INFO, "notice: from the application (deadline in %llu ms)",
+            (unsigned long long)deadline_in_ms);
+    post_notice(h, PREEMPT_SOURCE_INJECT, deadline_in_ms);
+    return 0;
+}
+
+/* ---- saves and restores -------------------------------------------------------------- */
+
+int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
+{
+    int r = 0;
+
+    if (!handler_ok(h) || !ret_step)
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (!h->save_asked)
+        return -EALREADY;
+    h->save_asked = false;
+    h->save_running = true;
+    h->save_t0_us = now_us(h);
+    *ret_step = h->save_step;
+    if (h->store) {
+        r = preempt_ckpt_begin_(h->store, h->save_step, preempt_sm_facts_(h->sm)->run, h->generation, &h->writer);
+        if (r < 0)
+            log_msg(h, PREEMPT_LOG_ERROR, "cannot start the checkpoint at step %llu: %s",
+                    (unsigned long long)h->save_step, strerror(-r));
+    }
+    return r;
+}
+
+int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len)
+{
+    if (!handler_ok(h) || !name || (!data && len))
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (!h->store)
+        return -ENOTSUP;
+    if (!h->save_running || !h->writer)
+        return -EALREADY;
+    return preempt_ckpt_write_blob_(h->writer, name, data, len);
+}
+
+int preempt_save_done(struct preempt_handler *h, int status)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
+    struct preempt_ckpt_info info;
+    struct preempt_facts *f;
+    uint64_t ms;
+    int r = 0;
+
+    if (!handler_ok(h) || status > 0)
+        return -EINVAL;
+    if (!h->save_running)
+        return -EALREADY;
+    h->save_running = false;
+    if (h->writer && status == 0) {
+        r = preempt_ckpt_commit_(h->writer, &info); /* consumes the writer */
+        status = r;
+    } else {
+        preempt_ckpt_abort_(h->writer);
+        if (status == 0 && h->store)
+            status = -EIO; /* the writer could not be opened */
+    }
+    h->writer = NULL;
+    f = preempt_sm_facts_(h->sm);
+    ms = (now_us(h) - h->save_t0_us + 999) / 1000;
+    h->last_save_ms = ms;
+    if (ms > f->save_ms) /* plan with the slowest save seen */
+        f->save_ms = ms;
+    if (status == 0) {
+        h->saves++;
+        log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",
+                (unsigned long long)h->save_step, (unsigned long long)ms, h->store ? ": " : "",
+                h->store ? info.path : "");
+    } else {
+        log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->save_step,
+                strerror(-status));
+    }
+    h->step_t0_us = now_us(h);
+    ev.u.save_done.status = status;
+    post(h, ev);
+    return r;
+}
+
+int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len)
+{
+    if (!handler_ok(h) || !name || !ret_data || !ret_len)
+        return -EINVAL;
+    if (!h->restoring)
+        return -EALREADY;
+    return preempt_ckpt_read_blob_(h->store, h->restoring, name, ret_data, ret_len);
+}
+
+/* ---- synchronous use ---------------------------------------------------------------------- */
+
+static int sync_save(struct preempt_handler *h)
+{
+    uint64_t step;
+    int r = preempt_save_begin(h, &step);
+
+    if (r == 0) {
+        r = h->cb.save(h, step, h->ud);
+        if (r > 0)
+            r = -EINVAL; /* documented as 0 or a negative errno */
+    }
+    return preempt_save_done(h, r);
+}
+
+/* Runs the loop and acts until training may go on (0) or the handler exited (1). */
+static int sync_boundary(struct preempt_handler *h)
+{
+    (void)event_base_loop(h->base, EVLOOP_NONBLOCK); /* notices that came during the step */
+    for (;;) {
+        switch (preempt_action(h)) {
+        case PREEMPT_ACTION_CONTINUE:
+            h->step_t0_us = now_us(h);
+            return 0;
+        case PREEMPT_ACTION_WAIT: /* bounded: these states arm the machine's timer */
+            if (event_base_loop(h->base, EVLOOP_ONCE) < 0)
+                return -EIO;
+            break;
+        case PREEMPT_ACTION_SAVE:
+        case PREEMPT_ACTION_SAVE_EXIT:
+            (void)sync_save(h); /* a failure is the machine's to judge */
+            break;
+        case PREEMPT_ACTION_EXIT:
+            if (!h->cb.on_exit && h->exit_reason != PREEMPT_EXIT_DONE) {
+                if (h->trace)
+                    (void)fflush(h->trace);
+                exit(h->exit_code); /* the documented default: TF's behaviour */
+            }
+            return 1;
+        }
+    }
+}
+
+static int sync_check(const struct preempt_handler *h)
+{
+    if (!handler_ok(h) || !h->own_base || !h->cb.save)
+        return -EINVAL;
+    return h->in_cb ? -EBUSY : 0;
+}
+
+int preempt_save_checkpoint_if_preempted(struct preempt_handler *h)
+{
+    int r = sync_check(h);
+
+    if (r < 0)
+        return r;
+    if (!h->exited)
+        count_step(h);
+    return sync_boundary(h);
+}
+
+int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg)
+{
+    int r = sync_check(h);
+
+    if (r < 0 || !step_fn)
+        return r < 0 ? r : -EINVAL;
+    if (h->exited)
+        return sync_boundary(h);
+    r = step_fn(arg);
+    if (r != 0) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_APP_ERROR };
+
+        log_msg(h, PREEMPT_LOG_ERROR, "step %llu failed with code %d", (unsigned long long)preempt_sm_facts_(h->sm)->run + 1,
+                r);
+        ev.u.app_error.code = r > 0 ? r : 1;
+        post(h, ev);
+        return sync_boundary(h);
+    }
+    count_step(h);
+    return sync_boundary(h);
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+void preempt_get_status(const struct preempt_handler *h, struct preempt_status *ret)
+{
+    const struct preempt_core *c;
+
+    if (!handler_ok(h) || !ret)
+        return;
+    c = preempt_sm_core_(h->sm);
+    *ret = (struct preempt_status){
+        .state = c->state,
+        .run = preempt_sm_facts_(h->sm)->run,
+        .restored_step = h->restored_step,
+        .save_step = c->save_step,
+        .deadline_in_ms = -1,
+        .step_us = h->step_ewma_us,
+        .save_ms = h->last_save_ms,
+        .saves = h->saves,
+    };
+    if (c->deadline_ms) {
+        uint64_t now = now_ms(h);
+
+        ret->deadline_in_ms = c->deadline_ms > now ? (int64_t)(c->deadline_ms - now) : 0;
+    }
+}
+
+int preempt_exit_code(const struct preempt_handler *h)
+{
+    if (!handler_ok(h))
+        return -EINVAL;
+    return h->exited ? h->exit_code : -EAGAIN;
+}

@@ -1,0 +1,540 @@
+/* tools/preempt-trainer.c: the reference trainer (DESIGN §7), a stable
+ * contract used by the demo and the tests. Its model state is updated by a
+ * deterministic function of (state, step), so a preempted and resumed run
+ * ends in exactly the state of an uninterrupted one: a lost or repeated step
+ * changes the digest. It uses only the public API (include/preempt.h), in
+ * the synchronous form (preempt_run) or, with --async, on its own libevent
+ * loop through the step hooks. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "preempt.h"
+
+static const char usage[] =
+    "Usage: preempt-trainer --ckpt-dir DIR --steps N [options]\n"
+    "\n"
+    "Trains a deterministic toy model to global step N under libpreempt. It\n"
+    "restores the newest checkpoint in DIR, prints one JSON object per line on\n"
+    "stdout (start, state, save-begin, saved, exit, done) and exits 0 when done,\n"
+    "or with the handler's code when it is preempted (42 after a committed save).\n"
+    "\n"
+    "  --ckpt-dir DIR     checkpoint directory (created 0700)\n"
+    "  --steps N          train until global step N\n"
+    "  --step-ms MS       time one step takes (default 0)\n"
+    "  --state-kb KB      model state size (default 64)\n"
+    "  --grace-ms MS      keep training this long after the first save (default 0)\n"
+    "  --exit-code C      exit code after a preemption save (default 42)\n"
+    "  --trace FILE       write the machine's trace (text) to FILE\n"
+    "  --max-to-keep N    checkpoints kept (default 3; 0 keeps all)\n"
+    "  --signal SIG       a notice signal (TERM, USR1, ...; repeatable; default TERM)\n"
+    "  --second POLICY    a second notice: ignore (default) or exit\n"
+    "  --plan PLAN        final-save planning: measured (default) or tf\n"
+    "  --save-ms MS       extra time each save takes, between its two blobs\n"
+    "  --custom-save      no checkpoint files: a custom save function (TF's save_fn)\n"
+    "                     that only reports the step; --ckpt-dir is not used\n"
+    "  --poll-file PATH   a poll function: a notice once PATH exists; its content,\n"
+    "                     if a number, is the deadline in ms\n"
+    "  --poll-ms MS       poll period (default 100)\n"
+    "  --raise-at STEP    raise the first notice signal during step STEP (tests)\n"
+    "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
+    "  --async            run on the trainer's own event loop with the step hooks\n"
+    "  --verbose          print the library's log on stderr\n"
+    "  --help             this text\n"
+    "\n"
+    "Multi-worker flags (--etcd, --job, --worker, --workers) come with etcd\n"
+    "coordination and are rejected for now.\n"
+    "\n"
+    "Exit status: 0 when done; the handler's code when preempted (42, or 75 when\n"
+    "nothing new could be saved); 3 from --fail-at; 2 on bad usage or a failed\n"
+    "start (unreadable checkpoint, invalid configuration).\n";
+
+struct trainer {
+    struct preempt_handler *h;
+    struct event_base *base;     /* --async only */
+    struct event *ev_step, *ev_resume;
+    uint64_t *state;
+    size_t words;
+    uint64_t steps, step_ms, save_ms, raise_at, fail_at, last_saved;
+    unsigned printed_saves;
+    int raise_sig;
+    const char *poll_file;
+    bool custom_save, waiting, exited;
+    int exit_code;
+};
+
+static void print_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void print_json(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vprintf(fmt, ap);
+    va_end(ap);
+    (void)putchar('\n');
+    (void)fflush(stdout);
+}
+
+static void sleep_ms(uint64_t ms)
+{
+    struct timespec ts = { .tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* ---- the model: deterministic in (state, step) -------------------------------- */
+
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void model_step(struct trainer *t, uint64_t step)
+{
+    uint64_t carry = step * 0x9e3779b97f4a7c15ull;
+
+    for (size_t i = 0; i < t->words; i++) {
+        t->state[i] = mix(t->state[i] + carry + i);
+        carry = t->state[i];
+    }
+}
+
+static uint64_t model_digest(const struct trainer *t)
+{
+    const unsigned char *p = (const unsigned char *)t->state;
+    uint64_t d = 0xcbf29ce484222325ull; /* FNV-1a over every byte */
+
+    for (size_t i = 0; i < t->words * sizeof(uint64_t); i++)
+        d = (d ^ p[i]) * 0x100000001b3ull;
+    return d;
+}
+
+static uint64_t run_of(const struct trainer *t)
+{
+    struct preempt_status st;
+
+    preempt_get_status(t->h, &st);
+    return st.run;
+}
+
+/* ---- callbacks ------------------------------------------------------------------- */
+
+static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    struct trainer *t = ud;
+    char meta[96];
+    int r;
+
+    print_json("{\"event\":\"save-begin\",\"worker\":0,\"step\":%" PRIu64 "}", step);
+    if (t->custom_save)
+        return 0; /* a save function of its own: nothing written here */
+    (void)snprintf(meta, sizeof(meta), "{\"step\":%" PRIu64 ",\"words\":%zu}", step, t->words);
+    r = preempt_save_blob(h, "meta", meta, strlen(meta));
+    if (r < 0)
+        return r;
+    if (t->save_ms)
+        sleep_ms(t->save_ms); /* slow storage: the checkpoint is half written here */
+    return preempt_save_blob(h, "model", t->state, t->words * sizeof(uint64_t));
+}
+
+static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    struct trainer *t = ud;
+    void *data;
+    size_t len;
+    int r = preempt_restore_blob(h, "model", &data, &len);
+
+    if (r < 0)
+        return r;
+    if (len != t->words * sizeof(uint64_t)) {
+        fprintf(stderr, "preempt-trainer: checkpoint at step %" PRIu64 " holds %zu bytes of state, not %zu "
+                        "(another --state-kb?)\n", step, len, t->words * sizeof(uint64_t));
+        free(data);
+        return -EBADMSG;
+    }
+    memcpy(t->state, data, len);
+    free(data);
+    return 0;
+}
+
+static int on_poll(struct preempt_handler *h, uint64_t *deadline_in_ms, void *ud)
+{
+    struct trainer *t = ud;
+    unsigned long long ms = 0;
+    FILE *f;
+
+    (void)h;
+    f = fopen(t->poll_file, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : -errno;
+    if (fscanf(f, "%llu", &ms) == 1)
+        *deadline_in_ms = ms;
+    (void)fclose(f);
+    return 1;
+}
+
+static void on_state(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *ud)
+{
+    struct trainer *t = ud;
+    struct preempt_status st;
+
+    preempt_get_status(h, &st);
+    print_json("{\"event\":\"state\",\"worker\":0,\"from\":\"%s\",\"to\":\"%s\",\"run\":%" PRIu64 "}",
+               preempt_state_to_string(from), preempt_state_to_string(to), st.run);
+    if (st.saves > t->printed_saves) {
+        t->printed_saves = st.saves;
+        t->last_saved = st.save_step;
+        print_json("{\"event\":\"saved\",\"worker\":0,\"step\":%" PRIu64 ",\"save_ms\":%" PRIu64
+                   ",\"deadline_in_ms\":%" PRId64 "}", st.save_step, st.save_ms, st.deadline_in_ms);
+    }
+    if (t->waiting && t->ev_resume) /* async: a wait may be over */
+        event_active(t->ev_resume, EV_TIMEOUT, 1);
+}
+
+static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    struct trainer *t = ud;
+    static const char *const why[] = { "done", "preempted", "not-saved", "error" };
+
+    (void)h;
+    t->exited = true;
+    t->exit_code = code;
+    if (reason != PREEMPT_EXIT_DONE)
+        print_json("{\"event\":\"exit\",\"worker\":0,\"reason\":\"%s\",\"saved_step\":%" PRIu64 ",\"code\":%d}",
+                   why[reason], t->last_saved, code);
+    if (t->base)
+        (void)event_base_loopbreak(t->base);
+}
+
+static void on_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
+{
+    static const char *const names[] = { "debug", "info", "warning", "error" };
+
+    (void)h;
+    (void)ud;
+    fprintf(stderr, "preempt-trainer: %s: %s\n", names[level], msg);
+}
+
+/* ---- one step ------------------------------------------------------------------------ */
+
+static int train_one(void *arg)
+{
+    struct trainer *t = arg;
+    uint64_t step = run_of(t) + 1;
+
+    if (t->step_ms && !t->base)
+        sleep_ms(t->step_ms); /* the step's work; --async waits on its loop instead */
+    if (step == t->fail_at)
+        return 3;
+    model_step(t, step);
+    if (step == t->raise_at)
+        (void)kill(getpid(), t->raise_sig); /* a real signal, read through the signalfd */
+    return 0;
+}
+
+/* ---- --async: the trainer's own loop drives the step hooks ----------------------------- */
+
+static void async_schedule_step(struct trainer *t)
+{
+    struct timeval tv = { .tv_sec = (time_t)(t->step_ms / 1000), .tv_usec = (suseconds_t)(t->step_ms % 1000) * 1000 };
+
+    (void)evtimer_add(t->ev_step, &tv);
+}
+
+static void async_save(struct trainer *t)
+{
+    uint64_t step;
+    int r = preempt_save_begin(t->h, &step);
+
+    if (r == 0)
+        r = on_save(t->h, step, t);
+    (void)preempt_save_done(t->h, r);
+}
+
+/* Acts on what the handler says until training goes on, waits or stops. */
+static void async_act(struct trainer *t, int action)
+{
+    for (;;) {
+        t->waiting = false;
+        switch (action) {
+        case PREEMPT_ACTION_CONTINUE:
+            if (run_of(t) >= t->steps)
+                (void)preempt_training_done(t->h); /* on_exit breaks the loop */
+            else
+                async_schedule_step(t);
+            return;
+        case PREEMPT_ACTION_SAVE:
+        case PREEMPT_ACTION_SAVE_EXIT:
+            async_save(t);
+            break;
+        case PREEMPT_ACTION_WAIT:
+            t->waiting = true; /* on_state resumes */
+            return;
+        case PREEMPT_ACTION_EXIT:
+        default:
+            (void)event_base_loopbreak(t->base);
+            return;
+        }
+        action = (int)preempt_action(t->h);
+    }
+}
+
+static void async_on_step(evutil_socket_t fd, short what, void *arg)
+{
+    struct trainer *t = arg;
+    int r;
+
+    (void)fd;
+    (void)what;
+    r = train_one(t);
+    if (r != 0) {
+        print_json("{\"event\":\"exit\",\"worker\":0,\"reason\":\"error\",\"saved_step\":%" PRIu64
+                   ",\"code\":%d}", t->last_saved, r);
+        t->exit_code = r;
+        t->exited = true;
+        (void)event_base_loopbreak(t->base);
+        return;
+    }
+    async_act(t, preempt_step_end(t->h));
+}
+
+static void async_on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct trainer *t = arg;
+
+    (void)fd;
+    (void)what;
+    if (t->waiting)
+        async_act(t, (int)preempt_action(t->h));
+}
+
+static int run_async(struct trainer *t)
+{
+    t->ev_step = evtimer_new(t->base, async_on_step, t);
+    t->ev_resume = event_new(t->base, -1, 0, async_on_resume, t);
+    if (!t->ev_step || !t->ev_resume)
+        return -ENOMEM;
+    async_act(t, (int)preempt_action(t->h));
+    (void)event_base_dispatch(t->base);
+    return 0;
+}
+
+static int run_sync(struct trainer *t)
+{
+    while (run_of(t) < t->steps) {
+        int r = preempt_run(t->h, train_one, t);
+
+        if (r < 0)
+            return r;
+        if (r == 1)
+            return 0;
+    }
+    return preempt_training_done(t->h);
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > max) {
+        fprintf(stderr, "preempt-trainer: %s: '%s' is not a number between 0 and %" PRIu64 "\n", opt, s, max);
+        return -EINVAL;
+    }
+    *ret = v;
+    return 0;
+}
+
+static int parse_signal(const char *s)
+{
+    static const struct { const char *name; int sig; } sigs[] = {
+        { "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+        { "QUIT", SIGQUIT }, { "XCPU", SIGXCPU }, { "CONT", SIGCONT },
+    };
+
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        if (strcmp(s, sigs[i].name) == 0)
+            return sigs[i].sig;
+    return -EINVAL;
+}
+
+enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
+       OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
+       OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_MULTI };
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "ckpt-dir", required_argument, NULL, OPT_CKPT }, { "steps", required_argument, NULL, OPT_STEPS },
+        { "step-ms", required_argument, NULL, OPT_STEP_MS }, { "state-kb", required_argument, NULL, OPT_STATE_KB },
+        { "grace-ms", required_argument, NULL, OPT_GRACE }, { "exit-code", required_argument, NULL, OPT_EXIT_CODE },
+        { "trace", required_argument, NULL, OPT_TRACE }, { "max-to-keep", required_argument, NULL, OPT_KEEP },
+        { "signal", required_argument, NULL, OPT_SIGNAL }, { "second", required_argument, NULL, OPT_SECOND },
+        { "plan", required_argument, NULL, OPT_PLAN }, { "save-ms", required_argument, NULL, OPT_SAVE_MS },
+        { "custom-save", no_argument, NULL, OPT_CUSTOM }, { "poll-file", required_argument, NULL, OPT_POLL_FILE },
+        { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
+        { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
+        { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
+        { "etcd", required_argument, NULL, OPT_MULTI }, { "job", required_argument, NULL, OPT_MULTI },
+        { "worker", required_argument, NULL, OPT_MULTI }, { "workers", required_argument, NULL, OPT_MULTI },
+        { NULL, 0, NULL, 0 },
+    };
+    struct trainer t = { .raise_sig = 0 };
+    struct preempt_config cfg;
+    struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
+                                    .on_exit = on_exit_cb };
+    uint64_t v, state_kb = 64, n_signals = 0;
+    bool have_steps = false, async = false;
+    int c, r, code;
+
+    preempt_config_init(&cfg);
+    cfg.poll_interval_ms = 100;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        r = 0;
+        switch (c) {
+        case OPT_CKPT: cfg.ckpt_dir = optarg; break;
+        case OPT_STEPS: r = parse_u64("--steps", optarg, UINT32_MAX, &t.steps); have_steps = true; break;
+        case OPT_STEP_MS: r = parse_u64("--step-ms", optarg, 3600000, &t.step_ms); break;
+        case OPT_STATE_KB: r = parse_u64("--state-kb", optarg, 1048576, &state_kb); break;
+        case OPT_GRACE: r = parse_u64("--grace-ms", optarg, UINT32_MAX, &cfg.grace_ms); break;
+        case OPT_EXIT_CODE:
+            r = parse_u64("--exit-code", optarg, 255, &v);
+            cfg.exit_code = (int)v;
+            break;
+        case OPT_TRACE: cfg.trace_path = optarg; break;
+        case OPT_KEEP:
+            r = parse_u64("--max-to-keep", optarg, UINT_MAX, &v);
+            cfg.max_to_keep = (unsigned)v;
+            break;
+        case OPT_SIGNAL:
+            if (n_signals == PREEMPT_MAX_SIGNALS - 1 || (r = parse_signal(optarg)) < 0) {
+                fprintf(stderr, "preempt-trainer: --signal: '%s' is not a known signal or one too many\n", optarg);
+                r = -EINVAL;
+                break;
+            }
+            cfg.signals[n_signals++] = r;
+            cfg.signals[n_signals] = 0;
+            r = 0;
+            break;
+        case OPT_SECOND:
+            if (strcmp(optarg, "ignore") == 0)
+                cfg.second = PREEMPT_SECOND_IGNORE;
+            else if (strcmp(optarg, "exit") == 0)
+                cfg.second = PREEMPT_SECOND_EXIT;
+            else
+                r = -EINVAL, fprintf(stderr, "preempt-trainer: --second: ignore or exit, not '%s'\n", optarg);
+            break;
+        case OPT_PLAN:
+            if (strcmp(optarg, "measured") == 0)
+                cfg.plan = PREEMPT_PLAN_MEASURED;
+            else if (strcmp(optarg, "tf") == 0)
+                cfg.plan = PREEMPT_PLAN_TF;
+            else
+                r = -EINVAL, fprintf(stderr, "preempt-trainer: --plan: measured or tf, not '%s'\n", optarg);
+            break;
+        case OPT_SAVE_MS: r = parse_u64("--save-ms", optarg, 3600000, &t.save_ms); break;
+        case OPT_CUSTOM: t.custom_save = true; break;
+        case OPT_POLL_FILE: t.poll_file = optarg; cb.poll = on_poll; break;
+        case OPT_POLL_MS: r = parse_u64("--poll-ms", optarg, 86400000, &cfg.poll_interval_ms); break;
+        case OPT_RAISE: r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at); break;
+        case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
+        case OPT_ASYNC: async = true; break;
+        case OPT_VERBOSE: cb.log = on_log; break;
+        case OPT_HELP: fputs(usage, stdout); return 0;
+        case OPT_MULTI:
+            fprintf(stderr, "preempt-trainer: multi-worker coordination (--etcd, --job, --worker, --workers) is "
+                            "not available in this version; run without them for local mode\n");
+            return 2;
+        default:
+            fputs(usage, stderr);
+            return 2;
+        }
+        if (r < 0)
+            return 2;
+    }
+    if (optind < argc || !have_steps || (!cfg.ckpt_dir && !t.custom_save)) {
+        fprintf(stderr, "preempt-trainer: %s\n\n%s",
+                optind < argc ? "unexpected argument" : !have_steps ? "--steps is required" : "--ckpt-dir is required",
+                usage);
+        return 2;
+    }
+    if (t.custom_save) {
+        cfg.ckpt_dir = NULL; /* TF's save_fn: the handler keeps no files */
+        cb.restore = NULL;
+    }
+    t.raise_sig = cfg.signals[0] ? cfg.signals[0] : SIGTERM;
+    r = preempt_block_signals(&cfg);
+    if (r < 0) {
+        fprintf(stderr, "preempt-trainer: cannot block the notice signals: %s\n", preempt_strerror(r));
+        return 2;
+    }
+    t.words = (size_t)state_kb * 1024 / sizeof(uint64_t);
+    t.state = calloc(t.words ? t.words : 1, sizeof(uint64_t));
+    if (!t.state) {
+        fprintf(stderr, "preempt-trainer: out of memory for %" PRIu64 " KiB of state\n", state_kb);
+        return 2;
+    }
+    if (async) {
+        t.base = event_base_new();
+        if (!t.base) {
+            fprintf(stderr, "preempt-trainer: cannot create an event base\n");
+            free(t.state);
+            return 2;
+        }
+    }
+    r = preempt_handler_new(t.base, &cfg, &cb, &t, &t.h);
+    if (r < 0) {
+        fprintf(stderr, "preempt-trainer: cannot start the handler: %s%s\n", preempt_strerror(r),
+                cb.log ? "" : " (--verbose says why)");
+        if (t.base)
+            event_base_free(t.base);
+        free(t.state);
+        return 2;
+    }
+    {
+        struct preempt_status st;
+
+        preempt_get_status(t.h, &st);
+        t.last_saved = st.restored_step;
+        print_json("{\"event\":\"start\",\"worker\":0,\"restored_step\":%" PRIu64 ",\"steps\":%" PRIu64
+                   ",\"mode\":\"%s\"}", st.restored_step, t.steps, async ? "async" : "sync");
+    }
+    r = async ? run_async(&t) : run_sync(&t);
+    if (r < 0) {
+        fprintf(stderr, "preempt-trainer: %s\n", preempt_strerror(r));
+        t.exit_code = 2;
+    }
+    code = t.exited ? t.exit_code : r < 0 ? 2 : 0;
+    if (t.exited && code == 0)
+        print_json("{\"event\":\"done\",\"worker\":0,\"step\":%" PRIu64 ",\"state_digest\":\"%016" PRIx64 "\"}",
+                   run_of(&t), model_digest(&t));
+    t.h = preempt_handler_free(t.h);
+    if (t.ev_step)
+        event_free(t.ev_step);
+    if (t.ev_resume)
+        event_free(t.ev_resume);
+    if (t.base)
+        event_base_free(t.base);
+    free(t.state);
+    return code;
+}
