@@ -217,7 +217,10 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
         need = 2 * f->step_ms + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
         break;
     case PREEMPT_PLAN_TF:
-        need = 6 * f->step_ms;
+        /* TF's rule, measured from the moment the shell's timer ends the
+         * run (the deadline less the margin), so that both plans are
+         * judged against the same exit time. */
+        need = 6 * f->step_ms + f->cfg.margin_ms;
         break;
     case PREEMPT_PLAN__COUNT:
         break;

@@ -66,7 +66,8 @@ enum preempt_exit {
 /** How the final save of a grace period is planned. */
 enum preempt_plan {
     PREEMPT_PLAN_MEASURED, /**< from measured step, save and agreement times (default) */
-    PREEMPT_PLAN_TF,       /**< TensorFlow's rule: deadline - 6 x mean step time */
+    PREEMPT_PLAN_TF,       /**< TensorFlow's rule: 6 x mean step time before the
+                                exit time (the deadline less margin_ms) */
     PREEMPT_PLAN__COUNT
 };
 

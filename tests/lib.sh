@@ -47,3 +47,39 @@ finish() {
     [ "$failures" -eq 0 ]
     exit $?
 }
+
+# ---- helpers for tests that run the reference trainer -----------------------
+TRAINER="$top_builddir/tools/preempt-trainer"
+
+# field FILE EVENT KEY: KEY's value in the last JSON line of FILE for EVENT.
+field() {
+    grep -F "\"event\":\"$2\"" "$1" | tail -n 1 | sed -n "s/.*\"$3\":\"\{0,1\}\([^\",}]*\).*/\1/p"
+}
+
+# count_events FILE EVENT: how many JSON lines of FILE are of EVENT.
+count_events() {
+    grep -cF "\"event\":\"$2\"" "$1"
+}
+
+# wait_for FILE TEXT SECONDS: waits until FILE contains TEXT (bounded).
+wait_for() {
+    _n=0
+    while ! grep -qF -- "$2" "$1" 2>/dev/null; do
+        _n=$((_n + 1))
+        [ "$_n" -gt $(($3 * 20)) ] && { fail "no '$2' in $1 after $3 s"; return 1; }
+        sleep 0.05
+    done
+    return 0
+}
+
+# eq WHAT GOT WANT: one check of a value.
+eq() {
+    if [ "$2" = "$3" ]; then ok; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# expect WHAT COMMAND...: one check of a condition.
+expect() {
+    _what=$1
+    shift
+    if "$@"; then ok; else fail "$_what"; fi
+}

@@ -534,8 +534,9 @@ START_TEST(test_plan_tf_ignores_save_time)
     f.cfg.plan = PREEMPT_PLAN_TF;
     f.step_ms = 100;
     f.save_ms = 4000;
-    ck_assert(!preempt_plan_final_due_(&f, 100000 - 601, 100000));
-    ck_assert(preempt_plan_final_due_(&f, 100000 - 600, 100000));
+    /* TF's 6 x step, before the exit margin both plans keep: 600 + 500 */
+    ck_assert(!preempt_plan_final_due_(&f, 100000 - 1101, 100000));
+    ck_assert(preempt_plan_final_due_(&f, 100000 - 1100, 100000));
 }
 END_TEST
 

@@ -1,0 +1,222 @@
+# The single-worker handler end to end: the reference trainer as a real
+# process, real signals (raised by the trainer itself at an exact step, or
+# sent by this script), real checkpoint files. No timed assertions: waits
+# are bounded and only guard against hangs.
+. "$top_srcdir/tests/lib.sh"
+
+# run NAME ARGS...: runs the trainer; its stdout in $TMP/NAME.out, stderr in
+# $TMP/NAME.err, its status in $rc.
+run() {
+    _name=$1
+    shift
+    "$TRAINER" "$@" >"$TMP/$_name.out" 2>"$TMP/$_name.err"
+    rc=$?
+}
+
+# start NAME ARGS...: the same in the background; its pid in $pid.
+start() {
+    _name=$1
+    shift
+    "$TRAINER" "$@" >"$TMP/$_name.out" 2>"$TMP/$_name.err" &
+    pid=$!
+}
+
+# finish_bg: waits for the background trainer; its status in $rc.
+finish_bg() {
+    wait "$pid"
+    rc=$?
+}
+
+ref_digest() { # STEPS: the digest of an uninterrupted run
+    run "ref$1" --ckpt-dir "$TMP/ref$1" --steps "$1"
+    field "$TMP/ref$1.out" done state_digest
+}
+
+ckpt_name() { printf 'ckpt-%020d' "$1"; }
+
+REF200=$(ref_digest 200)
+REF100=$(ref_digest 100)
+REF30=$(ref_digest 30)
+expect "uninterrupted runs print a digest" test -n "$REF200"
+expect "the digest depends on the steps" test "$REF200" != "$REF100"
+
+# ---- SIGTERM after step c: save at c+1, exit 42, restore c+1, same digest --------
+for mode in sync async; do
+    d=$TMP/$mode
+    flag=; [ "$mode" = async ] && flag=--async
+    run "$mode-1" --ckpt-dir "$d" --steps 200 --raise-at 57 --trace "$TMP/$mode.trace" $flag
+    eq "$mode: preempted run's status" "$rc" 42
+    eq "$mode: notice seen after step" "$(grep -F '"to":"own-signal"' "$TMP/$mode-1.out" | sed 's/.*"run":\([0-9]*\).*/\1/')" 57
+    eq "$mode: saved step" "$(field "$TMP/$mode-1.out" exit saved_step)" 58
+    eq "$mode: exit reason" "$(field "$TMP/$mode-1.out" exit reason)" preempted
+    eq "$mode: exit code printed" "$(field "$TMP/$mode-1.out" exit code)" 42
+    c=$d/$(ckpt_name 58)
+    expect "$mode: checkpoint at 58 has a manifest" test -f "$c/MANIFEST"
+    eq "$mode: checkpoint directory mode" "$(stat -c %a "$c")" 700
+    eq "$mode: blob mode" "$(stat -c %a "$c/model")" 600
+    eq "$mode: trace file mode" "$(stat -c %a "$TMP/$mode.trace")" 600
+    expect "$mode: no checkpoint but 58" test "$(ls "$d")" = "$(ckpt_name 58)"
+    expect_rc 0 "$REPLAY" --quiet "$TMP/$mode.trace"
+    expect_rc 0 "$FSMDUMP" --format dot --trace "$TMP/$mode.trace"
+    expect_output 'final-save'
+    run "$mode-2" --ckpt-dir "$d" --steps 200 $flag
+    eq "$mode: restart status" "$rc" 0
+    eq "$mode: restored step" "$(field "$TMP/$mode-2.out" start restored_step)" 58
+    eq "$mode: digest after restart" "$(field "$TMP/$mode-2.out" done state_digest)" "$REF200"
+    eq "$mode: done step" "$(field "$TMP/$mode-2.out" done step)" 200
+done
+
+# ---- a SIGTERM from outside at a random moment ----------------------------------------
+start ext --ckpt-dir "$TMP/ext" --steps 2000 --step-ms 3
+if wait_for "$TMP/ext.out" '"event":"start"' 20; then
+    sleep "0.$((RANDOM % 4 + 1))"
+    kill -TERM "$pid"
+fi
+finish_bg
+eq "external SIGTERM: status" "$rc" 42
+c=$(grep -F '"to":"own-signal"' "$TMP/ext.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
+eq "external SIGTERM: saved the step after the notice" "$(field "$TMP/ext.out" exit saved_step)" "$((c + 1))"
+REF2000=$(ref_digest 2000)
+run ext-2 --ckpt-dir "$TMP/ext" --steps 2000
+eq "external SIGTERM: restored" "$(field "$TMP/ext-2.out" start restored_step)" "$((c + 1))"
+eq "external SIGTERM: digest" "$(field "$TMP/ext-2.out" done state_digest)" "$REF2000"
+
+# ---- a custom exit code ------------------------------------------------------------------
+run code --ckpt-dir "$TMP/code" --steps 100 --raise-at 3 --exit-code 7
+eq "custom exit code: status" "$rc" 7
+eq "custom exit code: printed" "$(field "$TMP/code.out" exit code)" 7
+
+# ---- a custom save function: no files, still exits --------------------------------------
+run custom --ckpt-dir "$TMP/custom" --steps 100 --raise-at 3 --custom-save
+eq "custom save: status" "$rc" 42
+eq "custom save: called at" "$(field "$TMP/custom.out" save-begin step)" 4
+expect "custom save: no checkpoint directory" test ! -e "$TMP/custom"
+
+# ---- a notice from the poll function, with a deadline -------------------------------------
+start poll --ckpt-dir "$TMP/poll" --steps 20000 --step-ms 2 --poll-file "$TMP/notice" --poll-ms 20
+if wait_for "$TMP/poll.out" '"event":"start"' 20; then
+    echo 20000 >"$TMP/notice"
+fi
+finish_bg
+eq "poll notice: status" "$rc" 42
+dl=$(field "$TMP/poll.out" saved deadline_in_ms)
+expect "poll notice: the deadline (${dl:-none} ms left) comes from the poll function" test "${dl:-0}" -gt 0 -a "${dl:-0}" -le 20000
+s=$(field "$TMP/poll.out" exit saved_step)
+run poll-2 --ckpt-dir "$TMP/poll" --steps 20000
+eq "poll notice: restored" "$(field "$TMP/poll-2.out" start restored_step)" "$s"
+
+# ---- grace period: two saves, the final one committed before the deadline ---------------
+for plan in measured tf; do
+    run "grace-$plan" --ckpt-dir "$TMP/grace-$plan" --steps 1000000 --step-ms 10 --raise-at 20 --grace-ms 1500 \
+        --plan "$plan" --trace "$TMP/grace-$plan.trace"
+    o=$TMP/grace-$plan.out
+    eq "grace ($plan): status" "$rc" 42
+    eq "grace ($plan): saves" "$(count_events "$o" saved)" 2
+    eq "grace ($plan): first save" "$(grep -F '"event":"saved"' "$o" | head -n 1 | sed 's/.*"step":\([0-9]*\).*/\1/')" 21
+    last=$(field "$o" saved step)
+    left=$(field "$o" saved deadline_in_ms)
+    expect "grace ($plan): trained after the first save (final save at $last)" test "${last:-0}" -gt 22
+    expect "grace ($plan): final save committed before the deadline ($left ms left)" test "${left:--1}" -gt 0
+    eq "grace ($plan): exit saved step" "$(field "$o" exit saved_step)" "$last"
+    expect_rc 0 "$REPLAY" --quiet "$TMP/grace-$plan.trace"
+    ls "$TMP/grace-$plan" >"$TMP/out"
+    expect_output "$(ckpt_name 21)"
+    expect_output "$(ckpt_name "$last")"
+done
+
+# ---- a signal during the last step: normal completion -------------------------------------
+run last --ckpt-dir "$TMP/last" --steps 30 --raise-at 30
+eq "signal in the last step: status" "$rc" 0
+eq "signal in the last step: digest" "$(field "$TMP/last.out" done state_digest)" "$REF30"
+eq "signal in the last step: no save" "$(count_events "$TMP/last.out" save-begin)" 0
+
+# ---- a second signal ------------------------------------------------------------------------
+# Policy "ignore": the second SIGTERM, during the grace period, changes nothing.
+# Policy "exit": it ends the run at once; the first save is committed, so 42.
+for policy in ignore exit; do
+    start "second-$policy" --ckpt-dir "$TMP/second-$policy" --steps 1000000 --step-ms 10 --raise-at 10 \
+        --grace-ms 1500 --second "$policy"
+    if wait_for "$TMP/second-$policy.out" '"event":"saved"' 20; then
+        kill -TERM "$pid"
+    fi
+    finish_bg
+    eq "second signal ($policy): status" "$rc" 42
+    want=2; [ "$policy" = exit ] && want=1
+    eq "second signal ($policy): saves" "$(count_events "$TMP/second-$policy.out" saved)" "$want"
+done
+# Policy "exit" before anything is committed: "not-saved" (75), nothing new on disk.
+start second-early --ckpt-dir "$TMP/second-early" --steps 100 --step-ms 1000 --raise-at 2 --second exit
+if wait_for "$TMP/second-early.out" '"to":"step-agreed"' 20; then
+    kill -TERM "$pid"
+fi
+finish_bg
+eq "second signal before the save: status" "$rc" 75
+eq "second signal before the save: reason" "$(field "$TMP/second-early.out" exit reason)" not-saved
+expect "second signal before the save: no checkpoint" test -z "$(ls -A "$TMP/second-early")"
+
+# ---- SIGKILL during a save: the previous checkpoint is intact and restored --------------------
+run kill-1 --ckpt-dir "$TMP/kill" --steps 100 --raise-at 5
+eq "kill during save: first run" "$rc" 42
+start kill-2 --ckpt-dir "$TMP/kill" --steps 100 --raise-at 10 --save-ms 10000
+if wait_for "$TMP/kill-2.out" '"event":"save-begin"' 20; then
+    kill -KILL "$pid"
+fi
+finish_bg
+eq "kill during save: killed" "$rc" 137
+expect "kill during save: a half-written save is left" test -n "$(ls -A "$TMP/kill" | grep '^\.staging-')"
+run kill-3 --ckpt-dir "$TMP/kill" --steps 100 --verbose
+eq "kill during save: restart status" "$rc" 0
+eq "kill during save: restored the previous" "$(field "$TMP/kill-3.out" start restored_step)" 6
+eq "kill during save: digest" "$(field "$TMP/kill-3.out" done state_digest)" "$REF100"
+cp "$TMP/kill-3.err" "$TMP/out"
+expect_output "removed the leftover of an interrupted save"
+expect "kill during save: leftover removed" test -z "$(ls -A "$TMP/kill" | grep '^\.staging-')"
+
+# ---- a corrupt newest checkpoint: the previous one, with a warning -------------------------------
+run corrupt-1 --ckpt-dir "$TMP/corrupt" --steps 100 --raise-at 5
+run corrupt-2 --ckpt-dir "$TMP/corrupt" --steps 100 --raise-at 10
+eq "corrupt: second preemption saved" "$(field "$TMP/corrupt-2.out" exit saved_step)" 11
+m=$TMP/corrupt/$(ckpt_name 11)/model
+printf '\377' | dd of="$m" bs=1 seek=100 conv=notrunc status=none
+run corrupt-3 --ckpt-dir "$TMP/corrupt" --steps 100 --verbose
+eq "corrupt: restart status" "$rc" 0
+eq "corrupt: restored the previous" "$(field "$TMP/corrupt-3.out" start restored_step)" 6
+eq "corrupt: digest" "$(field "$TMP/corrupt-3.out" done state_digest)" "$REF100"
+cp "$TMP/corrupt-3.err" "$TMP/out"
+expect_output "warning: checkpoint: $TMP/corrupt/$(ckpt_name 11) is corrupt"
+
+# ---- one thread during a whole run, preemption and grace period included -------------------------
+start threads --ckpt-dir "$TMP/threads" --steps 1000000 --step-ms 2 --raise-at 50 --grace-ms 800
+max=0 samples=0
+while kill -0 "$pid" 2>/dev/null; do
+    n=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+    [ "$n" -gt "$max" ] && max=$n
+    samples=$((samples + 1))
+    sleep 0.02
+done
+finish_bg
+eq "threads: status" "$rc" 42
+eq "threads: most threads seen in $samples samples" "$max" 1
+expect "threads: sampled during the run" test "$samples" -gt 5
+
+# ---- application error; bad usage and configuration get a clear message ---------------------
+for mode in sync async; do
+    flag=; [ "$mode" = async ] && flag=--async
+    run "fail-$mode" --ckpt-dir "$TMP/fail-$mode" --steps 100 --fail-at 5 $flag
+    eq "application error ($mode): status" "$rc" 3
+    eq "application error ($mode): reason" "$(field "$TMP/fail-$mode.out" exit reason)" error
+done
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --etcd http://127.0.0.1:2379
+expect_output "multi-worker coordination (--etcd, --job, --worker, --workers) is not available"
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 300
+expect_output "--exit-code: '300' is not a number between 0 and 255"
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 75 --verbose
+expect_output "invalid configuration: exit_code and exit_code_not_saved must differ"
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x"
+expect_output "--steps is required"
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/kill" --steps 100 --state-kb 8
+expect_output "holds 65536 bytes of state, not 8192"
+expect_rc 0 "$TRAINER" --help
+expect_output "Usage: preempt-trainer"
+
+finish
