@@ -1,0 +1,451 @@
+/* tests/unit/check_handler.c: the public handler API driven from the
+ * test's own event_base, as an asynchronous trainer would: real signals
+ * (raised to this process and read through the signalfd), real timers,
+ * real checkpoint files. Only the public header and libevent are used. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "check-main.h"
+#include "preempt.h"
+
+struct rec {
+    enum preempt_state states[16];
+    unsigned n_states, n_exits;
+    enum preempt_exit reason;
+    int code;
+    char log[2048];
+    int in_cb_step_end, in_cb_save_begin, in_cb_done, in_cb_exit_code;
+    enum preempt_action in_cb_action;
+    int poll_calls, poll_notice_after;
+    uint64_t poll_deadline;
+    char blob[32];
+};
+
+static void rec_state(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *ud)
+{
+    struct rec *r = ud;
+    uint64_t step;
+
+    if (r->n_states == 0)
+        r->states[r->n_states++] = from;
+    if (r->n_states < 16)
+        r->states[r->n_states++] = to;
+    /* what a callback may and may not do */
+    r->in_cb_step_end = preempt_step_end(h);
+    r->in_cb_save_begin = preempt_save_begin(h, &step);
+    r->in_cb_done = preempt_training_done(h);
+    r->in_cb_exit_code = preempt_exit_code(h);
+    r->in_cb_action = preempt_action(h);
+}
+
+static void rec_exit(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    struct rec *r = ud;
+
+    (void)h;
+    r->n_exits++;
+    r->reason = reason;
+    r->code = code;
+}
+
+static void rec_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
+{
+    struct rec *r = ud;
+    size_t len = strlen(r->log);
+
+    (void)h;
+    (void)snprintf(r->log + len, sizeof(r->log) - len, "%d:%s\n", (int)level, msg);
+}
+
+static int rec_restore(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    struct rec *r = ud;
+    void *data;
+    size_t len;
+    int e = preempt_restore_blob(h, "model", &data, &len);
+
+    (void)step;
+    if (e < 0)
+        return e;
+    ck_assert_uint_lt(len, sizeof(r->blob));
+    memcpy(r->blob, data, len);
+    r->blob[len] = '\0';
+    free(data);
+    return 0;
+}
+
+static int rec_poll(struct preempt_handler *h, uint64_t *deadline_in_ms, void *ud)
+{
+    struct rec *r = ud;
+
+    (void)h;
+    if (++r->poll_calls < r->poll_notice_after)
+        return 0;
+    *deadline_in_ms = r->poll_deadline;
+    return 1;
+}
+
+static const struct preempt_callbacks callbacks = {
+    .restore = rec_restore, .poll = rec_poll, .on_state = rec_state, .on_exit = rec_exit, .log = rec_log,
+};
+
+static char dir[64];
+
+static void setup(void)
+{
+    sigset_t set;
+
+    (void)sigemptyset(&set);
+    (void)sigaddset(&set, SIGTERM);
+    ck_assert_int_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+    strcpy(dir, "/tmp/check_handler.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct preempt_config config(const char *sub)
+{
+    static char path[128];
+    struct preempt_config cfg;
+
+    preempt_config_init(&cfg);
+    if (sub) {
+        (void)snprintf(path, sizeof(path), "%s/%s", dir, sub);
+        cfg.ckpt_dir = path;
+    }
+    return cfg;
+}
+
+/* Runs the test's loop until the handler leaves state s (bounded). */
+static void loop_while(struct event_base *base, struct preempt_handler *h, enum preempt_state s)
+{
+    struct preempt_status st;
+
+    for (int i = 0; i < 500; i++) {
+        preempt_get_status(h, &st);
+        if (st.state != s)
+            return;
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
+    }
+    ck_abort_msg("the handler stayed in %s", preempt_state_to_string(s));
+}
+
+START_TEST(test_async_signal_save_exit_restore)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("ckpt");
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    struct rec r = { 0 };
+    uint64_t step = 0;
+    char errpath[128];
+    struct stat sb;
+    int saved_stderr, fd;
+
+    /* The library writes nothing to stderr on its own. */
+    (void)snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+    fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    saved_stderr = dup(2);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(dup2(fd, 2), 2);
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &(struct preempt_callbacks){ .restore = rec_restore,
+                                         .on_exit = rec_exit, .on_state = rec_state }, &r, &h), 0);
+    ck_assert_ptr_eq(preempt_handler_base(h), base);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(kill(getpid(), SIGTERM), 0); /* pending: it is blocked */
+    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_CONTINUE); /* not read before the loop runs */
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+    preempt_get_status(h, &st);
+    ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
+    ck_assert_uint_eq(st.save_step, 6);
+    ck_assert_uint_eq(st.run, 5);
+    ck_assert_int_ge(st.deadline_in_ms, 0);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), -EALREADY); /* before save_begin */
+    ck_assert_int_eq(preempt_save_begin(h, &step), 0);
+    ck_assert_uint_eq(step, 6);
+    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_WAIT);
+    ck_assert_int_eq(preempt_save_begin(h, &step), -EALREADY);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), 0);
+    ck_assert_int_eq(preempt_save_blob(h, "../x", "x", 1), -EINVAL);
+    ck_assert_int_eq(preempt_exit_code(h), -EAGAIN);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), -EALREADY);
+    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(preempt_exit_code(h), 42);
+    ck_assert_uint_eq(r.n_exits, 1);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
+    ck_assert_int_eq(r.code, 42);
+    ck_assert_uint_eq(r.n_states, 5);
+    ck_assert_int_eq(r.states[0], PREEMPT_STATE_IDLE);
+    ck_assert_int_eq(r.states[1], PREEMPT_STATE_OWN_SIGNAL);
+    ck_assert_int_eq(r.states[2], PREEMPT_STATE_STEP_AGREED);
+    ck_assert_int_eq(r.states[3], PREEMPT_STATE_FINAL_SAVE);
+    ck_assert_int_eq(r.states[4], PREEMPT_STATE_EXIT);
+    /* inside callbacks: the forbidden calls say so, the allowed ones work */
+    ck_assert_int_eq(r.in_cb_step_end, -EBUSY);
+    ck_assert_int_eq(r.in_cb_save_begin, -EBUSY);
+    ck_assert_int_eq(r.in_cb_done, -EBUSY);
+    ck_assert_int_eq(r.in_cb_exit_code, 42);
+    ck_assert_int_eq(r.in_cb_action, PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_EXIT);
+    h = preempt_handler_free(h);
+    ck_assert_ptr_null(h);
+
+    /* a new handler restores the committed step */
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    preempt_get_status(h, &st);
+    ck_assert_uint_eq(st.restored_step, 6);
+    ck_assert_uint_eq(st.run, 6);
+    ck_assert_str_eq(r.blob, "six");
+    ck_assert_int_eq(preempt_restore_blob(h, "model", &(void *){ NULL }, &(size_t){ 0 }), -EALREADY);
+    h = preempt_handler_free(h);
+    event_base_free(base);
+
+    ck_assert_int_eq(dup2(saved_stderr, 2), 2);
+    (void)close(saved_stderr);
+    (void)close(fd);
+    ck_assert_int_eq(stat(errpath, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
+}
+END_TEST
+
+START_TEST(test_unblocked_signal_is_ebusy)
+{
+    struct preempt_config cfg = config("ckpt");
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    sigset_t set;
+
+    cfg.signals[0] = SIGUSR2;
+    (void)sigemptyset(&set);
+    (void)sigaddset(&set, SIGUSR2);
+    ck_assert_int_eq(sigprocmask(SIG_UNBLOCK, &set, NULL), 0);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EBUSY);
+    ck_assert_ptr_null(h);
+    ck_assert_ptr_nonnull(strstr(r.log, "is not blocked; call preempt_block_signals()"));
+    ck_assert_int_eq(preempt_block_signals(&cfg), 0);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+    h = preempt_handler_free(h);
+    cfg.signals[0] = SIGKILL;
+    ck_assert_int_eq(preempt_block_signals(&cfg), -EINVAL);
+}
+END_TEST
+
+/* One invalid field at a time, each refused with its reason. */
+static const struct {
+    const char *field, *why;
+} bad_configs[] = {
+    { "exit_code=0", "exit codes must be between 1 and 255" },
+    { "exit_code=75", "exit_code and exit_code_not_saved must differ" },
+    { "signal=SIGKILL", "signals: only 1..SIGRTMAX, not SIGKILL or SIGSTOP" },
+    { "plan=7", "unknown plan" },
+    { "second=9", "unknown second-notice policy" },
+    { "ckpt_dir=", "ckpt_dir is empty" },
+    { "poll_interval_ms=1", "poll_interval_ms must be between 10 ms and 1 day" },
+    { "bound_ms=0", "bound_ms must be between 1 ms and 7 days" },
+    { "agree_timeout_ms=0", "agree_timeout_ms must be between 1 ms and 1 day" },
+    { "grace_ms=huge", "grace_ms is over 7 days" },
+    { "trace_path=", "trace_path is empty" },
+    { "no-restore", "a ckpt_dir needs a restore callback" },
+};
+
+START_TEST(test_invalid_configuration)
+{
+    struct preempt_config cfg = config("ckpt");
+    struct preempt_callbacks cb = callbacks;
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    const char *f = bad_configs[_i].field;
+
+    if (strcmp(f, "exit_code=0") == 0)
+        cfg.exit_code = 0;
+    else if (strcmp(f, "exit_code=75") == 0)
+        cfg.exit_code = 75;
+    else if (strcmp(f, "signal=SIGKILL") == 0)
+        cfg.signals[1] = SIGKILL;
+    else if (strcmp(f, "plan=7") == 0)
+        cfg.plan = (enum preempt_plan)7;
+    else if (strcmp(f, "second=9") == 0)
+        cfg.second = (enum preempt_second)9;
+    else if (strcmp(f, "ckpt_dir=") == 0)
+        cfg.ckpt_dir = "";
+    else if (strcmp(f, "poll_interval_ms=1") == 0)
+        cfg.poll_interval_ms = 1;
+    else if (strcmp(f, "bound_ms=0") == 0)
+        cfg.bound_ms = 0;
+    else if (strcmp(f, "agree_timeout_ms=0") == 0)
+        cfg.agree_timeout_ms = 0;
+    else if (strcmp(f, "grace_ms=huge") == 0)
+        cfg.grace_ms = UINT64_MAX;
+    else if (strcmp(f, "trace_path=") == 0)
+        cfg.trace_path = "";
+    else
+        cb.restore = NULL;
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), -EINVAL);
+    ck_assert_ptr_null(h);
+    ck_assert_msg(strstr(r.log, bad_configs[_i].why), "%s: log was '%s'", f, r.log);
+    ck_assert_int_eq(preempt_handler_new(NULL, NULL, &cb, &r, &h), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_poll_notice_and_deadline_timer)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config(NULL);
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    struct rec r = { .poll_notice_after = 3, .poll_deadline = 700 };
+    char path[128], cmd[256];
+    int calls;
+
+    (void)snprintf(path, sizeof(path), "%s/poll.trace", dir);
+    cfg.trace_path = path;
+    cfg.poll_interval_ms = 10;
+    cfg.margin_ms = 200;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    loop_while(base, h, PREEMPT_STATE_IDLE);
+    ck_assert_int_eq(r.poll_calls, 3);
+    preempt_get_status(h, &st);
+    ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
+    ck_assert_int_le(st.deadline_in_ms, 700);    /* the poll function's deadline, */
+    ck_assert_int_gt(st.deadline_in_ms, 0);      /* not the 30 s default bound */
+    /* The trainer never reaches the save step: the deadline timer ends the
+     * run, before the deadline by the margin, with nothing saved. */
+    loop_while(base, h, PREEMPT_STATE_STEP_AGREED);
+    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
+    ck_assert_int_eq(preempt_exit_code(h), 75);
+    calls = r.poll_calls; /* polling stops at exit */
+    ck_assert_int_eq(usleep(30000), 0);
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1); /* 1: no events left */
+    ck_assert_int_eq(r.poll_calls, calls);
+    h = preempt_handler_free(h);
+    event_base_free(base);
+    /* the poll function said "notice" every time; the machine heard it once */
+    (void)snprintf(cmd, sizeof(cmd), "test \"$(grep -c 'ev=notice source=poll' '%s')\" = 1", path);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(test_notify_custom_save_and_trace)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config(NULL);
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    uint64_t step;
+    char path[128], buf[4096];
+    FILE *f;
+    size_t n;
+
+    (void)snprintf(path, sizeof(path), "%s/run.trace", dir);
+    cfg.trace_path = path;
+    cfg.start_run = 40;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_notify(h, 0), 0);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(preempt_save_begin(h, &step), 0);
+    ck_assert_uint_eq(step, 41);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "x", 1), -ENOTSUP);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(preempt_exit_code(h), 42);
+    h = preempt_handler_free(h);
+    event_base_free(base);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    (void)fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "config grace=0 bound=30000"));
+    ck_assert_ptr_nonnull(strstr(buf, "run=40 "));
+    ck_assert_ptr_nonnull(strstr(buf, "ev=notice source=inject deadline=0 => idle -> own-signal"));
+    ck_assert_ptr_nonnull(strstr(buf, "ev=ckpt-committed step=41 => final-save -> exit fx=disarm-timer,exit:saved"));
+}
+END_TEST
+
+START_TEST(test_failed_save_is_not_saved)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("ckpt");
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    uint64_t step;
+    char cmd[160];
+
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_notify(h, 0), 0);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(preempt_save_begin(h, &step), 0);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "x", 1), 0);
+    ck_assert_int_eq(preempt_save_done(h, -ENOSPC), 0); /* the trainer's save failed */
+    ck_assert_int_eq(preempt_exit_code(h), 75);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
+    ck_assert_ptr_nonnull(strstr(r.log, "save at step 1 failed: No space left on device"));
+    h = preempt_handler_free(h);
+    event_base_free(base);
+    (void)snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s/ckpt')\"", dir);
+    ck_assert_int_eq(system(cmd), 0); /* nothing committed, nothing left */
+}
+END_TEST
+
+static int step_ok(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+START_TEST(test_sync_calls_need_own_base_and_save)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config(NULL);
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL), -EINVAL); /* borrowed base: the caller runs it */
+    ck_assert_int_eq(preempt_save_checkpoint_if_preempted(h), -EINVAL);
+    h = preempt_handler_free(h);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL), -EINVAL); /* no save callback */
+    ck_assert_int_eq(preempt_training_done(h), 0);
+    ck_assert_int_eq(preempt_exit_code(h), 0);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_DONE);
+    h = preempt_handler_free(h);
+    ck_assert_ptr_null(preempt_handler_free(NULL));
+    event_base_free(base);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("handler");
+    TCase *tc = tcase_create("async");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_async_signal_save_exit_restore);
+    tcase_add_test(tc, test_unblocked_signal_is_ebusy);
+    tcase_add_loop_test(tc, test_invalid_configuration, 0, (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
+    tcase_add_test(tc, test_poll_notice_and_deadline_timer);
+    tcase_add_test(tc, test_notify_custom_save_and_trace);
+    tcase_add_test(tc, test_failed_save_is_not_saved);
+    tcase_add_test(tc, test_sync_calls_need_own_base_and_save);
+    suite_add_tcase(s, tc);
+    return preempt_run_suite(s);
+}
