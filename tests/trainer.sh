@@ -154,6 +154,17 @@ eq "second signal before the save: status" "$rc" 75
 eq "second signal before the save: reason" "$(field "$TMP/second-early.out" exit reason)" not-saved
 expect "second signal before the save: no checkpoint" test -z "$(ls -A "$TMP/second-early")"
 
+# restart_from_previous NAME WARNING: the restart in $TMP/NAME restores the
+# checkpoint at 6, finishes with the right digest, and logs WARNING.
+restart_from_previous() {
+    run "$1-3" --ckpt-dir "$TMP/$1" --steps 100 --verbose
+    eq "$1: restart status" "$rc" 0
+    eq "$1: restored the previous checkpoint" "$(field "$TMP/$1-3.out" start restored_step)" 6
+    eq "$1: digest" "$(field "$TMP/$1-3.out" done state_digest)" "$REF100"
+    cp "$TMP/$1-3.err" "$TMP/out"
+    expect_output "$2"
+}
+
 # ---- SIGKILL during a save: the previous checkpoint is intact and restored --------------------
 run kill-1 --ckpt-dir "$TMP/kill" --steps 100 --raise-at 5
 eq "kill during save: first run" "$rc" 42
@@ -164,12 +175,7 @@ fi
 finish_bg
 eq "kill during save: killed" "$rc" 137
 expect "kill during save: a half-written save is left" test -n "$(ls -A "$TMP/kill" | grep '^\.staging-')"
-run kill-3 --ckpt-dir "$TMP/kill" --steps 100 --verbose
-eq "kill during save: restart status" "$rc" 0
-eq "kill during save: restored the previous" "$(field "$TMP/kill-3.out" start restored_step)" 6
-eq "kill during save: digest" "$(field "$TMP/kill-3.out" done state_digest)" "$REF100"
-cp "$TMP/kill-3.err" "$TMP/out"
-expect_output "removed the leftover of an interrupted save"
+restart_from_previous kill "removed the leftover of an interrupted save"
 expect "kill during save: leftover removed" test -z "$(ls -A "$TMP/kill" | grep '^\.staging-')"
 
 # ---- a corrupt newest checkpoint: the previous one, with a warning -------------------------------
@@ -178,12 +184,7 @@ run corrupt-2 --ckpt-dir "$TMP/corrupt" --steps 100 --raise-at 10
 eq "corrupt: second preemption saved" "$(field "$TMP/corrupt-2.out" exit saved_step)" 11
 m=$TMP/corrupt/$(ckpt_name 11)/model
 printf '\377' | dd of="$m" bs=1 seek=100 conv=notrunc status=none
-run corrupt-3 --ckpt-dir "$TMP/corrupt" --steps 100 --verbose
-eq "corrupt: restart status" "$rc" 0
-eq "corrupt: restored the previous" "$(field "$TMP/corrupt-3.out" start restored_step)" 6
-eq "corrupt: digest" "$(field "$TMP/corrupt-3.out" done state_digest)" "$REF100"
-cp "$TMP/corrupt-3.err" "$TMP/out"
-expect_output "warning: checkpoint: $TMP/corrupt/$(ckpt_name 11) is corrupt"
+restart_from_previous corrupt "warning: checkpoint: $TMP/corrupt/$(ckpt_name 11) is corrupt"
 
 # ---- one thread during a whole run, preemption and grace period included -------------------------
 start threads --ckpt-dir "$TMP/threads" --steps 1000000 --step-ms 2 --raise-at 50 --grace-ms 800
