@@ -225,8 +225,9 @@ PREEMPT_EXPORT int preempt_training_done(struct preempt_handler *h);
 /* ---- asynchronous use (on the caller's loop; nothing here blocks) -------- */
 
 /** Counts one completed step and returns what to do next (an enum
- * preempt_action), or -EBUSY inside a callback. Never blocks: it makes no
- * system call (it reads the monotonic clock). Callback-safe: no. */
+ * preempt_action), or -EBUSY inside a callback. Never blocks. While no
+ * notice is known (the common path) it makes no system call: it reads the
+ * monotonic clock and a counter. Callback-safe: no. */
 PREEMPT_EXPORT int preempt_step_end(struct preempt_handler *h);
 
 /** What to do now, without counting a step (e.g. again after

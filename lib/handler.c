@@ -6,6 +6,7 @@
  * Everything that happens becomes an event posted to the machine
  * (lib/machine.c); the machine's effects come back here through run_fx().
  * Times given to the machine are milliseconds since the handler was made. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -243,11 +244,32 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
         trace_write(h, rec);
 }
 
+/* What each state owns (style R14), checked after every step in debug
+ * builds: the machine's timer is pending exactly in the states it bounds;
+ * a save is asked for or running only while saving; in exit nothing of
+ * the machine's stays armed. */
+static void check_invariants(const struct preempt_handler *h, enum preempt_state s)
+{
+#ifndef NDEBUG
+    bool saving = s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE;
+
+    assert(!!evtimer_pending(h->ev_timer, NULL) == (preempt_state_timer_(s) != PREEMPT_TIMER_NONE));
+    assert(!(h->save_asked || h->save_running) || saving || s == PREEMPT_STATE_EXIT);
+    assert(h->exited == (s == PREEMPT_STATE_EXIT));
+    assert(s != PREEMPT_STATE_EXIT || (!event_pending(h->ev_sig, EV_READ, NULL) &&
+                                       (!h->ev_poll || !event_pending(h->ev_poll, EV_TIMEOUT, NULL))));
+#else
+    (void)h;
+    (void)s;
+#endif
+}
+
 static void after_step(struct preempt_sm *sm, enum preempt_state from, enum preempt_state to, void *arg)
 {
     struct preempt_handler *h = arg;
 
     (void)sm;
+    check_invariants(h, to);
     if (from == to)
         return;
     log_msg(h, PREEMPT_LOG_DEBUG, "state %s -> %s", preempt_state_to_string(from), preempt_state_to_string(to));
