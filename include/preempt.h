@@ -41,10 +41,11 @@ enum preempt_state {
  * its events and never dispatches or breaks that loop) or its own (the
  * synchronous calls drive it). It uses no threads.
  *
- * Callbacks run on the loop, inside a library call. From inside a callback
- * these calls are allowed: preempt_save_done(), preempt_notify(),
- * preempt_action(), preempt_get_status(), preempt_exit_code() and the
- * name lookups. Every other call returns -EBUSY there (preempt_handler_free()
+ * Callbacks run inside a library call. From inside a callback these calls
+ * are allowed: preempt_save_done(), preempt_notify(), preempt_action(),
+ * preempt_get_status(), preempt_exit_code() and the name lookups, plus
+ * preempt_save_blob() in cb->save and preempt_restore_blob() in
+ * cb->restore. Every other call returns -EBUSY there (preempt_handler_free()
  * must not be called there at all). */
 
 #include <stdbool.h>
@@ -246,7 +247,8 @@ PREEMPT_EXPORT int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_s
  * @return 0; -ENOTSUP without a ckpt_dir; -EALREADY when no save is in
  *         progress; -EINVAL for a bad name; or the write's negative errno
  *         (e.g. -ENOSPC), after which the save can only fail.
- * Ownership: the data is copied to the file. Callback-safe: no. */
+ * Ownership: the data is copied to the file. Callback-safe: only inside
+ * cb->save (its purpose) and outside callbacks. */
 PREEMPT_EXPORT int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len);
 
 /** Finishes the save in progress: with @p status 0 and a ckpt_dir, the
@@ -259,7 +261,8 @@ PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);
 /** Reads a blob of the checkpoint being restored; only inside cb->restore.
  * @return 0; -ENOENT when there is no such blob; -EBADMSG when it does not
  *         verify; -EALREADY outside cb->restore.
- * Ownership: *ret_data is malloc'ed; the caller frees it with free(). */
+ * Ownership: *ret_data is malloc'ed; the caller frees it with free().
+ * Callback-safe: only inside cb->restore, its one use. */
 PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len);
 
 /* ---- both ---------------------------------------------------------------- */

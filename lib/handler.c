@@ -519,7 +519,9 @@ static int restore(struct preempt_handler *h)
     if (r < 0)
         return r;
     h->restoring = &info;
+    h->in_cb++;
     r = h->cb.restore(h, info.step, h->ud);
+    h->in_cb--;
     h->restoring = NULL;
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)info.step,
@@ -770,8 +772,6 @@ int preempt_save_blob(struct preempt_handler *h, const char *name, const void *d
 {
     if (!handler_ok(h) || !name || (!data && len))
         return -EINVAL;
-    if (h->in_cb)
-        return -EBUSY;
     if (!h->store)
         return -ENOTSUP;
     if (!h->save_running || !h->writer)
@@ -838,7 +838,9 @@ static int sync_save(struct preempt_handler *h)
     int r = preempt_save_begin(h, &step);
 
     if (r == 0) {
+        h->in_cb++; /* only preempt_save_blob() and the queries from here */
         r = h->cb.save(h, step, h->ud);
+        h->in_cb--;
         if (r > 0)
             r = -EINVAL; /* documented as 0 or a negative errno */
     }
@@ -855,8 +857,11 @@ static int sync_boundary(struct preempt_handler *h)
             h->step_t0_us = now_us(h);
             return 0;
         case PREEMPT_ACTION_WAIT: /* bounded: these states arm the machine's timer */
-            if (event_base_loop(h->base, EVLOOP_ONCE) < 0)
+            if (event_base_loop(h->base, EVLOOP_ONCE) != 0) { /* 1: nothing armed, a bug */
+                log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed",
+                        preempt_state_to_string(state_of(h)));
                 return -EIO;
+            }
             break;
         case PREEMPT_ACTION_SAVE:
         case PREEMPT_ACTION_SAVE_EXIT:

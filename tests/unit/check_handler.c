@@ -411,6 +411,39 @@ static int step_ok(void *arg)
     return 0;
 }
 
+static int nested_run;
+
+static int save_and_recurse(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    (void)step;
+    (void)ud;
+    nested_run = preempt_run(h, step_ok, NULL); /* forbidden inside a callback */
+    return preempt_save_blob(h, "model", "m", 1);
+}
+
+START_TEST(test_sync_save_callback_rules)
+{
+    struct preempt_config cfg = config("ckpt");
+    struct preempt_callbacks cb = callbacks;
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+
+    cb.save = save_and_recurse;
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL), 0);
+    ck_assert_int_eq(preempt_notify(h, 0), 0);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL), 1); /* saved at 2 and exited (on_exit is set) */
+    ck_assert_int_eq(nested_run, -EBUSY);
+    ck_assert_int_eq(preempt_exit_code(h), 42);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL), 1); /* stays exited */
+    h = preempt_handler_free(h);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
+    ck_assert_str_eq(r.blob, "m");
+    h = preempt_handler_free(h);
+}
+END_TEST
+
 START_TEST(test_sync_calls_need_own_base_and_save)
 {
     struct event_base *base = event_base_new();
@@ -446,6 +479,7 @@ int main(void)
     tcase_add_test(tc, test_notify_custom_save_and_trace);
     tcase_add_test(tc, test_failed_save_is_not_saved);
     tcase_add_test(tc, test_sync_calls_need_own_base_and_save);
+    tcase_add_test(tc, test_sync_save_callback_rules);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }
