@@ -144,14 +144,13 @@ for policy in ignore exit; do
     want=2; [ "$policy" = exit ] && want=1
     eq "second signal ($policy): saves" "$(count_events "$TMP/second-$policy.out" saved)" "$want"
 done
-# Policy "exit" before anything is committed: "not-saved" (75), nothing new on disk.
-start second-early --ckpt-dir "$TMP/second-early" --steps 100 --step-ms 1000 --raise-at 2 --second exit
-if wait_for "$TMP/second-early.out" '"to":"step-agreed"' 20; then
-    kill -TERM "$pid"
-fi
-finish_bg
+# Policy "exit" before anything is committed: "not-saved" (75), nothing new on
+# disk. The second signal comes during step 3, the agreed save step: the
+# boundary asks for the save, then reads the signal, and leaves.
+run second-early --ckpt-dir "$TMP/second-early" --steps 100 --raise-at 2 --raise-at 3 --second exit
 eq "second signal before the save: status" "$rc" 75
 eq "second signal before the save: reason" "$(field "$TMP/second-early.out" exit reason)" not-saved
+eq "second signal before the save: no save began" "$(count_events "$TMP/second-early.out" save-begin)" 0
 expect "second signal before the save: no checkpoint" test -z "$(ls -A "$TMP/second-early")"
 
 # restart_from_previous NAME WARNING: the restart in $TMP/NAME restores the

@@ -47,7 +47,8 @@ static const char usage[] =
     "  --poll-file PATH   a poll function: a notice once PATH exists; its content,\n"
     "                     if a number, is the deadline in ms\n"
     "  --poll-ms MS       poll period (default 100)\n"
-    "  --raise-at STEP    raise the first notice signal during step STEP (tests)\n"
+    "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
+    "                     up to 4 times for several signals)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
     "  --verbose          print the library's log on stderr\n"
@@ -66,7 +67,9 @@ struct trainer {
     struct event *ev_step, *ev_resume;
     uint64_t *state;
     size_t words;
-    uint64_t steps, step_ms, save_ms, raise_at, fail_at, last_saved;
+    uint64_t steps, step_ms, save_ms, fail_at, last_saved;
+    uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
+    unsigned n_raise;
     unsigned printed_saves;
     int raise_sig;
     const char *poll_file;
@@ -241,8 +244,9 @@ static int train_one(void *arg)
     if (step == t->fail_at)
         return 3;
     model_step(t, step);
-    if (step == t->raise_at)
-        (void)kill(getpid(), t->raise_sig); /* a real signal, read through the signalfd */
+    for (unsigned i = 0; i < t->n_raise; i++)
+        if (step == t->raise_at[i])
+            (void)kill(getpid(), t->raise_sig); /* a real signal, read through the signalfd */
     return 0;
 }
 
@@ -456,7 +460,14 @@ int main(int argc, char **argv)
         case OPT_CUSTOM: t.custom_save = true; break;
         case OPT_POLL_FILE: t.poll_file = optarg; cb.poll = on_poll; break;
         case OPT_POLL_MS: r = parse_u64("--poll-ms", optarg, 86400000, &cfg.poll_interval_ms); break;
-        case OPT_RAISE: r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at); break;
+        case OPT_RAISE:
+            if (t.n_raise == sizeof(t.raise_at) / sizeof(t.raise_at[0])) {
+                fprintf(stderr, "preempt-trainer: --raise-at: at most 4 times\n");
+                r = -EINVAL;
+                break;
+            }
+            r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at[t.n_raise++]);
+            break;
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
         case OPT_ASYNC: async = true; break;
         case OPT_VERBOSE: cb.log = on_log; break;
