@@ -59,8 +59,7 @@ struct preempt_handler {
     uint64_t ack_ms;      /* when this worker acknowledged a round */
     bool ack_pending;
 
-    bool exited;
-    enum preempt_exit exit_reason;
+    enum preempt_exit exit_reason; /* valid in state exit */
     int exit_code;
 
     FILE *trace;
@@ -125,6 +124,11 @@ static enum preempt_state state_of(const struct preempt_handler *h)
     return preempt_sm_core_(h->sm)->state;
 }
 
+static bool exited(const struct preempt_handler *h)
+{
+    return state_of(h) == PREEMPT_STATE_EXIT;
+}
+
 static void post_notice(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
@@ -185,7 +189,6 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         (void)evtimer_del(h->ev_timer);
         return;
     case PREEMPT_FX_EXIT:
-        h->exited = true;
         h->exit_reason = (enum preempt_exit)fx->arg;
         h->exit_code = exit_code_for(h, h->exit_reason);
         (void)event_del(h->ev_sig); /* nothing stays armed in exit */
@@ -255,7 +258,6 @@ static void check_invariants(const struct preempt_handler *h, enum preempt_state
 
     assert(!!evtimer_pending(h->ev_timer, NULL) == (preempt_state_timer_(s) != PREEMPT_TIMER_NONE));
     assert(!(h->save_asked || h->save_running) || saving || s == PREEMPT_STATE_EXIT);
-    assert(h->exited == (s == PREEMPT_STATE_EXIT));
     assert(s != PREEMPT_STATE_EXIT || (!event_pending(h->ev_sig, EV_READ, NULL) &&
                                        (!h->ev_poll || !event_pending(h->ev_poll, EV_TIMEOUT, NULL))));
 #else
@@ -654,7 +656,7 @@ struct event_base *preempt_handler_base(const struct preempt_handler *h)
 
 enum preempt_action preempt_action(const struct preempt_handler *h)
 {
-    if (!handler_ok(h) || h->exited)
+    if (!handler_ok(h) || exited(h))
         return PREEMPT_ACTION_EXIT;
     if (h->save_asked)
         return state_of(h) == PREEMPT_STATE_FINAL_SAVE ? PREEMPT_ACTION_SAVE_EXIT : PREEMPT_ACTION_SAVE;
@@ -678,7 +680,7 @@ enum preempt_action preempt_action(const struct preempt_handler *h)
 /* Counts one completed step: measures it, and tells the machine while a
  * notice is known (in idle the machine has nothing to do with steps, so
  * the common path posts nothing and makes no system call). */
-static void count_step(struct preempt_handler *h)
+static uint64_t count_step(struct preempt_handler *h)
 {
     uint64_t t = now_us(h);
     struct preempt_facts *f = preempt_sm_facts_(h->sm);
@@ -691,28 +693,30 @@ static void count_step(struct preempt_handler *h)
         h->step_t0_us = 0;
     }
     f->run++;
-    if (state_of(h) != PREEMPT_STATE_IDLE && !h->exited) {
+    if (state_of(h) != PREEMPT_STATE_IDLE && !exited(h)) {
         struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
 
         ev.u.step_reached.step = f->run;
         post(h, ev);
     }
+    return t;
 }
 
 int preempt_step_end(struct preempt_handler *h)
 {
     enum preempt_action a;
+    uint64_t t;
 
     if (!handler_ok(h))
         return -EINVAL;
     if (h->in_cb)
         return -EBUSY;
-    if (h->exited)
+    if (exited(h))
         return PREEMPT_ACTION_EXIT;
-    count_step(h);
+    t = count_step(h);
     a = preempt_action(h);
     if (a == PREEMPT_ACTION_CONTINUE)
-        h->step_t0_us = now_us(h);
+        h->step_t0_us = t; /* the next step starts now: one clock read per step */
     return (int)a;
 }
 
@@ -724,7 +728,7 @@ int preempt_training_done(struct preempt_handler *h)
         return -EINVAL;
     if (h->in_cb)
         return -EBUSY;
-    if (h->exited)
+    if (exited(h))
         return 0;
     ev.u.training_done.step = preempt_sm_facts_(h->sm)->run;
     post(h, ev);
@@ -891,8 +895,8 @@ int preempt_save_checkpoint_if_preempted(struct preempt_handler *h)
 
     if (r < 0)
         return r;
-    if (!h->exited)
-        count_step(h);
+    if (!exited(h))
+        (void)count_step(h);
     return sync_boundary(h);
 }
 
@@ -902,7 +906,7 @@ int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg)
 
     if (r < 0 || !step_fn)
         return r < 0 ? r : -EINVAL;
-    if (h->exited)
+    if (exited(h))
         return sync_boundary(h);
     r = step_fn(arg);
     if (r != 0) {
@@ -914,7 +918,7 @@ int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg)
         post(h, ev);
         return sync_boundary(h);
     }
-    count_step(h);
+    (void)count_step(h);
     return sync_boundary(h);
 }
 
@@ -948,5 +952,5 @@ int preempt_exit_code(const struct preempt_handler *h)
 {
     if (!handler_ok(h))
         return -EINVAL;
-    return h->exited ? h->exit_code : -EAGAIN;
+    return exited(h) ? h->exit_code : -EAGAIN;
 }
