@@ -5,6 +5,7 @@
 #define PREEMPT_CHECK_MAIN_H
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static inline int preempt_run_suite(Suite *s)
@@ -16,6 +17,23 @@ static inline int preempt_run_suite(Suite *s)
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* A private directory for one test, under $TMPDIR (default /tmp); buf
+ * receives its path. */
+static inline void preempt_test_mkdtemp(char *buf, size_t size, const char *name)
+{
+    (void)snprintf(buf, size, "%s/%s-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+    ck_assert_ptr_nonnull(mkdtemp(buf));
+}
+
+/* Removes a test's directory and everything in it. */
+static inline void preempt_test_rmrf(const char *dir)
+{
+    char cmd[4200];
+
+    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
 }
 
 #endif

@@ -30,17 +30,13 @@ static void collect(int level, const char *msg, void *arg)
 
 static void setup(void)
 {
-    (void)snprintf(root, sizeof(root), "%s/preempt-ckpt-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(root));
+    preempt_test_mkdtemp(root, sizeof(root), "preempt-ckpt");
     logbuf[0] = '\0';
 }
 
 static void teardown(void)
 {
-    char cmd[300];
-
-    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    ck_assert_int_eq(system(cmd), 0);
+    preempt_test_rmrf(root);
 }
 
 static struct preempt_ckpt_store *open_store(unsigned keep)

@@ -97,7 +97,7 @@ static const struct preempt_callbacks callbacks = {
     .restore = rec_restore, .poll = rec_poll, .on_state = rec_state, .on_exit = rec_exit, .log = rec_log,
 };
 
-static char dir[64];
+static char dir[256];
 
 static void setup(void)
 {
@@ -106,21 +106,17 @@ static void setup(void)
     (void)sigemptyset(&set);
     (void)sigaddset(&set, SIGTERM);
     ck_assert_int_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
-    strcpy(dir, "/tmp/check_handler.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    preempt_test_mkdtemp(dir, sizeof(dir), "check_handler");
 }
 
 static void teardown(void)
 {
-    char cmd[128];
-
-    (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    preempt_test_rmrf(dir);
 }
 
 static struct preempt_config config(const char *sub)
 {
-    static char path[128];
+    static char path[512];
     struct preempt_config cfg;
 
     preempt_config_init(&cfg);
@@ -153,7 +149,7 @@ START_TEST(test_async_signal_save_exit_restore)
     struct preempt_status st;
     struct rec r = { 0 };
     uint64_t step = 0;
-    char errpath[128];
+    char errpath[512];
     struct stat sb;
     int saved_stderr, fd;
 
@@ -312,7 +308,7 @@ START_TEST(test_poll_notice_and_deadline_timer)
     struct preempt_handler *h = NULL;
     struct preempt_status st;
     struct rec r = { .poll_notice_after = 3, .poll_deadline = 700 };
-    char path[128], cmd[256];
+    char path[512], cmd[700];
     int calls;
 
     (void)snprintf(path, sizeof(path), "%s/poll.trace", dir);
@@ -351,7 +347,7 @@ START_TEST(test_notify_custom_save_and_trace)
     struct preempt_handler *h = NULL;
     struct rec r = { 0 };
     uint64_t step;
-    char path[128], buf[4096];
+    char path[512], buf[4096];
     FILE *f;
     size_t n;
 
@@ -387,7 +383,7 @@ START_TEST(test_failed_save_is_not_saved)
     struct preempt_handler *h = NULL;
     struct rec r = { 0 };
     uint64_t step;
-    char cmd[160];
+    char cmd[700];
 
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_notify(h, 0), 0);
