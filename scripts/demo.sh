@@ -15,10 +15,7 @@ T=tools/preempt-trainer
 STEPS=300
 STEP_MS=10
 
-# field FILE EVENT KEY: KEY's value in the last JSON line of FILE for EVENT.
-field() {
-    grep -F "\"event\":\"$2\"" "$1" | tail -n 1 | sed -n "s/.*\"$3\":\"\{0,1\}\([^\",}]*\).*/\1/p"
-}
+. scripts/jsonl.sh # field
 die() {
     echo "demo: $*" >&2
     exit 1

@@ -51,15 +51,7 @@ finish() {
 # ---- helpers for tests that run the reference trainer -----------------------
 TRAINER="$top_builddir/tools/preempt-trainer"
 
-# field FILE EVENT KEY: KEY's value in the last JSON line of FILE for EVENT.
-field() {
-    grep -F "\"event\":\"$2\"" "$1" | tail -n 1 | sed -n "s/.*\"$3\":\"\{0,1\}\([^\",}]*\).*/\1/p"
-}
-
-# count_events FILE EVENT: how many JSON lines of FILE are of EVENT.
-count_events() {
-    grep -cF "\"event\":\"$2\"" "$1"
-}
+. "$top_srcdir/scripts/jsonl.sh" # field, count_events
 
 # wait_for FILE TEXT SECONDS: waits until FILE contains TEXT (bounded).
 wait_for() {
