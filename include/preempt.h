@@ -122,6 +122,25 @@ struct preempt_config {
     uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
     const char *trace_path;      /**< write the machine's trace here (text form,
                                       replayable with preempt-replay); NULL: none */
+
+    /* Multi-worker coordination through etcd (docs/protocol.md). With
+     * etcd_endpoints NULL the handler runs in local mode (one worker). */
+    const char *etcd_endpoints;  /**< comma-separated http:// or https:// URLs of
+                                      etcd's v3 gateway (up to 8; fail-over in order) */
+    const char *job;             /**< job name, 1-128 of [A-Za-z0-9._-]; the keys live
+                                      under /preempt/<job>/ */
+    unsigned worker;             /**< this worker's index, 0 <= worker < workers */
+    unsigned workers;            /**< the number of workers in the job (1..4096) */
+    const char *etcd_user;       /**< with etcd_password: authenticate (NULL: none) */
+    const char *etcd_password;   /**< copied, and wiped from memory at free */
+    const char *etcd_ca;         /**< TLS: CA bundle (PEM path); NULL: system default */
+    const char *etcd_cert;       /**< TLS: client certificate (PEM path) */
+    const char *etcd_key;        /**< TLS: client key (PEM path) */
+    unsigned lease_ttl_s;        /**< membership lease: a worker silent this long is
+                                      lost (2..3600, default 10) */
+    uint64_t join_timeout_ms;    /**< bound on start-up: every worker must join within
+                                      it (default 60000) */
+    uint64_t etcd_timeout_ms;    /**< one etcd request attempt (default 2000) */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */
@@ -164,6 +183,7 @@ struct preempt_status {
     uint64_t step_us;         /**< measured mean step time (moving average) */
     uint64_t save_ms;         /**< duration of the last save, 0 before any */
     unsigned saves;           /**< checkpoints committed by this handler */
+    uint64_t incarnation;     /**< the job's incarnation (multi-worker), 0 in local mode */
 };
 
 /** Fills @p cfg with the defaults listed in struct preempt_config.
@@ -179,12 +199,19 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
 /** Creates a handler and restores the newest complete checkpoint of
  * cfg->ckpt_dir (verifying its checksums; a corrupt one is skipped with a
  * warning and the one before is used), calling cb->restore.
+ * Multi-worker (cfg->etcd_endpoints set): before anything is added to
+ * @p base, the handler joins the job on a private loop, waits until every
+ * worker has joined (at most cfg->join_timeout_ms) and restores the newest
+ * step that every worker holds, removing this worker's newer checkpoints
+ * (they were never committed by the whole job). This call blocks for that
+ * start-up, and only then.
  * @param base  the caller's event_base (borrowed; must outlive the handler),
  *              or NULL for a base owned by the handler.
  * @return 0; -EINVAL for an invalid configuration (logged with the reason);
  *         -EBUSY when a notice signal is not blocked (see
- *         preempt_block_signals()); or the negative errno of a failed
- *         open, signalfd, restore or trace file.
+ *         preempt_block_signals()); -ETIMEDOUT when not every worker joined
+ *         in time; -EACCES when etcd refused the credentials; or the
+ *         negative errno of a failed open, signalfd, restore or trace file.
  * Ownership: *ret is set only on success; free it with
  * preempt_handler_free(). The handler owns its signalfd, events, base (when
  * it made one) and files. Callback-safe: no. */
@@ -194,6 +221,10 @@ PREEMPT_EXPORT int preempt_handler_new(struct event_base *base, const struct pre
 
 /** Frees a handler: removes its events, closes its descriptors and files,
  * drops an unfinished save. NULL-safe. The notice signals stay blocked.
+ * Multi-worker: with its own base, first delivers the worker's last
+ * coordination writes (an error, a shard report, its departure), waiting at
+ * most 2 s; with a borrowed base, keep running it until
+ * preempt_pending_writes() is 0 before freeing, or those writes are lost.
  * @return NULL. Callback-safe: no (never call it from a callback). */
 PREEMPT_EXPORT struct preempt_handler *preempt_handler_free(struct preempt_handler *h);
 
@@ -279,6 +310,23 @@ PREEMPT_EXPORT void preempt_get_status(const struct preempt_handler *h, struct p
 /** The exit code decided by the handler, or -EAGAIN while it has not
  * exited. Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_exit_code(const struct preempt_handler *h);
+
+/** Reports an application error (exit code @p code, 1..255) with a message
+ * (NULL: none; truncated to 255 bytes). The handler exits with
+ * PREEMPT_EXIT_ERROR, and in a multi-worker job every worker exits with
+ * the same code and message (the first error wins). preempt_run() does the
+ * same for a step function that returns a code.
+ * @return 0; -EINVAL for a code out of range; -EBUSY inside a callback. */
+PREEMPT_EXPORT int preempt_fail(struct preempt_handler *h, int code, const char *message);
+
+/** The message of the error the handler exits with (its own or the one
+ * propagated from another worker), or NULL when there is none.
+ * Ownership: the handler's; valid until it is freed. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_error_message(const struct preempt_handler *h);
+
+/** Coordination writes not yet acknowledged by etcd (0 in local mode).
+ * Callback-safe: yes. */
+PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
 
 /** The name of an exit reason ("done", "saved", "not-saved", "error"), or
  * NULL out of range. Ownership: static string. Callback-safe: yes. */

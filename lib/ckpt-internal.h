@@ -61,6 +61,17 @@ void preempt_ckpt_abort_(struct preempt_ckpt_writer *w);
  * a corrupt one is skipped with a warning. -ENOENT when there is none. */
 int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info *ret_info);
 
+/* The steps of the complete checkpoints that verify, newest first.
+ * Ownership: *ret is malloc'ed (NULL when n is 0); the caller frees it. */
+int preempt_ckpt_list_(struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret_n);
+
+/* The checkpoint at exactly step, verified. -ENOENT when absent or corrupt. */
+int preempt_ckpt_at_(struct preempt_ckpt_store *s, uint64_t step, struct preempt_ckpt_info *ret_info);
+
+/* Removes the checkpoints newer than step (a multi-worker job restored an
+ * older step because not every worker had these). Returns how many. */
+int preempt_ckpt_drop_newer_(struct preempt_ckpt_store *s, uint64_t step);
+
 /* Reads a blob of a checkpoint found by preempt_ckpt_latest_(), verifying
  * its size and checksum against the manifest again. Ownership: *ret_data is
  * malloc'ed and the caller frees it. -ENOENT when there is no such blob,

@@ -669,6 +669,71 @@ int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info 
     return r;
 }
 
+int preempt_ckpt_list_(struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret_n)
+{
+    uint64_t *steps;
+    size_t n, k = 0;
+    int r;
+
+    if (!s || !ret || !ret_n)
+        return -EINVAL;
+    if ((r = list_ckpts(s, &steps, &n)) < 0)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        lpckpt_Manifest m;
+        const char *why = "";
+
+        if (verify_ckpt(s, steps[i], &m, &why) == 0)
+            steps[k++] = steps[i];
+        else
+            logf_(s, 2, "%s: the checkpoint at step %llu is corrupt (%s); not offered", s->dir,
+                  (unsigned long long)steps[i], why);
+    }
+    if (k == 0) {
+        free(steps);
+        steps = NULL;
+    }
+    *ret = steps;
+    *ret_n = k;
+    return 0;
+}
+
+int preempt_ckpt_at_(struct preempt_ckpt_store *s, uint64_t step, struct preempt_ckpt_info *ret_info)
+{
+    lpckpt_Manifest m;
+    const char *why = "";
+
+    if (!s || !ret_info)
+        return -EINVAL;
+    if (verify_ckpt(s, step, &m, &why) < 0)
+        return -ENOENT;
+    fill_info(s, &m, ret_info);
+    return 0;
+}
+
+int preempt_ckpt_drop_newer_(struct preempt_ckpt_store *s, uint64_t step)
+{
+    uint64_t *steps;
+    size_t n;
+    char name[64];
+    int r, dropped = 0;
+
+    if (!s)
+        return -EINVAL;
+    if ((r = list_ckpts(s, &steps, &n)) < 0)
+        return r;
+    for (size_t i = 0; i < n && steps[i] > step; i++) {
+        ckpt_name(name, sizeof(name), steps[i]);
+        r = remove_dir_at(s->dirfd, name);
+        if (r < 0)
+            logf_(s, 2, "%s/%s: cannot remove: %s", s->dir, name, strerror(-r));
+        else
+            dropped++;
+    }
+    free(steps);
+    return dropped;
+}
+
 int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
                             void **ret_data, size_t *ret_len)
 {

@@ -21,16 +21,19 @@
 #include <event2/event.h>
 
 #include "ckpt-internal.h"
+#include "coord-internal.h"
 #include "machine-internal.h"
 
 #define HANDLER_MAGIC 0x70726d68u /* "prmh" */
 #define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
 #define MAX_INTERVAL_MS (24ull * 3600 * 1000)
+#define LAST_WRITES_MS 2000 /* bound on delivering the last coordination writes */
 
 struct preempt_handler {
     uint32_t magic;
     struct preempt_config cfg; /* strings point at the copies below */
     char *ckpt_dir, *trace_path;
+    char *etcd_endpoints, *job, *etcd_user, *etcd_password, *etcd_ca, *etcd_cert, *etcd_key;
     struct preempt_callbacks cb;
     void *ud;
 
@@ -65,6 +68,12 @@ struct preempt_handler {
     FILE *trace;
     struct preempt_trace_rec last_rec;
     bool have_last_rec;
+
+    struct preempt_coord *coord;  /* multi-worker; NULL in local mode */
+    uint64_t incarnation;
+    int64_t lease;                /* the membership lease taken at start-up */
+    enum preempt_source last_source; /* of the last notice posted */
+    char err_msg[256];            /* the error this worker exits with, "" when none */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -135,6 +144,7 @@ static void post_notice(struct preempt_handler *h, enum preempt_source src, uint
 
     ev.u.notice.source = src;
     ev.u.notice.deadline = deadline_in_ms ? now_ms(h) + deadline_in_ms : 0;
+    h->last_source = src;
     post(h, ev);
 }
 
@@ -170,11 +180,35 @@ static void arm_timer(struct preempt_handler *h, uint64_t at_ms)
         log_msg(h, PREEMPT_LOG_ERROR, "cannot arm the machine's timer");
 }
 
+/* The text published with an effect: the notice's source, or the error's
+ * message (set where the error arose; a protocol error is described here). */
+static const char *fx_text(struct preempt_handler *h, const struct preempt_fx *fx)
+{
+    if (fx->kind == PREEMPT_FX_PUBLISH_NOTICE)
+        return preempt_source_to_string_(h->last_source);
+    if (fx->kind == PREEMPT_FX_PUBLISH_ERROR && !h->err_msg[0]) {
+        unsigned long long run = preempt_sm_facts_(h->sm)->run;
+
+        if (fx->arg > 0)
+            (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: application error %lld after step %llu",
+                           h->cfg.worker, (long long)fx->arg, run);
+        else if (fx->arg == -EPROTO)
+            (void)snprintf(h->err_msg, sizeof(h->err_msg),
+                           "worker %u: protocol violation after step %llu (past the agreed step, or two steps agreed)",
+                           h->cfg.worker, run);
+        else
+            (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: save failed after step %llu: %s",
+                           h->cfg.worker, run, strerror((int)-fx->arg));
+    }
+    return h->err_msg;
+}
+
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
 {
     struct preempt_handler *h = arg;
 
-    if (preempt_local_coord_fx_(sm, fx, now_ms(h)))
+    if (h->coord ? preempt_coord_fx_(h->coord, fx, preempt_sm_core_(sm)->round, fx_text(h, fx))
+                 : preempt_local_coord_fx_(sm, fx, now_ms(h)))
         return;
     switch (fx->kind) {
     case PREEMPT_FX_BEGIN_SAVE:
@@ -194,6 +228,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         (void)event_del(h->ev_sig); /* nothing stays armed in exit */
         if (h->ev_poll)
             (void)event_del(h->ev_poll);
+        preempt_coord_leave_(h->coord);
         log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(h->exit_reason), h->exit_code);
         return;
     case PREEMPT_FX_PUBLISH_NOTICE:
@@ -208,7 +243,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX__COUNT:
         break;
     }
-    /* The local coordinator answers every coordination effect. */
+    /* The coordinator (local or etcd) answers every coordination effect. */
     log_msg(h, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
 }
 
@@ -372,6 +407,10 @@ void preempt_config_init(struct preempt_config *cfg)
         .exit_code_not_saved = 75,
         .signals = { SIGTERM },
         .poll_interval_ms = 1000,
+        .workers = 1,
+        .lease_ttl_s = 10,
+        .join_timeout_ms = 60000,
+        .etcd_timeout_ms = 2000,
     };
 }
 
@@ -433,6 +472,24 @@ static const char *config_problem(const struct preempt_config *c, const struct p
         return "poll_interval_ms must be between 10 ms and 1 day";
     if (c->trace_path && !c->trace_path[0])
         return "trace_path is empty (use NULL for no trace)";
+    if (!c->etcd_endpoints)
+        return NULL;
+    if (!c->etcd_endpoints[0])
+        return "etcd_endpoints is empty (use NULL for local mode)";
+    if (!preempt_coord_job_ok_(c->job))
+        return "job must be 1-128 of A-Z a-z 0-9 . _ - (and not . or ..)";
+    if (c->workers < 1 || c->workers > PREEMPT_MAX_WORKERS)
+        return "workers must be between 1 and 4096";
+    if (c->worker >= c->workers)
+        return "worker must be between 0 and workers - 1";
+    if (!c->etcd_user != !c->etcd_password)
+        return "etcd_user and etcd_password go together";
+    if (c->lease_ttl_s < 2 || c->lease_ttl_s > 3600)
+        return "lease_ttl_s must be between 2 and 3600";
+    if (c->join_timeout_ms < 100 || c->join_timeout_ms > MAX_INTERVAL_MS)
+        return "join_timeout_ms must be between 100 ms and 1 day";
+    if (c->etcd_timeout_ms < 10 || c->etcd_timeout_ms > 60000)
+        return "etcd_timeout_ms must be between 10 and 60000";
     return NULL;
 }
 
@@ -499,21 +556,101 @@ static int open_trace(struct preempt_handler *h)
     return 0;
 }
 
+static void coord_log(int level, const char *msg, void *arg)
+{
+    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING,
+                                                  PREEMPT_LOG_ERROR };
+
+    log_msg(arg, map[level < 0 ? 0 : level > 3 ? 3 : level], "coordination: %s", msg);
+}
+
+static void coord_post(const struct preempt_event *ev, void *arg)
+{
+    post(arg, *ev);
+}
+
+static uint64_t coord_now(void *arg)
+{
+    return now_ms(arg);
+}
+
+static void coord_error_msg(const char *msg, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    if (!h->err_msg[0]) /* the job's first error, unless this worker has its own */
+        (void)snprintf(h->err_msg, sizeof(h->err_msg), "%s", msg);
+}
+
+static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
+{
+    const struct preempt_config *c = &h->cfg;
+
+    return (struct preempt_coord_cfg){
+        .etcd = { .endpoints = c->etcd_endpoints, .user = c->etcd_user, .password = c->etcd_password,
+                  .ca = c->etcd_ca, .cert = c->etcd_cert, .key = c->etcd_key, .timeout_ms = c->etcd_timeout_ms,
+                  .log = coord_log, .log_arg = h },
+        .job = c->job, .worker = c->worker, .workers = c->workers, .lease_ttl_s = c->lease_ttl_s,
+        .join_timeout_ms = c->join_timeout_ms,
+        .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
+    };
+}
+
+/* Multi-worker start-up: join the job and find the step every worker holds.
+ * Sets *ret_have and *ret_step (the checkpoint to restore). */
+static int join_job(struct preempt_handler *h, struct preempt_coord_join *ret)
+{
+    struct preempt_coord_cfg cc = coord_cfg(h);
+    uint64_t *steps = NULL;
+    size_t n = 0;
+    char msg[512];
+    int r;
+
+    if (h->store && (r = preempt_ckpt_list_(h->store, &steps, &n)) < 0)
+        return r;
+    r = preempt_coord_join_(&cc, steps, n, ret, msg, sizeof(msg));
+    free(steps);
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
+                h->cfg.workers, msg);
+        return r;
+    }
+    h->incarnation = ret->incarnation;
+    h->lease = ret->lease;
+    log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
+            h->cfg.worker, h->cfg.workers, (unsigned long long)ret->incarnation,
+            ret->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
+            (unsigned long long)(ret->have_step ? ret->step : 0));
+    return 0;
+}
+
 static int restore(struct preempt_handler *h)
 {
+    struct preempt_coord_join join = { 0 };
     struct preempt_ckpt_info info;
     int r;
 
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
-        return 0;
+        return h->cfg.etcd_endpoints ? join_job(h, &join) : 0;
     }
     r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, ckpt_log, h, &h->store);
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s", h->ckpt_dir, strerror(-r));
         return r;
     }
-    r = preempt_ckpt_latest_(h->store, &info);
+    if (h->cfg.etcd_endpoints) {
+        r = join_job(h, &join);
+        if (r < 0)
+            return r;
+        /* Newer checkpoints were never committed by the whole job. */
+        r = preempt_ckpt_drop_newer_(h->store, join.have_step ? join.step : 0);
+        if (r > 0)
+            log_msg(h, PREEMPT_LOG_WARNING, "removed %d checkpoint(s) newer than the job's common step", r);
+        r = join.have_step ? preempt_ckpt_at_(h->store, join.step, &info) : -ENOENT;
+    } else {
+        r = preempt_ckpt_latest_(h->store, &info);
+    }
     if (r == -ENOENT) {
         log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
         return 0;
@@ -574,13 +711,26 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
         r = -EINVAL;
         goto fail;
     }
-    r = copy_str(cfg->ckpt_dir, &h->ckpt_dir);
-    if (r == 0)
-        r = copy_str(cfg->trace_path, &h->trace_path);
-    if (r < 0)
-        goto fail;
-    h->cfg.ckpt_dir = h->ckpt_dir;
-    h->cfg.trace_path = h->trace_path;
+    {
+        struct { const char *from; char **to; const char **field; } strs[] = {
+            { cfg->ckpt_dir, &h->ckpt_dir, &h->cfg.ckpt_dir },
+            { cfg->trace_path, &h->trace_path, &h->cfg.trace_path },
+            { cfg->etcd_endpoints, &h->etcd_endpoints, &h->cfg.etcd_endpoints },
+            { cfg->job, &h->job, &h->cfg.job },
+            { cfg->etcd_user, &h->etcd_user, &h->cfg.etcd_user },
+            { cfg->etcd_password, &h->etcd_password, &h->cfg.etcd_password },
+            { cfg->etcd_ca, &h->etcd_ca, &h->cfg.etcd_ca },
+            { cfg->etcd_cert, &h->etcd_cert, &h->cfg.etcd_cert },
+            { cfg->etcd_key, &h->etcd_key, &h->cfg.etcd_key },
+        };
+
+        for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+            r = copy_str(strs[i].from, strs[i].to);
+            if (r < 0)
+                goto fail;
+            *strs[i].field = *strs[i].to;
+        }
+    }
     h->base = base;
     if (!base) {
         h->base = event_base_new();
@@ -606,6 +756,17 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     r = restore(h);
     if (r < 0)
         goto fail;
+    if (h->cfg.etcd_endpoints) {
+        static const struct preempt_coord_ops cops = {
+            .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
+        };
+        struct preempt_coord_cfg cc = coord_cfg(h);
+        struct preempt_coord_join join = { .incarnation = h->incarnation, .lease = h->lease };
+
+        r = preempt_coord_new_(h->base, &cc, &join, &cops, h, &h->coord);
+        if (r < 0)
+            goto fail;
+    }
     r = open_trace(h);
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot write trace file %s: %s", h->trace_path, strerror(-r));
@@ -623,6 +784,10 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
 {
     if (!handler_ok(h))
         return NULL;
+    if (h->own_base && preempt_coord_flush_(h->coord, LAST_WRITES_MS) > 0)
+        log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
+                LAST_WRITES_MS);
+    preempt_coord_free_(h->coord);
     preempt_ckpt_abort_(h->writer);
     if (h->ev_sig)
         event_free(h->ev_sig);
@@ -642,6 +807,15 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     preempt_sm_free_(h->sm);
     free(h->ckpt_dir);
     free(h->trace_path);
+    free(h->etcd_endpoints);
+    free(h->job);
+    free(h->etcd_user);
+    if (h->etcd_password)
+        explicit_bzero(h->etcd_password, strlen(h->etcd_password));
+    free(h->etcd_password);
+    free(h->etcd_ca);
+    free(h->etcd_cert);
+    free(h->etcd_key);
     h->magic = 0;
     free(h);
     return NULL;
@@ -875,6 +1049,7 @@ static int sync_boundary(struct preempt_handler *h)
             if (!h->cb.on_exit && h->exit_reason != PREEMPT_EXIT_DONE) {
                 if (h->trace)
                     (void)fflush(h->trace);
+                (void)preempt_coord_flush_(h->coord, LAST_WRITES_MS); /* peers must learn of an error */
                 exit(h->exit_code); /* the documented default: TF's behaviour */
             }
             return 1;
@@ -910,12 +1085,7 @@ int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg)
         return sync_boundary(h);
     r = step_fn(arg);
     if (r != 0) {
-        struct preempt_event ev = { .kind = PREEMPT_EV_APP_ERROR };
-
-        log_msg(h, PREEMPT_LOG_ERROR, "step %llu failed with code %d", (unsigned long long)preempt_sm_facts_(h->sm)->run + 1,
-                r);
-        ev.u.app_error.code = r > 0 ? r : 1;
-        post(h, ev);
+        (void)preempt_fail(h, r > 0 && r <= 255 ? r : 1, NULL);
         return sync_boundary(h);
     }
     (void)count_step(h);
@@ -940,6 +1110,7 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .step_us = h->step_ewma_us,
         .save_ms = h->last_save_ms,
         .saves = h->saves,
+        .incarnation = h->incarnation,
     };
     if (c->deadline_ms) {
         uint64_t now = now_ms(h);
@@ -953,4 +1124,37 @@ int preempt_exit_code(const struct preempt_handler *h)
     if (!handler_ok(h))
         return -EINVAL;
     return exited(h) ? h->exit_code : -EAGAIN;
+}
+
+int preempt_fail(struct preempt_handler *h, int code, const char *message)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_APP_ERROR };
+    unsigned long long step;
+
+    if (!handler_ok(h) || code < 1 || code > 255)
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (exited(h))
+        return 0;
+    step = (unsigned long long)preempt_sm_facts_(h->sm)->run + 1;
+    if (message)
+        (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: %s", h->cfg.worker, message);
+    else
+        (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: step %llu failed with code %d", h->cfg.worker,
+                       step, code);
+    log_msg(h, PREEMPT_LOG_ERROR, "application error: %s", h->err_msg);
+    ev.u.app_error.code = code;
+    post(h, ev);
+    return 0;
+}
+
+const char *preempt_error_message(const struct preempt_handler *h)
+{
+    return handler_ok(h) && h->err_msg[0] ? h->err_msg : NULL;
+}
+
+unsigned preempt_pending_writes(const struct preempt_handler *h)
+{
+    return handler_ok(h) ? preempt_coord_pending_(h->coord) : 0;
 }

@@ -1,0 +1,82 @@
+/* lib/coord-internal.h: the multi-worker protocol (DESIGN §4) over etcd.
+ * docs/protocol.md describes the key layout and the rounds; this is its
+ * implementation. It turns the machine's coordination effects into etcd
+ * requests and the job's records (read through one prefix watch) into the
+ * machine's events. It keeps a view of the job's records so that a re-read
+ * after a compaction or a reconnect posts only what is new.
+ *
+ * Start-up (preempt_coord_join_) runs on a private event base before the
+ * handler adds anything to the caller's loop: it takes a lease, joins the
+ * job's current incarnation (or opens the next one), waits for every worker
+ * to join and agrees on the newest checkpoint step every worker holds. Its
+ * duration is bounded by join_timeout_ms. */
+#ifndef PREEMPT_COORD_INTERNAL_H
+#define PREEMPT_COORD_INTERNAL_H
+
+#include "etcd-internal.h"
+#include "preempt_fsm.h"
+
+#define PREEMPT_MAX_WORKERS 4096
+#define PREEMPT_MAX_JOB 128
+
+struct preempt_coord;
+
+struct preempt_coord_cfg {
+    struct preempt_etcd_opts etcd;
+    const char *job;           /* [A-Za-z0-9._-]{1,128} */
+    unsigned worker, workers;  /* 0 <= worker < workers */
+    unsigned lease_ttl_s;      /* membership lease; 2..3600 */
+    uint64_t join_timeout_ms;  /* bound on start-up */
+    uint64_t give_up_ms;       /* a write retried this long, then coord-failed */
+};
+
+/* What start-up agreed. */
+struct preempt_coord_join {
+    uint64_t incarnation;
+    int64_t lease;
+    bool have_step;            /* false: no step every worker holds: start fresh */
+    uint64_t step;             /* the checkpoint step every worker restores */
+};
+
+/* Joins the job. steps: this worker's complete checkpoint steps (any
+ * order). Returns 0, -ETIMEDOUT (not every worker joined in time), -EACCES
+ * (authentication), or another negative errno; *msg says why. */
+int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
+                        struct preempt_coord_join *ret, char *msg, size_t msg_size);
+
+struct preempt_coord_ops {
+    void (*post)(const struct preempt_event *ev, void *arg); /* now_ms is stamped by the owner */
+    uint64_t (*now_ms)(void *arg);                            /* the owner's machine clock */
+    void (*log)(int level, const char *msg, void *arg);      /* 0 debug .. 3 error */
+    void (*on_error_msg)(const char *msg, void *arg);        /* the job's propagated error text */
+};
+
+/* Runs the protocol on base after a successful join. Copies cfg. */
+int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *cfg,
+                       const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
+                       struct preempt_coord **ret);
+
+/* Frees the coordinator, cancelling its requests (see preempt_coord_flush_). */
+void preempt_coord_free_(struct preempt_coord *c);
+
+/* Carries out a coordination effect (the rest are the handler's). round is
+ * the machine's current round; errmsg is the text of a publish-error.
+ * Returns true when fx was a coordination effect. */
+bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, const char *errmsg);
+
+/* The worker is leaving: release its membership (revoke the lease). */
+void preempt_coord_leave_(struct preempt_coord *c);
+
+/* Writes not yet answered by etcd (0 for NULL). */
+unsigned preempt_coord_pending_(const struct preempt_coord *c);
+
+/* Delivers the pending writes on an owned base; see preempt_etcd_flush_. */
+unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms);
+
+/* Validates a job name (no '/', no traversal, printable): true when fine. */
+bool preempt_coord_job_ok_(const char *job);
+
+/* The key prefix of a job ("/preempt/<job>/"). */
+int preempt_coord_prefix_(const char *job, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,1012 @@
+/* lib/coord.c: the multi-worker protocol over etcd (see coord-internal.h
+ * and docs/protocol.md). Key layout under P = /preempt/<job>/:
+ *
+ *   P/incarnation            "N": the job's current incarnation
+ *   P/N/joined/<w>           "pid=.. steps=a,b,c": worker w joined N (permanent)
+ *   P/N/alive/<w>            membership, bound to w's lease
+ *   P/N/notice/<w>           "<deadline unix ms> <source>": w's earliest notice
+ *   P/N/claim                "<w>": the driver (create-if-absent, lease-bound)
+ *   P/N/final                "<w>": the driver opened the final round
+ *   P/N/r<k>/ack/<w>         "<step>": w's step when it acknowledged round k
+ *   P/N/r<k>/agreed          "<step>": round k's save step (create-if-absent)
+ *   P/N/r<k>/shard/<w>       "<step>": w's shard of round k is saved
+ *   P/N/error                "<code> <w> <message>": the first error (create-if-absent)
+ *   P/N/done/<w>             "<step>": w finished training
+ *
+ * Round 0 is the first save; round 1 the final save of a grace period. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coord-internal.h"
+
+#define MAX_STEPS_OFFERED 64
+#define BARRIER_POLL_MS 100
+
+static void clog_(void (*log)(int, const char *, void *), void *arg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void clog_(void (*log)(int, const char *, void *), void *arg, int level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (!log)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    log(level, buf, arg);
+}
+
+bool preempt_coord_job_ok_(const char *job)
+{
+    size_t n = job ? strlen(job) : 0;
+
+    if (n == 0 || n > PREEMPT_MAX_JOB || !strcmp(job, ".") || !strcmp(job, ".."))
+        return false;
+    return strspn(job, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+int preempt_coord_prefix_(const char *job, char *buf, size_t size)
+{
+    if (!preempt_coord_job_ok_(job))
+        return -EINVAL;
+    return snprintf(buf, size, "/preempt/%s/", job) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Parses a decimal u64 filling the whole string. */
+static bool parse_u64(const char *s, uint64_t *ret)
+{
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    *ret = strtoull(s, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+/* ---- start-up: join an incarnation and agree on the restore step ------------------------ */
+
+struct join {
+    const struct preempt_coord_cfg *cfg;
+    struct preempt_etcd *e;
+    struct event_base *base;
+    struct event *ev_poll;
+    char jobp[PREEMPT_MAX_JOB + 16];
+    char offer[MAX_STEPS_OFFERED * 21 + 64];
+    uint64_t deadline, inc;
+    int64_t lease;
+    bool finished;
+    int status;
+    char *msg;
+    size_t msg_size;
+    struct preempt_coord_join *out;
+};
+
+static void join_finish(struct join *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void join_finish(struct join *j, int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (j->finished)
+        return;
+    j->finished = true;
+    j->status = status;
+    va_start(ap, fmt);
+    (void)vsnprintf(j->msg, j->msg_size, fmt, ap);
+    va_end(ap);
+    (void)event_base_loopbreak(j->base);
+}
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The time left before start-up gives up (at least 1 ms). */
+static uint64_t join_left(const struct join *j)
+{
+    uint64_t now = mono_ms();
+
+    return j->deadline > now ? j->deadline - now : 1;
+}
+
+static void join_call(struct join *j, const char *path, json_t *body, preempt_etcd_cb cb)
+{
+    if (preempt_etcd_call_(j->e, path, body, join_left(j), cb, j) < 0)
+        join_finish(j, -ENOMEM, "out of memory");
+}
+
+static void join_read_inc(struct join *j);
+
+static bool join_failed(struct join *j, int status, const char *msg, const char *what)
+{
+    if (status == 0)
+        return false;
+    join_finish(j, status, "joining job %s: %s: %s", j->cfg->job, what, msg);
+    return true;
+}
+
+static void on_bumped(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    (void)reply;
+    if (!join_failed(j, status, msg, "opening the next incarnation"))
+        join_read_inc(j); /* whoever bumped first, read what it is now */
+}
+
+/* Reads the steps a joined value offers ("pid=.. steps=a,b,c"). */
+static size_t parse_offer(const char *v, uint64_t *steps, size_t max)
+{
+    const char *p = strstr(v, "steps=");
+    size_t n = 0;
+
+    if (!p)
+        return 0;
+    p += 6;
+    while (*p >= '0' && *p <= '9' && n < max) {
+        char *end;
+
+        steps[n++] = strtoull(p, &end, 10);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static bool offered(const uint64_t *steps, size_t n, uint64_t s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (steps[i] == s)
+            return true;
+    return false;
+}
+
+static void join_poll(struct join *j);
+
+static void on_barrier(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv *kvs;
+    uint64_t mine[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
+    size_t n, n_mine;
+    char pre[PREEMPT_MAX_JOB + 64];
+    struct timeval tv = { 0, BARRIER_POLL_MS * 1000 };
+
+    if (join_failed(j, status, msg, "reading the joined workers"))
+        return;
+    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
+        return;
+    }
+    if (n < j->cfg->workers) {
+        preempt_etcd_kvs_free_(kvs, n);
+        (void)evtimer_add(j->ev_poll, &tv);
+        return;
+    }
+    /* Everyone is here: the newest step that every worker offers. */
+    n_mine = parse_offer(j->offer, mine, MAX_STEPS_OFFERED);
+    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/joined/", j->jobp, j->inc);
+    j->out->have_step = false;
+    for (size_t i = 0; i < n_mine; i++) {
+        bool all = true;
+
+        for (size_t k = 0; k < n && all; k++) {
+            size_t nt = parse_offer(kvs[k].value, theirs, MAX_STEPS_OFFERED);
+            uint64_t w;
+
+            if (!parse_u64(kvs[k].key + strlen(pre), &w) || w >= j->cfg->workers) {
+                preempt_etcd_kvs_free_(kvs, n);
+                join_finish(j, -EINVAL, "job %s: %s joined, but the job has %u workers (0..%u)", j->cfg->job,
+                            kvs[k].key, j->cfg->workers, j->cfg->workers - 1);
+                return;
+            }
+            all = offered(theirs, nt, mine[i]);
+        }
+        if (all && (!j->out->have_step || mine[i] > j->out->step)) {
+            j->out->have_step = true;
+            j->out->step = mine[i];
+        }
+    }
+    preempt_etcd_kvs_free_(kvs, n);
+    j->out->incarnation = j->inc;
+    j->out->lease = j->lease;
+    join_finish(j, 0, "joined");
+}
+
+static void join_poll(struct join *j)
+{
+    char key[PREEMPT_MAX_JOB + 64];
+
+    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/joined/", j->jobp, j->inc);
+    join_call(j, "kv/range", preempt_etcd_range_body_(key, true), on_barrier);
+}
+
+static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    join_poll(arg);
+}
+
+static void on_joined(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv kv;
+    char key[PREEMPT_MAX_JOB + 32], cur[24], next[24];
+    uint64_t now_inc;
+    bool ok;
+
+    if (join_failed(j, status, msg, "joining the incarnation"))
+        return;
+    if (preempt_etcd_txn_result_(reply, &ok, &kv) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+        return;
+    }
+    if (ok) {
+        join_poll(j);
+        return;
+    }
+    if (!kv.value || !parse_u64(kv.value, &now_inc) || now_inc != j->inc) {
+        preempt_etcd_kv_clear_(&kv);
+        join_read_inc(j); /* the incarnation moved on meanwhile */
+        return;
+    }
+    preempt_etcd_kv_clear_(&kv);
+    /* This worker already joined incarnation N: that was its previous life,
+     * so the job is restarting. Open N + 1 (one bump wins). */
+    (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
+    (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
+    (void)snprintf(next, sizeof(next), "%" PRIu64, j->inc + 1);
+    {
+        struct preempt_etcd_cmp cmp = { key, cur };
+        struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, next, 0 };
+
+        join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, &put, 1, NULL, 0), on_bumped);
+    }
+}
+
+static void join_try(struct join *j)
+{
+    char inc_key[PREEMPT_MAX_JOB + 32], joined[PREEMPT_MAX_JOB + 64], alive[PREEMPT_MAX_JOB + 64], cur[24], pid[32];
+    unsigned w = j->cfg->worker;
+
+    (void)snprintf(inc_key, sizeof(inc_key), "%sincarnation", j->jobp);
+    (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
+    (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/joined/%u", j->jobp, j->inc, w);
+    (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/alive/%u", j->jobp, j->inc, w);
+    (void)snprintf(pid, sizeof(pid), "pid=%ld", (long)getpid());
+    {
+        struct preempt_etcd_cmp cmp[] = { { inc_key, cur }, { joined, NULL } };
+        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->offer, 0 },
+                                        { PREEMPT_ETCD_OP_PUT, alive, pid, j->lease } };
+        struct preempt_etcd_op fail = { PREEMPT_ETCD_OP_GET, inc_key, NULL, 0 };
+
+        join_call(j, "kv/txn", preempt_etcd_txn_body_(cmp, 2, ok, 2, &fail, 1), on_joined);
+    }
+}
+
+static void on_inc_created(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    (void)reply;
+    if (!join_failed(j, status, msg, "creating the incarnation counter"))
+        join_read_inc(j);
+}
+
+static void on_inc(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv *kvs;
+    char key[PREEMPT_MAX_JOB + 32];
+    size_t n;
+
+    if (join_failed(j, status, msg, "reading the incarnation"))
+        return;
+    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
+        return;
+    }
+    if (n == 0) {
+        (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
+        join_call(j, "kv/txn", preempt_etcd_create_body_(key, "1", 0), on_inc_created);
+    } else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
+        join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
+                    kvs[0].value);
+    } else {
+        join_try(j);
+    }
+    preempt_etcd_kvs_free_(kvs, n);
+}
+
+static void join_read_inc(struct join *j)
+{
+    char key[PREEMPT_MAX_JOB + 32];
+
+    (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
+    join_call(j, "kv/range", preempt_etcd_range_body_(key, false), on_inc);
+}
+
+static void on_grant(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    if (join_failed(j, status, msg, "granting the membership lease"))
+        return;
+    j->lease = preempt_etcd_i64_(reply, "ID");
+    if (j->lease == 0) {
+        join_finish(j, -EPROTO, "joining job %s: a lease grant without an ID", j->cfg->job);
+        return;
+    }
+    join_read_inc(j);
+}
+
+static void on_join_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct join *j = arg;
+
+    (void)fd;
+    (void)what;
+    join_finish(j, -ETIMEDOUT, "job %s: not every worker (%u) joined incarnation %" PRIu64 " within %llu ms",
+                j->cfg->job, j->cfg->workers, j->inc, (unsigned long long)j->cfg->join_timeout_ms);
+}
+
+int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
+                        struct preempt_coord_join *ret, char *msg, size_t msg_size)
+{
+    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT };
+    struct timeval tv = { .tv_sec = (time_t)(cfg->join_timeout_ms / 1000),
+                          .tv_usec = (suseconds_t)(cfg->join_timeout_ms % 1000) * 1000 };
+    struct event *ev_bound = NULL;
+    size_t off;
+    int r;
+
+    *ret = (struct preempt_coord_join){ 0 };
+    if (preempt_coord_prefix_(cfg->job, j.jobp, sizeof(j.jobp)) < 0) {
+        (void)snprintf(msg, msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
+        return -EINVAL;
+    }
+    off = (size_t)snprintf(j.offer, sizeof(j.offer), "pid=%ld steps=", (long)getpid());
+    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED; i++)
+        off += (size_t)snprintf(j.offer + off, sizeof(j.offer) - off, "%s%" PRIu64, i ? "," : "", steps[i]);
+    j.base = event_base_new();
+    if (!j.base)
+        return -ENOMEM;
+    j.deadline = mono_ms() + cfg->join_timeout_ms;
+    r = preempt_etcd_new_(j.base, &cfg->etcd, &j.e);
+    if (r < 0) {
+        (void)snprintf(msg, msg_size, "invalid etcd endpoints or options");
+        event_base_free(j.base);
+        return r;
+    }
+    j.ev_poll = evtimer_new(j.base, on_poll_timer, &j);
+    ev_bound = evtimer_new(j.base, on_join_timeout, &j);
+    if (!j.ev_poll || !ev_bound || evtimer_add(ev_bound, &tv) < 0) {
+        join_finish(&j, -ENOMEM, "out of memory");
+    } else {
+        json_t *grant = json_pack("{s:I}", "TTL", (json_int_t)cfg->lease_ttl_s);
+
+        join_call(&j, "lease/grant", grant, on_grant);
+        while (!j.finished)
+            if (event_base_loop(j.base, EVLOOP_ONCE) < 0)
+                join_finish(&j, -EIO, "the start-up loop failed");
+    }
+    if (j.status < 0 && j.lease) { /* give the lease back: best effort, bounded */
+        (void)preempt_etcd_call_(j.e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)j.lease), 1000, NULL,
+                                 NULL);
+        (void)preempt_etcd_flush_(j.e, 1000);
+    }
+    preempt_etcd_free_(j.e);
+    if (j.ev_poll)
+        event_free(j.ev_poll);
+    if (ev_bound)
+        event_free(ev_bound);
+    event_base_free(j.base);
+    return j.status;
+}
+
+/* ---- the running protocol ----------------------------------------------------------------- */
+
+struct round {
+    uint64_t *ack, *shard;
+    bool *acked, *sharded;
+    unsigned n_acks, n_shards;
+    uint64_t agreed;
+    bool have_agreed, driver, acks_posted, commit_posted;
+};
+
+struct preempt_coord {
+    struct preempt_etcd *e;
+    struct preempt_etcd_watch *watch;
+    struct event *ev_keep;
+    struct preempt_coord_ops ops;
+    void *arg;
+    char jobp[PREEMPT_MAX_JOB + 16];
+    char pre[PREEMPT_MAX_JOB + 48]; /* P/N/ */
+    unsigned me, n;
+    unsigned ttl_s;
+    uint64_t give_up_ms;
+    int64_t lease;
+    bool left, active, final_seen, error_seen;
+    uint64_t my_notice_wall;
+    uint64_t *notice_wall; /* per worker; 0: none */
+    bool *alive, *done;
+    struct round r[2];
+};
+
+static void cpost(struct preempt_coord *c, struct preempt_event ev)
+{
+    c->ops.post(&ev, c->arg);
+}
+
+#define CLOG(c, level, ...) clog_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
+
+static void key_of(const struct preempt_coord *c, char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void key_of(const struct preempt_coord *c, char *buf, size_t size, const char *fmt, ...)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s", c->pre);
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(buf + n, size - n, fmt, ap);
+    va_end(ap);
+}
+
+static void on_write(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    struct preempt_event ev = { .kind = PREEMPT_EV_COORD_FAILED };
+
+    (void)reply;
+    if (status == 0)
+        return;
+    CLOG(c, 3, "coordination write failed: %s", msg);
+    ev.u.coord_failed.err = status;
+    cpost(c, ev);
+}
+
+static void write_call(struct preempt_coord *c, const char *path, json_t *body, preempt_etcd_cb cb)
+{
+    if (preempt_etcd_call_(c->e, path, body, c->give_up_ms, cb, c) < 0)
+        on_write(-ENOMEM, NULL, "out of memory", c);
+}
+
+static void put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)
+{
+    write_call(c, "kv/put", preempt_etcd_put_body_(key, value, lease), on_write);
+}
+
+static uint64_t mono_of_wall(const struct preempt_coord *c, uint64_t wall)
+{
+    uint64_t now = c->ops.now_ms(c->arg), w = wall_ms();
+
+    if (wall == 0)
+        return 0;
+    if (wall >= w)
+        return now + (wall - w);
+    return now > w - wall ? now - (w - wall) : 1; /* already passed */
+}
+
+static uint64_t wall_of_mono(const struct preempt_coord *c, uint64_t mono)
+{
+    uint64_t now = c->ops.now_ms(c->arg), w = wall_ms();
+
+    return mono >= now ? w + (mono - now) : w - (now - mono);
+}
+
+static void check_acks(struct preempt_coord *c, unsigned k)
+{
+    struct round *r = &c->r[k];
+    struct preempt_event ev = { .kind = PREEMPT_EV_ACKS_COMPLETE };
+
+    if (!r->driver || r->acks_posted || r->n_acks < c->n)
+        return;
+    r->acks_posted = true;
+    for (unsigned w = 0; w < c->n; w++)
+        if (r->ack[w] > ev.u.acks_complete.max)
+            ev.u.acks_complete.max = r->ack[w];
+    ev.u.acks_complete.count = r->n_acks;
+    cpost(c, ev);
+}
+
+static void check_commit(struct preempt_coord *c, unsigned k)
+{
+    struct round *r = &c->r[k];
+    struct preempt_event ev = { .kind = PREEMPT_EV_CKPT_COMMITTED };
+
+    if (r->commit_posted || r->n_shards < c->n)
+        return;
+    for (unsigned w = 1; w < c->n; w++)
+        if (r->shard[w] != r->shard[0]) {
+            CLOG(c, 3, "round %u: worker %u saved step %" PRIu64 " but worker 0 saved %" PRIu64, k, w, r->shard[w],
+                 r->shard[0]);
+            return; /* never committed: the round's timer ends it */
+        }
+    r->commit_posted = true;
+    ev.u.ckpt_committed.step = r->shard[0];
+    cpost(c, ev);
+}
+
+static void reset_round(struct preempt_coord *c, unsigned k)
+{
+    struct round *r = &c->r[k];
+
+    memset(r->ack, 0, c->n * sizeof(*r->ack));
+    memset(r->shard, 0, c->n * sizeof(*r->shard));
+    memset(r->acked, 0, c->n * sizeof(*r->acked));
+    memset(r->sharded, 0, c->n * sizeof(*r->sharded));
+    r->n_acks = r->n_shards = 0;
+    r->agreed = 0;
+    r->have_agreed = r->driver = r->acks_posted = r->commit_posted = false;
+}
+
+static void claim(struct preempt_coord *c);
+
+/* Splits "<name>/<w>" into name and a worker index (< n). */
+static bool worker_key(const char *rest, const char *name, unsigned n, unsigned *ret)
+{
+    size_t len = strlen(name);
+    uint64_t w;
+
+    if (strncmp(rest, name, len) != 0 || rest[len] != '/' || !parse_u64(rest + len + 1, &w) || w >= n)
+        return false;
+    *ret = (unsigned)w;
+    return true;
+}
+
+/* A round key "r<k>/<what>"; returns the rest after "r<k>/". */
+static const char *round_key(const char *rest, unsigned *ret_k)
+{
+    if (rest[0] != 'r' || (rest[1] != '0' && rest[1] != '1') || rest[2] != '/')
+        return NULL;
+    *ret_k = (unsigned)(rest[1] - '0');
+    return rest + 3;
+}
+
+static void on_put(struct preempt_coord *c, const char *rest, const char *value)
+{
+    struct preempt_event ev = { 0 };
+    const char *rr;
+    uint64_t v = 0;
+    unsigned w, k;
+
+    if (worker_key(rest, "notice", c->n, &w)) {
+        uint64_t wall = strtoull(value, NULL, 10);
+
+        c->active = true;
+        if (w == c->me || (c->notice_wall[w] && c->notice_wall[w] <= wall))
+            return;
+        c->notice_wall[w] = wall;
+        ev.kind = PREEMPT_EV_PEER_NOTICE;
+        ev.u.peer_notice.worker = w;
+        ev.u.peer_notice.deadline = mono_of_wall(c, wall);
+        CLOG(c, 1, "worker %u has a notice (%s)", w, value);
+        cpost(c, ev);
+    } else if (worker_key(rest, "alive", c->n, &w)) {
+        c->alive[w] = true;
+    } else if (worker_key(rest, "done", c->n, &w)) {
+        c->done[w] = true;
+    } else if (!strcmp(rest, "final")) {
+        if (c->final_seen || !parse_u64(value, &v) || v == c->me)
+            return;
+        c->final_seen = true;
+        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
+        ev.u.final_requested.worker = v;
+        cpost(c, ev);
+    } else if (!strcmp(rest, "error")) {
+        char *end;
+        long long code = strtoll(value, &end, 10);
+        uint64_t from = strtoull(end, &end, 10);
+
+        if (c->error_seen)
+            return;
+        c->error_seen = true;
+        if (c->ops.on_error_msg)
+            c->ops.on_error_msg(*end == ' ' ? end + 1 : end, c->arg);
+        if (from == c->me)
+            return;
+        ev.kind = PREEMPT_EV_PEER_ERROR;
+        ev.u.peer_error.code = code;
+        ev.u.peer_error.worker = from;
+        cpost(c, ev);
+    } else if ((rr = round_key(rest, &k))) {
+        struct round *r = &c->r[k];
+
+        if (!parse_u64(value, &v))
+            CLOG(c, 2, "ignoring %s%s = \"%.40s\": not a step", c->pre, rest, value);
+        else if (worker_key(rr, "ack", c->n, &w) && !r->acked[w]) {
+            r->acked[w] = true;
+            r->ack[w] = v;
+            r->n_acks++;
+            check_acks(c, k);
+        } else if (!strcmp(rr, "agreed") && !r->have_agreed) {
+            r->have_agreed = true;
+            r->agreed = v;
+            ev.kind = PREEMPT_EV_STEP_AGREED;
+            ev.u.step_agreed.step = v;
+            cpost(c, ev);
+        } else if (worker_key(rr, "shard", c->n, &w) && !r->sharded[w]) {
+            r->sharded[w] = true;
+            r->shard[w] = v;
+            r->n_shards++;
+            check_commit(c, k);
+        }
+    }
+}
+
+static void on_delete(struct preempt_coord *c, const char *rest)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_PEER_LOST };
+    unsigned w, k;
+    const char *rr;
+
+    if (worker_key(rest, "alive", c->n, &w)) {
+        if (!c->alive[w])
+            return;
+        c->alive[w] = false;
+        if (w == c->me || c->done[w] || c->left)
+            return;
+        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked)", w);
+        ev.u.peer_lost.worker = w;
+        cpost(c, ev);
+    } else if (!strcmp(rest, "claim")) {
+        if (c->active && !c->left)
+            claim(c); /* take-over: the driver's lease ended */
+    } else if (worker_key(rest, "notice", c->n, &w)) {
+        c->notice_wall[w] = 0;
+    } else if (!strcmp(rest, "final")) {
+        c->final_seen = false;
+    } else if ((rr = round_key(rest, &k)) && !strcmp(rr, "agreed")) {
+        reset_round(c, k);
+    }
+}
+
+static const char *rest_of(const struct preempt_coord *c, const char *key)
+{
+    size_t n = strlen(c->pre);
+
+    return strncmp(key, c->pre, n) == 0 ? key + n : NULL;
+}
+
+static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    struct preempt_coord *c = arg;
+    const char *rest = rest_of(c, kv->key);
+
+    if (!rest)
+        return;
+    if (type == PREEMPT_ETCD_PUT)
+        on_put(c, rest, kv->value);
+    else
+        on_delete(c, rest);
+}
+
+/* A full read of the prefix: members missing from it were lost while the
+ * watch was down; every record is applied (the view makes that idempotent). */
+static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
+    for (unsigned w = 0; w < c->n; w++) {
+        char key[PREEMPT_MAX_JOB + 64];
+        bool present = false;
+
+        key_of(c, key, sizeof(key), "alive/%u", w);
+        for (size_t i = 0; i < n && !present; i++)
+            present = !strcmp(kvs[i].key, key);
+        if (c->alive[w] && !present)
+            on_delete(c, key + strlen(c->pre));
+    }
+    for (size_t i = 0; i < n; i++)
+        on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
+}
+
+static void on_watch_link(bool up, const char *why, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    CLOG(c, up ? 0 : 1, "watch of %s %s (%s)", c->pre, up ? "up" : "down", why);
+}
+
+/* ---- membership -------------------------------------------------------------------------------- */
+
+static void arm_keepalive(struct preempt_coord *c)
+{
+    unsigned s = c->ttl_s / 3 ? c->ttl_s / 3 : 1;
+    struct timeval tv = { .tv_sec = (time_t)s, .tv_usec = 0 };
+
+    (void)evtimer_add(c->ev_keep, &tv);
+}
+
+static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    char key[PREEMPT_MAX_JOB + 64], pid[32];
+
+    if (status < 0 || preempt_etcd_i64_(reply, "ID") == 0) {
+        CLOG(c, 2, "renewing the membership lease failed: %s", status < 0 ? msg : "no ID");
+        return;
+    }
+    c->lease = preempt_etcd_i64_(reply, "ID");
+    key_of(c, key, sizeof(key), "alive/%u", c->me);
+    (void)snprintf(pid, sizeof(pid), "pid=%ld", (long)getpid());
+    put(c, key, pid, c->lease);
+}
+
+static void on_keepalive(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    const json_t *res = json_object_get(reply, "result");
+
+    if (c->left)
+        return;
+    if (status < 0) {
+        CLOG(c, 2, "lease keep-alive failed: %s", msg);
+    } else if (preempt_etcd_i64_(res ? res : reply, "TTL") <= 0) {
+        CLOG(c, 2, "the membership lease expired; joining again with a new one");
+        (void)preempt_etcd_call_(c->e, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)c->ttl_s),
+                                 c->give_up_ms, on_regrant, c);
+    }
+    arm_keepalive(c);
+}
+
+static void on_keep_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_coord *c = arg;
+    uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
+
+    (void)fd;
+    (void)what;
+    if (preempt_etcd_call_(c->e, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
+                           on_keepalive, c) < 0)
+        arm_keepalive(c);
+}
+
+/* ---- effects ------------------------------------------------------------------------------------ */
+
+static void on_claim(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    struct preempt_event ev = { .kind = PREEMPT_EV_CLAIM_WON };
+    struct preempt_etcd_kv kv;
+    uint64_t holder = c->me;
+    bool ok, vanished;
+
+    if (status < 0) {
+        on_write(status, NULL, msg, c);
+        return;
+    }
+    if (preempt_etcd_txn_result_(reply, &ok, &kv) < 0) {
+        on_write(-EPROTO, NULL, "a malformed txn reply to the claim", c);
+        return;
+    }
+    if (!ok && kv.value && !parse_u64(kv.value, &holder))
+        holder = c->n; /* unreadable: someone else */
+    vanished = !ok && !kv.value;
+    preempt_etcd_kv_clear_(&kv);
+    if (vanished) {
+        claim(c); /* released between the compare and the read: try again */
+        return;
+    }
+    if (holder != c->me) {
+        ev.kind = PREEMPT_EV_CLAIM_LOST;
+        ev.u.claim_lost.worker = holder;
+        cpost(c, ev);
+        return;
+    }
+    c->r[0].driver = true;
+    cpost(c, ev);
+    check_acks(c, 0);
+}
+
+static void claim(struct preempt_coord *c)
+{
+    char key[PREEMPT_MAX_JOB + 64], me[16];
+
+    key_of(c, key, sizeof(key), "claim");
+    (void)snprintf(me, sizeof(me), "%u", c->me);
+    write_call(c, "kv/txn", preempt_etcd_create_body_(key, me, c->lease), on_claim);
+}
+
+bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, const char *text)
+{
+    char key[PREEMPT_MAX_JOB + 64], val[400];
+    unsigned k = round ? 1 : 0;
+
+    switch (fx->kind) {
+    case PREEMPT_FX_PUBLISH_NOTICE: {
+        uint64_t wall = wall_of_mono(c, (uint64_t)fx->arg);
+
+        c->active = true;
+        if (c->my_notice_wall && c->my_notice_wall <= wall)
+            return true; /* the earliest deadline is already published */
+        c->my_notice_wall = wall;
+        key_of(c, key, sizeof(key), "notice/%u", c->me);
+        (void)snprintf(val, sizeof(val), "%" PRIu64 " %s", wall, text ? text : "");
+        put(c, key, val, 0);
+        return true;
+    }
+    case PREEMPT_FX_CLAIM_DRIVER:
+        claim(c);
+        return true;
+    case PREEMPT_FX_ACK_STEP:
+        key_of(c, key, sizeof(key), "r%u/ack/%u", k, c->me);
+        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        put(c, key, val, 0);
+        return true;
+    case PREEMPT_FX_PUBLISH_AGREED:
+        key_of(c, key, sizeof(key), "r%u/agreed", k);
+        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it back */
+        return true;
+    case PREEMPT_FX_REQUEST_FINAL:
+        c->r[1].driver = true;
+        key_of(c, key, sizeof(key), "final");
+        (void)snprintf(val, sizeof(val), "%u", c->me);
+        put(c, key, val, 0);
+        check_acks(c, 1);
+        return true;
+    case PREEMPT_FX_REPORT_SHARD:
+        key_of(c, key, sizeof(key), "r%u/shard/%u", k, c->me);
+        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        put(c, key, val, 0);
+        return true;
+    case PREEMPT_FX_PUBLISH_ERROR:
+        key_of(c, key, sizeof(key), "error");
+        (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
+        write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the first error wins */
+        return true;
+    case PREEMPT_FX_ANNOUNCE_DONE:
+        c->done[c->me] = true;
+        key_of(c, key, sizeof(key), "done/%u", c->me);
+        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        put(c, key, val, 0);
+        return true;
+    case PREEMPT_FX_CLEAR_ROUND: {
+        static const char *const parts[] = { "r", "notice/", "final", "claim" };
+
+        for (unsigned i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+            key_of(c, key, sizeof(key), "%s", parts[i]);
+            write_call(c, "kv/deleterange", preempt_etcd_delete_body_(key, true), on_write);
+        }
+        c->my_notice_wall = 0;
+        c->active = false;
+        return true;
+    }
+    case PREEMPT_FX_BEGIN_SAVE:
+    case PREEMPT_FX_ARM_TIMER:
+    case PREEMPT_FX_DISARM_TIMER:
+    case PREEMPT_FX_EXIT:
+    case PREEMPT_FX__COUNT:
+        break;
+    }
+    return false;
+}
+
+void preempt_coord_leave_(struct preempt_coord *c)
+{
+    if (!c || c->left)
+        return;
+    c->left = true;
+    (void)evtimer_del(c->ev_keep);
+    (void)preempt_etcd_call_(c->e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)c->lease), c->give_up_ms,
+                             NULL, NULL);
+}
+
+unsigned preempt_coord_pending_(const struct preempt_coord *c)
+{
+    return c ? preempt_etcd_pending_(c->e) : 0;
+}
+
+unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms)
+{
+    return c ? preempt_etcd_flush_(c->e, bound_ms) : 0;
+}
+
+/* ---- life cycle ---------------------------------------------------------------------------------- */
+
+static void etcd_log(int level, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    if (c->ops.log)
+        c->ops.log(level, msg, c->arg);
+}
+
+int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *cfg,
+                       const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
+                       struct preempt_coord **ret)
+{
+    static const struct preempt_etcd_watch_ops wops = {
+        .on_event = on_watch_event, .on_reset = on_watch_reset, .on_link = on_watch_link,
+    };
+    struct preempt_etcd_opts eo = cfg->etcd;
+    struct preempt_coord *c;
+    unsigned n = cfg->workers;
+    int r;
+
+    if (!ops || !ops->post || !ops->now_ms || n == 0 || n > PREEMPT_MAX_WORKERS || cfg->worker >= n)
+        return -EINVAL;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->ops = *ops;
+    c->arg = arg;
+    c->me = cfg->worker;
+    c->n = n;
+    c->ttl_s = cfg->lease_ttl_s;
+    c->give_up_ms = cfg->give_up_ms;
+    c->lease = join->lease;
+    r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
+    (void)snprintf(c->pre, sizeof(c->pre), "%s%" PRIu64 "/", c->jobp, join->incarnation);
+    c->notice_wall = calloc(n, sizeof(*c->notice_wall));
+    c->alive = calloc(n, sizeof(*c->alive));
+    c->done = calloc(n, sizeof(*c->done));
+    for (unsigned k = 0; k < 2; k++) {
+        c->r[k].ack = calloc(n, sizeof(uint64_t));
+        c->r[k].shard = calloc(n, sizeof(uint64_t));
+        c->r[k].acked = calloc(n, sizeof(bool));
+        c->r[k].sharded = calloc(n, sizeof(bool));
+        if (!c->r[k].ack || !c->r[k].shard || !c->r[k].acked || !c->r[k].sharded)
+            r = -ENOMEM;
+    }
+    if (r == 0 && (!c->notice_wall || !c->alive || !c->done))
+        r = -ENOMEM;
+    eo.log = etcd_log;
+    eo.log_arg = c;
+    if (r == 0)
+        r = preempt_etcd_new_(base, &eo, &c->e);
+    if (r == 0) {
+        c->ev_keep = evtimer_new(base, on_keep_timer, c);
+        r = c->ev_keep ? 0 : -ENOMEM;
+    }
+    if (r == 0)
+        r = preempt_etcd_watch_(c->e, c->pre, 0, &wops, c, &c->watch);
+    if (r < 0) {
+        preempt_coord_free_(c);
+        return r;
+    }
+    arm_keepalive(c);
+    *ret = c;
+    return 0;
+}
+
+void preempt_coord_free_(struct preempt_coord *c)
+{
+    if (!c)
+        return;
+    preempt_etcd_watch_free_(c->watch);
+    preempt_etcd_free_(c->e);
+    if (c->ev_keep)
+        event_free(c->ev_keep);
+    for (unsigned k = 0; k < 2; k++) {
+        free(c->r[k].ack);
+        free(c->r[k].shard);
+        free(c->r[k].acked);
+        free(c->r[k].sharded);
+    }
+    free(c->notice_wall);
+    free(c->alive);
+    free(c->done);
+    free(c);
+}

@@ -1,0 +1,1348 @@
+/* lib/etcd.c: the etcd v3 JSON-gateway client on libcurl multi + libevent
+ * (see etcd-internal.h; style R13 and docs/stack-notes §2-4).
+ *
+ * The multi_socket recipe: one CURLM; the socket callback keeps one
+ * persistent libevent event per socket; the timer callback only arms one
+ * evtimer; every libevent callback calls curl_multi_socket_action() and then
+ * reads the finished transfers. Requests retry with backoff over the
+ * endpoints until their give-up time; a watch is a streaming request that is
+ * re-opened after every kind of end. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "etcd-internal.h"
+
+#define MAX_ENDPOINTS 8
+#define MAX_REPLY (4u << 20)    /* a reply larger than this is refused */
+#define MAX_WATCH_LINE (4u << 20)
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 1000
+#define WATCH_BACKOFF_MAX_MS 2000
+#define MAX_REAUTH 2
+
+struct req;
+
+struct preempt_etcd {
+    struct event_base *base;
+    CURLM *multi;
+    struct event *ev_timeout;
+    char *endpoints[MAX_ENDPOINTS];
+    unsigned n_endpoints, cur;
+    char *user, *password, *ca, *cert, *key;
+    uint64_t timeout_ms, watch_idle_ms;
+    void (*log)(int level, const char *msg, void *arg);
+    void *log_arg;
+    char *token;
+    bool authing;
+    struct req *reqs;   /* every request and stream, for cancellation */
+    unsigned pending;   /* requests (not streams) not yet answered */
+};
+
+struct req {
+    struct preempt_etcd *e;
+    struct req *prev, *next;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *path, *body;
+    char *resp;
+    size_t len, cap;
+    char errbuf[CURL_ERROR_SIZE];
+    preempt_etcd_cb cb;
+    void *arg;
+    uint64_t give_up_at;
+    unsigned attempt, reauth;
+    struct event *ev_retry;
+    bool is_auth, waiting_auth;
+    bool counted;                     /* counts as pending (not a watch's own read) */
+    struct preempt_etcd_watch *watch; /* a watch stream */
+};
+
+struct preempt_etcd_watch {
+    struct preempt_etcd *e;
+    char *prefix;
+    int64_t next_rev; /* the next revision to deliver; 0: read the prefix first */
+    struct preempt_etcd_watch_ops ops;
+    void *arg;
+    struct req *stream, *read;
+    struct event *ev_reopen, *ev_dog;
+    struct preempt_linebuf lb;
+    unsigned failures;
+    bool up, got_bytes, abort;
+};
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void elog(struct preempt_etcd *e, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void elog(struct preempt_etcd *e, int level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (!e->log)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    e->log(level, buf, e->log_arg);
+}
+
+/* ---- base64 (RFC 4648, standard alphabet, padded) ----------------------------- */
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int preempt_b64_encode_(const void *data, size_t len, char **ret)
+{
+    const unsigned char *p = data;
+    char *out = malloc(4 * ((len + 2) / 3) + 1), *o = out;
+
+    if (!out)
+        return -ENOMEM;
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < len ? p[i + 2] : 0);
+
+        *o++ = b64chars[v >> 18 & 63];
+        *o++ = b64chars[v >> 12 & 63];
+        *o++ = i + 1 < len ? b64chars[v >> 6 & 63] : '=';
+        *o++ = i + 2 < len ? b64chars[v & 63] : '=';
+    }
+    *o = '\0';
+    *ret = out;
+    return 0;
+}
+
+static int b64val(char c)
+{
+    const char *p = c ? strchr(b64chars, c) : NULL;
+
+    return p ? (int)(p - b64chars) : -1;
+}
+
+int preempt_b64_decode_(const char *s, char **ret, size_t *ret_len)
+{
+    size_t n = strlen(s), o = 0;
+    char *out;
+
+    if (n % 4 != 0)
+        return -EPROTO;
+    out = malloc(n / 4 * 3 + 1);
+    if (!out)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i += 4) {
+        int a = b64val(s[i]), b = b64val(s[i + 1]), c = b64val(s[i + 2]), d = b64val(s[i + 3]);
+        bool last = i + 4 == n;
+
+        if (a < 0 || b < 0 || (c < 0 && !(last && s[i + 2] == '=' && s[i + 3] == '=')) ||
+            (d < 0 && !(last && s[i + 3] == '='))) {
+            free(out);
+            return -EPROTO;
+        }
+        out[o++] = (char)(a << 2 | b >> 4);
+        if (c >= 0)
+            out[o++] = (char)((b & 15) << 4 | c >> 2);
+        if (c >= 0 && d >= 0)
+            out[o++] = (char)((c & 3) << 6 | d);
+    }
+    out[o] = '\0';
+    *ret = out;
+    if (ret_len)
+        *ret_len = o;
+    return 0;
+}
+
+/* ---- request bodies ----------------------------------------------------------------- */
+
+int preempt_etcd_prefix_end_(const char *prefix, char **ret)
+{
+    size_t n = strlen(prefix);
+    char *end = strdup(prefix);
+
+    if (!end)
+        return -ENOMEM;
+    while (n > 0 && (unsigned char)end[n - 1] == 0xff)
+        n--;
+    if (n == 0) { /* every key: the empty range end "\0" */
+        end[0] = '\0';
+    } else {
+        end[n - 1] = (char)((unsigned char)end[n - 1] + 1);
+        end[n] = '\0';
+    }
+    *ret = end;
+    return 0;
+}
+
+/* Sets obj[name] = base64(s); returns false on allocation failure. */
+static bool set_b64(json_t *obj, const char *name, const char *s)
+{
+    char *b;
+
+    bool ok;
+
+    if (!obj || preempt_b64_encode_(s, strlen(s), &b) < 0)
+        return false;
+    ok = json_object_set_new(obj, name, json_string(b)) == 0;
+    free(b);
+    return ok;
+}
+
+static bool set_i64(json_t *obj, const char *name, int64_t v)
+{
+    char buf[24];
+
+    (void)snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    return obj && json_object_set_new(obj, name, json_string(buf)) == 0;
+}
+
+static json_t *key_body(const char *key, bool prefix)
+{
+    json_t *b = json_object();
+    char *end = NULL;
+
+    if (!set_b64(b, "key", key))
+        goto fail;
+    if (prefix) {
+        if (preempt_etcd_prefix_end_(key, &end) < 0)
+            goto fail;
+        if (!end[0] ? json_object_set_new(b, "range_end", json_string("AA==")) != 0 : !set_b64(b, "range_end", end))
+            goto fail;
+        free(end);
+    }
+    return b;
+fail:
+    free(end);
+    json_decref(b);
+    return NULL;
+}
+
+json_t *preempt_etcd_put_body_(const char *key, const char *value, int64_t lease)
+{
+    json_t *b = key_body(key, false);
+
+    if (!set_b64(b, "value", value) || (lease && !set_i64(b, "lease", lease))) {
+        json_decref(b);
+        return NULL;
+    }
+    return b;
+}
+
+json_t *preempt_etcd_range_body_(const char *key, bool prefix)
+{
+    return key_body(key, prefix);
+}
+
+json_t *preempt_etcd_delete_body_(const char *key, bool prefix)
+{
+    return key_body(key, prefix);
+}
+
+static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; arr && i < n; i++) {
+        bool put = ops[i].kind == PREEMPT_ETCD_OP_PUT;
+        json_t *req = put ? preempt_etcd_put_body_(ops[i].key, ops[i].value, ops[i].lease) : key_body(ops[i].key, false);
+
+        if (!req || json_array_append_new(arr, json_pack("{s:o}", put ? "request_put" : "request_range", req)) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+json_t *preempt_etcd_txn_body_(const struct preempt_etcd_cmp *cmp, size_t n_cmp, const struct preempt_etcd_op *ok,
+                               size_t n_ok, const struct preempt_etcd_op *fail, size_t n_fail)
+{
+    json_t *cmps = json_array();
+
+    for (size_t i = 0; cmps && i < n_cmp; i++) {
+        json_t *c = key_body(cmp[i].key, false);
+        bool absent = !cmp[i].value;
+
+        if (!c || json_object_set_new(c, "target", json_string(absent ? "CREATE" : "VALUE")) != 0 ||
+            json_object_set_new(c, "result", json_string("EQUAL")) != 0 ||
+            !(absent ? set_i64(c, "create_revision", 0) : set_b64(c, "value", cmp[i].value)) ||
+            json_array_append_new(cmps, c) != 0) {
+            json_decref(c);
+            json_decref(cmps);
+            return NULL;
+        }
+    }
+    return cmps ? json_pack("{s:o, s:o, s:o}", "compare", cmps, "success", txn_ops(ok, n_ok), "failure",
+                            txn_ops(fail, n_fail))
+                : NULL;
+}
+
+json_t *preempt_etcd_create_body_(const char *key, const char *value, int64_t lease)
+{
+    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, lease }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
+
+    return preempt_etcd_txn_body_(&cmp, 1, &put, 1, &get, 1);
+}
+
+/* ---- reply decoding --------------------------------------------------------------------- */
+
+int64_t preempt_etcd_i64_(const json_t *obj, const char *name)
+{
+    const json_t *v = json_object_get(obj, name);
+
+    if (json_is_string(v))
+        return strtoll(json_string_value(v), NULL, 10);
+    if (json_is_integer(v))
+        return (int64_t)json_integer_value(v);
+    return 0;
+}
+
+int64_t preempt_etcd_rev_(const json_t *reply)
+{
+    return preempt_etcd_i64_(json_object_get(reply, "header"), "revision");
+}
+
+void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv)
+{
+    free(kv->key);
+    free(kv->value);
+    *kv = (struct preempt_etcd_kv){ 0 };
+}
+
+int preempt_etcd_kv_(const json_t *kv, struct preempt_etcd_kv *ret)
+{
+    const json_t *k = json_object_get(kv, "key"), *v = json_object_get(kv, "value");
+    int r;
+
+    *ret = (struct preempt_etcd_kv){ 0 };
+    if (!json_is_object(kv) || !json_is_string(k) || (v && !json_is_string(v)))
+        return -EPROTO;
+    r = preempt_b64_decode_(json_string_value(k), &ret->key, NULL);
+    if (r == 0)
+        r = preempt_b64_decode_(v ? json_string_value(v) : "", &ret->value, &ret->value_len);
+    if (r < 0) {
+        preempt_etcd_kv_clear_(ret);
+        return r;
+    }
+    ret->create_rev = preempt_etcd_i64_(kv, "create_revision");
+    ret->mod_rev = preempt_etcd_i64_(kv, "mod_revision");
+    ret->lease = preempt_etcd_i64_(kv, "lease");
+    return 0;
+}
+
+void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n)
+{
+    for (size_t i = 0; kvs && i < n; i++)
+        preempt_etcd_kv_clear_(&kvs[i]);
+    free(kvs);
+}
+
+int preempt_etcd_range_kvs_(const json_t *reply, struct preempt_etcd_kv **ret, size_t *ret_n)
+{
+    const json_t *kvs = json_object_get(reply, "kvs");
+    size_t n = json_array_size(kvs);
+    struct preempt_etcd_kv *out;
+
+    *ret = NULL;
+    *ret_n = 0;
+    if (!json_is_object(reply) || (kvs && !json_is_array(kvs)))
+        return -EPROTO;
+    out = calloc(n ? n : 1, sizeof(*out));
+    if (!out)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int r = preempt_etcd_kv_(json_array_get(kvs, i), &out[i]);
+
+        if (r < 0) {
+            preempt_etcd_kvs_free_(out, i);
+            return r;
+        }
+    }
+    *ret = out;
+    *ret_n = n;
+    return 0;
+}
+
+int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_etcd_kv *ret_kv)
+{
+    const json_t *rr, *kvs;
+
+    if (ret_kv)
+        *ret_kv = (struct preempt_etcd_kv){ 0 };
+    if (!json_is_object(reply) || !json_is_object(json_object_get(reply, "header")))
+        return -EPROTO;
+    *ret_ok = json_is_true(json_object_get(reply, "succeeded")); /* absent on failure */
+    if (*ret_ok || !ret_kv)
+        return 0;
+    rr = json_object_get(json_array_get(json_object_get(reply, "responses"), 0), "response_range");
+    kvs = json_object_get(rr, "kvs");
+    if (json_array_size(kvs) == 0)
+        return 0; /* deleted between the compare and the read */
+    return preempt_etcd_kv_(json_array_get(kvs, 0), ret_kv);
+}
+
+/* ---- line framing --------------------------------------------------------------------------- */
+
+void preempt_linebuf_init_(struct preempt_linebuf *lb, size_t max_line)
+{
+    *lb = (struct preempt_linebuf){ .max_line = max_line };
+}
+
+void preempt_linebuf_free_(struct preempt_linebuf *lb)
+{
+    free(lb->buf);
+    *lb = (struct preempt_linebuf){ .max_line = lb->max_line };
+}
+
+int preempt_linebuf_feed_(struct preempt_linebuf *lb, const char *data, size_t len,
+                          void (*line)(const char *s, size_t len, void *arg), void *arg)
+{
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) : len;
+
+        if (!lb->overflow && lb->len + take > lb->max_line) {
+            lb->overflow = true;
+            lb->len = 0;
+        }
+        if (!lb->overflow) {
+            if (lb->len + take + 1 > lb->cap) {
+                size_t cap = lb->cap ? lb->cap : 256;
+                char *p;
+
+                while (cap < lb->len + take + 1)
+                    cap *= 2;
+                p = realloc(lb->buf, cap);
+                if (!p)
+                    return -ENOMEM;
+                lb->buf = p;
+                lb->cap = cap;
+            }
+            memcpy(lb->buf + lb->len, data, take);
+            lb->len += take;
+        }
+        if (!nl)
+            break;
+        if (lb->overflow)
+            line("", 0, arg); /* too long: reported empty */
+        else if (lb->len > 0) {
+            lb->buf[lb->len] = '\0';
+            line(lb->buf, lb->len, arg);
+        }
+        lb->len = 0;
+        lb->overflow = false;
+        data = nl + 1;
+        len -= take + 1;
+    }
+    return 0;
+}
+
+void preempt_linebuf_flush_(struct preempt_linebuf *lb, void (*line)(const char *s, size_t len, void *arg), void *arg)
+{
+    if (lb->len > 0 && !lb->overflow) {
+        lb->buf[lb->len] = '\0';
+        line(lb->buf, lb->len, arg);
+    }
+    lb->len = 0;
+    lb->overflow = false;
+}
+
+enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_rev, const json_t **ret_events,
+                                               const char **ret_reason)
+{
+    const json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error"), *ev;
+
+    *ret_rev = 0;
+    *ret_events = NULL;
+    *ret_reason = NULL;
+    if (json_is_object(err)) {
+        const json_t *m = json_object_get(err, "message");
+
+        *ret_reason = json_is_string(m) ? json_string_value(m) : "error";
+        return PREEMPT_WATCH_ERROR;
+    }
+    if (!json_is_object(res) || !json_is_object(json_object_get(res, "header")))
+        return PREEMPT_WATCH_BAD;
+    *ret_rev = preempt_etcd_rev_(res);
+    if (json_is_true(json_object_get(res, "canceled"))) {
+        const json_t *why = json_object_get(res, "cancel_reason");
+
+        if (preempt_etcd_i64_(res, "compact_revision") > 0)
+            return PREEMPT_WATCH_COMPACTED;
+        *ret_reason = json_is_string(why) ? json_string_value(why) : "canceled";
+        return PREEMPT_WATCH_CANCELED;
+    }
+    if (json_is_true(json_object_get(res, "created")))
+        return PREEMPT_WATCH_CREATED;
+    ev = json_object_get(res, "events");
+    if (ev && !json_is_array(ev))
+        return PREEMPT_WATCH_BAD;
+    if (json_array_size(ev) > 0) {
+        *ret_events = ev;
+        return PREEMPT_WATCH_EVENTS;
+    }
+    return PREEMPT_WATCH_PROGRESS;
+}
+
+/* ---- curl multi on libevent ------------------------------------------------------------------ */
+
+static void check_done(struct preempt_etcd *e);
+
+static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_etcd *e = arg;
+    int running, action = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+
+    (void)curl_multi_socket_action(e->multi, fd, action, &running);
+    check_done(e);
+}
+
+static void on_multi_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_etcd *e = arg;
+    int running;
+
+    (void)fd;
+    (void)what;
+    (void)curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_done(e);
+}
+
+static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    struct preempt_etcd *e = userp;
+    struct event *ev = socketp;
+    short kind = (short)((what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0) | EV_PERSIST);
+
+    (void)easy;
+    if (what == CURL_POLL_REMOVE) {
+        if (ev)
+            event_free(ev);
+        (void)curl_multi_assign(e->multi, s, NULL);
+        return 0;
+    }
+    if (ev) {
+        (void)event_del(ev);
+        (void)event_assign(ev, e->base, s, kind, on_socket_event, e);
+    } else {
+        ev = event_new(e->base, s, kind, on_socket_event, e);
+        if (!ev)
+            return -1;
+        (void)curl_multi_assign(e->multi, s, ev);
+    }
+    return event_add(ev, NULL);
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+    struct preempt_etcd *e = userp;
+    struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+
+    (void)multi;
+    if (timeout_ms < 0)
+        return evtimer_del(e->ev_timeout);
+    return evtimer_add(e->ev_timeout, &tv); /* 0 fires on the next loop iteration */
+}
+
+/* ---- requests ---------------------------------------------------------------------------------- */
+
+static void req_unlink(struct req *q)
+{
+    if (q->prev)
+        q->prev->next = q->next;
+    else
+        q->e->reqs = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    q->prev = q->next = NULL;
+}
+
+static void req_stop_transfer(struct req *q)
+{
+    if (q->easy) {
+        (void)curl_multi_remove_handle(q->e->multi, q->easy);
+        curl_easy_cleanup(q->easy);
+        q->easy = NULL;
+    }
+    curl_slist_free_all(q->hdrs);
+    q->hdrs = NULL;
+    q->len = 0;
+}
+
+static void req_free(struct req *q)
+{
+    if (!q)
+        return;
+    req_stop_transfer(q);
+    req_unlink(q);
+    if (q->counted)
+        q->e->pending--;
+    if (q->ev_retry)
+        event_free(q->ev_retry);
+    free(q->path);
+    free(q->body);
+    free(q->resp);
+    free(q);
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct req *q = arg;
+    size_t len = size * n;
+
+    if (q->len + len > MAX_REPLY)
+        return 0; /* refuse: the transfer ends with a write error */
+    if (q->len + len + 1 > q->cap) {
+        size_t cap = q->cap ? q->cap : 1024;
+        char *p;
+
+        while (cap < q->len + len + 1)
+            cap *= 2;
+        p = realloc(q->resp, cap);
+        if (!p)
+            return 0;
+        q->resp = p;
+        q->cap = cap;
+    }
+    memcpy(q->resp + q->len, data, len);
+    q->len += len;
+    q->resp[q->len] = '\0';
+    return len;
+}
+
+static size_t on_stream(char *data, size_t size, size_t n, void *arg);
+
+static int req_start(struct req *q);
+
+static void send_auth(struct preempt_etcd *e);
+
+/* Starts (or queues behind authentication) one attempt of q. */
+static int req_start(struct req *q)
+{
+    struct preempt_etcd *e = q->e;
+    char url[1024], auth[1024];
+    CURL *c;
+
+    if (e->user && !e->token && !q->is_auth) {
+        q->waiting_auth = true;
+        if (!e->authing)
+            send_auth(e);
+        return 0;
+    }
+    q->waiting_auth = false;
+    req_stop_transfer(q);
+    c = curl_easy_init();
+    if (!c)
+        return -ENOMEM;
+    q->easy = c;
+    (void)snprintf(url, sizeof(url), "%s/v3/%s", e->endpoints[e->cur], q->path);
+    q->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    if (e->token && !q->is_auth) {
+        struct curl_slist *h;
+
+        (void)snprintf(auth, sizeof(auth), "Authorization: %s", e->token); /* the raw token, no "Bearer" */
+        h = curl_slist_append(q->hdrs, auth);
+        if (h)
+            q->hdrs = h;
+    }
+    if (!q->hdrs)
+        return -ENOMEM;
+    q->errbuf[0] = '\0';
+    (void)curl_easy_setopt(c, CURLOPT_URL, url);
+    (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, q->hdrs);
+    (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body);
+    (void)curl_easy_setopt(c, CURLOPT_PRIVATE, q);
+    (void)curl_easy_setopt(c, CURLOPT_ERRORBUFFER, q->errbuf);
+    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
+    if (e->ca)
+        (void)curl_easy_setopt(c, CURLOPT_CAINFO, e->ca);
+    if (e->cert)
+        (void)curl_easy_setopt(c, CURLOPT_SSLCERT, e->cert);
+    if (e->key)
+        (void)curl_easy_setopt(c, CURLOPT_SSLKEY, e->key);
+    if (q->watch) { /* a stream: no total timeout; the watchdog bounds silence */
+        (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q->watch);
+        (void)curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    } else {
+        (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
+        (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+    }
+    if (curl_multi_add_handle(e->multi, c) != CURLM_OK)
+        return -ENOMEM;
+    return 0;
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    struct req *q = arg;
+
+    (void)fd;
+    (void)what;
+    if (req_start(q) < 0) {
+        preempt_etcd_cb cb = q->cb;
+        void *cb_arg = q->arg;
+
+        req_free(q);
+        cb(-ENOMEM, NULL, "out of memory", cb_arg);
+    }
+}
+
+/* Answers q's caller and frees q. */
+static void req_answer(struct req *q, int status, json_t *reply, const char *msg)
+{
+    preempt_etcd_cb cb = q->cb;
+    void *arg = q->arg;
+
+    req_free(q);
+    if (cb)
+        cb(status, reply, msg, arg);
+}
+
+static uint64_t backoff_ms(unsigned attempt)
+{
+    uint64_t ms = BACKOFF_MIN_MS;
+
+    while (attempt-- > 1 && ms < BACKOFF_MAX_MS)
+        ms *= 2;
+    return ms < BACKOFF_MAX_MS ? ms : BACKOFF_MAX_MS;
+}
+
+/* Schedules another attempt when time allows; returns false when not. */
+static bool req_retry(struct req *q, const char *why)
+{
+    uint64_t wait = backoff_ms(++q->attempt);
+    struct timeval tv = { .tv_sec = (time_t)(wait / 1000), .tv_usec = (suseconds_t)(wait % 1000) * 1000 };
+
+    if (mono_ms() + wait >= q->give_up_at)
+        return false;
+    if (!q->ev_retry)
+        q->ev_retry = evtimer_new(q->e->base, on_retry, q);
+    if (!q->ev_retry || evtimer_add(q->ev_retry, &tv) < 0)
+        return false;
+    elog(q->e, 0, "etcd %s: %s; retry %u in %llu ms", q->path, why, q->attempt, (unsigned long long)wait);
+    return true;
+}
+
+/* The message of an error reply: {"error":..., "message":..., "code":N}. */
+static const char *error_text(const json_t *j)
+{
+    const json_t *m = json_object_get(j, "message");
+
+    if (!json_is_string(m))
+        m = json_object_get(j, "error");
+    return json_is_string(m) ? json_string_value(m) : "no message";
+}
+
+static bool auth_problem(long http, const char *text)
+{
+    return http == 401 || strstr(text, "user name is empty") || strstr(text, "invalid auth token");
+}
+
+static void req_done(struct req *q, CURLcode res)
+{
+    struct preempt_etcd *e = q->e;
+    long http = 0;
+    json_t *j = NULL;
+    json_error_t jerr;
+    char why[512];
+    const char *text;
+    int status;
+
+    (void)curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &http);
+    req_stop_transfer(q);
+    if (res != CURLE_OK || http == 0 || http >= 500 || http == 408) {
+        (void)snprintf(why, sizeof(why), "%s: %s", e->endpoints[e->cur],
+                       res != CURLE_OK ? (q->errbuf[0] ? q->errbuf : curl_easy_strerror(res)) : "server error");
+        if (res != CURLE_OK && e->n_endpoints > 1)
+            e->cur = (e->cur + 1) % e->n_endpoints; /* fail over */
+        if (!req_retry(q, why))
+            req_answer(q, -ETIMEDOUT, NULL, why);
+        return;
+    }
+    if (q->len > 0)
+        j = json_loadb(q->resp, q->len, 0, &jerr);
+    if (!json_is_object(j)) {
+        (void)snprintf(why, sizeof(why), "etcd %s: HTTP %ld with a reply that is not a JSON object", q->path, http);
+        json_decref(j);
+        req_answer(q, -EPROTO, NULL, why);
+        return;
+    }
+    if (http == 200) {
+        req_answer(q, 0, j, NULL);
+        json_decref(j);
+        return;
+    }
+    text = error_text(j);
+    if (!q->is_auth && e->user && auth_problem(http, text) && q->reauth < MAX_REAUTH) {
+        q->reauth++;
+        free(e->token); /* expired: authenticate again, then resend */
+        e->token = NULL;
+        json_decref(j);
+        if (req_start(q) < 0)
+            req_answer(q, -ENOMEM, NULL, "out of memory");
+        return;
+    }
+    if (http == 404)
+        status = -ENOENT;
+    else if (http == 401 || http == 403 || strstr(text, "authentication failed") || auth_problem(http, text))
+        status = -EACCES;
+    else
+        status = -EINVAL;
+    if (status == -EACCES && !e->user && auth_problem(http, text))
+        (void)snprintf(why, sizeof(why), "etcd requires authentication (%s): configure a user and password", text);
+    else
+        (void)snprintf(why, sizeof(why), "etcd %s: HTTP %ld: %s", q->path, http, text);
+    json_decref(j);
+    req_answer(q, status, NULL, why);
+}
+
+static void watch_ended(struct preempt_etcd_watch *w, CURLcode res);
+
+static void check_done(struct preempt_etcd *e)
+{
+    CURLMsg *m;
+    int left;
+
+    while ((m = curl_multi_info_read(e->multi, &left))) {
+        struct req *q = NULL;
+
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        (void)curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&q);
+        if (!q)
+            continue;
+        if (q->watch)
+            watch_ended(q->watch, m->data.result);
+        else
+            req_done(q, m->data.result);
+    }
+}
+
+static struct req *req_new(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms)
+{
+    struct req *q = calloc(1, sizeof(*q));
+
+    if (!q)
+        return NULL;
+    q->e = e;
+    q->path = strdup(path);
+    q->body = body ? json_dumps(body, JSON_COMPACT) : strdup("{}");
+    q->give_up_at = mono_ms() + give_up_ms;
+    if (!q->path || !q->body) {
+        free(q->path);
+        free(q->body);
+        free(q);
+        return NULL;
+    }
+    q->next = e->reqs;
+    if (e->reqs)
+        e->reqs->prev = q;
+    e->reqs = q;
+    return q;
+}
+
+/* Sends a request; counted: it counts as pending (see preempt_etcd_flush_). */
+static struct req *call(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms,
+                        preempt_etcd_cb cb, void *arg, bool counted)
+{
+    struct req *q = body ? req_new(e, path, body, give_up_ms) : NULL;
+
+    json_decref(body);
+    if (!q)
+        return NULL;
+    q->cb = cb;
+    q->arg = arg;
+    q->counted = counted;
+    if (counted)
+        e->pending++;
+    if (req_start(q) < 0) {
+        req_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+int preempt_etcd_call_(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms,
+                       preempt_etcd_cb cb, void *arg)
+{
+    if (!e || !path || !body) {
+        json_decref(body);
+        return -EINVAL;
+    }
+    return call(e, path, body, give_up_ms, cb, arg, true) ? 0 : -ENOMEM;
+}
+
+unsigned preempt_etcd_pending_(const struct preempt_etcd *e)
+{
+    return e ? e->pending : 0;
+}
+
+/* ---- authentication ----------------------------------------------------------------------------- */
+
+static void on_auth(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_etcd *e = arg;
+    const json_t *tok = json_object_get(reply, "token");
+    char why[512];
+    struct req *q, *next;
+
+    e->authing = false;
+    if (status == 0 && json_is_string(tok) && json_string_length(tok) > 0) {
+        e->token = strdup(json_string_value(tok));
+        if (e->token) {
+            elog(e, 0, "etcd: authenticated as %s", e->user);
+            for (q = e->reqs; q; q = next) { /* req_start may prepend: next is taken first */
+                next = q->next;
+                if (q->waiting_auth && req_start(q) < 0)
+                    q->waiting_auth = false; /* left to its watchdog or give-up */
+            }
+            return;
+        }
+    }
+    (void)snprintf(why, sizeof(why), "etcd authentication as %s failed: %s", e->user,
+                   status == 0 ? "no token in the reply" : msg);
+    elog(e, 3, "%s", why);
+    for (q = e->reqs; q; q = next) {
+        next = q->next;
+        if (!q->waiting_auth)
+            continue;
+        q->waiting_auth = false;
+        if (q->watch) {
+            req_free(q); /* the stream retries on its own schedule */
+            continue;
+        }
+        req_answer(q, status == -ETIMEDOUT ? -ETIMEDOUT : -EACCES, NULL, why);
+        next = e->reqs; /* the callback may have changed the list: start over */
+    }
+}
+
+static void send_auth(struct preempt_etcd *e)
+{
+    json_t *body = json_pack("{s:s, s:s}", "name", e->user, "password", e->password);
+    struct req *q = body ? req_new(e, "auth/authenticate", body, 3 * e->timeout_ms) : NULL;
+
+    json_decref(body);
+    if (!q)
+        return;
+    q->is_auth = true;
+    q->cb = on_auth;
+    q->arg = e;
+    e->authing = true;
+    if (req_start(q) < 0) {
+        req_free(q);
+        e->authing = false;
+    }
+}
+
+/* ---- watches ---------------------------------------------------------------------------------------- */
+
+static void watch_schedule(struct preempt_etcd_watch *w, bool now);
+
+static void watch_set_link(struct preempt_etcd_watch *w, bool up, const char *why)
+{
+    if (w->up == up)
+        return;
+    w->up = up;
+    if (w->ops.on_link)
+        w->ops.on_link(up, why, w->arg);
+}
+
+static void watch_event(struct preempt_etcd_watch *w, const json_t *ev)
+{
+    const json_t *type = json_object_get(ev, "type");
+    struct preempt_etcd_kv kv;
+
+    if (preempt_etcd_kv_(json_object_get(ev, "kv"), &kv) < 0) {
+        elog(w->e, 2, "etcd watch %s: an event without a decodable kv; re-reading", w->prefix);
+        w->abort = true;
+        return;
+    }
+    if (kv.mod_rev >= w->next_rev) { /* never deliver a revision twice */
+        enum preempt_etcd_ev t = json_is_string(type) && !strcmp(json_string_value(type), "DELETE")
+                                     ? PREEMPT_ETCD_DELETE : PREEMPT_ETCD_PUT;
+
+        w->next_rev = kv.mod_rev + 1;
+        w->ops.on_event(t, &kv, w->arg);
+    }
+    preempt_etcd_kv_clear_(&kv);
+}
+
+static void watch_line(const char *s, size_t len, void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+    const json_t *events;
+    const char *reason;
+    json_error_t jerr;
+    json_t *j;
+    int64_t rev;
+
+    if (w->abort)
+        return;
+    j = len ? json_loadb(s, len, 0, &jerr) : NULL;
+    switch (preempt_watch_classify_(j, &rev, &events, &reason)) {
+    case PREEMPT_WATCH_CREATED:
+        w->failures = 0;
+        watch_set_link(w, true, "created");
+        break;
+    case PREEMPT_WATCH_EVENTS:
+        for (size_t i = 0; i < json_array_size(events) && !w->abort; i++)
+            watch_event(w, json_array_get(events, i));
+        break;
+    case PREEMPT_WATCH_PROGRESS:
+        if (rev + 1 > w->next_rev)
+            w->next_rev = rev + 1;
+        break;
+    case PREEMPT_WATCH_COMPACTED:
+        elog(w->e, 1, "etcd watch %s: revision %lld compacted; re-reading the prefix", w->prefix,
+             (long long)w->next_rev);
+        w->next_rev = 0;
+        w->abort = true;
+        break;
+    case PREEMPT_WATCH_CANCELED:
+        elog(w->e, 2, "etcd watch %s canceled by the server: %s", w->prefix, reason);
+        if (auth_problem(0, reason) && w->e->token) {
+            free(w->e->token);
+            w->e->token = NULL;
+        }
+        w->abort = true;
+        break;
+    case PREEMPT_WATCH_ERROR:
+        elog(w->e, 1, "etcd watch %s ended by the server: %s", w->prefix, reason);
+        w->abort = true;
+        break;
+    case PREEMPT_WATCH_BAD:
+        elog(w->e, 2, "etcd watch %s: a malformed message; reconnecting from revision %lld", w->prefix,
+             (long long)w->next_rev);
+        w->abort = true;
+        break;
+    }
+    json_decref(j);
+}
+
+static size_t on_stream(char *data, size_t size, size_t n, void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+    size_t len = size * n;
+
+    w->got_bytes = true;
+    if (preempt_linebuf_feed_(&w->lb, data, len, watch_line, w) < 0)
+        w->abort = true;
+    return w->abort ? 0 : len; /* 0 ends the transfer: the way to cancel from here */
+}
+
+static void watch_ended(struct preempt_etcd_watch *w, CURLcode res)
+{
+    struct req *q = w->stream;
+    long http = 0;
+    char why[CURL_ERROR_SIZE + 64];
+    const char *what = w->abort ? "closed by the client"
+                       : res == CURLE_OK ? "ended by the server"
+                       : q->errbuf[0] ? q->errbuf : curl_easy_strerror(res);
+
+    (void)curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &http);
+    if (!w->abort) /* the last line of a graceful stop has no newline */
+        preempt_linebuf_flush_(&w->lb, watch_line, w);
+    (void)snprintf(why, sizeof(why), "%.*s (curl %d, HTTP %ld)", CURL_ERROR_SIZE, what, (int)res, http);
+    if (res != CURLE_OK && !w->abort && w->e->n_endpoints > 1)
+        w->e->cur = (w->e->cur + 1) % w->e->n_endpoints;
+    req_free(q);
+    w->stream = NULL;
+    preempt_linebuf_free_(&w->lb);
+    elog(w->e, 1, "etcd watch %s: %s; re-opening from revision %lld", w->prefix, why, (long long)w->next_rev);
+    watch_set_link(w, false, why);
+    watch_schedule(w, w->abort && w->failures == 0);
+}
+
+static void watch_open_stream(struct preempt_etcd_watch *w)
+{
+    json_t *create = key_body(w->prefix, true), *body;
+    struct req *q;
+
+    if (!create || !set_i64(create, "start_revision", w->next_rev) ||
+        json_object_set_new(create, "progress_notify", json_true()) != 0) {
+        json_decref(create);
+        watch_schedule(w, false);
+        return;
+    }
+    body = json_pack("{s:o}", "create_request", create);
+    q = req_new(w->e, "watch", body, 0);
+    json_decref(body);
+    if (!q) {
+        watch_schedule(w, false);
+        return;
+    }
+    q->watch = w;
+    w->stream = q;
+    w->abort = false;
+    w->got_bytes = true;
+    preempt_linebuf_init_(&w->lb, MAX_WATCH_LINE);
+    if (req_start(q) < 0) {
+        req_free(q);
+        w->stream = NULL;
+        watch_schedule(w, false);
+    }
+}
+
+static void on_watch_read(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+    struct preempt_etcd_kv *kvs = NULL;
+    size_t n = 0;
+    int64_t rev = preempt_etcd_rev_(reply);
+
+    w->read = NULL;
+    if (status == 0 && (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0 || rev <= 0))
+        status = -EPROTO, msg = "a range reply without kvs or revision";
+    if (status < 0) {
+        elog(w->e, 2, "etcd watch %s: reading the prefix failed: %s", w->prefix, msg);
+        watch_set_link(w, false, msg);
+        watch_schedule(w, false);
+        return;
+    }
+    w->next_rev = rev + 1;
+    if (w->ops.on_reset)
+        w->ops.on_reset(kvs, n, rev, w->arg);
+    preempt_etcd_kvs_free_(kvs, n);
+    watch_open_stream(w);
+}
+
+static void on_watch_reopen(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+
+    (void)fd;
+    (void)what;
+    if (w->next_rev > 0) {
+        watch_open_stream(w);
+        return;
+    }
+    w->read = call(w->e, "kv/range", preempt_etcd_range_body_(w->prefix, true), w->e->timeout_ms, on_watch_read, w,
+                   false);
+    if (!w->read)
+        watch_schedule(w, false);
+}
+
+static void watch_schedule(struct preempt_etcd_watch *w, bool now)
+{
+    uint64_t ms = 0;
+    struct timeval tv;
+
+    if (!now) {
+        ms = 100;
+        for (unsigned i = 0; i < w->failures && ms < WATCH_BACKOFF_MAX_MS; i++)
+            ms *= 2;
+        if (ms > WATCH_BACKOFF_MAX_MS)
+            ms = WATCH_BACKOFF_MAX_MS;
+        w->failures++;
+    }
+    tv = (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+    (void)evtimer_add(w->ev_reopen, &tv);
+}
+
+/* The watchdog: a stream silent for a whole period is re-opened (a peer that
+ * vanished without FIN/RST would otherwise take TCP keepalive's ~10 min). */
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+
+    (void)fd;
+    (void)what;
+    if (w->stream && w->stream->easy && !w->got_bytes) {
+        elog(w->e, 1, "etcd watch %s: silent for %llu ms; re-opening", w->prefix,
+             (unsigned long long)w->e->watch_idle_ms);
+        req_free(w->stream);
+        w->stream = NULL;
+        preempt_linebuf_free_(&w->lb);
+        watch_set_link(w, false, "silent");
+        watch_schedule(w, true);
+    }
+    w->got_bytes = false;
+}
+
+int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t start_rev,
+                        const struct preempt_etcd_watch_ops *ops, void *arg, struct preempt_etcd_watch **ret)
+{
+    struct preempt_etcd_watch *w;
+    struct timeval tv;
+
+    if (!e || !prefix || !ops || !ops->on_event || !ret || start_rev < 0)
+        return -EINVAL;
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->e = e;
+    w->prefix = strdup(prefix);
+    w->next_rev = start_rev;
+    w->ops = *ops;
+    w->arg = arg;
+    w->ev_reopen = evtimer_new(e->base, on_watch_reopen, w);
+    w->ev_dog = event_new(e->base, -1, EV_PERSIST, on_watchdog, w);
+    tv = (struct timeval){ .tv_sec = (time_t)(e->watch_idle_ms / 1000),
+                           .tv_usec = (suseconds_t)(e->watch_idle_ms % 1000) * 1000 };
+    if (!w->prefix || !w->ev_reopen || !w->ev_dog || event_add(w->ev_dog, &tv) < 0) {
+        preempt_etcd_watch_free_(w);
+        return -ENOMEM;
+    }
+    watch_schedule(w, true);
+    *ret = w;
+    return 0;
+}
+
+void preempt_etcd_watch_free_(struct preempt_etcd_watch *w)
+{
+    if (!w)
+        return;
+    if (w->stream)
+        req_free(w->stream);
+    req_free(w->read);
+    preempt_linebuf_free_(&w->lb);
+    if (w->ev_reopen)
+        event_free(w->ev_reopen);
+    if (w->ev_dog)
+        event_free(w->ev_dog);
+    free(w->prefix);
+    free(w);
+}
+
+/* ---- the client ------------------------------------------------------------------------------------- */
+
+static int dup_opt(const char *s, char **ret)
+{
+    *ret = s ? strdup(s) : NULL;
+    return !s || *ret ? 0 : -ENOMEM;
+}
+
+static int split_endpoints(struct preempt_etcd *e, const char *list)
+{
+    const char *p = list;
+
+    while (*p) {
+        size_t n = strcspn(p, ",");
+
+        if (n > 0) {
+            if (e->n_endpoints == MAX_ENDPOINTS)
+                return -E2BIG;
+            if (!(n > 7 && !strncmp(p, "http://", 7)) && !(n > 8 && !strncmp(p, "https://", 8)))
+                return -EINVAL;
+            while (n > 0 && p[n - 1] == '/')
+                n--;
+            e->endpoints[e->n_endpoints] = strndup(p, n);
+            if (!e->endpoints[e->n_endpoints])
+                return -ENOMEM;
+            e->n_endpoints++;
+        }
+        p += n + (p[n] == ',');
+    }
+    return e->n_endpoints > 0 ? 0 : -EINVAL;
+}
+
+int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o, struct preempt_etcd **ret)
+{
+    struct preempt_etcd *e;
+    int r;
+
+    if (!base || !o || !o->endpoints || !ret || !o->user != !o->password)
+        return -EINVAL;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return -ENOMEM;
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    e->base = base;
+    e->timeout_ms = o->timeout_ms ? o->timeout_ms : 2000;
+    e->watch_idle_ms = o->watch_idle_ms ? o->watch_idle_ms : 30000;
+    e->log = o->log;
+    e->log_arg = o->log_arg;
+    r = split_endpoints(e, o->endpoints);
+    if (r == 0)
+        r = dup_opt(o->user, &e->user);
+    if (r == 0)
+        r = dup_opt(o->password, &e->password);
+    if (r == 0)
+        r = dup_opt(o->ca, &e->ca);
+    if (r == 0)
+        r = dup_opt(o->cert, &e->cert);
+    if (r == 0)
+        r = dup_opt(o->key, &e->key);
+    if (r == 0) {
+        e->multi = curl_multi_init();
+        e->ev_timeout = evtimer_new(base, on_multi_timeout, e);
+        if (!e->multi || !e->ev_timeout)
+            r = -ENOMEM;
+    }
+    if (r < 0) {
+        preempt_etcd_free_(e);
+        return r;
+    }
+    (void)curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    (void)curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+    (void)curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    (void)curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+    *ret = e;
+    return 0;
+}
+
+void preempt_etcd_free_(struct preempt_etcd *e)
+{
+    if (!e)
+        return;
+    while (e->reqs)
+        req_free(e->reqs); /* no callbacks: the owner is going away */
+    if (e->multi)
+        (void)curl_multi_cleanup(e->multi);
+    if (e->ev_timeout)
+        event_free(e->ev_timeout);
+    for (unsigned i = 0; i < e->n_endpoints; i++)
+        free(e->endpoints[i]);
+    if (e->password)
+        explicit_bzero(e->password, strlen(e->password));
+    free(e->user);
+    free(e->password);
+    free(e->ca);
+    free(e->cert);
+    free(e->key);
+    free(e->token);
+    free(e);
+    curl_global_cleanup();
+}
+
+static void on_bound(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    *(bool *)arg = true;
+}
+
+unsigned preempt_etcd_flush_(struct preempt_etcd *e, uint64_t bound_ms)
+{
+    bool over = false;
+    struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 };
+    struct event *bound;
+
+    if (!e || e->pending == 0)
+        return 0;
+    bound = evtimer_new(e->base, on_bound, &over);
+    if (!bound || evtimer_add(bound, &tv) < 0) {
+        if (bound)
+            event_free(bound);
+        return e->pending;
+    }
+    while (e->pending > 0 && !over)
+        if (event_base_loop(e->base, EVLOOP_ONCE) < 0)
+            break;
+    event_free(bound);
+    return e->pending;
+}
