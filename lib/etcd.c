@@ -40,6 +40,8 @@ struct preempt_etcd {
     void *log_arg;
     char *token;
     bool authing;
+    unsigned in_multi;        /* inside curl_multi_socket_action (curl's callbacks) */
+    struct event *ev_defer;   /* starts transfers asked for inside curl's callbacks */
     struct req *reqs;   /* every request and stream, for cancellation */
     unsigned pending;   /* requests (not streams) not yet answered */
 };
@@ -58,7 +60,7 @@ struct req {
     uint64_t give_up_at;
     unsigned attempt, reauth;
     struct event *ev_retry;
-    bool is_auth, waiting_auth;
+    bool is_auth, waiting_auth, deferred;
     bool counted;                     /* counts as pending (not a watch's own read) */
     struct preempt_etcd_watch *watch; /* a watch stream */
 };
@@ -502,7 +504,9 @@ static void on_socket_event(evutil_socket_t fd, short what, void *arg)
     struct preempt_etcd *e = arg;
     int running, action = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
 
+    e->in_multi++;
     (void)curl_multi_socket_action(e->multi, fd, action, &running);
+    e->in_multi--;
     check_done(e);
 }
 
@@ -513,7 +517,9 @@ static void on_multi_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    e->in_multi++;
     (void)curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    e->in_multi--;
     check_done(e);
 }
 
@@ -575,7 +581,6 @@ static void req_stop_transfer(struct req *q)
     }
     curl_slist_free_all(q->hdrs);
     q->hdrs = NULL;
-    q->len = 0;
 }
 
 static void req_free(struct req *q)
@@ -639,7 +644,14 @@ static int req_start(struct req *q)
         return 0;
     }
     q->waiting_auth = false;
+    if (e->in_multi) { /* curl refuses calls from its own callbacks (a watch event's reaction) */
+        q->deferred = true;
+        event_active(e->ev_defer, EV_TIMEOUT, 1);
+        return 0;
+    }
+    q->deferred = false;
     req_stop_transfer(q);
+    q->len = 0; /* a new attempt: a new reply */
     c = curl_easy_init();
     if (!c)
         return -ENOMEM;
@@ -683,6 +695,28 @@ static int req_start(struct req *q)
     if (curl_multi_add_handle(e->multi, c) != CURLM_OK)
         return -ENOMEM;
     return 0;
+}
+
+static void req_answer(struct req *q, int status, json_t *reply, const char *msg);
+
+static void on_defer(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_etcd *e = arg;
+    struct req *q, *next;
+
+    (void)fd;
+    (void)what;
+    for (q = e->reqs; q; q = next) {
+        next = q->next;
+        if (q->deferred && req_start(q) < 0) {
+            if (q->watch) {
+                q->deferred = false; /* the watchdog re-opens it */
+                continue;
+            }
+            req_answer(q, -ENOMEM, NULL, "out of memory");
+            next = e->reqs;
+        }
+    }
 }
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
@@ -1280,7 +1314,8 @@ int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o
     if (r == 0) {
         e->multi = curl_multi_init();
         e->ev_timeout = evtimer_new(base, on_multi_timeout, e);
-        if (!e->multi || !e->ev_timeout)
+        e->ev_defer = event_new(base, -1, 0, on_defer, e);
+        if (!e->multi || !e->ev_timeout || !e->ev_defer)
             r = -ENOMEM;
     }
     if (r < 0) {
@@ -1305,6 +1340,8 @@ void preempt_etcd_free_(struct preempt_etcd *e)
         (void)curl_multi_cleanup(e->multi);
     if (e->ev_timeout)
         event_free(e->ev_timeout);
+    if (e->ev_defer)
+        event_free(e->ev_defer);
     for (unsigned i = 0; i < e->n_endpoints; i++)
         free(e->endpoints[i]);
     if (e->password)

@@ -54,12 +54,25 @@ static const char usage[] =
     "  --verbose          print the library's log on stderr\n"
     "  --help             this text\n"
     "\n"
-    "Multi-worker flags (--etcd, --job, --worker, --workers) come with etcd\n"
-    "coordination and are rejected for now.\n"
+    "Multi-worker (every worker of a job agrees on its save steps through etcd):\n"
+    "  --etcd URL[,URL]   etcd endpoints (http:// or https://); enables multi-worker\n"
+    "  --job NAME         job name (A-Z a-z 0-9 . _ -; default \"job\")\n"
+    "  --worker I         this worker's index (default 0)\n"
+    "  --workers W        the number of workers (default 1)\n"
+    "                     each worker keeps its shard in DIR/worker-I\n"
+    "  --etcd-user USER   authenticate as USER; the password is read from the\n"
+    "                     environment variable PREEMPT_ETCD_PASSWORD\n"
+    "  --etcd-ca FILE     TLS CA bundle; --etcd-cert FILE, --etcd-key FILE: client\n"
+    "                     certificate and key\n"
+    "  --lease-ttl S      membership lease in seconds (default 10)\n"
+    "  --join-timeout-ms MS  bound on waiting for every worker at start (default 60000)\n"
+    "  --agree-timeout-ms MS bound on one agreement round (default 10000)\n"
     "\n"
     "Exit status: 0 when done; the handler's code when preempted (42, or 75 when\n"
-    "nothing new could be saved); 3 from --fail-at; 2 on bad usage or a failed\n"
-    "start (unreadable checkpoint, invalid configuration).\n";
+    "nothing new could be saved); the application's code on an error (3 from\n"
+    "--fail-at, on this worker or, propagated, on another); 2 on bad usage or a\n"
+    "failed start (unreadable checkpoint, invalid configuration, a job that\n"
+    "did not assemble, etcd refusing the credentials).\n";
 
 struct trainer {
     struct preempt_handler *h;
@@ -75,6 +88,7 @@ struct trainer {
     const char *poll_file;
     bool custom_save, waiting, exited;
     int exit_code;
+    unsigned worker;
 };
 
 static void print_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -142,7 +156,7 @@ static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
     char meta[96];
     int r;
 
-    print_json("{\"event\":\"save-begin\",\"worker\":0,\"step\":%" PRIu64 "}", step);
+    print_json("{\"event\":\"save-begin\",\"worker\":%u,\"step\":%" PRIu64 "}", t->worker, step);
     if (t->custom_save)
         return 0; /* a save function of its own: nothing written here */
     (void)snprintf(meta, sizeof(meta), "{\"step\":%" PRIu64 ",\"words\":%zu}", step, t->words);
@@ -196,29 +210,51 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
     struct preempt_status st;
 
     preempt_get_status(h, &st);
-    print_json("{\"event\":\"state\",\"worker\":0,\"from\":\"%s\",\"to\":\"%s\",\"run\":%" PRIu64 "}",
-               preempt_state_to_string(from), preempt_state_to_string(to), st.run);
+    print_json("{\"event\":\"state\",\"worker\":%u,\"from\":\"%s\",\"to\":\"%s\",\"run\":%" PRIu64 "}",
+               t->worker, preempt_state_to_string(from), preempt_state_to_string(to), st.run);
     if (st.saves > t->printed_saves) {
         t->printed_saves = st.saves;
         t->last_saved = st.save_step;
-        print_json("{\"event\":\"saved\",\"worker\":0,\"step\":%" PRIu64 ",\"save_ms\":%" PRIu64
-                   ",\"deadline_in_ms\":%" PRId64 "}", st.save_step, st.save_ms, st.deadline_in_ms);
+        print_json("{\"event\":\"saved\",\"worker\":%u,\"step\":%" PRIu64 ",\"save_ms\":%" PRIu64
+                   ",\"deadline_in_ms\":%" PRId64 "}", t->worker, st.save_step, st.save_ms, st.deadline_in_ms);
     }
     if (t->waiting && t->ev_resume) /* async: a wait may be over */
         event_active(t->ev_resume, EV_TIMEOUT, 1);
+}
+
+/* Writes s as a JSON string body (quotes and control characters escaped). */
+static void json_escape(char *out, size_t size, const char *s)
+{
+    size_t o = 0;
+
+    for (; s && *s && o + 7 < size; s++) {
+        unsigned char ch = (unsigned char)*s;
+
+        if (ch == '"' || ch == '\\')
+            o += (size_t)snprintf(out + o, size - o, "\\%c", ch);
+        else if (ch < 0x20)
+            o += (size_t)snprintf(out + o, size - o, "\\u%04x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = '\0';
 }
 
 static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
 {
     struct trainer *t = ud;
     static const char *const why[] = { "done", "preempted", "not-saved", "error" };
+    char msg[600];
 
-    (void)h;
     t->exited = true;
     t->exit_code = code;
-    if (reason != PREEMPT_EXIT_DONE)
-        print_json("{\"event\":\"exit\",\"worker\":0,\"reason\":\"%s\",\"saved_step\":%" PRIu64 ",\"code\":%d}",
-                   why[reason], t->last_saved, code);
+    json_escape(msg, sizeof(msg), preempt_error_message(h));
+    if (reason == PREEMPT_EXIT_ERROR)
+        print_json("{\"event\":\"exit\",\"worker\":%u,\"reason\":\"error\",\"saved_step\":%" PRIu64
+                   ",\"code\":%d,\"message\":\"%s\"}", t->worker, t->last_saved, code, msg);
+    else if (reason != PREEMPT_EXIT_DONE)
+        print_json("{\"event\":\"exit\",\"worker\":%u,\"reason\":\"%s\",\"saved_step\":%" PRIu64 ",\"code\":%d}",
+                   t->worker, why[reason], t->last_saved, code);
     if (t->base)
         (void)event_base_loopbreak(t->base);
 }
@@ -305,12 +341,9 @@ static void async_on_step(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     r = train_one(t);
-    if (r != 0) {
-        print_json("{\"event\":\"exit\",\"worker\":0,\"reason\":\"error\",\"saved_step\":%" PRIu64
-                   ",\"code\":%d}", t->last_saved, r);
-        t->exit_code = r;
-        t->exited = true;
-        (void)event_base_loopbreak(t->base);
+    if (r != 0) { /* the handler propagates it and exits through on_exit */
+        (void)preempt_fail(t->h, r, NULL);
+        async_act(t, (int)preempt_action(t->h));
         return;
     }
     async_act(t, preempt_step_end(t->h));
@@ -384,7 +417,8 @@ static int parse_signal(const char *s)
 
 enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
-       OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_MULTI };
+       OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
+       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE };
 
 int main(int argc, char **argv)
 {
@@ -399,8 +433,12 @@ int main(int argc, char **argv)
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
         { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
-        { "etcd", required_argument, NULL, OPT_MULTI }, { "job", required_argument, NULL, OPT_MULTI },
-        { "worker", required_argument, NULL, OPT_MULTI }, { "workers", required_argument, NULL, OPT_MULTI },
+        { "etcd", required_argument, NULL, OPT_ETCD }, { "job", required_argument, NULL, OPT_JOB },
+        { "worker", required_argument, NULL, OPT_WORKER }, { "workers", required_argument, NULL, OPT_WORKERS },
+        { "etcd-user", required_argument, NULL, OPT_USER }, { "etcd-ca", required_argument, NULL, OPT_CA },
+        { "etcd-cert", required_argument, NULL, OPT_CERT }, { "etcd-key", required_argument, NULL, OPT_KEY },
+        { "lease-ttl", required_argument, NULL, OPT_TTL }, { "join-timeout-ms", required_argument, NULL, OPT_JOIN },
+        { "agree-timeout-ms", required_argument, NULL, OPT_AGREE },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
@@ -408,6 +446,7 @@ int main(int argc, char **argv)
     struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
                                     .on_exit = on_exit_cb };
     uint64_t v, state_kb = 64, n_signals = 0;
+    char shard_dir[4096];
     bool have_steps = false, async = false;
     int c, r, code;
 
@@ -472,10 +511,33 @@ int main(int argc, char **argv)
         case OPT_ASYNC: async = true; break;
         case OPT_VERBOSE: cb.log = on_log; break;
         case OPT_HELP: fputs(usage, stdout); return 0;
-        case OPT_MULTI:
-            fprintf(stderr, "preempt-trainer: multi-worker coordination (--etcd, --job, --worker, --workers) is "
-                            "not available in this version; run without them for local mode\n");
-            return 2;
+        case OPT_ETCD: cfg.etcd_endpoints = optarg; break;
+        case OPT_JOB: cfg.job = optarg; break;
+        case OPT_WORKER:
+            r = parse_u64("--worker", optarg, 4095, &v);
+            cfg.worker = (unsigned)v;
+            break;
+        case OPT_WORKERS:
+            r = parse_u64("--workers", optarg, 4096, &v);
+            cfg.workers = (unsigned)v;
+            break;
+        case OPT_USER:
+            cfg.etcd_user = optarg;
+            cfg.etcd_password = getenv("PREEMPT_ETCD_PASSWORD");
+            if (!cfg.etcd_password) {
+                fprintf(stderr, "preempt-trainer: --etcd-user needs PREEMPT_ETCD_PASSWORD in the environment\n");
+                r = -EINVAL;
+            }
+            break;
+        case OPT_CA: cfg.etcd_ca = optarg; break;
+        case OPT_CERT: cfg.etcd_cert = optarg; break;
+        case OPT_KEY: cfg.etcd_key = optarg; break;
+        case OPT_TTL:
+            r = parse_u64("--lease-ttl", optarg, 3600, &v);
+            cfg.lease_ttl_s = (unsigned)v;
+            break;
+        case OPT_JOIN: r = parse_u64("--join-timeout-ms", optarg, 86400000, &cfg.join_timeout_ms); break;
+        case OPT_AGREE: r = parse_u64("--agree-timeout-ms", optarg, 86400000, &cfg.agree_timeout_ms); break;
         default:
             fputs(usage, stderr);
             return 2;
@@ -492,6 +554,22 @@ int main(int argc, char **argv)
     if (t.custom_save) {
         cfg.ckpt_dir = NULL; /* TF's save_fn: the handler keeps no files */
         cb.restore = NULL;
+    }
+    if (cfg.etcd_endpoints) {
+        if (!cfg.job)
+            cfg.job = "job";
+        t.worker = cfg.worker;
+        if (cfg.ckpt_dir) { /* each worker's shard in a directory of its own */
+            if (mkdir(cfg.ckpt_dir, 0700) < 0 && errno != EEXIST) {
+                fprintf(stderr, "preempt-trainer: cannot create %s: %s\n", cfg.ckpt_dir, strerror(errno));
+                return 2;
+            }
+            (void)snprintf(shard_dir, sizeof(shard_dir), "%s/worker-%u", cfg.ckpt_dir, cfg.worker);
+            cfg.ckpt_dir = shard_dir;
+        }
+    } else if (cfg.job || cfg.worker || cfg.workers != 1 || cfg.etcd_user) {
+        fprintf(stderr, "preempt-trainer: --job, --worker, --workers and --etcd-user need --etcd\n");
+        return 2;
     }
     t.raise_sig = cfg.signals[0] ? cfg.signals[0] : SIGTERM;
     r = preempt_block_signals(&cfg);
@@ -527,8 +605,9 @@ int main(int argc, char **argv)
 
         preempt_get_status(t.h, &st);
         t.last_saved = st.restored_step;
-        print_json("{\"event\":\"start\",\"worker\":0,\"restored_step\":%" PRIu64 ",\"steps\":%" PRIu64
-                   ",\"mode\":\"%s\"}", st.restored_step, t.steps, async ? "async" : "sync");
+        print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"steps\":%" PRIu64
+                   ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 "}", t.worker, st.restored_step, t.steps,
+                   async ? "async" : "sync", st.incarnation);
     }
     r = async ? run_async(&t) : run_sync(&t);
     if (r < 0) {
@@ -537,8 +616,8 @@ int main(int argc, char **argv)
     }
     code = t.exited ? t.exit_code : r < 0 ? 2 : 0;
     if (t.exited && code == 0)
-        print_json("{\"event\":\"done\",\"worker\":0,\"step\":%" PRIu64 ",\"state_digest\":\"%016" PRIx64 "\"}",
-                   run_of(&t), model_digest(&t));
+        print_json("{\"event\":\"done\",\"worker\":%u,\"step\":%" PRIu64 ",\"state_digest\":\"%016" PRIx64 "\"}",
+                   t.worker, run_of(&t), model_digest(&t));
     t.h = preempt_handler_free(t.h);
     if (t.ev_step)
         event_free(t.ev_step);
