@@ -246,11 +246,28 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
     join_poll(arg);
 }
 
+/* Opens incarnation inc: moves the counter from inc - 1 (or creates it for
+ * inc 1) and, in the same transaction, removes anything already under
+ * P/inc/ (left there while the counter was lost), so that a new
+ * incarnation starts from nothing. */
+static void join_open(struct join *j, uint64_t inc, preempt_etcd_cb cb)
+{
+    char key[PREEMPT_MAX_JOB + 32], pre[PREEMPT_MAX_JOB + 48], cur[24], next[24];
+    struct preempt_etcd_cmp cmp = { key, inc > 1 ? cur : NULL };
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, next, 0 },
+                                     { PREEMPT_ETCD_OP_DELETE_PREFIX, pre, NULL, 0 } };
+
+    (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
+    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/", j->jobp, inc);
+    (void)snprintf(cur, sizeof(cur), "%" PRIu64, inc - 1);
+    (void)snprintf(next, sizeof(next), "%" PRIu64, inc);
+    join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ops, 2, NULL, 0), cb);
+}
+
 static void on_joined(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_etcd_kv kv;
-    char key[PREEMPT_MAX_JOB + 32], cur[24], next[24];
     uint64_t now_inc;
     bool ok;
 
@@ -272,15 +289,7 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
     preempt_etcd_kv_clear_(&kv);
     /* This worker already joined incarnation N: that was its previous life,
      * so the job is restarting. Open N + 1 (one bump wins). */
-    (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
-    (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
-    (void)snprintf(next, sizeof(next), "%" PRIu64, j->inc + 1);
-    {
-        struct preempt_etcd_cmp cmp = { key, cur };
-        struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, next, 0 };
-
-        join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, &put, 1, NULL, 0), on_bumped);
-    }
+    join_open(j, j->inc + 1, on_bumped);
 }
 
 static void join_try(struct join *j)
@@ -316,7 +325,6 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_etcd_kv *kvs;
-    char key[PREEMPT_MAX_JOB + 32];
     size_t n;
 
     if (join_failed(j, status, msg, "reading the incarnation"))
@@ -325,10 +333,9 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
         join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
         return;
     }
-    if (n == 0) {
-        (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
-        join_call(j, "kv/txn", preempt_etcd_create_body_(key, "1", 0), on_inc_created);
-    } else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
+    if (n == 0)
+        join_open(j, 1, on_inc_created);
+    else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     kvs[0].value);
     } else {

@@ -95,7 +95,7 @@ struct preempt_etcd_cmp {
     const char *value; /* NULL: the key must not exist; else: its value must equal this */
 };
 struct preempt_etcd_op {
-    enum { PREEMPT_ETCD_OP_PUT, PREEMPT_ETCD_OP_GET } kind;
+    enum { PREEMPT_ETCD_OP_PUT, PREEMPT_ETCD_OP_GET, PREEMPT_ETCD_OP_DELETE_PREFIX } kind;
     const char *key, *value;
     int64_t lease;
 };

@@ -252,11 +252,14 @@ static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
 {
     json_t *arr = json_array();
 
+    static const char *const names[] = { "request_put", "request_range", "request_delete_range" };
+
     for (size_t i = 0; arr && i < n; i++) {
         bool put = ops[i].kind == PREEMPT_ETCD_OP_PUT;
-        json_t *req = put ? preempt_etcd_put_body_(ops[i].key, ops[i].value, ops[i].lease) : key_body(ops[i].key, false);
+        json_t *req = put ? preempt_etcd_put_body_(ops[i].key, ops[i].value, ops[i].lease)
+                          : key_body(ops[i].key, ops[i].kind == PREEMPT_ETCD_OP_DELETE_PREFIX);
 
-        if (!req || json_array_append_new(arr, json_pack("{s:o}", put ? "request_put" : "request_range", req)) != 0) {
+        if (!req || json_array_append_new(arr, json_pack("{s:o}", names[ops[i].kind], req)) != 0) {
             json_decref(arr);
             return NULL;
         }

@@ -1,0 +1,261 @@
+# Multi-worker coordination end to end: a real etcd on loopback, real
+# trainer processes, real signals. Every wait is bounded and only guards
+# against hangs; nothing here asserts a duration.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+
+PIDS=
+job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
+
+# job_start TAG N ARGS...: starts workers 0..N-1 of job TAG (checkpoints in
+# $TMP/TAG). Worker i writes $TMP/TAG.i.out and .err; pids in $PIDS.
+job_start() {
+    _tag=$1 _n=$2
+    shift 2
+    PIDS=
+    _i=0
+    while [ "$_i" -lt "$_n" ]; do
+        "$TRAINER" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_n" --ckpt-dir "$TMP/$_tag" \
+            --verbose "$@" >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+        PIDS="$PIDS $!"
+        _i=$((_i + 1))
+    done
+}
+
+# job_wait SECONDS: waits for every worker (bounded); their statuses in $RCS.
+job_wait() {
+    _n=0
+    while :; do
+        _alive=
+        for _p in $PIDS; do kill -0 "$_p" 2>/dev/null && _alive=1; done
+        [ -z "$_alive" ] && break
+        _n=$((_n + 1))
+        if [ "$_n" -gt $(($1 * 20)) ]; then
+            fail "workers still running after $1 s; killed"
+            job_kill
+            break
+        fi
+        sleep 0.05
+    done
+    RCS=
+    for _p in $PIDS; do
+        wait "$_p"
+        RCS="$RCS $?"
+    done
+    RCS=${RCS# }
+}
+
+# same TAG N EVENT KEY: prints the value when every worker's last EVENT
+# line has the same KEY, else "differs: ...".
+same() {
+    _v= _all=
+    _i=0
+    while [ "$_i" -lt "$2" ]; do
+        _x=$(field "$TMP/$1.$_i.out" "$3" "$4")
+        _all="$_all $_x"
+        [ "$_i" -eq 0 ] && _v=$_x
+        [ "$_x" = "$_v" ] || _v=differs
+        _i=$((_i + 1))
+    done
+    [ "$_v" = differs ] && echo "differs:$_all" || echo "$_v"
+}
+
+rcs_of() { # N CODE: the expected $RCS
+    _s= _i=0
+    while [ "$_i" -lt "$1" ]; do _s="$_s $2"; _i=$((_i + 1)); done
+    echo "${_s# }"
+}
+
+rand() { echo $(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % ($2 - $1 + 1))); }
+
+show_logs() { # TAG N: on a failure, what the workers said
+    _i=0
+    while [ "$_i" -lt "$2" ]; do
+        echo "--- $1 worker $_i"; grep -v ': debug:' "$TMP/$1.$_i.err" | tail -n 12 | sed 's/^/    /'
+        _i=$((_i + 1))
+    done
+}
+
+etcd_start multi || finish
+REF=$("$TRAINER" --ckpt-dir "$TMP/ref" --steps 400 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
+expect "an uninterrupted run prints a digest" test -n "$REF"
+
+# ---- SIGTERM to a random worker at a random step; restart; same digest ----
+for n in 2 4 8; do
+    tag=term$n
+    job_start "$tag" "$n" --steps 400 --step-ms 10
+    for i in $(seq 0 $((n - 1))); do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+    sleep "0.$(rand 2 9)"
+    victim=$(rand 0 $((n - 1)))
+    kill -TERM "$(echo $PIDS | cut -d' ' -f$((victim + 1)))"
+    job_wait 60
+    eq "N=$n: every worker exits 42 after SIGTERM to worker $victim" "$RCS" "$(rcs_of "$n" 42)"
+    step=$(same "$tag" "$n" exit saved_step)
+    expect "N=$n: every worker saved the same step ($step)" test "${step#differs}" = "$step" -a -n "$step"
+    expect "N=$n: the save step is after the start ($step)" test "${step:-0}" -gt 0 2>/dev/null
+    [ "$failures" -eq 0 ] || show_logs "$tag" "$n"
+    job_start "$tag" "$n" --steps 400
+    job_wait 60
+    eq "N=$n: every worker finishes after the restart" "$RCS" "$(rcs_of "$n" 0)"
+    eq "N=$n: every worker restored the saved step" "$(same "$tag" "$n" start restored_step)" "$step"
+    eq "N=$n: every worker ends with the uninterrupted digest" "$(same "$tag" "$n" done state_digest)" "$REF"
+    eq "N=$n: the restart is the next incarnation" "$(same "$tag" "$n" start incarnation)" 2
+done
+
+# ---- signals to several workers at once: one agreement ---------------------
+tag=many
+job_start "$tag" 4 --steps 400 --step-ms 10
+for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+sleep 0.3
+kill -TERM $(echo $PIDS | cut -d' ' -f1-3)
+job_wait 60
+eq "three signals at once: every worker exits 42" "$RCS" "42 42 42 42"
+step=$(same "$tag" 4 exit saved_step)
+expect "three signals at once: one save step ($step)" test "${step#differs}" = "$step" -a -n "$step"
+agreed=$(etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/$tag/1/r0/agreed | grep -c agreed)
+eq "three signals at once: one agreed step in etcd" "$agreed" 1
+job_start "$tag" 4 --steps 400
+job_wait 60
+eq "three signals at once: same digest after the restart" "$(same "$tag" 4 done state_digest)" "$REF"
+
+# ---- grace period: two saves, the final one before the deadline -----------
+tag=grace
+job_start "$tag" 3 --steps 2000 --step-ms 10 --grace-ms 2000
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+sleep 0.3
+kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
+job_wait 60
+eq "grace: every worker exits 42" "$RCS" "42 42 42"
+for i in 0 1 2; do
+    eq "grace: worker $i saved twice" "$(count_events "$TMP/$tag.$i.out" saved)" 2
+    left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
+    expect "grace: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+done
+first=$(grep -F '"saved"' "$TMP/$tag.0.out" | head -n 1 | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
+final=$(same "$tag" 3 exit saved_step)
+expect "grace: every worker's final save is at one step, after the first ($first < $final)" \
+    test "${final#differs}" = "$final" -a "${final:-0}" -gt "${first:-0}"
+job_start "$tag" 3 --steps 2000
+job_wait 60
+REF2000=$("$TRAINER" --ckpt-dir "$TMP/ref2000" --steps 2000 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
+eq "grace: same digest after the restart" "$(same "$tag" 3 done state_digest)" "$REF2000"
+
+# ---- an application error on one worker reaches every worker --------------
+tag=apperr
+PIDS=
+for i in 0 1 2; do
+    extra=
+    [ "$i" -eq 1 ] && extra="--fail-at 50"
+    "$TRAINER" --etcd "$ETCD_URL" --job "$tag" --worker "$i" --workers 3 --ckpt-dir "$TMP/$tag" --verbose \
+        --steps 4000 --step-ms 5 $extra >"$TMP/$tag.$i.out" 2>"$TMP/$tag.$i.err" &
+    PIDS="$PIDS $!"
+done
+job_wait 60
+eq "app error: every worker exits with the application's code" "$RCS" "3 3 3"
+eq "app error: every worker reports the same message" "$(same "$tag" 3 exit message)" \
+    "worker 1: step 50 failed with code 3"
+
+# ---- a worker SIGKILLed during agreement -----------------------------------
+# Worker 2 is stopped so that agreement cannot complete, worker 0 gets its
+# notice, then worker 2 is killed. Its lease (2 s) ends and the others learn
+# that it is lost: they exit "not saved" (75), keeping the previous
+# checkpoint, within the lease TTL plus one keep-alive period.
+tag=kill
+job_start "$tag" 3 --steps 4000 --step-ms 10 --lease-ttl 2
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+set -- $PIDS
+kill -STOP "$3"
+kill -TERM "$1"
+wait_for "$TMP/$tag.1.out" '"to":"acknowledged"' 20
+kill -KILL "$3"
+PIDS="$1 $2"
+job_wait 30
+eq "killed worker: the others exit 75 (not saved)" "$RCS" "75 75"
+for i in 0 1; do
+    expect "killed worker: worker $i saw worker 2 lost" grep -q 'worker 2 lost its membership' "$TMP/$tag.$i.err"
+done
+eq "killed worker: nothing was committed" "$(same "$tag" 2 exit saved_step)" 0
+
+# ---- etcd stopped and restarted during a run --------------------------------
+# The notice arrives while etcd is down: the worker keeps training, its
+# writes are retried and the watches resume from the last revision seen.
+tag=restart
+job_start "$tag" 2 --steps 4000 --step-ms 10
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+etcd_stop
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
+sleep 0.5
+etcd_restart
+job_wait 60
+eq "etcd restart: every worker exits 42" "$RCS" "42 42"
+step=$(same "$tag" 2 exit saved_step)
+expect "etcd restart: one save step ($step)" test "${step#differs}" = "$step" -a -n "$step"
+expect "etcd restart: worker 1 saw the watch go down" grep -q 'watch of .* down' "$TMP/$tag.1.err"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
+# ---- keys of an earlier incarnation never trigger anything ----------------
+# Job "term2" left its records (notices, agreed steps, shards) in etcd. A
+# new run of the same job name from empty checkpoint directories must not
+# see a preemption, also when the incarnation counter itself was deleted
+# and when records sit under the number the next incarnation takes.
+rm -rf "$TMP/term2"
+etcdctl --endpoints="$ETCD_URL" put /preempt/term2/2/notice/0 "1 signal" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put /preempt/term2/3/notice/0 "1 signal" >/dev/null
+job_start term2 2 --steps 100
+job_wait 60
+eq "stale keys: the new incarnation finishes without a preemption" "$RCS" "0 0"
+eq "stale keys: it is incarnation 3" "$(same term2 2 start incarnation)" 3
+etcdctl --endpoints="$ETCD_URL" put /preempt/term2/1/r0/agreed 7 >/dev/null
+etcdctl --endpoints="$ETCD_URL" del /preempt/term2/incarnation >/dev/null
+rm -rf "$TMP/term2"
+job_start term2 2 --steps 100
+job_wait 60
+eq "stale keys without the counter: finishes without a preemption" "$RCS" "0 0"
+expect "stale keys without the counter: no save" test "$(count_events "$TMP/term2.0.out" saved)" -eq 0
+eq "stale keys without the counter: incarnation 1 again, emptied first" "$(same term2 2 start incarnation)" 1
+
+# ---- authentication -------------------------------------------------------
+EC="etcdctl --endpoints=$ETCD_URL"
+$EC user add root:rootpw >/dev/null && $EC user grant-role root root >/dev/null &&
+    $EC user add worker:workerpw >/dev/null && $EC role add preempt-rw >/dev/null &&
+    $EC role grant-permission preempt-rw --prefix=true readwrite /preempt/ >/dev/null &&
+    $EC user grant-role worker preempt-rw >/dev/null && $EC auth enable >/dev/null
+expect "auth: enabled on the test etcd" test $? -eq 0
+tag=auth
+PIDS=
+for i in 0 1; do
+    PREEMPT_ETCD_PASSWORD=workerpw "$TRAINER" --etcd "$ETCD_URL" --job "$tag" --worker "$i" --workers 2 \
+        --ckpt-dir "$TMP/$tag" --steps 200 --step-ms 5 --etcd-user worker \
+        >"$TMP/$tag.$i.out" 2>"$TMP/$tag.$i.err" &
+    PIDS="$PIDS $!"
+done
+sleep 0.5
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
+job_wait 60
+eq "auth: with credentials the protocol runs (both exit 42)" "$RCS" "42 42"
+expect_rc 2 "$TRAINER" --etcd "$ETCD_URL" --job auth2 --ckpt-dir "$TMP/auth2" --steps 10 --verbose
+expect_output "etcd requires authentication"
+PREEMPT_ETCD_PASSWORD=wrong expect_rc 2 "$TRAINER" --etcd "$ETCD_URL" --job auth2 --ckpt-dir "$TMP/auth2" \
+    --steps 10 --etcd-user worker --verbose
+expect_output "authentication failed"
+expect "auth: no password in the logs" sh -c "! grep -q workerpw $TMP/auth.0.err $TMP/out"
+
+# ---- bad configuration: clear errors ----------------------------------------
+expect_rc 2 "$TRAINER" --etcd "$ETCD_URL" --job "../x" --ckpt-dir "$TMP/bad" --steps 10 --verbose
+expect_output "job must be"
+expect_rc 2 "$TRAINER" --etcd "$ETCD_URL" --worker 3 --workers 2 --ckpt-dir "$TMP/bad" --steps 10 --verbose
+expect_output "worker must be between"
+expect_rc 2 "$TRAINER" --etcd "ftp://127.0.0.1:1" --ckpt-dir "$TMP/bad" --steps 10 --verbose
+expect_rc 2 "$TRAINER" --workers 2 --ckpt-dir "$TMP/bad" --steps 10
+expect_output "need --etcd"
+# A job whose other worker never comes: start-up gives up at its bound.
+PREEMPT_ETCD_PASSWORD=workerpw expect_rc 2 "$TRAINER" --etcd "$ETCD_URL" --job alone --workers 2 \
+    --ckpt-dir "$TMP/alone" --steps 10 --join-timeout-ms 500 --etcd-user worker --verbose
+expect_output "not every worker (2) joined"
+# Nobody listening: bounded, with the reason.
+expect_rc 2 "$TRAINER" --etcd "http://127.0.0.1:9" --job down --ckpt-dir "$TMP/down" --steps 10 \
+    --join-timeout-ms 1000 --verbose
+expect_output "127.0.0.1:9"
+
+finish
