@@ -5,6 +5,8 @@
  *   P/N/joined/<w>           "pid=.. steps=a,b,c": worker w joined N (permanent)
  *   P/N/alive/<w>            membership, bound to w's lease
  *   P/N/notice/<w>           "<deadline unix ms> <source>": w's earliest notice
+ *   P/N/notice/op            "<deadline unix ms> inject": an operator's notice
+ *                            (preemptctl), a notice of every worker's own
  *   P/N/claim                "<w>": the driver (create-if-absent, lease-bound)
  *   P/N/final                "<w>": the driver opened the final round
  *   P/N/r<k>/ack/<w>         "<step>": w's step when it acknowledged round k
@@ -454,6 +456,7 @@ struct preempt_coord {
     int64_t lease;
     bool left, active, final_seen, error_seen;
     uint64_t my_notice_wall;
+    bool op_noticed;       /* the operator's notice was posted */
     uint64_t *notice_wall; /* per worker; 0: none */
     bool *alive, *done;
     struct round r[2];
@@ -608,6 +611,15 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         ev.u.peer_notice.deadline = mono_of_wall(c, wall);
         CLOG(c, 1, "worker %u has a notice (%s)", w, value);
         cpost(c, ev);
+    } else if (!strcmp(rest, "notice/op")) {
+        if (c->op_noticed)
+            return;
+        c->op_noticed = true;
+        ev.kind = PREEMPT_EV_NOTICE;
+        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
+        ev.u.notice.deadline = mono_of_wall(c, strtoull(value, NULL, 10));
+        CLOG(c, 1, "an operator's notice (%s)", value);
+        cpost(c, ev);
     } else if (worker_key(rest, "alive", c->n, &w)) {
         c->alive[w] = true;
     } else if (worker_key(rest, "done", c->n, &w)) {
@@ -680,6 +692,8 @@ static void on_delete(struct preempt_coord *c, const char *rest)
             claim(c); /* take-over: the driver's lease ended */
     } else if (worker_key(rest, "notice", c->n, &w)) {
         c->notice_wall[w] = 0;
+    } else if (!strcmp(rest, "notice/op")) {
+        c->op_noticed = false;
     } else if (!strcmp(rest, "final")) {
         c->final_seen = false;
     } else if ((rr = round_key(rest, &k)) && !strcmp(rr, "agreed")) {

@@ -566,7 +566,11 @@ static void coord_log(int level, const char *msg, void *arg)
 
 static void coord_post(const struct preempt_event *ev, void *arg)
 {
-    post(arg, *ev);
+    struct preempt_handler *h = arg;
+
+    if (ev->kind == PREEMPT_EV_NOTICE) /* an operator's notice */
+        h->last_source = ev->u.notice.source;
+    post(h, *ev);
 }
 
 static uint64_t coord_now(void *arg)

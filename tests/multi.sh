@@ -215,6 +215,33 @@ eq "stale keys without the counter: finishes without a preemption" "$RCS" "0 0"
 expect "stale keys without the counter: no save" test "$(count_events "$TMP/term2.0.out" saved)" -eq 0
 eq "stale keys without the counter: incarnation 1 again, emptied first" "$(same term2 2 start incarnation)" 1
 
+# ---- preempt-launch restarts, preemptctl injects, shows and cleans -------
+CTL="$top_builddir/tools/preemptctl"
+LAUNCH="$top_builddir/tools/preempt-launch"
+"$LAUNCH" --workers 3 -- "$TRAINER" --etcd "$ETCD_URL" --job launch --ckpt-dir "$TMP/launch" --steps 400 \
+    --step-ms 10 >"$TMP/launch.out" 2>"$TMP/launch.err" &
+PIDS=$!
+wait_for "$TMP/launch.out" '"worker":2,"restored_step":0' 30
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" status launch
+expect_output "alive/2"
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" notice launch 20000
+expect_output "notice injected"
+job_wait 60
+eq "launch: the launcher ends well" "$RCS" 0
+eq "launch: every worker exited 42 once, then 0" \
+    "$(grep -c '"event":"exited".*"code":42' "$TMP/launch.out") $(grep -c '"event":"exited".*"code":0' "$TMP/launch.out")" "3 3"
+eq "launch: the notice came from the operator" "$(grep -c 'notice/op' "$TMP/launch.out")" 0
+eq "launch: all three finish with the uninterrupted digest" \
+    "$(grep -F '"event":"done"' "$TMP/launch.out" | grep -c "\"state_digest\":\"$REF\"")" 3
+expect "launch: lines carry t_ms" grep -q '"t_ms":[0-9]*,"event":"start"' "$TMP/launch.out"
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" status launch
+expect_output "incarnation 2"
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" clean launch
+expect_output "deleted"
+expect_rc 3 "$CTL" --etcd "$ETCD_URL" status launch
+expect_rc 2 "$CTL" --etcd "$ETCD_URL" status ../etc
+expect_rc 1 "$CTL" --etcd "http://127.0.0.1:9" --timeout-ms 300 status launch
+
 # ---- authentication -------------------------------------------------------
 EC="etcdctl --endpoints=$ETCD_URL"
 $EC user add root:rootpw >/dev/null && $EC user grant-role root root >/dev/null &&

@@ -1,0 +1,285 @@
+/* tools/preemptctl.c: look at and act on a job's records in etcd
+ * (docs/protocol.md): show its state, inject a notice, clean up its keys.
+ * One request at a time on a private loop, each bounded by --timeout-ms. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coord-internal.h"
+
+static const char usage[] =
+    "Usage: preemptctl --etcd URL[,URL] [options] COMMAND JOB [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  status JOB            the job's incarnation, members (joined, alive, done),\n"
+    "                        notices with their deadlines, driver, rounds (acks,\n"
+    "                        agreed step, saved shards) and error\n"
+    "  notice JOB [MS]       inject a notice for every worker of the current\n"
+    "                        incarnation (source \"inject\"), with a deadline MS\n"
+    "                        from now (default: none given)\n"
+    "  clean JOB             delete every key of the job; refused while a worker\n"
+    "                        is alive unless --force\n"
+    "\n"
+    "Options:\n"
+    "  --etcd URL[,URL]      etcd endpoints (http:// or https://)\n"
+    "  --etcd-user USER      authenticate; password from PREEMPT_ETCD_PASSWORD\n"
+    "  --etcd-ca FILE, --etcd-cert FILE, --etcd-key FILE   TLS\n"
+    "  --timeout-ms MS       bound on each request (default 5000)\n"
+    "  --force               clean even while workers are alive\n"
+    "  --help                this text\n"
+    "\n"
+    "Exit status: 0; 1 when etcd failed or refused; 2 on bad usage; 3 when the\n"
+    "job has no records (status, notice) or live workers (clean).\n";
+
+struct sync {
+    struct event_base *base;
+    struct preempt_etcd *e;
+    uint64_t timeout_ms;
+    bool done;
+    int status;
+    json_t *reply;
+    char msg[512];
+};
+
+static void on_reply(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct sync *s = arg;
+
+    s->done = true;
+    s->status = status;
+    s->reply = reply ? json_incref(reply) : NULL;
+    (void)snprintf(s->msg, sizeof(s->msg), "%s", msg ? msg : "");
+}
+
+/* One request, waited for (bounded by the client's give-up time). */
+static json_t *call(struct sync *s, const char *path, json_t *body)
+{
+    s->done = false;
+    s->reply = NULL;
+    if (preempt_etcd_call_(s->e, path, body, s->timeout_ms, on_reply, s) < 0) {
+        fprintf(stderr, "preemptctl: out of memory\n");
+        return NULL;
+    }
+    while (!s->done)
+        if (event_base_loop(s->base, EVLOOP_ONCE) < 0)
+            break;
+    if (s->status < 0 || !s->reply) {
+        fprintf(stderr, "preemptctl: %s: %s\n", path, s->msg[0] ? s->msg : strerror(-s->status));
+        json_decref(s->reply);
+        return NULL;
+    }
+    return s->reply;
+}
+
+/* The job's keys under prefix; NULL on failure. */
+static int range(struct sync *s, const char *prefix, struct preempt_etcd_kv **kvs, size_t *n)
+{
+    json_t *r = call(s, "kv/range", preempt_etcd_range_body_(prefix, true));
+    int rc;
+
+    if (!r)
+        return -EIO;
+    rc = preempt_etcd_range_kvs_(r, kvs, n);
+    json_decref(r);
+    if (rc < 0)
+        fprintf(stderr, "preemptctl: a malformed range reply\n");
+    return rc;
+}
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
+{
+    struct preempt_etcd_kv *kvs;
+    char key[256];
+    size_t n;
+    int r;
+
+    (void)snprintf(key, sizeof(key), "%sincarnation", jobp);
+    if ((r = range(s, key, &kvs, &n)) < 0)
+        return r;
+    r = n == 1 && kvs[0].value[0] ? 0 : -ENOENT;
+    if (r == 0)
+        *ret = strtoull(kvs[0].value, NULL, 10);
+    preempt_etcd_kvs_free_(kvs, n);
+    return r;
+}
+
+static int cmd_status(struct sync *s, const char *jobp, const char *job)
+{
+    struct preempt_etcd_kv *kvs;
+    char pre[300];
+    uint64_t inc, now = wall_ms();
+    size_t n;
+
+    int r = incarnation(s, jobp, &inc);
+
+    if (r == -ENOENT)
+        printf("job %s: no records in etcd\n", job);
+    if (r < 0)
+        return r == -ENOENT ? 3 : 1;
+    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/", jobp, inc);
+    if (range(s, pre, &kvs, &n) < 0)
+        return 1;
+    printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
+    for (size_t i = 0; i < n; i++) {
+        const char *rest = kvs[i].key + strlen(pre);
+
+        if (!strncmp(rest, "notice/", 7)) {
+            uint64_t dl = strtoull(kvs[i].value, NULL, 10);
+            const char *src = strchr(kvs[i].value, ' ');
+
+            printf("  %-22s deadline %s%.1f s%s, source %s\n", rest, dl >= now ? "in " : "",
+                   (double)(dl >= now ? dl - now : now - dl) / 1000.0, dl >= now ? "" : " ago", src ? src + 1 : "?");
+        } else {
+            printf("  %-22s %s%s\n", rest, kvs[i].value, kvs[i].lease ? "  (lease-bound)" : "");
+        }
+    }
+    if (n == 0)
+        printf("  (no records in this incarnation)\n");
+    preempt_etcd_kvs_free_(kvs, n);
+    return 0;
+}
+
+static int cmd_notice(struct sync *s, const char *jobp, const char *job, const char *ms)
+{
+    char key[300], val[64];
+    uint64_t inc, in = 0, dl;
+    json_t *r;
+
+    if (ms) {
+        char *end;
+
+        errno = 0;
+        in = strtoull(ms, &end, 10);
+        if (errno || *end || end == ms || in > 7ull * 24 * 3600 * 1000) {
+            fprintf(stderr, "preemptctl: notice: '%s' is not a deadline in ms\n", ms);
+            return 2;
+        }
+    }
+    int rc = incarnation(s, jobp, &inc);
+
+    if (rc == -ENOENT)
+        fprintf(stderr, "preemptctl: job %s has no incarnation in etcd: no worker ever joined\n", job);
+    if (rc < 0)
+        return rc == -ENOENT ? 3 : 1;
+    dl = in ? wall_ms() + in : 0;
+    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/notice/op", jobp, inc);
+    (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", dl);
+    r = call(s, "kv/put", preempt_etcd_put_body_(key, val, 0));
+    if (!r)
+        return 1;
+    json_decref(r);
+    printf("notice injected for job %s, incarnation %" PRIu64 ": %s\n", job, inc, key);
+    return 0;
+}
+
+static int cmd_clean(struct sync *s, const char *jobp, const char *job, bool force)
+{
+    struct preempt_etcd_kv *kvs;
+    size_t n, alive = 0;
+    json_t *r;
+
+    if (range(s, jobp, &kvs, &n) < 0)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (strstr(kvs[i].key + strlen(jobp), "/alive/"))
+            alive++;
+    preempt_etcd_kvs_free_(kvs, n);
+    if (alive && !force) {
+        fprintf(stderr, "preemptctl: job %s has %zu live worker(s); stop them first or use --force\n", job, alive);
+        return 3;
+    }
+    r = call(s, "kv/deleterange", preempt_etcd_delete_body_(jobp, true));
+    if (!r)
+        return 1;
+    printf("job %s: %" PRId64 " key(s) deleted\n", job, preempt_etcd_i64_(r, "deleted"));
+    json_decref(r);
+    return 0;
+}
+
+static void on_log(int level, const char *msg, void *arg)
+{
+    (void)arg;
+    if (level >= 2)
+        fprintf(stderr, "preemptctl: %s\n", msg);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "etcd", required_argument, NULL, 'e' }, { "etcd-user", required_argument, NULL, 'u' },
+        { "etcd-ca", required_argument, NULL, 'a' }, { "etcd-cert", required_argument, NULL, 'c' },
+        { "etcd-key", required_argument, NULL, 'k' }, { "timeout-ms", required_argument, NULL, 't' },
+        { "force", no_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+    };
+    struct preempt_etcd_opts eo = { .log = on_log };
+    struct sync s = { .timeout_ms = 5000 };
+    const char *cmd, *job;
+    char jobp[PREEMPT_MAX_JOB + 16];
+    bool force = false;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'e': eo.endpoints = optarg; break;
+        case 'u':
+            eo.user = optarg;
+            eo.password = getenv("PREEMPT_ETCD_PASSWORD");
+            if (!eo.password) {
+                fprintf(stderr, "preemptctl: --etcd-user needs PREEMPT_ETCD_PASSWORD in the environment\n");
+                return 2;
+            }
+            break;
+        case 'a': eo.ca = optarg; break;
+        case 'c': eo.cert = optarg; break;
+        case 'k': eo.key = optarg; break;
+        case 't': s.timeout_ms = strtoull(optarg, NULL, 10); break;
+        case 'f': force = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (!eo.endpoints || optind + 2 > argc || s.timeout_ms == 0) {
+        fprintf(stderr, "preemptctl: %s\n\n%s", !eo.endpoints ? "--etcd is required" : "a command and a job are required",
+                usage);
+        return 2;
+    }
+    cmd = argv[optind];
+    job = argv[optind + 1];
+    if (preempt_coord_prefix_(job, jobp, sizeof(jobp)) < 0) {
+        fprintf(stderr, "preemptctl: '%s' is not a job name (1-%d of A-Z a-z 0-9 . _ -)\n", job, PREEMPT_MAX_JOB);
+        return 2;
+    }
+    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean")) {
+        fprintf(stderr, "preemptctl: unknown command '%s'\n\n%s", cmd, usage);
+        return 2;
+    }
+    eo.timeout_ms = s.timeout_ms;
+    s.base = event_base_new();
+    if (!s.base || preempt_etcd_new_(s.base, &eo, &s.e) < 0) {
+        fprintf(stderr, "preemptctl: invalid etcd endpoints or options\n");
+        if (s.base)
+            event_base_free(s.base);
+        return 2;
+    }
+    if (!strcmp(cmd, "status"))
+        rc = cmd_status(&s, jobp, job);
+    else if (!strcmp(cmd, "notice"))
+        rc = cmd_notice(&s, jobp, job, optind + 2 < argc ? argv[optind + 2] : NULL);
+    else
+        rc = cmd_clean(&s, jobp, job, force);
+    preempt_etcd_free_(s.e);
+    event_base_free(s.base);
+    return rc;
+}
