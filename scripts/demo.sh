@@ -93,3 +93,53 @@ tools/preempt-replay --quiet --print "$out/preempted.trace" | awk '
         }
         printf "   %7s ms  %-15s%s\n", t, ev, out
     }'
+
+# 6. Four workers of one job, coordinated through a private etcd on loopback.
+#    One gets SIGTERM; all four agree on one step, save it, exit 42; the
+#    launcher restarts them; all restore that step and finish in the state of
+#    the uninterrupted run.
+TMP=$out
+fail() { die "$*"; }
+. tests/etcd-lib.sh
+trap 'etcd_stop' EXIT
+etcd_start demo
+echo
+echo "6. Four workers, one job, a private etcd at $ETCD_URL (tools/preempt-launch"
+echo "   restarts every worker that exits with 42):"
+tools/preempt-launch --workers 4 -- $T --etcd "$ETCD_URL" --job demo --ckpt-dir "$out/multi" \
+    --steps $STEPS --step-ms $STEP_MS >"$out/multi.jsonl" 2>"$out/multi.err" &
+lpid=$!
+n=0
+while [ "$(grep -c '"event":"start"' "$out/multi.jsonl")" -lt 4 ]; do
+    n=$((n + 1))
+    [ "$n" -lt 300 ] || die "the workers did not start; see $out/multi.err"
+    sleep 0.05
+done
+sleep_ms "$(random_ms 300 1500)"
+victim=$(random_ms 0 4)
+vpid=$(grep -F "\"event\":\"launch\",\"worker\":$victim,\"attempt\":1," "$out/multi.jsonl" | sed 's/.*"pid":\([0-9]*\).*/\1/')
+kill -TERM "$vpid"
+wait "$lpid" || die "the launcher failed; see $out/multi.jsonl and $out/multi.err"
+saved=$(grep -F '"event":"exit"' "$out/multi.jsonl" | sed 's/.*"saved_step":\([0-9]*\).*/\1/' | sort -u)
+[ "$(echo "$saved" | wc -l)" -eq 1 ] || die "the workers saved different steps: $saved"
+[ "$(grep -F '"event":"done"' "$out/multi.jsonl" | grep -cF "\"state_digest\":\"$want\"")" -eq 4 ] ||
+    die "not every worker ended with the uninterrupted digest"
+echo "   SIGTERM to worker $victim; every worker saved step $saved and exited 42; after the"
+echo "   restart all four restored step $saved and ended with digest $want."
+echo
+echo "   The job's timeline (ms since launch; from $out/multi.jsonl):"
+awk -v victim="$victim" '
+    function get(k,   r) {
+        if (match($0, "\"" k "\":\"?[^\",}]*")) { r = substr($0, RSTART, RLENGTH); sub(/^"[^"]*":"?/, "", r); return r }
+        return ""
+    }
+    {
+        ev = get("event"); w = get("worker"); t = get("t_ms"); what = ""
+        if (ev == "launch" && get("attempt") > 1) what = "restarted by the launcher"
+        else if (ev == "start" && get("incarnation") > 1) what = "restored step " get("restored_step")
+        else if (ev == "state") what = get("from") " -> " get("to") " (after step " get("run") ")"
+        else if (ev == "saved") what = "checkpoint at step " get("step") " committed by every worker"
+        else if (ev == "exited") what = "exited with " get("code")
+        else if (ev == "done") what = "done, digest " get("state_digest")
+        if (what != "") printf "   %6d  worker %s%s  %s\n", t, w, w == victim && ev == "state" && get("to") == "own-signal" ? " (SIGTERM)" : "", what
+    }' "$out/multi.jsonl" | sort -n -s -k1,1
