@@ -206,8 +206,8 @@ for mode in sync async; do
     eq "application error ($mode): status" "$rc" 3
     eq "application error ($mode): reason" "$(field "$TMP/fail-$mode.out" exit reason)" error
 done
-expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --etcd http://127.0.0.1:2379
-expect_output "multi-worker coordination (--etcd, --job, --worker, --workers) is not available"
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --job j --workers 2
+expect_output "--job, --worker, --workers and --etcd-user need --etcd"
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 300
 expect_output "--exit-code: '300' is not a number between 0 and 255"
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 75 --verbose
