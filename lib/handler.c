@@ -788,6 +788,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
 {
     if (!handler_ok(h))
         return NULL;
+    preempt_coord_leave_(h->coord); /* also when freed before an exit */
     if (h->own_base && preempt_coord_flush_(h->coord, LAST_WRITES_MS) > 0)
         log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                 LAST_WRITES_MS);
