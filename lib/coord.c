@@ -63,10 +63,7 @@ int preempt_coord_prefix_(const char *job, char *buf, size_t size)
 
 static uint64_t wall_ms(void)
 {
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return preempt_clock_ms_(CLOCK_REALTIME);
 }
 
 /* Parses a decimal u64 filling the whole string. */
@@ -114,18 +111,10 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
     (void)event_base_loopbreak(j->base);
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* The time left before start-up gives up (at least 1 ms). */
 static uint64_t join_left(const struct join *j)
 {
-    uint64_t now = mono_ms();
+    uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC);
 
     return j->deadline > now ? j->deadline - now : 1;
 }
@@ -146,13 +135,13 @@ static bool join_failed(struct join *j, int status, const char *msg, const char 
     return true;
 }
 
-static void on_bumped(int status, json_t *reply, const char *msg, void *arg)
+static void on_opened(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
 
     (void)reply;
-    if (!join_failed(j, status, msg, "opening the next incarnation"))
-        join_read_inc(j); /* whoever bumped first, read what it is now */
+    if (!join_failed(j, status, msg, "opening an incarnation"))
+        join_read_inc(j); /* whoever opened it first, read what it is now */
 }
 
 /* Reads the steps a joined value offers ("pid=.. steps=a,b,c"). */
@@ -252,7 +241,7 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
  * inc 1) and, in the same transaction, removes anything already under
  * P/inc/ (left there while the counter was lost), so that a new
  * incarnation starts from nothing. */
-static void join_open(struct join *j, uint64_t inc, preempt_etcd_cb cb)
+static void join_open(struct join *j, uint64_t inc)
 {
     char key[PREEMPT_MAX_JOB + 32], pre[PREEMPT_MAX_JOB + 48], cur[24], next[24];
     struct preempt_etcd_cmp cmp = { key, inc > 1 ? cur : NULL };
@@ -263,7 +252,7 @@ static void join_open(struct join *j, uint64_t inc, preempt_etcd_cb cb)
     (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/", j->jobp, inc);
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, inc - 1);
     (void)snprintf(next, sizeof(next), "%" PRIu64, inc);
-    join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ops, 2, NULL, 0), cb);
+    join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ops, 2, NULL, 0), on_opened);
 }
 
 static void on_joined(int status, json_t *reply, const char *msg, void *arg)
@@ -291,7 +280,7 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
     preempt_etcd_kv_clear_(&kv);
     /* This worker already joined incarnation N: that was its previous life,
      * so the job is restarting. Open N + 1 (one bump wins). */
-    join_open(j, j->inc + 1, on_bumped);
+    join_open(j, j->inc + 1);
 }
 
 static void join_try(struct join *j)
@@ -314,15 +303,6 @@ static void join_try(struct join *j)
     }
 }
 
-static void on_inc_created(int status, json_t *reply, const char *msg, void *arg)
-{
-    struct join *j = arg;
-
-    (void)reply;
-    if (!join_failed(j, status, msg, "creating the incarnation counter"))
-        join_read_inc(j);
-}
-
 static void on_inc(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
@@ -336,7 +316,7 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     if (n == 0)
-        join_open(j, 1, on_inc_created);
+        join_open(j, 1);
     else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     kvs[0].value);
@@ -399,7 +379,7 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
     j.base = event_base_new();
     if (!j.base)
         return -ENOMEM;
-    j.deadline = mono_ms() + cfg->join_timeout_ms;
+    j.deadline = preempt_clock_ms_(CLOCK_MONOTONIC) + cfg->join_timeout_ms;
     r = preempt_etcd_new_(j.base, &cfg->etcd, &j.e);
     if (r < 0) {
         (void)snprintf(msg, msg_size, "invalid etcd endpoints or options");

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -82,6 +83,10 @@ unsigned preempt_etcd_flush_(struct preempt_etcd *e, uint64_t bound_ms);
 int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t start_rev,
                         const struct preempt_etcd_watch_ops *ops, void *arg, struct preempt_etcd_watch **ret);
 void preempt_etcd_watch_free_(struct preempt_etcd_watch *w);
+
+/* Milliseconds on a clock (CLOCK_MONOTONIC for bounds, CLOCK_REALTIME for
+ * deadlines that cross machines). */
+uint64_t preempt_clock_ms_(clockid_t clock);
 
 /* ---- request bodies and reply decoding (pure; unit-tested) ---------------- */
 

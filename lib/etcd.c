@@ -78,12 +78,35 @@ struct preempt_etcd_watch {
     bool up, got_bytes, abort;
 };
 
-static uint64_t mono_ms(void)
+uint64_t preempt_clock_ms_(clockid_t clock)
 {
     struct timespec ts;
 
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    (void)clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t mono_ms(void)
+{
+    return preempt_clock_ms_(CLOCK_MONOTONIC);
+}
+
+/* Makes room for need bytes in a growing buffer (doubling from first). */
+static int reserve(char **buf, size_t *cap, size_t need, size_t first)
+{
+    size_t n = *cap ? *cap : first;
+    char *p;
+
+    if (need <= *cap)
+        return 0;
+    while (n < need)
+        n *= 2;
+    p = realloc(*buf, n);
+    if (!p)
+        return -ENOMEM;
+    *buf = p;
+    *cap = n;
+    return 0;
 }
 
 static void elog(struct preempt_etcd *e, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -420,18 +443,8 @@ int preempt_linebuf_feed_(struct preempt_linebuf *lb, const char *data, size_t l
             lb->len = 0;
         }
         if (!lb->overflow) {
-            if (lb->len + take + 1 > lb->cap) {
-                size_t cap = lb->cap ? lb->cap : 256;
-                char *p;
-
-                while (cap < lb->len + take + 1)
-                    cap *= 2;
-                p = realloc(lb->buf, cap);
-                if (!p)
-                    return -ENOMEM;
-                lb->buf = p;
-                lb->cap = cap;
-            }
+            if (reserve(&lb->buf, &lb->cap, lb->len + take + 1, 256) < 0)
+                return -ENOMEM;
             memcpy(lb->buf + lb->len, data, take);
             lb->len += take;
         }
@@ -609,18 +622,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 
     if (q->len + len > MAX_REPLY)
         return 0; /* refuse: the transfer ends with a write error */
-    if (q->len + len + 1 > q->cap) {
-        size_t cap = q->cap ? q->cap : 1024;
-        char *p;
-
-        while (cap < q->len + len + 1)
-            cap *= 2;
-        p = realloc(q->resp, cap);
-        if (!p)
-            return 0;
-        q->resp = p;
-        q->cap = cap;
-    }
+    if (reserve(&q->resp, &q->cap, q->len + len + 1, 1024) < 0)
+        return 0; /* out of memory: the transfer ends with a write error */
     memcpy(q->resp + q->len, data, len);
     q->len += len;
     q->resp[q->len] = '\0';

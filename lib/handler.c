@@ -70,8 +70,7 @@ struct preempt_handler {
     bool have_last_rec;
 
     struct preempt_coord *coord;  /* multi-worker; NULL in local mode */
-    uint64_t incarnation;
-    int64_t lease;                /* the membership lease taken at start-up */
+    struct preempt_coord_join joined; /* what start-up agreed (zero in local mode) */
     enum preempt_source last_source; /* of the last notice posted */
     char err_msg[256];            /* the error this worker exits with, "" when none */
 };
@@ -600,10 +599,11 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
     };
 }
 
-/* Multi-worker start-up: join the job and find the step every worker holds.
- * Sets *ret_have and *ret_step (the checkpoint to restore). */
-static int join_job(struct preempt_handler *h, struct preempt_coord_join *ret)
+/* Multi-worker start-up: join the job and find the step every worker holds
+ * (the result in h->joined). */
+static int join_job(struct preempt_handler *h)
 {
+    struct preempt_coord_join *ret = &h->joined;
     struct preempt_coord_cfg cc = coord_cfg(h);
     uint64_t *steps = NULL;
     size_t n = 0;
@@ -619,8 +619,6 @@ static int join_job(struct preempt_handler *h, struct preempt_coord_join *ret)
                 h->cfg.workers, msg);
         return r;
     }
-    h->incarnation = ret->incarnation;
-    h->lease = ret->lease;
     log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
             h->cfg.worker, h->cfg.workers, (unsigned long long)ret->incarnation,
             ret->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
@@ -630,13 +628,13 @@ static int join_job(struct preempt_handler *h, struct preempt_coord_join *ret)
 
 static int restore(struct preempt_handler *h)
 {
-    struct preempt_coord_join join = { 0 };
+    const struct preempt_coord_join *join = &h->joined;
     struct preempt_ckpt_info info;
     int r;
 
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
-        return h->cfg.etcd_endpoints ? join_job(h, &join) : 0;
+        return h->cfg.etcd_endpoints ? join_job(h) : 0;
     }
     r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, ckpt_log, h, &h->store);
     if (r < 0) {
@@ -644,14 +642,14 @@ static int restore(struct preempt_handler *h)
         return r;
     }
     if (h->cfg.etcd_endpoints) {
-        r = join_job(h, &join);
+        r = join_job(h);
         if (r < 0)
             return r;
         /* Newer checkpoints were never committed by the whole job. */
-        r = preempt_ckpt_drop_newer_(h->store, join.have_step ? join.step : 0);
+        r = preempt_ckpt_drop_newer_(h->store, join->have_step ? join->step : 0);
         if (r > 0)
             log_msg(h, PREEMPT_LOG_WARNING, "removed %d checkpoint(s) newer than the job's common step", r);
-        r = join.have_step ? preempt_ckpt_at_(h->store, join.step, &info) : -ENOENT;
+        r = join->have_step ? preempt_ckpt_at_(h->store, join->step, &info) : -ENOENT;
     } else {
         r = preempt_ckpt_latest_(h->store, &info);
     }
@@ -765,9 +763,8 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
         };
         struct preempt_coord_cfg cc = coord_cfg(h);
-        struct preempt_coord_join join = { .incarnation = h->incarnation, .lease = h->lease };
 
-        r = preempt_coord_new_(h->base, &cc, &join, &cops, h, &h->coord);
+        r = preempt_coord_new_(h->base, &cc, &h->joined, &cops, h, &h->coord);
         if (r < 0)
             goto fail;
     }
@@ -1115,7 +1112,7 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .step_us = h->step_ewma_us,
         .save_ms = h->last_save_ms,
         .saves = h->saves,
-        .incarnation = h->incarnation,
+        .incarnation = h->joined.incarnation,
     };
     if (c->deadline_ms) {
         uint64_t now = now_ms(h);

@@ -92,10 +92,7 @@ static int range(struct sync *s, const char *prefix, struct preempt_etcd_kv **kv
 
 static uint64_t wall_ms(void)
 {
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return preempt_clock_ms_(CLOCK_REALTIME);
 }
 
 static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
