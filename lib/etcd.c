@@ -1,10 +1,6 @@
 /* lib/etcd.c: the etcd v3 JSON-gateway client on libcurl multi + libevent
- * (see etcd-internal.h; style R13 and docs/stack-notes §2-4).
- *
- * The multi_socket recipe: one CURLM; the socket callback keeps one
- * persistent libevent event per socket; the timer callback only arms one
- * evtimer; every libevent callback calls curl_multi_socket_action() and then
- * reads the finished transfers. Requests retry with backoff over the
+ * (see etcd-internal.h; style R13 and docs/stack-notes §2-4). The transfers
+ * run on lib/http.c's multi handle. Requests retry with backoff over the
  * endpoints until their give-up time; a watch is a streaming request that is
  * re-opened after every kind of end. */
 #include <errno.h>
@@ -17,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "etcd-internal.h"
+#include "http-internal.h"
 
 #define MAX_ENDPOINTS 8
 #define MAX_REPLY (4u << 20)    /* a reply larger than this is refused */
@@ -30,8 +27,7 @@ struct req;
 
 struct preempt_etcd {
     struct event_base *base;
-    CURLM *multi;
-    struct event *ev_timeout;
+    struct preempt_http *http;
     char *endpoints[MAX_ENDPOINTS];
     unsigned n_endpoints, cur;
     char *user, *password, *ca, *cert, *key;
@@ -40,8 +36,6 @@ struct preempt_etcd {
     void *log_arg;
     char *token;
     bool authing;
-    unsigned in_multi;        /* inside curl_multi_socket_action (curl's callbacks) */
-    struct event *ev_defer;   /* starts transfers asked for inside curl's callbacks */
     struct req *reqs;   /* every request and stream, for cancellation */
     unsigned pending;   /* requests (not streams) not yet answered */
 };
@@ -60,7 +54,7 @@ struct req {
     uint64_t give_up_at;
     unsigned attempt, reauth;
     struct event *ev_retry;
-    bool is_auth, waiting_auth, deferred;
+    bool is_auth, waiting_auth;
     bool counted;                     /* counts as pending (not a watch's own read) */
     struct preempt_etcd_watch *watch; /* a watch stream */
 };
@@ -511,70 +505,6 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
     return PREEMPT_WATCH_PROGRESS;
 }
 
-/* ---- curl multi on libevent ------------------------------------------------------------------ */
-
-static void check_done(struct preempt_etcd *e);
-
-static void on_socket_event(evutil_socket_t fd, short what, void *arg)
-{
-    struct preempt_etcd *e = arg;
-    int running, action = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
-
-    e->in_multi++;
-    (void)curl_multi_socket_action(e->multi, fd, action, &running);
-    e->in_multi--;
-    check_done(e);
-}
-
-static void on_multi_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    struct preempt_etcd *e = arg;
-    int running;
-
-    (void)fd;
-    (void)what;
-    e->in_multi++;
-    (void)curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    e->in_multi--;
-    check_done(e);
-}
-
-static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
-{
-    struct preempt_etcd *e = userp;
-    struct event *ev = socketp;
-    short kind = (short)((what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0) | EV_PERSIST);
-
-    (void)easy;
-    if (what == CURL_POLL_REMOVE) {
-        if (ev)
-            event_free(ev);
-        (void)curl_multi_assign(e->multi, s, NULL);
-        return 0;
-    }
-    if (ev) {
-        (void)event_del(ev);
-        (void)event_assign(ev, e->base, s, kind, on_socket_event, e);
-    } else {
-        ev = event_new(e->base, s, kind, on_socket_event, e);
-        if (!ev)
-            return -1;
-        (void)curl_multi_assign(e->multi, s, ev);
-    }
-    return event_add(ev, NULL);
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-    struct preempt_etcd *e = userp;
-    struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
-
-    (void)multi;
-    if (timeout_ms < 0)
-        return evtimer_del(e->ev_timeout);
-    return evtimer_add(e->ev_timeout, &tv); /* 0 fires on the next loop iteration */
-}
-
 /* ---- requests ---------------------------------------------------------------------------------- */
 
 static void req_unlink(struct req *q)
@@ -591,7 +521,7 @@ static void req_unlink(struct req *q)
 static void req_stop_transfer(struct req *q)
 {
     if (q->easy) {
-        (void)curl_multi_remove_handle(q->e->multi, q->easy);
+        preempt_http_remove_(q->e->http, q->easy);
         curl_easy_cleanup(q->easy);
         q->easy = NULL;
     }
@@ -633,6 +563,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 static size_t on_stream(char *data, size_t size, size_t n, void *arg);
 
 static int req_start(struct req *q);
+static void on_xfer_done(CURL *easy, CURLcode res, void *arg);
 
 static void send_auth(struct preempt_etcd *e);
 
@@ -650,12 +581,6 @@ static int req_start(struct req *q)
         return 0;
     }
     q->waiting_auth = false;
-    if (e->in_multi) { /* curl refuses calls from its own callbacks (a watch event's reaction) */
-        q->deferred = true;
-        event_active(e->ev_defer, EV_TIMEOUT, 1);
-        return 0;
-    }
-    q->deferred = false;
     req_stop_transfer(q);
     q->len = 0; /* a new attempt: a new reply */
     c = curl_easy_init();
@@ -680,7 +605,6 @@ static int req_start(struct req *q)
     (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, q->hdrs);
     (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body);
-    (void)curl_easy_setopt(c, CURLOPT_PRIVATE, q);
     (void)curl_easy_setopt(c, CURLOPT_ERRORBUFFER, q->errbuf);
     (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
     if (e->ca)
@@ -698,32 +622,10 @@ static int req_start(struct req *q)
         (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
         (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
     }
-    if (curl_multi_add_handle(e->multi, c) != CURLM_OK)
-        return -ENOMEM;
-    return 0;
+    return preempt_http_add_(e->http, c, on_xfer_done, q);
 }
 
 static void req_answer(struct req *q, int status, json_t *reply, const char *msg);
-
-static void on_defer(evutil_socket_t fd, short what, void *arg)
-{
-    struct preempt_etcd *e = arg;
-    struct req *q, *next;
-
-    (void)fd;
-    (void)what;
-    for (q = e->reqs; q; q = next) {
-        next = q->next;
-        if (q->deferred && req_start(q) < 0) {
-            if (q->watch) {
-                q->deferred = false; /* the watchdog re-opens it */
-                continue;
-            }
-            req_answer(q, -ENOMEM, NULL, "out of memory");
-            next = e->reqs;
-        }
-    }
-}
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
@@ -851,24 +753,15 @@ static void req_done(struct req *q, CURLcode res)
 
 static void watch_ended(struct preempt_etcd_watch *w, CURLcode res);
 
-static void check_done(struct preempt_etcd *e)
+static void on_xfer_done(CURL *easy, CURLcode res, void *arg)
 {
-    CURLMsg *m;
-    int left;
+    struct req *q = arg;
 
-    while ((m = curl_multi_info_read(e->multi, &left))) {
-        struct req *q = NULL;
-
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        (void)curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&q);
-        if (!q)
-            continue;
-        if (q->watch)
-            watch_ended(q->watch, m->data.result);
-        else
-            req_done(q, m->data.result);
-    }
+    (void)easy;
+    if (q->watch)
+        watch_ended(q->watch, res);
+    else
+        req_done(q, res);
 }
 
 static struct req *req_new(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms)
@@ -1296,8 +1189,6 @@ int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o
 
     if (!base || !o || !o->endpoints || !ret || !o->user != !o->password)
         return -EINVAL;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-        return -ENOMEM;
     e = calloc(1, sizeof(*e));
     if (!e)
         return -ENOMEM;
@@ -1317,21 +1208,12 @@ int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o
         r = dup_opt(o->cert, &e->cert);
     if (r == 0)
         r = dup_opt(o->key, &e->key);
-    if (r == 0) {
-        e->multi = curl_multi_init();
-        e->ev_timeout = evtimer_new(base, on_multi_timeout, e);
-        e->ev_defer = event_new(base, -1, 0, on_defer, e);
-        if (!e->multi || !e->ev_timeout || !e->ev_defer)
-            r = -ENOMEM;
-    }
+    if (r == 0)
+        r = preempt_http_new_(base, &e->http);
     if (r < 0) {
         preempt_etcd_free_(e);
         return r;
     }
-    (void)curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-    (void)curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
-    (void)curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-    (void)curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
     *ret = e;
     return 0;
 }
@@ -1342,12 +1224,7 @@ void preempt_etcd_free_(struct preempt_etcd *e)
         return;
     while (e->reqs)
         req_free(e->reqs); /* no callbacks: the owner is going away */
-    if (e->multi)
-        (void)curl_multi_cleanup(e->multi);
-    if (e->ev_timeout)
-        event_free(e->ev_timeout);
-    if (e->ev_defer)
-        event_free(e->ev_defer);
+    preempt_http_free_(e->http);
     for (unsigned i = 0; i < e->n_endpoints; i++)
         free(e->endpoints[i]);
     if (e->password)
@@ -1359,7 +1236,6 @@ void preempt_etcd_free_(struct preempt_etcd *e)
     free(e->key);
     free(e->token);
     free(e);
-    curl_global_cleanup();
 }
 
 static void on_bound(evutil_socket_t fd, short what, void *arg)

@@ -1,0 +1,37 @@
+/* lib/http-internal.h: libcurl's multi interface on a libevent base (style
+ * R13, the hiperfifo recipe), shared by the etcd client and the cloud
+ * metadata sources. One persistent event per socket, one timer; no threads,
+ * no blocking call.
+ *
+ * The owner builds each easy handle itself (URL, headers, write function)
+ * and hands it over with preempt_http_add_(); done() is called from the loop
+ * when the transfer ends. A handle added from inside curl's own callbacks
+ * (where curl refuses calls into the multi handle) is queued and added on
+ * the next loop pass. preempt_http_remove_() stops a transfer without
+ * calling done(); the easy handle stays the owner's to clean up. */
+#ifndef PREEMPT_HTTP_INTERNAL_H
+#define PREEMPT_HTTP_INTERNAL_H
+
+#include <stdbool.h>
+#include <curl/curl.h>
+#include <event2/event.h>
+
+struct preempt_http;
+
+/* A transfer ended: res is curl's result (CURLE_OK: the reply is complete,
+ * whatever its HTTP status). Called from the loop, never from inside a call
+ * into this API. */
+typedef void (*preempt_http_done)(CURL *easy, CURLcode res, void *arg);
+
+int preempt_http_new_(struct event_base *base, struct preempt_http **ret);
+/* Frees the multi handle; the owner removes its transfers first. NULL-safe. */
+void preempt_http_free_(struct preempt_http *h);
+/* Starts easy (borrowed until done() or preempt_http_remove_()).
+ * Returns 0 or -ENOMEM. */
+int preempt_http_add_(struct preempt_http *h, CURL *easy, preempt_http_done done, void *arg);
+/* Stops easy (started or queued) without calling done(). NULL-safe. */
+void preempt_http_remove_(struct preempt_http *h, CURL *easy);
+/* True inside curl's callbacks (a write function, for example). */
+bool preempt_http_in_callback_(const struct preempt_http *h);
+
+#endif
