@@ -310,9 +310,11 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     switch (ev->kind) {
     case PREEMPT_EV_NOTICE:
         n->noticed = true;
+        n->withdrawn = false; /* a new notice stands, whatever was withdrawn before */
         n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.notice.deadline, ev->now_ms, f));
         break;
     case PREEMPT_EV_PEER_NOTICE:
+        n->withdrawn = false;
         n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.peer_notice.deadline, ev->now_ms, f));
         break;
     case PREEMPT_EV_NOTICE_WITHDRAWN:

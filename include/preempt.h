@@ -98,6 +98,24 @@ enum preempt_action {
     PREEMPT_ACTION_EXIT,      /**< stop: the exit code is preempt_exit_code() */
 };
 
+/** Where the job runs. The platform chooses the cloud notice source and
+ * the defaults of grace_ms and exit_code (TensorFlow's TerminationConfig
+ * completion, README "Platforms"). */
+enum preempt_platform {
+    PREEMPT_PLATFORM_AUTO,    /**< $PREEMPT_PLATFORM when set, else detected from the
+                                   machine's DMI data (a few file reads, no network) */
+    PREEMPT_PLATFORM_NONE,    /**< no cloud source: signals, the poll callback and
+                                   preempt_notify() only */
+    PREEMPT_PLATFORM_GCE,     /**< Google Compute Engine without a GPU */
+    PREEMPT_PLATFORM_GCE_GPU, /**< Google Compute Engine with a GPU */
+    PREEMPT_PLATFORM_AWS,     /**< Amazon EC2 (spot instance actions, rebalance) */
+    PREEMPT_PLATFORM_AZURE,   /**< Azure (Scheduled Events) */
+    PREEMPT_PLATFORM__COUNT
+};
+
+/** grace_ms: the platform's default (3600000 on GCE with a GPU, else 0). */
+#define PREEMPT_GRACE_DEFAULT UINT64_MAX
+
 #define PREEMPT_MAX_SIGNALS 8
 
 /** Configuration, copied at creation (strings included). Fill it with
@@ -109,19 +127,42 @@ struct preempt_config {
     unsigned max_to_keep;        /**< committed checkpoints kept; 0 keeps all (default 3) */
     uint64_t start_run;          /**< run counter at start when ckpt_dir is NULL (default 0) */
     uint64_t grace_ms;           /**< training time after the first save before the
-                                      deadline; 0: exit after the first save (default) */
+                                      deadline; 0: exit after the first save. Default
+                                      PREEMPT_GRACE_DEFAULT: 3600000 on GCE with a GPU
+                                      (TensorFlow's), else 0; an explicit 0 is kept */
     uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
                                       grace_ms is 0 (default 30000) */
     uint64_t agree_timeout_ms;   /**< bound on one agreement round (default 10000) */
     uint64_t margin_ms;          /**< slack kept before the deadline (default 500) */
     enum preempt_plan plan;      /**< default PREEMPT_PLAN_MEASURED */
     enum preempt_second second;  /**< default PREEMPT_SECOND_IGNORE */
-    int exit_code;               /**< code for "preempted, saved, restart me" (default 42) */
+    int exit_code;               /**< code for "preempted, saved, restart me"; 0 (default):
+                                      the platform's, 143 on GCE, else 42 */
     int exit_code_not_saved;     /**< code for "preempted, nothing new saved" (default 75) */
     int signals[PREEMPT_MAX_SIGNALS]; /**< notice signals, 0-terminated (default SIGTERM) */
     uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
     const char *trace_path;      /**< write the machine's trace here (text form,
                                       replayable with preempt-replay); NULL: none */
+
+    /* Platform and cloud notice sources (README "Platforms"). A cloud
+     * source polls the instance metadata service on the handler's loop,
+     * with a timeout on every request: a slow or dead endpoint never
+     * delays a step or the handler's creation. */
+    enum preempt_platform platform; /**< default PREEMPT_PLATFORM_AUTO */
+    const char *metadata_url;    /**< base URL of the metadata service, http only; NULL
+                                      (default): http://169.254.169.254, or
+                                      http://$GCE_METADATA_IP on GCE and
+                                      $AWS_EC2_METADATA_SERVICE_ENDPOINT on AWS when set */
+    uint64_t metadata_poll_ms;   /**< AWS and Azure poll period; the retry delay after a
+                                      failed request (GCE long-polls) (default 1000) */
+    uint64_t metadata_timeout_ms; /**< one metadata request (default 2000; a GCE long
+                                      poll adds its 60 s wait) */
+    bool advisory_checkpoint;    /**< an advisory notice (AWS rebalance recommendation,
+                                      GCE live migration) takes an opportunistic
+                                      checkpoint and training goes on (default true) */
+    uint64_t kill_delay_ms;      /**< time between SIGTERM and SIGKILL, for the start-up
+                                      warning; 0 (default): the launcher's known delay
+                                      when one is detected (README "Platforms") */
 
     /* Multi-worker coordination through etcd (docs/protocol.md). With
      * etcd_endpoints NULL the handler runs in local mode (one worker). */
@@ -184,6 +225,12 @@ struct preempt_status {
     uint64_t save_ms;         /**< duration of the last save, 0 before any */
     unsigned saves;           /**< checkpoints committed by this handler */
     uint64_t incarnation;     /**< the job's incarnation (multi-worker), 0 in local mode */
+    enum preempt_platform platform; /**< the platform in effect (never AUTO) */
+    const char *notice_source; /**< source of the last notice ("signal", "poll", "gce",
+                                    "aws", "azure", "inject"), NULL before any; static */
+    uint64_t kill_delay_ms;   /**< the kill delay in effect, 0 when unknown */
+    uint64_t grace_ms;        /**< the grace period in effect (the platform's default resolved) */
+    int exit_code;            /**< the "saved, restart me" code in effect */
 };
 
 /** Fills @p cfg with the defaults listed in struct preempt_config.
@@ -333,6 +380,15 @@ PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
 PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x);
 
 /* ==== Names and versions ================================================= */
+
+/** The name of a platform ("auto", "none", "gce", "gce-gpu", "aws",
+ * "azure"), or NULL out of range. Ownership: static string.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_platform_to_string(enum preempt_platform p);
+
+/** The platform named @p name. @return the platform (>= 0), or -EINVAL.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_platform_from_string(const char *name);
 
 /** The library's version as "MAJOR.MINOR.PATCH".
  * Ownership: static string. Callback-safe: yes. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pb_decode.h>
@@ -40,6 +41,7 @@ struct preempt_ckpt_writer {
     char staging[64];
     int fd;                       /* the staging directory */
     int failed;                   /* the first error, or 0 */
+    struct timespec t0;           /* when the save began */
     lpckpt_Manifest m;
 };
 
@@ -415,6 +417,7 @@ int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t ru
     w->m.step = step;
     w->m.run = run;
     w->m.generation = generation;
+    (void)clock_gettime(CLOCK_MONOTONIC, &w->t0);
     s->writing = true;
     *ret = w;
     return 0;
@@ -493,6 +496,7 @@ static void fill_info(const struct preempt_ckpt_store *s, const lpckpt_Manifest 
     info->run = m->run;
     info->generation = m->generation;
     info->n_blobs = m->blobs_count;
+    info->save_ms = m->save_ms;
     (void)snprintf(info->path, sizeof(info->path), "%s/%s", s->dir, name);
 }
 
@@ -510,6 +514,12 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     s = w->s;
     if ((r = w->failed) < 0)
         goto fail;
+    {
+        struct timespec t1;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &t1);
+        w->m.save_ms = (uint64_t)((t1.tv_sec - w->t0.tv_sec) * 1000 + (t1.tv_nsec - w->t0.tv_nsec) / 1000000);
+    }
     if (!pb_encode(&os, lpckpt_Manifest_fields, &w->m)) {
         r = -EINVAL;
         goto fail;

@@ -64,6 +64,13 @@ void preempt_coord_free_(struct preempt_coord *c);
  * Returns true when fx was a coordination effect. */
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, const char *errmsg);
 
+/* Marks this worker's notice record withdrawn (its sources cancelled every
+ * notice, or the notice was advisory) or live again. Call it before the
+ * notice is posted for an advisory one: the record is then written once,
+ * already withdrawn. When every record of the job is withdrawn, every
+ * worker gets notice-withdrawn. */
+void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn);
+
 /* The worker is leaving: release its membership (revoke the lease). */
 void preempt_coord_leave_(struct preempt_coord *c);
 

@@ -4,7 +4,9 @@
  *   P/incarnation            "N": the job's current incarnation
  *   P/N/joined/<w>           "pid=.. steps=a,b,c": worker w joined N (permanent)
  *   P/N/alive/<w>            membership, bound to w's lease
- *   P/N/notice/<w>           "<deadline unix ms> <source>": w's earliest notice
+ *   P/N/notice/<w>           "<deadline unix ms> <source>[ withdrawn]": w's earliest
+ *                            notice; "withdrawn" when its source cancelled it or
+ *                            it was advisory (an opportunistic checkpoint)
  *   P/N/notice/op            "<deadline unix ms> inject": an operator's notice
  *                            (preemptctl), a notice of every worker's own
  *   P/N/claim                "<w>": the driver (create-if-absent, lease-bound)
@@ -436,8 +438,13 @@ struct preempt_coord {
     int64_t lease;
     bool left, active, final_seen, error_seen;
     uint64_t my_notice_wall;
+    char my_source[32];
+    bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
+    bool notice_busy, notice_dirty; /* one put of notice/<me> at a time */
     bool op_noticed;       /* the operator's notice was posted */
+    bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     uint64_t *notice_wall; /* per worker; 0: none */
+    bool *notice_withdrawn;
     bool *alive, *done;
     struct round r[2];
 };
@@ -549,6 +556,31 @@ static void reset_round(struct preempt_coord *c, unsigned k)
     r->have_agreed = r->driver = r->acks_posted = r->commit_posted = false;
 }
 
+/* Posts notice-withdrawn once when every notice record of the job is
+ * withdrawn (or advisory) and no operator's notice stands. The records
+ * arrive in revision order on every worker, so every worker decides the
+ * same way relative to the round's commit. */
+static void check_withdrawn(struct preempt_coord *c)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+    bool any = false, live = c->op_noticed;
+
+    for (unsigned w = 0; w < c->n; w++) {
+        any = any || c->notice_wall[w];
+        live = live || (c->notice_wall[w] && !c->notice_withdrawn[w]);
+    }
+    if (live || !any) {
+        c->withdrawn_posted = false;
+        return;
+    }
+    if (c->withdrawn_posted)
+        return;
+    c->withdrawn_posted = true;
+    CLOG(c, 1, "every notice of the job is withdrawn or advisory");
+    ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
+    cpost(c, ev);
+}
+
 static void claim(struct preempt_coord *c);
 
 /* Splits "<name>/<w>" into name and a worker index (< n). */
@@ -581,16 +613,21 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
 
     if (worker_key(rest, "notice", c->n, &w)) {
         uint64_t wall = strtoull(value, NULL, 10);
+        bool withdrawn = strstr(value, " withdrawn") != NULL;
+        bool news = !c->notice_wall[w] || wall < c->notice_wall[w] || (c->notice_withdrawn[w] && !withdrawn);
 
         c->active = true;
-        if (w == c->me || (c->notice_wall[w] && c->notice_wall[w] <= wall))
-            return;
-        c->notice_wall[w] = wall;
-        ev.kind = PREEMPT_EV_PEER_NOTICE;
-        ev.u.peer_notice.worker = w;
-        ev.u.peer_notice.deadline = mono_of_wall(c, wall);
-        CLOG(c, 1, "worker %u has a notice (%s)", w, value);
-        cpost(c, ev);
+        if (!c->notice_wall[w] || wall < c->notice_wall[w])
+            c->notice_wall[w] = wall ? wall : 1;
+        c->notice_withdrawn[w] = withdrawn;
+        if (news && w != c->me) {
+            ev.kind = PREEMPT_EV_PEER_NOTICE;
+            ev.u.peer_notice.worker = w;
+            ev.u.peer_notice.deadline = mono_of_wall(c, wall);
+            CLOG(c, 1, "worker %u has a notice (%s)", w, value);
+            cpost(c, ev);
+        }
+        check_withdrawn(c);
     } else if (!strcmp(rest, "notice/op")) {
         if (c->op_noticed)
             return;
@@ -672,6 +709,7 @@ static void on_delete(struct preempt_coord *c, const char *rest)
             claim(c); /* take-over: the driver's lease ended */
     } else if (worker_key(rest, "notice", c->n, &w)) {
         c->notice_wall[w] = 0;
+        c->notice_withdrawn[w] = false;
     } else if (!strcmp(rest, "notice/op")) {
         c->op_noticed = false;
     } else if (!strcmp(rest, "final")) {
@@ -785,6 +823,49 @@ static void on_keep_timer(evutil_socket_t fd, short what, void *arg)
 
 /* ---- effects ------------------------------------------------------------------------------------ */
 
+static void notice_put(struct preempt_coord *c);
+
+static void on_notice_put(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    c->notice_busy = false;
+    if (status < 0) {
+        on_write(status, reply, msg, c);
+        return;
+    }
+    if (c->notice_dirty)
+        notice_put(c);
+}
+
+/* Writes notice/<me> as it should be now; one put at a time, so that a
+ * later value never lands before an earlier one. */
+static void notice_put(struct preempt_coord *c)
+{
+    char key[PREEMPT_MAX_JOB + 64], val[96];
+
+    if (!c->my_notice_wall)
+        return;
+    if (c->notice_busy) {
+        c->notice_dirty = true;
+        return;
+    }
+    c->notice_busy = true;
+    c->notice_dirty = false;
+    key_of(c, key, sizeof(key), "notice/%u", c->me);
+    (void)snprintf(val, sizeof(val), "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
+                   c->my_withdrawn ? " withdrawn" : "");
+    write_call(c, "kv/put", preempt_etcd_put_body_(key, val, 0), on_notice_put);
+}
+
+void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
+{
+    if (!c || c->my_withdrawn == withdrawn)
+        return;
+    c->my_withdrawn = withdrawn;
+    notice_put(c);
+}
+
 static void on_claim(int status, json_t *reply, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
@@ -842,9 +923,8 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         if (c->my_notice_wall && c->my_notice_wall <= wall)
             return true; /* the earliest deadline is already published */
         c->my_notice_wall = wall;
-        key_of(c, key, sizeof(key), "notice/%u", c->me);
-        (void)snprintf(val, sizeof(val), "%" PRIu64 " %s", wall, text ? text : "");
-        put(c, key, val, 0);
+        (void)snprintf(c->my_source, sizeof(c->my_source), "%s", text ? text : "");
+        notice_put(c);
         return true;
     }
     case PREEMPT_FX_CLAIM_DRIVER:
@@ -891,6 +971,8 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
             write_call(c, "kv/deleterange", preempt_etcd_delete_body_(key, true), on_write);
         }
         c->my_notice_wall = 0;
+        c->my_withdrawn = false;
+        c->withdrawn_posted = false;
         c->active = false;
         return true;
     }
@@ -961,6 +1043,7 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
     (void)snprintf(c->pre, sizeof(c->pre), "%s%" PRIu64 "/", c->jobp, join->incarnation);
     c->notice_wall = calloc(n, sizeof(*c->notice_wall));
+    c->notice_withdrawn = calloc(n, sizeof(*c->notice_withdrawn));
     c->alive = calloc(n, sizeof(*c->alive));
     c->done = calloc(n, sizeof(*c->done));
     for (unsigned k = 0; k < 2; k++) {
@@ -971,7 +1054,7 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
         if (!c->r[k].ack || !c->r[k].shard || !c->r[k].acked || !c->r[k].sharded)
             r = -ENOMEM;
     }
-    if (r == 0 && (!c->notice_wall || !c->alive || !c->done))
+    if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->alive || !c->done))
         r = -ENOMEM;
     eo.log = etcd_log;
     eo.log_arg = c;
@@ -1007,6 +1090,7 @@ void preempt_coord_free_(struct preempt_coord *c)
         free(c->r[k].sharded);
     }
     free(c->notice_wall);
+    free(c->notice_withdrawn);
     free(c->alive);
     free(c->done);
     free(c);

@@ -23,6 +23,8 @@
 #include "ckpt-internal.h"
 #include "coord-internal.h"
 #include "machine-internal.h"
+#include "metadata-internal.h"
+#include "platform-internal.h"
 
 #define HANDLER_MAGIC 0x70726d68u /* "prmh" */
 #define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
@@ -33,7 +35,7 @@ struct preempt_handler {
     uint32_t magic;
     struct preempt_config cfg; /* strings point at the copies below */
     char *ckpt_dir, *trace_path;
-    char *etcd_endpoints, *job, *etcd_user, *etcd_password, *etcd_ca, *etcd_cert, *etcd_key;
+    char *etcd_endpoints, *job, *etcd_user, *etcd_password, *etcd_ca, *etcd_cert, *etcd_key, *metadata_url;
     struct preempt_callbacks cb;
     void *ud;
 
@@ -72,6 +74,11 @@ struct preempt_handler {
     struct preempt_coord *coord;  /* multi-worker; NULL in local mode */
     struct preempt_coord_join joined; /* what start-up agreed (zero in local mode) */
     enum preempt_source last_source; /* of the last notice posted */
+    bool noticed_any;             /* a notice was posted (last_source is valid) */
+    bool live[PREEMPT_SOURCE__COUNT]; /* a source's notice stands (not withdrawn, not advisory) */
+    struct preempt_meta *meta;    /* the cloud notice source; NULL without one */
+    enum preempt_platform platform; /* resolved: never AUTO */
+    uint64_t kill_delay_ms;       /* 0: unknown */
     char err_msg[256];            /* the error this worker exits with, "" when none */
 };
 
@@ -137,14 +144,99 @@ static bool exited(const struct preempt_handler *h)
     return state_of(h) == PREEMPT_STATE_EXIT;
 }
 
-static void post_notice(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms)
+/* Every notice of this worker is withdrawn (or was advisory): locally the
+ * machine is told at once; in a job, the worker's record says so and the
+ * job's view tells every worker when all records do. */
+static void withdraw(struct preempt_handler *h, enum preempt_source src)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+    if (h->coord) {
+        preempt_coord_withdraw_(h->coord, true);
+        return;
+    }
+    ev.u.notice_withdrawn.source = src;
+    post(h, ev);
+}
+
+/* A notice from src, deadline_in_ms from now (0: unknown). An advisory
+ * one runs the same round (an opportunistic checkpoint) already withdrawn,
+ * so that the job returns to idle after the save. */
+static void post_notice_kind(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms,
+                             bool advisory)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
 
     ev.u.notice.source = src;
     ev.u.notice.deadline = deadline_in_ms ? now_ms(h) + deadline_in_ms : 0;
     h->last_source = src;
+    h->noticed_any = true;
+    if (!advisory) {
+        h->live[src] = true;
+        preempt_coord_withdraw_(h->coord, false);
+    } else if (h->coord) {
+        preempt_coord_withdraw_(h->coord, true); /* the record is written withdrawn */
+    }
     post(h, ev);
+    if (advisory && !h->coord)
+        withdraw(h, src);
+}
+
+static void post_notice(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms)
+{
+    post_notice_kind(h, src, deadline_in_ms, false);
+}
+
+static bool any_live(const struct preempt_handler *h)
+{
+    for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
+        if (h->live[i])
+            return true;
+    return false;
+}
+
+/* The cloud source reports a notice, an advisory notice or a withdrawal. */
+static void on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src, uint64_t deadline_wall_ms,
+                           const char *what, void *arg)
+{
+    struct preempt_handler *h = arg;
+    uint64_t wall = preempt_clock_ms_(CLOCK_REALTIME), in_ms = 0;
+
+    if (deadline_wall_ms)
+        in_ms = deadline_wall_ms > wall ? deadline_wall_ms - wall : 1; /* passed: due at once */
+    switch (kind) {
+    case PREEMPT_META_NOTICE:
+        log_msg(h, PREEMPT_LOG_INFO, "notice: %s metadata: %s (deadline %s%llu ms)", preempt_source_to_string_(src),
+                what, deadline_wall_ms ? "in " : "unknown, ", (unsigned long long)in_ms);
+        post_notice(h, src, in_ms);
+        return;
+    case PREEMPT_META_ADVISORY:
+        if (!h->cfg.advisory_checkpoint || any_live(h) || state_of(h) != PREEMPT_STATE_IDLE) {
+            log_msg(h, PREEMPT_LOG_INFO, "advisory notice: %s metadata: %s (no checkpoint: %s)",
+                    preempt_source_to_string_(src), what,
+                    !h->cfg.advisory_checkpoint ? "advisory_checkpoint is off" : "a preemption is under way");
+            return;
+        }
+        log_msg(h, PREEMPT_LOG_INFO, "advisory notice: %s metadata: %s; an opportunistic checkpoint",
+                preempt_source_to_string_(src), what);
+        post_notice_kind(h, src, 0, true);
+        return;
+    case PREEMPT_META_WITHDRAWN:
+        h->live[src] = false;
+        log_msg(h, PREEMPT_LOG_INFO, "notice withdrawn: %s metadata: %s%s", preempt_source_to_string_(src), what,
+                any_live(h) ? " (other notices stand)" : "");
+        if (!any_live(h))
+            withdraw(h, src);
+        return;
+    }
+}
+
+static void meta_log(int level, const char *msg, void *arg)
+{
+    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING,
+                                                  PREEMPT_LOG_ERROR };
+
+    log_msg(arg, map[level < 0 ? 0 : level > 3 ? 3 : level], "%s", msg);
 }
 
 /* ---- the machine's effects ------------------------------------------------------ */
@@ -227,6 +319,8 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         (void)event_del(h->ev_sig); /* nothing stays armed in exit */
         if (h->ev_poll)
             (void)event_del(h->ev_poll);
+        preempt_meta_free_(h->meta); /* no source stays armed in exit */
+        h->meta = NULL;
         preempt_coord_leave_(h->coord);
         log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(h->exit_reason), h->exit_code);
         return;
@@ -312,6 +406,8 @@ static void after_step(struct preempt_sm *sm, enum preempt_state from, enum pree
     /* The trainer resumes training when a wait or a save ends. */
     if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_ACKNOWLEDGED || from == PREEMPT_STATE_SAVING)
         h->step_t0_us = now_us(h);
+    if (to == PREEMPT_STATE_IDLE) /* withdrawn: no notice stands any more */
+        memset(h->live, 0, sizeof(h->live));
     h->in_cb++;
     if (h->cb.on_state)
         h->cb.on_state(h, from, to, h->ud);
@@ -360,7 +456,7 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
     while ((n = read(fd, &si, sizeof(si))) == (ssize_t)sizeof(si)) {
         log_msg(h, PREEMPT_LOG_INFO, "notice: signal %u (%s) from pid %u", si.ssi_signo, strsignal((int)si.ssi_signo),
                 si.ssi_pid);
-        post_notice(h, PREEMPT_SOURCE_SIGNAL, 0);
+        post_notice(h, PREEMPT_SOURCE_SIGNAL, h->kill_delay_ms); /* SIGKILL follows after the kill delay */
     }
     if (n < 0 && errno != EAGAIN && errno != EINTR)
         log_msg(h, PREEMPT_LOG_ERROR, "signalfd read: %s", strerror(errno));
@@ -402,7 +498,7 @@ void preempt_config_init(struct preempt_config *cfg)
         .margin_ms = f.margin_ms,
         .plan = f.plan,
         .second = f.second,
-        .exit_code = 42,
+        .exit_code = 0, /* the platform's */
         .exit_code_not_saved = 75,
         .signals = { SIGTERM },
         .poll_interval_ms = 1000,
@@ -410,7 +506,12 @@ void preempt_config_init(struct preempt_config *cfg)
         .lease_ttl_s = 10,
         .join_timeout_ms = 60000,
         .etcd_timeout_ms = 2000,
+        .platform = PREEMPT_PLATFORM_AUTO,
+        .metadata_poll_ms = 1000,
+        .metadata_timeout_ms = 2000,
+        .advisory_checkpoint = true,
     };
+    cfg->grace_ms = PREEMPT_GRACE_DEFAULT;
 }
 
 static int signal_set(const struct preempt_config *cfg, sigset_t *ret)
@@ -449,7 +550,7 @@ static const char *config_problem(const struct preempt_config *c, const struct p
         return "ckpt_dir is empty (use NULL for no checkpoint manager)";
     if (c->ckpt_dir && !cb->restore)
         return "a ckpt_dir needs a restore callback";
-    if (c->grace_ms > MAX_GRACE_MS)
+    if (c->grace_ms > MAX_GRACE_MS && c->grace_ms != PREEMPT_GRACE_DEFAULT)
         return "grace_ms is over 7 days";
     if (c->bound_ms == 0 || c->bound_ms > MAX_GRACE_MS)
         return "bound_ms must be between 1 ms and 7 days";
@@ -461,10 +562,21 @@ static const char *config_problem(const struct preempt_config *c, const struct p
         return "unknown plan";
     if ((unsigned)c->second >= PREEMPT_SECOND__COUNT)
         return "unknown second-notice policy";
-    if (c->exit_code < 1 || c->exit_code > 255 || c->exit_code_not_saved < 1 || c->exit_code_not_saved > 255)
-        return "exit codes must be between 1 and 255";
-    if (c->exit_code == c->exit_code_not_saved)
+    if (c->exit_code < 0 || c->exit_code > 255 || c->exit_code_not_saved < 1 || c->exit_code_not_saved > 255)
+        return "exit codes must be between 1 and 255 (exit_code 0: the platform's)";
+    if (c->exit_code == c->exit_code_not_saved || (c->exit_code == 0 && (c->exit_code_not_saved == 42 ||
+                                                                           c->exit_code_not_saved == 143)))
         return "exit_code and exit_code_not_saved must differ";
+    if ((unsigned)c->platform >= PREEMPT_PLATFORM__COUNT)
+        return "unknown platform";
+    if (c->metadata_url && strncmp(c->metadata_url, "http://", 7) != 0)
+        return "metadata_url must be an http:// URL";
+    if (c->metadata_poll_ms < 10 || c->metadata_poll_ms > MAX_INTERVAL_MS)
+        return "metadata_poll_ms must be between 10 ms and 1 day";
+    if (c->metadata_timeout_ms < 10 || c->metadata_timeout_ms > 600000)
+        return "metadata_timeout_ms must be between 10 ms and 10 minutes";
+    if (c->kill_delay_ms > MAX_INTERVAL_MS)
+        return "kill_delay_ms is over 1 day";
     if (signal_set(c, &set) < 0)
         return "signals: only 1..SIGRTMAX, not SIGKILL or SIGSTOP";
     if (cb->poll && (c->poll_interval_ms < 10 || c->poll_interval_ms > MAX_INTERVAL_MS))
@@ -672,8 +784,75 @@ static int restore(struct preempt_handler *h)
     h->restored_step = info.step;
     h->generation = info.generation + 1;
     preempt_sm_facts_(h->sm)->run = info.run;
+    preempt_sm_facts_(h->sm)->save_ms = info.save_ms; /* the planner knows the save time from the start */
     log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s", (unsigned long long)info.step, info.path);
     return 0;
+}
+
+/* The platform in effect and the defaults it implies (an explicit value
+ * always wins; an explicit grace of 0 too). */
+static int resolve_platform(struct preempt_handler *h)
+{
+    const char *env = getenv("PREEMPT_PLATFORM");
+    int p = preempt_platform_resolve_(h->cfg.platform, env, getenv("PREEMPT_DMI_DIR"));
+    const char *who = NULL;
+
+    if (p < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: PREEMPT_PLATFORM=%s is not one of none, gce, gce-gpu, "
+                "aws, azure", env);
+        return -EINVAL;
+    }
+    h->platform = (enum preempt_platform)p;
+    if (h->cfg.grace_ms == PREEMPT_GRACE_DEFAULT)
+        h->cfg.grace_ms = preempt_platform_grace_ms_(h->platform);
+    if (h->cfg.exit_code == 0)
+        h->cfg.exit_code = preempt_platform_exit_code_(h->platform);
+    h->kill_delay_ms = h->cfg.kill_delay_ms ? h->cfg.kill_delay_ms : preempt_kill_delay_(h->platform, getenv, &who);
+    log_msg(h, PREEMPT_LOG_INFO, "platform %s (%s): grace %llu ms, exit code %d%s%s", preempt_platform_to_string(h->platform),
+            h->cfg.platform != PREEMPT_PLATFORM_AUTO ? "configured" : env && *env ? "PREEMPT_PLATFORM" : "detected",
+            (unsigned long long)h->cfg.grace_ms, h->cfg.exit_code, who ? "; launcher " : "", who ? who : "");
+    return 0;
+}
+
+/* Launcher awareness: the kill delay after SIGTERM must leave room for a
+ * save (the restored checkpoint's save took save_ms) and for the grace
+ * period. Only a warning: the handler works with whatever time it gets. */
+static void warn_kill_delay(struct preempt_handler *h)
+{
+    uint64_t save_ms = preempt_sm_facts_(h->sm)->save_ms, kd = h->kill_delay_ms;
+
+    if (kd == 0)
+        return;
+    if (save_ms + h->cfg.margin_ms >= kd)
+        log_msg(h, PREEMPT_LOG_WARNING, "the last save took %llu ms but the process is killed %llu ms after SIGTERM "
+                "(margin %llu ms): a preemption save may not finish; raise the kill delay (terminationGracePeriodSeconds, "
+                "torchrun --shutdown-timeout, Slurm KillWait) or save less", (unsigned long long)save_ms,
+                (unsigned long long)kd, (unsigned long long)h->cfg.margin_ms);
+    if (h->cfg.grace_ms > kd)
+        log_msg(h, PREEMPT_LOG_WARNING, "grace_ms %llu is longer than the %llu ms kill delay after SIGTERM: a signal's "
+                "deadline is the kill delay", (unsigned long long)h->cfg.grace_ms, (unsigned long long)kd);
+}
+
+static int open_metadata(struct preempt_handler *h)
+{
+    char url[512];
+    struct preempt_meta_opts o = {
+        .platform = h->platform, .url = url, .poll_ms = h->cfg.metadata_poll_ms,
+        .timeout_ms = h->cfg.metadata_timeout_ms, .on_notice = on_meta_notice, .log = meta_log, .arg = h,
+    };
+    int r;
+
+    if (h->platform == PREEMPT_PLATFORM_NONE)
+        return 0;
+    preempt_platform_metadata_url_(h->platform, h->cfg.metadata_url, getenv, url, sizeof(url));
+    r = preempt_meta_new_(h->base, &o, &h->meta);
+    if (r < 0)
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot watch the %s metadata service at %s: %s",
+                preempt_platform_to_string(h->platform), url, strerror(-r));
+    else
+        log_msg(h, PREEMPT_LOG_INFO, "watching the %s metadata service at %s", preempt_platform_to_string(h->platform),
+                url);
+    return r;
 }
 
 static int copy_str(const char *s, char **ret)
@@ -724,6 +903,7 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
             { cfg->etcd_ca, &h->etcd_ca, &h->cfg.etcd_ca },
             { cfg->etcd_cert, &h->etcd_cert, &h->cfg.etcd_cert },
             { cfg->etcd_key, &h->etcd_key, &h->cfg.etcd_key },
+            { cfg->metadata_url, &h->metadata_url, &h->cfg.metadata_url },
         };
 
         for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
@@ -742,8 +922,11 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
             goto fail;
         }
     }
+    r = resolve_platform(h);
+    if (r < 0)
+        goto fail;
     facts = (struct preempt_config_facts){
-        .grace_ms = cfg->grace_ms, .bound_ms = cfg->bound_ms, .agree_timeout_ms = cfg->agree_timeout_ms,
+        .grace_ms = h->cfg.grace_ms, .bound_ms = cfg->bound_ms, .agree_timeout_ms = cfg->agree_timeout_ms,
         .margin_ms = cfg->margin_ms, .plan = cfg->plan, .second = cfg->second,
     };
     r = preempt_sm_new_(&facts, &ops, h, &h->sm);
@@ -756,6 +939,10 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     if (r < 0)
         goto fail;
     r = restore(h);
+    if (r < 0)
+        goto fail;
+    warn_kill_delay(h);
+    r = open_metadata(h);
     if (r < 0)
         goto fail;
     if (h->cfg.etcd_endpoints) {
@@ -790,6 +977,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                 LAST_WRITES_MS);
     preempt_coord_free_(h->coord);
+    preempt_meta_free_(h->meta);
     preempt_ckpt_abort_(h->writer);
     if (h->ev_sig)
         event_free(h->ev_sig);
@@ -818,6 +1006,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     free(h->etcd_ca);
     free(h->etcd_cert);
     free(h->etcd_key);
+    free(h->metadata_url);
     h->magic = 0;
     free(h);
     return NULL;
@@ -1113,6 +1302,11 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .save_ms = h->last_save_ms,
         .saves = h->saves,
         .incarnation = h->joined.incarnation,
+        .platform = h->platform,
+        .notice_source = h->noticed_any ? preempt_source_to_string_(h->last_source) : NULL,
+        .kill_delay_ms = h->kill_delay_ms,
+        .grace_ms = h->cfg.grace_ms,
+        .exit_code = h->cfg.exit_code,
     };
     if (c->deadline_ms) {
         uint64_t now = now_ms(h);

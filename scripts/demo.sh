@@ -12,6 +12,11 @@ out=out/demo
 rm -rf "$out"
 mkdir -p "$out"
 T=tools/preempt-trainer
+# The demo shows the protocol the same way everywhere: no cloud metadata
+# source even on a cloud VM, and no launcher's kill delay.
+PREEMPT_PLATFORM=none
+export PREEMPT_PLATFORM
+unset TORCHELASTIC_RUN_ID KUBERNETES_SERVICE_HOST SLURM_JOB_ID
 STEPS=300
 STEP_MS=10
 

@@ -27,15 +27,18 @@ static const char usage[] =
     "\n"
     "Trains a deterministic toy model to global step N under libpreempt. It\n"
     "restores the newest checkpoint in DIR, prints one JSON object per line on\n"
-    "stdout (start, state, save-begin, saved, exit, done) and exits 0 when done,\n"
+    "stdout (start, notice, state, save-begin, saved, exit, done) and exits 0 when\n"
+    "done,\n"
     "or with the handler's code when it is preempted (42 after a committed save).\n"
     "\n"
     "  --ckpt-dir DIR     checkpoint directory (created 0700)\n"
     "  --steps N          train until global step N\n"
     "  --step-ms MS       time one step takes (default 0)\n"
     "  --state-kb KB      model state size (default 64)\n"
-    "  --grace-ms MS      keep training this long after the first save (default 0)\n"
-    "  --exit-code C      exit code after a preemption save (default 42)\n"
+    "  --grace-ms MS      keep training this long after the first save (default:\n"
+    "                     the platform's, 3600000 on gce-gpu, else 0)\n"
+    "  --exit-code C      exit code after a preemption save (default: the\n"
+    "                     platform's, 143 on gce and gce-gpu, else 42)\n"
     "  --trace FILE       write the machine's trace (text) to FILE\n"
     "  --max-to-keep N    checkpoints kept (default 3; 0 keeps all)\n"
     "  --signal SIG       a notice signal (TERM, USR1, ...; repeatable; default TERM)\n"
@@ -50,6 +53,16 @@ static const char usage[] =
     "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
     "                     up to 4 times for several signals)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
+    "  --platform P       none, gce, gce-gpu, aws, azure or auto (default auto:\n"
+    "                     $PREEMPT_PLATFORM, else detected); a cloud platform\n"
+    "                     watches its metadata service for notices\n"
+    "  --metadata-url URL the metadata service (default http://169.254.169.254,\n"
+    "                     or $GCE_METADATA_IP / $AWS_EC2_METADATA_SERVICE_ENDPOINT)\n"
+    "  --metadata-poll-ms MS  metadata poll period (default 1000)\n"
+    "  --no-advisory      no checkpoint on advisory notices (AWS rebalance, GCE\n"
+    "                     live migration)\n"
+    "  --kill-delay-ms MS time from SIGTERM to SIGKILL (default: the launcher's\n"
+    "                     known delay, if any); a signal's deadline\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
     "  --verbose          print the library's log on stderr\n"
     "  --help             this text\n"
@@ -210,6 +223,9 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
     struct preempt_status st;
 
     preempt_get_status(h, &st);
+    if (from == PREEMPT_STATE_IDLE && st.notice_source)
+        print_json("{\"event\":\"notice\",\"worker\":%u,\"source\":\"%s\",\"deadline_in_ms\":%" PRId64
+                   ",\"run\":%" PRIu64 "}", t->worker, st.notice_source, st.deadline_in_ms, st.run);
     print_json("{\"event\":\"state\",\"worker\":%u,\"from\":\"%s\",\"to\":\"%s\",\"run\":%" PRIu64 "}",
                t->worker, preempt_state_to_string(from), preempt_state_to_string(to), st.run);
     if (st.saves > t->printed_saves) {
@@ -418,7 +434,8 @@ static int parse_signal(const char *s)
 enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
-       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE };
+       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
+       OPT_KILL_DELAY };
 
 int main(int argc, char **argv)
 {
@@ -439,6 +456,10 @@ int main(int argc, char **argv)
         { "etcd-cert", required_argument, NULL, OPT_CERT }, { "etcd-key", required_argument, NULL, OPT_KEY },
         { "lease-ttl", required_argument, NULL, OPT_TTL }, { "join-timeout-ms", required_argument, NULL, OPT_JOIN },
         { "agree-timeout-ms", required_argument, NULL, OPT_AGREE },
+        { "platform", required_argument, NULL, OPT_PLATFORM }, { "metadata-url", required_argument, NULL, OPT_META_URL },
+        { "metadata-poll-ms", required_argument, NULL, OPT_META_POLL },
+        { "no-advisory", no_argument, NULL, OPT_NO_ADVISORY },
+        { "kill-delay-ms", required_argument, NULL, OPT_KILL_DELAY },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
@@ -538,6 +559,17 @@ int main(int argc, char **argv)
             break;
         case OPT_JOIN: r = parse_u64("--join-timeout-ms", optarg, 86400000, &cfg.join_timeout_ms); break;
         case OPT_AGREE: r = parse_u64("--agree-timeout-ms", optarg, 86400000, &cfg.agree_timeout_ms); break;
+        case OPT_PLATFORM:
+            if ((r = preempt_platform_from_string(optarg)) < 0)
+                fprintf(stderr, "preempt-trainer: --platform: none, gce, gce-gpu, aws, azure or auto, not '%s'\n",
+                        optarg);
+            else
+                cfg.platform = (enum preempt_platform)r;
+            break;
+        case OPT_META_URL: cfg.metadata_url = optarg; break;
+        case OPT_META_POLL: r = parse_u64("--metadata-poll-ms", optarg, 86400000, &cfg.metadata_poll_ms); break;
+        case OPT_NO_ADVISORY: cfg.advisory_checkpoint = false; break;
+        case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
         default:
             fputs(usage, stderr);
             return 2;
@@ -606,8 +638,10 @@ int main(int argc, char **argv)
         preempt_get_status(t.h, &st);
         t.last_saved = st.restored_step;
         print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"steps\":%" PRIu64
-                   ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 "}", t.worker, st.restored_step, t.steps,
-                   async ? "async" : "sync", st.incarnation);
+                   ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 ",\"platform\":\"%s\",\"grace_ms\":%" PRIu64
+                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 "}", t.worker, st.restored_step, t.steps,
+                   async ? "async" : "sync", st.incarnation, preempt_platform_to_string(st.platform), st.grace_ms,
+                   st.exit_code, st.kill_delay_ms);
     }
     r = async ? run_async(&t) : run_sync(&t);
     if (r < 0) {

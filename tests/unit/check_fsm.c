@@ -288,6 +288,34 @@ START_TEST(test_agreement_bound_does_not_slide)
 }
 END_TEST
 
+/* A withdrawal followed by a new notice (own or a peer's) before the
+ * commit: the new notice stands, so the commit leads to the exit, not back
+ * to idle. */
+START_TEST(test_new_notice_after_withdrawal_stands)
+{
+    static const enum preempt_event_kind again[] = { PREEMPT_EV_NOTICE, PREEMPT_EV_PEER_NOTICE };
+
+    for (unsigned i = 0; i < 2; i++) {
+        struct preempt_core c = { .state = ST(FINAL_SAVE), .withdrawn = true, .save_step = 8, .deadline_ms = 31000 };
+        struct preempt_event n = { .kind = again[i], .now_ms = 2000 };
+        struct preempt_event done = { .kind = PREEMPT_EV_CKPT_COMMITTED, .now_ms = 2100, .u.ckpt_committed = { 8 } };
+        struct preempt_facts f = facts(8, 0);
+        struct preempt_step st;
+
+        if (again[i] == PREEMPT_EV_NOTICE)
+            n.u.notice.source = PREEMPT_SOURCE_AZURE;
+        else
+            n.u.peer_notice.worker = 2;
+        c = preempt_fsm_step_(&c, &n, &f).next;
+        ck_assert(!c.withdrawn);
+        st = preempt_fsm_step_(&c, &done, &f);
+        ck_assert_int_eq(st.next.state, ST(EXIT));
+        ck_assert_int_eq(st.fx[st.n_fx - 1].kind, PREEMPT_FX_EXIT);
+        ck_assert_int_eq(st.fx[st.n_fx - 1].arg, PREEMPT_EXIT_SAVED);
+    }
+}
+END_TEST
+
 START_TEST(test_idle_again_forgets_but_keeps_generation)
 {
     struct preempt_core c = { .state = ST(COUNTDOWN), .committed = true, .driver = true, .noticed = true,
@@ -698,6 +726,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_timer_generations);
     tcase_add_test(tc, test_agreement_bound_does_not_slide);
     tcase_add_test(tc, test_idle_again_forgets_but_keeps_generation);
+    tcase_add_test(tc, test_new_notice_after_withdrawal_stands);
     tcase_add_test(tc, test_final_round_sets_round);
     tcase_add_test(tc, test_tie_break_table_order);
     tcase_add_test(tc, test_guard_before_fallback);

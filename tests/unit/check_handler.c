@@ -244,11 +244,60 @@ START_TEST(test_unblocked_signal_is_ebusy)
 }
 END_TEST
 
+/* The platform's defaults (TensorFlow's completion, tf-reference §1.3) and
+ * explicit values that win over them, including an explicit grace of 0 on
+ * a GCE GPU machine. The metadata source polls a closed loopback port. */
+START_TEST(test_platform_defaults)
+{
+    static const struct {
+        enum preempt_platform p;
+        uint64_t grace;
+        int code;
+        uint64_t want_grace;
+        int want_code;
+    } cases[] = {
+        { PREEMPT_PLATFORM_NONE, PREEMPT_GRACE_DEFAULT, 0, 0, 42 },
+        { PREEMPT_PLATFORM_GCE, PREEMPT_GRACE_DEFAULT, 0, 0, 143 },
+        { PREEMPT_PLATFORM_GCE_GPU, PREEMPT_GRACE_DEFAULT, 0, 3600000, 143 },
+        { PREEMPT_PLATFORM_GCE_GPU, 0, 0, 0, 143 },
+        { PREEMPT_PLATFORM_GCE_GPU, 5000, 42, 5000, 42 },
+        { PREEMPT_PLATFORM_AWS, PREEMPT_GRACE_DEFAULT, 0, 0, 42 },
+        { PREEMPT_PLATFORM_AZURE, 1000, 0, 1000, 42 },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct preempt_config cfg = config(NULL);
+        struct preempt_callbacks cb = callbacks;
+        struct preempt_handler *h = NULL;
+        struct preempt_status st;
+        struct rec r = { 0 };
+
+        cfg.platform = cases[i].p;
+        cfg.grace_ms = cases[i].grace;
+        cfg.exit_code = cases[i].code;
+        cfg.metadata_url = "http://127.0.0.1:1";
+        cfg.kill_delay_ms = 0;
+        ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
+        preempt_get_status(h, &st);
+        ck_assert_int_eq(st.platform, cases[i].p);
+        ck_assert_uint_eq(st.grace_ms, cases[i].want_grace);
+        ck_assert_int_eq(st.exit_code, cases[i].want_code);
+        h = preempt_handler_free(h);
+    }
+}
+END_TEST
+
 /* One invalid field at a time, each refused with its reason. */
 static const struct {
     const char *field, *why;
 } bad_configs[] = {
-    { "exit_code=0", "exit codes must be between 1 and 255" },
+    { "exit_code=256", "exit codes must be between 1 and 255" },
+    { "not_saved=42", "exit_code and exit_code_not_saved must differ" },
+    { "platform=9", "unknown platform" },
+    { "metadata_url=ftp", "metadata_url must be an http:// URL" },
+    { "metadata_poll_ms=1", "metadata_poll_ms must be between 10 ms and 1 day" },
+    { "metadata_timeout_ms=0", "metadata_timeout_ms must be between 10 ms and 10 minutes" },
+    { "PREEMPT_PLATFORM=mars", "PREEMPT_PLATFORM=mars is not one of" },
     { "exit_code=75", "exit_code and exit_code_not_saved must differ" },
     { "signal=SIGKILL", "signals: only 1..SIGRTMAX, not SIGKILL or SIGSTOP" },
     { "plan=7", "unknown plan" },
@@ -270,8 +319,20 @@ START_TEST(test_invalid_configuration)
     struct rec r = { 0 };
     const char *f = bad_configs[_i].field;
 
-    if (strcmp(f, "exit_code=0") == 0)
-        cfg.exit_code = 0;
+    if (strcmp(f, "exit_code=256") == 0)
+        cfg.exit_code = 256;
+    else if (strcmp(f, "not_saved=42") == 0) /* 42 is the platform's saved code here */
+        cfg.exit_code = 0, cfg.exit_code_not_saved = 42;
+    else if (strcmp(f, "platform=9") == 0)
+        cfg.platform = (enum preempt_platform)9;
+    else if (strcmp(f, "metadata_url=ftp") == 0)
+        cfg.metadata_url = "ftp://169.254.169.254";
+    else if (strcmp(f, "metadata_poll_ms=1") == 0)
+        cfg.metadata_poll_ms = 1;
+    else if (strcmp(f, "metadata_timeout_ms=0") == 0)
+        cfg.metadata_timeout_ms = 0;
+    else if (strcmp(f, "PREEMPT_PLATFORM=mars") == 0)
+        cfg.platform = PREEMPT_PLATFORM_AUTO, setenv("PREEMPT_PLATFORM", "mars", 1);
     else if (strcmp(f, "exit_code=75") == 0)
         cfg.exit_code = 75;
     else if (strcmp(f, "signal=SIGKILL") == 0)
@@ -289,12 +350,13 @@ START_TEST(test_invalid_configuration)
     else if (strcmp(f, "agree_timeout_ms=0") == 0)
         cfg.agree_timeout_ms = 0;
     else if (strcmp(f, "grace_ms=huge") == 0)
-        cfg.grace_ms = UINT64_MAX;
+        cfg.grace_ms = UINT64_MAX - 1; /* UINT64_MAX is PREEMPT_GRACE_DEFAULT */
     else if (strcmp(f, "trace_path=") == 0)
         cfg.trace_path = "";
     else
         cb.restore = NULL;
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), -EINVAL);
+    setenv("PREEMPT_PLATFORM", "none", 1);
     ck_assert_ptr_null(h);
     ck_assert_msg(strstr(r.log, bad_configs[_i].why), "%s: log was '%s'", f, r.log);
     ck_assert_int_eq(preempt_handler_new(NULL, NULL, &cb, &r, &h), -EINVAL);
@@ -471,6 +533,7 @@ int main(void)
     tcase_add_test(tc, test_async_signal_save_exit_restore);
     tcase_add_test(tc, test_unblocked_signal_is_ebusy);
     tcase_add_loop_test(tc, test_invalid_configuration, 0, (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
+    tcase_add_test(tc, test_platform_defaults);
     tcase_add_test(tc, test_poll_notice_and_deadline_timer);
     tcase_add_test(tc, test_notify_custom_save_and_trace);
     tcase_add_test(tc, test_failed_save_is_not_saved);

@@ -1,0 +1,94 @@
+/* lib/metadata-internal.h: the cloud notice sources. Each polls its cloud's
+ * instance metadata service on the loop through lib/http.c; nothing blocks
+ * and every request has a timeout, so a slow or dead endpoint costs the
+ * trainer nothing. Endpoints are IP addresses (no DNS resolver, whose
+ * threaded form would start a thread).
+ *
+ *   GCE    GET computeMetadata/v1/instance/{maintenance-event,preempted}
+ *          with Metadata-Flavor: Google; after the first read, long polls
+ *          (?wait_for_change=true&last_etag=E&timeout_sec=60).
+ *          preempted TRUE: a notice, deadline now + 30 s (the ACPI soft-off
+ *          lead). maintenance-event TERMINATE_ON_HOST_MAINTENANCE: a notice
+ *          without a deadline; MIGRATE_ON_HOST_MAINTENANCE: advisory; back
+ *          to NONE after TERMINATE: withdrawn.
+ *   AWS    IMDSv2: PUT latest/api/token (renewed before it expires and on a
+ *          401), then GET latest/meta-data/spot/instance-action: 404 none;
+ *          JSON {"action","time"}: a notice with that deadline (a body that
+ *          cannot be read is still a notice, deadline now + 120 s). And
+ *          latest/meta-data/events/recommendations/rebalance: advisory.
+ *   Azure  GET metadata/instance/compute/name once (this VM's name), then
+ *          metadata/scheduledevents with Metadata: true. Preempt,
+ *          Terminate, Reboot and Redeploy events naming this VM (or no
+ *          VM): a notice with NotBefore as deadline; such an event that
+ *          disappears from the document: withdrawn.
+ *
+ * The source reports edges: a notice once per event (again when its
+ * deadline comes earlier), advisory once per recommendation, withdrawn
+ * when every notice it reported is gone. */
+#ifndef PREEMPT_METADATA_INTERNAL_H
+#define PREEMPT_METADATA_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "preempt_fsm.h"
+
+enum preempt_meta_kind {
+    PREEMPT_META_NOTICE,    /* termination is coming */
+    PREEMPT_META_ADVISORY,  /* a hint (rebalance, live migration): checkpoint, keep training */
+    PREEMPT_META_WITHDRAWN, /* every notice this source reported was cancelled */
+};
+
+struct preempt_meta_opts {
+    enum preempt_platform platform; /* GCE, GCE_GPU, AWS or AZURE */
+    const char *url;        /* base URL, e.g. "http://169.254.169.254" */
+    uint64_t poll_ms;       /* poll period and retry delay */
+    uint64_t timeout_ms;    /* one request */
+    void (*on_notice)(enum preempt_meta_kind kind, enum preempt_source src, uint64_t deadline_wall_ms,
+                      const char *what, void *arg); /* deadline 0: unknown */
+    void (*log)(int level, const char *msg, void *arg); /* 0 debug .. 3 error */
+    void *arg;
+};
+
+struct preempt_meta;
+
+int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o, struct preempt_meta **ret);
+void preempt_meta_free_(struct preempt_meta *m);
+/* Requests made so far (for tests and benchmarks). */
+unsigned long preempt_meta_requests_(const struct preempt_meta *m);
+
+/* ---- the clouds' formats (pure; unit-tested) --------------------------------------------- */
+
+/* "2026-11-21T08:22:00Z" (also with fractional seconds or +00:00) and
+ * "Mon, 19 Sep 2016 18:29:47 GMT" to Unix milliseconds; -EINVAL. */
+int preempt_time_iso8601_(const char *s, uint64_t *ret_ms);
+int preempt_time_rfc1123_(const char *s, uint64_t *ret_ms);
+
+/* A GCE value: returns the kind, or -1 for "no notice" (NONE, FALSE) and
+ * -EPROTO for a value it does not know (logged, treated as no notice). */
+int preempt_gce_value_(const char *key, const char *value);
+
+/* An AWS spot/instance-action body: 0 with the action ("terminate",
+ * "stop", "hibernate"; copied, at most size - 1 bytes) and its time, or
+ * -EPROTO. */
+int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *ret_ms);
+/* An AWS rebalance body {"noticeTime": ...}: 0 with the time, or -EPROTO. */
+int preempt_aws_rebalance_(const char *body, uint64_t *ret_ms);
+
+/* One Azure scheduled event that matters to this VM. */
+struct preempt_azure_event {
+    char id[64];
+    char type[16];
+    uint64_t not_before_ms; /* 0: none given (the event has started) */
+};
+/* Decodes a scheduledevents document: the events that end this VM
+ * (Preempt, Terminate, Reboot, Redeploy naming vm, or every VM when vm is
+ * NULL or empty), at most max; *ret_n their number and *ret_incarnation the
+ * DocumentIncarnation. Returns 0 or -EPROTO. */
+int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure_event *ev, size_t max,
+                          size_t *ret_n, int64_t *ret_incarnation);
+
+#endif

@@ -1,0 +1,738 @@
+/* lib/metadata.c: the cloud notice sources (see metadata-internal.h). */
+#define _GNU_SOURCE /* strptime, timegm */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "etcd-internal.h" /* preempt_clock_ms_ */
+#include "http-internal.h"
+#include "metadata-internal.h"
+
+#define MAX_BODY (64 * 1024)
+#define GCE_WAIT_S 60              /* long-poll wait asked of the GCE server */
+#define GCE_SPOT_LEAD_MS 30000     /* preempted TRUE: ACPI soft-off, hard off 30 s later */
+#define AWS_LEAD_MS 120000         /* a spot instance action comes two minutes ahead */
+#define AWS_TOKEN_TTL_S 21600
+#define AWS_TOKEN_RENEW_S 60       /* renew this long before the token expires */
+#define AZURE_FIRST_TIMEOUT_MS 120000 /* the first call enables the service: up to 2 min */
+#define AZURE_MAX_EVENTS 16
+
+/* ---- formats (pure) ------------------------------------------------------------------------------ */
+
+static int finish_time(struct tm *tm, long frac_ms, long offset_s, uint64_t *ret_ms)
+{
+    time_t t;
+
+    tm->tm_isdst = 0;
+    t = timegm(tm);
+    if (t == (time_t)-1 || t < 0)
+        return -EINVAL;
+    *ret_ms = ((uint64_t)t - (uint64_t)(int64_t)offset_s) * 1000u + (uint64_t)frac_ms;
+    return 0;
+}
+
+int preempt_time_iso8601_(const char *s, uint64_t *ret_ms)
+{
+    struct tm tm = { 0 };
+    const char *p = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    long frac = 0, offset = 0;
+
+    if (!p)
+        return -EINVAL;
+    if (*p == '.') {
+        long scale = 100;
+
+        for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+            frac += (*p - '0') * scale;
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+               p[3] == ':' && isdigit((unsigned char)p[4]) && isdigit((unsigned char)p[5])) {
+        offset = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+        if (*p == '-')
+            offset = -offset;
+        p += 6;
+    } else {
+        return -EINVAL; /* a time without a zone is ambiguous */
+    }
+    return *p ? -EINVAL : finish_time(&tm, frac, offset, ret_ms);
+}
+
+int preempt_time_rfc1123_(const char *s, uint64_t *ret_ms)
+{
+    struct tm tm = { 0 };
+    const char *p = s ? strptime(s, "%a, %d %b %Y %H:%M:%S GMT", &tm) : NULL;
+
+    if (!p || *p)
+        return -EINVAL;
+    return finish_time(&tm, 0, 0, ret_ms);
+}
+
+int preempt_gce_value_(const char *key, const char *value)
+{
+    if (!strcmp(key, "preempted")) {
+        if (!strcmp(value, "TRUE"))
+            return PREEMPT_META_NOTICE;
+        return !strcmp(value, "FALSE") ? -1 : -EPROTO;
+    }
+    if (!strcmp(value, "TERMINATE_ON_HOST_MAINTENANCE"))
+        return PREEMPT_META_NOTICE;
+    if (!strcmp(value, "MIGRATE_ON_HOST_MAINTENANCE"))
+        return PREEMPT_META_ADVISORY;
+    return !strcmp(value, "NONE") ? -1 : -EPROTO;
+}
+
+static json_t *load_object(const char *body)
+{
+    json_error_t err;
+    json_t *j = body ? json_loads(body, 0, &err) : NULL;
+
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *ret_ms)
+{
+    json_t *j = load_object(body);
+    const char *a = json_string_value(json_object_get(j, "action"));
+    const char *t = json_string_value(json_object_get(j, "time"));
+    int r = -EPROTO;
+
+    if (a && t && *a && preempt_time_iso8601_(t, ret_ms) == 0) {
+        (void)snprintf(action, size, "%s", a);
+        r = 0;
+    }
+    json_decref(j);
+    return r;
+}
+
+int preempt_aws_rebalance_(const char *body, uint64_t *ret_ms)
+{
+    json_t *j = load_object(body);
+    const char *t = json_string_value(json_object_get(j, "noticeTime"));
+    int r = t && preempt_time_iso8601_(t, ret_ms) == 0 ? 0 : -EPROTO;
+
+    json_decref(j);
+    return r;
+}
+
+static bool ends_vm(const char *type)
+{
+    static const char *const kinds[] = { "Preempt", "Terminate", "Reboot", "Redeploy" };
+
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!strcmp(type, kinds[i]))
+            return true;
+    return false; /* Freeze pauses the VM; Live Migration keeps it */
+}
+
+static bool names_vm(const json_t *resources, const char *vm)
+{
+    size_t i;
+    const json_t *r;
+
+    if (!vm || !*vm || json_array_size(resources) == 0)
+        return true;
+    json_array_foreach(resources, i, r) {
+        if (json_is_string(r) && !strcasecmp(json_string_value(r), vm))
+            return true;
+    }
+    return false;
+}
+
+int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure_event *ev, size_t max,
+                          size_t *ret_n, int64_t *ret_incarnation)
+{
+    json_t *j = load_object(body), *events = json_object_get(j, "Events"), *e;
+    size_t i, n = 0;
+    int r = 0;
+
+    if (!j || !json_is_array(events) || !json_is_integer(json_object_get(j, "DocumentIncarnation"))) {
+        json_decref(j);
+        return -EPROTO;
+    }
+    *ret_incarnation = json_integer_value(json_object_get(j, "DocumentIncarnation"));
+    json_array_foreach(events, i, e) {
+        const char *id = json_string_value(json_object_get(e, "EventId"));
+        const char *type = json_string_value(json_object_get(e, "EventType"));
+        const char *nb = json_string_value(json_object_get(e, "NotBefore"));
+        uint64_t ms = 0;
+
+        if (!id || !type || strlen(id) >= sizeof(ev->id) || (nb && *nb && preempt_time_rfc1123_(nb, &ms) < 0)) {
+            r = -EPROTO;
+            break;
+        }
+        if (!ends_vm(type) || !names_vm(json_object_get(e, "Resources"), vm) || n == max)
+            continue;
+        (void)snprintf(ev[n].id, sizeof(ev[n].id), "%s", id);
+        (void)snprintf(ev[n].type, sizeof(ev[n].type), "%s", type);
+        ev[n].not_before_ms = ms;
+        n++;
+    }
+    json_decref(j);
+    *ret_n = n;
+    return r;
+}
+
+/* ---- the sources (shell) ----------------------------------------------------------------------------- */
+
+enum step { GCE_READ, AWS_TOKEN, AWS_ACTION, AWS_REBALANCE, AZURE_NAME, AZURE_EVENTS };
+
+struct chan {
+    struct preempt_meta *m;
+    const char *key;        /* GCE: the metadata key this channel follows */
+    enum step step;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *resp;
+    size_t len, cap;
+    char etag[128], new_etag[128];
+    char errbuf[CURL_ERROR_SIZE];
+    struct event *ev_next;
+    int reported;           /* GCE: the kind last reported, -1 none */
+    bool failing;           /* the last request failed (logged once per streak) */
+    bool retried_401;
+};
+
+struct preempt_meta {
+    struct preempt_meta_opts o;
+    char *url;
+    struct preempt_http *http;
+    struct chan ch[2];
+    unsigned n_ch;
+    unsigned long requests;
+    /* AWS */
+    char token[512];
+    uint64_t token_at;
+    char action_seen[200];
+    uint64_t rebalance_seen;
+    /* Azure */
+    char vm[256];
+    bool named, first_events;
+    struct preempt_azure_event az[AZURE_MAX_EVENTS];
+    size_t n_az;
+};
+
+static void mlog(struct preempt_meta *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void mlog(struct preempt_meta *m, int level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (!m->o.log)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    m->o.log(level, buf, m->o.arg);
+}
+
+static uint64_t wall_ms(void)
+{
+    return preempt_clock_ms_(CLOCK_REALTIME);
+}
+
+static enum preempt_source source_of(const struct preempt_meta *m)
+{
+    if (m->o.platform == PREEMPT_PLATFORM_AWS)
+        return PREEMPT_SOURCE_AWS;
+    return m->o.platform == PREEMPT_PLATFORM_AZURE ? PREEMPT_SOURCE_AZURE : PREEMPT_SOURCE_GCE;
+}
+
+static void report(struct preempt_meta *m, enum preempt_meta_kind kind, uint64_t deadline, const char *what)
+{
+    m->o.on_notice(kind, source_of(m), deadline, what, m->o.arg);
+}
+
+static void chan_stop(struct chan *c)
+{
+    if (c->easy) {
+        preempt_http_remove_(c->m->http, c->easy);
+        curl_easy_cleanup(c->easy);
+        c->easy = NULL;
+    }
+    curl_slist_free_all(c->hdrs);
+    c->hdrs = NULL;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct chan *c = arg;
+    size_t len = size * n;
+    char *p;
+
+    if (c->len + len > MAX_BODY)
+        return 0; /* refuse: the transfer ends with a write error */
+    if (c->len + len + 1 > c->cap) {
+        size_t cap = c->len + len + 1 > 1024 ? c->len + len + 1 : 1024;
+
+        p = realloc(c->resp, cap);
+        if (!p)
+            return 0;
+        c->resp = p;
+        c->cap = cap;
+    }
+    memcpy(c->resp + c->len, data, len);
+    c->len += len;
+    c->resp[c->len] = '\0';
+    return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    struct chan *c = arg;
+    size_t len = size * n;
+
+    if (len > 5 && !strncasecmp(data, "ETag:", 5)) {
+        const char *v = data + 5;
+        size_t vl = len - 5;
+
+        while (vl > 0 && (*v == ' ' || *v == '\t'))
+            v++, vl--;
+        while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        if (vl < sizeof(c->new_etag)) {
+            memcpy(c->new_etag, v, vl);
+            c->new_etag[vl] = '\0';
+        }
+    }
+    return len;
+}
+
+static void on_done(CURL *easy, CURLcode res, void *arg);
+
+static void chan_later(struct chan *c, uint64_t ms)
+{
+    struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+    (void)evtimer_add(c->ev_next, &tv);
+}
+
+
+/* Starts one request of channel c: GET (or PUT when put) url/path with the
+ * given headers (NULL-terminated), bounded by timeout_ms. */
+static void chan_request(struct chan *c, bool put, const char *path, uint64_t timeout_ms, const char *const *hdrs)
+{
+    struct preempt_meta *m = c->m;
+    char url[2048];
+    CURL *e;
+
+    chan_stop(c);
+    c->len = 0;
+    c->new_etag[0] = '\0';
+    c->errbuf[0] = '\0';
+    e = curl_easy_init();
+    for (; e && hdrs && *hdrs; hdrs++) {
+        struct curl_slist *l = curl_slist_append(c->hdrs, *hdrs);
+
+        if (!l)
+            break;
+        c->hdrs = l;
+    }
+    (void)snprintf(url, sizeof(url), "%s/%s", m->url, path);
+    if (e) {
+        c->easy = e;
+        (void)curl_easy_setopt(e, CURLOPT_URL, url);
+        (void)curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
+        (void)curl_easy_setopt(e, CURLOPT_NOPROXY, "*"); /* metadata never goes through a proxy */
+        (void)curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        (void)curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->hdrs);
+        (void)curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
+        (void)curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+        (void)curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+        (void)curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        (void)curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
+        (void)curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)m->o.timeout_ms);
+        (void)curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+        if (put) {
+            (void)curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+            (void)curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+        }
+        m->requests++;
+        if (preempt_http_add_(m->http, e, on_done, c) == 0)
+            return;
+    }
+    mlog(m, 2, "metadata: cannot start a request to %s: out of memory", url);
+    chan_stop(c);
+    chan_later(c, m->o.poll_ms);
+}
+
+/* A request that did not give a usable answer: logged once per streak. */
+static void chan_failed(struct chan *c, const char *what, long http, CURLcode res)
+{
+    struct preempt_meta *m = c->m;
+
+    if (!c->failing)
+        mlog(m, 2, "metadata %s: %s; retrying every %llu ms", what,
+             res != CURLE_OK ? (c->errbuf[0] ? c->errbuf : curl_easy_strerror(res))
+             : http == 0   ? "no reply"
+                           : "unexpected HTTP status",
+             (unsigned long long)m->o.poll_ms);
+    else
+        mlog(m, 0, "metadata %s: failed again (curl %d, HTTP %ld)", what, (int)res, http);
+    c->failing = true;
+}
+
+static void chan_ok(struct chan *c, const char *what)
+{
+    if (c->failing)
+        mlog(c->m, 1, "metadata %s: answering again", what);
+    c->failing = false;
+}
+
+static char *trimmed(struct chan *c)
+{
+    char *s = c->resp ? c->resp : (char *)"";
+
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    for (size_t n = strlen(s); n > 0 && isspace((unsigned char)s[n - 1]); n--)
+        s[n - 1] = '\0';
+    return s;
+}
+
+/* ---- GCE ---- */
+
+static void gce_read(struct chan *c)
+{
+    static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
+    char path[512];
+    uint64_t timeout = c->m->o.timeout_ms;
+
+    if (c->etag[0]) { /* long poll: the server answers when the value changes */
+        (void)snprintf(path, sizeof(path), "computeMetadata/v1/instance/%s?wait_for_change=true&last_etag=%s"
+                       "&timeout_sec=%d", c->key, c->etag, GCE_WAIT_S);
+        timeout += GCE_WAIT_S * 1000u;
+    } else {
+        (void)snprintf(path, sizeof(path), "computeMetadata/v1/instance/%s", c->key);
+    }
+    c->step = GCE_READ;
+    chan_request(c, false, path, timeout, hdrs);
+}
+
+static void gce_done(struct chan *c, long http, CURLcode res)
+{
+    struct preempt_meta *m = c->m;
+    char what[160];
+    const char *v;
+    int kind;
+
+    (void)snprintf(what, sizeof(what), "instance/%s", c->key);
+    if (res != CURLE_OK || http != 200) {
+        chan_failed(c, what, http, res);
+        c->etag[0] = '\0'; /* read afresh */
+        chan_later(c, m->o.poll_ms);
+        return;
+    }
+    chan_ok(c, what);
+    v = trimmed(c);
+    kind = preempt_gce_value_(c->key, v);
+    if (kind == -EPROTO) {
+        mlog(m, 2, "metadata %s: unknown value \"%.60s\"; taken as no notice", what, v);
+        kind = -1;
+    }
+    (void)snprintf(what, sizeof(what), "instance/%s %.60s", c->key, v);
+    if (kind == PREEMPT_META_NOTICE && c->reported != PREEMPT_META_NOTICE)
+        report(m, PREEMPT_META_NOTICE, !strcmp(c->key, "preempted") ? wall_ms() + GCE_SPOT_LEAD_MS : 0, what);
+    else if (kind == PREEMPT_META_ADVISORY && c->reported != PREEMPT_META_ADVISORY)
+        report(m, PREEMPT_META_ADVISORY, 0, what);
+    else if (kind == -1 && c->reported == PREEMPT_META_NOTICE &&
+             (m->n_ch < 2 || m->ch[c == &m->ch[0]].reported != PREEMPT_META_NOTICE))
+        report(m, PREEMPT_META_WITHDRAWN, 0, what);
+    c->reported = kind;
+    if (c->new_etag[0] && strcmp(c->new_etag, c->etag) != 0) {
+        (void)snprintf(c->etag, sizeof(c->etag), "%s", c->new_etag);
+        gce_read(c); /* wait for the next change at once */
+    } else {
+        chan_later(c, m->o.poll_ms); /* no ETag, or a server that does not wait */
+    }
+}
+
+/* ---- AWS ---- */
+
+static void aws_get(struct chan *c, enum step step)
+{
+    char tok[sizeof(c->m->token) + 32];
+    const char *hdrs[] = { tok, NULL };
+
+    (void)snprintf(tok, sizeof(tok), "X-aws-ec2-metadata-token: %s", c->m->token);
+    c->step = step;
+    chan_request(c, false,
+                 step == AWS_ACTION ? "latest/meta-data/spot/instance-action"
+                                    : "latest/meta-data/events/recommendations/rebalance",
+                 c->m->o.timeout_ms, hdrs);
+}
+
+static void aws_poll(struct chan *c)
+{
+    struct preempt_meta *m = c->m;
+    uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC);
+
+    if (m->token[0] && now < m->token_at + (AWS_TOKEN_TTL_S - AWS_TOKEN_RENEW_S) * 1000ull) {
+        aws_get(c, AWS_ACTION);
+        return;
+    }
+    static const char *const hdrs[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL };
+    c->step = AWS_TOKEN;
+    chan_request(c, true, "latest/api/token", m->o.timeout_ms, hdrs);
+}
+
+static void aws_done(struct chan *c, long http, CURLcode res)
+{
+    struct preempt_meta *m = c->m;
+    const char *what = c->step == AWS_TOKEN ? "IMDSv2 token" : c->step == AWS_ACTION ? "spot/instance-action"
+                                                                                  : "rebalance recommendation";
+    char action[32], text[200];
+    uint64_t t;
+
+    if (res == CURLE_OK && http == 401 && c->step != AWS_TOKEN && !c->retried_401) {
+        mlog(m, 1, "metadata: the IMDSv2 token was refused (expired?); getting a new one");
+        m->token[0] = '\0';
+        c->retried_401 = true;
+        aws_poll(c);
+        return;
+    }
+    c->retried_401 = false;
+    if (res != CURLE_OK || (http != 200 && !(http == 404 && c->step != AWS_TOKEN))) {
+        chan_failed(c, what, http, res);
+        if (http == 401)
+            m->token[0] = '\0';
+        chan_later(c, m->o.poll_ms);
+        return;
+    }
+    chan_ok(c, what);
+    if (c->step == AWS_TOKEN) {
+        const char *tok = trimmed(c);
+
+        if (!*tok || strlen(tok) >= sizeof(m->token) || strpbrk(tok, "\r\n")) {
+            chan_failed(c, "IMDSv2 token (unusable reply)", http, res);
+            chan_later(c, m->o.poll_ms);
+            return;
+        }
+        (void)snprintf(m->token, sizeof(m->token), "%s", tok);
+        m->token_at = preempt_clock_ms_(CLOCK_MONOTONIC);
+        aws_get(c, AWS_ACTION);
+    } else if (c->step == AWS_ACTION) {
+        if (http == 200) {
+            const char *body = trimmed(c);
+
+            if (preempt_aws_action_(body, action, sizeof(action), &t) < 0) {
+                mlog(m, 2, "metadata spot/instance-action: cannot read \"%.80s\"; a notice all the same, "
+                     "deadline in %d s", body, AWS_LEAD_MS / 1000);
+                (void)snprintf(action, sizeof(action), "unreadable");
+                t = 0;
+            }
+            (void)snprintf(text, sizeof(text), "spot/instance-action %s at %llu", action, (unsigned long long)t);
+            if (strcmp(text, m->action_seen) != 0) { /* new, or a new time */
+                (void)snprintf(m->action_seen, sizeof(m->action_seen), "%s", text);
+                report(m, PREEMPT_META_NOTICE, t ? t : wall_ms() + AWS_LEAD_MS, text);
+            }
+        }
+        aws_get(c, AWS_REBALANCE);
+    } else {
+        if (http == 200) {
+            if (preempt_aws_rebalance_(trimmed(c), &t) < 0)
+                t = 1; /* unreadable: still a recommendation */
+            if (t != m->rebalance_seen) {
+                m->rebalance_seen = t;
+                report(m, PREEMPT_META_ADVISORY, 0, "rebalance recommendation");
+            }
+        }
+        chan_later(c, m->o.poll_ms);
+    }
+}
+
+/* ---- Azure ---- */
+
+static void azure_request(struct chan *c, enum step step)
+{
+    static const char *const hdrs[] = { "Metadata: true", NULL };
+    uint64_t timeout = c->m->o.timeout_ms;
+
+    c->step = step;
+    if (step == AZURE_EVENTS && c->m->first_events && timeout < AZURE_FIRST_TIMEOUT_MS)
+        timeout = AZURE_FIRST_TIMEOUT_MS;
+    chan_request(c, false,
+                 step == AZURE_NAME ? "metadata/instance/compute/name?api-version=2021-02-01&format=text"
+                                    : "metadata/scheduledevents?api-version=2020-07-01",
+                 timeout, hdrs);
+}
+
+static const struct preempt_azure_event *find_event(const struct preempt_azure_event *ev, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ev[i].id, id))
+            return &ev[i];
+    return NULL;
+}
+
+static void azure_events(struct preempt_meta *m, const char *body)
+{
+    struct preempt_azure_event now[AZURE_MAX_EVENTS];
+    size_t n = 0;
+    int64_t inc = 0;
+    bool gone = false;
+    char text[200];
+
+    if (preempt_azure_events_(body, m->vm, now, AZURE_MAX_EVENTS, &n, &inc) < 0) {
+        mlog(m, 2, "metadata scheduledevents: not a scheduled events document: \"%.80s\"; kept what was known",
+             body);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct preempt_azure_event *old = find_event(m->az, m->n_az, now[i].id);
+        uint64_t d = now[i].not_before_ms ? now[i].not_before_ms : wall_ms();
+
+        if (old && (old->not_before_ms == 0 || (now[i].not_before_ms && now[i].not_before_ms >= old->not_before_ms)))
+            continue;
+        (void)snprintf(text, sizeof(text), "scheduled event %.15s %.63s (incarnation %lld)", now[i].type, now[i].id,
+                       (long long)inc);
+        report(m, PREEMPT_META_NOTICE, d, text);
+    }
+    for (size_t i = 0; i < m->n_az; i++)
+        gone = gone || !find_event(now, n, m->az[i].id);
+    memcpy(m->az, now, n * sizeof(now[0]));
+    m->n_az = n;
+    if (gone && n == 0)
+        report(m, PREEMPT_META_WITHDRAWN, 0, "the scheduled events were cancelled");
+}
+
+static void azure_done(struct chan *c, long http, CURLcode res)
+{
+    struct preempt_meta *m = c->m;
+
+    if (c->step == AZURE_NAME) {
+        m->named = true;
+        if (res == CURLE_OK && http == 200 && *trimmed(c) && strlen(trimmed(c)) < sizeof(m->vm)) {
+            (void)snprintf(m->vm, sizeof(m->vm), "%s", trimmed(c));
+            mlog(m, 0, "metadata: this VM is %s", m->vm);
+        } else {
+            mlog(m, 2, "metadata: cannot read this VM's name (curl %d, HTTP %ld); every scheduled event counts",
+                 (int)res, http);
+        }
+        azure_request(c, AZURE_EVENTS);
+        return;
+    }
+    if (res != CURLE_OK || http != 200) {
+        chan_failed(c, "scheduledevents", http, res);
+        chan_later(c, m->o.poll_ms);
+        return;
+    }
+    m->first_events = false;
+    chan_ok(c, "scheduledevents");
+    azure_events(m, trimmed(c));
+    chan_later(c, m->o.poll_ms);
+}
+
+/* ---- dispatch and life cycle ---- */
+
+static void on_done(CURL *easy, CURLcode res, void *arg)
+{
+    struct chan *c = arg;
+    long http = 0;
+
+    (void)curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &http);
+    chan_stop(c);
+    switch (c->step) {
+    case GCE_READ:
+        gce_done(c, http, res);
+        break;
+    case AWS_TOKEN:
+    case AWS_ACTION:
+    case AWS_REBALANCE:
+        aws_done(c, http, res);
+        break;
+    case AZURE_NAME:
+    case AZURE_EVENTS:
+        azure_done(c, http, res);
+        break;
+    }
+}
+
+static void on_next(evutil_socket_t fd, short what, void *arg)
+{
+    struct chan *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->m->o.platform == PREEMPT_PLATFORM_AWS)
+        aws_poll(c);
+    else if (c->m->o.platform == PREEMPT_PLATFORM_AZURE)
+        azure_request(c, c->m->named ? AZURE_EVENTS : AZURE_NAME);
+    else
+        gce_read(c);
+}
+
+int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o, struct preempt_meta **ret)
+{
+    struct preempt_meta *m;
+    size_t n;
+    int r;
+
+    if (!base || !o || !o->url || !o->on_notice || o->poll_ms == 0 || o->timeout_ms == 0 ||
+        strncmp(o->url, "http://", 7) != 0)
+        return -EINVAL;
+    if (o->platform != PREEMPT_PLATFORM_GCE && o->platform != PREEMPT_PLATFORM_GCE_GPU &&
+        o->platform != PREEMPT_PLATFORM_AWS && o->platform != PREEMPT_PLATFORM_AZURE)
+        return -EINVAL;
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    m->o = *o;
+    m->url = strdup(o->url);
+    m->first_events = true;
+    r = m->url ? preempt_http_new_(base, &m->http) : -ENOMEM;
+    if (m->url)
+        for (n = strlen(m->url); n > 0 && m->url[n - 1] == '/'; n--)
+            m->url[n - 1] = '\0';
+    m->n_ch = o->platform == PREEMPT_PLATFORM_GCE || o->platform == PREEMPT_PLATFORM_GCE_GPU ? 2 : 1;
+    for (unsigned i = 0; r == 0 && i < m->n_ch; i++) {
+        m->ch[i].m = m;
+        m->ch[i].reported = -1;
+        m->ch[i].key = i == 0 ? "maintenance-event" : "preempted";
+        m->ch[i].ev_next = evtimer_new(base, on_next, &m->ch[i]);
+        if (!m->ch[i].ev_next)
+            r = -ENOMEM;
+    }
+    if (r < 0) {
+        preempt_meta_free_(m);
+        return r;
+    }
+    /* The first requests start on the loop's next pass, never inside this call. */
+    for (unsigned i = 0; i < m->n_ch; i++)
+        chan_later(&m->ch[i], 0);
+    *ret = m;
+    return 0;
+}
+
+unsigned long preempt_meta_requests_(const struct preempt_meta *m)
+{
+    return m ? m->requests : 0;
+}
+
+void preempt_meta_free_(struct preempt_meta *m)
+{
+    if (!m)
+        return;
+    for (unsigned i = 0; i < m->n_ch; i++) {
+        chan_stop(&m->ch[i]);
+        free(m->ch[i].resp);
+        if (m->ch[i].ev_next)
+            event_free(m->ch[i].ev_next);
+    }
+    preempt_http_free_(m->http);
+    explicit_bzero(m->token, sizeof(m->token));
+    free(m->url);
+    free(m);
+}
