@@ -223,7 +223,7 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
     struct preempt_status st;
 
     preempt_get_status(h, &st);
-    if (from == PREEMPT_STATE_IDLE && st.notice_source)
+    if (from == PREEMPT_STATE_IDLE && to != PREEMPT_STATE_EXIT && st.notice_source)
         print_json("{\"event\":\"notice\",\"worker\":%u,\"source\":\"%s\",\"deadline_in_ms\":%" PRId64
                    ",\"run\":%" PRIu64 "}", t->worker, st.notice_source, st.deadline_in_ms, st.run);
     print_json("{\"event\":\"state\",\"worker\":%u,\"from\":\"%s\",\"to\":\"%s\",\"run\":%" PRIu64 "}",

@@ -1,0 +1,229 @@
+# Cloud notice sources end to end: the reference trainer against a fake
+# metadata service on loopback (tests/fake/fake-metadata) that serves each
+# cloud's real formats and rules (headers, ETags and long polls, IMDSv2
+# tokens that expire, 404 for "no notice", scheduled events that get
+# cancelled), plus slow, hung, dead and malformed endpoints. Waits are
+# bounded and only guard against hangs; no assertion is about speed.
+. "$top_srcdir/tests/lib.sh"
+FAKE="$top_builddir/tests/fake/fake-metadata"
+unset PREEMPT_PLATFORM
+
+# serve NAME: starts a fake service on $TMP/NAME (files under it); sets URL and FAKE_PID.
+serve() {
+    mkdir -p "$TMP/$1"
+    "$FAKE" "$TMP/$1" >"$TMP/$1.log" 2>&1 &
+    FAKE_PID=$!
+    wait_for "$TMP/$1.log" "port " 5 || return 1
+    URL="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$1.log")"
+}
+stop_fake() { kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; }
+put() { # FILE CONTENT: atomically, so the service never reads half a file
+    mkdir -p "$(dirname "$1")"
+    printf '%s' "$2" >"$1.tmp" && mv "$1.tmp" "$1"
+}
+train() { # NAME ARGS...: in the background; pid in $pid
+    _n=$1
+    shift
+    "$TRAINER" --ckpt-dir "$TMP/$_n.ck" --verbose "$@" >"$TMP/$_n.out" 2>"$TMP/$_n.err" &
+    pid=$!
+}
+finish_bg() { wait "$pid"; rc=$?; }
+between() { # WHAT VALUE LO HI
+    if [ -n "$2" ] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then ok; else fail "$1: $2 not in [$3, $4]"; fi
+}
+REF=$("$TRAINER" --platform none --ckpt-dir "$TMP/ref.ck" --steps 300 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
+expect "an uninterrupted run prints a digest" test -n "$REF"
+
+# ---- GCE: preempted TRUE, seen through a long poll --------------------------
+serve gce
+G=$TMP/gce/computeMetadata/v1/instance
+put "$G/maintenance-event" NONE
+put "$G/preempted" FALSE
+train gce1 --platform gce --metadata-url "$URL" --steps 100000 --step-ms 5
+wait_for "$TMP/gce1.out" '"event":"start"' 10
+eq "platform" "$(field "$TMP/gce1.out" start platform)" gce
+eq "GCE exit code default" "$(field "$TMP/gce1.out" start exit_code)" 143
+eq "GCE grace default without a GPU" "$(field "$TMP/gce1.out" start grace_ms)" 0
+wait_for "$TMP/gce.log" "GET /computeMetadata/v1/instance/preempted 200" 10
+put "$G/preempted" TRUE
+finish_bg
+eq "GCE preemption exits with 143" "$rc" 143
+eq "notice source" "$(field "$TMP/gce1.out" notice source)" gce
+between "preempted TRUE: 30 s lead" "$(field "$TMP/gce1.out" notice deadline_in_ms)" 25000 30000
+eq "saved" "$(field "$TMP/gce1.out" exit reason)" preempted
+expect "a long poll with the ETag was made" grep -q "WAIT /computeMetadata/v1/instance/preempted " "$TMP/gce.log"
+_n=$(grep -c "instance/preempted" "$TMP/gce.log")
+between "long polls, not a busy poll: requests for preempted" "$_n" 2 6
+
+# ---- GCE GPU: TERMINATE_ON_HOST_MAINTENANCE, default grace 3600 s ------------
+put "$G/preempted" FALSE
+train gpu --platform gce-gpu --metadata-url "$URL" --steps 400 --step-ms 10
+wait_for "$TMP/gpu.out" '"event":"start"' 10
+eq "GCE GPU grace default" "$(field "$TMP/gpu.out" start grace_ms)" 3600000
+put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
+finish_bg
+eq "with an hour of grace, training finishes" "$rc" 0
+between "no deadline given: the grace period" "$(field "$TMP/gpu.out" notice deadline_in_ms)" 3590000 3600000
+expect "the first checkpoint, then training through the countdown" grep -q '"to":"countdown"' "$TMP/gpu.out"
+eq "the run finishes with the uninterrupted digest" "$(field "$TMP/gpu.out" done state_digest)" \
+    "$("$TRAINER" --platform none --ckpt-dir "$TMP/ref400.ck" --steps 400 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')"
+
+# an explicit grace of 0 on a GPU machine is kept (TF: grace if grace or grace == 0)
+put "$G/maintenance-event" NONE
+train gpu0 --platform gce-gpu --grace-ms 0 --metadata-url "$URL" --steps 100000 --step-ms 5
+wait_for "$TMP/gpu0.out" '"event":"start"' 10
+eq "explicit grace 0 is honoured" "$(field "$TMP/gpu0.out" start grace_ms)" 0
+wait_for "$TMP/gce.log" "GET /computeMetadata/v1/instance/maintenance-event 200" 10
+put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
+finish_bg
+eq "grace 0: exit after the first save" "$rc" 143
+eq "one save" "$(count_events "$TMP/gpu0.out" saved)" 1
+
+# MIGRATE_ON_HOST_MAINTENANCE is advisory: a checkpoint, then training goes on
+put "$G/maintenance-event" NONE
+train mig --platform gce --metadata-url "$URL" --steps 300 --step-ms 10
+wait_for "$TMP/mig.out" '"event":"start"' 10
+sleep 0.5
+put "$G/maintenance-event" MIGRATE_ON_HOST_MAINTENANCE
+finish_bg
+eq "advisory: training finishes" "$rc" 0
+eq "advisory: one opportunistic checkpoint" "$(count_events "$TMP/mig.out" saved)" 1
+expect "advisory: back to idle" grep -q '"to":"idle"' "$TMP/mig.out"
+eq "advisory: the digest of an uninterrupted run" "$(field "$TMP/mig.out" done state_digest)" "$REF"
+train mig2 --platform gce --no-advisory --metadata-url "$URL" --steps 100 --step-ms 5
+finish_bg
+eq "--no-advisory: no checkpoint" "$rc/$(count_events "$TMP/mig2.out" saved)" 0/0
+
+# an unknown value and a missing header are not notices
+put "$G/maintenance-event" SOMETHING_NEW
+train odd --platform gce --metadata-url "$URL" --steps 100 --step-ms 5
+finish_bg
+eq "unknown value: no notice" "$rc/$(count_events "$TMP/odd.out" notice)" 0/0
+expect "unknown value: logged" grep -q 'unknown value "SOMETHING_NEW"' "$TMP/odd.err"
+expect_rc 0 curl -s -o /dev/null "$URL/computeMetadata/v1/instance/preempted"
+expect "the fake refuses requests without Metadata-Flavor" grep -q "instance/preempted 403" "$TMP/gce.log"
+
+# GCE_METADATA_IP chooses the service when no URL is configured
+put "$G/maintenance-event" NONE
+put "$G/preempted" TRUE
+GCE_METADATA_IP=${URL#http://} "$TRAINER" --platform gce --ckpt-dir "$TMP/ip.ck" --steps 100000 --step-ms 5 \
+    >"$TMP/ip.out" 2>&1
+eq "GCE_METADATA_IP" "$?/$(field "$TMP/ip.out" notice source)" 143/gce
+stop_fake
+
+# ---- AWS: IMDSv2 tokens that expire, 404 until the instance action ----------
+serve aws
+A=$TMP/aws/latest/meta-data
+put "$TMP/aws/token_life_ms" 300
+train aws1 --platform aws --metadata-url "$URL" --metadata-poll-ms 100 --steps 100000 --step-ms 5
+wait_for "$TMP/aws1.out" '"event":"start"' 10
+eq "AWS exit code default" "$(field "$TMP/aws1.out" start exit_code)" 42
+wait_for "$TMP/aws.log" "GET /latest/meta-data/spot/instance-action 401" 10 # a token expired
+wait_for "$TMP/aws.log" "GET /latest/meta-data/spot/instance-action 404" 10
+put "$A/spot/instance-action" "{\"action\": \"terminate\", \"time\": \"$(date -u -d '+90 seconds' +%Y-%m-%dT%H:%M:%SZ)\"}"
+finish_bg
+eq "AWS spot notice: saved, 42" "$rc" 42
+eq "notice source" "$(field "$TMP/aws1.out" notice source)" aws
+between "the action's time is the deadline" "$(field "$TMP/aws1.out" notice deadline_in_ms)" 80000 90000
+_n=$(grep -c "PUT /latest/api/token 200" "$TMP/aws.log")
+between "expired tokens were renewed" "$_n" 2 100000
+expect "every read after a refused token used a new one" grep -q "refused (expired?)" "$TMP/aws1.err"
+
+# a body that cannot be read is still a notice (120 s, the documented lead)
+put "$A/spot/instance-action" '{"action": "terminate", "time": "soon"'
+train aws2 --platform aws --metadata-url "$URL" --metadata-poll-ms 100 --steps 100000 --step-ms 5
+finish_bg
+eq "malformed instance action: still a notice" "$rc" 42
+between "malformed: 120 s lead" "$(field "$TMP/aws2.out" notice deadline_in_ms)" 110000 120000
+expect "malformed: logged" grep -q "cannot read" "$TMP/aws2.err"
+
+# the rebalance recommendation is advisory
+rm -f "$A/spot/instance-action"
+train aws3 --platform aws --metadata-url "$URL" --metadata-poll-ms 100 --steps 300 --step-ms 10
+wait_for "$TMP/aws3.out" '"event":"start"' 10
+sleep 0.5
+put "$A/events/recommendations/rebalance" '{"noticeTime": "2026-11-21T08:22:00Z"}'
+finish_bg
+eq "rebalance: training finishes" "$rc" 0
+eq "rebalance: one checkpoint" "$(count_events "$TMP/aws3.out" saved)" 1
+eq "rebalance: the digest of an uninterrupted run" "$(field "$TMP/aws3.out" done state_digest)" "$REF"
+rm -f "$A/events/recommendations/rebalance"
+stop_fake
+
+# ---- Azure: Scheduled Events, other VMs, cancellation ------------------------
+serve az
+Z=$TMP/az/metadata
+put "$Z/instance/compute/name" vm-7
+events() { # JSON array body
+    put "$Z/scheduledevents" "{\"DocumentIncarnation\": $1, \"Events\": [$2]}"
+}
+ev() { # ID TYPE VM NOTBEFORE
+    printf '{"EventId": "%s", "EventStatus": "Scheduled", "EventType": "%s", "ResourceType": "VirtualMachine", "Resources": ["%s"], "NotBefore": "%s", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}' "$1" "$2" "$3" "$4"
+}
+nb() { LC_ALL=C date -u -d "+$1 seconds" '+%a, %d %b %Y %H:%M:%S GMT'; }
+events 1 ""
+train az1 --platform azure --metadata-url "$URL" --metadata-poll-ms 100 --grace-ms 20000 --steps 600 --step-ms 10
+wait_for "$TMP/az1.out" '"event":"start"' 10
+events 2 "$(ev A1 Preempt vm-3 "$(nb 40)"), $(ev A2 Freeze vm-7 "$(nb 40)")"
+sleep 0.4
+events 3 "$(ev A1 Preempt vm-3 "$(nb 40)"), $(ev A3 Preempt vm-7 "$(nb 40)")"
+wait_for "$TMP/az1.out" '"to":"countdown"' 20
+events 4 "$(ev A1 Preempt vm-3 "$(nb 40)")" # A3 cancelled
+finish_bg
+eq "cancelled: training finishes" "$rc" 0
+eq "notice source" "$(field "$TMP/az1.out" notice source)" azure
+between "NotBefore is the deadline (capped by the grace)" "$(field "$TMP/az1.out" notice deadline_in_ms)" 15000 20000
+expect "cancelled: back to idle from the countdown" grep -q '"from":"countdown","to":"idle"' "$TMP/az1.out"
+expect "other VMs' events and Freeze are not notices" test "$(count_events "$TMP/az1.out" notice)" -eq 1
+expect "the VM's name was read" grep -q "this VM is vm-7" "$TMP/az1.err"
+eq "cancelled: the digest of an uninterrupted run" "$(field "$TMP/az1.out" done state_digest)" \
+    "$("$TRAINER" --platform none --ckpt-dir "$TMP/ref600.ck" --steps 600 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')"
+
+put "$Z/scheduledevents" '{"DocumentIncarnation": "x", "Events": 7}'
+train az2 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100 --step-ms 5
+finish_bg
+eq "malformed document: no notice" "$rc/$(count_events "$TMP/az2.out" notice)" 0/0
+expect "malformed document: logged" grep -q "not a scheduled events document" "$TMP/az2.err"
+events 9 "$(ev B1 Terminate vm-7 "")"
+train az3 --platform azure --metadata-url "$URL" --steps 100000 --step-ms 5
+finish_bg
+eq "a started Terminate event: due now" "$rc" 75
+stop_fake
+
+# ---- slow, hung and dead endpoints cost the trainer nothing -------------------
+serve slow
+S=$TMP/slow/computeMetadata/v1/instance
+put "$S/maintenance-event" NONE
+put "$S/maintenance-event.delay_ms" 60000
+put "$S/preempted" FALSE
+put "$S/preempted.delay_ms" 60000
+# Every request hangs for 60 s; 200 steps of 5 ms finish long before, under a
+# 30 s bound: no step and not the handler's creation waited for the service.
+expect_rc 0 timeout 30 "$TRAINER" --platform gce --metadata-url "$URL" --metadata-poll-ms 50 \
+    --ckpt-dir "$TMP/slow.ck" --steps 200 --step-ms 5 --verbose
+expect_output '"event":"done"'
+expect "no request was answered while the trainer ran" test "$(grep -c ' 200$' "$TMP/slow.log")" -eq 0
+stop_fake
+# nothing listens on the port at all
+expect_rc 0 timeout 30 "$TRAINER" --platform aws --metadata-url http://127.0.0.1:1 --metadata-poll-ms 20 \
+    --ckpt-dir "$TMP/dead.ck" --steps 200 --step-ms 5 --verbose
+expect_output "metadata IMDSv2 token"
+expect "a dead endpoint is logged once, not every poll" test "$(grep -c 'retrying every' "$TMP/out")" -eq 1
+
+# ---- platform selection ---------------------------------------------------------
+expect_rc 2 env PREEMPT_PLATFORM=mars "$TRAINER" --ckpt-dir "$TMP/bad.ck" --steps 1 --verbose
+expect_output "PREEMPT_PLATFORM=mars is not one of"
+mkdir -p "$TMP/dmi"
+put "$TMP/dmi/product_name" "Google Compute Engine"
+expect_rc 0 env PREEMPT_DMI_DIR="$TMP/dmi" GCE_METADATA_IP=127.0.0.1:1 "$TRAINER" --ckpt-dir "$TMP/dmi.ck" --steps 1
+eq "detected from DMI" "$(field "$TMP/out" start platform)" gce
+expect_rc 0 env KUBERNETES_SERVICE_HOST=10.0.0.1 "$TRAINER" --platform none --ckpt-dir "$TMP/k8s.ck" --steps 1 \
+    --grace-ms 60000 --verbose
+eq "Kubernetes: a 30 s kill delay" "$(field "$TMP/out" start kill_delay_ms)" 30000
+expect_output "longer than the 30000 ms kill delay"
+expect_rc 42 "$TRAINER" --platform none --ckpt-dir "$TMP/slowsave.ck" --steps 5 --raise-at 2 --save-ms 600
+expect_rc 0 env TORCHELASTIC_RUN_ID=x "$TRAINER" --platform none --ckpt-dir "$TMP/slowsave.ck" --steps 5 --verbose
+eq "torchrun: a 30 s kill delay" "$(field "$TMP/out" start kill_delay_ms)" 30000
+expect_rc 0 "$TRAINER" --platform none --ckpt-dir "$TMP/slowsave.ck" --steps 5 --kill-delay-ms 1000 --verbose
+expect_output "but the process is killed 1000 ms after SIGTERM"
+finish
