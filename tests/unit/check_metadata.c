@@ -1,0 +1,199 @@
+/* tests/unit/check_metadata.c: the pure parts of the notice sources and the
+ * platform logic: the clouds' time formats, GCE values, AWS instance
+ * actions and rebalance recommendations, Azure scheduled events documents
+ * (from the formats in docs/peers.md §3), DMI detection, the metadata URL
+ * overrides and the launchers' kill delays. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check-main.h"
+#include "metadata-internal.h"
+#include "platform-internal.h"
+
+START_TEST(test_times)
+{
+    uint64_t ms;
+
+    ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T08:22:00Z", &ms), 0);
+    ck_assert_uint_eq(ms, 1505722920000ull);
+    ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T08:22:00.250Z", &ms), 0);
+    ck_assert_uint_eq(ms, 1505722920250ull);
+    ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T10:22:00+02:00", &ms), 0);
+    ck_assert_uint_eq(ms, 1505722920000ull);
+    ck_assert_int_eq(preempt_time_rfc1123_("Mon, 18 Sep 2017 08:22:00 GMT", &ms), 0);
+    ck_assert_uint_eq(ms, 1505722920000ull);
+    ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T08:22:00", &ms), -EINVAL); /* no zone */
+    ck_assert_int_eq(preempt_time_iso8601_("soon", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T08:22:00Zjunk", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_("", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_(NULL, &ms), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_gce_values)
+{
+    ck_assert_int_eq(preempt_gce_value_("preempted", "TRUE"), PREEMPT_META_NOTICE);
+    ck_assert_int_eq(preempt_gce_value_("preempted", "FALSE"), -1);
+    ck_assert_int_eq(preempt_gce_value_("preempted", "true"), -EPROTO);
+    ck_assert_int_eq(preempt_gce_value_("maintenance-event", "TERMINATE_ON_HOST_MAINTENANCE"), PREEMPT_META_NOTICE);
+    ck_assert_int_eq(preempt_gce_value_("maintenance-event", "MIGRATE_ON_HOST_MAINTENANCE"), PREEMPT_META_ADVISORY);
+    ck_assert_int_eq(preempt_gce_value_("maintenance-event", "NONE"), -1);
+    ck_assert_int_eq(preempt_gce_value_("maintenance-event", ""), -EPROTO);
+}
+END_TEST
+
+START_TEST(test_aws)
+{
+    char action[16];
+    uint64_t ms;
+
+    ck_assert_int_eq(preempt_aws_action_("{\"action\": \"terminate\", \"time\": \"2017-09-18T08:22:00Z\"}", action,
+                                         sizeof(action), &ms), 0);
+    ck_assert_str_eq(action, "terminate");
+    ck_assert_uint_eq(ms, 1505722920000ull);
+    ck_assert_int_eq(preempt_aws_action_("{\"action\": \"hibernate-and-more-than-16\", \"time\": "
+                                         "\"2017-09-18T08:22:00Z\"}", action, sizeof(action), &ms), 0);
+    ck_assert_uint_eq(strlen(action), sizeof(action) - 1); /* truncated, not overflowed */
+    ck_assert_int_eq(preempt_aws_action_("{\"action\": \"stop\"}", action, sizeof(action), &ms), -EPROTO);
+    ck_assert_int_eq(preempt_aws_action_("{\"action\": \"stop\", \"time\": 5}", action, sizeof(action), &ms), -EPROTO);
+    ck_assert_int_eq(preempt_aws_action_("[1]", action, sizeof(action), &ms), -EPROTO);
+    ck_assert_int_eq(preempt_aws_action_("{", action, sizeof(action), &ms), -EPROTO);
+    ck_assert_int_eq(preempt_aws_rebalance_("{\"noticeTime\": \"2020-10-27T08:22:00Z\"}", &ms), 0);
+    ck_assert_int_eq(preempt_aws_rebalance_("{\"noticeTime\": null}", &ms), -EPROTO);
+}
+END_TEST
+
+#define AZ_EVENT(id, type, vm, nb)                                                                              \
+    "{\"EventId\": \"" id "\", \"EventStatus\": \"Scheduled\", \"EventType\": \"" type "\", \"ResourceType\": " \
+    "\"VirtualMachine\", \"Resources\": [" vm "], \"NotBefore\": \"" nb "\", \"DurationInSeconds\": -1}"
+
+START_TEST(test_azure)
+{
+    struct preempt_azure_event ev[4];
+    size_t n;
+    int64_t inc;
+    const char *doc = "{\"DocumentIncarnation\": 7, \"Events\": ["
+        AZ_EVENT("E1", "Preempt", "\"vm-1\"", "Mon, 18 Sep 2017 08:22:00 GMT") ", "
+        AZ_EVENT("E2", "Freeze", "\"vm-1\"", "Mon, 18 Sep 2017 08:22:00 GMT") ", "
+        AZ_EVENT("E3", "Terminate", "\"vm-2\"", "Mon, 18 Sep 2017 08:22:00 GMT") ", "
+        AZ_EVENT("E4", "Reboot", "", "") "]}";
+
+    ck_assert_int_eq(preempt_azure_events_(doc, "VM-1", ev, 4, &n, &inc), 0);
+    ck_assert_int_eq(inc, 7);
+    ck_assert_uint_eq(n, 2); /* E1 names this VM (names compare without case); E4 names none; E2 is a Freeze */
+    ck_assert_str_eq(ev[0].id, "E1");
+    ck_assert_str_eq(ev[0].type, "Preempt");
+    ck_assert_uint_eq(ev[0].not_before_ms, 1505722920000ull);
+    ck_assert_str_eq(ev[1].id, "E4");
+    ck_assert_uint_eq(ev[1].not_before_ms, 0); /* started: no NotBefore */
+    ck_assert_int_eq(preempt_azure_events_(doc, NULL, ev, 4, &n, &inc), 0);
+    ck_assert_uint_eq(n, 3); /* no name known: every VM's */
+    ck_assert_int_eq(preempt_azure_events_(doc, NULL, ev, 1, &n, &inc), 0);
+    ck_assert_uint_eq(n, 1); /* bounded */
+    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": []}", "x", ev, 4, &n, &inc), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(preempt_azure_events_("{\"Events\": []}", "x", ev, 4, &n, &inc), -EPROTO);
+    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": 7}", "x", ev, 4, &n, &inc),
+                     -EPROTO);
+    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": ["
+                                           AZ_EVENT("E1", "Preempt", "", "yesterday") "]}", "x", ev, 4, &n, &inc),
+                     -EPROTO);
+    ck_assert_int_eq(preempt_azure_events_("not json", "x", ev, 4, &n, &inc), -EPROTO);
+}
+END_TEST
+
+START_TEST(test_dmi)
+{
+    ck_assert_int_eq(preempt_platform_from_dmi_("Google", "Google Compute Engine", "Google", NULL, false),
+                     PREEMPT_PLATFORM_GCE);
+    ck_assert_int_eq(preempt_platform_from_dmi_("Google", "Google Compute Engine", "Google", NULL, true),
+                     PREEMPT_PLATFORM_GCE_GPU);
+    ck_assert_int_eq(preempt_platform_from_dmi_("Amazon EC2", "m5.large", "Amazon EC2", NULL, false),
+                     PREEMPT_PLATFORM_AWS);
+    ck_assert_int_eq(preempt_platform_from_dmi_("Xen", "HVM domU", "Xen", NULL, false), PREEMPT_PLATFORM_AWS);
+    ck_assert_int_eq(preempt_platform_from_dmi_("Microsoft Corporation", "Virtual Machine", "Microsoft Corporation",
+                                                "7783-7084-3265-9085-8269-3286-77", false),
+                     PREEMPT_PLATFORM_AZURE);
+    /* Hyper-V on premises has the same vendor, not Azure's asset tag */
+    ck_assert_int_eq(preempt_platform_from_dmi_("Microsoft Corporation", "Virtual Machine", "Microsoft Corporation",
+                                                "None", false),
+                     PREEMPT_PLATFORM_NONE);
+    ck_assert_int_eq(preempt_platform_from_dmi_(NULL, NULL, NULL, NULL, true), PREEMPT_PLATFORM_NONE);
+    ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AWS, "gce", NULL), PREEMPT_PLATFORM_AWS);
+    ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, "gce-gpu", NULL), PREEMPT_PLATFORM_GCE_GPU);
+    ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, "auto", NULL), -EINVAL);
+    ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, "mars", NULL), -EINVAL);
+    ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, NULL, "/nonexistent"), PREEMPT_PLATFORM_NONE);
+    for (int p = 0; p < PREEMPT_PLATFORM__COUNT; p++)
+        ck_assert_int_eq(preempt_platform_from_string(preempt_platform_to_string((enum preempt_platform)p)), p);
+    ck_assert_ptr_null(preempt_platform_to_string(PREEMPT_PLATFORM__COUNT));
+}
+END_TEST
+
+static const char *env_k8s, *env_torch, *env_slurm, *env_gce_ip, *env_aws;
+
+static char *fake_getenv(const char *name)
+{
+    const char *v = !strcmp(name, "KUBERNETES_SERVICE_HOST") ? env_k8s
+                    : !strcmp(name, "TORCHELASTIC_RUN_ID")   ? env_torch
+                    : !strcmp(name, "SLURM_JOB_ID")          ? env_slurm
+                    : !strcmp(name, "GCE_METADATA_IP")       ? env_gce_ip
+                    : !strcmp(name, "AWS_EC2_METADATA_SERVICE_ENDPOINT") ? env_aws
+                                                             : NULL;
+    return (char *)v;
+}
+
+START_TEST(test_kill_delay_and_urls)
+{
+    const char *who;
+    char url[128];
+
+    env_k8s = env_torch = env_slurm = env_gce_ip = env_aws = NULL;
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, &who), 0);
+    ck_assert_ptr_null(who);
+    env_k8s = "10.0.0.1";
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_AWS, fake_getenv, &who), 30000);
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_GCE, fake_getenv, &who), 15000); /* GKE Spot */
+    ck_assert_ptr_nonnull(strstr(who, "GKE"));
+    env_torch = "r1";
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_GCE, fake_getenv, &who), 30000);
+    ck_assert_ptr_nonnull(strstr(who, "torchrun"));
+    env_k8s = env_torch = NULL;
+    env_slurm = "77";
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, &who), 30000);
+
+    preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url));
+    ck_assert_str_eq(url, "http://169.254.169.254");
+    env_gce_ip = "127.0.0.1:8080";
+    env_aws = "http://127.0.0.1:9090";
+    preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE_GPU, NULL, fake_getenv, url, sizeof(url));
+    ck_assert_str_eq(url, "http://127.0.0.1:8080");
+    preempt_platform_metadata_url_(PREEMPT_PLATFORM_AWS, NULL, fake_getenv, url, sizeof(url));
+    ck_assert_str_eq(url, "http://127.0.0.1:9090");
+    preempt_platform_metadata_url_(PREEMPT_PLATFORM_AZURE, NULL, fake_getenv, url, sizeof(url));
+    ck_assert_str_eq(url, "http://169.254.169.254");
+    preempt_platform_metadata_url_(PREEMPT_PLATFORM_AWS, "http://10.1.1.1", fake_getenv, url, sizeof(url));
+    ck_assert_str_eq(url, "http://10.1.1.1"); /* the configured one wins */
+    ck_assert_uint_eq(preempt_platform_grace_ms_(PREEMPT_PLATFORM_GCE_GPU), 3600000);
+    ck_assert_uint_eq(preempt_platform_grace_ms_(PREEMPT_PLATFORM_GCE), 0);
+    ck_assert_int_eq(preempt_platform_exit_code_(PREEMPT_PLATFORM_GCE), 143);
+    ck_assert_int_eq(preempt_platform_exit_code_(PREEMPT_PLATFORM_AZURE), 42);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("metadata");
+    TCase *tc = tcase_create("formats");
+
+    tcase_add_test(tc, test_times);
+    tcase_add_test(tc, test_gce_values);
+    tcase_add_test(tc, test_aws);
+    tcase_add_test(tc, test_azure);
+    tcase_add_test(tc, test_dmi);
+    tcase_add_test(tc, test_kill_delay_and_urls);
+    suite_add_tcase(s, tc);
+    return preempt_run_suite(s);
+}
