@@ -379,6 +379,65 @@ PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
  * NULL out of range. Ownership: static string. Callback-safe: yes. */
 PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x);
 
+/* ==== Preemption watcher ==================================================
+ *
+ * Observes a multi-worker job's records in etcd without taking part in it
+ * (TensorFlow's PreemptionWatcher, on every platform): which worker got a
+ * notice, from which source, with which deadline; and when every worker of
+ * the job's current incarnation has exited (their membership leases gone).
+ * It follows the job into each new incarnation. No threads: it lives on an
+ * event_base like a handler. */
+
+struct preempt_watcher; /* opaque */
+
+/** A notice seen in a job's records. */
+struct preempt_notice_info {
+    uint64_t incarnation;      /**< the incarnation it belongs to */
+    int worker;                /**< the worker that received it; -1: an operator's
+                                    notice (preemptctl notice) */
+    const char *source;        /**< "signal", "gce", "aws", ...; valid during the
+                                    callback or until the next loop pass */
+    uint64_t deadline_unix_ms; /**< the earliest deadline known, Unix time in ms */
+    bool withdrawn;            /**< every notice of the job is withdrawn or advisory */
+};
+
+struct preempt_watcher_callbacks {
+    /** A notice, an earlier deadline or a withdrawal was seen. */
+    void (*on_notice)(struct preempt_watcher *w, const struct preempt_notice_info *n, void *userdata);
+    /** Every worker that joined @p incarnation has exited. */
+    void (*on_exited)(struct preempt_watcher *w, uint64_t incarnation, void *userdata);
+};
+
+/** Creates a watcher of job cfg->job through cfg->etcd_endpoints (with the
+ * same credentials and TLS options as a handler; the other fields are not
+ * used). @p base: the caller's (borrowed) or NULL for its own, driven by
+ * preempt_watcher_wait(). @p cb may be NULL (use the queries).
+ * @return 0; -EINVAL for a configuration without etcd or with a bad job
+ *         name; -ENOMEM. Ownership: free *ret with preempt_watcher_free().
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_new(struct event_base *base, const struct preempt_config *cfg,
+                                       const struct preempt_watcher_callbacks *cb, void *userdata,
+                                       struct preempt_watcher **ret);
+
+/** Frees a watcher. NULL-safe. @return NULL. Callback-safe: no. */
+PREEMPT_EXPORT struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w);
+
+/** The preemption message of the current incarnation: 0 with *ret filled
+ * (the earliest notice), or -EAGAIN while none is known. Non-blocking.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_watcher_notice(const struct preempt_watcher *w, struct preempt_notice_info *ret);
+
+/** Whether every worker of the current incarnation has exited: 1 yes, 0 no
+ * (or no worker joined yet), -EAGAIN before the job's records were read.
+ * Non-blocking. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_watcher_exited(const struct preempt_watcher *w);
+
+/** For a watcher with its own base: runs it until every worker has exited
+ * or @p timeout_ms passes (TensorFlow's block_until_worker_exit, bounded).
+ * @return 0 when they exited; -ETIMEDOUT; -EINVAL with a borrowed base.
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms);
+
 /* ==== Names and versions ================================================= */
 
 /** The name of a platform ("auto", "none", "gce", "gce-gpu", "aws",

@@ -242,6 +242,61 @@ expect_rc 3 "$CTL" --etcd "$ETCD_URL" status launch
 expect_rc 2 "$CTL" --etcd "$ETCD_URL" status ../etc
 expect_rc 1 "$CTL" --etcd "http://127.0.0.1:9" --timeout-ms 300 status launch
 
+# ---- the preemption watcher; an advisory notice across a job ---------------
+# preemptctl watch (the public watcher) sees which worker got a notice and
+# when every worker has exited.
+job_start watch 3 --steps 100000 --step-ms 10
+for _i in 0 1 2; do wait_for "$TMP/watch.$_i.out" '"event":"start"' 30; done
+"$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch watch >"$TMP/watcher.out" 2>"$TMP/watcher.err" &
+WPID=$!
+sleep 0.5
+kill -TERM "$(echo $PIDS | cut -d' ' -f2)" # worker 1
+job_wait 60
+eq "watch: every worker saved and exited" "$RCS" "42 42 42"
+wait "$WPID"
+eq "watch: the watcher stops when every worker has exited" "$?" 0
+eq "watch: the preempted worker" "$(field "$TMP/watcher.out" notice worker)" 1
+eq "watch: the notice's source" "$(field "$TMP/watcher.out" notice source)" signal
+expect "watch: a deadline" test "$(field "$TMP/watcher.out" notice deadline_unix_ms)" -gt 1700000000000
+expect "watch: the exit is reported" grep -q '"event":"exited"' "$TMP/watcher.out"
+expect_rc 1 "$CTL" --etcd "$ETCD_URL" --wait-ms 300 watch nobody
+expect_output "did not all exit within 300 ms"
+
+# An advisory notice on one worker (an AWS rebalance recommendation served
+# by the fake metadata service): every worker takes the same opportunistic
+# checkpoint, the job returns to idle and training goes on to the end.
+FAKE="$top_builddir/tests/fake/fake-metadata"
+mkdir -p "$TMP/md/latest/meta-data/events/recommendations"
+"$FAKE" "$TMP/md" >"$TMP/md.log" 2>&1 &
+FPID=$!
+wait_for "$TMP/md.log" "port " 5
+MURL="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/md.log")"
+PIDS=
+for _i in 0 1 2; do
+    _plat=none
+    [ "$_i" -eq 2 ] && _plat=aws
+    "$TRAINER" --etcd "$ETCD_URL" --job adv --worker "$_i" --workers 3 --ckpt-dir "$TMP/adv" --verbose \
+        --steps 400 --step-ms 10 --platform "$_plat" --metadata-url "$MURL" --metadata-poll-ms 100 \
+        >"$TMP/adv.$_i.out" 2>"$TMP/adv.$_i.err" &
+    PIDS="$PIDS $!"
+done
+"$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch adv >"$TMP/advw.out" 2>&1 &
+WPID=$!
+for _i in 0 1 2; do wait_for "$TMP/adv.$_i.out" '"event":"start"' 30; done
+sleep 1 # the watcher has read the job (not a timing assertion: it only has to be watching)
+printf '{"noticeTime": "2026-11-21T08:22:00Z"}' >"$TMP/md/latest/meta-data/events/recommendations/rebalance"
+job_wait 60
+kill "$FPID" 2>/dev/null
+wait "$WPID"
+eq "advisory: every worker finished" "$RCS" "0 0 0"
+eq "advisory: one checkpoint each, at one step" "$(same adv 3 saved step)" "$(field "$TMP/adv.0.out" saved step)"
+for _i in 0 1 2; do
+    eq "advisory: worker $_i saved once" "$(count_events "$TMP/adv.$_i.out" saved)" 1
+    expect "advisory: worker $_i back to idle" grep -q '"to":"idle"' "$TMP/adv.$_i.out"
+done
+eq "advisory: the uninterrupted digest" "$(same adv 3 done state_digest)" "$(same adv 3 done state_digest | grep -v differs)"
+expect "advisory: the watcher saw it withdrawn" grep -q '"source":"aws".*"withdrawn":true' "$TMP/advw.out"
+
 # ---- authentication -------------------------------------------------------
 EC="etcdctl --endpoints=$ETCD_URL"
 $EC user add root:rootpw >/dev/null && $EC user grant-role root root >/dev/null &&

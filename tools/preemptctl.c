@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "coord-internal.h"
+#include "preempt.h"
 
 static const char usage[] =
     "Usage: preemptctl --etcd URL[,URL] [options] COMMAND JOB [ARGS]\n"
@@ -23,6 +24,10 @@ static const char usage[] =
     "                        from now (default: none given)\n"
     "  clean JOB             delete every key of the job; refused while a worker\n"
     "                        is alive unless --force\n"
+    "  watch JOB             a preemption watcher: prints a JSON line for each\n"
+    "                        notice seen (worker, source, deadline) and one when\n"
+    "                        every worker of the current incarnation has exited,\n"
+    "                        then stops (at most --wait-ms)\n"
     "\n"
     "Options:\n"
     "  --etcd URL[,URL]      etcd endpoints (http:// or https://)\n"
@@ -30,10 +35,12 @@ static const char usage[] =
     "  --etcd-ca FILE, --etcd-cert FILE, --etcd-key FILE   TLS\n"
     "  --timeout-ms MS       bound on each request (default 5000)\n"
     "  --force               clean even while workers are alive\n"
+    "  --wait-ms MS          bound on watch (default 600000)\n"
     "  --help                this text\n"
     "\n"
-    "Exit status: 0; 1 when etcd failed or refused; 2 on bad usage; 3 when the\n"
-    "job has no records (status, notice) or live workers (clean).\n";
+    "Exit status: 0; 1 when etcd failed or refused, or watch timed out; 2 on\n"
+    "bad usage; 3 when the job has no records (status, notice) or live workers\n"
+    "(clean).\n";
 
 struct sync {
     struct event_base *base;
@@ -212,19 +219,70 @@ static void on_log(int level, const char *msg, void *arg)
         fprintf(stderr, "preemptctl: %s\n", msg);
 }
 
+static void on_watch_notice(struct preempt_watcher *w, const struct preempt_notice_info *n, void *ud)
+{
+    (void)w;
+    (void)ud;
+    printf("{\"event\":\"notice\",\"incarnation\":%" PRIu64 ",\"worker\":%d,\"source\":\"%s\",\"deadline_unix_ms\":%"
+           PRIu64 ",\"withdrawn\":%s}\n", n->incarnation, n->worker, n->source, n->deadline_unix_ms,
+           n->withdrawn ? "true" : "false");
+    (void)fflush(stdout);
+}
+
+static void on_watch_exited(struct preempt_watcher *w, uint64_t incarnation, void *ud)
+{
+    (void)w;
+    (void)ud;
+    printf("{\"event\":\"exited\",\"incarnation\":%" PRIu64 "}\n", incarnation);
+    (void)fflush(stdout);
+}
+
+/* The preemption watcher of the public API, on its own base. */
+static int cmd_watch(const struct preempt_etcd_opts *eo, const char *job, uint64_t wait_ms)
+{
+    static const struct preempt_watcher_callbacks cb = { .on_notice = on_watch_notice, .on_exited = on_watch_exited };
+    struct preempt_config cfg;
+    struct preempt_watcher *w;
+    int r;
+
+    preempt_config_init(&cfg);
+    cfg.etcd_endpoints = eo->endpoints;
+    cfg.etcd_user = eo->user;
+    cfg.etcd_password = eo->password;
+    cfg.etcd_ca = eo->ca;
+    cfg.etcd_cert = eo->cert;
+    cfg.etcd_key = eo->key;
+    cfg.etcd_timeout_ms = eo->timeout_ms;
+    cfg.job = job;
+    r = preempt_watcher_new(NULL, &cfg, &cb, NULL, &w);
+    if (r < 0) {
+        fprintf(stderr, "preemptctl: cannot watch job %s: %s\n", job, preempt_strerror(r));
+        return 2;
+    }
+    r = preempt_watcher_wait(w, wait_ms);
+    preempt_watcher_free(w);
+    if (r < 0) {
+        fprintf(stderr, "preemptctl: the workers of job %s did not all exit within %" PRIu64 " ms\n", job, wait_ms);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "etcd", required_argument, NULL, 'e' }, { "etcd-user", required_argument, NULL, 'u' },
         { "etcd-ca", required_argument, NULL, 'a' }, { "etcd-cert", required_argument, NULL, 'c' },
         { "etcd-key", required_argument, NULL, 'k' }, { "timeout-ms", required_argument, NULL, 't' },
-        { "force", no_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+        { "force", no_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
+        { "wait-ms", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
     };
     struct preempt_etcd_opts eo = { .log = on_log };
     struct sync s = { .timeout_ms = 5000 };
     const char *cmd, *job;
     char jobp[PREEMPT_MAX_JOB + 16];
     bool force = false;
+    uint64_t wait_ms = 600000;
     int c, rc;
 
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -243,6 +301,7 @@ int main(int argc, char **argv)
         case 'k': eo.key = optarg; break;
         case 't': s.timeout_ms = strtoull(optarg, NULL, 10); break;
         case 'f': force = true; break;
+        case 'w': wait_ms = strtoull(optarg, NULL, 10); break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -258,11 +317,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "preemptctl: '%s' is not a job name (1-%d of A-Z a-z 0-9 . _ -)\n", job, PREEMPT_MAX_JOB);
         return 2;
     }
-    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean")) {
+    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch")) {
         fprintf(stderr, "preemptctl: unknown command '%s'\n\n%s", cmd, usage);
         return 2;
     }
     eo.timeout_ms = s.timeout_ms;
+    if (!strcmp(cmd, "watch"))
+        return cmd_watch(&eo, job, wait_ms);
     s.base = event_base_new();
     if (!s.base || preempt_etcd_new_(s.base, &eo, &s.e) < 0) {
         fprintf(stderr, "preemptctl: invalid etcd endpoints or options\n");

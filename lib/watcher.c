@@ -1,0 +1,277 @@
+/* lib/watcher.c: the preemption watcher (include/preempt.h). One prefix
+ * watch over /preempt/<job>/ (docs/protocol.md): the incarnation counter,
+ * and in the newest incarnation the joined, alive and notice records. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-internal.h"
+#include "preempt.h"
+
+#define WATCHER_MAGIC 0x70726d77u /* "prmw" */
+
+struct preempt_watcher {
+    uint32_t magic;
+    struct event_base *base;
+    bool own_base, read, exited_posted;
+    struct preempt_watcher_callbacks cb;
+    void *ud;
+    struct preempt_etcd *e;
+    struct preempt_etcd_watch *watch;
+    char jobp[PREEMPT_MAX_JOB + 16];
+    uint64_t inc;                     /* the newest incarnation seen */
+    bool joined[PREEMPT_MAX_WORKERS], alive[PREEMPT_MAX_WORKERS];
+    unsigned n_joined, n_alive;
+    bool have_notice;
+    struct preempt_notice_info notice;
+    char source[PREEMPT_MAX_WORKERS + 1][16]; /* each notice's source */
+    uint64_t notice_wall[PREEMPT_MAX_WORKERS + 1]; /* the last slot: the operator's */
+    bool notice_withdrawn[PREEMPT_MAX_WORKERS + 1];
+};
+
+static bool watcher_ok(const struct preempt_watcher *w)
+{
+    return w && w->magic == WATCHER_MAGIC;
+}
+
+static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
+{
+    w->inc = inc;
+    memset(w->joined, 0, sizeof(w->joined));
+    memset(w->alive, 0, sizeof(w->alive));
+    memset(w->notice_wall, 0, sizeof(w->notice_wall));
+    memset(w->notice_withdrawn, 0, sizeof(w->notice_withdrawn));
+    w->n_joined = w->n_alive = 0;
+    w->have_notice = w->exited_posted = false;
+}
+
+/* Recomputes the message: the earliest notice of the incarnation. */
+static void update_notice(struct preempt_watcher *w)
+{
+    struct preempt_notice_info n = { .incarnation = w->inc, .withdrawn = true };
+    unsigned slot = 0;
+    bool any = false;
+
+    for (unsigned i = 0; i <= PREEMPT_MAX_WORKERS; i++) {
+        if (!w->notice_wall[i])
+            continue;
+        n.withdrawn = n.withdrawn && w->notice_withdrawn[i];
+        if (!any || w->notice_wall[i] < n.deadline_unix_ms) {
+            n.deadline_unix_ms = w->notice_wall[i];
+            n.worker = i == PREEMPT_MAX_WORKERS ? -1 : (int)i;
+            slot = i;
+        }
+        any = true;
+    }
+    if (!any)
+        return;
+    n.source = w->source[slot];
+    if (w->have_notice && n.deadline_unix_ms == w->notice.deadline_unix_ms && n.withdrawn == w->notice.withdrawn &&
+        n.worker == w->notice.worker)
+        return; /* nothing new for the caller */
+    w->have_notice = true;
+    w->notice = n;
+    if (w->cb.on_notice)
+        w->cb.on_notice(w, &w->notice, w->ud);
+}
+
+static void check_exited(struct preempt_watcher *w)
+{
+    if (!w->read || w->n_joined == 0 || w->n_alive > 0) {
+        w->exited_posted = false;
+        return;
+    }
+    if (w->exited_posted)
+        return;
+    w->exited_posted = true;
+    if (w->cb.on_exited)
+        w->cb.on_exited(w, w->inc, w->ud);
+}
+
+/* "<name>/<w>" with w < PREEMPT_MAX_WORKERS. */
+static bool member(const char *rest, const char *name, unsigned *ret)
+{
+    size_t n = strlen(name);
+    char *end;
+    unsigned long v;
+
+    if (strncmp(rest, name, n) != 0 || rest[n] != '/' || rest[n + 1] < '0' || rest[n + 1] > '9')
+        return false;
+    v = strtoul(rest + n + 1, &end, 10);
+    if (*end || v >= PREEMPT_MAX_WORKERS)
+        return false;
+    *ret = (unsigned)v;
+    return true;
+}
+
+static void on_record(struct preempt_watcher *w, bool put, const char *key, const char *value)
+{
+    const char *rest = key + strlen(w->jobp);
+    char *end;
+    uint64_t inc;
+    unsigned i;
+
+    if (!strcmp(rest, "incarnation")) {
+        inc = put ? strtoull(value, NULL, 10) : 0;
+        if (inc > w->inc)
+            new_incarnation(w, inc);
+        return;
+    }
+    inc = strtoull(rest, &end, 10);
+    if (end == rest || *end != '/')
+        return;
+    if (inc > w->inc)
+        new_incarnation(w, inc); /* records can arrive before the counter's change */
+    if (inc != w->inc)
+        return;
+    rest = end + 1;
+    if (member(rest, "joined", &i)) {
+        if (put && !w->joined[i])
+            w->joined[i] = true, w->n_joined++;
+    } else if (member(rest, "alive", &i)) {
+        if (put != w->alive[i]) {
+            w->alive[i] = put;
+            w->n_alive = put ? w->n_alive + 1 : w->n_alive - 1;
+        }
+    } else if (member(rest, "notice", &i) || (!strcmp(rest, "notice/op") && (i = PREEMPT_MAX_WORKERS, true))) {
+        w->notice_wall[i] = put ? strtoull(value, &end, 10) : 0;
+        w->notice_withdrawn[i] = put && strstr(value, " withdrawn") != NULL;
+        w->source[i][0] = '\0';
+        if (put && w->notice_wall[i] == 0)
+            w->notice_wall[i] = 1;
+        if (put)
+            (void)sscanf(end, " %15[^ ]", w->source[i]);
+        update_notice(w);
+    }
+}
+
+static void on_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    struct preempt_watcher *w = arg;
+
+    on_record(w, type == PREEMPT_ETCD_PUT, kv->key, kv->value);
+    check_exited(w);
+}
+
+static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    struct preempt_watcher *w = arg;
+    uint64_t inc = w->inc;
+
+    (void)rev;
+    new_incarnation(w, 0);
+    w->inc = inc;
+    for (size_t i = 0; i < n; i++)
+        on_record(w, true, kvs[i].key, kvs[i].value);
+    w->read = true;
+    check_exited(w);
+}
+
+static void on_link(bool up, const char *why, void *arg)
+{
+    (void)up;
+    (void)why;
+    (void)arg;
+}
+
+int preempt_watcher_new(struct event_base *base, const struct preempt_config *cfg,
+                        const struct preempt_watcher_callbacks *cb, void *userdata, struct preempt_watcher **ret)
+{
+    static const struct preempt_etcd_watch_ops ops = { .on_event = on_event, .on_reset = on_reset,
+                                                       .on_link = on_link };
+    struct preempt_etcd_opts eo;
+    struct preempt_watcher *w;
+    int r;
+
+    if (!cfg || !ret || !cfg->etcd_endpoints || !cfg->etcd_user != !cfg->etcd_password)
+        return -EINVAL;
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->magic = WATCHER_MAGIC;
+    if (cb)
+        w->cb = *cb;
+    w->ud = userdata;
+    w->base = base;
+    if (!base) {
+        w->base = event_base_new();
+        w->own_base = true;
+    }
+    eo = (struct preempt_etcd_opts){ .endpoints = cfg->etcd_endpoints, .user = cfg->etcd_user,
+                                     .password = cfg->etcd_password, .ca = cfg->etcd_ca, .cert = cfg->etcd_cert,
+                                     .key = cfg->etcd_key, .timeout_ms = cfg->etcd_timeout_ms };
+    r = preempt_coord_prefix_(cfg->job, w->jobp, sizeof(w->jobp));
+    if (r == 0 && !w->base)
+        r = -ENOMEM;
+    if (r == 0)
+        r = preempt_etcd_new_(w->base, &eo, &w->e);
+    if (r == 0)
+        r = preempt_etcd_watch_(w->e, w->jobp, 0, &ops, w, &w->watch);
+    if (r < 0) {
+        preempt_watcher_free(w);
+        return r;
+    }
+    *ret = w;
+    return 0;
+}
+
+struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w)
+{
+    if (!watcher_ok(w))
+        return NULL;
+    preempt_etcd_watch_free_(w->watch);
+    preempt_etcd_free_(w->e);
+    if (w->own_base && w->base)
+        event_base_free(w->base);
+    w->magic = 0;
+    free(w);
+    return NULL;
+}
+
+int preempt_watcher_notice(const struct preempt_watcher *w, struct preempt_notice_info *ret)
+{
+    if (!watcher_ok(w) || !ret)
+        return -EINVAL;
+    if (!w->have_notice)
+        return -EAGAIN;
+    *ret = w->notice;
+    return 0;
+}
+
+int preempt_watcher_exited(const struct preempt_watcher *w)
+{
+    if (!watcher_ok(w))
+        return -EINVAL;
+    if (!w->read)
+        return -EAGAIN;
+    return w->n_joined > 0 && w->n_alive == 0;
+}
+
+static void on_bound(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    *(bool *)arg = true;
+}
+
+int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms)
+{
+    struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000), .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
+    struct event *bound;
+    bool over = false;
+
+    if (!watcher_ok(w) || !w->own_base)
+        return -EINVAL;
+    bound = evtimer_new(w->base, on_bound, &over);
+    if (!bound || evtimer_add(bound, &tv) < 0) {
+        if (bound)
+            event_free(bound);
+        return -ENOMEM;
+    }
+    while (preempt_watcher_exited(w) != 1 && !over)
+        if (event_base_loop(w->base, EVLOOP_ONCE) < 0)
+            break;
+    event_free(bound);
+    return preempt_watcher_exited(w) == 1 ? 0 : -ETIMEDOUT;
+}
