@@ -19,6 +19,23 @@ vg 0 --ckpt-dir "$TMP/c" --steps 60 --async
 vg 42 --ckpt-dir "$TMP/d" --steps 60 --raise-at 2 --custom-save
 vg 3 --ckpt-dir "$TMP/e" --steps 60 --fail-at 7
 
+# The cloud sources under memcheck: a GCE notice through a long poll, AWS
+# with expiring tokens and an advisory notice, a dead Azure endpoint.
+FAKE="$top_builddir/tests/fake/fake-metadata"
+mkdir -p "$TMP/md/computeMetadata/v1/instance" "$TMP/md/latest/meta-data/events/recommendations"
+echo NONE >"$TMP/md/computeMetadata/v1/instance/maintenance-event"
+echo TRUE >"$TMP/md/computeMetadata/v1/instance/preempted"
+echo 200 >"$TMP/md/token_life_ms"
+echo '{"noticeTime": "2026-11-21T08:22:00Z"}' >"$TMP/md/latest/meta-data/events/recommendations/rebalance"
+"$FAKE" "$TMP/md" >"$TMP/md.log" 2>&1 &
+fake_pid=$!
+wait_for "$TMP/md.log" "port " 5
+MURL="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/md.log")"
+vg 143 --ckpt-dir "$TMP/g" --steps 100000 --step-ms 5 --platform gce --metadata-url "$MURL"
+vg 0 --ckpt-dir "$TMP/a" --steps 200 --step-ms 5 --platform aws --metadata-url "$MURL" --metadata-poll-ms 50
+vg 0 --ckpt-dir "$TMP/z" --steps 50 --step-ms 5 --platform azure --metadata-url http://127.0.0.1:1 --metadata-poll-ms 20
+kill "$fake_pid"
+
 # Multi-worker against a private etcd: worker 0 under valgrind, worker 1
 # plain. A preemption with a grace period (raised by worker 1), then an
 # error on worker 0 propagated to worker 1.
