@@ -46,8 +46,7 @@ struct req {
     CURL *easy;
     struct curl_slist *hdrs;
     char *path, *body;
-    char *resp;
-    size_t len, cap;
+    struct preempt_http_body reply;
     char errbuf[CURL_ERROR_SIZE];
     preempt_etcd_cb cb;
     void *arg;
@@ -520,13 +519,7 @@ static void req_unlink(struct req *q)
 
 static void req_stop_transfer(struct req *q)
 {
-    if (q->easy) {
-        preempt_http_remove_(q->e->http, q->easy);
-        curl_easy_cleanup(q->easy);
-        q->easy = NULL;
-    }
-    curl_slist_free_all(q->hdrs);
-    q->hdrs = NULL;
+    preempt_http_drop_(q->e->http, &q->easy, &q->hdrs);
 }
 
 static void req_free(struct req *q)
@@ -541,23 +534,8 @@ static void req_free(struct req *q)
         event_free(q->ev_retry);
     free(q->path);
     free(q->body);
-    free(q->resp);
+    free(q->reply.data);
     free(q);
-}
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct req *q = arg;
-    size_t len = size * n;
-
-    if (q->len + len > MAX_REPLY)
-        return 0; /* refuse: the transfer ends with a write error */
-    if (reserve(&q->resp, &q->cap, q->len + len + 1, 1024) < 0)
-        return 0; /* out of memory: the transfer ends with a write error */
-    memcpy(q->resp + q->len, data, len);
-    q->len += len;
-    q->resp[q->len] = '\0';
-    return len;
 }
 
 static size_t on_stream(char *data, size_t size, size_t n, void *arg);
@@ -582,7 +560,8 @@ static int req_start(struct req *q)
     }
     q->waiting_auth = false;
     req_stop_transfer(q);
-    q->len = 0; /* a new attempt: a new reply */
+    q->reply.len = 0; /* a new attempt: a new reply */
+    q->reply.max = MAX_REPLY;
     c = curl_easy_init();
     if (!c)
         return -ENOMEM;
@@ -618,8 +597,8 @@ static int req_start(struct req *q)
         (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q->watch);
         (void)curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     } else {
-        (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, preempt_http_body_write_);
+        (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &q->reply);
         (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
     }
     return preempt_http_add_(e->http, c, on_xfer_done, q);
@@ -714,8 +693,8 @@ static void req_done(struct req *q, CURLcode res)
             req_answer(q, -ETIMEDOUT, NULL, why);
         return;
     }
-    if (q->len > 0)
-        j = json_loadb(q->resp, q->len, 0, &jerr);
+    if (q->reply.len > 0)
+        j = json_loadb(q->reply.data, q->reply.len, 0, &jerr);
     if (!json_is_object(j)) {
         (void)snprintf(why, sizeof(why), "etcd %s: HTTP %ld with a reply that is not a JSON object", q->path, http);
         json_decref(j);

@@ -34,4 +34,17 @@ void preempt_http_remove_(struct preempt_http *h, CURL *easy);
 /* True inside curl's callbacks (a write function, for example). */
 bool preempt_http_in_callback_(const struct preempt_http *h);
 
+/* Stops *easy (NULL-safe), cleans it up and frees its header list; both
+ * pointers are set to NULL. */
+void preempt_http_drop_(struct preempt_http *h, CURL **easy, struct curl_slist **hdrs);
+
+/* A reply body collected in memory, NUL-terminated; a reply longer than max
+ * ends the transfer with a write error. Give preempt_http_body_write_ as
+ * CURLOPT_WRITEFUNCTION and the struct as CURLOPT_WRITEDATA. */
+struct preempt_http_body {
+    char *data;
+    size_t len, cap, max;
+};
+size_t preempt_http_body_write_(char *data, size_t size, size_t n, void *arg);
+
 #endif

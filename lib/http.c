@@ -1,6 +1,7 @@
 /* lib/http.c: libcurl multi on libevent (see http-internal.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "http-internal.h"
 
@@ -159,6 +160,42 @@ void preempt_http_remove_(struct preempt_http *h, CURL *easy)
     if (!x->queued)
         (void)curl_multi_remove_handle(h->multi, easy);
     free(x);
+}
+
+void preempt_http_drop_(struct preempt_http *h, CURL **easy, struct curl_slist **hdrs)
+{
+    if (*easy) {
+        preempt_http_remove_(h, *easy);
+        curl_easy_cleanup(*easy);
+        *easy = NULL;
+    }
+    curl_slist_free_all(*hdrs);
+    *hdrs = NULL;
+}
+
+size_t preempt_http_body_write_(char *data, size_t size, size_t n, void *arg)
+{
+    struct preempt_http_body *b = arg;
+    size_t len = size * n;
+
+    if (b->len + len > b->max)
+        return 0; /* refuse: the transfer ends with a write error */
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        char *p;
+
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        p = realloc(b->data, cap);
+        if (!p)
+            return 0; /* out of memory: the transfer ends with a write error */
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return len;
 }
 
 bool preempt_http_in_callback_(const struct preempt_http *h)

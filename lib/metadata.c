@@ -195,8 +195,7 @@ struct chan {
     enum step step;
     CURL *easy;
     struct curl_slist *hdrs;
-    char *resp;
-    size_t len, cap;
+    struct preempt_http_body reply;
     char etag[128], new_etag[128];
     char errbuf[CURL_ERROR_SIZE];
     struct event *ev_next;
@@ -257,36 +256,7 @@ static void report(struct preempt_meta *m, enum preempt_meta_kind kind, uint64_t
 
 static void chan_stop(struct chan *c)
 {
-    if (c->easy) {
-        preempt_http_remove_(c->m->http, c->easy);
-        curl_easy_cleanup(c->easy);
-        c->easy = NULL;
-    }
-    curl_slist_free_all(c->hdrs);
-    c->hdrs = NULL;
-}
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct chan *c = arg;
-    size_t len = size * n;
-    char *p;
-
-    if (c->len + len > MAX_BODY)
-        return 0; /* refuse: the transfer ends with a write error */
-    if (c->len + len + 1 > c->cap) {
-        size_t cap = c->len + len + 1 > 1024 ? c->len + len + 1 : 1024;
-
-        p = realloc(c->resp, cap);
-        if (!p)
-            return 0;
-        c->resp = p;
-        c->cap = cap;
-    }
-    memcpy(c->resp + c->len, data, len);
-    c->len += len;
-    c->resp[c->len] = '\0';
-    return len;
+    preempt_http_drop_(c->m->http, &c->easy, &c->hdrs);
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -329,7 +299,8 @@ static void chan_request(struct chan *c, bool put, const char *path, uint64_t ti
     CURL *e;
 
     chan_stop(c);
-    c->len = 0;
+    c->reply.len = 0;
+    c->reply.max = MAX_BODY;
     c->new_etag[0] = '\0';
     c->errbuf[0] = '\0';
     e = curl_easy_init();
@@ -349,8 +320,8 @@ static void chan_request(struct chan *c, bool put, const char *path, uint64_t ti
         (void)curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
         (void)curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->hdrs);
         (void)curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
-        (void)curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-        (void)curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+        (void)curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, preempt_http_body_write_);
+        (void)curl_easy_setopt(e, CURLOPT_WRITEDATA, &c->reply);
         (void)curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
         (void)curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
         (void)curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)m->o.timeout_ms);
@@ -393,7 +364,7 @@ static void chan_ok(struct chan *c, const char *what)
 
 static char *trimmed(struct chan *c)
 {
-    char *s = c->resp ? c->resp : (char *)"";
+    char *s = c->reply.len ? c->reply.data : (char *)"";
 
     while (*s && isspace((unsigned char)*s))
         s++;
@@ -727,7 +698,7 @@ void preempt_meta_free_(struct preempt_meta *m)
         return;
     for (unsigned i = 0; i < m->n_ch; i++) {
         chan_stop(&m->ch[i]);
-        free(m->ch[i].resp);
+        free(m->ch[i].reply.data);
         if (m->ch[i].ev_next)
             event_free(m->ch[i].ev_next);
     }

@@ -22,7 +22,8 @@ struct preempt_watcher {
     char jobp[PREEMPT_MAX_JOB + 16];
     uint64_t inc;                     /* the newest incarnation seen */
     bool joined[PREEMPT_MAX_WORKERS], alive[PREEMPT_MAX_WORKERS];
-    unsigned n_joined, n_alive;
+    bool gone[PREEMPT_MAX_WORKERS]; /* joined, was alive, and its membership ended */
+    unsigned n_joined, n_alive, n_gone;
     bool have_notice;
     struct preempt_notice_info notice;
     char source[PREEMPT_MAX_WORKERS + 1][16]; /* each notice's source */
@@ -40,9 +41,10 @@ static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
     w->inc = inc;
     memset(w->joined, 0, sizeof(w->joined));
     memset(w->alive, 0, sizeof(w->alive));
+    memset(w->gone, 0, sizeof(w->gone));
     memset(w->notice_wall, 0, sizeof(w->notice_wall));
     memset(w->notice_withdrawn, 0, sizeof(w->notice_withdrawn));
-    w->n_joined = w->n_alive = 0;
+    w->n_joined = w->n_alive = w->n_gone = 0;
     w->have_notice = w->exited_posted = false;
 }
 
@@ -76,9 +78,17 @@ static void update_notice(struct preempt_watcher *w)
         w->cb.on_notice(w, &w->notice, w->ud);
 }
 
+static bool all_gone(const struct preempt_watcher *w)
+{
+    return w->read && w->n_joined > 0 && w->n_alive == 0 && w->n_gone >= w->n_joined;
+}
+
+/* A worker joins with one txn that writes its joined and alive keys, and
+ * the watch delivers them one at a time: a worker counts as exited only
+ * once its alive key has gone, never between the two. */
 static void check_exited(struct preempt_watcher *w)
 {
-    if (!w->read || w->n_joined == 0 || w->n_alive > 0) {
+    if (!all_gone(w)) {
         w->exited_posted = false;
         return;
     }
@@ -134,6 +144,10 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
             w->alive[i] = put;
             w->n_alive = put ? w->n_alive + 1 : w->n_alive - 1;
         }
+        if (put == w->gone[i]) { /* back (a new lease) or gone */
+            w->gone[i] = !put;
+            w->n_gone = put ? w->n_gone - 1 : w->n_gone + 1;
+        }
     } else if (member(rest, "notice", &i) || (!strcmp(rest, "notice/op") && (i = PREEMPT_MAX_WORKERS, true))) {
         w->notice_wall[i] = put ? strtoull(value, &end, 10) : 0;
         w->notice_withdrawn[i] = put && strstr(value, " withdrawn") != NULL;
@@ -164,6 +178,9 @@ static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, v
     w->inc = inc;
     for (size_t i = 0; i < n; i++)
         on_record(w, true, kvs[i].key, kvs[i].value);
+    for (unsigned i = 0; i < PREEMPT_MAX_WORKERS; i++) /* a whole read: joined, not alive: exited */
+        if (w->joined[i] && !w->alive[i] && !w->gone[i])
+            w->gone[i] = true, w->n_gone++;
     w->read = true;
     check_exited(w);
 }
@@ -245,7 +262,7 @@ int preempt_watcher_exited(const struct preempt_watcher *w)
         return -EINVAL;
     if (!w->read)
         return -EAGAIN;
-    return w->n_joined > 0 && w->n_alive == 0;
+    return all_gone(w);
 }
 
 static void on_bound(evutil_socket_t fd, short what, void *arg)
