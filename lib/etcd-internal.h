@@ -77,6 +77,11 @@ unsigned preempt_etcd_pending_(const struct preempt_etcd *e);
  * callback. Returns the number of requests still pending. */
 unsigned preempt_etcd_flush_(struct preempt_etcd *e, uint64_t bound_ms);
 
+/* Runs the client's base (EVLOOP_ONCE at a time) until done(arg) holds or
+ * bound_ms passes; the same rules as preempt_etcd_flush_. Returns 0 when
+ * done, -ETIMEDOUT, or -ENOMEM. */
+int preempt_etcd_run_until_(struct preempt_etcd *e, uint64_t bound_ms, bool (*done)(void *arg), void *arg);
+
 /* Watches every key under prefix from start_rev (0: read the prefix first
  * and deliver it through on_reset). Re-opens after every kind of end, from
  * the last revision seen, with backoff; re-reads after a compaction. */

@@ -1224,23 +1224,36 @@ static void on_bound(evutil_socket_t fd, short what, void *arg)
     *(bool *)arg = true;
 }
 
-unsigned preempt_etcd_flush_(struct preempt_etcd *e, uint64_t bound_ms)
+int preempt_etcd_run_until_(struct preempt_etcd *e, uint64_t bound_ms, bool (*done)(void *arg), void *arg)
 {
     bool over = false;
     struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 };
     struct event *bound;
 
-    if (!e || e->pending == 0)
+    if (done(arg))
         return 0;
     bound = evtimer_new(e->base, on_bound, &over);
     if (!bound || evtimer_add(bound, &tv) < 0) {
         if (bound)
             event_free(bound);
-        return e->pending;
+        return -ENOMEM;
     }
-    while (e->pending > 0 && !over)
+    while (!done(arg) && !over)
         if (event_base_loop(e->base, EVLOOP_ONCE) < 0)
             break;
     event_free(bound);
+    return done(arg) ? 0 : -ETIMEDOUT;
+}
+
+static bool nothing_pending(void *arg)
+{
+    return ((struct preempt_etcd *)arg)->pending == 0;
+}
+
+unsigned preempt_etcd_flush_(struct preempt_etcd *e, uint64_t bound_ms)
+{
+    if (!e)
+        return 0;
+    (void)preempt_etcd_run_until_(e, bound_ms, nothing_pending, e);
     return e->pending;
 }

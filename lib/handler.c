@@ -120,11 +120,18 @@ static void log_msg(struct preempt_handler *h, enum preempt_log_level level, con
     h->in_cb--;
 }
 
+/* The internal modules log with levels 0 debug .. 3 error. */
+static enum preempt_log_level level_of(int level)
+{
+    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING,
+                                                  PREEMPT_LOG_ERROR };
+
+    return map[level < 0 ? 0 : level > 3 ? 3 : level];
+}
+
 static void ckpt_log(int level, const char *msg, void *arg)
 {
-    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING };
-
-    log_msg(arg, map[level < 0 ? 0 : level > 2 ? 2 : level], "checkpoint: %s", msg);
+    log_msg(arg, level_of(level), "checkpoint: %s", msg);
 }
 
 static void post(struct preempt_handler *h, struct preempt_event ev)
@@ -233,10 +240,7 @@ static void on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src,
 
 static void meta_log(int level, const char *msg, void *arg)
 {
-    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING,
-                                                  PREEMPT_LOG_ERROR };
-
-    log_msg(arg, map[level < 0 ? 0 : level > 3 ? 3 : level], "%s", msg);
+    log_msg(arg, level_of(level), "%s", msg);
 }
 
 /* ---- the machine's effects ------------------------------------------------------ */
@@ -669,10 +673,7 @@ static int open_trace(struct preempt_handler *h)
 
 static void coord_log(int level, const char *msg, void *arg)
 {
-    static const enum preempt_log_level map[] = { PREEMPT_LOG_DEBUG, PREEMPT_LOG_INFO, PREEMPT_LOG_WARNING,
-                                                  PREEMPT_LOG_ERROR };
-
-    log_msg(arg, map[level < 0 ? 0 : level > 3 ? 3 : level], "coordination: %s", msg);
+    log_msg(arg, level_of(level), "coordination: %s", msg);
 }
 
 static void coord_post(const struct preempt_event *ev, void *arg)

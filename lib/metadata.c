@@ -584,9 +584,11 @@ static void azure_done(struct chan *c, long http, CURLcode res)
     struct preempt_meta *m = c->m;
 
     if (c->step == AZURE_NAME) {
+        const char *name = trimmed(c);
+
         m->named = true;
-        if (res == CURLE_OK && http == 200 && *trimmed(c) && strlen(trimmed(c)) < sizeof(m->vm)) {
-            (void)snprintf(m->vm, sizeof(m->vm), "%s", trimmed(c));
+        if (res == CURLE_OK && http == 200 && *name && strlen(name) < sizeof(m->vm)) {
+            (void)snprintf(m->vm, sizeof(m->vm), "%s", name);
             mlog(m, 0, "metadata: this VM is %s", m->vm);
         } else {
             mlog(m, 2, "metadata: cannot read this VM's name (curl %d, HTTP %ld); every scheduled event counts",

@@ -265,30 +265,14 @@ int preempt_watcher_exited(const struct preempt_watcher *w)
     return all_gone(w);
 }
 
-static void on_bound(evutil_socket_t fd, short what, void *arg)
+static bool exited(void *arg)
 {
-    (void)fd;
-    (void)what;
-    *(bool *)arg = true;
+    return preempt_watcher_exited(arg) == 1;
 }
 
 int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms)
 {
-    struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000), .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
-    struct event *bound;
-    bool over = false;
-
     if (!watcher_ok(w) || !w->own_base)
         return -EINVAL;
-    bound = evtimer_new(w->base, on_bound, &over);
-    if (!bound || evtimer_add(bound, &tv) < 0) {
-        if (bound)
-            event_free(bound);
-        return -ENOMEM;
-    }
-    while (preempt_watcher_exited(w) != 1 && !over)
-        if (event_base_loop(w->base, EVLOOP_ONCE) < 0)
-            break;
-    event_free(bound);
-    return preempt_watcher_exited(w) == 1 ? 0 : -ETIMEDOUT;
+    return preempt_etcd_run_until_(w->e, timeout_ms, exited, w);
 }
