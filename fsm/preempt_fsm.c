@@ -74,7 +74,12 @@ static const struct preempt_row rows[] = {
     /* ---- own-signal: driving agreement; training waits ---- */
     ROW0(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL),
     ROW0(OWN_SIGNAL, CLAIM_LOST, ALWAYS, ACKNOWLEDGED), /* another worker drives; our ack stands */
-    ROW(OWN_SIGNAL, ACKS_COMPLETE, ALWAYS, STEP_AGREED, FX(PUBLISH_AGREED), FX(ARM_TIMER)), /* S = max + 1 */
+    /* S = max + 1. A step that was in flight when the notice came (async
+     * use) may have ended while the acks were collected: then this worker
+     * is at S already and saves at once. */
+    ROW(OWN_SIGNAL, ACKS_COMPLETE, ACKED_AT_FINAL, FINAL_SAVE, FX(PUBLISH_AGREED), FX(ARM_TIMER), FX(BEGIN_SAVE)),
+    ROW(OWN_SIGNAL, ACKS_COMPLETE, ACKED_AT_SAVE, SAVING, FX(PUBLISH_AGREED), FX(ARM_TIMER), FX(BEGIN_SAVE)),
+    ROW(OWN_SIGNAL, ACKS_COMPLETE, ALWAYS, STEP_AGREED, FX(PUBLISH_AGREED), FX(ARM_TIMER)),
     AGREED_ROWS(OWN_SIGNAL),
     WITHDRAW_MARK_ROW(OWN_SIGNAL),
     DONE_ROW(OWN_SIGNAL),
@@ -204,8 +209,12 @@ struct preempt_core preempt_fsm_init_(void)
 /* The final round must start at this step boundary when waiting one more
  * step would leave too little time for: the step that reaches the agreed
  * step (max + 1), the agreement round trip, the save with half again as
- * safety, and the exit margin. TensorFlow's rule (PREEMPT_PLAN_TF) is
- * deadline - 6 x mean step time and ignores the save and agreement times. */
+ * safety, and the exit margin. Each of the two steps is budgeted at the
+ * mean step time plus four mean deviations (TCP's retransmission-timeout
+ * estimator, RFC 6298): with the mean alone, two slower-than-average steps
+ * in a row overran the deadline (make bench, planning sweep). TensorFlow's
+ * rule (PREEMPT_PLAN_TF) is deadline - 6 x mean step time and ignores the
+ * save and agreement times. */
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
 {
     uint64_t need = 0;
@@ -214,7 +223,7 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
         return false;
     switch (f->cfg.plan) {
     case PREEMPT_PLAN_MEASURED:
-        need = 2 * f->step_ms + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
+        need = 2 * (f->step_ms + 4 * f->step_dev_ms) + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
         break;
     case PREEMPT_PLAN_TF:
         /* TF's rule, measured from the moment the shell's timer ends the
@@ -226,6 +235,17 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
         break;
     }
     return now_ms + need >= deadline_ms;
+}
+
+void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us)
+{
+    if (*mean_us == 0) {
+        *mean_us = d_us;
+        *dev_us = d_us / 2;
+        return;
+    }
+    *dev_us = (3 * *dev_us + (d_us > *mean_us ? d_us - *mean_us : *mean_us - d_us)) / 4;
+    *mean_us = (3 * *mean_us + d_us) / 4;
 }
 
 /* ---- guards ---------------------------------------------------------------- */
@@ -255,6 +275,10 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return f->run == ev->u.step_agreed.step && last_save(c, f);
     case PREEMPT_GUARD_AT_AGREED:
         return f->run == ev->u.step_agreed.step;
+    case PREEMPT_GUARD_ACKED_AT_FINAL:
+        return f->run == ev->u.acks_complete.max + 1 && last_save(c, f);
+    case PREEMPT_GUARD_ACKED_AT_SAVE:
+        return f->run == ev->u.acks_complete.max + 1;
     case PREEMPT_GUARD_OTHER_STEP:
         return ev->u.step_agreed.step != c->save_step;
     case PREEMPT_GUARD_PAST_SAVE_STEP:

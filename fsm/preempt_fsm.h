@@ -109,6 +109,7 @@ struct preempt_facts {
     struct preempt_config_facts cfg; /* constant during a run */
     uint64_t run;       /* steps this worker completed (the run counter) */
     uint64_t step_ms;   /* measured mean step time */
+    uint64_t step_dev_ms; /* measured mean deviation of the step time */
     uint64_t save_ms;   /* measured save time (0: none measured yet) */
     uint64_t agree_ms;  /* measured agreement round trip */
 };
@@ -214,6 +215,11 @@ enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_ev
 /* Planning: true when the final round has to start now so that the final
  * save is committed before the deadline (see preempt_fsm.c for the rule). */
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
+
+/* Folds one measured step time @p d_us into the moving mean and mean
+ * deviation the planner uses (both 1/4 gain; the first step sets the mean
+ * and half of it as the deviation, as RFC 6298 does for round trips). */
+void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
 
 /* ---- names (preempt_names.c) ------------------------------------------- */
 

@@ -25,7 +25,7 @@ struct preempt_config_facts preempt_config_defaults_(void)
 struct preempt_facts preempt_trace_facts_(const struct preempt_trace_rec *r, const struct preempt_config_facts *cfg)
 {
     return (struct preempt_facts){
-        .cfg = *cfg, .run = r->run, .step_ms = r->step_ms, .save_ms = r->save_ms, .agree_ms = r->agree_ms,
+        .cfg = *cfg, .run = r->run, .step_ms = r->step_ms, .step_dev_ms = r->step_dev_ms, .save_ms = r->save_ms, .agree_ms = r->agree_ms,
     };
 }
 
@@ -38,6 +38,7 @@ void preempt_trace_from_step_(struct preempt_trace_rec *r, uint64_t seq, const s
     r->ev = *ev;
     r->run = f->run;
     r->step_ms = f->step_ms;
+    r->step_dev_ms = f->step_dev_ms;
     r->save_ms = f->save_ms;
     r->agree_ms = f->agree_ms;
     r->from = from;
@@ -175,6 +176,8 @@ int preempt_trace_format_(char *buf, size_t size, const struct preempt_trace_rec
         put(&o, " run=%" PRIu64, r->run);
     if (!prev || prev->step_ms != r->step_ms)
         put(&o, " step-ms=%" PRIu64, r->step_ms);
+    if (prev ? prev->step_dev_ms != r->step_dev_ms : r->step_dev_ms != 0) /* traces before it stay as they were */
+        put(&o, " step-dev-ms=%" PRIu64, r->step_dev_ms);
     if (!prev || prev->save_ms != r->save_ms)
         put(&o, " save-ms=%" PRIu64, r->save_ms);
     if (!prev || prev->agree_ms != r->agree_ms)
@@ -497,6 +500,7 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
     r->seq = rd->seq + 1;
     r->run = rd->last.run;
     r->step_ms = rd->last.step_ms;
+    r->step_dev_ms = rd->last.step_dev_ms;
     r->save_ms = rd->last.save_ms;
     r->agree_ms = rd->last.agree_ms;
     while (next_tok(&s, &t)) {
@@ -531,6 +535,8 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
             num = &r->run;
         else if (strcmp(key, "step-ms") == 0)
             num = &r->step_ms;
+        else if (strcmp(key, "step-dev-ms") == 0)
+            num = &r->step_dev_ms;
         else if (strcmp(key, "save-ms") == 0)
             num = &r->save_ms;
         else if (strcmp(key, "agree-ms") == 0)

@@ -60,7 +60,7 @@ struct preempt_handler {
     unsigned saves;
 
     uint64_t step_t0_us;  /* start of the step being trained; 0: none */
-    uint64_t step_ewma_us;
+    uint64_t step_ewma_us, step_dev_us; /* the step time's moving mean and mean deviation */
     uint64_t ack_ms;      /* when this worker acknowledged a round */
     bool ack_pending;
 
@@ -1054,8 +1054,9 @@ static uint64_t count_step(struct preempt_handler *h)
     if (h->step_t0_us) {
         uint64_t d = t - h->step_t0_us;
 
-        h->step_ewma_us = h->step_ewma_us ? (3 * h->step_ewma_us + d) / 4 : d;
+        preempt_step_stats_(&h->step_ewma_us, &h->step_dev_us, d);
         f->step_ms = (h->step_ewma_us + 999) / 1000;
+        f->step_dev_ms = (h->step_dev_us + 999) / 1000;
         h->step_t0_us = 0;
     }
     f->run++;

@@ -67,6 +67,17 @@ static const struct fsm_case cases[] = {
       CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 7, 4 }),
       .run = 5, .verdict = T, .next = ST(STEP_AGREED), .n_fx = 2,
       .fx = { FXA(PUBLISH_AGREED, 8), FXA(ARM_TIMER, 30500) } },
+    /* The driver's step that was in flight when its notice came ends
+     * before every ack is in: it is already at max + 1 and saves now
+     * (make bench's agreement trials found it training past the step). */
+    { "acks complete with the driver already at max + 1: publish and save at once",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 12, 2 }),
+      .run = 13, .grace_ms = 60000, .verdict = T, .next = ST(SAVING), .n_fx = 3,
+      .fx = { FXA(PUBLISH_AGREED, 13), FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 13) } },
+    { "the same in the final round: the final save at once",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true, .round = 1),
+      EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 12, 2 }), .run = 13, .grace_ms = 60000, .verdict = T,
+      .next = ST(FINAL_SAVE), .n_fx = 3, .fx = { FXA(PUBLISH_AGREED, 13), FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 13) } },
     { "a follower below the agreed step trains on",
       CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 8 }), .run = 5,
       .verdict = T, .next = ST(STEP_AGREED), .n_fx = 1, .fx = { FXA(ARM_TIMER, 30500) } },
@@ -555,6 +566,45 @@ START_TEST(test_plan_measured_counts_save_and_agreement)
 }
 END_TEST
 
+/* Steps of 10 s +-10%: two slow steps after the decision overran the
+ * deadline when only the mean was budgeted (make bench's planning sweep).
+ * Each step is budgeted at the mean plus four mean deviations. */
+START_TEST(test_plan_measured_budgets_step_deviation)
+{
+    struct preempt_facts f = facts(0, 600000);
+
+    f.step_ms = 10000;
+    f.step_dev_ms = 500;
+    f.save_ms = 100;
+    /* need = 2*(10000 + 4*500) + 0 + 150 + 500 = 24650 */
+    ck_assert(!preempt_plan_final_due_(&f, 100000 - 24651, 100000));
+    ck_assert(preempt_plan_final_due_(&f, 100000 - 24650, 100000));
+    /* the worst case the old rule allowed: decided at 20651 before the
+     * deadline, then two steps of 11 s and the save end past it */
+    ck_assert(preempt_plan_final_due_(&f, 100000 - 20651, 100000));
+}
+END_TEST
+
+START_TEST(test_step_stats_follow_mean_and_deviation)
+{
+    uint64_t mean = 0, dev = 0;
+
+    preempt_step_stats_(&mean, &dev, 1000);
+    ck_assert_uint_eq(mean, 1000);
+    ck_assert_uint_eq(dev, 500); /* RFC 6298: the first sample's half */
+    for (int i = 0; i < 100; i++)
+        preempt_step_stats_(&mean, &dev, 1000);
+    ck_assert_uint_eq(mean, 1000);
+    ck_assert_uint_le(dev, 1); /* steady steps: the deviation fades */
+    for (int i = 0; i < 100; i++)
+        preempt_step_stats_(&mean, &dev, i % 2 ? 900 : 1100);
+    ck_assert_uint_ge(mean, 950);
+    ck_assert_uint_le(mean, 1050);
+    ck_assert_uint_ge(dev, 80); /* +-100 around the mean */
+    ck_assert_uint_le(dev, 160);
+}
+END_TEST
+
 START_TEST(test_plan_tf_ignores_save_time)
 {
     struct preempt_facts f = facts(0, 60000);
@@ -741,6 +791,8 @@ static Suite *fsm_suite(void)
     tc = tcase_create("plan");
     tcase_add_test(tc, test_plan_measured_counts_save_and_agreement);
     tcase_add_test(tc, test_plan_tf_ignores_save_time);
+    tcase_add_test(tc, test_plan_measured_budgets_step_deviation);
+    tcase_add_test(tc, test_step_stats_follow_mean_and_deviation);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("check");

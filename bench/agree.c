@@ -1,0 +1,620 @@
+/* bench/agree.c: agreement latency, etcd traffic and signal-to-exit time.
+ *
+ * For each N, N worker processes (this program's child-worker mode) join a
+ * fresh job against the local etcd and train with 10 ms steps on their own
+ * libevent loops, through the asynchronous step hooks. The driver sends
+ * SIGTERM to worker 0 and takes CLOCK_MONOTONIC, the same clock in every
+ * process:
+ *   - agreement: until the last worker learns the agreed save step (its
+ *     status shows save_step, read in the on_state callback);
+ *   - traffic: etcd's own /metrics counters read before the signal and
+ *     after every worker exited: gRPC messages received (requests, one per
+ *     unary call or keep-alive), messages sent (replies and watch events)
+ *     and the bytes of both; the leases are long (30 s), so no keep-alive
+ *     falls inside;
+ *   - signal-to-exit (grace 0): until the worker's process is gone, less the
+ *     time it waited for the agreed step and the time its save took.
+ * Beside each N, the floor: one put and the watch event it causes, through
+ * the library's own etcd client in one process. N = 1 is local mode. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "bench.h"
+#include "etcd-internal.h"
+#include "preempt.h"
+
+#define STEP_MS 10
+#define MAX_WORKERS 64
+
+/* ---- the worker (child-worker mode) ------------------------------------------------ */
+
+struct worker {
+    struct preempt_handler *h;
+    struct event_base *base;
+    struct event *ev_step, *ev_resume;
+    uint64_t t_agreed, t_save_begin, t_save_end, t_exit;
+    bool waiting, exited;
+    int code;
+};
+
+static int w_save(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    static uint64_t state[8192]; /* 64 KiB of model state */
+
+    (void)ud;
+    state[step % 8192] = step;
+    return preempt_save_blob(h, "model", state, sizeof(state));
+}
+
+static int w_restore(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    (void)h;
+    (void)step;
+    (void)ud;
+    return 0;
+}
+
+static void w_state(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *ud)
+{
+    struct worker *w = ud;
+    struct preempt_status st;
+
+    (void)from;
+    (void)to;
+    preempt_get_status(h, &st);
+    if (st.save_step && !w->t_agreed)
+        w->t_agreed = bench_now_ns();
+    if (w->waiting)
+        event_active(w->ev_resume, EV_TIMEOUT, 1);
+}
+
+static void w_exit(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    struct worker *w = ud;
+
+    (void)h;
+    (void)reason;
+    w->t_exit = bench_now_ns();
+    w->exited = true;
+    w->code = code;
+    (void)event_base_loopbreak(w->base);
+}
+
+static void w_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
+{
+    (void)h;
+    (void)ud;
+    if (level >= PREEMPT_LOG_INFO) /* to the worker's log file, shown when a trial fails */
+        fprintf(stderr, "%.3f %s\n", (double)bench_now_ns() / 1e9, msg);
+}
+
+static void w_act(struct worker *w, int a)
+{
+    static const struct timeval step = { 0, STEP_MS * 1000 };
+
+    for (;;) {
+        uint64_t s;
+        int r;
+
+        w->waiting = false;
+        switch (a) {
+        case PREEMPT_ACTION_CONTINUE:
+            (void)evtimer_add(w->ev_step, &step);
+            return;
+        case PREEMPT_ACTION_SAVE:
+        case PREEMPT_ACTION_SAVE_EXIT:
+            w->t_save_begin = bench_now_ns();
+            r = preempt_save_begin(w->h, &s);
+            if (r == 0)
+                r = w_save(w->h, s, w);
+            (void)preempt_save_done(w->h, r);
+            w->t_save_end = bench_now_ns();
+            break;
+        case PREEMPT_ACTION_WAIT:
+            w->waiting = true;
+            return;
+        default:
+            (void)event_base_loopbreak(w->base);
+            return;
+        }
+        a = (int)preempt_action(w->h);
+    }
+}
+
+static void w_on_step(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    w_act(w, preempt_step_end(w->h));
+}
+
+static void w_on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)fd;
+    (void)what;
+    if (w->waiting)
+        w_act(w, (int)preempt_action(w->h));
+}
+
+static void w_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+/* child-worker ETCD|- JOB WORKER WORKERS CKPT_DIR REPORT_FD: one worker. It
+ * writes "ready" when it has joined, and at the end one line of times. */
+int bench_child_worker(int argc, char **argv)
+{
+    struct worker w = { 0 };
+    struct preempt_config cfg;
+    struct preempt_callbacks cb = { .save = w_save, .restore = w_restore, .on_state = w_state, .on_exit = w_exit,
+                                    .log = w_log };
+    struct event *tick;
+    char line[256], trace[4200];
+    int fd, r;
+
+    if (argc != 6)
+        return 2;
+    fd = atoi(argv[5]);
+    preempt_config_init(&cfg);
+    cfg.platform = PREEMPT_PLATFORM_NONE;
+    cfg.grace_ms = 0;
+    cfg.ckpt_dir = argv[4];
+    cfg.lease_ttl_s = 30;
+    (void)snprintf(trace, sizeof(trace), "%s.trace", argv[4]); /* shown when a trial fails */
+    cfg.trace_path = trace;
+    if (strcmp(argv[0], "-") != 0) {
+        cfg.etcd_endpoints = argv[0];
+        cfg.job = argv[1];
+        cfg.worker = (unsigned)atoi(argv[2]);
+        cfg.workers = (unsigned)atoi(argv[3]);
+    }
+    if (preempt_block_signals(&cfg) < 0 || !(w.base = event_base_new()))
+        return 2;
+    w.ev_step = evtimer_new(w.base, w_on_step, &w);
+    w.ev_resume = event_new(w.base, -1, 0, w_on_resume, &w);
+    tick = event_new(w.base, -1, EV_PERSIST, w_tick, NULL);
+    if (!w.ev_step || !w.ev_resume || !tick || (r = preempt_handler_new(w.base, &cfg, &cb, &w, &w.h)) < 0)
+        return 2;
+    if (write(fd, "ready\n", 6) != 6)
+        return 2;
+    w_act(&w, (int)preempt_action(w.h));
+    (void)event_base_dispatch(w.base);
+    { /* the last coordination writes (shard report, departure), bounded */
+        static const struct timeval ten = { 0, 10000 };
+        uint64_t until = bench_now_ns() + 2000000000u;
+
+        (void)event_add(tick, &ten);
+        while (preempt_pending_writes(w.h) && bench_now_ns() < until)
+            (void)event_base_loop(w.base, EVLOOP_ONCE);
+    }
+    (void)snprintf(line, sizeof(line), "done %llu %llu %llu %llu %d\n", (unsigned long long)w.t_agreed,
+                   (unsigned long long)w.t_save_begin, (unsigned long long)w.t_save_end,
+                   (unsigned long long)w.t_exit, w.exited ? w.code : -1);
+    r = write(fd, line, strlen(line)) == (ssize_t)strlen(line) ? 0 : 2;
+    preempt_handler_free(w.h);
+    event_free(tick);
+    event_free(w.ev_step);
+    event_free(w.ev_resume);
+    event_base_free(w.base);
+    return r;
+}
+
+/* ---- the floor: one put and its watch event --------------------------------------- */
+
+struct floor {
+    struct event_base *base;
+    struct preempt_etcd *e;
+    bool up, seen, put_done;
+    char key[128];
+    uint64_t t_event;
+};
+
+static void fl_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    struct floor *f = arg;
+
+    if (type == PREEMPT_ETCD_PUT && strcmp(kv->key, f->key) == 0 && !f->seen) {
+        f->seen = true;
+        f->t_event = bench_now_ns();
+    }
+}
+
+static void fl_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    (void)kvs;
+    (void)n;
+    (void)rev;
+    (void)arg;
+}
+
+static void fl_link(bool up, const char *why, void *arg)
+{
+    (void)why;
+    ((struct floor *)arg)->up = up;
+}
+
+static void fl_put(int status, json_t *reply, const char *msg, void *arg)
+{
+    (void)status;
+    (void)reply;
+    (void)msg;
+    ((struct floor *)arg)->put_done = true;
+}
+
+static bool fl_up(void *arg)
+{
+    return ((struct floor *)arg)->up;
+}
+
+static bool fl_seen(void *arg)
+{
+    struct floor *f = arg;
+
+    return f->seen && f->put_done;
+}
+
+/* Fills v[0..n) with put-to-event times in ms; returns the count measured. */
+static size_t measure_floor(const char *etcd, unsigned n, double *v)
+{
+    struct preempt_etcd_opts eo = { .endpoints = etcd };
+    struct preempt_etcd_watch_ops ops = { .on_event = fl_event, .on_reset = fl_reset, .on_link = fl_link };
+    struct preempt_etcd_watch *watch = NULL;
+    struct floor f = { 0 };
+    size_t got = 0;
+    char prefix[96];
+
+    (void)snprintf(prefix, sizeof(prefix), "/bench-floor/%d/", (int)getpid());
+    if (!(f.base = event_base_new()) || preempt_etcd_new_(f.base, &eo, &f.e) < 0 ||
+        preempt_etcd_watch_(f.e, prefix, 0, &ops, &f, &watch) < 0 ||
+        preempt_etcd_run_until_(f.e, 5000, fl_up, &f) < 0)
+        goto out;
+    for (unsigned i = 0; i < n; i++) {
+        struct timespec gap = { 0, 20000000 }; /* 20 ms apart, as a protocol's steps are */
+        uint64_t t0;
+
+        (void)nanosleep(&gap, NULL);
+        (void)snprintf(f.key, sizeof(f.key), "%s%u", prefix, i);
+        f.seen = f.put_done = false;
+        t0 = bench_now_ns();
+        if (preempt_etcd_call_(f.e, "kv/put", preempt_etcd_put_body_(f.key, "x", 0), 2000, fl_put, &f) < 0 ||
+            preempt_etcd_run_until_(f.e, 5000, fl_seen, &f) < 0)
+            break;
+        v[got++] = (double)(f.t_event - t0) / 1e6;
+    }
+    (void)preempt_etcd_call_(f.e, "kv/deleterange", preempt_etcd_delete_body_(prefix, true), 2000, NULL, NULL);
+    (void)preempt_etcd_flush_(f.e, 2000);
+out:
+    if (watch)
+        preempt_etcd_watch_free_(watch);
+    preempt_etcd_free_(f.e);
+    if (f.base)
+        event_base_free(f.base);
+    return got;
+}
+
+/* ---- the driver ------------------------------------------------------------------------ */
+
+struct child {
+    pid_t pid;
+    int fd;
+    char buf[256];
+    size_t len;
+    bool ready, done, gone;
+    uint64_t t_gone;
+    unsigned long long t_agreed, t_save_begin, t_save_end, t_exit;
+    int code;
+};
+
+struct counters {
+    double requests, sent_msgs, bytes;
+};
+
+static bool read_counters(const char *etcd, struct counters *c)
+{
+    char url[512];
+    char *m;
+
+    (void)snprintf(url, sizeof(url), "%s/metrics", etcd);
+    if (!(m = bench_http_get(url)))
+        return false;
+    c->requests = bench_metric(m, "grpc_server_msg_received_total", NULL);
+    c->sent_msgs = bench_metric(m, "grpc_server_msg_sent_total", NULL);
+    c->bytes = bench_metric(m, "etcd_network_client_grpc_received_bytes_total", NULL) +
+               bench_metric(m, "etcd_network_client_grpc_sent_bytes_total", NULL);
+    free(m);
+    return true;
+}
+
+/* Reads what the children wrote until every one satisfies @p want or the
+ * bound passes; a child whose pipe ends is gone (reaped, time noted). */
+static bool pump(struct child *ch, unsigned n, bool want_done, uint64_t bound_ns)
+{
+    uint64_t until = bench_now_ns() + bound_ns;
+
+    for (;;) {
+        struct pollfd pfd[MAX_WORKERS];
+        bool all = true;
+        int left;
+
+        for (unsigned i = 0; i < n; i++) {
+            pfd[i].fd = ch[i].gone ? -1 : ch[i].fd;
+            pfd[i].events = POLLIN;
+            if (want_done ? !ch[i].gone : !ch[i].ready)
+                all = false;
+            if (!want_done && ch[i].gone)
+                return false; /* died before it joined */
+        }
+        if (all)
+            return true;
+        left = (int)((until - bench_now_ns()) / 1000000);
+        if (bench_now_ns() >= until || left <= 0)
+            return false;
+        if (poll(pfd, n, left) < 0 && errno != EINTR)
+            return false;
+        for (unsigned i = 0; i < n; i++) {
+            ssize_t r;
+            char *nl;
+
+            if (ch[i].gone || !(pfd[i].revents & (POLLIN | POLLHUP)))
+                continue;
+            r = read(ch[i].fd, ch[i].buf + ch[i].len, sizeof(ch[i].buf) - 1 - ch[i].len);
+            if (r <= 0) {
+                int status;
+
+                ch[i].t_gone = bench_now_ns();
+                ch[i].gone = true;
+                (void)waitpid(ch[i].pid, &status, 0);
+                continue;
+            }
+            ch[i].len += (size_t)r;
+            ch[i].buf[ch[i].len] = '\0';
+            while ((nl = strchr(ch[i].buf, '\n'))) {
+                *nl = '\0';
+                if (strcmp(ch[i].buf, "ready") == 0)
+                    ch[i].ready = true;
+                else if (sscanf(ch[i].buf, "done %llu %llu %llu %llu %d", &ch[i].t_agreed, &ch[i].t_save_begin,
+                                &ch[i].t_save_end, &ch[i].t_exit, &ch[i].code) == 5)
+                    ch[i].done = true;
+                ch[i].len -= (size_t)(nl + 1 - ch[i].buf);
+                memmove(ch[i].buf, nl + 1, ch[i].len + 1);
+            }
+        }
+    }
+}
+
+struct trial {
+    double agree_ms, exit_ms, overhead_ms;
+    struct counters traffic;
+};
+
+/* A failed trial: the workers' logs, on stderr. */
+static void show_logs(const char *dir, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char path[4200], *text;
+
+        for (int k = 0; k < 2; k++) {
+            (void)snprintf(path, sizeof(path), "%s/worker-%u.%s", dir, i, k ? "trace" : "log");
+            if ((text = bench_slurp(path))) {
+                fprintf(stderr, "---- worker %u of %u, %s:\n%s", i, n, k ? "trace" : "log", text);
+                free(text);
+            }
+        }
+    }
+}
+
+static void kill_all(struct child *ch, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (!ch[i].gone && ch[i].pid > 0) {
+            (void)kill(ch[i].pid, SIGKILL);
+            (void)waitpid(ch[i].pid, NULL, 0);
+        }
+        if (ch[i].fd >= 0)
+            (void)close(ch[i].fd);
+    }
+}
+
+static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct trial *ret)
+{
+    struct child ch[MAX_WORKERS];
+    struct counters before = { 0 }, after = { 0 };
+    char job[64], dir[4096], idx[16], count[16], fdarg[16], log[4200];
+    uint64_t t_kill;
+    int r = -1;
+
+    (void)snprintf(job, sizeof(job), "bench-%d-%u-%u", (int)getpid(), n, t);
+    (void)snprintf(dir, sizeof(dir), "%s/%s", o->dir, job);
+    if (mkdir(dir, 0700) < 0)
+        return -1;
+    memset(ch, 0, sizeof(ch));
+    for (unsigned i = 0; i < n; i++) {
+        int p[2];
+
+        ch[i].fd = -1;
+        if (pipe(p) < 0)
+            goto out;
+        (void)snprintf(idx, sizeof(idx), "%u", i);
+        (void)snprintf(count, sizeof(count), "%u", n);
+        (void)snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+        (void)snprintf(log, sizeof(log), "%s/worker-%u.log", dir, i);
+        ch[i].pid = fork();
+        if (ch[i].pid == 0) {
+            char wdir[4200];
+            char *argv[] = { (char *)o->self, "child-worker", n > 1 ? (char *)o->etcd : "-", job, idx, count, wdir,
+                             fdarg, NULL };
+            int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+            (void)snprintf(wdir, sizeof(wdir), "%s/worker-%u", dir, i);
+            (void)close(p[0]);
+            for (unsigned k = 0; k < i; k++)
+                (void)close(ch[k].fd);
+            if (lfd >= 0) {
+                (void)dup2(lfd, 1);
+                (void)dup2(lfd, 2);
+                (void)close(lfd);
+            }
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        (void)close(p[1]);
+        ch[i].fd = p[0];
+        if (ch[i].pid < 0)
+            goto out;
+    }
+    if (!pump(ch, n, false, 60000000000ull)) {
+        fprintf(stderr, "preempt-bench: %u workers did not all join (logs in %s)\n", n, dir);
+        goto out;
+    }
+    {
+        struct timespec settle = { 0, 50000000 }; /* a few steps in idle */
+
+        (void)nanosleep(&settle, NULL);
+    }
+    if (n > 1 && !read_counters(o->etcd, &before))
+        goto out;
+    t_kill = bench_now_ns();
+    (void)kill(ch[0].pid, SIGTERM);
+    if (!pump(ch, n, true, 30000000000ull)) {
+        fprintf(stderr, "preempt-bench: %u workers did not all exit (logs in %s)\n", n, dir);
+        goto out;
+    }
+    if (n > 1 && !read_counters(o->etcd, &after))
+        goto out;
+    ret->agree_ms = ret->exit_ms = ret->overhead_ms = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double agree, exit_ms, wait_step, save, over;
+
+        if (!ch[i].done || ch[i].code != 42 || !ch[i].t_agreed || !ch[i].t_save_end) {
+            fprintf(stderr, "preempt-bench: worker %u of %u did not save and exit 42 (code %d; logs in %s)\n", i, n,
+                    ch[i].code, dir);
+            goto out;
+        }
+        agree = (double)(ch[i].t_agreed - t_kill) / 1e6;
+        exit_ms = (double)(ch[i].t_gone - t_kill) / 1e6;
+        wait_step = (double)(ch[i].t_save_begin - ch[i].t_agreed) / 1e6;
+        save = (double)(ch[i].t_save_end - ch[i].t_save_begin) / 1e6;
+        over = exit_ms - (wait_step > 0 ? wait_step : 0) - save;
+        if (agree > ret->agree_ms)
+            ret->agree_ms = agree;
+        if (exit_ms > ret->exit_ms)
+            ret->exit_ms = exit_ms;
+        if (over > ret->overhead_ms)
+            ret->overhead_ms = over;
+    }
+    ret->traffic.requests = after.requests - before.requests;
+    ret->traffic.sent_msgs = after.sent_msgs - before.sent_msgs;
+    ret->traffic.bytes = after.bytes - before.bytes;
+    r = 0;
+out:
+    kill_all(ch, n);
+    if (r < 0)
+        show_logs(dir, n);
+    if (r == 0) {
+        char *argv[] = { "/bin/rm", "-rf", dir, NULL };
+
+        (void)bench_run(argv, NULL, 60, NULL);
+    }
+    return r;
+}
+
+int bench_agree(const struct bench_opts *o, json_t *out)
+{
+    static const unsigned all_n[] = { 1, 2, 4, 8, 16, 32 };
+    unsigned rows = o->quick ? 2 : sizeof(all_n) / sizeof(all_n[0]);
+    unsigned trials = o->quick ? 3 : o->trials;
+    json_t *arr = json_array();
+    double *a = calloc(trials, sizeof(double)), *e = calloc(trials, sizeof(double)),
+           *ov = calloc(trials, sizeof(double)), *rq = calloc(trials, sizeof(double)),
+           *ms = calloc(trials, sizeof(double)), *by = calloc(trials, sizeof(double)),
+           *fl = calloc(trials, sizeof(double));
+    int r = 0;
+
+    if (!a || !e || !ov || !rq || !ms || !by || !fl) {
+        r = -1;
+        goto out;
+    }
+    printf("\n2-4. Agreement, etcd traffic and signal-to-exit (SIGTERM to worker 0; %u trials per N;\n"
+           "     %d ms steps, grace 0; N = 1 is local mode, without etcd)\n", trials, STEP_MS);
+    printf("   %3s | %-17s | %-17s | %-25s | %-17s | %-17s\n", "", "agreement ms", "floor ms (put+watch)",
+           "etcd per preemption", "signal-to-exit ms", "less step & save");
+    printf("   %3s | %8s %8s | %8s %8s | %8s %8s %7s | %8s %8s | %8s %8s\n", "N", "p50", "p99", "p50", "p99", "msgs in",
+           "msgs out", "KiB", "p50", "p99", "p50", "p99");
+    for (unsigned k = 0; k < rows; k++) {
+        unsigned n = all_n[k], got = 0;
+        size_t nf = 0;
+        json_t *row;
+
+        if (n > 1 && !o->etcd)
+            break;
+        if (n > 1)
+            nf = measure_floor(o->etcd, trials, fl);
+        for (unsigned t = 0; t < trials; t++) {
+            struct trial tr;
+
+            if (one_trial(o, n, t, &tr) < 0) {
+                r = -1;
+                goto out;
+            }
+            a[got] = tr.agree_ms;
+            e[got] = tr.exit_ms;
+            ov[got] = tr.overhead_ms;
+            rq[got] = tr.traffic.requests;
+            ms[got] = tr.traffic.sent_msgs;
+            by[got] = tr.traffic.bytes / 1024;
+            got++;
+        }
+        row = json_pack("{sI sI}", "workers", (json_int_t)n, "trials", (json_int_t)got);
+        (void)json_object_set_new(row, "agree_ms", json_pack("{sf sf}", "p50", bench_pct(a, got, 50), "p99",
+                                                             bench_pct(a, got, 99)));
+        if (nf)
+            (void)json_object_set_new(row, "floor_ms", json_pack("{sf sf sI}", "p50", bench_pct(fl, nf, 50), "p99",
+                                                                 bench_pct(fl, nf, 99), "samples", (json_int_t)nf));
+        (void)json_object_set_new(row, "etcd", json_pack("{sf sf sf}", "requests", bench_pct(rq, got, 50),
+                                                         "messages_sent", bench_pct(ms, got, 50), "kib",
+                                                         bench_pct(by, got, 50)));
+        (void)json_object_set_new(row, "exit_ms", json_pack("{sf sf}", "p50", bench_pct(e, got, 50), "p99",
+                                                            bench_pct(e, got, 99)));
+        (void)json_object_set_new(row, "exit_overhead_ms", json_pack("{sf sf}", "p50", bench_pct(ov, got, 50),
+                                                                     "p99", bench_pct(ov, got, 99)));
+        (void)json_array_append_new(arr, row);
+        printf("   %3u | %8.2f %8.2f | ", n, bench_pct(a, got, 50), bench_pct(a, got, 99));
+        if (nf)
+            printf("%8.2f %8.2f | %8.0f %8.0f %7.1f | ", bench_pct(fl, nf, 50), bench_pct(fl, nf, 99),
+                   bench_pct(rq, got, 50), bench_pct(ms, got, 50), bench_pct(by, got, 50));
+        else
+            printf("%8s %8s | %8s %8s %7s | ", "-", "-", "-", "-", "-");
+        printf("%8.2f %8.2f | %8.2f %8.2f\n", bench_pct(e, got, 50), bench_pct(e, got, 99), bench_pct(ov, got, 50),
+               bench_pct(ov, got, 99));
+        (void)fflush(stdout);
+    }
+out:
+    (void)json_object_set_new(out, "rows", arr);
+    (void)json_object_set_new(out, "step_ms", json_integer(STEP_MS));
+    free(a);
+    free(e);
+    free(ov);
+    free(rq);
+    free(ms);
+    free(by);
+    free(fl);
+    return r;
+}

@@ -1,0 +1,62 @@
+/* bench/bench.h: shared parts of preempt-bench (make bench).
+ *
+ * Every figure is taken side by side with its baseline in the same run:
+ * these machines are shared and noisy, so a ratio or a difference measured
+ * together means more than an absolute time. Each section fills a JSON
+ * object (jansson) and prints its rows of the table on stdout. */
+#ifndef PREEMPT_BENCH_H
+#define PREEMPT_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct bench_opts {
+    bool quick;             /* make check's smoke run: tiny sizes, few trials */
+    const char *etcd;       /* etcd's client URL (sections agree, memory) */
+    const char *dir;        /* scratch directory (checkpoints, traces) */
+    const char *self;       /* this program's path, to start its child modes */
+    const char *valgrind;   /* NULL: instructions per step not measured */
+    const char *strace;     /* NULL: system calls per step not measured */
+    const char *bare;       /* the bench-bare program (memory without the library) */
+    unsigned trials;        /* agreement trials per N (default 20) */
+    uint64_t ckpt_mib;      /* checkpoint size (default 1024) */
+};
+
+/* Sections: each returns 0, or -1 after printing why on stderr; the figures
+ * go into @p out (a JSON object owned by the caller). */
+int bench_step(const struct bench_opts *o, json_t *out);
+int bench_agree(const struct bench_opts *o, json_t *out);
+int bench_ckpt(const struct bench_opts *o, json_t *out);
+int bench_plan(const struct bench_opts *o, json_t *out);
+int bench_memory(const struct bench_opts *o, json_t *out);
+
+/* Child modes (argv after the mode word); each returns the exit status. */
+int bench_child_step(int argc, char **argv);
+int bench_child_worker(int argc, char **argv);
+
+/* ---- helpers (util.c) ---- */
+
+uint64_t bench_now_ns(void); /* CLOCK_MONOTONIC: the same clock in every process */
+
+/* Sorts v in place; the nearest-rank percentile p (0..100) of n values. */
+double bench_pct(double *v, size_t n, double p);
+
+/* Runs argv with stdout and stderr sent to out_path (NULL: /dev/null);
+ * returns the exit status (or -1), and the child's peak RSS in KiB in
+ * *ret_rss_kib when not NULL. Bounded by timeout_s (the child is killed). */
+int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long *ret_rss_kib);
+
+/* Reads a whole file (NUL-terminated, malloc'ed) or returns NULL. */
+char *bench_slurp(const char *path);
+
+/* The values of one Prometheus counter family in a /metrics text, summed
+ * over the lines whose labels contain @p label (NULL: all). */
+double bench_metric(const char *text, const char *name, const char *label);
+
+/* GET url into a malloc'ed string (NULL on failure), bounded by 5 s. */
+char *bench_http_get(const char *url);
+
+#endif

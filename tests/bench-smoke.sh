@@ -1,0 +1,55 @@
+#!/bin/sh
+# tests/bench-smoke.sh: make bench's smoke run (--quick: tiny sizes, N = 1
+# and 2, 3 trials) keeps every section working. No time is asserted; what is
+# checked are counts and outcomes that do not depend on the machine's speed.
+. "$top_srcdir/tests/lib.sh"
+
+export top_srcdir top_builddir
+VALGRIND=$(command -v valgrind || true)
+STRACE=$(command -v strace || true)
+export VALGRIND STRACE
+[ -n "$VALGRIND" ] || fail "valgrind is not installed (scripts/setup.sh installs it)"
+[ -n "$STRACE" ] || fail "strace is not installed (scripts/setup.sh installs it)"
+
+if expect_rc 0 sh "$top_srcdir/bench/run.sh" --quick --json "$TMP/bench.json"; then
+    for s in "1. Per-step cost" "2-4. Agreement" "5. Checkpoint commit" "6. Grace-period planning" "7. Memory"; do
+        expect_output "$s"
+    done
+fi
+
+# check NAME PYTHON-EXPRESSION: the expression holds on the JSON (as d).
+check() {
+    if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$TMP/bench.json" \
+        2>"$TMP/py.err"; then
+        ok
+    else
+        fail "$1: ($2) does not hold"
+        sed 's/^/    /' "$TMP/py.err"
+    fi
+}
+
+check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory'))"
+# The idle asynchronous hook makes no system call; the synchronous call runs
+# the loop once per step (one epoll_wait), nothing else.
+check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"
+check "sync: one epoll_wait per step" "abs(d['step']['sync']['syscalls']['epoll_wait'] - 1) < 0.01 and len(d['step']['sync']['syscalls']) == 1"
+check "bare: no system call per step" "d['step']['bare']['syscalls_per_step'] == 0"
+check "callgrind counted instructions" "d['step']['async']['overhead_instructions_per_step'] > 0"
+# Agreement: local mode and a 2-worker job, every trial saved and exited 42
+# (a trial that does not fails the section); etcd saw the preemption.
+check "agreement rows" "[r['workers'] for r in d['agree']['rows']] == [1, 2]"
+check "every trial measured" "all(r['trials'] == 3 for r in d['agree']['rows'])"
+check "the floor was measured" "d['agree']['rows'][1]['floor_ms']['samples'] == 3"
+check "etcd traffic counted" "d['agree']['rows'][1]['etcd']['requests'] > 0 and d['agree']['rows'][1]['etcd']['kib'] > 0"
+# Planning on the virtual clock is deterministic: the measured planner
+# never misses a deadline it could have kept; TF's rule does.
+check "our planner misses none" "d['plan']['libpreempt']['missed'] == 0"
+check "TF's rule misses some" "d['plan']['tf']['missed'] > 0"
+check "checkpoint and dd both measured" "d['ckpt']['libpreempt_s'] > 0 and d['ckpt']['dd_s'] > 0"
+check "memory: the library costs something" "d['memory']['local_kib'] > d['memory']['bare_kib'] and d['memory']['etcd_kib'] > 0"
+
+# Bad usage is refused.
+expect_rc 2 "$top_builddir/bench/preempt-bench" --only nothing
+expect_output "unknown section 'nothing'"
+expect_rc 2 "$top_builddir/bench/preempt-bench" --trials 0
+finish
