@@ -12,8 +12,13 @@
  *     unary call or keep-alive), messages sent (replies and watch events)
  *     and the bytes of both; the leases are long (30 s), so no keep-alive
  *     falls inside;
- *   - signal-to-exit (grace 0): until the worker's process is gone, less the
- *     time it waited for the agreed step and the time its save took.
+ *   - signal-to-exit (grace 0): until the last worker's process is gone; and
+ *     the same less the application's part, the longest time a worker took
+ *     from learning the agreed step to the end of its save (the step it
+ *     trained to reach it, then the save).
+ * The workers start stepping together (the driver says "go" when all have
+ * joined), so that their run counters agree within a step, as they do in
+ * lockstep data-parallel training.
  * Beside each N, the floor: one put and the watch event it causes, through
  * the library's own etcd client in one process. N = 1 is local mode. */
 #include <errno.h>
@@ -193,7 +198,7 @@ int bench_child_worker(int argc, char **argv)
     tick = event_new(w.base, -1, EV_PERSIST, w_tick, NULL);
     if (!w.ev_step || !w.ev_resume || !tick || (r = preempt_handler_new(w.base, &cfg, &cb, &w, &w.h)) < 0)
         return 2;
-    if (write(fd, "ready\n", 6) != 6)
+    if (write(fd, "ready\n", 6) != 6 || read(0, line, 1) != 1) /* then "go" on stdin */
         return 2;
     w_act(&w, (int)preempt_action(w.h));
     (void)event_base_dispatch(w.base);
@@ -315,6 +320,7 @@ out:
 struct child {
     pid_t pid;
     int fd;
+    int go;            /* the write end of the worker's stdin */
     char buf[256];
     size_t len;
     bool ready, done, gone;
@@ -430,6 +436,8 @@ static void kill_all(struct child *ch, unsigned n)
         }
         if (ch[i].fd >= 0)
             (void)close(ch[i].fd);
+        if (ch[i].go >= 0)
+            (void)close(ch[i].go);
     }
 }
 
@@ -439,6 +447,7 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
     struct counters before = { 0 }, after = { 0 };
     char job[64], dir[4096], idx[16], count[16], fdarg[16], log[4200];
     uint64_t t_kill;
+    double app;
     int r = -1;
 
     (void)snprintf(job, sizeof(job), "bench-%d-%u-%u", (int)getpid(), n, t);
@@ -446,12 +455,18 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
     if (mkdir(dir, 0700) < 0)
         return -1;
     memset(ch, 0, sizeof(ch));
+    for (unsigned i = 0; i < n; i++)
+        ch[i].fd = ch[i].go = -1;
     for (unsigned i = 0; i < n; i++) {
-        int p[2];
+        int p[2], g[2];
 
-        ch[i].fd = -1;
         if (pipe(p) < 0)
             goto out;
+        if (pipe(g) < 0) {
+            (void)close(p[0]);
+            (void)close(p[1]);
+            goto out;
+        }
         (void)snprintf(idx, sizeof(idx), "%u", i);
         (void)snprintf(count, sizeof(count), "%u", n);
         (void)snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
@@ -465,8 +480,13 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
 
             (void)snprintf(wdir, sizeof(wdir), "%s/worker-%u", dir, i);
             (void)close(p[0]);
-            for (unsigned k = 0; k < i; k++)
+            (void)close(g[1]);
+            (void)dup2(g[0], 0);
+            (void)close(g[0]);
+            for (unsigned k = 0; k < i; k++) {
                 (void)close(ch[k].fd);
+                (void)close(ch[k].go);
+            }
             if (lfd >= 0) {
                 (void)dup2(lfd, 1);
                 (void)dup2(lfd, 2);
@@ -476,7 +496,9 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
             _exit(127);
         }
         (void)close(p[1]);
+        (void)close(g[0]);
         ch[i].fd = p[0];
+        ch[i].go = g[1];
         if (ch[i].pid < 0)
             goto out;
     }
@@ -484,6 +506,9 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
         fprintf(stderr, "preempt-bench: %u workers did not all join (logs in %s)\n", n, dir);
         goto out;
     }
+    for (unsigned i = 0; i < n; i++)
+        if (write(ch[i].go, "g", 1) != 1)
+            goto out;
     {
         struct timespec settle = { 0, 50000000 }; /* a few steps in idle */
 
@@ -499,9 +524,10 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
     }
     if (n > 1 && !read_counters(o->etcd, &after))
         goto out;
-    ret->agree_ms = ret->exit_ms = ret->overhead_ms = 0;
+    ret->agree_ms = ret->exit_ms = 0;
+    app = 0;
     for (unsigned i = 0; i < n; i++) {
-        double agree, exit_ms, wait_step, save, over;
+        double agree, exit_ms, step_and_save;
 
         if (!ch[i].done || ch[i].code != 42 || !ch[i].t_agreed || !ch[i].t_save_end) {
             fprintf(stderr, "preempt-bench: worker %u of %u did not save and exit 42 (code %d; logs in %s)\n", i, n,
@@ -510,16 +536,15 @@ static int one_trial(const struct bench_opts *o, unsigned n, unsigned t, struct 
         }
         agree = (double)(ch[i].t_agreed - t_kill) / 1e6;
         exit_ms = (double)(ch[i].t_gone - t_kill) / 1e6;
-        wait_step = (double)(ch[i].t_save_begin - ch[i].t_agreed) / 1e6;
-        save = (double)(ch[i].t_save_end - ch[i].t_save_begin) / 1e6;
-        over = exit_ms - (wait_step > 0 ? wait_step : 0) - save;
+        step_and_save = (double)(ch[i].t_save_end - ch[i].t_agreed) / 1e6;
         if (agree > ret->agree_ms)
             ret->agree_ms = agree;
         if (exit_ms > ret->exit_ms)
             ret->exit_ms = exit_ms;
-        if (over > ret->overhead_ms)
-            ret->overhead_ms = over;
+        if (step_and_save > app)
+            app = step_and_save;
     }
+    ret->overhead_ms = ret->exit_ms - app;
     ret->traffic.requests = after.requests - before.requests;
     ret->traffic.sent_msgs = after.sent_msgs - before.sent_msgs;
     ret->traffic.bytes = after.bytes - before.bytes;

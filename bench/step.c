@@ -280,7 +280,8 @@ int bench_step(const struct bench_opts *o, json_t *out)
 
 /* A worker's peak RSS: the same loop in a program without the library
  * (bench-bare), with a local handler, and with a handler in a one-worker
- * etcd job. Peak RSS of each child process (wait4). */
+ * etcd job. Peak RSS of each child process (wait4), the median of 5 runs
+ * taken in turns. */
 int bench_memory(const struct bench_opts *o, json_t *out)
 {
     static const char *const label[] = { "without the library (bench-bare)", "with a local handler",
@@ -291,17 +292,26 @@ int bench_memory(const struct bench_opts *o, json_t *out)
         { (char *)o->self, "child-step", "async", "100000", NULL },
         { (char *)o->self, "child-step", "async", "100000", (char *)o->etcd, NULL },
     };
+    double samples[3][5];
     long rss[3] = { 0, 0, 0 };
     int rows = o->etcd ? 3 : 2;
 
-    for (int i = 0; i < rows; i++) {
-        if (bench_run(argv[i], NULL, 120, &rss[i]) != 0) {
-            fprintf(stderr, "preempt-bench: %s failed\n", label[i]);
-            return -1;
+    for (int k = 0; k < 5; k++) {
+        for (int i = 0; i < rows; i++) {
+            long kib = 0;
+
+            if (bench_run(argv[i], NULL, 120, &kib) != 0) {
+                fprintf(stderr, "preempt-bench: %s failed\n", label[i]);
+                return -1;
+            }
+            samples[i][k] = (double)kib;
         }
+    }
+    for (int i = 0; i < rows; i++) {
+        rss[i] = (long)bench_pct(samples[i], 5, 50);
         (void)json_object_set_new(out, key[i], json_integer(rss[i]));
     }
-    printf("\n7. Memory: a worker's peak RSS (100000 steps)\n");
+    printf("\n7. Memory: a worker's peak RSS (100000 steps; median of 5)\n");
     printf("   %-34s %10s %12s\n", "", "KiB", "+KiB");
     for (int i = 0; i < rows; i++)
         printf("   %-34s %10ld %12ld\n", label[i], rss[i], rss[i] - rss[0]);
