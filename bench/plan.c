@@ -89,6 +89,18 @@ static void sim_after(struct preempt_sm *sm, enum preempt_state from, enum preem
         s->countdown = true;
 }
 
+/* One step of step_ms +-10%, measured as the handler measures it. */
+static void train_step(struct sim *s, struct preempt_facts *f, uint64_t *mean_us, uint64_t *dev_us, uint64_t step_ms)
+{
+    uint64_t d = jitter_us(s, step_ms, 0.10);
+
+    s->now_us += d;
+    preempt_step_stats_(mean_us, dev_us, d);
+    f->step_ms = (*mean_us + 999) / 1000;
+    f->step_dev_ms = (*dev_us + 999) / 1000;
+    f->run++;
+}
+
 struct outcome {
     bool first_late;   /* the first save alone ended past the deadline */
     bool missed;
@@ -110,15 +122,8 @@ static struct outcome simulate(uint64_t step_ms, uint64_t save_ms, uint64_t grac
         abort();
     f = preempt_sm_facts_(s.sm);
     /* Training before the notice: the planner's step time settles. */
-    for (int i = 0; i < 50; i++) {
-        uint64_t d = jitter_us(&s, step_ms, 0.10);
-
-        s.now_us += d;
-        preempt_step_stats_(&ewma, &dev, d);
-        f->step_ms = (ewma + 999) / 1000;
-        f->step_dev_ms = (dev + 999) / 1000;
-        f->run++;
-    }
+    for (int i = 0; i < 50; i++)
+        train_step(&s, f, &ewma, &dev, step_ms);
     deadline_us = s.now_us + grace_ms * 1000u;
     sim_post(&s, (struct preempt_event){ .kind = PREEMPT_EV_NOTICE, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 } });
     while (!s.exited) {
@@ -148,13 +153,7 @@ static struct outcome simulate(uint64_t step_ms, uint64_t save_ms, uint64_t grac
         /* One step, then the boundary: the step is counted, then the loop
          * runs (a timer that came due during the step fires now). */
         {
-            uint64_t d = jitter_us(&s, step_ms, 0.10);
-
-            s.now_us += d;
-            preempt_step_stats_(&ewma, &dev, d);
-            f->step_ms = (ewma + 999) / 1000;
-            f->step_dev_ms = (dev + 999) / 1000;
-            f->run++;
+            train_step(&s, f, &ewma, &dev, step_ms);
             if (c->state != PREEMPT_STATE_IDLE)
                 sim_post(&s, (struct preempt_event){ .kind = PREEMPT_EV_STEP_REACHED, .u.step_reached = { f->run } });
             if (!s.exited && !s.save_asked && s.timer_at_ms && s.timer_at_ms <= sim_ms(&s)) {

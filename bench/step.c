@@ -16,22 +16,11 @@
 
 #include "bench.h"
 #include "preempt.h"
+#include "work.h"
 
 enum step_mode { MODE_BARE, MODE_ASYNC, MODE_SYNC, MODE__COUNT };
 static const char *const mode_names[] = { "bare", "async", "sync" };
 
-static volatile uint64_t sink;
-
-/* The training step: a few nanoseconds of arithmetic the compiler keeps. */
-static __attribute__((noinline)) int work(void *arg)
-{
-    uint64_t z = sink + (uint64_t)(uintptr_t)arg;
-
-    for (int i = 0; i < 4; i++)
-        z = (z ^ (z >> 31)) * 0x9e3779b97f4a7c15ull;
-    sink = z;
-    return 0;
-}
 
 static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
 {
@@ -75,15 +64,15 @@ static int run_steps(enum step_mode m, struct preempt_handler *h, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         switch (m) {
         case MODE_BARE:
-            (void)work(NULL);
+            (void)bench_work(NULL);
             break;
         case MODE_ASYNC:
-            (void)work(NULL);
+            (void)bench_work(NULL);
             if (preempt_step_end(h) != PREEMPT_ACTION_CONTINUE)
                 return -1;
             break;
         case MODE_SYNC:
-            if (preempt_run(h, work, NULL) != 0)
+            if (preempt_run(h, bench_work, NULL) != 0)
                 return -1;
             break;
         case MODE__COUNT:
