@@ -553,11 +553,8 @@ out:
     kill_all(ch, n);
     if (r < 0)
         show_logs(dir, n);
-    if (r == 0) {
-        char *argv[] = { "/bin/rm", "-rf", dir, NULL };
-
-        (void)bench_run(argv, NULL, 60, NULL);
-    }
+    if (r == 0)
+        (void)bench_rm_rf(dir);
     return r;
 }
 

@@ -49,6 +49,9 @@ double bench_pct(double *v, size_t n, double p);
  * *ret_rss_kib when not NULL. Bounded by timeout_s (the child is killed). */
 int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long *ret_rss_kib);
 
+/* Removes a directory tree (rm -rf, bounded); returns rm's status. */
+int bench_rm_rf(const char *path);
+
 /* Reads a whole file (NUL-terminated, malloc'ed) or returns NULL. */
 char *bench_slurp(const char *path);
 

@@ -36,13 +36,6 @@ static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
     return 0;
 }
 
-static int rm_rf(const char *path)
-{
-    char *argv[] = { "/bin/rm", "-rf", (char *)path, NULL };
-
-    return bench_run(argv, NULL, 120, NULL);
-}
-
 /* One commit of @p len bytes into @p dir; returns seconds or -1. */
 static double our_commit(const char *dir, const void *data, size_t len)
 {
@@ -130,9 +123,9 @@ int bench_ckpt(const struct bench_opts *o, json_t *out)
     for (unsigned t = 0; t < trials; t++) {
         (void)snprintf(sub, sizeof(sub), "%s/trial-%u", dir, t);
         ours[n] = our_commit(sub, data, len);
-        (void)rm_rf(sub);
+        (void)bench_rm_rf(sub);
         dd[n] = dd_fsync(dir, mib);
-        (void)rm_rf(sub);
+        (void)bench_rm_rf(sub);
         (void)snprintf(sub, sizeof(sub), "%s/dd.bin", dir);
         (void)unlink(sub);
         if (ours[n] < 0 || dd[n] < 0) {

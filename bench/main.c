@@ -51,16 +51,6 @@ static const struct {
     { "memory", bench_memory },
 };
 
-static bool wanted(const char *only, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (const char *p = only; p && *p; p = strchr(p, ','), p = p ? p + 1 : NULL)
-        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-            return true;
-    return !only;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -74,6 +64,7 @@ int main(int argc, char **argv)
     struct bench_opts o = { .trials = 20, .ckpt_mib = 1024 };
     static char self[PATH_MAX], bare[PATH_MAX + 16], tmpdir[PATH_MAX];
     const char *only = NULL, *json_path = NULL;
+    unsigned wanted = 0; /* sections named by --only, one bit each */
     struct utsname un;
     json_t *root;
     ssize_t n;
@@ -118,7 +109,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "preempt-bench: unexpected argument '%s'\n\n%s", argv[optind], usage);
         return 2;
     }
-    for (const char *p = only; p && *p; p = strchr(p, ','), p = p ? p + 1 : NULL) {
+    for (const char *p = only; p && *p; p = strchr(p, ','), p = p ? p + 1 : NULL) { /* --only, parsed once */
         size_t k = 0, len = strcspn(p, ",");
 
         while (k < sizeof(sections) / sizeof(sections[0]) &&
@@ -128,7 +119,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "preempt-bench: --only: unknown section '%.*s'\n", (int)len, p);
             return 2;
         }
+        wanted |= 1u << k;
     }
+    if (!only)
+        wanted = ~0u;
     n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0) {
         fprintf(stderr, "preempt-bench: cannot find my own program: %s\n", strerror(errno));
@@ -168,7 +162,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++) {
         json_t *sec;
 
-        if (!wanted(only, sections[k].name))
+        if (!(wanted & (1u << k)))
             continue;
         sec = json_object();
         (void)fflush(stdout);

@@ -85,6 +85,13 @@ int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int bench_rm_rf(const char *path)
+{
+    char *argv[] = { "/bin/rm", "-rf", (char *)path, NULL };
+
+    return bench_run(argv, NULL, 120, NULL);
+}
+
 char *bench_slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
