@@ -14,8 +14,12 @@ awk 'NF == 2 && $1 == "U" { print $2 }' "$TMP/nm-u" | sort -u >"$TMP/undef"
 awk 'NF == 3 { print $3 }' "$TMP/nm-d" | sort -u >"$TMP/defined"
 grep -qx preempt_fsm_step_ "$TMP/defined" && ok || fail "nm found no preempt_fsm_step_ in $lib"
 grep -qx strcmp "$TMP/undef" && ok || fail "nm found no reference to strcmp in $lib (the test cannot see)"
+# A sanitized build's instrumentation (configure --enable-asan/--enable-ubsan)
+# is the compiler's, not the core's: its runtime's symbols are set aside.
+instr='^(__asan_|__ubsan_|__sanitizer_|_GLOBAL_OFFSET_TABLE_$)'
+[ -n "${SANITIZE:-}" ] || instr='^$'
 echo "fsm/ library: undefined symbols outside fsm/:"
-comm -23 "$TMP/undef" "$TMP/defined" | tee "$TMP/external" | sed 's/^/    /'
+comm -23 "$TMP/undef" "$TMP/defined" | grep -vE "$instr" | tee "$TMP/external" | sed 's/^/    /'
 allowed='^(memcpy|memset|memchr|memcmp|strcmp|strlen|strtoull|strtoll|snprintf|vsnprintf|__errno_location|__stack_chk_fail|__assert_fail)$'
 if grep -vE "$allowed" "$TMP/external" >"$TMP/bad"; then
     fail "fsm/ references impure symbols: $(tr '\n' ' ' <"$TMP/bad")"
@@ -27,7 +31,7 @@ fi
 obj=$(ar t "$lib" | grep 'preempt_fsm\.o$')
 (cd "$TMP" && ar x "$lib" "$obj") || fail "ar x $lib $obj"
 $NM -u "$TMP/$obj" >"$TMP/nm-step" || fail "$NM -u $obj"
-awk '{ print $2 }' "$TMP/nm-step" | sort -u | comm -23 - "$TMP/defined" >"$TMP/step_external"
+awk '{ print $2 }' "$TMP/nm-step" | sort -u | comm -23 - "$TMP/defined" | grep -vE "$instr" >"$TMP/step_external"
 [ -s "$TMP/nm-step" ] && ok || fail "nm found no undefined symbol in $obj (the test cannot see)"
 echo "$obj: undefined symbols outside fsm/: $(tr '\n' ' ' <"$TMP/step_external")"
 if grep -vE '^(memcpy|memset|__stack_chk_fail)$' "$TMP/step_external" >"$TMP/bad"; then

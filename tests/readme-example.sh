@@ -9,7 +9,9 @@ for f in include/preempt.h fsm/preempt_states.def fsm/preempt_exits.def; do
 done
 sed -n '/<!-- example:sync -->/,/^```$/p' "$top_srcdir/README.md" | sed '1,2d;$d' >"$TMP/example.c"
 expect "the README has the example" test "$(wc -l <"$TMP/example.c")" -gt 40
-expect_rc 0 $LIBTOOL --mode=link $CC -std=gnu11 -Wall -Wextra -Werror -I"$TMP/inc" -o "$TMP/example" \
+# SAN_CFLAGS: a sanitized build's flags (the program must link the same runtime).
+# shellcheck disable=SC2086 # the flags are split on purpose
+expect_rc 0 $LIBTOOL --mode=link $CC -std=gnu11 -Wall -Wextra -Werror ${SAN_CFLAGS:-} -I"$TMP/inc" -o "$TMP/example" \
     "$TMP/example.c" "$top_builddir/lib/libpreempt.la"
 cd "$TMP" || exit 1
 ./example &
