@@ -1,8 +1,11 @@
 #!/bin/sh
 # scripts/test.sh: the whole test suite, as the README and CI run it.
 # Installs what is missing, builds with warnings as errors, runs make check,
-# the unit tests under valgrind, and make distcheck; ends with one line
-# "tests: N passed, N failed" counting every check of every test program.
+# the unit tests and the reference trainer under valgrind, and make distcheck,
+# whose build from the tarball runs the whole suite again under
+# AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer; ends
+# with one line "tests: N passed, N failed" counting every check of every
+# test program of the plain build.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -33,6 +36,6 @@ if [ "$status" -ne 0 ]; then
 fi
 count
 make check-valgrind
-make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
