@@ -55,6 +55,11 @@ int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, co
  * Consumes w (also on error, after removing the staging directory). */
 int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info *ret_info);
 
+/* Decodes a manifest file's bytes (pure; fuzzed by tests/fuzz/fuzz-manifest.c):
+ * version 1 with every blob name valid and named once. Returns 0 with its
+ * step and blob count, or -EBADMSG. */
+int preempt_ckpt_manifest_decode_(const void *data, size_t len, uint64_t *ret_step, unsigned *ret_blobs);
+
 /* Drops an uncommitted checkpoint. Consumes w; NULL-safe. */
 void preempt_ckpt_abort_(struct preempt_ckpt_writer *w);
 

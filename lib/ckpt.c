@@ -568,18 +568,45 @@ fail:
 
 /* ---- restoring ---------------------------------------------------------------------------- */
 
+/* Decodes a manifest: version 1, every blob name valid and named once. */
+static int decode_manifest(const void *data, size_t len, lpckpt_Manifest *m)
+{
+    pb_istream_t is = pb_istream_from_buffer(data, len);
+
+    *m = (lpckpt_Manifest)lpckpt_Manifest_init_zero;
+    if (!pb_decode(&is, lpckpt_Manifest_fields, m) || m->version != 1)
+        return -EBADMSG;
+    for (pb_size_t i = 0; i < m->blobs_count; i++) {
+        if (!valid_blob_name(m->blobs[i].name))
+            return -EBADMSG;
+        for (pb_size_t k = 0; k < i; k++)
+            if (!strcmp(m->blobs[k].name, m->blobs[i].name))
+                return -EBADMSG;
+    }
+    return 0;
+}
+
+int preempt_ckpt_manifest_decode_(const void *data, size_t len, uint64_t *ret_step, unsigned *ret_blobs)
+{
+    lpckpt_Manifest m;
+    int r = decode_manifest(data, len, &m);
+
+    if (r == 0) {
+        *ret_step = m.step;
+        *ret_blobs = m.blobs_count;
+    }
+    return r;
+}
+
 static int read_manifest(int ckfd, lpckpt_Manifest *m)
 {
     void *data;
     size_t len;
-    pb_istream_t is;
     int r = read_file_at(ckfd, MANIFEST, lpckpt_Manifest_size, &data, &len);
 
     if (r < 0)
         return r == -ENOENT ? -EBADMSG : r;
-    *m = (lpckpt_Manifest)lpckpt_Manifest_init_zero;
-    is = pb_istream_from_buffer(data, len);
-    r = pb_decode(&is, lpckpt_Manifest_fields, m) && m->version == 1 ? 0 : -EBADMSG;
+    r = decode_manifest(data, len, m);
     free(data);
     return r;
 }

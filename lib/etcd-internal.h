@@ -167,4 +167,31 @@ enum preempt_watch_msg {
 enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_rev, const json_t **ret_events,
                                                const char **ret_reason);
 
+/* The watch stream's decoder: the bytes of one stream in, events out, in
+ * revision order and never one twice. Pure (no I/O); the watch runs one per
+ * stream, the fuzzer (tests/fuzz/fuzz-watch.c) feeds it anything. */
+enum preempt_watch_end {
+    PREEMPT_WATCH_GOING,     /* the stream goes on */
+    PREEMPT_WATCH_RECONNECT, /* end it and re-open from next_rev (malformed, canceled, server error) */
+    PREEMPT_WATCH_REREAD,    /* end it and re-read the prefix (compacted, undecodable event); next_rev is 0 */
+};
+struct preempt_watch_dec {
+    struct preempt_linebuf lb;
+    int64_t next_rev;           /* the next revision to deliver */
+    enum preempt_watch_end end;
+    bool auth_failed;           /* canceled for authentication: the token must be renewed */
+    const char *prefix;         /* for messages */
+    void (*on_event)(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
+    void (*on_created)(void *arg);
+    void (*log)(int level, const char *msg, void *arg);
+    void *arg;
+};
+/* Starts decoding a stream from next_rev (the callbacks are set by the caller). */
+void preempt_watch_dec_init_(struct preempt_watch_dec *d, int64_t next_rev);
+/* Feeds bytes; returns d->end (after an end, further bytes are ignored). */
+enum preempt_watch_end preempt_watch_dec_feed_(struct preempt_watch_dec *d, const char *data, size_t len);
+/* The stream ended gracefully: decodes a last line without a newline. */
+void preempt_watch_dec_finish_(struct preempt_watch_dec *d);
+void preempt_watch_dec_free_(struct preempt_watch_dec *d);
+
 #endif

@@ -61,14 +61,13 @@ struct req {
 struct preempt_etcd_watch {
     struct preempt_etcd *e;
     char *prefix;
-    int64_t next_rev; /* the next revision to deliver; 0: read the prefix first */
     struct preempt_etcd_watch_ops ops;
     void *arg;
     struct req *stream, *read;
     struct event *ev_reopen, *ev_dog;
-    struct preempt_linebuf lb;
+    struct preempt_watch_dec dec; /* dec.next_rev: the next revision to deliver; 0: read the prefix first */
     unsigned failures;
-    bool up, got_bytes, abort;
+    bool up, got_bytes;
 };
 
 uint64_t preempt_clock_ms_(clockid_t clock)
@@ -504,6 +503,122 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
     return PREEMPT_WATCH_PROGRESS;
 }
 
+static void dlog(struct preempt_watch_dec *d, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void dlog(struct preempt_watch_dec *d, int level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (!d->log)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    d->log(level, buf, d->arg);
+}
+
+static bool auth_problem(long http, const char *text)
+{
+    return http == 401 || strstr(text, "user name is empty") || strstr(text, "invalid auth token");
+}
+
+void preempt_watch_dec_init_(struct preempt_watch_dec *d, int64_t next_rev)
+{
+    preempt_linebuf_init_(&d->lb, MAX_WATCH_LINE);
+    d->next_rev = next_rev;
+    d->end = PREEMPT_WATCH_GOING;
+    d->auth_failed = false;
+}
+
+void preempt_watch_dec_free_(struct preempt_watch_dec *d)
+{
+    preempt_linebuf_free_(&d->lb);
+}
+
+static void dec_event(struct preempt_watch_dec *d, const json_t *ev)
+{
+    const json_t *type = json_object_get(ev, "type");
+    struct preempt_etcd_kv kv;
+
+    if (preempt_etcd_kv_(json_object_get(ev, "kv"), &kv) < 0) {
+        dlog(d, 2, "etcd watch %s: an event without a decodable kv; re-reading", d->prefix);
+        d->next_rev = 0;
+        d->end = PREEMPT_WATCH_REREAD;
+        return;
+    }
+    if (kv.mod_rev >= d->next_rev) { /* never deliver a revision twice */
+        enum preempt_etcd_ev t = json_is_string(type) && !strcmp(json_string_value(type), "DELETE")
+                                     ? PREEMPT_ETCD_DELETE : PREEMPT_ETCD_PUT;
+
+        d->next_rev = kv.mod_rev + 1;
+        if (d->on_event)
+            d->on_event(t, &kv, d->arg);
+    }
+    preempt_etcd_kv_clear_(&kv);
+}
+
+static void dec_line(const char *s, size_t len, void *arg)
+{
+    struct preempt_watch_dec *d = arg;
+    const json_t *events;
+    const char *reason;
+    json_error_t jerr;
+    json_t *j;
+    int64_t rev;
+
+    if (d->end != PREEMPT_WATCH_GOING)
+        return;
+    j = len ? json_loadb(s, len, 0, &jerr) : NULL;
+    switch (preempt_watch_classify_(j, &rev, &events, &reason)) {
+    case PREEMPT_WATCH_CREATED:
+        if (d->on_created)
+            d->on_created(d->arg);
+        break;
+    case PREEMPT_WATCH_EVENTS:
+        for (size_t i = 0; i < json_array_size(events) && d->end == PREEMPT_WATCH_GOING; i++)
+            dec_event(d, json_array_get(events, i));
+        break;
+    case PREEMPT_WATCH_PROGRESS:
+        if (rev + 1 > d->next_rev)
+            d->next_rev = rev + 1;
+        break;
+    case PREEMPT_WATCH_COMPACTED:
+        dlog(d, 1, "etcd watch %s: revision %lld compacted; re-reading the prefix", d->prefix,
+             (long long)d->next_rev);
+        d->next_rev = 0;
+        d->end = PREEMPT_WATCH_REREAD;
+        break;
+    case PREEMPT_WATCH_CANCELED:
+        dlog(d, 2, "etcd watch %s canceled by the server: %s", d->prefix, reason);
+        d->auth_failed = auth_problem(0, reason);
+        d->end = PREEMPT_WATCH_RECONNECT;
+        break;
+    case PREEMPT_WATCH_ERROR:
+        dlog(d, 1, "etcd watch %s ended by the server: %s", d->prefix, reason);
+        d->end = PREEMPT_WATCH_RECONNECT;
+        break;
+    case PREEMPT_WATCH_BAD:
+        dlog(d, 2, "etcd watch %s: a malformed message; reconnecting from revision %lld", d->prefix,
+             (long long)d->next_rev);
+        d->end = PREEMPT_WATCH_RECONNECT;
+        break;
+    }
+    json_decref(j);
+}
+
+enum preempt_watch_end preempt_watch_dec_feed_(struct preempt_watch_dec *d, const char *data, size_t len)
+{
+    if (d->end == PREEMPT_WATCH_GOING && preempt_linebuf_feed_(&d->lb, data, len, dec_line, d) < 0)
+        d->end = PREEMPT_WATCH_RECONNECT;
+    return d->end;
+}
+
+void preempt_watch_dec_finish_(struct preempt_watch_dec *d)
+{
+    if (d->end == PREEMPT_WATCH_GOING)
+        preempt_linebuf_flush_(&d->lb, dec_line, d);
+}
+
 /* ---- requests ---------------------------------------------------------------------------------- */
 
 static void req_unlink(struct req *q)
@@ -665,11 +780,6 @@ static const char *error_text(const json_t *j)
     if (!json_is_string(m))
         m = json_object_get(j, "error");
     return json_is_string(m) ? json_string_value(m) : "no message";
-}
-
-static bool auth_problem(long http, const char *text)
-{
-    return http == 401 || strstr(text, "user name is empty") || strstr(text, "invalid auth token");
 }
 
 static void req_done(struct req *q, CURLcode res)
@@ -872,76 +982,26 @@ static void watch_set_link(struct preempt_etcd_watch *w, bool up, const char *wh
         w->ops.on_link(up, why, w->arg);
 }
 
-static void watch_event(struct preempt_etcd_watch *w, const json_t *ev)
-{
-    const json_t *type = json_object_get(ev, "type");
-    struct preempt_etcd_kv kv;
-
-    if (preempt_etcd_kv_(json_object_get(ev, "kv"), &kv) < 0) {
-        elog(w->e, 2, "etcd watch %s: an event without a decodable kv; re-reading", w->prefix);
-        w->abort = true;
-        return;
-    }
-    if (kv.mod_rev >= w->next_rev) { /* never deliver a revision twice */
-        enum preempt_etcd_ev t = json_is_string(type) && !strcmp(json_string_value(type), "DELETE")
-                                     ? PREEMPT_ETCD_DELETE : PREEMPT_ETCD_PUT;
-
-        w->next_rev = kv.mod_rev + 1;
-        w->ops.on_event(t, &kv, w->arg);
-    }
-    preempt_etcd_kv_clear_(&kv);
-}
-
-static void watch_line(const char *s, size_t len, void *arg)
+static void watch_dec_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_etcd_watch *w = arg;
-    const json_t *events;
-    const char *reason;
-    json_error_t jerr;
-    json_t *j;
-    int64_t rev;
 
-    if (w->abort)
-        return;
-    j = len ? json_loadb(s, len, 0, &jerr) : NULL;
-    switch (preempt_watch_classify_(j, &rev, &events, &reason)) {
-    case PREEMPT_WATCH_CREATED:
-        w->failures = 0;
-        watch_set_link(w, true, "created");
-        break;
-    case PREEMPT_WATCH_EVENTS:
-        for (size_t i = 0; i < json_array_size(events) && !w->abort; i++)
-            watch_event(w, json_array_get(events, i));
-        break;
-    case PREEMPT_WATCH_PROGRESS:
-        if (rev + 1 > w->next_rev)
-            w->next_rev = rev + 1;
-        break;
-    case PREEMPT_WATCH_COMPACTED:
-        elog(w->e, 1, "etcd watch %s: revision %lld compacted; re-reading the prefix", w->prefix,
-             (long long)w->next_rev);
-        w->next_rev = 0;
-        w->abort = true;
-        break;
-    case PREEMPT_WATCH_CANCELED:
-        elog(w->e, 2, "etcd watch %s canceled by the server: %s", w->prefix, reason);
-        if (auth_problem(0, reason) && w->e->token) {
-            free(w->e->token);
-            w->e->token = NULL;
-        }
-        w->abort = true;
-        break;
-    case PREEMPT_WATCH_ERROR:
-        elog(w->e, 1, "etcd watch %s ended by the server: %s", w->prefix, reason);
-        w->abort = true;
-        break;
-    case PREEMPT_WATCH_BAD:
-        elog(w->e, 2, "etcd watch %s: a malformed message; reconnecting from revision %lld", w->prefix,
-             (long long)w->next_rev);
-        w->abort = true;
-        break;
-    }
-    json_decref(j);
+    w->ops.on_event(type, kv, w->arg);
+}
+
+static void watch_dec_created(void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+
+    w->failures = 0;
+    watch_set_link(w, true, "created");
+}
+
+static void watch_dec_log(int level, const char *msg, void *arg)
+{
+    struct preempt_etcd_watch *w = arg;
+
+    elog(w->e, level, "%s", msg);
 }
 
 static size_t on_stream(char *data, size_t size, size_t n, void *arg)
@@ -950,9 +1010,13 @@ static size_t on_stream(char *data, size_t size, size_t n, void *arg)
     size_t len = size * n;
 
     w->got_bytes = true;
-    if (preempt_linebuf_feed_(&w->lb, data, len, watch_line, w) < 0)
-        w->abort = true;
-    return w->abort ? 0 : len; /* 0 ends the transfer: the way to cancel from here */
+    if (preempt_watch_dec_feed_(&w->dec, data, len) == PREEMPT_WATCH_GOING)
+        return len;
+    if (w->dec.auth_failed && w->e->token) {
+        free(w->e->token);
+        w->e->token = NULL;
+    }
+    return 0; /* 0 ends the transfer: the way to cancel from here */
 }
 
 static void watch_ended(struct preempt_etcd_watch *w, CURLcode res)
@@ -960,22 +1024,23 @@ static void watch_ended(struct preempt_etcd_watch *w, CURLcode res)
     struct req *q = w->stream;
     long http = 0;
     char why[CURL_ERROR_SIZE + 64];
-    const char *what = w->abort ? "closed by the client"
+    bool closed = w->dec.end != PREEMPT_WATCH_GOING;
+    const char *what = closed ? "closed by the client"
                        : res == CURLE_OK ? "ended by the server"
                        : q->errbuf[0] ? q->errbuf : curl_easy_strerror(res);
 
     (void)curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &http);
-    if (!w->abort) /* the last line of a graceful stop has no newline */
-        preempt_linebuf_flush_(&w->lb, watch_line, w);
+    if (!closed) /* the last line of a graceful stop has no newline */
+        preempt_watch_dec_finish_(&w->dec);
     (void)snprintf(why, sizeof(why), "%.*s (curl %d, HTTP %ld)", CURL_ERROR_SIZE, what, (int)res, http);
-    if (res != CURLE_OK && !w->abort && w->e->n_endpoints > 1)
+    if (res != CURLE_OK && !closed && w->e->n_endpoints > 1)
         w->e->cur = (w->e->cur + 1) % w->e->n_endpoints;
     req_free(q);
     w->stream = NULL;
-    preempt_linebuf_free_(&w->lb);
-    elog(w->e, 1, "etcd watch %s: %s; re-opening from revision %lld", w->prefix, why, (long long)w->next_rev);
+    preempt_watch_dec_free_(&w->dec);
+    elog(w->e, 1, "etcd watch %s: %s; re-opening from revision %lld", w->prefix, why, (long long)w->dec.next_rev);
     watch_set_link(w, false, why);
-    watch_schedule(w, w->abort && w->failures == 0);
+    watch_schedule(w, closed && w->failures == 0);
 }
 
 static void watch_open_stream(struct preempt_etcd_watch *w)
@@ -983,7 +1048,7 @@ static void watch_open_stream(struct preempt_etcd_watch *w)
     json_t *create = key_body(w->prefix, true), *body;
     struct req *q;
 
-    if (!create || !set_i64(create, "start_revision", w->next_rev) ||
+    if (!create || !set_i64(create, "start_revision", w->dec.next_rev) ||
         json_object_set_new(create, "progress_notify", json_true()) != 0) {
         json_decref(create);
         watch_schedule(w, false);
@@ -998,9 +1063,8 @@ static void watch_open_stream(struct preempt_etcd_watch *w)
     }
     q->watch = w;
     w->stream = q;
-    w->abort = false;
     w->got_bytes = true;
-    preempt_linebuf_init_(&w->lb, MAX_WATCH_LINE);
+    preempt_watch_dec_init_(&w->dec, w->dec.next_rev);
     if (req_start(q) < 0) {
         req_free(q);
         w->stream = NULL;
@@ -1024,7 +1088,7 @@ static void on_watch_read(int status, json_t *reply, const char *msg, void *arg)
         watch_schedule(w, false);
         return;
     }
-    w->next_rev = rev + 1;
+    w->dec.next_rev = rev + 1;
     if (w->ops.on_reset)
         w->ops.on_reset(kvs, n, rev, w->arg);
     preempt_etcd_kvs_free_(kvs, n);
@@ -1037,7 +1101,7 @@ static void on_watch_reopen(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (w->next_rev > 0) {
+    if (w->dec.next_rev > 0) {
         watch_open_stream(w);
         return;
     }
@@ -1077,7 +1141,7 @@ static void on_watchdog(evutil_socket_t fd, short what, void *arg)
              (unsigned long long)w->e->watch_idle_ms);
         req_free(w->stream);
         w->stream = NULL;
-        preempt_linebuf_free_(&w->lb);
+        preempt_watch_dec_free_(&w->dec);
         watch_set_link(w, false, "silent");
         watch_schedule(w, true);
     }
@@ -1097,9 +1161,11 @@ int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t star
         return -ENOMEM;
     w->e = e;
     w->prefix = strdup(prefix);
-    w->next_rev = start_rev;
     w->ops = *ops;
     w->arg = arg;
+    w->dec = (struct preempt_watch_dec){ .next_rev = start_rev, .on_event = watch_dec_event,
+                                         .on_created = watch_dec_created, .log = watch_dec_log, .arg = w,
+                                         .prefix = w->prefix };
     w->ev_reopen = evtimer_new(e->base, on_watch_reopen, w);
     w->ev_dog = event_new(e->base, -1, EV_PERSIST, on_watchdog, w);
     tv = (struct timeval){ .tv_sec = (time_t)(e->watch_idle_ms / 1000),
@@ -1120,7 +1186,7 @@ void preempt_etcd_watch_free_(struct preempt_etcd_watch *w)
     if (w->stream)
         req_free(w->stream);
     req_free(w->read);
-    preempt_linebuf_free_(&w->lb);
+    preempt_watch_dec_free_(&w->dec);
     if (w->ev_reopen)
         event_free(w->ev_reopen);
     if (w->ev_dog)

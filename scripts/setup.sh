@@ -6,7 +6,8 @@ set -eu
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils \
 libevent-dev libcurl4-openssl-dev libjansson-dev check \
 nanopb libnanopb-dev protobuf-compiler \
-etcd-server etcd-client curl graphviz valgrind strace"
+etcd-server etcd-client curl graphviz valgrind strace \
+clang libclang-rt-14-dev openssl"
 
 missing=""
 for p in $PACKAGES; do

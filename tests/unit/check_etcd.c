@@ -270,6 +270,110 @@ START_TEST(test_classify_auth_cancel)
 }
 END_TEST
 
+
+/* The decoder of a whole stream: events once each, in order; progress moves
+ * the start on; an undecodable event ends the stream for a re-read (an event
+ * may be lost); an authentication cancel asks for a new token. */
+struct dseen {
+    char keys[8][32];
+    int types[8];
+    unsigned n, created;
+};
+
+static void dseen_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    struct dseen *s = arg;
+
+    ck_assert_uint_lt(s->n, 8);
+    (void)snprintf(s->keys[s->n], sizeof(s->keys[0]), "%s", kv->key);
+    s->types[s->n++] = (int)type;
+}
+
+static void dseen_created(void *arg)
+{
+    ((struct dseen *)arg)->created++;
+}
+
+static void dec_start(struct preempt_watch_dec *d, struct dseen *s, int64_t rev)
+{
+    *s = (struct dseen){ 0 };
+    *d = (struct preempt_watch_dec){ .prefix = "/p/", .on_event = dseen_event, .on_created = dseen_created, .arg = s };
+    preempt_watch_dec_init_(d, rev);
+}
+
+/* key "a" is YQ==, "b" is Yg== */
+#define EV(type, key, rev) "{\"type\":\"" type "\",\"kv\":{\"key\":\"" key "\",\"mod_revision\":\"" rev "\"}}"
+#define EVENTS(hrev, ...) "{\"result\":{\"header\":{\"revision\":\"" hrev "\"},\"events\":[" __VA_ARGS__ "]}}\n"
+
+START_TEST(test_watch_decoder)
+{
+    static const char created[] = "{\"result\":{\"header\":{\"revision\":\"4\"},\"created\":true}}\n";
+    static const char evs[] = EVENTS("6", EV("PUT", "YQ==", "5") "," EV("DELETE", "Yg==", "6"));
+    static const char again[] = EVENTS("6", EV("PUT", "YQ==", "5"));
+    static const char progress[] = "{\"result\":{\"header\":{\"revision\":\"9\"}}}\n";
+    struct preempt_watch_dec d;
+    struct dseen s;
+
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, created, sizeof(created) - 1), PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(s.created, 1);
+    /* byte by byte: framing does not matter */
+    for (size_t i = 0; i < sizeof(evs) - 1; i++)
+        ck_assert_int_eq(preempt_watch_dec_feed_(&d, evs + i, 1), PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_str_eq(s.keys[0], "a");
+    ck_assert_int_eq(s.types[0], PREEMPT_ETCD_PUT);
+    ck_assert_str_eq(s.keys[1], "b");
+    ck_assert_int_eq(s.types[1], PREEMPT_ETCD_DELETE);
+    ck_assert_int_eq(d.next_rev, 7);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, again, sizeof(again) - 1), PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(s.n, 2); /* never twice */
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, progress, sizeof(progress) - 1), PREEMPT_WATCH_GOING);
+    ck_assert_int_eq(d.next_rev, 10);
+    /* a last line without a newline counts when the stream ends gracefully */
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, EVENTS("11", EV("PUT", "Yg==", "11")), sizeof(EVENTS("11", EV("PUT", "Yg==", "11"))) - 2),
+                     PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(s.n, 2);
+    preempt_watch_dec_finish_(&d);
+    ck_assert_uint_eq(s.n, 3);
+    preempt_watch_dec_free_(&d);
+}
+END_TEST
+
+START_TEST(test_watch_decoder_ends)
+{
+    static const char undecodable[] = EVENTS("6", EV("PUT", "!!", "5") "," EV("PUT", "Yg==", "6"));
+    static const char garbage[] = "{\"result\":\n";
+    static const char compacted[] = "{\"result\":{\"header\":{\"revision\":\"9\"},\"canceled\":true,\"compact_revision\":\"8\"}}\n";
+    static const char auth[] = "{\"result\":{\"header\":{\"revision\":\"5\"},\"canceled\":true,"
+                               "\"cancel_reason\":\"etcdserver: invalid auth token\"}}\n";
+    struct preempt_watch_dec d;
+    struct dseen s;
+
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, undecodable, sizeof(undecodable) - 1), PREEMPT_WATCH_REREAD);
+    ck_assert_uint_eq(s.n, 0); /* nothing after the bad event either */
+    ck_assert_int_eq(d.next_rev, 0);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, "\n", 1), PREEMPT_WATCH_REREAD); /* ended stays ended */
+    preempt_watch_dec_free_(&d);
+
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, garbage, sizeof(garbage) - 1), PREEMPT_WATCH_RECONNECT);
+    ck_assert_int_eq(d.next_rev, 5);
+    preempt_watch_dec_free_(&d);
+
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, compacted, sizeof(compacted) - 1), PREEMPT_WATCH_REREAD);
+    ck_assert_int_eq(d.next_rev, 0);
+    preempt_watch_dec_free_(&d);
+
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, auth, sizeof(auth) - 1), PREEMPT_WATCH_RECONNECT);
+    ck_assert(d.auth_failed);
+    preempt_watch_dec_free_(&d);
+}
+END_TEST
+
 START_TEST(test_job_names)
 {
     static const char *const good[] = { "job", "a.b_c-1", "X" };
@@ -304,6 +408,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_framing_overlong_line);
     tcase_add_test(t, test_classify_malformed);
     tcase_add_test(t, test_classify_auth_cancel);
+    tcase_add_test(t, test_watch_decoder);
+    tcase_add_test(t, test_watch_decoder_ends);
     tcase_add_test(t, test_job_names);
     suite_add_tcase(s, t);
     return s;
