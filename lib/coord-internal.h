@@ -56,6 +56,36 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
                        const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
                        struct preempt_coord **ret);
 
+/* What the running protocol needs of etcd and of time. preempt_coord_new_
+ * uses the real client on a libevent base; the simulation
+ * (tests/sim/) supplies an in-memory etcd on a virtual clock. Callbacks
+ * never run inside a call into these functions. */
+struct preempt_coord_io {
+    /* As preempt_etcd_call_ (body stolen). */
+    int (*call)(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg);
+    /* As preempt_etcd_watch_ from revision 0 (a read, then the stream); one per coordinator. */
+    int (*watch)(void *io, const char *prefix, const struct preempt_etcd_watch_ops *ops, void *arg);
+    /* Calls tick(arg) once after ms (0: cancels); one timer per coordinator. */
+    void (*timer)(void *io, uint64_t ms, void (*tick)(void *arg), void *arg);
+    uint64_t (*wall_ms)(void *io);       /* the clock deadlines are shared in (unix ms) */
+    unsigned (*pending)(void *io);       /* requests not yet answered */
+    unsigned (*flush)(void *io, uint64_t bound_ms);
+    void (*free)(void *io);              /* cancels everything; no callback runs after */
+};
+
+/* Runs the protocol over io (freed with the coordinator, also on error). */
+int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
+                          const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
+                          struct preempt_coord **ret);
+
+/* The value a worker joins with: "pid=<pid> steps=a,b,c" (its complete
+ * checkpoint steps, at most 64). */
+void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps);
+
+/* The restore step of a job: the newest of mine that every offer (one per
+ * worker, joined values) also holds. Returns false when there is none. */
+bool preempt_coord_restore_step_(const char *mine, const char *const *offers, size_t n, uint64_t *ret);
+
 /* Frees the coordinator, cancelling its requests (see preempt_coord_flush_). */
 void preempt_coord_free_(struct preempt_coord *c);
 

@@ -172,14 +172,44 @@ static bool offered(const uint64_t *steps, size_t n, uint64_t s)
     return false;
 }
 
+void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps)
+{
+    size_t off = (size_t)snprintf(buf, size, "pid=%ld steps=", pid);
+
+    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%" PRIu64, i ? "," : "", steps[i]);
+}
+
+bool preempt_coord_restore_step_(const char *mine, const char *const *offers, size_t n, uint64_t *ret)
+{
+    uint64_t m[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
+    size_t n_mine = parse_offer(mine, m, MAX_STEPS_OFFERED);
+    bool have = false;
+
+    for (size_t i = 0; i < n_mine; i++) {
+        bool all = true;
+
+        for (size_t k = 0; k < n && all; k++) {
+            size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
+
+            all = offered(theirs, nt, m[i]);
+        }
+        if (all && (!have || m[i] > *ret)) {
+            have = true;
+            *ret = m[i];
+        }
+    }
+    return have;
+}
+
 static void join_poll(struct join *j);
 
 static void on_barrier(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_etcd_kv *kvs;
-    uint64_t mine[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
-    size_t n, n_mine;
+    const char **offers;
+    size_t n;
     char pre[PREEMPT_MAX_JOB + 64];
     struct timeval tv = { 0, BARRIER_POLL_MS * 1000 };
 
@@ -195,29 +225,27 @@ static void on_barrier(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     /* Everyone is here: the newest step that every worker offers. */
-    n_mine = parse_offer(j->offer, mine, MAX_STEPS_OFFERED);
     (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/joined/", j->jobp, j->inc);
-    j->out->have_step = false;
-    for (size_t i = 0; i < n_mine; i++) {
-        bool all = true;
-
-        for (size_t k = 0; k < n && all; k++) {
-            size_t nt = parse_offer(kvs[k].value, theirs, MAX_STEPS_OFFERED);
-            uint64_t w;
-
-            if (!parse_u64(kvs[k].key + strlen(pre), &w) || w >= j->cfg->workers) {
-                preempt_etcd_kvs_free_(kvs, n);
-                join_finish(j, -EINVAL, "job %s: %s joined, but the job has %u workers (0..%u)", j->cfg->job,
-                            kvs[k].key, j->cfg->workers, j->cfg->workers - 1);
-                return;
-            }
-            all = offered(theirs, nt, mine[i]);
-        }
-        if (all && (!j->out->have_step || mine[i] > j->out->step)) {
-            j->out->have_step = true;
-            j->out->step = mine[i];
-        }
+    offers = calloc(n, sizeof(*offers));
+    if (!offers) {
+        preempt_etcd_kvs_free_(kvs, n);
+        join_finish(j, -ENOMEM, "out of memory");
+        return;
     }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t w;
+
+        if (!parse_u64(kvs[k].key + strlen(pre), &w) || w >= j->cfg->workers) {
+            join_finish(j, -EINVAL, "job %s: %s joined, but the job has %u workers (0..%u)", j->cfg->job,
+                        kvs[k].key, j->cfg->workers, j->cfg->workers - 1);
+            free(offers);
+            preempt_etcd_kvs_free_(kvs, n);
+            return;
+        }
+        offers[k] = kvs[k].value;
+    }
+    j->out->have_step = preempt_coord_restore_step_(j->offer, offers, n, &j->out->step);
+    free(offers);
     preempt_etcd_kvs_free_(kvs, n);
     j->out->incarnation = j->inc;
     j->out->lease = j->lease;
@@ -367,7 +395,6 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
     struct timeval tv = { .tv_sec = (time_t)(cfg->join_timeout_ms / 1000),
                           .tv_usec = (suseconds_t)(cfg->join_timeout_ms % 1000) * 1000 };
     struct event *ev_bound = NULL;
-    size_t off;
     int r;
 
     *ret = (struct preempt_coord_join){ 0 };
@@ -375,9 +402,7 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
         (void)snprintf(msg, msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
         return -EINVAL;
     }
-    off = (size_t)snprintf(j.offer, sizeof(j.offer), "pid=%ld steps=", (long)getpid());
-    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED; i++)
-        off += (size_t)snprintf(j.offer + off, sizeof(j.offer) - off, "%s%" PRIu64, i ? "," : "", steps[i]);
+    preempt_coord_offer_(j.offer, sizeof(j.offer), (long)getpid(), steps, n_steps);
     j.base = event_base_new();
     if (!j.base)
         return -ENOMEM;
@@ -425,9 +450,8 @@ struct round {
 };
 
 struct preempt_coord {
-    struct preempt_etcd *e;
-    struct preempt_etcd_watch *watch;
-    struct event *ev_keep;
+    const struct preempt_coord_io *io;
+    void *io_arg;
     struct preempt_coord_ops ops;
     void *arg;
     char jobp[PREEMPT_MAX_JOB + 16];
@@ -483,7 +507,7 @@ static void on_write(int status, json_t *reply, const char *msg, void *arg)
 
 static void write_call(struct preempt_coord *c, const char *path, json_t *body, preempt_etcd_cb cb)
 {
-    if (preempt_etcd_call_(c->e, path, body, c->give_up_ms, cb, c) < 0)
+    if (c->io->call(c->io_arg, path, body, c->give_up_ms, cb, c) < 0)
         on_write(-ENOMEM, NULL, "out of memory", c);
 }
 
@@ -494,7 +518,7 @@ static void put(struct preempt_coord *c, const char *key, const char *value, int
 
 static uint64_t mono_of_wall(const struct preempt_coord *c, uint64_t wall)
 {
-    uint64_t now = c->ops.now_ms(c->arg), w = wall_ms();
+    uint64_t now = c->ops.now_ms(c->arg), w = c->io->wall_ms(c->io_arg);
 
     if (wall == 0)
         return 0;
@@ -505,7 +529,7 @@ static uint64_t mono_of_wall(const struct preempt_coord *c, uint64_t wall)
 
 static uint64_t wall_of_mono(const struct preempt_coord *c, uint64_t mono)
 {
-    uint64_t now = c->ops.now_ms(c->arg), w = wall_ms();
+    uint64_t now = c->ops.now_ms(c->arg), w = c->io->wall_ms(c->io_arg);
 
     return mono >= now ? w + (mono - now) : w - (now - mono);
 }
@@ -769,12 +793,13 @@ static void on_watch_link(bool up, const char *why, void *arg)
 
 /* ---- membership -------------------------------------------------------------------------------- */
 
+static void on_keep_timer(void *arg);
+
 static void arm_keepalive(struct preempt_coord *c)
 {
     unsigned s = c->ttl_s / 3 ? c->ttl_s / 3 : 1;
-    struct timeval tv = { .tv_sec = (time_t)s, .tv_usec = 0 };
 
-    (void)evtimer_add(c->ev_keep, &tv);
+    c->io->timer(c->io_arg, s * 1000u, on_keep_timer, c);
 }
 
 static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
@@ -803,20 +828,18 @@ static void on_keepalive(int status, json_t *reply, const char *msg, void *arg)
         CLOG(c, 2, "lease keep-alive failed: %s", msg);
     } else if (preempt_etcd_i64_(res ? res : reply, "TTL") <= 0) {
         CLOG(c, 2, "the membership lease expired; joining again with a new one");
-        (void)preempt_etcd_call_(c->e, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)c->ttl_s),
-                                 c->give_up_ms, on_regrant, c);
+        (void)c->io->call(c->io_arg, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)c->ttl_s), c->give_up_ms,
+                          on_regrant, c);
     }
     arm_keepalive(c);
 }
 
-static void on_keep_timer(evutil_socket_t fd, short what, void *arg)
+static void on_keep_timer(void *arg)
 {
     struct preempt_coord *c = arg;
     uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
 
-    (void)fd;
-    (void)what;
-    if (preempt_etcd_call_(c->e, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
+    if (c->io->call(c->io_arg, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
                            on_keepalive, c) < 0)
         arm_keepalive(c);
 }
@@ -991,48 +1014,158 @@ void preempt_coord_leave_(struct preempt_coord *c)
     if (!c || c->left)
         return;
     c->left = true;
-    (void)evtimer_del(c->ev_keep);
-    (void)preempt_etcd_call_(c->e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)c->lease), c->give_up_ms,
-                             NULL, NULL);
+    c->io->timer(c->io_arg, 0, NULL, NULL);
+    (void)c->io->call(c->io_arg, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)c->lease), c->give_up_ms, NULL,
+                      NULL);
 }
 
 unsigned preempt_coord_pending_(const struct preempt_coord *c)
 {
-    return c ? preempt_etcd_pending_(c->e) : 0;
+    return c ? c->io->pending(c->io_arg) : 0;
 }
 
 unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms)
 {
-    return c ? preempt_etcd_flush_(c->e, bound_ms) : 0;
+    return c ? c->io->flush(c->io_arg, bound_ms) : 0;
 }
 
 /* ---- life cycle ---------------------------------------------------------------------------------- */
 
-static void etcd_log(int level, const char *msg, void *arg)
-{
-    struct preempt_coord *c = arg;
+/* The real io: the etcd client and one timer on the caller's base. */
+struct real_io {
+    struct preempt_etcd *e;
+    struct preempt_etcd_watch *watch;
+    struct event *ev;
+    void (*tick)(void *arg);
+    void *tick_arg;
+    void (*log)(int level, const char *msg, void *arg);
+    void *log_arg;
+};
 
-    if (c->ops.log)
-        c->ops.log(level, msg, c->arg);
+static int real_call(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg)
+{
+    return preempt_etcd_call_(((struct real_io *)io)->e, path, body, give_up_ms, cb, arg);
+}
+
+static int real_watch(void *io, const char *prefix, const struct preempt_etcd_watch_ops *ops, void *arg)
+{
+    struct real_io *r = io;
+
+    return preempt_etcd_watch_(r->e, prefix, 0, ops, arg, &r->watch);
+}
+
+static void on_real_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct real_io *r = arg;
+
+    (void)fd;
+    (void)what;
+    r->tick(r->tick_arg);
+}
+
+static void real_timer(void *io, uint64_t ms, void (*tick)(void *arg), void *arg)
+{
+    struct real_io *r = io;
+    struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+    (void)evtimer_del(r->ev);
+    r->tick = tick;
+    r->tick_arg = arg;
+    if (ms)
+        (void)evtimer_add(r->ev, &tv);
+}
+
+static uint64_t real_wall_ms(void *io)
+{
+    (void)io;
+    return wall_ms();
+}
+
+static unsigned real_pending(void *io)
+{
+    return preempt_etcd_pending_(((struct real_io *)io)->e);
+}
+
+static unsigned real_flush(void *io, uint64_t bound_ms)
+{
+    return preempt_etcd_flush_(((struct real_io *)io)->e, bound_ms);
+}
+
+static void real_free(void *io)
+{
+    struct real_io *r = io;
+
+    preempt_etcd_watch_free_(r->watch);
+    preempt_etcd_free_(r->e);
+    if (r->ev)
+        event_free(r->ev);
+    free(r);
+}
+
+static const struct preempt_coord_io real_io_ops = {
+    .call = real_call, .watch = real_watch, .timer = real_timer, .wall_ms = real_wall_ms,
+    .pending = real_pending, .flush = real_flush, .free = real_free,
+};
+
+static void real_log(int level, const char *msg, void *arg)
+{
+    struct real_io *r = arg;
+
+    if (r->log)
+        r->log(level, msg, r->log_arg);
 }
 
 int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *cfg,
                        const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
                        struct preempt_coord **ret)
 {
+    struct preempt_etcd_opts eo = cfg->etcd;
+    struct real_io *r;
+    int rc;
+
+    if (!ops)
+        return -EINVAL;
+    r = calloc(1, sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    r->log = ops->log;
+    r->log_arg = arg;
+    eo.log = real_log;
+    eo.log_arg = r;
+    rc = preempt_etcd_new_(base, &eo, &r->e);
+    if (rc == 0) {
+        r->ev = evtimer_new(base, on_real_timer, r);
+        rc = r->ev ? 0 : -ENOMEM;
+    }
+    if (rc < 0) {
+        real_free(r);
+        return rc;
+    }
+    return preempt_coord_new_io_(&real_io_ops, r, cfg, join, ops, arg, ret);
+}
+
+int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
+                          const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
+                          struct preempt_coord **ret)
+{
     static const struct preempt_etcd_watch_ops wops = {
         .on_event = on_watch_event, .on_reset = on_watch_reset, .on_link = on_watch_link,
     };
-    struct preempt_etcd_opts eo = cfg->etcd;
     struct preempt_coord *c;
     unsigned n = cfg->workers;
     int r;
 
-    if (!ops || !ops->post || !ops->now_ms || n == 0 || n > PREEMPT_MAX_WORKERS || cfg->worker >= n)
+    if (!ops || !ops->post || !ops->now_ms || n == 0 || n > PREEMPT_MAX_WORKERS || cfg->worker >= n) {
+        io->free(io_arg);
         return -EINVAL;
+    }
     c = calloc(1, sizeof(*c));
-    if (!c)
+    if (!c) {
+        io->free(io_arg);
         return -ENOMEM;
+    }
+    c->io = io;
+    c->io_arg = io_arg;
     c->ops = *ops;
     c->arg = arg;
     c->me = cfg->worker;
@@ -1056,16 +1189,8 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
     }
     if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->alive || !c->done))
         r = -ENOMEM;
-    eo.log = etcd_log;
-    eo.log_arg = c;
     if (r == 0)
-        r = preempt_etcd_new_(base, &eo, &c->e);
-    if (r == 0) {
-        c->ev_keep = evtimer_new(base, on_keep_timer, c);
-        r = c->ev_keep ? 0 : -ENOMEM;
-    }
-    if (r == 0)
-        r = preempt_etcd_watch_(c->e, c->pre, 0, &wops, c, &c->watch);
+        r = io->watch(io_arg, c->pre, &wops, c);
     if (r < 0) {
         preempt_coord_free_(c);
         return r;
@@ -1079,10 +1204,7 @@ void preempt_coord_free_(struct preempt_coord *c)
 {
     if (!c)
         return;
-    preempt_etcd_watch_free_(c->watch);
-    preempt_etcd_free_(c->e);
-    if (c->ev_keep)
-        event_free(c->ev_keep);
+    c->io->free(c->io_arg);
     for (unsigned k = 0; k < 2; k++) {
         free(c->r[k].ack);
         free(c->r[k].shard);
