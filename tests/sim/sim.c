@@ -1,0 +1,1320 @@
+/* tests/sim/sim.c: the deterministic simulation of a job (see sim.h).
+ *
+ *   preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--trace-dir DIR] [-v]
+ *
+ * Each seed draws a job (1-64 workers, sync or async trainers, step and
+ * save times, grace, plan, lease TTL), a script of notices (signals, cloud
+ * notices with deadlines, operator notices, advisory ones, withdrawals,
+ * earlier deadlines) and faults (worker crashes, also mid-save; etcd down
+ * for a while; watch streams that break and resume or re-read; delivery
+ * delays that differ per worker, so that replies and watch events of
+ * different workers interleave in any order; workers that stall past their
+ * lease; slow and failing saves), then runs up to three incarnations of
+ * the job: every worker exits, a restart restores, training resumes.
+ *
+ * Checked after every incarnation (a violation prints the seed and writes
+ * each worker's machine trace, which preempt-replay reproduces):
+ *   - no event was illegal in its state, none was dropped;
+ *   - every save of a round is at that round's agreed step, at run == step;
+ *   - no worker exits "saved" unless every worker holds its shard of the
+ *     committed step;
+ *   - no worker outlives the job's deadline by more than the bound
+ *     (DEADLINE_BOUND below); the cloud kills it there;
+ *   - every worker ends (exit, crash or kill) within the time limit;
+ *   - the restart restores the newest step whose shards every worker holds,
+ *     no older than any "saved" exit, and resumes right after it. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-internal.h"
+#include "machine-internal.h"
+#include "sim.h"
+
+#define MAX_W 64
+#define EPOCH_MS 1790000000000ull /* the wall clock at virtual time 0 */
+#define LIMIT_MS (30u * 60u * 1000u) /* an incarnation must end within this */
+
+/* ---- randomness (splitmix64) --------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t between(uint64_t lo, uint64_t hi) /* inclusive */
+{
+    return lo + rnd() % (hi - lo + 1);
+}
+
+static bool chance(unsigned percent)
+{
+    return rnd() % 100 < percent;
+}
+
+/* ---- the world ------------------------------------------------------------------------- */
+
+enum item_kind { IT_REPLY, IT_WATCH, IT_RESET, IT_KEEP, IT_MTIMER, IT_NOTICE, IT_WITHDRAW };
+
+struct req {
+    int w;
+    char path[32];
+    json_t *body;
+    uint64_t give_up_us;
+    preempt_etcd_cb cb;
+    void *arg;
+};
+
+struct item {
+    enum item_kind kind;
+    struct req *req;     /* IT_REPLY */
+    int status;
+    json_t *reply;
+    const char *msg;
+    int64_t rev;         /* IT_WATCH: deliver up to here */
+    uint32_t gen;        /* IT_KEEP, IT_MTIMER */
+    struct preempt_etcd_kv *kvs; /* IT_RESET */
+    size_t n_kvs;
+    enum preempt_source src; /* IT_NOTICE, IT_WITHDRAW */
+    uint64_t deadline_in_ms;
+    bool advisory;
+    uint64_t kill_us;    /* IT_NOTICE: when the cloud kills (0: never; withdrawn first) */
+    struct item *next;
+};
+
+enum sev_kind { E_STEP, E_SAVE, E_APPLY, E_ARRIVE, E_CRASH, E_PAUSE_END, E_PAUSE, E_ETCD_DOWN, E_ETCD_UP,
+                E_WBREAK, E_WUP, E_OPNOTICE, E_KILL };
+
+struct sev {
+    uint64_t t, seq;
+    enum sev_kind kind;
+    int w;
+    uint32_t gen;
+    void *p;
+    int64_t a;
+};
+
+struct worker {
+    int id;
+    bool async, alive, exited, killed, crashed, paused, stepping, saving, save_asked, save_fails;
+    enum preempt_exit exit_reason;
+    uint64_t exit_us;
+    uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
+    bool mtimer_armed;
+    uint64_t save_step, step_base_us, save_base_us, ewma_us, dev_us, step_t0_us, max_save_ms, total_steps;
+    struct preempt_sm *sm;
+    struct preempt_coord *coord;
+    bool io_dead;
+    unsigned pending;
+    void (*keep_tick)(void *arg);
+    void *keep_arg;
+    struct preempt_etcd_watch_ops wops;
+    void *warg;
+    bool watching, wup;
+    int64_t wnext;        /* the next revision to deliver */
+    uint64_t wlast_us;    /* deliveries to this worker stay in order */
+    uint64_t delay_us;    /* this worker's one-way network delay (base) */
+    struct item *inbox, *inbox_tail;
+    bool live[PREEMPT_SOURCE__COUNT];
+    uint64_t last_commit;
+    bool have_commit;
+    uint64_t *shards;     /* steps this worker holds a shard of */
+    size_t n_shards, cap_shards;
+    char *trace;          /* the machine's records, text form */
+    size_t trace_len, trace_cap;
+    struct preempt_trace_rec last_rec;
+    bool have_rec;
+    unsigned episode;     /* preemptions seen: idle -> busy transitions */
+    struct save { unsigned episode, round; uint64_t step; } saves[16];
+    unsigned n_saves;
+};
+
+struct world {
+    uint64_t seed, now_us, seq;
+    struct sev *heap;
+    size_t n_heap, cap_heap;
+    struct sim_etcd *etcd;
+    bool etcd_down;
+    unsigned n;
+    bool local;           /* one worker without etcd (the local coordinator) */
+    struct worker w[MAX_W];
+    struct preempt_config_facts cfg;
+    unsigned ttl_s;
+    uint64_t give_up_ms, incarnation, restored;
+    bool have_restored;
+    char pre[128];        /* /preempt/sim/<inc>/ */
+    uint64_t kill_us;     /* the job's deadline (0: none): the cloud kills at kill_us + bound */
+    uint64_t bound_us;
+    char violation[512];
+    bool verbose;
+    /* figures */
+    uint64_t max_late_us;
+};
+
+static struct world *W;
+
+static uint64_t now_ms(void)
+{
+    return W->now_us / 1000u + 1u;
+}
+
+static void violate(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void violate(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (W->violation[0])
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(W->violation, sizeof(W->violation), fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the event heap --------------------------------------------------------------------- */
+
+static bool before(const struct sev *a, const struct sev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void schedule(uint64_t t, enum sev_kind kind, int w, uint32_t gen, void *p, int64_t a)
+{
+    size_t i;
+
+    if (W->n_heap == W->cap_heap) {
+        W->cap_heap = W->cap_heap ? W->cap_heap * 2 : 256;
+        W->heap = realloc(W->heap, W->cap_heap * sizeof(*W->heap));
+        if (!W->heap)
+            abort();
+    }
+    i = W->n_heap++;
+    W->heap[i] = (struct sev){ .t = t, .seq = W->seq++, .kind = kind, .w = w, .gen = gen, .p = p, .a = a };
+    while (i > 0 && before(&W->heap[i], &W->heap[(i - 1) / 2])) {
+        struct sev tmp = W->heap[i];
+
+        W->heap[i] = W->heap[(i - 1) / 2];
+        W->heap[(i - 1) / 2] = tmp;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct sev pop(void)
+{
+    struct sev top = W->heap[0];
+    size_t i = 0;
+
+    W->heap[0] = W->heap[--W->n_heap];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+
+        if (l < W->n_heap && before(&W->heap[l], &W->heap[m]))
+            m = l;
+        if (r < W->n_heap && before(&W->heap[r], &W->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        struct sev tmp = W->heap[i];
+        W->heap[i] = W->heap[m];
+        W->heap[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+/* A one-way network delay to or from worker w: its base, sometimes much more. */
+static uint64_t net_us(const struct worker *w)
+{
+    uint64_t d = w->delay_us + between(0, w->delay_us);
+
+    return chance(3) ? d + between(10000, 400000) : d;
+}
+
+/* ---- items: what reaches a worker's loop -------------------------------------------------- */
+
+static void item_free(struct item *it)
+{
+    if (it->kind == IT_REPLY) {
+        json_decref(it->reply);
+        json_decref(it->req->body);
+        free(it->req);
+    }
+    if (it->kind == IT_RESET)
+        preempt_etcd_kvs_free_(it->kvs, it->n_kvs);
+    free(it);
+}
+
+static struct item *item_new(enum item_kind kind)
+{
+    struct item *it = calloc(1, sizeof(*it));
+
+    if (!it)
+        abort();
+    it->kind = kind;
+    return it;
+}
+
+static void arrive(struct worker *w, struct item *it, uint64_t at_us)
+{
+    schedule(at_us, E_ARRIVE, w->id, 0, it, 0);
+}
+
+/* ---- the coordinator's io ----------------------------------------------------------------- */
+
+static int io_call(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg)
+{
+    struct worker *w = io;
+    struct req *q = calloc(1, sizeof(*q));
+
+    if (!q || !body) {
+        free(q);
+        json_decref(body);
+        return -ENOMEM;
+    }
+    q->w = w->id;
+    (void)snprintf(q->path, sizeof(q->path), "%s", path);
+    q->body = body;
+    q->give_up_us = W->now_us + (give_up_ms ? give_up_ms : 2000) * 1000u;
+    q->cb = cb;
+    q->arg = arg;
+    w->pending++;
+    schedule(W->now_us + net_us(w), E_APPLY, w->id, 0, q, 0);
+    return 0;
+}
+
+static void watch_catch_up(struct worker *w, uint64_t at_us)
+{
+    struct item *it = item_new(IT_WATCH);
+
+    it->rev = sim_etcd_rev(W->etcd);
+    if (at_us < w->wlast_us)
+        at_us = w->wlast_us;
+    w->wlast_us = at_us;
+    arrive(w, it, at_us);
+}
+
+static void watch_reset(struct worker *w, uint64_t at_us)
+{
+    struct item *it = item_new(IT_RESET);
+
+    (void)sim_etcd_snapshot(W->etcd, W->pre, &it->kvs, &it->n_kvs);
+    it->rev = sim_etcd_rev(W->etcd);
+    if (at_us < w->wlast_us)
+        at_us = w->wlast_us;
+    w->wlast_us = at_us;
+    arrive(w, it, at_us);
+}
+
+static int io_watch(void *io, const char *prefix, const struct preempt_etcd_watch_ops *ops, void *arg)
+{
+    struct worker *w = io;
+
+    (void)prefix; /* always W->pre */
+    w->wops = *ops;
+    w->warg = arg;
+    w->watching = true;
+    w->wup = !W->etcd_down;
+    if (w->wup)
+        watch_reset(w, W->now_us + 2 * net_us(w));
+    return 0;
+}
+
+static void io_timer(void *io, uint64_t ms, void (*tick)(void *arg), void *arg)
+{
+    struct worker *w = io;
+    struct item *it;
+
+    w->keep_gen++;
+    if (!ms)
+        return;
+    w->keep_tick = tick;
+    w->keep_arg = arg;
+    it = item_new(IT_KEEP);
+    it->gen = w->keep_gen;
+    arrive(w, it, W->now_us + ms * 1000u);
+}
+
+static uint64_t io_wall_ms(void *io)
+{
+    (void)io;
+    return (uint64_t)(EPOCH_MS + W->now_us / 1000u);
+}
+
+static unsigned io_pending(void *io)
+{
+    return ((struct worker *)io)->pending;
+}
+
+static unsigned io_flush(void *io, uint64_t bound_ms)
+{
+    (void)bound_ms;
+    return ((struct worker *)io)->pending;
+}
+
+static void io_free(void *io)
+{
+    ((struct worker *)io)->io_dead = true;
+}
+
+static const struct preempt_coord_io sim_io = {
+    .call = io_call, .watch = io_watch, .timer = io_timer, .wall_ms = io_wall_ms,
+    .pending = io_pending, .flush = io_flush, .free = io_free,
+};
+
+/* After every change of the store: each watching worker hears of it, in
+ * order, after its own delay. */
+static void store_changed(int64_t before_rev)
+{
+    if (sim_etcd_rev(W->etcd) == before_rev)
+        return;
+    for (unsigned i = 0; i < W->n; i++) {
+        struct worker *w = &W->w[i];
+
+        if (w->alive && w->watching && w->wup && !w->io_dead)
+            watch_catch_up(w, W->now_us + net_us(w));
+    }
+}
+
+/* ---- a worker: the shell around the machine ----------------------------------------------- */
+
+static void trace_add(struct worker *w, const char *line)
+{
+    size_t len = strlen(line);
+
+    if (w->trace_len + len + 2 > w->trace_cap) {
+        w->trace_cap = (w->trace_cap + len + 2) * 2;
+        w->trace = realloc(w->trace, w->trace_cap);
+        if (!w->trace)
+            abort();
+    }
+    memcpy(w->trace + w->trace_len, line, len);
+    w->trace_len += len;
+    w->trace[w->trace_len++] = '\n';
+    w->trace[w->trace_len] = '\0';
+}
+
+static void post(struct worker *w, struct preempt_event ev)
+{
+    ev.now_ms = now_ms();
+    if (preempt_sm_post_(w->sm, &ev) < 0)
+        violate("worker %d: the machine's queue overflowed", w->id);
+}
+
+static void coord_post(const struct preempt_event *ev, void *arg)
+{
+    post(arg, *ev);
+}
+
+static uint64_t coord_now(void *arg)
+{
+    (void)arg;
+    return now_ms();
+}
+
+static void coord_log(int level, const char *msg, void *arg)
+{
+    struct worker *w = arg;
+
+    if (W->verbose)
+        fprintf(stderr, "%10.3f w%d coord[%d]: %s\n", (double)W->now_us / 1e6, w->id, level, msg);
+}
+
+static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg)
+{
+    struct worker *w = arg;
+    char line[1024];
+
+    (void)sm;
+    if (preempt_trace_format_(line, sizeof(line), rec, w->have_rec ? &w->last_rec : NULL) >= 0)
+        trace_add(w, line);
+    w->last_rec = *rec;
+    w->have_rec = true;
+    if (W->verbose)
+        fprintf(stderr, "%10.3f w%d %s\n", (double)W->now_us / 1e6, w->id, line);
+    if (rec->from == PREEMPT_STATE_IDLE && rec->to != PREEMPT_STATE_IDLE)
+        w->episode++;
+    if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->verdict != PREEMPT_VERDICT_IGNORED) {
+        w->last_commit = rec->ev.u.ckpt_committed.step;
+        w->have_commit = true;
+    }
+}
+
+static bool holds(const struct worker *w, uint64_t step)
+{
+    for (size_t i = 0; i < w->n_shards; i++)
+        if (w->shards[i] == step)
+            return true;
+    return false;
+}
+
+static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
+{
+    struct worker *w = arg;
+    const struct preempt_core *c = preempt_sm_core_(sm);
+
+    if (w->coord ? preempt_coord_fx_(w->coord, fx, c->round, fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim")
+                 : preempt_local_coord_fx_(sm, fx, now_ms()))
+        return;
+    if (fx->kind == PREEMPT_FX_BEGIN_SAVE) {
+        uint64_t s = (uint64_t)fx->arg, run = preempt_sm_facts_(sm)->run;
+        unsigned k = c->round ? 1 : 0;
+
+        w->save_asked = true;
+        w->save_step = s;
+        if (run != s)
+            violate("worker %d saves step %" PRIu64 " at run %" PRIu64, w->id, s, run);
+        if (w->n_saves < sizeof(w->saves) / sizeof(w->saves[0]))
+            w->saves[w->n_saves++] = (struct save){ w->episode, k, s };
+    } else if (fx->kind == PREEMPT_FX_ARM_TIMER) {
+        struct item *it = item_new(IT_MTIMER);
+        uint64_t at = (uint64_t)fx->arg, t = at > now_ms() ? (at - 1) * 1000u : W->now_us;
+
+        w->mtimer_gen = c->timer_gen;
+        w->mtimer_armed = true;
+        it->gen = c->timer_gen;
+        arrive(w, it, t);
+    } else if (fx->kind == PREEMPT_FX_DISARM_TIMER) {
+        w->mtimer_armed = false;
+    } else if (fx->kind == PREEMPT_FX_EXIT) {
+        w->exit_reason = (enum preempt_exit)fx->arg;
+        w->exited = true;
+        w->exit_us = W->now_us;
+        preempt_coord_leave_(w->coord);
+    }
+}
+
+/* The machine's effects decided; is the trainer blocked in the loop? */
+static enum preempt_action action_of(const struct worker *w)
+{
+    enum preempt_state s = preempt_sm_core_(w->sm)->state;
+
+    if (w->exited)
+        return PREEMPT_ACTION_EXIT;
+    if (w->save_asked)
+        return PREEMPT_ACTION_SAVE;
+    if (s == PREEMPT_STATE_IDLE || s == PREEMPT_STATE_STEP_AGREED || s == PREEMPT_STATE_COUNTDOWN)
+        return PREEMPT_ACTION_CONTINUE;
+    return PREEMPT_ACTION_WAIT;
+}
+
+static bool in_loop(const struct worker *w)
+{
+    if (!w->alive || w->paused)
+        return false;
+    if (w->async)
+        return true;
+    return !w->stepping && !w->saving; /* sync: only between steps and while waiting */
+}
+
+static void process(struct worker *w, struct item *it);
+
+static void finish_worker(struct worker *w)
+{
+    w->alive = false;
+    for (struct item *it = w->inbox, *next; it; it = next) {
+        next = it->next;
+        item_free(it);
+    }
+    w->inbox = w->inbox_tail = NULL;
+}
+
+/* The trainer acts on the action: the next step, a save, or nothing. */
+static void act(struct worker *w)
+{
+    enum preempt_action a;
+
+    if (!w->alive || w->paused)
+        return;
+    a = action_of(w);
+    if (a == PREEMPT_ACTION_EXIT) {
+        finish_worker(w);
+        return;
+    }
+    if (w->stepping || w->saving)
+        return;
+    if (a == PREEMPT_ACTION_SAVE) {
+        uint64_t d = w->save_base_us / 2 + between(0, w->save_base_us);
+
+        if (chance(2))
+            d *= between(5, 20); /* a slow save */
+        w->saving = true;
+        schedule(W->now_us + d, E_SAVE, w->id, ++w->save_gen, NULL, 0);
+    } else if (a == PREEMPT_ACTION_CONTINUE) {
+        uint64_t d = w->step_base_us * 9 / 10 + between(0, w->step_base_us / 5);
+
+        w->stepping = true;
+        w->step_t0_us = W->now_us;
+        schedule(W->now_us + d, E_STEP, w->id, ++w->step_gen, NULL, 0);
+    }
+}
+
+/* One pass of the worker's loop: everything that has arrived. */
+static void pump(struct worker *w)
+{
+    while (w->inbox && in_loop(w)) {
+        struct item *it = w->inbox;
+
+        w->inbox = it->next;
+        if (!w->inbox)
+            w->inbox_tail = NULL;
+        process(w, it);
+        item_free(it);
+    }
+    act(w);
+}
+
+static void notice(struct worker *w, enum preempt_source src, uint64_t deadline_in_ms, bool advisory, uint64_t kill_us)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
+
+    if (w->exited)
+        return;
+    ev.u.notice.source = src;
+    ev.u.notice.deadline = deadline_in_ms ? now_ms() + deadline_in_ms : 0;
+    if (!advisory) {
+        w->live[src] = true;
+        preempt_coord_withdraw_(w->coord, false);
+    } else if (w->coord) {
+        preempt_coord_withdraw_(w->coord, true);
+    }
+    post(w, ev);
+    if (kill_us) /* the job now knows this deadline */
+        schedule(kill_us, E_KILL, w->id, 0, NULL, (int64_t)kill_us);
+    if (advisory && !w->coord) {
+        struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+        wd.u.notice_withdrawn.source = src;
+        post(w, wd);
+    }
+}
+
+static void withdraw(struct worker *w, enum preempt_source src)
+{
+    bool any = false;
+
+    w->live[src] = false;
+    for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
+        any = any || w->live[i];
+    if (any || w->exited)
+        return;
+    if (w->coord) {
+        preempt_coord_withdraw_(w->coord, true);
+    } else {
+        struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+        wd.u.notice_withdrawn.source = src;
+        post(w, wd);
+    }
+}
+
+static void process(struct worker *w, struct item *it)
+{
+    size_t n_hist;
+    const struct sim_ev *h;
+
+    switch (it->kind) {
+    case IT_REPLY:
+        w->pending--;
+        if (!w->io_dead && it->req->cb)
+            it->req->cb(it->status, it->reply, it->msg, it->req->arg);
+        break;
+    case IT_WATCH:
+        if (w->io_dead || !w->wup)
+            break;
+        h = sim_etcd_history(W->etcd, &n_hist);
+        for (size_t i = 0; i < n_hist && !w->io_dead; i++) {
+            if (h[i].rev < w->wnext || h[i].rev > it->rev)
+                continue;
+            if (strncmp(h[i].kv.key, W->pre, strlen(W->pre)) == 0)
+                w->wops.on_event(h[i].type, &h[i].kv, w->warg);
+        }
+        if (it->rev + 1 > w->wnext)
+            w->wnext = it->rev + 1;
+        break;
+    case IT_RESET:
+        if (w->io_dead || !w->wup)
+            break;
+        w->wnext = it->rev + 1;
+        w->wops.on_link(true, "created", w->warg);
+        w->wops.on_reset(it->kvs, it->n_kvs, it->rev, w->warg);
+        break;
+    case IT_KEEP:
+        if (!w->io_dead && it->gen == w->keep_gen)
+            w->keep_tick(w->keep_arg);
+        break;
+    case IT_MTIMER:
+        if (w->mtimer_armed && it->gen == w->mtimer_gen && !w->exited) {
+            struct preempt_event ev = { .kind = PREEMPT_EV_TIMER };
+
+            w->mtimer_armed = false;
+            ev.u.timer.gen = it->gen;
+            post(w, ev);
+        }
+        break;
+    case IT_NOTICE:
+        notice(w, it->src, it->deadline_in_ms, it->advisory, it->kill_us);
+        break;
+    case IT_WITHDRAW:
+        withdraw(w, it->src);
+        break;
+    }
+}
+
+static void count_step(struct worker *w)
+{
+    struct preempt_facts *f = preempt_sm_facts_(w->sm);
+
+    preempt_step_stats_(&w->ewma_us, &w->dev_us, W->now_us - w->step_t0_us);
+    f->step_ms = (w->ewma_us + 999) / 1000;
+    f->step_dev_ms = (w->dev_us + 999) / 1000;
+    f->run++;
+    if (preempt_sm_core_(w->sm)->state != PREEMPT_STATE_IDLE && !w->exited) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
+
+        ev.u.step_reached.step = f->run;
+        post(w, ev);
+    }
+    if (f->run >= w->total_steps && !w->exited) { /* the trainer's last step: preempt_training_done() */
+        struct preempt_event ev = { .kind = PREEMPT_EV_TRAINING_DONE };
+
+        ev.u.training_done.step = f->run;
+        post(w, ev);
+    }
+}
+
+static void save_done(struct worker *w)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
+    struct preempt_facts *f = preempt_sm_facts_(w->sm);
+
+    w->saving = false;
+    w->save_asked = false;
+    if (w->save_fails && chance(30)) {
+        ev.u.save_done.status = -ENOSPC;
+    } else {
+        if (w->n_shards == w->cap_shards) {
+            w->cap_shards = w->cap_shards ? w->cap_shards * 2 : 8;
+            w->shards = realloc(w->shards, w->cap_shards * sizeof(*w->shards));
+            if (!w->shards)
+                abort();
+        }
+        w->shards[w->n_shards++] = w->save_step;
+    }
+    if (f->save_ms < w->max_save_ms)
+        f->save_ms = w->max_save_ms;
+    post(w, ev);
+}
+
+/* ---- the store's side ------------------------------------------------------------------- */
+
+static void apply(struct req *q)
+{
+    struct worker *w = &W->w[q->w];
+    struct item *it;
+    int64_t rev0 = sim_etcd_rev(W->etcd);
+    json_t *reply = NULL;
+    const char *msg = "ok";
+    int status;
+
+    if (W->etcd_down) {
+        if (W->now_us + 250000 < q->give_up_us) { /* the client retries */
+            schedule(W->now_us + 250000, E_APPLY, q->w, 0, q, 0);
+            return;
+        }
+        status = -ETIMEDOUT;
+        msg = "etcd unreachable (simulated outage)";
+    } else {
+        status = sim_etcd_apply(W->etcd, q->path, q->body, W->now_us / 1000u, &reply, &msg);
+        store_changed(rev0);
+    }
+    if (!w->alive || w->io_dead) { /* nobody reads the answer */
+        w->pending--;
+        json_decref(reply);
+        json_decref(q->body);
+        free(q);
+        return;
+    }
+    it = item_new(IT_REPLY);
+    it->req = q;
+    it->status = status;
+    it->reply = reply;
+    it->msg = msg;
+    arrive(w, it, W->now_us + net_us(w));
+}
+
+/* ---- one incarnation ------------------------------------------------------------------ */
+
+static void machine_up(struct worker *w)
+{
+    struct preempt_sm_ops ops = { .run_fx = run_fx, .on_record = on_rec };
+    char line[512];
+
+    if (preempt_sm_new_(&W->cfg, &ops, w, &w->sm) < 0)
+        abort();
+    preempt_sm_facts_(w->sm)->run = W->have_restored ? W->restored : 0;
+    if (preempt_trace_format_config_(line, sizeof(line), &W->cfg) >= 0)
+        trace_add(w, line);
+}
+
+static void start_incarnation(void)
+{
+    char key[160], val[200];
+
+    W->incarnation++;
+    (void)snprintf(W->pre, sizeof(W->pre), "/preempt/sim/%" PRIu64 "/", W->incarnation);
+    W->kill_us = 0;
+    if (!W->local) {
+        (void)snprintf(val, sizeof(val), "%" PRIu64, W->incarnation);
+        sim_etcd_put(W->etcd, "/preempt/sim/incarnation", val, 0, now_ms());
+    }
+    for (unsigned i = 0; i < W->n; i++) {
+        struct worker *w = &W->w[i];
+        struct worker keep = *w;
+
+        *w = (struct worker){ .id = (int)i, .alive = true, .async = keep.async, .step_base_us = keep.step_base_us,
+                              .save_base_us = keep.save_base_us, .delay_us = keep.delay_us,
+                              .save_fails = keep.save_fails, .total_steps = keep.total_steps,
+                              .shards = keep.shards, .n_shards = keep.n_shards, .cap_shards = keep.cap_shards,
+                              .max_save_ms = keep.max_save_ms };
+        free(keep.trace); /* a violation dumps the incarnation it happened in */
+        machine_up(w);
+        if (!W->local) {
+            struct preempt_coord_cfg cc = { .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
+                                            .join_timeout_ms = 10000, .give_up_ms = W->give_up_ms };
+            struct preempt_coord_join join = { .incarnation = W->incarnation,
+                                               .lease = sim_etcd_grant(W->etcd, W->ttl_s, now_ms()),
+                                               .have_step = W->have_restored, .step = W->restored };
+            struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log };
+
+            (void)snprintf(key, sizeof(key), "%sjoined/%u", W->pre, i);
+            preempt_coord_offer_(val, sizeof(val), 1000 + (long)i, w->shards, w->n_shards);
+            sim_etcd_put(W->etcd, key, val, 0, now_ms());
+            (void)snprintf(key, sizeof(key), "%salive/%u", W->pre, i);
+            sim_etcd_put(W->etcd, key, "pid=1", join.lease, now_ms());
+            if (preempt_coord_new_io_(&sim_io, w, &cc, &join, &cops, w, &w->coord) < 0)
+                abort();
+        }
+        act(w);
+    }
+}
+
+static void arm_faults_and_notices(uint64_t span_us)
+{
+    unsigned n_notices = (unsigned)between(0, 3);
+    uint64_t t0 = W->now_us;
+
+    for (unsigned k = 0; k < n_notices; k++) {
+        struct worker *w = &W->w[between(0, W->n - 1)];
+        uint64_t at = t0 + between(span_us / 10, span_us * 6 / 10);
+        unsigned pick = (unsigned)between(0, 9);
+        struct item *it = item_new(IT_NOTICE);
+
+        it->src = pick < 4 ? PREEMPT_SOURCE_SIGNAL : pick < 6 ? PREEMPT_SOURCE_GCE
+                  : pick < 8                     ? PREEMPT_SOURCE_AWS : PREEMPT_SOURCE_AZURE;
+        it->deadline_in_ms = it->src == PREEMPT_SOURCE_SIGNAL ? 0 : between(2000, 90000);
+        it->advisory = it->src == PREEMPT_SOURCE_AWS && chance(30);
+        if (!W->local && chance(10)) { /* an operator's notice (preemptctl) instead */
+            schedule(at, E_OPNOTICE, 0, 0, NULL, (int64_t)between(2000, 60000));
+            free(it);
+            continue;
+        }
+        if (!it->advisory) {
+            uint64_t kill = at + (it->deadline_in_ms ? it->deadline_in_ms
+                                  : W->cfg.grace_ms ? W->cfg.grace_ms : W->cfg.bound_ms) * 1000u;
+            bool withdrawn = it->src != PREEMPT_SOURCE_SIGNAL && chance(25);
+
+            it->kill_us = kill;
+            if (withdrawn) {
+                struct item *wd = item_new(IT_WITHDRAW);
+                uint64_t wat = at + between(100000, 3000000);
+
+                wd->src = it->src;
+                arrive(w, wd, wat);
+                if (wat < kill)
+                    it->kill_us = 0;
+            }
+        }
+        arrive(w, it, at);
+    }
+    if (chance(10))
+        schedule(t0 + between(0, span_us), E_CRASH, (int)between(0, W->n - 1), 0, NULL, 0);
+    if (!W->local && chance(10)) {
+        uint64_t at = t0 + between(0, span_us);
+
+        schedule(at, E_ETCD_DOWN, 0, 0, NULL, 0);
+        schedule(at + between(200000, 8000000), E_ETCD_UP, 0, 0, NULL, 0);
+    }
+    if (!W->local && chance(15))
+        schedule(t0 + between(0, span_us), E_WBREAK, (int)between(0, W->n - 1), 0, NULL,
+                 (int64_t)between(50000, 5000000));
+    if (chance(5)) /* a stall (swapping, a stuck file system): past the lease */
+        schedule(t0 + between(0, span_us), E_PAUSE, (int)between(0, W->n - 1), 0, NULL,
+                 (int64_t)between(500000, 3000000ull * W->ttl_s));
+}
+
+static bool all_gone(void)
+{
+    for (unsigned i = 0; i < W->n; i++)
+        if (W->w[i].alive)
+            return false;
+    return true;
+}
+
+static void crash(struct worker *w)
+{
+    if (!w->alive)
+        return;
+    w->crashed = true;
+    w->exit_us = W->now_us;
+    w->saving = w->stepping = false;
+    finish_worker(w);
+    w->io_dead = true; /* no keep-alive, no reply read: its lease runs out */
+}
+
+static void handle(const struct sev *e)
+{
+    struct worker *w = &W->w[e->w];
+    int64_t rev0;
+
+    switch (e->kind) {
+    case E_STEP:
+        if (!w->alive || e->gen != w->step_gen || !w->stepping)
+            break;
+        if (w->paused) { /* the step ends when the stall does */
+            schedule(W->now_us + 1000, E_STEP, w->id, e->gen, NULL, 0);
+            break;
+        }
+        w->stepping = false;
+        count_step(w);
+        pump(w);
+        break;
+    case E_SAVE:
+        if (!w->alive || e->gen != w->save_gen || !w->saving)
+            break;
+        if (w->paused) {
+            schedule(W->now_us + 1000, E_SAVE, w->id, e->gen, NULL, 0);
+            break;
+        }
+        save_done(w);
+        pump(w);
+        break;
+    case E_APPLY:
+        apply(e->p);
+        break;
+    case E_ARRIVE: {
+        struct item *it = e->p;
+
+        if (!w->alive) {
+            if (it->kind == IT_REPLY)
+                w->pending--;
+            item_free(it);
+            break;
+        }
+        it->next = NULL;
+        if (w->inbox_tail)
+            w->inbox_tail->next = it;
+        else
+            w->inbox = it;
+        w->inbox_tail = it;
+        if (in_loop(w))
+            pump(w);
+        break;
+    }
+    case E_CRASH:
+        crash(w);
+        break;
+    case E_PAUSE:
+        if (w->alive && !w->paused) {
+            w->paused = true;
+            schedule(W->now_us + (uint64_t)e->a, E_PAUSE_END, w->id, 0, NULL, 0);
+        }
+        break;
+    case E_PAUSE_END:
+        w->paused = false;
+        if (w->alive && in_loop(w))
+            pump(w);
+        break;
+    case E_ETCD_DOWN:
+        W->etcd_down = true;
+        for (unsigned i = 0; i < W->n; i++)
+            if (W->w[i].watching && W->w[i].wup && W->w[i].alive) {
+                W->w[i].wup = false;
+                if (!W->w[i].io_dead)
+                    W->w[i].wops.on_link(false, "etcd down", W->w[i].warg);
+            }
+        break;
+    case E_ETCD_UP:
+        W->etcd_down = false;
+        sim_etcd_refresh(W->etcd, W->now_us / 1000u); /* a new leader renews every lease */
+        for (unsigned i = 0; i < W->n; i++) {
+            struct worker *x = &W->w[i];
+
+            if (x->watching && x->alive && !x->wup) {
+                x->wup = true;
+                if (chance(50))
+                    watch_reset(x, W->now_us + net_us(x));
+                else
+                    watch_catch_up(x, W->now_us + net_us(x));
+            }
+        }
+        break;
+    case E_WBREAK:
+        if (w->watching && w->wup && w->alive && !w->io_dead) {
+            w->wup = false;
+            w->wops.on_link(false, "stream broke", w->warg);
+            schedule(W->now_us + (uint64_t)e->a, E_WUP, w->id, 0, NULL, 0);
+        }
+        break;
+    case E_WUP:
+        if (w->watching && w->alive && !w->wup && !W->etcd_down) {
+            w->wup = true;
+            if (chance(50))
+                watch_reset(w, W->now_us + net_us(w)); /* compacted: re-read */
+            else
+                watch_catch_up(w, W->now_us + net_us(w));
+        }
+        break;
+    case E_OPNOTICE: {
+        char key[160], val[64];
+
+        rev0 = sim_etcd_rev(W->etcd);
+        (void)snprintf(key, sizeof(key), "%snotice/op", W->pre);
+        (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", (uint64_t)(EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a));
+        if (!W->etcd_down) {
+            sim_etcd_put(W->etcd, key, val, 0, now_ms());
+            store_changed(rev0);
+            schedule(W->now_us + (uint64_t)e->a * 1000u, E_KILL, 0, 0, NULL,
+                     (int64_t)(W->now_us + (uint64_t)e->a * 1000u));
+        }
+        break;
+    }
+    case E_KILL:
+        /* gen 0: a live notice's deadline reached the job (the earliest
+         * counts); gen 1, bound_us later: whoever still runs is killed. */
+        if (e->gen == 0) {
+            if (!W->kill_us || (uint64_t)e->a < W->kill_us) {
+                W->kill_us = (uint64_t)e->a;
+                schedule(W->kill_us + W->bound_us, E_KILL, 0, 1, NULL, e->a);
+            }
+            break;
+        }
+        if ((uint64_t)e->a != W->kill_us)
+            break; /* an earlier deadline took its place */
+        for (unsigned i = 0; i < W->n; i++)
+            if (W->w[i].alive) {
+                violate("worker %u still runs %.3f s after the job's deadline (bound %.3f s)", i,
+                        (double)(W->now_us - W->kill_us) / 1e6, (double)W->bound_us / 1e6);
+                W->w[i].killed = true;
+                crash(&W->w[i]);
+            }
+        break;
+    }
+}
+
+/* Runs events until every worker is gone; then checks the incarnation. */
+static void run_incarnation(void)
+{
+    uint64_t start = W->now_us, span = 0;
+
+    for (unsigned i = 0; i < W->n; i++) {
+        uint64_t s = W->w[i].step_base_us * (W->w[i].total_steps - (W->have_restored ? W->restored : 0));
+
+        if (s > span)
+            span = s;
+    }
+    arm_faults_and_notices(span);
+    while (!all_gone() && !W->violation[0]) {
+        uint64_t exp = W->local || W->etcd_down ? 0 : sim_etcd_next_expiry(W->etcd) * 1000u;
+        struct sev e;
+
+        if (W->n_heap == 0) {
+            violate("nothing left to happen, but %s still runs", "a worker");
+            break;
+        }
+        if (exp && exp <= W->heap[0].t) { /* a lease runs out first */
+            int64_t rev0 = sim_etcd_rev(W->etcd);
+
+            if (exp > W->now_us)
+                W->now_us = exp;
+            sim_etcd_expire(W->etcd, W->now_us / 1000u);
+            store_changed(rev0);
+            continue;
+        }
+        e = pop();
+        if (e.t > W->now_us)
+            W->now_us = e.t;
+        if (W->now_us - start > (uint64_t)LIMIT_MS * 1000u) {
+            violate("the incarnation did not end within %u s", LIMIT_MS / 1000u);
+            break;
+        }
+        handle(&e);
+    }
+    /* Deadlines: how late the last exit came. */
+    if (W->kill_us)
+        for (unsigned i = 0; i < W->n; i++)
+            if (W->w[i].exited && W->w[i].exit_us > W->kill_us && W->w[i].exit_us - W->kill_us > W->max_late_us)
+                W->max_late_us = W->w[i].exit_us - W->kill_us;
+}
+
+static void check_incarnation(void)
+{
+    uint64_t truth = 0, restore = 0;
+    bool have_truth = false, have_restore;
+    const char *offers[MAX_W];
+    char offer[MAX_W][1400];
+
+    for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
+        struct worker *w = &W->w[i];
+
+        if (preempt_sm_illegal_(w->sm) || preempt_sm_dropped_(w->sm))
+            violate("worker %u: %u illegal and %u dropped events", i, preempt_sm_illegal_(w->sm),
+                    preempt_sm_dropped_(w->sm));
+        if (w->exited && w->exit_reason == PREEMPT_EXIT_SAVED) {
+            if (!w->have_commit)
+                violate("worker %u exits saved without a committed checkpoint", i);
+            for (unsigned k = 0; k < W->n && !W->violation[0]; k++)
+                if (!holds(&W->w[k], w->last_commit))
+                    violate("worker %u exits saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
+                            w->last_commit, k);
+        }
+    }
+    /* Every save of a round (of one preemption) is at one step. */
+    for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
+        for (unsigned a = 0; a < W->w[i].n_saves; a++)
+            for (unsigned k = 0; k < i && !W->violation[0]; k++)
+                for (unsigned b = 0; b < W->w[k].n_saves; b++) {
+                    const struct save *x = &W->w[i].saves[a], *y = &W->w[k].saves[b];
+
+                    if (x->episode == y->episode && x->round == y->round && x->step != y->step)
+                        violate("preemption %u, round %u: worker %u saved step %" PRIu64 ", worker %u step %" PRIu64,
+                                x->episode, x->round, i, x->step, k, y->step);
+                }
+    if (W->violation[0])
+        return;
+    /* The restart: the newest step every worker holds. */
+    for (unsigned k = 0; k < W->w[0].n_shards; k++) {
+        uint64_t s = W->w[0].shards[k];
+        bool all = true;
+
+        for (unsigned i = 1; i < W->n && all; i++)
+            all = holds(&W->w[i], s);
+        if (all && (!have_truth || s > truth)) {
+            truth = s;
+            have_truth = true;
+        }
+    }
+    for (unsigned i = 0; i < W->n; i++) {
+        struct worker *w = &W->w[i];
+        uint64_t newest[64];
+        size_t m = 0;
+
+        for (size_t k = w->n_shards; k-- > 0 && m < 64;) /* the newest 64, as the handler offers */
+            newest[m++] = w->shards[k];
+        preempt_coord_offer_(offer[i], sizeof(offer[i]), 1000 + (long)i, newest, m);
+        offers[i] = offer[i];
+    }
+    have_restore = preempt_coord_restore_step_(offer[0], offers, W->n, &restore);
+    if (have_restore != have_truth || (have_truth && restore != truth))
+        violate("the restart restores %s%" PRIu64 ", but the newest step every worker holds is %s%" PRIu64,
+                have_restore ? "step " : "nothing, ", restore, have_truth ? "step " : "none, ", truth);
+    for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
+        if (W->w[i].exited && W->w[i].exit_reason == PREEMPT_EXIT_SAVED && W->w[i].last_commit > restore)
+            violate("worker %u exited saved at step %" PRIu64 ", newer than the restore step %" PRIu64, i,
+                    W->w[i].last_commit, restore);
+    if (have_restore) {
+        W->restored = restore;
+        W->have_restored = true;
+    }
+}
+
+static void dump_traces(const char *dir)
+{
+    for (unsigned i = 0; i < W->n; i++) {
+        char path[4096];
+        FILE *f;
+
+        (void)snprintf(path, sizeof(path), "%s/sim-%" PRIu64 "-w%u.trace", dir, W->seed, i);
+        f = fopen(path, "w");
+        if (!f)
+            continue;
+        fprintf(f, "# preempt-sim seed %" PRIu64 ", worker %u of %u, incarnation %" PRIu64 ": %s\n", W->seed, i, W->n,
+                W->incarnation, W->violation);
+        fputs(W->w[i].trace ? W->w[i].trace : "", f);
+        (void)fclose(f);
+        fprintf(stderr, "  trace: %s (preempt-replay %s)\n", path, path);
+    }
+}
+
+static void teardown_incarnation(void)
+{
+    while (W->n_heap) {
+        struct sev e = pop();
+
+        if (e.kind == E_ARRIVE)
+            item_free(e.p);
+        else if (e.kind == E_APPLY) {
+            struct req *q = e.p;
+
+            json_decref(q->body);
+            free(q);
+        }
+    }
+    for (unsigned i = 0; i < W->n; i++) {
+        struct worker *w = &W->w[i];
+
+        finish_worker(w);
+        preempt_coord_free_(w->coord);
+        w->coord = NULL;
+        preempt_sm_free_(w->sm);
+        w->sm = NULL;
+    }
+}
+
+/* One seed: returns true when every check held. */
+static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir, bool verbose, struct world *wd)
+{
+    unsigned incarnations;
+    uint64_t step_us, save_us, delay_us;
+    bool ok;
+
+    memset(wd, 0, sizeof(*wd));
+    W = wd;
+    W->seed = seed;
+    W->verbose = verbose;
+    rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
+    W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
+    if (W->n > max_workers)
+        W->n = max_workers;
+    W->local = W->n == 1 && chance(50);
+    W->etcd = sim_etcd_new();
+    W->ttl_s = (unsigned)between(2, 10);
+    W->give_up_ms = between(3000, 15000);
+    W->cfg = (struct preempt_config_facts){
+        .grace_ms = chance(40) ? 0 : between(2000, 60000), .bound_ms = 30000,
+        .agree_timeout_ms = between(2000, 10000), .margin_ms = 500,
+        .plan = chance(80) ? PREEMPT_PLAN_MEASURED : PREEMPT_PLAN_TF,
+        .second = chance(70) ? PREEMPT_SECOND_IGNORE : PREEMPT_SECOND_EXIT,
+    };
+    step_us = between(5, 800) * 1000u;
+    save_us = between(20, 4000) * 1000u;
+    delay_us = between(100, 5000);
+    for (unsigned i = 0; i < W->n; i++) {
+        struct worker *w = &W->w[i];
+
+        w->async = chance(50);
+        w->step_base_us = step_us * between(98, 102) / 100;
+        w->save_base_us = save_us * between(90, 110) / 100;
+        w->max_save_ms = (w->save_base_us * 3 / 2 + 999) / 1000;
+        w->delay_us = delay_us * between(1, 4);
+        w->save_fails = chance(3);
+        w->total_steps = between(20, 400);
+    }
+    for (unsigned i = 1; i < W->n; i++)
+        W->w[i].total_steps = W->w[0].total_steps;
+    /* The documented bound: a step in flight, the slowest save (slow saves
+     * take up to 20x), and the agreement's own bound. */
+    W->bound_us = 2 * step_us + 20 * save_us * 3 / 2 + W->cfg.agree_timeout_ms * 1000u;
+    incarnations = (unsigned)between(1, 3);
+    for (unsigned k = 0; k < incarnations && !W->violation[0]; k++) {
+        bool preempted = false;
+
+        start_incarnation();
+        run_incarnation();
+        check_incarnation();
+        for (unsigned i = 0; i < W->n; i++)
+            preempted = preempted || !W->w[i].exited || W->w[i].exit_reason != PREEMPT_EXIT_DONE;
+        if (W->violation[0]) {
+            fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n",
+                    seed, W->n, W->incarnation, W->violation);
+            fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 " -v\n", seed);
+            if (trace_dir)
+                dump_traces(trace_dir);
+        }
+        teardown_incarnation();
+        if (!preempted)
+            break; /* training finished: nothing to restart */
+        W->now_us += 1000000; /* the restart */
+    }
+    ok = !W->violation[0];
+    for (unsigned i = 0; i < W->n; i++) {
+        free(W->w[i].shards);
+        free(W->w[i].trace);
+    }
+    free(W->heap);
+    sim_etcd_free(W->etcd);
+    return ok;
+}
+
+static const char usage[] =
+    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--trace-dir DIR] [-v]\n"
+    "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
+    "and checks its invariants after every incarnation. Exits 1 when any seed\n"
+    "violates one; each violation prints its seed, and with --trace-dir writes\n"
+    "every worker's machine trace there (preempt-replay reproduces it).\n"
+    "  --seed S          one seed (with -v: the whole run, event by event)\n"
+    "  --max-workers N   at most N workers per job (1-64; default 64)\n";
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "seeds", required_argument, NULL, 'n' }, { "first", required_argument, NULL, 'f' },
+        { "seed", required_argument, NULL, 's' }, { "max-workers", required_argument, NULL, 'm' },
+        { "trace-dir", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+    };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0;
+    unsigned max_workers = MAX_W;
+    const char *trace_dir = NULL;
+    bool verbose = false;
+    static struct world wd;
+    int c;
+
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vh", opts, NULL)) != -1) {
+        char *end = NULL;
+        unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
+
+        if (optarg && (*optarg == '\0' || *end != '\0')) {
+            fprintf(stderr, "preempt-sim: '%s' is not a number\n%s", optarg, usage);
+            return 2;
+        }
+        switch (c) {
+        case 'n': seeds = v; break;
+        case 'f': first = v; break;
+        case 's': first = v; seeds = 1; break;
+        case 'm':
+            if (v < 1 || v > MAX_W) {
+                fprintf(stderr, "preempt-sim: --max-workers must be 1-%d\n", MAX_W);
+                return 2;
+            }
+            max_workers = (unsigned)v;
+            break;
+        case 't': trace_dir = optarg; break;
+        case 'v': verbose = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind != argc || seeds == 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    for (uint64_t s = first; s < first + seeds; s++) {
+        if (!run_seed(s, max_workers, trace_dir, verbose, &wd))
+            failed++;
+        if (wd.max_late_us > late)
+            late = wd.max_late_us;
+    }
+    printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
+           "deadline\n",
+           seeds, first, first + seeds - 1, failed, (double)late / 1e6);
+    return failed ? 1 : 0;
+}

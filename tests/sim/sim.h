@@ -1,0 +1,53 @@
+/* tests/sim/sim.h: the deterministic simulation (make sim, tests/sim.sh).
+ *
+ * One process runs a whole job: 1-64 workers, each the real machine (the
+ * pure core behind lib/machine.c) and the real coordinator (lib/coord.c),
+ * over an in-memory model of etcd's semantics (sim-etcd.c: revisions,
+ * prefix watches, leases, txn, reached through the gateway's JSON), all on
+ * one virtual clock. Everything random comes from the seed. */
+#ifndef PREEMPT_SIM_H
+#define PREEMPT_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "etcd-internal.h"
+
+struct sim_etcd;
+
+/* One change a watcher sees (key and value owned by the model). */
+struct sim_ev {
+    int64_t rev;
+    enum preempt_etcd_ev type;
+    struct preempt_etcd_kv kv;
+};
+
+struct sim_etcd *sim_etcd_new(void);
+void sim_etcd_free(struct sim_etcd *m);
+
+/* Applies one request of the gateway (path "kv/put", body as the client
+ * sends it) at time now_ms. Returns 0 with *ret the reply's JSON (owned by
+ * the caller), or a negative errno with a message (-EINVAL: a request etcd
+ * refuses; -ENOENT: an unknown lease). */
+int sim_etcd_apply(struct sim_etcd *m, const char *path, const json_t *body, uint64_t now_ms, json_t **ret,
+                   const char **msg);
+
+/* Expires the leases due by now_ms (their keys are deleted). */
+void sim_etcd_expire(struct sim_etcd *m, uint64_t now_ms);
+/* Renews every lease to a full TTL from now (etcd does on a leader change). */
+void sim_etcd_refresh(struct sim_etcd *m, uint64_t now_ms);
+/* The earliest lease expiry after now (0: none). */
+uint64_t sim_etcd_next_expiry(const struct sim_etcd *m);
+
+int64_t sim_etcd_rev(const struct sim_etcd *m);
+/* The history: every change, in revision order. */
+const struct sim_ev *sim_etcd_history(const struct sim_etcd *m, size_t *n);
+/* The current keys under prefix (a snapshot; free with preempt_etcd_kvs_free_). */
+int sim_etcd_snapshot(const struct sim_etcd *m, const char *prefix, struct preempt_etcd_kv **ret, size_t *n);
+/* Writes a key directly (start-up records the simulation sets up itself). */
+void sim_etcd_put(struct sim_etcd *m, const char *key, const char *value, int64_t lease, uint64_t now_ms);
+int64_t sim_etcd_grant(struct sim_etcd *m, unsigned ttl_s, uint64_t now_ms);
+
+#endif
