@@ -540,7 +540,8 @@ static void dec_event(struct preempt_watch_dec *d, const json_t *ev)
     const json_t *type = json_object_get(ev, "type");
     struct preempt_etcd_kv kv;
 
-    if (preempt_etcd_kv_(json_object_get(ev, "kv"), &kv) < 0) {
+    if (preempt_etcd_kv_(json_object_get(ev, "kv"), &kv) < 0 || kv.mod_rev <= 0 || kv.mod_rev == INT64_MAX) {
+        preempt_etcd_kv_clear_(&kv);
         dlog(d, 2, "etcd watch %s: an event without a decodable kv; re-reading", d->prefix);
         d->next_rev = 0;
         d->end = PREEMPT_WATCH_REREAD;
@@ -579,8 +580,12 @@ static void dec_line(const char *s, size_t len, void *arg)
             dec_event(d, json_array_get(events, i));
         break;
     case PREEMPT_WATCH_PROGRESS:
-        if (rev + 1 > d->next_rev)
+        if (rev < 0 || rev == INT64_MAX) { /* no store gets there: a damaged message */
+            dlog(d, 2, "etcd watch %s: a progress notice at revision %lld; reconnecting", d->prefix, (long long)rev);
+            d->end = PREEMPT_WATCH_RECONNECT;
+        } else if (rev + 1 > d->next_rev) {
             d->next_rev = rev + 1;
+        }
         break;
     case PREEMPT_WATCH_COMPACTED:
         dlog(d, 1, "etcd watch %s: revision %lld compacted; re-reading the prefix", d->prefix,

@@ -154,9 +154,10 @@ struct world {
     bool have_restored;
     char pre[128];        /* /preempt/sim/<inc>/ */
     uint64_t kill_us;     /* the job's deadline (0: none): the cloud kills at kill_us + bound */
-    uint64_t bound_us;
+    uint64_t bound_us, base_bound_us;
     char violation[512];
     bool verbose;
+    bool no_return;       /* no withdrawals: a job never returns to idle (--no-return) */
     /* figures */
     uint64_t max_late_us;
 };
@@ -548,6 +549,12 @@ static void act(struct worker *w)
             d *= between(5, 20); /* a slow save */
         w->saving = true;
         schedule(W->now_us + d, E_SAVE, w->id, ++w->save_gen, NULL, 0);
+    } else if (a == PREEMPT_ACTION_CONTINUE && preempt_sm_facts_(w->sm)->run >= w->total_steps) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_TRAINING_DONE }; /* preempt_training_done() */
+
+        ev.u.training_done.step = preempt_sm_facts_(w->sm)->run;
+        post(w, ev);
+        act(w);
     } else if (a == PREEMPT_ACTION_CONTINUE) {
         uint64_t d = w->step_base_us * 9 / 10 + between(0, w->step_base_us / 5);
 
@@ -578,6 +585,13 @@ static void notice(struct worker *w, enum preempt_source src, uint64_t deadline_
 
     if (w->exited)
         return;
+    if (advisory) { /* as the handler: an opportunistic checkpoint only when nothing else is under way */
+        for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
+            if (w->live[i])
+                return;
+        if (preempt_sm_core_(w->sm)->state != PREEMPT_STATE_IDLE)
+            return;
+    }
     ev.u.notice.source = src;
     ev.u.notice.deadline = deadline_in_ms ? now_ms() + deadline_in_ms : 0;
     if (!advisory) {
@@ -681,12 +695,6 @@ static void count_step(struct worker *w)
         struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
 
         ev.u.step_reached.step = f->run;
-        post(w, ev);
-    }
-    if (f->run >= w->total_steps && !w->exited) { /* the trainer's last step: preempt_training_done() */
-        struct preempt_event ev = { .kind = PREEMPT_EV_TRAINING_DONE };
-
-        ev.u.training_done.step = f->run;
         post(w, ev);
     }
 }
@@ -821,7 +829,7 @@ static void arm_faults_and_notices(uint64_t span_us)
         it->src = pick < 4 ? PREEMPT_SOURCE_SIGNAL : pick < 6 ? PREEMPT_SOURCE_GCE
                   : pick < 8                     ? PREEMPT_SOURCE_AWS : PREEMPT_SOURCE_AZURE;
         it->deadline_in_ms = it->src == PREEMPT_SOURCE_SIGNAL ? 0 : between(2000, 90000);
-        it->advisory = it->src == PREEMPT_SOURCE_AWS && chance(30);
+        it->advisory = it->src == PREEMPT_SOURCE_AWS && chance(30) && !W->no_return;
         if (!W->local && chance(10)) { /* an operator's notice (preemptctl) instead */
             schedule(at, E_OPNOTICE, 0, 0, NULL, (int64_t)between(2000, 60000));
             free(it);
@@ -830,7 +838,7 @@ static void arm_faults_and_notices(uint64_t span_us)
         if (!it->advisory) {
             uint64_t kill = at + (it->deadline_in_ms ? it->deadline_in_ms
                                   : W->cfg.grace_ms ? W->cfg.grace_ms : W->cfg.bound_ms) * 1000u;
-            bool withdrawn = it->src != PREEMPT_SOURCE_SIGNAL && chance(25);
+            bool withdrawn = it->src != PREEMPT_SOURCE_SIGNAL && chance(25) && !W->no_return;
 
             it->kill_us = kill;
             if (withdrawn) {
@@ -856,9 +864,12 @@ static void arm_faults_and_notices(uint64_t span_us)
     if (!W->local && chance(15))
         schedule(t0 + between(0, span_us), E_WBREAK, (int)between(0, W->n - 1), 0, NULL,
                  (int64_t)between(50000, 5000000));
-    if (chance(5)) /* a stall (swapping, a stuck file system): past the lease */
-        schedule(t0 + between(0, span_us), E_PAUSE, (int)between(0, W->n - 1), 0, NULL,
-                 (int64_t)between(500000, 3000000ull * W->ttl_s));
+    if (chance(5)) { /* a stall (swapping, a stuck file system): past the lease */
+        uint64_t d = between(500000, 3000000ull * W->ttl_s);
+
+        schedule(t0 + between(0, span_us), E_PAUSE, (int)between(0, W->n - 1), 0, NULL, (int64_t)d);
+        W->bound_us += d; /* a frozen process cannot exit: the bound grows by the stall */
+    }
 }
 
 static bool all_gone(void)
@@ -1031,6 +1042,7 @@ static void run_incarnation(void)
         if (s > span)
             span = s;
     }
+    W->bound_us = W->base_bound_us;
     arm_faults_and_notices(span);
     while (!all_gone() && !W->violation[0]) {
         uint64_t exp = W->local || W->etcd_down ? 0 : sim_etcd_next_expiry(W->etcd) * 1000u;
@@ -1156,6 +1168,7 @@ static void dump_traces(const char *dir)
 
 static void teardown_incarnation(void)
 {
+    W->etcd_down = false; /* its end was among the events dropped below */
     while (W->n_heap) {
         struct sev e = pop();
 
@@ -1180,7 +1193,8 @@ static void teardown_incarnation(void)
 }
 
 /* One seed: returns true when every check held. */
-static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir, bool verbose, struct world *wd)
+static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir, bool verbose, bool no_return,
+                     struct world *wd)
 {
     unsigned incarnations;
     uint64_t step_us, save_us, delay_us;
@@ -1190,6 +1204,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
     W = wd;
     W->seed = seed;
     W->verbose = verbose;
+    W->no_return = no_return;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
     if (W->n > max_workers)
@@ -1220,9 +1235,11 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
     }
     for (unsigned i = 1; i < W->n; i++)
         W->w[i].total_steps = W->w[0].total_steps;
-    /* The documented bound: a step in flight, the slowest save (slow saves
-     * take up to 20x), and the agreement's own bound. */
-    W->bound_us = 2 * step_us + 20 * save_us * 3 / 2 + W->cfg.agree_timeout_ms * 1000u;
+    /* The documented bound (README, "Simulation"): two steps (one in
+     * flight, one to the save step), the slowest save (slow saves take up
+     * to 20x), the agreement's bound and the coordination writes' retry
+     * bound; a stall injected into a worker adds its length. */
+    W->base_bound_us = 2 * step_us + 20 * save_us * 3 / 2 + (W->cfg.agree_timeout_ms + W->give_up_ms) * 1000u;
     incarnations = (unsigned)between(1, 3);
     for (unsigned k = 0; k < incarnations && !W->violation[0]; k++) {
         bool preempted = false;
@@ -1255,13 +1272,15 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
 }
 
 static const char usage[] =
-    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--trace-dir DIR] [-v]\n"
+    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--no-return] [--trace-dir DIR] [-v]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
     "violates one; each violation prints its seed, and with --trace-dir writes\n"
     "every worker's machine trace there (preempt-replay reproduces it).\n"
     "  --seed S          one seed (with -v: the whole run, event by event)\n"
-    "  --max-workers N   at most N workers per job (1-64; default 64)\n";
+    "  --max-workers N   at most N workers per job (1-64; default 64)\n"
+    "  --no-return       no withdrawn or advisory notices: a job never goes back to idle\n"
+    "                    (the known open race after a withdrawal is left out; see README)\n";
 
 int main(int argc, char **argv)
 {
@@ -1269,20 +1288,20 @@ int main(int argc, char **argv)
         { "seeds", required_argument, NULL, 'n' }, { "first", required_argument, NULL, 'f' },
         { "seed", required_argument, NULL, 's' }, { "max-workers", required_argument, NULL, 'm' },
         { "trace-dir", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+        { "no-return", no_argument, NULL, 'r' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
     };
     uint64_t first = 1, seeds = 1000, failed = 0, late = 0;
     unsigned max_workers = MAX_W;
     const char *trace_dir = NULL;
-    bool verbose = false;
+    bool verbose = false, no_return = false;
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vrh", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
-        if (optarg && (*optarg == '\0' || *end != '\0')) {
+        if (optarg && c != 't' && (*optarg == '\0' || *end != '\0')) {
             fprintf(stderr, "preempt-sim: '%s' is not a number\n%s", optarg, usage);
             return 2;
         }
@@ -1299,6 +1318,7 @@ int main(int argc, char **argv)
             break;
         case 't': trace_dir = optarg; break;
         case 'v': verbose = true; break;
+        case 'r': no_return = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -1308,7 +1328,7 @@ int main(int argc, char **argv)
         return 2;
     }
     for (uint64_t s = first; s < first + seeds; s++) {
-        if (!run_seed(s, max_workers, trace_dir, verbose, &wd))
+        if (!run_seed(s, max_workers, trace_dir, verbose, no_return, &wd))
             failed++;
         if (wd.max_late_us > late)
             late = wd.max_late_us;

@@ -345,6 +345,8 @@ START_TEST(test_watch_decoder_ends)
     static const char undecodable[] = EVENTS("6", EV("PUT", "!!", "5") "," EV("PUT", "Yg==", "6"));
     static const char garbage[] = "{\"result\":\n";
     static const char compacted[] = "{\"result\":{\"header\":{\"revision\":\"9\"},\"canceled\":true,\"compact_revision\":\"8\"}}\n";
+    static const char huge_progress[] = "{\"result\":{\"header\":{\"revision\":\"9223372036854775807\"}}}\n";
+    static const char huge_event[] = EVENTS("6", EV("PUT", "YQ==", "9223372036854775807"));
     static const char auth[] = "{\"result\":{\"header\":{\"revision\":\"5\"},\"canceled\":true,"
                                "\"cancel_reason\":\"etcdserver: invalid auth token\"}}\n";
     struct preempt_watch_dec d;
@@ -365,6 +367,16 @@ START_TEST(test_watch_decoder_ends)
     dec_start(&d, &s, 5);
     ck_assert_int_eq(preempt_watch_dec_feed_(&d, compacted, sizeof(compacted) - 1), PREEMPT_WATCH_REREAD);
     ck_assert_int_eq(d.next_rev, 0);
+    preempt_watch_dec_free_(&d);
+
+    /* revisions no store reaches (found by fuzz-watch: rev + 1 overflowed) */
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, huge_progress, sizeof(huge_progress) - 1), PREEMPT_WATCH_RECONNECT);
+    ck_assert_int_eq(d.next_rev, 5);
+    preempt_watch_dec_free_(&d);
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, huge_event, sizeof(huge_event) - 1), PREEMPT_WATCH_REREAD);
+    ck_assert_uint_eq(s.n, 0);
     preempt_watch_dec_free_(&d);
 
     dec_start(&d, &s, 5);
