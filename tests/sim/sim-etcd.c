@@ -149,12 +149,14 @@ static bool in_range(const char *key, const char *from, const char *end)
     return strcmp(key, from) >= 0 && (end[0] == '\0' || strcmp(key, end) < 0);
 }
 
-static unsigned do_delete(struct sim_etcd *m, const char *from, const char *end)
+/* Deletes every key for which doomed() holds, within the current revision. */
+static unsigned delete_where(struct sim_etcd *m, bool (*doomed)(const struct preempt_etcd_kv *kv, const void *arg),
+                             const void *arg)
 {
     unsigned deleted = 0;
 
     for (size_t i = 0; i < m->n;) {
-        if (!in_range(m->kvs[i].key, from, end)) {
+        if (!doomed(&m->kvs[i], arg)) {
             i++;
             continue;
         }
@@ -165,6 +167,29 @@ static unsigned do_delete(struct sim_etcd *m, const char *from, const char *end)
         deleted++;
     }
     return deleted;
+}
+
+struct range {
+    const char *from, *end;
+};
+
+static bool doomed_in_range(const struct preempt_etcd_kv *kv, const void *arg)
+{
+    const struct range *r = arg;
+
+    return in_range(kv->key, r->from, r->end);
+}
+
+static bool doomed_by_lease(const struct preempt_etcd_kv *kv, const void *arg)
+{
+    return kv->lease == *(const int64_t *)arg;
+}
+
+static unsigned do_delete(struct sim_etcd *m, const char *from, const char *end)
+{
+    struct range r = { from, end };
+
+    return delete_where(m, doomed_in_range, &r);
 }
 
 static struct lease *lease_of(struct sim_etcd *m, int64_t id)
@@ -183,16 +208,7 @@ static void drop_lease(struct sim_etcd *m, struct lease *l)
         any = m->kvs[i].lease == l->id;
     if (any) {
         m->rev++;
-        for (size_t i = 0; i < m->n;) {
-            if (m->kvs[i].lease != l->id) {
-                i++;
-                continue;
-            }
-            record(m, PREEMPT_ETCD_DELETE, &m->kvs[i]);
-            preempt_etcd_kv_clear_(&m->kvs[i]);
-            memmove(&m->kvs[i], &m->kvs[i + 1], (m->n - i - 1) * sizeof(*m->kvs));
-            m->n--;
-        }
+        (void)delete_where(m, doomed_by_lease, &l->id);
     }
     *l = m->leases[--m->n_leases];
 }
