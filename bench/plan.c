@@ -6,7 +6,7 @@
  * its own arrives; the deadline is grace_ms later (SIGKILL then). The
  * machine agrees on a step, saves, trains through the countdown and plans
  * the final save. The shell's timing is mirrored: step times feed the same
- * moving mean and deviation as the handler's (preempt_step_stats_()), the slowest save seen is the planner's
+ * moving mean and deviation as the handler's (preempt_facts_measure_step_()), the slowest save seen is the planner's
  * save time, and the machine's timer is handled at step boundaries (the
  * loop runs between steps). Both plans see identical step and save times.
  *
@@ -95,9 +95,7 @@ static void train_step(struct sim *s, struct preempt_facts *f, uint64_t *mean_us
     uint64_t d = jitter_us(s, step_ms, 0.10);
 
     s->now_us += d;
-    preempt_step_stats_(mean_us, dev_us, d);
-    f->step_ms = (*mean_us + 999) / 1000;
-    f->step_dev_ms = (*dev_us + 999) / 1000;
+    preempt_facts_measure_step_(f, mean_us, dev_us, d);
     f->run++;
 }
 

@@ -248,6 +248,36 @@ void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us)
     *mean_us = (3 * *mean_us + d_us) / 4;
 }
 
+void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us)
+{
+    preempt_step_stats_(mean_us, dev_us, d_us);
+    f->step_ms = (*mean_us + 999) / 1000;
+    f->step_dev_ms = (*dev_us + 999) / 1000;
+}
+
+enum preempt_action preempt_action_of_(enum preempt_state s, bool save_asked)
+{
+    if (s == PREEMPT_STATE_EXIT)
+        return PREEMPT_ACTION_EXIT;
+    if (save_asked)
+        return s == PREEMPT_STATE_FINAL_SAVE ? PREEMPT_ACTION_SAVE_EXIT : PREEMPT_ACTION_SAVE;
+    switch (s) {
+    case PREEMPT_STATE_IDLE:
+    case PREEMPT_STATE_STEP_AGREED:
+    case PREEMPT_STATE_COUNTDOWN:
+        return PREEMPT_ACTION_CONTINUE;
+    case PREEMPT_STATE_OWN_SIGNAL:    /* agreeing on the save step */
+    case PREEMPT_STATE_ACKNOWLEDGED:
+    case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
+    case PREEMPT_STATE_FINAL_SAVE:
+        return PREEMPT_ACTION_WAIT;
+    case PREEMPT_STATE_EXIT:
+    case PREEMPT_STATE__COUNT:
+        break;
+    }
+    return PREEMPT_ACTION_EXIT;
+}
+
 /* ---- guards ---------------------------------------------------------------- */
 
 /* The round's save is the last one before exit: the final round, or any

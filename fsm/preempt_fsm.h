@@ -221,6 +221,14 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
  * and half of it as the deviation, as RFC 6298 does for round trips). */
 void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
 
+/* The same, and the facts' step_ms and step_dev_ms (rounded up to whole
+ * ms) from them: what every shell does with a measured step. */
+void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
+
+/* What the trainer does in state s: train, save (save_asked: a begin-save
+ * is pending), wait for the loop, or exit (preempt_action()'s rule). */
+enum preempt_action preempt_action_of_(enum preempt_state s, bool save_asked);
+
 /* ---- names (preempt_names.c) ------------------------------------------- */
 
 const char *preempt_event_to_string_(enum preempt_event_kind e);

@@ -101,19 +101,24 @@ static int reserve(char **buf, size_t *cap, size_t need, size_t first)
     return 0;
 }
 
-static void elog(struct preempt_etcd *e, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void elog(struct preempt_etcd *e, int level, const char *fmt, ...)
+/* Formats a message for a log callback (none: nothing is formatted). */
+static void logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
 
-    if (!e->log)
+    if (!log)
         return;
     va_start(ap, fmt);
     (void)vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    e->log(level, buf, e->log_arg);
+    log(level, buf, arg);
 }
+
+#define elog(e, ...) logf_((e)->log, (e)->log_arg, __VA_ARGS__)  /* the client's log */
+#define dlog(d, ...) logf_((d)->log, (d)->arg, __VA_ARGS__)      /* a watch decoder's log */
 
 /* ---- base64 (RFC 4648, standard alphabet, padded) ----------------------------- */
 
@@ -501,20 +506,6 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
         return PREEMPT_WATCH_EVENTS;
     }
     return PREEMPT_WATCH_PROGRESS;
-}
-
-static void dlog(struct preempt_watch_dec *d, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void dlog(struct preempt_watch_dec *d, int level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-
-    if (!d->log)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    d->log(level, buf, d->arg);
 }
 
 static bool auth_problem(long http, const char *text)

@@ -1022,25 +1022,9 @@ struct event_base *preempt_handler_base(const struct preempt_handler *h)
 
 enum preempt_action preempt_action(const struct preempt_handler *h)
 {
-    if (!handler_ok(h) || exited(h))
+    if (!handler_ok(h))
         return PREEMPT_ACTION_EXIT;
-    if (h->save_asked)
-        return state_of(h) == PREEMPT_STATE_FINAL_SAVE ? PREEMPT_ACTION_SAVE_EXIT : PREEMPT_ACTION_SAVE;
-    switch (state_of(h)) {
-    case PREEMPT_STATE_IDLE:
-    case PREEMPT_STATE_STEP_AGREED:
-    case PREEMPT_STATE_COUNTDOWN:
-        return PREEMPT_ACTION_CONTINUE;
-    case PREEMPT_STATE_OWN_SIGNAL:    /* agreeing on the save step */
-    case PREEMPT_STATE_ACKNOWLEDGED:
-    case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
-    case PREEMPT_STATE_FINAL_SAVE:
-        return PREEMPT_ACTION_WAIT;
-    case PREEMPT_STATE_EXIT:
-    case PREEMPT_STATE__COUNT:
-        break;
-    }
-    return PREEMPT_ACTION_EXIT;
+    return preempt_action_of_(state_of(h), h->save_asked);
 }
 
 /* Counts one completed step: measures it, and tells the machine while a
@@ -1052,11 +1036,7 @@ static uint64_t count_step(struct preempt_handler *h)
     struct preempt_facts *f = preempt_sm_facts_(h->sm);
 
     if (h->step_t0_us) {
-        uint64_t d = t - h->step_t0_us;
-
-        preempt_step_stats_(&h->step_ewma_us, &h->step_dev_us, d);
-        f->step_ms = (h->step_ewma_us + 999) / 1000;
-        f->step_dev_ms = (h->step_dev_us + 999) / 1000;
+        preempt_facts_measure_step_(f, &h->step_ewma_us, &h->step_dev_us, t - h->step_t0_us);
         h->step_t0_us = 0;
     }
     f->run++;

@@ -106,7 +106,7 @@ struct sev {
 
 struct worker {
     int id;
-    bool async, alive, exited, killed, crashed, paused, stepping, saving, save_asked, save_fails;
+    bool async, alive, exited, crashed, paused, stepping, saving, save_asked, save_fails;
     enum preempt_exit exit_reason;
     uint64_t exit_us;
     uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
@@ -493,20 +493,6 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     }
 }
 
-/* The machine's effects decided; is the trainer blocked in the loop? */
-static enum preempt_action action_of(const struct worker *w)
-{
-    enum preempt_state s = preempt_sm_core_(w->sm)->state;
-
-    if (w->exited)
-        return PREEMPT_ACTION_EXIT;
-    if (w->save_asked)
-        return PREEMPT_ACTION_SAVE;
-    if (s == PREEMPT_STATE_IDLE || s == PREEMPT_STATE_STEP_AGREED || s == PREEMPT_STATE_COUNTDOWN)
-        return PREEMPT_ACTION_CONTINUE;
-    return PREEMPT_ACTION_WAIT;
-}
-
 static bool in_loop(const struct worker *w)
 {
     if (!w->alive || w->paused)
@@ -535,14 +521,14 @@ static void act(struct worker *w)
 
     if (!w->alive || w->paused)
         return;
-    a = action_of(w);
+    a = preempt_action_of_(preempt_sm_core_(w->sm)->state, w->save_asked); /* the handler's rule */
     if (a == PREEMPT_ACTION_EXIT) {
         finish_worker(w);
         return;
     }
     if (w->stepping || w->saving)
         return;
-    if (a == PREEMPT_ACTION_SAVE) {
+    if (a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT) {
         uint64_t d = w->save_base_us / 2 + between(0, w->save_base_us);
 
         if (chance(2))
@@ -687,9 +673,7 @@ static void count_step(struct worker *w)
 {
     struct preempt_facts *f = preempt_sm_facts_(w->sm);
 
-    preempt_step_stats_(&w->ewma_us, &w->dev_us, W->now_us - w->step_t0_us);
-    f->step_ms = (w->ewma_us + 999) / 1000;
-    f->step_dev_ms = (w->dev_us + 999) / 1000;
+    preempt_facts_measure_step_(f, &w->ewma_us, &w->dev_us, W->now_us - w->step_t0_us);
     f->run++;
     if (preempt_sm_core_(w->sm)->state != PREEMPT_STATE_IDLE && !w->exited) {
         struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
@@ -1024,7 +1008,6 @@ static void handle(const struct sev *e)
             if (W->w[i].alive) {
                 violate("worker %u still runs %.3f s after the job's deadline (bound %.3f s)", i,
                         (double)(W->now_us - W->kill_us) / 1e6, (double)W->bound_us / 1e6);
-                W->w[i].killed = true;
                 crash(&W->w[i]);
             }
         break;
