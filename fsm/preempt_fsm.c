@@ -354,7 +354,9 @@ static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preem
         d = min_known(d, now + f->cfg.grace_ms);
     if (d == 0)
         d = now + f->cfg.bound_ms;
-    return d;
+    /* Effects carry deadlines as int64: one past 2^63 ms (a garbled
+     * notice) is as good as never; found by fuzz-scenario. */
+    return d > INT64_MAX ? INT64_MAX : d;
 }
 
 /* Records the event's payload in the context; runs for transitions only. */

@@ -248,6 +248,28 @@ START_TEST(test_ignored_changes_nothing)
 }
 END_TEST
 
+/* A deadline past 2^63 ms published a negative deadline (fuzz-scenario):
+ * it is held at INT64_MAX, which every effect can carry. */
+START_TEST(test_huge_deadline_is_capped)
+{
+    struct preempt_core cur = { .state = ST(IDLE) };
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE, .now_ms = 9,
+                                .u.notice = { PREEMPT_SOURCE_AWS, UINT64_MAX - 5 } };
+    struct preempt_facts f = facts(3, 0);
+    struct preempt_step st = preempt_fsm_step_(&cur, &ev, &f);
+    bool published = false;
+
+    ck_assert_int_eq(st.verdict, PREEMPT_VERDICT_TRANSITION);
+    for (unsigned i = 0; i < st.n_fx; i++)
+        if (st.fx[i].kind == PREEMPT_FX_PUBLISH_NOTICE) {
+            ck_assert_int_eq(st.fx[i].arg, INT64_MAX);
+            published = true;
+        }
+    ck_assert(published);
+    ck_assert_uint_eq(st.next.deadline_ms, INT64_MAX);
+}
+END_TEST
+
 START_TEST(test_earliest_deadline_wins)
 {
     struct preempt_core c = preempt_fsm_init_();
@@ -772,6 +794,7 @@ static Suite *fsm_suite(void)
 
     tcase_add_loop_test(tc, test_row, 0, (int)ARRAY_SIZE(cases));
     tcase_add_test(tc, test_ignored_changes_nothing);
+    tcase_add_test(tc, test_huge_deadline_is_capped);
     tcase_add_test(tc, test_earliest_deadline_wins);
     tcase_add_test(tc, test_timer_generations);
     tcase_add_test(tc, test_agreement_bound_does_not_slide);
