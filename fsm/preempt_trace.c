@@ -257,7 +257,9 @@ static bool parse_u64(const char *s, uint64_t *ret)
         return false;
     errno = 0;
     v = strtoull(s, &end, 10);
-    if (errno || *end)
+    /* Above INT64_MAX: beyond what effects and the binary form carry
+     * (found by fuzz-scenario: a run of 1e19 acknowledged a negative step). */
+    if (errno || *end || v > INT64_MAX)
         return false;
     *ret = v;
     return true;

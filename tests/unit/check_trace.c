@@ -347,6 +347,10 @@ static const struct bad_line {
     { "t=0 banana ev=timer => idle (ignored)", "line 1: malformed field 'banana' (expected key=value)" },
     { "n=2 t=0 ev=timer => idle (ignored)", "line 1: record number n=2, expected 1" },
     { "config grace=soon", "line 1: config field 'grace' needs a non-negative integer, not 'soon'" },
+    /* above INT64_MAX: more than effects carry (fuzz-scenario) */
+    { "t=0 ev=timer gen=1 => idle -> exit fx=arm-timer:9223372036854775808",
+      "line 1: effect arm-timer needs a non-negative integer" },
+    { "config grace=9999999999999999990", "line 1: config field 'grace' needs a non-negative integer" },
     { "config plan=psychic", "line 1: unknown plan 'psychic' (measured or tf)" },
     { "config second=maybe", "line 1: unknown second-notice policy 'maybe' (ignore or exit)" },
     { "config colour=blue", "line 1: unknown config field 'colour'" },
