@@ -36,6 +36,12 @@ if [ "$status" -ne 0 ]; then
 fi
 count
 make check-valgrind
-make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan"
+if ! make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan"; then
+    # distcheck leaves its build behind on failure: show why.
+    for log in libpreempt-*/_build/sub/test-suite.log; do
+        [ -f "$log" ] && cat "$log"
+    done
+    exit 1
+fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

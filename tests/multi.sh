@@ -182,10 +182,12 @@ eq "killed worker: nothing was committed" "$(same "$tag" 2 exit saved_step)" 0
 # writes are retried and the watches resume from the last revision seen.
 tag=restart
 job_start "$tag" 2 --steps 4000 --step-ms 10
-for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
 etcd_stop
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
-sleep 0.5
+# etcd stays down until worker 1 has seen its watch go down (bounded; under
+# sanitizers and load that can take longer than any fixed pause).
+wait_for "$TMP/$tag.1.err" ' down (' 30 && ok
 etcd_restart
 job_wait 60
 eq "etcd restart: every worker exits 42" "$RCS" "42 42"
