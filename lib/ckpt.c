@@ -20,6 +20,7 @@
 #include <pb_encode.h>
 
 #include "ckpt-internal.h"
+#include "fault-internal.h"
 #include "manifest.pb.h"
 
 #define STAGING_PREFIX ".staging-"
@@ -114,7 +115,10 @@ uint32_t preempt_crc32c_(uint32_t crc, const void *data, size_t len)
 static int write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
+    int r;
 
+    if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0)
+        return r;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0) {
@@ -128,6 +132,21 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+/* fsync() and renameat() as 0 or a negative errno, through their fault points. */
+static int fsync_fd(int fd)
+{
+    int r = preempt_fault_(PREEMPT_FAULT_FSYNC);
+
+    return r < 0 ? r : fsync(fd) < 0 ? -errno : 0;
+}
+
+static int rename_at(int dirfd, const char *from, const char *to)
+{
+    int r = preempt_fault_(PREEMPT_FAULT_RENAME);
+
+    return r < 0 ? r : renameat(dirfd, from, dirfd, to) < 0 ? -errno : 0;
+}
+
 /* Writes a new file (0600) in the directory parent, fsynced. */
 static int write_file_at(int parent, const char *name, const void *data, size_t len)
 {
@@ -137,8 +156,8 @@ static int write_file_at(int parent, const char *name, const void *data, size_t 
     if (fd < 0)
         return -errno;
     r = write_all(fd, data, len);
-    if (r == 0 && fsync(fd) < 0)
-        r = -errno;
+    if (r == 0)
+        r = fsync_fd(fd);
     if (close(fd) < 0 && r == 0)
         r = -errno;
     return r;
@@ -527,29 +546,30 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     /* the manifest last, then everything on disk before the rename */
     if ((r = write_file_at(w->fd, MANIFEST, buf, os.bytes_written)) < 0)
         goto fail;
-    if (fsync(w->fd) < 0) {
-        r = -errno;
+    if ((r = fsync_fd(w->fd)) < 0)
         goto fail;
-    }
     ckpt_name(name, sizeof(name), w->m.step);
     /* A checkpoint of the same step (an earlier incarnation's) is moved
      * aside first: a directory cannot be renamed onto a non-empty one. */
     (void)snprintf(trash, sizeof(trash), TRASH_PREFIX "%s-%ld", name, (long)getpid());
-    if (renameat(s->dirfd, name, s->dirfd, trash) == 0)
+    if ((r = rename_at(s->dirfd, name, trash)) == 0)
         replaced = true;
-    else if (errno != ENOENT) {
-        r = -errno;
+    else if (r != -ENOENT)
         goto fail;
-    }
-    if (renameat(s->dirfd, w->staging, s->dirfd, name) < 0) {
-        r = -errno;
+    if ((r = rename_at(s->dirfd, w->staging, name)) < 0) {
         if (replaced)
             (void)renameat(s->dirfd, trash, s->dirfd, name);
         goto fail;
     }
-    if (fsync(s->dirfd) < 0) {
-        r = -errno;
-        logf_(s, 2, "%s: fsync after committing %s failed: %s", s->dir, name, strerror(-r));
+    if ((r = fsync_fd(s->dirfd)) < 0) {
+        /* The rename may not last: the commit is taken back, so that a
+         * failed save leaves the store as it was and a restart finds what
+         * the exit reported. */
+        logf_(s, 2, "%s: fsync after committing %s failed: %s; taken back", s->dir, name, strerror(-r));
+        (void)renameat(s->dirfd, name, s->dirfd, w->staging);
+        if (replaced)
+            (void)renameat(s->dirfd, trash, s->dirfd, name);
+        goto fail;
     }
     if (replaced)
         (void)remove_dir_at(s->dirfd, trash);

@@ -298,7 +298,19 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
         join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
         return;
     }
+    if (!ok) { /* our own earlier attempt, applied though its reply was lost? */
+        struct preempt_etcd_kv mine;
+
+        if (preempt_etcd_txn_read_(reply, 1, &mine) < 0) {
+            preempt_etcd_kv_clear_(&kv);
+            join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+            return;
+        }
+        ok = mine.value && mine.lease == j->lease;
+        preempt_etcd_kv_clear_(&mine);
+    }
     if (ok) {
+        preempt_etcd_kv_clear_(&kv);
         join_poll(j);
         return;
     }
@@ -327,9 +339,10 @@ static void join_try(struct join *j)
         struct preempt_etcd_cmp cmp[] = { { inc_key, cur }, { joined, NULL } };
         struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->offer, 0 },
                                         { PREEMPT_ETCD_OP_PUT, alive, pid, j->lease } };
-        struct preempt_etcd_op fail = { PREEMPT_ETCD_OP_GET, inc_key, NULL, 0 };
+        struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, inc_key, NULL, 0 },
+                                          { PREEMPT_ETCD_OP_GET, alive, NULL, 0 } };
 
-        join_call(j, "kv/txn", preempt_etcd_txn_body_(cmp, 2, ok, 2, &fail, 1), on_joined);
+        join_call(j, "kv/txn", preempt_etcd_txn_body_(cmp, 2, ok, 2, fail, 2), on_joined);
     }
 }
 
@@ -461,6 +474,7 @@ struct preempt_coord {
     uint64_t give_up_ms;
     int64_t lease;
     bool left, active, final_seen, error_seen;
+    bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
     uint64_t my_notice_wall;
     char my_source[32];
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
@@ -770,6 +784,11 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     struct preempt_coord *c = arg;
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
+    /* What the records hold first, then who is gone: a worker that saved
+     * its shard and left has saved (a stream shows the put before the
+     * lease's end; a read must not show them the other way round). */
+    for (size_t i = 0; i < n; i++)
+        on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
     for (unsigned w = 0; w < c->n; w++) {
         char key[PREEMPT_MAX_JOB + 64];
         bool present = false;
@@ -780,8 +799,6 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         if (c->alive[w] && !present)
             on_delete(c, key + strlen(c->pre));
     }
-    for (size_t i = 0; i < n; i++)
-        on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
 }
 
 static void on_watch_link(bool up, const char *why, void *arg)
@@ -789,6 +806,31 @@ static void on_watch_link(bool up, const char *why, void *arg)
     struct preempt_coord *c = arg;
 
     CLOG(c, up ? 0 : 1, "watch of %s %s (%s)", c->pre, up ? "up" : "down", why);
+    c->watch_up = up;
+}
+
+/* While the job's watch is down (etcd answering requests but not keeping a
+ * stream, or between re-opens) the worker would see no peer's notice, round
+ * or error. So each keep-alive tick reads the job's records instead and
+ * applies them as the watch's own re-read does: a broken stream slows what
+ * the worker learns to the tick's period, it never hides it. */
+static void on_poll_read(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    struct preempt_etcd_kv *kvs = NULL;
+    size_t n = 0;
+    int64_t rev = preempt_etcd_rev_(reply);
+
+    (void)msg;
+    if (status < 0 || c->watch_up)
+        return; /* the next tick tries again, or the watch is back (it re-reads itself) */
+    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0 || rev <= 0) {
+        CLOG(c, 2, "reading %s: a range reply without kvs or revision", c->pre);
+        return;
+    }
+    CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
+    on_watch_reset(kvs, n, rev, c);
+    preempt_etcd_kvs_free_(kvs, n);
 }
 
 /* ---- membership -------------------------------------------------------------------------------- */
@@ -839,6 +881,8 @@ static void on_keep_timer(void *arg)
     struct preempt_coord *c = arg;
     uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
 
+    if (!c->watch_up)
+        (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_range_body_(c->pre, true), bound, on_poll_read, c);
     if (c->io->call(c->io_arg, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
                            on_keepalive, c) < 0)
         arm_keepalive(c);

@@ -125,6 +125,9 @@ void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n);
  * not NULL) receives the key read by the failure branch's first read
  * (zeroed if none). */
 int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_etcd_kv *ret_kv);
+/* The key read by a failed txn's read number i (from 0) into *ret_kv (zeroed
+ * if none). Returns 0 or -EPROTO / -ENOMEM. */
+int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv *ret_kv);
 /* An int64 field that the gateway writes as a string (missing: 0). */
 int64_t preempt_etcd_i64_(const json_t *obj, const char *name);
 /* The header's revision of a reply (0 when missing). */

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "etcd-internal.h"
+#include "fault-internal.h"
 #include "http-internal.h"
 
 #define MAX_ENDPOINTS 8
@@ -399,8 +400,6 @@ int preempt_etcd_range_kvs_(const json_t *reply, struct preempt_etcd_kv **ret, s
 
 int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_etcd_kv *ret_kv)
 {
-    const json_t *rr, *kvs;
-
     if (ret_kv)
         *ret_kv = (struct preempt_etcd_kv){ 0 };
     if (!json_is_object(reply) || !json_is_object(json_object_get(reply, "header")))
@@ -408,7 +407,15 @@ int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_e
     *ret_ok = json_is_true(json_object_get(reply, "succeeded")); /* absent on failure */
     if (*ret_ok || !ret_kv)
         return 0;
-    rr = json_object_get(json_array_get(json_object_get(reply, "responses"), 0), "response_range");
+    return preempt_etcd_txn_read_(reply, 0, ret_kv);
+}
+
+int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv *ret_kv)
+{
+    const json_t *rr, *kvs;
+
+    *ret_kv = (struct preempt_etcd_kv){ 0 };
+    rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
     kvs = json_object_get(rr, "kvs");
     if (json_array_size(kvs) == 0)
         return 0; /* deleted between the compare and the read */
@@ -790,6 +797,10 @@ static void req_done(struct req *q, CURLcode res)
 
     (void)curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &http);
     req_stop_transfer(q);
+    if (res == CURLE_OK && preempt_fault_(PREEMPT_FAULT_ETCD) < 0) { /* a lost reply: etcd may have applied it */
+        res = CURLE_COULDNT_CONNECT;
+        (void)snprintf(q->errbuf, sizeof(q->errbuf), "fault injected");
+    }
     if (res != CURLE_OK || http == 0 || http >= 500 || http == 408) {
         (void)snprintf(why, sizeof(why), "%s: %s", e->endpoints[e->cur],
                        res != CURLE_OK ? (q->errbuf[0] ? q->errbuf : curl_easy_strerror(res)) : "server error");
@@ -1006,6 +1017,8 @@ static size_t on_stream(char *data, size_t size, size_t n, void *arg)
     size_t len = size * n;
 
     w->got_bytes = true;
+    if (preempt_fault_(PREEMPT_FAULT_WATCH) < 0)
+        return 0;
     if (preempt_watch_dec_feed_(&w->dec, data, len) == PREEMPT_WATCH_GOING)
         return len;
     if (w->dec.auth_failed && w->e->token) {

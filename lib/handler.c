@@ -22,6 +22,7 @@
 
 #include "ckpt-internal.h"
 #include "coord-internal.h"
+#include "fault-internal.h"
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
@@ -271,8 +272,12 @@ static void arm_timer(struct preempt_handler *h, uint64_t at_ms)
     struct timeval tv = { .tv_sec = (time_t)(in / 1000), .tv_usec = (suseconds_t)(in % 1000) * 1000 };
 
     h->timer_gen = preempt_sm_core_(h->sm)->timer_gen;
-    if (evtimer_add(h->ev_timer, &tv) < 0)
-        log_msg(h, PREEMPT_LOG_ERROR, "cannot arm the machine's timer");
+    if (preempt_fault_(PREEMPT_FAULT_TIMER) < 0 || evtimer_add(h->ev_timer, &tv) < 0) {
+        /* Every timer of the machine bounds a wait: one that cannot be
+         * armed fires now, so the wait ends early rather than never. */
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot arm the machine's timer; it fires now");
+        event_active(h->ev_timer, EV_TIMEOUT, 1);
+    }
 }
 
 /* The text published with an effect: the notice's source, or the error's
@@ -450,6 +455,17 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     post(h, ev);
 }
 
+static ssize_t read_signal(int fd, struct signalfd_siginfo *si)
+{
+    int r = preempt_fault_(PREEMPT_FAULT_SIGNALFD);
+
+    if (r < 0) {
+        errno = -r;
+        return -1;
+    }
+    return read(fd, si, sizeof(*si));
+}
+
 static void on_signal(evutil_socket_t fd, short what, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -457,13 +473,20 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
     ssize_t n;
 
     (void)what;
-    while ((n = read(fd, &si, sizeof(si))) == (ssize_t)sizeof(si)) {
+    while ((n = read_signal(fd, &si)) == (ssize_t)sizeof(si)) {
         log_msg(h, PREEMPT_LOG_INFO, "notice: signal %u (%s) from pid %u", si.ssi_signo, strsignal((int)si.ssi_signo),
                 si.ssi_pid);
         post_notice(h, PREEMPT_SOURCE_SIGNAL, h->kill_delay_ms); /* SIGKILL follows after the kill delay */
     }
-    if (n < 0 && errno != EAGAIN && errno != EINTR)
-        log_msg(h, PREEMPT_LOG_ERROR, "signalfd read: %s", strerror(errno));
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        /* The descriptor is readable, so one of the watched signals is
+         * pending: it is a notice all the same. The watch stops, as a
+         * descriptor that keeps failing would make the loop spin. */
+        log_msg(h, PREEMPT_LOG_ERROR, "signalfd read: %s; taken as a notice, signals are no longer watched",
+                strerror(errno));
+        (void)event_del(h->ev_sig);
+        post_notice(h, PREEMPT_SOURCE_SIGNAL, h->kill_delay_ms);
+    }
 }
 
 static void on_poll(evutil_socket_t fd, short what, void *arg)
@@ -611,6 +634,7 @@ static const char *config_problem(const struct preempt_config *c, const struct p
 static int open_signals(struct preempt_handler *h)
 {
     sigset_t set, blocked;
+    int r;
 
     (void)signal_set(&h->cfg, &set); /* validated */
     if (sigprocmask(SIG_BLOCK, NULL, &blocked) < 0)
@@ -621,6 +645,8 @@ static int open_signals(struct preempt_handler *h)
                     s, strsignal(s));
             return -EBUSY;
         }
+    if ((r = preempt_fault_(PREEMPT_FAULT_SIGNALFD)) < 0)
+        return r;
     h->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (h->sigfd < 0)
         return -errno;

@@ -3,7 +3,8 @@
 # Installs what is missing, builds with warnings as errors, runs make check,
 # the unit tests and the reference trainer under valgrind, and make distcheck,
 # whose build from the tarball runs the whole suite again under
-# AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer; ends
+# AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer, with
+# the fault points compiled in (tests/faults.sh then sweeps them); ends
 # with one line "tests: N passed, N failed" counting every check of every
 # test program of the plain build.
 set -eu
@@ -36,7 +37,7 @@ if [ "$status" -ne 0 ]; then
 fi
 count
 make check-valgrind
-if ! make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan"; then
+if ! make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults"; then
     # distcheck leaves its build behind on failure: show why.
     for log in libpreempt-*/_build/sub/test-suite.log; do
         [ -f "$log" ] && cat "$log"

@@ -146,6 +146,34 @@ START_TEST(test_txn_replies)
 }
 END_TEST
 
+/* A failed txn with two reads (the join's: the incarnation, then this
+ * worker's alive key with its lease): each read by its number. */
+START_TEST(test_txn_second_read)
+{
+    json_t *two = parse("{\"header\":{\"revision\":\"12\"},\"responses\":["
+                        "{\"response_range\":{\"kvs\":[{\"key\":\"aW5j\",\"value\":\"Mw==\"}]}},"
+                        "{\"response_range\":{\"kvs\":[{\"key\":\"YWxpdmU=\",\"value\":\"cGlkPTc=\","
+                        "\"lease\":\"7594838405\"}]}},{\"response_range\":{}}]}");
+    struct preempt_etcd_kv kv;
+    bool ok;
+
+    ck_assert_int_eq(preempt_etcd_txn_result_(two, &ok, &kv), 0);
+    ck_assert(!ok);
+    ck_assert_str_eq(kv.value, "3");
+    preempt_etcd_kv_clear_(&kv);
+    ck_assert_int_eq(preempt_etcd_txn_read_(two, 1, &kv), 0);
+    ck_assert_str_eq(kv.key, "alive");
+    ck_assert_str_eq(kv.value, "pid=7");
+    ck_assert_int_eq(kv.lease, 7594838405);
+    preempt_etcd_kv_clear_(&kv);
+    ck_assert_int_eq(preempt_etcd_txn_read_(two, 2, &kv), 0); /* a read that found nothing */
+    ck_assert_ptr_null(kv.value);
+    ck_assert_int_eq(preempt_etcd_txn_read_(two, 3, &kv), 0); /* past the last read */
+    ck_assert_ptr_null(kv.value);
+    json_decref(two);
+}
+END_TEST
+
 /* ---- the watch stream -------------------------------------------------------- */
 
 /* A real stream (stack-notes §2.6 and §3): created, a put, a delete, a
@@ -416,6 +444,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_bodies);
     tcase_add_test(t, test_range_replies);
     tcase_add_test(t, test_txn_replies);
+    tcase_add_test(t, test_txn_second_read);
     tcase_add_loop_test(t, test_framing_any_chunking, 0, 64);
     tcase_add_test(t, test_framing_overlong_line);
     tcase_add_test(t, test_classify_malformed);

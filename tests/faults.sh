@@ -1,0 +1,165 @@
+# Fault injection: each named fault point of the shell (lib/fault-internal.h)
+# is failed in turn, at every hit once and from a hit on persistently, in the
+# two main scenarios of the reference trainer: one worker alone, and two
+# workers of a job on a real etcd. A run must end with one of the documented
+# exit codes (README "Fault injection"), must not crash or trip the
+# sanitizers (the CI's fault build is the sanitized distcheck build, where
+# LeakSanitizer checks for leaks at every exit), and the armed fault must
+# really have fired. Whatever the outcome, nothing is lost: a worker exits 42
+# only with the agreed checkpoint committed, and the next start resumes after
+# the newest committed checkpoint.
+#
+# Without --enable-faults the points are compiled out: the test then checks
+# that arming one has no effect.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+trap 'etcd_stop; rm -rf "$TMP"' EXIT
+
+run_trainer() { # DIR SPEC LOG ARGS...: the trainer with SPEC armed, bounded
+    _d=$1 _spec=$2 _log=$3
+    shift 3
+    PREEMPT_FAULT=$_spec PREEMPT_FAULT_LOG=$_log timeout 120 "$TRAINER" --ckpt-dir "$_d" --step-ms 2 --verbose "$@"
+}
+
+if [ "${FAULTS:-no}" != yes ]; then
+    PREEMPT_FAULT=alloc:1+ PREEMPT_FAULT_LOG=$TMP/fired expect_rc 42 "$TRAINER" --ckpt-dir "$TMP/off" --steps 100 \
+        --raise-at 10
+    expect "compiled out: an armed point does not fire" test ! -e "$TMP/fired"
+    finish
+fi
+
+# sane FILE...: no sanitizer report and no crash in the workers' stderr
+sane() {
+    ! grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|Segmentation|Aborted' "$@"
+}
+
+# one_of WORD LIST...: WORD is one of LIST
+one_of() {
+    _w=$1
+    shift
+    for _x in "$@"; do [ "$_x" = "$_w" ] && return 0; done
+    return 1
+}
+
+# ---- one worker alone -------------------------------------------------------
+# The directory starts with a committed checkpoint at step 21; the faulted
+# run is preempted during step 50 (its save is at 51).
+SEED=$TMP/seed
+expect_rc 42 "$TRAINER" --ckpt-dir "$SEED" --steps 100000 --step-ms 1 --raise-at 20
+eq "seed checkpoint" "$(ls "$SEED")" ckpt-00000000000000000021
+
+K=0
+# local SPEC ALLOWED...: one faulted run; returns 1 when the fault did not fire.
+local_case() {
+    _spec=$1
+    shift
+    K=$((K + 1))
+    _d=$TMP/l$K
+    cp -a "$SEED" "$_d"
+    run_trainer "$_d" "$_spec" "$TMP/l$K.fired" --steps 100000 --raise-at 50 >"$TMP/l$K.out" 2>"$TMP/l$K.err"
+    _rc=$?
+    [ -s "$TMP/l$K.fired" ] || return 1
+    ok # it fired
+    expect "$_spec: exit $_rc is one of $*" one_of "$_rc" "$@"
+    expect "$_spec: no crash, leak or undefined behaviour" sane "$TMP/l$K.err"
+    _want=21
+    [ "$_rc" -eq 42 ] && _want=$(field "$TMP/l$K.out" exit saved_step)
+    # the next start resumes after the newest committed checkpoint, and the
+    # store has removed what an interrupted save left
+    "$TRAINER" --ckpt-dir "$_d" --steps 1 >"$TMP/l$K.next" 2>&1
+    eq "$_spec: exit $_rc, then the restart resumes at" "$(field "$TMP/l$K.next" start restored_step)" "$_want"
+    eq "$_spec: no leftovers" "$(ls -A "$_d" | grep -v '^ckpt-' | tr '\n' ' ')" ""
+    [ "$failures" -eq 0 ] || { sed 's/^/    /' "$TMP/l$K.err" | tail -n 5; return 0; }
+    return 0
+}
+
+# sweep SCENARIO POINT[+] ALLOWED...: fails hit 1, 2, ... once (POINT+:
+# from that hit on) until the point is no longer reached; prints how many
+# hits it took.
+sweep() {
+    _scen=$1 _pt=${2%+} _on=
+    [ "$_pt" = "$2" ] || _on=+
+    shift 2
+    _n=1
+    while "${_scen}_case" "$_pt:$_n$_on" "$@"; do
+        _n=$((_n + 1))
+        [ "$_n" -le 400 ] || { fail "$_pt: still firing after 400 hits"; break; }
+    done
+    expect "$_scen $_pt: reached at least once" test "$_n" -gt 1
+    echo "$_scen: $_pt failed at each of its $((_n - 1)) hits${_on:+, and from each on}"
+}
+
+sweep local alloc 2 42 75
+local_case alloc:1+ 2 || fail "alloc:1+ did not fire"
+for p in write fsync rename; do
+    sweep local "$p" 75
+    local_case "$p:1+" 75 || fail "$p:1+ did not fire"
+done
+local_case signalfd:1 2 || fail "signalfd:1 did not fire"   # creating it: the handler does not start
+local_case signalfd:2 42 || fail "signalfd:2 did not fire"  # reading it: taken as a notice
+local_case signalfd:2+ 42 || fail "signalfd:2+ did not fire"
+sweep local timer 42 75                                       # a timer that cannot be armed fires now
+local_case timer:1+ 42 75 || fail "timer:1+ did not fire"
+
+# ---- two workers of a job on etcd ---------------------------------------------
+etcd_start faults || finish
+# etcd SPEC ALLOWED...: both workers armed, worker 0 preempted during step 50
+# of 2000 (a worker that never hears of it trains on to the end: 0).
+etcd_case() {
+    _spec=$1
+    shift
+    K=$((K + 1))
+    _tag=e$K
+    for _i in 0 1; do
+        _ra=
+        [ "$_i" -eq 0 ] && _ra="--raise-at 50"
+        run_trainer "$TMP/$_tag" "$_spec" "$TMP/$_tag.$_i.fired" --steps 2000 --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" \
+            --workers 2 --lease-ttl 2 --agree-timeout-ms 3000 --join-timeout-ms 5000 $_ra \
+            >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+        eval "_p$_i=\$!"
+    done
+    wait "$_p0"
+    _r0=$?
+    wait "$_p1"
+    _r1=$?
+    [ -s "$TMP/$_tag.0.fired" ] || [ -s "$TMP/$_tag.1.fired" ] || return 1
+    ok # it fired
+    expect "$_spec: exits $_r0 $_r1 are among $*" one_of "$_r0" "$@"
+    expect "$_spec: exits $_r0 $_r1 are among $*" one_of "$_r1" "$@"
+    expect "$_spec: no crash, leak or undefined behaviour" sane "$TMP/$_tag.0.err" "$TMP/$_tag.1.err"
+    _s0=$(field "$TMP/$_tag.0.out" exit saved_step)
+    _s1=$(field "$TMP/$_tag.1.out" exit saved_step)
+    if [ "$_r0" -eq 42 ] || [ "$_r1" -eq 42 ]; then
+        eq "$_spec: a saved exit only when both saved, at one step" "$_r0 $_r1 $_s1" "42 42 $_s0"
+        for _i in 0 1; do
+            expect "$_spec: worker $_i's checkpoint at $_s0 is there" \
+                test -d "$TMP/$_tag/worker-$_i/$(printf 'ckpt-%020d' "$_s0")"
+        done
+    elif [ "$_r0" -eq 0 ] || [ "$_r1" -eq 0 ]; then
+        # the other did not start, or could not tell the job: it trained on
+        expect "$_spec: exits $_r0 $_r1: the one that did not train to the end did not save" \
+            one_of "$_r0$_r1" 02 20 075 750
+    else
+        eq "$_spec: nothing committed" "$(ls "$TMP/$_tag"/worker-*/ 2>/dev/null | grep -c '^ckpt-')" 0
+    fi
+    [ "$failures" -eq 0 ] || { tail -n 5 "$TMP/$_tag.0.err" "$TMP/$_tag.1.err" | sed 's/^/    /'; }
+    return 0
+}
+
+sweep etcd etcd 42                # a lost reply is retried (also one that etcd applied)
+sweep etcd etcd+ 0 2 42 75          # persistently: joining or coordination fails within its bound
+sweep etcd watch 42               # a broken stream is re-opened
+etcd_case watch:1+ 42 || fail "watch:1+ did not fire" # records are read on the keep-alive tick instead
+for p in write fsync rename; do
+    etcd_case "$p:1" 75 || fail "$p:1 did not fire"   # one shard fails: nobody commits
+    etcd_case "$p:1+" 75 || fail "$p:1+ did not fire"
+done
+etcd_case signalfd:2 42 || fail "signalfd:2 did not fire"
+etcd_case timer:1 75 || fail "timer:1 did not fire"   # the agreement's bound ends at once
+etcd_case timer:1+ 75 || fail "timer:1+ did not fire"
+# allocations: a sample of hits (a run makes about 150)
+for n in 1 2 3 5 8 13 21 34 55 89 144; do
+    etcd_case "alloc:$n" 0 2 42 75 || break
+done
+etcd_case alloc:30+ 0 2 75 || fail "alloc:30+ did not fire"
+finish
