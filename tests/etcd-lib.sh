@@ -53,13 +53,100 @@ etcd_restart() {
 
 etcd_stop() {
     [ -n "$ETCD_PID" ] || return 0
-    kill -TERM "$ETCD_PID" 2>/dev/null
+    pid_stop "$ETCD_PID"
+    ETCD_PID=
+}
+
+# pid_stop PID: SIGTERM, a bounded wait (5 s), then SIGKILL.
+pid_stop() {
+    kill -TERM "$1" 2>/dev/null
     _n=0
-    while kill -0 "$ETCD_PID" 2>/dev/null && [ "$_n" -lt 50 ]; do
+    while kill -0 "$1" 2>/dev/null && [ "$_n" -lt 50 ]; do
         _n=$((_n + 1))
         sleep 0.1
     done
-    kill -KILL "$ETCD_PID" 2>/dev/null
-    wait "$ETCD_PID" 2>/dev/null
-    ETCD_PID=
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
+# ---- a cluster -----------------------------------------------------------------
+#   etcd_cluster_start NAME N  N members on loopback, each with its own data
+#                              dir; sets CLUSTER_URLS (comma-separated, member
+#                              order) and CLUSTER_PIDS; waits until all are healthy
+#   etcd_cluster_member I      (re)starts member I on its ports and data
+#   etcd_cluster_url I         member I's client URL
+#   etcd_cluster_pid I         member I's PID
+#   etcd_cluster_leader        the leader's index (empty: none)
+#   etcd_cluster_stop          stops every member still running
+CLUSTER_PIDS=
+
+etcd_cluster_start() {
+    CLUSTER_NAME=$1 CLUSTER_N=$2
+    for _try in 1 2 3; do
+        CLUSTER_BASE=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 18000))
+        CLUSTER_URLS= CLUSTER_INIT= CLUSTER_PIDS=
+        _i=0
+        while [ "$_i" -lt "$2" ]; do
+            CLUSTER_URLS="$CLUSTER_URLS${CLUSTER_URLS:+,}http://127.0.0.1:$((CLUSTER_BASE + 2 * _i))"
+            CLUSTER_INIT="$CLUSTER_INIT${CLUSTER_INIT:+,}$1$_i=http://127.0.0.1:$((CLUSTER_BASE + 2 * _i + 1))"
+            rm -rf "$TMP/etcd-$1-$_i" && mkdir -p "$TMP/etcd-$1-$_i" && chmod 700 "$TMP/etcd-$1-$_i"
+            CLUSTER_PIDS="$CLUSTER_PIDS -"
+            _i=$((_i + 1))
+        done
+        _i=0
+        while [ "$_i" -lt "$2" ]; do
+            etcd_cluster_member "$_i"
+            _i=$((_i + 1))
+        done
+        etcd_cluster_healthy && return 0
+        etcd_cluster_stop # most likely a port in use: another set of ports
+    done
+    fail "the etcd cluster did not start; see $TMP/etcd-$1-*/etcd.log"
+    return 1
+}
+
+etcd_cluster_member() {
+    _c=http://127.0.0.1:$((CLUSTER_BASE + 2 * $1)) _p=http://127.0.0.1:$((CLUSTER_BASE + 2 * $1 + 1))
+    _d=$TMP/etcd-$CLUSTER_NAME-$1
+    etcd --name "$CLUSTER_NAME$1" --data-dir "$_d/data" --listen-client-urls "$_c" --advertise-client-urls "$_c" \
+        --listen-peer-urls "$_p" --initial-advertise-peer-urls "$_p" --initial-cluster "$CLUSTER_INIT" \
+        --initial-cluster-state new --initial-cluster-token "$CLUSTER_NAME-$CLUSTER_BASE" \
+        --logger zap --log-outputs stderr >>"$_d/etcd.log" 2>&1 &
+    CLUSTER_PIDS=$(echo $CLUSTER_PIDS | awk -v i="$1" -v p="$!" '{ $(i + 1) = p; print }')
+}
+
+# etcd_cluster_healthy: every member answers (15 s at most: an election takes 1-3 s)
+etcd_cluster_healthy() {
+    _n=0
+    while [ "$_n" -lt 150 ]; do
+        etcdctl --endpoints="$CLUSTER_URLS" --dial-timeout=1s endpoint health >/dev/null 2>&1 && return 0
+        _n=$((_n + 1))
+        sleep 0.1
+    done
+    return 1
+}
+
+etcd_cluster_pid() {
+    echo $CLUSTER_PIDS | cut -d' ' -f$(($1 + 1))
+}
+
+etcd_cluster_url() {
+    echo "$CLUSTER_URLS" | cut -d, -f$(($1 + 1))
+}
+
+etcd_cluster_leader() {
+    _i=0
+    for _u in $(echo "$CLUSTER_URLS" | tr , ' '); do
+        if etcdctl --endpoints="$_u" --dial-timeout=1s endpoint status -w simple 2>/dev/null |
+            awk -F', ' '$5 == "true" { found = 1 } END { exit !found }'; then
+            echo "$_i"
+            return 0
+        fi
+        _i=$((_i + 1))
+    done
+}
+
+etcd_cluster_stop() {
+    for _p in $CLUSTER_PIDS; do [ "$_p" = - ] || pid_stop "$_p"; done
+    CLUSTER_PIDS=
 }

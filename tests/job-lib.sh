@@ -1,0 +1,80 @@
+# tests/job-lib.sh: a job of reference trainers on the test etcd (sourced
+# after tests/lib.sh and tests/etcd-lib.sh; the caller's EXIT trap should
+# call job_kill).
+#
+#   job_start TAG N ARGS...   workers 0..N-1 of job TAG on $ETCD_URL
+#   job_wait SECONDS          bounded wait; exit statuses in $RCS
+#   same TAG N EVENT KEY      one value for every worker, or "differs: ..."
+#   show_logs TAG N           what the workers said (on a failure)
+PIDS=
+job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
+
+# job_start TAG N ARGS...: starts workers 0..N-1 of job TAG (checkpoints in
+# $TMP/TAG). Worker i writes $TMP/TAG.i.out and .err; pids in $PIDS.
+job_start() {
+    _tag=$1 _n=$2
+    shift 2
+    PIDS=
+    _i=0
+    while [ "$_i" -lt "$_n" ]; do
+        "$TRAINER" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_n" --ckpt-dir "$TMP/$_tag" \
+            --verbose "$@" >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+        PIDS="$PIDS $!"
+        _i=$((_i + 1))
+    done
+}
+
+# job_wait SECONDS: waits for every worker (bounded); their statuses in $RCS.
+job_wait() {
+    _n=0
+    while :; do
+        _alive=
+        for _p in $PIDS; do kill -0 "$_p" 2>/dev/null && _alive=1; done
+        [ -z "$_alive" ] && break
+        _n=$((_n + 1))
+        if [ "$_n" -gt $(($1 * 20)) ]; then
+            fail "workers still running after $1 s; killed"
+            job_kill
+            break
+        fi
+        sleep 0.05
+    done
+    RCS=
+    for _p in $PIDS; do
+        wait "$_p"
+        RCS="$RCS $?"
+    done
+    RCS=${RCS# }
+}
+
+# same TAG N EVENT KEY: prints the value when every worker's last EVENT
+# line has the same KEY, else "differs: ...".
+same() {
+    _v= _all=
+    _i=0
+    while [ "$_i" -lt "$2" ]; do
+        _x=$(field "$TMP/$1.$_i.out" "$3" "$4")
+        _all="$_all $_x"
+        [ "$_i" -eq 0 ] && _v=$_x
+        [ "$_x" = "$_v" ] || _v=differs
+        _i=$((_i + 1))
+    done
+    [ "$_v" = differs ] && echo "differs:$_all" || echo "$_v"
+}
+
+rcs_of() { # N CODE: the expected $RCS
+    _s= _i=0
+    while [ "$_i" -lt "$1" ]; do _s="$_s $2"; _i=$((_i + 1)); done
+    echo "${_s# }"
+}
+
+rand() { echo $(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % ($2 - $1 + 1))); }
+
+show_logs() { # TAG N: on a failure, what the workers said
+    _i=0
+    while [ "$_i" -lt "$2" ]; do
+        echo "--- $1 worker $_i"; grep -v ': debug:' "$TMP/$1.$_i.err" | tail -n 12 | sed 's/^/    /'
+        _i=$((_i + 1))
+    done
+}
+
