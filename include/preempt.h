@@ -168,15 +168,16 @@ struct preempt_config {
      * etcd_endpoints NULL the handler runs in local mode (one worker). */
     const char *etcd_endpoints;  /**< comma-separated http:// or https:// URLs of
                                       etcd's v3 gateway (up to 8; fail-over in order) */
-    const char *job;             /**< job name, 1-128 of [A-Za-z0-9._-]; the keys live
+    const char *job;             /**< job name, 1-128 of [A-Za-z0-9._-], not "." or ".."; the keys live
                                       under /preempt/<job>/ */
     unsigned worker;             /**< this worker's index, 0 <= worker < workers */
     unsigned workers;            /**< the number of workers in the job (1..4096) */
     const char *etcd_user;       /**< with etcd_password: authenticate (NULL: none) */
     const char *etcd_password;   /**< copied, and wiped from memory at free */
-    const char *etcd_ca;         /**< TLS: CA bundle (PEM path); NULL: system default */
-    const char *etcd_cert;       /**< TLS: client certificate (PEM path) */
-    const char *etcd_key;        /**< TLS: client key (PEM path) */
+    const char *etcd_ca;         /**< TLS: CA bundle (PEM path); NULL: system default.
+                                      These three must be readable (else -EINVAL) */
+    const char *etcd_cert;       /**< TLS: client certificate (PEM path; may hold the key) */
+    const char *etcd_key;        /**< TLS: client key (PEM path); needs etcd_cert */
     unsigned lease_ttl_s;        /**< membership lease: a worker silent this long is
                                       lost (2..3600, default 10) */
     uint64_t join_timeout_ms;    /**< bound on start-up: every worker must join within

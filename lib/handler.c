@@ -628,6 +628,13 @@ static const char *config_problem(const struct preempt_config *c, const struct p
         return "join_timeout_ms must be between 100 ms and 1 day";
     if (c->etcd_timeout_ms < 10 || c->etcd_timeout_ms > 60000)
         return "etcd_timeout_ms must be between 10 and 60000";
+    /* TLS files that cannot be read would fail every request until the
+     * join's bound: a configuration error, said at once */
+    if ((c->etcd_ca && access(c->etcd_ca, R_OK) < 0) || (c->etcd_cert && access(c->etcd_cert, R_OK) < 0) ||
+        (c->etcd_key && access(c->etcd_key, R_OK) < 0))
+        return "etcd_ca, etcd_cert or etcd_key cannot be read";
+    if (c->etcd_key && !c->etcd_cert)
+        return "etcd_key needs etcd_cert";
     return NULL;
 }
 

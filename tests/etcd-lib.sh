@@ -3,7 +3,8 @@
 # by someone else makes etcd fail to bind; another pair is then tried), keeps
 # its data in a private directory under $TMP, and is stopped by its PID.
 #
-#   etcd_start NAME     starts etcd; sets ETCD_URL, ETCD_PID, ETCD_DIR
+#   etcd_start NAME     starts etcd; sets ETCD_URL, ETCD_PID, ETCD_DIR (ETCD_SCHEME=https
+#                       and ETCD_EXTRA with the TLS flags make a TLS etcd)
 #   etcd_stop           SIGTERM to ETCD_PID, bounded wait, then SIGKILL
 #   etcd_restart        starts the stopped etcd again: same ports, same data
 ETCD_PID=
@@ -14,7 +15,7 @@ etcd_start() {
     ETCD_NAME=$1
     for _try in 1 2 3 4 5; do
         ETCD_CPORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
-        ETCD_URL=http://127.0.0.1:$ETCD_CPORT
+        ETCD_URL=${ETCD_SCHEME:-http}://127.0.0.1:$ETCD_CPORT
         rm -rf "$ETCD_DIR/data"
         etcd_launch && return 0
         etcd_stop

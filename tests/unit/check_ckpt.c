@@ -310,6 +310,31 @@ START_TEST(test_blob_corrupted_after_restore_is_refused)
 }
 END_TEST
 
+/* A manifest on disk is input: a blob name that would reach outside its
+ * checkpoint directory is refused when it is decoded (hand-encoded protobuf:
+ * version 1, step 5, one blob). The same manifest with a plain name passes. */
+START_TEST(test_manifest_traversal_refused)
+{
+    static const char *const names[] = { "state", "../../etc/passwd", "/etc/passwd", "..", ".hidden", "a/b" };
+    uint64_t step;
+    unsigned blobs;
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        unsigned char m[64] = { 0x08, 0x01, 0x10, 0x05, 0x2a };
+        size_t n = strlen(names[i]), len;
+
+        m[5] = (unsigned char)(n + 2);
+        m[6] = 0x0a;
+        m[7] = (unsigned char)n;
+        memcpy(m + 8, names[i], n);
+        len = 8 + n;
+        ck_assert_int_eq(preempt_ckpt_manifest_decode_(m, len, &step, &blobs), i == 0 ? 0 : -EBADMSG);
+        if (i == 0)
+            ck_assert(step == 5 && blobs == 1);
+    }
+}
+END_TEST
+
 /* ---- the caller's mistakes --------------------------------------------------------- */
 
 START_TEST(test_bad_names)
@@ -439,6 +464,7 @@ int main(void)
     tcase_add_test(tc, test_leftovers_removed);
     tcase_add_loop_test(tc, test_corrupt_newest_falls_back, FLIP_BLOB, GARBAGE_MANIFEST + 1);
     tcase_add_test(tc, test_blob_corrupted_after_restore_is_refused);
+    tcase_add_test(tc, test_manifest_traversal_refused);
     tcase_add_test(tc, test_bad_names);
     tcase_add_test(tc, test_abort_leaves_nothing);
     tcase_add_test(tc, test_sigkill_during_save);
