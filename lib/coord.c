@@ -479,7 +479,7 @@ struct preempt_coord {
     char my_source[32];
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
     bool notice_busy, notice_dirty; /* one put of notice/<me> at a time */
-    bool op_noticed;       /* the operator's notice was posted */
+    uint64_t op_wall;      /* the operator's earliest deadline posted (unix ms; 0: none) */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     uint64_t *notice_wall; /* per worker; 0: none */
     bool *notice_withdrawn;
@@ -601,7 +601,7 @@ static void reset_round(struct preempt_coord *c, unsigned k)
 static void check_withdrawn(struct preempt_coord *c)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-    bool any = false, live = c->op_noticed;
+    bool any = false, live = c->op_wall != 0;
 
     for (unsigned w = 0; w < c->n; w++) {
         any = any || c->notice_wall[w];
@@ -667,12 +667,17 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         }
         check_withdrawn(c);
     } else if (!strcmp(rest, "notice/op")) {
-        if (c->op_noticed)
+        uint64_t wall = strtoull(value, NULL, 10);
+
+        /* posted once, and again when the operator brings the deadline
+         * earlier (found by the simulation: a second injection with an
+         * earlier deadline was ignored, and the job outlived it) */
+        if (c->op_wall && (!wall || wall >= c->op_wall))
             return;
-        c->op_noticed = true;
+        c->op_wall = wall ? wall : UINT64_MAX;
         ev.kind = PREEMPT_EV_NOTICE;
         ev.u.notice.source = PREEMPT_SOURCE_INJECT;
-        ev.u.notice.deadline = mono_of_wall(c, strtoull(value, NULL, 10));
+        ev.u.notice.deadline = mono_of_wall(c, wall);
         CLOG(c, 1, "an operator's notice (%s)", value);
         cpost(c, ev);
     } else if (worker_key(rest, "alive", c->n, &w)) {
@@ -749,7 +754,7 @@ static void on_delete(struct preempt_coord *c, const char *rest)
         c->notice_wall[w] = 0;
         c->notice_withdrawn[w] = false;
     } else if (!strcmp(rest, "notice/op")) {
-        c->op_noticed = false;
+        c->op_wall = 0;
     } else if (!strcmp(rest, "final")) {
         c->final_seen = false;
     } else if ((rr = round_key(rest, &k)) && !strcmp(rr, "agreed")) {

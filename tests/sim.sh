@@ -16,6 +16,12 @@ if expect_rc 0 "$SIM" --seeds "${SIM_SEEDS:-2000}" --no-return --trace-dir "$TMP
 fi
 sed 's/^/    /' "$TMP/out" | tail -n 3
 
+# Seed 2971: an operator injects twice, the second time with an earlier
+# deadline; the coordinator ignored the second, and a worker outlived the
+# deadline. A regression seed, now without a violation.
+expect_rc 0 "$SIM" --seed 2971 --no-return
+expect_output ", 0 violations"
+
 # Seed 3849 returns to idle after a withdrawal and then hits the open race
 # (a delayed record of the cleared round starts the next one): the report.
 mkdir "$TMP/t"
