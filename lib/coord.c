@@ -32,20 +32,6 @@
 #define MAX_STEPS_OFFERED 64
 #define BARRIER_POLL_MS 100
 
-static void clog_(void (*log)(int, const char *, void *), void *arg, int level, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void clog_(void (*log)(int, const char *, void *), void *arg, int level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-
-    if (!log)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    log(level, buf, arg);
-}
 
 bool preempt_coord_job_ok_(const char *job)
 {
@@ -492,7 +478,7 @@ static void cpost(struct preempt_coord *c, struct preempt_event ev)
     c->ops.post(&ev, c->arg);
 }
 
-#define CLOG(c, level, ...) clog_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
+#define CLOG(c, level, ...) preempt_logf_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
 
 static void key_of(const struct preempt_coord *c, char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -92,6 +92,10 @@ void preempt_etcd_watch_free_(struct preempt_etcd_watch *w);
 /* Milliseconds on a clock (CLOCK_MONOTONIC for bounds, CLOCK_REALTIME for
  * deadlines that cross machines). */
 uint64_t preempt_clock_ms_(clockid_t clock);
+/* Formats a message for a log callback (none: nothing is formatted); the
+ * one formatter of the network side (etcd client, coordinator, metadata). */
+void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* ---- request bodies and reply decoding (pure; unit-tested) ---------------- */
 

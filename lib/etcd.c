@@ -102,10 +102,7 @@ static int reserve(char **buf, size_t *cap, size_t need, size_t first)
     return 0;
 }
 
-/* Formats a message for a log callback (none: nothing is formatted). */
-static void logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
+void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
@@ -118,8 +115,8 @@ static void logf_(void (*log)(int level, const char *msg, void *arg), void *arg,
     log(level, buf, arg);
 }
 
-#define elog(e, ...) logf_((e)->log, (e)->log_arg, __VA_ARGS__)  /* the client's log */
-#define dlog(d, ...) logf_((d)->log, (d)->arg, __VA_ARGS__)      /* a watch decoder's log */
+#define elog(e, ...) preempt_logf_((e)->log, (e)->log_arg, __VA_ARGS__)  /* the client's log */
+#define dlog(d, ...) preempt_logf_((d)->log, (d)->arg, __VA_ARGS__)      /* a watch decoder's log */
 
 /* ---- base64 (RFC 4648, standard alphabet, padded) ----------------------------- */
 

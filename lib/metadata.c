@@ -2,7 +2,6 @@
 #define _GNU_SOURCE /* strptime, timegm */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "etcd-internal.h" /* preempt_clock_ms_ */
+#include "etcd-internal.h" /* preempt_clock_ms_, preempt_logf_ */
 #include "http-internal.h"
 #include "metadata-internal.h"
 
@@ -223,19 +222,7 @@ struct preempt_meta {
     size_t n_az;
 };
 
-static void mlog(struct preempt_meta *m, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void mlog(struct preempt_meta *m, int level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-
-    if (!m->o.log)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    m->o.log(level, buf, m->o.arg);
-}
+#define mlog(m, ...) preempt_logf_((m)->o.log, (m)->o.arg, __VA_ARGS__)
 
 static uint64_t wall_ms(void)
 {
