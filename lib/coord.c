@@ -4,20 +4,24 @@
  *   P/incarnation            "N": the job's current incarnation
  *   P/N/joined/<w>           "pid=.. steps=a,b,c": worker w joined N (permanent)
  *   P/N/alive/<w>            membership, bound to w's lease
- *   P/N/notice/<w>           "<deadline unix ms> <source>[ withdrawn]": w's earliest
- *                            notice; "withdrawn" when its source cancelled it or
- *                            it was advisory (an opportunistic checkpoint)
  *   P/N/notice/op            "<deadline unix ms> inject": an operator's notice
  *                            (preemptctl), a notice of every worker's own
- *   P/N/claim                "<w>": the driver (create-if-absent, lease-bound)
- *   P/N/final                "<w>": the driver opened the final round
- *   P/N/r<k>/ack/<w>         "<step>": w's step when it acknowledged round k
- *   P/N/r<k>/agreed          "<step>": round k's save step (create-if-absent)
- *   P/N/r<k>/shard/<w>       "<step>": w's shard of round k is saved
  *   P/N/error                "<code> <w> <message>": the first error (create-if-absent)
  *   P/N/done/<w>             "<step>": w finished training
+ *   P/N/e<p>/notice/<w>      "<deadline unix ms> <source>[ withdrawn]": w's earliest
+ *                            notice; "withdrawn" when its source cancelled it or
+ *                            it was advisory (an opportunistic checkpoint)
+ *   P/N/e<p>/claim           "<w>": the driver (create-if-absent, lease-bound)
+ *   P/N/e<p>/final           "<w>": the driver opened the final round
+ *   P/N/e<p>/r<k>/ack/<w>    "<step>": w's step when it acknowledged round k
+ *   P/N/e<p>/r<k>/agreed     "<step>": round k's save step (create-if-absent)
+ *   P/N/e<p>/r<k>/shard/<w>  "<step>": w's shard of round k is saved
  *
- * Round 0 is the first save; round 1 the final save of a grace period. */
+ * p counts the job's preemption episodes in N: 0 first; every worker moves on
+ * to p + 1 when its machine clears the round after the notices were withdrawn
+ * (clear-round), so that the records of an ended episode, however late they
+ * land or are deleted, never touch the next one. Round 0 is the first save;
+ * round 1 the final save of a grace period. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -455,6 +459,8 @@ struct preempt_coord {
     void *arg;
     char jobp[PREEMPT_MAX_JOB + 16];
     char pre[PREEMPT_MAX_JOB + 48]; /* P/N/ */
+    char epre[PREEMPT_MAX_JOB + 72]; /* P/N/e<ep>/ */
+    uint64_t ep;           /* the episode this worker's machine is in */
     unsigned me, n;
     unsigned ttl_s;
     uint64_t give_up_ms;
@@ -471,20 +477,50 @@ struct preempt_coord {
     bool *notice_withdrawn;
     bool *alive, *done;
     struct round r[2];
+    struct held *held;     /* records of later episodes, by key, until this worker gets there */
+    size_t n_held, cap_held;
+    bool replaying;        /* held records are being applied: peer notices are merged */
+    struct preempt_event merged; /* the earliest peer notice of a replay (kind 0: none) */
 };
 
+struct held {
+    uint64_t ep;
+    char *key, *value;
+};
+
+static void flush_merged(struct preempt_coord *c)
+{
+    struct preempt_event ev = c->merged;
+
+    if (ev.kind != PREEMPT_EV_PEER_NOTICE)
+        return;
+    c->merged.kind = 0;
+    c->ops.post(&ev, c->arg);
+}
+
+/* Posts ev to the machine. While held records are replayed (inside one of
+ * the machine's effects, so the machine's queue fills), their peer notices
+ * become one: the earliest deadline is all the machine needs of them. */
 static void cpost(struct preempt_coord *c, struct preempt_event ev)
 {
+    if (c->replaying && ev.kind == PREEMPT_EV_PEER_NOTICE) {
+        uint64_t d = ev.u.peer_notice.deadline, m = c->merged.u.peer_notice.deadline;
+
+        if (c->merged.kind != PREEMPT_EV_PEER_NOTICE || (d && (!m || d < m)))
+            c->merged = ev;
+        return;
+    }
+    flush_merged(c);
     c->ops.post(&ev, c->arg);
 }
 
 #define CLOG(c, level, ...) preempt_logf_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
 
-static void key_of(const struct preempt_coord *c, char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void key_of(const struct preempt_coord *c, char *buf, size_t size, const char *fmt, ...)
+/* A key under pre: c->pre for the job's records, c->epre for the episode's. */
+static void key_of(const char *pre, char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void key_of(const char *pre, char *buf, size_t size, const char *fmt, ...)
 {
-    size_t n = (size_t)snprintf(buf, size, "%s", c->pre);
+    size_t n = (size_t)snprintf(buf, size, "%s", pre);
     va_list ap;
 
     va_start(ap, fmt);
@@ -549,6 +585,12 @@ static void check_acks(struct preempt_coord *c, unsigned k)
     cpost(c, ev);
 }
 
+/* This worker has a notice that none of its sources withdrew. */
+static bool own_live(const struct preempt_coord *c)
+{
+    return c->my_notice_wall != 0 && !c->my_withdrawn;
+}
+
 static void check_commit(struct preempt_coord *c, unsigned k)
 {
     struct round *r = &c->r[k];
@@ -564,6 +606,17 @@ static void check_commit(struct preempt_coord *c, unsigned k)
         }
     r->commit_posted = true;
     ev.u.ckpt_committed.step = r->shard[0];
+    if (c->withdrawn_posted && own_live(c)) {
+        /* The job withdrew the notices, then this worker got one whose
+         * record has not landed: the job returns to idle at this commit
+         * without it, so this worker does too, and brings its notice into
+         * the next episode (advance). Its machine took the notice as a
+         * reason to stay; the withdrawal is posted again. */
+        struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+        wd.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
+        cpost(c, wd);
+    }
     cpost(c, ev);
 }
 
@@ -628,7 +681,8 @@ static const char *round_key(const char *rest, unsigned *ret_k)
     return rest + 3;
 }
 
-static void on_put(struct preempt_coord *c, const char *rest, const char *value)
+/* A record of the current episode (rest: after P/N/e<ep>/). */
+static void on_put_episode(struct preempt_coord *c, const char *rest, const char *value)
 {
     struct preempt_event ev = { 0 };
     const char *rr;
@@ -639,12 +693,16 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         uint64_t wall = strtoull(value, NULL, 10);
         bool withdrawn = strstr(value, " withdrawn") != NULL;
         bool news = !c->notice_wall[w] || wall < c->notice_wall[w] || (c->notice_withdrawn[w] && !withdrawn);
+        /* This worker's own record tells its machine only when it undoes
+         * the job's withdrawal: its machine then follows the job's view
+         * exactly as every other worker's does. */
+        bool tell = w != c->me || (c->withdrawn_posted && !withdrawn);
 
         c->active = true;
         if (!c->notice_wall[w] || wall < c->notice_wall[w])
             c->notice_wall[w] = wall ? wall : 1;
         c->notice_withdrawn[w] = withdrawn;
-        if (news && w != c->me) {
+        if (news && tell) {
             ev.kind = PREEMPT_EV_PEER_NOTICE;
             ev.u.peer_notice.worker = w;
             ev.u.peer_notice.deadline = mono_of_wall(c, wall);
@@ -652,24 +710,6 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
             cpost(c, ev);
         }
         check_withdrawn(c);
-    } else if (!strcmp(rest, "notice/op")) {
-        uint64_t wall = strtoull(value, NULL, 10);
-
-        /* posted once, and again when the operator brings the deadline
-         * earlier (found by the simulation: a second injection with an
-         * earlier deadline was ignored, and the job outlived it) */
-        if (c->op_wall && (!wall || wall >= c->op_wall))
-            return;
-        c->op_wall = wall ? wall : UINT64_MAX;
-        ev.kind = PREEMPT_EV_NOTICE;
-        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
-        ev.u.notice.deadline = mono_of_wall(c, wall);
-        CLOG(c, 1, "an operator's notice (%s)", value);
-        cpost(c, ev);
-    } else if (worker_key(rest, "alive", c->n, &w)) {
-        c->alive[w] = true;
-    } else if (worker_key(rest, "done", c->n, &w)) {
-        c->done[w] = true;
     } else if (!strcmp(rest, "final")) {
         if (c->final_seen || !parse_u64(value, &v) || v == c->me)
             return;
@@ -677,27 +717,11 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;
         ev.u.final_requested.worker = v;
         cpost(c, ev);
-    } else if (!strcmp(rest, "error")) {
-        char *end;
-        long long code = strtoll(value, &end, 10);
-        uint64_t from = strtoull(end, &end, 10);
-
-        if (c->error_seen)
-            return;
-        c->error_seen = true;
-        if (c->ops.on_error_msg)
-            c->ops.on_error_msg(*end == ' ' ? end + 1 : end, c->arg);
-        if (from == c->me)
-            return;
-        ev.kind = PREEMPT_EV_PEER_ERROR;
-        ev.u.peer_error.code = code;
-        ev.u.peer_error.worker = from;
-        cpost(c, ev);
     } else if ((rr = round_key(rest, &k))) {
         struct round *r = &c->r[k];
 
         if (!parse_u64(value, &v))
-            CLOG(c, 2, "ignoring %s%s = \"%.40s\": not a step", c->pre, rest, value);
+            CLOG(c, 2, "ignoring %s%s = \"%.40s\": not a step", c->epre, rest, value);
         else if (worker_key(rr, "ack", c->n, &w) && !r->acked[w]) {
             r->acked[w] = true;
             r->ack[w] = v;
@@ -718,11 +742,53 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
     }
 }
 
+/* A record of the job (rest: after P/N/). */
+static void on_put(struct preempt_coord *c, const char *rest, const char *value)
+{
+    struct preempt_event ev = { 0 };
+    unsigned w;
+
+    if (!strcmp(rest, "notice/op")) {
+        uint64_t wall = strtoull(value, NULL, 10);
+
+        /* posted once, and again when the operator brings the deadline
+         * earlier (found by the simulation: a second injection with an
+         * earlier deadline was ignored, and the job outlived it) */
+        if (c->op_wall && (!wall || wall >= c->op_wall))
+            return;
+        c->op_wall = wall ? wall : UINT64_MAX;
+        ev.kind = PREEMPT_EV_NOTICE;
+        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
+        ev.u.notice.deadline = mono_of_wall(c, wall);
+        CLOG(c, 1, "an operator's notice (%s)", value);
+        cpost(c, ev);
+    } else if (worker_key(rest, "alive", c->n, &w)) {
+        c->alive[w] = true;
+    } else if (worker_key(rest, "done", c->n, &w)) {
+        c->done[w] = true;
+    } else if (!strcmp(rest, "error")) {
+        char *end;
+        long long code = strtoll(value, &end, 10);
+        uint64_t from = strtoull(end, &end, 10);
+
+        if (c->error_seen)
+            return;
+        c->error_seen = true;
+        if (c->ops.on_error_msg)
+            c->ops.on_error_msg(*end == ' ' ? end + 1 : end, c->arg);
+        if (from == c->me)
+            return;
+        ev.kind = PREEMPT_EV_PEER_ERROR;
+        ev.u.peer_error.code = code;
+        ev.u.peer_error.worker = from;
+        cpost(c, ev);
+    }
+}
+
 static void on_delete(struct preempt_coord *c, const char *rest)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_PEER_LOST };
-    unsigned w, k;
-    const char *rr;
+    unsigned w;
 
     if (worker_key(rest, "alive", c->n, &w)) {
         if (!c->alive[w])
@@ -733,19 +799,18 @@ static void on_delete(struct preempt_coord *c, const char *rest)
         CLOG(c, 2, "worker %u lost its membership (lease expired or revoked)", w);
         ev.u.peer_lost.worker = w;
         cpost(c, ev);
-    } else if (!strcmp(rest, "claim")) {
-        if (c->active && !c->left)
-            claim(c); /* take-over: the driver's lease ended */
-    } else if (worker_key(rest, "notice", c->n, &w)) {
-        c->notice_wall[w] = 0;
-        c->notice_withdrawn[w] = false;
     } else if (!strcmp(rest, "notice/op")) {
-        c->op_wall = 0;
-    } else if (!strcmp(rest, "final")) {
-        c->final_seen = false;
-    } else if ((rr = round_key(rest, &k)) && !strcmp(rr, "agreed")) {
-        reset_round(c, k);
+        c->op_wall = 0; /* the operator took it back */
     }
+}
+
+/* A deleted record of the current episode. Only the claim goes while the
+ * episode lasts (the driver's lease ended: take it over); the rest goes
+ * when a worker clears the ended episode. */
+static void on_delete_episode(struct preempt_coord *c, const char *rest)
+{
+    if (!strcmp(rest, "claim") && c->active && !c->left && !c->withdrawn_posted)
+        claim(c);
 }
 
 static const char *rest_of(const struct preempt_coord *c, const char *key)
@@ -755,17 +820,93 @@ static const char *rest_of(const struct preempt_coord *c, const char *key)
     return strncmp(key, c->pre, n) == 0 ? key + n : NULL;
 }
 
+/* "e<p>/..." : p and the rest after "e<p>/". */
+static const char *episode_key(const char *rest, uint64_t *ret_ep)
+{
+    char num[24];
+    size_t len = rest[0] == 'e' ? strspn(rest + 1, "0123456789") : 0;
+
+    if (len == 0 || len >= sizeof(num) || rest[1 + len] != '/')
+        return NULL;
+    memcpy(num, rest + 1, len);
+    num[len] = '\0';
+    return parse_u64(num, ret_ep) ? rest + len + 2 : NULL;
+}
+
+static struct held *held_find(struct preempt_coord *c, const char *key)
+{
+    for (size_t i = 0; i < c->n_held; i++)
+        if (!strcmp(c->held[i].key, key))
+            return &c->held[i];
+    return NULL;
+}
+
+static void held_drop(struct preempt_coord *c, struct held *h)
+{
+    free(h->key);
+    free(h->value);
+    *h = c->held[--c->n_held];
+}
+
+/* A record of an episode this worker has not reached yet: kept (one per
+ * key, the latest value) until it gets there. A delete just forgets. */
+static void hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep, const struct preempt_etcd_kv *kv)
+{
+    struct held *h = held_find(c, kv->key);
+    char *value;
+
+    if (type != PREEMPT_ETCD_PUT) {
+        if (h)
+            held_drop(c, h);
+        return;
+    }
+    value = strdup(kv->value ? kv->value : "");
+    if (value && h) {
+        free(h->value);
+        h->value = value;
+        return;
+    }
+    if (value && c->n_held == c->cap_held) {
+        size_t cap = c->cap_held ? 2 * c->cap_held : 16;
+        struct held *more = realloc(c->held, cap * sizeof(*more));
+
+        if (more) {
+            c->held = more;
+            c->cap_held = cap;
+        }
+    }
+    h = c->n_held < c->cap_held ? &c->held[c->n_held] : NULL;
+    if (!value || !h || !(h->key = strdup(kv->key))) {
+        free(value);
+        CLOG(c, 3, "out of memory: %s of a later episode is lost to this worker", kv->key);
+        return;
+    }
+    h->ep = ep;
+    h->value = value;
+    c->n_held++;
+}
+
 static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_coord *c = arg;
-    const char *rest = rest_of(c, kv->key);
+    const char *rest = rest_of(c, kv->key), *erest;
+    uint64_t ep;
 
     if (!rest)
         return;
-    if (type == PREEMPT_ETCD_PUT)
-        on_put(c, rest, kv->value);
-    else
-        on_delete(c, rest);
+    if (!(erest = episode_key(rest, &ep))) {
+        if (type == PREEMPT_ETCD_PUT)
+            on_put(c, rest, kv->value);
+        else
+            on_delete(c, rest);
+    } else if (ep > c->ep) {
+        hold(c, type, ep, kv);
+    } else if (ep == c->ep) {
+        if (type == PREEMPT_ETCD_PUT)
+            on_put_episode(c, erest, kv->value);
+        else
+            on_delete_episode(c, erest);
+    } /* else: an ended episode's record, landing or cleared late */
 }
 
 /* A full read of the prefix: members missing from it were lost while the
@@ -774,17 +915,38 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
 {
     struct preempt_coord *c = arg;
 
+    bool current = false, later = false;
+
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
     /* What the records hold first, then who is gone: a worker that saved
      * its shard and left has saved (a stream shows the put before the
      * lease's end; a read must not show them the other way round). */
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        const char *rest = rest_of(c, kvs[i].key);
+        uint64_t ep;
+
+        if (rest && episode_key(rest, &ep)) {
+            current = current || ep == c->ep;
+            later = later || ep > c->ep;
+        }
         on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
+    }
+    /* A later episode and nothing left of this worker's: the job withdrew
+     * its notices and cleared the episode while this worker could not see
+     * it. Its machine is told so; back in idle it moves on (clear-round). */
+    if (later && !current && c->active && !c->withdrawn_posted) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+        c->withdrawn_posted = true;
+        CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->ep);
+        ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
+        cpost(c, ev);
+    }
     for (unsigned w = 0; w < c->n; w++) {
         char key[PREEMPT_MAX_JOB + 64];
         bool present = false;
 
-        key_of(c, key, sizeof(key), "alive/%u", w);
+        key_of(c->pre, key, sizeof(key), "alive/%u", w);
         for (size_t i = 0; i < n && !present; i++)
             present = !strcmp(kvs[i].key, key);
         if (c->alive[w] && !present)
@@ -845,7 +1007,7 @@ static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     c->lease = preempt_etcd_i64_(reply, "ID");
-    key_of(c, key, sizeof(key), "alive/%u", c->me);
+    key_of(c->pre, key, sizeof(key), "alive/%u", c->me);
     (void)snprintf(pid, sizeof(pid), "pid=%ld", (long)getpid());
     put(c, key, pid, c->lease);
 }
@@ -910,7 +1072,7 @@ static void notice_put(struct preempt_coord *c)
     }
     c->notice_busy = true;
     c->notice_dirty = false;
-    key_of(c, key, sizeof(key), "notice/%u", c->me);
+    key_of(c->epre, key, sizeof(key), "notice/%u", c->me);
     (void)snprintf(val, sizeof(val), "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
                    c->my_withdrawn ? " withdrawn" : "");
     write_call(c, "kv/put", preempt_etcd_put_body_(key, val, 0), on_notice_put);
@@ -963,9 +1125,57 @@ static void claim(struct preempt_coord *c)
 {
     char key[PREEMPT_MAX_JOB + 64], me[16];
 
-    key_of(c, key, sizeof(key), "claim");
+    key_of(c->epre, key, sizeof(key), "claim");
     (void)snprintf(me, sizeof(me), "%u", c->me);
     write_call(c, "kv/txn", preempt_etcd_create_body_(key, me, c->lease), on_claim);
+}
+
+static void set_episode(struct preempt_coord *c, uint64_t ep)
+{
+    c->ep = ep;
+    (void)snprintf(c->epre, sizeof(c->epre), "%se%" PRIu64 "/", c->pre, ep);
+}
+
+/* The machine is back in idle: this worker moves on to the next episode
+ * with an empty view of it, applies what it already holds of it, and
+ * brings along a notice of its own that no source withdrew (it came after
+ * the job decided to withdraw). */
+static void advance(struct preempt_coord *c)
+{
+    uint64_t live = own_live(c) ? c->my_notice_wall : 0;
+
+    set_episode(c, c->ep + 1);
+    memset(c->notice_wall, 0, c->n * sizeof(*c->notice_wall));
+    memset(c->notice_withdrawn, 0, c->n * sizeof(*c->notice_withdrawn));
+    reset_round(c, 0);
+    reset_round(c, 1);
+    c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = false;
+    c->my_notice_wall = 0;
+    if (live) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
+        int src = preempt_source_from_string_(c->my_source);
+
+        CLOG(c, 1, "this worker's notice came after the job withdrew the others: it opens episode %" PRIu64, c->ep);
+        ev.u.notice.source = src < 0 ? PREEMPT_SOURCE_INJECT : (enum preempt_source)src;
+        ev.u.notice.deadline = mono_of_wall(c, live);
+        cpost(c, ev);
+    }
+    c->replaying = true;
+    for (size_t i = 0; i < c->n_held;) { /* the machine is draining: what this posts waits in its queue */
+        struct held *h = &c->held[i];
+        uint64_t ep;
+        const char *erest = episode_key(rest_of(c, h->key), &ep);
+
+        if (h->ep > c->ep) {
+            i++;
+            continue;
+        }
+        if (h->ep == c->ep)
+            on_put_episode(c, erest, h->value);
+        held_drop(c, h);
+    }
+    c->replaying = false;
+    flush_merged(c);
 }
 
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, const char *text)
@@ -989,51 +1199,42 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         claim(c);
         return true;
     case PREEMPT_FX_ACK_STEP:
-        key_of(c, key, sizeof(key), "r%u/ack/%u", k, c->me);
+        key_of(c->epre, key, sizeof(key), "r%u/ack/%u", k, c->me);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         put(c, key, val, 0);
         return true;
     case PREEMPT_FX_PUBLISH_AGREED:
-        key_of(c, key, sizeof(key), "r%u/agreed", k);
+        key_of(c->epre, key, sizeof(key), "r%u/agreed", k);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it back */
         return true;
     case PREEMPT_FX_REQUEST_FINAL:
         c->r[1].driver = true;
-        key_of(c, key, sizeof(key), "final");
+        key_of(c->epre, key, sizeof(key), "final");
         (void)snprintf(val, sizeof(val), "%u", c->me);
         put(c, key, val, 0);
         check_acks(c, 1);
         return true;
     case PREEMPT_FX_REPORT_SHARD:
-        key_of(c, key, sizeof(key), "r%u/shard/%u", k, c->me);
+        key_of(c->epre, key, sizeof(key), "r%u/shard/%u", k, c->me);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         put(c, key, val, 0);
         return true;
     case PREEMPT_FX_PUBLISH_ERROR:
-        key_of(c, key, sizeof(key), "error");
+        key_of(c->pre, key, sizeof(key), "error");
         (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the first error wins */
         return true;
     case PREEMPT_FX_ANNOUNCE_DONE:
         c->done[c->me] = true;
-        key_of(c, key, sizeof(key), "done/%u", c->me);
+        key_of(c->pre, key, sizeof(key), "done/%u", c->me);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         put(c, key, val, 0);
         return true;
-    case PREEMPT_FX_CLEAR_ROUND: {
-        static const char *const parts[] = { "r", "notice/", "final", "claim" };
-
-        for (unsigned i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-            key_of(c, key, sizeof(key), "%s", parts[i]);
-            write_call(c, "kv/deleterange", preempt_etcd_delete_body_(key, true), on_write);
-        }
-        c->my_notice_wall = 0;
-        c->my_withdrawn = false;
-        c->withdrawn_posted = false;
-        c->active = false;
+    case PREEMPT_FX_CLEAR_ROUND:
+        write_call(c, "kv/deleterange", preempt_etcd_delete_body_(c->epre, true), on_write);
+        advance(c);
         return true;
-    }
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_ARM_TIMER:
     case PREEMPT_FX_DISARM_TIMER:
@@ -1210,6 +1411,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->lease = join->lease;
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
     (void)snprintf(c->pre, sizeof(c->pre), "%s%" PRIu64 "/", c->jobp, join->incarnation);
+    set_episode(c, 0);
     c->notice_wall = calloc(n, sizeof(*c->notice_wall));
     c->notice_withdrawn = calloc(n, sizeof(*c->notice_withdrawn));
     c->alive = calloc(n, sizeof(*c->alive));
@@ -1246,6 +1448,9 @@ void preempt_coord_free_(struct preempt_coord *c)
         free(c->r[k].acked);
         free(c->r[k].sharded);
     }
+    while (c->n_held > 0)
+        held_drop(c, &c->held[0]);
+    free(c->held);
     free(c->notice_wall);
     free(c->notice_withdrawn);
     free(c->alive);

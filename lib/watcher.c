@@ -1,6 +1,7 @@
 /* lib/watcher.c: the preemption watcher (include/preempt.h). One prefix
  * watch over /preempt/<job>/ (docs/protocol.md): the incarnation counter,
- * and in the newest incarnation the joined, alive and notice records. */
+ * and in the newest incarnation the joined and alive records, the operator's
+ * notice and the notice records of the newest episode. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct preempt_watcher {
     struct preempt_etcd_watch *watch;
     char jobp[PREEMPT_MAX_JOB + 16];
     uint64_t inc;                     /* the newest incarnation seen */
+    uint64_t ep;                      /* its newest episode seen */
     bool joined[PREEMPT_MAX_WORKERS], alive[PREEMPT_MAX_WORKERS];
     bool gone[PREEMPT_MAX_WORKERS]; /* joined, was alive, and its membership ended */
     unsigned n_joined, n_alive, n_gone;
@@ -39,6 +41,7 @@ static bool watcher_ok(const struct preempt_watcher *w)
 static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
 {
     w->inc = inc;
+    w->ep = 0;
     memset(w->joined, 0, sizeof(w->joined));
     memset(w->alive, 0, sizeof(w->alive));
     memset(w->gone, 0, sizeof(w->gone));
@@ -115,6 +118,21 @@ static bool member(const char *rest, const char *name, unsigned *ret)
     return true;
 }
 
+/* A notice record in slot i (PREEMPT_MAX_WORKERS: the operator's). */
+static void notice_record(struct preempt_watcher *w, unsigned i, bool put, const char *value)
+{
+    char *end = NULL;
+
+    w->notice_wall[i] = put ? strtoull(value, &end, 10) : 0;
+    w->notice_withdrawn[i] = put && strstr(value, " withdrawn") != NULL;
+    w->source[i][0] = '\0';
+    if (put && w->notice_wall[i] == 0)
+        w->notice_wall[i] = 1;
+    if (put)
+        (void)sscanf(end, " %15[^ ]", w->source[i]);
+    update_notice(w);
+}
+
 static void on_record(struct preempt_watcher *w, bool put, const char *key, const char *value)
 {
     const char *rest = key + strlen(w->jobp);
@@ -136,6 +154,21 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
     if (inc != w->inc)
         return;
     rest = end + 1;
+    if (rest[0] == 'e' && rest[1] >= '0' && rest[1] <= '9') { /* e<p>/: a preemption episode */
+        uint64_t ep = strtoull(rest + 1, &end, 10);
+
+        if (*end != '/' || ep < w->ep)
+            return;
+        if (ep > w->ep) { /* the job withdrew the last episode's notices and moved on */
+            w->ep = ep;
+            memset(w->notice_wall, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_wall[0]));
+            memset(w->notice_withdrawn, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_withdrawn[0]));
+        }
+        rest = end + 1;
+        if (member(rest, "notice", &i))
+            notice_record(w, i, put, value);
+        return;
+    }
     if (member(rest, "joined", &i)) {
         if (put && !w->joined[i])
             w->joined[i] = true, w->n_joined++;
@@ -148,15 +181,8 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
             w->gone[i] = !put;
             w->n_gone = put ? w->n_gone - 1 : w->n_gone + 1;
         }
-    } else if (member(rest, "notice", &i) || (!strcmp(rest, "notice/op") && (i = PREEMPT_MAX_WORKERS, true))) {
-        w->notice_wall[i] = put ? strtoull(value, &end, 10) : 0;
-        w->notice_withdrawn[i] = put && strstr(value, " withdrawn") != NULL;
-        w->source[i][0] = '\0';
-        if (put && w->notice_wall[i] == 0)
-            w->notice_wall[i] = 1;
-        if (put)
-            (void)sscanf(end, " %15[^ ]", w->source[i]);
-        update_notice(w);
+    } else if (!strcmp(rest, "notice/op")) {
+        notice_record(w, PREEMPT_MAX_WORKERS, put, value);
     }
 }
 

@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
-trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+trap 'job_kill; [ -n "$FPID" ] && kill "$FPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
 
 etcd_start multi || finish
 REF=$("$TRAINER" --ckpt-dir "$TMP/ref" --steps 400 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
@@ -42,7 +42,7 @@ job_wait 60
 eq "three signals at once: every worker exits 42" "$RCS" "42 42 42 42"
 step=$(same "$tag" 4 exit saved_step)
 expect "three signals at once: one save step ($step)" test "${step#differs}" = "$step" -a -n "$step"
-agreed=$(etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/$tag/1/r0/agreed | grep -c agreed)
+agreed=$(etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/$tag/1/e0/r0/agreed | grep -c agreed)
 eq "three signals at once: one agreed step in etcd" "$agreed" 1
 job_start "$tag" 4 --steps 400
 job_wait 60
@@ -131,13 +131,13 @@ expect "etcd restart: worker 1 saw the watch go down" grep -q 'watch of .* down'
 # see a preemption, also when the incarnation counter itself was deleted
 # and when records sit under the number the next incarnation takes.
 rm -rf "$TMP/term2"
-etcdctl --endpoints="$ETCD_URL" put /preempt/term2/2/notice/0 "1 signal" >/dev/null
-etcdctl --endpoints="$ETCD_URL" put /preempt/term2/3/notice/0 "1 signal" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put /preempt/term2/2/e0/notice/0 "1 signal" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put /preempt/term2/3/e0/notice/0 "1 signal" >/dev/null
 job_start term2 2 --steps 100
 job_wait 60
 eq "stale keys: the new incarnation finishes without a preemption" "$RCS" "0 0"
 eq "stale keys: it is incarnation 3" "$(same term2 2 start incarnation)" 3
-etcdctl --endpoints="$ETCD_URL" put /preempt/term2/1/r0/agreed 7 >/dev/null
+etcdctl --endpoints="$ETCD_URL" put /preempt/term2/1/e0/r0/agreed 7 >/dev/null
 etcdctl --endpoints="$ETCD_URL" del /preempt/term2/incarnation >/dev/null
 rm -rf "$TMP/term2"
 job_start term2 2 --steps 100
@@ -198,19 +198,24 @@ expect_output "did not all exit within 300 ms"
 # checkpoint, the job returns to idle and training goes on to the end.
 FAKE="$top_builddir/tests/fake/fake-metadata"
 mkdir -p "$TMP/md/latest/meta-data/events/recommendations"
-"$FAKE" "$TMP/md" >"$TMP/md.log" 2>&1 &
-FPID=$!
-wait_for "$TMP/md.log" "port " 5
-MURL="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/md.log")"
-PIDS=
-for _i in 0 1 2; do
-    _plat=none
-    [ "$_i" -eq 2 ] && _plat=aws
-    "$TRAINER" --etcd "$ETCD_URL" --job adv --worker "$_i" --workers 3 --ckpt-dir "$TMP/adv" --verbose \
-        --steps 400 --step-ms 10 --platform "$_plat" --metadata-url "$MURL" --metadata-poll-ms 100 \
-        >"$TMP/adv.$_i.out" 2>"$TMP/adv.$_i.err" &
-    PIDS="$PIDS $!"
-done
+# aws_job TAG STEPS: the fake metadata service (FPID) serving $TMP/md, and
+# a 3-worker job whose worker 2 runs on "aws" and polls it.
+aws_job() {
+    "$FAKE" "$TMP/md" >"$TMP/$1.md.log" 2>&1 &
+    FPID=$!
+    wait_for "$TMP/$1.md.log" "port " 5
+    _murl="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$1.md.log")"
+    PIDS=
+    for _i in 0 1 2; do
+        _plat=none
+        [ "$_i" -eq 2 ] && _plat=aws
+        "$TRAINER" --etcd "$ETCD_URL" --job "$1" --worker "$_i" --workers 3 --ckpt-dir "$TMP/$1" --verbose \
+            --steps "$2" --step-ms 10 --platform "$_plat" --metadata-url "$_murl" --metadata-poll-ms 100 \
+            >"$TMP/$1.$_i.out" 2>"$TMP/$1.$_i.err" &
+        PIDS="$PIDS $!"
+    done
+}
+aws_job adv 400
 "$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch adv >"$TMP/advw.out" 2>&1 &
 WPID=$!
 for _i in 0 1 2; do wait_for "$TMP/adv.$_i.out" '"event":"start"' 30; done
@@ -227,6 +232,24 @@ for _i in 0 1 2; do
 done
 eq "advisory: the uninterrupted digest" "$(same adv 3 done state_digest)" "$(same adv 3 done state_digest | grep -v differs)"
 expect "advisory: the watcher saw it withdrawn" grep -q '"source":"aws".*"withdrawn":true' "$TMP/advw.out"
+
+# A real preemption after the job returned to idle: the advisory round is
+# episode 0 of the incarnation, the SIGTERM's round episode 1. The records
+# of episode 0 are cleared and cannot touch episode 1's (sim seeds 3849,
+# 4003 and 6702 found a late clear of one round deleting the next one's).
+aws_job adv2 100000 # the recommendation is there from the start
+for _i in 0 1 2; do wait_for "$TMP/adv2.$_i.out" '"to":"idle"' 60; done
+kill "$FPID" 2>/dev/null
+kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
+job_wait 60
+eq "episodes: every worker saved and exited 42" "$RCS" "42 42 42"
+eq "episodes: two checkpoints each" "$(count_events "$TMP/adv2.0.out" saved)" 2
+eq "episodes: the second at one step" "$(same adv2 3 saved step)" "$(field "$TMP/adv2.1.out" saved step)"
+expect "episodes: episode 1 agreed its step" sh -c \
+    "etcdctl --endpoints=$ETCD_URL get --keys-only /preempt/adv2/1/e1/r0/agreed | grep -q agreed"
+eq "episodes: episode 0 was cleared" \
+    "$(etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/adv2/1/e0/ | grep -c e0/)" 0
+[ "$failures" -eq 0 ] || show_logs adv2 3
 
 # ---- authentication -------------------------------------------------------
 EC="etcdctl --endpoints=$ETCD_URL"

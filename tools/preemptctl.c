@@ -139,7 +139,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     for (size_t i = 0; i < n; i++) {
         const char *rest = kvs[i].key + strlen(pre);
 
-        if (!strncmp(rest, "notice/", 7)) {
+        if (strstr(rest, "notice/")) { /* notice/op or e<p>/notice/<w> */
             uint64_t dl = strtoull(kvs[i].value, NULL, 10);
             const char *src = strchr(kvs[i].value, ' ');
 

@@ -102,6 +102,8 @@ struct sev {
     uint32_t gen;
     void *p;
     int64_t a;
+    int src;              /* E_KILL of a worker's notice: its source (else -1) */
+    uint32_t src_gen;     /* and the source's withdrawal count then */
 };
 
 struct worker {
@@ -126,6 +128,7 @@ struct worker {
     uint64_t delay_us;    /* this worker's one-way network delay (base) */
     struct item *inbox, *inbox_tail;
     bool live[PREEMPT_SOURCE__COUNT];
+    uint32_t withdrawals[PREEMPT_SOURCE__COUNT]; /* a source's withdrawal cancels all it announced */
     uint64_t last_commit;
     bool have_commit;
     uint64_t *shards;     /* steps this worker holds a shard of */
@@ -157,7 +160,7 @@ struct world {
     uint64_t bound_us, base_bound_us;
     char violation[512];
     bool verbose;
-    bool no_return;       /* no withdrawals: a job never returns to idle (--no-return) */
+    bool sabotage;        /* a planted bug: worker 0 files its shards one step late (--sabotage) */
     /* figures */
     uint64_t max_late_us;
 };
@@ -188,7 +191,7 @@ static bool before(const struct sev *a, const struct sev *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static void schedule(uint64_t t, enum sev_kind kind, int w, uint32_t gen, void *p, int64_t a)
+static void push(struct sev ev)
 {
     size_t i;
 
@@ -199,7 +202,8 @@ static void schedule(uint64_t t, enum sev_kind kind, int w, uint32_t gen, void *
             abort();
     }
     i = W->n_heap++;
-    W->heap[i] = (struct sev){ .t = t, .seq = W->seq++, .kind = kind, .w = w, .gen = gen, .p = p, .a = a };
+    ev.seq = W->seq++;
+    W->heap[i] = ev;
     while (i > 0 && before(&W->heap[i], &W->heap[(i - 1) / 2])) {
         struct sev tmp = W->heap[i];
 
@@ -207,6 +211,11 @@ static void schedule(uint64_t t, enum sev_kind kind, int w, uint32_t gen, void *
         W->heap[(i - 1) / 2] = tmp;
         i = (i - 1) / 2;
     }
+}
+
+static void schedule(uint64_t t, enum sev_kind kind, int w, uint32_t gen, void *p, int64_t a)
+{
+    push((struct sev){ .t = t, .kind = kind, .w = w, .gen = gen, .p = p, .a = a, .src = -1 });
 }
 
 static struct sev pop(void)
@@ -588,7 +597,8 @@ static void notice(struct worker *w, enum preempt_source src, uint64_t deadline_
     }
     post(w, ev);
     if (kill_us) /* the job now knows this deadline */
-        schedule(kill_us, E_KILL, w->id, 0, NULL, (int64_t)kill_us);
+        push((struct sev){ .t = kill_us, .kind = E_KILL, .w = w->id, .a = (int64_t)kill_us, .src = (int)src,
+                           .src_gen = w->withdrawals[src] });
     if (advisory && !w->coord) {
         struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
 
@@ -602,6 +612,7 @@ static void withdraw(struct worker *w, enum preempt_source src)
     bool any = false;
 
     w->live[src] = false;
+    w->withdrawals[src]++; /* the cloud no longer kills for what this source announced */
     for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
         any = any || w->live[i];
     if (any || w->exited)
@@ -699,7 +710,7 @@ static void save_done(struct worker *w)
             if (!w->shards)
                 abort();
         }
-        w->shards[w->n_shards++] = w->save_step;
+        w->shards[w->n_shards++] = w->save_step + (W->sabotage && w->id == 0);
     }
     if (f->save_ms < w->max_save_ms)
         f->save_ms = w->max_save_ms;
@@ -813,7 +824,7 @@ static void arm_faults_and_notices(uint64_t span_us)
         it->src = pick < 4 ? PREEMPT_SOURCE_SIGNAL : pick < 6 ? PREEMPT_SOURCE_GCE
                   : pick < 8                     ? PREEMPT_SOURCE_AWS : PREEMPT_SOURCE_AZURE;
         it->deadline_in_ms = it->src == PREEMPT_SOURCE_SIGNAL ? 0 : between(2000, 90000);
-        it->advisory = it->src == PREEMPT_SOURCE_AWS && chance(30) && !W->no_return;
+        it->advisory = it->src == PREEMPT_SOURCE_AWS && chance(30);
         if (!W->local && chance(10)) { /* an operator's notice (preemptctl) instead */
             schedule(at, E_OPNOTICE, 0, 0, NULL, (int64_t)between(2000, 60000));
             free(it);
@@ -822,7 +833,7 @@ static void arm_faults_and_notices(uint64_t span_us)
         if (!it->advisory) {
             uint64_t kill = at + (it->deadline_in_ms ? it->deadline_in_ms
                                   : W->cfg.grace_ms ? W->cfg.grace_ms : W->cfg.bound_ms) * 1000u;
-            bool withdrawn = it->src != PREEMPT_SOURCE_SIGNAL && chance(25) && !W->no_return;
+            bool withdrawn = it->src != PREEMPT_SOURCE_SIGNAL && chance(25);
 
             it->kill_us = kill;
             if (withdrawn) {
@@ -996,6 +1007,8 @@ static void handle(const struct sev *e)
         /* gen 0: a live notice's deadline reached the job (the earliest
          * counts); gen 1, bound_us later: whoever still runs is killed. */
         if (e->gen == 0) {
+            if (e->src >= 0 && W->w[e->w].withdrawals[e->src] != e->src_gen)
+                break; /* its source withdrew it before the deadline */
             if (!W->kill_us || (uint64_t)e->a < W->kill_us) {
                 W->kill_us = (uint64_t)e->a;
                 schedule(W->kill_us + W->bound_us, E_KILL, 0, 1, NULL, e->a);
@@ -1176,7 +1189,7 @@ static void teardown_incarnation(void)
 }
 
 /* One seed: returns true when every check held. */
-static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir, bool verbose, bool no_return,
+static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir, bool verbose, bool sabotage,
                      struct world *wd)
 {
     unsigned incarnations;
@@ -1187,7 +1200,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
     W = wd;
     W->seed = seed;
     W->verbose = verbose;
-    W->no_return = no_return;
+    W->sabotage = sabotage;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
     if (W->n > max_workers)
@@ -1235,7 +1248,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
         if (W->violation[0]) {
             fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n",
                     seed, W->n, W->incarnation, W->violation);
-            fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 " -v\n", seed);
+            fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s -v\n", seed, sabotage ? " --sabotage" : "");
             if (trace_dir)
                 dump_traces(trace_dir);
         }
@@ -1255,15 +1268,15 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
 }
 
 static const char usage[] =
-    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--no-return] [--trace-dir DIR] [-v]\n"
+    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--trace-dir DIR] [-v]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
     "violates one; each violation prints its seed, and with --trace-dir writes\n"
     "every worker's machine trace there (preempt-replay reproduces it).\n"
     "  --seed S          one seed (with -v: the whole run, event by event)\n"
     "  --max-workers N   at most N workers per job (1-64; default 64)\n"
-    "  --no-return       no withdrawn or advisory notices: a job never goes back to idle\n"
-    "                    (the known open race after a withdrawal is left out; see README)\n";
+    "  --sabotage        plant a bug in the simulated trainer (worker 0 files each shard\n"
+    "                    one step late) to show that the checks catch it\n";
 
 int main(int argc, char **argv)
 {
@@ -1271,16 +1284,16 @@ int main(int argc, char **argv)
         { "seeds", required_argument, NULL, 'n' }, { "first", required_argument, NULL, 'f' },
         { "seed", required_argument, NULL, 's' }, { "max-workers", required_argument, NULL, 'm' },
         { "trace-dir", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
-        { "no-return", no_argument, NULL, 'r' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+        { "sabotage", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
     };
     uint64_t first = 1, seeds = 1000, failed = 0, late = 0;
     unsigned max_workers = MAX_W;
     const char *trace_dir = NULL;
-    bool verbose = false, no_return = false;
+    bool verbose = false, sabotage = false;
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vrh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbh", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
@@ -1301,7 +1314,7 @@ int main(int argc, char **argv)
             break;
         case 't': trace_dir = optarg; break;
         case 'v': verbose = true; break;
-        case 'r': no_return = true; break;
+        case 'b': sabotage = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -1311,7 +1324,7 @@ int main(int argc, char **argv)
         return 2;
     }
     for (uint64_t s = first; s < first + seeds; s++) {
-        if (!run_seed(s, max_workers, trace_dir, verbose, no_return, &wd))
+        if (!run_seed(s, max_workers, trace_dir, verbose, sabotage, &wd))
             failed++;
         if (wd.max_late_us > late)
             late = wd.max_late_us;
