@@ -72,8 +72,9 @@ static const struct preempt_row rows[] = {
     ROW(IDLE, PEER_ERROR, ALWAYS, EXIT, FXH(EXIT, ABORT)),
 
     /* ---- own-signal: driving agreement; training waits ---- */
-    ROW0(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL),
-    ROW0(OWN_SIGNAL, CLAIM_LOST, ALWAYS, ACKNOWLEDGED), /* another worker drives; our ack stands */
+    /* The claim's answer: the job knows of the notice; the round's bound starts. */
+    ROW(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL, FX(ARM_TIMER)),
+    ROW(OWN_SIGNAL, CLAIM_LOST, ALWAYS, ACKNOWLEDGED, FX(ARM_TIMER)), /* another worker drives; our ack stands */
     /* S = max + 1. A step that was in flight when the notice came (async
      * use) may have ended while the acks were collected: then this worker
      * is at S already and saves at once. */
@@ -409,12 +410,20 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     }
     /* Entering agreement opens a round with a fixed bound: later notices
      * re-arm the timer for an earlier deadline but never extend the round.
-     * Leaving the countdown for agreement opens the final round. */
+     * Leaving the countdown for agreement opens the final round. A notice
+     * of this worker's own opens it only when the claim is answered: until
+     * then the job may not know of the notice (etcd unreachable), and only
+     * the deadline bounds the wait (a round ended earlier loses the notice
+     * for every other worker; found by the simulation). */
     if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE && preempt_state_timer_(from) != PREEMPT_TIMER_AGREE) {
-        n->agree_by_ms = ev->now_ms + f->cfg.agree_timeout_ms;
+        n->agree_by_ms = from == PREEMPT_STATE_IDLE && ev->kind == PREEMPT_EV_NOTICE ? 0
+                                                                                      : ev->now_ms + f->cfg.agree_timeout_ms;
         if (from == PREEMPT_STATE_COUNTDOWN)
             n->round = 1;
     }
+    if ((ev->kind == PREEMPT_EV_CLAIM_WON || ev->kind == PREEMPT_EV_CLAIM_LOST) && n->agree_by_ms == 0 &&
+        preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
+        n->agree_by_ms = ev->now_ms + f->cfg.agree_timeout_ms;
     /* Back to idle: nothing is known any more. The timer generation goes on,
      * so that a timer of the old round stays stale. */
     if (n->state == PREEMPT_STATE_IDLE) {

@@ -126,7 +126,8 @@ struct preempt_core {
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
-    uint64_t agree_by_ms; /* the bound of the current agreement round */
+    uint64_t agree_by_ms; /* the bound of the current agreement round (0: not open yet,
+                             this worker's own notice awaits the claim's answer) */
     int64_t err_code;     /* the error being propagated, if any */
 };
 

@@ -132,9 +132,11 @@ struct preempt_config {
                                       (TensorFlow's), else 0; an explicit 0 is kept */
     uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
                                       grace_ms is 0 (default 30000) */
-    uint64_t agree_timeout_ms;   /**< bound on one agreement round, and on how long a
-                                      coordination write retries an unreachable etcd;
-                                      keep it above the outages you expect (default 10000) */
+    uint64_t agree_timeout_ms;   /**< bound on one agreement round, counted from the
+                                      claim's answer when this worker's own notice opened
+                                      it; also how long a coordination write retries an
+                                      unreachable etcd, except that with a notice of its
+                                      own a worker retries up to its deadline (default 10000) */
     uint64_t margin_ms;          /**< slack kept before the deadline (default 500) */
     enum preempt_plan plan;      /**< default PREEMPT_PLAN_MEASURED */
     enum preempt_second second;  /**< default PREEMPT_SECOND_IGNORE */

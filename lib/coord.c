@@ -468,6 +468,7 @@ struct preempt_coord {
     bool left, active, final_seen, error_seen;
     bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
     uint64_t my_notice_wall;
+    uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
     char my_source[32];
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
     bool notice_busy, notice_dirty; /* one put of notice/<me> at a time */
@@ -541,9 +542,20 @@ static void on_write(int status, json_t *reply, const char *msg, void *arg)
     cpost(c, ev);
 }
 
+/* How long a write retries. While this worker has a notice of its own, up
+ * to its deadline: its machine's timer bounds the wait, and giving up
+ * earlier (etcd down for longer than give_up_ms) would lose the notice for
+ * every other worker. */
+static uint64_t give_up(const struct preempt_coord *c)
+{
+    uint64_t now = c->ops.now_ms(c->arg);
+
+    return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
+}
+
 static void write_call(struct preempt_coord *c, const char *path, json_t *body, preempt_etcd_cb cb)
 {
-    if (c->io->call(c->io_arg, path, body, c->give_up_ms, cb, c) < 0)
+    if (c->io->call(c->io_arg, path, body, give_up(c), cb, c) < 0)
         on_write(-ENOMEM, NULL, "out of memory", c);
 }
 
@@ -1150,7 +1162,7 @@ static void advance(struct preempt_coord *c)
     reset_round(c, 0);
     reset_round(c, 1);
     c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = false;
-    c->my_notice_wall = 0;
+    c->my_notice_wall = c->my_deadline = 0;
     if (live) {
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
         int src = preempt_source_from_string_(c->my_source);
@@ -1188,6 +1200,8 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         uint64_t wall = wall_of_mono(c, (uint64_t)fx->arg);
 
         c->active = true;
+        if (!c->my_deadline || (uint64_t)fx->arg < c->my_deadline)
+            c->my_deadline = (uint64_t)fx->arg;
         if (c->my_notice_wall && c->my_notice_wall <= wall)
             return true; /* the earliest deadline is already published */
         c->my_notice_wall = wall;

@@ -69,6 +69,27 @@ etcd_cluster_stop
 # ---- a single etcd for the rest ----------------------------------------------
 etcd_start pf || finish
 
+# ---- etcd unreachable when a notice comes, longer than the agreement's bound ---
+# etcd is stopped (SIGSTOP: connections hang, nothing answers) and worker 0
+# gets SIGTERM with a 20 s deadline; etcd comes back after 4 s, twice the
+# agreement's bound. The notice's writes retry up to the deadline and the
+# round's bound starts when the claim is answered, so the job still agrees
+# and saves. (Before, worker 0 gave up after 2 s and exited 75, and worker 1
+# never learned of the notice: the simulation found it.)
+tag=outage
+job_start "$tag" 2 --steps 100000 --step-ms 5 --agree-timeout-ms 2000 --kill-delay-ms 20000
+set -- $PIDS
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"event":"start"' 30; done
+kill -STOP "$ETCD_PID"
+kill -TERM "$1"
+sleep 4 # the outage's length, not a timing assertion
+kill -CONT "$ETCD_PID"
+job_wait 60
+eq "etcd outage across a notice: both save and exit 42" "$RCS" "42 42"
+expect "etcd outage: one saved step" test "$(same "$tag" 2 saved step | grep -c differs)" = 0
+expect "etcd outage: worker 0 saw etcd unreachable" grep -q 'failed\|unreachable\|timed out' "$TMP/$tag.0.err"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
 # ---- a worker SIGKILLed during its save ----------------------------------------
 # A first preemption commits step S1. In the second, worker 1 is killed
 # while it writes its shard: the job cannot commit, worker 0 exits "not

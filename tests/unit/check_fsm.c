@@ -45,10 +45,10 @@ struct fsm_case {
 #define SAVED PREEMPT_EXIT_SAVED
 
 static const struct fsm_case cases[] = {
-    { "signal in idle: publish, claim, ack the current step, bound the agreement",
+    { "signal in idle: publish, claim, ack the current step; until the claim's answer the deadline bounds it",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
-      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 11000) } },
+      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 30500) } },
     { "a notice's own deadline wins over the bound",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_AWS, 8000 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
@@ -60,9 +60,9 @@ static const struct fsm_case cases[] = {
     { "a peer's notice: acknowledge and follow",
       CORE(IDLE), EVT(PEER_NOTICE, 1000, .u.peer_notice = { 2, 40000 }), .run = 9,
       .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 9), FXA(ARM_TIMER, 11000) } },
-    { "claim lost: follow, our ack stands",
+    { "claim lost: follow, our ack stands; the agreement's bound starts",
       CORE(OWN_SIGNAL, .deadline_ms = 31000), EVT(CLAIM_LOST, 1002, .u.claim_lost = { 1 }),
-      .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 0 },
+      .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 1, .fx = { FXA(ARM_TIMER, 11002) } },
     { "acks complete: publish max + 1",
       CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 7, 4 }),
       .run = 5, .verdict = T, .next = ST(STEP_AGREED), .n_fx = 2,
@@ -310,14 +310,51 @@ START_TEST(test_agreement_bound_does_not_slide)
     struct preempt_core c = preempt_fsm_init_();
     struct preempt_facts f = facts(4, 0);
     struct preempt_event n = { .kind = PREEMPT_EV_NOTICE, .now_ms = 100, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 } };
+    struct preempt_event won = { .kind = PREEMPT_EV_CLAIM_WON, .now_ms = 200 };
     struct preempt_event p = { .kind = PREEMPT_EV_PEER_NOTICE, .now_ms = 8000, .u.peer_notice = { 1, 0 } };
     struct preempt_step st;
 
     c = preempt_fsm_step_(&c, &n, &f).next;
-    ck_assert_uint_eq(c.agree_by_ms, 10100);
+    c = preempt_fsm_step_(&c, &won, &f).next;
+    ck_assert_uint_eq(c.agree_by_ms, 10200);
     st = preempt_fsm_step_(&c, &p, &f); /* a notice 8 s later re-arms, but for the same bound */
     ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_ARM_TIMER);
-    ck_assert_int_eq(st.fx[0].arg, 10100);
+    ck_assert_int_eq(st.fx[0].arg, 10200);
+}
+END_TEST
+
+/* A notice of this worker's own while etcd is unreachable: until the claim
+ * is answered the job may not know of it, so only the deadline bounds the
+ * wait; the round's bound starts with the answer (won or lost). Before,
+ * the round ended after agree_timeout_ms and the notice was lost for every
+ * other worker (the simulation: a 29-worker job outlived its deadline). */
+START_TEST(test_agreement_bound_starts_at_the_claims_answer)
+{
+    struct preempt_facts f = facts(4, 0);
+    struct preempt_event n = { .kind = PREEMPT_EV_NOTICE, .now_ms = 100,
+                               .u.notice = { PREEMPT_SOURCE_GCE, 30100 } };
+    struct preempt_event tm = { .kind = PREEMPT_EV_TIMER, .now_ms = 29600 };
+
+    for (int lost = 0; lost < 2; lost++) {
+        struct preempt_core c = preempt_fsm_init_();
+        struct preempt_event answer = { .kind = lost ? PREEMPT_EV_CLAIM_LOST : PREEMPT_EV_CLAIM_WON, .now_ms = 12000 };
+        struct preempt_step st = preempt_fsm_step_(&c, &n, &f);
+
+        ck_assert_int_eq(st.next.agree_by_ms, 0);
+        ck_assert_int_eq(st.fx[st.n_fx - 1].kind, PREEMPT_FX_ARM_TIMER);
+        ck_assert_int_eq(st.fx[st.n_fx - 1].arg, 29600); /* the deadline less the margin */
+        c = st.next;
+        st = preempt_fsm_step_(&c, &answer, &f); /* 11.9 s later: etcd is back */
+        ck_assert_int_eq(st.verdict, PREEMPT_VERDICT_TRANSITION);
+        ck_assert_uint_eq(st.next.agree_by_ms, 22000);
+        ck_assert_int_eq(st.n_fx, 1);
+        ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_ARM_TIMER);
+        ck_assert_int_eq(st.fx[0].arg, 22000);
+        c = st.next;
+        tm.u.timer.gen = c.timer_gen;
+        tm.now_ms = 22000;
+        ck_assert_int_eq(preempt_fsm_step_(&c, &tm, &f).next.state, ST(EXIT)); /* then it bounds the round */
+    }
 }
 END_TEST
 
@@ -798,6 +835,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_earliest_deadline_wins);
     tcase_add_test(tc, test_timer_generations);
     tcase_add_test(tc, test_agreement_bound_does_not_slide);
+    tcase_add_test(tc, test_agreement_bound_starts_at_the_claims_answer);
     tcase_add_test(tc, test_idle_again_forgets_but_keeps_generation);
     tcase_add_test(tc, test_new_notice_after_withdrawal_stands);
     tcase_add_test(tc, test_final_round_sets_round);
