@@ -597,6 +597,17 @@ static void check_acks(struct preempt_coord *c, unsigned k)
     cpost(c, ev);
 }
 
+/* Tells the machine that the job's notices are withdrawn (the job's
+ * decision, read from its records; the source says so). */
+static void post_withdrawn(struct preempt_coord *c)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+    c->withdrawn_posted = true;
+    ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
+    cpost(c, ev);
+}
+
 /* This worker has a notice that none of its sources withdrew. */
 static bool own_live(const struct preempt_coord *c)
 {
@@ -624,10 +635,7 @@ static void check_commit(struct preempt_coord *c, unsigned k)
          * without it, so this worker does too, and brings its notice into
          * the next episode (advance). Its machine took the notice as a
          * reason to stay; the withdrawal is posted again. */
-        struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-
-        wd.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
-        cpost(c, wd);
+        post_withdrawn(c);
     }
     cpost(c, ev);
 }
@@ -651,7 +659,6 @@ static void reset_round(struct preempt_coord *c, unsigned k)
  * same way relative to the round's commit. */
 static void check_withdrawn(struct preempt_coord *c)
 {
-    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
     bool any = false, live = c->op_wall != 0;
 
     for (unsigned w = 0; w < c->n; w++) {
@@ -664,10 +671,8 @@ static void check_withdrawn(struct preempt_coord *c)
     }
     if (c->withdrawn_posted)
         return;
-    c->withdrawn_posted = true;
     CLOG(c, 1, "every notice of the job is withdrawn or advisory");
-    ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
-    cpost(c, ev);
+    post_withdrawn(c);
 }
 
 static void claim(struct preempt_coord *c);
@@ -832,8 +837,7 @@ static const char *rest_of(const struct preempt_coord *c, const char *key)
     return strncmp(key, c->pre, n) == 0 ? key + n : NULL;
 }
 
-/* "e<p>/..." : p and the rest after "e<p>/". */
-static const char *episode_key(const char *rest, uint64_t *ret_ep)
+const char *preempt_coord_episode_key_(const char *rest, uint64_t *ret_ep)
 {
     char num[24];
     size_t len = rest[0] == 'e' ? strspn(rest + 1, "0123456789") : 0;
@@ -906,7 +910,7 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
 
     if (!rest)
         return;
-    if (!(erest = episode_key(rest, &ep))) {
+    if (!(erest = preempt_coord_episode_key_(rest, &ep))) {
         if (type == PREEMPT_ETCD_PUT)
             on_put(c, rest, kv->value);
         else
@@ -937,7 +941,7 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         const char *rest = rest_of(c, kvs[i].key);
         uint64_t ep;
 
-        if (rest && episode_key(rest, &ep)) {
+        if (rest && preempt_coord_episode_key_(rest, &ep)) {
             current = current || ep == c->ep;
             later = later || ep > c->ep;
         }
@@ -947,12 +951,8 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
      * its notices and cleared the episode while this worker could not see
      * it. Its machine is told so; back in idle it moves on (clear-round). */
     if (later && !current && c->active && !c->withdrawn_posted) {
-        struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-
-        c->withdrawn_posted = true;
         CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->ep);
-        ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
-        cpost(c, ev);
+        post_withdrawn(c);
     }
     for (unsigned w = 0; w < c->n; w++) {
         char key[PREEMPT_MAX_JOB + 64];
@@ -1176,7 +1176,7 @@ static void advance(struct preempt_coord *c)
     for (size_t i = 0; i < c->n_held;) { /* the machine is draining: what this posts waits in its queue */
         struct held *h = &c->held[i];
         uint64_t ep;
-        const char *erest = episode_key(rest_of(c, h->key), &ep);
+        const char *erest = preempt_coord_episode_key_(rest_of(c, h->key), &ep);
 
         if (h->ep > c->ep) {
             i++;

@@ -135,9 +135,9 @@ static void notice_record(struct preempt_watcher *w, unsigned i, bool put, const
 
 static void on_record(struct preempt_watcher *w, bool put, const char *key, const char *value)
 {
-    const char *rest = key + strlen(w->jobp);
+    const char *rest = key + strlen(w->jobp), *erest;
     char *end;
-    uint64_t inc;
+    uint64_t inc, ep;
     unsigned i;
 
     if (!strcmp(rest, "incarnation")) {
@@ -154,18 +154,15 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
     if (inc != w->inc)
         return;
     rest = end + 1;
-    if (rest[0] == 'e' && rest[1] >= '0' && rest[1] <= '9') { /* e<p>/: a preemption episode */
-        uint64_t ep = strtoull(rest + 1, &end, 10);
-
-        if (*end != '/' || ep < w->ep)
+    if ((erest = preempt_coord_episode_key_(rest, &ep))) { /* e<p>/: a preemption episode */
+        if (ep < w->ep)
             return;
         if (ep > w->ep) { /* the job withdrew the last episode's notices and moved on */
             w->ep = ep;
             memset(w->notice_wall, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_wall[0]));
             memset(w->notice_withdrawn, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_withdrawn[0]));
         }
-        rest = end + 1;
-        if (member(rest, "notice", &i))
+        if (member(erest, "notice", &i))
             notice_record(w, i, put, value);
         return;
     }
