@@ -2,16 +2,25 @@
 # scripts/demo.sh: sets everything up, then shows libpreempt at work on a
 # real process: a training run gets SIGTERM at a random moment, saves, exits
 # with 42, is restarted, restores, and ends in exactly the state of a run
-# that was never interrupted. Then the same with a grace period. Writes the
-# state diagrams with the path taken as SVG to out/.
+# that was never interrupted. Then the same with a grace period, and a job of
+# four workers coordinated through a private etcd. Writes the state diagrams
+# with the path taken as SVG to out/. Exits 0 when every claim it prints held.
+#
+# The test suite (tests/demo.sh) runs it on a tree it has already built: it
+# sets top_builddir (where the tools are) and DEMO_OUT (where to write), and
+# the demo then neither installs nor builds anything.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
-make -j2 >/dev/null
-out=out/demo
+if [ -z "${top_builddir:-}" ]; then
+    scripts/setup.sh >/dev/null
+    make -j2 >/dev/null
+    top_builddir=.
+fi
+outdir=${DEMO_OUT:-out}
+out=$outdir/demo
 rm -rf "$out"
 mkdir -p "$out"
-T=tools/preempt-trainer
+T=$top_builddir/tools/preempt-trainer
 # The demo shows the protocol the same way everywhere: no cloud metadata
 # source even on a cloud VM, and no launcher's kill delay.
 PREEMPT_PLATFORM=none
@@ -80,14 +89,14 @@ echo "   to step $last, saved again with $left ms to spare, exited 42"
 # 5. The machine: each recorded trace replays through the pure core, and the
 #    diagrams show the path each run took.
 for t in preempted grace; do
-    tools/preempt-replay --quiet "$out/$t.trace" || die "$t.trace does not replay"
-    tools/fsmdump --trace "$out/$t.trace" | dot -Tsvg >"out/demo-$t.svg"
+    "$top_builddir/tools/preempt-replay" --quiet "$out/$t.trace" || die "$t.trace does not replay"
+    "$top_builddir/tools/fsmdump" --trace "$out/$t.trace" | dot -Tsvg >"$outdir/demo-$t.svg"
 done
 echo "5. The recorded traces replay exactly through the state machine;"
-echo "   the path each run took: out/demo-preempted.svg, out/demo-grace.svg"
+echo "   the path each run took: $outdir/demo-preempted.svg, $outdir/demo-grace.svg"
 echo
 echo "Path of the preempted run (from $out/preempted.trace):"
-tools/preempt-replay --quiet --print "$out/preempted.trace" | awk '
+"$top_builddir/tools/preempt-replay" --quiet --print "$out/preempted.trace" | awk '
     /^config/ { next }
     {
         t = ""; ev = ""; out = ""
@@ -106,12 +115,14 @@ tools/preempt-replay --quiet --print "$out/preempted.trace" | awk '
 TMP=$out
 fail() { die "$*"; }
 . tests/etcd-lib.sh
-trap 'etcd_stop' EXIT
+# The trap stops etcd when the demo fails half-way; on success it is stopped
+# below. Either way the demo's own status is kept.
+trap 'st=$?; etcd_stop; exit $st' EXIT
 etcd_start demo
 echo
 echo "6. Four workers, one job, a private etcd at $ETCD_URL (tools/preempt-launch"
 echo "   restarts every worker that exits with 42):"
-tools/preempt-launch --workers 4 -- $T --etcd "$ETCD_URL" --job demo --ckpt-dir "$out/multi" \
+"$top_builddir/tools/preempt-launch" --workers 4 -- $T --etcd "$ETCD_URL" --job demo --ckpt-dir "$out/multi" \
     --steps $STEPS --step-ms $STEP_MS >"$out/multi.jsonl" 2>"$out/multi.err" &
 lpid=$!
 n=0
@@ -148,3 +159,4 @@ awk -v victim="$victim" '
         else if (ev == "done") what = "done, digest " get("state_digest")
         if (what != "") printf "   %6d  worker %s%s  %s\n", t, w, w == victim && ev == "state" && get("to") == "own-signal" ? " (SIGTERM)" : "", what
     }' "$out/multi.jsonl" | sort -n -s -k1,1
+etcd_stop

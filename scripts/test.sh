@@ -4,45 +4,79 @@
 # the unit tests and the reference trainer under valgrind, and make distcheck,
 # whose build from the tarball runs the whole suite again under
 # AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer, with
-# the fault points compiled in (tests/faults.sh then sweeps them); ends
-# with one line "tests: N passed, N failed" counting every check of every
-# test program of the plain build.
+# the fault points compiled in (tests/faults.sh then sweeps them), and then
+# builds the examples against its installed prefix with pkg-config alone
+# (make installcheck).
+#
+# On every path, failures included, it ends with one line
+# "tests: N passed, N failed", counting every check of every test program,
+# preceded by the names of the failed tests or the stage that failed.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-make -j2
-status=0
-make -j2 check || status=$?
 
-# Count the checks of every test program: Check's "Checks: N, Failures: F,
-# Errors: E" lines and the shell tests' "N checks, F failures" lines.
+passed=0
+failed=0
+failures=""
+stage=setup
+
+# count DIR LABEL: adds the checks of the test logs in DIR (Check's "Checks:
+# N, Failures: F, Errors: E" lines and the shell tests' "N checks, F failures"
+# lines) and names each failed test (its .trs result).
 count() {
-    passed=0
-    failed=0
-    for log in tests/unit/*.log tests/*.log; do
+    dir=$1 label=$2
+    for log in "$dir"/tests/unit/*.log "$dir"/tests/*.log; do
         [ -f "$log" ] || continue
+        name=${log#"$dir"/}
         set -- $(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p;
                         s/^\([0-9]*\) checks, \([0-9]*\) failures$/\1 \2 0/p' "$log" | tail -n 1)
-        [ $# -eq 3 ] || { failed=$((failed + 1)); continue; }
-        passed=$((passed + $1 - $2 - $3))
-        failed=$((failed + $2 + $3))
+        bad=0
+        if [ $# -eq 3 ]; then
+            bad=$(($2 + $3))
+            passed=$((passed + $1 - bad))
+            failed=$((failed + bad))
+        fi
+        if [ $# -ne 3 ] || [ "$bad" -ne 0 ] || grep -qE '^:test-result: (FAIL|ERROR|XPASS)' "${log%.log}.trs" 2>/dev/null; then
+            # A test that failed without a count (a crash, a timeout) counts once.
+            [ "$bad" -ne 0 ] || failed=$((failed + 1))
+            failures="$failures
+FAIL: ${name%.log}$label (log: $log)"
+        fi
     done
 }
 
-if [ "$status" -ne 0 ]; then
-    [ -f test-suite.log ] && cat test-suite.log
-    count
-    echo "tests: $passed passed, $failed failed"
-    exit "$status"
-fi
-count
-make check-valgrind
-if ! make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults"; then
-    # distcheck leaves its build behind on failure: show why.
-    for log in libpreempt-*/_build/sub/test-suite.log; do
-        [ -f "$log" ] && cat "$log"
+summary() {
+    status=$?
+    trap - EXIT
+    count . ""
+    for d in libpreempt-*/_build/sub; do
+        [ -d "$d" ] && count "$d" " (sanitized build, make distcheck)"
     done
-    exit 1
-fi
-echo "tests: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+    if [ "$status" -ne 0 ] && [ -z "$failures" ]; then
+        failed=$((failed + 1))
+        failures="
+FAIL: $stage"
+    fi
+    [ -z "$failures" ] || printf '%s\n' "$failures" | sed '1d'
+    echo "tests: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ] || [ "$status" -ne 0 ] || status=1
+    exit "$status"
+}
+trap summary EXIT
+
+# show_logs DIR: the logs of the failed tests in DIR.
+show_logs() {
+    [ -f "$1/test-suite.log" ] && cat "$1/test-suite.log"
+    return 0
+}
+
+scripts/setup.sh
+stage="the build (make)"
+make -j2
+stage="make check"
+make -j2 check || { show_logs .; exit 1; }
+stage="make check-valgrind"
+make check-valgrind
+stage="make distcheck (sanitized build)"
+# distcheck leaves its build behind on failure: show why.
+make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" ||
+    { for d in libpreempt-*/_build/sub; do show_logs "$d"; done; exit 1; }

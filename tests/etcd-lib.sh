@@ -58,16 +58,18 @@ etcd_stop() {
     ETCD_PID=
 }
 
-# pid_stop PID: SIGTERM, a bounded wait (5 s), then SIGKILL.
+# pid_stop PID: SIGTERM, a bounded wait (5 s), then SIGKILL. Returns 0:
+# a process that had already exited is stopped too (callers run it from
+# EXIT traps under set -e, where a failure would become the script's status).
 pid_stop() {
-    kill -TERM "$1" 2>/dev/null
+    kill -TERM "$1" 2>/dev/null || true
     _n=0
     while kill -0 "$1" 2>/dev/null && [ "$_n" -lt 50 ]; do
         _n=$((_n + 1))
         sleep 0.1
     done
-    kill -KILL "$1" 2>/dev/null
-    wait "$1" 2>/dev/null
+    kill -KILL "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
 }
 
 # ---- a cluster -----------------------------------------------------------------
