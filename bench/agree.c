@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/agree.c: agreement latency, etcd traffic and signal-to-exit time.
  *
  * For each N, N worker processes (this program's child-worker mode) join a

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/bench-bare.c: the step loop of preempt-bench without the library,
  * linked with libc only: the baseline of the memory figures. */
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/bench.h: shared parts of preempt-bench (make bench).
  *
  * Every figure is taken side by side with its baseline in the same run:

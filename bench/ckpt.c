@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/ckpt.c: checkpoint commit throughput against dd conv=fsync.
  *
  * One local handler per trial saves a state of ckpt_mib MiB (pseudo-random

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/main.c: preempt-bench, the program behind make bench. */
 #include <errno.h>
 #include <getopt.h>

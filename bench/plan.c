@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/plan.c: grace-period planning, driven through the machine (the pure
  * core and its local coordination, lib/machine.c) on a virtual clock.
  *

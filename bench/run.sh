@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # bench/run.sh: make bench. Starts a private etcd on free loopback ports
 # (tests/etcd-lib.sh), runs preempt-bench against it with valgrind and
 # strace when they are installed, and stops etcd by its PID. Arguments go to

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/step.c: the per-step cost of the step hooks in the idle state.
  *
  * The same loop runs bare and with the library: the asynchronous hook

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/util.c: clocks, percentiles, child processes, /metrics scraping. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* bench/work.h: the training step of the benchmark loops, one definition
  * for preempt-bench and bench-bare (which links libc only): a few
  * nanoseconds of arithmetic that the compiler keeps. */

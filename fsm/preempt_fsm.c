@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* fsm/preempt_fsm.c: the transition table and the pure step function.
  *
  * This file is the machine. States, events, effects and guards are listed in

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* fsm/preempt_fsm.h: the pure core of libpreempt.
  *
  * Everything here is derived from the .def files in this directory and the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* fsm/preempt_fsm_check.c: the table's validator, shared by the unit tests
  * and `fsmdump --check`. It proves properties of the table itself; the
  * tests prove the step function follows it. Pure. */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* fsm/preempt_names.c: name tables and lookups, all generated from the .def
  * files, so that no name can drift from the machine's definition. Pure. */
 #include <errno.h>

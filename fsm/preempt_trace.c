@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* fsm/preempt_trace.c: the text form of trace records, and replay of one
  * record through the pure core. Field names and values come from the
  * machine's name tables, so the format follows the .def files. Pure. */

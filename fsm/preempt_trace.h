@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* fsm/preempt_trace.h: trace records and their text form (DESIGN §3).
  *
  * One record per event the machine consumed: sequence number, relative

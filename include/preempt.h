@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* libpreempt: survive preemption of distributed training without losing a step.
  *
  * This is the library's only public header. Every exported symbol carries

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/ckpt-internal.h: the checkpoint manager (DESIGN §5), part of the shell.
  *
  * A checkpoint directory DIR holds committed checkpoints DIR/ckpt-<step>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/ckpt.c: the checkpoint manager (see ckpt-internal.h). Every file and
  * directory operation goes through the store's directory descriptor (the
  * *at() calls), so a checkpoint directory that is moved or replaced while

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/coord.c: the multi-worker protocol over etcd (see coord-internal.h
  * and docs/protocol.md). Key layout under P = /preempt/<job>/:
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/etcd-internal.h: an etcd v3 client over the JSON gateway, on libcurl's
  * multi interface driven by a libevent base (style R13). No threads, no
  * blocking call: every request is a transfer on the loop with a per-attempt

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/etcd.c: the etcd v3 JSON-gateway client on libcurl multi + libevent
  * (see etcd-internal.h; style R13 and docs/stack-notes §2-4). The transfers
  * run on lib/http.c's multi handle. Requests retry with backoff over the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/fault-alloc.c: the alloc fault point. In a fault build libpreempt.so
  * is linked with -Wl,--wrap=malloc (and calloc, realloc, strdup, strndup),
  * so the library's own allocations come here; nothing else is linked with

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/fault-internal.h: named fault points of the shell, for tests.
  *
  * Compiled in only by ./configure --enable-faults (PREEMPT_FAULTS); without

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/fault.c: the fault points (see fault-internal.h). The whole file is
  * empty unless the build was configured with --enable-faults. */
 #include "fault-internal.h"

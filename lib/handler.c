@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/handler.c: the public handler (include/preempt.h), the shell around
  * the machine for one worker: signalfd, timers and the deferred drain on a
  * libevent base, the checkpoint store, the step and save measurements the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/http-internal.h: libcurl's multi interface on a libevent base (style
  * R13, the hiperfifo recipe), shared by the etcd client and the cloud
  * metadata sources. One persistent event per socket, one timer; no threads,

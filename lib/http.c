@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/http.c: libcurl multi on libevent (see http-internal.h). */
 #include <errno.h>
 #include <stdlib.h>

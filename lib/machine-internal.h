@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/machine-internal.h: the shell's side of the machine (style R4-R6).
  *
  * Everything that produces an event posts it here; events go through a

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/machine.c: the event queue, the drain and machine_apply(), the one
  * writer of the state (see machine-internal.h). */
 #include <errno.h>

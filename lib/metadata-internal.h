@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/metadata-internal.h: the cloud notice sources. Each polls its cloud's
  * instance metadata service on the loop through lib/http.c; nothing blocks
  * and every request has a timeout, so a slow or dead endpoint costs the

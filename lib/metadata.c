@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/metadata.c: the cloud notice sources (see metadata-internal.h). */
 #define _GNU_SOURCE /* strptime, timegm */
 #include <ctype.h>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/platform-internal.h: which platform the job runs on, its defaults
  * (TensorFlow's TerminationConfig completion, tf-reference §1.3) and the
  * launcher's known kill delay. Detection reads a few DMI files and the

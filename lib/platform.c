@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/platform.c: platform detection and defaults (platform-internal.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/preempt.c: library-wide public helpers (version, error strings). */
 #include <string.h>
 

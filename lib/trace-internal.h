@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/trace-internal.h: trace files, text or binary (nanopb), for the shell
  * and the tools. The pure text codec is in fsm/preempt_trace.h. */
 #ifndef PREEMPT_TRACE_INTERNAL_H

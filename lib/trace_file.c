@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* lib/trace_file.c: reading and writing trace files. The binary form is a
  * stream of length-delimited nanopb messages (proto/trace.proto) after a
  * magic; the text form is parsed by the pure codec in fsm/. */

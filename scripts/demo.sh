@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # scripts/demo.sh: sets everything up, then shows libpreempt at work on a
 # real process: a training run gets SIGTERM at a random moment, saves, exits
 # with 42, is restarted, restores, and ends in exactly the state of a run

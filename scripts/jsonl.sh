@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # scripts/jsonl.sh: reading preempt-trainer's JSON lines from sh (sourced by
 # scripts/demo.sh and tests/lib.sh). Flat objects only, one per line.
 

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # scripts/setup.sh: installs the Debian packages libpreempt's build, tests
 # and demo need (as root, non-interactive, only what is missing) and
 # configures the tree when that has not been done. Safe to run again.

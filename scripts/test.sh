@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # scripts/test.sh: the whole test suite, as the README and CI run it.
 # Installs what is missing, builds with warnings as errors, runs make check,
 # the unit tests and the reference trainer under valgrind, and make distcheck,
@@ -69,6 +71,13 @@ show_logs() {
     return 0
 }
 
+# tree_state: what git sees changed or untracked, to compare after the run
+# (the suite leaves no file behind that git would show); empty outside git.
+tree_state() {
+    if [ -d .git ] && command -v git >/dev/null; then git status --porcelain; fi
+}
+before=$(tree_state)
+
 scripts/setup.sh
 stage="the build (make)"
 make -j2
@@ -80,3 +89,5 @@ stage="make distcheck (sanitized build)"
 # distcheck leaves its build behind on failure: show why.
 make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" ||
     { for d in libpreempt-*/_build/sub; do show_logs "$d"; done; exit 1; }
+stage="the tree after the tests: they left files that git shows (git status)"
+[ "$(tree_state)" = "$before" ]

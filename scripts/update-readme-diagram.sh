@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Replaces the Mermaid block of README.md with fsmdump's current output.
 # Usage: update-readme-diagram.sh FSMDUMP README
 set -eu

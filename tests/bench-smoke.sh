@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # tests/bench-smoke.sh: make bench's smoke run (--quick: tiny sizes, N = 1
 # and 2, 3 trials) keeps every section working. No time is asserted; what is
 # checked are counts and outcomes that do not depend on the machine's speed.

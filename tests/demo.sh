@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # The README's first command, end to end: scripts/demo.sh on the built tree
 # (bounded), its exit status, and each claim it prints checked against the
 # files it wrote, not against its own words.

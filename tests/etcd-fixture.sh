@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # The etcd fixture the coordination tests build on: a real etcd on free
 # loopback ports with a private data directory, answering through the v3
 # JSON gateway, stopped by its PID and gone afterwards.

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # tests/etcd-lib.sh: a private etcd for integration tests (sourced after
 # tests/lib.sh). It listens on loopback only, on free ports (a port taken
 # by someone else makes etcd fail to bind; another pair is then tried), keeps

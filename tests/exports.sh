@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # libpreempt.so exports exactly the functions the public header marks
 # PREEMPT_EXPORT: all preempt_*, none of nanopb's pb_* or the internal
 # preempt_*_ helpers.

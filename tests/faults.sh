@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Fault injection: each named fault point of the shell (lib/fault-internal.h)
 # is failed in turn, at every hit once and from a hit on persistently, in the
 # two main scenarios of the reference trainer: one worker alone, and two

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # fsm/ is pure: its library references no I/O, clock, allocation, libevent,
 # libcurl or nanopb symbol, and a program linked with it alone (check_fsm)
 # depends on none of those libraries. The step function's object file

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # fsmdump prints the one machine in three formats: each matches its golden
 # file (a change to the table forces a reviewed `make golden`), the DOT
 # renders with Graphviz and shows the six required states, --check passes,

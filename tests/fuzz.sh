@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # tests/fuzz.sh: the libFuzzer harnesses (tests/fuzz/*.c). For each: every
 # seed (tests/fuzz/corpus/NAME) and every regression input of a fixed
 # finding (tests/fuzz/regress/NAME) runs once and must pass; then the

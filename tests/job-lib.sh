@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # tests/job-lib.sh: a job of reference trainers on the test etcd (sourced
 # after tests/lib.sh and tests/etcd-lib.sh; the caller's EXIT trap should
 # call job_kill).

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # tests/lib.sh: shared helpers for the shell tests (sourced).
 set -u
 : "${top_srcdir:=.}" "${top_builddir:=.}"

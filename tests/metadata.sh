@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Cloud notice sources end to end: the reference trainer against a fake
 # metadata service on loopback (tests/fake/fake-metadata) that serves each
 # cloud's real formats and rules (headers, ETags and long polls, IMDSv2

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Multi-worker coordination end to end: a real etcd on loopback, real
 # trainer processes, real signals. Every wait is bounded and only guards
 # against hangs; nothing here asserts a duration.

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Process-level faults with real parts: a 3-member etcd cluster whose leader
 # is SIGKILLed during agreement, and whose member a worker watches through is
 # SIGKILLed mid-watch; a worker SIGKILLed during its save; a disk (a 1 MiB

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # The README shows the machine as a Mermaid diagram produced by fsmdump;
 # this fails when the README's copy is stale (fix: make golden).
 . "$top_srcdir/tests/lib.sh"

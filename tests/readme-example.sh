@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # The README's example trainer compiles against the built library with
 # warnings as errors, and does what the README says: SIGTERM -> exit 42 with
 # a checkpoint; the restart restores it and finishes with exit 0.

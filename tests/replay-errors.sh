@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Bad input to preempt-replay and fsmdump --trace: a clear message naming
 # the problem, exit status 2, never a crash.
 . "$top_srcdir/tests/lib.sh"

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Every scenario in tests/traces/ replays through the pure core (exit 0),
 # also after a round trip through the binary form and through the printed
 # text form; a deliberately altered copy of each is rejected (exit 1) with

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # Security: TLS to a real etcd with certificates made here by openssl
 # (server and client certificates, client-certificate authentication),
 # refused connections without the right CA or client certificate;

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # tests/sim.sh: the deterministic simulation (tests/sim/). make check runs
 # 2000 seeds of whole jobs (1-64 workers, the real machine and coordinator
 # over an in-memory etcd, notices, crashes, outages, broken watches, stalls,

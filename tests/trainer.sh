@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # The single-worker handler end to end: the reference trainer as a real
 # process, real signals (raised by the trainer itself at an exact step, or
 # sent by this script), real checkpoint files. No timed assertions: waits

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
 # The reference trainer under valgrind's memcheck through a preemption, a
 # grace period, a restart and both API forms: no error, no leak. Run by
 # `make check-valgrind` (with VALGRIND and LIBTOOL set).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tools/fsmdump.c: prints the machine from its one definition (fsm/) as
  * Graphviz DOT, Mermaid or a plain table, optionally with a recorded trace
  * laid over it, and checks the table. */

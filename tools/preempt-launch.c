@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tools/preempt-launch.c: a small supervisor for the demo and the tests.
  * It starts W copies of a worker command (appending --worker I --workers W),
  * restarts every worker that exits with the restart code, and stops when

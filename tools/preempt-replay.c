@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tools/preempt-replay.c: replays a recorded trace (text or binary) through
  * the pure core and reports the first record whose outcome differs. */
 #include <getopt.h>

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tools/preempt-trainer.c: the reference trainer (DESIGN §7), a stable
  * contract used by the demo and the tests. Its model state is updated by a
  * deterministic function of (state, step), so a preempted and resumed run

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tools/preemptctl.c: look at and act on a job's records in etcd
  * (docs/protocol.md): show its state, inject a notice, clean up its keys.
  * One request at a time on a private loop, each bounded by --timeout-ms. */

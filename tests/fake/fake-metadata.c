@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/fake/fake-metadata.c: a cloud instance metadata service for tests,
  * on loopback only (libevent's evhttp). It serves the files of a directory
  * and enforces what the real services enforce, so that a test changes a

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/fuzz/fuzz-manifest.c: libFuzzer harness for checkpoint manifest
  * decoding (the MANIFEST file a restore reads before any blob). Any bytes
  * either decode to a manifest whose every blob name is valid and unique, or

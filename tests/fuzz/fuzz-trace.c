@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/fuzz/fuzz-trace.c: libFuzzer harness for trace decoding, binary
  * (nanopb) and text (the scenario parser). The input is loaded as a trace
  * file (text or binary, told apart by the magic, as preempt-replay does);

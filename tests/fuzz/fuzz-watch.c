@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/fuzz/fuzz-watch.c: libFuzzer harness for what etcd's gateway sends:
  * the watch stream (framing, JSON, classification, key-value decoding, the
  * order of revisions) and the replies to requests (range, txn, lease).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/sim/sim-etcd.c: an in-memory model of the etcd v3 semantics the
  * protocol relies on, behind the JSON gateway's request and reply shapes:
  * one revision per write (a txn is one), keys in byte order, create and mod

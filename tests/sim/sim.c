@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/sim/sim.c: the deterministic simulation of a job (see sim.h).
  *
  *   preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--trace-dir DIR] [-v]

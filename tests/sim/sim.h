@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/sim/sim.h: the deterministic simulation (make sim, tests/sim.sh).
  *
  * One process runs a whole job: 1-64 workers, each the real machine (the

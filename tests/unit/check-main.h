@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check-main.h: the one way a unit test program runs its suite:
  * Check's default fork mode (CK_FORK=no for valgrind), verbosity from
  * CK_VERBOSITY, exit status 1 when any check failed. */

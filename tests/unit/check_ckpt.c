@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_ckpt.c: the checkpoint manager on real files: commit and
  * restore, modes, retention, leftovers, every kind of corruption, bad names,
  * a process SIGKILLed in the middle of a save, and a failing write. */

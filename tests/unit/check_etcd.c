@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_etcd.c: the etcd client's pure parts. Base64, prefix
  * ranges, request bodies, reply decoding (including the gateway's omitted
  * zero fields and malformed replies) and the watch stream's framing, fed

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_fsm.c: the pure core. Table-driven transitions, an
  * exhaustive sweep of every (state, event) pair under many guard outcomes,
  * tie-break order, the planner, and the table checker fed broken tables.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_handler.c: the public handler API driven from the
  * test's own event_base, as an asynchronous trainer would: real signals
  * (raised to this process and read through the signalfd), real timers,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_machine.c: the shell's machine with the real local-mode
  * coordinator and a recording fake for saves, timers and exit. The text log
  * it writes must replay through the pure core (style R17), steps never

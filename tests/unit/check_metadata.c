@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_metadata.c: the pure parts of the notice sources and the
  * platform logic: the clouds' time formats, GCE values, AWS instance
  * actions and rebalance recommendations, Azure scheduled events documents

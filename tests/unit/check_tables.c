@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_tables.c: every enum round-trips through its name table,
  * from -1 to COUNT + 1 (R16), through the internal and the public lookups. */
 #include "config.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_trace.c: trace records in text and binary form. Random
  * records round-trip through both encodings; every way a line or a file can
  * be bad gets a clear error and never a crash. */
