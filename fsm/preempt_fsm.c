@@ -386,7 +386,7 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         n->driver = false;
         break;
     case PREEMPT_EV_ACKS_COMPLETE:
-        n->save_step = ev->u.acks_complete.max + 1; /* DESIGN §4: max(acknowledged) + 1 */
+        n->save_step = ev->u.acks_complete.max + 1; /* docs/protocol.md: max(acknowledged) + 1 */
         break;
     case PREEMPT_EV_STEP_AGREED:
         n->save_step = ev->u.step_agreed.step;

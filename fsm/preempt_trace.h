@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* fsm/preempt_trace.h: trace records and their text form (DESIGN §3).
+/* fsm/preempt_trace.h: trace records and their text form (docs/design.md, "Traces").
  *
  * One record per event the machine consumed: sequence number, relative
  * monotonic time, the event with its payload, the facts that vary during a

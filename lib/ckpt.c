@@ -313,27 +313,6 @@ static int list_ckpts(const struct preempt_ckpt_store *s, uint64_t **ret, size_t
 
 /* ---- the store ----------------------------------------------------------------------- */
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    size_t len = strlen(path);
-
-    if (len == 0 || len >= sizeof(buf))
-        return len ? -ENAMETOOLONG : -EINVAL;
-    memcpy(buf, path, len + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
 /* Removes what interrupted saves and replacements left behind. */
 static void remove_leftovers(struct preempt_ckpt_store *s)
 {
@@ -366,9 +345,11 @@ int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_f
 
     if (!dir || !*dir || !ret)
         return -EINVAL;
-    r = mkdir_p(dir);
-    if (r < 0)
-        return r;
+    /* Only the directory itself is created: a parent that does not exist is
+     * a mistyped path or a volume that is not mounted, and checkpoints
+     * written there would be lost with the container. */
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
     s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/coord-internal.h: the multi-worker protocol (DESIGN §4) over etcd.
+/* lib/coord-internal.h: the multi-worker protocol (docs/protocol.md) over etcd.
  * docs/protocol.md describes the key layout and the rounds; this is its
  * implementation. It turns the machine's coordination effects into etcd
  * requests and the job's records (read through one prefix watch) into the

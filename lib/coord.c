@@ -414,7 +414,8 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
     j.deadline = preempt_clock_ms_(CLOCK_MONOTONIC) + cfg->join_timeout_ms;
     r = preempt_etcd_new_(j.base, &cfg->etcd, &j.e);
     if (r < 0) {
-        (void)snprintf(msg, msg_size, "invalid etcd endpoints or options");
+        (void)snprintf(msg, msg_size, "cannot use the etcd endpoints or options: %s%s", strerror(-r),
+                       r == -EINVAL ? " (each endpoint an http:// or https:// URL, at most 8)" : "");
         event_base_free(j.base);
         return r;
     }

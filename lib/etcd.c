@@ -1211,6 +1211,8 @@ static int dup_opt(const char *s, char **ret)
     return !s || *ret ? 0 : -ENOMEM;
 }
 
+/* Splits the comma-separated endpoint list; a refusal is logged with its
+ * reason at error level (the caller's message then needs no guess). */
 static int split_endpoints(struct preempt_etcd *e, const char *list)
 {
     const char *p = list;
@@ -1219,10 +1221,14 @@ static int split_endpoints(struct preempt_etcd *e, const char *list)
         size_t n = strcspn(p, ",");
 
         if (n > 0) {
-            if (e->n_endpoints == MAX_ENDPOINTS)
+            if (e->n_endpoints == MAX_ENDPOINTS) {
+                elog(e, 3, "etcd endpoints: more than %d", MAX_ENDPOINTS);
                 return -E2BIG;
-            if (!(n > 7 && !strncmp(p, "http://", 7)) && !(n > 8 && !strncmp(p, "https://", 8)))
+            }
+            if (!(n > 7 && !strncmp(p, "http://", 7)) && !(n > 8 && !strncmp(p, "https://", 8))) {
+                elog(e, 3, "etcd endpoint '%.*s' is not an http:// or https:// URL", (int)(n > 200 ? 200 : n), p);
                 return -EINVAL;
+            }
             while (n > 0 && p[n - 1] == '/')
                 n--;
             e->endpoints[e->n_endpoints] = strndup(p, n);
@@ -1232,6 +1238,8 @@ static int split_endpoints(struct preempt_etcd *e, const char *list)
         }
         p += n + (p[n] == ',');
     }
+    if (e->n_endpoints == 0)
+        elog(e, 3, "etcd endpoints: none given");
     return e->n_endpoints > 0 ? 0 : -EINVAL;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/handler.c: the public handler (include/preempt.h), the shell around
+/* lib/handler.c: the public handler (include/libpreempt/preempt.h), the shell around
  * the machine for one worker: signalfd, timers and the deferred drain on a
  * libevent base, the checkpoint store, the step and save measurements the
  * planner needs, the trace file and the user's callbacks. No threads.
@@ -786,7 +786,8 @@ static int restore(struct preempt_handler *h)
     }
     r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, ckpt_log, h, &h->store);
     if (r < 0) {
-        log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s", h->ckpt_dir, strerror(-r));
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s%s", h->ckpt_dir, strerror(-r),
+                r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
         return r;
     }
     if (h->cfg.etcd_endpoints) {

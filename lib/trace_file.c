@@ -266,14 +266,20 @@ static int load_text(struct ctx *c, const unsigned char *data, size_t len, struc
         struct preempt_trace_rec r;
         int rc;
 
+        /* Text traces are ASCII: a control or non-ASCII byte is described,
+         * never echoed to the terminal in an error message. */
+        for (size_t i = 0; i < n; i++) {
+            unsigned char b = data[pos + i];
+
+            if ((b < 0x20 && b != '\t' && b != '\r') || b > 0x7e) {
+                (void)snprintf(c->err, c->errsize, "%s: line %u: byte %zu is 0x%02x: binary data, not a text trace",
+                               c->name, rd.line + 1, i + 1, b);
+                return -EINVAL;
+            }
+        }
         if (n >= sizeof(line)) {
             (void)snprintf(c->err, c->errsize, "%s: line %u: longer than %zu bytes", c->name, rd.line + 1,
                            sizeof(line) - 1);
-            return -EINVAL;
-        }
-        if (memchr(data + pos, '\0', n)) {
-            (void)snprintf(c->err, c->errsize, "%s: line %u: contains a NUL byte (not a text trace)", c->name,
-                           rd.line + 1);
             return -EINVAL;
         }
         memcpy(line, data + pos, n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/watcher.c: the preemption watcher (include/preempt.h). One prefix
+/* lib/watcher.c: the preemption watcher (include/libpreempt/preempt.h). One prefix
  * watch over /preempt/<job>/ (docs/protocol.md): the incarnation counter,
  * and in the newest incarnation the joined and alive records, the operator's
  * notice and the notice records of the newest episode. */

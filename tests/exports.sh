@@ -9,7 +9,7 @@ so="$top_builddir/lib/.libs/libpreempt.so"
 [ -f "$so" ] || { fail "$so not built"; finish; }
 $NM -D --defined-only "$so" >"$TMP/nm" || fail "$NM -D $so" # $NM may carry options
 awk '$2 ~ /^[TDBR]$/ { print $3 }' "$TMP/nm" | sort >"$TMP/exported"
-sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/\1/p' "$top_srcdir/include/preempt.h" | sort >"$TMP/declared"
+sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/\1/p' "$top_srcdir/include/libpreempt/preempt.h" | sort >"$TMP/declared"
 echo "exported: $(tr '\n' ' ' <"$TMP/exported")"
 if [ ! -s "$TMP/declared" ]; then
     fail "no PREEMPT_EXPORT declaration found in preempt.h"

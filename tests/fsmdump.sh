@@ -36,13 +36,25 @@ else
     fail "Graphviz dot not found (scripts/setup.sh installs graphviz)"
 fi
 
-# Overlay: the grace-period scenario takes saving -> countdown once and ends in exit.
+# Overlay: the grace-period scenario takes saving -> countdown once and ends
+# in exit. Each taken (from, event, to) is an edge of its own with its count;
+# the edges not taken carry no label; the states show what they ignored and
+# why; a legend explains the marks.
 trace="$top_srcdir/tests/traces/002-local-grace-two-saves.trace"
 expect_rc 0 "$FSMDUMP" --trace "$trace"
-expect_output '"saving" -> "countdown" [label="ckpt-committed [time-left] / arm-timer\n(taken 1'
-expect_output '"exit" [tooltip'
+expect_output '"saving" -> "countdown" [label="ckpt-committed [time-left] ×1", color="#d62728"'
+expect_output '"own-signal" -> "step-agreed" [label="acks-complete ×2", color="#d62728"'
+expect_output '"countdown" -> "exit" [color="#c8c8c8", arrowsize=0.6];'
 grep '"exit" \[' "$TMP/out" | grep -q 'fillcolor' && ok || fail "the final state is not marked"
-expect_output 'trace: 14 records, 3 ignored, 0 illegal; final state exit'
+expect_output 'ignored step-reached ×2: training through the grace period'
+expect_output 'ignored final-requested ×1: the echo of this worker'
+expect_output 'trace: 14 records, final state exit'
+expect_output '3 events changed nothing in the state that received them'
+eq "taken edges (one per taken transition)" "$(grep -c 'penwidth=2.5' "$TMP/out")" 10
+eq "a label on an edge not taken" "$(grep 'c8c8c8' "$TMP/out" | grep -c label)" 0
+if [ -n "${DOT:-}" ]; then
+    expect "dot renders the overlay" sh -c "'$FSMDUMP' --trace '$trace' | '$DOT' -Tsvg >'$TMP/trace.svg'"
+fi
 expect_rc 0 "$FSMDUMP" --format mermaid --trace "$trace" && expect_output "class exit final"
 expect_rc 0 "$FSMDUMP" --format table --trace "$trace"
 expect_output "countdown     step-reached      final-due      own-signal    request-final, ack-step, arm-timer  | 1"

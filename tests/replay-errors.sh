@@ -41,9 +41,17 @@ done
 echo "binary trace of $size bytes: $truncated cuts reported as truncated"
 [ "$truncated" -gt 0 ] && ok || fail "no cut was reported"
 
-# A NUL byte in a text trace.
+# Binary garbage given as a text trace (a NUL byte; an executable's bytes;
+# UTF-8 or control bytes): described by its position and value, never
+# echoed, so the terminal gets only printable text.
 printf 't=0 ev=timer gen=0 \000=> idle (ignored)\n' >"$TMP/nul.trace"
-expect_rc 2 "$REPLAY" "$TMP/nul.trace" && expect_output "NUL byte"
+printf 'garbage\033[2J\001\377 => idle\n' >"$TMP/ctl.trace"
+head -c 4096 "$REPLAY" | tr -d '\000' >"$TMP/exe.trace"
+for f in nul ctl exe; do
+    check_bad "$TMP/$f.trace" "binary data, not a text trace"
+    expect "the message about $f.trace is printable text" sh -c "! LC_ALL=C grep -q '[^[:print:]]' '$TMP/out'"
+done
+expect_rc 2 "$REPLAY" "$TMP/ctl.trace" && expect_output "ctl.trace: line 1: byte 8 is 0x1b"
 
 # Bad usage.
 expect_rc 2 "$REPLAY" && expect_output "expected one trace file"

@@ -211,8 +211,8 @@ done
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --job j --workers 2
 expect_output "--job, --worker, --workers and --etcd-user need --etcd"
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 300
-expect_output "--exit-code: '300' is not a number between 0 and 255"
-expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 75 --verbose
+expect_output "--exit-code: '300' is not a number from 0 to 255"
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 75
 expect_output "invalid configuration: exit_code and exit_code_not_saved must differ"
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x"
 expect_output "--steps is required"

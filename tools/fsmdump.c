@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "preempt_fsm.h"
+#include "tool.h"
 #include "trace-internal.h"
 
 static const char usage[] =
@@ -21,10 +22,12 @@ static const char usage[] =
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
     "  -t, --trace FILE  lay a recorded trace (text or binary) over the machine:\n"
-    "                    the transitions taken with their counts, the final state marked\n"
+    "                    one edge per transition taken, with its count, the events\n"
+    "                    each state ignored, and the final state; DOT adds a legend\n"
     "  -c, --check       check the table (every pair decided, reachability, timers,\n"
     "                    exit effects); print the problems and exit 1 if there are any\n"
     "  -h, --help        this text\n"
+    "      --version     the version\n"
     "\n"
     "Exit status: 0 on success, 1 when --check finds problems, 2 on bad usage or input.\n";
 
@@ -34,6 +37,7 @@ enum format { FMT_DOT, FMT_MERMAID, FMT_TABLE };
 struct overlay {
     bool on;
     unsigned taken[PREEMPT_STATE__COUNT][PREEMPT_EV__COUNT][PREEMPT_STATE__COUNT];
+    unsigned ignored_at[PREEMPT_STATE__COUNT][PREEMPT_EV__COUNT]; /* events that changed nothing */
     unsigned ignored, illegal, records;
     bool visited[PREEMPT_STATE__COUNT];
     enum preempt_state final;
@@ -101,13 +105,13 @@ static void dot_escape(const char *s)
     }
 }
 
+/* One edge per (from, to) pair, every row's trigger and effects on it. */
 static void dot_edge(enum preempt_state from, enum preempt_state to, void *arg)
 {
-    const struct overlay *o = arg;
     char trig[96], fx[160];
-    unsigned n = o->on ? edge_taken(o, from, to) : 0;
     bool first = true;
 
+    (void)arg;
     printf("  \"%s\" -> \"%s\" [label=\"", preempt_state_to_string(from), preempt_state_to_string(to));
     for (size_t i = 0; i < M->n_rows; i++) {
         const struct preempt_row *r = &M->rows[i];
@@ -123,14 +127,148 @@ static void dot_edge(enum preempt_state from, enum preempt_state to, void *arg)
         }
         first = false;
     }
-    if (n > 0)
-        printf("\\n(taken %u\u00d7)\", color=\"#d62728\", fontcolor=\"#d62728\", penwidth=2.5]\n", n);
+    printf("\"]\n");
+}
+
+/* ---- DOT with a trace: what a person needs to follow one run ------------------------------
+ * The plain diagram bundles every row of a (from, to) pair into one edge
+ * with up to a dozen labels. Over a trace that hides which transition was
+ * taken, so here each taken (from, event, to) is an edge of its own in
+ * red, labelled with its event, guard and count; the edges not taken are
+ * thin grey lines without labels; each state lists the events it ignored
+ * with the reason from the table; a legend says what the marks mean. */
+
+static void html_escape(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '&')
+            fputs("&amp;", stdout);
+        else if (*s == '<')
+            fputs("&lt;", stdout);
+        else if (*s == '>')
+            fputs("&gt;", stdout);
+        else
+            putchar(*s);
+    }
+}
+
+/* The guards of the rows (from, event, to), "[a|b]", or "" when a row has none. */
+static void taken_guards(enum preempt_state from, enum preempt_event_kind ev, enum preempt_state to, char *buf,
+                         size_t size)
+{
+    size_t len = 0;
+    bool any = false;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < M->n_rows; i++) {
+        const struct preempt_row *r = &M->rows[i];
+        if (r->from != from || r->on != ev || r->to != to)
+            continue;
+        if (r->guard == PREEMPT_GUARD_ALWAYS) {
+            if (any)
+                (void)snprintf(buf + len, size - len, "|always");
+            len = strlen(buf);
+            any = true;
+            continue;
+        }
+        int n = snprintf(buf + len, size - len, "%s%s", any ? "|" : "[", preempt_guard_to_string_(r->guard));
+        if (n < 0 || (size_t)n >= size - len)
+            break;
+        len += (size_t)n;
+        any = true;
+    }
+    if (buf[0] == '[' && len + 1 < size)
+        (void)snprintf(buf + len, size - len, "]");
+}
+
+static void dot_trace_node(const struct overlay *o, enum preempt_state s)
+{
+    const char *name = preempt_state_to_string(s);
+    bool is_final = s == o->final;
+
+    printf("  \"%s\" [tooltip=\"", name);
+    dot_escape(preempt_state_truth(s));
+    printf("\", label=<<b>%s</b>", name);
+    for (int e = 0; e < PREEMPT_EV__COUNT; e++) {
+        const char *why = NULL;
+
+        if (!o->ignored_at[s][e])
+            continue;
+        (void)preempt_fsm_fallback_(s, e, &why);
+        printf("<br/><font point-size=\"11\" color=\"#555555\">ignored %s \u00d7%u", preempt_event_to_string_(e),
+               o->ignored_at[s][e]);
+        if (why) {
+            printf(": ");
+            html_escape(why);
+        }
+        printf("</font>");
+    }
+    printf(">");
+    if (s == M->final)
+        printf(", shape=doublecircle");
+    if (is_final)
+        printf(", style=\"rounded,filled,bold\", fillcolor=\"#ffd54f\", color=\"#d62728\"");
+    else if (o->visited[s])
+        printf(", style=\"rounded,bold\", color=\"#d62728\"");
     else
-        printf("\"%s]\n", o->on ? ", color=\"#999999\", fontcolor=\"#999999\"" : "");
+        printf(", color=\"#aaaaaa\", fontcolor=\"#888888\"");
+    printf("];\n");
+}
+
+static void dot_trace_edges(enum preempt_state from, enum preempt_state to, void *arg)
+{
+    const struct overlay *o = arg;
+    char guards[128];
+    bool taken = false;
+
+    for (int e = 0; e < PREEMPT_EV__COUNT; e++) {
+        unsigned n = o->taken[from][e][to];
+
+        if (!n)
+            continue;
+        taken = true;
+        taken_guards(from, e, to, guards, sizeof(guards));
+        printf("  \"%s\" -> \"%s\" [label=\"%s%s%s \u00d7%u\", color=\"#d62728\", fontcolor=\"#b71c1c\", "
+               "penwidth=2.5];\n", preempt_state_to_string(from), preempt_state_to_string(to),
+               preempt_event_to_string_(e), guards[0] ? " " : "", guards, n);
+    }
+    if (!taken)
+        printf("  \"%s\" -> \"%s\" [color=\"#c8c8c8\", arrowsize=0.6];\n", preempt_state_to_string(from),
+               preempt_state_to_string(to));
+}
+
+static void print_dot_trace(const struct overlay *o)
+{
+    printf("// libpreempt state machine with a trace, generated by fsmdump from fsm/\n");
+    printf("digraph preempt {\n");
+    printf("  rankdir=TB; nodesep=0.6; ranksep=0.7; fontname=\"Helvetica\";\n");
+    printf("  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=16, margin=\"0.2,0.08\"];\n");
+    printf("  edge [fontname=\"Helvetica\", fontsize=13];\n");
+    printf("  __start [shape=point, label=\"\"];\n");
+    printf("  __start -> \"%s\";\n", preempt_state_to_string(M->initial));
+    for (int s = 0; s < PREEMPT_STATE__COUNT; s++)
+        dot_trace_node(o, s);
+    for_each_edge(dot_trace_edges, (void *)o);
+    printf("  labelloc=b; label=<<table border=\"0\" cellspacing=\"4\">"
+           "<tr><td align=\"left\"><b>trace: %u records, final state %s</b></td></tr>"
+           "<tr><td align=\"left\"><font color=\"#d62728\">red edge</font>: a transition the run took, "
+           "as event [guard] \u00d7 times taken</td></tr>"
+           "<tr><td align=\"left\"><font color=\"#999999\">grey edge</font>: transitions it did not take "
+           "(fsmdump without --trace labels them all)</td></tr>"
+           "<tr><td align=\"left\">ignored event \u00d7n: %u events changed nothing in the state that "
+           "received them, for the reason given (%u illegal)</td></tr>"
+           "<tr><td align=\"left\"><font color=\"#d62728\">red box</font>: a state the run visited; "
+           "<b>yellow</b>: where it ended</td></tr>"
+           "</table>>;\n", o->records, preempt_state_to_string(o->final), o->ignored, o->illegal);
+    printf("}\n");
 }
 
 static void print_dot(const struct overlay *o)
 {
+    if (o->on) {
+        print_dot_trace(o);
+        return;
+    }
     printf("// libpreempt state machine, generated by fsmdump from fsm/ (do not edit)\n");
     printf("digraph preempt {\n");
     printf("  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n");
@@ -143,16 +281,9 @@ static void print_dot(const struct overlay *o)
         printf("\"");
         if (s == (int)M->final)
             printf(", shape=doublecircle");
-        if (o->on && s == (int)o->final)
-            printf(", style=\"rounded,filled,bold\", fillcolor=\"#ffd54f\", xlabel=\"final\"");
-        else if (o->on && o->visited[s])
-            printf(", style=\"rounded,bold\", color=\"#d62728\"");
         printf("];\n");
     }
-    for_each_edge(dot_edge, (void *)o);
-    if (o->on)
-        printf("  label=\"trace: %u records, %u ignored, %u illegal; final state %s\";\n", o->records, o->ignored,
-               o->illegal, preempt_state_to_string(o->final));
+    for_each_edge(dot_edge, NULL);
     printf("}\n");
 }
 
@@ -287,8 +418,10 @@ static int load_overlay(const char *path, struct overlay *o)
         if (r->verdict == PREEMPT_VERDICT_TRANSITION) {
             o->taken[r->from][r->ev.kind][r->to]++;
             o->visited[r->to] = true;
-        } else if (r->verdict == PREEMPT_VERDICT_IGNORED)
+        } else if (r->verdict == PREEMPT_VERDICT_IGNORED) {
             o->ignored++;
+            o->ignored_at[r->from][r->ev.kind]++;
+        }
         else
             o->illegal++;
     }
@@ -304,6 +437,7 @@ int main(int argc, char **argv)
         { "trace", required_argument, NULL, 't' },
         { "check", no_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
     static struct overlay o; /* large: static, zeroed */
@@ -313,7 +447,8 @@ int main(int argc, char **argv)
     int c;
 
     M = preempt_fsm_def_();
-    while ((c = getopt_long(argc, argv, "f:t:ch", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":f:t:ch", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (strcmp(optarg, "dot") == 0)
@@ -322,10 +457,8 @@ int main(int argc, char **argv)
                 fmt = FMT_MERMAID;
             else if (strcmp(optarg, "table") == 0)
                 fmt = FMT_TABLE;
-            else {
-                fprintf(stderr, "fsmdump: unknown format '%s' (dot, mermaid or table)\n", optarg);
-                return 2;
-            }
+            else
+                return tool_usage_error("fsmdump", "unknown format '%s' (dot, mermaid or table)", optarg);
             break;
         case 't':
             trace = optarg;
@@ -336,15 +469,14 @@ int main(int argc, char **argv)
         case 'h':
             fputs(usage, stdout);
             return 0;
+        case TOOL_OPT_VERSION:
+            return tool_version("fsmdump");
         default:
-            fputs(usage, stderr);
-            return 2;
+            return tool_option_error("fsmdump", c, argv);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "fsmdump: unexpected argument '%s'\n%s", argv[optind], usage);
-        return 2;
-    }
+    if (optind < argc)
+        return tool_usage_error("fsmdump", "unexpected argument '%s'", argv[optind]);
     if (check) {
         unsigned n = preempt_fsm_check_(report, NULL);
         if (n > 0) {

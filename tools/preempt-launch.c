@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool.h"
+
 #define MAX_WORKERS 256
 #define LINE_MAX_LEN 4096
 
@@ -38,6 +40,7 @@ static const char usage[] =
     "  --restart-code C   exit code that means \"restart me\" (default 42)\n"
     "  --max-restarts N   restarts per worker before giving up (default 10)\n"
     "  --help             this text\n"
+    "  --version          the version\n"
     "\n"
     "Exit status: 0 when every worker exited 0; 1 when any exited otherwise\n"
     "(or was restarted too often); 2 on bad usage.\n";
@@ -149,7 +152,8 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "workers", required_argument, NULL, 'w' }, { "restart-code", required_argument, NULL, 'r' },
-        { "max-restarts", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+        { "max-restarts", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, TOOL_OPT_VERSION }, { NULL, 0, NULL, 0 },
     };
     static struct worker ws[MAX_WORKERS];
     unsigned n = 0, restart = 42, max_restarts = 10, running = 0;
@@ -157,25 +161,21 @@ int main(int argc, char **argv)
     struct sigaction sa = { .sa_handler = on_signal };
     int c;
 
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-        char *end;
-        unsigned long v;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+        uint64_t v;
 
         if (c == 'h') {
             fputs(usage, stdout);
             return 0;
         }
-        if (c != 'w' && c != 'r' && c != 'm') {
-            fputs(usage, stderr);
-            return 2;
-        }
-        errno = 0;
-        v = strtoul(optarg, &end, 10);
-        if (errno || *end || end == optarg || (c == 'w' && (v < 1 || v > MAX_WORKERS)) || (c == 'r' && v > 255) ||
-            v > 1000000) {
-            fprintf(stderr, "preempt-launch: bad value '%s'\n", optarg);
-            return 2;
-        }
+        if (c == TOOL_OPT_VERSION)
+            return tool_version("preempt-launch");
+        if (c != 'w' && c != 'r' && c != 'm')
+            return tool_option_error("preempt-launch", c, argv);
+        if (tool_parse_u64("preempt-launch", c == 'w' ? "--workers" : c == 'r' ? "--restart-code" : "--max-restarts",
+                           optarg, c == 'w', c == 'w' ? MAX_WORKERS : c == 'r' ? 255 : 1000000, &v))
+            return TOOL_USAGE;
         if (c == 'w')
             n = (unsigned)v;
         else if (c == 'r')
@@ -183,10 +183,8 @@ int main(int argc, char **argv)
         else
             max_restarts = (unsigned)v;
     }
-    if (n == 0 || optind >= argc) {
-        fprintf(stderr, "preempt-launch: %s\n\n%s", n == 0 ? "--workers is required" : "no command", usage);
-        return 2;
-    }
+    if (n == 0 || optind >= argc)
+        return tool_usage_error("preempt-launch", "%s", n == 0 ? "--workers is required" : "no command after --");
     (void)clock_gettime(CLOCK_MONOTONIC, &t0);
     (void)sigaction(SIGTERM, &sa, NULL);
     (void)sigaction(SIGINT, &sa, NULL);

@@ -2,11 +2,13 @@
  * Copyright (c) 2026 The libpreempt authors */
 /* tools/preempt-replay.c: replays a recorded trace (text or binary) through
  * the pure core and reports the first record whose outcome differs. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool.h"
 #include "trace-internal.h"
 
 static const char usage[] =
@@ -22,6 +24,7 @@ static const char usage[] =
     "  -r, --record OUT  write what the machine did as a binary trace to OUT\n"
     "  -q, --quiet       print nothing on success\n"
     "  -h, --help        this text\n"
+    "      --version     the version\n"
     "\n"
     "Exit status: 0 when every record matches; 1 at the first divergence, after\n"
     "printing its record number, the expected and the actual outcome; 2 on bad\n"
@@ -50,7 +53,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "print", no_argument, NULL, 'p' }, { "record", required_argument, NULL, 'r' },
         { "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "version", no_argument, NULL, TOOL_OPT_VERSION }, { NULL, 0, NULL, 0 },
     };
     const char *record = NULL;
     bool print = false, quiet = false;
@@ -62,7 +65,8 @@ int main(int argc, char **argv)
     size_t diverged = 0;
     int c, rc = 0;
 
-    while ((c = getopt_long(argc, argv, "pr:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":pr:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             print = true;
@@ -76,23 +80,23 @@ int main(int argc, char **argv)
         case 'h':
             fputs(usage, stdout);
             return 0;
+        case TOOL_OPT_VERSION:
+            return tool_version("preempt-replay");
         default:
-            fputs(usage, stderr);
-            return 2;
+            return tool_option_error("preempt-replay", c, argv);
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "preempt-replay: expected one trace file\n%s", usage);
-        return 2;
-    }
+    if (optind + 1 != argc)
+        return tool_usage_error("preempt-replay", "expected one trace file, not %d arguments", argc - optind);
     if (preempt_trace_load_(argv[optind], &t, err, sizeof(err)) < 0) {
         fprintf(stderr, "preempt-replay: %s\n", err);
         return 2;
     }
     if (record) {
+        errno = 0;
         out = fopen(record, "wb");
         if (!out || preempt_trace_write_magic_(out) < 0 || preempt_trace_write_config_(out, &t.cfg) < 0) {
-            fprintf(stderr, "preempt-replay: %s: cannot write\n", record);
+            fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno ? errno : EIO));
             rc = 2;
             goto done;
         }
@@ -115,8 +119,9 @@ int main(int argc, char **argv)
             }
             printf("%s\n", line);
         }
+        errno = 0;
         if (out && preempt_trace_write_record_(out, &actual) < 0) {
-            fprintf(stderr, "preempt-replay: %s: write error\n", record);
+            fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno ? errno : EIO));
             rc = 2;
             goto done;
         }
@@ -131,7 +136,7 @@ int main(int argc, char **argv)
                 preempt_state_to_string(core.state));
 done:
     if (out && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "preempt-replay: %s: write error\n", record);
+        fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno));
         rc = 2;
     }
     preempt_trace_file_free_(&t);

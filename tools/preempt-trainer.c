@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* tools/preempt-trainer.c: the reference trainer (DESIGN §7), a stable
+/* tools/preempt-trainer.c: the reference trainer (README, "The reference trainer"), a stable
  * contract used by the demo and the tests. Its model state is updated by a
  * deterministic function of (state, step), so a preempted and resumed run
  * ends in exactly the state of an uninterrupted one: a lost or repeated step
- * changes the digest. It uses only the public API (include/preempt.h), in
+ * changes the digest. It uses only the public API (include/libpreempt/preempt.h), in
  * the synchronous form (preempt_run) or, with --async, on its own libevent
  * loop through the step hooks. */
 #include <errno.h>
@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "preempt.h"
+#include "tool.h"
 
 static const char usage[] =
     "Usage: preempt-trainer --ckpt-dir DIR --steps N [options]\n"
@@ -33,7 +34,7 @@ static const char usage[] =
     "done,\n"
     "or with the handler's code when it is preempted (42 after a committed save).\n"
     "\n"
-    "  --ckpt-dir DIR     checkpoint directory (created 0700)\n"
+    "  --ckpt-dir DIR     checkpoint directory (created 0700; its parent must exist)\n"
     "  --steps N          train until global step N\n"
     "  --step-ms MS       time one step takes (default 0)\n"
     "  --state-kb KB      model state size (default 64)\n"
@@ -66,8 +67,10 @@ static const char usage[] =
     "  --kill-delay-ms MS time from SIGTERM to SIGKILL (default: the launcher's\n"
     "                     known delay, if any); a signal's deadline\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
-    "  --verbose          print the library's log on stderr\n"
+    "  --verbose          print the library's debug and info messages on stderr\n"
+    "                     too (its warnings and errors are always printed)\n"
     "  --help             this text\n"
+    "  --version          the version\n"
     "\n"
     "Multi-worker (every worker of a job agrees on its save steps through etcd):\n"
     "  --etcd URL[,URL]   etcd endpoints (http:// or https://); enables multi-worker\n"
@@ -102,6 +105,7 @@ struct trainer {
     int raise_sig;
     const char *poll_file;
     bool custom_save, waiting, exited;
+    bool verbose;                /* --verbose: debug and info messages too */
     int exit_code;
     unsigned worker;
 };
@@ -280,9 +284,11 @@ static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int 
 static void on_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
 {
     static const char *const names[] = { "debug", "info", "warning", "error" };
+    const struct trainer *t = ud;
 
     (void)h;
-    (void)ud;
+    if (level < PREEMPT_LOG_WARNING && !t->verbose)
+        return;
     fprintf(stderr, "preempt-trainer: %s: %s\n", names[level], msg);
 }
 
@@ -403,19 +409,11 @@ static int run_sync(struct trainer *t)
 
 /* ---- options ----------------------------------------------------------------------------- */
 
+#define NAME "preempt-trainer"
+
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 {
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > max) {
-        fprintf(stderr, "preempt-trainer: %s: '%s' is not a number between 0 and %" PRIu64 "\n", opt, s, max);
-        return -EINVAL;
-    }
-    *ret = v;
-    return 0;
+    return tool_parse_u64(NAME, opt, s, 0, max, ret) ? -EINVAL : 0;
 }
 
 static int parse_signal(const char *s)
@@ -452,6 +450,7 @@ int main(int argc, char **argv)
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
         { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
+        { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { "etcd", required_argument, NULL, OPT_ETCD }, { "job", required_argument, NULL, OPT_JOB },
         { "worker", required_argument, NULL, OPT_WORKER }, { "workers", required_argument, NULL, OPT_WORKERS },
         { "etcd-user", required_argument, NULL, OPT_USER }, { "etcd-ca", required_argument, NULL, OPT_CA },
@@ -467,7 +466,7 @@ int main(int argc, char **argv)
     struct trainer t = { .raise_sig = 0 };
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
-                                    .on_exit = on_exit_cb };
+                                    .on_exit = on_exit_cb, .log = on_log };
     uint64_t v, state_kb = 64, n_signals = 0;
     char shard_dir[4096];
     bool have_steps = false, async = false;
@@ -475,7 +474,8 @@ int main(int argc, char **argv)
 
     preempt_config_init(&cfg);
     cfg.poll_interval_ms = 100;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         r = 0;
         switch (c) {
         case OPT_CKPT: cfg.ckpt_dir = optarg; break;
@@ -494,8 +494,8 @@ int main(int argc, char **argv)
             break;
         case OPT_SIGNAL:
             if (n_signals == PREEMPT_MAX_SIGNALS - 1 || (r = parse_signal(optarg)) < 0) {
-                fprintf(stderr, "preempt-trainer: --signal: '%s' is not a known signal or one too many\n", optarg);
                 r = -EINVAL;
+                (void)tool_usage_error(NAME, "--signal: '%s' is not a known signal or one too many", optarg);
                 break;
             }
             cfg.signals[n_signals++] = r;
@@ -508,7 +508,7 @@ int main(int argc, char **argv)
             else if (strcmp(optarg, "exit") == 0)
                 cfg.second = PREEMPT_SECOND_EXIT;
             else
-                r = -EINVAL, fprintf(stderr, "preempt-trainer: --second: ignore or exit, not '%s'\n", optarg);
+                r = -EINVAL, tool_usage_error(NAME, "--second: ignore or exit, not '%s'", optarg);
             break;
         case OPT_PLAN:
             if (strcmp(optarg, "measured") == 0)
@@ -516,7 +516,7 @@ int main(int argc, char **argv)
             else if (strcmp(optarg, "tf") == 0)
                 cfg.plan = PREEMPT_PLAN_TF;
             else
-                r = -EINVAL, fprintf(stderr, "preempt-trainer: --plan: measured or tf, not '%s'\n", optarg);
+                r = -EINVAL, tool_usage_error(NAME, "--plan: measured or tf, not '%s'", optarg);
             break;
         case OPT_SAVE_MS: r = parse_u64("--save-ms", optarg, 3600000, &t.save_ms); break;
         case OPT_CUSTOM: t.custom_save = true; break;
@@ -524,16 +524,17 @@ int main(int argc, char **argv)
         case OPT_POLL_MS: r = parse_u64("--poll-ms", optarg, 86400000, &cfg.poll_interval_ms); break;
         case OPT_RAISE:
             if (t.n_raise == sizeof(t.raise_at) / sizeof(t.raise_at[0])) {
-                fprintf(stderr, "preempt-trainer: --raise-at: at most 4 times\n");
                 r = -EINVAL;
+                (void)tool_usage_error(NAME, "--raise-at: at most 4 times");
                 break;
             }
             r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at[t.n_raise++]);
             break;
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
         case OPT_ASYNC: async = true; break;
-        case OPT_VERBOSE: cb.log = on_log; break;
+        case OPT_VERBOSE: t.verbose = true; break;
         case OPT_HELP: fputs(usage, stdout); return 0;
+        case TOOL_OPT_VERSION: return tool_version(NAME);
         case OPT_ETCD: cfg.etcd_endpoints = optarg; break;
         case OPT_JOB: cfg.job = optarg; break;
         case OPT_WORKER:
@@ -548,8 +549,8 @@ int main(int argc, char **argv)
             cfg.etcd_user = optarg;
             cfg.etcd_password = getenv("PREEMPT_ETCD_PASSWORD");
             if (!cfg.etcd_password) {
-                fprintf(stderr, "preempt-trainer: --etcd-user needs PREEMPT_ETCD_PASSWORD in the environment\n");
                 r = -EINVAL;
+                (void)tool_usage_error(NAME, "--etcd-user needs PREEMPT_ETCD_PASSWORD in the environment");
             }
             break;
         case OPT_CA: cfg.etcd_ca = optarg; break;
@@ -563,8 +564,7 @@ int main(int argc, char **argv)
         case OPT_AGREE: r = parse_u64("--agree-timeout-ms", optarg, 86400000, &cfg.agree_timeout_ms); break;
         case OPT_PLATFORM:
             if ((r = preempt_platform_from_string(optarg)) < 0)
-                fprintf(stderr, "preempt-trainer: --platform: none, gce, gce-gpu, aws, azure or auto, not '%s'\n",
-                        optarg);
+                (void)tool_usage_error(NAME, "--platform: none, gce, gce-gpu, aws, azure or auto, not '%s'", optarg);
             else
                 cfg.platform = (enum preempt_platform)r;
             break;
@@ -573,18 +573,15 @@ int main(int argc, char **argv)
         case OPT_NO_ADVISORY: cfg.advisory_checkpoint = false; break;
         case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
         default:
-            fputs(usage, stderr);
-            return 2;
+            return tool_option_error(NAME, c, argv);
         }
         if (r < 0)
-            return 2;
+            return TOOL_USAGE;
     }
-    if (optind < argc || !have_steps || (!cfg.ckpt_dir && !t.custom_save)) {
-        fprintf(stderr, "preempt-trainer: %s\n\n%s",
-                optind < argc ? "unexpected argument" : !have_steps ? "--steps is required" : "--ckpt-dir is required",
-                usage);
-        return 2;
-    }
+    if (optind < argc)
+        return tool_usage_error(NAME, "unexpected argument '%s'", argv[optind]);
+    if (!have_steps || (!cfg.ckpt_dir && !t.custom_save))
+        return tool_usage_error(NAME, "%s is required", !have_steps ? "--steps" : "--ckpt-dir");
     if (t.custom_save) {
         cfg.ckpt_dir = NULL; /* TF's save_fn: the handler keeps no files */
         cb.restore = NULL;
@@ -602,8 +599,7 @@ int main(int argc, char **argv)
             cfg.ckpt_dir = shard_dir;
         }
     } else if (cfg.job || cfg.worker || cfg.workers != 1 || cfg.etcd_user) {
-        fprintf(stderr, "preempt-trainer: --job, --worker, --workers and --etcd-user need --etcd\n");
-        return 2;
+        return tool_usage_error(NAME, "--job, --worker, --workers and --etcd-user need --etcd");
     }
     t.raise_sig = cfg.signals[0] ? cfg.signals[0] : SIGTERM;
     r = preempt_block_signals(&cfg);
@@ -627,8 +623,7 @@ int main(int argc, char **argv)
     }
     r = preempt_handler_new(t.base, &cfg, &cb, &t, &t.h);
     if (r < 0) {
-        fprintf(stderr, "preempt-trainer: cannot start the handler: %s%s\n", preempt_strerror(r),
-                cb.log ? "" : " (--verbose says why)");
+        fprintf(stderr, "preempt-trainer: cannot start the handler: %s\n", preempt_strerror(r));
         if (t.base)
             event_base_free(t.base);
         free(t.state);

@@ -13,6 +13,7 @@
 
 #include "coord-internal.h"
 #include "preempt.h"
+#include "tool.h"
 
 static const char usage[] =
     "Usage: preemptctl --etcd URL[,URL] [options] COMMAND JOB [ARGS]\n"
@@ -39,6 +40,7 @@ static const char usage[] =
     "  --force               clean even while workers are alive\n"
     "  --wait-ms MS          bound on watch (default 600000)\n"
     "  --help                this text\n"
+    "  --version             the version\n"
     "\n"
     "Exit status: 0; 1 when etcd failed or refused, or watch timed out; 2 on\n"
     "bad usage; 3 when the job has no records (status, notice) or live workers\n"
@@ -163,16 +165,8 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
     uint64_t inc, in = 0, dl;
     json_t *r;
 
-    if (ms) {
-        char *end;
-
-        errno = 0;
-        in = strtoull(ms, &end, 10);
-        if (errno || *end || end == ms || in > 7ull * 24 * 3600 * 1000) {
-            fprintf(stderr, "preemptctl: notice: '%s' is not a deadline in ms\n", ms);
-            return 2;
-        }
-    }
+    if (ms && tool_parse_u64("preemptctl", "notice: the deadline in ms", ms, 0, 7ull * 24 * 3600 * 1000, &in))
+        return TOOL_USAGE;
     int rc = incarnation(s, jobp, &inc);
 
     if (rc == -ENOENT)
@@ -277,7 +271,8 @@ int main(int argc, char **argv)
         { "etcd-ca", required_argument, NULL, 'a' }, { "etcd-cert", required_argument, NULL, 'c' },
         { "etcd-key", required_argument, NULL, 'k' }, { "timeout-ms", required_argument, NULL, 't' },
         { "force", no_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
-        { "wait-ms", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
+        { "wait-ms", required_argument, NULL, 'w' }, { "version", no_argument, NULL, TOOL_OPT_VERSION },
+        { NULL, 0, NULL, 0 },
     };
     struct preempt_etcd_opts eo = { .log = on_log };
     struct sync s = { .timeout_ms = 5000 };
@@ -287,48 +282,51 @@ int main(int argc, char **argv)
     uint64_t wait_ms = 600000;
     int c, rc;
 
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'e': eo.endpoints = optarg; break;
         case 'u':
             eo.user = optarg;
             eo.password = getenv("PREEMPT_ETCD_PASSWORD");
-            if (!eo.password) {
-                fprintf(stderr, "preemptctl: --etcd-user needs PREEMPT_ETCD_PASSWORD in the environment\n");
-                return 2;
-            }
+            if (!eo.password)
+                return tool_usage_error("preemptctl", "--etcd-user needs PREEMPT_ETCD_PASSWORD in the environment");
             break;
         case 'a': eo.ca = optarg; break;
         case 'c': eo.cert = optarg; break;
         case 'k': eo.key = optarg; break;
-        case 't': s.timeout_ms = strtoull(optarg, NULL, 10); break;
+        case 't':
+            if (tool_parse_u64("preemptctl", "--timeout-ms", optarg, 1, 86400000, &s.timeout_ms))
+                return TOOL_USAGE;
+            break;
         case 'f': force = true; break;
-        case 'w': wait_ms = strtoull(optarg, NULL, 10); break;
+        case 'w':
+            if (tool_parse_u64("preemptctl", "--wait-ms", optarg, 0, 86400000, &wait_ms))
+                return TOOL_USAGE;
+            break;
         case 'h': fputs(usage, stdout); return 0;
-        default: fputs(usage, stderr); return 2;
+        case TOOL_OPT_VERSION: return tool_version("preemptctl");
+        default: return tool_option_error("preemptctl", c, argv);
         }
     }
-    if (!eo.endpoints || optind + 2 > argc || s.timeout_ms == 0) {
-        fprintf(stderr, "preemptctl: %s\n\n%s", !eo.endpoints ? "--etcd is required" : "a command and a job are required",
-                usage);
-        return 2;
-    }
+    if (!eo.endpoints || optind + 2 > argc)
+        return tool_usage_error("preemptctl", "%s",
+                                !eo.endpoints ? "--etcd is required" : "a command and a job are required");
     cmd = argv[optind];
     job = argv[optind + 1];
     if (preempt_coord_prefix_(job, jobp, sizeof(jobp)) < 0) {
-        fprintf(stderr, "preemptctl: '%s' is not a job name (1-%d of A-Z a-z 0-9 . _ -)\n", job, PREEMPT_MAX_JOB);
-        return 2;
+        return tool_usage_error("preemptctl", "'%s' is not a job name (1-%d of A-Z a-z 0-9 . _ -)", job,
+                                PREEMPT_MAX_JOB);
     }
-    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch")) {
-        fprintf(stderr, "preemptctl: unknown command '%s'\n\n%s", cmd, usage);
-        return 2;
-    }
+    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch"))
+        return tool_usage_error("preemptctl", "unknown command '%s' (status, notice, clean or watch)", cmd);
     eo.timeout_ms = s.timeout_ms;
     if (!strcmp(cmd, "watch"))
         return cmd_watch(&eo, job, wait_ms);
     s.base = event_base_new();
-    if (!s.base || preempt_etcd_new_(s.base, &eo, &s.e) < 0) {
-        fprintf(stderr, "preemptctl: invalid etcd endpoints or options\n");
+    if (!s.base || (rc = preempt_etcd_new_(s.base, &eo, &s.e)) < 0) {
+        /* the client has logged the reason (on_log) */
+        fprintf(stderr, "preemptctl: cannot use --etcd %s: %s\n", eo.endpoints, s.base ? strerror(-rc) : "out of memory");
         if (s.base)
             event_base_free(s.base);
         return 2;

@@ -48,7 +48,7 @@ END_TEST
 
 START_TEST(test_required_states)
 {
-    /* DESIGN §2: these six exist with exactly these names. */
+    /* the design (docs/design.md): these six exist with exactly these names. */
     static const char *const required[] = { "idle", "own-signal", "step-agreed", "countdown", "final-save", "exit" };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
         ck_assert_int_ge(preempt_state_from_string(required[i]), 0);

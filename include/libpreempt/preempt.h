@@ -23,7 +23,7 @@ extern "C" {
 #define PREEMPT_EXPORT
 #endif
 
-/** The machine's states (DESIGN §2), in the order of preempt_states.def.
+/** The machine's states, in the order of preempt_states.def (docs/design.md).
  * Their names ("idle", "own-signal", ...) are the ones used in traces and
  * diagrams; preempt_state_to_string() returns them. */
 enum preempt_state {
@@ -37,7 +37,7 @@ enum preempt_state {
 /* ==== Handler ============================================================
  *
  * A handler watches for termination notices and, when one arrives, drives
- * the machine (DESIGN §2): agree on a save step, save there, train through
+ * the machine (docs/design.md): agree on a save step, save there, train through
  * the grace period, save again before the deadline, exit with the restart
  * code. It lives on a libevent event_base: the caller's (the library adds
  * its events and never dispatches or breaks that loop) or its own (the
@@ -123,7 +123,8 @@ enum preempt_platform {
 /** Configuration, copied at creation (strings included). Fill it with
  * preempt_config_init() and change what you need. */
 struct preempt_config {
-    const char *ckpt_dir;        /**< checkpoint directory (created 0700); NULL: no
+    const char *ckpt_dir;        /**< checkpoint directory (created 0700 when missing;
+                                      its parent must exist: -ENOENT); NULL: no
                                       checkpoint manager, the save callback saves
                                       its own way (TensorFlow's save_fn) */
     unsigned max_to_keep;        /**< committed checkpoints kept; 0 keeps all (default 3) */

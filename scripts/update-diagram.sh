@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
-# Replaces the Mermaid block of README.md with fsmdump's current output.
-# Usage: update-readme-diagram.sh FSMDUMP README
+# Replaces the Mermaid block of a document (docs/design.md) with fsmdump's current output.
+# Usage: update-diagram.sh FSMDUMP FILE
 set -eu
 fsmdump=$1
 readme=$2

@@ -1,0 +1,160 @@
+/* An asynchronous trainer: the training loop is a libevent loop of the
+ * program's own; the library adds its events to it and never blocks it.
+ * After each step the trainer asks preempt_step_end() what to do. Build:
+ *   cc async.c $(pkg-config --cflags --libs libpreempt libevent) -o async */
+#include <errno.h>
+#include <event2/event.h>
+#include <libpreempt/preempt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STEPS 1000
+
+static const struct timeval next = { 0, 0 };
+
+struct trainer {
+    struct preempt_handler *h;
+    struct event_base *base;
+    struct event *ev_step;          /* runs one step */
+    struct event *ev_resume;        /* asks again after PREEMPT_ACTION_WAIT */
+    double weights[1024];
+    int code;                       /* the exit code the handler decided */
+};
+
+static int save(struct trainer *t)
+{
+    uint64_t step;
+    int r = preempt_save_begin(t->h, &step);
+
+    if (r == 0)
+        r = preempt_save_blob(t->h, "weights", t->weights, sizeof(t->weights));
+    return preempt_save_done(t->h, r); /* commits, or drops a failed save */
+}
+
+/* Does what the handler says until training goes on, waits or stops. */
+static void act(struct trainer *t, int action)
+{
+    for (;;) {
+        switch (action) {
+        case PREEMPT_ACTION_CONTINUE: {
+            struct preempt_status st;
+
+            preempt_get_status(t->h, &st);
+            if (st.run >= STEPS)
+                preempt_training_done(t->h);  /* on_exit stops the loop */
+            else
+                evtimer_add(t->ev_step, &next); /* a 0 s timer, not event_active():
+                                                   the loop polls its fds in between */
+            return;
+        }
+        case PREEMPT_ACTION_SAVE:           /* save, then train on */
+        case PREEMPT_ACTION_SAVE_EXIT:      /* save; on_exit follows the commit */
+            (void)save(t);
+            action = (int)preempt_action(t->h);
+            break;
+        case PREEMPT_ACTION_WAIT:           /* on_state calls back */
+            return;
+        case PREEMPT_ACTION_EXIT:
+        default:
+            event_base_loopbreak(t->base);
+            return;
+        }
+    }
+}
+
+static void on_step(evutil_socket_t fd, short what, void *arg)
+{
+    struct trainer *t = arg;
+
+    (void)fd, (void)what;
+    for (int i = 0; i < 1024; i++)
+        t->weights[i] += 0.001 * i;
+    usleep(2000);                   /* a real step would not block the loop */
+    act(t, preempt_step_end(t->h));
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct trainer *t = arg;
+
+    (void)fd, (void)what;
+    act(t, (int)preempt_action(t->h));
+}
+
+/* Callbacks run inside the library: only note what happened there. */
+static void on_state(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *ud)
+{
+    struct trainer *t = ud;
+
+    (void)h;
+    fprintf(stderr, "state: %s -> %s\n", preempt_state_to_string(from), preempt_state_to_string(to));
+    event_active(t->ev_resume, 0, 0);
+}
+
+static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    struct trainer *t = ud;
+
+    (void)h;
+    fprintf(stderr, "exit: %s, code %d\n", preempt_exit_to_string(reason), code);
+    t->code = code;
+    event_base_loopbreak(t->base);
+}
+
+static int restore(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    struct trainer *t = ud;
+    void *data;
+    size_t len;
+    int r = preempt_restore_blob(h, "weights", &data, &len);
+
+    if (r == 0 && len != sizeof(t->weights))
+        r = -EBADMSG;               /* another model's checkpoint */
+    if (r == 0) {
+        memcpy(t->weights, data, len);
+        fprintf(stderr, "resuming after step %llu\n", (unsigned long long)step);
+    }
+    free(data);
+    return r;
+}
+
+static void log_cb(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
+{
+    (void)h, (void)ud;
+    if (level >= PREEMPT_LOG_WARNING)
+        fprintf(stderr, "libpreempt: %s\n", msg);
+}
+
+int main(void)
+{
+    static struct trainer t;
+    struct preempt_config cfg;
+    struct preempt_callbacks cb = { .restore = restore, .on_state = on_state, .on_exit = on_exit_cb,
+                                    .log = log_cb };
+    int r;
+
+    preempt_config_init(&cfg);
+    cfg.ckpt_dir = "ckpt";
+    preempt_block_signals(&cfg);    /* first thing in main(), before any thread */
+    t.base = event_base_new();
+    t.ev_step = evtimer_new(t.base, on_step, &t);
+    t.ev_resume = event_new(t.base, -1, 0, on_resume, &t);
+    if (!t.base || !t.ev_step || !t.ev_resume)
+        return 1;
+    r = preempt_handler_new(t.base, &cfg, &cb, &t, &t.h);
+    if (r < 0) {
+        fprintf(stderr, "cannot start libpreempt: %s\n", preempt_strerror(r));
+        return 1;
+    }
+    act(&t, (int)preempt_action(t.h));
+    event_base_dispatch(t.base);
+    preempt_handler_free(t.h);
+    event_free(t.ev_step);
+    event_free(t.ev_resume);
+    event_base_free(t.base);
+    if (t.code == 0)
+        printf("done: weights[1] = %.3f\n", t.weights[1]);
+    return t.code;
+}

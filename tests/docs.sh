@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# The user's documents stand on their own and stay true to the code: the
+# README, the installed header, docs/, the CHANGELOG and the man pages refer
+# to nothing outside the repository, their relative links resolve, and the
+# README names every configuration field and every tool, and every tool has
+# a man page (made from its --help by help2man).
+. "$top_srcdir/tests/lib.sh"
+S=$top_srcdir
+docs="$S/README.md $S/CHANGELOG.md $S/include/libpreempt/preempt.h $S/docs/*.md $top_builddir/man/*.1"
+
+# Nothing outside the repository: the design material it grew from is not
+# the user's. (Patterns built from pieces, so this file does not match.)
+shared="../sha""red"
+for f in $docs; do
+    n=$(grep -nE "$shared|sha""red folder|DESIGN(\.md| §)" "$f")
+    eq "no reference outside the repository in ${f##*/}" "$n" ""
+done
+
+# Relative Markdown links resolve.
+for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md; do
+    dir=$(dirname "$f")
+    for link in $(grep -oE '\]\([^)#:]+(#[^)]*)?\)' "$f" | sed 's/^](//; s/)$//; s/#.*//'); do
+        expect "${f#"$S"/}: link $link resolves" test -e "$dir/$link"
+    done
+done
+
+# Every field of struct preempt_config is in the README.
+fields=$(sed -n '/^struct preempt_config {/,/^};/p' "$S/include/libpreempt/preempt.h" |
+    sed -n 's/^    [a-z][a-z0-9_ ]*[ *]\([a-z_0-9]*\)\(\[[A-Z_]*\]\)\{0,1\}; .*/\1/p')
+expect "the header's config has fields" test -n "$fields"
+for field in $fields; do
+    expect "the README documents config field $field" grep -qF "\`$field\`" "$S/README.md"
+done
+
+# Every installed tool is in the README and has a man page.
+for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl; do
+    expect "the README names $t" grep -qF "$t" "$S/README.md"
+    expect "$t has a man page" grep -q "^\.TH \"\{0,1\}$(echo "$t" | tr a-z A-Z)" "$top_builddir/man/$t.1"
+done
+finish
