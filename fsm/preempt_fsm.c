@@ -73,13 +73,13 @@ static const struct preempt_row rows[] = {
     ROW(IDLE, PEER_ERROR, APP_CODE, EXIT, FXH(EXIT, ERROR)),
     ROW(IDLE, PEER_ERROR, ALWAYS, EXIT, FXH(EXIT, ABORT)),
 
-    /* ---- own-signal: driving agreement; training waits ---- */
+    /* ---- own-signal: driving agreement; training goes on up to this worker's acknowledged cap ---- */
     /* The claim's answer: the job knows of the notice; the round's bound starts. */
     ROW(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL, FX(ARM_TIMER)),
     ROW(OWN_SIGNAL, CLAIM_LOST, ALWAYS, ACKNOWLEDGED, FX(ARM_TIMER)), /* another worker drives; our ack stands */
-    /* S = max + 1. A step that was in flight when the notice came (async
-     * use) may have ended while the acks were collected: then this worker
-     * is at S already and saves at once. */
+    /* S = the highest acknowledged cap. No worker passes its cap before it
+     * learns S, so none is past S; the one whose cap S is may be at S
+     * already and saves at once. */
     ROW(OWN_SIGNAL, ACKS_COMPLETE, ACKED_AT_FINAL, FINAL_SAVE, FX(PUBLISH_AGREED), FX(ARM_TIMER), FX(BEGIN_SAVE)),
     ROW(OWN_SIGNAL, ACKS_COMPLETE, ACKED_AT_SAVE, SAVING, FX(PUBLISH_AGREED), FX(ARM_TIMER), FX(BEGIN_SAVE)),
     ROW(OWN_SIGNAL, ACKS_COMPLETE, ALWAYS, STEP_AGREED, FX(PUBLISH_AGREED), FX(ARM_TIMER)),
@@ -88,7 +88,7 @@ static const struct preempt_row rows[] = {
     DONE_ROW(OWN_SIGNAL),
     ACTIVE_ROWS(OWN_SIGNAL),
 
-    /* ---- acknowledged: following; training waits ---- */
+    /* ---- acknowledged: following; training goes on up to this worker's acknowledged cap ---- */
     ROW0(ACKNOWLEDGED, CLAIM_WON, ALWAYS, OWN_SIGNAL), /* take-over: the driver vanished */
     AGREED_ROWS(ACKNOWLEDGED),
     WITHDRAW_MARK_ROW(ACKNOWLEDGED),
@@ -150,12 +150,12 @@ static const struct preempt_ignore ignored[] = {
     IGN(IDLE, FINAL_REQUESTED, "a late answer of a withdrawn round"),
 
     STALE_TIMER(OWN_SIGNAL),
-    IGN(OWN_SIGNAL, STEP_REACHED, "training waits; the published step is checked against the run counter"),
+    IGN(OWN_SIGNAL, STEP_REACHED, "training on towards the acknowledged cap; the save step is not known yet"),
     IGN(OWN_SIGNAL, FINAL_REQUESTED, "the echo of this worker's own request"),
 
     STALE_TIMER(ACKNOWLEDGED),
     IGN(ACKNOWLEDGED, CLAIM_LOST, "already following"),
-    IGN(ACKNOWLEDGED, STEP_REACHED, "training waits; the published step is checked against the run counter"),
+    IGN(ACKNOWLEDGED, STEP_REACHED, "training on towards the acknowledged cap; the save step is not known yet"),
     IGN(ACKNOWLEDGED, FINAL_REQUESTED, "already acknowledged this round"),
 
     STALE_TIMER(STEP_AGREED),
@@ -210,9 +210,9 @@ struct preempt_core preempt_fsm_init_(void)
 /* ---- planning ------------------------------------------------------------ */
 
 /* The final round must start at this step boundary when waiting one more
- * step would leave too little time for: the step that reaches the agreed
- * step (max + 1), the agreement round trip, the save with half again as
- * safety, and the exit margin. Each of the two steps is budgeted at the
+ * step would leave too little time for: the steps up to the agreed step (the
+ * lead) and the one in flight, the agreement round trip, the save with half
+ * again as safety, and the exit margin. Each of the two steps is budgeted at the
  * mean step time plus four mean deviations (TCP's retransmission-timeout
  * estimator, RFC 6298): with the mean alone, two slower-than-average steps
  * in a row overran the deadline (make bench, planning sweep). TensorFlow's
@@ -226,7 +226,8 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
         return false;
     switch (f->cfg.plan) {
     case PREEMPT_PLAN_MEASURED:
-        need = 2 * (f->step_ms + 4 * f->step_dev_ms) + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
+        need = (preempt_plan_lead_(f, 0, 0) + 1) * (f->step_ms + 4 * f->step_dev_ms) + f->agree_ms + f->save_ms +
+               f->save_ms / 2 + f->cfg.margin_ms;
         break;
     case PREEMPT_PLAN_TF:
         /* TF's rule, measured from the moment the shell's timer ends the
@@ -258,8 +259,33 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
     f->step_dev_ms = (*dev_us + 999) / 1000;
 }
 
-enum preempt_action preempt_action_of_(enum preempt_state s, bool save_asked)
+/* Agreement without boundary waits: a worker whose peers run a collective
+ * inside every step must not stop at its boundary for them (they would be
+ * blocked in the next collective, waiting for it). It acknowledged a cap,
+ * its step then plus the lead, and S is the highest cap of the job: it
+ * trains on to its cap, which S never precedes, and waits only if S has not
+ * reached it by then (bounded by the round's timer). */
+uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
 {
+    uint64_t step = f->step_ms ? f->step_ms : 1, agree = f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS;
+    uint64_t lead, room;
+
+    if (f->cfg.workers <= 1)
+        return 1; /* nobody to hear from: save at the next boundary */
+    lead = PREEMPT_LEAD_MIN + (agree + step - 1) / step;
+    if (deadline_ms == 0)
+        return lead;
+    /* The save at S must still end before the deadline less the margin. */
+    room = now_ms + f->save_ms + f->cfg.margin_ms < deadline_ms
+               ? (deadline_ms - now_ms - f->save_ms - f->cfg.margin_ms) / step
+               : 0;
+    return lead < room ? lead : room > 1 ? room : 1;
+}
+
+enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked)
+{
+    enum preempt_state s = c->state;
+
     if (s == PREEMPT_STATE_EXIT)
         return PREEMPT_ACTION_EXIT;
     if (save_asked)
@@ -269,8 +295,9 @@ enum preempt_action preempt_action_of_(enum preempt_state s, bool save_asked)
     case PREEMPT_STATE_STEP_AGREED:
     case PREEMPT_STATE_COUNTDOWN:
         return PREEMPT_ACTION_CONTINUE;
-    case PREEMPT_STATE_OWN_SIGNAL:    /* agreeing on the save step */
+    case PREEMPT_STATE_OWN_SIGNAL:    /* agreeing on the save step: on to the cap */
     case PREEMPT_STATE_ACKNOWLEDGED:
+        return run < c->ack_cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;
     case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
     case PREEMPT_STATE_FINAL_SAVE:
         return PREEMPT_ACTION_WAIT;
@@ -309,9 +336,9 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_AT_AGREED:
         return f->run == ev->u.step_agreed.step;
     case PREEMPT_GUARD_ACKED_AT_FINAL:
-        return f->run == ev->u.acks_complete.max + 1 && last_save(c, f);
+        return f->run == ev->u.acks_complete.max && last_save(c, f);
     case PREEMPT_GUARD_ACKED_AT_SAVE:
-        return f->run == ev->u.acks_complete.max + 1;
+        return f->run == ev->u.acks_complete.max;
     case PREEMPT_GUARD_OTHER_STEP:
         return ev->u.step_agreed.step != c->save_step;
     case PREEMPT_GUARD_PAST_SAVE_STEP:
@@ -386,7 +413,7 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         n->driver = false;
         break;
     case PREEMPT_EV_ACKS_COMPLETE:
-        n->save_step = ev->u.acks_complete.max + 1; /* docs/protocol.md: max(acknowledged) + 1 */
+        n->save_step = ev->u.acks_complete.max; /* docs/protocol.md: the highest acknowledged cap */
         break;
     case PREEMPT_EV_STEP_AGREED:
         n->save_step = ev->u.step_agreed.step;
@@ -462,7 +489,8 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     switch (s->kind) {
     case PREEMPT_FX_PUBLISH_NOTICE:
         return (int64_t)notice_deadline(ev->u.notice.deadline, ev->now_ms, f);
-    case PREEMPT_FX_ACK_STEP:
+    case PREEMPT_FX_ACK_STEP: /* the cap: this worker's step plus the lead */
+        return (int64_t)(f->run + preempt_plan_lead_(f, ev->now_ms, n->deadline_ms));
     case PREEMPT_FX_ANNOUNCE_DONE:
         return (int64_t)f->run;
     case PREEMPT_FX_PUBLISH_AGREED:
@@ -539,6 +567,8 @@ struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const stru
                 st.next.timer_gen++;
             st.fx[k].kind = r->fx[k].kind;
             st.fx[k].arg = fx_arg(&r->fx[k], &st.next, ev, facts);
+            if (r->fx[k].kind == PREEMPT_FX_ACK_STEP)
+                st.next.ack_cap = (uint64_t)st.fx[k].arg;
         }
         st.n_fx = r->n_fx;
         return st;

@@ -105,6 +105,7 @@ struct preempt_config_facts {
     uint64_t margin_ms;         /* exit slack kept before the deadline */
     enum preempt_plan plan;
     enum preempt_second second;
+    uint64_t workers;           /* the job's workers (1: local mode) */
 };
 
 struct preempt_facts {
@@ -127,6 +128,8 @@ struct preempt_core {
     bool withdrawn;       /* the notices were withdrawn: return to idle after the save */
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
+    uint64_t ack_cap;     /* the step this worker acknowledged it will not pass
+                             before it learns S (its run then + the lead) */
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
     uint64_t agree_by_ms; /* the bound of the current agreement round (0: not open yet,
                              this worker's own notice awaits the claim's answer) */
@@ -219,6 +222,15 @@ enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_ev
  * save is committed before the deadline (see preempt_fsm.c for the rule). */
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
 
+/* The lead: how many steps past its current one a worker may train while the
+ * job agrees on the save step (docs/protocol.md, "Agreement without waits").
+ * 1 in local mode; else PREEMPT_LEAD_MIN plus the agreement time in steps
+ * (PREEMPT_AGREE_GUESS_MS before one is measured), and no further than the
+ * deadline allows after a save (at least 1). */
+#define PREEMPT_LEAD_MIN 3
+#define PREEMPT_AGREE_GUESS_MS 50
+uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
+
 /* Folds one measured step time @p d_us into the moving mean and mean
  * deviation the planner uses (both 1/4 gain; the first step sets the mean
  * and half of it as the deviation, as RFC 6298 does for round trips). */
@@ -228,9 +240,11 @@ void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
  * ms) from them: what every shell does with a measured step. */
 void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
 
-/* What the trainer does in state s: train, save (save_asked: a begin-save
- * is pending), wait for the loop, or exit (preempt_action()'s rule). */
-enum preempt_action preempt_action_of_(enum preempt_state s, bool save_asked);
+/* What the trainer does in context c after @p run steps: train, save
+ * (save_asked: a begin-save is pending), wait for the loop, or exit
+ * (preempt_action()'s rule). While the job agrees, training goes on up to
+ * the step this worker acknowledged (c->ack_cap) and waits only there. */
+enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked);
 
 /* ---- names (preempt_names.c) ------------------------------------------- */
 

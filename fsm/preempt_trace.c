@@ -21,6 +21,7 @@ struct preempt_config_facts preempt_config_defaults_(void)
         .margin_ms = 500,
         .plan = PREEMPT_PLAN_MEASURED,
         .second = PREEMPT_SECOND_IGNORE,
+        .workers = 1,
     };
 }
 
@@ -89,6 +90,8 @@ int preempt_trace_format_config_(char *buf, size_t size, const struct preempt_co
     put(&o, "config grace=%" PRIu64 " bound=%" PRIu64 " agree-timeout=%" PRIu64 " margin=%" PRIu64 " plan=%s second=%s",
         c->grace_ms, c->bound_ms, c->agree_timeout_ms, c->margin_ms, preempt_plan_to_string_(c->plan),
         preempt_second_to_string_(c->second));
+    if (c->workers != 1) /* local mode's traces keep their form */
+        put(&o, " workers=%" PRIu64, c->workers);
     return finish(&o);
 }
 
@@ -313,6 +316,8 @@ static int parse_config(struct preempt_text_reader *rd, const char *s)
             num = &c.agree_timeout_ms;
         else if (strcmp(key, "margin") == 0)
             num = &c.margin_ms;
+        else if (strcmp(key, "workers") == 0)
+            num = &c.workers;
         else if (strcmp(key, "plan") == 0) {
             if ((v = preempt_plan_from_string_(val)) < 0)
                 return fail(rd, "unknown plan '%s' (measured or tf)", val);

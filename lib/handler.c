@@ -33,6 +33,7 @@
 #define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
 #define MAX_INTERVAL_MS (24ull * 3600 * 1000)
 #define LAST_WRITES_MS 2000 /* bound on delivering the last coordination writes */
+#define SYNC_FLUSH_MS 200    /* bound on delivering a boundary's writes before a sync call returns */
 
 struct preempt_handler {
     uint32_t magic;
@@ -965,6 +966,7 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     facts = (struct preempt_config_facts){
         .grace_ms = h->cfg.grace_ms, .bound_ms = cfg->bound_ms, .agree_timeout_ms = cfg->agree_timeout_ms,
         .margin_ms = cfg->margin_ms, .plan = cfg->plan, .second = cfg->second,
+        .workers = cfg->etcd_endpoints ? cfg->workers : 1,
     };
     r = preempt_sm_new_(&facts, &ops, h, &h->sm);
     if (r < 0)
@@ -1060,7 +1062,7 @@ enum preempt_action preempt_action(const struct preempt_handler *h)
 {
     if (!handler_ok(h))
         return PREEMPT_ACTION_EXIT;
-    return preempt_action_of_(state_of(h), h->save_asked);
+    return preempt_action_of_(preempt_sm_core_(h->sm), preempt_sm_facts_(h->sm)->run, h->save_asked);
 }
 
 /* Counts one completed step: measures it, and tells the machine while a
@@ -1234,12 +1236,34 @@ static int sync_save(struct preempt_handler *h)
     return preempt_save_done(h, r);
 }
 
-/* Runs the loop and acts until training may go on (0) or the handler exited (1). */
+/* Runs the loop and acts until training may go on (0) or the handler exited
+ * (1). Before training goes on and before a save, the writes this boundary
+ * caused (an acknowledgement, the agreed step, a shard) are delivered: the
+ * trainer may block next in a collective, or the save may outlast a lease,
+ * while a peer needs them (at most SYNC_FLUSH_MS before each, so that an
+ * unreachable etcd costs a step no more). */
 static int sync_boundary(struct preempt_handler *h)
 {
+    uint64_t flush_end = 0, t;
+
     (void)event_base_loop(h->base, EVLOOP_NONBLOCK); /* notices that came during the step */
     for (;;) {
-        switch (preempt_action(h)) {
+        enum preempt_action a = preempt_action(h);
+
+        /* Before the trainer's step or a save, both of which block outside the loop,
+         * every write this boundary caused goes on the wire: a peer may be waiting
+         * for it (the agreed step, an acknowledgement) while this worker is busy. */
+        if ((a == PREEMPT_ACTION_CONTINUE || a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT) &&
+            preempt_coord_pending_(h->coord) > 0) {
+            t = now_us(h) / 1000;
+            if (!flush_end)
+                flush_end = t + SYNC_FLUSH_MS;
+            if (t < flush_end) {
+                (void)preempt_coord_flush_(h->coord, flush_end - t);
+                continue; /* what the flush delivered may change the action */
+            }
+        }
+        switch (a) {
         case PREEMPT_ACTION_CONTINUE:
             h->step_t0_us = now_us(h);
             return 0;
@@ -1253,6 +1277,7 @@ static int sync_boundary(struct preempt_handler *h)
         case PREEMPT_ACTION_SAVE:
         case PREEMPT_ACTION_SAVE_EXIT:
             (void)sync_save(h); /* a failure is the machine's to judge */
+            flush_end = 0;      /* the shard's report gets its own bound */
             break;
         case PREEMPT_ACTION_EXIT:
             if (!h->cb.on_exit && h->exit_reason != PREEMPT_EXIT_DONE) {

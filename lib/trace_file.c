@@ -25,6 +25,7 @@ static void config_to_msg(const struct preempt_config_facts *c, lptrace_Config *
     m->bound_ms = c->bound_ms;
     m->agree_timeout_ms = c->agree_timeout_ms;
     m->margin_ms = c->margin_ms;
+    m->workers = c->workers;
     COPY_NAME(m->plan, preempt_plan_to_string_(c->plan));
     COPY_NAME(m->second, preempt_second_to_string_(c->second));
 }
@@ -105,6 +106,7 @@ static int config_from_msg(struct ctx *c, const lptrace_Config *m, struct preemp
     cfg->bound_ms = m->bound_ms;
     cfg->agree_timeout_ms = m->agree_timeout_ms;
     cfg->margin_ms = m->margin_ms;
+    cfg->workers = m->workers ? m->workers : 1;
     if ((v = preempt_plan_from_string_(m->plan)) < 0)
         return bad(c, "unknown plan '%s'", m->plan);
     cfg->plan = (enum preempt_plan)v;

@@ -22,6 +22,7 @@
 
 #include <event2/event.h>
 
+#include "allreduce.h"
 #include "preempt.h"
 #include "tool.h"
 
@@ -67,6 +68,10 @@ static const char usage[] =
     "  --kill-delay-ms MS time from SIGTERM to SIGKILL (default: the launcher's\n"
     "                     known delay, if any); a signal's deadline\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
+    "  --allreduce PORT   a blocking all-reduce among the job's workers inside every\n"
+    "                     step, over 127.0.0.1:PORT (worker 0 listens), as NCCL,\n"
+    "                     gloo and MPI block: a step ends only when every worker\n"
+    "                     has entered it (a failed one is application code 4)\n"
     "  --verbose          print the library's debug and info messages on stderr\n"
     "                     too (its warnings and errors are always printed)\n"
     "  --help             this text\n"
@@ -106,6 +111,7 @@ struct trainer {
     const char *poll_file;
     bool custom_save, waiting, exited;
     bool verbose;                /* --verbose: debug and info messages too */
+    struct allreduce *ar;        /* --allreduce: a blocking collective in every step */
     int exit_code;
     unsigned worker;
 };
@@ -303,7 +309,19 @@ static int train_one(void *arg)
         sleep_ms(t->step_ms); /* the step's work; --async waits on its loop instead */
     if (step == t->fail_at)
         return 3;
-    model_step(t, step);
+    if (t->ar) {
+        uint64_t sum, seed;
+        int r = allreduce_sum(t->ar, mix(step * 0x10001u + t->worker + 1), &sum);
+
+        if (r < 0) {
+            fprintf(stderr, "preempt-trainer: the all-reduce of step %" PRIu64 " failed: %s\n", step, strerror(-r));
+            return 4;
+        }
+        seed = step ^ (sum << 32); /* every worker's state depends on every worker's step */
+        model_step(t, seed);
+    } else {
+        model_step(t, step);
+    }
     for (unsigned i = 0; i < t->n_raise; i++)
         if (step == t->raise_at[i])
             (void)kill(getpid(), t->raise_sig); /* a real signal, read through the signalfd */
@@ -410,6 +428,7 @@ static int run_sync(struct trainer *t)
 /* ---- options ----------------------------------------------------------------------------- */
 
 #define NAME "preempt-trainer"
+#define ALLREDUCE_TIMEOUT_MS 60000 /* bound on a collective's wait, as gloo's timeout */
 
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 {
@@ -435,7 +454,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
-       OPT_KILL_DELAY };
+       OPT_KILL_DELAY, OPT_ALLREDUCE };
 
 int main(int argc, char **argv)
 {
@@ -461,13 +480,14 @@ int main(int argc, char **argv)
         { "metadata-poll-ms", required_argument, NULL, OPT_META_POLL },
         { "no-advisory", no_argument, NULL, OPT_NO_ADVISORY },
         { "kill-delay-ms", required_argument, NULL, OPT_KILL_DELAY },
+        { "allreduce", required_argument, NULL, OPT_ALLREDUCE },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
                                     .on_exit = on_exit_cb, .log = on_log };
-    uint64_t v, state_kb = 64, n_signals = 0;
+    uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0;
     char shard_dir[4096];
     bool have_steps = false, async = false;
     int c, r, code;
@@ -572,6 +592,7 @@ int main(int argc, char **argv)
         case OPT_META_POLL: r = parse_u64("--metadata-poll-ms", optarg, 86400000, &cfg.metadata_poll_ms); break;
         case OPT_NO_ADVISORY: cfg.advisory_checkpoint = false; break;
         case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
+        case OPT_ALLREDUCE: r = parse_u64("--allreduce", optarg, 65535, &allreduce_port); break;
         default:
             return tool_option_error(NAME, c, argv);
         }
@@ -640,6 +661,19 @@ int main(int argc, char **argv)
                    async ? "async" : "sync", st.incarnation, preempt_platform_to_string(st.platform), st.grace_ms,
                    st.exit_code, st.kill_delay_ms);
     }
+    if (allreduce_port) {
+        r = allreduce_open(t.worker, cfg.etcd_endpoints ? cfg.workers : 1, (unsigned)allreduce_port,
+                           ALLREDUCE_TIMEOUT_MS, &t.ar);
+        if (r < 0) {
+            fprintf(stderr, "preempt-trainer: --allreduce: cannot connect the workers through port %" PRIu64 ": %s\n",
+                    allreduce_port, strerror(-r));
+            t.h = preempt_handler_free(t.h);
+            if (t.base)
+                event_base_free(t.base);
+            free(t.state);
+            return 2;
+        }
+    }
     r = async ? run_async(&t) : run_sync(&t);
     if (r < 0) {
         fprintf(stderr, "preempt-trainer: %s\n", preempt_strerror(r));
@@ -650,6 +684,7 @@ int main(int argc, char **argv)
         print_json("{\"event\":\"done\",\"worker\":%u,\"step\":%" PRIu64 ",\"state_digest\":\"%016" PRIx64 "\"}",
                    t.worker, run_of(&t), model_digest(&t));
     t.h = preempt_handler_free(t.h);
+    allreduce_close(t.ar);
     if (t.ev_step)
         event_free(t.ev_step);
     if (t.ev_resume)

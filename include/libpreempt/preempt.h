@@ -95,8 +95,10 @@ enum preempt_action {
     PREEMPT_ACTION_CONTINUE,  /**< train the next step */
     PREEMPT_ACTION_SAVE,      /**< save now (preempt_save_begin()), then go on training */
     PREEMPT_ACTION_SAVE_EXIT, /**< save now; the handler exits after it is committed */
-    PREEMPT_ACTION_WAIT,      /**< do not train; ask again when the loop has run
-                                   (the handler is agreeing on a step or committing) */
+    PREEMPT_ACTION_WAIT,      /**< do not train; ask again when the loop has run (every
+                                   worker is at the save step, committing; or this
+                                   worker reached its acknowledged cap before the
+                                   job's save step arrived) */
     PREEMPT_ACTION_EXIT,      /**< stop: the exit code is preempt_exit_code() */
 };
 
@@ -289,9 +291,12 @@ PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_hand
 /* ---- synchronous use (handlers with their own base) ---------------------- */
 
 /** Runs one training step, @p step_fn(@p arg), then does what the handler
- * says at the boundary: nothing; wait for agreement (running the loop,
- * bounded by the agreement timeout and the deadline); save through
- * cb->save; or exit. @p step_fn returns 0, or an application exit code
+ * says at the boundary: nothing (during an agreement too: the next step
+ * may hold a collective with the other workers); wait, running the loop,
+ * only where every worker stands at the save step or this worker reached
+ * its acknowledged cap (bounded by the agreement timeout and the deadline);
+ * save through cb->save; or exit. Before it returns to training, the writes
+ * the boundary caused are delivered to etcd (at most 200 ms). @p step_fn returns 0, or an application exit code
  * (> 0) that is propagated as an error exit.
  * @return 0: go on training; 1: the handler has exited (only when
  *         cb->on_exit is set; otherwise the process has exited); -EINVAL

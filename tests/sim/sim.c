@@ -532,7 +532,7 @@ static void act(struct worker *w)
 
     if (!w->alive || w->paused)
         return;
-    a = preempt_action_of_(preempt_sm_core_(w->sm)->state, w->save_asked); /* the handler's rule */
+    a = preempt_action_of_(preempt_sm_core_(w->sm), preempt_sm_facts_(w->sm)->run, w->save_asked); /* the handler's rule */
     if (a == PREEMPT_ACTION_EXIT) {
         finish_worker(w);
         return;
@@ -1216,6 +1216,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, const char *trace_dir,
         .agree_timeout_ms = between(2000, 10000), .margin_ms = 500,
         .plan = chance(80) ? PREEMPT_PLAN_MEASURED : PREEMPT_PLAN_TF,
         .second = chance(70) ? PREEMPT_SECOND_IGNORE : PREEMPT_SECOND_EXIT,
+        .workers = W->local ? 1 : W->n,
     };
     step_us = between(5, 800) * 1000u;
     save_us = between(20, 4000) * 1000u;

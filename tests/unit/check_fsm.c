@@ -50,35 +50,34 @@ static const struct fsm_case cases[] = {
     { "signal in idle: publish, claim, ack the current step; until the claim's answer the deadline bounds it",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
-      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 30500) } },
+      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 6), FXA(ARM_TIMER, 30500) } },
     { "a notice's own deadline wins over the bound",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_AWS, 8000 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
-      .fx = { FXA(PUBLISH_NOTICE, 8000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 7500) } },
+      .fx = { FXA(PUBLISH_NOTICE, 8000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 6), FXA(ARM_TIMER, 7500) } },
     { "grace caps the deadline",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5, .grace_ms = 5000,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 4,
-      .fx = { FXA(PUBLISH_NOTICE, 6000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 5), FXA(ARM_TIMER, 5500) } },
+      .fx = { FXA(PUBLISH_NOTICE, 6000), FXA(CLAIM_DRIVER, 0), FXA(ACK_STEP, 6), FXA(ARM_TIMER, 5500) } },
     { "a peer's notice: acknowledge and follow",
       CORE(IDLE), EVT(PEER_NOTICE, 1000, .u.peer_notice = { 2, 40000 }), .run = 9,
-      .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 9), FXA(ARM_TIMER, 11000) } },
+      .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 10), FXA(ARM_TIMER, 11000) } },
     { "claim lost: follow, our ack stands; the agreement's bound starts",
       CORE(OWN_SIGNAL, .deadline_ms = 31000), EVT(CLAIM_LOST, 1002, .u.claim_lost = { 1 }),
       .verdict = T, .next = ST(ACKNOWLEDGED), .n_fx = 1, .fx = { FXA(ARM_TIMER, 11002) } },
-    { "acks complete: publish max + 1",
-      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 7, 4 }),
+    { "acks complete: publish the highest acknowledged cap",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 8, 4 }),
       .run = 5, .verdict = T, .next = ST(STEP_AGREED), .n_fx = 2,
       .fx = { FXA(PUBLISH_AGREED, 8), FXA(ARM_TIMER, 30500) } },
-    /* The driver's step that was in flight when its notice came ends
-     * before every ack is in: it is already at max + 1 and saves now
-     * (make bench's agreement trials found it training past the step). */
-    { "acks complete with the driver already at max + 1: publish and save at once",
-      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 12, 2 }),
+    /* The driver trained on to its cap while the acks came in, and its cap
+     * is the highest: it is at S and saves now. */
+    { "acks complete with the driver already at its cap, the highest: publish and save at once",
+      CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true), EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 13, 2 }),
       .run = 13, .grace_ms = 60000, .verdict = T, .next = ST(SAVING), .n_fx = 3,
       .fx = { FXA(PUBLISH_AGREED, 13), FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 13) } },
     { "the same in the final round: the final save at once",
       CORE(OWN_SIGNAL, .deadline_ms = 31000, .driver = true, .round = 1),
-      EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 12, 2 }), .run = 13, .grace_ms = 60000, .verdict = T,
+      EVT(ACKS_COMPLETE, 1005, .u.acks_complete = { 13, 2 }), .run = 13, .grace_ms = 60000, .verdict = T,
       .next = ST(FINAL_SAVE), .n_fx = 3, .fx = { FXA(PUBLISH_AGREED, 13), FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 13) } },
     { "a follower below the agreed step trains on",
       CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 8 }), .run = 5,
@@ -192,7 +191,7 @@ static const struct fsm_case cases[] = {
       CORE(COUNTDOWN, .driver = true, .committed = true, .save_step = 8, .deadline_ms = 61000),
       EVT(STEP_REACHED, 60000, .u.step_reached = { 30 }), .run = 30, .grace_ms = 60000, .step_ms = 100,
       .save_ms = 200, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
-      .fx = { FXA(REQUEST_FINAL, 0), FXA(ACK_STEP, 30), FXA(ARM_TIMER, 60500) } },
+      .fx = { FXA(REQUEST_FINAL, 0), FXA(ACK_STEP, 31), FXA(ARM_TIMER, 60500) } },
     { "countdown, driver, final not yet due: training",
       CORE(COUNTDOWN, .driver = true, .committed = true, .save_step = 8, .deadline_ms = 61000),
       EVT(STEP_REACHED, 20000, .u.step_reached = { 30 }), .run = 30, .grace_ms = 60000, .step_ms = 100,
@@ -200,7 +199,7 @@ static const struct fsm_case cases[] = {
     { "countdown, follower: the final round's request",
       CORE(COUNTDOWN, .committed = true, .save_step = 8, .deadline_ms = 61000),
       EVT(FINAL_REQUESTED, 60000, .u.final_requested = { 0 }), .run = 31, .grace_ms = 60000, .verdict = T,
-      .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 31), FXA(ARM_TIMER, 60500) } },
+      .next = ST(ACKNOWLEDGED), .n_fx = 2, .fx = { FXA(ACK_STEP, 32), FXA(ARM_TIMER, 60500) } },
     { "take-over: the follower drives", CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(CLAIM_WON, 1500), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 0 },
     { "exit is terminal", CORE(EXIT), EVT(NOTICE, 1, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .verdict = I,
@@ -679,6 +678,66 @@ START_TEST(test_plan_tf_ignores_save_time)
 }
 END_TEST
 
+/* Agreement without boundary waits: a worker acknowledges a cap (its step
+ * plus the lead), S is the highest cap, and training goes on up to the cap. */
+START_TEST(test_lead_covers_the_agreement_in_steps)
+{
+    struct preempt_facts f = facts(40, 0);
+
+    ck_assert_uint_eq(preempt_plan_lead_(&f, 1000, 31000), 1); /* local mode: the next boundary */
+    f.cfg.workers = 4;
+    /* nothing measured: the minimum plus the guessed agreement in 1 ms steps */
+    ck_assert_uint_eq(preempt_plan_lead_(&f, 1000, 0), PREEMPT_LEAD_MIN + PREEMPT_AGREE_GUESS_MS);
+    f.step_ms = 100;
+    f.agree_ms = 250;
+    ck_assert_uint_eq(preempt_plan_lead_(&f, 1000, 0), PREEMPT_LEAD_MIN + 3); /* 250 ms is 3 steps of 100 */
+    f.step_ms = 5000;
+    ck_assert_uint_eq(preempt_plan_lead_(&f, 1000, 0), PREEMPT_LEAD_MIN + 1);
+    /* the deadline leaves room for 2 steps of 5 s after a 1 s save and the margin */
+    f.save_ms = 1000;
+    ck_assert_uint_eq(preempt_plan_lead_(&f, 1000, 1000 + 1000 + 500 + 10000), 2);
+    ck_assert_uint_eq(preempt_plan_lead_(&f, 1000, 2000), 1); /* no room at all: the next boundary */
+}
+END_TEST
+
+START_TEST(test_ack_acknowledges_the_cap)
+{
+    struct preempt_core c = preempt_fsm_init_();
+    struct preempt_event ev = { .kind = PREEMPT_EV_PEER_NOTICE, .now_ms = 1000 };
+    struct preempt_facts f = facts(40, 0);
+    struct preempt_step st;
+
+    f.cfg.workers = 2;
+    f.step_ms = 10;
+    f.agree_ms = 30;
+    ev.u.peer_notice.deadline = 0;
+    st = preempt_fsm_step_(&c, &ev, &f);
+    ck_assert_int_eq(st.next.state, PREEMPT_STATE_ACKNOWLEDGED);
+    ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_ACK_STEP);
+    ck_assert_int_eq(st.fx[0].arg, 40 + PREEMPT_LEAD_MIN + 3);
+    ck_assert_uint_eq(st.next.ack_cap, 40 + PREEMPT_LEAD_MIN + 3);
+}
+END_TEST
+
+START_TEST(test_training_goes_on_to_the_cap)
+{
+    struct preempt_core c = { .state = PREEMPT_STATE_ACKNOWLEDGED, .ack_cap = 46 };
+
+    /* Peers may be blocked in a collective with this worker: it trains on. */
+    ck_assert_int_eq(preempt_action_of_(&c, 40, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 45, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_WAIT); /* S is never below the cap */
+    c.state = PREEMPT_STATE_OWN_SIGNAL;
+    ck_assert_int_eq(preempt_action_of_(&c, 45, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_WAIT);
+    c.state = PREEMPT_STATE_STEP_AGREED;
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, true), PREEMPT_ACTION_SAVE);
+    c.state = PREEMPT_STATE_SAVING;
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_WAIT); /* every worker stands at S */
+}
+END_TEST
+
 /* ---- the table checker: the real table passes, broken ones fail --------------------------- */
 
 static unsigned n_reports;
@@ -854,6 +913,9 @@ static Suite *fsm_suite(void)
     tc = tcase_create("plan");
     tcase_add_test(tc, test_plan_measured_counts_save_and_agreement);
     tcase_add_test(tc, test_plan_tf_ignores_save_time);
+    tcase_add_test(tc, test_lead_covers_the_agreement_in_steps);
+    tcase_add_test(tc, test_ack_acknowledges_the_cap);
+    tcase_add_test(tc, test_training_goes_on_to_the_cap);
     tcase_add_test(tc, test_plan_measured_budgets_step_deviation);
     tcase_add_test(tc, test_step_stats_follow_mean_and_deviation);
     suite_add_tcase(s, tc);

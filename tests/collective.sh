@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# Preemption of trainers that run a blocking collective inside every step,
+# as data-parallel training does (NCCL, gloo, MPI all-reduce): the reference
+# trainer with --allreduce, a real all-reduce over loopback sockets between
+# the workers' processes, against a real etcd. A protocol that stops a
+# worker at its step boundary for its peers deadlocks here (the peers are
+# blocked in the next all-reduce, which needs that worker): the job then
+# exits 75 or is killed at the bound, and these checks fail. Every wait is
+# bounded and only guards against hangs; nothing asserts a duration.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+
+etcd_start collective || finish
+# The hub's port: below the kernel's ephemeral range (32768-60999), where an
+# outgoing connection of a parallel test took a port once, and below the
+# etcd fixtures' ports (20000 and up).
+port() { echo $((10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 10000)); }
+
+# reference N STEPS: the digest of an uninterrupted job of N workers.
+reference() {
+    job_start "ref$1" "$1" --steps "$2" --allreduce "$(port)"
+    job_wait 120
+    eq "reference N=$1: every worker finishes" "$RCS" "$(rcs_of "$1" 0)"
+    same "ref$1" "$1" done state_digest
+}
+
+# case TAG N STEP_MS SIGNALLED ARGS...: a job of N workers whose steps take
+# STEP_MS (plus the all-reduce); SIGTERM to the workers SIGNALLED ("one" or
+# "all") once every worker is training; every worker must save one step and
+# exit 42, and the restart must end in the reference state.
+case_run() {
+    tag=$1 n=$2 ms=$3 who=$4
+    shift 4
+    p=$(port)
+    job_start "$tag" "$n" --steps "$STEPS" --step-ms "$ms" --allreduce "$p" "$@"
+    for i in $(seq 0 $((n - 1))); do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+    sleep "$(awk -v ms="$ms" 'BEGIN { printf "%.3f", ms / 1000 * 3 + 0.3 }')"
+    if [ "$who" = all ]; then
+        kill -TERM $PIDS
+    else
+        kill -TERM "$(echo $PIDS | cut -d' ' -f$(($(rand 0 $((n - 1))) + 1)))"
+    fi
+    job_wait 120
+    eq "$tag: every worker exits 42" "$RCS" "$(rcs_of "$n" 42)"
+    step=$(same "$tag" "$n" exit saved_step)
+    expect "$tag: every worker saved one step ($step)" test "${step#differs}" = "$step" -a -n "$step"
+    [ "$failures" -eq 0 ] || show_logs "$tag" "$n"
+    for i in $(seq 0 $((n - 1))); do cp "$TMP/$tag.$i.out" "$TMP/$tag.$i.first"; done
+    job_start "$tag" "$n" --steps "$STEPS" --allreduce "$p" "$@"
+    job_wait 120
+    eq "$tag: every worker finishes after the restart" "$RCS" "$(rcs_of "$n" 0)"
+    eq "$tag: every worker restored the saved step" "$(same "$tag" "$n" start restored_step)" "$step"
+    eq "$tag: the uninterrupted job's state" "$(same "$tag" "$n" done state_digest)" "$(eval echo \$REF$n)"
+}
+
+STEPS=1500
+REF2=$(reference 2 $STEPS)
+REF4=$(reference 4 $STEPS)
+REF8=$(reference 8 $STEPS)
+expect "the references have digests" test -n "$REF2" -a -n "$REF4" -a -n "$REF8"
+
+case_run sync2-one 2 1 one
+case_run async4-one 4 1 one --async
+case_run sync8-all 8 1 all
+case_run async2-all 2 1 all --async
+case_run sync4-steps-100ms 4 100 one
+
+# A grace period: the first save, training on (through the collectives),
+# the final round, the final save before the deadline.
+STEPS=8000
+REF4=$(reference 4 $STEPS)
+case_run sync4-grace 4 1 one --grace-ms 3000
+for i in 0 1 2 3; do
+    eq "sync4-grace: worker $i saved twice" "$(grep -cF '"event":"saved"' "$TMP/sync4-grace.$i.first")" 2
+done
+
+# Long steps: 2 s each, longer than one etcd request's bound
+# (etcd_timeout_ms): every write a boundary caused is delivered before the
+# next step starts.
+STEPS=12
+REF2=$(reference 2 $STEPS)
+case_run sync2-steps-2s 2 2000 one
+finish
