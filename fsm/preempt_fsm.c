@@ -40,6 +40,29 @@
     ROW(s, PEER_ERROR, APP_CODE, EXIT, TO_EXIT(ERROR)),                                                  \
     ROW(s, PEER_ERROR, ALWAYS, EXIT, TO_EXIT(ABORT))
 
+/* The job decided to abort the round before this worker saved (the saving
+ * states also discard their copy: DECIDE_ROWS). */
+#define ABORTED_ROW(s) ROW(s, ROUND_ABORTED, ALWAYS, EXIT, TO_EXIT(ABORT))
+
+/* One decision per round. Once this worker reported its shard, another
+ * worker may already have seen every shard and written "committed": the
+ * round's end is the job's decision record, never this worker's timer or
+ * its view of a lost peer. It proposes the abort (create-if-absent; the
+ * record that lands first decides) and follows whichever record comes back.
+ * When none comes back in time (etcd unreachable), or a second notice says
+ * exit now, it exits with the not-saved code and its copy stays pending:
+ * the restart follows the record (docs/protocol.md, "One decision per
+ * round"). */
+#define DECIDE_ROWS(s)                                                                                   \
+    ROW(s, ROUND_ABORTED, ALWAYS, EXIT, FX(DISCARD_SHARD), TO_EXIT(ABORT)),                              \
+    ROW(s, NOTICE, SECOND_EXITS_SHARD_OUT, EXIT, FX(PUBLISH_NOTICE), FX(PROPOSE_ABORT), TO_EXIT(ABORT)), \
+    ROW(s, TIMER, CURRENT_PROPOSED, EXIT, TO_EXIT(ABORT)),                                              \
+    ROW(s, TIMER, CURRENT_SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                              \
+    ROW(s, PEER_LOST, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                                  \
+    ROW0(s, PEER_LOST, PROPOSED, s),                                                                     \
+    ROW(s, COORD_FAILED, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                               \
+    ROW0(s, COORD_FAILED, PROPOSED, s)
+
 /* A published save step while agreeing: a worker already past it is a
  * protocol error, never a silent divergence (TF weak point 4); a worker at it
  * saves at once; otherwise training continues to it. */
@@ -57,12 +80,12 @@
 #define WITHDRAW_MARK_ROW(s) ROW0(s, NOTICE_WITHDRAWN, ALWAYS, s)
 
 /* A committed checkpoint after a withdrawal: back to idle. */
-#define COMMIT_WITHDRAWN_ROW(s) ROW(s, CKPT_COMMITTED, WITHDRAWN, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND))
+#define COMMIT_WITHDRAWN_ROW(s) ROW(s, CKPT_COMMITTED, WITHDRAWN, IDLE, FX(KEEP_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND))
 
 /* A save outcome. */
 #define SAVE_ROWS(s)                                                                                     \
     ROW(s, SAVE_DONE, SAVE_OK, s, FX(REPORT_SHARD)),                                                     \
-    ROW(s, SAVE_DONE, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT))
+    ROW(s, SAVE_DONE, ALWAYS, EXIT, FX(PROPOSE_ABORT), FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT))
 
 static const struct preempt_row rows[] = {
     /* ---- idle ---- */
@@ -86,6 +109,7 @@ static const struct preempt_row rows[] = {
     AGREED_ROWS(OWN_SIGNAL),
     WITHDRAW_MARK_ROW(OWN_SIGNAL),
     DONE_ROW(OWN_SIGNAL),
+    ABORTED_ROW(OWN_SIGNAL),
     ACTIVE_ROWS(OWN_SIGNAL),
 
     /* ---- acknowledged: following; training goes on up to this worker's acknowledged cap ---- */
@@ -93,6 +117,7 @@ static const struct preempt_row rows[] = {
     AGREED_ROWS(ACKNOWLEDGED),
     WITHDRAW_MARK_ROW(ACKNOWLEDGED),
     DONE_ROW(ACKNOWLEDGED),
+    ABORTED_ROW(ACKNOWLEDGED),
     ACTIVE_ROWS(ACKNOWLEDGED),
 
     /* ---- step-agreed: training towards S ---- */
@@ -103,13 +128,15 @@ static const struct preempt_row rows[] = {
     ROW0(STEP_AGREED, CLAIM_WON, ALWAYS, STEP_AGREED), /* take-over: this worker drives the final round */
     WITHDRAW_MARK_ROW(STEP_AGREED),
     DONE_ROW(STEP_AGREED),
+    ABORTED_ROW(STEP_AGREED),
     ACTIVE_ROWS(STEP_AGREED),
 
     /* ---- saving: the first checkpoint ---- */
     SAVE_ROWS(SAVING),
     COMMIT_WITHDRAWN_ROW(SAVING),
-    ROW(SAVING, CKPT_COMMITTED, TIME_LEFT, COUNTDOWN, FX(ARM_TIMER)),
-    ROW(SAVING, CKPT_COMMITTED, ALWAYS, EXIT, TO_EXIT(SAVED)), /* no time for another round */
+    ROW(SAVING, CKPT_COMMITTED, TIME_LEFT, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),
+    ROW(SAVING, CKPT_COMMITTED, ALWAYS, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)), /* no time for another round */
+    DECIDE_ROWS(SAVING),
     ROW0(SAVING, CLAIM_WON, ALWAYS, SAVING),
     WITHDRAW_MARK_ROW(SAVING),
     ACTIVE_ROWS(SAVING),
@@ -120,12 +147,14 @@ static const struct preempt_row rows[] = {
     ROW0(COUNTDOWN, CLAIM_WON, ALWAYS, COUNTDOWN), /* take-over: this worker plans the final round */
     ROW(COUNTDOWN, NOTICE_WITHDRAWN, ALWAYS, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND)),
     DONE_ROW(COUNTDOWN),
+    ABORTED_ROW(COUNTDOWN),
     ACTIVE_ROWS(COUNTDOWN),
 
     /* ---- final-save: the last checkpoint before exit ---- */
     SAVE_ROWS(FINAL_SAVE),
     COMMIT_WITHDRAWN_ROW(FINAL_SAVE),
-    ROW(FINAL_SAVE, CKPT_COMMITTED, ALWAYS, EXIT, TO_EXIT(SAVED)),
+    ROW(FINAL_SAVE, CKPT_COMMITTED, ALWAYS, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),
+    DECIDE_ROWS(FINAL_SAVE),
     ROW0(FINAL_SAVE, CLAIM_WON, ALWAYS, FINAL_SAVE),
     WITHDRAW_MARK_ROW(FINAL_SAVE),
     ACTIVE_ROWS(FINAL_SAVE),
@@ -148,6 +177,7 @@ static const struct preempt_ignore ignored[] = {
     IGN(IDLE, ACKS_COMPLETE, "a late answer of a withdrawn round"),
     IGN(IDLE, STEP_AGREED, "a late answer of a withdrawn round"),
     IGN(IDLE, FINAL_REQUESTED, "a late answer of a withdrawn round"),
+    IGN(IDLE, ROUND_ABORTED, "a late decision of a withdrawn round"),
 
     STALE_TIMER(OWN_SIGNAL),
     IGN(OWN_SIGNAL, STEP_REACHED, "training on towards the acknowledged cap; the save step is not known yet"),
@@ -357,6 +387,16 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return c->driver && preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
     case PREEMPT_GUARD_IS_DRIVER:
         return c->driver;
+    case PREEMPT_GUARD_SHARD_OUT:
+        return c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_CURRENT_SHARD_OUT:
+        return ev->u.timer.gen == c->timer_gen && c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_SECOND_EXITS_SHARD_OUT:
+        return c->noticed && f->cfg.second == PREEMPT_SECOND_EXIT && c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_PROPOSED:
+        return c->abort_proposed;
+    case PREEMPT_GUARD_CURRENT_PROPOSED:
+        return ev->u.timer.gen == c->timer_gen && c->abort_proposed;
     case PREEMPT_GUARD__COUNT:
         break;
     }
@@ -420,6 +460,10 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         break;
     case PREEMPT_EV_CKPT_COMMITTED:
         n->committed = true;
+        n->shard_out = n->abort_proposed = false; /* decided */
+        break;
+    case PREEMPT_EV_SAVE_DONE:
+        n->shard_out = ev->u.save_done.status == 0;
         break;
     case PREEMPT_EV_APP_ERROR:
         n->err_code = ev->u.app_error.code;
@@ -427,9 +471,11 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_PEER_ERROR:
         n->err_code = ev->u.peer_error.code;
         break;
+    case PREEMPT_EV_ROUND_ABORTED:
+        n->shard_out = n->abort_proposed = false; /* decided */
+        break;
     case PREEMPT_EV_FINAL_REQUESTED:
     case PREEMPT_EV_STEP_REACHED:
-    case PREEMPT_EV_SAVE_DONE:
     case PREEMPT_EV_TIMER:
     case PREEMPT_EV_PEER_LOST:
     case PREEMPT_EV_COORD_FAILED:
@@ -464,12 +510,26 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
 
 /* ---- effect arguments ---------------------------------------------------- */
 
+/* How long a proposed abort awaits the job's decision: one agreement
+ * round's bound, but at most until half the exit margin is left (the timer
+ * that proposes it typically fires with the whole margin left). */
+static uint64_t decide_by(const struct preempt_core *n, const struct preempt_event *ev, const struct preempt_facts *f)
+{
+    uint64_t at = ev->now_ms + f->cfg.agree_timeout_ms, half = f->cfg.margin_ms / 2;
+
+    if (n->deadline_ms > half && n->deadline_ms - half < at)
+        at = n->deadline_ms - half;
+    return at > ev->now_ms ? at : ev->now_ms + 1;
+}
+
 static int64_t timer_at(const struct preempt_core *n, const struct preempt_facts *f)
 {
     uint64_t at = n->deadline_ms > f->cfg.margin_ms ? n->deadline_ms - f->cfg.margin_ms : n->deadline_ms;
 
     if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
         at = min_known(at, n->agree_by_ms);
+    if (n->abort_proposed)
+        at = n->decide_by_ms;
     return (int64_t)at;
 }
 
@@ -496,7 +556,11 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     case PREEMPT_FX_PUBLISH_AGREED:
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_REPORT_SHARD:
+    case PREEMPT_FX_PROPOSE_ABORT:
+    case PREEMPT_FX_DISCARD_SHARD:
         return (int64_t)n->save_step;
+    case PREEMPT_FX_KEEP_SHARD:
+        return (int64_t)ev->u.ckpt_committed.step;
     case PREEMPT_FX_ARM_TIMER:
         return timer_at(n, f);
     case PREEMPT_FX_PUBLISH_ERROR:
@@ -565,6 +629,10 @@ struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const stru
         for (unsigned k = 0; k < r->n_fx; k++) {
             if (r->fx[k].kind == PREEMPT_FX_ARM_TIMER)
                 st.next.timer_gen++;
+            if (r->fx[k].kind == PREEMPT_FX_PROPOSE_ABORT) {
+                st.next.abort_proposed = true;
+                st.next.decide_by_ms = decide_by(&st.next, ev, facts);
+            }
             st.fx[k].kind = r->fx[k].kind;
             st.fx[k].arg = fx_arg(&r->fx[k], &st.next, ev, facts);
             if (r->fx[k].kind == PREEMPT_FX_ACK_STEP)

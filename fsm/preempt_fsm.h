@@ -126,6 +126,8 @@ struct preempt_core {
     bool noticed;         /* this worker received its own notice */
     bool committed;       /* a checkpoint of this preemption is committed */
     bool withdrawn;       /* the notices were withdrawn: return to idle after the save */
+    bool shard_out;       /* this worker reported its shard of the round; the decision is not known */
+    bool abort_proposed;  /* this worker proposed the round's abort; the decision is not known */
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
     uint64_t ack_cap;     /* the step this worker acknowledged it will not pass
@@ -133,6 +135,7 @@ struct preempt_core {
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
     uint64_t agree_by_ms; /* the bound of the current agreement round (0: not open yet,
                              this worker's own notice awaits the claim's answer) */
+    uint64_t decide_by_ms; /* with abort_proposed: how long the decision is awaited */
     int64_t err_code;     /* the error being propagated, if any */
 };
 

@@ -15,6 +15,7 @@
 #define PREEMPT_CKPT_INTERNAL_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PREEMPT_CKPT_MAX_BLOBS 64
@@ -41,11 +42,12 @@ int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_f
                        struct preempt_ckpt_store **ret);
 void preempt_ckpt_close_(struct preempt_ckpt_store *s);
 
-/* Starts a checkpoint at step. Ownership: the writer is consumed by
+/* Starts a checkpoint at step (pending: see below; NULL in local mode,
+ * where the local commit is the decision). Ownership: the writer is consumed by
  * preempt_ckpt_commit_() or preempt_ckpt_abort_(). -EBUSY while another
  * writer of the store is open. */
 int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t run, uint64_t generation,
-                        struct preempt_ckpt_writer **ret);
+                        const char *pending, struct preempt_ckpt_writer **ret);
 
 /* Writes one named blob (names: 1-64 of [A-Za-z0-9._-], not starting with
  * '.', not MANIFEST, each once). -EINVAL for a bad or repeated name, -E2BIG
@@ -69,9 +71,25 @@ void preempt_ckpt_abort_(struct preempt_ckpt_writer *w);
  * a corrupt one is skipped with a warning. -ENOENT when there is none. */
 int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info *ret_info);
 
-/* The steps of the complete checkpoints that verify, newest first.
+/* The steps of the complete checkpoints that verify, newest first: the
+ * decided ones, or (pending) those whose job-wide decision is not known.
  * Ownership: *ret is malloc'ed (NULL when n is 0); the caller frees it. */
-int preempt_ckpt_list_(struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret_n);
+int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **ret, size_t *ret_n);
+
+/* Pending checkpoints: a multi-worker commit is local until the job's
+ * decision record says "committed". preempt_ckpt_begin_() with a pending
+ * key (the record's etcd key) writes it into the checkpoint; retention
+ * neither counts nor removes pending ones.
+ *
+ * preempt_ckpt_pending_: 1 and the key (size > 0) when the checkpoint at
+ * step is pending, 0 when it is decided, or a negative errno.
+ * preempt_ckpt_keep_: the job committed it: no longer pending (durably),
+ * then retention runs. 0 or a negative errno.
+ * preempt_ckpt_discard_: the job aborted it: removed if pending (1);
+ * a decided checkpoint is never removed here (0). */
+int preempt_ckpt_pending_(struct preempt_ckpt_store *s, uint64_t step, char *key, size_t size);
+int preempt_ckpt_keep_(struct preempt_ckpt_store *s, uint64_t step);
+int preempt_ckpt_discard_(struct preempt_ckpt_store *s, uint64_t step);
 
 /* The checkpoint at exactly step, verified. -ENOENT when absent or corrupt. */
 int preempt_ckpt_at_(struct preempt_ckpt_store *s, uint64_t step, struct preempt_ckpt_info *ret_info);

@@ -29,6 +29,10 @@
 #define TRASH_PREFIX ".trash-"
 #define CKPT_PREFIX "ckpt-"
 #define MANIFEST "MANIFEST"
+/* In a checkpoint the job has not decided yet: the key of its decision
+ * record (never a blob name: those do not start with a dot). */
+#define PENDING ".pending"
+#define MAX_PENDING_KEY 512
 
 struct preempt_ckpt_store {
     char *dir;
@@ -45,6 +49,7 @@ struct preempt_ckpt_writer {
     int fd;                       /* the staging directory */
     int failed;                   /* the first error, or 0 */
     struct timespec t0;           /* when the save began */
+    bool pending;                 /* committed locally only: the job decides */
     lpckpt_Manifest m;
 };
 
@@ -388,7 +393,7 @@ void preempt_ckpt_close_(struct preempt_ckpt_store *s)
 /* ---- saving ---------------------------------------------------------------------------- */
 
 int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t run, uint64_t generation,
-                        struct preempt_ckpt_writer **ret)
+                        const char *pending, struct preempt_ckpt_writer **ret)
 {
     struct preempt_ckpt_writer *w;
     int r;
@@ -415,6 +420,13 @@ int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t ru
         free(w);
         return r;
     }
+    if (pending && (r = write_file_at(w->fd, PENDING, pending, strlen(pending))) < 0) {
+        (void)close(w->fd);
+        (void)remove_dir_at(s->dirfd, w->staging);
+        free(w);
+        return r;
+    }
+    w->pending = pending != NULL;
     w->m.version = 1;
     w->m.step = step;
     w->m.run = run;
@@ -472,15 +484,21 @@ void preempt_ckpt_abort_(struct preempt_ckpt_writer *w)
     free(w);
 }
 
+static int pending_key(const struct preempt_ckpt_store *s, uint64_t step, char *key, size_t size);
+
+/* Keeps the max_to_keep newest checkpoints the job committed; older ones
+ * go. Pending ones neither count nor go: the job has not decided them. */
 static void apply_retention(struct preempt_ckpt_store *s)
 {
     uint64_t *steps;
-    size_t n;
+    size_t n, kept = 0;
     char name[64];
 
     if (s->max_to_keep == 0 || list_ckpts(s, &steps, &n) < 0)
         return;
-    for (size_t i = s->max_to_keep; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
+        if (pending_key(s, steps[i], NULL, 0) != 0 || kept++ < s->max_to_keep)
+            continue;
         ckpt_name(name, sizeof(name), steps[i]);
         int r = remove_dir_at(s->dirfd, name);
         if (r < 0)
@@ -561,8 +579,9 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     if (ret_info)
         fill_info(s, &w->m, ret_info);
     s->writing = false;
+    if (!w->pending)
+        apply_retention(s); /* a pending one waits for the job's decision (preempt_ckpt_keep_) */
     free(w);
-    apply_retention(s);
     return r;
 fail:
     preempt_ckpt_abort_(w);
@@ -697,6 +716,8 @@ int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info 
         const char *why = "";
         char name[64];
 
+        if (pending_key(s, steps[i], NULL, 0) != 0)
+            continue; /* not committed by the job (yet) */
         if (verify_ckpt(s, steps[i], &m, &why) == 0) {
             fill_info(s, &m, ret_info);
             r = 0;
@@ -709,7 +730,32 @@ int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info 
     return r;
 }
 
-int preempt_ckpt_list_(struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret_n)
+/* 1 with the decision key in key (when size > 0) if the checkpoint at step
+ * is pending; 0 if it is not; a negative errno when it cannot be told. */
+static int pending_key(const struct preempt_ckpt_store *s, uint64_t step, char *key, size_t size)
+{
+    char name[64];
+    void *data;
+    size_t len;
+    int fd, r;
+
+    ckpt_name(name, sizeof(name), step);
+    fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    r = read_file_at(fd, PENDING, MAX_PENDING_KEY, &data, &len);
+    (void)close(fd);
+    if (r == -ENOENT)
+        return 0;
+    if (r < 0)
+        return r;
+    if (size > 0)
+        (void)snprintf(key, size, "%.*s", (int)len, (const char *)data);
+    free(data);
+    return 1;
+}
+
+int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **ret, size_t *ret_n)
 {
     uint64_t *steps;
     size_t n, k = 0;
@@ -723,6 +769,8 @@ int preempt_ckpt_list_(struct preempt_ckpt_store *s, uint64_t **ret, size_t *ret
         lpckpt_Manifest m;
         const char *why = "";
 
+        if ((pending_key(s, steps[i], NULL, 0) == 1) != pending)
+            continue;
         if (verify_ckpt(s, steps[i], &m, &why) == 0)
             steps[k++] = steps[i];
         else
@@ -749,6 +797,50 @@ int preempt_ckpt_at_(struct preempt_ckpt_store *s, uint64_t step, struct preempt
         return -ENOENT;
     fill_info(s, &m, ret_info);
     return 0;
+}
+
+int preempt_ckpt_pending_(struct preempt_ckpt_store *s, uint64_t step, char *key, size_t size)
+{
+    if (!s || (size > 0 && !key))
+        return -EINVAL;
+    return pending_key(s, step, key, size);
+}
+
+int preempt_ckpt_keep_(struct preempt_ckpt_store *s, uint64_t step)
+{
+    char name[64];
+    int fd, r;
+
+    if (!s)
+        return -EINVAL;
+    if ((r = pending_key(s, step, NULL, 0)) <= 0)
+        return r; /* committed already (local mode), or gone */
+    ckpt_name(name, sizeof(name), step);
+    fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    r = unlinkat(fd, PENDING, 0) < 0 && errno != ENOENT ? -errno : 0;
+    if (r == 0)
+        r = fsync_fd(fd); /* the decision lasts before older checkpoints go */
+    (void)close(fd);
+    if (r < 0)
+        return r;
+    apply_retention(s);
+    return 0;
+}
+
+int preempt_ckpt_discard_(struct preempt_ckpt_store *s, uint64_t step)
+{
+    char name[64];
+    int r;
+
+    if (!s)
+        return -EINVAL;
+    if ((r = pending_key(s, step, NULL, 0)) <= 0)
+        return r == -ENOENT ? 0 : r; /* a decided checkpoint is never discarded here */
+    ckpt_name(name, sizeof(name), step);
+    r = remove_dir_at(s->dirfd, name);
+    return r < 0 ? r : 1;
 }
 
 int preempt_ckpt_drop_newer_(struct preempt_ckpt_store *s, uint64_t step)

@@ -40,11 +40,28 @@ struct preempt_coord_join {
     uint64_t step;             /* the checkpoint step every worker restores */
 };
 
-/* Joins the job. steps: this worker's complete checkpoint steps (any
- * order). Returns 0, -ETIMEDOUT (not every worker joined in time), -EACCES
- * (authentication), or another negative errno; *msg says why. */
+/* A checkpoint this worker committed locally without learning the job's
+ * decision on it (it stopped first, or etcd was unreachable). Start-up
+ * reads the round's decision record, or writes "aborted" when there is
+ * none (create-if-absent), so that every worker follows the same record. */
+struct preempt_coord_pending {
+    uint64_t step;
+    const char *key; /* the decision record's key, as the checkpoint names it */
+    int decision;    /* out: 1 committed, -1 aborted, 0 unknown (not this job's store, or
+                        a store that went back in time: the record cannot be trusted) */
+};
+
+/* Joins the job. steps: this worker's decided checkpoint steps (any
+ * order); pend: its pending ones, resolved first (the committed ones are
+ * offered too). Returns 0, -ETIMEDOUT (not every worker joined in time),
+ * -EACCES (authentication), or another negative errno; *msg says why. */
 int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
-                        struct preempt_coord_join *ret, char *msg, size_t msg_size);
+                        struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
+                        size_t msg_size);
+
+/* The key of round's decision record in the running protocol (for a
+ * pending checkpoint). 0 or -ENAMETOOLONG. */
+int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size);
 
 struct preempt_coord_ops {
     void (*post)(const struct preempt_event *ev, void *arg); /* now_ms is stamped by the owner */

@@ -18,6 +18,10 @@
  *   P/N/e<p>/r<k>/ack/<w>    "<step>": w's step when it acknowledged round k
  *   P/N/e<p>/r<k>/agreed     "<step>": round k's save step (create-if-absent)
  *   P/N/e<p>/r<k>/shard/<w>  "<step>": w's shard of round k is saved
+ *   P/N/decision/e<p>/r<k>   "committed <step>" | "aborted <step> <w>": round k's one
+ *                            decision (create-if-absent: the first to land wins). Kept
+ *                            for the incarnation's life, outside e<p>/: a worker's copy
+ *                            may wait on it after the episode is cleared (pending shards)
  *
  * p counts the job's preemption episodes in N: 0 first; every worker moves on
  * to p + 1 when its machine clears the round after the notices were withdrawn
@@ -81,6 +85,11 @@ struct join {
     struct event *ev_poll;
     char jobp[PREEMPT_MAX_JOB + 16];
     char offer[MAX_STEPS_OFFERED * 21 + 64];
+    const uint64_t *steps;
+    size_t n_steps;
+    struct preempt_coord_pending *pend;
+    size_t n_pend, i_pend;
+    bool resolved;
     uint64_t deadline, inc;
     int64_t lease;
     bool finished;
@@ -338,6 +347,71 @@ static void join_try(struct join *j)
     }
 }
 
+/* The offer: the decided steps and the pending ones the job committed. */
+static void join_make_offer(struct join *j)
+{
+    uint64_t all[MAX_STEPS_OFFERED];
+    size_t n = 0;
+
+    for (size_t i = 0; i < j->n_pend && n < MAX_STEPS_OFFERED; i++)
+        if (j->pend[i].decision > 0)
+            all[n++] = j->pend[i].step;
+    for (size_t i = 0; i < j->n_steps && n < MAX_STEPS_OFFERED; i++)
+        all[n++] = j->steps[i];
+    preempt_coord_offer_(j->offer, sizeof(j->offer), (long)getpid(), all, n);
+    j->resolved = true;
+}
+
+static void join_resolve(struct join *j);
+
+static void on_resolved(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_coord_pending *p = &j->pend[j->i_pend];
+    struct preempt_etcd_kv kv;
+    bool created;
+    char want[40];
+
+    if (join_failed(j, status, msg, "reading a pending checkpoint's decision"))
+        return;
+    if (preempt_etcd_txn_result_(reply, &created, &kv) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+        return;
+    }
+    (void)snprintf(want, sizeof(want), "committed %" PRIu64, p->step);
+    p->decision = !created && kv.value && !strcmp(kv.value, want) ? 1 : -1;
+    preempt_etcd_kv_clear_(&kv);
+    j->i_pend++;
+    join_resolve(j);
+}
+
+/* Resolves the pending checkpoints one by one, then joins. A record under
+ * an incarnation the store has not reached (it went back in time) or of
+ * another job's prefix is not touched: unknown. */
+static void join_resolve(struct join *j)
+{
+    size_t len = strlen(j->jobp);
+
+    while (j->i_pend < j->n_pend) {
+        struct preempt_coord_pending *p = &j->pend[j->i_pend];
+        char val[64], *end;
+        uint64_t inc;
+
+        errno = 0;
+        inc = strncmp(p->key, j->jobp, len) ? 0 : strtoull(p->key + len, &end, 10);
+        if (inc == 0 || errno || *end != '/' || inc > j->inc || strlen(p->key) > PREEMPT_MAX_JOB + 64) {
+            p->decision = 0;
+            j->i_pend++;
+            continue;
+        }
+        (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " restart", p->step);
+        join_call(j, "kv/txn", preempt_etcd_create_body_(p->key, val, 0), on_resolved);
+        return;
+    }
+    join_make_offer(j);
+    join_try(j);
+}
+
 static void on_inc(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
@@ -350,11 +424,15 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
         join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
         return;
     }
-    if (n == 0)
+    if (n == 0) {
+        if (!j->resolved)
+            join_make_offer(j); /* no counter: no record of any pending checkpoint can be trusted */
         join_open(j, 1);
-    else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
+    } else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     kvs[0].value);
+    } else if (!j->resolved) {
+        join_resolve(j);
     } else {
         join_try(j);
     }
@@ -394,9 +472,11 @@ static void on_join_timeout(evutil_socket_t fd, short what, void *arg)
 }
 
 int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
-                        struct preempt_coord_join *ret, char *msg, size_t msg_size)
+                        struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
+                        size_t msg_size)
 {
-    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT };
+    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
+                      .steps = steps, .n_steps = n_steps, .pend = pend, .n_pend = n_pend };
     struct timeval tv = { .tv_sec = (time_t)(cfg->join_timeout_ms / 1000),
                           .tv_usec = (suseconds_t)(cfg->join_timeout_ms % 1000) * 1000 };
     struct event *ev_bound = NULL;
@@ -407,7 +487,8 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
         (void)snprintf(msg, msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
         return -EINVAL;
     }
-    preempt_coord_offer_(j.offer, sizeof(j.offer), (long)getpid(), steps, n_steps);
+    for (size_t i = 0; i < n_pend; i++)
+        pend[i].decision = 0;
     j.base = event_base_new();
     if (!j.base)
         return -ENOMEM;
@@ -452,7 +533,7 @@ struct round {
     bool *acked, *sharded;
     unsigned n_acks, n_shards;
     uint64_t agreed;
-    bool have_agreed, driver, acks_posted, commit_posted;
+    bool have_agreed, driver, acks_posted, commit_posted, decided;
 };
 
 struct preempt_coord {
@@ -617,12 +698,42 @@ static bool own_live(const struct preempt_coord *c)
     return c->my_notice_wall != 0 && !c->my_withdrawn;
 }
 
+static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
+
+/* A proposal's answer. When another record landed first, the reply carries
+ * it: it is applied as the watch would apply it (the watch may be slow or
+ * down; the record is the same). */
+static void on_decide(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    struct preempt_etcd_kv kv;
+    bool created;
+
+    if (status != 0) {
+        on_write(status, reply, msg, arg);
+        return;
+    }
+    if (preempt_etcd_txn_result_(reply, &created, &kv) == 0 && !created && kv.key)
+        on_watch_event(PREEMPT_ETCD_PUT, &kv, c);
+    preempt_etcd_kv_clear_(&kv);
+}
+
+static void decide(struct preempt_coord *c, unsigned k, const char *value)
+{
+    char key[PREEMPT_MAX_JOB + 64];
+
+    (void)preempt_coord_decision_key_(c, k, key, sizeof(key));
+    write_call(c, "kv/txn", preempt_etcd_create_body_(key, value, 0), on_decide); /* the watch brings the winner */
+}
+
+/* Every shard of round k is reported: this worker writes the decision
+ * "committed" unless one landed first (an abort wins if it is first). */
 static void check_commit(struct preempt_coord *c, unsigned k)
 {
     struct round *r = &c->r[k];
-    struct preempt_event ev = { .kind = PREEMPT_EV_CKPT_COMMITTED };
+    char val[64];
 
-    if (r->commit_posted || r->n_shards < c->n)
+    if (r->commit_posted || r->decided || r->n_shards < c->n)
         return;
     for (unsigned w = 1; w < c->n; w++)
         if (r->shard[w] != r->shard[0]) {
@@ -631,7 +742,42 @@ static void check_commit(struct preempt_coord *c, unsigned k)
             return; /* never committed: the round's timer ends it */
         }
     r->commit_posted = true;
-    ev.u.ckpt_committed.step = r->shard[0];
+    (void)snprintf(val, sizeof(val), "committed %" PRIu64, r->shard[0]);
+    decide(c, k, val);
+}
+
+/* The round's decision record: the one truth every worker follows. */
+static void on_decision(struct preempt_coord *c, unsigned k, const char *value)
+{
+    struct round *r = &c->r[k];
+    struct preempt_event ev = { 0 };
+    uint64_t step;
+    char *end;
+
+    if (r->decided)
+        return;
+    if (!strncmp(value, "committed ", 10))
+        ev.kind = PREEMPT_EV_CKPT_COMMITTED;
+    else if (!strncmp(value, "aborted ", 8))
+        ev.kind = PREEMPT_EV_ROUND_ABORTED;
+    else {
+        CLOG(c, 2, "ignoring %sdecision/e%" PRIu64 "/r%u = \"%.40s\": not a decision", c->pre, c->ep, k, value);
+        return;
+    }
+    errno = 0;
+    step = strtoull(strchr(value, ' ') + 1, &end, 10);
+    if (errno || (*end != '\0' && *end != ' ')) {
+        CLOG(c, 2, "ignoring %sdecision/e%" PRIu64 "/r%u = \"%.40s\": not a decision", c->pre, c->ep, k, value);
+        return;
+    }
+    r->decided = true;
+    CLOG(c, 1, "round %u: the job's decision is \"%s\"", k, value);
+    if (ev.kind == PREEMPT_EV_ROUND_ABORTED) {
+        ev.u.round_aborted.step = step;
+        cpost(c, ev);
+        return;
+    }
+    ev.u.ckpt_committed.step = step;
     if (c->withdrawn_posted && own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit
@@ -653,7 +799,7 @@ static void reset_round(struct preempt_coord *c, unsigned k)
     memset(r->sharded, 0, c->n * sizeof(*r->sharded));
     r->n_acks = r->n_shards = 0;
     r->agreed = 0;
-    r->have_agreed = r->driver = r->acks_posted = r->commit_posted = false;
+    r->have_agreed = r->driver = r->acks_posted = r->commit_posted = r->decided = false;
 }
 
 /* Posts notice-withdrawn once when every notice record of the job is
@@ -905,15 +1051,43 @@ static void hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep
     c->n_held++;
 }
 
+/* A record that belongs to an episode (rest: after P/N/): "e<p>/<what>",
+ * or a round's decision "decision/e<p>/r<k>", which outlives the episode's
+ * other records. Returns <what> ("r<k>" for a decision) or NULL. */
+static const char *episode_record(const char *rest, uint64_t *ret_ep, bool *ret_decision)
+{
+    const char *erest;
+
+    *ret_decision = !strncmp(rest, "decision/", 9);
+    erest = preempt_coord_episode_key_(*ret_decision ? rest + 9 : rest, ret_ep);
+    if (erest && *ret_decision && (erest[0] != 'r' || (erest[1] != '0' && erest[1] != '1') || erest[2] != '\0'))
+        return NULL;
+    return erest;
+}
+
+/* A record of the current episode. */
+static void on_episode_event(struct preempt_coord *c, bool put, const char *erest, bool decision, const char *value)
+{
+    if (decision) {
+        if (put) /* a decision is never deleted within its incarnation */
+            on_decision(c, (unsigned)(erest[1] - '0'), value);
+    } else if (put) {
+        on_put_episode(c, erest, value);
+    } else {
+        on_delete_episode(c, erest);
+    }
+}
+
 static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_coord *c = arg;
     const char *rest = rest_of(c, kv->key), *erest;
     uint64_t ep;
+    bool decision;
 
     if (!rest)
         return;
-    if (!(erest = preempt_coord_episode_key_(rest, &ep))) {
+    if (!(erest = episode_record(rest, &ep, &decision))) {
         if (type == PREEMPT_ETCD_PUT)
             on_put(c, rest, kv->value);
         else
@@ -921,10 +1095,7 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
     } else if (ep > c->ep) {
         hold(c, type, ep, kv);
     } else if (ep == c->ep) {
-        if (type == PREEMPT_ETCD_PUT)
-            on_put_episode(c, erest, kv->value);
-        else
-            on_delete_episode(c, erest);
+        on_episode_event(c, type == PREEMPT_ETCD_PUT, erest, decision, kv->value);
     } /* else: an ended episode's record, landing or cleared late */
 }
 
@@ -943,9 +1114,10 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     for (size_t i = 0; i < n; i++) {
         const char *rest = rest_of(c, kvs[i].key);
         uint64_t ep;
+        bool decision;
 
-        if (rest && preempt_coord_episode_key_(rest, &ep)) {
-            current = current || ep == c->ep;
+        if (rest && episode_record(rest, &ep, &decision)) {
+            current = current || (ep == c->ep && !decision); /* a decision stays after the clear */
             later = later || ep > c->ep;
         }
         on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
@@ -1179,14 +1351,15 @@ static void advance(struct preempt_coord *c)
     for (size_t i = 0; i < c->n_held;) { /* the machine is draining: what this posts waits in its queue */
         struct held *h = &c->held[i];
         uint64_t ep;
-        const char *erest = preempt_coord_episode_key_(rest_of(c, h->key), &ep);
+        bool decision;
+        const char *erest = episode_record(rest_of(c, h->key), &ep, &decision);
 
         if (h->ep > c->ep) {
             i++;
             continue;
         }
         if (h->ep == c->ep)
-            on_put_episode(c, erest, h->value);
+            on_episode_event(c, true, erest, decision, h->value);
         held_drop(c, h);
     }
     c->replaying = false;
@@ -1252,6 +1425,12 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         write_call(c, "kv/deleterange", preempt_etcd_delete_body_(c->epre, true), on_write);
         advance(c);
         return true;
+    case PREEMPT_FX_PROPOSE_ABORT:
+        (void)snprintf(val, sizeof(val), "aborted %" PRId64 " %u", fx->arg, c->me);
+        decide(c, k, val);
+        return true;
+    case PREEMPT_FX_KEEP_SHARD:
+    case PREEMPT_FX_DISCARD_SHARD:
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_ARM_TIMER:
     case PREEMPT_FX_DISARM_TIMER:
@@ -1270,6 +1449,13 @@ void preempt_coord_leave_(struct preempt_coord *c)
     c->io->timer(c->io_arg, 0, NULL, NULL);
     (void)c->io->call(c->io_arg, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)c->lease), c->give_up_ms, NULL,
                       NULL);
+}
+
+int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size)
+{
+    return snprintf(buf, size, "%sdecision/e%" PRIu64 "/r%u", c->pre, c->ep, round ? 1 : 0) < (int)size
+               ? 0
+               : -ENAMETOOLONG;
 }
 
 unsigned preempt_coord_pending_(const struct preempt_coord *c)

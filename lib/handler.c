@@ -306,6 +306,29 @@ static const char *fx_text(struct preempt_handler *h, const struct preempt_fx *f
     return h->err_msg;
 }
 
+/* The job decided this worker's checkpoint of the round: it becomes the
+ * restorable one (and only now may retention remove older ones), or it
+ * goes. Failing to record that is logged; the restart resolves it again. */
+static void decided(struct preempt_handler *h, const struct preempt_fx *fx)
+{
+    uint64_t step = (uint64_t)fx->arg;
+    int r;
+
+    if (!h->store)
+        return;
+    if (fx->kind == PREEMPT_FX_KEEP_SHARD) {
+        if ((r = preempt_ckpt_keep_(h->store, step)) < 0)
+            log_msg(h, PREEMPT_LOG_WARNING, "the job committed step %llu, but marking it here failed: %s",
+                    (unsigned long long)step, strerror(-r));
+    } else if ((r = preempt_ckpt_discard_(h->store, step)) < 0) {
+        log_msg(h, PREEMPT_LOG_WARNING, "the job did not commit step %llu; removing this worker's copy failed: %s",
+                (unsigned long long)step, strerror(-r));
+    } else if (r > 0) {
+        log_msg(h, PREEMPT_LOG_INFO, "the job did not commit step %llu; this worker's copy is removed",
+                (unsigned long long)step);
+    }
+}
+
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -325,6 +348,10 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX_DISARM_TIMER:
         (void)evtimer_del(h->ev_timer);
         return;
+    case PREEMPT_FX_KEEP_SHARD:
+    case PREEMPT_FX_DISCARD_SHARD:
+        decided(h, fx);
+        return;
     case PREEMPT_FX_EXIT:
         h->exit_reason = (enum preempt_exit)fx->arg;
         h->exit_code = exit_code_for(h, h->exit_reason);
@@ -334,6 +361,11 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         preempt_meta_free_(h->meta); /* no source stays armed in exit */
         h->meta = NULL;
         preempt_coord_leave_(h->coord);
+        if (preempt_sm_core_(sm)->shard_out) /* reported, and no decision came */
+            log_msg(h, PREEMPT_LOG_WARNING,
+                    "the job's decision on the checkpoint at step %llu did not arrive in time; this worker's copy "
+                    "stays pending, and the restart follows the job's decision record",
+                    (unsigned long long)preempt_sm_core_(sm)->save_step);
         log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(h->exit_reason), h->exit_code);
         return;
     case PREEMPT_FX_PUBLISH_NOTICE:
@@ -345,6 +377,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX_PUBLISH_ERROR:
     case PREEMPT_FX_ANNOUNCE_DONE:
     case PREEMPT_FX_CLEAR_ROUND:
+    case PREEMPT_FX_PROPOSE_ABORT:
     case PREEMPT_FX__COUNT:
         break;
     }
@@ -750,19 +783,51 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
 
 /* Multi-worker start-up: join the job and find the step every worker holds
  * (the result in h->joined). */
+#define MAX_PENDING 4 /* a stop mid-round leaves one or two (round 0 and 1) */
+
+/* Applies the job's decisions on this worker's pending checkpoints. */
+static void apply_decisions(struct preempt_handler *h, const struct preempt_coord_pending *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int r = p[i].decision > 0 ? preempt_ckpt_keep_(h->store, p[i].step)
+                : p[i].decision < 0 ? preempt_ckpt_discard_(h->store, p[i].step) : 0;
+
+        if (r < 0)
+            log_msg(h, PREEMPT_LOG_WARNING, "checkpoint at step %llu: cannot apply the job's decision: %s",
+                    (unsigned long long)p[i].step, strerror(-r));
+        else
+            log_msg(h, p[i].decision ? PREEMPT_LOG_INFO : PREEMPT_LOG_WARNING,
+                    "checkpoint at step %llu was pending: %s", (unsigned long long)p[i].step,
+                    p[i].decision > 0   ? "the job committed it"
+                    : p[i].decision < 0 ? "the job did not commit it; removed"
+                                        : "its decision record is not in this etcd; not restored");
+    }
+}
+
 static int join_job(struct preempt_handler *h)
 {
     struct preempt_coord_join *ret = &h->joined;
     struct preempt_coord_cfg cc = coord_cfg(h);
-    uint64_t *steps = NULL;
-    size_t n = 0;
+    struct preempt_coord_pending pend[MAX_PENDING];
+    char keys[MAX_PENDING][512];
+    uint64_t *steps = NULL, *ps = NULL;
+    size_t n = 0, np = 0, k = 0;
     char msg[512];
     int r;
 
-    if (h->store && (r = preempt_ckpt_list_(h->store, &steps, &n)) < 0)
+    if (h->store && ((r = preempt_ckpt_list_(h->store, false, &steps, &n)) < 0 ||
+                     (r = preempt_ckpt_list_(h->store, true, &ps, &np)) < 0)) {
+        free(steps);
         return r;
-    r = preempt_coord_join_(&cc, steps, n, ret, msg, sizeof(msg));
+    }
+    for (size_t i = 0; i < np && k < MAX_PENDING; i++) /* the newest few; older ones stay undecided */
+        if (preempt_ckpt_pending_(h->store, ps[i], keys[k], sizeof(keys[k])) == 1)
+            pend[k] = (struct preempt_coord_pending){ .step = ps[i], .key = keys[k] }, k++;
+    free(ps);
+    r = preempt_coord_join_(&cc, steps, n, pend, k, ret, msg, sizeof(msg));
     free(steps);
+    if (r == 0)
+        apply_decisions(h, pend, k);
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
                 h->cfg.workers, msg);
@@ -1149,7 +1214,12 @@ int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
     h->save_t0_us = now_us(h);
     *ret_step = h->save_step;
     if (h->store) {
-        r = preempt_ckpt_begin_(h->store, h->save_step, preempt_sm_facts_(h->sm)->run, h->generation, &h->writer);
+        char key[512];
+        bool pend = h->coord && preempt_coord_decision_key_(h->coord, preempt_sm_core_(h->sm)->round, key,
+                                                            sizeof(key)) == 0;
+
+        r = preempt_ckpt_begin_(h->store, h->save_step, preempt_sm_facts_(h->sm)->run, h->generation,
+                                pend ? key : NULL, &h->writer);
         if (r < 0)
             log_msg(h, PREEMPT_LOG_ERROR, "cannot start the checkpoint at step %llu: %s",
                     (unsigned long long)h->save_step, strerror(-r));

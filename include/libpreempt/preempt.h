@@ -260,7 +260,10 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  * @p base, the handler joins the job on a private loop, waits until every
  * worker has joined (at most cfg->join_timeout_ms) and restores the newest
  * step that every worker holds, removing this worker's newer checkpoints
- * (they were never committed by the whole job). This call blocks for that
+ * (they were never committed by the whole job). A checkpoint left pending
+ * by an exit that could not learn the job's decision is first resolved by
+ * the job's decision record: kept when the round committed, else deleted.
+ * This call blocks for that
  * start-up, and only then.
  * @param base  the caller's event_base (borrowed; must outlive the handler),
  *              or NULL for a base owned by the handler.
@@ -344,7 +347,10 @@ PREEMPT_EXPORT int preempt_save_blob(struct preempt_handler *h, const char *name
 
 /** Finishes the save in progress: with @p status 0 and a ckpt_dir, the
  * checkpoint is committed atomically (manifest last, fsync, rename);
- * otherwise it is dropped. The outcome is fed to the machine.
+ * otherwise it is dropped. The outcome is fed to the machine. With several
+ * workers the committed copy stays pending (never restored, never counted
+ * by max_to_keep) until the job's one decision for the round: kept when
+ * every worker's shard is in, deleted when the round aborts.
  * @return 0 or the commit's negative errno (the machine has been told);
  *         -EALREADY when no save is in progress. Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);

@@ -133,8 +133,11 @@ struct worker {
     uint32_t withdrawals[PREEMPT_SOURCE__COUNT]; /* a source's withdrawal cancels all it announced */
     uint64_t last_commit;
     bool have_commit;
-    uint64_t *shards;     /* steps this worker holds a shard of */
+    uint64_t *shards;     /* steps this worker holds a shard of, decided by the job */
     size_t n_shards, cap_shards;
+    struct pend { uint64_t step; char key[96]; } pend[4]; /* saved, not decided yet */
+    unsigned n_pend;
+    bool undecided;       /* exited before the decision it proposed arrived */
     char *trace;          /* the machine's records, text form */
     size_t trace_len, trace_cap;
     struct preempt_trace_rec last_rec;
@@ -468,6 +471,29 @@ static bool holds(const struct worker *w, uint64_t step)
     return false;
 }
 
+static void add_shard(struct worker *w, uint64_t step)
+{
+    if (w->n_shards == w->cap_shards) {
+        w->cap_shards = w->cap_shards ? w->cap_shards * 2 : 8;
+        w->shards = realloc(w->shards, w->cap_shards * sizeof(*w->shards));
+        if (!w->shards)
+            abort();
+    }
+    w->shards[w->n_shards++] = step;
+}
+
+/* The job decided a pending shard: kept (a decided shard) or gone. */
+static void decide_pending(struct worker *w, uint64_t step, bool keep)
+{
+    for (unsigned i = 0; i < w->n_pend; i++)
+        if (w->pend[i].step == step) {
+            if (keep)
+                add_shard(w, step);
+            w->pend[i] = w->pend[--w->n_pend];
+            return;
+        }
+}
+
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
 {
     struct worker *w = arg;
@@ -496,8 +522,11 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         arrive(w, it, t);
     } else if (fx->kind == PREEMPT_FX_DISARM_TIMER) {
         w->mtimer_armed = false;
+    } else if (fx->kind == PREEMPT_FX_KEEP_SHARD || fx->kind == PREEMPT_FX_DISCARD_SHARD) {
+        decide_pending(w, (uint64_t)fx->arg + (W->sabotage && w->id == 0), fx->kind == PREEMPT_FX_KEEP_SHARD);
     } else if (fx->kind == PREEMPT_FX_EXIT) {
         w->exit_reason = (enum preempt_exit)fx->arg;
+        w->undecided = c->abort_proposed;
         w->exited = true;
         w->exit_us = W->now_us;
         preempt_coord_leave_(w->coord);
@@ -706,13 +735,16 @@ static void save_done(struct worker *w)
     if (w->save_fails && chance(30)) {
         ev.u.save_done.status = -ENOSPC;
     } else {
-        if (w->n_shards == w->cap_shards) {
-            w->cap_shards = w->cap_shards ? w->cap_shards * 2 : 8;
-            w->shards = realloc(w->shards, w->cap_shards * sizeof(*w->shards));
-            if (!w->shards)
-                abort();
+        uint64_t step = w->save_step + (W->sabotage && w->id == 0);
+
+        if (!w->coord) {
+            add_shard(w, step); /* local mode: the local commit is the decision */
+        } else if (w->n_pend < sizeof(w->pend) / sizeof(w->pend[0])) {
+            w->pend[w->n_pend].step = step;
+            (void)preempt_coord_decision_key_(w->coord, preempt_sm_core_(w->sm)->round, w->pend[w->n_pend].key,
+                                              sizeof(w->pend[w->n_pend].key));
+            w->n_pend++;
         }
-        w->shards[w->n_shards++] = w->save_step + (W->sabotage && w->id == 0);
     }
     if (f->save_ms < w->max_save_ms)
         f->save_ms = w->max_save_ms;
@@ -1075,13 +1107,44 @@ static void run_incarnation(void)
                 W->max_late_us = W->w[i].exit_us - W->kill_us;
 }
 
+/* The restart's first act (lib/coord.c, join_resolve): every pending
+ * shard follows its round's decision record; where there is none, the
+ * first restarting worker writes "aborted" (create-if-absent). */
+static void resolve_pending(void)
+{
+    for (unsigned i = 0; i < W->n; i++) {
+        struct worker *w = &W->w[i];
+
+        while (w->n_pend > 0) {
+            struct pend *p = &w->pend[w->n_pend - 1];
+            struct preempt_etcd_kv *kv;
+            size_t n;
+            char want[40], val[64];
+            bool keep = false;
+
+            (void)snprintf(want, sizeof(want), "committed %" PRIu64, p->step - (W->sabotage && w->id == 0));
+            if (sim_etcd_snapshot(W->etcd, p->key, &kv, &n) < 0)
+                abort();
+            if (n > 0)
+                keep = !strcmp(kv[0].value, want);
+            else {
+                (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " restart", p->step);
+                sim_etcd_put(W->etcd, p->key, val, 0, now_ms());
+            }
+            preempt_etcd_kvs_free_(kv, n);
+            decide_pending(w, p->step, keep);
+        }
+    }
+}
+
 static void check_incarnation(void)
 {
-    uint64_t truth = 0, restore = 0;
-    bool have_truth = false, have_restore;
+    uint64_t truth = 0, restore = 0, before = W->restored;
+    bool have_truth = false, have_restore, had_before = W->have_restored;
     const char *offers[MAX_W];
     char offer[MAX_W][1400];
 
+    resolve_pending();
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
         struct worker *w = &W->w[i];
 
@@ -1140,6 +1203,22 @@ static void check_incarnation(void)
         if (W->w[i].exited && W->w[i].exit_reason == PREEMPT_EXIT_SAVED && W->w[i].last_commit > restore)
             violate("worker %u exited saved at step %" PRIu64 ", newer than the restore step %" PRIu64, i,
                     W->w[i].last_commit, restore);
+    /* One decision per round: "saved" means the restart restores the step
+     * the worker saw committed; "not saved" (its decision known) means it
+     * restores what was committed before this preemption. */
+    for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
+        const struct worker *w = &W->w[i];
+        bool have_want = w->have_commit || had_before;
+        uint64_t want = w->have_commit ? w->last_commit : before;
+
+        if (!w->exited || w->undecided ||
+            (w->exit_reason != PREEMPT_EXIT_SAVED && w->exit_reason != PREEMPT_EXIT_NOT_SAVED))
+            continue;
+        if (have_want != have_restore || (have_want && want != restore))
+            violate("worker %u exited %s, but the restart restores %s%" PRIu64 " (it knew of %s%" PRIu64 ")", i,
+                    preempt_exit_to_string_(w->exit_reason), have_restore ? "step " : "nothing, ", restore,
+                    have_want ? "step " : "nothing, ", want);
+    }
     if (have_restore) {
         W->restored = restore;
         W->have_restored = true;

@@ -60,7 +60,7 @@ static void save(struct preempt_ckpt_store *s, uint64_t step, char fill, size_t 
 
     ck_assert_ptr_nonnull(buf);
     memset(buf, fill, n);
-    ck_assert_int_eq(preempt_ckpt_begin_(s, step, step, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, step, step, 1, NULL, &w), 0);
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", buf, n), 0);
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "empty", "", 0), 0);
     ck_assert_int_eq(preempt_ckpt_commit_(w, &info), 0);
@@ -346,8 +346,8 @@ START_TEST(test_bad_names)
     char long_name[PREEMPT_CKPT_MAX_NAME + 2];
     static const char *const bad[] = { "", ".hidden", "a/b", "..", "MANIFEST", "sp ace", "tab\t" };
 
-    ck_assert_int_eq(preempt_ckpt_begin_(s, 1, 1, 1, &w), 0);
-    ck_assert_int_eq(preempt_ckpt_begin_(s, 2, 2, 1, &w2), -EBUSY);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 1, 1, 1, NULL, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 2, 2, 1, NULL, &w2), -EBUSY);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         ck_assert_msg(preempt_ckpt_write_blob_(w, bad[i], "x", 1) == -EINVAL, "'%s' accepted", bad[i]);
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, NULL, "x", 1), -EINVAL);
@@ -376,14 +376,14 @@ START_TEST(test_abort_leaves_nothing)
     struct preempt_ckpt_info info;
     char dir[300];
 
-    ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, NULL, &w), 0);
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", "abc", 3), 0);
     preempt_ckpt_abort_(w);
     preempt_ckpt_abort_(NULL);
     (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
     ck_assert_uint_eq(count_entries(dir), 0);
     ck_assert_int_eq(preempt_ckpt_latest_(s, &info), -ENOENT);
-    ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, &w), 0); /* not busy any more */
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, NULL, &w), 0); /* not busy any more */
     preempt_ckpt_abort_(w);
     preempt_ckpt_close_(s);
 }
@@ -408,7 +408,7 @@ START_TEST(test_sigkill_during_save)
         char big[8192];
 
         memset(big, 'q', sizeof(big));
-        if (preempt_ckpt_begin_(cs, 30, 30, 2, &w) == 0 && preempt_ckpt_write_blob_(w, "state", big, sizeof(big)) == 0)
+        if (preempt_ckpt_begin_(cs, 30, 30, 2, NULL, &w) == 0 && preempt_ckpt_write_blob_(w, "state", big, sizeof(big)) == 0)
             (void)kill(getpid(), SIGKILL); /* killed between the blob and the manifest */
         _exit(3);
     }
@@ -439,7 +439,7 @@ START_TEST(test_write_failure_keeps_previous)
     lim = old;
     lim.rlim_cur = 100000; /* the soft limit only: it can be raised back */
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    ck_assert_int_eq(preempt_ckpt_begin_(s, 30, 30, 1, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 30, 30, 1, NULL, &w), 0);
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", big, sizeof(big)), -EFBIG);
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "more", "x", 1), -EFBIG); /* sticky */
     ck_assert_int_eq(preempt_ckpt_commit_(w, &info), -EFBIG);

@@ -118,15 +118,16 @@ static const struct fsm_case cases[] = {
       .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 1, .fx = { FXA(REPORT_SHARD, 8) } },
     { "committed: exit with the saved code",
       CORE(FINAL_SAVE, .save_step = 8, .deadline_ms = 31000), EVT(CKPT_COMMITTED, 1310, .u.ckpt_committed = { 8 }),
-      .run = 8, .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+      .run = 8, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
     { "a failed save propagates and exits not-saved",
       CORE(FINAL_SAVE, .save_step = 8, .deadline_ms = 31000), EVT(SAVE_DONE, 1300, .u.save_done = { -ENOSPC }),
-      .run = 8, .verdict = T, .next = ST(EXIT), .n_fx = 3,
-      .fx = { FXA(PUBLISH_ERROR, -ENOSPC), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+      .run = 8, .verdict = T, .next = ST(EXIT), .n_fx = 4,
+      .fx = { FXA(PROPOSE_ABORT, 8), FXA(PUBLISH_ERROR, -ENOSPC), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
     { "a failed final save after a committed first one still exits saved",
       CORE(FINAL_SAVE, .save_step = 20, .round = 1, .committed = true, .deadline_ms = 31000),
-      EVT(SAVE_DONE, 1300, .u.save_done = { -EIO }), .run = 20, .verdict = T, .next = ST(EXIT), .n_fx = 3,
-      .fx = { FXA(PUBLISH_ERROR, -EIO), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+      EVT(SAVE_DONE, 1300, .u.save_done = { -EIO }), .run = 20, .verdict = T, .next = ST(EXIT), .n_fx = 4,
+      .fx = { FXA(PROPOSE_ABORT, 20), FXA(PUBLISH_ERROR, -EIO), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
     { "the deadline in countdown: the first checkpoint stands",
       CORE(COUNTDOWN, .committed = true, .timer_gen = 3, .deadline_ms = 31000), EVT(TIMER, 30500, .u.timer = { 3 }),
       .run = 12, .verdict = T, .next = ST(EXIT), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
@@ -178,15 +179,15 @@ static const struct fsm_case cases[] = {
     { "withdrawn before the save: the save completes, then idle",
       CORE(SAVING, .withdrawn = true, .save_step = 8, .deadline_ms = 61000),
       EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8 }), .run = 8, .grace_ms = 60000, .verdict = T,
-      .next = ST(IDLE), .n_fx = 2, .fx = { FXA(DISARM_TIMER, 0), FXA(CLEAR_ROUND, 0) } },
+      .next = ST(IDLE), .n_fx = 3, .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(CLEAR_ROUND, 0) } },
     { "first checkpoint committed with grace left: countdown",
       CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8 }),
-      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 1,
-      .fx = { FXA(ARM_TIMER, 60500) } },
+      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 2,
+      .fx = { FXA(KEEP_SHARD, 8), FXA(ARM_TIMER, 60500) } },
     { "first checkpoint committed too close to the deadline: exit saved",
       CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 60000, .u.ckpt_committed = { 8 }),
-      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(EXIT), .n_fx = 2,
-      .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
     { "countdown, driver, final due: open the final round",
       CORE(COUNTDOWN, .driver = true, .committed = true, .save_step = 8, .deadline_ms = 61000),
       EVT(STEP_REACHED, 60000, .u.step_reached = { 30 }), .run = 30, .grace_ms = 60000, .step_ms = 100,
@@ -489,6 +490,9 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     c->noticed = v & 0x40;
     c->withdrawn = v & 0x80;
     c->round = (v & 0x100) ? 1 : 0;
+    c->shard_out = v & 0x800;
+    c->abort_proposed = v & 0x1000;
+    c->decide_by_ms = c->abort_proposed ? 12000 : 0;
     memset(ev, 0, sizeof(*ev));
     ev->kind = kind;
     ev->now_ms = (v & 0x200) ? 60900 : 1000; /* near or far from the deadline */
@@ -520,6 +524,9 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     case PREEMPT_EV_ACKS_COMPLETE:
         ev->u.acks_complete.max = 7;
         break;
+    case PREEMPT_EV_ROUND_ABORTED:
+        ev->u.round_aborted.step = rel[(v / 3) % 3];
+        break;
     case PREEMPT_EV_NOTICE_WITHDRAWN:
     case PREEMPT_EV_CLAIM_WON:
     case PREEMPT_EV_CLAIM_LOST:
@@ -533,7 +540,7 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     }
 }
 
-#define VARIANTS 0x800u
+#define VARIANTS 0x2000u
 
 START_TEST(test_sweep_all_pairs)
 {
@@ -799,8 +806,8 @@ static void drop_disarm(struct preempt_row *rows, size_t n, struct preempt_machi
 {
     size_t i = find_row(rows, n, ST(FINAL_SAVE), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_ALWAYS);
     (void)m;
-    rows[i].fx[0] = rows[i].fx[1]; /* exit:saved only */
-    rows[i].n_fx = 1;
+    rows[i].fx[1] = rows[i].fx[2]; /* keep-shard, exit:saved */
+    rows[i].n_fx = 2;
 }
 
 static void drop_exit(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)

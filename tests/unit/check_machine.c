@@ -58,6 +58,9 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX_EXIT:
         h->exit_reason = (int)fx->arg;
         break;
+    case PREEMPT_FX_KEEP_SHARD: /* the checkpoint store's; there is none here */
+    case PREEMPT_FX_DISCARD_SHARD:
+        break;
     case PREEMPT_FX_PUBLISH_NOTICE: /* the local coordinator handles these */
     case PREEMPT_FX_CLAIM_DRIVER:
     case PREEMPT_FX_ACK_STEP:
@@ -67,6 +70,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX_PUBLISH_ERROR:
     case PREEMPT_FX_ANNOUNCE_DONE:
     case PREEMPT_FX_CLEAR_ROUND:
+    case PREEMPT_FX_PROPOSE_ABORT:
     case PREEMPT_FX__COUNT:
         ck_abort_msg("effect %s reached the fake shell", preempt_fx_to_string_(fx->kind));
     }
