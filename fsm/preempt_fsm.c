@@ -405,6 +405,15 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
 
 /* ---- what a transition records ------------------------------------------- */
 
+/* One agreement round's bound: the configured timeout, plus the step
+ * boundaries the round needs (a trainer that reads records only at its
+ * boundaries hears of the notice, of every acknowledgement and of S one
+ * boundary each), so that steps longer than the timeout still agree. */
+static uint64_t agree_bound(const struct preempt_facts *f)
+{
+    return f->cfg.agree_timeout_ms + PREEMPT_LEAD_MIN * (f->step_ms + 4 * f->step_dev_ms);
+}
+
 static uint64_t min_known(uint64_t a, uint64_t b)
 {
     if (a == 0)
@@ -492,13 +501,13 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
      * for every other worker; found by the simulation). */
     if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE && preempt_state_timer_(from) != PREEMPT_TIMER_AGREE) {
         n->agree_by_ms = from == PREEMPT_STATE_IDLE && ev->kind == PREEMPT_EV_NOTICE ? 0
-                                                                                      : ev->now_ms + f->cfg.agree_timeout_ms;
+                                                                                      : ev->now_ms + agree_bound(f);
         if (from == PREEMPT_STATE_COUNTDOWN)
             n->round = 1;
     }
     if ((ev->kind == PREEMPT_EV_CLAIM_WON || ev->kind == PREEMPT_EV_CLAIM_LOST) && n->agree_by_ms == 0 &&
         preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
-        n->agree_by_ms = ev->now_ms + f->cfg.agree_timeout_ms;
+        n->agree_by_ms = ev->now_ms + agree_bound(f);
     /* Back to idle: nothing is known any more. The timer generation goes on,
      * so that a timer of the old round stays stale. */
     if (n->state == PREEMPT_STATE_IDLE) {

@@ -59,6 +59,11 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
                         struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
                         size_t msg_size);
 
+/* A step of the trainer took step_ms: the membership lease grows to
+ * outlive twice the longest step (a synchronous trainer keeps it alive
+ * only at its boundaries). NULL: nothing. */
+void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms);
+
 /* The key of round's decision record in the running protocol (for a
  * pending checkpoint). 0 or -ENAMETOOLONG. */
 int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size);

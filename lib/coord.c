@@ -546,7 +546,9 @@ struct preempt_coord {
     char epre[PREEMPT_MAX_JOB + 72]; /* P/N/e<ep>/ */
     uint64_t ep;           /* the episode this worker's machine is in */
     unsigned me, n;
-    unsigned ttl_s;
+    unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
+    uint64_t longest_step_ms;  /* the longest step seen (the lease must outlive one) */
+    bool granting, claim_again; /* a lease grant is on its way; the claim waits for it */
     uint64_t give_up_ms;
     int64_t lease;
     bool left, active, final_seen, error_seen;
@@ -561,6 +563,8 @@ struct preempt_coord {
     uint64_t *notice_wall; /* per worker; 0: none */
     bool *notice_withdrawn;
     bool *alive, *done;
+    uint64_t *gone_at;     /* the machine's clock: w's membership went (0: it has not) */
+    unsigned n_gone;       /* how many gone_at are set */
     struct round r[2];
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
     size_t n_held, cap_held;
@@ -929,6 +933,11 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         CLOG(c, 1, "an operator's notice (%s)", value);
         cpost(c, ev);
     } else if (worker_key(rest, "alive", c->n, &w)) {
+        if (c->gone_at[w]) {
+            CLOG(c, 1, "worker %u is back (a new lease)", w);
+            c->gone_at[w] = 0;
+            c->n_gone--;
+        }
         c->alive[w] = true;
     } else if (worker_key(rest, "done", c->n, &w)) {
         c->done[w] = true;
@@ -951,9 +960,39 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
     }
 }
 
+/* How long a peer's membership may be gone before the peer counts as
+ * lost: twice this worker's longest step. A synchronous trainer keeps its
+ * lease alive only at its boundaries, so a lease can end inside a step
+ * longer than any before (the first one, typically) and come back at the
+ * next boundary under a new lease; this worker sees either only at its own
+ * boundaries. With steps of milliseconds that is at once. */
+static uint64_t lost_grace_ms(const struct preempt_coord *c)
+{
+    return 2 * c->longest_step_ms;
+}
+
+/* Posts peer-lost for every peer whose membership stayed gone for the grace. */
+static void check_gone(struct preempt_coord *c)
+{
+    uint64_t now = c->n_gone ? c->ops.now_ms(c->arg) : 0;
+
+    for (unsigned w = 0; w < c->n && c->n_gone; w++) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_PEER_LOST };
+
+        if (!c->gone_at[w] || now - c->gone_at[w] < lost_grace_ms(c))
+            continue;
+        c->gone_at[w] = 0;
+        c->n_gone--;
+        if (c->alive[w] || c->done[w] || c->left)
+            continue;
+        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked)", w);
+        ev.u.peer_lost.worker = w;
+        cpost(c, ev);
+    }
+}
+
 static void on_delete(struct preempt_coord *c, const char *rest)
 {
-    struct preempt_event ev = { .kind = PREEMPT_EV_PEER_LOST };
     unsigned w;
 
     if (worker_key(rest, "alive", c->n, &w)) {
@@ -962,9 +1001,12 @@ static void on_delete(struct preempt_coord *c, const char *rest)
         c->alive[w] = false;
         if (w == c->me || c->done[w] || c->left)
             return;
-        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked)", w);
-        ev.u.peer_lost.worker = w;
-        cpost(c, ev);
+        c->gone_at[w] = c->ops.now_ms(c->arg);
+        c->n_gone++;
+        if (lost_grace_ms(c))
+            CLOG(c, 1, "worker %u's membership is gone; it counts as lost unless it is back within %" PRIu64 " ms", w,
+                 lost_grace_ms(c));
+        check_gone(c);
     } else if (!strcmp(rest, "notice/op")) {
         c->op_wall = 0; /* the operator took it back */
     }
@@ -1184,19 +1226,76 @@ static void arm_keepalive(struct preempt_coord *c)
     c->io->timer(c->io_arg, s * 1000u, on_keep_timer, c);
 }
 
+/* The TTL the membership lease needs: a synchronous trainer keeps it
+ * alive only at its step boundaries. Steps up to a third of the configured
+ * TTL (the keep-alive period) need nothing more; longer ones, twice the
+ * longest step seen on top of it (at most MAX_TTL_S). */
+#define MAX_TTL_S 3600u
+static unsigned ttl_needed(const struct preempt_coord *c)
+{
+    uint64_t s = c->cfg_ttl_s + (2 * c->longest_step_ms + 999) / 1000;
+
+    if (3 * c->longest_step_ms <= 1000u * c->cfg_ttl_s)
+        return c->cfg_ttl_s;
+
+    return s < MAX_TTL_S ? (unsigned)s : MAX_TTL_S;
+}
+
 static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
     char key[PREEMPT_MAX_JOB + 64], pid[32];
+    int64_t ttl = preempt_etcd_i64_(reply, "TTL");
 
+    c->granting = false;
+    if (c->left)
+        return;
     if (status < 0 || preempt_etcd_i64_(reply, "ID") == 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", status < 0 ? msg : "no ID");
+        c->claim_again = false;
         return;
     }
+    /* The old lease, if it still lives, is no longer kept alive: it ends by
+     * itself, and nothing is bound to it once alive/<me> moved over. */
     c->lease = preempt_etcd_i64_(reply, "ID");
+    if (ttl > 0)
+        c->ttl_s = (unsigned)ttl;
     key_of(c->pre, key, sizeof(key), "alive/%u", c->me);
     (void)snprintf(pid, sizeof(pid), "pid=%ld", (long)getpid());
     put(c, key, pid, c->lease);
+    if (c->claim_again) { /* sent under the lease that had ended */
+        c->claim_again = false;
+        claim(c);
+    }
+}
+
+/* Grants a new membership lease of the TTL needed now. */
+static void regrant(struct preempt_coord *c)
+{
+    unsigned ttl = ttl_needed(c);
+
+    if (c->granting || c->left)
+        return;
+    c->granting = true;
+    if (c->io->call(c->io_arg, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)ttl), c->give_up_ms, on_regrant,
+                    c) < 0)
+        c->granting = false;
+}
+
+void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
+{
+    if (!c)
+        return;
+    check_gone(c);
+    if (step_ms <= c->longest_step_ms)
+        return;
+    c->longest_step_ms = step_ms;
+    /* A longer lease while nothing is going on (during a preemption the
+     * driver's claim is bound to the current lease). */
+    if (ttl_needed(c) > c->ttl_s && !c->active) {
+        CLOG(c, 1, "a step took %" PRIu64 " ms: the membership lease grows to %u s", step_ms, ttl_needed(c));
+        regrant(c);
+    }
 }
 
 static void on_keepalive(int status, json_t *reply, const char *msg, void *arg)
@@ -1210,8 +1309,7 @@ static void on_keepalive(int status, json_t *reply, const char *msg, void *arg)
         CLOG(c, 2, "lease keep-alive failed: %s", msg);
     } else if (preempt_etcd_i64_(res ? res : reply, "TTL") <= 0) {
         CLOG(c, 2, "the membership lease expired; joining again with a new one");
-        (void)c->io->call(c->io_arg, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)c->ttl_s), c->give_up_ms,
-                          on_regrant, c);
+        regrant(c);
     }
     arm_keepalive(c);
 }
@@ -1221,6 +1319,7 @@ static void on_keep_timer(void *arg)
     struct preempt_coord *c = arg;
     uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
 
+    check_gone(c);
     if (!c->watch_up)
         (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_range_body_(c->pre, true), bound, on_poll_read, c);
     if (c->io->call(c->io_arg, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
@@ -1281,6 +1380,12 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
     uint64_t holder = c->me;
     bool ok, vanished;
 
+    if (status == -ENOENT && !c->left) { /* "requested lease not found": it ended inside a long step */
+        CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
+        c->claim_again = true;
+        regrant(c);
+        return;
+    }
     if (status < 0) {
         on_write(status, NULL, msg, c);
         return;
@@ -1298,6 +1403,11 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     if (holder != c->me) {
+        /* Another worker drives the episode, also a final round this one
+         * asked for (its lease, and the claim with it, ended inside a
+         * step): its machine follows (claim-lost), so must its view, or it
+         * would post acks-complete to a follower (sim seed 3606). */
+        c->r[0].driver = c->r[1].driver = false;
         ev.kind = PREEMPT_EV_CLAIM_LOST;
         ev.u.claim_lost.worker = holder;
         cpost(c, ev);
@@ -1609,7 +1719,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->arg = arg;
     c->me = cfg->worker;
     c->n = n;
-    c->ttl_s = cfg->lease_ttl_s;
+    c->ttl_s = c->cfg_ttl_s = cfg->lease_ttl_s;
     c->give_up_ms = cfg->give_up_ms;
     c->lease = join->lease;
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
@@ -1618,6 +1728,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->notice_wall = calloc(n, sizeof(*c->notice_wall));
     c->notice_withdrawn = calloc(n, sizeof(*c->notice_withdrawn));
     c->alive = calloc(n, sizeof(*c->alive));
+    c->gone_at = calloc(n, sizeof(*c->gone_at));
     c->done = calloc(n, sizeof(*c->done));
     for (unsigned k = 0; k < 2; k++) {
         c->r[k].ack = calloc(n, sizeof(uint64_t));
@@ -1627,7 +1738,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
         if (!c->r[k].ack || !c->r[k].shard || !c->r[k].acked || !c->r[k].sharded)
             r = -ENOMEM;
     }
-    if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->alive || !c->done))
+    if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->alive || !c->gone_at || !c->done))
         r = -ENOMEM;
     if (r == 0)
         r = io->watch(io_arg, c->pre, &wops, c);
@@ -1657,6 +1768,7 @@ void preempt_coord_free_(struct preempt_coord *c)
     free(c->notice_wall);
     free(c->notice_withdrawn);
     free(c->alive);
+    free(c->gone_at);
     free(c->done);
     free(c);
 }

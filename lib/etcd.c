@@ -25,6 +25,14 @@
 #define BACKOFF_MAX_MS 1000
 #define WATCH_BACKOFF_MAX_MS 2000
 #define MAX_REAUTH 2
+/* The client's clock counts only time the loop was there to run it: a tick
+ * every TICK_MS advances it, and a gap longer than GAP_MS between two
+ * readings (the loop's thread was inside a trainer's step) counts as
+ * GAP_MS. Request timeouts, give-up times and the watchdog use it, so a
+ * synchronous trainer's 30 s step does not time out a request whose reply
+ * waits in the socket buffer. */
+#define TICK_MS 250
+#define GAP_MS 1000
 
 struct req;
 
@@ -41,6 +49,8 @@ struct preempt_etcd {
     bool authing;
     struct req *reqs;   /* every request and stream, for cancellation */
     unsigned pending;   /* requests (not streams) not yet answered */
+    uint64_t active, last_real; /* the client's clock (TICK_MS) and when it was last read */
+    struct event *ev_tick;
 };
 
 struct req {
@@ -53,7 +63,8 @@ struct req {
     char errbuf[CURL_ERROR_SIZE];
     preempt_etcd_cb cb;
     void *arg;
-    uint64_t give_up_at;
+    uint64_t give_up_at;              /* on the client's clock */
+    uint64_t attempt_end;             /* this attempt's timeout, on the client's clock; 0: none */
     unsigned attempt, reauth;
     struct event *ev_retry;
     bool is_auth, waiting_auth;
@@ -71,6 +82,7 @@ struct preempt_etcd_watch {
     struct preempt_watch_dec dec; /* dec.next_rev: the next revision to deliver; 0: read the prefix first */
     unsigned failures;
     bool up, got_bytes;
+    uint64_t dog_since; /* the watchdog's period began (the client's clock) */
 };
 
 uint64_t preempt_clock_ms_(clockid_t clock)
@@ -84,6 +96,16 @@ uint64_t preempt_clock_ms_(clockid_t clock)
 static uint64_t mono_ms(void)
 {
     return preempt_clock_ms_(CLOCK_MONOTONIC);
+}
+
+/* Reads the client's clock (see TICK_MS). */
+static uint64_t active_ms(struct preempt_etcd *e)
+{
+    uint64_t now = mono_ms(), gap = e->last_real && now > e->last_real ? now - e->last_real : 0;
+
+    e->active += gap < GAP_MS ? gap : GAP_MS;
+    e->last_real = now;
+    return e->active;
 }
 
 /* Makes room for need bytes in a growing buffer (doubling from first). */
@@ -702,7 +724,8 @@ static int req_start(struct req *q)
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, q->hdrs);
     (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body);
     (void)curl_easy_setopt(c, CURLOPT_ERRORBUFFER, q->errbuf);
-    (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
+    /* no curl timeout: curl counts real time, the step's included; the
+     * client's tick ends an attempt (attempt_end) */
     if (e->ca)
         (void)curl_easy_setopt(c, CURLOPT_CAINFO, e->ca);
     if (e->cert)
@@ -716,7 +739,7 @@ static int req_start(struct req *q)
     } else {
         (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, preempt_http_body_write_);
         (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &q->reply);
-        (void)curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+        q->attempt_end = active_ms(e) + e->timeout_ms;
     }
     return preempt_http_add_(e->http, c, on_xfer_done, q);
 }
@@ -764,7 +787,7 @@ static bool req_retry(struct req *q, const char *why)
     uint64_t wait = backoff_ms(++q->attempt);
     struct timeval tv = { .tv_sec = (time_t)(wait / 1000), .tv_usec = (suseconds_t)(wait % 1000) * 1000 };
 
-    if (mono_ms() + wait >= q->give_up_at)
+    if (active_ms(q->e) + wait >= q->give_up_at)
         return false;
     if (!q->ev_retry)
         q->ev_retry = evtimer_new(q->e->base, on_retry, q);
@@ -846,6 +869,28 @@ static void req_done(struct req *q, CURLcode res)
     req_answer(q, status, NULL, why);
 }
 
+/* The client's tick: its clock advances, and an attempt past its time is
+ * ended as curl would have ended it (then retried or answered). */
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_etcd *e = arg;
+    uint64_t now = active_ms(e);
+
+    (void)fd;
+    (void)what;
+    for (;;) { /* an answer may start or end other requests: scan again after each */
+        struct req *q = e->reqs;
+
+        while (q && (q->watch || !q->easy || !q->attempt_end || now < q->attempt_end))
+            q = q->next;
+        if (!q)
+            break;
+        q->attempt_end = 0;
+        (void)snprintf(q->errbuf, sizeof(q->errbuf), "timed out: no reply within %llu ms", (unsigned long long)e->timeout_ms);
+        req_done(q, CURLE_OPERATION_TIMEDOUT);
+    }
+}
+
 static void watch_ended(struct preempt_etcd_watch *w, CURLcode res);
 
 static void on_xfer_done(CURL *easy, CURLcode res, void *arg)
@@ -868,7 +913,7 @@ static struct req *req_new(struct preempt_etcd *e, const char *path, json_t *bod
     q->e = e;
     q->path = strdup(path);
     q->body = body ? json_dumps(body, JSON_COMPACT) : strdup("{}");
-    q->give_up_at = mono_ms() + give_up_ms;
+    q->give_up_at = active_ms(e) + give_up_ms;
     if (!q->path || !q->body) {
         free(q->path);
         free(q->body);
@@ -1144,6 +1189,9 @@ static void on_watchdog(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    if (active_ms(w->e) - w->dog_since < w->e->watch_idle_ms)
+        return; /* the loop was away (a trainer's step): not a whole period yet */
+    w->dog_since = w->e->active;
     if (w->stream && w->stream->easy && !w->got_bytes) {
         elog(w->e, 1, "etcd watch %s: silent for %llu ms; re-opening", w->prefix,
              (unsigned long long)w->e->watch_idle_ms);
@@ -1176,6 +1224,7 @@ int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t star
                                          .prefix = w->prefix };
     w->ev_reopen = evtimer_new(e->base, on_watch_reopen, w);
     w->ev_dog = event_new(e->base, -1, EV_PERSIST, on_watchdog, w);
+    w->dog_since = active_ms(e);
     tv = (struct timeval){ .tv_sec = (time_t)(e->watch_idle_ms / 1000),
                            .tv_usec = (suseconds_t)(e->watch_idle_ms % 1000) * 1000 };
     if (!w->prefix || !w->ev_reopen || !w->ev_dog || event_add(w->ev_dog, &tv) < 0) {
@@ -1258,7 +1307,10 @@ int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o
     e->watch_idle_ms = o->watch_idle_ms ? o->watch_idle_ms : 30000;
     e->log = o->log;
     e->log_arg = o->log_arg;
-    r = split_endpoints(e, o->endpoints);
+    e->ev_tick = event_new(base, -1, EV_PERSIST, on_tick, e);
+    r = e->ev_tick && event_add(e->ev_tick, &(struct timeval){ .tv_usec = TICK_MS * 1000 }) == 0 ? 0 : -ENOMEM;
+    if (r == 0)
+        r = split_endpoints(e, o->endpoints);
     if (r == 0)
         r = dup_opt(o->user, &e->user);
     if (r == 0)
@@ -1285,6 +1337,8 @@ void preempt_etcd_free_(struct preempt_etcd *e)
         return;
     while (e->reqs)
         req_free(e->reqs); /* no callbacks: the owner is going away */
+    if (e->ev_tick)
+        event_free(e->ev_tick);
     preempt_http_free_(e->http);
     for (unsigned i = 0; i < e->n_endpoints; i++)
         free(e->endpoints[i]);

@@ -1140,6 +1140,7 @@ static uint64_t count_step(struct preempt_handler *h)
 
     if (h->step_t0_us) {
         preempt_facts_measure_step_(f, &h->step_ewma_us, &h->step_dev_us, t - h->step_t0_us);
+        preempt_coord_step_(h->coord, (t - h->step_t0_us) / 1000);
         h->step_t0_us = 0;
     }
     f->run++;

@@ -87,9 +87,12 @@ static const char usage[] =
     "                     environment variable PREEMPT_ETCD_PASSWORD\n"
     "  --etcd-ca FILE     TLS CA bundle; --etcd-cert FILE, --etcd-key FILE: client\n"
     "                     certificate and key\n"
-    "  --lease-ttl S      membership lease in seconds (default 10)\n"
+    "  --lease-ttl S      membership lease in seconds (default 10); a step longer\n"
+    "                     than S/3 grows it to S + 2 x the longest step (max 3600)\n"
     "  --join-timeout-ms MS  bound on waiting for every worker at start (default 60000)\n"
-    "  --agree-timeout-ms MS bound on one agreement round (default 10000)\n"
+    "  --agree-timeout-ms MS bound on one agreement round, plus 3 steps (default 10000)\n"
+    "  --etcd-timeout-ms MS  one etcd request attempt, counting only time the\n"
+    "                     handler's loop runs, never a step (default 2000)\n"
     "\n"
     "Exit status: 0 when done; the handler's code when preempted (42, or 75 when\n"
     "nothing new could be saved); the application's code on an error (3 from\n"
@@ -453,7 +456,7 @@ static int parse_signal(const char *s)
 enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
-       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
+       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
        OPT_KILL_DELAY, OPT_ALLREDUCE };
 
 int main(int argc, char **argv)
@@ -476,6 +479,7 @@ int main(int argc, char **argv)
         { "etcd-cert", required_argument, NULL, OPT_CERT }, { "etcd-key", required_argument, NULL, OPT_KEY },
         { "lease-ttl", required_argument, NULL, OPT_TTL }, { "join-timeout-ms", required_argument, NULL, OPT_JOIN },
         { "agree-timeout-ms", required_argument, NULL, OPT_AGREE },
+        { "etcd-timeout-ms", required_argument, NULL, OPT_ETCD_TIMEOUT },
         { "platform", required_argument, NULL, OPT_PLATFORM }, { "metadata-url", required_argument, NULL, OPT_META_URL },
         { "metadata-poll-ms", required_argument, NULL, OPT_META_POLL },
         { "no-advisory", no_argument, NULL, OPT_NO_ADVISORY },
@@ -582,6 +586,7 @@ int main(int argc, char **argv)
             break;
         case OPT_JOIN: r = parse_u64("--join-timeout-ms", optarg, 86400000, &cfg.join_timeout_ms); break;
         case OPT_AGREE: r = parse_u64("--agree-timeout-ms", optarg, 86400000, &cfg.agree_timeout_ms); break;
+        case OPT_ETCD_TIMEOUT: r = parse_u64("--etcd-timeout-ms", optarg, 86400000, &cfg.etcd_timeout_ms); break;
         case OPT_PLATFORM:
             if ((r = preempt_platform_from_string(optarg)) < 0)
                 (void)tool_usage_error(NAME, "--platform: none, gce, gce-gpu, aws, azure or auto, not '%s'", optarg);

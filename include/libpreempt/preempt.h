@@ -137,9 +137,10 @@ struct preempt_config {
                                       (TensorFlow's), else 0; an explicit 0 is kept */
     uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
                                       grace_ms is 0 (default 30000) */
-    uint64_t agree_timeout_ms;   /**< bound on one agreement round, counted from the
-                                      claim's answer when this worker's own notice opened
-                                      it; also how long a coordination write retries an
+    uint64_t agree_timeout_ms;   /**< bound on one agreement round, plus 3 measured
+                                      steps (the boundaries the round needs), counted from
+                                      the claim's answer when this worker's own notice
+                                      opened it; also how long a coordination write retries an
                                       unreachable etcd, except that with a notice of its
                                       own a worker retries up to its deadline (default 10000) */
     uint64_t margin_ms;          /**< slack kept before the deadline (default 500) */
@@ -187,11 +188,21 @@ struct preempt_config {
                                       These three must be readable (else -EINVAL) */
     const char *etcd_cert;       /**< TLS: client certificate (PEM path; may hold the key) */
     const char *etcd_key;        /**< TLS: client key (PEM path); needs etcd_cert */
-    unsigned lease_ttl_s;        /**< membership lease: a worker silent this long is
-                                      lost (2..3600, default 10) */
+    unsigned lease_ttl_s;        /**< membership lease (2..3600, default 10). A
+                                      synchronous trainer keeps it alive only at its
+                                      step boundaries: once a step takes more than a
+                                      third of it, it grows to lease_ttl_s + 2 x
+                                      the longest step seen (at most 3600 s; steps up to
+                                      about 30 minutes). A peer whose membership goes
+                                      counts as lost when it is not back within 2 x this
+                                      worker's longest step (a lease that ended inside a
+                                      step longer than any before comes back under a new
+                                      one at the next boundary) */
     uint64_t join_timeout_ms;    /**< bound on start-up: every worker must join within
                                       it (default 60000) */
-    uint64_t etcd_timeout_ms;    /**< one etcd request attempt (default 2000) */
+    uint64_t etcd_timeout_ms;    /**< one etcd request attempt (default 2000), counted
+                                      only while the handler's loop runs: time inside a
+                                      trainer's step never times a request out */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */

@@ -716,6 +716,7 @@ static void count_step(struct worker *w)
     struct preempt_facts *f = preempt_sm_facts_(w->sm);
 
     preempt_facts_measure_step_(f, &w->ewma_us, &w->dev_us, W->now_us - w->step_t0_us);
+    preempt_coord_step_(w->coord, (W->now_us - w->step_t0_us) / 1000u);
     f->run++;
     if (preempt_sm_core_(w->sm)->state != PREEMPT_STATE_IDLE && !w->exited) {
         struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };

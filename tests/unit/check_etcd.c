@@ -4,10 +4,18 @@
  * ranges, request bodies, reply decoding (including the gateway's omitted
  * zero fields and malformed replies) and the watch stream's framing, fed
  * with lines captured from a real etcd 3.4.23 (docs/stack-notes §2-3). */
+#define _GNU_SOURCE /* memmem */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check-main.h"
 #include "coord-internal.h"
@@ -435,6 +443,118 @@ START_TEST(test_job_names)
 }
 END_TEST
 
+/* ---- the client's clock: a step does not time a request out ---------- */
+
+/* A fake gateway in a child process: tells the pipe of every request it
+ * gets (one byte each), then answers it 100 ms later with an empty JSON
+ * object. */
+static pid_t fake_gateway(int *ret_port, int *ret_count_fd)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), pfd[2];
+    pid_t pid;
+
+    ck_assert_int_ge(lfd, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(lfd, 8), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &len), 0);
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        int n = 0, fd;
+        char buf[4096];
+
+        (void)close(pfd[0]);
+        alarm(20); /* never outlive the test */
+        while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+            ssize_t r;
+
+            while ((r = read(fd, buf, sizeof(buf))) > 0) /* one request per read (small bodies) */
+                if (memmem(buf, (size_t)r, "\r\n\r\n", 4)) {
+                    n++;
+                    (void)!write(pfd[1], "x", 1);
+                    usleep(100 * 1000);
+                    (void)!write(fd, reply, sizeof(reply) - 1);
+                }
+            (void)close(fd);
+        }
+        _exit(0);
+    }
+    (void)close(lfd);
+    (void)close(pfd[1]);
+    *ret_port = ntohs(a.sin_port);
+    *ret_count_fd = pfd[0];
+    return pid;
+}
+
+struct answer {
+    bool done;
+    int status;
+};
+
+static void on_answer(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct answer *a = arg;
+
+    (void)reply;
+    (void)msg;
+    a->done = true;
+    a->status = status;
+}
+
+static bool answered(void *arg)
+{
+    return ((struct answer *)arg)->done;
+}
+
+/* A synchronous trainer sends a request at a boundary and blocks in a step
+ * four times longer than the request's timeout; the reply waits in the
+ * socket buffer. At the next boundary it is taken: one attempt, no retry
+ * (curl's own timeout counted the step and retried: two requests). */
+START_TEST(test_step_does_not_time_out_a_request)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_etcd_opts o = { .timeout_ms = 300 };
+    struct preempt_etcd *e;
+    struct answer a = { 0 };
+    char url[64], c;
+    int port, cfd, n = 0;
+    pid_t pid = fake_gateway(&port, &cfd);
+
+    (void)snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    o.endpoints = url;
+    ck_assert_int_eq(preempt_etcd_new_(base, &o, &e), 0);
+    ck_assert_int_eq(preempt_etcd_call_(e, "kv/range", json_pack("{s:s}", "key", "eA=="), 5000, on_answer, &a), 0);
+    /* the boundary: the loop runs until the gateway has the request; its
+     * reply comes 100 ms later, into the socket buffer, while the step runs */
+    for (int i = 0; i < 200 && !a.done; i++) {
+        struct timeval tv = { 0, 10000 };
+        fd_set fds;
+
+        (void)event_base_loop(base, EVLOOP_NONBLOCK);
+        FD_ZERO(&fds);
+        FD_SET(cfd, &fds);
+        if (select(cfd + 1, &fds, NULL, NULL, &tv) > 0)
+            break;
+    }
+    ck_assert(!a.done);
+    usleep(1200 * 1000); /* the step: the loop is away */
+    ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
+    ck_assert_int_eq(a.status, 0);
+    preempt_etcd_free_(e);
+    event_base_free(base);
+    (void)kill(pid, SIGKILL);
+    (void)waitpid(pid, NULL, 0);
+    while (read(cfd, &c, 1) == 1)
+        n++;
+    (void)close(cfd);
+    ck_assert_int_eq(n, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("etcd");
@@ -454,6 +574,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_watch_decoder);
     tcase_add_test(t, test_watch_decoder_ends);
     tcase_add_test(t, test_job_names);
+    suite_add_tcase(s, t);
+    t = tcase_create("clock");
+    tcase_add_test(t, test_step_does_not_time_out_a_request);
+    tcase_set_timeout(t, 20);
     suite_add_tcase(s, t);
     return s;
 }
