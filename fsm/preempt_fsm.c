@@ -46,13 +46,15 @@
 
 /* One decision per round. Once this worker reported its shard, another
  * worker may already have seen every shard and written "committed": the
- * round's end is the job's decision record, never this worker's timer or
- * its view of a lost peer. It proposes the abort (create-if-absent; the
- * record that lands first decides) and follows whichever record comes back.
- * When none comes back in time (etcd unreachable), or a second notice says
- * exit now, it exits with the not-saved code and its copy stays pending:
- * the restart follows the record (docs/protocol.md, "One decision per
- * round"). */
+ * round's end is the job's decision record, never this worker's timer, its
+ * view of a lost peer or a peer's protocol failure. It proposes the abort
+ * (create-if-absent; the record that lands first decides) and follows
+ * whichever record comes back. When none comes back in time (etcd
+ * unreachable), or a second notice says exit now, it exits with the
+ * not-saved code and its copy stays pending: the restart follows the record
+ * (docs/protocol.md, "One decision per round"). A peer's application error
+ * (code > 0) still ends every worker with that code at once (ACTIVE_ROWS);
+ * the copy stays pending the same way. */
 #define DECIDE_ROWS(s)                                                                                   \
     ROW(s, ROUND_ABORTED, ALWAYS, EXIT, FX(DISCARD_SHARD), TO_EXIT(ABORT)),                              \
     ROW(s, NOTICE, SECOND_EXITS_SHARD_OUT, EXIT, FX(PUBLISH_NOTICE), FX(PROPOSE_ABORT), TO_EXIT(ABORT)), \
@@ -61,7 +63,9 @@
     ROW(s, PEER_LOST, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                                  \
     ROW0(s, PEER_LOST, PROPOSED, s),                                                                     \
     ROW(s, COORD_FAILED, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                               \
-    ROW0(s, COORD_FAILED, PROPOSED, s)
+    ROW0(s, COORD_FAILED, PROPOSED, s),                                                                  \
+    ROW(s, PEER_ERROR, PEER_FAILED_SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                     \
+    ROW0(s, PEER_ERROR, PEER_FAILED_PROPOSED, s)
 
 /* A published save step while agreeing: a worker already past it is a
  * protocol error, never a silent divergence (TF weak point 4); a worker at it
@@ -395,6 +399,10 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return c->noticed && f->cfg.second == PREEMPT_SECOND_EXIT && c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_PROPOSED:
         return c->abort_proposed;
+    case PREEMPT_GUARD_PEER_FAILED_SHARD_OUT:
+        return ev->u.peer_error.code <= 0 && c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_PEER_FAILED_PROPOSED:
+        return ev->u.peer_error.code <= 0 && c->abort_proposed;
     case PREEMPT_GUARD_CURRENT_PROPOSED:
         return ev->u.timer.gen == c->timer_gen && c->abort_proposed;
     case PREEMPT_GUARD__COUNT:

@@ -306,27 +306,31 @@ static const char *fx_text(struct preempt_handler *h, const struct preempt_fx *f
     return h->err_msg;
 }
 
-/* The job decided this worker's checkpoint of the round: it becomes the
- * restorable one (and only now may retention remove older ones), or it
- * goes. Failing to record that is logged; the restart resolves it again. */
-static void decided(struct preempt_handler *h, const struct preempt_fx *fx)
+/* Follows the job's decision on this worker's pending checkpoint at step
+ * (decision > 0: committed, < 0: not committed, 0: unknown here). Kept, it
+ * becomes restorable (and only now may retention remove older ones); not
+ * committed, it goes; unknown, it stays pending and is never restored.
+ * Failing to record the decision is logged; the restart resolves it again.
+ * The one place a decision touches the directory, during a round and at
+ * start-up alike. */
+static void settle(struct preempt_handler *h, uint64_t step, int decision)
 {
-    uint64_t step = (uint64_t)fx->arg;
+    unsigned long long st = (unsigned long long)step;
     int r;
 
     if (!h->store)
         return;
-    if (fx->kind == PREEMPT_FX_KEEP_SHARD) {
-        if ((r = preempt_ckpt_keep_(h->store, step)) < 0)
-            log_msg(h, PREEMPT_LOG_WARNING, "the job committed step %llu, but marking it here failed: %s",
-                    (unsigned long long)step, strerror(-r));
-    } else if ((r = preempt_ckpt_discard_(h->store, step)) < 0) {
-        log_msg(h, PREEMPT_LOG_WARNING, "the job did not commit step %llu; removing this worker's copy failed: %s",
-                (unsigned long long)step, strerror(-r));
-    } else if (r > 0) {
-        log_msg(h, PREEMPT_LOG_INFO, "the job did not commit step %llu; this worker's copy is removed",
-                (unsigned long long)step);
-    }
+    r = decision > 0 ? preempt_ckpt_keep_(h->store, step) : decision < 0 ? preempt_ckpt_discard_(h->store, step) : 0;
+    if (r < 0)
+        log_msg(h, PREEMPT_LOG_WARNING, "the job %s step %llu, but applying that to this worker's copy failed: %s",
+                decision > 0 ? "committed" : "did not commit", st, strerror(-r));
+    else if (decision > 0)
+        log_msg(h, PREEMPT_LOG_DEBUG, "the job committed step %llu; this worker's copy is restorable", st);
+    else if (decision < 0 && r > 0)
+        log_msg(h, PREEMPT_LOG_INFO, "the job did not commit step %llu; this worker's copy is removed", st);
+    else if (decision == 0)
+        log_msg(h, PREEMPT_LOG_WARNING,
+                "checkpoint at step %llu stays pending: its decision record is not in this etcd; not restored", st);
 }
 
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
@@ -350,7 +354,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         return;
     case PREEMPT_FX_KEEP_SHARD:
     case PREEMPT_FX_DISCARD_SHARD:
-        decided(h, fx);
+        settle(h, (uint64_t)fx->arg, fx->kind == PREEMPT_FX_KEEP_SHARD ? 1 : -1);
         return;
     case PREEMPT_FX_EXIT:
         h->exit_reason = (enum preempt_exit)fx->arg;
@@ -781,29 +785,11 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
     };
 }
 
-/* Multi-worker start-up: join the job and find the step every worker holds
- * (the result in h->joined). */
 #define MAX_PENDING 4 /* a stop mid-round leaves one or two (round 0 and 1) */
 
-/* Applies the job's decisions on this worker's pending checkpoints. */
-static void apply_decisions(struct preempt_handler *h, const struct preempt_coord_pending *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        int r = p[i].decision > 0 ? preempt_ckpt_keep_(h->store, p[i].step)
-                : p[i].decision < 0 ? preempt_ckpt_discard_(h->store, p[i].step) : 0;
-
-        if (r < 0)
-            log_msg(h, PREEMPT_LOG_WARNING, "checkpoint at step %llu: cannot apply the job's decision: %s",
-                    (unsigned long long)p[i].step, strerror(-r));
-        else
-            log_msg(h, p[i].decision ? PREEMPT_LOG_INFO : PREEMPT_LOG_WARNING,
-                    "checkpoint at step %llu was pending: %s", (unsigned long long)p[i].step,
-                    p[i].decision > 0   ? "the job committed it"
-                    : p[i].decision < 0 ? "the job did not commit it; removed"
-                                        : "its decision record is not in this etcd; not restored");
-    }
-}
-
+/* Multi-worker start-up: join the job and find the step every worker holds
+ * (the result in h->joined); the job's decisions on this worker's pending
+ * checkpoints are applied first. */
 static int join_job(struct preempt_handler *h)
 {
     struct preempt_coord_join *ret = &h->joined;
@@ -826,8 +812,8 @@ static int join_job(struct preempt_handler *h)
     free(ps);
     r = preempt_coord_join_(&cc, steps, n, pend, k, ret, msg, sizeof(msg));
     free(steps);
-    if (r == 0)
-        apply_decisions(h, pend, k);
+    for (size_t i = 0; r == 0 && i < k; i++)
+        settle(h, pend[i].step, pend[i].decision);
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
                 h->cfg.workers, msg);
