@@ -26,6 +26,7 @@ struct preempt_coord;
 struct preempt_coord_cfg {
     struct preempt_etcd_opts etcd;
     const char *job;           /* [A-Za-z0-9._-]{1,128} */
+    const char *launch;        /* the launch's identity, [A-Za-z0-9._:-]{1,64}; NULL or "": unknown */
     unsigned worker, workers;  /* 0 <= worker < workers */
     unsigned lease_ttl_s;      /* membership lease; 2..3600 */
     uint64_t join_timeout_ms;  /* bound on start-up */
@@ -33,7 +34,15 @@ struct preempt_coord_cfg {
 };
 
 /* What start-up agreed. */
+#define PREEMPT_MAX_LAUNCH 64
+#define PREEMPT_MAX_HOST 64
+#define PREEMPT_MEMBER_MAX 1600 /* a member record: identity and up to 64 offered steps */
+
+/* A launch identity: 1-64 of [A-Za-z0-9._:-]. */
+bool preempt_coord_launch_ok_(const char *launch);
+
 struct preempt_coord_join {
+    char member[PREEMPT_MEMBER_MAX]; /* this worker's member record (alive/<w>) */
     uint64_t incarnation;
     int64_t lease;
     bool have_step;            /* false: no step every worker holds: start fresh */
@@ -106,8 +115,13 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
  * checkpoint steps, at most 64). */
 void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps);
 
+/* A member record, alive/<w>'s value: "pid=<pid> host=<host> launch=<id>
+ * workers=<W> steps=a,b,c" ("-" for an unknown host or launch). */
+void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+                           const uint64_t *steps, size_t n_steps);
+
 /* The restore step of a job: the newest of mine that every offer (one per
- * worker, joined values) also holds. Returns false when there is none. */
+ * worker, member records) also holds. Returns false when there is none. */
 bool preempt_coord_restore_step_(const char *mine, const char *const *offers, size_t n, uint64_t *ret);
 
 /* Frees the coordinator, cancelling its requests (see preempt_coord_flush_). */

@@ -40,7 +40,6 @@
 #include "coord-internal.h"
 
 #define MAX_STEPS_OFFERED 64
-#define BARRIER_POLL_MS 100
 
 
 bool preempt_coord_job_ok_(const char *job)
@@ -50,6 +49,14 @@ bool preempt_coord_job_ok_(const char *job)
     if (n == 0 || n > PREEMPT_MAX_JOB || !strcmp(job, ".") || !strcmp(job, ".."))
         return false;
     return strspn(job, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+bool preempt_coord_launch_ok_(const char *launch)
+{
+    size_t n = launch ? strlen(launch) : 0;
+
+    return n > 0 && n <= PREEMPT_MAX_LAUNCH &&
+           strspn(launch, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") == n;
 }
 
 int preempt_coord_prefix_(const char *job, char *buf, size_t size)
@@ -82,9 +89,10 @@ struct join {
     const struct preempt_coord_cfg *cfg;
     struct preempt_etcd *e;
     struct event_base *base;
-    struct event *ev_poll;
+    struct event *ev_keep, *ev_wait; /* the lease's keep-alive; the wait for a holder's lease */
+    struct preempt_etcd_watch *ready_w; /* the wait for the barrier's record */
     char jobp[PREEMPT_MAX_JOB + 16];
-    char offer[MAX_STEPS_OFFERED * 21 + 64];
+    char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
     const uint64_t *steps;
     size_t n_steps;
     struct preempt_coord_pending *pend;
@@ -92,6 +100,10 @@ struct join {
     bool resolved;
     uint64_t deadline, inc;
     int64_t lease;
+    int64_t holder;    /* the lease that held alive/<w> when this worker first found it taken */
+    int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
+    int64_t present;   /* the members counted when this worker joined */
+    bool shaped;       /* this worker wrote (or tried to write) the incarnation's shape */
     bool finished;
     int status;
     char *msg;
@@ -138,6 +150,21 @@ static bool join_failed(struct join *j, int status, const char *msg, const char 
     return true;
 }
 
+/* The answer to a create-if-absent txn (what: for the message): false
+ * when start-up ended on it; else *created, and *kv the record that was
+ * there when it was not created. */
+static bool join_created(struct join *j, int status, json_t *reply, const char *msg, const char *what, bool *created,
+                         struct preempt_etcd_kv *kv)
+{
+    if (join_failed(j, status, msg, what))
+        return false;
+    if (preempt_etcd_txn_result_(reply, created, kv) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+        return false;
+    }
+    return true;
+}
+
 static void on_opened(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
@@ -173,12 +200,18 @@ static bool offered(const uint64_t *steps, size_t n, uint64_t s)
     return false;
 }
 
-void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps)
+/* Appends "steps=a,b,c" at buf + off. */
+static void put_steps(char *buf, size_t size, size_t off, const uint64_t *steps, size_t n_steps)
 {
-    size_t off = (size_t)snprintf(buf, size, "pid=%ld steps=", pid);
-
+    if (off < size)
+        off += (size_t)snprintf(buf + off, size - off, "steps=");
     for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED && off < size; i++)
         off += (size_t)snprintf(buf + off, size - off, "%s%" PRIu64, i ? "," : "", steps[i]);
+}
+
+void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps)
+{
+    put_steps(buf, size, (size_t)snprintf(buf, size, "pid=%ld ", pid), steps, n_steps);
 }
 
 bool preempt_coord_restore_step_(const char *mine, const char *const *offers, size_t n, uint64_t *ret)
@@ -203,69 +236,370 @@ bool preempt_coord_restore_step_(const char *mine, const char *const *offers, si
     return have;
 }
 
-static void join_poll(struct join *j);
+/* A field of a member record ("pid=.. host=.. launch=.. workers=.. steps=.."),
+ * copied into buf ("" when absent). */
+static const char *member_field(const char *v, const char *name, char *buf, size_t size)
+{
+    size_t n = strlen(name);
+    const char *p = v;
 
-static void on_barrier(int status, json_t *reply, const char *msg, void *arg)
+    buf[0] = '\0';
+    while (p && *p) {
+        if (!strncmp(p, name, n) && p[n] == '=') {
+            size_t len = strcspn(p + n + 1, " ");
+
+            (void)snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), p + n + 1);
+            break;
+        }
+        p = strchr(p, ' ');
+        p = p ? p + 1 : NULL;
+    }
+    return buf;
+}
+
+void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+                           const uint64_t *steps, size_t n_steps)
+{
+    put_steps(buf, size,
+              (size_t)snprintf(buf, size, "pid=%ld host=%s launch=%s workers=%u ", pid, host && *host ? host : "-",
+                               launch && *launch ? launch : "-", workers),
+              steps, n_steps);
+}
+
+/* "pid 12 on host h" of a member record, for messages. */
+static const char *who(const char *v, char *buf, size_t size)
+{
+    char pid[24], host[PREEMPT_MAX_HOST + 1], launch[PREEMPT_MAX_LAUNCH + 1];
+
+    (void)member_field(v ? v : "", "pid", pid, sizeof(pid));
+    (void)member_field(v ? v : "", "host", host, sizeof(host));
+    (void)member_field(v ? v : "", "launch", launch, sizeof(launch));
+    (void)snprintf(buf, size, "pid %s on host %s, launch %s", pid[0] ? pid : "?", host[0] ? host : "?",
+                   launch[0] ? launch : "-");
+    return buf;
+}
+
+static void join_try(struct join *j, bool rejoin);
+static void join_open(struct join *j, uint64_t inc);
+
+/* The barrier's record (N/ready): "restore=<step>|none workers=W
+ * launch=L", written once, create-if-absent, by whichever worker found
+ * the W-th live member; or "error <why>". Every worker follows it. */
+static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    char w[16], launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    uint64_t step;
+
+    if (!strncmp(kv->value, "error ", 6)) {
+        join_finish(j, -EINVAL, "job %s, incarnation %" PRIu64 ": %s", j->cfg->job, j->inc, kv->value + 6);
+        return;
+    }
+    (void)member_field(kv->value, "workers", w, sizeof(w));
+    (void)member_field(kv->value, "launch", launch, sizeof(launch));
+    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    (void)member_field(kv->value, "restore", restore, sizeof(restore));
+    if (strtoul(w, NULL, 10) != j->cfg->workers) {
+        join_finish(j, -EINVAL,
+                    "job %s: incarnation %" PRIu64 " started with workers=%s, but this worker has workers=%u: "
+                    "every worker of a job needs the same worker count (nothing was changed)",
+                    j->cfg->job, j->inc, w, j->cfg->workers);
+    } else if (strcmp(launch, mine)) {
+        join_finish(j, -EBUSY,
+                    "job %s is in use by launch %s; this worker is of launch %s: two jobs use one job name "
+                    "(give one of them another name; nothing was changed)",
+                    j->cfg->job, launch, mine);
+    } else if (kv->create_rev <= j->alive_rev) {
+        join_finish(j, -EBUSY,
+                    "job %s: incarnation %" PRIu64 " started without worker %u (its workers were all there before "
+                    "this one joined): a second process with worker index %u, or a second job using this name "
+                    "(nothing was changed)",
+                    j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
+    } else {
+        j->out->have_step = parse_u64(restore, &step);
+        j->out->step = j->out->have_step ? step : 0;
+        j->out->incarnation = j->inc;
+        j->out->lease = j->lease;
+        (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
+        join_finish(j, 0, "joined");
+    }
+}
+
+static void on_ready_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    if (type == PREEMPT_ETCD_PUT && kv->value)
+        apply_ready(arg, kv);
+}
+
+static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    (void)rev;
+    if (n > 0)
+        on_ready_event(PREEMPT_ETCD_PUT, &kvs[0], arg);
+}
+
+/* Waits for the barrier's record without polling: a watch of that one key. */
+static void wait_ready(struct join *j)
+{
+    static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset };
+    char key[PREEMPT_MAX_JOB + 48];
+
+    if (j->ready_w)
+        return;
+    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/ready", j->jobp, j->inc);
+    if (preempt_etcd_watch_(j->e, key, 0, &ops, j, &j->ready_w) < 0)
+        join_finish(j, -ENOMEM, "out of memory");
+}
+
+static void on_ready_written(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv kv;
+    bool created;
+
+    if (!join_created(j, status, reply, msg, "writing the barrier's record", &created, &kv))
+        return;
+    if (!created && kv.value)
+        apply_ready(j, &kv); /* another worker's record landed first: the same members, the same step */
+    preempt_etcd_kv_clear_(&kv);
+    wait_ready(j);           /* our own record comes back through the watch */
+}
+
+/* Every live member record of the incarnation: when exactly W of them are
+ * of this job (this worker count and launch), the barrier is complete and
+ * this worker writes its record: the newest step every member offers. */
+static void on_members(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_etcd_kv *kvs;
     const char **offers;
-    size_t n;
-    char pre[PREEMPT_MAX_JOB + 64];
-    struct timeval tv = { 0, BARRIER_POLL_MS * 1000 };
+    size_t n, k = 0;
+    char key[PREEMPT_MAX_JOB + 48], val[160], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    uint64_t step = 0;
+    bool have;
 
-    if (join_failed(j, status, msg, "reading the joined workers"))
+    if (join_failed(j, status, msg, "reading the members"))
         return;
     if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
         join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
         return;
     }
-    if (n < j->cfg->workers) {
-        preempt_etcd_kvs_free_(kvs, n);
-        (void)evtimer_add(j->ev_poll, &tv);
-        return;
-    }
-    /* Everyone is here: the newest step that every worker offers. */
-    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/joined/", j->jobp, j->inc);
-    offers = calloc(n, sizeof(*offers));
+    offers = calloc(n ? n : 1, sizeof(*offers));
     if (!offers) {
         preempt_etcd_kvs_free_(kvs, n);
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
-    for (size_t k = 0; k < n; k++) {
-        uint64_t w;
-
-        if (!parse_u64(kvs[k].key + strlen(pre), &w) || w >= j->cfg->workers) {
-            join_finish(j, -EINVAL, "job %s: %s joined, but the job has %u workers (0..%u)", j->cfg->job,
-                        kvs[k].key, j->cfg->workers, j->cfg->workers - 1);
-            free(offers);
-            preempt_etcd_kvs_free_(kvs, n);
-            return;
-        }
-        offers[k] = kvs[k].value;
+    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    for (size_t i = 0; i < n; i++)
+        if (kvs[i].value && strtoul(member_field(kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
+            !strcmp(member_field(kvs[i].value, "launch", f, sizeof(f)), mine))
+            offers[k++] = kvs[i].value;
+    if (k < j->cfg->workers) { /* another launch's or worker count's records inflated the count */
+        free(offers);
+        preempt_etcd_kvs_free_(kvs, n);
+        wait_ready(j);
+        return;
     }
-    j->out->have_step = preempt_coord_restore_step_(j->offer, offers, n, &j->out->step);
+    have = preempt_coord_restore_step_(j->member, offers, k, &step);
     free(offers);
     preempt_etcd_kvs_free_(kvs, n);
-    j->out->incarnation = j->inc;
-    j->out->lease = j->lease;
-    join_finish(j, 0, "joined");
+    if (have)
+        (void)snprintf(restore, sizeof(restore), "%" PRIu64, step);
+    else
+        (void)snprintf(restore, sizeof(restore), "none");
+    (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s", restore, j->cfg->workers, mine);
+    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/ready", j->jobp, j->inc);
+    join_call(j, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_ready_written);
 }
 
-static void join_poll(struct join *j)
+/* This worker is a member of incarnation inc: the barrier's record, when
+ * it exists already, decides; else the worker that counts the W-th member
+ * completes the barrier, and every other one waits for its record. */
+static void joined_in(struct join *j, const struct preempt_etcd_kv *ready, int64_t count)
 {
-    char key[PREEMPT_MAX_JOB + 64];
+    char pre[PREEMPT_MAX_JOB + 48];
 
-    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/joined/", j->jobp, j->inc);
-    join_call(j, "kv/range", preempt_etcd_range_body_(key, true), on_barrier);
+    j->present = count;
+    if (ready->value) {
+        apply_ready(j, ready);
+        return;
+    }
+    if (count < (int64_t)j->cfg->workers) {
+        wait_ready(j);
+        return;
+    }
+    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/alive/", j->jobp, j->inc);
+    join_call(j, "kv/range", preempt_etcd_range_body_(pre, true), on_members);
 }
 
-static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
+static void recount(struct join *j);
+static void on_shaped(int status, json_t *reply, const char *msg, void *arg);
+
+/* The incarnation's shape (N/shape, "workers=W"): written once by its first
+ * member, create-if-absent. A worker with another worker count is refused
+ * at once, before it counts for the barrier. Returns true to go on. */
+static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
+{
+    char w[16], key[PREEMPT_MAX_JOB + 48], val[32];
+
+    if (!shape->value) {
+        if (j->shaped) { /* written and gone: the store lost it (wiped); the barrier's record decides */
+            return true;
+        }
+        j->shaped = true;
+        (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/shape", j->jobp, j->inc);
+        (void)snprintf(val, sizeof(val), "workers=%u", j->cfg->workers);
+        join_call(j, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_shaped);
+        return false;
+    }
+    if (strtoul(member_field(shape->value, "workers", w, sizeof(w)), NULL, 10) != j->cfg->workers) {
+        join_finish(j, -EINVAL,
+                    "job %s: incarnation %" PRIu64 " has workers=%s, but this worker has workers=%u: every worker of "
+                    "a job needs the same worker count (nothing was changed)",
+                    j->cfg->job, j->inc, w, j->cfg->workers);
+        return false;
+    }
+    return true;
+}
+
+static void on_shaped(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv kv;
+    bool created;
+
+    if (!join_created(j, status, reply, msg, "writing the incarnation's worker count", &created, &kv))
+        return;
+    if (created || check_shape(j, &kv))
+        recount(j); /* the count may have grown meanwhile */
+    preempt_etcd_kv_clear_(&kv);
+}
+
+static void on_recount(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv ready = { 0 }, shape = { 0 };
+
+    if (join_failed(j, status, msg, "counting the members"))
+        return;
+    j->present = preempt_etcd_txn_count_(reply, 1);
+    if (preempt_etcd_txn_read_(reply, 0, &ready) < 0 || preempt_etcd_txn_read_(reply, 2, &shape) < 0)
+        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+    else if (check_shape(j, &shape))
+        joined_in(j, &ready, j->present);
+    preempt_etcd_kv_clear_(&ready);
+    preempt_etcd_kv_clear_(&shape);
+}
+
+/* Reads the barrier's record and counts the members (one txn, no compare). */
+static void recount(struct join *j)
+{
+    char ready[PREEMPT_MAX_JOB + 48], alive[PREEMPT_MAX_JOB + 48];
+    char shape[PREEMPT_MAX_JOB + 48];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, alive, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
+
+    (void)snprintf(shape, sizeof(shape), "%s%" PRIu64 "/shape", j->jobp, j->inc);
+    (void)snprintf(ready, sizeof(ready), "%s%" PRIu64 "/ready", j->jobp, j->inc);
+    (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/alive/", j->jobp, j->inc);
+    join_call(j, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 3, NULL, 0), on_recount);
+}
+
+static void on_holder_wait(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    join_poll(arg);
+    join_try(arg, false);
+}
+
+static void on_holder_ttl(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    int64_t ttl = status == 0 ? preempt_etcd_i64_(reply, "TTL") : 0;
+    uint64_t ms = ttl > 0 ? (uint64_t)ttl * 1000u + 1000u : 500u;
+    struct timeval tv;
+
+    (void)msg;
+    if (ms > join_left(j))
+        ms = join_left(j);
+    tv = (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+    if (evtimer_add(j->ev_wait, &tv) < 0)
+        join_finish(j, -ENOMEM, "out of memory");
+}
+
+/* alive/<w> of this incarnation is held under another lease. Of another
+ * launch: a second job with this name, an error at once. Else it is this
+ * worker's previous life (its lease ends within its TTL) or a live process
+ * with the same index (it keeps its lease alive): wait out the holder's
+ * TTL once; still held by the same lease then, it is a live duplicate. */
+static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
+
+    (void)member_field(kv->value, "launch", theirs, sizeof(theirs));
+    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    if (strcmp(theirs, "-") && strcmp(mine, "-") && strcmp(theirs, mine)) {
+        join_finish(j, -EBUSY,
+                    "job %s is in use by another launch: its worker %u is %s; this worker is of launch %s. Two jobs "
+                    "use one job name (give one of them another name; nothing was changed)",
+                    j->cfg->job, j->cfg->worker, who(kv->value, w, sizeof(w)), mine);
+        return;
+    }
+    if (j->holder == kv->lease) {
+        join_finish(j, -EBUSY,
+                    "job %s: worker index %u is taken by a live process (%s): two processes were started with worker "
+                    "index %u, or a second job uses this job name (nothing was changed)",
+                    j->cfg->job, j->cfg->worker, who(kv->value, w, sizeof(w)), j->cfg->worker);
+        return;
+    }
+    j->holder = kv->lease;
+    join_call(j, "lease/timetolive", json_pack("{s:I}", "ID", (json_int_t)kv->lease), on_holder_ttl);
+}
+
+static void on_joined(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv inc = { 0 }, mine = { 0 }, ready = { 0 };
+    uint64_t now_inc;
+    bool ok;
+
+    if (join_failed(j, status, msg, "joining the incarnation"))
+        return;
+    if (preempt_etcd_txn_result_(reply, &ok, NULL) < 0 ||
+        (ok ? preempt_etcd_txn_read_(reply, 2, &ready)
+            : (preempt_etcd_txn_read_(reply, 0, &inc) < 0 || preempt_etcd_txn_read_(reply, 1, &mine) < 0 ||
+               preempt_etcd_txn_read_(reply, 2, &ready) < 0) ? -EPROTO : 0) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+    } else if (ok) {
+        struct preempt_etcd_kv shape = { 0 };
+
+        j->alive_rev = preempt_etcd_rev_(reply);
+        j->present = preempt_etcd_txn_count_(reply, 3);
+        if (preempt_etcd_txn_read_(reply, 4, &shape) < 0)
+            join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+        else if (check_shape(j, &shape))
+            joined_in(j, &ready, j->present);
+        preempt_etcd_kv_clear_(&shape);
+    } else if (!inc.value || !parse_u64(inc.value, &now_inc) || now_inc != j->inc) {
+        join_read_inc(j); /* the incarnation moved on meanwhile */
+    } else if (mine.value && mine.lease == j->lease) {
+        j->alive_rev = mine.create_rev; /* our own earlier attempt, applied though its reply was lost */
+        j->shaped = false;
+        recount(j);
+    } else if (mine.value) {
+        held_by(j, &mine);
+    } else if (!ready.value) {
+        join_try(j, true); /* w joined inc before, but inc never started: join it again */
+    } else {
+        /* This worker lived in incarnation N and N started: that was its
+         * previous life, so the job is restarting. Open N + 1 (one bump
+         * wins). */
+        join_open(j, j->inc + 1);
+    }
+    preempt_etcd_kv_clear_(&inc);
+    preempt_etcd_kv_clear_(&mine);
+    preempt_etcd_kv_clear_(&ready);
 }
 
 /* Opens incarnation inc: moves the counter from inc - 1 (or creates it for
@@ -286,71 +620,45 @@ static void join_open(struct join *j, uint64_t inc)
     join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ops, 2, NULL, 0), on_opened);
 }
 
-static void on_joined(int status, json_t *reply, const char *msg, void *arg)
+/* Joins incarnation inc: writes joined/<w> (this worker lived in inc) and
+ * alive/<w> (its membership and offer, bound to its lease), reads the
+ * barrier's record and counts the live members, in one txn. It applies
+ * only while inc is current and w has not joined inc (rejoin: w joined,
+ * but inc never started and nobody holds w). */
+static void join_try(struct join *j, bool rejoin)
 {
-    struct join *j = arg;
-    struct preempt_etcd_kv kv;
-    uint64_t now_inc;
-    bool ok;
-
-    if (join_failed(j, status, msg, "joining the incarnation"))
-        return;
-    if (preempt_etcd_txn_result_(reply, &ok, &kv) < 0) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-        return;
-    }
-    if (!ok) { /* our own earlier attempt, applied though its reply was lost? */
-        struct preempt_etcd_kv mine;
-
-        if (preempt_etcd_txn_read_(reply, 1, &mine) < 0) {
-            preempt_etcd_kv_clear_(&kv);
-            join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-            return;
-        }
-        ok = mine.value && mine.lease == j->lease;
-        preempt_etcd_kv_clear_(&mine);
-    }
-    if (ok) {
-        preempt_etcd_kv_clear_(&kv);
-        join_poll(j);
-        return;
-    }
-    if (!kv.value || !parse_u64(kv.value, &now_inc) || now_inc != j->inc) {
-        preempt_etcd_kv_clear_(&kv);
-        join_read_inc(j); /* the incarnation moved on meanwhile */
-        return;
-    }
-    preempt_etcd_kv_clear_(&kv);
-    /* This worker already joined incarnation N: that was its previous life,
-     * so the job is restarting. Open N + 1 (one bump wins). */
-    join_open(j, j->inc + 1);
-}
-
-static void join_try(struct join *j)
-{
-    char inc_key[PREEMPT_MAX_JOB + 32], joined[PREEMPT_MAX_JOB + 64], alive[PREEMPT_MAX_JOB + 64], cur[24], pid[32];
+    char inc_key[PREEMPT_MAX_JOB + 32], joined[PREEMPT_MAX_JOB + 64], alive[PREEMPT_MAX_JOB + 64], cur[24];
+    char ready[PREEMPT_MAX_JOB + 48], members[PREEMPT_MAX_JOB + 48], shape[PREEMPT_MAX_JOB + 48];
     unsigned w = j->cfg->worker;
 
     (void)snprintf(inc_key, sizeof(inc_key), "%sincarnation", j->jobp);
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
     (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/joined/%u", j->jobp, j->inc, w);
     (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/alive/%u", j->jobp, j->inc, w);
-    (void)snprintf(pid, sizeof(pid), "pid=%ld", (long)getpid());
+    (void)snprintf(ready, sizeof(ready), "%s%" PRIu64 "/ready", j->jobp, j->inc);
+    (void)snprintf(members, sizeof(members), "%s%" PRIu64 "/alive/", j->jobp, j->inc);
+    (void)snprintf(shape, sizeof(shape), "%s%" PRIu64 "/shape", j->jobp, j->inc);
     {
-        struct preempt_etcd_cmp cmp[] = { { inc_key, cur }, { joined, NULL } };
-        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->offer, 0 },
-                                        { PREEMPT_ETCD_OP_PUT, alive, pid, j->lease } };
+        struct preempt_etcd_cmp cmp[] = { { inc_key, cur }, { rejoin ? alive : joined, NULL } };
+        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
+                                        { PREEMPT_ETCD_OP_PUT, alive, j->member, j->lease },
+                                        { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
+                                        { PREEMPT_ETCD_OP_COUNT_PREFIX, members, NULL, 0 },
+                                        { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
         struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, inc_key, NULL, 0 },
-                                          { PREEMPT_ETCD_OP_GET, alive, NULL, 0 } };
+                                          { PREEMPT_ETCD_OP_GET, alive, NULL, 0 },
+                                          { PREEMPT_ETCD_OP_GET, ready, NULL, 0 } };
 
-        join_call(j, "kv/txn", preempt_etcd_txn_body_(cmp, 2, ok, 2, fail, 2), on_joined);
+        join_call(j, "kv/txn", preempt_etcd_txn_body_(cmp, 2, ok, 5, fail, 3), on_joined);
     }
 }
 
-/* The offer: the decided steps and the pending ones the job committed. */
+/* This worker's member record: who it is and its offer (the decided steps
+ * and the pending ones the job committed). */
 static void join_make_offer(struct join *j)
 {
     uint64_t all[MAX_STEPS_OFFERED];
+    char host[PREEMPT_MAX_HOST + 1] = "";
     size_t n = 0;
 
     for (size_t i = 0; i < j->n_pend && n < MAX_STEPS_OFFERED; i++)
@@ -358,7 +666,9 @@ static void join_make_offer(struct join *j)
             all[n++] = j->pend[i].step;
     for (size_t i = 0; i < j->n_steps && n < MAX_STEPS_OFFERED; i++)
         all[n++] = j->steps[i];
-    preempt_coord_offer_(j->offer, sizeof(j->offer), (long)getpid(), all, n);
+    if (gethostname(host, sizeof(host) - 1) < 0 || strpbrk(host, " ="))
+        (void)snprintf(host, sizeof(host), "-");
+    preempt_coord_member_(j->member, sizeof(j->member), (long)getpid(), host, j->cfg->launch, j->cfg->workers, all, n);
     j->resolved = true;
 }
 
@@ -372,12 +682,8 @@ static void on_resolved(int status, json_t *reply, const char *msg, void *arg)
     bool created;
     char want[40];
 
-    if (join_failed(j, status, msg, "reading a pending checkpoint's decision"))
+    if (!join_created(j, status, reply, msg, "reading a pending checkpoint's decision", &created, &kv))
         return;
-    if (preempt_etcd_txn_result_(reply, &created, &kv) < 0) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-        return;
-    }
     (void)snprintf(want, sizeof(want), "committed %" PRIu64, p->step);
     p->decision = !created && kv.value && !strcmp(kv.value, want) ? 1 : -1;
     preempt_etcd_kv_clear_(&kv);
@@ -409,7 +715,7 @@ static void join_resolve(struct join *j)
         return;
     }
     join_make_offer(j);
-    join_try(j);
+    join_try(j, false);
 }
 
 static void on_inc(int status, json_t *reply, const char *msg, void *arg)
@@ -434,7 +740,7 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
     } else if (!j->resolved) {
         join_resolve(j);
     } else {
-        join_try(j);
+        join_try(j, false);
     }
     preempt_etcd_kvs_free_(kvs, n);
 }
@@ -467,8 +773,23 @@ static void on_join_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    join_finish(j, -ETIMEDOUT, "job %s: not every worker (%u) joined incarnation %" PRIu64 " within %llu ms",
-                j->cfg->job, j->cfg->workers, j->inc, (unsigned long long)j->cfg->join_timeout_ms);
+    join_finish(j, -ETIMEDOUT,
+                "job %s: not every worker (%u) joined incarnation %" PRIu64 " within %llu ms (%lld live when this "
+                "worker joined)",
+                j->cfg->job, j->cfg->workers, j->inc, (unsigned long long)j->cfg->join_timeout_ms,
+                (long long)j->present);
+}
+
+/* The membership lease lives through start-up as it does after it. */
+static void on_join_keep(evutil_socket_t fd, short what, void *arg)
+{
+    struct join *j = arg;
+
+    (void)fd;
+    (void)what;
+    if (j->lease)
+        (void)preempt_etcd_call_(j->e, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)j->lease),
+                                 j->cfg->lease_ttl_s * 1000u / 3u, NULL, NULL);
 }
 
 int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
@@ -478,7 +799,7 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
                       .steps = steps, .n_steps = n_steps, .pend = pend, .n_pend = n_pend };
     struct timeval tv = { .tv_sec = (time_t)(cfg->join_timeout_ms / 1000),
-                          .tv_usec = (suseconds_t)(cfg->join_timeout_ms % 1000) * 1000 };
+                          .tv_usec = (suseconds_t)(cfg->join_timeout_ms % 1000) * 1000 }, keep;
     struct event *ev_bound = NULL;
     int r;
 
@@ -500,9 +821,11 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
         event_base_free(j.base);
         return r;
     }
-    j.ev_poll = evtimer_new(j.base, on_poll_timer, &j);
+    keep = (struct timeval){ .tv_sec = (time_t)(cfg->lease_ttl_s / 3), .tv_usec = cfg->lease_ttl_s < 3 ? 500000 : 0 };
+    j.ev_wait = evtimer_new(j.base, on_holder_wait, &j);
+    j.ev_keep = event_new(j.base, -1, EV_PERSIST, on_join_keep, &j);
     ev_bound = evtimer_new(j.base, on_join_timeout, &j);
-    if (!j.ev_poll || !ev_bound || evtimer_add(ev_bound, &tv) < 0) {
+    if (!j.ev_wait || !j.ev_keep || !ev_bound || evtimer_add(ev_bound, &tv) < 0 || event_add(j.ev_keep, &keep) < 0) {
         join_finish(&j, -ENOMEM, "out of memory");
     } else {
         json_t *grant = json_pack("{s:I}", "TTL", (json_int_t)cfg->lease_ttl_s);
@@ -517,9 +840,12 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
                                  NULL);
         (void)preempt_etcd_flush_(j.e, 1000);
     }
+    preempt_etcd_watch_free_(j.ready_w);
     preempt_etcd_free_(j.e);
-    if (j.ev_poll)
-        event_free(j.ev_poll);
+    if (j.ev_wait)
+        event_free(j.ev_wait);
+    if (j.ev_keep)
+        event_free(j.ev_keep);
     if (ev_bound)
         event_free(ev_bound);
     event_base_free(j.base);
@@ -542,6 +868,7 @@ struct preempt_coord {
     struct preempt_coord_ops ops;
     void *arg;
     char jobp[PREEMPT_MAX_JOB + 16];
+    char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
     char pre[PREEMPT_MAX_JOB + 48]; /* P/N/ */
     char epre[PREEMPT_MAX_JOB + 72]; /* P/N/e<ep>/ */
     uint64_t ep;           /* the episode this worker's machine is in */
@@ -1244,7 +1571,7 @@ static unsigned ttl_needed(const struct preempt_coord *c)
 static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    char key[PREEMPT_MAX_JOB + 64], pid[32];
+    char key[PREEMPT_MAX_JOB + 64];
     int64_t ttl = preempt_etcd_i64_(reply, "TTL");
 
     c->granting = false;
@@ -1261,8 +1588,7 @@ static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
     if (ttl > 0)
         c->ttl_s = (unsigned)ttl;
     key_of(c->pre, key, sizeof(key), "alive/%u", c->me);
-    (void)snprintf(pid, sizeof(pid), "pid=%ld", (long)getpid());
-    put(c, key, pid, c->lease);
+    put(c, key, c->member, c->lease);
     if (c->claim_again) { /* sent under the lease that had ended */
         c->claim_again = false;
         claim(c);
@@ -1722,6 +2048,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->ttl_s = c->cfg_ttl_s = cfg->lease_ttl_s;
     c->give_up_ms = cfg->give_up_ms;
     c->lease = join->lease;
+    (void)snprintf(c->member, sizeof(c->member), "%s", join->member[0] ? join->member : "pid=0");
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
     (void)snprintf(c->pre, sizeof(c->pre), "%s%" PRIu64 "/", c->jobp, join->incarnation);
     set_episode(c, 0);

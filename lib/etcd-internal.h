@@ -111,7 +111,7 @@ struct preempt_etcd_cmp {
     const char *value; /* NULL: the key must not exist; else: its value must equal this */
 };
 struct preempt_etcd_op {
-    enum { PREEMPT_ETCD_OP_PUT, PREEMPT_ETCD_OP_GET, PREEMPT_ETCD_OP_DELETE_PREFIX } kind;
+    enum { PREEMPT_ETCD_OP_PUT, PREEMPT_ETCD_OP_GET, PREEMPT_ETCD_OP_DELETE_PREFIX, PREEMPT_ETCD_OP_COUNT_PREFIX } kind;
     const char *key, *value;
     int64_t lease;
 };
@@ -134,8 +134,13 @@ int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_e
 /* The key read by a failed txn's read number i (from 0) into *ret_kv (zeroed
  * if none). Returns 0 or -EPROTO / -ENOMEM. */
 int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv *ret_kv);
+/* The count a txn's op number i (a COUNT_PREFIX op) returned; -EPROTO when
+ * that response is not a range's. */
+int64_t preempt_etcd_txn_count_(const json_t *reply, size_t i);
 /* An int64 field that the gateway writes as a string (missing: 0). */
 int64_t preempt_etcd_i64_(const json_t *obj, const char *name);
+/* The header's cluster id of a reply (0 when missing). */
+uint64_t preempt_etcd_cluster_(const json_t *reply);
 /* The header's revision of a reply (0 when missing). */
 int64_t preempt_etcd_rev_(const json_t *reply);
 
@@ -182,13 +187,15 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
 enum preempt_watch_end {
     PREEMPT_WATCH_GOING,     /* the stream goes on */
     PREEMPT_WATCH_RECONNECT, /* end it and re-open from next_rev (malformed, canceled, server error) */
-    PREEMPT_WATCH_REREAD,    /* end it and re-read the prefix (compacted, undecodable event); next_rev is 0 */
+    PREEMPT_WATCH_REREAD,    /* end it and re-read the prefix (compacted, undecodable event, a store that
+                                went back in time or another cluster); next_rev is 0 */
 };
 struct preempt_watch_dec {
     struct preempt_linebuf lb;
     int64_t next_rev;           /* the next revision to deliver */
     enum preempt_watch_end end;
     bool auth_failed;           /* canceled for authentication: the token must be renewed */
+    uint64_t cluster_id;        /* the store's cluster id (0: not seen yet); kept across streams */
     const char *prefix;         /* for messages */
     void (*on_event)(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
     void (*on_created)(void *arg);

@@ -294,13 +294,17 @@ static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
 {
     json_t *arr = json_array();
 
-    static const char *const names[] = { "request_put", "request_range", "request_delete_range" };
+    static const char *const names[] = { "request_put", "request_range", "request_delete_range", "request_range" };
 
     for (size_t i = 0; arr && i < n; i++) {
-        bool put = ops[i].kind == PREEMPT_ETCD_OP_PUT;
+        bool put = ops[i].kind == PREEMPT_ETCD_OP_PUT, count = ops[i].kind == PREEMPT_ETCD_OP_COUNT_PREFIX;
         json_t *req = put ? preempt_etcd_put_body_(ops[i].key, ops[i].value, ops[i].lease)
-                          : key_body(ops[i].key, ops[i].kind == PREEMPT_ETCD_OP_DELETE_PREFIX);
+                          : key_body(ops[i].key, ops[i].kind == PREEMPT_ETCD_OP_DELETE_PREFIX || count);
 
+        if (req && count && json_object_set_new(req, "count_only", json_true()) != 0) {
+            json_decref(req);
+            req = NULL;
+        }
         if (!req || json_array_append_new(arr, json_pack("{s:o}", names[ops[i].kind], req)) != 0) {
             json_decref(arr);
             return NULL;
@@ -356,6 +360,15 @@ int64_t preempt_etcd_i64_(const json_t *obj, const char *name)
 int64_t preempt_etcd_rev_(const json_t *reply)
 {
     return preempt_etcd_i64_(json_object_get(reply, "header"), "revision");
+}
+
+uint64_t preempt_etcd_cluster_(const json_t *reply)
+{
+    const json_t *v = json_object_get(json_object_get(reply, "header"), "cluster_id");
+
+    if (json_is_string(v))
+        return strtoull(json_string_value(v), NULL, 10);
+    return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
 void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv)
@@ -441,6 +454,13 @@ int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv
     if (json_array_size(kvs) == 0)
         return 0; /* deleted between the compare and the read */
     return preempt_etcd_kv_(json_array_get(kvs, 0), ret_kv);
+}
+
+int64_t preempt_etcd_txn_count_(const json_t *reply, size_t i)
+{
+    const json_t *rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
+
+    return json_is_object(rr) ? preempt_etcd_i64_(rr, "count") : -EPROTO;
 }
 
 /* ---- line framing --------------------------------------------------------------------------- */
@@ -577,11 +597,42 @@ static void dec_event(struct preempt_watch_dec *d, const json_t *ev)
     preempt_etcd_kv_clear_(&kv);
 }
 
+/* A store that is not the one this watch read: another cluster (a new
+ * etcd, or one restored from a snapshot, gets a new cluster id), or one
+ * whose revision is behind what this watch already delivered (restored
+ * from an older snapshot, or wiped). A watch re-opened at the old revision
+ * + 1 would wait for revisions that never come, silently: the prefix is
+ * read again instead, and the receiver rebuilds its view from it. */
+static bool store_moved(struct preempt_watch_dec *d, const json_t *msg, int64_t rev, enum preempt_watch_msg kind)
+{
+    uint64_t id = preempt_etcd_cluster_(json_object_get(msg, "result"));
+    bool header = kind == PREEMPT_WATCH_CREATED || kind == PREEMPT_WATCH_PROGRESS;
+
+    if (id && d->cluster_id && id != d->cluster_id) {
+        dlog(d, 2, "etcd watch %s: another etcd cluster (id %llx, was %llx): re-reading the prefix", d->prefix,
+             (unsigned long long)id, (unsigned long long)d->cluster_id);
+    } else if (header && rev > 0 && d->next_rev > 0 && rev < d->next_rev - 1) {
+        dlog(d, 2, "etcd watch %s: the store is at revision %lld, behind revision %lld already seen: it went back "
+             "in time (restored or wiped); re-reading the prefix", d->prefix, (long long)rev,
+             (long long)(d->next_rev - 1));
+    } else {
+        if (id)
+            d->cluster_id = id;
+        return false;
+    }
+    if (id)
+        d->cluster_id = id;
+    d->next_rev = 0;
+    d->end = PREEMPT_WATCH_REREAD;
+    return true;
+}
+
 static void dec_line(const char *s, size_t len, void *arg)
 {
     struct preempt_watch_dec *d = arg;
     const json_t *events;
     const char *reason;
+    enum preempt_watch_msg kind;
     json_error_t jerr;
     json_t *j;
     int64_t rev;
@@ -589,7 +640,12 @@ static void dec_line(const char *s, size_t len, void *arg)
     if (d->end != PREEMPT_WATCH_GOING)
         return;
     j = len ? json_loadb(s, len, 0, &jerr) : NULL;
-    switch (preempt_watch_classify_(j, &rev, &events, &reason)) {
+    kind = preempt_watch_classify_(j, &rev, &events, &reason);
+    if (kind != PREEMPT_WATCH_BAD && kind != PREEMPT_WATCH_ERROR && store_moved(d, j, rev, kind)) {
+        json_decref(j);
+        return;
+    }
+    switch (kind) {
     case PREEMPT_WATCH_CREATED:
         if (d->on_created)
             d->on_created(d->arg);
@@ -1142,6 +1198,8 @@ static void on_watch_read(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     w->dec.next_rev = rev + 1;
+    if (preempt_etcd_cluster_(reply))
+        w->dec.cluster_id = preempt_etcd_cluster_(reply);
     if (w->ops.on_reset)
         w->ops.on_reset(kvs, n, rev, w->arg);
     preempt_etcd_kvs_free_(kvs, n);

@@ -39,7 +39,7 @@ struct preempt_handler {
     uint32_t magic;
     struct preempt_config cfg; /* strings point at the copies below */
     char *ckpt_dir, *trace_path;
-    char *etcd_endpoints, *job, *etcd_user, *etcd_password, *etcd_ca, *etcd_cert, *etcd_key, *metadata_url;
+    char *etcd_endpoints, *job, *launch_id, *etcd_user, *etcd_password, *etcd_ca, *etcd_cert, *etcd_key, *metadata_url;
     struct preempt_callbacks cb;
     void *ud;
 
@@ -609,6 +609,21 @@ int preempt_block_signals(const struct preempt_config *cfg)
 }
 
 /* Says what is wrong with a configuration, or NULL when nothing is. */
+/* The launch's identity when launch_id is NULL: the first valid one of
+ * the launchers' own (preempt-launch, Slurm, torchrun); NULL: unknown. */
+static const char *launch_from_env(void)
+{
+    static const char *const vars[] = { "PREEMPT_LAUNCH_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID" };
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+
+        if (v && strcmp(v, "none") && preempt_coord_launch_ok_(v))
+            return v;
+    }
+    return NULL;
+}
+
 static const char *config_problem(const struct preempt_config *c, const struct preempt_callbacks *cb)
 {
     sigset_t set;
@@ -668,6 +683,8 @@ static const char *config_problem(const struct preempt_config *c, const struct p
         return "join_timeout_ms must be between 100 ms and 1 day";
     if (c->etcd_timeout_ms < 10 || c->etcd_timeout_ms > 60000)
         return "etcd_timeout_ms must be between 10 and 60000";
+    if (c->launch_id && !preempt_coord_launch_ok_(c->launch_id))
+        return "launch_id must be 1-64 of A-Z a-z 0-9 . _ : -";
     /* TLS files that cannot be read would fail every request until the
      * join's bound: a configuration error, said at once */
     if ((c->etcd_ca && access(c->etcd_ca, R_OK) < 0) || (c->etcd_cert && access(c->etcd_cert, R_OK) < 0) ||
@@ -779,7 +796,7 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
         .etcd = { .endpoints = c->etcd_endpoints, .user = c->etcd_user, .password = c->etcd_password,
                   .ca = c->etcd_ca, .cert = c->etcd_cert, .key = c->etcd_key, .timeout_ms = c->etcd_timeout_ms,
                   .log = coord_log, .log_arg = h },
-        .job = c->job, .worker = c->worker, .workers = c->workers, .lease_ttl_s = c->lease_ttl_s,
+        .job = c->job, .launch = c->launch_id, .worker = c->worker, .workers = c->workers, .lease_ttl_s = c->lease_ttl_s,
         .join_timeout_ms = c->join_timeout_ms,
         .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
     };
@@ -987,6 +1004,7 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
             { cfg->trace_path, &h->trace_path, &h->cfg.trace_path },
             { cfg->etcd_endpoints, &h->etcd_endpoints, &h->cfg.etcd_endpoints },
             { cfg->job, &h->job, &h->cfg.job },
+            { cfg->launch_id ? cfg->launch_id : launch_from_env(), &h->launch_id, &h->cfg.launch_id },
             { cfg->etcd_user, &h->etcd_user, &h->cfg.etcd_user },
             { cfg->etcd_password, &h->etcd_password, &h->cfg.etcd_password },
             { cfg->etcd_ca, &h->etcd_ca, &h->cfg.etcd_ca },
@@ -1089,6 +1107,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     free(h->trace_path);
     free(h->etcd_endpoints);
     free(h->job);
+    free(h->launch_id);
     free(h->etcd_user);
     if (h->etcd_password)
         explicit_bzero(h->etcd_password, strlen(h->etcd_password));

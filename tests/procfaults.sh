@@ -110,6 +110,7 @@ job_wait 60
 eq "save kill: worker 0 did not claim a save" "$RCS" 75
 expect "save kill: worker 0 saw worker 1 lost" grep -q 'worker 1 lost its membership' "$TMP/$tag.0.err"
 expect "save kill: a half-written shard is left" test -n "$(ls -A "$TMP/$tag/worker-1" | grep '^\.staging-')"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2 # before the restart writes over them
 job_start "$tag" 2 --steps 1
 job_wait 60
 eq "save kill: restart" "$RCS" "0 0"

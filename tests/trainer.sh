@@ -209,7 +209,7 @@ for mode in sync async; do
     eq "application error ($mode): reason" "$(field "$TMP/fail-$mode.out" exit reason)" error
 done
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --job j --workers 2
-expect_output "--job, --worker, --workers and --etcd-user need --etcd"
+expect_output "--job, --launch-id, --worker, --workers and --etcd-user need --etcd"
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 300
 expect_output "--exit-code: '300' is not a number from 0 to 255"
 expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/x" --steps 10 --exit-code 75

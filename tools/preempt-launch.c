@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -34,7 +35,10 @@ static const char usage[] =
     "each JSON object; the launcher prints its own lines:\n"
     "  {\"event\":\"launch\",\"worker\":I,\"attempt\":N,\"pid\":P,\"t_ms\":T}\n"
     "  {\"event\":\"exited\",\"worker\":I,\"code\":C,\"t_ms\":T}\n"
-    "SIGTERM or SIGINT to the launcher is passed on to every worker.\n"
+    "SIGTERM or SIGINT to the launcher is passed on to every worker. The\n"
+    "workers get PREEMPT_LAUNCH_ID, one identity for this launch and its\n"
+    "restarts (unless it is set already): a second launch of the same job name\n"
+    "is refused while this one has live workers.\n"
     "\n"
     "  --workers W        number of workers (1..256)\n"
     "  --restart-code C   exit code that means \"restart me\" (default 42)\n"
@@ -186,6 +190,12 @@ int main(int argc, char **argv)
     if (n == 0 || optind >= argc)
         return tool_usage_error("preempt-launch", "%s", n == 0 ? "--workers is required" : "no command after --");
     (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!getenv("PREEMPT_LAUNCH_ID")) { /* one identity for this launch, its restarts included */
+        char id[64];
+
+        (void)snprintf(id, sizeof(id), "pl-%ld-%lld", (long)getpid(), (long long)time(NULL));
+        (void)setenv("PREEMPT_LAUNCH_ID", id, 1);
+    }
     (void)sigaction(SIGTERM, &sa, NULL);
     (void)sigaction(SIGINT, &sa, NULL);
     for (unsigned i = 0; i < n; i++) {

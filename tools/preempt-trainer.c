@@ -80,6 +80,10 @@ static const char usage[] =
     "Multi-worker (every worker of a job agrees on its save steps through etcd):\n"
     "  --etcd URL[,URL]   etcd endpoints (http:// or https://); enables multi-worker\n"
     "  --job NAME         job name (A-Z a-z 0-9 . _ -; default \"job\")\n"
+    "  --launch-id ID     this launch's identity (A-Z a-z 0-9 . _ : -): a worker of\n"
+    "                     another launch than the job's live workers is refused\n"
+    "                     (default: $PREEMPT_LAUNCH_ID, $SLURM_JOB_ID or\n"
+    "                     $TORCHELASTIC_RUN_ID; none: unknown)\n"
     "  --worker I         this worker's index (default 0)\n"
     "  --workers W        the number of workers (default 1)\n"
     "                     each worker keeps its shard in DIR/worker-I\n"
@@ -455,7 +459,7 @@ static int parse_signal(const char *s)
 
 enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
-       OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
+       OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
        OPT_KILL_DELAY, OPT_ALLREDUCE };
 
@@ -474,6 +478,7 @@ int main(int argc, char **argv)
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { "etcd", required_argument, NULL, OPT_ETCD }, { "job", required_argument, NULL, OPT_JOB },
+        { "launch-id", required_argument, NULL, OPT_LAUNCH },
         { "worker", required_argument, NULL, OPT_WORKER }, { "workers", required_argument, NULL, OPT_WORKERS },
         { "etcd-user", required_argument, NULL, OPT_USER }, { "etcd-ca", required_argument, NULL, OPT_CA },
         { "etcd-cert", required_argument, NULL, OPT_CERT }, { "etcd-key", required_argument, NULL, OPT_KEY },
@@ -561,6 +566,7 @@ int main(int argc, char **argv)
         case TOOL_OPT_VERSION: return tool_version(NAME);
         case OPT_ETCD: cfg.etcd_endpoints = optarg; break;
         case OPT_JOB: cfg.job = optarg; break;
+        case OPT_LAUNCH: cfg.launch_id = optarg; break;
         case OPT_WORKER:
             r = parse_u64("--worker", optarg, 4095, &v);
             cfg.worker = (unsigned)v;
@@ -624,8 +630,8 @@ int main(int argc, char **argv)
             (void)snprintf(shard_dir, sizeof(shard_dir), "%s/worker-%u", cfg.ckpt_dir, cfg.worker);
             cfg.ckpt_dir = shard_dir;
         }
-    } else if (cfg.job || cfg.worker || cfg.workers != 1 || cfg.etcd_user) {
-        return tool_usage_error(NAME, "--job, --worker, --workers and --etcd-user need --etcd");
+    } else if (cfg.job || cfg.launch_id || cfg.worker || cfg.workers != 1 || cfg.etcd_user) {
+        return tool_usage_error(NAME, "--job, --launch-id, --worker, --workers and --etcd-user need --etcd");
     }
     t.raise_sig = cfg.signals[0] ? cfg.signals[0] : SIGTERM;
     r = preempt_block_signals(&cfg);

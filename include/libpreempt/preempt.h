@@ -203,6 +203,15 @@ struct preempt_config {
     uint64_t etcd_timeout_ms;    /**< one etcd request attempt (default 2000), counted
                                       only while the handler's loop runs: time inside a
                                       trainer's step never times a request out */
+    const char *launch_id;       /**< the launch's identity, 1-64 of [A-Za-z0-9._:-]:
+                                      tells two launches of one job name apart. A worker
+                                      of another launch than the job's live workers gets
+                                      -EBUSY at creation; a launch resumes a job none of
+                                      whose workers is alive. Restarts of one launch keep
+                                      it (Slurm's requeue keeps the job id, torchrun its
+                                      run id). NULL (default): $PREEMPT_LAUNCH_ID (set by
+                                      preempt-launch), else $SLURM_JOB_ID, else
+                                      $TORCHELASTIC_RUN_ID (not "none"), else unknown */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */

@@ -424,6 +424,41 @@ START_TEST(test_watch_decoder_ends)
 }
 END_TEST
 
+/* A store that went back in time (restored from an older snapshot, or
+ * wiped): a watch re-opened at the old revision + 1 is created, and then
+ * waits for revisions that never come. The created message (and any
+ * progress notice) says where the store is: behind, or another cluster,
+ * the prefix is read again. */
+START_TEST(test_watch_decoder_store_moved)
+{
+    static const char behind[] = "{\"result\":{\"header\":{\"revision\":\"7\"},\"created\":true}}\n";
+    static const char at[] = "{\"result\":{\"header\":{\"cluster_id\":\"11\",\"revision\":\"49\"},\"created\":true}}\n";
+    static const char progress_behind[] = "{\"result\":{\"header\":{\"revision\":\"30\"}}}\n";
+    static const char other[] = "{\"result\":{\"header\":{\"cluster_id\":\"12\",\"revision\":\"60\"},\"created\":true}}\n";
+    struct preempt_watch_dec d;
+    struct dseen s;
+
+    dec_start(&d, &s, 50);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, behind, sizeof(behind) - 1), PREEMPT_WATCH_REREAD);
+    ck_assert_int_eq(d.next_rev, 0);
+    ck_assert_uint_eq(s.created, 0);
+    preempt_watch_dec_free_(&d);
+
+    dec_start(&d, &s, 50);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, at, sizeof(at) - 1), PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(d.cluster_id, 11);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, progress_behind, sizeof(progress_behind) - 1), PREEMPT_WATCH_REREAD);
+    preempt_watch_dec_free_(&d);
+
+    dec_start(&d, &s, 50);
+    d.cluster_id = 11;
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, other, sizeof(other) - 1), PREEMPT_WATCH_REREAD);
+    ck_assert_uint_eq(d.cluster_id, 12);
+    ck_assert_int_eq(d.next_rev, 0);
+    preempt_watch_dec_free_(&d);
+}
+END_TEST
+
 START_TEST(test_job_names)
 {
     static const char *const good[] = { "job", "a.b_c-1", "X" };
@@ -573,6 +608,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_classify_auth_cancel);
     tcase_add_test(t, test_watch_decoder);
     tcase_add_test(t, test_watch_decoder_ends);
+    tcase_add_test(t, test_watch_decoder_store_moved);
     tcase_add_test(t, test_job_names);
     suite_add_tcase(s, t);
     t = tcase_create("clock");

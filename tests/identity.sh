@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# Who the members of a job are, on a real etcd with real processes, as
+# operators get it wrong: a second job with the same name (another launch,
+# or no launch id at all), a duplicate worker index, a different worker
+# count, a worker that gave up joining, and an etcd restored from an older
+# snapshot or wiped while the job runs. Each mistake is a clear error on the
+# newcomer, within a few seconds, with nothing of the running job touched;
+# the running job still saves and resumes; a lone worker never completes
+# the start-up barrier against a ghost; after etcd went back in time, the
+# next notice still reaches every worker.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+trap 'job_kill; kill -KILL $NEWPID 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
+unset PREEMPT_LAUNCH_ID SLURM_JOB_ID TORCHELASTIC_RUN_ID
+NEWPID=
+
+etcd_start identity || finish
+ARGS="--step-ms 20 --lease-ttl 2 --agree-timeout-ms 5000"
+
+# newcomer TAG ARGS...: one more worker of job "a", in the foreground
+# (bounded), its checkpoints in $TMP/TAG; status in $rc, time in $secs.
+newcomer() {
+    _t=$1
+    shift
+    _s=$(date +%s)
+    "$TRAINER" --etcd "$ETCD_URL" --job a --ckpt-dir "$TMP/$_t" --steps 1000000 --join-timeout-ms 20000 \
+        --verbose $ARGS "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
+    NEWPID=$!
+    _n=0
+    while kill -0 "$NEWPID" 2>/dev/null && [ "$_n" -lt 300 ]; do
+        _n=$((_n + 1))
+        sleep 0.05
+    done
+    kill -KILL "$NEWPID" 2>/dev/null
+    wait "$NEWPID"
+    rc=$?
+    secs=$(($(date +%s) - _s))
+}
+
+# refused TAG TEXT: the newcomer TAG was refused at creation, quickly, for
+# its reason, and created nothing in its checkpoint directory.
+refused() {
+    eq "$1: refused at creation (exit 2)" "$rc" 2
+    expect "$1: refused within 15 s (took $secs s)" test "$secs" -lt 15
+    expect "$1: says why ('$2')" grep -q "$2" "$TMP/$1.err"
+    expect "$1: wrote no checkpoint" test -z "$(ls -A "$TMP/$1/worker-0" 2>/dev/null)"
+    [ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/$1.err" | grep -v debug | tail -5
+}
+
+# 1. Job "a", launch A, two workers, training.
+job_start a 2 --launch-id A --steps 1000000 $ARGS
+for i in 0 1; do wait_for "$TMP/a.$i.err" "joined job a" 20 || { show_logs a 2; finish; }; done
+APIDS=$PIDS
+
+# 2. A second job with the same name, of another launch: both of its
+# workers are refused at once. (Before: its worker 0 took the name over
+# with a new incarnation, and both trained beside job a.)
+newcomer b0 --launch-id B --worker 0 --workers 2
+refused b0 "in use by another launch"
+
+# 3. The same without launch ids: the index is held by a live process.
+newcomer c0 --worker 0 --workers 2
+refused c0 "taken by a live process"
+
+# 4. A duplicate worker index in the same launch.
+newcomer d1 --launch-id A --worker 1 --workers 2
+refused d1 "taken by a live process"
+
+# 5. A different worker count.
+newcomer e2 --launch-id A --worker 2 --workers 3
+refused e2 "this worker has workers=3"
+
+# 6. Job a noticed none of it: a preemption saves one step on both workers.
+kill -TERM $(echo $APIDS | cut -d' ' -f1)
+PIDS=$APIDS
+job_wait 60
+eq "job a: both workers exit 42 after all that" "$RCS" "42 42"
+S=$(same a 2 exit saved_step)
+expect "job a: one saved step ($S)" test "${S#differs}" = "$S" -a -n "$S"
+[ "$failures" -eq 0 ] || { show_logs a 2; finish; }
+
+# 7. A worker that gave up joining leaves no member behind: a lone worker
+# never completes the barrier against it (before: worker 1 trained alone
+# from the ghost's offer).
+job_start_one() { # I TIMEOUT STEPS
+    "$TRAINER" --etcd "$ETCD_URL" --job a --launch-id A --worker "$1" --workers 2 --ckpt-dir "$TMP/a" \
+        --join-timeout-ms "$2" --steps "$3" --verbose $ARGS >"$TMP/a.$1.out" 2>"$TMP/a.$1.err" &
+    PIDS=$!
+}
+job_start_one 0 1500 $((S + 50))
+job_wait 20
+eq "a lone worker 0 gives up joining" "$RCS" 2
+job_start_one 1 3000 $((S + 50))
+job_wait 20
+eq "a lone worker 1 does not train against worker 0's ghost" "$RCS" 2
+expect "it says so" grep -q "not every worker (2) joined" "$TMP/a.1.err"
+eq "worker 1 still holds the saved step" "$(ls "$TMP/a/worker-1" | grep -c "ckpt-0*$S\$")" 1
+[ "$failures" -eq 0 ] || show_logs a 2
+
+# 8. Both together: they join, restore the saved step and train on.
+job_start a 2 --launch-id A --steps $((S + 50)) $ARGS
+job_wait 60
+eq "together: both train to the end" "$RCS" "0 0"
+eq "together: both restore the saved step" "$(same a 2 start restored_step)" "$S"
+[ "$failures" -eq 0 ] || show_logs a 2
+
+# 9. etcd goes back in time while a job trains: restored from an older
+# snapshot, then wiped. Each time, the next notice reaches both workers
+# (before: the watches re-opened at a revision the store had not reached
+# and stayed silent; worker 0 exited 75 and worker 1 trained on).
+back_in_time() { # HOW: snapshot | wipe
+    job_start g 2 --launch-id G --steps 1000000 $ARGS
+    for i in 0 1; do wait_for "$TMP/g.$i.err" "joined job g" 20 || return; done
+    if [ "$1" = snapshot ]; then
+        etcdctl --endpoints="$ETCD_URL" snapshot save "$TMP/snap.db" >/dev/null 2>&1 || fail "snapshot save"
+    fi
+    # Later writes that the workers see (their watch's revision moves past
+    # the snapshot's): records of the job that no worker acts on.
+    inc=$(etcdctl --endpoints="$ETCD_URL" get /preempt/g/incarnation --print-value-only)
+    for k in $(seq 1 40); do etcdctl --endpoints="$ETCD_URL" put "/preempt/g/$inc/noise" "$k" >/dev/null; done
+    sleep 1 # every worker has seen the later revisions
+    ups0=$(grep -c 'up (created)' "$TMP/g.0.err") ups1=$(grep -c 'up (created)' "$TMP/g.1.err")
+    etcd_stop
+    rm -rf "$ETCD_DIR/data"
+    if [ "$1" = snapshot ]; then
+        _p=$((ETCD_CPORT + 20000))
+        etcdctl snapshot restore "$TMP/snap.db" --name "$ETCD_NAME" --data-dir "$ETCD_DIR/data" \
+            --initial-cluster "$ETCD_NAME=http://127.0.0.1:$_p" \
+            --initial-advertise-peer-urls "http://127.0.0.1:$_p" >/dev/null 2>&1 || fail "snapshot restore"
+    fi
+    etcd_restart
+    # Both watches are up again (while one is down, the worker reads the
+    # records on every keep-alive tick instead, which would hide the bug).
+    _n=0
+    while [ "$(grep -c 'up (created)' "$TMP/g.0.err")" -le "$ups0" ] ||
+        [ "$(grep -c 'up (created)' "$TMP/g.1.err")" -le "$ups1" ]; do
+        _n=$((_n + 1))
+        [ "$_n" -gt 400 ] && { fail "etcd $1: the watches did not come back within 20 s"; break; }
+        sleep 0.05
+    done
+    sleep 1
+    kill -TERM $(echo $PIDS | cut -d' ' -f1)
+    job_wait 60
+    eq "etcd $1: both workers exit 42" "$RCS" "42 42"
+    s=$(same g 2 exit saved_step)
+    expect "etcd $1: one saved step ($s)" test "${s#differs}" = "$s" -a -n "$s"
+    [ "$failures" -eq 0 ] || show_logs g 2
+    rm -rf "$TMP/g"
+}
+back_in_time snapshot
+back_in_time wipe
+finish
