@@ -35,10 +35,14 @@ struct preempt_ckpt_info {
     char path[4096];              /* the checkpoint's directory */
 };
 
-/* Opens (creating it 0700 when absent) a checkpoint directory; removes
- * leftovers of interrupted saves. max_to_keep: committed checkpoints kept
- * (0 keeps all). Ownership: *ret is freed with preempt_ckpt_close_(). */
-int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_fn log, void *log_arg,
+/* Opens (creating it 0700 when absent) a checkpoint directory and locks
+ * it for the store's life (flock on DIR/.lock, which records the holder:
+ * "pid=.. host=.. owner"); then removes leftovers of interrupted saves.
+ * -EBUSY (logged with the holder) when another open store holds it.
+ * max_to_keep: committed checkpoints kept (0 keeps all). owner: who opens
+ * it, for the holder's record (NULL: ""). Ownership: *ret is freed with
+ * preempt_ckpt_close_(), which releases the lock. */
+int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const char *owner, preempt_ckpt_log_fn log, void *log_arg,
                        struct preempt_ckpt_store **ret);
 void preempt_ckpt_close_(struct preempt_ckpt_store *s);
 

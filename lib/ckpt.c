@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@
 struct preempt_ckpt_store {
     char *dir;
     int dirfd;
+    int lockfd;                   /* DIR/.lock, flock()ed for the store's life */
     unsigned max_to_keep;
     preempt_ckpt_log_fn log;
     void *log_arg;
@@ -342,8 +344,42 @@ static void remove_leftovers(struct preempt_ckpt_store *s)
     (void)closedir(d);
 }
 
-int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_fn log, void *log_arg,
-                       struct preempt_ckpt_store **ret)
+#define LOCK_NAME ".lock"
+
+/* Takes the directory's lock and records this process as its holder; a
+ * held lock is -EBUSY, logged with the holder's record. flock() locks an
+ * open file description: a process that forks shares it with its children
+ * (they hold the lock while they live); on NFS, Linux emulates flock()
+ * with a whole-file POSIX lock, which the server enforces across hosts
+ * (NFSv4, or v3 with lockd); a file system without locks gives -ENOLCK. */
+static int lock_dir(struct preempt_ckpt_store *s, const char *owner)
+{
+    char rec[256], host[65] = "", held[256];
+    ssize_t n;
+
+    s->lockfd = openat(s->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (s->lockfd < 0)
+        return -errno;
+    if (flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
+        int err = errno == EWOULDBLOCK ? EBUSY : errno;
+
+        n = pread(s->lockfd, held, sizeof(held) - 1, 0);
+        held[n > 0 ? n : 0] = '\0';
+        held[strcspn(held, "\n")] = '\0';
+        if (err == EBUSY)
+            logf_(s, 3, "checkpoint directory %s is in use by %s: every worker needs a directory of its own "
+                  "(two workers, or two jobs, were given one)", s->dir, held[0] ? held : "another process");
+        return -err;
+    }
+    (void)gethostname(host, sizeof(host) - 1);
+    n = snprintf(rec, sizeof(rec), "pid=%ld host=%s %s\n", (long)getpid(), host[0] ? host : "-", owner ? owner : "");
+    if (ftruncate(s->lockfd, 0) < 0 || pwrite(s->lockfd, rec, (size_t)n, 0) != n)
+        logf_(s, 2, "%s/%s: cannot record this process as the holder: %s", s->dir, LOCK_NAME, strerror(errno));
+    return 0;
+}
+
+int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const char *owner, preempt_ckpt_log_fn log,
+                       void *log_arg, struct preempt_ckpt_store **ret)
 {
     struct preempt_ckpt_store *s;
     int r;
@@ -358,7 +394,7 @@ int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_f
     s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
-    s->dirfd = -1;
+    s->dirfd = s->lockfd = -1;
     s->dir = strdup(dir);
     if (!s->dir) {
         r = -ENOMEM;
@@ -372,6 +408,9 @@ int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, preempt_ckpt_log_f
         r = -errno;
         goto fail;
     }
+    r = lock_dir(s, owner); /* before anything is removed: the leftovers may be another holder's save */
+    if (r < 0)
+        goto fail;
     remove_leftovers(s);
     *ret = s;
     return 0;
@@ -384,6 +423,8 @@ void preempt_ckpt_close_(struct preempt_ckpt_store *s)
 {
     if (!s)
         return;
+    if (s->lockfd >= 0)
+        (void)close(s->lockfd); /* releases the lock; the file stays (removing it would race a new holder) */
     if (s->dirfd >= 0)
         (void)close(s->dirfd);
     free(s->dir);

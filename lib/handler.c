@@ -853,7 +853,15 @@ static int restore(struct preempt_handler *h)
         preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
         return h->cfg.etcd_endpoints ? join_job(h) : 0;
     }
-    r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, ckpt_log, h, &h->store);
+    {
+        char owner[PREEMPT_MAX_JOB + 64];
+
+        if (h->cfg.etcd_endpoints)
+            (void)snprintf(owner, sizeof(owner), "job=%s worker=%u/%u", h->cfg.job, h->cfg.worker, h->cfg.workers);
+        else
+            (void)snprintf(owner, sizeof(owner), "local");
+        r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, owner, ckpt_log, h, &h->store);
+    }
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s%s", h->ckpt_dir, strerror(-r),
                 r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");

@@ -83,6 +83,24 @@ run ext-2 --ckpt-dir "$TMP/ext" --steps 2000
 eq "external SIGTERM: restored" "$(field "$TMP/ext-2.out" start restored_step)" "$((c + 1))"
 eq "external SIGTERM: digest" "$(field "$TMP/ext-2.out" done state_digest)" "$REF2000"
 
+# ---- two trainers given one directory ---------------------------------------------------------
+# One volume mounted twice, or a symlink: the second is refused at start,
+# naming the first, and neither its start nor its refusal touches the
+# first's checkpoints (before: both trained, each replacing the other's
+# checkpoints, and a restart restored the other's state).
+start shared-a --ckpt-dir "$TMP/shared" --steps 1000000 --step-ms 10
+wait_for "$TMP/shared-a.out" '"event":"start"' 20
+ln -s "$TMP/shared" "$TMP/shared-link"
+run shared-b --ckpt-dir "$TMP/shared-link" --steps 100
+eq "one directory, two trainers: the second is refused" "$rc" 2
+expect "it names the holder" grep -q "is in use by pid=$pid " "$TMP/shared-b.err"
+kill -TERM "$pid"
+finish_bg
+eq "one directory, two trainers: the first saves as usual" "$rc" 42
+s=$(field "$TMP/shared-a.out" exit saved_step)
+run shared-c --ckpt-dir "$TMP/shared-link" --steps $((s + 5))
+eq "one directory: once the holder is gone, it opens and restores" "$(field "$TMP/shared-c.out" start restored_step)" "$s"
+
 # ---- a custom exit code ------------------------------------------------------------------
 run code --ckpt-dir "$TMP/code" --steps 100 --raise-at 3 --exit-code 7
 eq "custom exit code: status" "$rc" 7
@@ -153,7 +171,7 @@ run second-early --ckpt-dir "$TMP/second-early" --steps 100 --raise-at 2 --raise
 eq "second signal before the save: status" "$rc" 75
 eq "second signal before the save: reason" "$(field "$TMP/second-early.out" exit reason)" not-saved
 eq "second signal before the save: no save began" "$(count_events "$TMP/second-early.out" save-begin)" 0
-expect "second signal before the save: no checkpoint" test -z "$(ls -A "$TMP/second-early")"
+expect "second signal before the save: no checkpoint" test -z "$(ls -A "$TMP/second-early" | grep -v '^\.lock$')"
 
 # restart_from_previous NAME WARNING: the restart in $TMP/NAME restores the
 # checkpoint at 6, finishes with the right digest, and logs WARNING.

@@ -47,7 +47,7 @@ static struct preempt_ckpt_store *open_store(unsigned keep)
     char dir[300];
 
     (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
-    ck_assert_int_eq(preempt_ckpt_open_(dir, keep, collect, NULL, &s), 0);
+    ck_assert_int_eq(preempt_ckpt_open_(dir, keep, "test", collect, NULL, &s), 0);
     return s;
 }
 
@@ -99,7 +99,7 @@ static unsigned count_entries(const char *dir)
 
     ck_assert_ptr_nonnull(d);
     while ((e = readdir(d)))
-        n += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+        n += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".lock"));
     closedir(d);
     return n;
 }
@@ -365,7 +365,7 @@ START_TEST(test_bad_names)
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "one-too-many", "x", 1), -E2BIG);
     ck_assert_int_eq(preempt_ckpt_commit_(w, NULL), 0);
     preempt_ckpt_close_(s);
-    ck_assert_int_eq(preempt_ckpt_open_("", 0, NULL, NULL, &s), -EINVAL);
+    ck_assert_int_eq(preempt_ckpt_open_("", 0, NULL, NULL, NULL, &s), -EINVAL);
 }
 END_TEST
 
@@ -386,6 +386,45 @@ START_TEST(test_abort_leaves_nothing)
     ck_assert_int_eq(preempt_ckpt_begin_(s, 4, 4, 1, NULL, &w), 0); /* not busy any more */
     preempt_ckpt_abort_(w);
     preempt_ckpt_close_(s);
+}
+END_TEST
+
+/* Two workers given one directory (a symlink, one volume mounted twice):
+ * the second is refused, naming the holder, and removes nothing (the
+ * holder's save in progress looks like a leftover); a child process holds
+ * the lock the same way; once the holder is gone, the directory opens. */
+START_TEST(test_directory_locked)
+{
+    struct preempt_ckpt_store *s = open_store(0), *t = NULL;
+    struct preempt_ckpt_writer *w;
+    char dir[300], link[300];
+    pid_t pid;
+    int status;
+
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    (void)snprintf(link, sizeof(link), "%s/other-name", root);
+    ck_assert_int_eq(symlink(dir, link), 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 7, 7, 1, NULL, &w), 0); /* a save in progress */
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", "abc", 3), 0);
+    logbuf[0] = '\0';
+    ck_assert_int_eq(preempt_ckpt_open_(link, 0, "job=x worker=1/2", collect, NULL, &t), -EBUSY);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(logbuf, "is in use by pid="));
+    ck_assert_ptr_nonnull(strstr(logbuf, " test")); /* the holder's own description */
+    ck_assert_uint_eq(count_entries(dir), 1);       /* the holder's staging directory is untouched */
+    ck_assert_int_eq(preempt_ckpt_commit_(w, NULL), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) { /* another process: refused the same way */
+        struct preempt_ckpt_store *cs = NULL;
+
+        _exit(preempt_ckpt_open_(dir, 0, "child", NULL, NULL, &cs) == -EBUSY ? 0 : 1);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    preempt_ckpt_close_(s);
+    ck_assert_int_eq(preempt_ckpt_open_(link, 0, "job=x worker=1/2", collect, NULL, &t), 0);
+    preempt_ckpt_close_(t);
 }
 END_TEST
 
@@ -469,6 +508,7 @@ int main(void)
     tcase_add_test(tc, test_manifest_traversal_refused);
     tcase_add_test(tc, test_bad_names);
     tcase_add_test(tc, test_abort_leaves_nothing);
+    tcase_add_test(tc, test_directory_locked);
     tcase_add_test(tc, test_sigkill_during_save);
     tcase_add_test(tc, test_write_failure_keeps_previous);
     suite_add_tcase(s, tc);
