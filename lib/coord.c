@@ -104,6 +104,7 @@ struct join {
     int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
     int64_t present;   /* the members counted when this worker joined */
     bool shaped;       /* this worker wrote (or tried to write) the incarnation's shape */
+    bool ready_up;     /* the watch of the barrier's record is up */
     bool finished;
     int status;
     char *msg;
@@ -337,10 +338,43 @@ static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         on_ready_event(PREEMPT_ETCD_PUT, &kvs[0], arg);
 }
 
+static void on_ready_link(bool up, const char *why, void *arg)
+{
+    (void)why;
+    ((struct join *)arg)->ready_up = up;
+}
+
+static void on_ready_read(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_etcd_kv *kvs;
+    size_t n;
+
+    (void)msg;
+    if (status == 0 && preempt_etcd_range_kvs_(reply, &kvs, &n) == 0) {
+        on_ready_reset(kvs, n, 0, arg);
+        preempt_etcd_kvs_free_(kvs, n);
+    }
+}
+
+/* While the watch of the barrier's record is not up (etcd answering
+ * requests but not keeping a stream), the keep-alive tick reads the record
+ * instead: a broken stream slows the barrier, it never hides it. A failed
+ * read is only retried. */
+static void read_ready(struct join *j)
+{
+    char key[PREEMPT_MAX_JOB + 48];
+
+    if (!j->ready_w || j->ready_up || j->finished)
+        return;
+    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/ready", j->jobp, j->inc);
+    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(key, false), join_left(j), on_ready_read, j);
+}
+
 /* Waits for the barrier's record without polling: a watch of that one key. */
 static void wait_ready(struct join *j)
 {
-    static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset };
+    static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset,
+                                                       .on_link = on_ready_link };
     char key[PREEMPT_MAX_JOB + 48];
 
     if (j->ready_w)
@@ -790,6 +824,7 @@ static void on_join_keep(evutil_socket_t fd, short what, void *arg)
     if (j->lease)
         (void)preempt_etcd_call_(j->e, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)j->lease),
                                  j->cfg->lease_ttl_s * 1000u / 3u, NULL, NULL);
+    read_ready(j);
 }
 
 int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
