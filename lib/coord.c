@@ -285,16 +285,12 @@ static void join_open(struct join *j, uint64_t inc);
 
 /* The barrier's record (N/ready): "restore=<step>|none workers=W
  * launch=L", written once, create-if-absent, by whichever worker found
- * the W-th live member; or "error <why>". Every worker follows it. */
+ * the W-th live member. Every worker follows it. */
 static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 {
     char w[16], launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
     uint64_t step;
 
-    if (!strncmp(kv->value, "error ", 6)) {
-        join_finish(j, -EINVAL, "job %s, incarnation %" PRIu64 ": %s", j->cfg->job, j->inc, kv->value + 6);
-        return;
-    }
     (void)member_field(kv->value, "workers", w, sizeof(w));
     (void)member_field(kv->value, "launch", launch, sizeof(launch));
     (void)member_field(j->member, "launch", mine, sizeof(mine));
