@@ -354,7 +354,7 @@ static void remove_leftovers(struct preempt_ckpt_store *s)
  * (NFSv4, or v3 with lockd); a file system without locks gives -ENOLCK. */
 static int lock_dir(struct preempt_ckpt_store *s, const char *owner)
 {
-    char rec[256], host[65] = "", held[256];
+    char rec[512], host[65] = "", held[512];
     ssize_t n;
 
     s->lockfd = openat(s->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -373,6 +373,8 @@ static int lock_dir(struct preempt_ckpt_store *s, const char *owner)
     }
     (void)gethostname(host, sizeof(host) - 1);
     n = snprintf(rec, sizeof(rec), "pid=%ld host=%s %s\n", (long)getpid(), host[0] ? host : "-", owner ? owner : "");
+    if (n < 0 || (size_t)n >= sizeof(rec)) /* a truncated record still names the process */
+        n = (ssize_t)strlen(rec);
     if (ftruncate(s->lockfd, 0) < 0 || pwrite(s->lockfd, rec, (size_t)n, 0) != n)
         logf_(s, 2, "%s/%s: cannot record this process as the holder: %s", s->dir, LOCK_NAME, strerror(errno));
     return 0;

@@ -283,24 +283,42 @@ static const char *who(const char *v, char *buf, size_t size)
 static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
+/* The key of record rest of the incarnation being joined: P/N/rest. */
+static char *inc_key(const struct join *j, char *buf, size_t size, const char *rest)
+{
+    (void)snprintf(buf, size, "%s%" PRIu64 "/%s", j->jobp, j->inc, rest);
+    return buf;
+}
+
+/* A record (the barrier's, the shape's) whose worker count is not this
+ * worker's: start-up ends with that error. Returns true then. */
+static bool workers_differ(struct join *j, const char *value, const char *record)
+{
+    char w[16];
+
+    if (strtoul(member_field(value, "workers", w, sizeof(w)), NULL, 10) == j->cfg->workers)
+        return false;
+    join_finish(j, -EINVAL,
+                "job %s: incarnation %" PRIu64 " %s workers=%s, but this worker has workers=%u: every worker of a job "
+                "needs the same worker count (nothing was changed)",
+                j->cfg->job, j->inc, record, w, j->cfg->workers);
+    return true;
+}
+
 /* The barrier's record (N/ready): "restore=<step>|none workers=W
  * launch=L", written once, create-if-absent, by whichever worker found
  * the W-th live member. Every worker follows it. */
 static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 {
-    char w[16], launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
     uint64_t step;
 
-    (void)member_field(kv->value, "workers", w, sizeof(w));
     (void)member_field(kv->value, "launch", launch, sizeof(launch));
     (void)member_field(j->member, "launch", mine, sizeof(mine));
     (void)member_field(kv->value, "restore", restore, sizeof(restore));
-    if (strtoul(w, NULL, 10) != j->cfg->workers) {
-        join_finish(j, -EINVAL,
-                    "job %s: incarnation %" PRIu64 " started with workers=%s, but this worker has workers=%u: "
-                    "every worker of a job needs the same worker count (nothing was changed)",
-                    j->cfg->job, j->inc, w, j->cfg->workers);
-    } else if (strcmp(launch, mine)) {
+    if (workers_differ(j, kv->value, "started with"))
+        return;
+    if (strcmp(launch, mine)) {
         join_finish(j, -EBUSY,
                     "job %s is in use by launch %s; this worker is of launch %s: two jobs use one job name "
                     "(give one of them another name; nothing was changed)",
@@ -362,8 +380,8 @@ static void read_ready(struct join *j)
 
     if (!j->ready_w || j->ready_up || j->finished)
         return;
-    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/ready", j->jobp, j->inc);
-    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(key, false), join_left(j), on_ready_read, j);
+    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(inc_key(j, key, sizeof(key), "ready"), false),
+                             join_left(j), on_ready_read, j);
 }
 
 /* Waits for the barrier's record without polling: a watch of that one key. */
@@ -375,8 +393,7 @@ static void wait_ready(struct join *j)
 
     if (j->ready_w)
         return;
-    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/ready", j->jobp, j->inc);
-    if (preempt_etcd_watch_(j->e, key, 0, &ops, j, &j->ready_w) < 0)
+    if (preempt_etcd_watch_(j->e, inc_key(j, key, sizeof(key), "ready"), 0, &ops, j, &j->ready_w) < 0)
         join_finish(j, -ENOMEM, "out of memory");
 }
 
@@ -438,28 +455,25 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
     else
         (void)snprintf(restore, sizeof(restore), "none");
     (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s", restore, j->cfg->workers, mine);
-    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/ready", j->jobp, j->inc);
-    join_call(j, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_ready_written);
+    join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "ready"), val, 0), on_ready_written);
 }
 
 /* This worker is a member of incarnation inc: the barrier's record, when
  * it exists already, decides; else the worker that counts the W-th member
  * completes the barrier, and every other one waits for its record. */
-static void joined_in(struct join *j, const struct preempt_etcd_kv *ready, int64_t count)
+static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
 {
     char pre[PREEMPT_MAX_JOB + 48];
 
-    j->present = count;
     if (ready->value) {
         apply_ready(j, ready);
         return;
     }
-    if (count < (int64_t)j->cfg->workers) {
+    if (j->present < (int64_t)j->cfg->workers) {
         wait_ready(j);
         return;
     }
-    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/alive/", j->jobp, j->inc);
-    join_call(j, "kv/range", preempt_etcd_range_body_(pre, true), on_members);
+    join_call(j, "kv/range", preempt_etcd_range_body_(inc_key(j, pre, sizeof(pre), "alive/"), true), on_members);
 }
 
 static void recount(struct join *j);
@@ -470,26 +484,33 @@ static void on_shaped(int status, json_t *reply, const char *msg, void *arg);
  * at once, before it counts for the barrier. Returns true to go on. */
 static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
-    char w[16], key[PREEMPT_MAX_JOB + 48], val[32];
+    char key[PREEMPT_MAX_JOB + 48], val[32];
 
     if (!shape->value) {
-        if (j->shaped) { /* written and gone: the store lost it (wiped); the barrier's record decides */
+        if (j->shaped) /* written and gone: the store lost it (wiped); the barrier's record decides */
             return true;
-        }
         j->shaped = true;
-        (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/shape", j->jobp, j->inc);
         (void)snprintf(val, sizeof(val), "workers=%u", j->cfg->workers);
-        join_call(j, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_shaped);
+        join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "shape"), val, 0), on_shaped);
         return false;
     }
-    if (strtoul(member_field(shape->value, "workers", w, sizeof(w)), NULL, 10) != j->cfg->workers) {
-        join_finish(j, -EINVAL,
-                    "job %s: incarnation %" PRIu64 " has workers=%s, but this worker has workers=%u: every worker of "
-                    "a job needs the same worker count (nothing was changed)",
-                    j->cfg->job, j->inc, w, j->cfg->workers);
-        return false;
-    }
-    return true;
+    return !workers_differ(j, shape->value, "has");
+}
+
+/* What a member learns in the txn that joined it (or counted again): the
+ * barrier's record, the live members' count and the shape, at ops number
+ * i_ready, i_count and i_shape of the reply. */
+static void joined_reply(struct join *j, json_t *reply, size_t i_ready, size_t i_count, size_t i_shape)
+{
+    struct preempt_etcd_kv ready = { 0 }, shape = { 0 };
+
+    j->present = preempt_etcd_txn_count_(reply, i_count);
+    if (preempt_etcd_txn_read_(reply, i_ready, &ready) < 0 || preempt_etcd_txn_read_(reply, i_shape, &shape) < 0)
+        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
+    else if (check_shape(j, &shape))
+        joined_in(j, &ready);
+    preempt_etcd_kv_clear_(&ready);
+    preempt_etcd_kv_clear_(&shape);
 }
 
 static void on_shaped(int status, json_t *reply, const char *msg, void *arg)
@@ -508,31 +529,20 @@ static void on_shaped(int status, json_t *reply, const char *msg, void *arg)
 static void on_recount(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv ready = { 0 }, shape = { 0 };
 
-    if (join_failed(j, status, msg, "counting the members"))
-        return;
-    j->present = preempt_etcd_txn_count_(reply, 1);
-    if (preempt_etcd_txn_read_(reply, 0, &ready) < 0 || preempt_etcd_txn_read_(reply, 2, &shape) < 0)
-        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-    else if (check_shape(j, &shape))
-        joined_in(j, &ready, j->present);
-    preempt_etcd_kv_clear_(&ready);
-    preempt_etcd_kv_clear_(&shape);
+    if (!join_failed(j, status, msg, "counting the members"))
+        joined_reply(j, reply, 0, 1, 2);
 }
 
 /* Reads the barrier's record and counts the members (one txn, no compare). */
 static void recount(struct join *j)
 {
-    char ready[PREEMPT_MAX_JOB + 48], alive[PREEMPT_MAX_JOB + 48];
-    char shape[PREEMPT_MAX_JOB + 48];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, alive, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
+    char ready[PREEMPT_MAX_JOB + 48], alive[PREEMPT_MAX_JOB + 48], shape[PREEMPT_MAX_JOB + 48];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, inc_key(j, ready, sizeof(ready), "ready"), NULL, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, inc_key(j, alive, sizeof(alive), "alive/"), NULL,
+                                       0 },
+                                     { PREEMPT_ETCD_OP_GET, inc_key(j, shape, sizeof(shape), "shape"), NULL, 0 } };
 
-    (void)snprintf(shape, sizeof(shape), "%s%" PRIu64 "/shape", j->jobp, j->inc);
-    (void)snprintf(ready, sizeof(ready), "%s%" PRIu64 "/ready", j->jobp, j->inc);
-    (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/alive/", j->jobp, j->inc);
     join_call(j, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 3, NULL, 0), on_recount);
 }
 
@@ -597,20 +607,12 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
     if (join_failed(j, status, msg, "joining the incarnation"))
         return;
     if (preempt_etcd_txn_result_(reply, &ok, NULL) < 0 ||
-        (ok ? preempt_etcd_txn_read_(reply, 2, &ready)
-            : (preempt_etcd_txn_read_(reply, 0, &inc) < 0 || preempt_etcd_txn_read_(reply, 1, &mine) < 0 ||
-               preempt_etcd_txn_read_(reply, 2, &ready) < 0) ? -EPROTO : 0) < 0) {
+        (!ok && (preempt_etcd_txn_read_(reply, 0, &inc) < 0 || preempt_etcd_txn_read_(reply, 1, &mine) < 0 ||
+                 preempt_etcd_txn_read_(reply, 2, &ready) < 0))) {
         join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
     } else if (ok) {
-        struct preempt_etcd_kv shape = { 0 };
-
         j->alive_rev = preempt_etcd_rev_(reply);
-        j->present = preempt_etcd_txn_count_(reply, 3);
-        if (preempt_etcd_txn_read_(reply, 4, &shape) < 0)
-            join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-        else if (check_shape(j, &shape))
-            joined_in(j, &ready, j->present);
-        preempt_etcd_kv_clear_(&shape);
+        joined_reply(j, reply, 2, 3, 4); /* the ops after the two puts */
     } else if (!inc.value || !parse_u64(inc.value, &now_inc) || now_inc != j->inc) {
         join_read_inc(j); /* the incarnation moved on meanwhile */
     } else if (mine.value && mine.lease == j->lease) {
@@ -657,25 +659,25 @@ static void join_open(struct join *j, uint64_t inc)
  * but inc never started and nobody holds w). */
 static void join_try(struct join *j, bool rejoin)
 {
-    char inc_key[PREEMPT_MAX_JOB + 32], joined[PREEMPT_MAX_JOB + 64], alive[PREEMPT_MAX_JOB + 64], cur[24];
+    char counter[PREEMPT_MAX_JOB + 32], joined[PREEMPT_MAX_JOB + 64], alive[PREEMPT_MAX_JOB + 64], cur[24];
     char ready[PREEMPT_MAX_JOB + 48], members[PREEMPT_MAX_JOB + 48], shape[PREEMPT_MAX_JOB + 48];
     unsigned w = j->cfg->worker;
 
-    (void)snprintf(inc_key, sizeof(inc_key), "%sincarnation", j->jobp);
+    (void)snprintf(counter, sizeof(counter), "%sincarnation", j->jobp);
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
     (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/joined/%u", j->jobp, j->inc, w);
     (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/alive/%u", j->jobp, j->inc, w);
-    (void)snprintf(ready, sizeof(ready), "%s%" PRIu64 "/ready", j->jobp, j->inc);
-    (void)snprintf(members, sizeof(members), "%s%" PRIu64 "/alive/", j->jobp, j->inc);
-    (void)snprintf(shape, sizeof(shape), "%s%" PRIu64 "/shape", j->jobp, j->inc);
+    (void)inc_key(j, ready, sizeof(ready), "ready");
+    (void)inc_key(j, members, sizeof(members), "alive/");
+    (void)inc_key(j, shape, sizeof(shape), "shape");
     {
-        struct preempt_etcd_cmp cmp[] = { { inc_key, cur }, { rejoin ? alive : joined, NULL } };
+        struct preempt_etcd_cmp cmp[] = { { counter, cur }, { rejoin ? alive : joined, NULL } };
         struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
                                         { PREEMPT_ETCD_OP_PUT, alive, j->member, j->lease },
                                         { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
                                         { PREEMPT_ETCD_OP_COUNT_PREFIX, members, NULL, 0 },
                                         { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
-        struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, inc_key, NULL, 0 },
+        struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, counter, NULL, 0 },
                                           { PREEMPT_ETCD_OP_GET, alive, NULL, 0 },
                                           { PREEMPT_ETCD_OP_GET, ready, NULL, 0 } };
 

@@ -607,21 +607,20 @@ static bool store_moved(struct preempt_watch_dec *d, const json_t *msg, int64_t 
 {
     uint64_t id = preempt_etcd_cluster_(json_object_get(msg, "result"));
     bool header = kind == PREEMPT_WATCH_CREATED || kind == PREEMPT_WATCH_PROGRESS;
+    bool other = id && d->cluster_id && id != d->cluster_id;
+    bool behind = !other && header && rev > 0 && d->next_rev > 0 && rev < d->next_rev - 1;
 
-    if (id && d->cluster_id && id != d->cluster_id) {
+    if (other)
         dlog(d, 2, "etcd watch %s: another etcd cluster (id %llx, was %llx): re-reading the prefix", d->prefix,
              (unsigned long long)id, (unsigned long long)d->cluster_id);
-    } else if (header && rev > 0 && d->next_rev > 0 && rev < d->next_rev - 1) {
+    else if (behind)
         dlog(d, 2, "etcd watch %s: the store is at revision %lld, behind revision %lld already seen: it went back "
              "in time (restored or wiped); re-reading the prefix", d->prefix, (long long)rev,
              (long long)(d->next_rev - 1));
-    } else {
-        if (id)
-            d->cluster_id = id;
-        return false;
-    }
     if (id)
         d->cluster_id = id;
+    if (!other && !behind)
+        return false;
     d->next_rev = 0;
     d->end = PREEMPT_WATCH_REREAD;
     return true;
@@ -1187,6 +1186,7 @@ static void on_watch_read(int status, json_t *reply, const char *msg, void *arg)
     struct preempt_etcd_kv *kvs = NULL;
     size_t n = 0;
     int64_t rev = preempt_etcd_rev_(reply);
+    uint64_t cluster = preempt_etcd_cluster_(reply);
 
     w->read = NULL;
     if (status == 0 && (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0 || rev <= 0))
@@ -1198,8 +1198,8 @@ static void on_watch_read(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     w->dec.next_rev = rev + 1;
-    if (preempt_etcd_cluster_(reply))
-        w->dec.cluster_id = preempt_etcd_cluster_(reply);
+    if (cluster)
+        w->dec.cluster_id = cluster;
     if (w->ops.on_reset)
         w->ops.on_reset(kvs, n, rev, w->arg);
     preempt_etcd_kvs_free_(kvs, n);

@@ -796,7 +796,8 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
         .etcd = { .endpoints = c->etcd_endpoints, .user = c->etcd_user, .password = c->etcd_password,
                   .ca = c->etcd_ca, .cert = c->etcd_cert, .key = c->etcd_key, .timeout_ms = c->etcd_timeout_ms,
                   .log = coord_log, .log_arg = h },
-        .job = c->job, .launch = c->launch_id, .worker = c->worker, .workers = c->workers, .lease_ttl_s = c->lease_ttl_s,
+        .job = c->job, .launch = c->launch_id, .worker = c->worker, .workers = c->workers,
+        .lease_ttl_s = c->lease_ttl_s,
         .join_timeout_ms = c->join_timeout_ms,
         .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
     };
