@@ -290,7 +290,7 @@ static size_t measure_floor(const char *etcd, unsigned n, double *v)
 
     (void)snprintf(prefix, sizeof(prefix), "/bench-floor/%d/", (int)getpid());
     if (!(f.base = event_base_new()) || preempt_etcd_new_(f.base, &eo, &f.e) < 0 ||
-        preempt_etcd_watch_(f.e, prefix, 0, &ops, &f, &watch) < 0 ||
+        preempt_etcd_watch_(f.e, prefix, NULL, 0, &ops, &f, &watch) < 0 ||
         preempt_etcd_run_until_(f.e, 5000, fl_up, &f) < 0)
         goto out;
     for (unsigned i = 0; i < n; i++) {

@@ -351,6 +351,11 @@ static bool last_save(const struct preempt_core *c, const struct preempt_facts *
     return c->round == 1 || f->cfg.grace_ms == 0;
 }
 
+bool preempt_fsm_save_is_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms)
+{
+    return c->state == PREEMPT_STATE_FINAL_SAVE || preempt_plan_final_due_(f, now_ms, c->deadline_ms);
+}
+
 static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, const struct preempt_event *ev,
                         const struct preempt_facts *f)
 {
@@ -386,7 +391,7 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_WITHDRAWN:
         return c->withdrawn;
     case PREEMPT_GUARD_TIME_LEFT:
-        return !preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
+        return !preempt_fsm_save_is_last_(c, f, ev->now_ms);
     case PREEMPT_GUARD_FINAL_DUE:
         return c->driver && preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
     case PREEMPT_GUARD_IS_DRIVER:

@@ -225,6 +225,14 @@ enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_ev
  * save is committed before the deadline (see preempt_fsm.c for the rule). */
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
 
+/* Whether the save in progress ends this worker's preemption whatever the
+ * job decides: the final save, or a first save after which no time would
+ * be left to train on (time-left, at its commit, is the negation; time only
+ * runs towards the deadline, so a save that is the last when it is
+ * reported is the last when it commits). The coordinator ends the worker's
+ * membership with the report of such a save (docs/protocol.md, "Traffic"). */
+bool preempt_fsm_save_is_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms);
+
 /* The lead: how many steps past its current one a worker may train while the
  * job agrees on the save step (docs/protocol.md, "Agreement without waits").
  * 1 in local mode; else PREEMPT_LEAD_MIN plus the agreement time in steps

@@ -96,8 +96,8 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
 struct preempt_coord_io {
     /* As preempt_etcd_call_ (body stolen). */
     int (*call)(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg);
-    /* As preempt_etcd_watch_ from revision 0 (a read, then the stream); one per coordinator. */
-    int (*watch)(void *io, const char *prefix, const struct preempt_etcd_watch_ops *ops, void *arg);
+    /* As preempt_etcd_watch_ of [key, end) from revision 0 (a read, then the stream); one per coordinator. */
+    int (*watch)(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg);
     /* Calls tick(arg) once after ms (0: cancels); one timer per coordinator. */
     void (*timer)(void *io, uint64_t ms, void (*tick)(void *arg), void *arg);
     uint64_t (*wall_ms)(void *io);       /* the clock deadlines are shared in (unix ms) */
@@ -128,9 +128,12 @@ bool preempt_coord_restore_step_(const char *mine, const char *const *offers, si
 void preempt_coord_free_(struct preempt_coord *c);
 
 /* Carries out a coordination effect (the rest are the handler's). round is
- * the machine's current round; errmsg is the text of a publish-error.
- * Returns true when fx was a coordination effect. */
-bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, const char *errmsg);
+ * the machine's current round; last, for report-shard, that the save ends
+ * this worker's preemption (preempt_fsm_save_is_last_): its membership ends
+ * with the report; errmsg is the text of a publish-error. Returns true when
+ * fx was a coordination effect. */
+bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
+                       const char *errmsg);
 
 /* Marks this worker's notice record withdrawn (its sources cancelled every
  * notice, or the notice was advisory) or live again. Call it before the

@@ -5,23 +5,29 @@
  *
  *   P/incarnation            "N": the job's current incarnation
  *   P/N/joined/<w>           "pid=.. steps=a,b,c": worker w joined N (permanent)
- *   P/N/alive/<w>            membership, bound to w's lease
  *   P/N/notice/op            "<deadline unix ms> inject": an operator's notice
  *                            (preemptctl), a notice of every worker's own
  *   P/N/error                "<code> <w> <message>": the first error (create-if-absent)
- *   P/N/done/<w>             "<step>": w finished training
  *   P/N/e<p>/notice/<w>      "<deadline unix ms> <source>[ withdrawn]": w's earliest
  *                            notice; "withdrawn" when its source cancelled it or
  *                            it was advisory (an opportunistic checkpoint)
  *   P/N/e<p>/claim           "<w>": the driver (create-if-absent, lease-bound)
  *   P/N/e<p>/final           "<w>": the driver opened the final round
- *   P/N/e<p>/r<k>/ack/<w>    "<step>": w's step when it acknowledged round k
+ *   P/N/e<p>/lost            "<w>": the driver found w's membership gone (create-if-absent)
  *   P/N/e<p>/r<k>/agreed     "<step>": round k's save step (create-if-absent)
- *   P/N/e<p>/r<k>/shard/<w>  "<step>": w's shard of round k is saved
  *   P/N/decision/e<p>/r<k>   "committed <step>" | "aborted <step> <w>": round k's one
  *                            decision (create-if-absent: the first to land wins). Kept
  *                            for the incarnation's life, outside e<p>/: a worker's copy
  *                            may wait on it after the episode is cleared (pending shards)
+ *
+ * Per-worker records live under P/N/w/, outside every worker's watch of
+ * [P/N/, P/N/w/): they are counted in etcd by the transaction that writes
+ * them, and only the driver reads the memberships (docs/protocol.md, "Traffic"):
+ *
+ *   P/N/w/alive/<w>                 w's member record, bound to its lease
+ *   P/N/w/done/<w>                  "<step>": w finished training
+ *   P/N/w/e<p>/r<k>/ack/<w>         "<cap>": w acknowledged round k
+ *   P/N/w/e<p>/r<k>/shard/<S>/<w>   w's shard of round k, at step S, is saved
  *
  * p counts the job's preemption episodes in N: 0 first; every worker moves on
  * to p + 1 when its machine clears the round after the notices were withdrawn
@@ -393,7 +399,7 @@ static void wait_ready(struct join *j)
 
     if (j->ready_w)
         return;
-    if (preempt_etcd_watch_(j->e, inc_key(j, key, sizeof(key), "ready"), 0, &ops, j, &j->ready_w) < 0)
+    if (preempt_etcd_watch_(j->e, inc_key(j, key, sizeof(key), "ready"), NULL, 0, &ops, j, &j->ready_w) < 0)
         join_finish(j, -ENOMEM, "out of memory");
 }
 
@@ -473,7 +479,7 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
         wait_ready(j);
         return;
     }
-    join_call(j, "kv/range", preempt_etcd_range_body_(inc_key(j, pre, sizeof(pre), "alive/"), true), on_members);
+    join_call(j, "kv/range", preempt_etcd_range_body_(inc_key(j, pre, sizeof(pre), "w/alive/"), true), on_members);
 }
 
 static void recount(struct join *j);
@@ -539,7 +545,7 @@ static void recount(struct join *j)
 {
     char ready[PREEMPT_MAX_JOB + 48], alive[PREEMPT_MAX_JOB + 48], shape[PREEMPT_MAX_JOB + 48];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, inc_key(j, ready, sizeof(ready), "ready"), NULL, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, inc_key(j, alive, sizeof(alive), "alive/"), NULL,
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, inc_key(j, alive, sizeof(alive), "w/alive/"), NULL,
                                        0 },
                                      { PREEMPT_ETCD_OP_GET, inc_key(j, shape, sizeof(shape), "shape"), NULL, 0 } };
 
@@ -666,9 +672,9 @@ static void join_try(struct join *j, bool rejoin)
     (void)snprintf(counter, sizeof(counter), "%sincarnation", j->jobp);
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
     (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/joined/%u", j->jobp, j->inc, w);
-    (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/alive/%u", j->jobp, j->inc, w);
+    (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/w/alive/%u", j->jobp, j->inc, w);
     (void)inc_key(j, ready, sizeof(ready), "ready");
-    (void)inc_key(j, members, sizeof(members), "alive/");
+    (void)inc_key(j, members, sizeof(members), "w/alive/");
     (void)inc_key(j, shape, sizeof(shape), "shape");
     {
         struct preempt_etcd_cmp cmp[] = { { counter, cur }, { rejoin ? alive : joined, NULL } };
@@ -888,11 +894,9 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
 /* ---- the running protocol ----------------------------------------------------------------- */
 
 struct round {
-    uint64_t *ack, *shard;
-    bool *acked, *sharded;
-    unsigned n_acks, n_shards;
     uint64_t agreed;
-    bool have_agreed, driver, acks_posted, commit_posted, decided;
+    uint64_t ack_ep, shard_ep; /* the episode of this worker's ack and shard report (answers of older ones are late) */
+    bool have_agreed, commit_posted, decided;
 };
 
 struct preempt_coord {
@@ -904,6 +908,8 @@ struct preempt_coord {
     char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
     char pre[PREEMPT_MAX_JOB + 48]; /* P/N/ */
     char epre[PREEMPT_MAX_JOB + 72]; /* P/N/e<ep>/ */
+    char wpre[PREEMPT_MAX_JOB + 56]; /* P/N/w/: the per-worker records, outside the watch */
+    char wepre[PREEMPT_MAX_JOB + 80]; /* P/N/w/e<ep>/ */
     uint64_t ep;           /* the episode this worker's machine is in */
     unsigned me, n;
     unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
@@ -918,12 +924,18 @@ struct preempt_coord {
     char my_source[32];
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
     bool notice_busy, notice_dirty; /* one put of notice/<me> at a time */
+    bool notice_deferred;  /* notice/<me> goes out with the claim the same transition sends */
+    bool claim_carries;    /* the claim on its way carries notice/<me> */
+    bool holds_claim;      /* this worker drives the episode: it reads the memberships */
+    bool polling;          /* the driver's read of the memberships is on its way */
+    bool departed;         /* w/alive/<me> went with the report of the last save */
+    bool lost_seen;        /* the episode's lost record was posted */
     uint64_t op_wall;      /* the operator's earliest deadline posted (unix ms; 0: none) */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     uint64_t *notice_wall; /* per worker; 0: none */
     bool *notice_withdrawn;
-    bool *alive, *done;
-    uint64_t *gone_at;     /* the machine's clock: w's membership went (0: it has not) */
+    bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
+    uint64_t *gone_at;     /* the driver's clock: w's membership was first found gone (0: it was not) */
     unsigned n_gone;       /* how many gone_at are set */
     struct round r[2];
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
@@ -1030,21 +1042,6 @@ static uint64_t wall_of_mono(const struct preempt_coord *c, uint64_t mono)
     return mono >= now ? w + (mono - now) : w - (now - mono);
 }
 
-static void check_acks(struct preempt_coord *c, unsigned k)
-{
-    struct round *r = &c->r[k];
-    struct preempt_event ev = { .kind = PREEMPT_EV_ACKS_COMPLETE };
-
-    if (!r->driver || r->acks_posted || r->n_acks < c->n)
-        return;
-    r->acks_posted = true;
-    for (unsigned w = 0; w < c->n; w++)
-        if (r->ack[w] > ev.u.acks_complete.max)
-            ev.u.acks_complete.max = r->ack[w];
-    ev.u.acks_complete.count = r->n_acks;
-    cpost(c, ev);
-}
-
 /* Tells the machine that the job's notices are withdrawn (the job's
  * decision, read from its records; the source says so). */
 static void post_withdrawn(struct preempt_coord *c)
@@ -1090,24 +1087,164 @@ static void decide(struct preempt_coord *c, unsigned k, const char *value)
     write_call(c, "kv/txn", preempt_etcd_create_body_(key, value, 0), on_decide); /* the watch brings the winner */
 }
 
-/* Every shard of round k is reported: this worker writes the decision
- * "committed" unless one landed first (an abort wins if it is first). */
-static void check_commit(struct preempt_coord *c, unsigned k)
+/* ---- per-worker records: counted in etcd, never watched by every worker ---------------------- */
+
+static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
+{
+    return ep != c->ep ? "an ended episode's" : NULL;
+}
+
+/* The caps of round k, read by the worker whose acknowledgement completed
+ * the set: S is the highest, published create-if-absent (a retried read,
+ * or a second reader, writes the same value or finds it there). */
+static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
+{
+    struct preempt_etcd_kv *kvs = NULL;
+    size_t n = 0, len;
+    unsigned count = 0;
+    uint64_t max = 0;
+    char pre[PREEMPT_MAX_JOB + 112], key[PREEMPT_MAX_JOB + 112], val[24];
+
+    if (status != 0) {
+        on_write(status, reply, msg, c);
+        return;
+    }
+    if (ep_stale(c, c->r[k].ack_ep) || c->r[k].have_agreed)
+        return;
+    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
+        on_write(-EPROTO, NULL, "a malformed range reply (the round's acknowledgements)", c);
+        return;
+    }
+    key_of(c->wepre, pre, sizeof(pre), "r%u/ack/", k);
+    len = strlen(pre);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w, cap;
+
+        if (strncmp(kvs[i].key, pre, len) || !parse_u64(kvs[i].key + len, &w) || w >= c->n ||
+            !parse_u64(kvs[i].value, &cap)) {
+            CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
+            continue;
+        }
+        count++;
+        if (cap > max)
+            max = cap;
+    }
+    preempt_etcd_kvs_free_(kvs, n);
+    if (count < c->n)
+        return;
+    CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64, k, max);
+    key_of(c->epre, key, sizeof(key), "r%u/agreed", k);
+    (void)snprintf(val, sizeof(val), "%" PRIu64, max);
+    write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
+}
+
+static void on_caps0(int status, json_t *reply, const char *msg, void *arg)
+{
+    on_caps(arg, 0, status, reply, msg);
+}
+
+static void on_caps1(int status, json_t *reply, const char *msg, void *arg)
+{
+    on_caps(arg, 1, status, reply, msg);
+}
+
+/* An acknowledgement's answer: its transaction counted the round's
+ * acknowledgements after writing this one. The worker whose count reached
+ * the job's size reads the caps. */
+static void on_acked(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
+{
+    char pre[PREEMPT_MAX_JOB + 112];
+
+    if (status != 0) {
+        on_write(status, reply, msg, c);
+        return;
+    }
+    if (ep_stale(c, c->r[k].ack_ep) || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
+        return;
+    key_of(c->wepre, pre, sizeof(pre), "r%u/ack/", k);
+    write_call(c, "kv/range", preempt_etcd_range_body_(pre, true), k ? on_caps1 : on_caps0);
+}
+
+static void on_acked0(int status, json_t *reply, const char *msg, void *arg)
+{
+    on_acked(arg, 0, status, reply, msg);
+}
+
+static void on_acked1(int status, json_t *reply, const char *msg, void *arg)
+{
+    on_acked(arg, 1, status, reply, msg);
+}
+
+/* Writes this worker's cap for round k and counts the round's caps, in one
+ * transaction; a worker that ended its membership with an earlier report
+ * (the job trains on after all) takes it up again in the same one. */
+static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap)
+{
+    char key[PREEMPT_MAX_JOB + 112], pre[PREEMPT_MAX_JOB + 112], alive[PREEMPT_MAX_JOB + 64], val[24];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_PUT, alive, c->member, c->lease } };
+
+    key_of(c->wepre, key, sizeof(key), "r%u/ack/%u", k, c->me);
+    key_of(c->wepre, pre, sizeof(pre), "r%u/ack/", k);
+    key_of(c->wpre, alive, sizeof(alive), "alive/%u", c->me);
+    (void)snprintf(val, sizeof(val), "%" PRIu64, cap);
+    c->r[k].ack_ep = c->ep;
+    write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0),
+               k ? on_acked1 : on_acked0);
+    c->departed = false;
+}
+
+/* A shard report's answer: its transaction counted the round's shards at
+ * this step. The worker whose report completed them proposes "committed";
+ * an abort that landed first still wins. */
+static void on_reported(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
 {
     struct round *r = &c->r[k];
     char val[64];
 
-    if (r->commit_posted || r->decided || r->n_shards < c->n)
+    if (status != 0) {
+        on_write(status, reply, msg, c);
         return;
-    for (unsigned w = 1; w < c->n; w++)
-        if (r->shard[w] != r->shard[0]) {
-            CLOG(c, 3, "round %u: worker %u saved step %" PRIu64 " but worker 0 saved %" PRIu64, k, w, r->shard[w],
-                 r->shard[0]);
-            return; /* never committed: the round's timer ends it */
-        }
+    }
+    if (ep_stale(c, r->shard_ep) || r->commit_posted || r->decided || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
+        return;
     r->commit_posted = true;
-    (void)snprintf(val, sizeof(val), "committed %" PRIu64, r->shard[0]);
+    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported; proposing the commit", k, r->agreed);
+    (void)snprintf(val, sizeof(val), "committed %" PRIu64, r->agreed);
     decide(c, k, val);
+}
+
+static void on_reported0(int status, json_t *reply, const char *msg, void *arg)
+{
+    on_reported(arg, 0, status, reply, msg);
+}
+
+static void on_reported1(int status, json_t *reply, const char *msg, void *arg)
+{
+    on_reported(arg, 1, status, reply, msg);
+}
+
+/* Reports this worker's shard of round k at step and counts the round's
+ * shards at that step, in one transaction. With the last save of its
+ * preemption (last) the worker's membership ends in the same transaction:
+ * it has nothing more to give the job, and its exit then costs etcd
+ * nothing (no revoke; the lease ends by itself, holding nothing). */
+static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last)
+{
+    char key[PREEMPT_MAX_JOB + 136], pre[PREEMPT_MAX_JOB + 136], alive[PREEMPT_MAX_JOB + 64];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, "", 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 } };
+
+    key_of(c->wepre, key, sizeof(key), "r%u/shard/%" PRIu64 "/%u", k, step, c->me);
+    key_of(c->wepre, pre, sizeof(pre), "r%u/shard/%" PRIu64 "/", k, step);
+    key_of(c->wpre, alive, sizeof(alive), "alive/%u", c->me);
+    c->r[k].shard_ep = c->ep;
+    c->r[k].agreed = step;
+    write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, last ? 3 : 2, NULL, 0),
+               k ? on_reported1 : on_reported0);
+    c->departed = c->departed || last;
 }
 
 /* The round's decision record: the one truth every worker follows. */
@@ -1155,15 +1292,7 @@ static void on_decision(struct preempt_coord *c, unsigned k, const char *value)
 
 static void reset_round(struct preempt_coord *c, unsigned k)
 {
-    struct round *r = &c->r[k];
-
-    memset(r->ack, 0, c->n * sizeof(*r->ack));
-    memset(r->shard, 0, c->n * sizeof(*r->shard));
-    memset(r->acked, 0, c->n * sizeof(*r->acked));
-    memset(r->sharded, 0, c->n * sizeof(*r->sharded));
-    r->n_acks = r->n_shards = 0;
-    r->agreed = 0;
-    r->have_agreed = r->driver = r->acks_posted = r->commit_posted = r->decided = false;
+    c->r[k] = (struct round){ 0 };
 }
 
 /* Posts notice-withdrawn once when every notice record of the job is
@@ -1247,27 +1376,25 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;
         ev.u.final_requested.worker = v;
         cpost(c, ev);
+    } else if (!strcmp(rest, "lost")) {
+        if (c->lost_seen || !parse_u64(value, &v) || v >= c->n)
+            return;
+        c->lost_seen = true;
+        CLOG(c, 2, "worker %" PRIu64 " lost its membership (lease expired or revoked; found by the driver)", v);
+        ev.kind = PREEMPT_EV_PEER_LOST;
+        ev.u.peer_lost.worker = (unsigned)v;
+        cpost(c, ev);
     } else if ((rr = round_key(rest, &k))) {
         struct round *r = &c->r[k];
 
         if (!parse_u64(value, &v))
             CLOG(c, 2, "ignoring %s%s = \"%.40s\": not a step", c->epre, rest, value);
-        else if (worker_key(rr, "ack", c->n, &w) && !r->acked[w]) {
-            r->acked[w] = true;
-            r->ack[w] = v;
-            r->n_acks++;
-            check_acks(c, k);
-        } else if (!strcmp(rr, "agreed") && !r->have_agreed) {
+        else if (!strcmp(rr, "agreed") && !r->have_agreed) {
             r->have_agreed = true;
             r->agreed = v;
             ev.kind = PREEMPT_EV_STEP_AGREED;
             ev.u.step_agreed.step = v;
             cpost(c, ev);
-        } else if (worker_key(rr, "shard", c->n, &w) && !r->sharded[w]) {
-            r->sharded[w] = true;
-            r->shard[w] = v;
-            r->n_shards++;
-            check_commit(c, k);
         }
     }
 }
@@ -1276,7 +1403,6 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
 static void on_put(struct preempt_coord *c, const char *rest, const char *value)
 {
     struct preempt_event ev = { 0 };
-    unsigned w;
 
     if (!strcmp(rest, "notice/op")) {
         uint64_t wall = strtoull(value, NULL, 10);
@@ -1292,15 +1418,6 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         ev.u.notice.deadline = mono_of_wall(c, wall);
         CLOG(c, 1, "an operator's notice (%s)", value);
         cpost(c, ev);
-    } else if (worker_key(rest, "alive", c->n, &w)) {
-        if (c->gone_at[w]) {
-            CLOG(c, 1, "worker %u is back (a new lease)", w);
-            c->gone_at[w] = 0;
-            c->n_gone--;
-        }
-        c->alive[w] = true;
-    } else if (worker_key(rest, "done", c->n, &w)) {
-        c->done[w] = true;
     } else if (!strcmp(rest, "error")) {
         char *end;
         long long code = strtoll(value, &end, 10);
@@ -1324,52 +1441,107 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
  * lost: twice this worker's longest step. A synchronous trainer keeps its
  * lease alive only at its boundaries, so a lease can end inside a step
  * longer than any before (the first one, typically) and come back at the
- * next boundary under a new lease; this worker sees either only at its own
- * boundaries. With steps of milliseconds that is at once. */
+ * next boundary under a new lease. With steps of milliseconds that is at
+ * the first read that misses it. */
 static uint64_t lost_grace_ms(const struct preempt_coord *c)
 {
     return 2 * c->longest_step_ms;
 }
 
-/* Posts peer-lost for every peer whose membership stayed gone for the grace. */
-static void check_gone(struct preempt_coord *c)
+static void forget_gone(struct preempt_coord *c)
 {
-    uint64_t now = c->n_gone ? c->ops.now_ms(c->arg) : 0;
+    memset(c->gone_at, 0, c->n * sizeof(*c->gone_at));
+    c->n_gone = 0;
+}
 
-    for (unsigned w = 0; w < c->n && c->n_gone; w++) {
-        struct preempt_event ev = { .kind = PREEMPT_EV_PEER_LOST };
+/* The driver's read of the memberships: a worker counts when it is a
+ * member, finished training, or reported a shard of the episode (the
+ * report of its last save ends its membership). One that stayed missing
+ * for the grace is lost: the driver publishes it, and every worker
+ * (itself included) follows that record. */
+static void on_members_read(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    uint64_t now = c->ops.now_ms(c->arg);
+    char key[PREEMPT_MAX_JOB + 64], val[16];
 
-        if (!c->gone_at[w] || now - c->gone_at[w] < lost_grace_ms(c))
-            continue;
-        c->gone_at[w] = 0;
-        c->n_gone--;
-        if (c->alive[w] || c->done[w] || c->left)
-            continue;
-        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked)", w);
-        ev.u.peer_lost.worker = w;
-        cpost(c, ev);
+    c->polling = false;
+    if (status < 0 || c->left || !c->holds_claim) {
+        if (status < 0)
+            CLOG(c, 1, "reading the memberships failed: %s", msg);
+        return;
     }
+    memset(c->present, 0, c->n * sizeof(*c->present));
+    for (size_t i = 0; i < 4; i++) {
+        struct preempt_etcd_kv *kvs = NULL;
+        size_t n = 0;
+
+        if (preempt_etcd_txn_kvs_(reply, i, &kvs, &n) < 0) {
+            CLOG(c, 2, "reading the memberships: a malformed txn reply");
+            return;
+        }
+        for (size_t j = 0; j < n; j++) {
+            const char *slash = strrchr(kvs[j].key, '/');
+            uint64_t w;
+
+            if (slash && parse_u64(slash + 1, &w) && w < c->n)
+                c->present[w] = true;
+        }
+        preempt_etcd_kvs_free_(kvs, n);
+    }
+    for (unsigned w = 0; w < c->n; w++) {
+        if (w == c->me || c->present[w]) {
+            if (c->gone_at[w]) {
+                CLOG(c, 1, "worker %u is back (a new lease)", w);
+                c->gone_at[w] = 0;
+                c->n_gone--;
+            }
+            continue;
+        }
+        if (!c->gone_at[w]) {
+            c->gone_at[w] = now ? now : 1;
+            c->n_gone++;
+            if (lost_grace_ms(c))
+                CLOG(c, 1, "worker %u's membership is gone; it counts as lost unless it is back within %" PRIu64
+                     " ms", w, lost_grace_ms(c));
+        }
+        if (now - c->gone_at[w] < lost_grace_ms(c) || c->lost_seen)
+            continue;
+        key_of(c->epre, key, sizeof(key), "lost");
+        (void)snprintf(val, sizeof(val), "%u", w);
+        write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
+        return;
+    }
+}
+
+/* The driver reads who is still there: one transaction, once a keep-alive
+ * period, only while it drives an episode (O(1) requests; every other
+ * worker reads nothing). */
+static void read_members(struct preempt_coord *c)
+{
+    char alive[PREEMPT_MAX_JOB + 64], done[PREEMPT_MAX_JOB + 64], s0[PREEMPT_MAX_JOB + 112],
+        s1[PREEMPT_MAX_JOB + 112];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_KEYS_PREFIX, alive, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, done, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
+
+    if (c->polling || !c->holds_claim || !c->active || c->left)
+        return;
+    key_of(c->wpre, alive, sizeof(alive), "alive/");
+    key_of(c->wpre, done, sizeof(done), "done/");
+    key_of(c->wepre, s0, sizeof(s0), "r0/shard/");
+    key_of(c->wepre, s1, sizeof(s1), "r1/shard/");
+    c->polling = true;
+    if (c->io->call(c->io_arg, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 4, NULL, 0),
+                    (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u, on_members_read, c) < 0)
+        c->polling = false;
 }
 
 static void on_delete(struct preempt_coord *c, const char *rest)
 {
-    unsigned w;
-
-    if (worker_key(rest, "alive", c->n, &w)) {
-        if (!c->alive[w])
-            return;
-        c->alive[w] = false;
-        if (w == c->me || c->done[w] || c->left)
-            return;
-        c->gone_at[w] = c->ops.now_ms(c->arg);
-        c->n_gone++;
-        if (lost_grace_ms(c))
-            CLOG(c, 1, "worker %u's membership is gone; it counts as lost unless it is back within %" PRIu64 " ms", w,
-                 lost_grace_ms(c));
-        check_gone(c);
-    } else if (!strcmp(rest, "notice/op")) {
+    if (!strcmp(rest, "notice/op"))
         c->op_wall = 0; /* the operator took it back */
-    }
 }
 
 /* A deleted record of the current episode. Only the claim goes while the
@@ -1377,7 +1549,11 @@ static void on_delete(struct preempt_coord *c, const char *rest)
  * when a worker clears the ended episode. */
 static void on_delete_episode(struct preempt_coord *c, const char *rest)
 {
-    if (!strcmp(rest, "claim") && c->active && !c->left && !c->withdrawn_posted)
+    if (strcmp(rest, "claim") != 0)
+        return;
+    c->holds_claim = false;
+    forget_gone(c);
+    if (c->active && !c->left && !c->withdrawn_posted)
         claim(c);
 }
 
@@ -1501,8 +1677,8 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
     } /* else: an ended episode's record, landing or cleared late */
 }
 
-/* A full read of the prefix: members missing from it were lost while the
- * watch was down; every record is applied (the view makes that idempotent). */
+/* A full read of the watched records: every record is applied (the view
+ * makes that idempotent). */
 static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
 {
     struct preempt_coord *c = arg;
@@ -1510,9 +1686,6 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     bool current = false, later = false;
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
-    /* What the records hold first, then who is gone: a worker that saved
-     * its shard and left has saved (a stream shows the put before the
-     * lease's end; a read must not show them the other way round). */
     for (size_t i = 0; i < n; i++) {
         const char *rest = rest_of(c, kvs[i].key);
         uint64_t ep;
@@ -1530,16 +1703,6 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     if (later && !current && c->active && !c->withdrawn_posted) {
         CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->ep);
         post_withdrawn(c);
-    }
-    for (unsigned w = 0; w < c->n; w++) {
-        char key[PREEMPT_MAX_JOB + 64];
-        bool present = false;
-
-        key_of(c->pre, key, sizeof(key), "alive/%u", w);
-        for (size_t i = 0; i < n && !present; i++)
-            present = !strcmp(kvs[i].key, key);
-        if (c->alive[w] && !present)
-            on_delete(c, key + strlen(c->pre));
     }
 }
 
@@ -1620,8 +1783,9 @@ static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
     c->lease = preempt_etcd_i64_(reply, "ID");
     if (ttl > 0)
         c->ttl_s = (unsigned)ttl;
-    key_of(c->pre, key, sizeof(key), "alive/%u", c->me);
-    put(c, key, c->member, c->lease);
+    key_of(c->wpre, key, sizeof(key), "alive/%u", c->me);
+    if (!c->departed)
+        put(c, key, c->member, c->lease);
     if (c->claim_again) { /* sent under the lease that had ended */
         c->claim_again = false;
         claim(c);
@@ -1643,10 +1807,7 @@ static void regrant(struct preempt_coord *c)
 
 void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
 {
-    if (!c)
-        return;
-    check_gone(c);
-    if (step_ms <= c->longest_step_ms)
+    if (!c || step_ms <= c->longest_step_ms)
         return;
     c->longest_step_ms = step_ms;
     /* A longer lease while nothing is going on (during a preemption the
@@ -1678,9 +1839,9 @@ static void on_keep_timer(void *arg)
     struct preempt_coord *c = arg;
     uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
 
-    check_gone(c);
     if (!c->watch_up)
-        (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_range_body_(c->pre, true), bound, on_poll_read, c);
+        (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_span_body_(c->pre, c->wpre), bound, on_poll_read, c);
+    read_members(c);
     if (c->io->call(c->io_arg, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
                            on_keepalive, c) < 0)
         arm_keepalive(c);
@@ -1703,12 +1864,21 @@ static void on_notice_put(int status, json_t *reply, const char *msg, void *arg)
         notice_put(c);
 }
 
+/* notice/<me>'s key and value as they should be now. */
+static void notice_record(const struct preempt_coord *c, char *key, size_t key_size, char *val, size_t val_size)
+{
+    key_of(c->epre, key, key_size, "notice/%u", c->me);
+    (void)snprintf(val, val_size, "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
+                   c->my_withdrawn ? " withdrawn" : "");
+}
+
 /* Writes notice/<me> as it should be now; one put at a time, so that a
  * later value never lands before an earlier one. */
 static void notice_put(struct preempt_coord *c)
 {
     char key[PREEMPT_MAX_JOB + 64], val[96];
 
+    c->notice_deferred = false;
     if (!c->my_notice_wall)
         return;
     if (c->notice_busy) {
@@ -1717,9 +1887,7 @@ static void notice_put(struct preempt_coord *c)
     }
     c->notice_busy = true;
     c->notice_dirty = false;
-    key_of(c->epre, key, sizeof(key), "notice/%u", c->me);
-    (void)snprintf(val, sizeof(val), "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
-                   c->my_withdrawn ? " withdrawn" : "");
+    notice_record(c, key, sizeof(key), val, sizeof(val));
     write_call(c, "kv/put", preempt_etcd_put_body_(key, val, 0), on_notice_put);
 }
 
@@ -1739,12 +1907,20 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
     uint64_t holder = c->me;
     bool ok, vanished;
 
+    if (c->notice_busy && c->claim_carries) { /* the notice went with the claim (or failed with it) */
+        c->claim_carries = false;
+        c->notice_busy = false;
+        if (status < 0)
+            c->notice_deferred = true; /* the next claim carries it, or the put below */
+    }
     if (status == -ENOENT && !c->left) { /* "requested lease not found": it ended inside a long step */
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
         c->claim_again = true;
         regrant(c);
         return;
     }
+    if (c->notice_dirty || c->notice_deferred)
+        notice_put(c);
     if (status < 0) {
         on_write(status, NULL, msg, c);
         return;
@@ -1766,30 +1942,43 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
          * asked for (its lease, and the claim with it, ended inside a
          * step): its machine follows (claim-lost), so must its view, or it
          * would post acks-complete to a follower (sim seed 3606). */
-        c->r[0].driver = c->r[1].driver = false;
+        c->holds_claim = false;
         ev.kind = PREEMPT_EV_CLAIM_LOST;
         ev.u.claim_lost.worker = holder;
         cpost(c, ev);
         return;
     }
-    c->r[0].driver = true;
+    c->holds_claim = true;
     cpost(c, ev);
-    check_acks(c, 0);
 }
 
+/* Claims the episode (create-if-absent, bound to the lease). A notice of
+ * this worker's that opens the episode goes in the same transaction, so
+ * that every worker learns of both from one watch event. */
 static void claim(struct preempt_coord *c)
 {
-    char key[PREEMPT_MAX_JOB + 64], me[16];
+    char key[PREEMPT_MAX_JOB + 64], me[16], nkey[PREEMPT_MAX_JOB + 64], nval[96];
+    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease },
+                                    { PREEMPT_ETCD_OP_PUT, nkey, nval, 0 } };
+    struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 }, { PREEMPT_ETCD_OP_PUT, nkey, nval, 0 } };
+    bool carry = c->notice_deferred && c->my_notice_wall && !c->notice_busy;
 
     key_of(c->epre, key, sizeof(key), "claim");
     (void)snprintf(me, sizeof(me), "%u", c->me);
-    write_call(c, "kv/txn", preempt_etcd_create_body_(key, me, c->lease), on_claim);
+    if (carry) {
+        notice_record(c, nkey, sizeof(nkey), nval, sizeof(nval));
+        c->notice_deferred = c->notice_dirty = false;
+        c->notice_busy = c->claim_carries = true;
+    }
+    write_call(c, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, carry ? 2 : 1, fail, carry ? 2 : 1), on_claim);
 }
 
 static void set_episode(struct preempt_coord *c, uint64_t ep)
 {
     c->ep = ep;
     (void)snprintf(c->epre, sizeof(c->epre), "%se%" PRIu64 "/", c->pre, ep);
+    (void)snprintf(c->wepre, sizeof(c->wepre), "%se%" PRIu64 "/", c->wpre, ep);
 }
 
 /* The machine is back in idle: this worker moves on to the next episode
@@ -1805,7 +1994,15 @@ static void advance(struct preempt_coord *c)
     memset(c->notice_withdrawn, 0, c->n * sizeof(*c->notice_withdrawn));
     reset_round(c, 0);
     reset_round(c, 1);
-    c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = false;
+    forget_gone(c);
+    c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = c->lost_seen = false;
+    if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
+        char key[PREEMPT_MAX_JOB + 64];
+
+        c->departed = false;
+        key_of(c->wpre, key, sizeof(key), "alive/%u", c->me);
+        put(c, key, c->member, c->lease);
+    }
     c->my_notice_wall = c->my_deadline = 0;
     if (live) {
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
@@ -1835,7 +2032,8 @@ static void advance(struct preempt_coord *c)
     flush_merged(c);
 }
 
-bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, const char *text)
+bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
+                       const char *text)
 {
     char key[PREEMPT_MAX_JOB + 64], val[400];
     unsigned k = round ? 1 : 0;
@@ -1843,6 +2041,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     switch (fx->kind) {
     case PREEMPT_FX_PUBLISH_NOTICE: {
         uint64_t wall = wall_of_mono(c, (uint64_t)fx->arg);
+        bool opens = !c->active; /* from idle: the transition claims next, and the claim carries it */
 
         c->active = true;
         if (!c->my_deadline || (uint64_t)fx->arg < c->my_deadline)
@@ -1851,16 +2050,19 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
             return true; /* the earliest deadline is already published */
         c->my_notice_wall = wall;
         (void)snprintf(c->my_source, sizeof(c->my_source), "%s", text ? text : "");
-        notice_put(c);
+        if (opens)
+            c->notice_deferred = true;
+        else
+            notice_put(c);
         return true;
     }
     case PREEMPT_FX_CLAIM_DRIVER:
         claim(c);
         return true;
     case PREEMPT_FX_ACK_STEP:
-        key_of(c->epre, key, sizeof(key), "r%u/ack/%u", k, c->me);
-        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
-        put(c, key, val, 0);
+        if (c->notice_deferred) /* no claim carried it (none of the rows does that today) */
+            notice_put(c);
+        acknowledge(c, k, (uint64_t)fx->arg);
         return true;
     case PREEMPT_FX_PUBLISH_AGREED:
         key_of(c->epre, key, sizeof(key), "r%u/agreed", k);
@@ -1868,16 +2070,12 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it back */
         return true;
     case PREEMPT_FX_REQUEST_FINAL:
-        c->r[1].driver = true;
         key_of(c->epre, key, sizeof(key), "final");
         (void)snprintf(val, sizeof(val), "%u", c->me);
         put(c, key, val, 0);
-        check_acks(c, 1);
         return true;
     case PREEMPT_FX_REPORT_SHARD:
-        key_of(c->epre, key, sizeof(key), "r%u/shard/%u", k, c->me);
-        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
-        put(c, key, val, 0);
+        report(c, k, (uint64_t)fx->arg, last);
         return true;
     case PREEMPT_FX_PUBLISH_ERROR:
         key_of(c->pre, key, sizeof(key), "error");
@@ -1885,15 +2083,18 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the first error wins */
         return true;
     case PREEMPT_FX_ANNOUNCE_DONE:
-        c->done[c->me] = true;
-        key_of(c->pre, key, sizeof(key), "done/%u", c->me);
+        key_of(c->wpre, key, sizeof(key), "done/%u", c->me);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         put(c, key, val, 0);
         return true;
-    case PREEMPT_FX_CLEAR_ROUND:
-        write_call(c, "kv/deleterange", preempt_etcd_delete_body_(c->epre, true), on_write);
+    case PREEMPT_FX_CLEAR_ROUND: {
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE_PREFIX, c->epre, NULL, 0 },
+                                         { PREEMPT_ETCD_OP_DELETE_PREFIX, c->wepre, NULL, 0 } };
+
+        write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 2, NULL, 0), on_write);
         advance(c);
         return true;
+    }
     case PREEMPT_FX_PROPOSE_ABORT:
         (void)snprintf(val, sizeof(val), "aborted %" PRId64 " %u", fx->arg, c->me);
         decide(c, k, val);
@@ -1916,6 +2117,13 @@ void preempt_coord_leave_(struct preempt_coord *c)
         return;
     c->left = true;
     c->io->timer(c->io_arg, 0, NULL, NULL);
+    if (c->departed) {
+        /* The membership ended with the last report. The lease ends by
+         * itself; a driver's claim stays until then, so that no worker
+         * still waiting for the decision takes the episode over. */
+        CLOG(c, 0, "leaving: the membership ended with the last report; the lease ends by itself");
+        return;
+    }
     (void)c->io->call(c->io_arg, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)c->lease), c->give_up_ms, NULL,
                       NULL);
 }
@@ -1955,11 +2163,11 @@ static int real_call(void *io, const char *path, json_t *body, uint64_t give_up_
     return preempt_etcd_call_(((struct real_io *)io)->e, path, body, give_up_ms, cb, arg);
 }
 
-static int real_watch(void *io, const char *prefix, const struct preempt_etcd_watch_ops *ops, void *arg)
+static int real_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
 {
     struct real_io *r = io;
 
-    return preempt_etcd_watch_(r->e, prefix, 0, ops, arg, &r->watch);
+    return preempt_etcd_watch_(r->e, key, end, 0, ops, arg, &r->watch);
 }
 
 static void on_real_timer(evutil_socket_t fd, short what, void *arg)
@@ -2084,24 +2292,16 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     (void)snprintf(c->member, sizeof(c->member), "%s", join->member[0] ? join->member : "pid=0");
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
     (void)snprintf(c->pre, sizeof(c->pre), "%s%" PRIu64 "/", c->jobp, join->incarnation);
+    (void)snprintf(c->wpre, sizeof(c->wpre), "%sw/", c->pre);
     set_episode(c, 0);
     c->notice_wall = calloc(n, sizeof(*c->notice_wall));
     c->notice_withdrawn = calloc(n, sizeof(*c->notice_withdrawn));
-    c->alive = calloc(n, sizeof(*c->alive));
+    c->present = calloc(n, sizeof(*c->present));
     c->gone_at = calloc(n, sizeof(*c->gone_at));
-    c->done = calloc(n, sizeof(*c->done));
-    for (unsigned k = 0; k < 2; k++) {
-        c->r[k].ack = calloc(n, sizeof(uint64_t));
-        c->r[k].shard = calloc(n, sizeof(uint64_t));
-        c->r[k].acked = calloc(n, sizeof(bool));
-        c->r[k].sharded = calloc(n, sizeof(bool));
-        if (!c->r[k].ack || !c->r[k].shard || !c->r[k].acked || !c->r[k].sharded)
-            r = -ENOMEM;
-    }
-    if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->alive || !c->gone_at || !c->done))
+    if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->present || !c->gone_at))
         r = -ENOMEM;
     if (r == 0)
-        r = io->watch(io_arg, c->pre, &wops, c);
+        r = io->watch(io_arg, c->pre, c->wpre, &wops, c);
     if (r < 0) {
         preempt_coord_free_(c);
         return r;
@@ -2116,19 +2316,12 @@ void preempt_coord_free_(struct preempt_coord *c)
     if (!c)
         return;
     c->io->free(c->io_arg);
-    for (unsigned k = 0; k < 2; k++) {
-        free(c->r[k].ack);
-        free(c->r[k].shard);
-        free(c->r[k].acked);
-        free(c->r[k].sharded);
-    }
     while (c->n_held > 0)
         held_drop(c, &c->held[0]);
     free(c->held);
     free(c->notice_wall);
     free(c->notice_withdrawn);
-    free(c->alive);
+    free(c->present);
     free(c->gone_at);
-    free(c->done);
     free(c);
 }

@@ -84,10 +84,11 @@ unsigned preempt_etcd_flush_(struct preempt_etcd *e, uint64_t bound_ms);
  * done, -ETIMEDOUT, or -ENOMEM. */
 int preempt_etcd_run_until_(struct preempt_etcd *e, uint64_t bound_ms, bool (*done)(void *arg), void *arg);
 
-/* Watches every key under prefix from start_rev (0: read the prefix first
- * and deliver it through on_reset). Re-opens after every kind of end, from
- * the last revision seen, with backoff; re-reads after a compaction. */
-int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t start_rev,
+/* Watches every key under prefix (end NULL), or the range [prefix, end),
+ * from start_rev (0: read the range first and deliver it through on_reset).
+ * Re-opens after every kind of end, from the last revision seen, with
+ * backoff; re-reads after a compaction. */
+int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, const char *end, int64_t start_rev,
                         const struct preempt_etcd_watch_ops *ops, void *arg, struct preempt_etcd_watch **ret);
 void preempt_etcd_watch_free_(struct preempt_etcd_watch *w);
 
@@ -104,6 +105,8 @@ void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg
 json_t *preempt_etcd_put_body_(const char *key, const char *value, int64_t lease);
 json_t *preempt_etcd_range_body_(const char *key, bool prefix);
 json_t *preempt_etcd_delete_body_(const char *key, bool prefix);
+/* A range read of [key, end). */
+json_t *preempt_etcd_span_body_(const char *key, const char *end);
 /* A txn: every compare must hold for the success ops to run; else the
  * failure ops run. */
 struct preempt_etcd_cmp {
@@ -111,7 +114,14 @@ struct preempt_etcd_cmp {
     const char *value; /* NULL: the key must not exist; else: its value must equal this */
 };
 struct preempt_etcd_op {
-    enum { PREEMPT_ETCD_OP_PUT, PREEMPT_ETCD_OP_GET, PREEMPT_ETCD_OP_DELETE_PREFIX, PREEMPT_ETCD_OP_COUNT_PREFIX } kind;
+    enum preempt_etcd_op_kind {
+        PREEMPT_ETCD_OP_PUT,
+        PREEMPT_ETCD_OP_GET,
+        PREEMPT_ETCD_OP_DELETE_PREFIX,
+        PREEMPT_ETCD_OP_COUNT_PREFIX, /* how many keys are under key */
+        PREEMPT_ETCD_OP_KEYS_PREFIX,  /* the keys under key, without their values */
+        PREEMPT_ETCD_OP_DELETE,       /* key alone */
+    } kind;
     const char *key, *value;
     int64_t lease;
 };
@@ -134,6 +144,8 @@ int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_e
 /* The key read by a failed txn's read number i (from 0) into *ret_kv (zeroed
  * if none). Returns 0 or -EPROTO / -ENOMEM. */
 int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv *ret_kv);
+/* The kvs a txn's op number i (a range) returned, as preempt_etcd_range_kvs_. */
+int preempt_etcd_txn_kvs_(const json_t *reply, size_t i, struct preempt_etcd_kv **ret, size_t *ret_n);
 /* The count a txn's op number i (a COUNT_PREFIX op) returned; -EPROTO when
  * that response is not a range's. */
 int64_t preempt_etcd_txn_count_(const json_t *reply, size_t i);
@@ -193,6 +205,7 @@ enum preempt_watch_end {
 struct preempt_watch_dec {
     struct preempt_linebuf lb;
     int64_t next_rev;           /* the next revision to deliver */
+    int64_t cur_rev;            /* the revision the message being decoded delivered last (0: none) */
     enum preempt_watch_end end;
     bool auth_failed;           /* canceled for authentication: the token must be renewed */
     uint64_t cluster_id;        /* the store's cluster id (0: not seen yet); kept across streams */

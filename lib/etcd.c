@@ -74,7 +74,7 @@ struct req {
 
 struct preempt_etcd_watch {
     struct preempt_etcd *e;
-    char *prefix;
+    char *prefix, *end; /* the range [prefix, end); end NULL: every key under prefix */
     struct preempt_etcd_watch_ops ops;
     void *arg;
     struct req *stream, *read;
@@ -248,14 +248,18 @@ static bool set_i64(json_t *obj, const char *name, int64_t v)
     return obj && json_object_set_new(obj, name, json_string(buf)) == 0;
 }
 
-static json_t *key_body(const char *key, bool prefix)
+/* A range [key, end) (end NULL: the key alone, or with prefix every key under it). */
+static json_t *span_body(const char *key, bool prefix, const char *span_end)
 {
     json_t *b = json_object();
     char *end = NULL;
 
     if (!set_b64(b, "key", key))
         goto fail;
-    if (prefix) {
+    if (span_end) {
+        if (!set_b64(b, "range_end", span_end))
+            goto fail;
+    } else if (prefix) {
         if (preempt_etcd_prefix_end_(key, &end) < 0)
             goto fail;
         if (!end[0] ? json_object_set_new(b, "range_end", json_string("AA==")) != 0 : !set_b64(b, "range_end", end))
@@ -267,6 +271,11 @@ fail:
     free(end);
     json_decref(b);
     return NULL;
+}
+
+static json_t *key_body(const char *key, bool prefix)
+{
+    return span_body(key, prefix, NULL);
 }
 
 json_t *preempt_etcd_put_body_(const char *key, const char *value, int64_t lease)
@@ -290,18 +299,26 @@ json_t *preempt_etcd_delete_body_(const char *key, bool prefix)
     return key_body(key, prefix);
 }
 
+json_t *preempt_etcd_span_body_(const char *key, const char *end)
+{
+    return span_body(key, true, end);
+}
+
 static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
 {
     json_t *arr = json_array();
 
-    static const char *const names[] = { "request_put", "request_range", "request_delete_range", "request_range" };
+    static const char *const names[] = { "request_put",   "request_range", "request_delete_range",
+                                         "request_range", "request_range", "request_delete_range" };
 
     for (size_t i = 0; arr && i < n; i++) {
-        bool put = ops[i].kind == PREEMPT_ETCD_OP_PUT, count = ops[i].kind == PREEMPT_ETCD_OP_COUNT_PREFIX;
+        enum preempt_etcd_op_kind k = ops[i].kind;
+        bool put = k == PREEMPT_ETCD_OP_PUT, count = k == PREEMPT_ETCD_OP_COUNT_PREFIX,
+             keys = k == PREEMPT_ETCD_OP_KEYS_PREFIX;
         json_t *req = put ? preempt_etcd_put_body_(ops[i].key, ops[i].value, ops[i].lease)
-                          : key_body(ops[i].key, ops[i].kind == PREEMPT_ETCD_OP_DELETE_PREFIX || count);
+                          : key_body(ops[i].key, k == PREEMPT_ETCD_OP_DELETE_PREFIX || count || keys);
 
-        if (req && count && json_object_set_new(req, "count_only", json_true()) != 0) {
+        if (req && (count || keys) && json_object_set_new(req, count ? "count_only" : "keys_only", json_true()) != 0) {
             json_decref(req);
             req = NULL;
         }
@@ -456,6 +473,15 @@ int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv
     return preempt_etcd_kv_(json_array_get(kvs, 0), ret_kv);
 }
 
+int preempt_etcd_txn_kvs_(const json_t *reply, size_t i, struct preempt_etcd_kv **ret, size_t *ret_n)
+{
+    const json_t *rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
+
+    *ret = NULL;
+    *ret_n = 0;
+    return json_is_object(rr) ? preempt_etcd_range_kvs_(rr, ret, ret_n) : -EPROTO;
+}
+
 int64_t preempt_etcd_txn_count_(const json_t *reply, size_t i)
 {
     const json_t *rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
@@ -586,10 +612,13 @@ static void dec_event(struct preempt_watch_dec *d, const json_t *ev)
         d->end = PREEMPT_WATCH_REREAD;
         return;
     }
-    if (kv.mod_rev >= d->next_rev) { /* never deliver a revision twice */
+    /* Never deliver a revision twice, but every event of one: a txn writes
+     * several keys in one revision, and one message carries them all. */
+    if (kv.mod_rev >= d->next_rev || kv.mod_rev == d->cur_rev) {
         enum preempt_etcd_ev t = json_is_string(type) && !strcmp(json_string_value(type), "DELETE")
                                      ? PREEMPT_ETCD_DELETE : PREEMPT_ETCD_PUT;
 
+        d->cur_rev = kv.mod_rev;
         d->next_rev = kv.mod_rev + 1;
         if (d->on_event)
             d->on_event(t, &kv, d->arg);
@@ -650,6 +679,7 @@ static void dec_line(const char *s, size_t len, void *arg)
             d->on_created(d->arg);
         break;
     case PREEMPT_WATCH_EVENTS:
+        d->cur_rev = 0;
         for (size_t i = 0; i < json_array_size(events) && d->end == PREEMPT_WATCH_GOING; i++)
             dec_event(d, json_array_get(events, i));
         break;
@@ -1153,7 +1183,7 @@ static void watch_ended(struct preempt_etcd_watch *w, CURLcode res)
 
 static void watch_open_stream(struct preempt_etcd_watch *w)
 {
-    json_t *create = key_body(w->prefix, true), *body;
+    json_t *create = span_body(w->prefix, true, w->end), *body;
     struct req *q;
 
     if (!create || !set_i64(create, "start_revision", w->dec.next_rev) ||
@@ -1216,8 +1246,7 @@ static void on_watch_reopen(evutil_socket_t fd, short what, void *arg)
         watch_open_stream(w);
         return;
     }
-    w->read = call(w->e, "kv/range", preempt_etcd_range_body_(w->prefix, true), w->e->timeout_ms, on_watch_read, w,
-                   false);
+    w->read = call(w->e, "kv/range", span_body(w->prefix, true, w->end), w->e->timeout_ms, on_watch_read, w, false);
     if (!w->read)
         watch_schedule(w, false);
 }
@@ -1262,7 +1291,7 @@ static void on_watchdog(evutil_socket_t fd, short what, void *arg)
     w->got_bytes = false;
 }
 
-int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t start_rev,
+int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, const char *end, int64_t start_rev,
                         const struct preempt_etcd_watch_ops *ops, void *arg, struct preempt_etcd_watch **ret)
 {
     struct preempt_etcd_watch *w;
@@ -1275,6 +1304,7 @@ int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t star
         return -ENOMEM;
     w->e = e;
     w->prefix = strdup(prefix);
+    w->end = end ? strdup(end) : NULL;
     w->ops = *ops;
     w->arg = arg;
     w->dec = (struct preempt_watch_dec){ .next_rev = start_rev, .on_event = watch_dec_event,
@@ -1285,7 +1315,7 @@ int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, int64_t star
     w->dog_since = active_ms(e);
     tv = (struct timeval){ .tv_sec = (time_t)(e->watch_idle_ms / 1000),
                            .tv_usec = (suseconds_t)(e->watch_idle_ms % 1000) * 1000 };
-    if (!w->prefix || !w->ev_reopen || !w->ev_dog || event_add(w->ev_dog, &tv) < 0) {
+    if (!w->prefix || (end && !w->end) || !w->ev_reopen || !w->ev_dog || event_add(w->ev_dog, &tv) < 0) {
         preempt_etcd_watch_free_(w);
         return -ENOMEM;
     }
@@ -1307,6 +1337,7 @@ void preempt_etcd_watch_free_(struct preempt_etcd_watch *w)
     if (w->ev_dog)
         event_free(w->ev_dog);
     free(w->prefix);
+    free(w->end);
     free(w);
 }
 

@@ -337,7 +337,11 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
 {
     struct preempt_handler *h = arg;
 
-    if (h->coord ? preempt_coord_fx_(h->coord, fx, preempt_sm_core_(sm)->round, fx_text(h, fx))
+    const struct preempt_core *core = preempt_sm_core_(sm);
+    bool last = fx->kind == PREEMPT_FX_REPORT_SHARD &&
+                preempt_fsm_save_is_last_(core, preempt_sm_facts_(sm), now_ms(h));
+
+    if (h->coord ? preempt_coord_fx_(h->coord, fx, core->round, last, fx_text(h, fx))
                  : preempt_local_coord_fx_(sm, fx, now_ms(h)))
         return;
     switch (fx->kind) {

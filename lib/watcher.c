@@ -171,7 +171,7 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
     if (member(rest, "joined", &i)) {
         if (put && !w->joined[i])
             w->joined[i] = true, w->n_joined++;
-    } else if (member(rest, "alive", &i)) {
+    } else if (member(rest, "w/alive", &i)) {
         if (put != w->alive[i]) {
             w->alive[i] = put;
             w->n_alive = put ? w->n_alive + 1 : w->n_alive - 1;
@@ -249,7 +249,7 @@ int preempt_watcher_new(struct event_base *base, const struct preempt_config *cf
     if (r == 0)
         r = preempt_etcd_new_(w->base, &eo, &w->e);
     if (r == 0)
-        r = preempt_etcd_watch_(w->e, w->jobp, 0, &ops, w, &w->watch);
+        r = preempt_etcd_watch_(w->e, w->jobp, NULL, 0, &ops, w, &w->watch);
     if (r < 0) {
         preempt_watcher_free(w);
         return r;

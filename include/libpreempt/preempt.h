@@ -423,7 +423,8 @@ PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x);
  * Observes a multi-worker job's records in etcd without taking part in it
  * (TensorFlow's PreemptionWatcher, on every platform): which worker got a
  * notice, from which source, with which deadline; and when every worker of
- * the job's current incarnation has exited (their membership leases gone).
+ * the job's current incarnation has left (its membership ended: at its
+ * exit, or with the report of its last checkpoint, a moment before it).
  * It follows the job into each new incarnation. No threads: it lives on an
  * event_base like a handler. */
 
@@ -443,7 +444,7 @@ struct preempt_notice_info {
 struct preempt_watcher_callbacks {
     /** A notice, an earlier deadline or a withdrawal was seen. */
     void (*on_notice)(struct preempt_watcher *w, const struct preempt_notice_info *n, void *userdata);
-    /** Every worker that joined @p incarnation has exited. */
+    /** Every worker that joined @p incarnation has left (see above). */
     void (*on_exited)(struct preempt_watcher *w, uint64_t incarnation, void *userdata);
 };
 

@@ -3,7 +3,7 @@
 /* tests/sim/sim-etcd.c: an in-memory model of the etcd v3 semantics the
  * protocol relies on, behind the JSON gateway's request and reply shapes:
  * one revision per write (a txn is one), keys in byte order, create and mod
- * revisions, leases with a TTL whose expiry deletes their keys, txn with
+ * revisions, ranges (count_only, keys_only), leases with a TTL whose expiry deletes their keys, txn with
  * CREATE/VALUE compares, and a history that watches replay in order. */
 #include <errno.h>
 #include <inttypes.h>
@@ -319,14 +319,21 @@ static json_t *do_range(struct sim_etcd *m, const json_t *body)
 {
     char *key = field(body, "key"), *end = field(body, "range_end");
     json_t *r = json_pack("{s:o}", "header", header(m)), *kvs = json_array();
+    bool count_only = json_is_true(json_object_get(body, "count_only"));
+    bool keys_only = json_is_true(json_object_get(body, "keys_only"));
     unsigned count = 0;
 
     for (size_t i = 0; key && i < m->n; i++)
         if (in_range(m->kvs[i].key, key, end)) {
-            json_array_append_new(kvs, kv_json(&m->kvs[i]));
+            json_t *kv = count_only ? NULL : kv_json(&m->kvs[i]);
+
+            if (kv && keys_only)
+                (void)json_object_del(kv, "value");
+            if (kv)
+                json_array_append_new(kvs, kv);
             count++;
         }
-    if (count)
+    if (count && !count_only)
         json_object_set_new(r, "kvs", kvs);
     else
         json_decref(kvs);

@@ -161,6 +161,7 @@ struct world {
     uint64_t give_up_ms, incarnation, restored;
     bool have_restored;
     char pre[128];        /* /preempt/sim/<inc>/ */
+    char wpre[136];       /* /preempt/sim/<inc>/w/: the per-worker records */
     uint64_t kill_us;     /* the job's deadline (0: none): the cloud kills at kill_us + bound */
     uint64_t bound_us, base_bound_us;
     char violation[512];
@@ -317,11 +318,26 @@ static void watch_catch_up(struct worker *w, uint64_t at_us)
     arrive(w, it, at_us);
 }
 
+/* What a worker's watch covers: the job's records but the per-worker ones
+ * (docs/protocol.md, "Traffic"). */
+static bool in_view(const char *key)
+{
+    return strncmp(key, W->pre, strlen(W->pre)) == 0 && strcmp(key, W->wpre) < 0;
+}
+
 static void watch_reset(struct worker *w, uint64_t at_us)
 {
     struct item *it = item_new(IT_RESET);
+    size_t k = 0;
 
     (void)sim_etcd_snapshot(W->etcd, W->pre, &it->kvs, &it->n_kvs);
+    for (size_t i = 0; i < it->n_kvs; i++) {
+        if (in_view(it->kvs[i].key))
+            it->kvs[k++] = it->kvs[i];
+        else
+            preempt_etcd_kv_clear_(&it->kvs[i]);
+    }
+    it->n_kvs = k;
     it->rev = sim_etcd_rev(W->etcd);
     if (at_us < w->wlast_us)
         at_us = w->wlast_us;
@@ -329,11 +345,12 @@ static void watch_reset(struct worker *w, uint64_t at_us)
     arrive(w, it, at_us);
 }
 
-static int io_watch(void *io, const char *prefix, const struct preempt_etcd_watch_ops *ops, void *arg)
+static int io_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
 {
     struct worker *w = io;
 
-    (void)prefix; /* always W->pre */
+    (void)key; /* always [W->pre, W->wpre): in_view() */
+    (void)end;
     w->wops = *ops;
     w->warg = arg;
     w->watching = true;
@@ -499,7 +516,10 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     struct worker *w = arg;
     const struct preempt_core *c = preempt_sm_core_(sm);
 
-    if (w->coord ? preempt_coord_fx_(w->coord, fx, c->round, fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim")
+    bool last = fx->kind == PREEMPT_FX_REPORT_SHARD && preempt_fsm_save_is_last_(c, preempt_sm_facts_(sm), now_ms());
+
+    if (w->coord ? preempt_coord_fx_(w->coord, fx, c->round, last,
+                                     fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim")
                  : preempt_local_coord_fx_(sm, fx, now_ms()))
         return;
     if (fx->kind == PREEMPT_FX_BEGIN_SAVE) {
@@ -676,7 +696,7 @@ static void process(struct worker *w, struct item *it)
         for (size_t i = 0; i < n_hist && !w->io_dead; i++) {
             if (h[i].rev < w->wnext || h[i].rev > it->rev)
                 continue;
-            if (strncmp(h[i].kv.key, W->pre, strlen(W->pre)) == 0)
+            if (in_view(h[i].kv.key))
                 w->wops.on_event(h[i].type, &h[i].kv, w->warg);
         }
         if (it->rev + 1 > w->wnext)
@@ -809,6 +829,7 @@ static void start_incarnation(void)
 
     W->incarnation++;
     (void)snprintf(W->pre, sizeof(W->pre), "/preempt/sim/%" PRIu64 "/", W->incarnation);
+    (void)snprintf(W->wpre, sizeof(W->wpre), "%sw/", W->pre);
     W->kill_us = 0;
     if (!W->local) {
         (void)snprintf(val, sizeof(val), "%" PRIu64, W->incarnation);
@@ -836,7 +857,7 @@ static void start_incarnation(void)
             (void)snprintf(key, sizeof(key), "%sjoined/%u", W->pre, i);
             preempt_coord_offer_(val, sizeof(val), 1000 + (long)i, w->shards, w->n_shards);
             sim_etcd_put(W->etcd, key, val, 0, now_ms());
-            (void)snprintf(key, sizeof(key), "%salive/%u", W->pre, i);
+            (void)snprintf(key, sizeof(key), "%salive/%u", W->wpre, i);
             sim_etcd_put(W->etcd, key, "pid=1", join.lease, now_ms());
             if (preempt_coord_new_io_(&sim_io, w, &cc, &join, &cops, w, &w->coord) < 0)
                 abort();

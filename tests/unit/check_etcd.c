@@ -343,6 +343,26 @@ static void dec_start(struct preempt_watch_dec *d, struct dseen *s, int64_t rev)
 #define EV(type, key, rev) "{\"type\":\"" type "\",\"kv\":{\"key\":\"" key "\",\"mod_revision\":\"" rev "\"}}"
 #define EVENTS(hrev, ...) "{\"result\":{\"header\":{\"revision\":\"" hrev "\"},\"events\":[" __VA_ARGS__ "]}}\n"
 
+/* A txn that wrote two keys: one revision, both events. The decoder used
+ * to drop the second as "already delivered": a claim's notice, written in
+ * the claim's transaction, never reached the other workers. */
+START_TEST(test_watch_decoder_txn)
+{
+    static const char txn[] = EVENTS("8", EV("PUT", "YQ==", "8") "," EV("PUT", "Yg==", "8"));
+    struct preempt_watch_dec d;
+    struct dseen s;
+
+    dec_start(&d, &s, 5);
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, txn, sizeof(txn) - 1), PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_str_eq(s.keys[1], "b");
+    ck_assert_int_eq(preempt_watch_dec_feed_(&d, txn, sizeof(txn) - 1), PREEMPT_WATCH_GOING);
+    ck_assert_uint_eq(s.n, 2); /* that revision again, in a later message: never twice */
+    ck_assert_int_eq(d.next_rev, 9);
+    preempt_watch_dec_free_(&d);
+}
+END_TEST
+
 START_TEST(test_watch_decoder)
 {
     static const char created[] = "{\"result\":{\"header\":{\"revision\":\"4\"},\"created\":true}}\n";
@@ -607,6 +627,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_classify_malformed);
     tcase_add_test(t, test_classify_auth_cancel);
     tcase_add_test(t, test_watch_decoder);
+    tcase_add_test(t, test_watch_decoder_txn);
     tcase_add_test(t, test_watch_decoder_ends);
     tcase_add_test(t, test_watch_decoder_store_moved);
     tcase_add_test(t, test_job_names);
