@@ -18,11 +18,14 @@
  *          JSON {"action","time"}: a notice with that deadline (a body that
  *          cannot be read is still a notice, deadline now + 120 s). And
  *          latest/meta-data/events/recommendations/rebalance: advisory.
- *   Azure  GET metadata/instance/compute/name once (this VM's name), then
+ *   Azure  GET metadata/instance/compute/name (this VM's name; asked again
+ *          before every poll until it answers), then
  *          metadata/scheduledevents with Metadata: true. Preempt,
  *          Terminate, Reboot and Redeploy events naming this VM (or no
- *          VM): a notice with NotBefore as deadline; such an event that
- *          disappears from the document: withdrawn.
+ *          VM): a notice with NotBefore as deadline (a Scheduled one past
+ *          it: 10 s from now); such an event that disappears from the
+ *          document: withdrawn. A Reboot or Redeploy already Started in the
+ *          first document read happened before this process: not a notice.
  *
  * The source reports edges: a notice once per event (again when its
  * deadline comes earlier), advisory once per recommendation, withdrawn
@@ -85,12 +88,16 @@ struct preempt_azure_event {
     char id[64];
     char type[16];
     uint64_t not_before_ms; /* 0: none given (the event has started) */
+    bool started;           /* EventStatus "Started": it is happening (or, after a reboot, happened) */
 };
 /* Decodes a scheduledevents document: the events that end this VM
  * (Preempt, Terminate, Reboot, Redeploy naming vm, or every VM when vm is
- * NULL or empty), at most max; *ret_n their number and *ret_incarnation the
- * DocumentIncarnation. Returns 0 or -EPROTO. */
+ * NULL or empty), at most max; *ret_n their number, *ret_bad the events
+ * that could not be read (skipped; the others still count) and
+ * *ret_incarnation the DocumentIncarnation. NotBefore may be RFC 1123 (the
+ * service) or ISO 8601 (its mock server); both are read without the
+ * locale. Returns 0, or -EPROTO for a body that is no such document. */
 int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure_event *ev, size_t max,
-                          size_t *ret_n, int64_t *ret_incarnation);
+                          size_t *ret_n, size_t *ret_bad, int64_t *ret_incarnation);
 
 #endif

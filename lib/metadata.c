@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/metadata.c: the cloud notice sources (see metadata-internal.h). */
-#define _GNU_SOURCE /* strptime, timegm */
+#define _GNU_SOURCE /* timegm */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #define AWS_TOKEN_RENEW_S 60       /* renew this long before the token expires */
 #define AZURE_FIRST_TIMEOUT_MS 120000 /* the first call enables the service: up to 2 min */
 #define AZURE_MAX_EVENTS 16
+#define AZURE_LATE_LEAD_MS 10000 /* a Scheduled event past its NotBefore: it starts any moment, still time to try a save */
 
 /* ---- formats (pure) ------------------------------------------------------------------------------ */
 
@@ -39,14 +40,33 @@ static int finish_time(struct tm *tm, long frac_ms, long offset_s, uint64_t *ret
     return 0;
 }
 
+/* Fills the fields of tm from numbers as written (month 1-12); false when
+ * one is out of range. */
+static bool set_tm(struct tm *tm, int year, int mon, int day, int h, int mi, int sec)
+{
+    if (year < 1970 || mon < 1 || mon > 12 || day < 1 || day > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+        sec < 0 || sec > 60)
+        return false;
+    *tm = (struct tm){ .tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day, .tm_hour = h, .tm_min = mi,
+                       .tm_sec = sec };
+    return true;
+}
+
+/* Both formats are read with digits and English names only: strptime's %a
+ * and %b follow LC_TIME, and a trainer that called setlocale(LC_ALL, "")
+ * under de_DE rejected every Azure document (it never got a notice). */
 int preempt_time_iso8601_(const char *s, uint64_t *ret_ms)
 {
-    struct tm tm = { 0 };
-    const char *p = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    struct tm tm;
+    int year, mon, day, h, mi, sec, n = -1;
+    const char *p;
     long frac = 0, offset = 0;
 
-    if (!p)
+    if (!s || !isdigit((unsigned char)s[0]) ||
+        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &h, &mi, &sec, &n) != 6 || n < 0 ||
+        !set_tm(&tm, year, mon, day, h, mi, sec))
         return -EINVAL;
+    p = s + n;
     if (*p == '.') {
         long scale = 100;
 
@@ -67,12 +87,25 @@ int preempt_time_iso8601_(const char *s, uint64_t *ret_ms)
     return *p ? -EINVAL : finish_time(&tm, frac, offset, ret_ms);
 }
 
+/* The index of name (3 letters, any case) in names (3 letters each), or -1. */
+static int name_index(const char *names, const char *name)
+{
+    for (int i = 0; names[3 * i]; i++)
+        if (!strncasecmp(names + 3 * i, name, 3))
+            return i;
+    return -1;
+}
+
 int preempt_time_rfc1123_(const char *s, uint64_t *ret_ms)
 {
-    struct tm tm = { 0 };
-    const char *p = s ? strptime(s, "%a, %d %b %Y %H:%M:%S GMT", &tm) : NULL;
+    struct tm tm;
+    char wd[4], mon[4];
+    int day, year, h, mi, sec, n = -1, m;
 
-    if (!p || *p)
+    if (!s || sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &day, mon, &year, &h, &mi, &sec,
+                     &n) != 7 || n < 0 || s[n] || strlen(wd) != 3 || strlen(mon) != 3 ||
+        name_index("SunMonTueWedThuFriSat", wd) < 0 || (m = name_index("JanFebMarAprMayJunJulAugSepOctNovDec", mon)) < 0 ||
+        !set_tm(&tm, year, m + 1, day, h, mi, sec))
         return -EINVAL;
     return finish_time(&tm, 0, 0, ret_ms);
 }
@@ -153,12 +186,12 @@ static bool names_vm(const json_t *resources, const char *vm)
 }
 
 int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure_event *ev, size_t max,
-                          size_t *ret_n, int64_t *ret_incarnation)
+                          size_t *ret_n, size_t *ret_bad, int64_t *ret_incarnation)
 {
     json_t *j = load_object(body), *events = json_object_get(j, "Events"), *e;
     size_t i, n = 0;
-    int r = 0;
 
+    *ret_n = *ret_bad = 0;
     if (!j || !json_is_array(events) || !json_is_integer(json_object_get(j, "DocumentIncarnation"))) {
         json_decref(j);
         return -EPROTO;
@@ -168,22 +201,27 @@ int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure
         const char *id = json_string_value(json_object_get(e, "EventId"));
         const char *type = json_string_value(json_object_get(e, "EventType"));
         const char *nb = json_string_value(json_object_get(e, "NotBefore"));
+        const char *status = json_string_value(json_object_get(e, "EventStatus"));
         uint64_t ms = 0;
 
-        if (!id || !type || strlen(id) >= sizeof(ev->id) || (nb && *nb && preempt_time_rfc1123_(nb, &ms) < 0)) {
-            r = -EPROTO;
-            break;
+        /* One event that cannot be read is skipped, never the document:
+         * the others' advance warning must not be lost with it. */
+        if (!id || !type || strlen(id) >= sizeof(ev->id) ||
+            (nb && *nb && preempt_time_rfc1123_(nb, &ms) < 0 && preempt_time_iso8601_(nb, &ms) < 0)) {
+            (*ret_bad)++;
+            continue;
         }
         if (!ends_vm(type) || !names_vm(json_object_get(e, "Resources"), vm) || n == max)
             continue;
         (void)snprintf(ev[n].id, sizeof(ev[n].id), "%s", id);
         (void)snprintf(ev[n].type, sizeof(ev[n].type), "%s", type);
         ev[n].not_before_ms = ms;
+        ev[n].started = status && !strcmp(status, "Started");
         n++;
     }
     json_decref(j);
     *ret_n = n;
-    return r;
+    return 0;
 }
 
 /* ---- the sources (shell) ----------------------------------------------------------------------------- */
@@ -220,6 +258,9 @@ struct preempt_meta {
     /* Azure */
     char vm[256];
     bool named, first_events;
+    bool az_read;     /* a scheduled events document was read */
+    bool az_bad;      /* the last document (or an event in it) could not be read: said once per streak */
+    bool name_failed; /* the last lookup of this VM's name failed: said once per streak */
     struct preempt_azure_event az[AZURE_MAX_EVENTS];
     size_t n_az;
 };
@@ -540,22 +581,38 @@ static const struct preempt_azure_event *find_event(const struct preempt_azure_e
 static void azure_events(struct preempt_meta *m, const char *body)
 {
     struct preempt_azure_event now[AZURE_MAX_EVENTS];
-    size_t n = 0;
+    size_t n = 0, bad = 0;
     int64_t inc = 0;
-    bool gone = false;
+    bool gone = false, first = !m->az_read;
     char text[200];
 
-    if (preempt_azure_events_(body, m->vm, now, AZURE_MAX_EVENTS, &n, &inc) < 0) {
-        mlog(m, 2, "metadata scheduledevents: not a scheduled events document: \"%.80s\"; kept what was known",
-             body);
+    if (preempt_azure_events_(body, m->vm, now, AZURE_MAX_EVENTS, &n, &bad, &inc) < 0) {
+        if (!m->az_bad)
+            mlog(m, 2, "metadata scheduledevents: not a scheduled events document: \"%.80s\"; kept what was known "
+                 "(said once until one reads)", body);
+        m->az_bad = true;
         return;
     }
+    if (bad && !m->az_bad)
+        mlog(m, 2, "metadata scheduledevents: %zu event(s) cannot be read and are skipped; the others count "
+             "(said once until every event reads): \"%.80s\"", bad, body);
+    m->az_bad = bad > 0;
+    m->az_read = true;
     for (size_t i = 0; i < n; i++) {
         const struct preempt_azure_event *old = find_event(m->az, m->n_az, now[i].id);
-        uint64_t d = now[i].not_before_ms ? now[i].not_before_ms : wall_ms();
+        uint64_t t = wall_ms(), d = now[i].not_before_ms ? now[i].not_before_ms : t;
 
+        if (!now[i].started && now[i].not_before_ms && d < t + AZURE_LATE_LEAD_MS)
+            d = t + AZURE_LATE_LEAD_MS; /* past its NotBefore but not started: a save may still make it */
         if (old && (old->not_before_ms == 0 || (now[i].not_before_ms && now[i].not_before_ms >= old->not_before_ms)))
             continue;
+        if (!old && first && now[i].started && strcmp(now[i].type, "Preempt") && strcmp(now[i].type, "Terminate")) {
+            /* The service lists a Reboot or Redeploy as Started for minutes
+             * after the VM came back: this process started after it. */
+            mlog(m, 1, "metadata: scheduled event %.15s %.63s had started before this process first read the "
+                 "events: it already happened to this VM; not a notice", now[i].type, now[i].id);
+            continue;
+        }
         (void)snprintf(text, sizeof(text), "scheduled event %.15s %.63s (incarnation %lld)", now[i].type, now[i].id,
                        (long long)inc);
         report(m, PREEMPT_META_NOTICE, d, text);
@@ -575,13 +632,17 @@ static void azure_done(struct chan *c, long http, CURLcode res)
     if (c->step == AZURE_NAME) {
         const char *name = trimmed(c);
 
-        m->named = true;
         if (res == CURLE_OK && http == 200 && *name && strlen(name) < sizeof(m->vm)) {
             (void)snprintf(m->vm, sizeof(m->vm), "%s", name);
+            m->named = true;
+            m->name_failed = false;
             mlog(m, 0, "metadata: this VM is %s", m->vm);
-        } else {
-            mlog(m, 2, "metadata: cannot read this VM's name (curl %d, HTTP %ld); every scheduled event counts",
-                 (int)res, http);
+        } else if (!m->name_failed) {
+            /* Asked again before every read of the events, until it answers:
+             * one failure must not make other VMs' events this VM's for good. */
+            m->name_failed = true;
+            mlog(m, 2, "metadata: cannot read this VM's name (curl %d, HTTP %ld); every scheduled event counts "
+                 "until it can be read (asked again at every poll)", (int)res, http);
         }
         azure_request(c, AZURE_EVENTS);
         return;

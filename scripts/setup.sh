@@ -9,7 +9,7 @@ PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils \
 libevent-dev libcurl4-openssl-dev libjansson-dev check \
 nanopb libnanopb-dev protobuf-compiler \
 etcd-server etcd-client curl graphviz valgrind strace \
-clang libclang-rt-14-dev openssl help2man"
+clang libclang-rt-14-dev openssl help2man locales"
 
 missing=""
 for p in $PACKAGES; do

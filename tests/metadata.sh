@@ -190,6 +190,65 @@ events 9 "$(ev B1 Terminate vm-7 "")"
 train az3 --platform azure --metadata-url "$URL" --steps 100000 --step-ms 5
 finish_bg
 eq "a started Terminate event: due now" "$rc" 75
+
+# A Reboot or Redeploy is listed as Started for minutes after the VM came
+# back: a trainer (re)started then must not take it for a notice (before:
+# every restart exited 75 before training, a restart loop).
+started() { # ID TYPE
+    printf '{"EventId": "%s", "EventStatus": "Started", "EventType": "%s", "ResourceType": "VirtualMachine", "Resources": ["vm-7"], "NotBefore": "", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}' "$1" "$2"
+}
+events 10 "$(started R1 Reboot), $(started R2 Redeploy)"
+train az4 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100 --step-ms 5
+finish_bg
+eq "a Reboot that started before the trainer: trains to the end" "$rc/$(count_events "$TMP/az4.out" notice)" 0/0
+expect "a Reboot that started before the trainer: said so" grep -q "already happened to this VM" "$TMP/az4.err"
+
+# One event whose date cannot be read hides none of the others, and the
+# vendor's mock server writes ISO 8601 dates (before: the whole document was
+# dropped on every poll, and the notice came only when the event started).
+iso() { date -u -d "+$1 seconds" '+%Y-%m-%dT%H:%M:%SZ'; }
+events 11 "$(ev X1 Preempt vm-7 "soon"), $(ev X2 Preempt vm-7 "$(iso 40)")"
+train az5 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --grace-ms 20000 --steps 4000 --step-ms 10
+finish_bg
+eq "an ISO date beside an unreadable one: saved twice and exit 42" "$rc/$(count_events "$TMP/az5.out" saved)" 42/2
+between "the ISO NotBefore is the deadline (capped by the grace)" "$(field "$TMP/az5.out" notice deadline_in_ms)" \
+    15000 20000
+expect "the unreadable event: said once" test "$(grep -c 'cannot be read and are skipped' "$TMP/az5.err")" -eq 1
+
+# A Scheduled event already past its NotBefore has not started: the VM is
+# still there, and a save is tried (before: exit 75 at once, nothing saved).
+events 12 "$(ev P1 Preempt vm-7 "$(nb -5)")"
+train az6 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 3000 --step-ms 5
+finish_bg
+eq "a Scheduled event past NotBefore: a save, exit 42" "$rc/$(count_events "$TMP/az6.out" saved)" 42/1
+
+# The VM's name is asked again until it answers: one failed lookup made
+# every other VM's event this VM's for good (a Redeploy of another VM made
+# it exit 75).
+rm -f "$Z/instance/compute/name"
+events 13 ""
+train az7 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 400 --step-ms 10
+wait_for "$TMP/az7.err" "cannot read this VM's name" 10
+put "$Z/instance/compute/name" vm-7
+wait_for "$TMP/az7.err" "this VM is vm-7" 10
+events 14 "$(ev O1 Redeploy vm-3 "$(nb 60)")"
+finish_bg
+eq "the name read late: another VM's Redeploy is not a notice" "$rc/$(count_events "$TMP/az7.out" notice)" 0/0
+
+# A trainer under a German locale (setlocale(LC_ALL, "") with LC_ALL=de_DE):
+# strptime's day and month names followed it, and every document was
+# rejected ("not a scheduled events document"); the notice never came.
+mkdir -p "$TMP/locale"
+if localedef -i de_DE -f UTF-8 "$TMP/locale/de_DE.UTF-8" >"$TMP/localedef.log" 2>&1; then
+    events 15 "$(ev L1 Preempt vm-7 "$(nb 40)")"
+    LOCPATH=$TMP/locale LC_ALL=de_DE.UTF-8 train az8 --platform azure --metadata-url "$URL" \
+        --metadata-poll-ms 50 --steps 3000 --step-ms 5
+    finish_bg
+    eq "de_DE: the Azure notice arrives, saved, exit 42" "$rc/$(count_events "$TMP/az8.out" saved)" 42/1
+    expect "de_DE: no document rejected" test "$(grep -c 'not a scheduled events' "$TMP/az8.err")" -eq 0
+else
+    fail "localedef cannot build de_DE.UTF-8 (scripts/setup.sh installs Debian's locales): $(cat "$TMP/localedef.log")"
+fi
 stop_fake
 
 # ---- slow, hung and dead endpoints cost the trainer nothing -------------------

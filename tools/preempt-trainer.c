@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -501,6 +502,10 @@ int main(int argc, char **argv)
     bool have_steps = false, async = false;
     int c, r, code;
 
+    /* As applications do (Python's runtime, many C programs): the library
+     * must not depend on the C locale (tests/metadata.sh runs this under
+     * de_DE). */
+    (void)setlocale(LC_ALL, "");
     preempt_config_init(&cfg);
     cfg.poll_interval_ms = 100;
     opterr = 0;

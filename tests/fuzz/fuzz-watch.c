@@ -31,7 +31,8 @@ static void on_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv
 
     assert(type == PREEMPT_ETCD_PUT || type == PREEMPT_ETCD_DELETE);
     assert(kv->key != NULL && kv->value != NULL);
-    assert(kv->mod_rev >= START_REV && kv->mod_rev > s->last_rev);
+    /* in revision order; one revision's events (a txn's keys) all, and only from the message that carries them */
+    assert(kv->mod_rev >= START_REV && kv->mod_rev >= s->last_rev);
     assert(strlen(kv->value) <= kv->value_len);
     s->last_rev = kv->mod_rev;
     s->events++;

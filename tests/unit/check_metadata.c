@@ -29,6 +29,14 @@ START_TEST(test_times)
     ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T08:22:00", &ms), -EINVAL); /* no zone */
     ck_assert_int_eq(preempt_time_iso8601_("soon", &ms), -EINVAL);
     ck_assert_int_eq(preempt_time_iso8601_("2017-09-18T08:22:00Zjunk", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_("mon, 18 sep 2017 08:22:00 GMT", &ms), 0);
+    ck_assert_uint_eq(ms, 1505722920000ull);
+    ck_assert_int_eq(preempt_time_rfc1123_("Mo, 18 Sep 2017 08:22:00 GMT", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_("Mon, 18 Sept 2017 08:22:00 GMT", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_("Mon, 18 Sep 2017 08:22:00 GMT ", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_("Mon, 18 Sep 2017 25:22:00 GMT", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_rfc1123_("Mon, 18 Sep 2017 08:22:00 CET", &ms), -EINVAL);
+    ck_assert_int_eq(preempt_time_iso8601_("2017-13-18T08:22:00Z", &ms), -EINVAL);
     ck_assert_int_eq(preempt_time_rfc1123_("", &ms), -EINVAL);
     ck_assert_int_eq(preempt_time_rfc1123_(NULL, &ms), -EINVAL);
 }
@@ -74,7 +82,7 @@ END_TEST
 START_TEST(test_azure)
 {
     struct preempt_azure_event ev[4];
-    size_t n;
+    size_t n, bad;
     int64_t inc;
     const char *doc = "{\"DocumentIncarnation\": 7, \"Events\": ["
         AZ_EVENT("E1", "Preempt", "\"vm-1\"", "Mon, 18 Sep 2017 08:22:00 GMT") ", "
@@ -82,7 +90,7 @@ START_TEST(test_azure)
         AZ_EVENT("E3", "Terminate", "\"vm-2\"", "Mon, 18 Sep 2017 08:22:00 GMT") ", "
         AZ_EVENT("E4", "Reboot", "", "") "]}";
 
-    ck_assert_int_eq(preempt_azure_events_(doc, "VM-1", ev, 4, &n, &inc), 0);
+    ck_assert_int_eq(preempt_azure_events_(doc, "VM-1", ev, 4, &n, &bad, &inc), 0);
     ck_assert_int_eq(inc, 7);
     ck_assert_uint_eq(n, 2); /* E1 names this VM (names compare without case); E4 names none; E2 is a Freeze */
     ck_assert_str_eq(ev[0].id, "E1");
@@ -90,19 +98,34 @@ START_TEST(test_azure)
     ck_assert_uint_eq(ev[0].not_before_ms, 1505722920000ull);
     ck_assert_str_eq(ev[1].id, "E4");
     ck_assert_uint_eq(ev[1].not_before_ms, 0); /* started: no NotBefore */
-    ck_assert_int_eq(preempt_azure_events_(doc, NULL, ev, 4, &n, &inc), 0);
+    ck_assert_int_eq(preempt_azure_events_(doc, NULL, ev, 4, &n, &bad, &inc), 0);
     ck_assert_uint_eq(n, 3); /* no name known: every VM's */
-    ck_assert_int_eq(preempt_azure_events_(doc, NULL, ev, 1, &n, &inc), 0);
+    ck_assert_int_eq(preempt_azure_events_(doc, NULL, ev, 1, &n, &bad, &inc), 0);
     ck_assert_uint_eq(n, 1); /* bounded */
-    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": []}", "x", ev, 4, &n, &inc), 0);
+    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": []}", "x", ev, 4, &n, &bad, &inc), 0);
     ck_assert_uint_eq(n, 0);
-    ck_assert_int_eq(preempt_azure_events_("{\"Events\": []}", "x", ev, 4, &n, &inc), -EPROTO);
-    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": 7}", "x", ev, 4, &n, &inc),
+    ck_assert_int_eq(preempt_azure_events_("{\"Events\": []}", "x", ev, 4, &n, &bad, &inc), -EPROTO);
+    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": 7}", "x", ev, 4, &n, &bad, &inc),
                      -EPROTO);
+    /* one event that cannot be read is skipped, never the others (the
+     * whole document was dropped, and with it the advance warning) */
     ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 1, \"Events\": ["
-                                           AZ_EVENT("E1", "Preempt", "", "yesterday") "]}", "x", ev, 4, &n, &inc),
-                     -EPROTO);
-    ck_assert_int_eq(preempt_azure_events_("not json", "x", ev, 4, &n, &inc), -EPROTO);
+                                           AZ_EVENT("E1", "Preempt", "", "yesterday") ", "
+                                           AZ_EVENT("E2", "Redeploy", "", "2017-09-18T08:22:00Z") "]}", "x", ev, 4,
+                                           &n, &bad, &inc),
+                     0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(bad, 1);
+    ck_assert_str_eq(ev[0].id, "E2");
+    ck_assert_uint_eq(ev[0].not_before_ms, 1505722920000ull); /* ISO 8601, as the vendor's mock server writes */
+    ck_assert(!ev[0].started);
+    ck_assert_int_eq(preempt_azure_events_("{\"DocumentIncarnation\": 2, \"Events\": [{\"EventId\": \"E3\", "
+                                           "\"EventStatus\": \"Started\", \"EventType\": \"Reboot\", "
+                                           "\"Resources\": [], \"NotBefore\": \"\"}]}", "x", ev, 4, &n, &bad, &inc),
+                     0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(ev[0].started);
+    ck_assert_int_eq(preempt_azure_events_("not json", "x", ev, 4, &n, &bad, &inc), -EPROTO);
 }
 END_TEST
 
