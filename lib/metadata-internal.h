@@ -14,10 +14,13 @@
  *          without a deadline; MIGRATE_ON_HOST_MAINTENANCE: advisory; back
  *          to NONE after TERMINATE: withdrawn.
  *   AWS    IMDSv2: PUT latest/api/token (renewed before it expires and on a
- *          401), then GET latest/meta-data/spot/instance-action: 404 none;
- *          JSON {"action","time"}: a notice with that deadline (a body that
- *          cannot be read is still a notice, deadline now + 120 s). And
- *          latest/meta-data/events/recommendations/rebalance: advisory.
+ *          401; when it fails or never answers, IMDSv1 without a token for
+ *          5 min), then GET latest/meta-data/spot/instance-action: 404 none;
+ *          JSON {"action","time"}: a notice with that deadline, again only
+ *          when a later read gives an earlier one (a body that cannot be
+ *          read is still a notice, deadline now + 120 s). And
+ *          latest/meta-data/events/recommendations/rebalance: advisory,
+ *          once while it is listed (its noticeTime may move).
  *   Azure  GET metadata/instance/compute/name (this VM's name; asked again
  *          before every poll until it answers), then
  *          metadata/scheduledevents with Metadata: true. Preempt,
@@ -80,8 +83,6 @@ int preempt_gce_value_(const char *key, const char *value);
  * "stop", "hibernate"; copied, at most size - 1 bytes) and its time, or
  * -EPROTO. */
 int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *ret_ms);
-/* An AWS rebalance body {"noticeTime": ...}: 0 with the time, or -EPROTO. */
-int preempt_aws_rebalance_(const char *body, uint64_t *ret_ms);
 
 /* One Azure scheduled event that matters to this VM. */
 struct preempt_azure_event {

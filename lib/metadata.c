@@ -20,6 +20,7 @@
 #define GCE_WAIT_S 60              /* long-poll wait asked of the GCE server */
 #define GCE_SPOT_LEAD_MS 30000     /* preempted TRUE: ACPI soft-off, hard off 30 s later */
 #define AWS_LEAD_MS 120000         /* a spot instance action comes two minutes ahead */
+#define AWS_V1_MS 300000           /* after a token failure, IMDSv1 this long before the next token try */
 #define AWS_TOKEN_TTL_S 21600
 #define AWS_TOKEN_RENEW_S 60       /* renew this long before the token expires */
 #define AZURE_FIRST_TIMEOUT_MS 120000 /* the first call enables the service: up to 2 min */
@@ -151,16 +152,6 @@ int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *r
     return r;
 }
 
-int preempt_aws_rebalance_(const char *body, uint64_t *ret_ms)
-{
-    json_t *j = load_object(body);
-    const char *t = json_string_value(json_object_get(j, "noticeTime"));
-    int r = t && preempt_time_iso8601_(t, ret_ms) == 0 ? 0 : -EPROTO;
-
-    json_decref(j);
-    return r;
-}
-
 static bool ends_vm(const char *type)
 {
     static const char *const kinds[] = { "Preempt", "Terminate", "Reboot", "Redeploy" };
@@ -253,8 +244,9 @@ struct preempt_meta {
     /* AWS */
     char token[512];
     uint64_t token_at;
-    char action_seen[200];
-    uint64_t rebalance_seen;
+    uint64_t action_deadline; /* the instance action's deadline reported (0: none) */
+    bool rebalance_on;        /* a rebalance recommendation is listed (reported once while it is) */
+    uint64_t v1_until;        /* the token failed: IMDSv1 (no token) until then (monotonic ms) */
     /* Azure */
     char vm[256];
     bool named, first_events;
@@ -465,7 +457,7 @@ static void gce_done(struct chan *c, long http, CURLcode res)
 static void aws_get(struct chan *c, enum step step)
 {
     char tok[sizeof(c->m->token) + 32];
-    const char *hdrs[] = { tok, NULL };
+    const char *hdrs[] = { c->m->token[0] ? tok : NULL, NULL }; /* no token: IMDSv1 */
 
     (void)snprintf(tok, sizeof(tok), "X-aws-ec2-metadata-token: %s", c->m->token);
     c->step = step;
@@ -480,7 +472,7 @@ static void aws_poll(struct chan *c)
     struct preempt_meta *m = c->m;
     uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC);
 
-    if (m->token[0] && now < m->token_at + (AWS_TOKEN_TTL_S - AWS_TOKEN_RENEW_S) * 1000ull) {
+    if ((m->token[0] && now < m->token_at + (AWS_TOKEN_TTL_S - AWS_TOKEN_RENEW_S) * 1000ull) || now < m->v1_until) {
         aws_get(c, AWS_ACTION);
         return;
     }
@@ -500,11 +492,22 @@ static void aws_done(struct chan *c, long http, CURLcode res)
     if (res == CURLE_OK && http == 401 && c->step != AWS_TOKEN && !c->retried_401) {
         mlog(m, 1, "metadata: the IMDSv2 token was refused (expired?); getting a new one");
         m->token[0] = '\0';
+        m->v1_until = 0; /* IMDSv1 refused: a token it is */
         c->retried_401 = true;
         aws_poll(c);
         return;
     }
     c->retried_401 = false;
+    if (c->step == AWS_TOKEN && (res != CURLE_OK || http != 200) && http != 401) {
+        /* No token (a container behind hop limit 1 never gets the PUT's
+         * answer; an old instance has no IMDSv2): read with IMDSv1 for a
+         * while, as AWS's own node termination handler does. */
+        chan_failed(c, what, http, res);
+        m->token[0] = '\0';
+        m->v1_until = preempt_clock_ms_(CLOCK_MONOTONIC) + AWS_V1_MS;
+        aws_get(c, AWS_ACTION);
+        return;
+    }
     if (res != CURLE_OK || (http != 200 && !(http == 404 && c->step != AWS_TOKEN))) {
         chan_failed(c, what, http, res);
         if (http == 401)
@@ -535,21 +538,20 @@ static void aws_done(struct chan *c, long http, CURLcode res)
                 t = 0;
             }
             (void)snprintf(text, sizeof(text), "spot/instance-action %s at %llu", action, (unsigned long long)t);
-            if (strcmp(text, m->action_seen) != 0) { /* new, or a new time */
-                (void)snprintf(m->action_seen, sizeof(m->action_seen), "%s", text);
-                report(m, PREEMPT_META_NOTICE, t ? t : wall_ms() + AWS_LEAD_MS, text);
+            if (!t)
+                t = m->action_deadline ? m->action_deadline : wall_ms() + AWS_LEAD_MS;
+            if (!m->action_deadline || t < m->action_deadline) { /* new, or earlier: a later time changes nothing */
+                m->action_deadline = t;
+                report(m, PREEMPT_META_NOTICE, t, text);
             }
         }
         aws_get(c, AWS_REBALANCE);
     } else {
-        if (http == 200) {
-            if (preempt_aws_rebalance_(trimmed(c), &t) < 0)
-                t = 1; /* unreadable: still a recommendation */
-            if (t != m->rebalance_seen) {
-                m->rebalance_seen = t;
-                report(m, PREEMPT_META_ADVISORY, 0, "rebalance recommendation");
-            }
-        }
+        /* Once while it is listed: its noticeTime may move between
+         * requests, and every change took another checkpoint. */
+        if (http == 200 && !m->rebalance_on)
+            report(m, PREEMPT_META_ADVISORY, 0, "rebalance recommendation");
+        m->rebalance_on = http == 200;
         chan_later(c, m->o.poll_ms);
     }
 }

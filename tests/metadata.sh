@@ -145,11 +145,46 @@ train aws3 --platform aws --metadata-url "$URL" --metadata-poll-ms 100 --steps 3
 wait_for "$TMP/aws3.out" '"event":"start"' 10
 sleep 0.5
 put "$A/events/recommendations/rebalance" '{"noticeTime": "2026-11-21T08:22:00Z"}'
+# AWS's emulator moves noticeTime between requests: still one recommendation
+# (before: a checkpoint for every change)
+for _s in 01 02 03 04; do
+    sleep 0.3
+    put "$A/events/recommendations/rebalance" "{\"noticeTime\": \"2026-11-21T08:22:$_s""Z\"}"
+done
 finish_bg
 eq "rebalance: training finishes" "$rc" 0
 eq "rebalance: one checkpoint" "$(count_events "$TMP/aws3.out" saved)" 1
 eq "rebalance: the digest of an uninterrupted run" "$(field "$TMP/aws3.out" done state_digest)" "$REF"
 rm -f "$A/events/recommendations/rebalance"
+
+# An instance action whose time moves later between requests re-notifies
+# nothing (only an earlier deadline does): with second = exit the trainer
+# left after its first save and dropped its grace period.
+act() { put "$A/spot/instance-action" "{\"action\": \"terminate\", \"time\": \"$(date -u -d "+$1 seconds" +%Y-%m-%dT%H:%M:%SZ)\"}"; }
+act 90
+train aws4 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --grace-ms 3000 --second exit --steps 3000 \
+    --step-ms 5
+wait_for "$TMP/aws4.out" '"event":"notice"' 10
+act 95
+sleep 0.3
+act 100
+finish_bg
+eq "a moving instance-action time: one notice, both saves, exit 42" \
+    "$(count_events "$TMP/aws4.out" notice)/$(count_events "$TMP/aws4.out" saved)/$rc" 1/2/42
+rm -f "$A/spot/instance-action"
+stop_fake
+
+# IMDSv1 when the token never comes (a container behind hop limit 1): the
+# instance action is read all the same (before: never read at all)
+serve aws1
+A=$TMP/aws1/latest/meta-data
+put "$TMP/aws1/imdsv1" 1
+put "$TMP/aws1/latest/api/token.delay_ms" 60000
+act 90
+train aws5 --platform aws --metadata-url "$URL" --metadata-poll-ms 100 --steps 3000 --step-ms 5
+finish_bg
+eq "hop limit 1: the instance action through IMDSv1, saved, 42" "$(count_events "$TMP/aws5.out" saved)/$rc" 1/42
+expect "hop limit 1: the token failure is said" grep -q "IMDSv2 token" "$TMP/aws5.err"
 stop_fake
 
 # ---- Azure: Scheduled Events, other VMs, cancellation ------------------------

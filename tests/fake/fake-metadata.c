@@ -16,8 +16,11 @@
  *                         changes or timeout_sec passes.
  *   AWS  PUT /latest/api/token with X-aws-ec2-metadata-token-ttl-seconds
  *                         issues a token; /latest/meta-data/... needs a valid
- *                         X-aws-ec2-metadata-token (else 401). Tokens expire
- *                         after DIR/token_life_ms (default: their TTL).
+ *                         X-aws-ec2-metadata-token (else 401), or none when
+ *                         DIR/imdsv1 holds 1 (IMDSv1 allowed). Tokens expire
+ *                         after DIR/token_life_ms (default: their TTL);
+ *                         latest/api/token.delay_ms holds the token's answer
+ *                         (hop limit 1: it never comes back).
  *   Azure /metadata/...   needs "Metadata: true" (else 400).
  *
  * Prints "port N" when it listens, then one line per reply:
@@ -224,7 +227,9 @@ static void on_request(struct evhttp_request *req, void *arg)
         const char *ttl = evhttp_find_header(in, "X-aws-ec2-metadata-token-ttl-seconds");
         long t = ttl ? strtol(ttl, NULL, 10) : 0;
 
-        if (evhttp_request_get_command(req) != EVHTTP_REQ_PUT || t < 1 || t > 21600) {
+        if (delay) { /* a container behind hop limit 1: the token's answer never comes back */
+            later(req, path, delay, false, NULL, 0);
+        } else if (evhttp_request_get_command(req) != EVHTTP_REQ_PUT || t < 1 || t > 21600) {
             reply(req, path, 400, "bad token request\n", 18);
         } else {
             unsigned i = n_tokens < MAX_TOKENS ? n_tokens++ : MAX_TOKENS - 1;
@@ -234,7 +239,11 @@ static void on_request(struct evhttp_request *req, void *arg)
             reply(req, path, 200, tokens[i].tok, strlen(tokens[i].tok));
         }
     } else if (!strncmp(path, "/latest/", 8)) {
-        if (!token_ok(evhttp_find_header(in, "X-aws-ec2-metadata-token")))
+        const char *tok = evhttp_find_header(in, "X-aws-ec2-metadata-token");
+
+        /* IMDSv1 allowed (DIR/imdsv1 holds 1): a request without a token
+         * is served; one with a bad token is refused all the same */
+        if (tok ? !token_ok(tok) : read_number("/imdsv1", "", 0) != 1)
             reply(req, path, 401, "", 0);
         else if (delay)
             later(req, path, delay, false, NULL, 0);

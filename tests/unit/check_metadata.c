@@ -70,8 +70,6 @@ START_TEST(test_aws)
     ck_assert_int_eq(preempt_aws_action_("{\"action\": \"stop\", \"time\": 5}", action, sizeof(action), &ms), -EPROTO);
     ck_assert_int_eq(preempt_aws_action_("[1]", action, sizeof(action), &ms), -EPROTO);
     ck_assert_int_eq(preempt_aws_action_("{", action, sizeof(action), &ms), -EPROTO);
-    ck_assert_int_eq(preempt_aws_rebalance_("{\"noticeTime\": \"2020-10-27T08:22:00Z\"}", &ms), 0);
-    ck_assert_int_eq(preempt_aws_rebalance_("{\"noticeTime\": null}", &ms), -EPROTO);
 }
 END_TEST
 
