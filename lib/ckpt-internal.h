@@ -10,7 +10,18 @@
  * fsyncs DIR. So a checkpoint is complete or absent; leftovers of an
  * interrupted save are removed when the store is opened. Directories are
  * created 0700 and files 0600. Blocking file I/O: the trainer's save runs
- * at a step boundary, outside the event loop's callbacks. */
+ * at a step boundary, outside the event loop's callbacks.
+ *
+ * Identity: a manifest (version 2) names its writer: job, launch, worker
+ * index and count. A store opened with an identity restores and offers
+ * only its own checkpoints (another's is skipped with a warning naming
+ * it), and a commit never replaces another writer's checkpoint.
+ *
+ * Nothing a restart might need is deleted: a checkpoint that must not be
+ * restored (newer than the job's restore step, refused by the trainer's
+ * restore callback, corrupt and in a new save's way) is set aside into
+ * DIR/aside/ with the reason in its .aside file, and removed only once
+ * the job commits a newer step. */
 #ifndef PREEMPT_CKPT_INTERNAL_H
 #define PREEMPT_CKPT_INTERNAL_H
 
@@ -20,6 +31,8 @@
 
 #define PREEMPT_CKPT_MAX_BLOBS 64
 #define PREEMPT_CKPT_MAX_NAME 64
+#define PREEMPT_CKPT_MAX_JOB 128
+#define PREEMPT_CKPT_MAX_LAUNCH 64
 
 struct preempt_ckpt_store;
 struct preempt_ckpt_writer;
@@ -35,15 +48,23 @@ struct preempt_ckpt_info {
     char path[4096];              /* the checkpoint's directory */
 };
 
+/* Who writes a store's checkpoints. job NULL: none (a tool's store: no
+ * identity is checked, and nothing may be saved). */
+struct preempt_ckpt_id {
+    const char *job;    /* "" in local mode without a job name; at most 128 */
+    const char *launch; /* NULL or "": unknown; at most 64 */
+    unsigned worker, workers;
+};
+
 /* Opens (creating it 0700 when absent) a checkpoint directory and locks
  * it for the store's life (flock on DIR/.lock, which records the holder:
- * "pid=.. host=.. owner"); then removes leftovers of interrupted saves.
- * -EBUSY (logged with the holder) when another open store holds it.
- * max_to_keep: committed checkpoints kept (0 keeps all). owner: who opens
- * it, for the holder's record (NULL: ""). Ownership: *ret is freed with
+ * "pid=.. host=.. job=.. worker=w/W"); then removes leftovers of
+ * interrupted saves. -EBUSY (logged with the holder) when another open
+ * store holds it. max_to_keep: committed checkpoints kept (0 keeps all).
+ * id: see above (NULL: none). Ownership: *ret is freed with
  * preempt_ckpt_close_(), which releases the lock. */
-int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const char *owner, preempt_ckpt_log_fn log, void *log_arg,
-                       struct preempt_ckpt_store **ret);
+int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const struct preempt_ckpt_id *id,
+                       preempt_ckpt_log_fn log, void *log_arg, struct preempt_ckpt_store **ret);
 void preempt_ckpt_close_(struct preempt_ckpt_store *s);
 
 /* Starts a checkpoint at step (pending: see below; NULL in local mode,
@@ -59,23 +80,27 @@ int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t ru
  * after an error the writer can only be aborted. */
 int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len);
 
-/* Writes the manifest and commits atomically, then applies max_to_keep.
- * Consumes w (also on error, after removing the staging directory). */
+/* Writes the manifest and commits atomically, then applies max_to_keep
+ * and removes the set-aside checkpoints older than this one (not when
+ * pending: then preempt_ckpt_keep_ does). A checkpoint of another writer
+ * at the same step is -EEXIST (logged, untouched); a corrupt one is set
+ * aside. Consumes w (also on error, after removing the staging directory). */
 int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info *ret_info);
 
 /* Decodes a manifest file's bytes (pure; fuzzed by tests/fuzz/fuzz-manifest.c):
- * version 1 with every blob name valid and named once. Returns 0 with its
+ * version 1 or 2 with every blob name valid and named once. Returns 0 with its
  * step and blob count, or -EBADMSG. */
 int preempt_ckpt_manifest_decode_(const void *data, size_t len, uint64_t *ret_step, unsigned *ret_blobs);
 
 /* Drops an uncommitted checkpoint. Consumes w; NULL-safe. */
 void preempt_ckpt_abort_(struct preempt_ckpt_writer *w);
 
-/* Finds the newest complete checkpoint whose manifest and blobs verify;
- * a corrupt one is skipped with a warning. -ENOENT when there is none. */
+/* Finds the newest complete checkpoint of this store's writer whose
+ * manifest and blobs verify; a corrupt or foreign one is skipped with a
+ * warning. -ENOENT when there is none. */
 int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info *ret_info);
 
-/* The steps of the complete checkpoints that verify, newest first: the
+/* The steps of this writer's complete checkpoints that verify, newest first: the
  * decided ones, or (pending) those whose job-wide decision is not known.
  * Ownership: *ret is malloc'ed (NULL when n is 0); the caller frees it. */
 int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **ret, size_t *ret_n);
@@ -88,7 +113,7 @@ int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **re
  * preempt_ckpt_pending_: 1 and the key (size > 0) when the checkpoint at
  * step is pending, 0 when it is decided, or a negative errno.
  * preempt_ckpt_keep_: the job committed it: no longer pending (durably),
- * then retention runs. 0 or a negative errno.
+ * then retention runs and older set-aside ones go. 0 or a negative errno.
  * preempt_ckpt_discard_: the job aborted it: removed if pending (1);
  * a decided checkpoint is never removed here (0). */
 int preempt_ckpt_pending_(struct preempt_ckpt_store *s, uint64_t step, char *key, size_t size);
@@ -98,9 +123,37 @@ int preempt_ckpt_discard_(struct preempt_ckpt_store *s, uint64_t step);
 /* The checkpoint at exactly step, verified. -ENOENT when absent or corrupt. */
 int preempt_ckpt_at_(struct preempt_ckpt_store *s, uint64_t step, struct preempt_ckpt_info *ret_info);
 
-/* Removes the checkpoints newer than step (a multi-worker job restored an
- * older step because not every worker had these). Returns how many. */
-int preempt_ckpt_drop_newer_(struct preempt_ckpt_store *s, uint64_t step);
+/* Sets the checkpoint at step aside (DIR/aside/ckpt-<step>[.n], why in
+ * its .aside file; logged). 0 or a negative errno. */
+int preempt_ckpt_set_aside_(struct preempt_ckpt_store *s, uint64_t step, const char *why);
+
+/* Sets aside every checkpoint newer than step, pending ones included (the
+ * job restores step: the newer ones were never committed by all of it, or
+ * the job starts over). Returns how many, or a negative errno. */
+int preempt_ckpt_set_aside_newer_(struct preempt_ckpt_store *s, uint64_t step, const char *why);
+
+/* Moves set-aside checkpoint aside_name (as in DIR/aside/) back into
+ * place. -EEXIST when a checkpoint of its step is in place, -EINVAL for a
+ * name that is not a set-aside checkpoint's. */
+int preempt_ckpt_unset_aside_(struct preempt_ckpt_store *s, const char *aside_name);
+
+/* One checkpoint directory as found on disk, for tools. */
+struct preempt_ckpt_entry {
+    char name[80];             /* "ckpt-<step>" or "aside/ckpt-<step>[.n]" */
+    uint64_t step;
+    bool aside, pending;
+    int status;                /* 0 verified; -EBADMSG corrupt; or the errno of opening it */
+    char why[256];             /* status != 0: what is wrong; aside: why it was set aside */
+    unsigned version;          /* the manifest's (0: unreadable) */
+    char job[PREEMPT_CKPT_MAX_JOB + 1], launch[PREEMPT_CKPT_MAX_LAUNCH + 1];
+    unsigned worker, workers;
+    uint64_t bytes, save_ms;   /* the blobs' total size; the save's duration (0: unknown) */
+};
+
+/* Every checkpoint of dir, in place (newest first) then set aside, read
+ * without taking the lock (nothing is changed). Ownership: *ret is
+ * malloc'ed (NULL when n is 0); the caller frees it. */
+int preempt_ckpt_entries_(const char *dir, struct preempt_ckpt_entry **ret, size_t *ret_n);
 
 /* Reads a blob of a checkpoint found by preempt_ckpt_latest_(), verifying
  * its size and checksum against the manifest again. Ownership: *ret_data is

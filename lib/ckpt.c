@@ -34,11 +34,19 @@
  * record (never a blob name: those do not start with a dot). */
 #define PENDING ".pending"
 #define MAX_PENDING_KEY 512
+/* Set-aside checkpoints live in DIR/aside/, each with the reason in its
+ * ASIDE_WHY file (never a blob name either). */
+#define ASIDE_DIR "aside"
+#define ASIDE_WHY ".aside"
+#define MANIFEST_VERSION 2
 
 struct preempt_ckpt_store {
     char *dir;
     int dirfd;
     int lockfd;                   /* DIR/.lock, flock()ed for the store's life */
+    bool check_id;                /* an identity was given: written, and checked on restore */
+    char job[PREEMPT_CKPT_MAX_JOB + 1], launch[PREEMPT_CKPT_MAX_LAUNCH + 1];
+    unsigned worker, workers;
     unsigned max_to_keep;
     preempt_ckpt_log_fn log;
     void *log_arg;
@@ -278,6 +286,20 @@ static void ckpt_name(char *buf, size_t size, uint64_t step)
     (void)snprintf(buf, size, CKPT_PREFIX "%020" PRIu64, step);
 }
 
+/* A set-aside checkpoint's name: a checkpoint's, or one followed by ".<n>"
+ * (the same step set aside again). */
+static bool parse_aside_name(const char *name, uint64_t *ret_step)
+{
+    char base[64];
+    size_t len = strcspn(name, ".");
+
+    if (len >= sizeof(base) || (name[len] && (!name[len + 1] || strspn(name + len + 1, "0123456789") !=
+                                                                     strlen(name + len + 1))))
+        return false;
+    (void)snprintf(base, sizeof(base), "%.*s", (int)len, name);
+    return parse_ckpt_name(base, ret_step);
+}
+
 static int cmp_u64_desc(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -352,7 +374,7 @@ static void remove_leftovers(struct preempt_ckpt_store *s)
  * (they hold the lock while they live); on NFS, Linux emulates flock()
  * with a whole-file POSIX lock, which the server enforces across hosts
  * (NFSv4, or v3 with lockd); a file system without locks gives -ENOLCK. */
-static int lock_dir(struct preempt_ckpt_store *s, const char *owner)
+static int lock_dir(struct preempt_ckpt_store *s)
 {
     char rec[512], host[65] = "", held[512];
     ssize_t n;
@@ -372,7 +394,11 @@ static int lock_dir(struct preempt_ckpt_store *s, const char *owner)
         return -err;
     }
     (void)gethostname(host, sizeof(host) - 1);
-    n = snprintf(rec, sizeof(rec), "pid=%ld host=%s %s\n", (long)getpid(), host[0] ? host : "-", owner ? owner : "");
+    if (s->check_id)
+        n = snprintf(rec, sizeof(rec), "pid=%ld host=%s job=%s worker=%u/%u\n", (long)getpid(), host[0] ? host : "-",
+                     s->job[0] ? s->job : "-", s->worker, s->workers);
+    else
+        n = snprintf(rec, sizeof(rec), "pid=%ld host=%s tool\n", (long)getpid(), host[0] ? host : "-");
     if (n < 0 || (size_t)n >= sizeof(rec)) /* a truncated record still names the process */
         n = (ssize_t)strlen(rec);
     if (ftruncate(s->lockfd, 0) < 0 || pwrite(s->lockfd, rec, (size_t)n, 0) != n)
@@ -380,13 +406,14 @@ static int lock_dir(struct preempt_ckpt_store *s, const char *owner)
     return 0;
 }
 
-int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const char *owner, preempt_ckpt_log_fn log,
-                       void *log_arg, struct preempt_ckpt_store **ret)
+int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const struct preempt_ckpt_id *id,
+                       preempt_ckpt_log_fn log, void *log_arg, struct preempt_ckpt_store **ret)
 {
     struct preempt_ckpt_store *s;
     int r;
 
-    if (!dir || !*dir || !ret)
+    if (!dir || !*dir || !ret || (id && id->job && (strlen(id->job) > PREEMPT_CKPT_MAX_JOB ||
+                                                     (id->launch && strlen(id->launch) > PREEMPT_CKPT_MAX_LAUNCH))))
         return -EINVAL;
     /* Only the directory itself is created: a parent that does not exist is
      * a mistyped path or a volume that is not mounted, and checkpoints
@@ -402,6 +429,13 @@ int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const char *owner,
         r = -ENOMEM;
         goto fail;
     }
+    if (id && id->job) {
+        s->check_id = true;
+        (void)snprintf(s->job, sizeof(s->job), "%s", id->job);
+        (void)snprintf(s->launch, sizeof(s->launch), "%s", id->launch ? id->launch : "");
+        s->worker = id->worker;
+        s->workers = id->workers;
+    }
     s->max_to_keep = max_to_keep;
     s->log = log;
     s->log_arg = log_arg;
@@ -410,7 +444,7 @@ int preempt_ckpt_open_(const char *dir, unsigned max_to_keep, const char *owner,
         r = -errno;
         goto fail;
     }
-    r = lock_dir(s, owner); /* before anything is removed: the leftovers may be another holder's save */
+    r = lock_dir(s); /* before anything is removed: the leftovers may be another holder's save */
     if (r < 0)
         goto fail;
     remove_leftovers(s);
@@ -470,7 +504,11 @@ int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t ru
         return r;
     }
     w->pending = pending != NULL;
-    w->m.version = 1;
+    w->m.version = MANIFEST_VERSION;
+    (void)snprintf(w->m.job, sizeof(w->m.job), "%s", s->job);
+    (void)snprintf(w->m.launch, sizeof(w->m.launch), "%s", s->launch);
+    w->m.worker = s->worker;
+    w->m.workers = s->workers;
     w->m.step = step;
     w->m.run = run;
     w->m.generation = generation;
@@ -550,6 +588,9 @@ static void apply_retention(struct preempt_ckpt_store *s)
     free(steps);
 }
 
+static int make_room(struct preempt_ckpt_store *s, const char *name);
+static void prune_aside(struct preempt_ckpt_store *s, uint64_t committed);
+
 static void fill_info(const struct preempt_ckpt_store *s, const lpckpt_Manifest *m, struct preempt_ckpt_info *info)
 {
     char name[64];
@@ -593,8 +634,11 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     if ((r = fsync_fd(w->fd)) < 0)
         goto fail;
     ckpt_name(name, sizeof(name), w->m.step);
-    /* A checkpoint of the same step (an earlier incarnation's) is moved
-     * aside first: a directory cannot be renamed onto a non-empty one. */
+    if ((r = make_room(s, name)) < 0)
+        goto fail;
+    /* A checkpoint of the same step (an earlier incarnation's of this
+     * worker) is moved out of the way first: a directory cannot be renamed
+     * onto a non-empty one. */
     (void)snprintf(trash, sizeof(trash), TRASH_PREFIX "%s-%ld", name, (long)getpid());
     if ((r = rename_at(s->dirfd, name, trash)) == 0)
         replaced = true;
@@ -622,8 +666,10 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     if (ret_info)
         fill_info(s, &w->m, ret_info);
     s->writing = false;
-    if (!w->pending)
-        apply_retention(s); /* a pending one waits for the job's decision (preempt_ckpt_keep_) */
+    if (!w->pending) { /* a pending one waits for the job's decision (preempt_ckpt_keep_) */
+        apply_retention(s);
+        prune_aside(s, w->m.step);
+    }
     free(w);
     return r;
 fail:
@@ -633,13 +679,13 @@ fail:
 
 /* ---- restoring ---------------------------------------------------------------------------- */
 
-/* Decodes a manifest: version 1, every blob name valid and named once. */
+/* Decodes a manifest: version 1 or 2, every blob name valid and named once. */
 static int decode_manifest(const void *data, size_t len, lpckpt_Manifest *m)
 {
     pb_istream_t is = pb_istream_from_buffer(data, len);
 
     *m = (lpckpt_Manifest)lpckpt_Manifest_init_zero;
-    if (!pb_decode(&is, lpckpt_Manifest_fields, m) || m->version != 1)
+    if (!pb_decode(&is, lpckpt_Manifest_fields, m) || m->version < 1 || m->version > MANIFEST_VERSION)
         return -EBADMSG;
     for (pb_size_t i = 0; i < m->blobs_count; i++) {
         if (!valid_blob_name(m->blobs[i].name))
@@ -699,26 +745,46 @@ static int verify_blob(int ckfd, const lpckpt_Blob *b, void **ret_data, size_t *
     return 0;
 }
 
-/* Opens the checkpoint of a step and reads its manifest, which must name
- * that step. On success *ret_fd is the checkpoint's directory (the caller
- * closes it). On failure *why says what is wrong, and the result is the
- * negative errno of opening the directory, or -EBADMSG for its manifest. */
-static int open_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, int *ret_fd,
-                     const char **why)
+/* Whose checkpoint m is, for messages: "job J, worker W of N, launch L". */
+static const char *writer_of(const lpckpt_Manifest *m, char *buf, size_t size)
 {
-    char name[64];
-    int fd;
+    if (m->version < 2)
+        (void)snprintf(buf, size, "an unknown writer (manifest version 1)");
+    else
+        (void)snprintf(buf, size, "job %s, worker %u of %u, launch %s", m->job[0] ? m->job : "(none)",
+                       (unsigned)m->worker, (unsigned)m->workers, m->launch[0] ? m->launch : "unknown");
+    return buf;
+}
 
-    ckpt_name(name, sizeof(name), step);
-    fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+/* Whether m is another job's or worker's checkpoint. A version 1 manifest
+ * names no writer: it is taken as this worker's (it was written before
+ * the identity existed, and only the lock kept directories apart). */
+static bool foreign(const struct preempt_ckpt_store *s, const lpckpt_Manifest *m)
+{
+    return s->check_id && m->version >= 2 &&
+           (strcmp(m->job, s->job) || m->worker != s->worker || m->workers != s->workers);
+}
+
+/* Opens checkpoint directory name below parent and reads its manifest,
+ * which must name step. On success *ret_fd is the checkpoint's directory
+ * (the caller closes it). On failure why says what is wrong, and the
+ * result is the negative errno of opening the directory, or -EBADMSG for
+ * its manifest. */
+static int open_ckpt_at(int parent, const char *name, uint64_t step, lpckpt_Manifest *m, int *ret_fd, char *why,
+                        size_t why_size)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
     if (fd < 0) {
-        *why = "cannot be opened";
-        return -errno;
+        int err = -errno;
+
+        (void)snprintf(why, why_size, "cannot be opened: %s", strerror(-err));
+        return err;
     }
     if (read_manifest(fd, m) < 0)
-        *why = "its manifest is missing or unreadable";
+        (void)snprintf(why, why_size, "its manifest is missing or unreadable");
     else if (m->step != step)
-        *why = "its manifest names another step";
+        (void)snprintf(why, why_size, "its manifest names another step");
     else {
         *ret_fd = fd;
         return 0;
@@ -727,18 +793,37 @@ static int open_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_M
     return -EBADMSG;
 }
 
-/* Opens and verifies the checkpoint of a step; *why says what is wrong. */
-static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, const char **why)
+/* Verifies every blob of an open checkpoint. */
+static int verify_blobs(int fd, const lpckpt_Manifest *m, char *why, size_t why_size)
 {
-    int fd, r = open_ckpt(s, step, m, &fd, why);
+    for (pb_size_t i = 0; i < m->blobs_count; i++) {
+        int r = verify_blob(fd, &m->blobs[i], NULL, NULL);
 
-    if (r < 0)
-        return r;
-    for (pb_size_t i = 0; r == 0 && i < m->blobs_count; i++) {
-        r = verify_blob(fd, &m->blobs[i], NULL, NULL);
-        if (r < 0)
-            *why = "a blob is missing, truncated or fails its checksum";
+        if (r < 0) {
+            (void)snprintf(why, why_size, "blob %s is missing, truncated or fails its checksum", m->blobs[i].name);
+            return r;
+        }
     }
+    return 0;
+}
+
+/* Opens and verifies the checkpoint of a step: 0, -EBADMSG (corrupt),
+ * -EPERM (another job's or worker's), or the errno of opening it; why
+ * says what is wrong. */
+static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt_Manifest *m, char *why,
+                       size_t why_size)
+{
+    char name[64], w[PREEMPT_CKPT_MAX_JOB + PREEMPT_CKPT_MAX_LAUNCH + 64];
+    int fd, r;
+
+    ckpt_name(name, sizeof(name), step);
+    if ((r = open_ckpt_at(s->dirfd, name, step, m, &fd, why, why_size)) < 0)
+        return r;
+    if (foreign(s, m)) {
+        (void)snprintf(why, why_size, "it belongs to %s", writer_of(m, w, sizeof(w)));
+        r = -EPERM;
+    } else
+        r = verify_blobs(fd, m, why, why_size);
     (void)close(fd);
     return r;
 }
@@ -756,18 +841,19 @@ int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info 
     r = -ENOENT;
     for (size_t i = 0; i < n; i++) {
         lpckpt_Manifest m;
-        const char *why = "";
-        char name[64];
+        char why[256], name[64];
+        int v;
 
         if (pending_key(s, steps[i], NULL, 0) != 0)
             continue; /* not committed by the job (yet) */
-        if (verify_ckpt(s, steps[i], &m, &why) == 0) {
+        if ((v = verify_ckpt(s, steps[i], &m, why, sizeof(why))) == 0) {
             fill_info(s, &m, ret_info);
             r = 0;
             break;
         }
         ckpt_name(name, sizeof(name), steps[i]);
-        logf_(s, 2, "%s/%s is corrupt (%s); falling back to an older checkpoint", s->dir, name, why);
+        logf_(s, 2, "%s/%s is %s (%s); falling back to an older checkpoint", s->dir, name,
+              v == -EPERM ? "not this worker's" : "corrupt", why);
     }
     free(steps);
     return r;
@@ -810,15 +896,16 @@ int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **re
         return r;
     for (size_t i = 0; i < n; i++) {
         lpckpt_Manifest m;
-        const char *why = "";
+        char why[256];
+        int v;
 
         if ((pending_key(s, steps[i], NULL, 0) == 1) != pending)
             continue;
-        if (verify_ckpt(s, steps[i], &m, &why) == 0)
+        if ((v = verify_ckpt(s, steps[i], &m, why, sizeof(why))) == 0)
             steps[k++] = steps[i];
         else
-            logf_(s, 2, "%s: the checkpoint at step %llu is corrupt (%s); not offered", s->dir,
-                  (unsigned long long)steps[i], why);
+            logf_(s, 2, "%s: the checkpoint at step %llu is %s (%s); not offered", s->dir,
+                  (unsigned long long)steps[i], v == -EPERM ? "not this worker's" : "corrupt", why);
     }
     if (k == 0) {
         free(steps);
@@ -832,11 +919,11 @@ int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **re
 int preempt_ckpt_at_(struct preempt_ckpt_store *s, uint64_t step, struct preempt_ckpt_info *ret_info)
 {
     lpckpt_Manifest m;
-    const char *why = "";
+    char why[256];
 
     if (!s || !ret_info)
         return -EINVAL;
-    if (verify_ckpt(s, step, &m, &why) < 0)
+    if (verify_ckpt(s, step, &m, why, sizeof(why)) < 0)
         return -ENOENT;
     fill_info(s, &m, ret_info);
     return 0;
@@ -869,6 +956,7 @@ int preempt_ckpt_keep_(struct preempt_ckpt_store *s, uint64_t step)
     if (r < 0)
         return r;
     apply_retention(s);
+    prune_aside(s, step);
     return 0;
 }
 
@@ -886,39 +974,256 @@ int preempt_ckpt_discard_(struct preempt_ckpt_store *s, uint64_t step)
     return r < 0 ? r : 1;
 }
 
-int preempt_ckpt_drop_newer_(struct preempt_ckpt_store *s, uint64_t step)
+/* ---- setting aside ------------------------------------------------------------------------ */
+
+/* Moves checkpoint directory name (of DIR) to DIR/aside/, recording why in
+ * it; a step set aside before keeps its copy (the new one gets ".<n>"). */
+static int set_aside(struct preempt_ckpt_store *s, const char *name, const char *why)
+{
+    char target[80];
+    int afd, fd, r;
+
+    if (mkdirat(s->dirfd, ASIDE_DIR, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    afd = openat(s->dirfd, ASIDE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (afd < 0)
+        return -errno;
+    (void)snprintf(target, sizeof(target), "%s", name);
+    for (unsigned n = 1; faccessat(afd, target, F_OK, AT_SYMLINK_NOFOLLOW) == 0; n++)
+        (void)snprintf(target, sizeof(target), "%s.%u", name, n);
+    fd = openat(s->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    r = fd < 0 ? -errno : write_file_at(fd, ASIDE_WHY, why, strlen(why));
+    if (fd >= 0)
+        (void)close(fd);
+    if (r == 0 && renameat(s->dirfd, name, afd, target) < 0)
+        r = -errno;
+    if (r == 0 && (r = fsync_fd(afd)) == 0)
+        r = fsync_fd(s->dirfd);
+    (void)close(afd);
+    if (r < 0)
+        logf_(s, 3, "%s/%s: cannot set it aside: %s", s->dir, name, strerror(-r));
+    else
+        logf_(s, 2, "%s/%s set aside as %s/%s/%s: %s", s->dir, name, s->dir, ASIDE_DIR, target, why);
+    return r;
+}
+
+int preempt_ckpt_set_aside_(struct preempt_ckpt_store *s, uint64_t step, const char *why)
+{
+    char name[64];
+
+    if (!s || !why)
+        return -EINVAL;
+    ckpt_name(name, sizeof(name), step);
+    return set_aside(s, name, why);
+}
+
+int preempt_ckpt_set_aside_newer_(struct preempt_ckpt_store *s, uint64_t step, const char *why)
 {
     uint64_t *steps;
     size_t n;
-    char name[64];
-    int r, dropped = 0;
+    int r, moved = 0;
 
-    if (!s)
+    if (!s || !why)
         return -EINVAL;
     if ((r = list_ckpts(s, &steps, &n)) < 0)
         return r;
-    for (size_t i = 0; i < n && steps[i] > step; i++) {
-        ckpt_name(name, sizeof(name), steps[i]);
-        r = remove_dir_at(s->dirfd, name);
-        if (r < 0)
-            logf_(s, 2, "%s/%s: cannot remove: %s", s->dir, name, strerror(-r));
-        else
-            dropped++;
-    }
+    for (size_t i = 0; i < n && steps[i] > step && r >= 0; i++)
+        if ((r = preempt_ckpt_set_aside_(s, steps[i], why)) == 0)
+            moved++;
     free(steps);
-    return dropped;
+    return r < 0 ? r : moved;
+}
+
+/* A commit's target name is free, or holds this worker's own earlier
+ * checkpoint of that step (replaced). Another job's or worker's is an
+ * error (two writers share the directory); a corrupt one is set aside. */
+static int make_room(struct preempt_ckpt_store *s, const char *name)
+{
+    lpckpt_Manifest m;
+    char why[256], w[PREEMPT_CKPT_MAX_JOB + PREEMPT_CKPT_MAX_LAUNCH + 320];
+    uint64_t step = 0;
+    int fd, r;
+
+    (void)parse_ckpt_name(name, &step);
+    r = open_ckpt_at(s->dirfd, name, step, &m, &fd, why, sizeof(why));
+    if (r == -ENOENT)
+        return 0;
+    if (r == 0) {
+        (void)close(fd);
+        if (!foreign(s, &m))
+            return 0;
+        logf_(s, 3, "%s/%s belongs to %s: not replaced by this worker's save (two jobs or workers write to this "
+              "directory?)", s->dir, name, writer_of(&m, w, sizeof(w)));
+        return -EEXIST;
+    }
+    (void)snprintf(w, sizeof(w), "replaced by a new save of its step (%s)", why);
+    return set_aside(s, name, w);
+}
+
+/* A checkpoint the job committed at step supersedes the ones set aside
+ * at older steps: they go. */
+static void prune_aside(struct preempt_ckpt_store *s, uint64_t committed)
+{
+    struct dirent *e;
+    uint64_t step;
+    int err;
+    DIR *d = dir_at(s->dirfd, ASIDE_DIR, &err);
+
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        if (!parse_aside_name(e->d_name, &step) || step >= committed)
+            continue;
+        if ((err = remove_dir_at(dirfd(d), e->d_name)) < 0)
+            logf_(s, 2, "%s/%s/%s: cannot remove: %s", s->dir, ASIDE_DIR, e->d_name, strerror(-err));
+        else
+            logf_(s, 1, "%s/%s/%s removed: step %llu is committed", s->dir, ASIDE_DIR, e->d_name,
+                  (unsigned long long)committed);
+    }
+    (void)closedir(d);
+}
+
+int preempt_ckpt_unset_aside_(struct preempt_ckpt_store *s, const char *aside_name)
+{
+    char name[64];
+    uint64_t step;
+    int afd, fd, r;
+
+    if (!s || !aside_name || !parse_aside_name(aside_name, &step))
+        return -EINVAL;
+    ckpt_name(name, sizeof(name), step);
+    if (faccessat(s->dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return -EEXIST;
+    afd = openat(s->dirfd, ASIDE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (afd < 0)
+        return -errno;
+    fd = openat(afd, aside_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    r = fd < 0 ? -errno : 0;
+    if (r == 0 && unlinkat(fd, ASIDE_WHY, 0) < 0 && errno != ENOENT)
+        r = -errno;
+    if (fd >= 0)
+        (void)close(fd);
+    if (r == 0 && renameat(afd, aside_name, s->dirfd, name) < 0)
+        r = -errno;
+    if (r == 0)
+        r = fsync_fd(s->dirfd);
+    (void)close(afd);
+    return r;
+}
+
+/* ---- inspection ---------------------------------------------------------------------------- */
+
+/* Describes checkpoint directory name of parent (aside: a set-aside one). */
+static void describe(int parent, const char *name, bool aside, uint64_t step, struct preempt_ckpt_entry *e)
+{
+    lpckpt_Manifest m;
+    void *data;
+    size_t len;
+    int fd;
+
+    memset(e, 0, sizeof(*e));
+    (void)snprintf(e->name, sizeof(e->name), "%s%s", aside ? ASIDE_DIR "/" : "", name);
+    e->step = step;
+    e->aside = aside;
+    e->status = open_ckpt_at(parent, name, step, &m, &fd, e->why, sizeof(e->why));
+    if (e->status < 0)
+        return;
+    e->version = m.version;
+    (void)snprintf(e->job, sizeof(e->job), "%s", m.job);
+    (void)snprintf(e->launch, sizeof(e->launch), "%s", m.launch);
+    e->worker = m.worker;
+    e->workers = m.workers;
+    e->save_ms = m.save_ms;
+    for (pb_size_t i = 0; i < m.blobs_count; i++)
+        e->bytes += m.blobs[i].size;
+    e->status = verify_blobs(fd, &m, e->why, sizeof(e->why));
+    e->pending = faccessat(fd, PENDING, F_OK, 0) == 0;
+    if (aside && read_file_at(fd, ASIDE_WHY, sizeof(e->why) - 1, &data, &len) == 0) {
+        if (e->status == 0)
+            (void)snprintf(e->why, sizeof(e->why), "%.*s", (int)len, (const char *)data);
+        free(data);
+    }
+    (void)close(fd);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct preempt_ckpt_entry *x = a, *y = b;
+
+    if (x->aside != y->aside)
+        return x->aside ? 1 : -1;
+    return x->step < y->step ? 1 : x->step > y->step ? -1 : strcmp(x->name, y->name);
+}
+
+/* Appends the checkpoints of directory fd (aside: DIR/aside) to *v. */
+static int scan(int fd, bool aside, struct preempt_ckpt_entry **v, size_t *n, size_t *cap)
+{
+    struct dirent *de;
+    uint64_t step;
+    int r = 0;
+    DIR *d = dir_at(fd, ".", &r);
+
+    if (!d)
+        return r;
+    while ((de = readdir(d))) {
+        if (!(aside ? parse_aside_name(de->d_name, &step) : parse_ckpt_name(de->d_name, &step)))
+            continue;
+        if (*n == *cap) {
+            struct preempt_ckpt_entry *nv = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof(*nv));
+
+            if (!nv) {
+                r = -ENOMEM;
+                break;
+            }
+            *v = nv;
+            *cap = *cap ? *cap * 2 : 8;
+        }
+        describe(dirfd(d), de->d_name, aside, step, &(*v)[(*n)++]);
+    }
+    (void)closedir(d);
+    return r;
+}
+
+int preempt_ckpt_entries_(const char *dir, struct preempt_ckpt_entry **ret, size_t *ret_n)
+{
+    struct preempt_ckpt_entry *v = NULL;
+    size_t n = 0, cap = 0;
+    int fd, afd, r;
+
+    if (!dir || !ret || !ret_n)
+        return -EINVAL;
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    r = scan(fd, false, &v, &n, &cap);
+    afd = r == 0 ? openat(fd, ASIDE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    if (afd >= 0) {
+        r = scan(afd, true, &v, &n, &cap);
+        (void)close(afd);
+    }
+    (void)close(fd);
+    if (r < 0) {
+        free(v);
+        return r;
+    }
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_entry);
+    *ret = v;
+    *ret_n = n;
+    return 0;
 }
 
 int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
                             void **ret_data, size_t *ret_len)
 {
     lpckpt_Manifest m;
-    const char *why;
+    char why[256], ck[64];
     int fd, r;
 
     if (!s || !info || !name || !ret_data || !ret_len)
         return -EINVAL;
-    r = open_ckpt(s, info->step, &m, &fd, &why);
+    ckpt_name(ck, sizeof(ck), info->step);
+    r = open_ckpt_at(s->dirfd, ck, info->step, &m, &fd, why, sizeof(why));
     if (r < 0)
         return r;
     r = -ENOENT;

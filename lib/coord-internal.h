@@ -31,6 +31,8 @@ struct preempt_coord_cfg {
     unsigned lease_ttl_s;      /* membership lease; 2..3600 */
     uint64_t join_timeout_ms;  /* bound on start-up */
     uint64_t give_up_ms;       /* a write retried this long, then coord-failed */
+    bool start_over;           /* start-up: restore the step every worker holds even when some hold newer
+                                  ones (preempt_coord_plan_); theirs are set aside */
 };
 
 /* What start-up agreed. */
@@ -47,6 +49,7 @@ struct preempt_coord_join {
     int64_t lease;
     bool have_step;            /* false: no step every worker holds: start fresh */
     uint64_t step;             /* the checkpoint step every worker restores */
+    bool over;                 /* the job started over: newer checkpoints go aside */
 };
 
 /* A checkpoint this worker committed locally without learning the job's
@@ -116,13 +119,29 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
 void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps);
 
 /* A member record, alive/<w>'s value: "pid=<pid> host=<host> launch=<id>
- * workers=<W> steps=a,b,c" ("-" for an unknown host or launch). */
+ * workers=<W> [over=1 ]steps=a,b,c" ("-" for an unknown host or launch;
+ * over: this worker was told to start over). */
 void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
-                           const uint64_t *steps, size_t n_steps);
+                           bool over, const uint64_t *steps, size_t n_steps);
 
-/* The restore step of a job: the newest of mine that every offer (one per
- * worker, member records) also holds. Returns false when there is none. */
-bool preempt_coord_restore_step_(const char *mine, const char *const *offers, size_t n, uint64_t *ret);
+/* What a job restores, from its members' offers (pure). */
+struct preempt_coord_plan {
+    bool have;          /* a step every worker holds: */
+    uint64_t step;      /*   the newest such, the restore step */
+    bool held;          /* some worker holds a checkpoint: */
+    uint64_t newest;    /*   the newest step any worker holds */
+    bool at_risk;       /* newest is newer than the restore step (or there is none): */
+    unsigned n_lacking; /*   the workers whose offers lack newest, */
+    char lacking[96];   /*   their indexes ("2,5"; ",..." when too many to name) */
+    bool over;          /* a worker was told to start over */
+};
+
+/* The plan for offers (member records; idx[k]: the worker index of
+ * offers[k]). A job whose plan is at risk starts only when told to start
+ * over: restoring the step every worker holds would lose the newer ones
+ * for good, while they are most likely only missing (a volume not
+ * mounted) on the lacking workers. */
+void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret);
 
 /* Frees the coordinator, cancelling its requests (see preempt_coord_flush_). */
 void preempt_coord_free_(struct preempt_coord *c);

@@ -221,26 +221,56 @@ void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *step
     put_steps(buf, size, (size_t)snprintf(buf, size, "pid=%ld ", pid), steps, n_steps);
 }
 
-bool preempt_coord_restore_step_(const char *mine, const char *const *offers, size_t n, uint64_t *ret)
+/* Whether member record v asks to start over ("over=1"). */
+static bool asks_over(const char *v)
+{
+    const char *p = strstr(v, " over=1");
+
+    return p && (p[7] == ' ' || p[7] == '\0');
+}
+
+void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret)
 {
     uint64_t m[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
-    size_t n_mine = parse_offer(mine, m, MAX_STEPS_OFFERED);
-    bool have = false;
+    size_t off = 0;
 
-    for (size_t i = 0; i < n_mine; i++) {
+    *ret = (struct preempt_coord_plan){ 0 };
+    ret->lacking[0] = '\0';
+    for (size_t k = 0; k < n; k++) {
+        size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
+
+        ret->over |= asks_over(offers[k]);
+        for (size_t i = 0; i < nt; i++)
+            if (theirs[i] > ret->newest || !ret->held) {
+                ret->newest = theirs[i];
+                ret->held = true;
+            }
+    }
+    /* the restore step: the newest step every offer holds */
+    for (size_t i = 0, n0 = n ? parse_offer(offers[0], m, MAX_STEPS_OFFERED) : 0; i < n0; i++) {
         bool all = true;
 
-        for (size_t k = 0; k < n && all; k++) {
+        for (size_t k = 1; k < n && all; k++) {
             size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
 
             all = offered(theirs, nt, m[i]);
         }
-        if (all && (!have || m[i] > *ret)) {
-            have = true;
-            *ret = m[i];
+        if (all && (!ret->have || m[i] > ret->step)) {
+            ret->have = true;
+            ret->step = m[i];
         }
     }
-    return have;
+    ret->at_risk = ret->held && (!ret->have || ret->newest > ret->step);
+    for (size_t k = 0; ret->at_risk && k < n; k++) {
+        size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
+
+        if (!offered(theirs, nt, ret->newest) && off < sizeof(ret->lacking)) {
+            off += (size_t)snprintf(ret->lacking + off, sizeof(ret->lacking) - off, "%s%u", off ? "," : "", idx[k]);
+            ret->n_lacking++;
+        }
+    }
+    if (off >= sizeof(ret->lacking)) /* too many to name: the first ones, and "..." */
+        (void)snprintf(ret->lacking + sizeof(ret->lacking) - 5, 5, ",...");
 }
 
 /* A field of a member record ("pid=.. host=.. launch=.. workers=.. steps=.."),
@@ -265,11 +295,11 @@ static const char *member_field(const char *v, const char *name, char *buf, size
 }
 
 void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
-                           const uint64_t *steps, size_t n_steps)
+                           bool over, const uint64_t *steps, size_t n_steps)
 {
     put_steps(buf, size,
-              (size_t)snprintf(buf, size, "pid=%ld host=%s launch=%s workers=%u ", pid, host && *host ? host : "-",
-                               launch && *launch ? launch : "-", workers),
+              (size_t)snprintf(buf, size, "pid=%ld host=%s launch=%s workers=%u %s", pid, host && *host ? host : "-",
+                               launch && *launch ? launch : "-", workers, over ? "over=1 " : ""),
               steps, n_steps);
 }
 
@@ -316,7 +346,7 @@ static bool workers_differ(struct join *j, const char *value, const char *record
  * the W-th live member. Every worker follows it. */
 static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 {
-    char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24], refused[24], lacking[96];
     uint64_t step;
 
     (void)member_field(kv->value, "launch", launch, sizeof(launch));
@@ -335,9 +365,24 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "this one joined): a second process with worker index %u, or a second job using this name "
                     "(nothing was changed)",
                     j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
+    } else if (member_field(kv->value, "refused", refused, sizeof(refused))[0]) {
+        char target[48];
+
+        (void)member_field(kv->value, "lacking", lacking, sizeof(lacking));
+        if (parse_u64(restore, &step))
+            (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
+        else
+            (void)snprintf(target, sizeof(target), "start at step 0");
+        join_finish(j, -ENODATA,
+                    "job %s: worker(s) %s lack the checkpoint at step %s that other workers hold (a volume not "
+                    "mounted? a wiped, replaced or corrupt directory?); the job could only %s and lose it. Nothing "
+                    "was changed: give those workers their checkpoints back and restart, or restart the job once "
+                    "with PREEMPT_START_OVER=1 to %s, setting the newer checkpoints aside (kept in <ckpt_dir>/aside)",
+                    j->cfg->job, lacking, refused, target, target);
     } else {
         j->out->have_step = parse_u64(restore, &step);
         j->out->step = j->out->have_step ? step : 0;
+        j->out->over = member_field(kv->value, "over", refused, sizeof(refused))[0] != '\0';
         j->out->incarnation = j->inc;
         j->out->lease = j->lease;
         (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
@@ -424,11 +469,11 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_etcd_kv *kvs;
+    struct preempt_coord_plan plan;
     const char **offers;
+    unsigned *idx;
     size_t n, k = 0;
-    char key[PREEMPT_MAX_JOB + 48], val[160], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1], restore[24];
-    uint64_t step = 0;
-    bool have;
+    char key[PREEMPT_MAX_JOB + 48], val[256], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1], restore[24];
 
     if (join_failed(j, status, msg, "reading the members"))
         return;
@@ -437,30 +482,47 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
         return;
     }
     offers = calloc(n ? n : 1, sizeof(*offers));
-    if (!offers) {
+    idx = calloc(n ? n : 1, sizeof(*idx));
+    if (!offers || !idx) {
+        free(offers);
+        free(idx);
         preempt_etcd_kvs_free_(kvs, n);
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
     (void)member_field(j->member, "launch", mine, sizeof(mine));
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        const char *slash = strrchr(kvs[i].key, '/');
+
         if (kvs[i].value && strtoul(member_field(kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
-            !strcmp(member_field(kvs[i].value, "launch", f, sizeof(f)), mine))
+            !strcmp(member_field(kvs[i].value, "launch", f, sizeof(f)), mine)) {
+            idx[k] = slash ? (unsigned)strtoul(slash + 1, NULL, 10) : 0;
             offers[k++] = kvs[i].value;
+        }
+    }
     if (k < j->cfg->workers) { /* another launch's or worker count's records inflated the count */
         free(offers);
+        free(idx);
         preempt_etcd_kvs_free_(kvs, n);
         wait_ready(j);
         return;
     }
-    have = preempt_coord_restore_step_(j->member, offers, k, &step);
+    preempt_coord_plan_(offers, idx, k, &plan);
     free(offers);
+    free(idx);
     preempt_etcd_kvs_free_(kvs, n);
-    if (have)
-        (void)snprintf(restore, sizeof(restore), "%" PRIu64, step);
+    if (plan.have)
+        (void)snprintf(restore, sizeof(restore), "%" PRIu64, plan.step);
     else
         (void)snprintf(restore, sizeof(restore), "none");
-    (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s", restore, j->cfg->workers, mine);
+    if (!plan.at_risk)
+        (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s", restore, j->cfg->workers, mine);
+    else if (plan.over)
+        (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s over=%" PRIu64, restore, j->cfg->workers,
+                       mine, plan.newest);
+    else
+        (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s refused=%" PRIu64 " lacking=%s", restore,
+                       j->cfg->workers, mine, plan.newest, plan.lacking);
     join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "ready"), val, 0), on_ready_written);
 }
 
@@ -706,7 +768,8 @@ static void join_make_offer(struct join *j)
         all[n++] = j->steps[i];
     if (gethostname(host, sizeof(host) - 1) < 0 || strpbrk(host, " ="))
         (void)snprintf(host, sizeof(host), "-");
-    preempt_coord_member_(j->member, sizeof(j->member), (long)getpid(), host, j->cfg->launch, j->cfg->workers, all, n);
+    preempt_coord_member_(j->member, sizeof(j->member), (long)getpid(), host, j->cfg->launch, j->cfg->workers,
+                          j->cfg->start_over, all, n);
     j->resolved = true;
 }
 

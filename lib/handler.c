@@ -58,6 +58,8 @@ struct preempt_handler {
     struct preempt_ckpt_writer *writer;
     const struct preempt_ckpt_info *restoring; /* set only during cb.restore */
     uint64_t restored_step, generation;
+    unsigned fallbacks;        /* checkpoints the restore callback refused at start-up */
+    uint64_t refused_step;     /* the newest of them */
 
     bool save_asked, save_running;
     uint64_t save_step, save_t0_us, last_save_ms;
@@ -804,6 +806,7 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
         .lease_ttl_s = c->lease_ttl_s,
         .join_timeout_ms = c->join_timeout_ms,
         .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
+        .start_over = c->start_over,
     };
 }
 
@@ -848,41 +851,85 @@ static int join_job(struct preempt_handler *h)
     return 0;
 }
 
+/* Calls the restore callback on info; 0 or its negative errno. */
+static int restore_cb(struct preempt_handler *h, const struct preempt_ckpt_info *info)
+{
+    int r;
+
+    h->restoring = info;
+    h->in_cb++;
+    r = h->cb.restore(h, info->step, h->ud);
+    h->in_cb--;
+    h->restoring = NULL;
+    return r < 0 ? r : 0;
+}
+
+/* The restore callback refused the checkpoint at step: it goes aside and
+ * the next older one is tried. */
+static void refuse(struct preempt_handler *h, uint64_t step, int err)
+{
+    char why[160];
+
+    log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
+            (unsigned long long)step, strerror(-err));
+    (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-err));
+    (void)preempt_ckpt_set_aside_(h->store, step, why);
+    if (!h->fallbacks++)
+        h->refused_step = step;
+}
+
 static int restore(struct preempt_handler *h)
 {
     const struct preempt_coord_join *join = &h->joined;
     struct preempt_ckpt_info info;
+    bool multi = h->cfg.etcd_endpoints != NULL;
     int r;
 
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
-        return h->cfg.etcd_endpoints ? join_job(h) : 0;
+        return multi ? join_job(h) : 0;
     }
     {
-        char owner[PREEMPT_MAX_JOB + 64];
+        struct preempt_ckpt_id id = { .job = h->cfg.job ? h->cfg.job : "", .launch = h->cfg.launch_id,
+                                      .worker = multi ? h->cfg.worker : 0, .workers = multi ? h->cfg.workers : 1 };
 
-        if (h->cfg.etcd_endpoints)
-            (void)snprintf(owner, sizeof(owner), "job=%s worker=%u/%u", h->cfg.job, h->cfg.worker, h->cfg.workers);
-        else
-            (void)snprintf(owner, sizeof(owner), "local");
-        r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, owner, ckpt_log, h, &h->store);
+        r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, &id, ckpt_log, h, &h->store);
     }
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s%s", h->ckpt_dir, strerror(-r),
                 r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
         return r;
     }
-    if (h->cfg.etcd_endpoints) {
+    if (multi) {
+        char why[PREEMPT_MAX_JOB + 128];
+
         r = join_job(h);
         if (r < 0)
             return r;
-        /* Newer checkpoints were never committed by the whole job. */
-        r = preempt_ckpt_drop_newer_(h->store, join->have_step ? join->step : 0);
-        if (r > 0)
-            log_msg(h, PREEMPT_LOG_WARNING, "removed %d checkpoint(s) newer than the job's common step", r);
+        if (join->over)
+            (void)snprintf(why, sizeof(why), "job %s started over at step %llu (PREEMPT_START_OVER)", h->cfg.job,
+                           (unsigned long long)(join->have_step ? join->step : 0));
+        else
+            (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
+                           (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
+        r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why);
+        if (r < 0)
+            return r;
         r = join->have_step ? preempt_ckpt_at_(h->store, join->step, &info) : -ENOENT;
+        if (r == 0 && (r = restore_cb(h, &info)) < 0) {
+            log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)info.step,
+                    strerror(-r));
+            return r;
+        }
     } else {
-        r = preempt_ckpt_latest_(h->store, &info);
+        /* Local mode: the newest checkpoint the callback accepts. */
+        while ((r = preempt_ckpt_latest_(h->store, &info)) == 0 && (r = restore_cb(h, &info)) < 0)
+            refuse(h, info.step, r);
+        if (r == -ENOENT && h->fallbacks) {
+            log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint of %s could be restored: the restore callback failed on "
+                    "all %u (set aside in %s/aside)", h->ckpt_dir, h->fallbacks, h->ckpt_dir);
+            return -ENOTRECOVERABLE;
+        }
     }
     if (r == -ENOENT) {
         log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
@@ -890,21 +937,12 @@ static int restore(struct preempt_handler *h)
     }
     if (r < 0)
         return r;
-    h->restoring = &info;
-    h->in_cb++;
-    r = h->cb.restore(h, info.step, h->ud);
-    h->in_cb--;
-    h->restoring = NULL;
-    if (r < 0) {
-        log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)info.step,
-                strerror(-r));
-        return r;
-    }
     h->restored_step = info.step;
     h->generation = info.generation + 1;
     preempt_sm_facts_(h->sm)->run = info.run;
     preempt_sm_facts_(h->sm)->save_ms = info.save_ms; /* the planner knows the save time from the start */
-    log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s", (unsigned long long)info.step, info.path);
+    log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info.step, info.path,
+            h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
     return 0;
 }
 
@@ -1033,6 +1071,8 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
             *strs[i].field = *strs[i].to;
         }
     }
+    if (!h->cfg.start_over && getenv("PREEMPT_START_OVER") && !strcmp(getenv("PREEMPT_START_OVER"), "1"))
+        h->cfg.start_over = true;
     h->base = base;
     if (!base) {
         h->base = event_base_new();
@@ -1428,6 +1468,8 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .state = c->state,
         .run = preempt_sm_facts_(h->sm)->run,
         .restored_step = h->restored_step,
+        .restore_fallbacks = h->fallbacks,
+        .refused_step = h->refused_step,
         .save_step = c->save_step,
         .deadline_in_ms = -1,
         .step_us = h->step_ewma_us,

@@ -88,6 +88,9 @@ static const char usage[] =
     "  --worker I         this worker's index (default 0)\n"
     "  --workers W        the number of workers (default 1)\n"
     "                     each worker keeps its shard in DIR/worker-I\n"
+    "  --start-over       start even when some workers lack checkpoints that others\n"
+    "                     hold: restore the newest step every worker holds and set\n"
+    "                     the newer ones aside (also PREEMPT_START_OVER=1)\n"
     "  --etcd-user USER   authenticate as USER; the password is read from the\n"
     "                     environment variable PREEMPT_ETCD_PASSWORD\n"
     "  --etcd-ca FILE     TLS CA bundle; --etcd-cert FILE, --etcd-key FILE: client\n"
@@ -103,7 +106,9 @@ static const char usage[] =
     "nothing new could be saved); the application's code on an error (3 from\n"
     "--fail-at, on this worker or, propagated, on another); 2 on bad usage or a\n"
     "failed start (unreadable checkpoint, invalid configuration, a job that\n"
-    "did not assemble, etcd refusing the credentials).\n";
+    "did not assemble, workers lacking checkpoints others hold, etcd refusing\n"
+    "the credentials); 5 when no checkpoint could be restored (every one failed\n"
+    "to restore and was set aside: the next start begins at step 0).\n";
 
 struct trainer {
     struct preempt_handler *h;
@@ -462,7 +467,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
-       OPT_KILL_DELAY, OPT_ALLREDUCE };
+       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER };
 
 int main(int argc, char **argv)
 {
@@ -491,6 +496,7 @@ int main(int argc, char **argv)
         { "no-advisory", no_argument, NULL, OPT_NO_ADVISORY },
         { "kill-delay-ms", required_argument, NULL, OPT_KILL_DELAY },
         { "allreduce", required_argument, NULL, OPT_ALLREDUCE },
+        { "start-over", no_argument, NULL, OPT_START_OVER },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
@@ -609,6 +615,7 @@ int main(int argc, char **argv)
         case OPT_NO_ADVISORY: cfg.advisory_checkpoint = false; break;
         case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
         case OPT_ALLREDUCE: r = parse_u64("--allreduce", optarg, 65535, &allreduce_port); break;
+        case OPT_START_OVER: cfg.start_over = true; break;
         default:
             return tool_option_error(NAME, c, argv);
         }
@@ -664,16 +671,18 @@ int main(int argc, char **argv)
         if (t.base)
             event_base_free(t.base);
         free(t.state);
-        return 2;
+        return r == -ENOTRECOVERABLE ? 5 : 2;
     }
     {
         struct preempt_status st;
 
         preempt_get_status(t.h, &st);
         t.last_saved = st.restored_step;
-        print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"steps\":%" PRIu64
+        print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"restore_fallbacks\":%u"
+                   ",\"steps\":%" PRIu64
                    ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 ",\"platform\":\"%s\",\"grace_ms\":%" PRIu64
-                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 "}", t.worker, st.restored_step, t.steps,
+                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 "}", t.worker, st.restored_step,
+                   st.restore_fallbacks, t.steps,
                    async ? "async" : "sync", st.incarnation, preempt_platform_to_string(st.platform), st.grace_ms,
                    st.exit_code, st.kill_delay_ms);
     }

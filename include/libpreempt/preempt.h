@@ -212,6 +212,14 @@ struct preempt_config {
                                       run id). NULL (default): $PREEMPT_LAUNCH_ID (set by
                                       preempt-launch), else $SLURM_JOB_ID, else
                                       $TORCHELASTIC_RUN_ID (not "none"), else unknown */
+    bool start_over;             /**< multi-worker start-up when some workers hold newer
+                                      checkpoints than others (a volume not mounted, a
+                                      wiped directory): false (default) refuses to start
+                                      (-ENODATA, naming the workers that lack them); true
+                                      restores the newest step every worker holds and
+                                      sets the newer ones aside. Also set by
+                                      PREEMPT_START_OVER=1; any one worker asking is
+                                      enough. Meant for one launch: unset it after */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */
@@ -249,6 +257,9 @@ struct preempt_status {
     enum preempt_state state;
     uint64_t run;             /**< steps completed, counting restored ones (TF's total_run_calls) */
     uint64_t restored_step;   /**< run counter of the restored checkpoint, 0 when none */
+    unsigned restore_fallbacks; /**< checkpoints the restore callback refused at start-up
+                                     (set aside; the next older one was tried) */
+    uint64_t refused_step;    /**< the newest of them, 0 when none */
     uint64_t save_step;       /**< the agreed save step of the current round, 0 when none */
     int64_t deadline_in_ms;   /**< time left to the effective deadline; -1 when none is known */
     uint64_t step_us;         /**< measured mean step time (moving average) */
@@ -274,24 +285,36 @@ PREEMPT_EXPORT void preempt_config_init(struct preempt_config *cfg);
 PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
 
 /** Creates a handler and restores the newest complete checkpoint of
- * cfg->ckpt_dir (verifying its checksums; a corrupt one is skipped with a
- * warning and the one before is used), calling cb->restore.
+ * cfg->ckpt_dir (verifying its checksums; a corrupt checkpoint, or another
+ * job's or worker's, is skipped with a warning and the one before is
+ * used), calling cb->restore. When the callback fails, that checkpoint is
+ * set aside (moved to ckpt_dir/aside/) and the next older one is tried.
+ * The directory is locked for the handler's life.
  * Multi-worker (cfg->etcd_endpoints set): before anything is added to
  * @p base, the handler joins the job on a private loop, waits until every
  * worker has joined (at most cfg->join_timeout_ms) and restores the newest
- * step that every worker holds, removing this worker's newer checkpoints
- * (they were never committed by the whole job). A checkpoint left pending
- * by an exit that could not learn the job's decision is first resolved by
- * the job's decision record: kept when the round committed, else deleted.
- * This call blocks for that
- * start-up, and only then.
+ * step that every worker holds; this worker's newer checkpoints (never
+ * committed by the whole job) are set aside, never deleted. When some
+ * workers hold a newer checkpoint than the one every worker holds, the
+ * job does not start (-ENODATA, the workers named) unless told to start
+ * over (cfg->start_over). A checkpoint left pending by an exit that could
+ * not learn the job's decision is first resolved by the job's decision
+ * record: kept when the round committed, else deleted. When the restore
+ * callback fails, the handler fails with its errno (a multi-worker job
+ * does not fall back: every worker must restore the same step).
+ * This call blocks for that start-up, and only then.
  * @param base  the caller's event_base (borrowed; must outlive the handler),
  *              or NULL for a base owned by the handler.
  * @return 0; -EINVAL for an invalid configuration (logged with the reason);
  *         -EBUSY when a notice signal is not blocked (see
- *         preempt_block_signals()); -ETIMEDOUT when not every worker joined
- *         in time; -EACCES when etcd refused the credentials; or the
- *         negative errno of a failed open, signalfd, restore or trace file.
+ *         preempt_block_signals()) or the checkpoint directory is locked by
+ *         another process; -ETIMEDOUT when not every worker joined in time;
+ *         -EACCES when etcd refused the credentials; -ENODATA when workers
+ *         lack checkpoints others hold (see start_over);
+ *         -ENOTRECOVERABLE when the restore callback failed on every
+ *         checkpoint (all set aside: the next start begins at step 0); or
+ *         the negative errno of a failed open, signalfd, restore or trace
+ *         file.
  * Ownership: *ret is set only on success; free it with
  * preempt_handler_free(). The handler owns its signalfd, events, base (when
  * it made one) and files. Callback-safe: no. */

@@ -1217,7 +1217,21 @@ static void check_incarnation(void)
         preempt_coord_offer_(offer[i], sizeof(offer[i]), 1000 + (long)i, newest, m);
         offers[i] = offer[i];
     }
-    have_restore = preempt_coord_restore_step_(offer[0], offers, W->n, &restore);
+    {
+        struct preempt_coord_plan plan;
+        unsigned idx[MAX_W];
+
+        for (unsigned i = 0; i < W->n; i++)
+            idx[i] = i;
+        preempt_coord_plan_(offers, idx, W->n, &plan);
+        have_restore = plan.have;
+        restore = plan.step;
+        /* One decision per round: no worker ever holds a committed step
+         * another lacks, so a restart never needs to start over. */
+        if (plan.at_risk)
+            violate("the restart would be refused: worker(s) %s lack step %" PRIu64 " that others hold",
+                    plan.lacking, plan.newest);
+    }
     if (have_restore != have_truth || (have_truth && restore != truth))
         violate("the restart restores %s%" PRIu64 ", but the newest step every worker holds is %s%" PRIu64,
                 have_restore ? "step " : "nothing, ", restore, have_truth ? "step " : "none, ", truth);

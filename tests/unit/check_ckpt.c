@@ -41,14 +41,22 @@ static void teardown(void)
     preempt_test_rmrf(root);
 }
 
-static struct preempt_ckpt_store *open_store(unsigned keep)
+static const struct preempt_ckpt_id me = { .job = "test", .launch = "L1", .worker = 0, .workers = 1 };
+
+/* The store of root/ckpt, as writer id. */
+static struct preempt_ckpt_store *open_as(unsigned keep, const struct preempt_ckpt_id *id)
 {
     struct preempt_ckpt_store *s = NULL;
     char dir[300];
 
     (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
-    ck_assert_int_eq(preempt_ckpt_open_(dir, keep, "test", collect, NULL, &s), 0);
+    ck_assert_int_eq(preempt_ckpt_open_(dir, keep, id, collect, NULL, &s), 0);
     return s;
+}
+
+static struct preempt_ckpt_store *open_store(unsigned keep)
+{
+    return open_as(keep, &me);
 }
 
 /* Commits a checkpoint whose blob "state" holds `fill` repeated n times. */
@@ -395,6 +403,7 @@ END_TEST
  * the lock the same way; once the holder is gone, the directory opens. */
 START_TEST(test_directory_locked)
 {
+    static const struct preempt_ckpt_id other = { .job = "x", .worker = 1, .workers = 2 };
     struct preempt_ckpt_store *s = open_store(0), *t = NULL;
     struct preempt_ckpt_writer *w;
     char dir[300], link[300];
@@ -407,10 +416,10 @@ START_TEST(test_directory_locked)
     ck_assert_int_eq(preempt_ckpt_begin_(s, 7, 7, 1, NULL, &w), 0); /* a save in progress */
     ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", "abc", 3), 0);
     logbuf[0] = '\0';
-    ck_assert_int_eq(preempt_ckpt_open_(link, 0, "job=x worker=1/2", collect, NULL, &t), -EBUSY);
+    ck_assert_int_eq(preempt_ckpt_open_(link, 0, &other, collect, NULL, &t), -EBUSY);
     ck_assert_ptr_null(t);
     ck_assert_ptr_nonnull(strstr(logbuf, "is in use by pid="));
-    ck_assert_ptr_nonnull(strstr(logbuf, " test")); /* the holder's own description */
+    ck_assert_ptr_nonnull(strstr(logbuf, " job=test worker=0/1")); /* the holder's own description */
     ck_assert_uint_eq(count_entries(dir), 1);       /* the holder's staging directory is untouched */
     ck_assert_int_eq(preempt_ckpt_commit_(w, NULL), 0);
     pid = fork();
@@ -418,13 +427,155 @@ START_TEST(test_directory_locked)
     if (pid == 0) { /* another process: refused the same way */
         struct preempt_ckpt_store *cs = NULL;
 
-        _exit(preempt_ckpt_open_(dir, 0, "child", NULL, NULL, &cs) == -EBUSY ? 0 : 1);
+        _exit(preempt_ckpt_open_(dir, 0, &other, NULL, NULL, &cs) == -EBUSY ? 0 : 1);
     }
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     preempt_ckpt_close_(s);
-    ck_assert_int_eq(preempt_ckpt_open_(link, 0, "job=x worker=1/2", collect, NULL, &t), 0);
+    ck_assert_int_eq(preempt_ckpt_open_(link, 0, &other, collect, NULL, &t), 0);
     preempt_ckpt_close_(t);
+}
+END_TEST
+
+/* ---- identity and setting aside ------------------------------------------------------ */
+
+static uint64_t latest_step(struct preempt_ckpt_store *s)
+{
+    struct preempt_ckpt_info info;
+
+    return preempt_ckpt_latest_(s, &info) == 0 ? info.step : UINT64_MAX;
+}
+
+/* Another worker's checkpoint in this directory (a swapped volume): never
+ * restored nor offered, and a save of its step does not replace it. */
+START_TEST(test_foreign_skipped_and_kept)
+{
+    static const struct preempt_ckpt_id w0 = { .job = "j", .launch = "A", .worker = 0, .workers = 2 },
+                                        w1 = { .job = "j", .launch = "A", .worker = 1, .workers = 2 },
+                                        other_job = { .job = "k", .launch = "B", .worker = 0, .workers = 2 };
+    struct preempt_ckpt_store *s = open_as(0, &w0);
+    struct preempt_ckpt_writer *w;
+    uint64_t *steps;
+    size_t n;
+
+    save(s, 10, 'a', 100);
+    preempt_ckpt_close_(s);
+    s = open_as(0, &w1);
+    logbuf[0] = '\0';
+    ck_assert_uint_eq(latest_step(s), UINT64_MAX);
+    ck_assert_ptr_nonnull(strstr(logbuf, "not this worker's (it belongs to job j, worker 0 of 2, launch A)"));
+    ck_assert_int_eq(preempt_ckpt_list_(s, false, &steps, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 10, 10, 1, NULL, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_write_blob_(w, "state", "bbb", 3), 0);
+    ck_assert_int_eq(preempt_ckpt_commit_(w, NULL), -EEXIST);
+    ck_assert_ptr_nonnull(strstr(logbuf, "belongs to job j, worker 0 of 2, launch A: not replaced"));
+    save(s, 5, 'b', 10);
+    ck_assert_uint_eq(latest_step(s), 5);
+    preempt_ckpt_close_(s);
+    s = open_as(0, &other_job); /* another job, same worker index */
+    ck_assert_uint_eq(latest_step(s), UINT64_MAX);
+    preempt_ckpt_close_(s);
+    s = open_as(0, &w0); /* its owner still restores it, unchanged */
+    assert_latest(s, 10, 'a', 100);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+/* A manifest of version 1 (no identity) is read as this worker's. */
+START_TEST(test_manifest_v1_read)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    static const unsigned char v1[] = { 0x08, 0x01, 0x10, 0x07, 0x18, 0x07 }; /* version 1, step 7, run 7 */
+    char path[400];
+    FILE *f;
+
+    (void)snprintf(path, sizeof(path), "%s/ckpt/ckpt-00000000000000000007", root);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    (void)snprintf(path, sizeof(path), "%s/ckpt/ckpt-00000000000000000007/MANIFEST", root);
+    f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(v1, 1, sizeof(v1), f), sizeof(v1));
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_uint_eq(latest_step(s), 7);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+static int entry_index(const struct preempt_ckpt_entry *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+/* Set aside, listed with the reason, restorable, and removed only once a
+ * newer step is committed. */
+START_TEST(test_set_aside)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_entry *v;
+    size_t n;
+    char dir[300];
+    int i;
+
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    save(s, 10, 'a', 10);
+    save(s, 20, 'b', 20);
+    save(s, 30, 'c', 30);
+    ck_assert_int_eq(preempt_ckpt_set_aside_newer_(s, 10, "newer than the job's step"), 2);
+    ck_assert_uint_eq(latest_step(s), 10);
+    ck_assert_int_eq(preempt_ckpt_set_aside_(s, 10, "again"), 0);
+    save(s, 10, 'd', 10); /* the same step set aside twice: both kept */
+    ck_assert_int_eq(preempt_ckpt_set_aside_(s, 10, "twice"), 0);
+    ck_assert_int_eq(preempt_ckpt_entries_(dir, &v, &n), 0);
+    ck_assert_uint_eq(n, 4);
+    i = entry_index(v, n, "aside/ckpt-00000000000000000030");
+    ck_assert_int_ge(i, 0);
+    ck_assert(v[i].aside && v[i].status == 0 && v[i].step == 30 && v[i].bytes == 30 && v[i].version == 2);
+    ck_assert_str_eq(v[i].why, "newer than the job's step");
+    ck_assert_str_eq(v[i].job, "test");
+    ck_assert_int_ge(entry_index(v, n, "aside/ckpt-00000000000000000010"), 0);
+    ck_assert_int_ge(entry_index(v, n, "aside/ckpt-00000000000000000010.1"), 0);
+    free(v);
+    ck_assert_int_eq(preempt_ckpt_unset_aside_(s, "ckpt-00000000000000000030"), 0);
+    assert_latest(s, 30, 'c', 30);
+    ck_assert_int_eq(preempt_ckpt_unset_aside_(s, "ckpt-00000000000000000010"), 0);
+    ck_assert_int_eq(preempt_ckpt_unset_aside_(s, "ckpt-00000000000000000010.1"), -EEXIST);
+    ck_assert_int_eq(preempt_ckpt_unset_aside_(s, "../x"), -EINVAL);
+    save(s, 15, 'e', 15); /* older set-aside ones go: 10.1 (and nothing else) */
+    ck_assert_int_eq(preempt_ckpt_entries_(dir, &v, &n), 0);
+    ck_assert_int_eq(entry_index(v, n, "aside/ckpt-00000000000000000010.1"), -1);
+    ck_assert_int_ge(entry_index(v, n, "aside/ckpt-00000000000000000020"), 0);
+    free(v);
+    save(s, 40, 'f', 40);
+    ck_assert_int_eq(preempt_ckpt_entries_(dir, &v, &n), 0);
+    ck_assert_int_eq(entry_index(v, n, "aside/ckpt-00000000000000000020"), -1);
+    free(v);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
+/* A corrupt checkpoint in a new save's way is set aside, not deleted. */
+START_TEST(test_corrupt_in_the_way_set_aside)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_entry *v;
+    size_t n;
+    char path[400], dir[300];
+
+    (void)snprintf(dir, sizeof(dir), "%s/ckpt", root);
+    save(s, 10, 'a', 10);
+    (void)snprintf(path, sizeof(path), "%s/ckpt/ckpt-00000000000000000010/MANIFEST", root);
+    ck_assert_int_eq(truncate(path, 3), 0);
+    save(s, 10, 'b', 10);
+    assert_latest(s, 10, 'b', 10);
+    ck_assert_int_eq(preempt_ckpt_entries_(dir, &v, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(v[1].aside && v[1].status == -EBADMSG);
+    free(v);
+    preempt_ckpt_close_(s);
 }
 END_TEST
 
@@ -509,6 +660,10 @@ int main(void)
     tcase_add_test(tc, test_bad_names);
     tcase_add_test(tc, test_abort_leaves_nothing);
     tcase_add_test(tc, test_directory_locked);
+    tcase_add_test(tc, test_foreign_skipped_and_kept);
+    tcase_add_test(tc, test_manifest_v1_read);
+    tcase_add_test(tc, test_set_aside);
+    tcase_add_test(tc, test_corrupt_in_the_way_set_aside);
     tcase_add_test(tc, test_sigkill_during_save);
     tcase_add_test(tc, test_write_failure_keeps_previous);
     suite_add_tcase(s, tc);

@@ -569,6 +569,44 @@ static bool answered(void *arg)
  * four times longer than the request's timeout; the reply waits in the
  * socket buffer. At the next boundary it is taken: one attempt, no retry
  * (curl's own timeout counted the step and retried: two requests). */
+/* The restore plan: the newest step every worker holds, and when some
+ * hold newer ones, who lacks the newest (start-up never loses it). */
+START_TEST(test_restore_plan)
+{
+    static const uint64_t a[] = { 300, 200, 100 }, b[] = { 200, 100 }, c[] = { 300 };
+    char m0[512], m1[512], m2[512], m3[512];
+    const char *offers[4] = { m0, m1, m2, m3 };
+    unsigned idx[4] = { 0, 1, 2, 3 };
+    struct preempt_coord_plan p;
+
+    preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, false, a, 3);
+    preempt_coord_member_(m1, sizeof(m1), 2, "h", "L", 3, false, a, 3);
+    preempt_coord_member_(m2, sizeof(m2), 3, "h", "L", 3, false, a, 3);
+    preempt_coord_plan_(offers, idx, 3, &p); /* all alike */
+    ck_assert(p.have && p.step == 300 && !p.at_risk && !p.over);
+    preempt_coord_member_(m2, sizeof(m2), 3, "h", "L", 3, false, b, 2); /* worker 2 lost step 300 */
+    preempt_coord_plan_(offers, idx, 3, &p);
+    ck_assert(p.have && p.step == 200 && p.at_risk && p.newest == 300 && p.n_lacking == 1);
+    ck_assert_str_eq(p.lacking, "2");
+    preempt_coord_member_(m1, sizeof(m1), 2, "h", "L", 3, false, NULL, 0); /* worker 1's volume is empty */
+    preempt_coord_plan_(offers, idx, 3, &p);
+    ck_assert(!p.have && p.at_risk && p.newest == 300 && p.n_lacking == 2);
+    ck_assert_str_eq(p.lacking, "1,2");
+    preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, true, c, 1); /* one worker asks to start over */
+    preempt_coord_plan_(offers, idx, 3, &p);
+    ck_assert(!p.have && p.at_risk && p.over);
+    preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, false, NULL, 0);
+    preempt_coord_member_(m2, sizeof(m2), 1, "h", "L", 3, false, NULL, 0);
+    preempt_coord_plan_(offers, idx, 3, &p); /* a first start: nothing anywhere */
+    ck_assert(!p.have && !p.held && !p.at_risk);
+    for (unsigned i = 0; i < 4; i++) /* worker indexes name the lacking, not positions */
+        preempt_coord_member_((char *)offers[i], 512, 1, "h", "L", 4, false, i == 1 ? b : a, i == 1 ? 2 : 3);
+    idx[1] = 7;
+    preempt_coord_plan_(offers, idx, 4, &p);
+    ck_assert_str_eq(p.lacking, "7");
+}
+END_TEST
+
 START_TEST(test_step_does_not_time_out_a_request)
 {
     struct event_base *base = event_base_new();
@@ -631,6 +669,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_watch_decoder_ends);
     tcase_add_test(t, test_watch_decoder_store_moved);
     tcase_add_test(t, test_job_names);
+    tcase_add_test(t, test_restore_plan);
     suite_add_tcase(s, t);
     t = tcase_create("clock");
     tcase_add_test(t, test_step_does_not_time_out_a_request);
