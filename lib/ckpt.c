@@ -773,16 +773,19 @@ static bool foreign(const struct preempt_ckpt_store *s, const lpckpt_Manifest *m
 static int open_ckpt_at(int parent, const char *name, uint64_t step, lpckpt_Manifest *m, int *ret_fd, char *why,
                         size_t why_size)
 {
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r;
 
     if (fd < 0) {
-        int err = -errno;
-
-        (void)snprintf(why, why_size, "cannot be opened: %s", strerror(-err));
-        return err;
+        r = -errno;
+        (void)snprintf(why, why_size, "cannot be opened: %s", strerror(-r));
+        return r;
     }
-    if (read_manifest(fd, m) < 0)
+    r = read_manifest(fd, m);
+
+    if (r == -EBADMSG)
         (void)snprintf(why, why_size, "its manifest is missing or unreadable");
+    else if (r < 0) /* out of memory, I/O: not the checkpoint's fault */
+        (void)snprintf(why, why_size, "its manifest cannot be read: %s", strerror(-r));
     else if (m->step != step)
         (void)snprintf(why, why_size, "its manifest names another step");
     else {
@@ -790,7 +793,7 @@ static int open_ckpt_at(int parent, const char *name, uint64_t step, lpckpt_Mani
         return 0;
     }
     (void)close(fd);
-    return -EBADMSG;
+    return r < 0 ? r : -EBADMSG;
 }
 
 /* Verifies every blob of an open checkpoint. */
@@ -828,6 +831,12 @@ static int verify_ckpt(const struct preempt_ckpt_store *s, uint64_t step, lpckpt
     return r;
 }
 
+/* What verify_ckpt's result says of a checkpoint, for messages. */
+static const char *fault_name(int v)
+{
+    return v == -EPERM ? "not this worker's" : v == -EBADMSG ? "corrupt" : "not readable";
+}
+
 int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info *ret_info)
 {
     uint64_t *steps;
@@ -852,8 +861,7 @@ int preempt_ckpt_latest_(struct preempt_ckpt_store *s, struct preempt_ckpt_info 
             break;
         }
         ckpt_name(name, sizeof(name), steps[i]);
-        logf_(s, 2, "%s/%s is %s (%s); falling back to an older checkpoint", s->dir, name,
-              v == -EPERM ? "not this worker's" : "corrupt", why);
+        logf_(s, 2, "%s/%s is %s (%s); falling back to an older checkpoint", s->dir, name, fault_name(v), why);
     }
     free(steps);
     return r;
@@ -905,7 +913,7 @@ int preempt_ckpt_list_(struct preempt_ckpt_store *s, bool pending, uint64_t **re
             steps[k++] = steps[i];
         else
             logf_(s, 2, "%s: the checkpoint at step %llu is %s (%s); not offered", s->dir,
-                  (unsigned long long)steps[i], v == -EPERM ? "not this worker's" : "corrupt", why);
+                  (unsigned long long)steps[i], fault_name(v), why);
     }
     if (k == 0) {
         free(steps);
@@ -1056,6 +1064,8 @@ static int make_room(struct preempt_ckpt_store *s, const char *name)
               "directory?)", s->dir, name, writer_of(&m, w, sizeof(w)));
         return -EEXIST;
     }
+    if (r != -EBADMSG) /* it could not be read (out of memory, I/O): the commit fails, nothing moves */
+        return r;
     (void)snprintf(w, sizeof(w), "replaced by a new save of its step (%s)", why);
     return set_aside(s, name, w);
 }

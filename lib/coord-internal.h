@@ -71,6 +71,26 @@ int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *ste
                         struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
                         size_t msg_size);
 
+/* A worker's restore of the job's step, and the job's. */
+enum { PREEMPT_RESTORE_OK, PREEMPT_RESTORE_UNUSABLE, PREEMPT_RESTORE_FAILED };
+
+/* The restore barrier, after the restore of join's step: mine is this
+ * worker's outcome: OK, UNUSABLE (the trainer cannot use that
+ * checkpoint: bad data, another shape) or FAILED (anything else: out of
+ * memory, I/O; a retry may succeed), with why. Every worker reports; the
+ * incarnation's one record N/restored says "ok" (the worker whose report
+ * completed the count of W writes it) or the first other outcome,
+ * "unusable|failed <step> worker=<w>: <why>" (create-if-absent), and every
+ * worker follows it: *ret_outcome, and verdict (the text after the
+ * outcome's word). UNUSABLE: the job falls back, setting that step aside
+ * and joining again without it; FAILED: start-up fails everywhere,
+ * nothing set aside. Either ends the incarnation: the lease is given back
+ * (join->lease 0). Bounded by bound_ms. 0, -ETIMEDOUT or another negative
+ * errno. */
+int preempt_coord_restored_(const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
+                            const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict, size_t verdict_size,
+                            char *msg, size_t msg_size);
+
 /* A step of the trainer took step_ms: the membership lease grows to
  * outlive twice the longest step (a synchronous trainer keeps it alive
  * only at its boundaries). NULL: nothing. */

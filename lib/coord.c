@@ -96,7 +96,9 @@ struct join {
     struct preempt_etcd *e;
     struct event_base *base;
     struct event *ev_keep, *ev_wait; /* the lease's keep-alive; the wait for a holder's lease */
-    struct preempt_etcd_watch *ready_w; /* the wait for the barrier's record */
+    struct preempt_etcd_watch *ready_w; /* the wait for the awaited record */
+    const char *awaited;               /* its key below P/N/: "ready" (the barrier's), or "restored" */
+    void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
     const uint64_t *steps;
@@ -110,7 +112,14 @@ struct join {
     int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
     int64_t present;   /* the members counted when this worker joined */
     bool shaped;       /* this worker wrote (or tried to write) the incarnation's shape */
-    bool ready_up;     /* the watch of the barrier's record is up */
+    bool ready_up;     /* the watch of the awaited record is up */
+    int restore_mine;  /* the restore barrier: this worker's outcome (PREEMPT_RESTORE_*) */
+    const char *restore_why; /* when not ok, why */
+    int *ret_restored;       /* out: the job's outcome */
+    char *verdict;           /* out: when not ok, the record's "<step> worker=<w>: <why>" */
+    size_t verdict_size;
+    struct preempt_coord_plan plan; /* the barrier's writer: what the members' offers say */
+    bool revoke;             /* give the lease back at the end of the phase */
     bool finished;
     int status;
     char *msg;
@@ -319,6 +328,16 @@ static const char *who(const char *v, char *buf, size_t size)
 static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
+/* The key of the job's record rest: P/rest. */
+static char *job_key(const struct join *j, char *buf, size_t size, const char *rest)
+{
+    (void)snprintf(buf, size, "%s%s", j->jobp, rest);
+    return buf;
+}
+
+static void write_ready(struct join *j, bool consume);
+static void on_start_over(int status, json_t *reply, const char *msg, void *arg);
+
 /* The key of record rest of the incarnation being joined: P/N/rest. */
 static char *inc_key(const struct join *j, char *buf, size_t size, const char *rest)
 {
@@ -376,9 +395,10 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
         join_finish(j, -ENODATA,
                     "job %s: worker(s) %s lack the checkpoint at step %s that other workers hold (a volume not "
                     "mounted? a wiped, replaced or corrupt directory?); the job could only %s and lose it. Nothing "
-                    "was changed: give those workers their checkpoints back and restart, or restart the job once "
-                    "with PREEMPT_START_OVER=1 to %s, setting the newer checkpoints aside (kept in <ckpt_dir>/aside)",
-                    j->cfg->job, lacking, refused, target, target);
+                    "was changed: give those workers their checkpoints back and restart; or run 'preemptctl "
+                    "start-over %s' (or restart once with PREEMPT_START_OVER=1) and restart to %s, setting the newer "
+                    "checkpoints aside (kept in <ckpt_dir>/aside)",
+                    j->cfg->job, lacking, refused, target, j->cfg->job, target);
     } else {
         j->out->have_step = parse_u64(restore, &step);
         j->out->step = j->out->have_step ? step : 0;
@@ -392,8 +412,10 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 
 static void on_ready_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
+    struct join *j = arg;
+
     if (type == PREEMPT_ETCD_PUT && kv->value)
-        apply_ready(arg, kv);
+        j->apply(j, kv);
 }
 
 static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
@@ -421,7 +443,7 @@ static void on_ready_read(int status, json_t *reply, const char *msg, void *arg)
     }
 }
 
-/* While the watch of the barrier's record is not up (etcd answering
+/* While the watch of the awaited record is not up (etcd answering
  * requests but not keeping a stream), the keep-alive tick reads the record
  * instead: a broken stream slows the barrier, it never hides it. A failed
  * read is only retried. */
@@ -431,11 +453,12 @@ static void read_ready(struct join *j)
 
     if (!j->ready_w || j->ready_up || j->finished)
         return;
-    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(inc_key(j, key, sizeof(key), "ready"), false),
+    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(inc_key(j, key, sizeof(key), j->awaited),
+                                                                        false),
                              join_left(j), on_ready_read, j);
 }
 
-/* Waits for the barrier's record without polling: a watch of that one key. */
+/* Waits for the awaited record without polling: a watch of that one key. */
 static void wait_ready(struct join *j)
 {
     static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset,
@@ -444,7 +467,7 @@ static void wait_ready(struct join *j)
 
     if (j->ready_w)
         return;
-    if (preempt_etcd_watch_(j->e, inc_key(j, key, sizeof(key), "ready"), NULL, 0, &ops, j, &j->ready_w) < 0)
+    if (preempt_etcd_watch_(j->e, inc_key(j, key, sizeof(key), j->awaited), NULL, 0, &ops, j, &j->ready_w) < 0)
         join_finish(j, -ENOMEM, "out of memory");
 }
 
@@ -457,7 +480,7 @@ static void on_ready_written(int status, json_t *reply, const char *msg, void *a
     if (!join_created(j, status, reply, msg, "writing the barrier's record", &created, &kv))
         return;
     if (!created && kv.value)
-        apply_ready(j, &kv); /* another worker's record landed first: the same members, the same step */
+        j->apply(j, &kv); /* another worker's record landed first: it decides */
     preempt_etcd_kv_clear_(&kv);
     wait_ready(j);           /* our own record comes back through the watch */
 }
@@ -469,11 +492,10 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_etcd_kv *kvs;
-    struct preempt_coord_plan plan;
     const char **offers;
     unsigned *idx;
     size_t n, k = 0;
-    char key[PREEMPT_MAX_JOB + 48], val[256], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    char key[PREEMPT_MAX_JOB + 48], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1];
 
     if (join_failed(j, status, msg, "reading the members"))
         return;
@@ -507,23 +529,62 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
         wait_ready(j);
         return;
     }
-    preempt_coord_plan_(offers, idx, k, &plan);
+    preempt_coord_plan_(offers, idx, k, &j->plan);
     free(offers);
     free(idx);
     preempt_etcd_kvs_free_(kvs, n);
-    if (plan.have)
-        (void)snprintf(restore, sizeof(restore), "%" PRIu64, plan.step);
+    if (j->plan.at_risk && !j->plan.over) /* the operator may have asked for it in etcd */
+        join_call(j, "kv/range", preempt_etcd_range_body_(job_key(j, key, sizeof(key), "start-over"), false),
+                  on_start_over);
+    else
+        write_ready(j, false);
+}
+
+/* P/start-over (preemptctl start-over JOB): the next incarnation whose
+ * plan is at risk starts over, and consumes the request. */
+static void on_start_over(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_etcd_kv *kvs;
+    size_t n;
+
+    if (join_failed(j, status, msg, "reading a start-over request"))
+        return;
+    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
+        join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
+        return;
+    }
+    j->plan.over = n > 0;
+    preempt_etcd_kvs_free_(kvs, n);
+    write_ready(j, j->plan.over);
+}
+
+/* Writes the barrier's record from j->plan (create-if-absent), deleting
+ * the start-over request it consumed in the same transaction. */
+static void write_ready(struct join *j, bool consume)
+{
+    const struct preempt_coord_plan *plan = &j->plan;
+    char key[PREEMPT_MAX_JOB + 48], req[PREEMPT_MAX_JOB + 32], val[256], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
+                           get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
+
+    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    if (plan->have)
+        (void)snprintf(restore, sizeof(restore), "%" PRIu64, plan->step);
     else
         (void)snprintf(restore, sizeof(restore), "none");
-    if (!plan.at_risk)
+    if (!plan->at_risk)
         (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s", restore, j->cfg->workers, mine);
-    else if (plan.over)
+    else if (plan->over)
         (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s over=%" PRIu64, restore, j->cfg->workers,
-                       mine, plan.newest);
+                       mine, plan->newest);
     else
         (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s refused=%" PRIu64 " lacking=%s", restore,
-                       j->cfg->workers, mine, plan.newest, plan.lacking);
-    join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "ready"), val, 0), on_ready_written);
+                       j->cfg->workers, mine, plan->newest, plan->lacking);
+    (void)inc_key(j, key, sizeof(key), "ready");
+    (void)job_key(j, req, sizeof(req), "start-over");
+    join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
 }
 
 /* This worker is a member of incarnation inc: the barrier's record, when
@@ -874,11 +935,15 @@ static void on_join_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    join_finish(j, -ETIMEDOUT,
-                "job %s: not every worker (%u) joined incarnation %" PRIu64 " within %llu ms (%lld live when this "
-                "worker joined)",
-                j->cfg->job, j->cfg->workers, j->inc, (unsigned long long)j->cfg->join_timeout_ms,
-                (long long)j->present);
+    if (j->ret_restored)
+        join_finish(j, -ETIMEDOUT, "job %s: not every worker (%u) reported its restore of incarnation %" PRIu64
+                    " in time", j->cfg->job, j->cfg->workers, j->inc);
+    else
+        join_finish(j, -ETIMEDOUT,
+                    "job %s: not every worker (%u) joined incarnation %" PRIu64 " within %llu ms (%lld live when this "
+                    "worker joined)",
+                    j->cfg->job, j->cfg->workers, j->inc, (unsigned long long)j->cfg->join_timeout_ms,
+                    (long long)j->present);
 }
 
 /* The membership lease lives through start-up as it does after it. */
@@ -894,64 +959,158 @@ static void on_join_keep(evutil_socket_t fd, short what, void *arg)
     read_ready(j);
 }
 
+/* Runs a start-up phase on a private loop: start(j), then events until it
+ * finishes or bound_ms pass. The lease is given back when the phase fails
+ * or ends the membership (j->revoke). */
+static int join_run(struct join *j, uint64_t bound_ms, void (*start)(struct join *j))
+{
+    struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 },
+                   keep;
+    const struct preempt_coord_cfg *cfg = j->cfg;
+    struct event *ev_bound = NULL;
+    int r;
+
+    if (preempt_coord_prefix_(cfg->job, j->jobp, sizeof(j->jobp)) < 0) {
+        (void)snprintf(j->msg, j->msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
+        return -EINVAL;
+    }
+    j->base = event_base_new();
+    if (!j->base)
+        return -ENOMEM;
+    j->deadline = preempt_clock_ms_(CLOCK_MONOTONIC) + bound_ms;
+    r = preempt_etcd_new_(j->base, &cfg->etcd, &j->e);
+    if (r < 0) {
+        (void)snprintf(j->msg, j->msg_size, "cannot use the etcd endpoints or options: %s%s", strerror(-r),
+                       r == -EINVAL ? " (each endpoint an http:// or https:// URL, at most 8)" : "");
+        event_base_free(j->base);
+        return r;
+    }
+    keep = (struct timeval){ .tv_sec = (time_t)(cfg->lease_ttl_s / 3), .tv_usec = cfg->lease_ttl_s < 3 ? 500000 : 0 };
+    j->ev_wait = evtimer_new(j->base, on_holder_wait, j);
+    j->ev_keep = event_new(j->base, -1, EV_PERSIST, on_join_keep, j);
+    ev_bound = evtimer_new(j->base, on_join_timeout, j);
+    if (!j->ev_wait || !j->ev_keep || !ev_bound || evtimer_add(ev_bound, &tv) < 0 || event_add(j->ev_keep, &keep) < 0) {
+        join_finish(j, -ENOMEM, "out of memory");
+    } else {
+        start(j);
+        while (!j->finished)
+            if (event_base_loop(j->base, EVLOOP_ONCE) < 0)
+                join_finish(j, -EIO, "the start-up loop failed");
+    }
+    if ((j->status < 0 || j->revoke) && j->lease) { /* give the lease back: best effort, bounded */
+        (void)preempt_etcd_call_(j->e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)j->lease), 1000, NULL,
+                                 NULL);
+        (void)preempt_etcd_flush_(j->e, 1000);
+    }
+    preempt_etcd_watch_free_(j->ready_w);
+    preempt_etcd_free_(j->e);
+    if (j->ev_wait)
+        event_free(j->ev_wait);
+    if (j->ev_keep)
+        event_free(j->ev_keep);
+    if (ev_bound)
+        event_free(ev_bound);
+    event_base_free(j->base);
+    return j->status;
+}
+
+static void join_grant(struct join *j)
+{
+    join_call(j, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)j->cfg->lease_ttl_s), on_grant);
+}
+
 int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
                         struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
                         size_t msg_size)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
-                      .steps = steps, .n_steps = n_steps, .pend = pend, .n_pend = n_pend };
-    struct timeval tv = { .tv_sec = (time_t)(cfg->join_timeout_ms / 1000),
-                          .tv_usec = (suseconds_t)(cfg->join_timeout_ms % 1000) * 1000 }, keep;
-    struct event *ev_bound = NULL;
-    int r;
+                      .steps = steps, .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = "ready",
+                      .apply = apply_ready };
 
     *ret = (struct preempt_coord_join){ 0 };
-    if (preempt_coord_prefix_(cfg->job, j.jobp, sizeof(j.jobp)) < 0) {
-        (void)snprintf(msg, msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
-        return -EINVAL;
-    }
     for (size_t i = 0; i < n_pend; i++)
         pend[i].decision = 0;
-    j.base = event_base_new();
-    if (!j.base)
-        return -ENOMEM;
-    j.deadline = preempt_clock_ms_(CLOCK_MONOTONIC) + cfg->join_timeout_ms;
-    r = preempt_etcd_new_(j.base, &cfg->etcd, &j.e);
-    if (r < 0) {
-        (void)snprintf(msg, msg_size, "cannot use the etcd endpoints or options: %s%s", strerror(-r),
-                       r == -EINVAL ? " (each endpoint an http:// or https:// URL, at most 8)" : "");
-        event_base_free(j.base);
-        return r;
-    }
-    keep = (struct timeval){ .tv_sec = (time_t)(cfg->lease_ttl_s / 3), .tv_usec = cfg->lease_ttl_s < 3 ? 500000 : 0 };
-    j.ev_wait = evtimer_new(j.base, on_holder_wait, &j);
-    j.ev_keep = event_new(j.base, -1, EV_PERSIST, on_join_keep, &j);
-    ev_bound = evtimer_new(j.base, on_join_timeout, &j);
-    if (!j.ev_wait || !j.ev_keep || !ev_bound || evtimer_add(ev_bound, &tv) < 0 || event_add(j.ev_keep, &keep) < 0) {
-        join_finish(&j, -ENOMEM, "out of memory");
-    } else {
-        json_t *grant = json_pack("{s:I}", "TTL", (json_int_t)cfg->lease_ttl_s);
+    return join_run(&j, cfg->join_timeout_ms, join_grant);
+}
 
-        join_call(&j, "lease/grant", grant, on_grant);
-        while (!j.finished)
-            if (event_base_loop(j.base, EVLOOP_ONCE) < 0)
-                join_finish(&j, -EIO, "the start-up loop failed");
+/* ---- start-up: the restore barrier ---------------------------------------------------------- */
+
+/* N/restored: "ok", or "unusable|failed <step> worker=<w>: <why>". */
+static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    const char *v = kv->value;
+    int outcome = !strcmp(v, "ok")                ? PREEMPT_RESTORE_OK
+                  : !strncmp(v, "unusable ", 9) ? PREEMPT_RESTORE_UNUSABLE
+                  : !strncmp(v, "failed ", 7)   ? PREEMPT_RESTORE_FAILED
+                                                 : -1;
+
+    if (outcome < 0) {
+        join_finish(j, -EPROTO, "job %s: the restore barrier's record holds \"%.40s\"", j->cfg->job, v);
+        return;
     }
-    if (j.status < 0 && j.lease) { /* give the lease back: best effort, bounded */
-        (void)preempt_etcd_call_(j.e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)j.lease), 1000, NULL,
-                                 NULL);
-        (void)preempt_etcd_flush_(j.e, 1000);
+    *j->ret_restored = outcome;
+    if (outcome != PREEMPT_RESTORE_OK) {
+        j->revoke = true; /* the incarnation ends here: its membership too */
+        (void)snprintf(j->verdict, j->verdict_size, "%s", strchr(v, ' ') + 1);
     }
-    preempt_etcd_watch_free_(j.ready_w);
-    preempt_etcd_free_(j.e);
-    if (j.ev_wait)
-        event_free(j.ev_wait);
-    if (j.ev_keep)
-        event_free(j.ev_keep);
-    if (ev_bound)
-        event_free(ev_bound);
-    event_base_free(j.base);
-    return j.status;
+    join_finish(j, 0, "restore barrier passed");
+}
+
+static void on_restored_counted(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    char key[PREEMPT_MAX_JOB + 48];
+
+    if (join_failed(j, status, msg, "reporting the restore"))
+        return;
+    if (preempt_etcd_txn_count_(reply, 1) < (int64_t)j->cfg->workers) {
+        wait_ready(j);
+        return;
+    }
+    join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "restored"), "ok", 0),
+              on_ready_written);
+}
+
+/* Reports this worker's restore: "ok" under w/restored/ and counted (the
+ * W-th writes N/restored "ok"), or N/restored "failed .." at once. */
+static void report_restored(struct join *j)
+{
+    char key[PREEMPT_MAX_JOB + 48], mine[PREEMPT_MAX_JOB + 64], all[PREEMPT_MAX_JOB + 48], val[320];
+
+    if (j->restore_mine != PREEMPT_RESTORE_OK) {
+        (void)snprintf(val, sizeof(val), "%s %" PRIu64 " worker=%u: %s",
+                       j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed", j->out->step,
+                       j->cfg->worker, j->restore_why ? j->restore_why : "");
+        join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "restored"), val, 0),
+                  on_ready_written);
+        return;
+    }
+    (void)snprintf(mine, sizeof(mine), "%s%" PRIu64 "/w/restored/%u", j->jobp, j->inc, j->cfg->worker);
+    (void)inc_key(j, all, sizeof(all), "w/restored/");
+    {
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, "ok", 0 },
+                                         { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
+
+        join_call(j, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 2, NULL, 0), on_restored_counted);
+    }
+}
+
+int preempt_coord_restored_(const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
+                            const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict, size_t verdict_size,
+                            char *msg, size_t msg_size)
+{
+    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
+                      .awaited = "restored", .apply = apply_restored, .inc = join->incarnation, .lease = join->lease,
+                      .restore_mine = mine, .restore_why = why, .ret_restored = ret_outcome, .verdict = verdict,
+                      .verdict_size = verdict_size };
+    int r;
+
+    *ret_outcome = PREEMPT_RESTORE_FAILED;
+    verdict[0] = '\0';
+    r = join_run(&j, bound_ms, report_restored);
+    if (r < 0 || *ret_outcome != PREEMPT_RESTORE_OK)
+        join->lease = 0; /* given back */
+    return r;
 }
 
 /* ---- the running protocol ----------------------------------------------------------------- */

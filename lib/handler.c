@@ -864,23 +864,84 @@ static int restore_cb(struct preempt_handler *h, const struct preempt_ckpt_info 
     return r < 0 ? r : 0;
 }
 
-/* The restore callback refused the checkpoint at step: it goes aside and
- * the next older one is tried. */
-static void refuse(struct preempt_handler *h, uint64_t step, int err)
+/* Whether a restore's error says the checkpoint itself is unusable (bad
+ * data, another model's shape, a blob missing or failing its checksum):
+ * then it is set aside and an older one tried. Any other error (out of
+ * memory, I/O, an interrupted call) may pass on a retry: nothing is set
+ * aside and start-up fails with it. */
+static bool unusable(int err)
 {
-    char why[160];
+    return err == -EBADMSG || err == -EINVAL || err == -ENOENT || err == -EPROTO || err == -ERANGE;
+}
 
-    log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
-            (unsigned long long)step, strerror(-err));
-    (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-err));
+/* A restore callback refused the checkpoint at step (why): it goes aside
+ * and the next older one is tried. */
+static void refuse(struct preempt_handler *h, uint64_t step, const char *why)
+{
     (void)preempt_ckpt_set_aside_(h->store, step, why);
     if (!h->fallbacks++)
         h->refused_step = step;
 }
 
-static int restore(struct preempt_handler *h)
+/* One multi-worker attempt: join, set aside what is newer than the job's
+ * step, restore it, and pass the restore barrier. 0 with *info restored,
+ * -ENOENT when the job starts fresh, -EAGAIN when a worker's restore
+ * failed (the step is set aside here: join again), or a negative errno. */
+static int restore_job(struct preempt_handler *h, struct preempt_ckpt_info *info)
 {
     const struct preempt_coord_join *join = &h->joined;
+    struct preempt_coord_cfg cc = coord_cfg(h);
+    char why[PREEMPT_MAX_JOB + 160], verdict[320], msg[512];
+    uint64_t t0;
+    int r, cb_r, mine, job;
+
+    r = join_job(h);
+    if (r < 0)
+        return r;
+    if (join->over)
+        (void)snprintf(why, sizeof(why), "job %s started over at step %llu (PREEMPT_START_OVER)", h->cfg.job,
+                       (unsigned long long)(join->have_step ? join->step : 0));
+    else
+        (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
+                       (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
+    r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why);
+    if (r < 0)
+        return r;
+    if (!join->have_step)
+        return -ENOENT;
+    t0 = preempt_clock_ms_(CLOCK_MONOTONIC);
+    cb_r = preempt_ckpt_at_(h->store, join->step, info);
+    if (cb_r == 0)
+        cb_r = restore_cb(h, info);
+    if (cb_r < 0)
+        log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)join->step,
+                strerror(-cb_r));
+    mine = cb_r == 0 ? PREEMPT_RESTORE_OK : unusable(cb_r) ? PREEMPT_RESTORE_UNUSABLE : PREEMPT_RESTORE_FAILED;
+    /* Every worker waits for the slowest restore: bounded by start-up's
+     * bound plus twice this worker's own restore time. */
+    r = preempt_coord_restored_(&cc, &h->joined, mine, strerror(-cb_r), h->cfg.join_timeout_ms +
+                                2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - t0), &job, verdict, sizeof(verdict), msg,
+                                sizeof(msg));
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "job %s: after the restore: %s", h->cfg.job, msg);
+        return r;
+    }
+    if (job == PREEMPT_RESTORE_OK)
+        return 0;
+    if (job == PREEMPT_RESTORE_FAILED) {
+        log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
+                "restart tries again", h->cfg.job, verdict);
+        return cb_r < 0 ? cb_r : -EREMOTEIO;
+    }
+    log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and the "
+            "job falls back to an older one", h->cfg.job, verdict);
+    (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", verdict);
+    refuse(h, join->step, why);
+    return -EAGAIN;
+}
+
+static int restore(struct preempt_handler *h)
+{
     struct preempt_ckpt_info info;
     bool multi = h->cfg.etcd_endpoints != NULL;
     int r;
@@ -901,35 +962,30 @@ static int restore(struct preempt_handler *h)
         return r;
     }
     if (multi) {
-        char why[PREEMPT_MAX_JOB + 128];
-
-        r = join_job(h);
-        if (r < 0)
-            return r;
-        if (join->over)
-            (void)snprintf(why, sizeof(why), "job %s started over at step %llu (PREEMPT_START_OVER)", h->cfg.job,
-                           (unsigned long long)(join->have_step ? join->step : 0));
-        else
-            (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
-                           (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
-        r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why);
-        if (r < 0)
-            return r;
-        r = join->have_step ? preempt_ckpt_at_(h->store, join->step, &info) : -ENOENT;
-        if (r == 0 && (r = restore_cb(h, &info)) < 0) {
-            log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)info.step,
-                    strerror(-r));
-            return r;
-        }
+        /* The job restores one step; when a worker's callback fails on it,
+         * every worker sets it aside and the job joins again without it. */
+        while ((r = restore_job(h, &info)) == -EAGAIN)
+            ;
     } else {
         /* Local mode: the newest checkpoint the callback accepts. */
-        while ((r = preempt_ckpt_latest_(h->store, &info)) == 0 && (r = restore_cb(h, &info)) < 0)
-            refuse(h, info.step, r);
-        if (r == -ENOENT && h->fallbacks) {
-            log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint of %s could be restored: the restore callback failed on "
-                    "all %u (set aside in %s/aside)", h->ckpt_dir, h->fallbacks, h->ckpt_dir);
-            return -ENOTRECOVERABLE;
+        while ((r = preempt_ckpt_latest_(h->store, &info)) == 0 && (r = restore_cb(h, &info)) < 0) {
+            char why[160];
+
+            if (!unusable(r)) {
+                log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s (nothing set aside: a "
+                        "restart tries again)", (unsigned long long)info.step, strerror(-r));
+                return r;
+            }
+            log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
+                    (unsigned long long)info.step, strerror(-r));
+            (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-r));
+            refuse(h, info.step, why);
         }
+    }
+    if (r == -ENOENT && h->fallbacks) {
+        log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint could be restored: the restore callback failed on all %u (set "
+                "aside in %s/aside%s)", h->fallbacks, h->ckpt_dir, multi ? ", and alike on every worker" : "");
+        return -ENOTRECOVERABLE;
     }
     if (r == -ENOENT) {
         log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);

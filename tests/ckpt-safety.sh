@@ -8,6 +8,8 @@
 #     (before: the others deleted theirs and everyone began at step 0);
 #   - a worker's directory holds another worker's checkpoint (a swapped
 #     volume): skipped with a warning naming whose it is, and refused;
+#   - one worker's restore callback rejects the newest step: every worker
+#     sets it aside and the job falls back to the older step together;
 #   - a worker's checkpoint is corrupt: refused; told to start over, the
 #     job restarts from scratch and the others' checkpoints are set aside,
 #     listed by preempt-ckpt and restorable;
@@ -48,7 +50,7 @@ eq "missing directory: every worker refuses to start" "$RCS" "$(rcs_of $N 2)"
 for i in 0 1 2; do
     expect "missing directory: worker $i names worker 2" grep -q "worker(s) 2 lack the checkpoint at step $S" "$TMP/s.$i.err"
 done
-expect "missing directory: says how to start over" grep -q "PREEMPT_START_OVER=1" "$TMP/s.0.err"
+expect "missing directory: says how to start over" grep -q "preemptctl start-over s' (or restart once with PREEMPT_START_OVER=1)" "$TMP/s.0.err"
 for i in 0 1; do
     expect "missing directory: worker $i still holds $CK" test -f "$TMP/s/worker-$i/$CK/MANIFEST"
 done
@@ -81,36 +83,79 @@ expect "swapped volume: worker 1 is named" grep -q "worker(s) 1 lack the checkpo
 rm -rf "$TMP/s/worker-1"
 mv "$TMP/w1-away" "$TMP/s/worker-1"
 
-# 5. Worker 2's newest checkpoint is corrupt, and worker 1's older ones
-# are gone: no step is common. Refused; then started over: every worker
-# begins at step 0, the newer checkpoints set aside, listed and restorable.
-printf 'garbage' | dd of="$TMP/s/worker-2/$CK2/model" bs=1 seek=10 conv=notrunc 2>/dev/null
-rm -rf "$TMP/s/worker-1/$CK"
+# 5. Worker 1's restore callback rejects step S2 (a model that no longer
+# loads): every worker sets S2 aside and the job falls back to S together;
+# the run ends with the uninterrupted digest.
+PIDS=
+for i in 0 1 2; do
+    extra=
+    [ "$i" -eq 1 ] && extra="--fail-restore-at $S2"
+    "$TRAINER" --etcd "$ETCD_URL" --job s --worker "$i" --workers $N --ckpt-dir "$TMP/s" --verbose \
+        --steps $STEPS $ARGS $extra >"$TMP/s.$i.out" 2>"$TMP/s.$i.err" &
+    PIDS="$PIDS $!"
+done
+job_wait 60
+eq "restore fallback: every worker completes" "$RCS" "$(rcs_of $N 0)"
+eq "restore fallback: every worker restored step $S" "$(same s $N start restored_step)" "$S"
+eq "restore fallback: one fallback each" "$(same s $N start restore_fallbacks)" 1
+eq "restore fallback: the uninterrupted digest" "$(same s $N done state_digest)" "$REF"
+for i in 0 1 2; do
+    expect "restore fallback: worker $i set $CK2 aside" test -f "$TMP/s/worker-$i/aside/$CK2/MANIFEST"
+done
+expect "restore fallback: worker 0 says whose restore failed" grep -q "a restore failed (step $S2 worker=1" "$TMP/s.0.err"
+[ "$failures" -eq 0 ] || show_logs s $N
+
+# 6. Worker 2's checkpoint of S is corrupt: no step is common. Refused;
+# then started over: every worker begins at step 0, the newer checkpoints
+# set aside, listed and restorable.
+printf 'garbage' | dd of="$TMP/s/worker-2/$CK/model" bs=1 seek=10 conv=notrunc 2>/dev/null
 job_start s $N --steps $STEPS $ARGS
 job_wait 60
 eq "corrupt checkpoint: every worker refuses to start" "$RCS" "$(rcs_of $N 2)"
-expect "corrupt checkpoint: worker 2 is named" grep -q "worker(s) 2 lack the checkpoint at step $S2" "$TMP/s.1.err"
-expect "corrupt checkpoint: worker 2 says why" grep -q "$CK2 is corrupt\|step $S2 is corrupt" "$TMP/s.2.err"
-job_start s $N --steps $STEPS --start-over $ARGS
+expect "corrupt checkpoint: worker 2 is named" grep -q "worker(s) 2 lack the checkpoint at step $S" "$TMP/s.1.err"
+expect "corrupt checkpoint: worker 2 says why" grep -q "step $S is corrupt" "$TMP/s.2.err"
+CTL="$top_builddir/tools/preemptctl"
+"$CTL" --etcd "$ETCD_URL" start-over s >"$TMP/out" 2>&1
+eq "preemptctl start-over: exit 0" "$?" 0
+job_start s $N --steps $STEPS $ARGS
 job_wait 60
 eq "start over: every worker completes" "$RCS" "$(rcs_of $N 0)"
+eq "start over: the request was used once" "$(etcdctl --endpoints="$ETCD_URL" get --print-value-only /preempt/s/start-over)" ""
 eq "start over: from step 0" "$(same s $N start restored_step)" 0
 eq "start over: the uninterrupted digest" "$(same s $N done state_digest)" "$REF"
-for i in 0 1; do
-    expect "start over: worker $i set $CK2 aside" test -f "$TMP/s/worker-$i/aside/$CK2/MANIFEST"
+for i in 0 1 2; do
+    expect "start over: worker $i set $CK aside" test -f "$TMP/s/worker-$i/aside/$CK/MANIFEST"
 done
-expect "start over: worker 0 set $CK aside too" test -f "$TMP/s/worker-0/aside/$CK/MANIFEST"
 "$CKPT" list "$TMP/s/worker-0" >"$TMP/list" 2>&1
 eq "preempt-ckpt list: exit 0" "$?" 0
 expect "preempt-ckpt list: the set-aside checkpoint, its identity and reason" \
-    grep -q "aside/$CK2 .*ok .*job s, worker 0 of 3.*started over" "$TMP/list"
+    grep -q "aside/$CK .*ok .*job s, worker 0 of 3.*started over" "$TMP/list"
+expect "preempt-ckpt list: the rejected one, and why" grep -q "aside/$CK2 .*ok .*restore callback failed" "$TMP/list"
 "$CKPT" list "$TMP/s/worker-2" >"$TMP/list2" 2>&1
-expect "preempt-ckpt list: the corrupt one, as corrupt" grep -q "aside/$CK2 .*corrupt" "$TMP/list2"
-"$CKPT" restore "$TMP/s/worker-0" "aside/$CK2" >"$TMP/out" 2>&1
+expect "preempt-ckpt list: the corrupt one, as corrupt" grep -q "aside/$CK .*corrupt" "$TMP/list2"
+"$CKPT" restore "$TMP/s/worker-0" "aside/$CK" >"$TMP/out" 2>&1
 eq "preempt-ckpt restore: exit 0" "$?" 0
-expect "preempt-ckpt restore: back in place" test -f "$TMP/s/worker-0/$CK2/MANIFEST"
+expect "preempt-ckpt restore: back in place" test -f "$TMP/s/worker-0/$CK/MANIFEST"
 "$CKPT" restore "$TMP/s/worker-0" "aside/nothing" >"$TMP/out" 2>&1
 eq "preempt-ckpt restore of no such checkpoint: exit 1" "$?" 1
+
+# 7. A 2-worker job loses worker 1's volume; worker 1 alone is restarted
+# with PREEMPT_START_OVER=1: one worker asking is enough for the job.
+job_start t 2 --steps $STEPS --raise-at 100 $ARGS
+job_wait 60
+eq "job t: every worker saved" "$RCS" "42 42"
+T1=$(printf 'ckpt-%020d' "$(same t 2 saved step)")
+rm -rf "$TMP/t/worker-1"
+PIDS=
+for i in 0 1; do
+    ( [ "$i" -eq 1 ] && export PREEMPT_START_OVER=1
+      exec "$TRAINER" --etcd "$ETCD_URL" --job t --worker "$i" --workers 2 --ckpt-dir "$TMP/t" --verbose \
+        --steps $STEPS $ARGS >"$TMP/t.$i.out" 2>"$TMP/t.$i.err" ) &
+    PIDS="$PIDS $!"
+done
+job_wait 60
+eq "PREEMPT_START_OVER on one worker: both complete from step 0" "$RCS/$(same t 2 start restored_step)" "0 0/0"
+expect "PREEMPT_START_OVER: worker 0 set its checkpoint aside" test -f "$TMP/t/worker-0/aside/$T1/MANIFEST"
 
 # ---- a lone trainer ----------------------------------------------------------
 L=$TMP/local
@@ -118,7 +163,8 @@ L=$TMP/local
 eq "local: preempted and saved" "$?" 42
 L1=$(field "$TMP/l1.out" saved step)
 # another job's checkpoint, newer, in this directory
-cp -a "$TMP/s/worker-0/$CK2" "$L/"
+cp -a "$TMP/s/worker-0/aside/$CK2" "$L/"
+rm -f "$L/$CK2/.aside"
 # and this trainer's own newer one, of another model size (its restore fails)
 "$TRAINER" --platform none --ckpt-dir "$TMP/big" --steps $STEPS --raise-at 150 --state-kb 32 >"$TMP/l2.out" 2>&1
 L2=$(field "$TMP/l2.out" saved step)

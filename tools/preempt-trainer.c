@@ -58,6 +58,8 @@ static const char usage[] =
     "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
     "                     up to 4 times for several signals)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
+    "  --fail-restore-at STEP  the restore callback rejects the checkpoint of STEP\n"
+    "                     (tests: a model that no longer loads)\n"
     "  --platform P       none, gce, gce-gpu, aws, azure or auto (default auto:\n"
     "                     $PREEMPT_PLATFORM, else detected); a cloud platform\n"
     "                     watches its metadata service for notices\n"
@@ -116,7 +118,7 @@ struct trainer {
     struct event *ev_step, *ev_resume;
     uint64_t *state;
     size_t words;
-    uint64_t steps, step_ms, save_ms, fail_at, last_saved;
+    uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, last_saved;
     uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
     unsigned n_raise;
     unsigned printed_saves;
@@ -211,8 +213,13 @@ static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
     struct trainer *t = ud;
     void *data;
     size_t len;
-    int r = preempt_restore_blob(h, "model", &data, &len);
+    int r;
 
+    if (t->fail_restore_at && step == t->fail_restore_at) {
+        fprintf(stderr, "preempt-trainer: the checkpoint at step %" PRIu64 " is rejected (--fail-restore-at)\n", step);
+        return -EBADMSG;
+    }
+    r = preempt_restore_blob(h, "model", &data, &len);
     if (r < 0)
         return r;
     if (len != t->words * sizeof(uint64_t)) {
@@ -467,7 +474,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
-       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER };
+       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE };
 
 int main(int argc, char **argv)
 {
@@ -497,6 +504,7 @@ int main(int argc, char **argv)
         { "kill-delay-ms", required_argument, NULL, OPT_KILL_DELAY },
         { "allreduce", required_argument, NULL, OPT_ALLREDUCE },
         { "start-over", no_argument, NULL, OPT_START_OVER },
+        { "fail-restore-at", required_argument, NULL, OPT_FAIL_RESTORE },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
@@ -571,6 +579,7 @@ int main(int argc, char **argv)
             r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at[t.n_raise++]);
             break;
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
+        case OPT_FAIL_RESTORE: r = parse_u64("--fail-restore-at", optarg, UINT32_MAX, &t.fail_restore_at); break;
         case OPT_ASYNC: async = true; break;
         case OPT_VERBOSE: t.verbose = true; break;
         case OPT_HELP: fputs(usage, stdout); return 0;

@@ -25,6 +25,10 @@ static const char usage[] =
     "  notice JOB [MS]       inject a notice for every worker of the current\n"
     "                        incarnation (source \"inject\"), with a deadline MS\n"
     "                        from now (default: none given)\n"
+    "  start-over JOB        the job's next start-up starts over even when some\n"
+    "                        workers lack checkpoints that others hold (a lost\n"
+    "                        volume): it restores the newest step every worker\n"
+    "                        holds and sets the newer ones aside; used once\n"
     "  clean JOB             delete every key of the job; refused while a worker\n"
     "                        is alive unless --force\n"
     "  watch JOB             a preemption watcher: prints a JSON line for each\n"
@@ -184,6 +188,21 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
     return 0;
 }
 
+static int cmd_start_over(struct sync *s, const char *jobp, const char *job)
+{
+    char key[300], val[64];
+    json_t *r;
+
+    (void)snprintf(key, sizeof(key), "%sstart-over", jobp);
+    (void)snprintf(val, sizeof(val), "preemptctl %" PRIu64, wall_ms());
+    r = call(s, "kv/put", preempt_etcd_put_body_(key, val, 0));
+    if (!r)
+        return 1;
+    json_decref(r);
+    printf("job %s starts over at its next start-up that needs it (%s)\n", job, key);
+    return 0;
+}
+
 static int cmd_clean(struct sync *s, const char *jobp, const char *job, bool force)
 {
     struct preempt_etcd_kv *kvs;
@@ -318,8 +337,10 @@ int main(int argc, char **argv)
         return tool_usage_error("preemptctl", "'%s' is not a job name (1-%d of A-Z a-z 0-9 . _ -)", job,
                                 PREEMPT_MAX_JOB);
     }
-    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch"))
-        return tool_usage_error("preemptctl", "unknown command '%s' (status, notice, clean or watch)", cmd);
+    if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch") &&
+        strcmp(cmd, "start-over"))
+        return tool_usage_error("preemptctl", "unknown command '%s' (status, notice, start-over, clean or watch)",
+                                cmd);
     eo.timeout_ms = s.timeout_ms;
     if (!strcmp(cmd, "watch"))
         return cmd_watch(&eo, job, wait_ms);
@@ -335,6 +356,8 @@ int main(int argc, char **argv)
         rc = cmd_status(&s, jobp, job);
     else if (!strcmp(cmd, "notice"))
         rc = cmd_notice(&s, jobp, job, optind + 2 < argc ? argv[optind + 2] : NULL);
+    else if (!strcmp(cmd, "start-over"))
+        rc = cmd_start_over(&s, jobp, job);
     else
         rc = cmd_clean(&s, jobp, job, force);
     preempt_etcd_free_(s.e);

@@ -232,8 +232,12 @@ struct preempt_callbacks {
     int (*save)(struct preempt_handler *h, uint64_t step, void *userdata);
     /** Restores the state saved at run counter @p step by reading blobs with
      * preempt_restore_blob(). Called once, inside preempt_handler_new(),
-     * when ckpt_dir holds a checkpoint. Return 0 or a negative errno
-     * (creation then fails with it). Required when ckpt_dir is set. */
+     * when ckpt_dir holds a checkpoint. Return 0; -EBADMSG, -EINVAL,
+     * -ENOENT, -EPROTO or -ERANGE when this checkpoint cannot be used (bad
+     * data, another model's shape: it is set aside and the next older one
+     * is tried, job-wide); or another negative errno (out of memory, I/O:
+     * creation fails with it and nothing is set aside, so a restart tries
+     * again). Required when ckpt_dir is set. */
     int (*restore)(struct preempt_handler *h, uint64_t step, void *userdata);
     /** Termination poll (TensorFlow's termination_watcher_fn), called on a
      * timer every poll_interval_ms. It must not block. Return 1 for a
@@ -299,9 +303,11 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  * job does not start (-ENODATA, the workers named) unless told to start
  * over (cfg->start_over). A checkpoint left pending by an exit that could
  * not learn the job's decision is first resolved by the job's decision
- * record: kept when the round committed, else deleted. When the restore
- * callback fails, the handler fails with its errno (a multi-worker job
- * does not fall back: every worker must restore the same step).
+ * record: kept when the round committed, else deleted. Every worker then
+ * waits until every other one has restored the step (bounded by
+ * join_timeout_ms plus twice its own restore's time); when a worker's
+ * restore callback finds it unusable, every worker sets that step aside
+ * and the job falls back to an older step together.
  * This call blocks for that start-up, and only then.
  * @param base  the caller's event_base (borrowed; must outlive the handler),
  *              or NULL for a base owned by the handler.
