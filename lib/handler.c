@@ -9,6 +9,7 @@
  * (lib/machine.c); the machine's effects come back here through run_fx().
  * Times given to the machine are milliseconds since the handler was made. */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include <event2/event.h>
 
 #include "ckpt-internal.h"
+#include "embed-internal.h"
 #include "coord-internal.h"
 #include "fault-internal.h"
 #include "machine-internal.h"
@@ -55,6 +57,7 @@ struct preempt_handler {
     unsigned in_cb;       /* depth of user callbacks running */
 
     struct preempt_ckpt_store *store;
+    struct preempt_embed *embed; /* the base seen from another loop (preempt_handler_get_fd), made on demand */
     struct preempt_ckpt_writer *writer;
     const struct preempt_ckpt_info *restoring; /* set only during cb.restore */
     uint64_t restored_step, generation;
@@ -701,9 +704,62 @@ static const char *config_problem(const struct preempt_config *c, const struct p
     return NULL;
 }
 
+/* The threads of this process in which a signal of set is not blocked,
+ * as "tid (name), ..." in buf (read from /proc/self/task/<tid>/status's
+ * SigBlk mask). signalfd sees a signal only while every thread blocks it;
+ * a thread that does not takes the default action: death. Returns how
+ * many, or a negative errno when /proc cannot be read. */
+static int unblocked_threads(const sigset_t *set, char *buf, size_t size)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    size_t off = 0;
+    int n = 0;
+
+    buf[0] = '\0';
+    if (!d)
+        return -errno;
+    while ((e = readdir(d))) {
+        char path[300], line[256], comm[64] = "?";
+        unsigned long long blk = 0;
+        bool found = false;
+        FILE *f;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        (void)snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+        if (!(f = fopen(path, "re")))
+            continue; /* the thread ended meanwhile */
+        while (fgets(line, sizeof(line), f))
+            if (sscanf(line, "SigBlk: %llx", &blk) == 1) {
+                found = true;
+                break;
+            }
+        (void)fclose(f);
+        if (!found)
+            continue;
+        (void)snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        if ((f = fopen(path, "re"))) {
+            if (fgets(comm, sizeof(comm), f))
+                comm[strcspn(comm, "\n")] = '\0';
+            (void)fclose(f);
+        }
+        for (int s = 1; s <= 64; s++)
+            if (sigismember(set, s) == 1 && !(blk & (1ull << (s - 1)))) {
+                if (off < size)
+                    off += (size_t)snprintf(buf + off, size - off, "%s%s (%s)", n ? ", " : "", e->d_name, comm);
+                n++;
+                break;
+            }
+    }
+    (void)closedir(d);
+    return n;
+}
+
 static int open_signals(struct preempt_handler *h)
 {
     sigset_t set, blocked;
+    char threads[512];
     int r;
 
     (void)signal_set(&h->cfg, &set); /* validated */
@@ -715,6 +771,14 @@ static int open_signals(struct preempt_handler *h)
                     s, strsignal(s));
             return -EBUSY;
         }
+    r = unblocked_threads(&set, threads, sizeof(threads));
+    if (r > 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "%d thread(s) of this process do not block the notice signals: %s. A notice "
+                "would kill the process instead of reaching the handler. Block them before any thread starts: "
+                "preempt_block_signals() first in main(), or start the program under preempt-exec (Python, and any "
+                "runtime that starts threads of its own)", r, threads);
+        return -EBUSY;
+    }
     if ((r = preempt_fault_(PREEMPT_FAULT_SIGNALFD)) < 0)
         return r;
     h->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -1185,6 +1249,38 @@ fail:
     return r;
 }
 
+/* ---- any event loop ------------------------------------------------------------------------ */
+
+static int embed(struct preempt_handler *h)
+{
+    if (!handler_ok(h))
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    return h->embed ? 0 : preempt_embed_new_(h->base, &h->embed);
+}
+
+int preempt_handler_get_fd(struct preempt_handler *h)
+{
+    int r = embed(h);
+
+    return r < 0 ? r : preempt_embed_fd_(h->embed);
+}
+
+int64_t preempt_handler_get_timeout(struct preempt_handler *h)
+{
+    int r = embed(h);
+
+    return r < 0 ? r : preempt_embed_timeout_(h->embed);
+}
+
+int preempt_handler_process(struct preempt_handler *h)
+{
+    int r = embed(h);
+
+    return r < 0 ? r : preempt_embed_process_(h->embed);
+}
+
 struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
 {
     if (!handler_ok(h))
@@ -1206,6 +1302,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         event_free(h->ev_drain);
     if (h->sigfd >= 0)
         (void)close(h->sigfd);
+    preempt_embed_free_(h->embed);
     if (h->own_base && h->base)
         event_base_free(h->base);
     if (h->trace)

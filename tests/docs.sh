@@ -34,7 +34,7 @@ for field in $fields; do
 done
 
 # Every installed tool is in the README and has a man page.
-for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preempt-ckpt; do
+for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preempt-ckpt preempt-exec; do
     expect "the README names $t" grep -qF "$t" "$S/README.md"
     expect "$t has a man page" grep -q "^\.TH \"\{0,1\}$(echo "$t" | tr a-z A-Z)" "$top_builddir/man/$t.1"
 done

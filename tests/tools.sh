@@ -7,7 +7,7 @@
 B=$top_builddir/tools
 version=$(sed -n 's/^AC_INIT(\[libpreempt\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
 
-for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preempt-ckpt; do
+for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preempt-ckpt preempt-exec; do
     expect_rc 0 "$B/$t" --version
     eq "$t --version" "$(cat "$TMP/out")" "$t (libpreempt) $version"
     expect_rc 0 "$B/$t" --help && expect_output "--version"

@@ -242,4 +242,18 @@ expect_output "set aside as $TMP/kill/aside/"
 expect_rc 0 "$TRAINER" --help
 expect_output "Usage: preempt-trainer"
 
+# Threads started before the signals were blocked (as Python and torch
+# start them): creation fails naming them (before: it succeeded, and the
+# notice killed the process with status 143). Under preempt-exec the mask
+# is set before the first instruction: the notice is saved.
+expect_rc 2 "$TRAINER" --ckpt-dir "$TMP/early" --steps 100 --early-threads 2 --raise-at 5
+expect_output "2 thread(s) of this process do not block the notice signals"
+expect_output "(early-1)"
+expect_rc 42 "$top_builddir/tools/preempt-exec" -- "$TRAINER" --ckpt-dir "$TMP/early" --steps 100 --early-threads 2 \
+    --raise-at 5
+expect_rc 0 "$top_builddir/tools/preempt-exec" -- "$TRAINER" --ckpt-dir "$TMP/early" --steps 100 --early-threads 2
+expect_output '"restored_step":6'
+expect_rc 127 "$top_builddir/tools/preempt-exec" -- "$TMP/no-such-program"
+expect_output "preempt-exec: cannot execute $TMP/no-such-program: No such file or directory"
+
 finish

@@ -7,11 +7,13 @@
  * changes the digest. It uses only the public API (include/libpreempt/preempt.h), in
  * the synchronous form (preempt_run) or, with --async, on its own libevent
  * loop through the step hooks. */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <locale.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +60,9 @@ static const char usage[] =
     "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
     "                     up to 4 times for several signals)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
+    "  --early-threads N  start N threads before the notice signals are blocked,\n"
+    "                     as Python and its libraries do (tests: run the trainer\n"
+    "                     under preempt-exec)\n"
     "  --fail-restore-at STEP  the restore callback rejects the checkpoint of STEP\n"
     "                     (tests: a model that no longer loads)\n"
     "  --platform P       none, gce, gce-gpu, aws, azure or auto (default auto:\n"
@@ -455,26 +460,27 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret
     return tool_parse_u64(NAME, opt, s, 0, max, ret) ? -EINVAL : 0;
 }
 
-static int parse_signal(const char *s)
-{
-    static const struct { const char *name; int sig; } sigs[] = {
-        { "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
-        { "QUIT", SIGQUIT }, { "XCPU", SIGXCPU }, { "CONT", SIGCONT },
-    };
+/* A thread of a runtime that starts before main() can block the signals
+ * (running by the time the next one starts, as torch's are at import). */
+static pthread_barrier_t early_started;
 
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-        if (strcmp(s, sigs[i].name) == 0)
-            return sigs[i].sig;
-    return -EINVAL;
+static void *idle_thread(void *arg)
+{
+    char name[16];
+
+    (void)snprintf(name, sizeof(name), "early-%u", (unsigned)(uintptr_t)arg);
+    (void)pthread_setname_np(pthread_self(), name);
+    (void)pthread_barrier_wait(&early_started);
+    for (;;)
+        (void)pause();
+    return NULL;
 }
 
 enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
-       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE };
+       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS };
 
 int main(int argc, char **argv)
 {
@@ -505,13 +511,14 @@ int main(int argc, char **argv)
         { "allreduce", required_argument, NULL, OPT_ALLREDUCE },
         { "start-over", no_argument, NULL, OPT_START_OVER },
         { "fail-restore-at", required_argument, NULL, OPT_FAIL_RESTORE },
+        { "early-threads", required_argument, NULL, OPT_EARLY_THREADS },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
                                     .on_exit = on_exit_cb, .log = on_log };
-    uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0;
+    uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0, early_threads = 0;
     char shard_dir[4096];
     bool have_steps = false, async = false;
     int c, r, code;
@@ -541,7 +548,7 @@ int main(int argc, char **argv)
             cfg.max_to_keep = (unsigned)v;
             break;
         case OPT_SIGNAL:
-            if (n_signals == PREEMPT_MAX_SIGNALS - 1 || (r = parse_signal(optarg)) < 0) {
+            if (n_signals == PREEMPT_MAX_SIGNALS - 1 || (r = tool_signal(optarg)) < 0) {
                 r = -EINVAL;
                 (void)tool_usage_error(NAME, "--signal: '%s' is not a known signal or one too many", optarg);
                 break;
@@ -625,6 +632,7 @@ int main(int argc, char **argv)
         case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
         case OPT_ALLREDUCE: r = parse_u64("--allreduce", optarg, 65535, &allreduce_port); break;
         case OPT_START_OVER: cfg.start_over = true; break;
+        case OPT_EARLY_THREADS: r = parse_u64("--early-threads", optarg, 16, &early_threads); break;
         default:
             return tool_option_error(NAME, c, argv);
         }
@@ -653,6 +661,16 @@ int main(int argc, char **argv)
         }
     } else if (cfg.job || cfg.launch_id || cfg.worker || cfg.workers != 1 || cfg.etcd_user) {
         return tool_usage_error(NAME, "--job, --launch-id, --worker, --workers and --etcd-user need --etcd");
+    }
+    for (uint64_t i = 0; i < early_threads; i++) {
+        pthread_t th;
+
+        if ((i == 0 && pthread_barrier_init(&early_started, NULL, 2) != 0) ||
+            pthread_create(&th, NULL, idle_thread, (void *)(uintptr_t)i) != 0 || pthread_detach(th) != 0) {
+            fprintf(stderr, "preempt-trainer: cannot start a thread\n");
+            return 2;
+        }
+        (void)pthread_barrier_wait(&early_started);
     }
     t.raise_sig = cfg.signals[0] ? cfg.signals[0] : SIGTERM;
     r = preempt_block_signals(&cfg);

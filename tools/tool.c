@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <string.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,4 +54,19 @@ int tool_parse_u64(const char *name, const char *opt, const char *s, uint64_t mi
         return tool_usage_error(name, "%s: '%s' is not a number from %" PRIu64 " to %" PRIu64, opt, s, min, max);
     *ret = v;
     return 0;
+}
+
+int tool_signal(const char *name)
+{
+    static const struct { const char *name; int sig; } sigs[] = {
+        { "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP },   { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+        { "QUIT", SIGQUIT }, { "XCPU", SIGXCPU }, { "PWR", SIGPWR }, { "CONT", SIGCONT },
+    };
+
+    if (strncmp(name, "SIG", 3) == 0)
+        name += 3;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        if (strcmp(name, sigs[i].name) == 0)
+            return sigs[i].sig;
+    return -EINVAL;
 }

@@ -29,4 +29,8 @@ int tool_option_error(const char *name, int c, char *const argv[]);
  * *RET; anything else is a usage error. Returns 0 or TOOL_USAGE. */
 int tool_parse_u64(const char *name, const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 
+/* A signal's number from its name, with or without "SIG" (TERM, INT, HUP,
+ * USR1, USR2, QUIT, XCPU, PWR, CONT), or -EINVAL. */
+int tool_signal(const char *name);
+
 #endif

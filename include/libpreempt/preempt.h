@@ -284,7 +284,11 @@ PREEMPT_EXPORT void preempt_config_init(struct preempt_config *cfg);
 
 /** Blocks the notice signals of @p cfg (NULL: SIGTERM) in the calling
  * thread with sigprocmask(). Call it first thing in main(), before any
- * thread exists: signalfd only sees signals blocked in every thread.
+ * thread exists: signalfd only sees signals blocked in every thread, and
+ * new threads inherit the mask. preempt_handler_new() checks every thread
+ * of the process (a thread still starting at that moment can escape the
+ * check). Where a runtime starts threads before your code runs (Python),
+ * start the program under preempt-exec instead.
  * @return 0, or -EINVAL for an invalid signal. Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
 
@@ -312,9 +316,10 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  * @param base  the caller's event_base (borrowed; must outlive the handler),
  *              or NULL for a base owned by the handler.
  * @return 0; -EINVAL for an invalid configuration (logged with the reason);
- *         -EBUSY when a notice signal is not blocked (see
- *         preempt_block_signals()) or the checkpoint directory is locked by
- *         another process; -ETIMEDOUT when not every worker joined in time;
+ *         -EBUSY when a notice signal is not blocked in some thread of
+ *         the process (the log names the threads; see
+ *         preempt_block_signals() and the preempt-exec tool) or the
+ *         checkpoint directory is locked by another process; -ETIMEDOUT when not every worker joined in time;
  *         -EACCES when etcd refused the credentials; -ENODATA when workers
  *         lack checkpoints others hold (see start_over);
  *         -ENOTRECOVERABLE when the restore callback failed on every
@@ -410,6 +415,34 @@ PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);
  * Ownership: *ret_data is malloc'ed; the caller frees it with free().
  * Callback-safe: only inside cb->restore, its one use. */
 PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len);
+
+/* ---- any event loop ------------------------------------------------------ */
+
+/** A descriptor that becomes readable whenever the handler has work: a
+ * notice signal, a due timer, an etcd or metadata transfer. Wait on it for
+ * reading in any event loop (poll(), epoll, Python's loop.add_reader(),
+ * GLib, libuv), then call preempt_handler_process(). The descriptor is an
+ * epoll descriptor that mirrors the handler's event_base (its own, or the
+ * borrowed one: then the whole base). Made on the first call.
+ * @return the descriptor (owned by the handler: never close it), -EBUSY
+ *         inside a callback, or the negative errno of making it.
+ * Threads: the loop's thread only. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_get_fd(struct preempt_handler *h);
+
+/** Milliseconds until preempt_handler_process() must run even if the
+ * descriptor stays quiet: 0 now, -1 when only the descriptor can wake it.
+ * The descriptor itself becomes readable at that time too. Call it before
+ * each wait: any call into the library (preempt_step_end(),
+ * preempt_notify(), a save) may arm a timer or start a transfer, and this
+ * call brings the descriptor up to date (as libuv's backend timeout).
+ * @return the timeout, or a negative errno as preempt_handler_get_fd().
+ * Callback-safe: no. */
+PREEMPT_EXPORT int64_t preempt_handler_get_timeout(struct preempt_handler *h);
+
+/** Does the handler's pending work without blocking: the signals, timers
+ * and transfers that are ready (callbacks such as on_state and on_exit run
+ * here). @return 0, or a negative errno. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_process(struct preempt_handler *h);
 
 /* ---- both ---------------------------------------------------------------- */
 

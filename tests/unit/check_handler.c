@@ -4,8 +4,11 @@
  * test's own event_base, as an asynchronous trainer would: real signals
  * (raised to this process and read through the signalfd), real timers,
  * real checkpoint files. Only the public header and libevent are used. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +227,55 @@ START_TEST(test_async_signal_save_exit_restore)
 }
 END_TEST
 
+/* A thread that a runtime started before the mask was set (torch starts
+ * six): it does not block the notice signal. */
+static int thr_pipe[2];
+
+static void *unblocked_thread(void *arg)
+{
+    sigset_t set;
+    char c;
+
+    (void)arg;
+    (void)pthread_setname_np(pthread_self(), "early-worker");
+    (void)sigemptyset(&set);
+    (void)sigaddset(&set, SIGUSR2);
+    (void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    (void)write(thr_pipe[1], "r", 1); /* ready */
+    (void)read(thr_pipe[0], &c, 1);   /* until told to end */
+    return NULL;
+}
+
+/* The calling thread blocks the signal, another thread does not: creation
+ * fails and names that thread (before: it succeeded, and the next notice
+ * killed the process). */
+START_TEST(test_unblocked_in_another_thread_is_ebusy)
+{
+    struct preempt_config cfg = config(NULL);
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    pthread_t t;
+    char c;
+
+    cfg.signals[0] = SIGUSR2;
+    ck_assert_int_eq(preempt_block_signals(&cfg), 0);
+    ck_assert_int_eq(pipe(thr_pipe), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, unblocked_thread, NULL), 0);
+    ck_assert_int_eq(read(thr_pipe[0], &c, 1), 1);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EBUSY);
+    ck_assert_ptr_null(h);
+    ck_assert_ptr_nonnull(strstr(r.log, "1 thread(s) of this process do not block the notice signals"));
+    ck_assert_ptr_nonnull(strstr(r.log, "(early-worker)"));
+    ck_assert_ptr_nonnull(strstr(r.log, "preempt-exec"));
+    ck_assert_int_eq(write(thr_pipe[1], "x", 1), 1);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+    h = preempt_handler_free(h);
+    (void)close(thr_pipe[0]);
+    (void)close(thr_pipe[1]);
+}
+END_TEST
+
 START_TEST(test_unblocked_signal_is_ebusy)
 {
     struct preempt_config cfg = config("ckpt");
@@ -404,6 +456,77 @@ START_TEST(test_poll_notice_and_deadline_timer)
 }
 END_TEST
 
+/* One wait for the handler's descriptor, as a foreign loop would: bounded
+ * by the handler's timeout (or, with ignore_timeout, by the descriptor
+ * alone, up to cap_ms); then the handler's work. Returns poll()'s result. */
+static int wait_and_process(struct preempt_handler *h, bool ignore_timeout, int cap_ms)
+{
+    int64_t t = preempt_handler_get_timeout(h);
+    struct pollfd p = { .fd = preempt_handler_get_fd(h), .events = POLLIN };
+    int n;
+
+    ck_assert_int_ge(p.fd, 0);
+    ck_assert_int_ge(t, -1);
+    n = poll(&p, 1, ignore_timeout || t < 0 || t > cap_ms ? cap_ms : (int)t);
+    ck_assert_int_ge(n, 0);
+    ck_assert_int_eq(preempt_handler_process(h), 0);
+    return n;
+}
+
+/* Any event loop: a handler with its own base driven only through
+ * preempt_handler_get_fd/_get_timeout/_process from poll(). Its poll
+ * callback's timer runs; the deadline timer wakes the descriptor by
+ * itself; a signal makes it readable; the save and exit follow. */
+START_TEST(test_foreign_poll_loop)
+{
+    struct preempt_config cfg = config(NULL);
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    struct rec r = { .poll_notice_after = 3, .poll_deadline = 700 };
+    uint64_t step;
+    int64_t t;
+    int woke = 0, waits = 0;
+
+    cfg.poll_interval_ms = 10;
+    cfg.margin_ms = 200;
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+    for (int i = 0; i < 200 && (preempt_get_status(h, &st), st.state == PREEMPT_STATE_IDLE); i++)
+        (void)wait_and_process(h, false, 1000);
+    ck_assert_int_eq(r.poll_calls, 3);
+    ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
+    /* the timers (the poll callback's every 10 ms, the deadline's about
+     * 500 ms away) wake a loop that waits on the descriptor alone: no wait
+     * runs into its 3 s cap */
+    for (; waits < 1000 && (preempt_get_status(h, &st), st.state == PREEMPT_STATE_STEP_AGREED); waits++)
+        woke += wait_and_process(h, true, 3000);
+    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
+    ck_assert_int_ge(waits, 1);
+    ck_assert_int_eq(woke, waits);
+    h = preempt_handler_free(h);
+
+    /* a signal: readable at once, then the save and the exit */
+    memset(&r, 0, sizeof(r));
+    cfg = config("fd");
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+    t = preempt_handler_get_timeout(h); /* the poll callback's next turn, 1 s away (and a clock tick) */
+    ck_assert(t > 900 && t <= 1100);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(kill(getpid(), SIGTERM), 0);
+    ck_assert_int_eq(wait_and_process(h, true, 3000), 1);
+    preempt_get_status(h, &st);
+    ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(preempt_save_begin(h, &step), 0);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "two", 3), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    (void)wait_and_process(h, false, 100);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
+    ck_assert_int_eq(preempt_exit_code(h), 42);
+    h = preempt_handler_free(h);
+}
+END_TEST
+
 START_TEST(test_notify_custom_save_and_trace)
 {
     struct event_base *base = event_base_new();
@@ -534,9 +657,11 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_async_signal_save_exit_restore);
     tcase_add_test(tc, test_unblocked_signal_is_ebusy);
+    tcase_add_test(tc, test_unblocked_in_another_thread_is_ebusy);
     tcase_add_loop_test(tc, test_invalid_configuration, 0, (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
     tcase_add_test(tc, test_platform_defaults);
     tcase_add_test(tc, test_poll_notice_and_deadline_timer);
+    tcase_add_test(tc, test_foreign_poll_loop);
     tcase_add_test(tc, test_notify_custom_save_and_trace);
     tcase_add_test(tc, test_failed_save_is_not_saved);
     tcase_add_test(tc, test_sync_calls_need_own_base_and_save);
