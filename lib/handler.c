@@ -560,13 +560,14 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 
 /* ---- creation ---------------------------------------------------------------------- */
 
-void preempt_config_init(struct preempt_config *cfg)
+int preempt_config_init_size(struct preempt_config *cfg, size_t size)
 {
     struct preempt_config_facts f = preempt_config_defaults_();
 
-    if (!cfg)
-        return;
+    if (!cfg || size != sizeof(*cfg))
+        return -EINVAL;
     *cfg = (struct preempt_config){
+        .size = sizeof(*cfg),
         .max_to_keep = 3,
         .grace_ms = f.grace_ms,
         .bound_ms = f.bound_ms,
@@ -588,6 +589,7 @@ void preempt_config_init(struct preempt_config *cfg)
         .advisory_checkpoint = true,
     };
     cfg->grace_ms = PREEMPT_GRACE_DEFAULT;
+    return 0;
 }
 
 static int signal_set(const struct preempt_config *cfg, sigset_t *ret)
@@ -612,7 +614,7 @@ int preempt_block_signals(const struct preempt_config *cfg)
         preempt_config_init(&def);
         cfg = &def;
     }
-    if (signal_set(cfg, &set) < 0)
+    if (cfg->size != sizeof(*cfg) || signal_set(cfg, &set) < 0)
         return -EINVAL;
     return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
 }
@@ -1161,6 +1163,13 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     h->sigfd = -1; /* so that freeing a half-built handler is safe */
     h->cb = *cb;
     h->ud = userdata;
+    if (cfg->size != sizeof(*cfg)) { /* read nothing more of it: its fields are elsewhere */
+        log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: a struct preempt_config of %zu bytes; this library's "
+                "has %zu (built against another version of preempt.h? fill it with preempt_config_init())",
+                cfg->size, sizeof(*cfg));
+        r = -EINVAL;
+        goto fail;
+    }
     h->cfg = *cfg;
     (void)clock_gettime(CLOCK_MONOTONIC, &h->t0);
     problem = config_problem(cfg, cb);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/preempt.c: library-wide public helpers (version, error strings). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "preempt.h"
@@ -22,4 +23,9 @@ PREEMPT_EXPORT const char *preempt_strerror(int err)
     if (err < 0 && err > -4096)
         return strerror(-err);
     return "unknown error";
+}
+
+PREEMPT_EXPORT void preempt_free(void *p)
+{
+    free(p);
 }

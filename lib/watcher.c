@@ -226,7 +226,7 @@ int preempt_watcher_new(struct event_base *base, const struct preempt_config *cf
     struct preempt_watcher *w;
     int r;
 
-    if (!cfg || !ret || !cfg->etcd_endpoints || !cfg->etcd_user != !cfg->etcd_password)
+    if (!cfg || !ret || cfg->size != sizeof(*cfg) || !cfg->etcd_endpoints || !cfg->etcd_user != !cfg->etcd_password)
         return -EINVAL;
     w = calloc(1, sizeof(*w));
     if (!w)

@@ -26,8 +26,7 @@ for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md; do
 done
 
 # Every field of struct preempt_config is in the README.
-fields=$(sed -n '/^struct preempt_config {/,/^};/p' "$S/include/libpreempt/preempt.h" |
-    sed -n 's/^    [a-z][a-z0-9_ ]*[ *]\([a-z_0-9]*\)\(\[[A-Z_]*\]\)\{0,1\}; .*/\1/p')
+fields=$(struct_fields preempt_config)
 expect "the header's config has fields" test -n "$fields"
 for field in $fields; do
     expect "the README documents config field $field" grep -qF "\`$field\`" "$S/README.md"

@@ -18,4 +18,12 @@ elif diff -u "$TMP/declared" "$TMP/exported"; then
 else
     fail "exported symbols differ from the header's PREEMPT_EXPORT functions"
 fi
+# Every field of the public structures is described by preempt_abi_layout().
+for st in preempt_config preempt_status preempt_callbacks preempt_notice_info; do
+    fields=$(struct_fields "$st")
+    expect "struct $st has fields" test -n "$fields"
+    for f in $fields; do
+        expect "lib/abi.c describes $st.$f" grep -q "X($f)" "$top_srcdir/lib/abi.c"
+    done
+done
 finish

@@ -44,6 +44,12 @@ expect_output() {
     fi
 }
 
+# struct_fields NAME: the field names of struct NAME in the public header.
+struct_fields() {
+    sed -n "/^struct $1 {/,/^};/p" "$top_srcdir/include/libpreempt/preempt.h" |
+        sed -n 's/^    [a-z][a-z0-9_ ]*[ *(]\{1,\}\([a-z_0-9]*\)[])]*\(\[[A-Z_]*\]\)\{0,1\}[;(].*/\1/p'
+}
+
 finish() {
     echo "$checks checks, $failures failures"
     [ "$failures" -eq 0 ]

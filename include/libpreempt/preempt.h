@@ -68,52 +68,52 @@ enum preempt_exit {
 
 /** How the final save of a grace period is planned. */
 enum preempt_plan {
-    PREEMPT_PLAN_MEASURED, /**< from measured step, save and agreement times (default) */
-    PREEMPT_PLAN_TF,       /**< TensorFlow's rule: 6 x mean step time before the
+    PREEMPT_PLAN_MEASURED = 0, /**< from measured step, save and agreement times (default) */
+    PREEMPT_PLAN_TF = 1,       /**< TensorFlow's rule: 6 x mean step time before the
                                 exit time (the deadline less margin_ms) */
     PREEMPT_PLAN__COUNT
 };
 
 /** What a second notice on this worker does. */
 enum preempt_second {
-    PREEMPT_SECOND_IGNORE, /**< only an earlier deadline is remembered (default) */
-    PREEMPT_SECOND_EXIT,   /**< exit at once: "saved" if a checkpoint of this
+    PREEMPT_SECOND_IGNORE = 0, /**< only an earlier deadline is remembered (default) */
+    PREEMPT_SECOND_EXIT = 1,   /**< exit at once: "saved" if a checkpoint of this
                                 preemption is committed, else "not-saved" */
     PREEMPT_SECOND__COUNT
 };
 
 /** Log levels of the log callback. */
 enum preempt_log_level {
-    PREEMPT_LOG_DEBUG,
-    PREEMPT_LOG_INFO,
-    PREEMPT_LOG_WARNING,
-    PREEMPT_LOG_ERROR,
+    PREEMPT_LOG_DEBUG = 0,
+    PREEMPT_LOG_INFO = 1,
+    PREEMPT_LOG_WARNING = 2,
+    PREEMPT_LOG_ERROR = 3,
 };
 
 /** What the trainer does at a step boundary (asynchronous use). */
 enum preempt_action {
-    PREEMPT_ACTION_CONTINUE,  /**< train the next step */
-    PREEMPT_ACTION_SAVE,      /**< save now (preempt_save_begin()), then go on training */
-    PREEMPT_ACTION_SAVE_EXIT, /**< save now; the handler exits after it is committed */
-    PREEMPT_ACTION_WAIT,      /**< do not train; ask again when the loop has run (every
+    PREEMPT_ACTION_CONTINUE = 0,  /**< train the next step */
+    PREEMPT_ACTION_SAVE = 1,      /**< save now (preempt_save_begin()), then go on training */
+    PREEMPT_ACTION_SAVE_EXIT = 2, /**< save now; the handler exits after it is committed */
+    PREEMPT_ACTION_WAIT = 3,      /**< do not train; ask again when the loop has run (every
                                    worker is at the save step, committing; or this
                                    worker reached its acknowledged cap before the
                                    job's save step arrived) */
-    PREEMPT_ACTION_EXIT,      /**< stop: the exit code is preempt_exit_code() */
+    PREEMPT_ACTION_EXIT = 4,      /**< stop: the exit code is preempt_exit_code() */
 };
 
 /** Where the job runs. The platform chooses the cloud notice source and
  * the defaults of grace_ms and exit_code (TensorFlow's TerminationConfig
  * completion, README "Platforms"). */
 enum preempt_platform {
-    PREEMPT_PLATFORM_AUTO,    /**< $PREEMPT_PLATFORM when set, else detected from the
+    PREEMPT_PLATFORM_AUTO = 0,    /**< $PREEMPT_PLATFORM when set, else detected from the
                                    machine's DMI data (a few file reads, no network) */
-    PREEMPT_PLATFORM_NONE,    /**< no cloud source: signals, the poll callback and
+    PREEMPT_PLATFORM_NONE = 1,    /**< no cloud source: signals, the poll callback and
                                    preempt_notify() only */
-    PREEMPT_PLATFORM_GCE,     /**< Google Compute Engine without a GPU */
-    PREEMPT_PLATFORM_GCE_GPU, /**< Google Compute Engine with a GPU */
-    PREEMPT_PLATFORM_AWS,     /**< Amazon EC2 (spot instance actions, rebalance) */
-    PREEMPT_PLATFORM_AZURE,   /**< Azure (Scheduled Events) */
+    PREEMPT_PLATFORM_GCE = 2,     /**< Google Compute Engine without a GPU */
+    PREEMPT_PLATFORM_GCE_GPU = 3, /**< Google Compute Engine with a GPU */
+    PREEMPT_PLATFORM_AWS = 4,     /**< Amazon EC2 (spot instance actions, rebalance) */
+    PREEMPT_PLATFORM_AZURE = 5,   /**< Azure (Scheduled Events) */
     PREEMPT_PLATFORM__COUNT
 };
 
@@ -125,6 +125,9 @@ enum preempt_platform {
 /** Configuration, copied at creation (strings included). Fill it with
  * preempt_config_init() and change what you need. */
 struct preempt_config {
+    size_t size;                 /**< sizeof(struct preempt_config) as the caller
+                                      was compiled: set by preempt_config_init();
+                                      creation refuses another layout (-EINVAL) */
     const char *ckpt_dir;        /**< checkpoint directory (created 0700 when missing;
                                       its parent must exist: -ENOENT); NULL: no
                                       checkpoint manager, the save callback saves
@@ -278,9 +281,29 @@ struct preempt_status {
     int exit_code;            /**< the "saved, restart me" code in effect */
 };
 
-/** Fills @p cfg with the defaults listed in struct preempt_config.
+/** Fills @p cfg with the defaults listed in struct preempt_config, and its
+ * size field with @p size, the caller's sizeof(struct preempt_config).
+ * Use the preempt_config_init() macro from C; a binding passes the size of
+ * its own structure (and can compare every field with
+ * preempt_abi_layout("preempt_config")).
+ * @return 0, or -EINVAL when @p size is not this library's (nothing is
+ *         written: the caller was built against another layout).
  * Callback-safe: yes. */
-PREEMPT_EXPORT void preempt_config_init(struct preempt_config *cfg);
+PREEMPT_EXPORT int preempt_config_init_size(struct preempt_config *cfg, size_t size);
+#define preempt_config_init(cfg) preempt_config_init_size((cfg), sizeof(*(cfg)))
+
+/** This library's layout of a public structure ("preempt_config",
+ * "preempt_status", "preempt_callbacks", "preempt_notice_info"), for
+ * bindings that declare it themselves: "size=<bytes> <field>@<offset>:<size>
+ * ...", every field in order. NULL for another name. The enums' values are
+ * frozen: a value, once released, never changes (new ones are appended).
+ * Ownership: static. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_abi_layout(const char *type);
+
+/** Frees memory the library handed out (preempt_restore_blob()'s data);
+ * the same as free(), for callers that do not share this library's C
+ * runtime (bindings). NULL-safe. Callback-safe: yes. */
+PREEMPT_EXPORT void preempt_free(void *p);
 
 /** Blocks the notice signals of @p cfg (NULL: SIGTERM) in the calling
  * thread with sigprocmask(). Call it first thing in main(), before any
@@ -412,8 +435,8 @@ PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);
 /** Reads a blob of the checkpoint being restored; only inside cb->restore.
  * @return 0; -ENOENT when there is no such blob; -EBADMSG when it does not
  *         verify; -EALREADY outside cb->restore.
- * Ownership: *ret_data is malloc'ed; the caller frees it with free().
- * Callback-safe: only inside cb->restore, its one use. */
+ * Ownership: *ret_data is malloc'ed; the caller frees it with free() or
+ * preempt_free(). Callback-safe: only inside cb->restore, its one use. */
 PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len);
 
 /* ---- any event loop ------------------------------------------------------ */

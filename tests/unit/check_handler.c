@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,7 +230,7 @@ END_TEST
 
 /* A thread that a runtime started before the mask was set (torch starts
  * six): it does not block the notice signal. */
-static int thr_pipe[2];
+static int thr_ready[2], thr_end[2];
 
 static void *unblocked_thread(void *arg)
 {
@@ -241,8 +242,8 @@ static void *unblocked_thread(void *arg)
     (void)sigemptyset(&set);
     (void)sigaddset(&set, SIGUSR2);
     (void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    (void)write(thr_pipe[1], "r", 1); /* ready */
-    (void)read(thr_pipe[0], &c, 1);   /* until told to end */
+    (void)write(thr_ready[1], "r", 1); /* ready */
+    (void)read(thr_end[0], &c, 1);     /* until told to end */
     return NULL;
 }
 
@@ -259,20 +260,71 @@ START_TEST(test_unblocked_in_another_thread_is_ebusy)
 
     cfg.signals[0] = SIGUSR2;
     ck_assert_int_eq(preempt_block_signals(&cfg), 0);
-    ck_assert_int_eq(pipe(thr_pipe), 0);
+    ck_assert_int_eq(pipe(thr_ready), 0);
+    ck_assert_int_eq(pipe(thr_end), 0);
     ck_assert_int_eq(pthread_create(&t, NULL, unblocked_thread, NULL), 0);
-    ck_assert_int_eq(read(thr_pipe[0], &c, 1), 1);
+    ck_assert_int_eq(read(thr_ready[0], &c, 1), 1);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EBUSY);
     ck_assert_ptr_null(h);
     ck_assert_ptr_nonnull(strstr(r.log, "1 thread(s) of this process do not block the notice signals"));
     ck_assert_ptr_nonnull(strstr(r.log, "(early-worker)"));
     ck_assert_ptr_nonnull(strstr(r.log, "preempt-exec"));
-    ck_assert_int_eq(write(thr_pipe[1], "x", 1), 1);
+    ck_assert_int_eq(write(thr_end[1], "x", 1), 1);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
     h = preempt_handler_free(h);
-    (void)close(thr_pipe[0]);
-    (void)close(thr_pipe[1]);
+    for (int i = 0; i < 2; i++) {
+        (void)close(thr_ready[i]);
+        (void)close(thr_end[i]);
+    }
+}
+END_TEST
+
+/* For bindings: the enums' values are frozen (a released value never
+ * changes: states were renumbered twice before 0.2, and a binding built
+ * against one release misread the next), the config carries its size and
+ * another layout is refused, and the layouts are described field by field. */
+START_TEST(test_abi_for_bindings)
+{
+    static const struct { int got, want; } frozen[] = {
+        { PREEMPT_STATE_IDLE, 0 }, { PREEMPT_STATE_OWN_SIGNAL, 1 }, { PREEMPT_STATE_ACKNOWLEDGED, 2 },
+        { PREEMPT_STATE_STEP_AGREED, 3 }, { PREEMPT_STATE_SAVING, 4 }, { PREEMPT_STATE_COUNTDOWN, 5 },
+        { PREEMPT_STATE_FINAL_SAVE, 6 }, { PREEMPT_STATE_EXIT, 7 },
+        { PREEMPT_EXIT_DONE, 0 }, { PREEMPT_EXIT_SAVED, 1 }, { PREEMPT_EXIT_NOT_SAVED, 2 }, { PREEMPT_EXIT_ERROR, 3 },
+        { PREEMPT_ACTION_CONTINUE, 0 }, { PREEMPT_ACTION_SAVE, 1 }, { PREEMPT_ACTION_SAVE_EXIT, 2 },
+        { PREEMPT_ACTION_WAIT, 3 }, { PREEMPT_ACTION_EXIT, 4 },
+        { PREEMPT_LOG_DEBUG, 0 }, { PREEMPT_LOG_INFO, 1 }, { PREEMPT_LOG_WARNING, 2 }, { PREEMPT_LOG_ERROR, 3 },
+        { PREEMPT_PLATFORM_AUTO, 0 }, { PREEMPT_PLATFORM_NONE, 1 }, { PREEMPT_PLATFORM_GCE, 2 },
+        { PREEMPT_PLATFORM_GCE_GPU, 3 }, { PREEMPT_PLATFORM_AWS, 4 }, { PREEMPT_PLATFORM_AZURE, 5 },
+        { PREEMPT_PLAN_MEASURED, 0 }, { PREEMPT_PLAN_TF, 1 }, { PREEMPT_SECOND_IGNORE, 0 }, { PREEMPT_SECOND_EXIT, 1 },
+    };
+    struct preempt_config cfg;
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    char want[64];
+
+    for (size_t i = 0; i < sizeof(frozen) / sizeof(frozen[0]); i++)
+        ck_assert_msg(frozen[i].got == frozen[i].want, "enum value %zu changed: %d, frozen at %d", i, frozen[i].got,
+                      frozen[i].want);
+    ck_assert_int_eq(preempt_config_init_size(&cfg, sizeof(cfg) - 8), -EINVAL);
+    ck_assert_int_eq(preempt_config_init(&cfg), 0);
+    ck_assert_uint_eq(cfg.size, sizeof(cfg));
+    cfg.size -= 8; /* a binding built against an older header */
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.log, "a struct preempt_config of"));
+    ck_assert_int_eq(preempt_block_signals(&cfg), -EINVAL);
+    (void)snprintf(want, sizeof(want), "size=%zu ", sizeof(struct preempt_config));
+    ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_config"), want));
+    (void)snprintf(want, sizeof(want), " start_over@%zu:%zu", offsetof(struct preempt_config, start_over),
+                   sizeof(bool));
+    ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_config"), want));
+    (void)snprintf(want, sizeof(want), " exit_code@%zu:%zu", offsetof(struct preempt_status, exit_code), sizeof(int));
+    ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_status"), want));
+    ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_callbacks"), " log@"));
+    ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_notice_info"), " withdrawn@"));
+    ck_assert_ptr_null(preempt_abi_layout("preempt_nothing"));
+    preempt_free(NULL);
+    preempt_free(malloc(8));
 }
 END_TEST
 
@@ -657,6 +709,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_async_signal_save_exit_restore);
     tcase_add_test(tc, test_unblocked_signal_is_ebusy);
+    tcase_add_test(tc, test_abi_for_bindings);
     tcase_add_test(tc, test_unblocked_in_another_thread_is_ebusy);
     tcase_add_loop_test(tc, test_invalid_configuration, 0, (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
     tcase_add_test(tc, test_platform_defaults);
