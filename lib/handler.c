@@ -1276,11 +1276,13 @@ int preempt_handler_get_fd(struct preempt_handler *h)
     return r < 0 ? r : preempt_embed_fd_(h->embed);
 }
 
-int64_t preempt_handler_get_timeout(struct preempt_handler *h)
+int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
 {
-    int r = embed(h);
+    int r = ret_ms ? embed(h) : -EINVAL;
 
-    return r < 0 ? r : preempt_embed_timeout_(h->embed);
+    if (r == 0)
+        *ret_ms = preempt_embed_timeout_(h->embed);
+    return r;
 }
 
 int preempt_handler_process(struct preempt_handler *h)

@@ -9,7 +9,8 @@ PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils \
 libevent-dev libcurl4-openssl-dev libjansson-dev check \
 nanopb libnanopb-dev protobuf-compiler \
 etcd-server etcd-client curl graphviz valgrind strace \
-clang libclang-rt-14-dev openssl help2man locales"
+clang libclang-rt-14-dev openssl help2man locales \
+python3 python3-pytest python3-pip python3-setuptools"
 
 missing=""
 for p in $PACKAGES; do

@@ -452,15 +452,16 @@ PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *n
  * Threads: the loop's thread only. Callback-safe: no. */
 PREEMPT_EXPORT int preempt_handler_get_fd(struct preempt_handler *h);
 
-/** Milliseconds until preempt_handler_process() must run even if the
- * descriptor stays quiet: 0 now, -1 when only the descriptor can wake it.
- * The descriptor itself becomes readable at that time too. Call it before
- * each wait: any call into the library (preempt_step_end(),
- * preempt_notify(), a save) may arm a timer or start a transfer, and this
- * call brings the descriptor up to date (as libuv's backend timeout).
- * @return the timeout, or a negative errno as preempt_handler_get_fd().
- * Callback-safe: no. */
-PREEMPT_EXPORT int64_t preempt_handler_get_timeout(struct preempt_handler *h);
+/** Sets *ret_ms to the milliseconds until preempt_handler_process() must
+ * run even if the descriptor stays quiet: 0 now, -1 when only the
+ * descriptor can wake it. The descriptor itself becomes readable at that
+ * time too. Call it before each wait: any call into the library
+ * (preempt_step_end(), preempt_notify(), a save) may arm a timer or start
+ * a transfer, and this call brings the descriptor up to date (as libuv's
+ * backend timeout).
+ * @return 0, or a negative errno as preempt_handler_get_fd() (-EINVAL for a
+ *         NULL ret_ms). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms);
 
 /** Does the handler's pending work without blocking: the signals, timers
  * and transfers that are ready (callbacks such as on_state and on_exit run

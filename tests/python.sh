@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# The Python package, as a Python trainer uses it: examples/python_trainer.py
+# run under preempt-exec by Debian's /usr/bin/python3, synchronous and on an
+# asyncio loop (the handler driven through its descriptor), alone and as a
+# 2-worker job on a real etcd. SIGTERM (to one worker, or to all) saves,
+# exits 42, and the restart ends with the uninterrupted run's digest. Then
+# the API details with pytest (tests/python/).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+PY=/usr/bin/python3
+export PYTHONPATH="$(cd "$top_srcdir/python" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+LIBPREEMPT_LIBRARY="$(cd "$top_builddir/lib/.libs" && pwd)/libpreempt.so"
+export LIBPREEMPT_LIBRARY
+if [ -n "${SANITIZE:-}" ]; then
+    # the library is built with ASan/UBSan: their runtimes load first;
+    # the interpreter's own allocations are not this project's leaks
+    LD_PRELOAD="$($CC -print-file-name=libasan.so) $($CC -print-file-name=libubsan.so)"
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+    export LD_PRELOAD ASAN_OPTIONS
+fi
+EXEC="$(cd "$top_builddir/tools" && pwd)/preempt-exec"
+PT="$top_srcdir/examples/python_trainer.py"
+STEPS=400
+
+REF=$("$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"digest": "\([0-9a-f]*\)".*/\1/p')
+expect "an uninterrupted Python run prints a digest" test -n "$REF"
+
+# local: SIGTERM after the first steps, then the restart
+for mode in sync async; do
+    flag=
+    [ "$mode" = async ] && flag=--async
+    "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/l-$mode" --steps $STEPS --step-ms 5 $flag >"$TMP/l-$mode.out" 2>"$TMP/l-$mode.err" &
+    pid=$!
+    wait_for "$TMP/l-$mode.out" '"event": "start"' 20
+    sleep 0.3
+    kill -TERM "$pid"
+    wait "$pid"
+    eq "local $mode: SIGTERM saves and exits 42" "$?" 42
+    saved=$(sed -n 's/.*"saved_step": \([0-9]*\).*/\1/p' "$TMP/l-$mode.out")
+    expect "local $mode: a saved step ($saved)" test -n "$saved"
+    "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/l-$mode" --steps $STEPS $flag >"$TMP/l-$mode.2" 2>&1
+    eq "local $mode: the restart completes" "$?" 0
+    eq "local $mode: resumed at the saved step" "$(sed -n 's/.*"restored_step": \([0-9]*\).*/\1/p' "$TMP/l-$mode.2")" "$saved"
+    eq "local $mode: the uninterrupted digest" "$(sed -n 's/.*"digest": "\([0-9a-f]*\)".*/\1/p' "$TMP/l-$mode.2")" "$REF"
+    [ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/l-$mode.err" | tail -n 8
+done
+
+# two workers on etcd: SIGTERM to worker 0 (sync) or to both (async)
+etcd_start python || finish
+for mode in sync async; do
+    flag=
+    [ "$mode" = async ] && flag=--async
+    PIDS=
+    for i in 0 1; do
+        "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/j-$mode" --steps $STEPS --step-ms 5 $flag --etcd "$ETCD_URL" \
+            --job "py-$mode" --worker $i --workers 2 >"$TMP/j-$mode.$i.out" 2>"$TMP/j-$mode.$i.err" &
+        PIDS="$PIDS $!"
+    done
+    for i in 0 1; do wait_for "$TMP/j-$mode.$i.out" '"event": "start"' 30; done
+    sleep 0.3
+    # shellcheck disable=SC2086 # the pids, split
+    if [ "$mode" = sync ]; then set -- $PIDS; kill -TERM "$1"; else kill -TERM $PIDS; fi
+    job_wait 60
+    eq "job $mode: every worker saved" "$RCS" "42 42"
+    s0=$(sed -n 's/.*"saved_step": \([0-9]*\).*/\1/p' "$TMP/j-$mode.0.out")
+    s1=$(sed -n 's/.*"saved_step": \([0-9]*\).*/\1/p' "$TMP/j-$mode.1.out")
+    expect "job $mode: one saved step ($s0, $s1)" test -n "$s0" -a "$s0" = "$s1"
+    PIDS=
+    for i in 0 1; do
+        "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/j-$mode" --steps $STEPS $flag --etcd "$ETCD_URL" --job "py-$mode" \
+            --worker $i --workers 2 >"$TMP/j-$mode.$i.2" 2>"$TMP/j-$mode.$i.err2" &
+        PIDS="$PIDS $!"
+    done
+    job_wait 60
+    eq "job $mode: the restart completes" "$RCS" "0 0"
+    for i in 0 1; do
+        eq "job $mode: worker $i resumed at the saved step" \
+            "$(sed -n 's/.*"restored_step": \([0-9]*\).*/\1/p' "$TMP/j-$mode.$i.2")" "$s0"
+        eq "job $mode: worker $i has the uninterrupted digest" \
+            "$(sed -n 's/.*"digest": "\([0-9a-f]*\)".*/\1/p' "$TMP/j-$mode.$i.2")" "$REF"
+    done
+    [ "$failures" -eq 0 ] || for i in 0 1; do sed 's/^/    /' "$TMP/j-$mode.$i.err" | tail -n 6; done
+done
+
+# the README's Python example, as printed there
+sed -n '/^```python$/,/^```$/p' "$top_srcdir/README.md" | sed '1d;$d' >"$TMP/readme.py"
+(cd "$TMP" && "$EXEC" -- $PY readme.py) >"$TMP/readme.out" 2>&1
+eq "the README's Python example runs" "$?/$(cat "$TMP/readme.out")" "0/done: weights[0] = 500.500"
+
+# pip installs the package from the repository without the network
+cp -R "$top_srcdir/python" "$TMP/pysrc"
+chmod -R u+w "$TMP/pysrc"
+$PY -m pip install -q --no-build-isolation --no-index --no-deps --target "$TMP/site" "$TMP/pysrc" >"$TMP/pip" 2>&1
+eq "pip install ./python, offline" "$?" 0
+eq "the installed package loads the library" \
+    "$(PYTHONPATH="$TMP/site" $PY -c 'import libpreempt; print(libpreempt.__file__.startswith("'"$TMP/site"'"), libpreempt.version())')" \
+    "True $(sed -n 's/^AC_INIT(\[libpreempt\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")"
+
+# the API's details
+"$EXEC" -- $PY -m pytest -q -p no:cacheprovider "$top_srcdir/tests/python" >"$TMP/pytest" 2>&1
+rc=$?
+sed 's/^/    /' "$TMP/pytest" | tail -n 15
+eq "pytest tests/python" "$rc" 0
+passed=$(grep -o '[0-9]* passed' "$TMP/pytest" | tail -n 1 | cut -d' ' -f1)
+expect "pytest ran its tests ($passed passed)" test "${passed:-0}" -ge 5
+finish

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+"""The Python package's API: run by tests/python.sh under preempt-exec (the
+notice signals blocked in every thread), with Debian's pytest."""
+import asyncio
+import ctypes
+import errno
+import os
+import select
+import signal
+
+import pytest
+
+import libpreempt
+
+
+def blobs(value):
+    return lambda step: {"model": value(step)}
+
+
+def test_layouts_are_checked():
+    class Older(ctypes.Structure):  # a binding of another version: a field less
+        _fields_ = libpreempt._Config._fields_[:-1]
+
+    with pytest.raises(ImportError, match="different versions"):
+        libpreempt._check_layout(Older, "preempt_config")
+    libpreempt._check_layout(libpreempt._Config, "preempt_config")  # this one matches
+    assert libpreempt.version().count(".") == 2
+
+
+def test_signal_save_exit_and_restore(tmp_path):
+    seen = []
+    with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b"at %d" % s), restore=lambda s, r: None) as h:
+        assert h.status()["state"] == "idle"
+        for step in range(1, 100):
+            if step == 5:
+                os.kill(os.getpid(), signal.SIGTERM)
+            if h.boundary():
+                break
+        assert (h.exit_reason, h.exit_code) == ("saved", 42)
+        assert h.status()["saves"] == 1
+        saved = h.status()["run"]
+
+    def restore(step, read):
+        seen.append((step, read("model")))
+
+    with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b""), restore=restore) as h:
+        assert h.status()["restored_step"] == saved
+    assert seen == [(saved, b"at %d" % saved)]
+
+
+def test_file_objects_are_saved(tmp_path):
+    import io
+    with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {"model": io.BytesIO(b"file")}, restore=lambda s, r: None) as h:
+        h.notify()
+        while not h.boundary():
+            pass
+    got = []
+    with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b""),
+                            restore=lambda s, read: got.append(read("model"))):
+        pass
+    assert got == [b"file"]
+
+
+def test_a_save_exception_reaches_the_caller_not_c(tmp_path):
+    def save(step):
+        raise RuntimeError("disk on fire")
+
+    with libpreempt.Handler(str(tmp_path / "c"), save=save, restore=lambda s, r: None) as h:
+        h.notify()
+        with pytest.raises(RuntimeError, match="disk on fire"):
+            for _ in range(10):
+                h.boundary()
+    assert not [p for p in os.listdir(tmp_path / "c") if p.startswith("ckpt-")]
+
+
+def test_unusable_checkpoints_fall_back_and_errors_do_not(tmp_path):
+    d = str(tmp_path / "c")
+    for n in (1, 2):  # two checkpoints, at two steps
+        with libpreempt.Handler(d, save=blobs(lambda s: b"%d" % s), restore=lambda s, read: None) as h:
+            h.notify()
+            while not h.boundary():
+                pass
+
+    def boom(step, read):
+        raise KeyError("a bug in restore")
+
+    with pytest.raises(KeyError):  # not the checkpoint's fault: nothing set aside
+        libpreempt.Handler(d, save=blobs(lambda s: b""), restore=boom)
+    assert not os.path.exists(os.path.join(d, "aside"))
+
+    tried = []
+
+    def picky(step, read):
+        tried.append(step)
+        if len(tried) == 1:
+            raise libpreempt.CheckpointUnusable("another model")
+
+    with libpreempt.Handler(d, save=blobs(lambda s: b""), restore=picky) as h:
+        st = h.status()
+        assert st["restore_fallbacks"] == 1 and st["refused_step"] == tried[0]
+        assert st["restored_step"] == tried[1] < tried[0]
+    assert os.listdir(os.path.join(d, "aside"))
+
+    def never(step, read):
+        raise libpreempt.CheckpointUnusable("no")
+
+    with pytest.raises(libpreempt.PreemptError) as e:
+        libpreempt.Handler(d, save=blobs(lambda s: b""), restore=never)
+    assert e.value.errno == errno.ENOTRECOVERABLE
+
+
+def test_errors_carry_errno_and_message(tmp_path):
+    with pytest.raises(libpreempt.PreemptError) as e:
+        libpreempt.Handler(str(tmp_path / "no" / "such" / "dir"), save=blobs(lambda s: b""),
+                           restore=lambda s, r: None)
+    assert e.value.errno == errno.ENOENT
+    assert "parent directory does not exist" in str(e.value)
+    with pytest.raises(TypeError):
+        libpreempt.Handler(None, save=blobs(lambda s: b""), bogus=1)
+
+
+def test_descriptor_from_select(tmp_path):
+    """Any loop: select() on the descriptor, then process()."""
+    with libpreempt.Handler(None, save=lambda s: {}, poll_interval_ms=10) as h:
+        fd = h.fileno()
+        assert h.timeout() is None  # nothing armed: only the descriptor can wake it
+        os.kill(os.getpid(), signal.SIGTERM)
+        r, _, _ = select.select([fd], [], [], 5)
+        assert r == [fd]
+        h.process()
+        assert h.status()["state"] == "step-agreed"
+        assert h.status()["notice_source"] == "signal"
+
+
+def test_asyncio_attach_and_astep(tmp_path):
+    states = []
+
+    async def train(h):
+        detach = h.attach()
+        try:
+            for step in range(1, 1000):
+                await asyncio.sleep(0.001)
+                if step == 20:
+                    asyncio.get_running_loop().call_later(0.01, os.kill, os.getpid(), signal.SIGTERM)
+                code = await h.astep()
+                if code is not None:
+                    return step, code
+        finally:
+            detach()
+
+    with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b"x"), restore=lambda s, r: None,
+                            on_state=lambda f, t: states.append(t)) as h:
+        step, code = asyncio.run(train(h))
+    assert code == 42 and step > 20
+    assert states[0] == "own-signal" and states[-1] == "exit"
