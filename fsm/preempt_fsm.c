@@ -322,8 +322,8 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
 
     if (s == PREEMPT_STATE_EXIT)
         return PREEMPT_ACTION_EXIT;
-    if (save_asked)
-        return s == PREEMPT_STATE_FINAL_SAVE ? PREEMPT_ACTION_SAVE_EXIT : PREEMPT_ACTION_SAVE;
+    if (save_asked) /* a withdrawn (or advisory, or periodic) round's save ends nothing */
+        return s == PREEMPT_STATE_FINAL_SAVE && !c->withdrawn ? PREEMPT_ACTION_SAVE_EXIT : PREEMPT_ACTION_SAVE;
     switch (s) {
     case PREEMPT_STATE_IDLE:
     case PREEMPT_STATE_STEP_AGREED:

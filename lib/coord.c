@@ -109,6 +109,8 @@ struct join {
     uint64_t deadline, inc;
     int64_t lease;
     int64_t holder;    /* the lease that held alive/<w> when this worker first found it taken */
+    uint64_t holder_until;                  /* still alive then (monotonic ms), it is a live duplicate */
+    char holder_value[PREEMPT_MEMBER_MAX]; /* its alive/<w> value, to name it */
     int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
     int64_t present;   /* the members counted when this worker joined */
     bool shaped;       /* this worker wrote (or tried to write) the incarnation's shape */
@@ -682,14 +684,32 @@ static void on_holder_wait(evutil_socket_t fd, short what, void *arg)
     join_try(arg, false);
 }
 
+/* The holder's lease, as etcd tells it: a live lease (TTL > 0) that has
+ * outlived its whole granted TTL since this worker first found it is kept
+ * alive by a live process. An expired lease (TTL 0, which the gateway
+ * omits, or -1) is on its way out: etcd revokes expired leases at a bounded
+ * rate, seconds late on a busy server, so its key is waited out, not taken
+ * for a duplicate. */
 static void on_holder_ttl(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
     int64_t ttl = status == 0 ? preempt_etcd_i64_(reply, "TTL") : 0;
-    uint64_t ms = ttl > 0 ? (uint64_t)ttl * 1000u + 1000u : 500u;
+    int64_t granted = status == 0 ? preempt_etcd_i64_(reply, "grantedTTL") : 0;
+    uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC), ms;
     struct timeval tv;
+    char w[200];
 
     (void)msg;
+    if (j->holder_until == 0)
+        j->holder_until = now + (uint64_t)(granted > 0 ? granted : ttl > 0 ? ttl : 1) * 1000u + 1000u;
+    else if (ttl > 0 && now >= j->holder_until) {
+        join_finish(j, -EBUSY,
+                    "job %s: worker index %u is taken by a live process (%s): two processes were started with worker "
+                    "index %u, or a second job uses this job name (nothing was changed)",
+                    j->cfg->job, j->cfg->worker, who(j->holder_value, w, sizeof(w)), j->cfg->worker);
+        return;
+    }
+    ms = ttl > 0 ? (uint64_t)ttl * 1000u + 500u : 300u;
     if (ms > join_left(j))
         ms = join_left(j);
     tv = (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
@@ -700,8 +720,8 @@ static void on_holder_ttl(int status, json_t *reply, const char *msg, void *arg)
 /* alive/<w> of this incarnation is held under another lease. Of another
  * launch: a second job with this name, an error at once. Else it is this
  * worker's previous life (its lease ends within its TTL) or a live process
- * with the same index (it keeps its lease alive): wait out the holder's
- * TTL once; still held by the same lease then, it is a live duplicate. */
+ * with the same index (it keeps its lease alive): the holder's lease
+ * decides (on_holder_ttl). */
 static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
 {
     char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
@@ -715,14 +735,11 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
                     j->cfg->job, j->cfg->worker, who(kv->value, w, sizeof(w)), mine);
         return;
     }
-    if (j->holder == kv->lease) {
-        join_finish(j, -EBUSY,
-                    "job %s: worker index %u is taken by a live process (%s): two processes were started with worker "
-                    "index %u, or a second job uses this job name (nothing was changed)",
-                    j->cfg->job, j->cfg->worker, who(kv->value, w, sizeof(w)), j->cfg->worker);
-        return;
+    if (j->holder != kv->lease) {
+        j->holder = kv->lease;
+        j->holder_until = 0;
     }
-    j->holder = kv->lease;
+    (void)snprintf(j->holder_value, sizeof(j->holder_value), "%s", kv->value);
     join_call(j, "lease/timetolive", json_pack("{s:I}", "ID", (json_int_t)kv->lease), on_holder_ttl);
 }
 
@@ -1589,6 +1606,9 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
             ev.u.peer_notice.deadline = mono_of_wall(c, wall);
             CLOG(c, 1, "worker %u has a notice (%s)", w, value);
             cpost(c, ev);
+            /* a notice undoes the machine's withdrawal: when this one is
+             * withdrawn too (an advisory or periodic one), say so again */
+            c->withdrawn_posted = false;
         }
         check_withdrawn(c);
     } else if (!strcmp(rest, "final")) {

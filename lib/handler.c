@@ -48,6 +48,8 @@ struct preempt_handler {
     struct event_base *base;
     bool own_base;
     struct event *ev_sig, *ev_timer, *ev_poll, *ev_drain;
+    struct event *ev_periodic;     /* save_every_ms: the next periodic checkpoint */
+    uint64_t committed_step;       /* the newest step committed (job-wide), or the restored one */
     int sigfd;
     uint32_t timer_gen;   /* generation of the armed machine timer */
     bool poll_noticed;    /* the poll callback reported a notice already */
@@ -211,6 +213,45 @@ static bool any_live(const struct preempt_handler *h)
     return false;
 }
 
+/* A periodic checkpoint: an advisory notice of its own source (the round
+ * saves and training goes on), only while nothing else is under way. */
+static int request_checkpoint(struct preempt_handler *h, const char *why)
+{
+    if (exited(h) || any_live(h) || state_of(h) != PREEMPT_STATE_IDLE)
+        return -EALREADY;
+    log_msg(h, PREEMPT_LOG_INFO, "a periodic checkpoint (%s)", why);
+    post_notice_kind(h, PREEMPT_SOURCE_PERIODIC, 0, true);
+    return 0;
+}
+
+/* save_every_ms: the period (re)starts now. */
+static void periodic_restart(struct preempt_handler *h)
+{
+    struct timeval tv = { .tv_sec = (time_t)(h->cfg.save_every_ms / 1000),
+                          .tv_usec = (suseconds_t)(h->cfg.save_every_ms % 1000) * 1000 };
+
+    if (h->ev_periodic && !exited(h))
+        (void)evtimer_add(h->ev_periodic, &tv);
+}
+
+static void on_periodic(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)fd;
+    (void)what;
+    (void)request_checkpoint(h, "save_every_ms");
+    periodic_restart(h); /* again after a full period, unless a commit restarts it sooner */
+}
+
+/* A step is committed (by the whole job): the periodic clock restarts. */
+static void committed(struct preempt_handler *h, uint64_t step)
+{
+    if (step > h->committed_step)
+        h->committed_step = step;
+    periodic_restart(h);
+}
+
 /* The cloud source reports a notice, an advisory notice or a withdrawal. */
 static void on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src, uint64_t deadline_wall_ms,
                            const char *what, void *arg)
@@ -323,6 +364,8 @@ static void settle(struct preempt_handler *h, uint64_t step, int decision)
     unsigned long long st = (unsigned long long)step;
     int r;
 
+    if (decision > 0)
+        committed(h, step);
     if (!h->store)
         return;
     r = decision > 0 ? preempt_ckpt_keep_(h->store, step) : decision < 0 ? preempt_ckpt_discard_(h->store, step) : 0;
@@ -343,7 +386,9 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     struct preempt_handler *h = arg;
 
     const struct preempt_core *core = preempt_sm_core_(sm);
-    bool last = fx->kind == PREEMPT_FX_REPORT_SHARD &&
+    /* a withdrawn round's save (advisory, periodic) is not the last: the
+     * machine returns to idle, and the worker stays a member */
+    bool last = fx->kind == PREEMPT_FX_REPORT_SHARD && !core->withdrawn &&
                 preempt_fsm_save_is_last_(core, preempt_sm_facts_(sm), now_ms(h));
 
     if (h->coord ? preempt_coord_fx_(h->coord, fx, core->round, last, fx_text(h, fx))
@@ -371,6 +416,8 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         (void)event_del(h->ev_sig); /* nothing stays armed in exit */
         if (h->ev_poll)
             (void)event_del(h->ev_poll);
+        if (h->ev_periodic)
+            (void)event_del(h->ev_periodic);
         preempt_meta_free_(h->meta); /* no source stays armed in exit */
         h->meta = NULL;
         preempt_coord_leave_(h->coord);
@@ -798,6 +845,12 @@ static int open_events(struct preempt_handler *h)
     h->ev_drain = event_new(h->base, -1, 0, on_drain, h);
     if (!h->ev_timer || !h->ev_drain)
         return -ENOMEM;
+    if (h->cfg.save_every_ms) {
+        h->ev_periodic = evtimer_new(h->base, on_periodic, h);
+        if (!h->ev_periodic)
+            return -ENOMEM;
+        periodic_restart(h);
+    }
     if (h->cb.poll) {
         struct timeval tv = { .tv_sec = (time_t)(h->cfg.poll_interval_ms / 1000),
                               .tv_usec = (suseconds_t)(h->cfg.poll_interval_ms % 1000) * 1000 };
@@ -1059,7 +1112,7 @@ static int restore(struct preempt_handler *h)
     }
     if (r < 0)
         return r;
-    h->restored_step = info.step;
+    h->restored_step = h->committed_step = info.step;
     h->generation = info.generation + 1;
     preempt_sm_facts_(h->sm)->run = info.run;
     preempt_sm_facts_(h->sm)->save_ms = info.save_ms; /* the planner knows the save time from the start */
@@ -1309,6 +1362,8 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         event_free(h->ev_timer);
     if (h->ev_poll)
         event_free(h->ev_poll);
+    if (h->ev_periodic)
+        event_free(h->ev_periodic);
     if (h->ev_drain)
         event_free(h->ev_drain);
     if (h->sigfd >= 0)
@@ -1366,6 +1421,8 @@ static uint64_t count_step(struct preempt_handler *h)
         h->step_t0_us = 0;
     }
     f->run++;
+    if (h->cfg.save_every_steps && f->run % h->cfg.save_every_steps == 0)
+        (void)request_checkpoint(h, "save_every_steps");
     if (state_of(h) != PREEMPT_STATE_IDLE && !exited(h)) {
         struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
 
@@ -1406,6 +1463,13 @@ int preempt_training_done(struct preempt_handler *h)
     ev.u.training_done.step = preempt_sm_facts_(h->sm)->run;
     post(h, ev);
     return 0;
+}
+
+int preempt_request_checkpoint(struct preempt_handler *h)
+{
+    if (!handler_ok(h))
+        return -EINVAL;
+    return request_checkpoint(h, "requested");
 }
 
 int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms)
@@ -1490,6 +1554,8 @@ int preempt_save_done(struct preempt_handler *h, int status)
         f->save_ms = ms;
     if (status == 0) {
         h->saves++;
+        if (!h->coord) /* local mode: the local commit is the decision */
+            committed(h, h->save_step);
         log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",
                 (unsigned long long)h->save_step, (unsigned long long)ms, h->store ? ": " : "",
                 h->store ? info.path : "");
@@ -1632,6 +1698,7 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .state = c->state,
         .run = preempt_sm_facts_(h->sm)->run,
         .restored_step = h->restored_step,
+        .committed_step = h->committed_step,
         .restore_fallbacks = h->fallbacks,
         .refused_step = h->refused_step,
         .save_step = c->save_step,

@@ -60,6 +60,8 @@ static const char usage[] =
     "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
     "                     up to 4 times for several signals)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
+    "  --save-every-steps N  a periodic checkpoint every N steps (training goes on)\n"
+    "  --save-every-ms MS a periodic checkpoint MS after the last one committed\n"
     "  --early-threads N  start N threads before the notice signals are blocked,\n"
     "                     as Python and its libraries do (tests: run the trainer\n"
     "                     under preempt-exec)\n"
@@ -123,7 +125,7 @@ struct trainer {
     struct event *ev_step, *ev_resume;
     uint64_t *state;
     size_t words;
-    uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, last_saved;
+    uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, last_saved, saving_step;
     uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
     unsigned n_raise;
     unsigned printed_saves;
@@ -202,6 +204,7 @@ static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
     int r;
 
     print_json("{\"event\":\"save-begin\",\"worker\":%u,\"step\":%" PRIu64 "}", t->worker, step);
+    t->saving_step = step;
     if (t->custom_save)
         return 0; /* a save function of its own: nothing written here */
     (void)snprintf(meta, sizeof(meta), "{\"step\":%" PRIu64 ",\"words\":%zu}", step, t->words);
@@ -267,9 +270,9 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
                t->worker, preempt_state_to_string(from), preempt_state_to_string(to), st.run);
     if (st.saves > t->printed_saves) {
         t->printed_saves = st.saves;
-        t->last_saved = st.save_step;
+        t->last_saved = t->saving_step; /* the machine may be back in idle (a periodic checkpoint) */
         print_json("{\"event\":\"saved\",\"worker\":%u,\"step\":%" PRIu64 ",\"save_ms\":%" PRIu64
-                   ",\"deadline_in_ms\":%" PRId64 "}", t->worker, st.save_step, st.save_ms, st.deadline_in_ms);
+                   ",\"deadline_in_ms\":%" PRId64 "}", t->worker, t->saving_step, st.save_ms, st.deadline_in_ms);
     }
     if (t->waiting && t->ev_resume) /* async: a wait may be over */
         event_active(t->ev_resume, EV_TIMEOUT, 1);
@@ -480,7 +483,8 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
-       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS };
+       OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
+       OPT_EVERY_STEPS, OPT_EVERY_MS };
 
 int main(int argc, char **argv)
 {
@@ -512,6 +516,8 @@ int main(int argc, char **argv)
         { "start-over", no_argument, NULL, OPT_START_OVER },
         { "fail-restore-at", required_argument, NULL, OPT_FAIL_RESTORE },
         { "early-threads", required_argument, NULL, OPT_EARLY_THREADS },
+        { "save-every-steps", required_argument, NULL, OPT_EVERY_STEPS },
+        { "save-every-ms", required_argument, NULL, OPT_EVERY_MS },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
@@ -633,6 +639,8 @@ int main(int argc, char **argv)
         case OPT_ALLREDUCE: r = parse_u64("--allreduce", optarg, 65535, &allreduce_port); break;
         case OPT_START_OVER: cfg.start_over = true; break;
         case OPT_EARLY_THREADS: r = parse_u64("--early-threads", optarg, 16, &early_threads); break;
+        case OPT_EVERY_STEPS: r = parse_u64("--save-every-steps", optarg, UINT32_MAX, &cfg.save_every_steps); break;
+        case OPT_EVERY_MS: r = parse_u64("--save-every-ms", optarg, 86400000, &cfg.save_every_ms); break;
         default:
             return tool_option_error(NAME, c, argv);
         }

@@ -154,6 +154,14 @@ struct preempt_config {
     int exit_code_not_saved;     /**< code for "preempted, nothing new saved" (default 75) */
     int signals[PREEMPT_MAX_SIGNALS]; /**< notice signals, 0-terminated (default SIGTERM) */
     uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
+    uint64_t save_every_steps;   /**< a periodic checkpoint every this many steps (the
+                                      run counter a multiple of it), training going on;
+                                      0 (default): none. Every worker knows the step */
+    uint64_t save_every_ms;      /**< a periodic checkpoint this long after the last one
+                                      committed (or the start); 0 (default): none. In a
+                                      job the first worker whose period ends starts the
+                                      round, and every worker's period restarts with
+                                      the commit */
     const char *trace_path;      /**< write the machine's trace here (text form,
                                       replayable with preempt-replay); NULL: none */
 
@@ -264,6 +272,9 @@ struct preempt_status {
     enum preempt_state state;
     uint64_t run;             /**< steps completed, counting restored ones (TF's total_run_calls) */
     uint64_t restored_step;   /**< run counter of the restored checkpoint, 0 when none */
+    uint64_t committed_step;  /**< the newest step committed (by the whole job, with
+                                   several workers) since the start, else the restored
+                                   one; 0 when none */
     unsigned restore_fallbacks; /**< checkpoints the restore callback refused at start-up
                                      (set aside; the next older one was tried) */
     uint64_t refused_step;    /**< the newest of them, 0 when none */
@@ -469,6 +480,12 @@ PREEMPT_EXPORT int preempt_handler_get_timeout(struct preempt_handler *h, int64_
 PREEMPT_EXPORT int preempt_handler_process(struct preempt_handler *h);
 
 /* ---- both ---------------------------------------------------------------- */
+
+/** Asks for a checkpoint now, training going on (a periodic checkpoint:
+ * in a job every worker saves at one agreed step, through the same commit
+ * rule as a preemption). @return 0; -EALREADY while a preemption or a
+ * checkpoint is under way, or after the exit. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_request_checkpoint(struct preempt_handler *h);
 
 /** Delivers a termination notice from the application (source "inject"),
  * @p deadline_in_ms from now (0: unknown). It is handled on the loop like a

@@ -81,7 +81,8 @@ class _Config(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("ckpt_dir", _cstr), ("max_to_keep", _uint), ("start_run", _u64),
                 ("grace_ms", _u64), ("bound_ms", _u64), ("agree_timeout_ms", _u64), ("margin_ms", _u64),
                 ("plan", _int), ("second", _int), ("exit_code", _int), ("exit_code_not_saved", _int),
-                ("signals", _int * 8), ("poll_interval_ms", _u64), ("trace_path", _cstr), ("platform", _int),
+                ("signals", _int * 8), ("poll_interval_ms", _u64), ("save_every_steps", _u64),
+                ("save_every_ms", _u64), ("trace_path", _cstr), ("platform", _int),
                 ("metadata_url", _cstr), ("metadata_poll_ms", _u64), ("metadata_timeout_ms", _u64),
                 ("advisory_checkpoint", _bool), ("kill_delay_ms", _u64), ("etcd_endpoints", _cstr),
                 ("job", _cstr), ("worker", _uint), ("workers", _uint), ("etcd_user", _cstr),
@@ -91,7 +92,8 @@ class _Config(ctypes.Structure):
 
 
 class _Status(ctypes.Structure):
-    _fields_ = [("state", _int), ("run", _u64), ("restored_step", _u64), ("restore_fallbacks", _uint),
+    _fields_ = [("state", _int), ("run", _u64), ("restored_step", _u64), ("committed_step", _u64),
+                ("restore_fallbacks", _uint),
                 ("refused_step", _u64), ("save_step", _u64), ("deadline_in_ms", _i64), ("step_us", _u64),
                 ("save_ms", _u64), ("saves", _uint), ("incarnation", _u64), ("platform", _int),
                 ("notice_source", _cstr), ("kill_delay_ms", _u64), ("grace_ms", _u64), ("exit_code", _int)]
@@ -139,7 +141,7 @@ _lib.preempt_handler_new.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Config), c
 _lib.preempt_handler_free.argtypes = [_H]
 _lib.preempt_handler_free.restype = _H
 for _f in ("preempt_save_checkpoint_if_preempted", "preempt_training_done", "preempt_step_end", "preempt_action",
-           "preempt_exit_code", "preempt_handler_get_fd", "preempt_handler_process"):
+           "preempt_exit_code", "preempt_handler_get_fd", "preempt_handler_process", "preempt_request_checkpoint"):
     getattr(_lib, _f).argtypes = [_H]
 _lib.preempt_handler_get_timeout.argtypes = [_H, ctypes.POINTER(_i64)]
 _lib.preempt_save_begin.argtypes = [_H, ctypes.POINTER(_u64)]
@@ -338,6 +340,11 @@ class Handler:
     def done(self):
         """Training finished."""
         self._call(_lib.preempt_training_done(self._h), "training done")
+
+    def request_checkpoint(self):
+        """A checkpoint now, training going on (False: one is under way)."""
+        r = _lib.preempt_request_checkpoint(self._h)
+        return r != -errno.EALREADY and self._call(r, "request checkpoint") == 0
 
     def notify(self, deadline_in_ms=0):
         """A notice from the application (source "inject")."""

@@ -49,6 +49,22 @@ def test_signal_save_exit_and_restore(tmp_path):
     assert seen == [(saved, b"at %d" % saved)]
 
 
+def test_periodic_checkpoints_train_on(tmp_path):
+    saved = []
+    with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: saved.append(s) or {"model": b"%d" % s},
+                            restore=lambda s, r: None, save_every_steps=10, max_to_keep=0) as h:
+        for step in range(1, 36):
+            assert not h.boundary()  # training goes on
+            if step == 13:
+                assert h.request_checkpoint()
+                assert not h.request_checkpoint()  # one under way
+        h.done()
+        assert h.status()["committed_step"] == saved[-1]
+    # one round per trigger (steps 10, 13, 20, 30), each within its lead
+    assert len(saved) == 4 and all(0 <= s - t <= 2 for s, t in zip(saved, (10, 13, 20, 30))), saved
+    assert sorted(n for n in os.listdir(tmp_path / "c") if n.startswith("ckpt-")) == ["ckpt-%020d" % s for s in saved]
+
+
 def test_file_objects_are_saved(tmp_path):
     import io
     with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {"model": io.BytesIO(b"file")}, restore=lambda s, r: None) as h:

@@ -580,6 +580,91 @@ START_TEST(test_foreign_poll_loop)
 }
 END_TEST
 
+/* Runs the loop until the action is not act (bounded); returns the new one. */
+static int loop_until_not(struct event_base *base, struct preempt_handler *h, int act)
+{
+    for (int i = 0; i < 200 && (int)preempt_action(h) == act; i++)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), 0);
+    return (int)preempt_action(h);
+}
+
+/* Saves the checkpoint asked for; returns its step. */
+static uint64_t save_now(struct preempt_handler *h)
+{
+    uint64_t step;
+
+    ck_assert_int_eq(preempt_save_begin(h, &step), 0);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "p", 1), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    return step;
+}
+
+/* Periodic checkpoints: every 10 steps, on request, and every 50 ms; each
+ * saves and training goes on (SAVE, not SAVE_EXIT); a request during a
+ * checkpoint is refused. */
+START_TEST(test_periodic_checkpoints)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("periodic");
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    struct rec r = { 0 };
+    int a = PREEMPT_ACTION_CONTINUE;
+
+    cfg.save_every_steps = 10;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    for (int i = 1; i <= 9; i++)
+        ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(loop_until_not(base, h, PREEMPT_ACTION_CONTINUE), PREEMPT_ACTION_CONTINUE);
+    (void)preempt_step_end(h); /* step 10 */
+    for (int i = 0; i < 20 && a != PREEMPT_ACTION_SAVE; i++) {
+        a = loop_until_not(base, h, PREEMPT_ACTION_CONTINUE);
+        if (a == PREEMPT_ACTION_CONTINUE)
+            a = preempt_step_end(h); /* the agreed step may be a step or two later */
+    }
+    ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
+    ck_assert_int_eq(preempt_request_checkpoint(h), -EALREADY); /* one under way */
+    ck_assert_uint_ge(save_now(h), 10);
+    ck_assert_int_eq(loop_until_not(base, h, PREEMPT_ACTION_WAIT), PREEMPT_ACTION_CONTINUE);
+    preempt_get_status(h, &st);
+    ck_assert_int_eq(st.state, PREEMPT_STATE_IDLE);
+    ck_assert_uint_ge(st.committed_step, 10);
+    ck_assert_uint_eq(st.saves, 1);
+    ck_assert_uint_eq(r.n_exits, 0);
+    /* on request */
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    a = PREEMPT_ACTION_CONTINUE;
+    for (int i = 0; i < 20 && a != PREEMPT_ACTION_SAVE; i++) {
+        a = loop_until_not(base, h, PREEMPT_ACTION_CONTINUE);
+        if (a == PREEMPT_ACTION_CONTINUE)
+            a = preempt_step_end(h);
+    }
+    ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
+    (void)save_now(h);
+    ck_assert_int_eq(loop_until_not(base, h, PREEMPT_ACTION_WAIT), PREEMPT_ACTION_CONTINUE);
+    preempt_get_status(h, &st);
+    ck_assert_uint_eq(st.saves, 2);
+    h = preempt_handler_free(h);
+
+    /* every 50 ms */
+    cfg = config("periodic-ms");
+    cfg.save_every_ms = 50;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    a = PREEMPT_ACTION_CONTINUE;
+    for (int i = 0; i < 400 && a != PREEMPT_ACTION_SAVE; i++) {
+        ck_assert_int_eq(usleep(2000), 0);
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+        a = preempt_step_end(h);
+    }
+    ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
+    (void)save_now(h);
+    preempt_get_status(h, &st);
+    ck_assert_uint_eq(st.saves, 1);
+    h = preempt_handler_free(h);
+    event_base_free(base);
+}
+END_TEST
+
 START_TEST(test_notify_custom_save_and_trace)
 {
     struct event_base *base = event_base_new();
@@ -716,6 +801,7 @@ int main(void)
     tcase_add_test(tc, test_platform_defaults);
     tcase_add_test(tc, test_poll_notice_and_deadline_timer);
     tcase_add_test(tc, test_foreign_poll_loop);
+    tcase_add_test(tc, test_periodic_checkpoints);
     tcase_add_test(tc, test_notify_custom_save_and_trace);
     tcase_add_test(tc, test_failed_save_is_not_saved);
     tcase_add_test(tc, test_sync_calls_need_own_base_and_save);

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# Periodic checkpoints in a job, on a real etcd with real processes: every
+# N steps (every worker knows the step) and every T ms (the first worker
+# whose period ends starts the round; the commit restarts every worker's
+# period). Each is one round: every worker saves the same steps, training
+# goes on, and the run ends with exit 0. Then a crash without any notice
+# (SIGKILL to every worker): the restart resumes from the newest periodic
+# checkpoint the job committed, and ends with the uninterrupted digest.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+
+etcd_start periodic || finish
+N=3
+STEPS=300
+ARGS="--step-ms 5 --lease-ttl 2 --agree-timeout-ms 5000 --max-to-keep 0"
+REF=$("$TRAINER" --platform none --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
+
+saved_steps() { sed -n 's/.*"event":"saved".*"step":\([0-9]*\).*/\1/p' "$1" | tr '\n' ' '; }
+
+# every 40 steps
+job_start e $N --steps $STEPS --save-every-steps 40 $ARGS
+job_wait 60
+eq "every 40 steps: every worker completes" "$RCS" "$(rcs_of $N 0)"
+eq "every 40 steps: the uninterrupted digest" "$(same e $N done state_digest)" "$REF"
+s0=$(saved_steps "$TMP/e.0.out")
+expect "every 40 steps: 7 checkpoints ($s0)" test "$(echo $s0 | wc -w)" -eq 7
+for i in 1 2; do eq "every 40 steps: worker $i saved the same steps" "$(saved_steps "$TMP/e.$i.out")" "$s0"; done
+eq "every 40 steps: committed checkpoints on disk" "$(ls "$TMP/e/worker-2" | grep -c '^ckpt-')" 7
+
+# every 300 ms
+job_start t $N --steps $STEPS --save-every-ms 300 $ARGS
+job_wait 60
+eq "every 300 ms: every worker completes" "$RCS" "$(rcs_of $N 0)"
+t0=$(saved_steps "$TMP/t.0.out")
+expect "every 300 ms: at least one checkpoint ($t0)" test -n "$t0"
+for i in 1 2; do eq "every 300 ms: worker $i saved the same steps (one round each)" "$(saved_steps "$TMP/t.$i.out")" "$t0"; done
+
+# a crash without any notice
+job_start c $N --steps 100000 --save-every-steps 40 $ARGS
+for i in 0 1 2; do
+    _n=0
+    while [ "$(saved_steps "$TMP/c.$i.out" | wc -w)" -lt 3 ] && [ $_n -lt 400 ]; do sleep 0.05; _n=$((_n + 1)); done
+done
+job_kill
+job_wait 20
+c0=$(saved_steps "$TMP/c.0.out")
+job_start c $N --steps $STEPS $ARGS
+job_wait 60
+eq "after a crash: every worker completes" "$RCS" "$(rcs_of $N 0)"
+r=$(same c $N start restored_step)
+expect "after a crash: one restored step ($r), a periodic checkpoint ($c0)" \
+    sh -c "case ' $c0 ' in *' $r '*) test $r -ge 80;; *) false;; esac"
+eq "after a crash: the uninterrupted digest" "$(same c $N done state_digest)" "$REF"
+[ "$failures" -eq 0 ] || show_logs c $N
+finish
