@@ -79,10 +79,10 @@ def main():
         if level >= 2:
             print("python_trainer: %s" % msg, file=sys.stderr)
 
-    with libpreempt.Handler(ckpt, save=save, restore=restore, log=log, **multi) as h:
-        first = h.status()["run"]
-        say(event="start", worker=a.worker, restored_step=first, mode="async" if a.use_async else "sync")
-        code = asyncio.run(train_async(h, model, first, a)) if a.use_async else train_sync(h, model, first, a)
+    # asyncio: creation returns at once and start-up (joining the job,
+    # restoring) runs on the loop, which keeps serving whatever else it has
+    with libpreempt.Handler(ckpt, save=save, restore=restore, log=log, async_start=a.use_async, **multi) as h:
+        code = asyncio.run(train_async(h, model, a)) if a.use_async else train_sync(h, model, a)
         if code is None:
             h.done()
             say(event="done", worker=a.worker, step=a.steps, digest=model.digest())
@@ -92,7 +92,14 @@ def main():
         return code
 
 
-def train_sync(h, model, first, a):
+def started(h, a):
+    first = h.status()["run"]
+    say(event="start", worker=a.worker, restored_step=first, mode="async" if a.use_async else "sync")
+    return first
+
+
+def train_sync(h, model, a):
+    first = started(h, a)
     for n in range(first + 1, a.steps + 1):
         if a.step_ms:
             time.sleep(a.step_ms / 1000)
@@ -102,7 +109,9 @@ def train_sync(h, model, first, a):
     return None
 
 
-async def train_async(h, model, first, a):
+async def train_async(h, model, a):
+    await h.started()
+    first = started(h, a)
     detach = h.attach()  # the handler runs on this loop while steps await
     try:
         for n in range(first + 1, a.steps + 1):

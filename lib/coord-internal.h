@@ -7,11 +7,11 @@
  * machine's events. It keeps a view of the job's records so that a re-read
  * after a compaction or a reconnect posts only what is new.
  *
- * Start-up (preempt_coord_join_) runs on a private event base before the
- * handler adds anything to the caller's loop: it takes a lease, joins the
- * job's current incarnation (or opens the next one), waits for every worker
- * to join and agrees on the newest checkpoint step every worker holds. Its
- * duration is bounded by join_timeout_ms. */
+ * Start-up (preempt_coord_join_begin_) takes a lease, joins the job's
+ * current incarnation (or opens the next one), waits for every worker to
+ * join and agrees on the newest checkpoint step every worker holds; the
+ * restore barrier follows the restore. Each phase is bounded
+ * (join_timeout_ms) and runs on a base of the handler's choosing. */
 #ifndef PREEMPT_COORD_INTERNAL_H
 #define PREEMPT_COORD_INTERNAL_H
 
@@ -63,13 +63,28 @@ struct preempt_coord_pending {
                         a store that went back in time: the record cannot be trusted) */
 };
 
+/* A start-up phase in progress (joining, the restore barrier). It runs on
+ * the base it was begun on (a private one for a blocking start-up, the
+ * handler's own for an asynchronous one) and reports once through done,
+ * from that base's loop and never inside the call that began it, after
+ * releasing everything it held (its lease given back when it failed or
+ * ended the membership). */
+struct preempt_coord_phase;
+typedef void (*preempt_coord_done)(int status, void *arg);
+
+/* Cancels a phase that has not reported (done is not called); NULL: nothing. */
+void preempt_coord_phase_free_(struct preempt_coord_phase *p);
+
 /* Joins the job. steps: this worker's decided checkpoint steps (any
- * order); pend: its pending ones, resolved first (the committed ones are
- * offered too). Returns 0, -ETIMEDOUT (not every worker joined in time),
- * -EACCES (authentication), or another negative errno; *msg says why. */
-int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
-                        struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
-                        size_t msg_size);
+ * order, copied); pend: its pending ones, resolved first (the committed
+ * ones are offered too; pend, ret and msg must outlive the phase). done's
+ * status: 0, -ETIMEDOUT (not every worker joined in time), -EACCES
+ * (authentication), or another negative errno; *msg says why. Returns 0
+ * with *ret_phase, or a negative errno (*msg says why; done is not called). */
+int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg, const uint64_t *steps,
+                              size_t n_steps, struct preempt_coord_pending *pend, size_t n_pend,
+                              struct preempt_coord_join *ret, char *msg, size_t msg_size, preempt_coord_done done,
+                              void *arg, struct preempt_coord_phase **ret_phase);
 
 /* A worker's restore of the job's step, and the job's. */
 enum { PREEMPT_RESTORE_OK, PREEMPT_RESTORE_UNUSABLE, PREEMPT_RESTORE_FAILED };
@@ -85,11 +100,13 @@ enum { PREEMPT_RESTORE_OK, PREEMPT_RESTORE_UNUSABLE, PREEMPT_RESTORE_FAILED };
  * outcome's word). UNUSABLE: the job falls back, setting that step aside
  * and joining again without it; FAILED: start-up fails everywhere,
  * nothing set aside. Either ends the incarnation: the lease is given back
- * (join->lease 0). Bounded by bound_ms. 0, -ETIMEDOUT or another negative
- * errno. */
-int preempt_coord_restored_(const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
-                            const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict, size_t verdict_size,
-                            char *msg, size_t msg_size);
+ * (the caller forgets join->lease). Bounded by bound_ms. done's status: 0,
+ * -ETIMEDOUT or another negative errno; the outputs must outlive the
+ * phase. Returns as preempt_coord_join_begin_. */
+int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg,
+                                  struct preempt_coord_join *join, int mine, const char *why, uint64_t bound_ms,
+                                  int *ret_outcome, char *verdict, size_t verdict_size, char *msg, size_t msg_size,
+                                  preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase);
 
 /* A step of the trainer took step_ms: the membership lease grows to
  * outlive twice the longest step (a synchronous trainer keeps it alive

@@ -102,6 +102,7 @@ struct join {
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
     const uint64_t *steps;
+    uint64_t *steps_copy; /* owned: the join phase's copy of its offered steps */
     size_t n_steps;
     struct preempt_coord_pending *pend;
     size_t n_pend, i_pend;
@@ -127,6 +128,10 @@ struct join {
     char *msg;
     size_t msg_size;
     struct preempt_coord_join *out;
+    struct event *ev_bound, *ev_done; /* the phase's bound; its end, run from the loop */
+    bool revoking;                    /* the lease's revoke is on its way */
+    preempt_coord_done done;          /* called once the phase's resources are released */
+    void *done_arg;
 };
 
 static void join_finish(struct join *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,7 +146,7 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(j->msg, j->msg_size, fmt, ap);
     va_end(ap);
-    (void)event_base_loopbreak(j->base);
+    event_active(j->ev_done, EV_TIMEOUT, 1);
 }
 
 /* The time left before start-up gives up (at least 1 ms). */
@@ -154,6 +159,10 @@ static uint64_t join_left(const struct join *j)
 
 static void join_call(struct join *j, const char *path, json_t *body, preempt_etcd_cb cb)
 {
+    if (j->finished) { /* an answer that came after the end: nothing more is asked */
+        json_decref(body);
+        return;
+    }
     if (preempt_etcd_call_(j->e, path, body, join_left(j), cb, j) < 0)
         join_finish(j, -ENOMEM, "out of memory");
 }
@@ -976,59 +985,115 @@ static void on_join_keep(evutil_socket_t fd, short what, void *arg)
     read_ready(j);
 }
 
-/* Runs a start-up phase on a private loop: start(j), then events until it
- * finishes or bound_ms pass. The lease is given back when the phase fails
- * or ends the membership (j->revoke). */
-static int join_run(struct join *j, uint64_t bound_ms, void (*start)(struct join *j))
+static void on_join_done(evutil_socket_t fd, short what, void *arg);
+
+static void on_join_revoked(int status, json_t *reply, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    (void)status;
+    (void)reply;
+    (void)msg;
+    event_active(j->ev_done, EV_TIMEOUT, 1); /* the end, outside the client's callback */
+}
+
+/* The phase ended (join_finish). The lease is given back when the phase
+ * failed or ends the membership (j->revoke): best effort, bounded by 1 s.
+ * Then everything is released and done(status) called: the last use of j. */
+static void on_join_done(evutil_socket_t fd, short what, void *arg)
+{
+    struct join *j = arg;
+    preempt_coord_done done = j->done;
+    void *done_arg = j->done_arg;
+    int status = j->status;
+
+    (void)fd;
+    (void)what;
+    if (!j->revoking && (j->status < 0 || j->revoke) && j->lease && j->e) {
+        j->revoking = true;
+        if (preempt_etcd_call_(j->e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)j->lease), 1000,
+                               on_join_revoked, j) == 0)
+            return;
+    }
+    preempt_coord_phase_free_((struct preempt_coord_phase *)j);
+    done(status, done_arg);
+}
+
+/* Starts a start-up phase on base: start(j), then events until it finishes
+ * or bound_ms pass; j->done is called from the loop at the end. */
+static int join_begin(struct join *j, struct event_base *base, uint64_t bound_ms, void (*start)(struct join *j))
 {
     struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 },
                    keep;
     const struct preempt_coord_cfg *cfg = j->cfg;
-    struct event *ev_bound = NULL;
     int r;
 
     if (preempt_coord_prefix_(cfg->job, j->jobp, sizeof(j->jobp)) < 0) {
         (void)snprintf(j->msg, j->msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
         return -EINVAL;
     }
-    j->base = event_base_new();
-    if (!j->base)
-        return -ENOMEM;
+    j->base = base;
     j->deadline = preempt_clock_ms_(CLOCK_MONOTONIC) + bound_ms;
     r = preempt_etcd_new_(j->base, &cfg->etcd, &j->e);
     if (r < 0) {
         (void)snprintf(j->msg, j->msg_size, "cannot use the etcd endpoints or options: %s%s", strerror(-r),
                        r == -EINVAL ? " (each endpoint an http:// or https:// URL, at most 8)" : "");
-        event_base_free(j->base);
         return r;
     }
     keep = (struct timeval){ .tv_sec = (time_t)(cfg->lease_ttl_s / 3), .tv_usec = cfg->lease_ttl_s < 3 ? 500000 : 0 };
     j->ev_wait = evtimer_new(j->base, on_holder_wait, j);
     j->ev_keep = event_new(j->base, -1, EV_PERSIST, on_join_keep, j);
-    ev_bound = evtimer_new(j->base, on_join_timeout, j);
-    if (!j->ev_wait || !j->ev_keep || !ev_bound || evtimer_add(ev_bound, &tv) < 0 || event_add(j->ev_keep, &keep) < 0) {
-        join_finish(j, -ENOMEM, "out of memory");
-    } else {
-        start(j);
-        while (!j->finished)
-            if (event_base_loop(j->base, EVLOOP_ONCE) < 0)
-                join_finish(j, -EIO, "the start-up loop failed");
+    j->ev_bound = evtimer_new(j->base, on_join_timeout, j);
+    j->ev_done = event_new(j->base, -1, 0, on_join_done, j);
+    if (!j->ev_wait || !j->ev_keep || !j->ev_bound || !j->ev_done || evtimer_add(j->ev_bound, &tv) < 0 ||
+        event_add(j->ev_keep, &keep) < 0) {
+        (void)snprintf(j->msg, j->msg_size, "out of memory");
+        return -ENOMEM;
     }
-    if ((j->status < 0 || j->revoke) && j->lease) { /* give the lease back: best effort, bounded */
-        (void)preempt_etcd_call_(j->e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)j->lease), 1000, NULL,
-                                 NULL);
-        (void)preempt_etcd_flush_(j->e, 1000);
-    }
+    start(j);
+    return 0;
+}
+
+void preempt_coord_phase_free_(struct preempt_coord_phase *p)
+{
+    struct join *j = (struct join *)p;
+
+    if (!j)
+        return;
     preempt_etcd_watch_free_(j->ready_w);
     preempt_etcd_free_(j->e);
     if (j->ev_wait)
         event_free(j->ev_wait);
     if (j->ev_keep)
         event_free(j->ev_keep);
-    if (ev_bound)
-        event_free(ev_bound);
-    event_base_free(j->base);
-    return j->status;
+    if (j->ev_bound)
+        event_free(j->ev_bound);
+    if (j->ev_done)
+        event_free(j->ev_done);
+    free(j->steps_copy);
+    free(j);
+}
+
+/* A phase on the heap, begun; NULL on failure (*msg says why, *ret_r the
+ * error). It owns init's steps_copy either way. */
+static struct preempt_coord_phase *phase_begin(struct join *init, struct event_base *base, uint64_t bound_ms,
+                                               void (*start)(struct join *j), int *ret_r)
+{
+    struct join *j = malloc(sizeof(*j));
+
+    if (!j) {
+        *ret_r = -ENOMEM;
+        (void)snprintf(init->msg, init->msg_size, "out of memory");
+        free(init->steps_copy);
+        return NULL;
+    }
+    *j = *init;
+    *ret_r = join_begin(j, base, bound_ms, start);
+    if (*ret_r < 0) {
+        preempt_coord_phase_free_((struct preempt_coord_phase *)j);
+        return NULL;
+    }
+    return (struct preempt_coord_phase *)j;
 }
 
 static void join_grant(struct join *j)
@@ -1036,18 +1101,28 @@ static void join_grant(struct join *j)
     join_call(j, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)j->cfg->lease_ttl_s), on_grant);
 }
 
-int preempt_coord_join_(const struct preempt_coord_cfg *cfg, const uint64_t *steps, size_t n_steps,
-                        struct preempt_coord_pending *pend, size_t n_pend, struct preempt_coord_join *ret, char *msg,
-                        size_t msg_size)
+int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg, const uint64_t *steps,
+                              size_t n_steps, struct preempt_coord_pending *pend, size_t n_pend,
+                              struct preempt_coord_join *ret, char *msg, size_t msg_size, preempt_coord_done done,
+                              void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
-                      .steps = steps, .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = "ready",
-                      .apply = apply_ready };
+                      .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = "ready",
+                      .apply = apply_ready, .done = done, .done_arg = arg };
+    int r;
 
     *ret = (struct preempt_coord_join){ 0 };
     for (size_t i = 0; i < n_pend; i++)
         pend[i].decision = 0;
-    return join_run(&j, cfg->join_timeout_ms, join_grant);
+    if (n_steps) { /* the phase outlives the caller's array */
+        j.steps_copy = malloc(n_steps * sizeof(*steps));
+        if (!j.steps_copy)
+            return -ENOMEM;
+        memcpy(j.steps_copy, steps, n_steps * sizeof(*steps));
+    }
+    j.steps = j.steps_copy;
+    *ret_phase = phase_begin(&j, base, cfg->join_timeout_ms, join_grant, &r);
+    return r;
 }
 
 /* ---- start-up: the restore barrier ---------------------------------------------------------- */
@@ -1112,21 +1187,20 @@ static void report_restored(struct join *j)
     }
 }
 
-int preempt_coord_restored_(const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
-                            const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict, size_t verdict_size,
-                            char *msg, size_t msg_size)
+int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg,
+                                  struct preempt_coord_join *join, int mine, const char *why, uint64_t bound_ms,
+                                  int *ret_outcome, char *verdict, size_t verdict_size, char *msg, size_t msg_size,
+                                  preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
                       .awaited = "restored", .apply = apply_restored, .inc = join->incarnation, .lease = join->lease,
                       .restore_mine = mine, .restore_why = why, .ret_restored = ret_outcome, .verdict = verdict,
-                      .verdict_size = verdict_size };
+                      .verdict_size = verdict_size, .done = done, .done_arg = arg };
     int r;
 
     *ret_outcome = PREEMPT_RESTORE_FAILED;
     verdict[0] = '\0';
-    r = join_run(&j, bound_ms, report_restored);
-    if (r < 0 || *ret_outcome != PREEMPT_RESTORE_OK)
-        join->lease = 0; /* given back */
+    *ret_phase = phase_begin(&j, base, bound_ms, report_restored, &r);
     return r;
 }
 

@@ -8,12 +8,14 @@
  * Everything that happens becomes an event posted to the machine
  * (lib/machine.c); the machine's effects come back here through run_fx().
  * Times given to the machine are milliseconds since the handler was made. */
+#define _GNU_SOURCE /* pipe2 */
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,9 @@ struct preempt_handler {
     enum preempt_platform platform; /* resolved: never AUTO */
     uint64_t kill_delay_ms;       /* 0: unknown */
     char err_msg[256];            /* the error this worker exits with, "" when none */
+    struct start *start;          /* start-up in progress; NULL once it ended */
+    struct event *ev_start;       /* asynchronous creation: start-up begins on the loop */
+    int start_status;             /* 0 once started, -EAGAIN while starting, or why start-up failed */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -217,6 +222,8 @@ static bool any_live(const struct preempt_handler *h)
  * saves and training goes on), only while nothing else is under way. */
 static int request_checkpoint(struct preempt_handler *h, const char *why)
 {
+    if (h->start_status < 0)
+        return h->start_status;
     if (exited(h) || any_live(h) || state_of(h) != PREEMPT_STATE_IDLE)
         return -EALREADY;
     log_msg(h, PREEMPT_LOG_INFO, "a periodic checkpoint (%s)", why);
@@ -834,9 +841,7 @@ static int open_signals(struct preempt_handler *h)
     if (h->sigfd < 0)
         return -errno;
     h->ev_sig = event_new(h->base, h->sigfd, EV_READ | EV_PERSIST, on_signal, h);
-    if (!h->ev_sig || event_add(h->ev_sig, NULL) < 0)
-        return -ENOMEM;
-    return 0;
+    return h->ev_sig ? 0 : -ENOMEM;
 }
 
 static int open_events(struct preempt_handler *h)
@@ -845,20 +850,24 @@ static int open_events(struct preempt_handler *h)
     h->ev_drain = event_new(h->base, -1, 0, on_drain, h);
     if (!h->ev_timer || !h->ev_drain)
         return -ENOMEM;
-    if (h->cfg.save_every_ms) {
-        h->ev_periodic = evtimer_new(h->base, on_periodic, h);
-        if (!h->ev_periodic)
-            return -ENOMEM;
-        periodic_restart(h);
-    }
-    if (h->cb.poll) {
-        struct timeval tv = { .tv_sec = (time_t)(h->cfg.poll_interval_ms / 1000),
-                              .tv_usec = (suseconds_t)(h->cfg.poll_interval_ms % 1000) * 1000 };
+    if (h->cfg.save_every_ms && !(h->ev_periodic = evtimer_new(h->base, on_periodic, h)))
+        return -ENOMEM;
+    if (h->cb.poll && !(h->ev_poll = event_new(h->base, -1, EV_PERSIST, on_poll, h)))
+        return -ENOMEM;
+    return 0;
+}
 
-        h->ev_poll = event_new(h->base, -1, EV_PERSIST, on_poll, h);
-        if (!h->ev_poll || event_add(h->ev_poll, &tv) < 0)
-            return -ENOMEM;
-    }
+/* Started: the notice signals, the poll callback and the periodic clock
+ * reach the machine from now on (a signal that came during start-up waits
+ * in the signalfd). */
+static int arm_events(struct preempt_handler *h)
+{
+    struct timeval tv = { .tv_sec = (time_t)(h->cfg.poll_interval_ms / 1000),
+                          .tv_usec = (suseconds_t)(h->cfg.poll_interval_ms % 1000) * 1000 };
+
+    if (event_add(h->ev_sig, NULL) < 0 || (h->ev_poll && event_add(h->ev_poll, &tv) < 0))
+        return -ENOMEM;
+    periodic_restart(h);
     return 0;
 }
 
@@ -931,43 +940,57 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
 
 #define MAX_PENDING 4 /* a stop mid-round leaves one or two (round 0 and 1) */
 
+/* Start-up in progress: the checkpoint directory's restore and, in a job,
+ * joining, the restore and the restore barrier. Its phases run on base: a
+ * private one for a blocking creation (nothing of the caller's loop runs
+ * meanwhile), the handler's own for an asynchronous one. Each step is a
+ * continuation of the last; start_done() ends it either way. */
+struct start {
+    struct event_base *base;
+    struct preempt_coord_phase *phase;  /* the etcd phase under way, if any */
+    struct preempt_coord_cfg cc;
+    struct preempt_coord_pending pend[MAX_PENDING];
+    char keys[MAX_PENDING][512];
+    size_t n_pend;
+    struct preempt_ckpt_info info;      /* the checkpoint restored */
+    int cb_r;                           /* this worker's restore callback's outcome */
+    int outcome;                        /* the job's (PREEMPT_RESTORE_*) */
+    uint64_t t0;
+    char verdict[320], msg[512];
+};
+
+static void start_done(struct preempt_handler *h, int r);
+static void on_job_joined(int r, void *arg);
+static void on_job_restored(int r, void *arg);
+
 /* Multi-worker start-up: join the job and find the step every worker holds
  * (the result in h->joined); the job's decisions on this worker's pending
  * checkpoints are applied first. */
-static int join_job(struct preempt_handler *h)
+static void join_job(struct preempt_handler *h)
 {
-    struct preempt_coord_join *ret = &h->joined;
-    struct preempt_coord_cfg cc = coord_cfg(h);
-    struct preempt_coord_pending pend[MAX_PENDING];
-    char keys[MAX_PENDING][512];
+    struct start *st = h->start;
     uint64_t *steps = NULL, *ps = NULL;
-    size_t n = 0, np = 0, k = 0;
-    char msg[512];
+    size_t n = 0, np = 0;
     int r;
 
+    st->n_pend = 0;
     if (h->store && ((r = preempt_ckpt_list_(h->store, false, &steps, &n)) < 0 ||
                      (r = preempt_ckpt_list_(h->store, true, &ps, &np)) < 0)) {
         free(steps);
-        return r;
+        start_done(h, r);
+        return;
     }
-    for (size_t i = 0; i < np && k < MAX_PENDING; i++) /* the newest few; older ones stay undecided */
-        if (preempt_ckpt_pending_(h->store, ps[i], keys[k], sizeof(keys[k])) == 1)
-            pend[k] = (struct preempt_coord_pending){ .step = ps[i], .key = keys[k] }, k++;
+    for (size_t i = 0; i < np && st->n_pend < MAX_PENDING; i++) /* the newest few; older ones stay undecided */
+        if (preempt_ckpt_pending_(h->store, ps[i], st->keys[st->n_pend], sizeof(st->keys[0])) == 1) {
+            st->pend[st->n_pend] = (struct preempt_coord_pending){ .step = ps[i], .key = st->keys[st->n_pend] };
+            st->n_pend++;
+        }
     free(ps);
-    r = preempt_coord_join_(&cc, steps, n, pend, k, ret, msg, sizeof(msg));
+    r = preempt_coord_join_begin_(st->base, &st->cc, steps, n, st->pend, st->n_pend, &h->joined, st->msg,
+                                  sizeof(st->msg), on_job_joined, h, &st->phase);
     free(steps);
-    for (size_t i = 0; r == 0 && i < k; i++)
-        settle(h, pend[i].step, pend[i].decision);
-    if (r < 0) {
-        log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
-                h->cfg.workers, msg);
-        return r;
-    }
-    log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
-            h->cfg.worker, h->cfg.workers, (unsigned long long)ret->incarnation,
-            ret->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
-            (unsigned long long)(ret->have_step ? ret->step : 0));
-    return 0;
+    if (r < 0)
+        on_job_joined(r, h);
 }
 
 /* Calls the restore callback on info; 0 or its negative errno. */
@@ -1002,21 +1025,35 @@ static void refuse(struct preempt_handler *h, uint64_t step, const char *why)
         h->refused_step = step;
 }
 
-/* One multi-worker attempt: join, set aside what is newer than the job's
- * step, restore it, and pass the restore barrier. 0 with *info restored,
- * -ENOENT when the job starts fresh, -EAGAIN when a worker's restore
- * failed (the step is set aside here: join again), or a negative errno. */
-static int restore_job(struct preempt_handler *h, struct preempt_ckpt_info *info)
-{
-    const struct preempt_coord_join *join = &h->joined;
-    struct preempt_coord_cfg cc = coord_cfg(h);
-    char why[PREEMPT_MAX_JOB + 160], verdict[320], msg[512];
-    uint64_t t0;
-    int r, cb_r, mine, job;
+/* Joined (r 0): set aside what is newer than the job's step, restore it,
+ * and report the restore at the restore barrier. */
+static void restore_end(struct preempt_handler *h, int r);
 
-    r = join_job(h);
-    if (r < 0)
-        return r;
+static void on_job_joined(int r, void *arg)
+{
+    struct preempt_handler *h = arg;
+    struct start *st = h->start;
+    const struct preempt_coord_join *join = &h->joined;
+    char why[PREEMPT_MAX_JOB + 160];
+    int mine;
+
+    st->phase = NULL;
+    for (size_t i = 0; r == 0 && i < st->n_pend; i++)
+        settle(h, st->pend[i].step, st->pend[i].decision);
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
+                h->cfg.workers, st->msg);
+        start_done(h, r);
+        return;
+    }
+    log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
+            h->cfg.worker, h->cfg.workers, (unsigned long long)join->incarnation,
+            join->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
+            (unsigned long long)(join->have_step ? join->step : 0));
+    if (!h->store) { /* no checkpoint directory: nothing to restore */
+        start_done(h, 0);
+        return;
+    }
     if (join->over)
         (void)snprintf(why, sizeof(why), "job %s started over at step %llu (PREEMPT_START_OVER)", h->cfg.job,
                        (unsigned long long)(join->have_step ? join->step : 0));
@@ -1024,101 +1061,133 @@ static int restore_job(struct preempt_handler *h, struct preempt_ckpt_info *info
         (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
                        (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
     r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why);
-    if (r < 0)
-        return r;
-    if (!join->have_step)
-        return -ENOENT;
-    t0 = preempt_clock_ms_(CLOCK_MONOTONIC);
-    cb_r = preempt_ckpt_at_(h->store, join->step, info);
-    if (cb_r == 0)
-        cb_r = restore_cb(h, info);
-    if (cb_r < 0)
+    if (r < 0 || !join->have_step) {
+        restore_end(h, r < 0 ? r : -ENOENT);
+        return;
+    }
+    st->t0 = preempt_clock_ms_(CLOCK_MONOTONIC);
+    st->cb_r = preempt_ckpt_at_(h->store, join->step, &st->info);
+    if (st->cb_r == 0)
+        st->cb_r = restore_cb(h, &st->info);
+    if (st->cb_r < 0)
         log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)join->step,
-                strerror(-cb_r));
-    mine = cb_r == 0 ? PREEMPT_RESTORE_OK : unusable(cb_r) ? PREEMPT_RESTORE_UNUSABLE : PREEMPT_RESTORE_FAILED;
+                strerror(-st->cb_r));
+    mine = st->cb_r == 0 ? PREEMPT_RESTORE_OK : unusable(st->cb_r) ? PREEMPT_RESTORE_UNUSABLE : PREEMPT_RESTORE_FAILED;
     /* Every worker waits for the slowest restore: bounded by start-up's
      * bound plus twice this worker's own restore time. */
-    r = preempt_coord_restored_(&cc, &h->joined, mine, strerror(-cb_r), h->cfg.join_timeout_ms +
-                                2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - t0), &job, verdict, sizeof(verdict), msg,
-                                sizeof(msg));
-    if (r < 0) {
-        log_msg(h, PREEMPT_LOG_ERROR, "job %s: after the restore: %s", h->cfg.job, msg);
-        return r;
-    }
-    if (job == PREEMPT_RESTORE_OK)
-        return 0;
-    if (job == PREEMPT_RESTORE_FAILED) {
-        log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
-                "restart tries again", h->cfg.job, verdict);
-        return cb_r < 0 ? cb_r : -EREMOTEIO;
-    }
-    log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and the "
-            "job falls back to an older one", h->cfg.job, verdict);
-    (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", verdict);
-    refuse(h, join->step, why);
-    return -EAGAIN;
+    r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-st->cb_r),
+                                      h->cfg.join_timeout_ms + 2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - st->t0),
+                                      &st->outcome, st->verdict, sizeof(st->verdict), st->msg, sizeof(st->msg),
+                                      on_job_restored, h, &st->phase);
+    if (r < 0)
+        on_job_restored(r, h);
 }
 
-static int restore(struct preempt_handler *h)
+/* The restore barrier's record: ok, the job starts; failed, start-up fails
+ * everywhere with nothing set aside; unusable, every worker sets the step
+ * aside and the job joins again without it. */
+static void on_job_restored(int r, void *arg)
 {
-    struct preempt_ckpt_info info;
-    bool multi = h->cfg.etcd_endpoints != NULL;
+    struct preempt_handler *h = arg;
+    struct start *st = h->start;
+    char why[400];
+
+    st->phase = NULL;
+    if (r < 0 || st->outcome != PREEMPT_RESTORE_OK)
+        h->joined.lease = 0; /* given back */
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "job %s: after the restore: %s", h->cfg.job, st->msg);
+        restore_end(h, r);
+    } else if (st->outcome == PREEMPT_RESTORE_OK) {
+        restore_end(h, 0);
+    } else if (st->outcome == PREEMPT_RESTORE_FAILED) {
+        log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
+                "restart tries again", h->cfg.job, st->verdict);
+        restore_end(h, st->cb_r < 0 ? st->cb_r : -EREMOTEIO);
+    } else {
+        log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and "
+                "the job falls back to an older one", h->cfg.job, st->verdict);
+        (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", st->verdict);
+        refuse(h, h->joined.step, why);
+        join_job(h);
+    }
+}
+
+/* Local mode: the newest checkpoint the callback accepts. */
+static void restore_local(struct preempt_handler *h)
+{
+    struct preempt_ckpt_info *info = &h->start->info;
     int r;
 
+    while ((r = preempt_ckpt_latest_(h->store, info)) == 0 && (r = restore_cb(h, info)) < 0) {
+        char why[160];
+
+        if (!unusable(r)) {
+            log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s (nothing set aside: a "
+                    "restart tries again)", (unsigned long long)info->step, strerror(-r));
+            start_done(h, r);
+            return;
+        }
+        log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
+                (unsigned long long)info->step, strerror(-r));
+        (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-r));
+        refuse(h, info->step, why);
+    }
+    restore_end(h, r);
+}
+
+/* The restore's outcome: r 0 (start->info restored), -ENOENT (nothing to
+ * restore) or an error. */
+static void restore_end(struct preempt_handler *h, int r)
+{
+    const struct preempt_ckpt_info *info = &h->start->info;
+
+    if (r == -ENOENT && h->fallbacks) {
+        log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint could be restored: the restore callback failed on all %u (set "
+                "aside in %s/aside%s)", h->fallbacks, h->ckpt_dir, h->cfg.etcd_endpoints ? ", and alike on every worker" : "");
+        r = -ENOTRECOVERABLE;
+    } else if (r == -ENOENT) {
+        log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
+        r = 0;
+    } else if (r == 0) {
+        h->restored_step = h->committed_step = info->step;
+        h->generation = info->generation + 1;
+        preempt_sm_facts_(h->sm)->run = info->run;
+        preempt_sm_facts_(h->sm)->save_ms = info->save_ms; /* the planner knows the save time from the start */
+        log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info->step, info->path,
+                h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
+    }
+    start_done(h, r);
+}
+
+/* Start-up's first step: open the checkpoint directory, then restore
+ * (local mode) or join the job. */
+static void start_begin(struct preempt_handler *h)
+{
+    bool multi = h->cfg.etcd_endpoints != NULL;
+    struct preempt_ckpt_id id = { .job = h->cfg.job ? h->cfg.job : "", .launch = h->cfg.launch_id,
+                                  .worker = multi ? h->cfg.worker : 0, .workers = multi ? h->cfg.workers : 1 };
+    int r;
+
+    h->start->cc = coord_cfg(h);
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
-        return multi ? join_job(h) : 0;
+        if (multi)
+            join_job(h);
+        else
+            start_done(h, 0);
+        return;
     }
-    {
-        struct preempt_ckpt_id id = { .job = h->cfg.job ? h->cfg.job : "", .launch = h->cfg.launch_id,
-                                      .worker = multi ? h->cfg.worker : 0, .workers = multi ? h->cfg.workers : 1 };
-
-        r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, &id, ckpt_log, h, &h->store);
-    }
+    r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, &id, ckpt_log, h, &h->store);
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s%s", h->ckpt_dir, strerror(-r),
                 r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
-        return r;
-    }
-    if (multi) {
-        /* The job restores one step; when a worker's callback fails on it,
-         * every worker sets it aside and the job joins again without it. */
-        while ((r = restore_job(h, &info)) == -EAGAIN)
-            ;
+        start_done(h, r);
+    } else if (multi) {
+        join_job(h);
     } else {
-        /* Local mode: the newest checkpoint the callback accepts. */
-        while ((r = preempt_ckpt_latest_(h->store, &info)) == 0 && (r = restore_cb(h, &info)) < 0) {
-            char why[160];
-
-            if (!unusable(r)) {
-                log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s (nothing set aside: a "
-                        "restart tries again)", (unsigned long long)info.step, strerror(-r));
-                return r;
-            }
-            log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
-                    (unsigned long long)info.step, strerror(-r));
-            (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-r));
-            refuse(h, info.step, why);
-        }
+        restore_local(h);
     }
-    if (r == -ENOENT && h->fallbacks) {
-        log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint could be restored: the restore callback failed on all %u (set "
-                "aside in %s/aside%s)", h->fallbacks, h->ckpt_dir, multi ? ", and alike on every worker" : "");
-        return -ENOTRECOVERABLE;
-    }
-    if (r == -ENOENT) {
-        log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
-        return 0;
-    }
-    if (r < 0)
-        return r;
-    h->restored_step = h->committed_step = info.step;
-    h->generation = info.generation + 1;
-    preempt_sm_facts_(h->sm)->run = info.run;
-    preempt_sm_facts_(h->sm)->save_ms = info.save_ms; /* the planner knows the save time from the start */
-    log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info.step, info.path,
-            h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
-    return 0;
 }
 
 /* The platform in effect and the defaults it implies (an explicit value
@@ -1185,6 +1254,152 @@ static int open_metadata(struct preempt_handler *h)
         log_msg(h, PREEMPT_LOG_INFO, "watching the %s metadata service at %s", preempt_platform_to_string(h->platform),
                 url);
     return r;
+}
+
+/* ---- the end of start-up ------------------------------------------------------------------- */
+
+/* Started: the cloud source, the running protocol and the trace open, and
+ * the handler's events are armed. */
+static int start_finish(struct preempt_handler *h)
+{
+    int r;
+
+    warn_kill_delay(h);
+    r = open_metadata(h);
+    if (r < 0)
+        return r;
+    if (h->cfg.etcd_endpoints) {
+        static const struct preempt_coord_ops cops = {
+            .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
+        };
+        struct preempt_coord_cfg cc = coord_cfg(h);
+
+        r = preempt_coord_new_(h->base, &cc, &h->joined, &cops, h, &h->coord);
+        if (r < 0)
+            return r;
+    }
+    r = open_trace(h);
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_ERROR, "cannot write trace file %s: %s", h->trace_path, strerror(-r));
+        return r;
+    }
+    r = arm_events(h);
+    h->step_t0_us = now_us(h);
+    return r;
+}
+
+/* The end of start-up, either way (r 0: started). An asynchronous
+ * creation reports it through on_start. */
+static void start_done(struct preempt_handler *h, int r)
+{
+    if (r == 0)
+        r = start_finish(h);
+    preempt_coord_phase_free_(h->start->phase);
+    free(h->start);
+    h->start = NULL;
+    h->start_status = r;
+    if (h->cfg.async_start && h->cb.on_start) {
+        h->in_cb++;
+        h->cb.on_start(h, r, h->ud);
+        h->in_cb--;
+    }
+}
+
+static void on_start_begin(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    start_begin(arg);
+}
+
+/* SIGINT during a blocking start-up: its handler (installed only while
+ * the process has one of its own) wakes the loop through a pipe. One
+ * blocking start-up at a time listens; others are not interruptible. */
+static int sigint_fd = -1;
+static atomic_flag sigint_taken = ATOMIC_FLAG_INIT;
+
+static void on_sigint_signal(int sig)
+{
+    int e = errno;
+    char c = (char)sig;
+
+    if (sigint_fd >= 0)
+        (void)!write(sigint_fd, &c, 1);
+    errno = e;
+}
+
+static void on_sigint(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)fd;
+    (void)what;
+    if (!h->start)
+        return;
+    log_msg(h, PREEMPT_LOG_ERROR, "start-up interrupted (SIGINT)");
+    start_done(h, -EINTR);
+}
+
+/* Start-up, blocking: its phases on a private base, so that nothing of the
+ * caller's loop runs meanwhile. Each phase is bounded; a SIGINT ends it
+ * with -EINTR when the process handles SIGINT (a Python interpreter, a
+ * program that catches Ctrl-C): its handler is called again afterwards,
+ * so the program learns of it as it would have. With SIGINT's default
+ * action the process dies as it always did; ignored, it stays ignored. */
+static int start_blocking(struct preempt_handler *h)
+{
+    struct sigaction old, ours = { .sa_handler = on_sigint_signal };
+    struct event *ev_int = NULL;
+    int p[2] = { -1, -1 };
+    bool listen = false;
+
+    if (h->cfg.etcd_endpoints) { /* only a job's start-up waits on anything */
+        h->start->base = event_base_new();
+        if (!h->start->base)
+            return -ENOMEM;
+        if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN &&
+            !atomic_flag_test_and_set(&sigint_taken)) {
+            listen = pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0 &&
+                     (ev_int = event_new(h->start->base, p[0], EV_READ, on_sigint, h)) != NULL &&
+                     event_add(ev_int, NULL) == 0;
+            if (listen) {
+                sigint_fd = p[1];
+                (void)sigemptyset(&ours.sa_mask);
+                listen = sigaction(SIGINT, &ours, NULL) == 0;
+            }
+            if (!listen)
+                atomic_flag_clear(&sigint_taken);
+        }
+    }
+    {
+        struct event_base *b = h->start->base;
+
+        start_begin(h);
+        while (b && h->start_status == -EAGAIN && event_base_loop(b, EVLOOP_ONCE) >= 0)
+            ;
+        if (h->start_status == -EAGAIN) {
+            log_msg(h, PREEMPT_LOG_ERROR, "the start-up loop failed");
+            start_done(h, -EIO);
+        }
+        if (listen) {
+            char c;
+
+            (void)sigaction(SIGINT, &old, NULL);
+            sigint_fd = -1;
+            atomic_flag_clear(&sigint_taken);
+            if (read(p[0], &c, 1) == 1)
+                (void)raise(SIGINT); /* the program's own handler learns of it now */
+        }
+        if (ev_int)
+            event_free(ev_int);
+        if (p[0] >= 0) {
+            (void)close(p[0]);
+            (void)close(p[1]);
+        }
+        if (b)
+            event_base_free(b);
+    }
+    return h->start_status;
 }
 
 static int copy_str(const char *s, char **ret)
@@ -1281,29 +1496,26 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     r = open_events(h);
     if (r < 0)
         goto fail;
-    r = restore(h);
-    if (r < 0)
+    h->start = calloc(1, sizeof(*h->start));
+    if (!h->start) {
+        r = -ENOMEM;
         goto fail;
-    warn_kill_delay(h);
-    r = open_metadata(h);
-    if (r < 0)
-        goto fail;
-    if (h->cfg.etcd_endpoints) {
-        static const struct preempt_coord_ops cops = {
-            .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
-        };
-        struct preempt_coord_cfg cc = coord_cfg(h);
-
-        r = preempt_coord_new_(h->base, &cc, &h->joined, &cops, h, &h->coord);
-        if (r < 0)
+    }
+    h->start_status = -EAGAIN;
+    if (cfg->async_start) { /* start-up begins on the loop */
+        h->ev_start = event_new(h->base, -1, 0, on_start_begin, h);
+        if (!h->ev_start) {
+            r = -ENOMEM;
             goto fail;
+        }
+        h->start->base = h->base;
+        event_active(h->ev_start, EV_TIMEOUT, 1);
+        *ret = h;
+        return 0;
     }
-    r = open_trace(h);
-    if (r < 0) {
-        log_msg(h, PREEMPT_LOG_ERROR, "cannot write trace file %s: %s", h->trace_path, strerror(-r));
+    r = start_blocking(h);
+    if (r < 0)
         goto fail;
-    }
-    h->step_t0_us = now_us(h);
     *ret = h;
     return 0;
 fail:
@@ -1354,6 +1566,12 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                 LAST_WRITES_MS);
     preempt_coord_free_(h->coord);
+    if (h->start) { /* freed during an asynchronous start-up */
+        preempt_coord_phase_free_(h->start->phase);
+        free(h->start);
+    }
+    if (h->ev_start)
+        event_free(h->ev_start);
     preempt_meta_free_(h->meta);
     preempt_ckpt_abort_(h->writer);
     if (h->ev_sig)
@@ -1441,6 +1659,8 @@ int preempt_step_end(struct preempt_handler *h)
         return -EINVAL;
     if (h->in_cb)
         return -EBUSY;
+    if (h->start_status < 0)
+        return h->start_status;
     if (exited(h))
         return PREEMPT_ACTION_EXIT;
     t = count_step(h);
@@ -1458,6 +1678,8 @@ int preempt_training_done(struct preempt_handler *h)
         return -EINVAL;
     if (h->in_cb)
         return -EBUSY;
+    if (h->start_status < 0)
+        return h->start_status;
     if (exited(h))
         return 0;
     ev.u.training_done.step = preempt_sm_facts_(h->sm)->run;
@@ -1478,6 +1700,8 @@ int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms)
         return -EINVAL;
     if (deadline_in_ms > MAX_GRACE_MS)
         return -EINVAL;
+    if (h->start_status < 0)
+        return h->start_status;
     log_msg(h, PREEMPT_LOG_INFO, "notice: from the application (deadline in %llu ms)",
             (unsigned long long)deadline_in_ms);
     post_notice(h, PREEMPT_SOURCE_INJECT, deadline_in_ms);
@@ -1654,7 +1878,7 @@ static int sync_check(const struct preempt_handler *h)
 {
     if (!handler_ok(h) || !h->own_base || !h->cb.save)
         return -EINVAL;
-    return h->in_cb ? -EBUSY : 0;
+    return h->in_cb ? -EBUSY : h->start_status;
 }
 
 int preempt_save_checkpoint_if_preempted(struct preempt_handler *h)
@@ -1698,6 +1922,7 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .state = c->state,
         .run = preempt_sm_facts_(h->sm)->run,
         .restored_step = h->restored_step,
+        .start_status = h->start_status,
         .committed_step = h->committed_step,
         .restore_fallbacks = h->fallbacks,
         .refused_step = h->refused_step,

@@ -7,6 +7,7 @@
 #   job_start TAG N ARGS...   workers 0..N-1 of job TAG on $ETCD_URL
 #   job_wait SECONDS          bounded wait; exit statuses in $RCS
 #   same TAG N EVENT KEY      one value for every worker, or "differs: ..."
+#   one_step V                V (what same printed) is one value
 #   show_logs TAG N           what the workers said (on a failure)
 PIDS=
 job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
@@ -63,6 +64,8 @@ same() {
     done
     [ "$_v" = differs ] && echo "differs:$_all" || echo "$_v"
 }
+
+one_step() { [ -n "$1" ] && [ "${1#differs}" = "$1" ]; } # V: what same printed is one value
 
 rcs_of() { # N CODE: the expected $RCS
     _s= _i=0

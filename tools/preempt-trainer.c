@@ -78,6 +78,9 @@ static const char usage[] =
     "  --kill-delay-ms MS time from SIGTERM to SIGKILL (default: the launcher's\n"
     "                     known delay, if any); a signal's deadline\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
+    "  --async-start      with --async: creation returns at once and start-up\n"
+    "                     (joining, restoring) runs on the trainer's loop, which\n"
+    "                     keeps ticking meanwhile (start_ticks, every 50 ms)\n"
     "  --allreduce PORT   a blocking all-reduce among the job's workers inside every\n"
     "                     step, over 127.0.0.1:PORT (worker 0 listens), as NCCL,\n"
     "                     gloo and MPI block: a step ends only when every worker\n"
@@ -123,6 +126,10 @@ struct trainer {
     struct preempt_handler *h;
     struct event_base *base;     /* --async only */
     struct event *ev_step, *ev_resume;
+    struct event *ev_tick;       /* --async: a 50 ms tick on the trainer's loop */
+    uint64_t ticks;              /* ticks before training began (start-up on the loop) */
+    bool started;                /* --async-start: on_start came */
+    int start_r;                 /* with its status */
     uint64_t *state;
     size_t words;
     uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, last_saved, saving_step;
@@ -294,6 +301,22 @@ static void json_escape(char *out, size_t size, const char *s)
             out[o++] = (char)ch;
     }
     out[o] = '\0';
+}
+
+static void on_start_cb(struct preempt_handler *h, int status, void *ud)
+{
+    struct trainer *t = ud;
+
+    (void)h;
+    t->started = true;
+    t->start_r = status;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ((struct trainer *)arg)->ticks++;
 }
 
 static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
@@ -484,7 +507,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
-       OPT_EVERY_STEPS, OPT_EVERY_MS };
+       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START };
 
 int main(int argc, char **argv)
 {
@@ -498,6 +521,7 @@ int main(int argc, char **argv)
         { "custom-save", no_argument, NULL, OPT_CUSTOM }, { "poll-file", required_argument, NULL, OPT_POLL_FILE },
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
         { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
+        { "async-start", no_argument, NULL, OPT_ASYNC_START },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { "etcd", required_argument, NULL, OPT_ETCD }, { "job", required_argument, NULL, OPT_JOB },
@@ -523,7 +547,7 @@ int main(int argc, char **argv)
     struct trainer t = { .raise_sig = 0 };
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
-                                    .on_exit = on_exit_cb, .log = on_log };
+                                    .on_exit = on_exit_cb, .log = on_log, .on_start = on_start_cb };
     uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0, early_threads = 0;
     char shard_dir[4096];
     bool have_steps = false, async = false;
@@ -594,6 +618,7 @@ int main(int argc, char **argv)
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
         case OPT_FAIL_RESTORE: r = parse_u64("--fail-restore-at", optarg, UINT32_MAX, &t.fail_restore_at); break;
         case OPT_ASYNC: async = true; break;
+        case OPT_ASYNC_START: cfg.async_start = true; break;
         case OPT_VERBOSE: t.verbose = true; break;
         case OPT_HELP: fputs(usage, stdout); return 0;
         case TOOL_OPT_VERSION: return tool_version(NAME);
@@ -649,6 +674,8 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return tool_usage_error(NAME, "unexpected argument '%s'", argv[optind]);
+    if (cfg.async_start && !async)
+        return tool_usage_error(NAME, "--async-start needs --async");
     if (!have_steps || (!cfg.ckpt_dir && !t.custom_save))
         return tool_usage_error(NAME, "%s is required", !have_steps ? "--steps" : "--ckpt-dir");
     if (t.custom_save) {
@@ -692,16 +719,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "preempt-trainer: out of memory for %" PRIu64 " KiB of state\n", state_kb);
         return 2;
     }
-    if (async) {
+    if (async) { /* the loop ticks while the handler starts: it runs only when start-up is on it */
+        struct timeval tick = { .tv_sec = 0, .tv_usec = 50000 };
+
         t.base = event_base_new();
-        if (!t.base) {
+        t.ev_tick = t.base ? event_new(t.base, -1, EV_PERSIST, on_tick, &t) : NULL;
+        if (!t.ev_tick || event_add(t.ev_tick, &tick) < 0) {
             fprintf(stderr, "preempt-trainer: cannot create an event base\n");
-            free(t.state);
-            return 2;
+            r = -ENOMEM;
+            goto cannot_start;
         }
     }
     r = preempt_handler_new(t.base, &cfg, &cb, &t, &t.h);
+    if (r == 0 && cfg.async_start) { /* start-up runs on this loop; on_start ends it */
+        while (!t.started && event_base_loop(t.base, EVLOOP_ONCE) >= 0)
+            ;
+        r = t.started ? t.start_r : -EIO;
+        if (r < 0)
+            t.h = preempt_handler_free(t.h);
+    }
+    if (t.ev_tick)
+        event_free(t.ev_tick);
+    t.ev_tick = NULL;
     if (r < 0) {
+cannot_start:
         fprintf(stderr, "preempt-trainer: cannot start the handler: %s\n", preempt_strerror(r));
         if (t.base)
             event_base_free(t.base);
@@ -716,10 +757,10 @@ int main(int argc, char **argv)
         print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"restore_fallbacks\":%u"
                    ",\"steps\":%" PRIu64
                    ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 ",\"platform\":\"%s\",\"grace_ms\":%" PRIu64
-                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 "}", t.worker, st.restored_step,
-                   st.restore_fallbacks, t.steps,
+                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 ",\"start_ticks\":%" PRIu64 "}", t.worker,
+                   st.restored_step, st.restore_fallbacks, t.steps,
                    async ? "async" : "sync", st.incarnation, preempt_platform_to_string(st.platform), st.grace_ms,
-                   st.exit_code, st.kill_delay_ms);
+                   st.exit_code, st.kill_delay_ms, t.ticks);
     }
     if (allreduce_port) {
         r = allreduce_open(t.worker, cfg.etcd_endpoints ? cfg.workers : 1, (unsigned)allreduce_port,

@@ -231,6 +231,15 @@ struct preempt_config {
                                       sets the newer ones aside. Also set by
                                       PREEMPT_START_OVER=1; any one worker asking is
                                       enough. Meant for one launch: unset it after */
+    bool async_start;            /**< false (default): preempt_handler_new() returns
+                                      once the handler has started (joined, restored).
+                                      true: it returns at once, and start-up (the
+                                      restore, a job's joining and restore barrier)
+                                      runs on the handler's loop (the borrowed base, or
+                                      preempt_handler_process()); on_start reports its
+                                      end, and preempt_status.start_status says where it
+                                      is. For asynchronous trainers (asyncio, a GUI loop)
+                                      whose loop must keep running meanwhile */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */
@@ -265,6 +274,11 @@ struct preempt_callbacks {
     /** Log messages; the library prints nothing itself. @p msg is valid
      * during the call only. */
     void (*log)(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *userdata);
+    /** Start-up ended (cfg->async_start only): @p status 0, training may
+     * begin; else the negative errno preempt_handler_new() would have
+     * returned (preempt_error_message() says why; free the handler).
+     * Called on the loop, once. */
+    void (*on_start)(struct preempt_handler *h, int status, void *userdata);
 };
 
 /** A snapshot of the handler, for display and tests. */
@@ -272,6 +286,8 @@ struct preempt_status {
     enum preempt_state state;
     uint64_t run;             /**< steps completed, counting restored ones (TF's total_run_calls) */
     uint64_t restored_step;   /**< run counter of the restored checkpoint, 0 when none */
+    int start_status;         /**< 0: started; -EAGAIN: starting (cfg->async_start);
+                                   else why start-up failed */
     uint64_t committed_step;  /**< the newest step committed (by the whole job, with
                                    several workers) since the start, else the restored
                                    one; 0 when none */
@@ -346,7 +362,11 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  * join_timeout_ms plus twice its own restore's time); when a worker's
  * restore callback finds it unusable, every worker sets that step aside
  * and the job falls back to an older step together.
- * This call blocks for that start-up, and only then.
+ * This call blocks for that start-up (each phase bounded), unless
+ * cfg->async_start: then it returns at once and start-up runs on the loop,
+ * reported by on_start. A blocking start-up in a process that handles
+ * SIGINT (a Python interpreter) ends at a Ctrl-C with -EINTR, and the
+ * program's SIGINT handler is then called as it would have been.
  * @param base  the caller's event_base (borrowed; must outlive the handler),
  *              or NULL for a base owned by the handler.
  * @return 0; -EINVAL for an invalid configuration (logged with the reason);
@@ -358,8 +378,11 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  *         lack checkpoints others hold (see start_over);
  *         -ENOTRECOVERABLE when the restore callback failed on every
  *         checkpoint (all set aside: the next start begins at step 0); or
+ *         -EINTR when a SIGINT ended a blocking start-up; or
  *         the negative errno of a failed open, signalfd, restore or trace
- *         file.
+ *         file. With cfg->async_start, only the errors found before
+ *         start-up (configuration, signals, memory); the others reach
+ *         on_start.
  * Ownership: *ret is set only on success; free it with
  * preempt_handler_free(). The handler owns its signalfd, events, base (when
  * it made one) and files. Callback-safe: no. */

@@ -88,11 +88,12 @@ class _Config(ctypes.Structure):
                 ("job", _cstr), ("worker", _uint), ("workers", _uint), ("etcd_user", _cstr),
                 ("etcd_password", _cstr), ("etcd_ca", _cstr), ("etcd_cert", _cstr), ("etcd_key", _cstr),
                 ("lease_ttl_s", _uint), ("join_timeout_ms", _u64), ("etcd_timeout_ms", _u64),
-                ("launch_id", _cstr), ("start_over", _bool)]
+                ("launch_id", _cstr), ("start_over", _bool), ("async_start", _bool)]
 
 
 class _Status(ctypes.Structure):
-    _fields_ = [("state", _int), ("run", _u64), ("restored_step", _u64), ("committed_step", _u64),
+    _fields_ = [("state", _int), ("run", _u64), ("restored_step", _u64), ("start_status", _int),
+                ("committed_step", _u64),
                 ("restore_fallbacks", _uint),
                 ("refused_step", _u64), ("save_step", _u64), ("deadline_in_ms", _i64), ("step_us", _u64),
                 ("save_ms", _u64), ("saves", _uint), ("incarnation", _u64), ("platform", _int),
@@ -105,11 +106,12 @@ _POLL = ctypes.CFUNCTYPE(_int, _H, ctypes.POINTER(_u64), ctypes.c_void_p)
 _STATE = ctypes.CFUNCTYPE(None, _H, _int, _int, ctypes.c_void_p)
 _EXIT = ctypes.CFUNCTYPE(None, _H, _int, _int, ctypes.c_void_p)
 _LOG = ctypes.CFUNCTYPE(None, _H, _int, _cstr, ctypes.c_void_p)
+_START = ctypes.CFUNCTYPE(None, _H, _int, ctypes.c_void_p)
 
 
 class _Callbacks(ctypes.Structure):
     _fields_ = [("save", _SAVE), ("restore", _SAVE), ("poll", _POLL), ("on_state", _STATE), ("on_exit", _EXIT),
-                ("log", _LOG)]
+                ("log", _LOG), ("on_start", _START)]
 
 
 def _check_layout(struct, name):
@@ -193,7 +195,9 @@ class Handler:
     platform, launch_id, start_over, trace_path, ...).
 
     Creation restores the newest checkpoint (joining the job first) and
-    raises PreemptError on failure, or the restore function's exception.
+    raises PreemptError on failure, or the restore function's exception;
+    Ctrl-C during it raises KeyboardInterrupt. With async_start=True it
+    returns at once and `await started()` runs start-up on the asyncio loop.
     """
 
     def __init__(self, ckpt_dir=None, *, save=None, restore=None, log=None, on_state=None,
@@ -226,6 +230,8 @@ class Handler:
         if self._error:
             err, self._error = self._error, None
             raise err
+        if r == -errno.EINTR:  # Ctrl-C during start-up
+            raise KeyboardInterrupt
         if r < 0:
             raise self._failure(r, "cannot create the handler")
 
@@ -377,11 +383,38 @@ class Handler:
             err, self._error = self._error, None
             raise err
 
+    async def _pump(self, loop):
+        """Waits (without blocking the event loop) until the handler has work
+        or a timer of its own is due, then does it."""
+        woke = loop.create_future()
+        fd = self.fileno()
+        loop.add_reader(fd, lambda: woke.done() or woke.set_result(None))
+        try:
+            await asyncio.wait_for(asyncio.shield(woke), self.timeout())
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            loop.remove_reader(fd)
+        self.process()
+
+    async def started(self):
+        """With async_start=True: runs start-up (the restore; in a job, joining
+        and the restore barrier) on this asyncio loop, and returns once
+        training may begin. Raises PreemptError when start-up failed, or the
+        restore function's exception."""
+        loop = asyncio.get_running_loop()
+        while self.status()["start_status"] == -errno.EAGAIN:
+            await self._pump(loop)
+        self._call(self.status()["start_status"], "start-up")
+
     async def astep(self):
         """The asyncio form of a step boundary: counts one step, saves when
         asked, waits (without blocking the event loop) where the job must,
         and returns None to go on training or the exit code to stop with."""
         loop = asyncio.get_running_loop()
+        # what came since the last boundary (a notice, etcd's records), also
+        # when the step never yielded to the loop (a blocking collective)
+        self.process()
         action = self._call(_lib.preempt_step_end(self._h), "step end")
         while True:
             if action in (SAVE, SAVE_EXIT):
@@ -391,16 +424,7 @@ class Handler:
             elif action == EXIT:
                 return self.exit_code if self.exit_code is not None else _lib.preempt_exit_code(self._h)
             else:  # WAIT: run the handler on this loop until it says more
-                woke = loop.create_future()
-                fd = self.fileno()
-                loop.add_reader(fd, lambda: woke.done() or woke.set_result(None))
-                try:
-                    await asyncio.wait_for(asyncio.shield(woke), self.timeout())
-                except asyncio.TimeoutError:
-                    pass
-                finally:
-                    loop.remove_reader(fd)
-                self.process()
+                await self._pump(loop)
             action = _lib.preempt_action(self._h)
 
     def attach(self, loop=None):

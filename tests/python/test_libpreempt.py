@@ -65,6 +65,53 @@ def test_periodic_checkpoints_train_on(tmp_path):
     assert sorted(n for n in os.listdir(tmp_path / "c") if n.startswith("ckpt-")) == ["ckpt-%020d" % s for s in saved]
 
 
+def test_async_start_runs_on_the_loop(tmp_path):
+    with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b"at %d" % s), restore=lambda s, r: None) as h:
+        h.notify()
+        while not h.boundary():
+            pass
+        saved = h.status()["run"]
+    seen = []
+
+    def broken(step, read):
+        raise ValueError("no such layer")
+
+    async def main():
+        h = libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b""),
+                               restore=lambda s, read: seen.append((s, read("model"))), async_start=True)
+        assert h.status()["start_status"] == -errno.EAGAIN and seen == []  # not yet: on the loop
+        await h.started()
+        assert seen == [(saved, b"at %d" % saved)] and h.status()["start_status"] == 0
+        h.close()
+        h = libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b""), restore=broken, async_start=True)
+        with pytest.raises(ValueError, match="no such layer"):  # the restore's exception, from started()
+            await h.started()
+        h.close()
+
+    asyncio.run(main())
+
+
+def test_astep_sees_a_notice_when_steps_never_yield(tmp_path):
+    # a step that blocks (a collective) and never awaits: the boundary
+    # itself must look at the descriptor, or the notice waits forever
+    async def main():
+        with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b"x"), restore=lambda s, r: None) as h:
+            detach = h.attach()
+            try:
+                for step in range(1, 200):
+                    if step == 5:
+                        os.kill(os.getpid(), signal.SIGTERM)
+                    code = await h.astep()
+                    if code is not None:
+                        return code, step
+            finally:
+                detach()
+        return None, None
+
+    code, step = asyncio.run(main())
+    assert code == 42 and step < 20, (code, step)
+
+
 def test_file_objects_are_saved(tmp_path):
     import io
     with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {"model": io.BytesIO(b"file")}, restore=lambda s, r: None) as h:

@@ -14,7 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -33,6 +38,7 @@ struct rec {
     int poll_calls, poll_notice_after;
     uint64_t poll_deadline;
     char blob[32];
+    int starts, start_status; /* on_start */
 };
 
 static void rec_state(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *ud)
@@ -99,8 +105,18 @@ static int rec_poll(struct preempt_handler *h, uint64_t *deadline_in_ms, void *u
     return 1;
 }
 
+static void rec_start(struct preempt_handler *h, int status, void *ud)
+{
+    struct rec *r = ud;
+
+    (void)h;
+    r->starts++;
+    r->start_status = status;
+}
+
 static const struct preempt_callbacks callbacks = {
     .restore = rec_restore, .poll = rec_poll, .on_state = rec_state, .on_exit = rec_exit, .log = rec_log,
+    .on_start = rec_start,
 };
 
 static char dir[256];
@@ -787,6 +803,130 @@ START_TEST(test_sync_calls_need_own_base_and_save)
 }
 END_TEST
 
+/* async_start: creation returns before the restore; the training calls
+ * say -EAGAIN until start-up, on the loop, has restored and reported
+ * through on_start. */
+START_TEST(test_async_start)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("astart");
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    struct rec r = { 0 };
+    int a = PREEMPT_ACTION_CONTINUE;
+    uint64_t saved;
+
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0); /* a checkpoint to restore */
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    for (int i = 0; i < 10 && a != PREEMPT_ACTION_SAVE; i++)
+        a = preempt_step_end(h);
+    ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
+    saved = save_now(h);
+    h = preempt_handler_free(h);
+
+    cfg.async_start = true;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    preempt_get_status(h, &st);
+    ck_assert_int_eq(st.start_status, -EAGAIN);
+    ck_assert_str_eq(r.blob, "");               /* not restored yet */
+    ck_assert_int_eq(preempt_step_end(h), -EAGAIN);
+    ck_assert_int_eq(preempt_notify(h, 0), -EAGAIN);
+    ck_assert_int_eq(r.starts, 0);
+    ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(r.starts, 1);
+    ck_assert_int_eq(r.start_status, 0);
+    ck_assert_str_eq(r.blob, "p");
+    preempt_get_status(h, &st);
+    ck_assert_int_eq(st.start_status, 0);
+    ck_assert_uint_eq(st.restored_step, saved);
+    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+    h = preempt_handler_free(h);
+
+    /* freed before start-up ran: nothing is called */
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    h = preempt_handler_free(h);
+    ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(r.starts, 1);
+    event_base_free(base);
+}
+END_TEST
+
+static volatile sig_atomic_t sigints;
+
+static void count_sigint(int sig)
+{
+    (void)sig;
+    sigints++;
+}
+
+/* A SIGINT 300 ms from now, from another process (as a terminal's Ctrl-C). */
+static pid_t sigint_soon(void)
+{
+    pid_t parent = getpid(), pid = fork();
+
+    if (pid == 0) {
+        (void)usleep(300000);
+        (void)kill(parent, SIGINT);
+        _exit(0);
+    }
+    ck_assert_int_gt(pid, 0);
+    return pid;
+}
+
+/* A blocking start-up in a process that handles SIGINT ends at a SIGINT
+ * with -EINTR, at once, and the program's handler is called; ignored, it
+ * stays ignored. The etcd here accepts connections and never answers, so
+ * that only the SIGINT (or the bound) can end the join. */
+START_TEST(test_sigint_interrupts_start)
+{
+    struct sigaction sa = { .sa_handler = count_sigint }, now;
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(addr);
+    struct preempt_config cfg = config(NULL);
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+    struct timespec t0, t1;
+    char url[64];
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), status;
+    pid_t pid;
+
+    ck_assert_int_ge(lfd, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    ck_assert_int_eq(listen(lfd, 16), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&addr, &len), 0);
+    (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)ntohs(addr.sin_port));
+    cfg.etcd_endpoints = url;
+    cfg.job = "sigint";
+    cfg.workers = 2;
+    cfg.join_timeout_ms = 20000;
+    (void)sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGINT, &sa, NULL), 0);
+
+    pid = sigint_soon();
+    (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EINTR);
+    (void)clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5); /* not the 20 s bound */
+    ck_assert_int_eq(sigints, 1);                /* the program's handler learnt of it */
+    ck_assert_ptr_nonnull(strstr(r.log, "interrupted (SIGINT)"));
+    ck_assert_int_eq(sigaction(SIGINT, NULL, &now), 0);
+    ck_assert_ptr_eq((void *)now.sa_handler, (void *)count_sigint); /* given back */
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+
+    /* ignored: the start-up runs to its bound */
+    cfg.join_timeout_ms = 1500;
+    sa.sa_handler = SIG_IGN;
+    ck_assert_int_eq(sigaction(SIGINT, &sa, NULL), 0);
+    pid = sigint_soon();
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -ETIMEDOUT);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(sigints, 1);
+    sa.sa_handler = SIG_DFL;
+    ck_assert_int_eq(sigaction(SIGINT, &sa, NULL), 0);
+    (void)close(lfd);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("handler");
@@ -806,6 +946,8 @@ int main(void)
     tcase_add_test(tc, test_failed_save_is_not_saved);
     tcase_add_test(tc, test_sync_calls_need_own_base_and_save);
     tcase_add_test(tc, test_sync_save_callback_rules);
+    tcase_add_test(tc, test_async_start);
+    tcase_add_test(tc, test_sigint_interrupts_start);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }
