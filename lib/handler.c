@@ -1315,7 +1315,7 @@ static void on_start_begin(evutil_socket_t fd, short what, void *arg)
 /* SIGINT during a blocking start-up: its handler (installed only while
  * the process has one of its own) wakes the loop through a pipe. One
  * blocking start-up at a time listens; others are not interruptible. */
-static int sigint_fd = -1;
+static volatile sig_atomic_t sigint_fd = -1; /* the pipe the handler writes to, or -1 */
 static atomic_flag sigint_taken = ATOMIC_FLAG_INIT;
 
 static void on_sigint_signal(int sig)

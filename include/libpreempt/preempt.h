@@ -43,6 +43,17 @@ enum preempt_state {
  * its events and never dispatches or breaks that loop) or its own (the
  * synchronous calls drive it). It uses no threads.
  *
+ * Threads: a handler is not thread-safe. Every call on a handler is made
+ * from one thread at a time, the one that runs its loop (or makes the
+ * synchronous calls), and its callbacks run on that thread; a trainer
+ * whose other threads learn of a preemption asks that thread (e.g. through
+ * its own queue), preempt_notify() included. The calls that take no
+ * handler (preempt_block_signals(), the name lookups, preempt_version(),
+ * preempt_strerror(), preempt_config_init()) may be called from any
+ * thread. Different handlers (one
+ * per loop) may live on different threads; a blocking start-up listens
+ * for SIGINT in one of them at a time.
+ *
  * Callbacks run inside a library call. From inside a callback these calls
  * are allowed: preempt_save_done(), preempt_notify(), preempt_action(),
  * preempt_get_status(), preempt_exit_code() and the name lookups, plus
