@@ -2,13 +2,16 @@
 # Copyright (c) 2026 The libpreempt authors
 # libpreempt.so exports exactly the functions the public header marks
 # PREEMPT_EXPORT: all preempt_*, none of nanopb's pb_* or the internal
-# preempt_*_ helpers.
+# preempt_*_ helpers, each under the version node LIBPREEMPT_0.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 so="$top_builddir/lib/.libs/libpreempt.so"
 [ -f "$so" ] || { fail "$so not built"; finish; }
 $NM -D --defined-only "$so" >"$TMP/nm" || fail "$NM -D $so" # $NM may carry options
-awk '$2 ~ /^[TDBR]$/ { print $3 }' "$TMP/nm" | sort >"$TMP/exported"
+awk '$2 ~ /^[TDBR]$/ { print $3 }' "$TMP/nm" | sort >"$TMP/versioned"
+# every one under the version node of lib/libpreempt.map
+expect "every exported symbol has the version LIBPREEMPT_0" test -z "$(grep -v '@@LIBPREEMPT_0$' "$TMP/versioned")"
+sed 's/@.*//' "$TMP/versioned" >"$TMP/exported"
 sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/\1/p' "$top_srcdir/include/libpreempt/preempt.h" | sort >"$TMP/declared"
 echo "exported: $(tr '\n' ' ' <"$TMP/exported")"
 if [ ! -s "$TMP/declared" ]; then
