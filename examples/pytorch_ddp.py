@@ -38,7 +38,7 @@ import libpreempt
 
 
 def say(**kv):
-    print(json.dumps(kv), flush=True)
+    print(json.dumps(kv, separators=(",", ":")), flush=True)  # one flat JSON object per line
 
 
 class Net(nn.Module):

@@ -1272,9 +1272,8 @@ static int start_finish(struct preempt_handler *h)
         static const struct preempt_coord_ops cops = {
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
         };
-        struct preempt_coord_cfg cc = coord_cfg(h);
 
-        r = preempt_coord_new_(h->base, &cc, &h->joined, &cops, h, &h->coord);
+        r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->coord);
         if (r < 0)
             return r;
     }
@@ -1288,15 +1287,23 @@ static int start_finish(struct preempt_handler *h)
     return r;
 }
 
+/* Releases start-up's state, cancelling a phase under way. */
+static void start_free(struct preempt_handler *h)
+{
+    if (!h->start)
+        return;
+    preempt_coord_phase_free_(h->start->phase);
+    free(h->start);
+    h->start = NULL;
+}
+
 /* The end of start-up, either way (r 0: started). An asynchronous
  * creation reports it through on_start. */
 static void start_done(struct preempt_handler *h, int r)
 {
     if (r == 0)
         r = start_finish(h);
-    preempt_coord_phase_free_(h->start->phase);
-    free(h->start);
-    h->start = NULL;
+    start_free(h);
     h->start_status = r;
     if (h->cfg.async_start && h->cb.on_start) {
         h->in_cb++;
@@ -1566,10 +1573,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                 LAST_WRITES_MS);
     preempt_coord_free_(h->coord);
-    if (h->start) { /* freed during an asynchronous start-up */
-        preempt_coord_phase_free_(h->start->phase);
-        free(h->start);
-    }
+    start_free(h); /* freed during an asynchronous start-up */
     if (h->ev_start)
         event_free(h->ev_start);
     preempt_meta_free_(h->meta);

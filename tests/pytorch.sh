@@ -32,17 +32,6 @@ ranks() {
         PIDS="$PIDS $!"
     done
 }
-pyfield() { sed -n "s/.*\"$2\": \"*\([0-9a-f]*\).*/\1/p" "$1" | tail -n 1; }
-pysame() { # TAG KEY: one value for every rank, or "differs: ..."
-    _v= _all=
-    for r in $(seq 0 $((W - 1))); do
-        _x=$(pyfield "$TMP/$1.$r.out" "$2")
-        _all="$_all $_x"
-        [ "$r" -eq 0 ] && _v=$_x
-        [ "$_x" = "$_v" ] || _v=differs
-    done
-    [ "$_v" = differs ] && echo "differs:$_all" || echo "$_v"
-}
 logs() { for r in $(seq 0 $((W - 1))); do echo "--- $1 rank $r"; tail -n 6 "$TMP/$1.$r.err" | sed 's/^/    /'; done; }
 
 # reference TAG ARGS...: an uninterrupted run's digest in $REF.
@@ -52,7 +41,7 @@ reference() {
     ranks "$_t" --steps $STEPS "$@"
     job_wait 120
     eq "$_t: an uninterrupted run completes" "$RCS" "$(rcs_of $W 0)"
-    REF=$(pysame "$_t" digest)
+    REF=$(same "$_t" $W done digest)
     expect "$_t: one digest ($REF)" one_step "$REF"
     [ "$failures" -eq 0 ] || { logs "$_t"; finish; }
 }
@@ -63,13 +52,13 @@ preempt() {
     _t=$1 _who=$2
     shift 2
     ranks "$_t" --steps $STEPS --step-ms 10 "$@"
-    for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event": "start"' 60 || { logs "$_t"; finish; }; done
+    for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs "$_t"; finish; }; done
     sleep 0.5
     # shellcheck disable=SC2086 # the pids, split
     if [ "$_who" = one ]; then set -- $PIDS; kill -TERM "$2"; else kill -TERM $PIDS; fi
     job_wait 120
     eq "$_t: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
-    S=$(pysame "$_t" saved_step)
+    S=$(same "$_t" $W exit saved_step)
     expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 0 && test '$S' -lt $STEPS"
     [ "$failures" -eq 0 ] || { logs "$_t"; return; }
 }
@@ -79,7 +68,7 @@ restart() { # TAG ARGS...
     ranks "$_t" --steps $STEPS "$@"
     job_wait 120
     eq "$_t: the restart completes" "$RCS" "$(rcs_of $W 0)"
-    eq "$_t: every rank resumed at the saved step" "$(pysame "$_t" restored_step)" "$S"
+    eq "$_t: every rank resumed at the saved step" "$(same "$_t" $W start restored_step)" "$S"
 }
 
 reference ref
@@ -89,7 +78,7 @@ for mode in sync async; do
     for who in one all; do
         preempt "$mode-$who" $who $flag
         restart "$mode-$who" $flag
-        eq "$mode-$who: bitwise the uninterrupted run's parameters" "$(pysame "$mode-$who" digest)" "$REF"
+        eq "$mode-$who: bitwise the uninterrupted run's parameters" "$(same "$mode-$who" $W done digest)" "$REF"
         [ "$failures" -eq 0 ] || logs "$mode-$who"
     done
 done
@@ -98,7 +87,7 @@ done
 reference nohook-ref --no-hook
 preempt nohook one --no-hook
 restart nohook --no-hook
-d=$(pysame nohook digest)
+d=$(same nohook $W done digest)
 expect "without the hook: the restored run drifts ($d, uninterrupted $REF)" \
     sh -c "test -n '$d' && test '${d#differs}' = '$d' && test '$d' != '$REF'"
 finish
