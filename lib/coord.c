@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "coord-internal.h"
+#include "platform-internal.h"
 
 #define MAX_STEPS_OFFERED 64
 
@@ -75,18 +76,6 @@ int preempt_coord_prefix_(const char *job, char *buf, size_t size)
 static uint64_t wall_ms(void)
 {
     return preempt_clock_ms_(CLOCK_REALTIME);
-}
-
-/* Parses a decimal u64 filling the whole string. */
-static bool parse_u64(const char *s, uint64_t *ret)
-{
-    char *end;
-
-    if (!s || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    *ret = strtoull(s, &end, 10);
-    return errno == 0 && *end == '\0';
 }
 
 /* ---- start-up: join an incarnation and agree on the restore step ------------------------ */
@@ -399,7 +388,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
         char target[48];
 
         (void)member_field(kv->value, "lacking", lacking, sizeof(lacking));
-        if (parse_u64(restore, &step))
+        if (preempt_parse_u64_(restore, &step))
             (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
         else
             (void)snprintf(target, sizeof(target), "start at step 0");
@@ -411,7 +400,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "checkpoints aside (kept in <ckpt_dir>/aside)",
                     j->cfg->job, lacking, refused, target, j->cfg->job, target);
     } else {
-        j->out->have_step = parse_u64(restore, &step);
+        j->out->have_step = preempt_parse_u64_(restore, &step);
         j->out->step = j->out->have_step ? step : 0;
         j->out->over = member_field(kv->value, "over", refused, sizeof(refused))[0] != '\0';
         j->out->incarnation = j->inc;
@@ -768,7 +757,7 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
     } else if (ok) {
         j->alive_rev = preempt_etcd_rev_(reply);
         joined_reply(j, reply, 2, 3, 4); /* the ops after the two puts */
-    } else if (!inc.value || !parse_u64(inc.value, &now_inc) || now_inc != j->inc) {
+    } else if (!inc.value || !preempt_parse_u64_(inc.value, &now_inc) || now_inc != j->inc) {
         join_read_inc(j); /* the incarnation moved on meanwhile */
     } else if (mine.value && mine.lease == j->lease) {
         j->alive_rev = mine.create_rev; /* our own earlier attempt, applied though its reply was lost */
@@ -922,7 +911,7 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
         if (!j->resolved)
             join_make_offer(j); /* no counter: no record of any pending checkpoint can be trusted */
         join_open(j, 1);
-    } else if (!parse_u64(kvs[0].value, &j->inc) || j->inc == 0) {
+    } else if (!preempt_parse_u64_(kvs[0].value, &j->inc) || j->inc == 0) {
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     kvs[0].value);
     } else if (!j->resolved) {
@@ -1433,8 +1422,8 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
     for (size_t i = 0; i < n; i++) {
         uint64_t w, cap;
 
-        if (strncmp(kvs[i].key, pre, len) || !parse_u64(kvs[i].key + len, &w) || w >= c->n ||
-            !parse_u64(kvs[i].value, &cap)) {
+        if (strncmp(kvs[i].key, pre, len) || !preempt_parse_u64_(kvs[i].key + len, &w) || w >= c->n ||
+            !preempt_parse_u64_(kvs[i].value, &cap)) {
             CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
             continue;
         }
@@ -1638,7 +1627,7 @@ static bool worker_key(const char *rest, const char *name, unsigned n, unsigned 
     size_t len = strlen(name);
     uint64_t w;
 
-    if (strncmp(rest, name, len) != 0 || rest[len] != '/' || !parse_u64(rest + len + 1, &w) || w >= n)
+    if (strncmp(rest, name, len) != 0 || rest[len] != '/' || !preempt_parse_u64_(rest + len + 1, &w) || w >= n)
         return false;
     *ret = (unsigned)w;
     return true;
@@ -1686,14 +1675,14 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
         }
         check_withdrawn(c);
     } else if (!strcmp(rest, "final")) {
-        if (c->final_seen || !parse_u64(value, &v) || v == c->me)
+        if (c->final_seen || !preempt_parse_u64_(value, &v) || v == c->me)
             return;
         c->final_seen = true;
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;
         ev.u.final_requested.worker = v;
         cpost(c, ev);
     } else if (!strcmp(rest, "lost")) {
-        if (c->lost_seen || !parse_u64(value, &v) || v >= c->n)
+        if (c->lost_seen || !preempt_parse_u64_(value, &v) || v >= c->n)
             return;
         c->lost_seen = true;
         CLOG(c, 2, "worker %" PRIu64 " lost its membership (lease expired or revoked; found by the driver)", v);
@@ -1703,7 +1692,7 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
     } else if ((rr = round_key(rest, &k))) {
         struct round *r = &c->r[k];
 
-        if (!parse_u64(value, &v))
+        if (!preempt_parse_u64_(value, &v))
             CLOG(c, 2, "ignoring %s%s = \"%.40s\": not a step", c->epre, rest, value);
         else if (!strcmp(rr, "agreed") && !r->have_agreed) {
             r->have_agreed = true;
@@ -1800,7 +1789,7 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
             const char *slash = strrchr(kvs[j].key, '/');
             uint64_t w;
 
-            if (slash && parse_u64(slash + 1, &w) && w < c->n)
+            if (slash && preempt_parse_u64_(slash + 1, &w) && w < c->n)
                 c->present[w] = true;
         }
         preempt_etcd_kvs_free_(kvs, n);
@@ -1889,7 +1878,7 @@ const char *preempt_coord_episode_key_(const char *rest, uint64_t *ret_ep)
         return NULL;
     memcpy(num, rest + 1, len);
     num[len] = '\0';
-    return parse_u64(num, ret_ep) ? rest + len + 2 : NULL;
+    return preempt_parse_u64_(num, ret_ep) ? rest + len + 2 : NULL;
 }
 
 static struct held *held_find(struct preempt_coord *c, const char *key)
@@ -2245,7 +2234,7 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
         on_write(-EPROTO, NULL, "a malformed txn reply to the claim", c);
         return;
     }
-    if (!ok && kv.value && !parse_u64(kv.value, &holder))
+    if (!ok && kv.value && !preempt_parse_u64_(kv.value, &holder))
         holder = c->n; /* unreadable: someone else */
     vanished = !ok && !kv.value;
     preempt_etcd_kv_clear_(&kv);

@@ -92,6 +92,7 @@ struct preempt_handler {
     struct preempt_meta *meta;    /* the cloud notice source; NULL without one */
     enum preempt_platform platform; /* resolved: never AUTO */
     uint64_t kill_delay_ms;       /* 0: unknown */
+    char kill_who[256];           /* what the kill delay was taken from ("" when configured or unknown) */
     char err_msg[256];            /* the error this worker exits with, "" when none */
     struct start *start;          /* start-up in progress; NULL once it ended */
     struct event *ev_start;       /* asynchronous creation: start-up begins on the loop */
@@ -1196,8 +1197,6 @@ static int resolve_platform(struct preempt_handler *h)
 {
     const char *env = getenv("PREEMPT_PLATFORM");
     int p = preempt_platform_resolve_(h->cfg.platform, env, getenv("PREEMPT_DMI_DIR"));
-    const char *who = NULL;
-
     if (p < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: PREEMPT_PLATFORM=%s is not one of none, gce, gce-gpu, "
                 "aws, azure", env);
@@ -1208,10 +1207,15 @@ static int resolve_platform(struct preempt_handler *h)
         h->cfg.grace_ms = preempt_platform_grace_ms_(h->platform);
     if (h->cfg.exit_code == 0)
         h->cfg.exit_code = preempt_platform_exit_code_(h->platform);
-    h->kill_delay_ms = h->cfg.kill_delay_ms ? h->cfg.kill_delay_ms : preempt_kill_delay_(h->platform, getenv, &who);
-    log_msg(h, PREEMPT_LOG_INFO, "platform %s (%s): grace %llu ms, exit code %d%s%s", preempt_platform_to_string(h->platform),
+    h->kill_delay_ms = h->cfg.kill_delay_ms;
+    if (!h->kill_delay_ms)
+        h->kill_delay_ms = preempt_kill_delay_(h->platform, getenv, h->kill_who, sizeof(h->kill_who));
+    log_msg(h, PREEMPT_LOG_INFO, "platform %s (%s): grace %llu ms, exit code %d; kill delay %llu ms%s%s",
+            preempt_platform_to_string(h->platform),
             h->cfg.platform != PREEMPT_PLATFORM_AUTO ? "configured" : env && *env ? "PREEMPT_PLATFORM" : "detected",
-            (unsigned long long)h->cfg.grace_ms, h->cfg.exit_code, who ? "; launcher " : "", who ? who : "");
+            (unsigned long long)h->cfg.grace_ms, h->cfg.exit_code, (unsigned long long)h->kill_delay_ms,
+            h->kill_who[0] ? " from the launcher: " : h->cfg.kill_delay_ms ? " (configured)" : " (none known)",
+            h->kill_who);
     return 0;
 }
 
@@ -1226,9 +1230,10 @@ static void warn_kill_delay(struct preempt_handler *h)
         return;
     if (save_ms + h->cfg.margin_ms >= kd)
         log_msg(h, PREEMPT_LOG_WARNING, "the last save took %llu ms but the process is killed %llu ms after SIGTERM "
-                "(margin %llu ms): a preemption save may not finish; raise the kill delay (terminationGracePeriodSeconds, "
-                "torchrun --shutdown-timeout, Slurm KillWait) or save less", (unsigned long long)save_ms,
-                (unsigned long long)kd, (unsigned long long)h->cfg.margin_ms);
+                "(%s; margin %llu ms): a preemption save may not finish; raise the kill delay "
+                "(terminationGracePeriodSeconds, torchrun --shutdown-timeout, Slurm GraceTime/KillWait) or save less",
+                (unsigned long long)save_ms, (unsigned long long)kd, h->kill_who[0] ? h->kill_who : "configured",
+                (unsigned long long)h->cfg.margin_ms);
     if (h->cfg.grace_ms > kd)
         log_msg(h, PREEMPT_LOG_WARNING, "grace_ms %llu is longer than the %llu ms kill delay after SIGTERM: a signal's "
                 "deadline is the kill delay", (unsigned long long)h->cfg.grace_ms, (unsigned long long)kd);

@@ -32,10 +32,24 @@ int preempt_platform_exit_code_(enum preempt_platform p);
 void preempt_platform_metadata_url_(enum preempt_platform p, const char *url, char *(*getenv_fn)(const char *),
                                     char *buf, size_t size);
 
+/* A decimal u64 filling the whole of s (no sign, no space, no overflow);
+ * false otherwise. */
+bool preempt_parse_u64_(const char *s, uint64_t *ret);
+
+/* What slurm.conf says about the time between a job's first SIGTERM and
+ * its SIGKILL: KillWait (default 30 s) and the GraceTime of partition
+ * (PartitionName=DEFAULT lines set it for the partitions after them;
+ * default 0). text is the file's content; Include lines are not followed.
+ * Returns 0, or -ENOENT when partition is not defined (the times are then
+ * the defaults and KillWait). Pure. */
+int preempt_slurm_conf_(const char *text, const char *partition, uint64_t *ret_kill_wait_ms, uint64_t *ret_grace_ms);
+
 /* The kill delay after SIGTERM that the launcher is known to give, from the
  * environment: torchrun 30 s, a Kubernetes pod 30 s (15 s on GKE, where
- * Spot nodes give pods 15 s), a Slurm step 30 s (KillWait's usual value).
- * Sets *ret_who to the launcher's name. Returns 0 when none is known. */
-uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), const char **ret_who);
+ * Spot nodes give pods 15 s); a Slurm job the partition's GraceTime plus
+ * KillWait, read from $SLURM_CONF (else /etc/slurm/slurm.conf; 30 s when
+ * it cannot be read). who receives what the delay was taken from (empty
+ * when none is known). Returns 0 when none is known. */
+uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), char *who, size_t size);
 
 #endif

@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "platform-internal.h"
 
 #define GCE_GPU_GRACE_MS 3600000u /* TensorFlow's GRACE_PERIOD_GCE */
+#define CONF_MAX (1024 * 1024) /* slurm.conf read at most */
 #define AZURE_ASSET_TAG "7783-7084-3265-9085-8269-3286-77"
 
 static const char *const names[PREEMPT_PLATFORM__COUNT] = {
@@ -115,26 +118,167 @@ void preempt_platform_metadata_url_(enum preempt_platform p, const char *url, ch
     }
 }
 
-uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), const char **ret_who)
+bool preempt_parse_u64_(const char *s, uint64_t *ret)
+{
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    *ret = strtoull(s, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+/* The next "Key=Value" word of a slurm.conf line (a value may be in
+ * double quotes); false at the line's end. *p advances. */
+static bool conf_word(const char **p, const char *end, char *key, size_t ksize, char *val, size_t vsize)
+{
+    const char *s = *p, *k;
+    size_t n;
+
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    if (s >= end || *s == '#')
+        return false;
+    for (k = s; s < end && *s != '=' && *s != ' ' && *s != '\t'; s++)
+        ;
+    n = (size_t)(s - k);
+    (void)snprintf(key, ksize, "%.*s", (int)(n < ksize ? n : ksize - 1), k);
+    val[0] = '\0';
+    if (s < end && *s == '=') {
+        const char *v = ++s;
+
+        if (s < end && *s == '"') {
+            for (v = ++s; s < end && *s != '"'; s++)
+                ;
+            n = (size_t)(s - v);
+            s += s < end;
+        } else {
+            while (s < end && *s != ' ' && *s != '\t')
+                s++;
+            n = (size_t)(s - v);
+        }
+        (void)snprintf(val, vsize, "%.*s", (int)(n < vsize ? n : vsize - 1), v);
+    }
+    *p = s;
+    return true;
+}
+
+/* A number of seconds as slurm.conf writes it, to ms; false otherwise. */
+static bool conf_seconds(const char *v, uint64_t *ret_ms)
+{
+    uint64_t s;
+
+    if (!preempt_parse_u64_(v, &s) || s > 7ull * 24 * 3600)
+        return false;
+    *ret_ms = s * 1000u;
+    return true;
+}
+
+int preempt_slurm_conf_(const char *text, const char *partition, uint64_t *ret_kill_wait_ms, uint64_t *ret_grace_ms)
+{
+    uint64_t kill_wait = 30000, grace_default = 0, grace = 0;
+    bool found = false;
+    char line[4096];
+
+    for (const char *p = text ? text : ""; *p;) {
+        size_t n = 0;
+        const char *q, *end;
+        char key[64], val[256], part[256] = "";
+        bool is_part = false;
+        uint64_t g = UINT64_MAX, ms;
+
+        /* one logical line: a backslash at a line's end continues it */
+        for (; *p && *p != '\n'; p++) {
+            if (*p == '\\' && p[1] == '\n') {
+                p++;
+                continue;
+            }
+            if (n < sizeof(line) - 1)
+                line[n++] = *p;
+        }
+        p += *p == '\n';
+        line[n] = '\0';
+        q = line;
+        end = line + n;
+        while (conf_word(&q, end, key, sizeof(key), val, sizeof(val))) {
+            if (!strcasecmp(key, "KillWait") && conf_seconds(val, &ms)) {
+                kill_wait = ms;
+            } else if (!strcasecmp(key, "PartitionName")) {
+                is_part = true;
+                (void)snprintf(part, sizeof(part), "%s", val);
+            } else if (!strcasecmp(key, "GraceTime") && conf_seconds(val, &ms)) {
+                g = ms;
+            }
+        }
+        if (!is_part)
+            continue;
+        if (!strcasecmp(part, "DEFAULT")) {
+            if (g != UINT64_MAX)
+                grace_default = g;
+        } else if (partition && !strcmp(part, partition) && !found) {
+            found = true;
+            grace = g != UINT64_MAX ? g : grace_default;
+        }
+    }
+    *ret_kill_wait_ms = kill_wait;
+    *ret_grace_ms = found ? grace : 0;
+    return found ? 0 : -ENOENT;
+}
+
+/* Slurm: GraceTime + KillWait from the configuration the job runs under. */
+static uint64_t slurm_kill_delay(char *(*getenv_fn)(const char *), char *who, size_t size)
+{
+    const char *path = getenv_fn("SLURM_CONF"), *part = getenv_fn("SLURM_JOB_PARTITION");
+    char *text = NULL;
+    uint64_t kill_wait, grace;
+    size_t len = 0;
+    FILE *f;
+    int r;
+
+    if (!path || !*path)
+        path = "/etc/slurm/slurm.conf";
+    f = fopen(path, "re");
+    if (f) {
+        text = calloc(1, CONF_MAX + 1);
+        len = text ? fread(text, 1, CONF_MAX, f) : 0;
+        (void)fclose(f);
+    }
+    if (!text || len == 0) {
+        free(text);
+        (void)snprintf(who, size, "Slurm (%s cannot be read: KillWait's default, 30 s, assumed)", path);
+        return 30000;
+    }
+    r = preempt_slurm_conf_(text, part, &kill_wait, &grace);
+    free(text);
+    if (r < 0 || grace == 0)
+        (void)snprintf(who, size, "Slurm (KillWait %llu s%s%s%s, from %s)", (unsigned long long)(kill_wait / 1000),
+                       part && *part ? (r < 0 ? "; partition " : "; no GraceTime in partition ") : "",
+                       part && *part ? part : "", part && *part && r < 0 ? " not in the file" : "", path);
+    else
+        (void)snprintf(who, size, "Slurm (GraceTime %llu s of partition %s + KillWait %llu s, from %s)",
+                       (unsigned long long)(grace / 1000), part, (unsigned long long)(kill_wait / 1000), path);
+    return kill_wait + grace;
+}
+
+uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), char *who, size_t size)
 {
     const char *v;
 
-    *ret_who = NULL;
+    who[0] = '\0';
     if ((v = getenv_fn("TORCHELASTIC_RUN_ID")) && *v) {
-        *ret_who = "torchrun (its default shutdown timeout)";
+        (void)snprintf(who, size, "torchrun (its default shutdown timeout)");
         return 30000;
     }
     if ((v = getenv_fn("KUBERNETES_SERVICE_HOST")) && *v) {
         if (p == PREEMPT_PLATFORM_GCE || p == PREEMPT_PLATFORM_GCE_GPU) {
-            *ret_who = "GKE (Spot and preemptible nodes give pods 15 s)";
+            (void)snprintf(who, size, "GKE (Spot and preemptible nodes give pods 15 s)");
             return 15000;
         }
-        *ret_who = "Kubernetes (the default terminationGracePeriodSeconds)";
+        (void)snprintf(who, size, "Kubernetes (the default terminationGracePeriodSeconds)");
         return 30000;
     }
-    if ((v = getenv_fn("SLURM_JOB_ID")) && *v) {
-        *ret_who = "Slurm (KillWait's usual value)";
-        return 30000;
-    }
+    if ((v = getenv_fn("SLURM_JOB_ID")) && *v)
+        return slurm_kill_delay(getenv_fn, who, size);
     return 0;
 }

@@ -10,7 +10,8 @@ libevent-dev libcurl4-openssl-dev libjansson-dev check \
 nanopb libnanopb-dev protobuf-compiler \
 etcd-server etcd-client curl graphviz valgrind strace \
 clang libclang-rt-14-dev openssl help2man locales \
-python3 python3-pytest python3-pip python3-setuptools python3-torch"
+python3 python3-pytest python3-pip python3-setuptools python3-torch \
+slurm-wlm munge"
 
 missing=""
 for p in $PACKAGES; do

@@ -7,7 +7,7 @@
 # a man page (made from its --help by help2man).
 . "$top_srcdir/tests/lib.sh"
 S=$top_srcdir
-docs="$S/README.md $S/CHANGELOG.md $S/include/libpreempt/preempt.h $S/docs/*.md $top_builddir/man/*.1"
+docs="$S/README.md $S/CHANGELOG.md $S/include/libpreempt/preempt.h $S/docs/*.md $S/contrib/*/README.md $top_builddir/man/*.1"
 
 # Nothing outside the repository: the design material it grew from is not
 # the user's. (Patterns built from pieces, so this file does not match.)
@@ -18,7 +18,7 @@ for f in $docs; do
 done
 
 # Relative Markdown links resolve.
-for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md; do
+for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md "$S"/contrib/*/README.md; do
     dir=$(dirname "$f")
     for link in $(grep -oE '\]\([^)#:]+(#[^)]*)?\)' "$f" | sed 's/^](//; s/)$//; s/#.*//'); do
         expect "${f#"$S"/}: link $link resolves" test -e "$dir/$link"

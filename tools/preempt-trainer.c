@@ -97,8 +97,10 @@ static const char usage[] =
     "                     another launch than the job's live workers is refused\n"
     "                     (default: $PREEMPT_LAUNCH_ID, $SLURM_JOB_ID or\n"
     "                     $TORCHELASTIC_RUN_ID; none: unknown)\n"
-    "  --worker I         this worker's index (default 0)\n"
-    "  --workers W        the number of workers (default 1)\n"
+    "  --worker I         this worker's index (default 0; in a Slurm job step,\n"
+    "                     $SLURM_PROCID)\n"
+    "  --workers W        the number of workers (default 1; in a Slurm job step,\n"
+    "                     $SLURM_NTASKS)\n"
     "                     each worker keeps its shard in DIR/worker-I\n"
     "  --start-over       start even when some workers lack checkpoints that others\n"
     "                     hold: restore the newest step every worker holds and set\n"
@@ -509,6 +511,22 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
        OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START };
 
+/* A task of a Slurm job step: the worker is its SLURM_PROCID of
+ * SLURM_NTASKS, unless --worker or --workers was given. */
+static int slurm_task(struct preempt_config *cfg)
+{
+    const char *id = getenv("SLURM_PROCID"), *n = getenv("SLURM_NTASKS");
+    uint64_t i, w;
+
+    if (!id || !n)
+        return 0;
+    if (parse_u64("$SLURM_PROCID", id, 4095, &i) < 0 || parse_u64("$SLURM_NTASKS", n, 4096, &w) < 0 || w == 0)
+        return -EINVAL;
+    cfg->worker = (unsigned)i;
+    cfg->workers = (unsigned)w;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -550,7 +568,7 @@ int main(int argc, char **argv)
                                     .on_exit = on_exit_cb, .log = on_log, .on_start = on_start_cb };
     uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0, early_threads = 0;
     char shard_dir[4096];
-    bool have_steps = false, async = false;
+    bool have_steps = false, async = false, have_worker = false;
     int c, r, code;
 
     /* As applications do (Python's runtime, many C programs): the library
@@ -628,10 +646,12 @@ int main(int argc, char **argv)
         case OPT_WORKER:
             r = parse_u64("--worker", optarg, 4095, &v);
             cfg.worker = (unsigned)v;
+            have_worker = true;
             break;
         case OPT_WORKERS:
             r = parse_u64("--workers", optarg, 4096, &v);
             cfg.workers = (unsigned)v;
+            have_worker = true;
             break;
         case OPT_USER:
             cfg.etcd_user = optarg;
@@ -682,6 +702,8 @@ int main(int argc, char **argv)
         cfg.ckpt_dir = NULL; /* TF's save_fn: the handler keeps no files */
         cb.restore = NULL;
     }
+    if (cfg.etcd_endpoints && !have_worker && (r = slurm_task(&cfg)) < 0)
+        return TOOL_USAGE;
     if (cfg.etcd_endpoints) {
         if (!cfg.job)
             cfg.job = "job";

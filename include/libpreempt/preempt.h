@@ -192,9 +192,11 @@ struct preempt_config {
     bool advisory_checkpoint;    /**< an advisory notice (AWS rebalance recommendation,
                                       GCE live migration) takes an opportunistic
                                       checkpoint and training goes on (default true) */
-    uint64_t kill_delay_ms;      /**< time between SIGTERM and SIGKILL, for the start-up
-                                      warning; 0 (default): the launcher's known delay
-                                      when one is detected (README "Platforms") */
+    uint64_t kill_delay_ms;      /**< time between SIGTERM and SIGKILL: a signal's
+                                      deadline, and the start-up warning's measure; 0
+                                      (default): the launcher's known delay when one is
+                                      detected (torchrun, Kubernetes, GKE; under Slurm
+                                      GraceTime + KillWait from $SLURM_CONF) */
 
     /* Multi-worker coordination through etcd (docs/protocol.md). With
      * etcd_endpoints NULL the handler runs in local mode (one worker). */

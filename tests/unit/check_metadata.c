@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check-main.h"
 #include "metadata-internal.h"
@@ -155,7 +156,7 @@ START_TEST(test_dmi)
 }
 END_TEST
 
-static const char *env_k8s, *env_torch, *env_slurm, *env_gce_ip, *env_aws;
+static const char *env_k8s, *env_torch, *env_slurm, *env_gce_ip, *env_aws, *env_slurm_conf, *env_partition;
 
 static char *fake_getenv(const char *name)
 {
@@ -164,28 +165,76 @@ static char *fake_getenv(const char *name)
                     : !strcmp(name, "SLURM_JOB_ID")          ? env_slurm
                     : !strcmp(name, "GCE_METADATA_IP")       ? env_gce_ip
                     : !strcmp(name, "AWS_EC2_METADATA_SERVICE_ENDPOINT") ? env_aws
+                    : !strcmp(name, "SLURM_CONF")            ? env_slurm_conf
+                    : !strcmp(name, "SLURM_JOB_PARTITION")   ? env_partition
                                                              : NULL;
     return (char *)v;
 }
 
+/* slurm.conf as sites write it: keys in any case, comments, continued
+ * lines, quoted values, a DEFAULT partition line. */
+START_TEST(test_slurm_conf)
+{
+    static const char conf[] = "# a site's slurm.conf\n"
+                               "ClusterName=lp\nkillwait=5 # seconds\n"
+                               "PartitionName=DEFAULT GraceTime=7\n"
+                               "PartitionName=low Nodes=n[1-4] \\\n   GraceTime=10 PriorityTier=1\n"
+                               "PartitionName=mid Nodes=n1\n"
+                               "PartitionName=\"high\" Nodes=n1 GraceTime=0\n"
+                               "PartitionName=bad GraceTime=soon\n";
+    uint64_t kw, g;
+
+    ck_assert_int_eq(preempt_slurm_conf_(conf, "low", &kw, &g), 0);
+    ck_assert_uint_eq(kw, 5000);
+    ck_assert_uint_eq(g, 10000);
+    ck_assert_int_eq(preempt_slurm_conf_(conf, "mid", &kw, &g), 0);
+    ck_assert_uint_eq(g, 7000); /* the DEFAULT line's */
+    ck_assert_int_eq(preempt_slurm_conf_(conf, "high", &kw, &g), 0);
+    ck_assert_uint_eq(g, 0);
+    ck_assert_int_eq(preempt_slurm_conf_(conf, "bad", &kw, &g), 0);
+    ck_assert_uint_eq(g, 7000); /* an unreadable GraceTime is not taken */
+    ck_assert_int_eq(preempt_slurm_conf_(conf, "gone", &kw, &g), -ENOENT);
+    ck_assert_uint_eq(kw, 5000);
+    ck_assert_uint_eq(g, 0);
+    ck_assert_int_eq(preempt_slurm_conf_("", NULL, &kw, &g), -ENOENT);
+    ck_assert_uint_eq(kw, 30000); /* Slurm's default */
+}
+END_TEST
+
 START_TEST(test_kill_delay_and_urls)
 {
-    const char *who;
-    char url[128];
+    char who[256], url[128], conf[] = "/tmp/check-slurm-conf-XXXXXX";
+    int fd;
 
-    env_k8s = env_torch = env_slurm = env_gce_ip = env_aws = NULL;
-    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, &who), 0);
-    ck_assert_ptr_null(who);
+    env_k8s = env_torch = env_slurm = env_gce_ip = env_aws = env_slurm_conf = env_partition = NULL;
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 0);
+    ck_assert_str_eq(who, "");
     env_k8s = "10.0.0.1";
-    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_AWS, fake_getenv, &who), 30000);
-    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_GCE, fake_getenv, &who), 15000); /* GKE Spot */
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_AWS, fake_getenv, who, sizeof(who)), 30000);
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_GCE, fake_getenv, who, sizeof(who)), 15000); /* GKE Spot */
     ck_assert_ptr_nonnull(strstr(who, "GKE"));
     env_torch = "r1";
-    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_GCE, fake_getenv, &who), 30000);
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_GCE, fake_getenv, who, sizeof(who)), 30000);
     ck_assert_ptr_nonnull(strstr(who, "torchrun"));
     env_k8s = env_torch = NULL;
     env_slurm = "77";
-    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, &who), 30000);
+    env_slurm_conf = "/nonexistent/slurm.conf";
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 30000);
+    ck_assert_ptr_nonnull(strstr(who, "/nonexistent/slurm.conf cannot be read"));
+    /* Slurm: the job's partition's GraceTime + KillWait, from $SLURM_CONF */
+    fd = mkstemp(conf);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "KillWait=5\nPartitionName=low GraceTime=10\n", 42), 42);
+    (void)close(fd);
+    env_slurm_conf = conf;
+    env_partition = "low";
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 15000);
+    ck_assert_ptr_nonnull(strstr(who, "GraceTime 10 s of partition low + KillWait 5 s"));
+    env_partition = "other";
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 5000);
+    ck_assert_ptr_nonnull(strstr(who, "KillWait 5 s; partition other not in the file"));
+    (void)unlink(conf);
+    env_slurm = env_slurm_conf = env_partition = NULL;
 
     preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url));
     ck_assert_str_eq(url, "http://169.254.169.254");
@@ -217,6 +266,7 @@ int main(void)
     tcase_add_test(tc, test_azure);
     tcase_add_test(tc, test_dmi);
     tcase_add_test(tc, test_kill_delay_and_urls);
+    tcase_add_test(tc, test_slurm_conf);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }

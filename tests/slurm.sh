@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# The Slurm recipe on a real Slurm (Debian's slurm-wlm and munge): the test
+# starts munged, slurmctld and slurmd with a private configuration, state
+# and socket (clients find it through SLURM_CONF; daemons and jobs talk over
+# 127.0.0.1 only), and stops them by PID.
+#
+# The cluster is one node with 2 CPUs and two partitions: low (GraceTime 10 s)
+# and high, which preempts low by partition priority with PreemptMode=REQUEUE,
+# as sites configure it; KillWait is 5 s and slurm.conf has no RequeueExit.
+# Jobs run contrib/slurm/preempt.sbatch with the reference trainer, two
+# workers coordinated through a real etcd.
+#
+#   1. Preemption, twice: a high-priority job takes the node; Slurm sends
+#      SIGTERM to the low job's tasks; they save one agreed step and exit
+#      42; the script requeues the job; the next run restores exactly that
+#      step; the end has the uninterrupted digest. Each worker's kill delay
+#      is GraceTime + KillWait (15 s), read from the real slurm.conf.
+#   2. The time limit: --time=1 --signal=B:USR1@55 sends USR1 to the batch
+#      script, which passes it on to the step: a save, exit 42, a requeue,
+#      and the next run restores that step.
+#   3. The kill-delay warning: in a partition without GraceTime (5 s to
+#      SIGKILL), a job whose last checkpoint took 4.7 s to save is warned at
+#      start, naming what it read.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+
+SL=$TMP/slurm
+MUNGED_PID= CTLD_PID= SLURMD_PID=
+slurm_stop() {
+    if [ -n "$CTLD_PID" ]; then
+        scancel --full --signal=KILL --partition=low,high,short 2>/dev/null
+        _n=0
+        while [ -n "$(squeue -h 2>/dev/null)" ] && [ $_n -lt 50 ]; do sleep 0.1; _n=$((_n + 1)); done
+    fi
+    for _p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
+        kill "$_p" 2>/dev/null
+        _n=0
+        while kill -0 "$_p" 2>/dev/null && [ $_n -lt 50 ]; do sleep 0.1; _n=$((_n + 1)); done
+        kill -KILL "$_p" 2>/dev/null
+    done
+}
+trap 'slurm_stop; etcd_stop; rm -rf "$TMP"' EXIT
+
+for c in munged slurmctld slurmd sbatch scontrol squeue scancel; do
+    command -v $c >/dev/null || { fail "$c is not installed (scripts/setup.sh installs slurm-wlm and munge)"; finish; }
+done
+
+# slurm_start: munged, slurmctld and slurmd on free loopback ports.
+slurm_start() {
+    mkdir -p "$SL/munge" "$SL/state" "$SL/spool" && chmod 700 "$SL/munge"
+    head -c 1024 /dev/urandom >"$SL/munge/key" && chmod 400 "$SL/munge/key"
+    munged -F -f --socket="$SL/munge/sock" --key-file="$SL/munge/key" --pid-file="$SL/munge/pid" \
+        --log-file="$SL/munge/log" --seed-file="$SL/munge/seed" &
+    MUNGED_PID=$!
+    _port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
+    cat >"$SL/slurm.conf" <<EOF
+ClusterName=lptest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$_port
+SlurmdPort=$((_port + 1))
+SrunPortRange=$((_port + 2))-$((_port + 40))
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$SL/munge/sock,cred_expire=5
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$SL/state
+SlurmdSpoolDir=$SL/spool
+SlurmctldPidFile=$SL/slurmctld.pid
+SlurmdPidFile=$SL/slurmd.pid
+SlurmctldLogFile=$SL/slurmctld.log
+SlurmdLogFile=$SL/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+MailProg=/bin/true
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+KillWait=5
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+PartitionName=low Nodes=localhost Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=10
+PartitionName=short Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=high Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2
+EOF
+    export SLURM_CONF="$SL/slurm.conf"
+    _n=0
+    while [ ! -S "$SL/munge/sock" ] && [ $_n -lt 50 ]; do sleep 0.1; _n=$((_n + 1)); done
+    slurmctld -D -c -f "$SLURM_CONF" >>"$SL/slurmctld.out" 2>&1 &
+    CTLD_PID=$!
+    slurmd -D -f "$SLURM_CONF" -N localhost >>"$SL/slurmd.out" 2>&1 &
+    SLURMD_PID=$!
+    _n=0
+    while [ $_n -lt 100 ]; do # 10 s at most
+        [ "$(sinfo -h -n localhost -p low -o %t 2>/dev/null)" = idle ] && return 0
+        sleep 0.1
+        _n=$((_n + 1))
+    done
+    fail "Slurm did not start; see $SL/*.log"
+    tail -n 20 "$SL"/slurmctld.log "$SL"/slurmd.log 2>/dev/null | sed 's/^/    /'
+    return 1
+}
+
+etcd_start slurm || finish
+slurm_start || finish
+expect "slurm.conf has no RequeueExit" sh -c "! grep -qi '^RequeueExit' '$SLURM_CONF'"
+
+SBATCH=$(cd "$top_srcdir/contrib/slurm" && pwd)/preempt.sbatch
+T=$(cd "$(dirname "$TRAINER")" && pwd)/$(basename "$TRAINER")
+# Each task's lines go to $TMP/TAG.<task>.out/.err (appended over the runs).
+RUN='exec "$@" >>"$OUT.$SLURM_PROCID.out" 2>>"$OUT.$SLURM_PROCID.err"'
+ARGS="--etcd $ETCD_URL --platform none --signal TERM --signal USR1 --verbose"
+
+# submit TAG SBATCH-OPTIONS... -- TRAINER-ARGS...: prints the job id.
+submit() {
+    _tag=$1
+    shift
+    _o=
+    while [ "$1" != -- ]; do _o="$_o $1"; shift; done
+    shift
+    sbatch --parsable -o "$TMP/$_tag.job" $_o --export=ALL,OUT="$TMP/$_tag" "$SBATCH" \
+        sh -c "$RUN" sh "$T" $ARGS --job "$_tag" --ckpt-dir "$TMP/$_tag" "$@"
+}
+job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# wait_state JOB STATE SECONDS
+wait_state() {
+    _n=0
+    while [ "$(job_field "$1" JobState)" != "$2" ]; do
+        _n=$((_n + 1))
+        [ $_n -gt $(($3 * 10)) ] && { fail "job $1 not $2 after $3 s (it is $(job_field "$1" JobState))"; return 1; }
+        sleep 0.1
+    done
+    ok
+}
+# wait_lines FILE EVENT N SECONDS: FILE has N lines of EVENT.
+wait_lines() {
+    _n=0
+    while [ "$(cat "$1" 2>/dev/null | grep -c "\"event\":\"$2\"")" -lt "$3" ]; do
+        _n=$((_n + 1))
+        [ $_n -gt $(($4 * 10)) ] && { fail "$1: fewer than $3 '$2' lines after $4 s"; return 1; }
+        sleep 0.1
+    done
+}
+# nth FILE EVENT KEY N: KEY of the Nth EVENT line.
+nth() { grep "\"event\":\"$2\"" "$1" | sed -n "$4p" | sed -n "s/.*\"$3\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
+preempt_low() { # JOB: a high-priority job takes the node from JOB
+    sbatch --parsable -p high -n 2 -o /dev/null --wrap 'sleep 1' >/dev/null
+}
+
+# ---- 1. preemption, twice --------------------------------------------------------
+STEPS=900
+REF=$("$TRAINER" --platform none --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
+J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20)
+for k in 1 2; do
+    wait_lines "$TMP/p.0.out" start $k 60 && wait_lines "$TMP/p.1.out" start $k 10 || break
+    sleep 2
+    preempt_low "$J"
+    wait_lines "$TMP/p.0.out" exit $k 30 && wait_lines "$TMP/p.1.out" exit $k 10 || break
+done
+wait_state "$J" COMPLETED 90
+eq "preempted: requeued twice" "$(job_field "$J" Restarts)" 2
+for w in 0 1; do
+    f=$TMP/p.$w.out
+    eq "preempted: worker $w kill delay GraceTime + KillWait" "$(nth "$f" start kill_delay_ms 1)" 15000
+    expect "preempted: worker $w names what it read" \
+        grep -qF "Slurm (GraceTime 10 s of partition low + KillWait 5 s, from $SLURM_CONF)" "$TMP/p.$w.err"
+    for k in 1 2; do
+        s=$(nth "$f" exit saved_step $k)
+        eq "preempted: worker $w exit $k with the restart code" "$(nth "$f" exit code $k)" 42
+        eq "preempted: worker $w run $((k + 1)) resumes exactly at the step saved ($s)" \
+            "$(nth "$f" start restored_step $((k + 1)))" "$s"
+    done
+    eq "preempted: worker $w the uninterrupted digest" "$(nth "$f" done state_digest 1)" "$REF"
+done
+eq "preempted: both workers saved the same steps" "$(grep '"event":"exit"' "$TMP/p.0.out" | sed 's/.*saved_step":\([0-9]*\).*/\1/' | tr '\n' ' ')" \
+    "$(grep '"event":"exit"' "$TMP/p.1.out" | sed 's/.*saved_step":\([0-9]*\).*/\1/' | tr '\n' ' ')"
+
+# ---- 2. the time limit, 3. the kill-delay warning (side by side, one CPU each) -------
+J=$(submit t -p low -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 --step-ms 20)
+KARGS="--steps 40 --step-ms 20 --save-every-steps 30 --save-ms 4700"
+K=$(submit k -p short -n 1 -- $KARGS)
+wait_state "$K" COMPLETED 60 # a periodic checkpoint at step 30 that took 4.7 s
+K=$(submit k -p short -n 1 -- $KARGS)
+wait_state "$K" COMPLETED 60 # restores it, and is warned
+f=$TMP/k.0.out
+eq "kill delay: the second job restores the slow checkpoint" "$(nth "$f" start restored_step 2)" "$(nth "$f" saved step 1)"
+eq "kill delay: KillWait alone in a partition without GraceTime" "$(nth "$f" start kill_delay_ms 1)" 5000
+expect "kill delay: the restart is warned, naming what it read" grep -qF \
+    "ms but the process is killed 5000 ms after SIGTERM (Slurm (KillWait 5 s; no GraceTime in partition short, from $SLURM_CONF)" "$TMP/k.0.err"
+wait_lines "$TMP/t.0.out" start 2 90
+expect "time limit: the batch script passed USR1 on" grep -qF "SIGUSR1 for job $J; passed on to the step" "$TMP/t.job"
+s=$(nth "$TMP/t.0.out" exit saved_step 1)
+eq "time limit: exit with the restart code" "$(nth "$TMP/t.0.out" exit code 1)" 42
+eq "time limit: the requeued run resumes at the step saved ($s)" "$(nth "$TMP/t.0.out" start restored_step 2)" "$s"
+scancel --full --signal=KILL "$J"
+
+if [ "$failures" -ne 0 ]; then
+    for f in "$TMP"/*.job "$TMP"/*.err; do echo "== $f"; tail -n 15 "$f"; done
+    tail -n 30 "$SL/slurmctld.log"
+fi
+finish
