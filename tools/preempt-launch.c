@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -29,37 +28,55 @@ static const char usage[] =
     "Usage: preempt-launch --workers W [options] -- COMMAND [ARGS...]\n"
     "\n"
     "Runs W workers: COMMAND ARGS --worker I --workers W, for I = 0..W-1. A\n"
-    "worker that exits with the restart code is started again; the launcher\n"
-    "ends when every worker has exited with another code. The workers' stdout\n"
-    "lines are printed with \"t_ms\" (milliseconds since the launch) added to\n"
-    "each JSON object; the launcher prints its own lines:\n"
+    "worker that asks to be restarted is started again: it exited with the\n"
+    "restart code or with 75 (preempted, nothing new saved, the previous\n"
+    "checkpoint intact), or a notice signal (SIGTERM, SIGUSR1, SIGUSR2) killed\n"
+    "it before it could handle the signal. The launcher ends when every worker\n"
+    "has ended otherwise. The workers' stdout lines are printed with \"t_ms\"\n"
+    "(milliseconds since the launch) added to each JSON object; the launcher\n"
+    "prints its own lines:\n"
     "  {\"event\":\"launch\",\"worker\":I,\"attempt\":N,\"pid\":P,\"t_ms\":T}\n"
-    "  {\"event\":\"exited\",\"worker\":I,\"code\":C,\"t_ms\":T}\n"
-    "SIGTERM or SIGINT to the launcher is passed on to every worker. The\n"
-    "workers get PREEMPT_LAUNCH_ID, one identity for this launch and its\n"
-    "restarts (unless it is set already): a second launch of the same job name\n"
-    "is refused while this one has live workers.\n"
+    "  {\"event\":\"exited\",\"worker\":I,\"code\":C,\"t_ms\":T}   (C: 128 + signal\n"
+    "                                                     when a signal killed it)\n"
+    "  {\"event\":\"signal\",\"signal\":\"TERM\",\"workers\":N,\"t_ms\":T}\n"
+    "A notice signal (SIGTERM, SIGUSR1, SIGUSR2) or SIGINT to the launcher is\n"
+    "passed on to every running worker, and the launch ends: nobody is\n"
+    "restarted, and workers still running --kill-delay-ms after the first\n"
+    "such signal get SIGKILL. The workers get PREEMPT_LAUNCH_ID, one identity\n"
+    "for this launch and its restarts (unless it is set already): a second\n"
+    "launch of the same job name is refused while this one has live workers.\n"
     "\n"
     "  --workers W        number of workers (1..256)\n"
     "  --restart-code C   exit code that means \"restart me\" (default 42)\n"
     "  --max-restarts N   restarts per worker before giving up (default 10)\n"
+    "  --kill-delay-ms MS after a signal to the launcher, SIGKILL to the workers\n"
+    "                     still running MS later (default 0: never); set it\n"
+    "                     below the launcher's own kill delay\n"
     "  --help             this text\n"
     "  --version          the version\n"
     "\n"
-    "Exit status: 0 when every worker exited 0; 1 when any exited otherwise\n"
-    "(or was restarted too often); 2 on bad usage.\n";
+    "Exit status: 0 when every worker exited 0; after a signal to the launcher,\n"
+    "the restart code when every worker ended asking to be restarted (or was\n"
+    "killed at the kill delay; the committed checkpoints are intact) or 0;\n"
+    "otherwise 1 when any worker ended otherwise (or was restarted too often);\n"
+    "2 on bad usage.\n";
 
 struct worker {
     pid_t pid;
     int fd;           /* its stdout; -1 when closed */
     unsigned attempt;
-    int code;         /* last exit code; -1 while running */
+    int code;         /* last exit code (128 + signal when one killed it); -1 while running */
+    bool killed;      /* SIGKILLed by the launcher at the kill delay */
     char buf[LINE_MAX_LEN];
     size_t len;
 };
 
 static struct timespec t0;
-static volatile sig_atomic_t got_signal;
+/* The signals passed on: the notice signals, then SIGINT (a Ctrl-C). */
+static const int passed_on[] = { SIGTERM, SIGUSR1, SIGUSR2, SIGINT };
+static const char *const passed_name[] = { "TERM", "USR1", "USR2", "INT" };
+#define N_PASSED (sizeof(passed_on) / sizeof(passed_on[0]))
+static volatile sig_atomic_t pending[N_PASSED];
 
 static uint64_t t_ms(void)
 {
@@ -71,7 +88,21 @@ static uint64_t t_ms(void)
 
 static void on_signal(int sig)
 {
-    got_signal = sig;
+    for (size_t i = 0; i < N_PASSED; i++)
+        if (passed_on[i] == sig)
+            pending[i] = 1;
+}
+
+/* A worker that ended asking to be restarted: the restart code, 75 (the
+ * library's "not saved, previous checkpoint intact"), or death by a notice
+ * signal that came before the worker could handle it (it blocks them only
+ * once its main() runs). */
+static bool asks_restart(int status, unsigned restart)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status) == (int)restart || WEXITSTATUS(status) == 75;
+    return WIFSIGNALED(status) &&
+           (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGUSR1 || WTERMSIG(status) == SIGUSR2);
 }
 
 /* Prints one line of a worker, with t_ms added to a JSON object. */
@@ -131,8 +162,8 @@ static int spawn(struct worker *w, unsigned i, unsigned n, char **cmd, int argc)
 
         (void)sigemptyset(&none);
         (void)sigprocmask(SIG_SETMASK, &none, NULL);
-        (void)signal(SIGTERM, SIG_DFL);
-        (void)signal(SIGINT, SIG_DFL);
+        for (size_t k = 0; k < N_PASSED; k++)
+            (void)signal(passed_on[k], SIG_DFL);
         (void)dup2(p[1], STDOUT_FILENO);
         (void)close(p[0]);
         (void)close(p[1]);
@@ -156,12 +187,14 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "workers", required_argument, NULL, 'w' }, { "restart-code", required_argument, NULL, 'r' },
-        { "max-restarts", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+        { "max-restarts", required_argument, NULL, 'm' }, { "kill-delay-ms", required_argument, NULL, 'k' },
+        { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, TOOL_OPT_VERSION }, { NULL, 0, NULL, 0 },
     };
     static struct worker ws[MAX_WORKERS];
     unsigned n = 0, restart = 42, max_restarts = 10, running = 0;
-    bool failed = false;
+    uint64_t kill_delay = 0, stop_at = 0;
+    bool failed = false, stopping = false, killed = false, restartable = false;
     struct sigaction sa = { .sa_handler = on_signal };
     int c;
 
@@ -175,12 +208,17 @@ int main(int argc, char **argv)
         }
         if (c == TOOL_OPT_VERSION)
             return tool_version("preempt-launch");
-        if (c != 'w' && c != 'r' && c != 'm')
+        if (c != 'w' && c != 'r' && c != 'm' && c != 'k')
             return tool_option_error("preempt-launch", c, argv);
-        if (tool_parse_u64("preempt-launch", c == 'w' ? "--workers" : c == 'r' ? "--restart-code" : "--max-restarts",
-                           optarg, c == 'w', c == 'w' ? MAX_WORKERS : c == 'r' ? 255 : 1000000, &v))
+        if (tool_parse_u64("preempt-launch",
+                           c == 'w' ? "--workers" : c == 'r' ? "--restart-code" : c == 'k' ? "--kill-delay-ms"
+                                                                                    : "--max-restarts",
+                           optarg, c == 'w', c == 'w' ? MAX_WORKERS : c == 'r' ? 255 : c == 'k' ? 86400000 : 1000000,
+                           &v))
             return TOOL_USAGE;
-        if (c == 'w')
+        if (c == 'k')
+            kill_delay = v;
+        else if (c == 'w')
             n = (unsigned)v;
         else if (c == 'r')
             restart = (unsigned)v;
@@ -196,8 +234,8 @@ int main(int argc, char **argv)
         (void)snprintf(id, sizeof(id), "pl-%ld-%lld", (long)getpid(), (long long)time(NULL));
         (void)setenv("PREEMPT_LAUNCH_ID", id, 1);
     }
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)sigaction(SIGINT, &sa, NULL);
+    for (size_t k = 0; k < N_PASSED; k++)
+        (void)sigaction(passed_on[k], &sa, NULL);
     for (unsigned i = 0; i < n; i++) {
         ws[i].fd = -1;
         if (spawn(&ws[i], i, n, argv + optind, argc - optind) < 0) {
@@ -210,12 +248,28 @@ int main(int argc, char **argv)
         struct pollfd pfd[MAX_WORKERS];
         unsigned idx[MAX_WORKERS], np = 0;
 
-        if (got_signal) {
+        for (size_t k = 0; k < N_PASSED; k++) {
+            unsigned sent = 0;
+
+            if (!pending[k])
+                continue;
+            pending[k] = 0;
             for (unsigned i = 0; i < n; i++)
-                if (ws[i].code == -1)
-                    (void)kill(ws[i].pid, (int)got_signal);
-            max_restarts = 0; /* the launcher itself is stopping */
-            got_signal = 0;
+                if (ws[i].code == -1 && kill(ws[i].pid, passed_on[k]) == 0)
+                    sent++;
+            printf("{\"event\":\"signal\",\"signal\":\"%s\",\"workers\":%u,\"t_ms\":%" PRIu64 "}\n",
+                   passed_name[k], sent, t_ms());
+            (void)fflush(stdout);
+            if (!stopping) { /* the launch itself is ending: nobody is restarted */
+                stopping = true;
+                stop_at = t_ms() + kill_delay;
+            }
+        }
+        if (stopping && kill_delay && !killed && t_ms() >= stop_at) {
+            for (unsigned i = 0; i < n; i++)
+                if (ws[i].code == -1 && kill(ws[i].pid, SIGKILL) == 0)
+                    ws[i].killed = true;
+            killed = true;
         }
         for (unsigned i = 0; i < n; i++)
             if (ws[i].fd >= 0) {
@@ -250,15 +304,19 @@ int main(int argc, char **argv)
             printf("{\"event\":\"exited\",\"worker\":%u,\"code\":%d,\"t_ms\":%" PRIu64 "}\n", i, w->code, t_ms());
             (void)fflush(stdout);
             running--;
-            if (w->code == (int)restart && w->attempt <= max_restarts) {
+            if (w->code == 0)
+                continue;
+            if (stopping && (w->killed || asks_restart(status, restart))) {
+                restartable = true; /* the committed checkpoints are intact: the next launch resumes */
+            } else if (!stopping && asks_restart(status, restart) && w->attempt <= max_restarts) {
                 if (spawn(w, i, n, argv + optind, argc - optind) == 0)
                     running++;
                 else
                     failed = true;
-            } else if (w->code != 0) {
+            } else {
                 failed = true;
             }
         }
     }
-    return failed ? 1 : 0;
+    return failed ? 1 : restartable ? (int)restart : 0;
 }

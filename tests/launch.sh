@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# preempt-launch as schedulers use it: every notice signal (TERM, USR1,
+# USR2) to the launcher reaches every worker and ends the launch with the
+# restart code; a worker killed by a notice signal before it could handle it
+# (as when a scheduler signals the whole process group early) or that exits
+# 75 is restarted; --kill-delay-ms bounds the workers' time after a signal.
+# The workers are small shell scripts: this is about the launcher.
+. "$top_srcdir/tests/lib.sh"
+LAUNCH="$top_builddir/tools/preempt-launch"
+LPID=
+trap 'kill -KILL $LPID 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# The worker: W MODE --worker I --workers N. Modes:
+#   trap      says which notice signal it got (in $TMP/got.I) and exits 42
+#   once      runs until a signal the first time; exits 0 the next time
+#   code75    exits 75 the first time, 0 the next
+#   deaf      ignores SIGTERM
+#   fail      exits 3 at SIGTERM (an application error)
+cat >"$TMP/w.sh" <<'EOF'
+#!/bin/sh
+mode=$1 i=$3 d=$(dirname "$0")
+case $mode in
+trap)
+    for s in TERM USR1 USR2; do trap "echo $s >>$d/got.$i; exit 42" $s; done ;;
+once | code75)
+    if [ -e "$d/again.$i" ]; then exit 0; fi
+    : >"$d/again.$i"
+    [ "$mode" = code75 ] && exit 75 ;;
+deaf) trap '' TERM ;;
+fail) trap 'exit 3' TERM ;;
+esac
+: >"$d/ready.$i"
+while :; do sleep 0.02; done
+EOF
+chmod +x "$TMP/w.sh"
+
+# run MODE ARGS...: starts the launcher with 2 workers of MODE, output in
+# $TMP/out, pid in LPID; waits until both workers are ready.
+run() {
+    _mode=$1
+    shift
+    rm -f "$TMP"/ready.* "$TMP"/got.* "$TMP"/again.*
+    "$LAUNCH" --workers 2 "$@" -- "$TMP/w.sh" "$_mode" >"$TMP/out" 2>&1 &
+    LPID=$!
+    for _i in 0 1; do
+        _n=0
+        while [ ! -e "$TMP/ready.$_i" ] && [ $_n -lt 200 ]; do sleep 0.02; _n=$((_n + 1)); done
+    done
+}
+# ends: waits for the launcher (10 s at most); its status in RC.
+ends() {
+    _n=0
+    while kill -0 "$LPID" 2>/dev/null && [ $_n -lt 500 ]; do sleep 0.02; _n=$((_n + 1)); done
+    kill -KILL "$LPID" 2>/dev/null
+    wait "$LPID"
+    RC=$?
+}
+launches() { grep -c '"event":"launch"' "$TMP/out"; }
+pid_of() { sed -n "s/.*\"event\":\"launch\",\"worker\":$1,.*\"pid\":\([0-9]*\).*/\1/p" "$TMP/out" | tail -n 1; }
+
+# ---- every notice signal reaches every worker and ends the launch -------------
+for s in TERM USR1 USR2; do
+    run trap
+    kill -s $s "$LPID"
+    ends
+    eq "SIG$s: the launcher exits with the restart code" "$RC" 42
+    eq "SIG$s: both workers got it" "$(cat "$TMP/got.0" "$TMP/got.1" 2>/dev/null | tr '\n' ' ')" "$s $s "
+    eq "SIG$s: nobody restarted (the launch is ending)" "$(launches)" 2
+    expect "SIG$s: the launcher says so" grep -q "\"event\":\"signal\",\"signal\":\"$s\",\"workers\":2" "$TMP/out"
+done
+
+# ---- a worker killed by a notice signal it could not handle yet is restarted ----
+run once
+kill -TERM "$(pid_of 0)" "$(pid_of 1)"
+ends
+eq "killed by SIGTERM: the launch ends well" "$RC" 0
+expect "killed by SIGTERM: reported as 143" grep -q '"event":"exited","worker":0,"code":143' "$TMP/out"
+expect "killed by SIGTERM: restarted" grep -q '"event":"launch","worker":0,"attempt":2' "$TMP/out"
+run once
+kill -KILL "$(pid_of 1)"
+kill -TERM "$(pid_of 0)"
+ends
+eq "killed by SIGKILL: not a restart, the launch fails" "$RC" 1
+expect "killed by SIGKILL: worker 1 not restarted" sh -c "! grep -q '\"worker\":1,\"attempt\":2' '$TMP/out'"
+
+# ---- exit 75 (preempted, nothing new saved) is a restart --------------------------
+run code75
+ends
+eq "exit 75: restarted, the launch ends well" "$RC" 0
+eq "exit 75: each worker started twice" "$(launches)" 4
+
+# ---- --kill-delay-ms: workers that outlive it get SIGKILL --------------------------
+run deaf --kill-delay-ms 300
+kill -TERM "$LPID"
+ends
+eq "kill delay: the launch ends with the restart code" "$RC" 42
+eq "kill delay: both SIGKILLed" "$(grep -c '"event":"exited".*"code":137' "$TMP/out")" 2
+sig_t=$(sed -n 's/.*"event":"signal".*"t_ms":\([0-9]*\).*/\1/p' "$TMP/out")
+end_t=$(sed -n 's/.*"event":"exited".*"t_ms":\([0-9]*\).*/\1/p' "$TMP/out" | tail -n 1)
+expect "kill delay: not before 300 ms ($sig_t -> $end_t)" test $((end_t - sig_t)) -ge 300
+run deaf
+kill -TERM "$LPID"
+sleep 0.5
+expect "no kill delay: the workers are left to end by themselves" kill -0 "$(pid_of 0)"
+kill -KILL "$(pid_of 0)" "$(pid_of 1)"
+ends
+
+# ---- an application error during the stop is a failure -----------------------------
+run fail
+kill -TERM "$LPID"
+ends
+eq "an application error at the stop: exit 1" "$RC" 1
+finish
