@@ -570,6 +570,14 @@ static ssize_t read_signal(int fd, struct signalfd_siginfo *si)
     return read(fd, si, sizeof(*si));
 }
 
+/* A signal's deadline: SIGKILL follows after the launcher's kill delay, or
+ * the platform's own shutdown (GCE: hard off 30 s after the ACPI soft-off;
+ * on gce-gpu it cuts an hour's maintenance notice short). 0: unknown. */
+static uint64_t signal_lead(const struct preempt_handler *h)
+{
+    return h->kill_delay_ms ? h->kill_delay_ms : preempt_platform_signal_ms_(h->platform);
+}
+
 static void on_signal(evutil_socket_t fd, short what, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -580,7 +588,7 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
     while ((n = read_signal(fd, &si)) == (ssize_t)sizeof(si)) {
         log_msg(h, PREEMPT_LOG_INFO, "notice: signal %u (%s) from pid %u", si.ssi_signo, strsignal((int)si.ssi_signo),
                 si.ssi_pid);
-        post_notice(h, PREEMPT_SOURCE_SIGNAL, h->kill_delay_ms); /* SIGKILL follows after the kill delay */
+        post_notice(h, PREEMPT_SOURCE_SIGNAL, signal_lead(h));
     }
     if (n < 0 && errno != EAGAIN && errno != EINTR) {
         /* The descriptor is readable, so one of the watched signals is
@@ -589,7 +597,7 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
         log_msg(h, PREEMPT_LOG_ERROR, "signalfd read: %s; taken as a notice, signals are no longer watched",
                 strerror(errno));
         (void)event_del(h->ev_sig);
-        post_notice(h, PREEMPT_SOURCE_SIGNAL, h->kill_delay_ms);
+        post_notice(h, PREEMPT_SOURCE_SIGNAL, signal_lead(h));
     }
 }
 
@@ -1250,7 +1258,9 @@ static int open_metadata(struct preempt_handler *h)
 
     if (h->platform == PREEMPT_PLATFORM_NONE)
         return 0;
-    preempt_platform_metadata_url_(h->platform, h->cfg.metadata_url, getenv, url, sizeof(url));
+    if (preempt_platform_metadata_url_(h->platform, h->cfg.metadata_url, getenv, url, sizeof(url)) == 1)
+        log_msg(h, PREEMPT_LOG_WARNING, "GCE_METADATA_HOST=%s is a host name, not an address: not used (the "
+                "metadata source never resolves names); set it to an address, or GCE_METADATA_IP", getenv("GCE_METADATA_HOST"));
     r = preempt_meta_new_(h->base, &o, &h->meta);
     if (r < 0)
         log_msg(h, PREEMPT_LOG_ERROR, "cannot watch the %s metadata service at %s: %s",

@@ -9,10 +9,12 @@
  *   GCE    GET computeMetadata/v1/instance/{maintenance-event,preempted}
  *          with Metadata-Flavor: Google; after the first read, long polls
  *          (?wait_for_change=true&last_etag=E&timeout_sec=60).
- *          preempted TRUE: a notice, deadline now + 30 s (the ACPI soft-off
- *          lead). maintenance-event TERMINATE_ON_HOST_MAINTENANCE: a notice
- *          without a deadline; MIGRATE_ON_HOST_MAINTENANCE: advisory; back
- *          to NONE after TERMINATE: withdrawn.
+ *          (the ETag percent-encoded). preempted TRUE: a notice, deadline
+ *          now + 30 s (the ACPI soft-off lead). maintenance-event
+ *          TERMINATE_ON_HOST_MAINTENANCE: a notice 60 s ahead (60 min on
+ *          gce-gpu: GPU VMs cannot live-migrate);
+ *          MIGRATE_ON_HOST_MAINTENANCE: advisory; back to NONE after
+ *          TERMINATE: withdrawn.
  *   AWS    IMDSv2: PUT latest/api/token (renewed before it expires and on a
  *          401; when it fails or never answers, IMDSv1 without a token for
  *          5 min), then GET latest/meta-data/spot/instance-action: 404 none;

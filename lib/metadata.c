@@ -19,6 +19,8 @@
 #define MAX_BODY (64 * 1024)
 #define GCE_WAIT_S 60              /* long-poll wait asked of the GCE server */
 #define GCE_SPOT_LEAD_MS 30000     /* preempted TRUE: ACPI soft-off, hard off 30 s later */
+#define GCE_MAINT_LEAD_MS 60000    /* TERMINATE_ON_HOST_MAINTENANCE: 60 s before the maintenance */
+#define GCE_GPU_MAINT_LEAD_MS 3600000 /* ... on VMs with GPUs (no live migration): 60 min */
 #define AWS_LEAD_MS 120000         /* a spot instance action comes two minutes ahead */
 #define AWS_V1_MS 300000           /* after a token failure, IMDSv1 this long before the next token try */
 #define AWS_TOKEN_TTL_S 21600
@@ -397,15 +399,40 @@ static char *trimmed(struct chan *c)
 
 /* ---- GCE ---- */
 
+/* Percent-encodes every byte but RFC 3986's unreserved ones (ASCII, not
+ * the locale's isalnum): an ETag is opaque (emulators put '+', '/', '='
+ * and quotes in it). */
+static void url_escape(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    for (; *in && n + 4 <= size; in++) {
+        unsigned char ch = (unsigned char)*in;
+
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+            out[n++] = (char)ch;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[ch >> 4];
+            out[n++] = hex[ch & 15];
+        }
+    }
+    out[n] = '\0';
+}
+
 static void gce_read(struct chan *c)
 {
     static const char *const hdrs[] = { "Metadata-Flavor: Google", NULL };
-    char path[512];
+    char path[1024];
     uint64_t timeout = c->m->o.timeout_ms;
 
     if (c->etag[0]) { /* long poll: the server answers when the value changes */
+        char etag[3 * sizeof(c->etag)];
+
+        url_escape(c->etag, etag, sizeof(etag));
         (void)snprintf(path, sizeof(path), "computeMetadata/v1/instance/%s?wait_for_change=true&last_etag=%s"
-                       "&timeout_sec=%d", c->key, c->etag, GCE_WAIT_S);
+                       "&timeout_sec=%d", c->key, etag, GCE_WAIT_S);
         timeout += GCE_WAIT_S * 1000u;
     } else {
         (void)snprintf(path, sizeof(path), "computeMetadata/v1/instance/%s", c->key);
@@ -437,7 +464,11 @@ static void gce_done(struct chan *c, long http, CURLcode res)
     }
     (void)snprintf(what, sizeof(what), "instance/%s %.60s", c->key, v);
     if (kind == PREEMPT_META_NOTICE && c->reported != PREEMPT_META_NOTICE)
-        report(m, PREEMPT_META_NOTICE, !strcmp(c->key, "preempted") ? wall_ms() + GCE_SPOT_LEAD_MS : 0, what);
+        report(m, PREEMPT_META_NOTICE,
+               wall_ms() + (!strcmp(c->key, "preempted")                   ? GCE_SPOT_LEAD_MS
+                            : m->o.platform == PREEMPT_PLATFORM_GCE_GPU ? GCE_GPU_MAINT_LEAD_MS
+                                                                           : GCE_MAINT_LEAD_MS),
+               what);
     else if (kind == PREEMPT_META_ADVISORY && c->reported != PREEMPT_META_ADVISORY)
         report(m, PREEMPT_META_ADVISORY, 0, what);
     else if (kind == -1 && c->reported == PREEMPT_META_NOTICE &&

@@ -27,10 +27,21 @@ uint64_t preempt_platform_grace_ms_(enum preempt_platform p);
 int preempt_platform_exit_code_(enum preempt_platform p);
 
 /* The metadata service's base URL for platform p: url when set, else the
- * platform's environment override, else http://169.254.169.254. getenv_fn
- * is getenv (tests pass their own). buf receives it. */
-void preempt_platform_metadata_url_(enum preempt_platform p, const char *url, char *(*getenv_fn)(const char *),
-                                    char *buf, size_t size);
+ * platform's environment override (GCE: $GCE_METADATA_HOST, then
+ * $GCE_METADATA_IP, each an address with an optional port, localhost and
+ * metadata.google.internal mapped to theirs; AWS:
+ * $AWS_EC2_METADATA_SERVICE_ENDPOINT), else http://169.254.169.254.
+ * getenv_fn is getenv (tests pass their own). buf receives it. Returns 1
+ * when $GCE_METADATA_HOST names a host that is not an address (not used:
+ * the sources never resolve names, which would start a resolver thread),
+ * else 0. */
+int preempt_platform_metadata_url_(enum preempt_platform p, const char *url, char *(*getenv_fn)(const char *),
+                                   char *buf, size_t size);
+
+/* How long after a SIGTERM the platform itself kills the machine, when no
+ * launcher's kill delay is known: GCE's ACPI soft-off gives 30 s (Spot and
+ * preemptible VMs; more on standard ones). 0: unknown. */
+uint64_t preempt_platform_signal_ms_(enum preempt_platform p);
 
 /* A decimal u64 filling the whole of s (no sign, no space, no overflow);
  * false otherwise. */

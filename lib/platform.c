@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/platform.c: platform detection and defaults (platform-internal.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "platform-internal.h"
 
 #define GCE_GPU_GRACE_MS 3600000u /* TensorFlow's GRACE_PERIOD_GCE */
+#define GCE_SHUTDOWN_MS 30000u /* ACPI soft-off (the SIGTERM), hard off 30 s later on Spot VMs */
 #define CONF_MAX (1024 * 1024) /* slurm.conf read at most */
 #define AZURE_ASSET_TAG "7783-7084-3265-9085-8269-3286-77"
 
@@ -101,21 +103,69 @@ int preempt_platform_exit_code_(enum preempt_platform p)
     return p == PREEMPT_PLATFORM_GCE || p == PREEMPT_PLATFORM_GCE_GPU ? 143 : 42;
 }
 
-void preempt_platform_metadata_url_(enum preempt_platform p, const char *url, char *(*getenv_fn)(const char *),
-                                    char *buf, size_t size)
+/* host[:port] when host is an address (IPv4, or IPv6 in brackets); the
+ * names Google's documentation and emulators use are mapped to theirs. */
+static bool address_host(const char *v, char *buf, size_t size)
+{
+    char host[64];
+    const char *port = NULL, *map = NULL;
+    unsigned char a[16];
+    size_t n;
+
+    if (v[0] == '[') { /* [v6]:port */
+        const char *e = strchr(v, ']');
+
+        if (!e || (size_t)(e - v - 1) >= sizeof(host))
+            return false;
+        (void)snprintf(host, sizeof(host), "%.*s", (int)(e - v - 1), v + 1);
+        if (inet_pton(AF_INET6, host, a) != 1 || (e[1] && e[1] != ':'))
+            return false;
+        (void)snprintf(buf, size, "http://%s", v);
+        return true;
+    }
+    port = strchr(v, ':');
+    n = port ? (size_t)(port - v) : strlen(v);
+    if (n == 0 || n >= sizeof(host))
+        return false;
+    (void)snprintf(host, sizeof(host), "%.*s", (int)n, v);
+    if (!strcasecmp(host, "metadata.google.internal") || !strcasecmp(host, "metadata"))
+        map = "169.254.169.254"; /* the service's fixed link-local address */
+    else if (!strcasecmp(host, "localhost"))
+        map = "127.0.0.1";
+    else if (inet_pton(AF_INET, host, a) != 1)
+        return false;
+    (void)snprintf(buf, size, "http://%s%s", map ? map : host, port ? port : "");
+    return true;
+}
+
+int preempt_platform_metadata_url_(enum preempt_platform p, const char *url, char *(*getenv_fn)(const char *),
+                                   char *buf, size_t size)
 {
     const char *v;
+    bool gce = p == PREEMPT_PLATFORM_GCE || p == PREEMPT_PLATFORM_GCE_GPU;
+    int r = 0;
 
     if (url) {
         (void)snprintf(buf, size, "%s", url);
-    } else if ((p == PREEMPT_PLATFORM_GCE || p == PREEMPT_PLATFORM_GCE_GPU) && (v = getenv_fn("GCE_METADATA_IP")) &&
-               *v) {
-        (void)snprintf(buf, size, "http://%s", v); /* an address, as TensorFlow and Google's clients take it */
-    } else if (p == PREEMPT_PLATFORM_AWS && (v = getenv_fn("AWS_EC2_METADATA_SERVICE_ENDPOINT")) && *v) {
-        (void)snprintf(buf, size, "%s", v);
-    } else {
-        (void)snprintf(buf, size, "http://169.254.169.254");
+        return 0;
     }
+    if (gce && (v = getenv_fn("GCE_METADATA_HOST")) && *v) {
+        if (address_host(v, buf, size))
+            return 0; /* Google's clients and emulators set it */
+        r = 1;        /* a name: resolving it would start curl's resolver thread */
+    }
+    if (gce && (v = getenv_fn("GCE_METADATA_IP")) && *v && address_host(v, buf, size))
+        return r; /* an address, as TensorFlow and Google's clients take it */
+    if (p == PREEMPT_PLATFORM_AWS && (v = getenv_fn("AWS_EC2_METADATA_SERVICE_ENDPOINT")) && *v)
+        (void)snprintf(buf, size, "%s", v);
+    else
+        (void)snprintf(buf, size, "http://169.254.169.254");
+    return r;
+}
+
+uint64_t preempt_platform_signal_ms_(enum preempt_platform p)
+{
+    return p == PREEMPT_PLATFORM_GCE || p == PREEMPT_PLATFORM_GCE_GPU ? GCE_SHUTDOWN_MS : 0;
 }
 
 bool preempt_parse_u64_(const char *s, uint64_t *ret)

@@ -65,7 +65,7 @@ eq "GCE GPU grace default" "$(field "$TMP/gpu.out" start grace_ms)" 3600000
 put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
 finish_bg
 eq "with an hour of grace, training finishes" "$rc" 0
-between "no deadline given: the grace period" "$(field "$TMP/gpu.out" notice deadline_in_ms)" 3590000 3600000
+between "a GPU VM's maintenance notice: 60 min" "$(field "$TMP/gpu.out" notice deadline_in_ms)" 3590000 3600000
 expect "the first checkpoint, then training through the countdown" grep -q '"to":"countdown"' "$TMP/gpu.out"
 eq "the run finishes with the uninterrupted digest" "$(field "$TMP/gpu.out" done state_digest)" \
     "$("$TRAINER" --platform none --ckpt-dir "$TMP/ref400.ck" --steps 400 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')"
@@ -104,6 +104,60 @@ eq "unknown value: no notice" "$rc/$(count_events "$TMP/odd.out" notice)" 0/0
 expect "unknown value: logged" grep -q 'unknown value "SOMETHING_NEW"' "$TMP/odd.err"
 expect_rc 0 curl -s -o /dev/null "$URL/computeMetadata/v1/instance/preempted"
 expect "the fake refuses requests without Metadata-Flavor" grep -q "instance/preempted 403" "$TMP/gce.log"
+
+# TERMINATE_ON_HOST_MAINTENANCE on an ordinary VM comes 60 s ahead (it was
+# taken as a notice without a deadline: the 30 s bound)
+put "$G/maintenance-event" NONE
+train term60 --platform gce --metadata-url "$URL" --steps 100000 --step-ms 5
+wait_for "$TMP/term60.out" '"event":"start"' 10
+sleep 0.3
+put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
+finish_bg
+eq "TERMINATE: exit 143" "$rc" 143
+between "TERMINATE on an ordinary VM: 60 s" "$(field "$TMP/term60.out" notice deadline_in_ms)" 55000 60000
+
+# gce-gpu: a SIGTERM during the hour's countdown is the VM shutting down
+# (ACPI soft-off, hard off 30 s later): it cuts the deadline short (it did
+# not: the trainer planned for the hour)
+put "$G/maintenance-event" NONE
+train gsig --platform gce-gpu --metadata-url "$URL" --steps 1000000 --step-ms 5 --trace "$TMP/gsig.trace"
+wait_for "$TMP/gsig.out" '"event":"start"' 10
+sleep 0.3
+put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
+wait_for "$TMP/gsig.out" '"to":"countdown"' 10
+kill -TERM "$pid"
+wait_for "$TMP/gsig.trace" "ev=notice source=signal" 10
+kill -KILL "$pid"
+finish_bg
+sig_lead=$(sed -n 's/.* t=\([0-9]*\) .*ev=notice source=signal deadline=\([0-9]*\) .*/\2 \1/p' "$TMP/gsig.trace" | awk '{ print $1 - $2 }')
+between "gce-gpu: the SIGTERM's deadline is 30 s" "$sig_lead" 29000 30000
+expect "gce-gpu: the countdown is re-armed for it" grep -qE "ev=notice source=signal .*=> countdown -> countdown .*arm-timer" "$TMP/gsig.trace"
+
+# an ETag with characters a query must escape ('+' reads as a space): the
+# long poll carries it intact and is held (it was sent raw and answered at once)
+put "$TMP/gce/etag_opaque" 1
+put "$G/maintenance-event" NONE
+put "$G/preempted" FALSE
+train etag --platform gce --metadata-url "$URL" --steps 1000000 --step-ms 5
+wait_for "$TMP/gce.log" "WAIT /computeMetadata/v1/instance/maintenance-event v1+" 10
+expect "opaque ETag: sent intact" grep -q "WAIT /computeMetadata/v1/instance/maintenance-event v1+[0-9a-f]*/==$" "$TMP/gce.log"
+put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
+finish_bg
+eq "opaque ETag: the change arrives through the long poll" "$rc/$(field "$TMP/etag.out" notice source)" 143/gce
+rm -f "$TMP/gce/etag_opaque"
+
+# GCE_METADATA_HOST (Google's clients and emulators set it) chooses the
+# service; localhost is read as 127.0.0.1; a name that is not an address is
+# not resolved (a resolver thread): warned about, GCE_METADATA_IP is used
+put "$G/maintenance-event" NONE
+put "$G/preempted" TRUE
+GCE_METADATA_IP=127.0.0.1:1 GCE_METADATA_HOST=localhost:${URL##*:} "$TRAINER" --platform gce --ckpt-dir "$TMP/host.ck" --steps 100000 \
+    --step-ms 5 >"$TMP/host.out" 2>&1
+eq "GCE_METADATA_HOST" "$?/$(field "$TMP/host.out" notice source)" 143/gce
+GCE_METADATA_HOST=metadata.example GCE_METADATA_IP=${URL#http://} "$TRAINER" --platform gce --ckpt-dir "$TMP/host2.ck" \
+    --steps 100000 --step-ms 5 >"$TMP/host2.out" 2>&1
+eq "GCE_METADATA_HOST a name: GCE_METADATA_IP instead" "$?/$(field "$TMP/host2.out" notice source)" 143/gce
+expect "GCE_METADATA_HOST a name: warned" grep -q "GCE_METADATA_HOST=metadata.example is a host name" "$TMP/host2.out"
 
 # GCE_METADATA_IP chooses the service when no URL is configured
 put "$G/maintenance-event" NONE

@@ -182,9 +182,10 @@ struct preempt_config {
      * delays a step or the handler's creation. */
     enum preempt_platform platform; /**< default PREEMPT_PLATFORM_AUTO */
     const char *metadata_url;    /**< base URL of the metadata service, http only; NULL
-                                      (default): http://169.254.169.254, or
-                                      http://$GCE_METADATA_IP on GCE and
-                                      $AWS_EC2_METADATA_SERVICE_ENDPOINT on AWS when set */
+                                      (default): http://169.254.169.254, or on GCE
+                                      $GCE_METADATA_HOST, else $GCE_METADATA_IP
+                                      (addresses; host names are not resolved), and
+                                      $AWS_EC2_METADATA_SERVICE_ENDPOINT on AWS */
     uint64_t metadata_poll_ms;   /**< AWS and Azure poll period; the retry delay after a
                                       failed request (GCE long-polls) (default 1000) */
     uint64_t metadata_timeout_ms; /**< one metadata request (default 2000; a GCE long

@@ -11,7 +11,8 @@
  *                         endpoint).
  *   GCE  /computeMetadata/...  needs "Metadata-Flavor: Google" (else 403) and
  *                         refuses X-Forwarded-For; replies carry an ETag (a
- *                         hash of the content); ?wait_for_change=true
+ *                         hash of the content; with DIR/etag_opaque, one
+ *                         with '+', '/' and '=' that a query must escape); ?wait_for_change=true
  *                         &last_etag=E holds the reply until the content
  *                         changes or timeout_sec passes.
  *   AWS  PUT /latest/api/token with X-aws-ec2-metadata-token-ttl-seconds
@@ -106,6 +107,17 @@ static unsigned long hash(const char *s)
     return h;
 }
 
+/* The ETag of a body: a hash, or, when DIR/etag_opaque exists, an opaque
+ * one with the characters a query must escape ('+', '/', '='), as
+ * emulators make them. */
+static void make_etag(const char *body, char *out, size_t size)
+{
+    char *opaque = read_file("/etag_opaque", "", NULL);
+
+    snprintf(out, size, opaque ? "v1+%lx/==" : "%lx", hash(body));
+    free(opaque);
+}
+
 struct pending {
     struct evhttp_request *req;
     char path[1024];
@@ -137,7 +149,7 @@ static void serve(struct evhttp_request *req, const char *path, bool gce)
     if (gce && body) {
         char etag[32];
 
-        snprintf(etag, sizeof(etag), "%lx", hash(body));
+        make_etag(body, etag, sizeof(etag));
         evhttp_add_header(evhttp_request_get_output_headers(req), "ETag", etag);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Metadata-Flavor", "Google");
     }
@@ -156,7 +168,7 @@ static void on_pending(evutil_socket_t fd, short what, void *arg)
     if (p->gce_wait) {
         body = read_file(p->path, "", NULL);
         if (body)
-            snprintf(etag, sizeof(etag), "%lx", hash(body));
+            make_etag(body, etag, sizeof(etag));
         free(body);
         if (!strcmp(etag, p->etag) && now_ms() < p->until) {
             struct timeval tv = { 0, 20000 };
@@ -217,6 +229,7 @@ static void on_request(struct evhttp_request *req, void *arg)
             reply(req, path, 403, "Missing Metadata-Flavor:Google header.\n", 38);
         else if (wait && !strcmp(wait, "true") && etag) {
             printf("WAIT %s %s\n", path, etag);
+            fflush(stdout);
             later(req, path, delay, true, etag, ts ? strtol(ts, NULL, 10) : 300);
         }
         else if (delay)

@@ -156,7 +156,8 @@ START_TEST(test_dmi)
 }
 END_TEST
 
-static const char *env_k8s, *env_torch, *env_slurm, *env_gce_ip, *env_aws, *env_slurm_conf, *env_partition;
+static const char *env_k8s, *env_torch, *env_slurm, *env_gce_ip, *env_aws, *env_slurm_conf, *env_partition,
+    *env_gce_host;
 
 static char *fake_getenv(const char *name)
 {
@@ -166,6 +167,7 @@ static char *fake_getenv(const char *name)
                     : !strcmp(name, "GCE_METADATA_IP")       ? env_gce_ip
                     : !strcmp(name, "AWS_EC2_METADATA_SERVICE_ENDPOINT") ? env_aws
                     : !strcmp(name, "SLURM_CONF")            ? env_slurm_conf
+                    : !strcmp(name, "GCE_METADATA_HOST")     ? env_gce_host
                     : !strcmp(name, "SLURM_JOB_PARTITION")   ? env_partition
                                                              : NULL;
     return (char *)v;
@@ -248,6 +250,28 @@ START_TEST(test_kill_delay_and_urls)
     ck_assert_str_eq(url, "http://169.254.169.254");
     preempt_platform_metadata_url_(PREEMPT_PLATFORM_AWS, "http://10.1.1.1", fake_getenv, url, sizeof(url));
     ck_assert_str_eq(url, "http://10.1.1.1"); /* the configured one wins */
+    /* GCE_METADATA_HOST before GCE_METADATA_IP; addresses only, the names
+     * Google documents mapped to theirs */
+    env_gce_host = "localhost:8081";
+    ck_assert_int_eq(preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url)), 0);
+    ck_assert_str_eq(url, "http://127.0.0.1:8081");
+    env_gce_host = "metadata.google.internal";
+    ck_assert_int_eq(preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url)), 0);
+    ck_assert_str_eq(url, "http://169.254.169.254");
+    env_gce_host = "[::1]:8082";
+    ck_assert_int_eq(preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url)), 0);
+    ck_assert_str_eq(url, "http://[::1]:8082");
+    env_gce_host = "emulator.svc:8080"; /* a name: not resolved, GCE_METADATA_IP instead */
+    ck_assert_int_eq(preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url)), 1);
+    ck_assert_str_eq(url, "http://127.0.0.1:8080");
+    env_gce_ip = "emulator.svc";
+    ck_assert_int_eq(preempt_platform_metadata_url_(PREEMPT_PLATFORM_GCE, NULL, fake_getenv, url, sizeof(url)), 1);
+    ck_assert_str_eq(url, "http://169.254.169.254");
+    ck_assert_int_eq(preempt_platform_metadata_url_(PREEMPT_PLATFORM_AWS, NULL, fake_getenv, url, sizeof(url)), 0);
+    env_gce_host = env_gce_ip = env_aws = NULL;
+    /* a SIGTERM on GCE: hard off 30 s later; elsewhere unknown */
+    ck_assert_uint_eq(preempt_platform_signal_ms_(PREEMPT_PLATFORM_GCE_GPU), 30000);
+    ck_assert_uint_eq(preempt_platform_signal_ms_(PREEMPT_PLATFORM_AWS), 0);
     ck_assert_uint_eq(preempt_platform_grace_ms_(PREEMPT_PLATFORM_GCE_GPU), 3600000);
     ck_assert_uint_eq(preempt_platform_grace_ms_(PREEMPT_PLATFORM_GCE), 0);
     ck_assert_int_eq(preempt_platform_exit_code_(PREEMPT_PLATFORM_GCE), 143);
