@@ -1442,32 +1442,9 @@ void preempt_etcd_free_(struct preempt_etcd *e)
     free(e);
 }
 
-static void on_bound(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    *(bool *)arg = true;
-}
-
 int preempt_etcd_run_until_(struct preempt_etcd *e, uint64_t bound_ms, bool (*done)(void *arg), void *arg)
 {
-    bool over = false;
-    struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 };
-    struct event *bound;
-
-    if (done(arg))
-        return 0;
-    bound = evtimer_new(e->base, on_bound, &over);
-    if (!bound || evtimer_add(bound, &tv) < 0) {
-        if (bound)
-            event_free(bound);
-        return -ENOMEM;
-    }
-    while (!done(arg) && !over)
-        if (event_base_loop(e->base, EVLOOP_ONCE) < 0)
-            break;
-    event_free(bound);
-    return done(arg) ? 0 : -ETIMEDOUT;
+    return preempt_run_until_(e->base, bound_ms, done, arg);
 }
 
 static bool nothing_pending(void *arg)

@@ -29,6 +29,7 @@
 #include "embed-internal.h"
 #include "coord-internal.h"
 #include "fault-internal.h"
+#include "http-internal.h"
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
@@ -426,8 +427,12 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
             (void)event_del(h->ev_poll);
         if (h->ev_periodic)
             (void)event_del(h->ev_periodic);
-        preempt_meta_free_(h->meta); /* no source stays armed in exit */
-        h->meta = NULL;
+        /* No source stays armed in exit; an Azure approval of the events
+         * behind a committed save is the source's last request. */
+        if (!(h->exit_reason == PREEMPT_EXIT_SAVED && h->cfg.azure_approve && preempt_meta_approve_(h->meta) > 0)) {
+            preempt_meta_free_(h->meta);
+            h->meta = NULL;
+        }
         preempt_coord_leave_(h->coord);
         if (preempt_sm_core_(sm)->shard_out) /* reported, and no decision came */
             log_msg(h, PREEMPT_LOG_WARNING,
@@ -650,6 +655,7 @@ int preempt_config_init_size(struct preempt_config *cfg, size_t size)
         .metadata_poll_ms = 1000,
         .metadata_timeout_ms = 2000,
         .advisory_checkpoint = true,
+        .azure_approve = true,
     };
     cfg->grace_ms = PREEMPT_GRACE_DEFAULT;
     return 0;
@@ -1572,6 +1578,18 @@ int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
     return r;
 }
 
+/* Before the process goes, each bounded: the job's last writes, and the
+ * cloud's approval of the events behind a committed save. */
+static void flush_last(struct preempt_handler *h)
+{
+    if (preempt_coord_flush_(h->coord, LAST_WRITES_MS) > 0)
+        log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
+                LAST_WRITES_MS);
+    if (h->meta && preempt_run_until_(h->base, h->cfg.metadata_timeout_ms + 100, preempt_meta_idle_, h->meta) < 0)
+        log_msg(h, PREEMPT_LOG_WARNING, "metadata: the approval of the scheduled events did not finish within "
+                "%llu ms", (unsigned long long)h->cfg.metadata_timeout_ms);
+}
+
 int preempt_handler_process(struct preempt_handler *h)
 {
     int r = embed(h);
@@ -1584,9 +1602,8 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     if (!handler_ok(h))
         return NULL;
     preempt_coord_leave_(h->coord); /* also when freed before an exit */
-    if (h->own_base && preempt_coord_flush_(h->coord, LAST_WRITES_MS) > 0)
-        log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
-                LAST_WRITES_MS);
+    if (h->own_base)
+        flush_last(h);
     preempt_coord_free_(h->coord);
     start_free(h); /* freed during an asynchronous start-up */
     if (h->ev_start)
@@ -1885,7 +1902,7 @@ static int sync_boundary(struct preempt_handler *h)
             if (!h->cb.on_exit && h->exit_reason != PREEMPT_EXIT_DONE) {
                 if (h->trace)
                     (void)fflush(h->trace);
-                (void)preempt_coord_flush_(h->coord, LAST_WRITES_MS); /* peers must learn of an error */
+                flush_last(h); /* peers must learn of an error */
                 exit(h->exit_code); /* the documented default: TF's behaviour */
             }
             return 1;

@@ -20,6 +20,11 @@
 
 struct preempt_http;
 
+/* Runs base (EVLOOP_ONCE at a time) until done(arg) holds or bound_ms
+ * passes: the bounded wait for last writes and replies. Returns 0 when
+ * done, -ETIMEDOUT, or -ENOMEM. */
+int preempt_run_until_(struct event_base *base, uint64_t bound_ms, bool (*done)(void *arg), void *arg);
+
 /* A transfer ended: res is curl's result (CURLE_OK: the reply is complete,
  * whatever its HTTP status). Called from the loop, never from inside a call
  * into this API. */

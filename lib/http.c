@@ -247,3 +247,31 @@ void preempt_http_free_(struct preempt_http *h)
     free(h);
     curl_global_cleanup();
 }
+
+static void on_bound(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    *(bool *)arg = true;
+}
+
+int preempt_run_until_(struct event_base *base, uint64_t bound_ms, bool (*done)(void *arg), void *arg)
+{
+    bool over = false;
+    struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 };
+    struct event *bound;
+
+    if (done(arg))
+        return 0;
+    bound = evtimer_new(base, on_bound, &over);
+    if (!bound || evtimer_add(bound, &tv) < 0) {
+        if (bound)
+            event_free(bound);
+        return -ENOMEM;
+    }
+    while (!done(arg) && !over)
+        if (event_base_loop(base, EVLOOP_ONCE) < 0)
+            break;
+    event_free(bound);
+    return done(arg) ? 0 : -ETIMEDOUT;
+}

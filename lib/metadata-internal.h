@@ -14,7 +14,8 @@
  *          TERMINATE_ON_HOST_MAINTENANCE: a notice 60 s ahead (60 min on
  *          gce-gpu: GPU VMs cannot live-migrate);
  *          MIGRATE_ON_HOST_MAINTENANCE: advisory; back to NONE after
- *          TERMINATE: withdrawn.
+ *          TERMINATE: withdrawn. instance/upcoming-maintenance (404: none)
+ *          polled: a new window is advisory.
  *   AWS    IMDSv2: PUT latest/api/token (renewed before it expires and on a
  *          401; when it fails or never answers, IMDSv1 without a token for
  *          5 min), then GET latest/meta-data/spot/instance-action: 404 none;
@@ -22,7 +23,11 @@
  *          when a later read gives an earlier one (a body that cannot be
  *          read is still a notice, deadline now + 120 s). And
  *          latest/meta-data/events/recommendations/rebalance: advisory,
- *          once while it is listed (its noticeTime may move).
+ *          once while it is listed (its noticeTime may move);
+ *          events/maintenance/scheduled: an event that ends the instance is
+ *          advisory when first listed and a notice 5 min before its
+ *          NotBefore; autoscaling/target-lifecycle-state Terminated or a
+ *          warm pool's Stopped/Hibernated/Terminated: a notice.
  *   Azure  GET metadata/instance/compute/name (this VM's name; asked again
  *          before every poll until it answers), then
  *          metadata/scheduledevents with Metadata: true. Preempt,
@@ -31,6 +36,8 @@
  *          it: 10 s from now); such an event that disappears from the
  *          document: withdrawn. A Reboot or Redeploy already Started in the
  *          first document read happened before this process: not a notice.
+ *          preempt_meta_approve_() approves the notified events (POST
+ *          StartRequests) once the handler's save has committed.
  *
  * The source reports edges: a notice once per event (again when its
  * deadline comes earlier), advisory once per recommendation, withdrawn
@@ -67,13 +74,23 @@ struct preempt_meta;
 
 int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o, struct preempt_meta **ret);
 void preempt_meta_free_(struct preempt_meta *m);
+/* Azure: approves (StartRequests) the scheduled events this source gave
+ * notice of and that have not started, so that the platform may go ahead
+ * before their NotBefore; the polls stop (the source's last request).
+ * Returns 1 when the request is under way (preempt_meta_idle_() says when
+ * it is over), 0 when there is nothing to approve or another platform, or
+ * -ENOMEM. */
+int preempt_meta_approve_(struct preempt_meta *m);
+bool preempt_meta_idle_(void *m); /* no request of preempt_meta_approve_ in flight (m may be NULL) */
+
 /* Requests made so far (for tests and benchmarks). */
 unsigned long preempt_meta_requests_(const struct preempt_meta *m);
 
 /* ---- the clouds' formats (pure; unit-tested) --------------------------------------------- */
 
 /* "2026-11-21T08:22:00Z" (also with fractional seconds or +00:00) and
- * "Mon, 19 Sep 2016 18:29:47 GMT" to Unix milliseconds; -EINVAL. */
+ * "Mon, 19 Sep 2016 18:29:47 GMT" (the weekday optional, as AWS writes
+ * it) to Unix milliseconds, without the locale; -EINVAL. */
 int preempt_time_iso8601_(const char *s, uint64_t *ret_ms);
 int preempt_time_rfc1123_(const char *s, uint64_t *ret_ms);
 
@@ -86,12 +103,37 @@ int preempt_gce_value_(const char *key, const char *value);
  * -EPROTO. */
 int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *ret_ms);
 
+/* One AWS scheduled event (meta-data/events/maintenance/scheduled). */
+struct preempt_aws_event {
+    char id[64];
+    char code[32];
+    uint64_t not_before_ms;
+    bool ends; /* instance-stop, -retirement, -reboot, system-reboot; system-maintenance does not */
+    bool noticed; /* the source's: a notice was given for it (false when decoded) */
+};
+/* Decodes the scheduled events document (a JSON array): the active events
+ * of a known code, at most max; *ret_bad the events that could not be read
+ * (skipped). NotBefore is "21 Jan 2019 09:00:43 GMT" (or ISO 8601).
+ * Returns 0, or -EPROTO for a body that is no array. */
+int preempt_aws_scheduled_(const char *body, struct preempt_aws_event *ev, size_t max, size_t *ret_n,
+                           size_t *ret_bad);
+
+/* meta-data/autoscaling/target-lifecycle-state: PREEMPT_META_NOTICE when
+ * the Auto Scaling group is taking the instance out (Terminated, or to a
+ * warm pool's Stopped, Hibernated or Terminated), else -1. */
+int preempt_aws_lifecycle_(const char *value);
+
+/* GCE instance/upcoming-maintenance (JSON): 0 with the window's start and
+ * a description in what, or -EPROTO. */
+int preempt_gce_upcoming_(const char *body, uint64_t *ret_start_ms, char *what, size_t size);
+
 /* One Azure scheduled event that matters to this VM. */
 struct preempt_azure_event {
     char id[64];
     char type[16];
     uint64_t not_before_ms; /* 0: none given (the event has started) */
     bool started;           /* EventStatus "Started": it is happening (or, after a reboot, happened) */
+    bool reported;          /* the source's: a notice was given for it (false when decoded) */
 };
 /* Decodes a scheduledevents document: the events that end this VM
  * (Preempt, Terminate, Reboot, Redeploy naming vm, or every VM when vm is

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* timegm */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@
 #define AWS_V1_MS 300000           /* after a token failure, IMDSv1 this long before the next token try */
 #define AWS_TOKEN_TTL_S 21600
 #define AWS_TOKEN_RENEW_S 60       /* renew this long before the token expires */
+#define AWS_MAX_EVENTS 16
+#define AWS_SCHED_LEAD_MS 300000 /* a scheduled event becomes a notice 5 min before its NotBefore */
+#define AWS_LATE_LEAD_MS 10000   /* ... at least 10 s from now: time to try a save */
 #define AZURE_FIRST_TIMEOUT_MS 120000 /* the first call enables the service: up to 2 min */
 #define AZURE_MAX_EVENTS 16
 #define AZURE_LATE_LEAD_MS 10000 /* a Scheduled event past its NotBefore: it starts any moment, still time to try a save */
@@ -102,12 +106,21 @@ static int name_index(const char *names, const char *name)
 int preempt_time_rfc1123_(const char *s, uint64_t *ret_ms)
 {
     struct tm tm;
-    char wd[4], mon[4];
+    char wd[4] = "", mon[4];
     int day, year, h, mi, sec, n = -1, m;
 
-    if (!s || sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &day, mon, &year, &h, &mi, &sec,
-                     &n) != 7 || n < 0 || s[n] || strlen(wd) != 3 || strlen(mon) != 3 ||
-        name_index("SunMonTueWedThuFriSat", wd) < 0 || (m = name_index("JanFebMarAprMayJunJulAugSepOctNovDec", mon)) < 0 ||
+    if (!s)
+        return -EINVAL;
+    if (isalpha((unsigned char)s[0])) { /* the weekday is optional (AWS leaves it out) */
+        if (sscanf(s, "%3[A-Za-z], %n", wd, &n) != 1 || n < 0 || strlen(wd) != 3 ||
+            name_index("SunMonTueWedThuFriSat", wd) < 0)
+            return -EINVAL;
+        s += n;
+        n = -1;
+    }
+    if (!isdigit((unsigned char)s[0]) ||
+        sscanf(s, "%2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", &day, mon, &year, &h, &mi, &sec, &n) != 6 || n < 0 ||
+        s[n] || strlen(mon) != 3 || (m = name_index("JanFebMarAprMayJunJulAugSepOctNovDec", mon)) < 0 ||
         !set_tm(&tm, year, m + 1, day, h, mi, sec))
         return -EINVAL;
     return finish_time(&tm, 0, 0, ret_ms);
@@ -148,6 +161,83 @@ int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *r
 
     if (a && t && *a && preempt_time_iso8601_(t, ret_ms) == 0) {
         (void)snprintf(action, size, "%s", a);
+        r = 0;
+    }
+    json_decref(j);
+    return r;
+}
+
+/* A date as the clouds and their emulators write it: RFC 1123 or ISO 8601. */
+static bool read_date(const char *s, uint64_t *ret_ms)
+{
+    return preempt_time_rfc1123_(s, ret_ms) == 0 || preempt_time_iso8601_(s, ret_ms) == 0;
+}
+
+int preempt_aws_scheduled_(const char *body, struct preempt_aws_event *ev, size_t max, size_t *ret_n,
+                           size_t *ret_bad)
+{
+    static const char *const ending[] = { "instance-stop", "instance-retirement", "instance-reboot", "system-reboot" };
+    json_error_t err;
+    json_t *j = body ? json_loads(body, 0, &err) : NULL, *e;
+    size_t i, n = 0;
+
+    *ret_n = *ret_bad = 0;
+    if (!json_is_array(j)) {
+        json_decref(j);
+        return -EPROTO;
+    }
+    json_array_foreach(j, i, e) {
+        const char *id = json_string_value(json_object_get(e, "EventId"));
+        const char *code = json_string_value(json_object_get(e, "Code"));
+        const char *nb = json_string_value(json_object_get(e, "NotBefore"));
+        const char *state = json_string_value(json_object_get(e, "State"));
+        uint64_t ms;
+        bool ends = false;
+
+        if (!id || !code || !nb || strlen(id) >= sizeof(ev->id) ||
+            !read_date(nb, &ms)) {
+            (*ret_bad)++; /* skipped; the others still count */
+            continue;
+        }
+        if ((state && strcmp(state, "active")) || n == max)
+            continue; /* completed or canceled */
+        for (size_t k = 0; k < sizeof(ending) / sizeof(ending[0]); k++)
+            ends = ends || !strcmp(code, ending[k]);
+        if (!ends && strcmp(code, "system-maintenance"))
+            continue; /* a code this library does not know */
+        (void)snprintf(ev[n].id, sizeof(ev[n].id), "%s", id);
+        (void)snprintf(ev[n].code, sizeof(ev[n].code), "%s", code);
+        ev[n].not_before_ms = ms;
+        ev[n].ends = ends;
+        ev[n].noticed = false;
+        n++;
+    }
+    json_decref(j);
+    *ret_n = n;
+    return 0;
+}
+
+int preempt_aws_lifecycle_(const char *value)
+{
+    static const char *const leaving[] = { "Terminated", "Warmed:Terminated", "Warmed:Stopped", "Warmed:Hibernated" };
+
+    for (size_t i = 0; i < sizeof(leaving) / sizeof(leaving[0]); i++)
+        if (!strcmp(value, leaving[i]))
+            return PREEMPT_META_NOTICE;
+    return -1; /* InService, Pending, Warmed:Running, ... */
+}
+
+int preempt_gce_upcoming_(const char *body, uint64_t *ret_start_ms, char *what, size_t size)
+{
+    json_t *j = load_object(body);
+    const char *start = json_string_value(json_object_get(j, "windowStartTime"));
+    const char *type = json_string_value(json_object_get(j, "type"));
+    const char *status = json_string_value(json_object_get(j, "maintenanceStatus"));
+    int r = -EPROTO;
+
+    if (start && preempt_time_iso8601_(start, ret_start_ms) == 0) {
+        (void)snprintf(what, size, "upcoming-maintenance %.20s %.20s from %.40s", type ? type : "?",
+                       status ? status : "?", start);
         r = 0;
     }
     json_decref(j);
@@ -200,7 +290,7 @@ int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure
         /* One event that cannot be read is skipped, never the document:
          * the others' advance warning must not be lost with it. */
         if (!id || !type || strlen(id) >= sizeof(ev->id) ||
-            (nb && *nb && preempt_time_rfc1123_(nb, &ms) < 0 && preempt_time_iso8601_(nb, &ms) < 0)) {
+            (nb && *nb && !read_date(nb, &ms))) {
             (*ret_bad)++;
             continue;
         }
@@ -210,6 +300,7 @@ int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure
         (void)snprintf(ev[n].type, sizeof(ev[n].type), "%s", type);
         ev[n].not_before_ms = ms;
         ev[n].started = status && !strcmp(status, "Started");
+        ev[n].reported = false;
         n++;
     }
     json_decref(j);
@@ -219,7 +310,11 @@ int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure
 
 /* ---- the sources (shell) ----------------------------------------------------------------------------- */
 
-enum step { GCE_READ, AWS_TOKEN, AWS_ACTION, AWS_REBALANCE, AZURE_NAME, AZURE_EVENTS };
+enum step {
+    GCE_READ,
+    AWS_TOKEN, AWS_ACTION, AWS_REBALANCE, AWS_SCHEDULED, AWS_LIFECYCLE,
+    AZURE_NAME, AZURE_EVENTS, AZURE_APPROVE,
+};
 
 struct chan {
     struct preempt_meta *m;
@@ -240,7 +335,7 @@ struct preempt_meta {
     struct preempt_meta_opts o;
     char *url;
     struct preempt_http *http;
-    struct chan ch[2];
+    struct chan ch[3];
     unsigned n_ch;
     unsigned long requests;
     /* AWS */
@@ -249,6 +344,10 @@ struct preempt_meta {
     uint64_t action_deadline; /* the instance action's deadline reported (0: none) */
     bool rebalance_on;        /* a rebalance recommendation is listed (reported once while it is) */
     uint64_t v1_until;        /* the token failed: IMDSv1 (no token) until then (monotonic ms) */
+    struct preempt_aws_event sched[AWS_MAX_EVENTS]; /* listed last time; .ends: a notice was given */
+    size_t n_sched;
+    bool sched_bad;           /* the last list (or an event in it) could not be read: said once per streak */
+    bool lifecycle_on;        /* the Auto Scaling group is taking the instance out (reported once) */
     /* Azure */
     char vm[256];
     bool named, first_events;
@@ -257,6 +356,9 @@ struct preempt_meta {
     bool name_failed; /* the last lookup of this VM's name failed: said once per streak */
     struct preempt_azure_event az[AZURE_MAX_EVENTS];
     size_t n_az;
+    bool approving;   /* the StartRequests POST is in flight */
+    /* GCE */
+    uint64_t upcoming_ms; /* the upcoming maintenance window reported (its start; 0: none) */
 };
 
 #define mlog(m, ...) preempt_logf_((m)->o.log, (m)->o.arg, __VA_ARGS__)
@@ -316,7 +418,10 @@ static void chan_later(struct chan *c, uint64_t ms)
 
 /* Starts one request of channel c: GET (or PUT when put) url/path with the
  * given headers (NULL-terminated), bounded by timeout_ms. */
-static void chan_request(struct chan *c, bool put, const char *path, uint64_t timeout_ms, const char *const *hdrs)
+/* Starts METHOD (NULL: GET) of path with the headers and, for a PUT or a
+ * POST, body (copied by curl). */
+static void chan_request(struct chan *c, const char *method, const char *path, const char *body, uint64_t timeout_ms,
+                         const char *const *hdrs)
 {
     struct preempt_meta *m = c->m;
     char url[2048];
@@ -350,9 +455,9 @@ static void chan_request(struct chan *c, bool put, const char *path, uint64_t ti
         (void)curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
         (void)curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)m->o.timeout_ms);
         (void)curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-        if (put) {
-            (void)curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
-            (void)curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+        if (method) {
+            (void)curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+            (void)curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body ? body : "");
         }
         m->requests++;
         if (preempt_http_add_(m->http, e, on_done, c) == 0)
@@ -438,7 +543,52 @@ static void gce_read(struct chan *c)
         (void)snprintf(path, sizeof(path), "computeMetadata/v1/instance/%s", c->key);
     }
     c->step = GCE_READ;
-    chan_request(c, false, path, timeout, hdrs);
+    chan_request(c, NULL, path, NULL, timeout, hdrs);
+}
+
+/* After a reply with an ETag, wait for the next change at once; else poll. */
+static void gce_next(struct chan *c)
+{
+    if (c->new_etag[0] && strcmp(c->new_etag, c->etag) != 0) {
+        (void)snprintf(c->etag, sizeof(c->etag), "%s", c->new_etag);
+        gce_read(c);
+    } else {
+        chan_later(c, c->m->o.poll_ms); /* no ETag, or a server that does not wait */
+    }
+}
+
+/* instance/upcoming-maintenance (VMs with advanced maintenance): 404 while
+ * none is planned. A window announced (days ahead, as a rule) is advisory:
+ * a checkpoint once per window; the notice itself comes through
+ * maintenance-event when the window begins. */
+static void gce_upcoming(struct chan *c, long http, CURLcode res, const char *what)
+{
+    struct preempt_meta *m = c->m;
+    char text[200];
+    uint64_t start;
+
+    if (res == CURLE_OK && http == 404) {
+        chan_ok(c, what);
+        m->upcoming_ms = 0;
+        c->etag[0] = '\0';
+        chan_later(c, m->o.poll_ms);
+        return;
+    }
+    if (res != CURLE_OK || http != 200) {
+        chan_failed(c, what, http, res);
+        c->etag[0] = '\0';
+        chan_later(c, m->o.poll_ms);
+        return;
+    }
+    chan_ok(c, what);
+    if (preempt_gce_upcoming_(trimmed(c), &start, text, sizeof(text)) < 0) {
+        if (!c->failing)
+            mlog(m, 2, "metadata %s: cannot read \"%.80s\"; ignored", what, c->reply.data ? c->reply.data : "");
+    } else if (start != m->upcoming_ms) {
+        m->upcoming_ms = start;
+        report(m, PREEMPT_META_ADVISORY, 0, text);
+    }
+    gce_next(c);
 }
 
 static void gce_done(struct chan *c, long http, CURLcode res)
@@ -449,6 +599,10 @@ static void gce_done(struct chan *c, long http, CURLcode res)
     int kind;
 
     (void)snprintf(what, sizeof(what), "instance/%s", c->key);
+    if (c == &m->ch[2]) {
+        gce_upcoming(c, http, res, what);
+        return;
+    }
     if (res != CURLE_OK || http != 200) {
         chan_failed(c, what, http, res);
         c->etag[0] = '\0'; /* read afresh */
@@ -472,15 +626,10 @@ static void gce_done(struct chan *c, long http, CURLcode res)
     else if (kind == PREEMPT_META_ADVISORY && c->reported != PREEMPT_META_ADVISORY)
         report(m, PREEMPT_META_ADVISORY, 0, what);
     else if (kind == -1 && c->reported == PREEMPT_META_NOTICE &&
-             (m->n_ch < 2 || m->ch[c == &m->ch[0]].reported != PREEMPT_META_NOTICE))
+             m->ch[c == &m->ch[0]].reported != PREEMPT_META_NOTICE) /* the other of the two notice keys */
         report(m, PREEMPT_META_WITHDRAWN, 0, what);
     c->reported = kind;
-    if (c->new_etag[0] && strcmp(c->new_etag, c->etag) != 0) {
-        (void)snprintf(c->etag, sizeof(c->etag), "%s", c->new_etag);
-        gce_read(c); /* wait for the next change at once */
-    } else {
-        chan_later(c, m->o.poll_ms); /* no ETag, or a server that does not wait */
-    }
+    gce_next(c);
 }
 
 /* ---- AWS ---- */
@@ -492,10 +641,12 @@ static void aws_get(struct chan *c, enum step step)
 
     (void)snprintf(tok, sizeof(tok), "X-aws-ec2-metadata-token: %s", c->m->token);
     c->step = step;
-    chan_request(c, false,
-                 step == AWS_ACTION ? "latest/meta-data/spot/instance-action"
-                                    : "latest/meta-data/events/recommendations/rebalance",
-                 c->m->o.timeout_ms, hdrs);
+    chan_request(c, NULL,
+                 step == AWS_ACTION      ? "latest/meta-data/spot/instance-action"
+                 : step == AWS_REBALANCE ? "latest/meta-data/events/recommendations/rebalance"
+                 : step == AWS_SCHEDULED ? "latest/meta-data/events/maintenance/scheduled"
+                                         : "latest/meta-data/autoscaling/target-lifecycle-state",
+                 NULL, c->m->o.timeout_ms, hdrs);
 }
 
 static void aws_poll(struct chan *c)
@@ -509,14 +660,81 @@ static void aws_poll(struct chan *c)
     }
     static const char *const hdrs[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL };
     c->step = AWS_TOKEN;
-    chan_request(c, true, "latest/api/token", m->o.timeout_ms, hdrs);
+    chan_request(c, "PUT", "latest/api/token", NULL, m->o.timeout_ms, hdrs);
+}
+
+/* The element of an array of events (each begins with its id) with id. */
+static const void *find_id(const void *ev, size_t n, size_t size, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp((const char *)ev + i * size, id))
+            return (const char *)ev + i * size;
+    return NULL;
+}
+#define FIND_EVENT(ev, n, id) ((const __typeof__(*(ev)) *)find_id((ev), (n), sizeof(*(ev)), (id)))
+_Static_assert(offsetof(struct preempt_aws_event, id) == 0, "find_id: the id first");
+_Static_assert(offsetof(struct preempt_azure_event, id) == 0, "find_id: the id first");
+
+/* Scheduled events come days ahead: one that ends the instance is an
+ * advisory checkpoint when first listed and a notice, with its NotBefore
+ * as the deadline, once it is AWS_SCHED_LEAD_MS away (a notice days ahead
+ * would stop training at once, and every restart on this instance again);
+ * system-maintenance stays advisory. Reported once per event and kind;
+ * when every event it gave notice of is gone (canceled, completed) and no
+ * instance action came, withdrawn. */
+static void aws_scheduled(struct preempt_meta *m, const char *body)
+{
+    struct preempt_aws_event now[AWS_MAX_EVENTS];
+    size_t n = 0, bad = 0;
+    bool noticed_before = false, noticed_now = false;
+    uint64_t t = wall_ms();
+    char text[200];
+
+    if (preempt_aws_scheduled_(body, now, AWS_MAX_EVENTS, &n, &bad) < 0) {
+        if (!m->sched_bad)
+            mlog(m, 2, "metadata events/maintenance/scheduled: not a scheduled events list: \"%.80s\"; kept what "
+                 "was known (said once until one reads)", body);
+        m->sched_bad = true;
+        return;
+    }
+    if (bad && !m->sched_bad)
+        mlog(m, 2, "metadata events/maintenance/scheduled: %zu event(s) cannot be read and are skipped; the others "
+             "count (said once until every event reads)", bad);
+    m->sched_bad = bad > 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct preempt_aws_event *old = FIND_EVENT(m->sched, m->n_sched, now[i].id);
+        bool due = now[i].ends && now[i].not_before_ms <= t + AWS_SCHED_LEAD_MS;
+
+        now[i].noticed = old && old->noticed;
+        if (due && !now[i].noticed) {
+            uint64_t d = now[i].not_before_ms > t + AWS_LATE_LEAD_MS ? now[i].not_before_ms : t + AWS_LATE_LEAD_MS;
+
+            (void)snprintf(text, sizeof(text), "scheduled event %.31s %.63s", now[i].code, now[i].id);
+            report(m, PREEMPT_META_NOTICE, d, text);
+            now[i].noticed = true;
+        } else if (!old) {
+            (void)snprintf(text, sizeof(text), "scheduled event %.31s %.63s in %llu s", now[i].code, now[i].id,
+                           (unsigned long long)(now[i].not_before_ms > t ? (now[i].not_before_ms - t) / 1000 : 0));
+            report(m, PREEMPT_META_ADVISORY, 0, text);
+        }
+        noticed_now = noticed_now || now[i].noticed;
+    }
+    for (size_t i = 0; i < m->n_sched; i++)
+        noticed_before = noticed_before || m->sched[i].noticed;
+    memcpy(m->sched, now, n * sizeof(now[0]));
+    m->n_sched = n;
+    if (noticed_before && !noticed_now && !m->action_deadline)
+        report(m, PREEMPT_META_WITHDRAWN, 0, "the scheduled events were canceled");
 }
 
 static void aws_done(struct chan *c, long http, CURLcode res)
 {
     struct preempt_meta *m = c->m;
-    const char *what = c->step == AWS_TOKEN ? "IMDSv2 token" : c->step == AWS_ACTION ? "spot/instance-action"
-                                                                                  : "rebalance recommendation";
+    const char *what = c->step == AWS_TOKEN       ? "IMDSv2 token"
+                       : c->step == AWS_ACTION    ? "spot/instance-action"
+                       : c->step == AWS_REBALANCE ? "rebalance recommendation"
+                       : c->step == AWS_SCHEDULED ? "events/maintenance/scheduled"
+                                                  : "autoscaling/target-lifecycle-state";
     char action[32], text[200];
     uint64_t t;
 
@@ -577,12 +795,25 @@ static void aws_done(struct chan *c, long http, CURLcode res)
             }
         }
         aws_get(c, AWS_REBALANCE);
-    } else {
+    } else if (c->step == AWS_REBALANCE) {
         /* Once while it is listed: its noticeTime may move between
          * requests, and every change took another checkpoint. */
         if (http == 200 && !m->rebalance_on)
             report(m, PREEMPT_META_ADVISORY, 0, "rebalance recommendation");
         m->rebalance_on = http == 200;
+        aws_get(c, AWS_SCHEDULED);
+    } else if (c->step == AWS_SCHEDULED) {
+        aws_scheduled(m, http == 200 ? trimmed(c) : "[]");
+        aws_get(c, AWS_LIFECYCLE);
+    } else {
+        const char *v = http == 200 ? trimmed(c) : "";
+        bool leaving = preempt_aws_lifecycle_(v) == PREEMPT_META_NOTICE;
+
+        if (leaving && !m->lifecycle_on) { /* once while it holds; the hook's timeout is not known here */
+            (void)snprintf(text, sizeof(text), "autoscaling/target-lifecycle-state %.40s", v);
+            report(m, PREEMPT_META_NOTICE, 0, text);
+        }
+        m->lifecycle_on = leaving;
         chan_later(c, m->o.poll_ms);
     }
 }
@@ -597,18 +828,10 @@ static void azure_request(struct chan *c, enum step step)
     c->step = step;
     if (step == AZURE_EVENTS && c->m->first_events && timeout < AZURE_FIRST_TIMEOUT_MS)
         timeout = AZURE_FIRST_TIMEOUT_MS;
-    chan_request(c, false,
+    chan_request(c, NULL,
                  step == AZURE_NAME ? "metadata/instance/compute/name?api-version=2021-02-01&format=text"
                                     : "metadata/scheduledevents?api-version=2020-07-01",
-                 timeout, hdrs);
-}
-
-static const struct preempt_azure_event *find_event(const struct preempt_azure_event *ev, size_t n, const char *id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(ev[i].id, id))
-            return &ev[i];
-    return NULL;
+                 NULL, timeout, hdrs);
 }
 
 static void azure_events(struct preempt_meta *m, const char *body)
@@ -632,11 +855,12 @@ static void azure_events(struct preempt_meta *m, const char *body)
     m->az_bad = bad > 0;
     m->az_read = true;
     for (size_t i = 0; i < n; i++) {
-        const struct preempt_azure_event *old = find_event(m->az, m->n_az, now[i].id);
+        const struct preempt_azure_event *old = FIND_EVENT(m->az, m->n_az, now[i].id);
         uint64_t t = wall_ms(), d = now[i].not_before_ms ? now[i].not_before_ms : t;
 
         if (!now[i].started && now[i].not_before_ms && d < t + AZURE_LATE_LEAD_MS)
             d = t + AZURE_LATE_LEAD_MS; /* past its NotBefore but not started: a save may still make it */
+        now[i].reported = old && old->reported;
         if (old && (old->not_before_ms == 0 || (now[i].not_before_ms && now[i].not_before_ms >= old->not_before_ms)))
             continue;
         if (!old && first && now[i].started && strcmp(now[i].type, "Preempt") && strcmp(now[i].type, "Terminate")) {
@@ -649,9 +873,10 @@ static void azure_events(struct preempt_meta *m, const char *body)
         (void)snprintf(text, sizeof(text), "scheduled event %.15s %.63s (incarnation %lld)", now[i].type, now[i].id,
                        (long long)inc);
         report(m, PREEMPT_META_NOTICE, d, text);
+        now[i].reported = true;
     }
     for (size_t i = 0; i < m->n_az; i++)
-        gone = gone || !find_event(now, n, m->az[i].id);
+        gone = gone || !FIND_EVENT(now, n, m->az[i].id);
     memcpy(m->az, now, n * sizeof(now[0]));
     m->n_az = n;
     if (gone && n == 0)
@@ -661,6 +886,16 @@ static void azure_events(struct preempt_meta *m, const char *body)
 static void azure_done(struct chan *c, long http, CURLcode res)
 {
     struct preempt_meta *m = c->m;
+
+    if (c->step == AZURE_APPROVE) { /* the last request: nothing follows */
+        if (res == CURLE_OK && http == 200)
+            mlog(m, 1, "metadata: scheduled events approved (StartRequests): they may start now");
+        else
+            mlog(m, 2, "metadata: the approval of the scheduled events failed (curl %d, HTTP %ld); they start at "
+                 "their NotBefore", (int)res, http);
+        m->approving = false;
+        return;
+    }
 
     if (c->step == AZURE_NAME) {
         const char *name = trimmed(c);
@@ -707,10 +942,13 @@ static void on_done(CURL *easy, CURLcode res, void *arg)
     case AWS_TOKEN:
     case AWS_ACTION:
     case AWS_REBALANCE:
+    case AWS_SCHEDULED:
+    case AWS_LIFECYCLE:
         aws_done(c, http, res);
         break;
     case AZURE_NAME:
     case AZURE_EVENTS:
+    case AZURE_APPROVE:
         azure_done(c, http, res);
         break;
     }
@@ -722,6 +960,8 @@ static void on_next(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    if (c->m->approving)
+        return; /* the approval was the last request */
     if (c->m->o.platform == PREEMPT_PLATFORM_AWS)
         aws_poll(c);
     else if (c->m->o.platform == PREEMPT_PLATFORM_AZURE)
@@ -752,11 +992,11 @@ int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o
     if (m->url)
         for (n = strlen(m->url); n > 0 && m->url[n - 1] == '/'; n--)
             m->url[n - 1] = '\0';
-    m->n_ch = o->platform == PREEMPT_PLATFORM_GCE || o->platform == PREEMPT_PLATFORM_GCE_GPU ? 2 : 1;
+    m->n_ch = o->platform == PREEMPT_PLATFORM_GCE || o->platform == PREEMPT_PLATFORM_GCE_GPU ? 3 : 1;
     for (unsigned i = 0; r == 0 && i < m->n_ch; i++) {
         m->ch[i].m = m;
         m->ch[i].reported = -1;
-        m->ch[i].key = i == 0 ? "maintenance-event" : "preempted";
+        m->ch[i].key = i == 0 ? "maintenance-event" : i == 1 ? "preempted" : "upcoming-maintenance";
         m->ch[i].ev_next = evtimer_new(base, on_next, &m->ch[i]);
         if (!m->ch[i].ev_next)
             r = -ENOMEM;
@@ -770,6 +1010,55 @@ int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o
         chan_later(&m->ch[i], 0);
     *ret = m;
     return 0;
+}
+
+int preempt_meta_approve_(struct preempt_meta *m)
+{
+    static const char *const hdrs[] = { "Metadata: true", "Content-Type: application/json", NULL };
+    json_t *body, *reqs;
+    char *text;
+    size_t n = 0;
+
+    if (!m || m->o.platform != PREEMPT_PLATFORM_AZURE)
+        return 0;
+    body = json_object();
+    reqs = json_array();
+    for (size_t i = 0; i < m->n_az && body && reqs; i++) {
+        if (m->az[i].started || !m->az[i].reported)
+            continue; /* only the events this process gave notice of and that wait for their NotBefore */
+        if (json_array_append_new(reqs, json_pack("{s:s}", "EventId", m->az[i].id)) == 0)
+            n++;
+    }
+    if (n == 0 || !body || !reqs || json_object_set_new(body, "StartRequests", reqs) < 0) {
+        if (n == 0 || !body)
+            json_decref(reqs);
+        json_decref(body);
+        return n ? -ENOMEM : 0;
+    }
+    text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (!text)
+        return -ENOMEM;
+    for (unsigned i = 0; i < m->n_ch; i++) { /* the polls end: this is the last request */
+        chan_stop(&m->ch[i]);
+        (void)evtimer_del(m->ch[i].ev_next);
+    }
+    m->ch[0].step = AZURE_APPROVE;
+    m->approving = true;
+    mlog(m, 1, "metadata: approving %zu scheduled event(s) now that the checkpoint is committed: %s", n, text);
+    chan_request(&m->ch[0], "POST", "metadata/scheduledevents?api-version=2020-07-01", text, m->o.timeout_ms, hdrs);
+    free(text);
+    if (!m->ch[0].easy) { /* could not start */
+        (void)evtimer_del(m->ch[0].ev_next);
+        m->approving = false;
+        return -ENOMEM;
+    }
+    return 1;
+}
+
+bool preempt_meta_idle_(void *m)
+{
+    return !m || !((struct preempt_meta *)m)->approving;
 }
 
 unsigned long preempt_meta_requests_(const struct preempt_meta *m)

@@ -159,6 +159,20 @@ GCE_METADATA_HOST=metadata.example GCE_METADATA_IP=${URL#http://} "$TRAINER" --p
 eq "GCE_METADATA_HOST a name: GCE_METADATA_IP instead" "$?/$(field "$TMP/host2.out" notice source)" 143/gce
 expect "GCE_METADATA_HOST a name: warned" grep -q "GCE_METADATA_HOST=metadata.example is a host name" "$TMP/host2.out"
 
+# instance/upcoming-maintenance (404 while none): a window announced is an
+# advisory checkpoint, once per window; training goes on
+put "$G/maintenance-event" NONE
+put "$G/preempted" FALSE
+train upc --platform gce --metadata-url "$URL" --metadata-poll-ms 50 --steps 600 --step-ms 5
+wait_for "$TMP/upc.out" '"event":"start"' 10
+sleep 0.3
+put "$G/upcoming-maintenance" "{\"type\": \"SCHEDULED\", \"maintenanceStatus\": \"PENDING\", \"canReschedule\": true,
+ \"windowStartTime\": \"$(date -u -d '+2 days' +%Y-%m-%dT%H:%M:%SZ)\", \"windowEndTime\": \"$(date -u -d '+3 days' +%Y-%m-%dT%H:%M:%SZ)\"}"
+finish_bg
+eq "upcoming maintenance: one checkpoint, training finishes" "$rc/$(count_events "$TMP/upc.out" saved)" 0/1
+expect "upcoming maintenance: named" grep -q "upcoming-maintenance SCHEDULED PENDING" "$TMP/upc.err"
+rm -f "$G/upcoming-maintenance"
+
 # GCE_METADATA_IP chooses the service when no URL is configured
 put "$G/maintenance-event" NONE
 put "$G/preempted" TRUE
@@ -226,6 +240,44 @@ finish_bg
 eq "a moving instance-action time: one notice, both saves, exit 42" \
     "$(count_events "$TMP/aws4.out" notice)/$(count_events "$TMP/aws4.out" saved)/$rc" 1/2/42
 rm -f "$A/spot/instance-action"
+
+# Scheduled events (events/maintenance/scheduled, dates as AWS writes them,
+# without a weekday): one days ahead is an advisory checkpoint once; the
+# same event 5 min ahead is a notice with its NotBefore; completed and
+# canceled ones count for nothing (they were not read at all)
+sched() { # CODE STATE SECONDS-AHEAD
+    put "$A/events/maintenance/scheduled" "[{\"NotBefore\": \"$(LC_ALL=C date -u -d "+$3 seconds" '+%d %b %Y %H:%M:%S GMT')\",
+ \"Code\": \"$1\", \"Description\": \"scheduled\", \"EventId\": \"instance-event-0d59937288b749b32\",
+ \"NotAfter\": \"$(LC_ALL=C date -u -d "+$(($3 + 7200)) seconds" '+%d %b %Y %H:%M:%S GMT')\", \"State\": \"$2\"},
+ {\"NotBefore\": \"yesterday\", \"Code\": \"instance-stop\", \"EventId\": \"instance-event-bad\", \"State\": \"active\"}]"
+}
+sched instance-stop active 259200
+train aws5 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+wait_for "$TMP/aws5.out" '"event":"saved"' 10
+sleep 0.5
+eq "scheduled 3 days ahead: one advisory checkpoint, training goes on" \
+    "$(count_events "$TMP/aws5.out" saved)/$(count_events "$TMP/aws5.out" exit)" 1/0
+expect "an unreadable event is skipped, said once" test "$(grep -c 'cannot be read and are skipped' "$TMP/aws5.err")" -eq 1
+sched instance-stop active 240
+finish_bg
+eq "scheduled 4 min ahead: a notice, saved, exit 42" "$rc/$(field "$TMP/aws5.out" notice source)" 42/aws
+between "scheduled: its NotBefore is the deadline" "$(field "$TMP/aws5.out" notice deadline_in_ms)" 230000 240000
+sched system-reboot completed 60
+train aws6 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 300 --step-ms 5
+finish_bg
+eq "a completed event: nothing" "$rc/$(count_events "$TMP/aws6.out" saved)" 0/0
+rm -f "$A/events/maintenance/scheduled"
+
+# The Auto Scaling group takes the instance out (target-lifecycle-state)
+put "$A/autoscaling/target-lifecycle-state" InService
+train aws7 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+wait_for "$TMP/aws7.out" '"event":"start"' 10
+sleep 0.5
+put "$A/autoscaling/target-lifecycle-state" Warmed:Stopped
+finish_bg
+eq "lifecycle Warmed:Stopped: a notice, saved, exit 42" "$rc/$(count_events "$TMP/aws7.out" saved)" 42/1
+expect "lifecycle: named" grep -q "target-lifecycle-state Warmed:Stopped" "$TMP/aws7.err"
+rm -f "$A/autoscaling/target-lifecycle-state"
 stop_fake
 
 # IMDSv1 when the token never comes (a container behind hop limit 1): the
@@ -269,6 +321,21 @@ expect "other VMs' events and Freeze are not notices" test "$(count_events "$TMP
 expect "the VM's name was read" grep -q "this VM is vm-7" "$TMP/az1.err"
 eq "cancelled: the digest of an uninterrupted run" "$(field "$TMP/az1.out" done state_digest)" \
     "$("$TRAINER" --platform none --ckpt-dir "$TMP/ref600.ck" --steps 600 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')"
+
+# Once the preemption's checkpoint is committed, the events this trainer
+# gave notice of are approved (StartRequests), so that Azure goes ahead
+# before NotBefore; other VMs' events are not; --no-azure-approve sends none
+events 5 "$(ev A4 Preempt vm-7 "$(nb 40)"), $(ev A5 Preempt vm-3 "$(nb 40)")"
+train az9 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+finish_bg
+eq "approval: saved, exit 42" "$rc/$(count_events "$TMP/az9.out" saved)" 42/1
+expect "approval: this VM's event approved after the commit" grep -qF 'APPROVE {"StartRequests":[{"EventId":"A4"}]}' "$TMP/az.log"
+expect "approval: accepted" grep -q "POST /metadata/scheduledevents 200" "$TMP/az.log"
+expect "approval: logged" grep -q "scheduled events approved" "$TMP/az9.err"
+_a=$(grep -c "^APPROVE" "$TMP/az.log")
+train az10 --platform azure --no-azure-approve --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+finish_bg
+eq "--no-azure-approve: saved, exit 42, no approval" "$rc/$(grep -c "^APPROVE" "$TMP/az.log")" "42/$_a"
 
 put "$Z/scheduledevents" '{"DocumentIncarnation": "x", "Events": 7}'
 train az2 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100 --step-ms 5

@@ -76,6 +76,8 @@ static const char usage[] =
     "  --metadata-poll-ms MS  metadata poll period (default 1000)\n"
     "  --no-advisory      no checkpoint on advisory notices (AWS rebalance, GCE\n"
     "                     live migration)\n"
+    "  --no-azure-approve after a committed preemption save, do not approve the\n"
+    "                     Azure scheduled events (StartRequests)\n"
     "  --kill-delay-ms MS time from SIGTERM to SIGKILL (default: the launcher's\n"
     "                     known delay, if any); a signal's deadline\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
@@ -508,7 +510,7 @@ static void *idle_thread(void *arg)
 enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT_CODE, OPT_TRACE, OPT_KEEP,
        OPT_SIGNAL, OPT_SECOND, OPT_PLAN, OPT_SAVE_MS, OPT_CUSTOM, OPT_POLL_FILE, OPT_POLL_MS, OPT_RAISE, OPT_FAIL,
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
-       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY,
+       OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
        OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START };
 
@@ -553,7 +555,7 @@ int main(int argc, char **argv)
         { "etcd-timeout-ms", required_argument, NULL, OPT_ETCD_TIMEOUT },
         { "platform", required_argument, NULL, OPT_PLATFORM }, { "metadata-url", required_argument, NULL, OPT_META_URL },
         { "metadata-poll-ms", required_argument, NULL, OPT_META_POLL },
-        { "no-advisory", no_argument, NULL, OPT_NO_ADVISORY },
+        { "no-advisory", no_argument, NULL, OPT_NO_ADVISORY }, { "no-azure-approve", no_argument, NULL, OPT_NO_APPROVE },
         { "kill-delay-ms", required_argument, NULL, OPT_KILL_DELAY },
         { "allreduce", required_argument, NULL, OPT_ALLREDUCE },
         { "start-over", no_argument, NULL, OPT_START_OVER },
@@ -681,6 +683,7 @@ int main(int argc, char **argv)
         case OPT_META_URL: cfg.metadata_url = optarg; break;
         case OPT_META_POLL: r = parse_u64("--metadata-poll-ms", optarg, 86400000, &cfg.metadata_poll_ms); break;
         case OPT_NO_ADVISORY: cfg.advisory_checkpoint = false; break;
+        case OPT_NO_APPROVE: cfg.azure_approve = false; break;
         case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
         case OPT_ALLREDUCE: r = parse_u64("--allreduce", optarg, 65535, &allreduce_port); break;
         case OPT_START_OVER: cfg.start_over = true; break;

@@ -254,6 +254,13 @@ struct preempt_config {
                                       end, and preempt_status.start_status says where it
                                       is. For asynchronous trainers (asyncio, a GUI loop)
                                       whose loop must keep running meanwhile */
+    bool azure_approve;          /**< Azure: once a preemption's checkpoint is committed,
+                                      approve the scheduled events this handler gave
+                                      notice of (StartRequests), so that the platform
+                                      goes ahead before their NotBefore (default true).
+                                      The request runs on the loop; a blocking handler
+                                      waits for it (metadata_timeout_ms at most) before
+                                      its process exits or when freed */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */

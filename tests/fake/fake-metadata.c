@@ -22,7 +22,9 @@
  *                         after DIR/token_life_ms (default: their TTL);
  *                         latest/api/token.delay_ms holds the token's answer
  *                         (hop limit 1: it never comes back).
- *   Azure /metadata/...   needs "Metadata: true" (else 400).
+ *   Azure /metadata/...   needs "Metadata: true" (else 400). POST
+ *                         /metadata/scheduledevents (the approval, with
+ *                         StartRequests) prints "APPROVE BODY", answers 200.
  *
  * Prints "port N" when it listens, then one line per reply:
  * "METHOD PATH STATUS", and "WAIT PATH ETAG" when a long poll starts.
@@ -130,10 +132,11 @@ struct pending {
 static void reply(struct evhttp_request *req, const char *path, int status, const char *body, size_t len)
 {
     struct evbuffer *b = evbuffer_new();
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 
     if (body)
         evbuffer_add(b, body, len);
-    printf("%s %s %d\n", evhttp_request_get_command(req) == EVHTTP_REQ_PUT ? "PUT" : "GET", path, status);
+    printf("%s %s %d\n", cmd == EVHTTP_REQ_PUT ? "PUT" : cmd == EVHTTP_REQ_POST ? "POST" : "GET", path, status);
     fflush(stdout);
     evhttp_send_reply(req, status, status == 200 ? "OK" : "Error", b);
     evbuffer_free(b);
@@ -195,6 +198,24 @@ static void later(struct evhttp_request *req, const char *path, long delay_ms, b
     p->until = now_ms() + (uint64_t)timeout_s * 1000;
     p->ev = evtimer_new(base, on_pending, p);
     evtimer_add(p->ev, &tv);
+}
+
+/* Azure's approval: POST scheduledevents {"StartRequests":[{"EventId":..}]}
+ * is printed as "APPROVE BODY" and answered 200 (an empty body is 400). */
+static void approve(struct evhttp_request *req, const char *path)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    char *body = calloc(1, len + 1);
+
+    if (body)
+        evbuffer_copyout(in, body, len);
+    printf("APPROVE %s\n", body ? body : "");
+    if (!body || len == 0 || !strstr(body, "\"StartRequests\""))
+        reply(req, path, 400, "{\"error\":\"Bad request\"}", 23);
+    else
+        reply(req, path, 200, "", 0);
+    free(body);
 }
 
 static bool token_ok(const char *tok)
@@ -267,6 +288,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 
         if (!m || strcmp(m, "true"))
             reply(req, path, 400, "{\"error\":\"Bad request. Required metadata header not specified\"}", 62);
+        else if (evhttp_request_get_command(req) == EVHTTP_REQ_POST)
+            approve(req, path);
         else if (delay)
             later(req, path, delay, false, NULL, 0);
         else

@@ -40,6 +40,58 @@ START_TEST(test_times)
     ck_assert_int_eq(preempt_time_iso8601_("2017-13-18T08:22:00Z", &ms), -EINVAL);
     ck_assert_int_eq(preempt_time_rfc1123_("", &ms), -EINVAL);
     ck_assert_int_eq(preempt_time_rfc1123_(NULL, &ms), -EINVAL);
+    /* AWS's scheduled events leave the weekday out */
+    ck_assert_int_eq(preempt_time_rfc1123_("18 Sep 2017 08:22:00 GMT", &ms), 0);
+    ck_assert_uint_eq(ms, 1505722920000ull);
+    ck_assert_int_eq(preempt_time_rfc1123_(", 18 Sep 2017 08:22:00 GMT", &ms), -EINVAL);
+}
+END_TEST
+
+/* AWS scheduled events, the Auto Scaling lifecycle, GCE's upcoming
+ * maintenance, as the services write them. */
+START_TEST(test_aws_and_gce_more)
+{
+    struct preempt_aws_event ev[4];
+    size_t n, bad;
+    uint64_t ms;
+    char what[200];
+
+    ck_assert_int_eq(preempt_aws_scheduled_(
+                         "[{\"NotBefore\": \"21 Jan 2019 09:00:43 GMT\", \"Code\": \"system-reboot\", "
+                         "\"EventId\": \"instance-event-0d59937288b749b32\", \"State\": \"active\"},"
+                         " {\"NotBefore\": \"21 Jan 2019 09:00:43 GMT\", \"Code\": \"system-maintenance\", "
+                         "\"EventId\": \"e2\"},"
+                         " {\"NotBefore\": \"21 Jan 2019 09:00:43 GMT\", \"Code\": \"instance-stop\", "
+                         "\"EventId\": \"e3\", \"State\": \"canceled\"},"
+                         " {\"NotBefore\": \"later\", \"Code\": \"instance-stop\", \"EventId\": \"e4\"},"
+                         " {\"NotBefore\": \"2019-01-21T09:00:43Z\", \"Code\": \"instance-teleport\", "
+                         "\"EventId\": \"e5\"}]",
+                         ev, 4, &n, &bad),
+                     0);
+    ck_assert_uint_eq(n, 2); /* canceled and unknown codes are left out */
+    ck_assert_uint_eq(bad, 1);
+    ck_assert_str_eq(ev[0].id, "instance-event-0d59937288b749b32");
+    ck_assert(ev[0].ends);
+    ck_assert_uint_eq(ev[0].not_before_ms, 1548061243000ull);
+    ck_assert_str_eq(ev[1].code, "system-maintenance");
+    ck_assert(!ev[1].ends);
+    ck_assert_int_eq(preempt_aws_scheduled_("{}", ev, 4, &n, &bad), -EPROTO);
+    ck_assert_int_eq(preempt_aws_scheduled_("[]", ev, 4, &n, &bad), 0);
+    ck_assert_uint_eq(n, 0);
+
+    ck_assert_int_eq(preempt_aws_lifecycle_("Terminated"), PREEMPT_META_NOTICE);
+    ck_assert_int_eq(preempt_aws_lifecycle_("Warmed:Hibernated"), PREEMPT_META_NOTICE);
+    ck_assert_int_eq(preempt_aws_lifecycle_("InService"), -1);
+    ck_assert_int_eq(preempt_aws_lifecycle_("Warmed:Running"), -1);
+
+    ck_assert_int_eq(preempt_gce_upcoming_("{\"type\": \"SCHEDULED\", \"maintenanceStatus\": \"PENDING\", "
+                                           "\"windowStartTime\": \"2019-01-21T09:00:43Z\"}",
+                                           &ms, what, sizeof(what)),
+                     0);
+    ck_assert_uint_eq(ms, 1548061243000ull);
+    ck_assert_str_eq(what, "upcoming-maintenance SCHEDULED PENDING from 2019-01-21T09:00:43Z");
+    ck_assert_int_eq(preempt_gce_upcoming_("{\"type\": \"SCHEDULED\"}", &ms, what, sizeof(what)), -EPROTO);
+    ck_assert_int_eq(preempt_gce_upcoming_("not found", &ms, what, sizeof(what)), -EPROTO);
 }
 END_TEST
 
@@ -291,6 +343,7 @@ int main(void)
     tcase_add_test(tc, test_dmi);
     tcase_add_test(tc, test_kill_delay_and_urls);
     tcase_add_test(tc, test_slurm_conf);
+    tcase_add_test(tc, test_aws_and_gce_more);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }
