@@ -294,8 +294,9 @@ int preempt_azure_events_(const char *body, const char *vm, struct preempt_azure
             (*ret_bad)++;
             continue;
         }
-        if (!ends_vm(type) || !names_vm(json_object_get(e, "Resources"), vm) || n == max)
-            continue;
+        if (!ends_vm(type) || !names_vm(json_object_get(e, "Resources"), vm) || n == max ||
+            (status && (!strcmp(status, "Completed") || !strcmp(status, "Canceled"))))
+            continue; /* a Completed or Canceled event is history, not a notice */
         (void)snprintf(ev[n].id, sizeof(ev[n].id), "%s", id);
         (void)snprintf(ev[n].type, sizeof(ev[n].type), "%s", type);
         ev[n].not_before_ms = ms;

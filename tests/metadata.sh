@@ -359,6 +359,34 @@ finish_bg
 eq "a Reboot that started before the trainer: trains to the end" "$rc/$(count_events "$TMP/az4.out" notice)" 0/0
 expect "a Reboot that started before the trainer: said so" grep -q "already happened to this VM" "$TMP/az4.err"
 
+# A Completed (or Canceled) event is history: the service keeps listing it
+# (before: taken as a Scheduled one past its NotBefore, a notice and exit)
+done_ev() { # ID TYPE STATUS
+    printf '{"EventId": "%s", "EventStatus": "%s", "EventType": "%s", "ResourceType": "VirtualMachine", "Resources": ["vm-7"], "NotBefore": "%s", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}' "$1" "$3" "$2" "$(nb -600)"
+}
+events 12 "$(done_ev C1 Preempt Completed), $(done_ev C2 Redeploy Canceled)"
+train az11 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100 --step-ms 5
+finish_bg
+eq "Completed and Canceled events: no notice, trains to the end" "$rc/$(count_events "$TMP/az11.out" notice)" 0/0
+
+# The service as it misbehaves: a connection dropped without a reply, then
+# 503s, then the document: the notice still arrives; each streak of failures
+# is said once, and the recovery too
+events 13 "$(ev D1 Preempt vm-7 "$(nb 40)")"
+put "$Z/scheduledevents.reset" 1
+train az12 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+wait_for "$TMP/az.log" "RESET /metadata/scheduledevents" 10
+sleep 0.3
+rm -f "$Z/scheduledevents.reset"
+put "$Z/scheduledevents.status" 503
+sleep 0.3
+rm -f "$Z/scheduledevents.status"
+finish_bg
+eq "dropped, then 503: the notice arrives, saved, exit 42" "$rc/$(count_events "$TMP/az12.out" saved)" 42/1
+expect "the fake dropped and refused requests" sh -c "grep -q 'RESET /metadata/scheduledevents' '$TMP/az.log' && grep -q 'GET /metadata/scheduledevents 503' '$TMP/az.log'"
+eq "the failures: said once, the recovery once" \
+    "$(grep -c 'metadata scheduledevents: .*retrying every' "$TMP/az12.err")/$(grep -c 'metadata scheduledevents: answering again' "$TMP/az12.err")" 1/1
+
 # One event whose date cannot be read hides none of the others, and the
 # vendor's mock server writes ISO 8601 dates (before: the whole document was
 # dropped on every poll, and the notice came only when the event started).

@@ -8,7 +8,8 @@
  *   GET  /PATH            the file DIR/PATH (query string ignored); 404 when
  *                         absent. DIR/PATH.status overrides the status,
  *                         DIR/PATH.delay_ms delays the reply (a slow or hung
- *                         endpoint).
+ *                         endpoint), DIR/PATH.reset holding 1 drops the
+ *                         connection without a reply ("RESET PATH").
  *   GCE  /computeMetadata/...  needs "Metadata-Flavor: Google" (else 403) and
  *                         refuses X-Forwarded-For; replies carry an ETag (a
  *                         hash of the content; with DIR/etag_opaque, one
@@ -31,6 +32,7 @@
  * Stops on SIGTERM. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,6 +44,7 @@
 #include <time.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -240,7 +243,13 @@ static void on_request(struct evhttp_request *req, void *arg)
     if (query)
         evhttp_parse_query_str(query, &q);
     delay = read_number(path, ".delay_ms", 0);
-    if (!strncmp(path, "/computeMetadata/", 17)) {
+    if (read_number(path, ".reset", 0) > 0) { /* the connection drops without a reply */
+        struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
+
+        printf("RESET %s\n", path);
+        fflush(stdout);
+        shutdown(bufferevent_getfd(bev), SHUT_RDWR); /* libevent sees the end and frees the request */
+    } else if (!strncmp(path, "/computeMetadata/", 17)) {
         const char *flavor = evhttp_find_header(in, "Metadata-Flavor");
         const char *wait = evhttp_find_header(&q, "wait_for_change");
         const char *etag = evhttp_find_header(&q, "last_etag");
