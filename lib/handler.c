@@ -1211,6 +1211,7 @@ static int resolve_platform(struct preempt_handler *h)
 {
     const char *env = getenv("PREEMPT_PLATFORM");
     int p = preempt_platform_resolve_(h->cfg.platform, env, getenv("PREEMPT_DMI_DIR"));
+
     if (p < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: PREEMPT_PLATFORM=%s is not one of none, gce, gce-gpu, "
                 "aws, azure", env);

@@ -1024,17 +1024,25 @@ int preempt_meta_approve_(struct preempt_meta *m)
         return 0;
     body = json_object();
     reqs = json_array();
-    for (size_t i = 0; i < m->n_az && body && reqs; i++) {
+    if (!body || !reqs) {
+        json_decref(reqs);
+        json_decref(body);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < m->n_az; i++) {
         if (m->az[i].started || !m->az[i].reported)
             continue; /* only the events this process gave notice of and that wait for their NotBefore */
         if (json_array_append_new(reqs, json_pack("{s:s}", "EventId", m->az[i].id)) == 0)
             n++;
     }
-    if (n == 0 || !body || !reqs || json_object_set_new(body, "StartRequests", reqs) < 0) {
-        if (n == 0 || !body)
-            json_decref(reqs);
+    if (n == 0) {
+        json_decref(reqs);
         json_decref(body);
-        return n ? -ENOMEM : 0;
+        return 0;
+    }
+    if (json_object_set_new(body, "StartRequests", reqs) < 0) { /* reqs is released either way */
+        json_decref(body);
+        return -ENOMEM;
     }
     text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
