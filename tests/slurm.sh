@@ -5,9 +5,11 @@
 # and socket (clients find it through SLURM_CONF; daemons and jobs talk over
 # 127.0.0.1 only), and stops them by PID.
 #
-# The cluster is one node with 2 CPUs and two partitions: low (GraceTime 10 s)
-# and high, which preempts low by partition priority with PreemptMode=REQUEUE,
-# as sites configure it; KillWait is 5 s and slurm.conf has no RequeueExit.
+# The cluster is one node with 4 CPUs (config_overrides: this machine may
+# have fewer) and three partitions: low (GraceTime 10 s), high, which
+# preempts low by partition priority with PreemptMode=REQUEUE, as sites
+# configure it, and short, at high's tier (never preempted); KillWait is 5 s
+# and slurm.conf has no RequeueExit.
 # Jobs run contrib/slurm/preempt.sbatch with the reference trainer, two
 # workers coordinated through a real etcd.
 #
@@ -16,7 +18,7 @@
 #      42; the script requeues the job; the next run restores exactly that
 #      step; the end has the uninterrupted digest. Each worker's kill delay
 #      is GraceTime + KillWait (15 s), read from the real slurm.conf.
-#   2. The time limit: --time=1 --signal=B:USR1@55 sends USR1 to the batch
+#   2. The time limit (in short): --time=1 --signal=B:USR1@55 sends USR1 to the batch
 #      script, which passes it on to the step: a save, exit 42, a requeue,
 #      and the next run restores that step.
 #   3. The kill-delay warning: in a partition without GraceTime (5 s to
@@ -86,9 +88,10 @@ ReturnToService=2
 KillWait=5
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+SlurmdParameters=config_overrides
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
 PartitionName=low Nodes=localhost Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=10
-PartitionName=short Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=short Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2
 PartitionName=high Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2
 EOF
     export SLURM_CONF="$SL/slurm.conf"
@@ -155,6 +158,15 @@ preempt_low() { # JOB: a high-priority job takes the node from JOB
     sbatch --parsable -p high -n 2 -o /dev/null --wrap 'sleep 1' >/dev/null
 }
 
+# The three run side by side (the node has 4 CPUs: the preempted job 2,
+# the others 1 each in a partition high does not preempt); the kill-delay
+# job's second run starts when its first has completed.
+# ---- 2. the time limit, 3. the kill-delay warning ---------------------------------
+TL=$(submit t -p short -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 --step-ms 20)
+KARGS="--steps 40 --step-ms 20 --save-every-steps 30 --save-ms 4700"
+K1=$(submit k -p short -n 1 -- $KARGS) # a periodic checkpoint at step 30 that took 4.7 s
+K2=$(submit k -p short -n 1 --dependency=afterok:"$K1" -- $KARGS) # restores it, and is warned
+
 # ---- 1. preemption, twice --------------------------------------------------------
 STEPS=900
 REF=$("$TRAINER" --platform none --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
@@ -183,24 +195,18 @@ done
 eq "preempted: both workers saved the same steps" "$(grep '"event":"exit"' "$TMP/p.0.out" | sed 's/.*saved_step":\([0-9]*\).*/\1/' | tr '\n' ' ')" \
     "$(grep '"event":"exit"' "$TMP/p.1.out" | sed 's/.*saved_step":\([0-9]*\).*/\1/' | tr '\n' ' ')"
 
-# ---- 2. the time limit, 3. the kill-delay warning (side by side, one CPU each) -------
-J=$(submit t -p low -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 --step-ms 20)
-KARGS="--steps 40 --step-ms 20 --save-every-steps 30 --save-ms 4700"
-K=$(submit k -p short -n 1 -- $KARGS)
-wait_state "$K" COMPLETED 60 # a periodic checkpoint at step 30 that took 4.7 s
-K=$(submit k -p short -n 1 -- $KARGS)
-wait_state "$K" COMPLETED 60 # restores it, and is warned
+wait_state "$K2" COMPLETED 60
 f=$TMP/k.0.out
 eq "kill delay: the second job restores the slow checkpoint" "$(nth "$f" start restored_step 2)" "$(nth "$f" saved step 1)"
 eq "kill delay: KillWait alone in a partition without GraceTime" "$(nth "$f" start kill_delay_ms 1)" 5000
 expect "kill delay: the restart is warned, naming what it read" grep -qF \
     "ms but the process is killed 5000 ms after SIGTERM (Slurm (KillWait 5 s; no GraceTime in partition short, from $SLURM_CONF)" "$TMP/k.0.err"
 wait_lines "$TMP/t.0.out" start 2 90
-expect "time limit: the batch script passed USR1 on" grep -qF "SIGUSR1 for job $J; passed on to the step" "$TMP/t.job"
+expect "time limit: the batch script passed USR1 on" grep -qF "SIGUSR1 for job $TL; passed on to the step" "$TMP/t.job"
 s=$(nth "$TMP/t.0.out" exit saved_step 1)
 eq "time limit: exit with the restart code" "$(nth "$TMP/t.0.out" exit code 1)" 42
 eq "time limit: the requeued run resumes at the step saved ($s)" "$(nth "$TMP/t.0.out" start restored_step 2)" "$s"
-scancel --full --signal=KILL "$J"
+scancel --full --signal=KILL "$TL"
 
 if [ "$failures" -ne 0 ]; then
     for f in "$TMP"/*.job "$TMP"/*.err; do echo "== $f"; tail -n 15 "$f"; done
