@@ -17,7 +17,7 @@ etcd_start collective || finish
 # The hub's port: below the kernel's ephemeral range (32768-60999), where an
 # outgoing connection of a parallel test took a port once, and below the
 # etcd fixtures' ports (20000 and up).
-port() { echo $((10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 10000)); }
+port() { free_port 10000 10000; }
 
 # reference N STEPS: the digest of an uninterrupted job of N workers.
 reference() {

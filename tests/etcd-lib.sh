@@ -16,7 +16,7 @@ etcd_start() {
     mkdir -p "$ETCD_DIR" && chmod 700 "$ETCD_DIR"
     ETCD_NAME=$1
     for _try in 1 2 3 4 5; do
-        ETCD_CPORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
+        ETCD_CPORT=$(free_port 20000 20000)
         ETCD_URL=${ETCD_SCHEME:-http}://127.0.0.1:$ETCD_CPORT
         rm -rf "$ETCD_DIR/data"
         etcd_launch && return 0

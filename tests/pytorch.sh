@@ -24,7 +24,7 @@ etcd_start pytorch || finish
 ranks() {
     _t=$1
     shift
-    _port=$((30000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
+    _port=$(free_port 30000 20000)
     PIDS=
     for r in $(seq 0 $((W - 1))); do
         "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \

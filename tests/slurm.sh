@@ -55,7 +55,7 @@ slurm_start() {
     munged -F -f --socket="$SL/munge/sock" --key-file="$SL/munge/key" --pid-file="$SL/munge/pid" \
         --log-file="$SL/munge/log" --seed-file="$SL/munge/seed" &
     MUNGED_PID=$!
-    _port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
+    _port=$(free_port 20000 20000)
     cat >"$SL/slurm.conf" <<EOF
 ClusterName=lptest
 SlurmctldHost=localhost(127.0.0.1)
