@@ -9,7 +9,20 @@
 #                       and ETCD_EXTRA with the TLS flags make a TLS etcd)
 #   etcd_stop           SIGTERM to ETCD_PID, bounded wait, then SIGKILL
 #   etcd_restart        starts the stopped etcd again: same ports, same data
+#   free_port LO SPAN   a random TCP port that nothing uses now
 ETCD_PID=
+
+# free_port LO SPAN: a random port in [LO, LO + SPAN) that no TCP socket of
+# this machine uses now (listening, connected or closing: /proc/net/tcp*).
+# Tests run side by side and each picks its ports at random: a port taken
+# by another made a test fail ("Address already in use").
+free_port() {
+    while :; do
+        _fp=$(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % $2))
+        grep -q "$(printf ':%04X ' "$_fp")" /proc/net/tcp /proc/net/tcp6 2>/dev/null || break
+    done
+    echo "$_fp"
+}
 
 etcd_start() {
     ETCD_DIR=$TMP/etcd-$1

@@ -72,18 +72,6 @@ wait_for() {
     return 0
 }
 
-# free_port LO SPAN: a random port in [LO, LO + SPAN) that no TCP socket of
-# this machine uses now (listening, connected or closing: /proc/net/tcp*).
-# Tests run side by side and each picks its ports at random: a port taken
-# by another made a test fail ("Address already in use").
-free_port() {
-    while :; do
-        _fp=$(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % $2))
-        grep -q "$(printf ':%04X ' "$_fp")" /proc/net/tcp /proc/net/tcp6 2>/dev/null || break
-    done
-    echo "$_fp"
-}
-
 # eq WHAT GOT WANT: one check of a value.
 eq() {
     if [ "$2" = "$3" ]; then ok; else fail "$1: got '$2', want '$3'"; fi

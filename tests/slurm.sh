@@ -30,11 +30,17 @@
 SL=$TMP/slurm
 MUNGED_PID= CTLD_PID= SLURMD_PID=
 slurm_stop() {
-    if [ -n "$CTLD_PID" ]; then
-        scancel --full --signal=KILL --partition=low,high,short 2>/dev/null
+    if [ -n "$CTLD_PID" ]; then # cancel every job (a signal alone leaves a requeued job behind)
+        scancel --partition=low,high,short 2>/dev/null
         _n=0
-        while [ -n "$(squeue -h 2>/dev/null)" ] && [ $_n -lt 50 ]; do sleep 0.1; _n=$((_n + 1)); done
+        while [ -n "$(squeue -h 2>/dev/null)" ] && [ $_n -lt 150 ]; do sleep 0.1; _n=$((_n + 1)); done
     fi
+    # Whatever of the jobs still runs: the step daemons of this cluster (their
+    # environment names its slurm.conf) and the processes under $TMP.
+    for _p in $(pgrep -x slurmstepd); do
+        tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SL/slurm.conf" && kill -KILL "$_p"
+    done
+    pkill -KILL -f "$TMP/" 2>/dev/null
     for _p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
         kill "$_p" 2>/dev/null
         _n=0
@@ -206,7 +212,7 @@ expect "time limit: the batch script passed USR1 on" grep -qF "SIGUSR1 for job $
 s=$(nth "$TMP/t.0.out" exit saved_step 1)
 eq "time limit: exit with the restart code" "$(nth "$TMP/t.0.out" exit code 1)" 42
 eq "time limit: the requeued run resumes at the step saved ($s)" "$(nth "$TMP/t.0.out" start restored_step 2)" "$s"
-scancel --full --signal=KILL "$TL"
+scancel "$TL"
 
 if [ "$failures" -ne 0 ]; then
     for f in "$TMP"/*.job "$TMP"/*.err; do echo "== $f"; tail -n 15 "$f"; done
