@@ -376,10 +376,9 @@ events 13 "$(ev D1 Preempt vm-7 "$(nb 40)")"
 put "$Z/scheduledevents.reset" 1
 train az12 --platform azure --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
 wait_for "$TMP/az.log" "RESET /metadata/scheduledevents" 10
-sleep 0.3
 rm -f "$Z/scheduledevents.reset"
 put "$Z/scheduledevents.status" 503
-sleep 0.3
+wait_for "$TMP/az.log" "GET /metadata/scheduledevents 503" 10 # not a fixed sleep: under load a poll may come late
 rm -f "$Z/scheduledevents.status"
 finish_bg
 eq "dropped, then 503: the notice arrives, saved, exit 42" "$rc/$(count_events "$TMP/az12.out" saved)" 42/1
