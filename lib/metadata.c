@@ -28,10 +28,9 @@
 #define AWS_TOKEN_RENEW_S 60       /* renew this long before the token expires */
 #define AWS_MAX_EVENTS 16
 #define AWS_SCHED_LEAD_MS 300000 /* a scheduled event becomes a notice 5 min before its NotBefore */
-#define AWS_LATE_LEAD_MS 10000   /* ... at least 10 s from now: time to try a save */
 #define AZURE_FIRST_TIMEOUT_MS 120000 /* the first call enables the service: up to 2 min */
 #define AZURE_MAX_EVENTS 16
-#define AZURE_LATE_LEAD_MS 10000 /* a Scheduled event past its NotBefore: it starts any moment, still time to try a save */
+#define LATE_LEAD_MS 10000 /* an event due or past due that has not started: still time to try a save */
 
 /* ---- formats (pure) ------------------------------------------------------------------------------ */
 
@@ -167,6 +166,15 @@ int preempt_aws_action_(const char *body, char *action, size_t size, uint64_t *r
     return r;
 }
 
+/* Whether s is one of the NULL-terminated list. */
+static bool one_of(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(s, *list))
+            return true;
+    return false;
+}
+
 /* A date as the clouds and their emulators write it: RFC 1123 or ISO 8601. */
 static bool read_date(const char *s, uint64_t *ret_ms)
 {
@@ -176,7 +184,8 @@ static bool read_date(const char *s, uint64_t *ret_ms)
 int preempt_aws_scheduled_(const char *body, struct preempt_aws_event *ev, size_t max, size_t *ret_n,
                            size_t *ret_bad)
 {
-    static const char *const ending[] = { "instance-stop", "instance-retirement", "instance-reboot", "system-reboot" };
+    static const char *const ending[] = { "instance-stop", "instance-retirement", "instance-reboot", "system-reboot",
+                                          NULL };
     json_error_t err;
     json_t *j = body ? json_loads(body, 0, &err) : NULL, *e;
     size_t i, n = 0;
@@ -192,7 +201,7 @@ int preempt_aws_scheduled_(const char *body, struct preempt_aws_event *ev, size_
         const char *nb = json_string_value(json_object_get(e, "NotBefore"));
         const char *state = json_string_value(json_object_get(e, "State"));
         uint64_t ms;
-        bool ends = false;
+        bool ends;
 
         if (!id || !code || !nb || strlen(id) >= sizeof(ev->id) ||
             !read_date(nb, &ms)) {
@@ -201,8 +210,7 @@ int preempt_aws_scheduled_(const char *body, struct preempt_aws_event *ev, size_
         }
         if ((state && strcmp(state, "active")) || n == max)
             continue; /* completed or canceled */
-        for (size_t k = 0; k < sizeof(ending) / sizeof(ending[0]); k++)
-            ends = ends || !strcmp(code, ending[k]);
+        ends = one_of(code, ending);
         if (!ends && strcmp(code, "system-maintenance"))
             continue; /* a code this library does not know */
         (void)snprintf(ev[n].id, sizeof(ev[n].id), "%s", id);
@@ -219,12 +227,10 @@ int preempt_aws_scheduled_(const char *body, struct preempt_aws_event *ev, size_
 
 int preempt_aws_lifecycle_(const char *value)
 {
-    static const char *const leaving[] = { "Terminated", "Warmed:Terminated", "Warmed:Stopped", "Warmed:Hibernated" };
+    static const char *const leaving[] = { "Terminated", "Warmed:Terminated", "Warmed:Stopped", "Warmed:Hibernated",
+                                           NULL };
 
-    for (size_t i = 0; i < sizeof(leaving) / sizeof(leaving[0]); i++)
-        if (!strcmp(value, leaving[i]))
-            return PREEMPT_META_NOTICE;
-    return -1; /* InService, Pending, Warmed:Running, ... */
+    return one_of(value, leaving) ? PREEMPT_META_NOTICE : -1; /* not InService, Pending, Warmed:Running, ... */
 }
 
 int preempt_gce_upcoming_(const char *body, uint64_t *ret_start_ms, char *what, size_t size)
@@ -246,12 +252,9 @@ int preempt_gce_upcoming_(const char *body, uint64_t *ret_start_ms, char *what, 
 
 static bool ends_vm(const char *type)
 {
-    static const char *const kinds[] = { "Preempt", "Terminate", "Reboot", "Redeploy" };
+    static const char *const kinds[] = { "Preempt", "Terminate", "Reboot", "Redeploy", NULL };
 
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (!strcmp(type, kinds[i]))
-            return true;
-    return false; /* Freeze pauses the VM; Live Migration keeps it */
+    return one_of(type, kinds); /* not Freeze, which pauses the VM, nor Live Migration, which keeps it */
 }
 
 static bool names_vm(const json_t *resources, const char *vm)
@@ -345,7 +348,7 @@ struct preempt_meta {
     uint64_t action_deadline; /* the instance action's deadline reported (0: none) */
     bool rebalance_on;        /* a rebalance recommendation is listed (reported once while it is) */
     uint64_t v1_until;        /* the token failed: IMDSv1 (no token) until then (monotonic ms) */
-    struct preempt_aws_event sched[AWS_MAX_EVENTS]; /* listed last time; .ends: a notice was given */
+    struct preempt_aws_event sched[AWS_MAX_EVENTS]; /* listed last time (.noticed: a notice was given) */
     size_t n_sched;
     bool sched_bad;           /* the last list (or an event in it) could not be read: said once per streak */
     bool lifecycle_on;        /* the Auto Scaling group is taking the instance out (reported once) */
@@ -417,10 +420,9 @@ static void chan_later(struct chan *c, uint64_t ms)
 }
 
 
-/* Starts one request of channel c: GET (or PUT when put) url/path with the
- * given headers (NULL-terminated), bounded by timeout_ms. */
-/* Starts METHOD (NULL: GET) of path with the headers and, for a PUT or a
- * POST, body (copied by curl). */
+/* Starts one request of channel c: METHOD (NULL: GET) of url/path with the
+ * given headers (NULL-terminated) and, for a PUT or a POST, body (copied by
+ * curl), bounded by timeout_ms. */
 static void chan_request(struct chan *c, const char *method, const char *path, const char *body, uint64_t timeout_ms,
                          const char *const *hdrs)
 {
@@ -568,20 +570,17 @@ static void gce_upcoming(struct chan *c, long http, CURLcode res, const char *wh
     char text[200];
     uint64_t start;
 
-    if (res == CURLE_OK && http == 404) {
-        chan_ok(c, what);
-        m->upcoming_ms = 0;
-        c->etag[0] = '\0';
-        chan_later(c, m->o.poll_ms);
-        return;
-    }
-    if (res != CURLE_OK || http != 200) {
+    if (res != CURLE_OK || (http != 200 && http != 404))
         chan_failed(c, what, http, res);
+    else
+        chan_ok(c, what);
+    if (res != CURLE_OK || http != 200) { /* 404: none planned */
+        if (res == CURLE_OK && http == 404)
+            m->upcoming_ms = 0;
         c->etag[0] = '\0';
         chan_later(c, m->o.poll_ms);
         return;
     }
-    chan_ok(c, what);
     if (preempt_gce_upcoming_(trimmed(c), &start, text, sizeof(text)) < 0) {
         if (!c->failing)
             mlog(m, 2, "metadata %s: cannot read \"%.80s\"; ignored", what, c->reply.data ? c->reply.data : "");
@@ -676,6 +675,32 @@ static const void *find_id(const void *ev, size_t n, size_t size, const char *id
 _Static_assert(offsetof(struct preempt_aws_event, id) == 0, "find_id: the id first");
 _Static_assert(offsetof(struct preempt_azure_event, id) == 0, "find_id: the id first");
 
+/* How a document of scheduled events read (r < 0: it is none; bad: events
+ * in it skipped), said once per streak of trouble (*streak); true when it
+ * is one. */
+static bool events_read(struct preempt_meta *m, bool *streak, const char *what, int r, size_t bad, const char *body)
+{
+    if (r < 0) {
+        if (!*streak)
+            mlog(m, 2, "metadata %s: not a scheduled events document: \"%.80s\"; kept what was known (said once "
+                 "until one reads)", what, body);
+        *streak = true;
+        return false;
+    }
+    if (bad && !*streak)
+        mlog(m, 2, "metadata %s: %zu event(s) cannot be read and are skipped; the others count (said once until "
+             "every event reads): \"%.80s\"", what, bad, body);
+    *streak = bad > 0;
+    return true;
+}
+
+/* A notice's deadline for an event due at not_before_ms: then, or, when
+ * that is (nearly) past, LATE_LEAD_MS from now. */
+static uint64_t due_by(uint64_t not_before_ms, uint64_t now_ms)
+{
+    return not_before_ms > now_ms + LATE_LEAD_MS ? not_before_ms : now_ms + LATE_LEAD_MS;
+}
+
 /* Scheduled events come days ahead: one that ends the instance is an
  * advisory checkpoint when first listed and a notice, with its NotBefore
  * as the deadline, once it is AWS_SCHED_LEAD_MS away (a notice days ahead
@@ -690,28 +715,18 @@ static void aws_scheduled(struct preempt_meta *m, const char *body)
     bool noticed_before = false, noticed_now = false;
     uint64_t t = wall_ms();
     char text[200];
+    int r = preempt_aws_scheduled_(body, now, AWS_MAX_EVENTS, &n, &bad);
 
-    if (preempt_aws_scheduled_(body, now, AWS_MAX_EVENTS, &n, &bad) < 0) {
-        if (!m->sched_bad)
-            mlog(m, 2, "metadata events/maintenance/scheduled: not a scheduled events list: \"%.80s\"; kept what "
-                 "was known (said once until one reads)", body);
-        m->sched_bad = true;
+    if (!events_read(m, &m->sched_bad, "events/maintenance/scheduled", r, bad, body))
         return;
-    }
-    if (bad && !m->sched_bad)
-        mlog(m, 2, "metadata events/maintenance/scheduled: %zu event(s) cannot be read and are skipped; the others "
-             "count (said once until every event reads)", bad);
-    m->sched_bad = bad > 0;
     for (size_t i = 0; i < n; i++) {
         const struct preempt_aws_event *old = FIND_EVENT(m->sched, m->n_sched, now[i].id);
         bool due = now[i].ends && now[i].not_before_ms <= t + AWS_SCHED_LEAD_MS;
 
         now[i].noticed = old && old->noticed;
         if (due && !now[i].noticed) {
-            uint64_t d = now[i].not_before_ms > t + AWS_LATE_LEAD_MS ? now[i].not_before_ms : t + AWS_LATE_LEAD_MS;
-
             (void)snprintf(text, sizeof(text), "scheduled event %.31s %.63s", now[i].code, now[i].id);
-            report(m, PREEMPT_META_NOTICE, d, text);
+            report(m, PREEMPT_META_NOTICE, due_by(now[i].not_before_ms, t), text);
             now[i].noticed = true;
         } else if (!old) {
             (void)snprintf(text, sizeof(text), "scheduled event %.31s %.63s in %llu s", now[i].code, now[i].id,
@@ -842,25 +857,17 @@ static void azure_events(struct preempt_meta *m, const char *body)
     int64_t inc = 0;
     bool gone = false, first = !m->az_read;
     char text[200];
+    int r = preempt_azure_events_(body, m->vm, now, AZURE_MAX_EVENTS, &n, &bad, &inc);
 
-    if (preempt_azure_events_(body, m->vm, now, AZURE_MAX_EVENTS, &n, &bad, &inc) < 0) {
-        if (!m->az_bad)
-            mlog(m, 2, "metadata scheduledevents: not a scheduled events document: \"%.80s\"; kept what was known "
-                 "(said once until one reads)", body);
-        m->az_bad = true;
+    if (!events_read(m, &m->az_bad, "scheduledevents", r, bad, body))
         return;
-    }
-    if (bad && !m->az_bad)
-        mlog(m, 2, "metadata scheduledevents: %zu event(s) cannot be read and are skipped; the others count "
-             "(said once until every event reads): \"%.80s\"", bad, body);
-    m->az_bad = bad > 0;
     m->az_read = true;
     for (size_t i = 0; i < n; i++) {
         const struct preempt_azure_event *old = FIND_EVENT(m->az, m->n_az, now[i].id);
         uint64_t t = wall_ms(), d = now[i].not_before_ms ? now[i].not_before_ms : t;
 
-        if (!now[i].started && now[i].not_before_ms && d < t + AZURE_LATE_LEAD_MS)
-            d = t + AZURE_LATE_LEAD_MS; /* past its NotBefore but not started: a save may still make it */
+        if (!now[i].started && now[i].not_before_ms)
+            d = due_by(now[i].not_before_ms, t); /* past its NotBefore but not started: a save may still make it */
         now[i].reported = old && old->reported;
         if (old && (old->not_before_ms == 0 || (now[i].not_before_ms && now[i].not_before_ms >= old->not_before_ms)))
             continue;

@@ -252,31 +252,31 @@ sched() { # CODE STATE SECONDS-AHEAD
  {\"NotBefore\": \"yesterday\", \"Code\": \"instance-stop\", \"EventId\": \"instance-event-bad\", \"State\": \"active\"}]"
 }
 sched instance-stop active 259200
-train aws5 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
-wait_for "$TMP/aws5.out" '"event":"saved"' 10
+train sched1 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+wait_for "$TMP/sched1.out" '"event":"saved"' 10
 sleep 0.5
 eq "scheduled 3 days ahead: one advisory checkpoint, training goes on" \
-    "$(count_events "$TMP/aws5.out" saved)/$(count_events "$TMP/aws5.out" exit)" 1/0
-expect "an unreadable event is skipped, said once" test "$(grep -c 'cannot be read and are skipped' "$TMP/aws5.err")" -eq 1
+    "$(count_events "$TMP/sched1.out" saved)/$(count_events "$TMP/sched1.out" exit)" 1/0
+expect "an unreadable event is skipped, said once" test "$(grep -c 'cannot be read and are skipped' "$TMP/sched1.err")" -eq 1
 sched instance-stop active 240
 finish_bg
-eq "scheduled 4 min ahead: a notice, saved, exit 42" "$rc/$(field "$TMP/aws5.out" notice source)" 42/aws
-between "scheduled: its NotBefore is the deadline" "$(field "$TMP/aws5.out" notice deadline_in_ms)" 230000 240000
+eq "scheduled 4 min ahead: a notice, saved, exit 42" "$rc/$(field "$TMP/sched1.out" notice source)" 42/aws
+between "scheduled: its NotBefore is the deadline" "$(field "$TMP/sched1.out" notice deadline_in_ms)" 230000 240000
 sched system-reboot completed 60
-train aws6 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 300 --step-ms 5
+train sched2 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 300 --step-ms 5
 finish_bg
-eq "a completed event: nothing" "$rc/$(count_events "$TMP/aws6.out" saved)" 0/0
+eq "a completed event: nothing" "$rc/$(count_events "$TMP/sched2.out" saved)" 0/0
 rm -f "$A/events/maintenance/scheduled"
 
 # The Auto Scaling group takes the instance out (target-lifecycle-state)
 put "$A/autoscaling/target-lifecycle-state" InService
-train aws7 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
-wait_for "$TMP/aws7.out" '"event":"start"' 10
+train asg1 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
+wait_for "$TMP/asg1.out" '"event":"start"' 10
 sleep 0.5
 put "$A/autoscaling/target-lifecycle-state" Warmed:Stopped
 finish_bg
-eq "lifecycle Warmed:Stopped: a notice, saved, exit 42" "$rc/$(count_events "$TMP/aws7.out" saved)" 42/1
-expect "lifecycle: named" grep -q "target-lifecycle-state Warmed:Stopped" "$TMP/aws7.err"
+eq "lifecycle Warmed:Stopped: a notice, saved, exit 42" "$rc/$(count_events "$TMP/asg1.out" saved)" 42/1
+expect "lifecycle: named" grep -q "target-lifecycle-state Warmed:Stopped" "$TMP/asg1.err"
 rm -f "$A/autoscaling/target-lifecycle-state"
 stop_fake
 

@@ -101,8 +101,10 @@ static bool asks_restart(int status, unsigned restart)
 {
     if (WIFEXITED(status))
         return WEXITSTATUS(status) == (int)restart || WEXITSTATUS(status) == 75;
-    return WIFSIGNALED(status) &&
-           (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGUSR1 || WTERMSIG(status) == SIGUSR2);
+    for (size_t i = 0; WIFSIGNALED(status) && i < N_PASSED; i++)
+        if (passed_on[i] == WTERMSIG(status))
+            return passed_on[i] != SIGINT; /* a Ctrl-C is no notice */
+    return false;
 }
 
 /* Prints one line of a worker, with t_ms added to a JSON object. */
