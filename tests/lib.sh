@@ -7,6 +7,10 @@ FSMDUMP="$top_builddir/tools/fsmdump"
 REPLAY="$top_builddir/tools/preempt-replay"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/preempt-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# a test stopped from outside (make's Ctrl-C, a CI timeout) still runs its
+# EXIT trap, which stops the daemons it started
+trap 'exit 130' INT
+trap 'exit 143' TERM
 failures=0
 checks=0
 

@@ -13,7 +13,8 @@
 # Jobs run contrib/slurm/preempt.sbatch with the reference trainer, two
 # workers coordinated through a real etcd.
 #
-#   1. Preemption, twice: a high-priority job takes the node; Slurm sends
+#   1. Preemption, twice, of a job whose workers block in an all-reduce
+#      inside every step: a high-priority job takes the node; Slurm sends
 #      SIGTERM to the low job's tasks; they save one agreed step and exit
 #      42; the script requeues the job; the next run restores exactly that
 #      step; the end has the uninterrupted digest. Each worker's kill delay
@@ -36,11 +37,14 @@ slurm_stop() {
         while [ -n "$(squeue -h 2>/dev/null)" ] && [ $_n -lt 150 ]; do sleep 0.1; _n=$((_n + 1)); done
     fi
     # Whatever of the jobs still runs: the step daemons of this cluster (their
-    # environment names its slurm.conf) and the processes under $TMP.
+    # environment names its slurm.conf) and the processes under $TMP but the
+    # daemons, which stop below.
     for _p in $(pgrep -x slurmstepd); do
         tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SL/slurm.conf" && kill -KILL "$_p"
     done
-    pkill -KILL -f "$TMP/" 2>/dev/null
+    for _p in $(pgrep -f "$TMP/"); do
+        case " $SLURMD_PID $CTLD_PID $MUNGED_PID ${ETCD_PID:-} " in *" $_p "*) ;; *) kill -KILL "$_p" 2>/dev/null ;; esac
+    done
     for _p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
         kill "$_p" 2>/dev/null
         _n=0
@@ -175,8 +179,18 @@ K2=$(submit k -p short -n 1 --dependency=afterok:"$K1" -- $KARGS) # restores it,
 
 # ---- 1. preemption, twice --------------------------------------------------------
 STEPS=900
-REF=$("$TRAINER" --platform none --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
-J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20)
+# the reference: the same two workers, uninterrupted, outside Slurm
+_p=$(free_port 20000 20000) _r=
+for w in 0 1; do
+    env -u SLURM_JOB_ID "$TRAINER" --platform none --etcd "$ETCD_URL" --job ref --worker $w --workers 2 \
+        --ckpt-dir "$TMP/ref" --steps $STEPS --allreduce "$_p" >"$TMP/ref.$w.out" 2>&1 &
+    _r="$_r $!"
+done
+wait $_r # only these: the daemons are this shell's children too
+REF=$(nth "$TMP/ref.0.out" done state_digest 1)
+eq "the reference: both workers agree" "$(nth "$TMP/ref.1.out" done state_digest 1)" "$REF"
+# as a data-parallel trainer runs: a blocking all-reduce inside every step
+J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20 --allreduce "$(free_port 20000 20000)")
 for k in 1 2; do
     wait_lines "$TMP/p.0.out" start $k 60 && wait_lines "$TMP/p.1.out" start $k 10 || break
     sleep 2
