@@ -23,7 +23,6 @@ n is generated from n).
 import argparse
 import asyncio
 import hashlib
-import io
 import json
 import os
 import sys
@@ -110,15 +109,16 @@ def main():
     net = Net()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
 
+    # torch.save and torch.load work on the checkpoint's file itself: no
+    # copy of the state is built in memory on either side.
     def save(step):
-        buf = io.BytesIO()
-        torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "rng": torch.get_rng_state(),
-                    "step": step}, buf)
-        return {"state": buf.getvalue()}
+        return {"state": lambda f: torch.save({"model": net.state_dict(), "opt": opt.state_dict(),
+                                                "rng": torch.get_rng_state(), "step": step}, f)}
 
     def restore(step, read):
         try:
-            st = torch.load(io.BytesIO(read("state")))
+            with read.open("state") as f:
+                st = torch.load(f)
         except Exception as e:  # not a checkpoint of this trainer: the next older one is tried
             raise libpreempt.CheckpointUnusable(str(e))
         if st["step"] != step:

@@ -80,6 +80,12 @@ int preempt_ckpt_begin_(struct preempt_ckpt_store *s, uint64_t step, uint64_t ru
  * after an error the writer can only be aborted. */
 int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len);
 
+/* Adds a blob (the same names and limits) that the caller writes through
+ * *ret_fd, a new empty file opened read-write; the caller closes it, done
+ * writing, before the commit, which reads the file back for its size and
+ * checksum and fsyncs it. Nothing is held in memory. */
+int preempt_ckpt_open_blob_(struct preempt_ckpt_writer *w, const char *name, int *ret_fd);
+
 /* Writes the manifest and commits atomically, then applies max_to_keep
  * and removes the set-aside checkpoints older than this one (not when
  * pending: then preempt_ckpt_keep_ does). A checkpoint of another writer
@@ -161,6 +167,11 @@ int preempt_ckpt_entries_(const char *dir, struct preempt_ckpt_entry **ret, size
  * -EBADMSG when it does not verify. */
 int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
                             void **ret_data, size_t *ret_len);
+
+/* The same blob opened instead of read: it is verified chunk by chunk and
+ * *ret_fd is it, read-only at offset 0; the caller closes it. */
+int preempt_ckpt_open_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info,
+                                 const char *name, int *ret_fd);
 
 /* CRC-32C (Castagnoli) of a buffer, continuing from crc (start with 0). */
 uint32_t preempt_crc32c_(uint32_t crc, const void *data, size_t len);

@@ -61,6 +61,8 @@ struct preempt_ckpt_writer {
     struct timespec t0;           /* when the save began */
     bool pending;                 /* committed locally only: the job decides */
     lpckpt_Manifest m;
+    bool streamed[PREEMPT_CKPT_MAX_BLOBS]; /* written by the caller through a descriptor:
+                                             sized and checksummed at commit */
 };
 
 static void logf_(const struct preempt_ckpt_store *s, int level, const char *fmt, ...)
@@ -177,6 +179,39 @@ static int write_file_at(int parent, const char *name, const void *data, size_t 
         r = fsync_fd(fd);
     if (close(fd) < 0 && r == 0)
         r = -errno;
+    return r;
+}
+
+/* Reads the regular file fd from its start in chunks, never all of it at
+ * once: its size and CRC-32C. The descriptor's offset is left alone. */
+static int crc_file(int fd, uint64_t *ret_size, uint32_t *ret_crc)
+{
+    enum { CHUNK = 256 * 1024 };
+    char *buf = malloc(CHUNK);
+    uint64_t off = 0;
+    uint32_t crc = 0;
+    int r = 0;
+
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        ssize_t n = pread(fd, buf, CHUNK, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            r = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        crc = preempt_crc32c_(crc, buf, (size_t)n);
+        off += (uint64_t)n;
+    }
+    free(buf);
+    if (r == 0) {
+        *ret_size = off;
+        *ret_crc = crc;
+    }
     return r;
 }
 
@@ -526,13 +561,10 @@ static bool valid_blob_name(const char *name)
            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == len;
 }
 
-int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len)
+/* Whether a blob called name may be added: the writer has not failed, the
+ * name is valid and new, and there is room. */
+static int blob_may_start(const struct preempt_ckpt_writer *w, const char *name)
 {
-    lpckpt_Blob *b;
-    int r;
-
-    if (!w || (!data && len > 0))
-        return -EINVAL;
     if (w->failed)
         return w->failed;
     if (!valid_blob_name(name))
@@ -540,8 +572,18 @@ int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, co
     for (pb_size_t i = 0; i < w->m.blobs_count; i++)
         if (strcmp(w->m.blobs[i].name, name) == 0)
             return -EINVAL;
-    if (w->m.blobs_count >= PREEMPT_CKPT_MAX_BLOBS)
-        return -E2BIG;
+    return w->m.blobs_count >= PREEMPT_CKPT_MAX_BLOBS ? -E2BIG : 0;
+}
+
+int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len)
+{
+    lpckpt_Blob *b;
+    int r;
+
+    if (!w || (!data && len > 0))
+        return -EINVAL;
+    if ((r = blob_may_start(w, name)) < 0)
+        return r;
     r = write_file_at(w->fd, name, data, len);
     if (r < 0) {
         w->failed = r;
@@ -551,6 +593,48 @@ int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, co
     (void)snprintf(b->name, sizeof(b->name), "%s", name);
     b->size = len;
     b->crc32c = preempt_crc32c_(0, data, len);
+    return 0;
+}
+
+int preempt_ckpt_open_blob_(struct preempt_ckpt_writer *w, const char *name, int *ret_fd)
+{
+    int fd, r;
+
+    if (!w || !ret_fd)
+        return -EINVAL;
+    if ((r = blob_may_start(w, name)) < 0)
+        return r;
+    if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0 ||
+        (fd = openat(w->fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+        w->failed = r < 0 ? r : -errno;
+        return w->failed;
+    }
+    w->streamed[w->m.blobs_count] = true;
+    (void)snprintf(w->m.blobs[w->m.blobs_count++].name, sizeof(w->m.blobs[0].name), "%s", name);
+    *ret_fd = fd;
+    return 0;
+}
+
+/* The blobs the caller wrote through descriptors: their sizes and
+ * checksums, read back from the files, which are then made durable. */
+static int seal_streamed(struct preempt_ckpt_writer *w)
+{
+    for (pb_size_t i = 0; i < w->m.blobs_count; i++) {
+        lpckpt_Blob *b = &w->m.blobs[i];
+        int fd, r;
+
+        if (!w->streamed[i])
+            continue;
+        fd = openat(w->fd, b->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            return -errno;
+        r = crc_file(fd, &b->size, &b->crc32c);
+        if (r == 0)
+            r = fsync_fd(fd);
+        (void)close(fd);
+        if (r < 0)
+            return r;
+    }
     return 0;
 }
 
@@ -616,7 +700,7 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     if (!w)
         return -EINVAL;
     s = w->s;
-    if ((r = w->failed) < 0)
+    if ((r = w->failed) < 0 || (r = seal_streamed(w)) < 0)
         goto fail;
     {
         struct timespec t1;
@@ -722,7 +806,36 @@ static int read_manifest(int ckfd, lpckpt_Manifest *m)
     return r;
 }
 
-static int verify_blob(int ckfd, const lpckpt_Blob *b, void **ret_data, size_t *ret_len)
+/* Opens blob b of the checkpoint ckfd and checks its size and checksum
+ * chunk by chunk (a blob is never held whole for this). *ret_fd: the
+ * open blob, at offset 0, for the caller to close; NULL: closed. */
+static int open_verified(int ckfd, const lpckpt_Blob *b, int *ret_fd)
+{
+    uint64_t size;
+    uint32_t crc;
+    struct stat st;
+    int fd, r;
+
+    if (!valid_blob_name(b->name))
+        return -EBADMSG;
+    fd = openat(ckfd, b->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT ? -EBADMSG : -errno;
+    if (fstat(fd, &st) < 0)
+        r = -errno;
+    else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != b->size)
+        r = -EBADMSG;
+    else if ((r = crc_file(fd, &size, &crc)) == 0 && (size != b->size || crc != b->crc32c))
+        r = -EBADMSG;
+    if (r < 0 || !ret_fd)
+        (void)close(fd);
+    else
+        *ret_fd = fd;
+    return r;
+}
+
+/* Reads blob b of the checkpoint ckfd whole, verified. */
+static int read_verified(int ckfd, const lpckpt_Blob *b, void **ret_data, size_t *ret_len)
 {
     void *data;
     size_t len;
@@ -737,11 +850,8 @@ static int verify_blob(int ckfd, const lpckpt_Blob *b, void **ret_data, size_t *
         free(data);
         return -EBADMSG;
     }
-    if (ret_data) {
-        *ret_data = data;
-        *ret_len = len;
-    } else
-        free(data);
+    *ret_data = data;
+    *ret_len = len;
     return 0;
 }
 
@@ -800,7 +910,7 @@ static int open_ckpt_at(int parent, const char *name, uint64_t step, lpckpt_Mani
 static int verify_blobs(int fd, const lpckpt_Manifest *m, char *why, size_t why_size)
 {
     for (pb_size_t i = 0; i < m->blobs_count; i++) {
-        int r = verify_blob(fd, &m->blobs[i], NULL, NULL);
+        int r = open_verified(fd, &m->blobs[i], NULL);
 
         if (r < 0) {
             (void)snprintf(why, why_size, "blob %s is missing, truncated or fails its checksum", m->blobs[i].name);
@@ -1223,14 +1333,16 @@ int preempt_ckpt_entries_(const char *dir, struct preempt_ckpt_entry **ret, size
     return 0;
 }
 
-int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
-                            void **ret_data, size_t *ret_len)
+/* Finds blob name in the checkpoint of info and reads it whole (ret_data)
+ * or opens it (ret_fd), verified either way. */
+static int get_blob(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
+                    void **ret_data, size_t *ret_len, int *ret_fd)
 {
     lpckpt_Manifest m;
     char why[256], ck[64];
     int fd, r;
 
-    if (!s || !info || !name || !ret_data || !ret_len)
+    if (!s || !info || !name)
         return -EINVAL;
     ckpt_name(ck, sizeof(ck), info->step);
     r = open_ckpt_at(s->dirfd, ck, info->step, &m, &fd, why, sizeof(why));
@@ -1239,10 +1351,22 @@ int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_c
     r = -ENOENT;
     for (pb_size_t i = 0; i < m.blobs_count; i++) {
         if (strcmp(m.blobs[i].name, name) == 0) {
-            r = verify_blob(fd, &m.blobs[i], ret_data, ret_len);
+            r = ret_fd ? open_verified(fd, &m.blobs[i], ret_fd) : read_verified(fd, &m.blobs[i], ret_data, ret_len);
             break;
         }
     }
     (void)close(fd);
     return r;
+}
+
+int preempt_ckpt_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info, const char *name,
+                            void **ret_data, size_t *ret_len)
+{
+    return ret_data && ret_len ? get_blob(s, info, name, ret_data, ret_len, NULL) : -EINVAL;
+}
+
+int preempt_ckpt_open_read_blob_(struct preempt_ckpt_store *s, const struct preempt_ckpt_info *info,
+                                 const char *name, int *ret_fd)
+{
+    return ret_fd ? get_blob(s, info, name, NULL, NULL, ret_fd) : -EINVAL;
 }

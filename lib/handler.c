@@ -1786,6 +1786,17 @@ int preempt_save_blob(struct preempt_handler *h, const char *name, const void *d
     return preempt_ckpt_write_blob_(h->writer, name, data, len);
 }
 
+int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret_fd)
+{
+    if (!handler_ok(h) || !name || !ret_fd)
+        return -EINVAL;
+    if (!h->store)
+        return -ENOTSUP;
+    if (!h->save_running || !h->writer)
+        return -EALREADY;
+    return preempt_ckpt_open_blob_(h->writer, name, ret_fd);
+}
+
 int preempt_save_done(struct preempt_handler *h, int status)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
@@ -1837,6 +1848,15 @@ int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret
     if (!h->restoring)
         return -EALREADY;
     return preempt_ckpt_read_blob_(h->store, h->restoring, name, ret_data, ret_len);
+}
+
+int preempt_restore_blob_open(struct preempt_handler *h, const char *name, int *ret_fd)
+{
+    if (!handler_ok(h) || !name || !ret_fd)
+        return -EINVAL;
+    if (!h->restoring)
+        return -EALREADY;
+    return preempt_ckpt_open_read_blob_(h->store, h->restoring, name, ret_fd);
 }
 
 /* ---- synchronous use ---------------------------------------------------------------------- */

@@ -57,8 +57,8 @@ enum preempt_state {
  * Callbacks run inside a library call. From inside a callback these calls
  * are allowed: preempt_save_done(), preempt_notify(), preempt_action(),
  * preempt_get_status(), preempt_exit_code() and the name lookups, plus
- * preempt_save_blob() in cb->save and preempt_restore_blob() in
- * cb->restore. Every other call returns -EBUSY there (preempt_handler_free()
+ * preempt_save_blob() and preempt_save_blob_open() in cb->save, and
+ * preempt_restore_blob() and preempt_restore_blob_open() in cb->restore. Every other call returns -EBUSY there (preempt_handler_free()
  * must not be called there at all). */
 
 #include <stdbool.h>
@@ -477,6 +477,20 @@ PREEMPT_EXPORT int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_s
  * cb->save (its purpose) and outside callbacks. */
 PREEMPT_EXPORT int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len);
 
+/** Adds a blob that the caller writes itself through a descriptor, for
+ * state too large to hold twice in memory (a serializer writing straight
+ * to the checkpoint: torch.save() to a file object, a streaming encoder).
+ * *ret_fd is a new, empty regular file of the save in progress, opened
+ * read-write (O_CLOEXEC). Write it, then close it before
+ * preempt_save_done(), which reads it back in chunks for its size and
+ * checksum and makes it durable. Names and limits as preempt_save_blob().
+ * @return 0; -ENOTSUP without a ckpt_dir; -EALREADY when no save is in
+ *         progress; -EINVAL for a bad or repeated name; or the open's
+ *         negative errno, after which the save can only fail.
+ * Ownership: *ret_fd is the caller's, to close. Callback-safe: as
+ * preempt_save_blob(). */
+PREEMPT_EXPORT int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret_fd);
+
 /** Finishes the save in progress: with @p status 0 and a ckpt_dir, the
  * checkpoint is committed atomically (manifest last, fsync, rename);
  * otherwise it is dropped. The outcome is fed to the machine. With several
@@ -493,6 +507,15 @@ PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);
  * Ownership: *ret_data is malloc'ed; the caller frees it with free() or
  * preempt_free(). Callback-safe: only inside cb->restore, its one use. */
 PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len);
+
+/** Opens a blob of the checkpoint being restored instead of reading it
+ * into memory: *ret_fd is the blob's file, read-only at offset 0 and
+ * seekable (torch.load() takes it as a file object), after its size and
+ * checksum were verified chunk by chunk (nothing is held whole).
+ * @return as preempt_restore_blob().
+ * Ownership: *ret_fd is the caller's, to close; it stays valid after
+ * cb->restore returns. Callback-safe: only inside cb->restore. */
+PREEMPT_EXPORT int preempt_restore_blob_open(struct preempt_handler *h, const char *name, int *ret_fd);
 
 /* ---- any event loop ------------------------------------------------------ */
 

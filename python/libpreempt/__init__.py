@@ -11,11 +11,14 @@ refuse to work together instead of misreading each other.
 
     libpreempt.block_signals()          # or start the program under preempt-exec
 
-    def save(step):                     # what to keep: name -> bytes
-        return {"model": model_bytes()}
+    def save(step):                     # what to keep: name -> bytes, a binary
+        return {"model": model_bytes(),  # file object, or a function that
+                "big": write_big}       # writes into the file it is given
 
-    def restore(step, read):            # read(name) -> bytes
-        load_model(read("model"))
+    def restore(step, read):            # read(name) -> bytes;
+        load_model(read("model"))       # read.open(name) -> a binary file
+        with read.open("big") as f:
+            load_big(f)
 
     with libpreempt.Handler("ckpt", save=save, restore=restore) as h:
         for step in range(h.status()["run"], 1000):
@@ -32,6 +35,7 @@ import asyncio
 import ctypes
 import errno
 import os
+import shutil
 import signal
 
 __all__ = ["Handler", "PreemptError", "CheckpointUnusable", "block_signals", "version",
@@ -42,6 +46,36 @@ CONTINUE, SAVE, SAVE_EXIT, WAIT, EXIT = 0, 1, 2, 3, 4
 _PLATFORMS = {"auto": 0, "none": 1, "gce": 2, "gce-gpu": 3, "aws": 4, "azure": 5}
 _STATES = ("idle", "own-signal", "acknowledged", "step-agreed", "saving", "countdown", "final-save", "exit")
 _EXITS = ("done", "saved", "not-saved", "error")
+
+
+class _Reader:
+    """The restore function's second argument: read(name) -> bytes, or
+    read.open(name) -> a seekable binary file of the blob, verified, for
+    the caller to close (torch.load() reads it without a copy in memory).
+    Both raise CheckpointUnusable for a missing or damaged blob."""
+
+    def __init__(self, h):
+        self._h = h
+
+    def _unusable(self, name, r):
+        return CheckpointUnusable("blob %s: %s" % (name, _lib.preempt_strerror(r).decode()))
+
+    def __call__(self, name):
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        r = _lib.preempt_restore_blob(self._h, name.encode(), ctypes.byref(p), ctypes.byref(n))
+        if r < 0:
+            raise self._unusable(name, r)
+        try:
+            return ctypes.string_at(p, n.value)
+        finally:
+            _lib.preempt_free(p)
+
+    def open(self, name):
+        fd = _int()
+        r = _lib.preempt_restore_blob_open(self._h, name.encode(), ctypes.byref(fd))
+        if r < 0:
+            raise self._unusable(name, r)
+        return os.fdopen(fd.value, "rb")
 
 
 class PreemptError(OSError):
@@ -150,6 +184,8 @@ _lib.preempt_save_begin.argtypes = [_H, ctypes.POINTER(_u64)]
 _lib.preempt_save_blob.argtypes = [_H, _cstr, ctypes.c_char_p, ctypes.c_size_t]
 _lib.preempt_save_done.argtypes = [_H, _int]
 _lib.preempt_restore_blob.argtypes = [_H, _cstr, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
+_lib.preempt_save_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
+_lib.preempt_restore_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_notify.argtypes = [_H, _u64]
 _lib.preempt_get_status.argtypes = [_H, ctypes.POINTER(_Status)]
 _lib.preempt_free.argtypes = [ctypes.c_void_p]
@@ -259,31 +295,33 @@ class Handler:
             return fail
 
     def _c_save(self, h, step, ud):
+        def failed(name, r):
+            return PreemptError(-r, "cannot save blob %s: %s" % (name, _lib.preempt_strerror(r).decode()))
+
         def run():
             for name, data in self._save(step).items():
-                if hasattr(data, "read"):
-                    data = data.read()
+                if callable(data) or hasattr(data, "read"):  # streamed: never held whole here
+                    fd = _int()
+                    r = _lib.preempt_save_blob_open(h, name.encode(), ctypes.byref(fd))
+                    if r < 0:
+                        raise failed(name, r)
+                    with os.fdopen(fd.value, "w+b") as f:
+                        if callable(data):
+                            data(f)
+                        else:
+                            shutil.copyfileobj(data, f, 1 << 20)
+                    continue
                 data = bytes(data)
                 r = _lib.preempt_save_blob(h, name.encode(), data, len(data))
                 if r < 0:
-                    raise PreemptError(-r, "cannot save blob %s: %s" % (name, _lib.preempt_strerror(r).decode()))
+                    raise failed(name, r)
             return 0
         return self._guard(run, -errno.EIO)
 
     def _c_restore(self, h, step, ud):
-        def read(name):
-            p, n = ctypes.c_void_p(), ctypes.c_size_t()
-            r = _lib.preempt_restore_blob(h, name.encode(), ctypes.byref(p), ctypes.byref(n))
-            if r < 0:
-                raise CheckpointUnusable("blob %s: %s" % (name, _lib.preempt_strerror(r).decode()))
-            try:
-                return ctypes.string_at(p, n.value)
-            finally:
-                _lib.preempt_free(p)
-
         def run():
             try:
-                self._restore(step, read)
+                self._restore(step, _Reader(h))
             except CheckpointUnusable as e:
                 self._messages.append((3, "checkpoint at step %d unusable: %s" % (step, e)))
                 return -errno.EBADMSG

@@ -82,7 +82,9 @@ static int rec_restore(struct preempt_handler *h, uint64_t step, void *ud)
     struct rec *r = ud;
     void *data;
     size_t len;
-    int e = preempt_restore_blob(h, "model", &data, &len);
+    int e = preempt_restore_blob(h, "model", &data, &len), fd;
+    char viafd[sizeof(r->blob)];
+    ssize_t n;
 
     (void)step;
     if (e < 0)
@@ -91,6 +93,13 @@ static int rec_restore(struct preempt_handler *h, uint64_t step, void *ud)
     memcpy(r->blob, data, len);
     r->blob[len] = '\0';
     free(data);
+    /* the same blob through a descriptor */
+    ck_assert_int_eq(preempt_restore_blob_open(h, "model", &fd), 0);
+    n = read(fd, viafd, sizeof(viafd));
+    ck_assert_int_eq(n, (ssize_t)len);
+    ck_assert_int_eq(memcmp(viafd, r->blob, len), 0);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(preempt_restore_blob_open(h, "nothing", &fd), -ENOENT);
     return 0;
 }
 
@@ -173,7 +182,7 @@ START_TEST(test_async_signal_save_exit_restore)
     uint64_t step = 0;
     char errpath[512];
     struct stat sb;
-    int saved_stderr, fd;
+    int saved_stderr, fd, bfd;
 
     /* The library writes nothing to stderr on its own. */
     (void)snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
@@ -196,11 +205,17 @@ START_TEST(test_async_signal_save_exit_restore)
     ck_assert_int_ge(st.deadline_in_ms, 0);
     ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
     ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), -EALREADY); /* before save_begin */
+    ck_assert_int_eq(preempt_save_blob_open(h, "model", &bfd), -EALREADY);
     ck_assert_int_eq(preempt_save_begin(h, &step), 0);
     ck_assert_uint_eq(step, 6);
     ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_WAIT);
     ck_assert_int_eq(preempt_save_begin(h, &step), -EALREADY);
-    ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), 0);
+    ck_assert_int_eq(preempt_save_blob_open(h, "model", &bfd), 0); /* written by the caller */
+    ck_assert_int_eq(write(bfd, "si", 2), 2);
+    ck_assert_int_eq(write(bfd, "x", 1), 1);
+    ck_assert_int_eq(close(bfd), 0);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), -EINVAL); /* once, either way */
+    ck_assert_int_eq(preempt_save_blob(h, "extra", "more", 4), 0);
     ck_assert_int_eq(preempt_save_blob(h, "../x", "x", 1), -EINVAL);
     ck_assert_int_eq(preempt_exit_code(h), -EAGAIN);
     ck_assert_int_eq(preempt_save_done(h, 0), 0);
@@ -233,6 +248,7 @@ START_TEST(test_async_signal_save_exit_restore)
     ck_assert_uint_eq(st.run, 6);
     ck_assert_str_eq(r.blob, "six");
     ck_assert_int_eq(preempt_restore_blob(h, "model", &(void *){ NULL }, &(size_t){ 0 }), -EALREADY);
+    ck_assert_int_eq(preempt_restore_blob_open(h, "model", &bfd), -EALREADY);
     h = preempt_handler_free(h);
     event_base_free(base);
 
@@ -691,6 +707,7 @@ START_TEST(test_notify_custom_save_and_trace)
     char path[512], buf[4096];
     FILE *f;
     size_t n;
+    int bfd;
 
     (void)snprintf(path, sizeof(path), "%s/run.trace", dir);
     cfg.trace_path = path;
@@ -701,6 +718,7 @@ START_TEST(test_notify_custom_save_and_trace)
     ck_assert_int_eq(preempt_save_begin(h, &step), 0);
     ck_assert_uint_eq(step, 41);
     ck_assert_int_eq(preempt_save_blob(h, "model", "x", 1), -ENOTSUP);
+    ck_assert_int_eq(preempt_save_blob_open(h, "model", &bfd), -ENOTSUP);
     ck_assert_int_eq(preempt_save_done(h, 0), 0);
     ck_assert_int_eq(preempt_exit_code(h), 42);
     h = preempt_handler_free(h);
