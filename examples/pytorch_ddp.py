@@ -11,10 +11,16 @@ Run each rank under preempt-exec (torch starts threads at import):
     preempt-exec -- python3 pytorch_ddp.py --etcd http://127.0.0.1:2379 \\
         --job ddp --rank R --world 4 --master-port 29500 --ckpt-dir ckpt
 
-Under torchrun, take the rank from RANK/WORLD_SIZE and the launch id from
-TORCHELASTIC_RUN_ID (the library reads it); torchrun turns a worker's 42
-into its own exit status 1 unless it is told otherwise, so have the
-scheduler restart on any failure, or run the ranks as shown here.
+Under torchrun (the rank, world size and port come from its environment;
+the library reads the launch id from TORCHELASTIC_RUN_ID), put preempt-exec
+after torchrun, not before it, so that torchrun still gets the SIGTERM to
+pass on:
+
+    torchrun --nproc_per_node 4 --redirects 1 --tee 1 --no_python \
+        preempt-exec -- python3 pytorch_ddp.py --etcd http://127.0.0.1:2379 --ckpt-dir ckpt
+
+torchrun turns the ranks' 42 into its own exit status 1, so have the
+scheduler restart on any failure (tests/torchrun.sh runs exactly this).
 
 The checkpoint holds what makes the run exact: the model, the optimizer
 (momentum), torch's RNG (dropout) and the data position (the step: batch

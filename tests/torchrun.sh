@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# The PyTorch example launched by torchrun, Debian's own (python3-torch
+# 1.13), as the README documents it: 2 ranks on one node, each started by
+# torchrun as `preempt-exec -- python3 examples/pytorch_ddp.py` (--no_python),
+# so that torchrun itself still receives SIGTERM and the ranks inherit
+# the blocked mask from their first instruction. Each rank's stdout is read
+# from torchrun's log directory (--redirects).
+#
+#   - SIGTERM to torchrun: it passes SIGTERM to both ranks; they save at one
+#     agreed step and exit 42; torchrun itself exits 1 (what the README
+#     says: a worker's exit code is not torchrun's).
+#   - SIGTERM to one rank: both save at one step; torchrun exits 1.
+#   - Each restart (torchrun again, same arguments) resumes at the saved
+#     step and ends with the uninterrupted run's parameters, bitwise.
+#
+# Debian 12's torchrun fails at start with its default --redirects/--tee
+# of 0 under Python 3.11 ("'NoneType' object has no attribute 'get'"):
+# the launches pass --redirects 1 --tee 1, as the README says.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+TPID=
+trap 'kill -KILL $TPID 2>/dev/null; etcd_stop; pkill -KILL -f "$TMP/" 2>/dev/null; rm -rf "$TMP"' EXIT
+. "$top_srcdir/tests/python-lib.sh"
+DDP="$(cd "$top_srcdir/examples" && pwd)/pytorch_ddp.py"
+W=2
+STEPS=150
+
+etcd_start torchrun || finish
+
+# launch TAG ARGS...: torchrun with W ranks of job TAG in the background
+# ($TPID). Rank R's stdout goes to a file of torchrun's log directory
+# (--redirects); torchrun's own copy (--tee) is block-buffered.
+launch() {
+    _t=$1
+    shift
+    rm -rf "$TMP/$_t.logs"
+    $PY -m torch.distributed.run --nnodes 1 --nproc_per_node $W --master_addr 127.0.0.1 \
+        --master_port "$(free_port 30000 20000)" --redirects 1 --tee 1 --log_dir "$TMP/$_t.logs" \
+        --no_python "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --steps $STEPS \
+        "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
+    TPID=$!
+}
+rank_log() { echo "$TMP/$1.logs"/*/attempt_0/"$2"/stdout.log; } # TAG R
+# ended TAG SECONDS: waits for torchrun (bounded), its status in $RC;
+# rank R's lines in $TMP/TAG.R.out.
+ended() {
+    _n=0
+    while kill -0 "$TPID" 2>/dev/null && [ $_n -lt $(($2 * 10)) ]; do sleep 0.1; _n=$((_n + 1)); done
+    kill -0 "$TPID" 2>/dev/null && { fail "$1: torchrun still running after $2 s; killed"; kill -KILL "$TPID"; }
+    wait "$TPID"
+    RC=$?
+    for r in $(seq 0 $((W - 1))); do cat "$(rank_log "$1" $r)" >"$TMP/$1.$r.out" 2>/dev/null; done
+}
+# started TAG: every rank has started training (bounded).
+started() {
+    _n=0
+    for r in $(seq 0 $((W - 1))); do
+        until grep -q '"event":"start"' "$(rank_log "$1" $r)" 2>/dev/null; do
+            _n=$((_n + 1))
+            [ $_n -lt 900 ] || { tail -n 20 "$TMP/$1.err"; return 1; }
+            sleep 0.1
+        done
+    done
+}
+
+launch ref
+ended ref 120
+eq "ref: an uninterrupted torchrun launch exits 0" "$RC" 0
+REF=$(same ref $W done digest)
+expect "ref: one digest ($REF)" one_step "$REF"
+[ "$failures" -eq 0 ] || { tail -n 30 "$TMP/ref.err"; finish; }
+
+for who in torchrun rank; do
+    _t=sig-$who
+    launch $_t --step-ms 20
+    started $_t || { fail "$_t: the ranks did not start"; continue; }
+    sleep 0.5
+    if [ $who = torchrun ]; then
+        kill -TERM "$TPID"
+    else
+        kill -TERM "$(pgrep -P "$TPID" | tail -n 1)" # one rank (torchrun's child, the exec'd trainer)
+    fi
+    ended $_t 60
+    eq "$_t: torchrun exits 1, not the workers' 42" "$RC" 1
+    eq "$_t: every rank saved and exits 42" "$(same $_t $W exit code)" 42
+    S=$(same $_t $W exit saved_step)
+    expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 0 && test '$S' -lt $STEPS"
+    # the restart: torchrun again
+    launch $_t
+    ended $_t 120
+    eq "$_t: the restart exits 0" "$RC" 0
+    eq "$_t: every rank resumed at the saved step" "$(same $_t $W start restored_step)" "$S"
+    eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
+    [ "$failures" -eq 0 ] || tail -n 30 "$TMP/$_t.err"
+done
+finish
