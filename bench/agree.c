@@ -51,9 +51,22 @@ struct worker {
     struct event_base *base;
     struct event *ev_step, *ev_resume;
     uint64_t t_agreed, t_save_begin, t_save_end, t_exit;
-    bool waiting, exited;
+    bool waiting, exited, finished, watch_up;
     int code;
+    unsigned *left;    /* workers on this loop not finished: the last one stops it */
+    struct inproc *in; /* the in-process section's shared state, or NULL */
 };
+
+/* This worker is done (exited, or its handler said EXIT): the loop stops
+ * when every worker on it is. */
+static void w_finished(struct worker *w)
+{
+    if (w->finished)
+        return;
+    w->finished = true;
+    if (--*w->left == 0)
+        (void)event_base_loopbreak(w->base);
+}
 
 static int w_save(struct preempt_handler *h, uint64_t step, void *ud)
 {
@@ -95,7 +108,7 @@ static void w_exit(struct preempt_handler *h, enum preempt_exit reason, int code
     w->t_exit = bench_now_ns();
     w->exited = true;
     w->code = code;
-    (void)event_base_loopbreak(w->base);
+    w_finished(w);
 }
 
 static void w_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
@@ -132,7 +145,7 @@ static void w_act(struct worker *w, int a)
             w->waiting = true;
             return;
         default:
-            (void)event_base_loopbreak(w->base);
+            w_finished(w);
             return;
         }
         a = (int)preempt_action(w->h);
@@ -169,7 +182,8 @@ static void w_tick(evutil_socket_t fd, short what, void *arg)
  * writes "ready" when it has joined, and at the end one line of times. */
 int bench_child_worker(int argc, char **argv)
 {
-    struct worker w = { 0 };
+    unsigned one = 1;
+    struct worker w = { .left = &one };
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = w_save, .restore = w_restore, .on_state = w_state, .on_exit = w_exit,
                                     .log = w_log };
@@ -331,8 +345,14 @@ struct child {
     int code;
 };
 
+/* etcd's gRPC methods, for the breakdown of the messages it sent */
+static const char *const methods[] = { "Range", "Put", "Txn", "DeleteRange", "Watch", "LeaseGrant",
+                                       "LeaseKeepAlive", "LeaseRevoke" };
+#define N_METHODS (sizeof(methods) / sizeof(methods[0]))
+
 struct counters {
     double requests, sent_msgs, bytes;
+    double sent_by[N_METHODS];
 };
 
 static bool read_counters(const char *etcd, struct counters *c)
@@ -347,6 +367,12 @@ static bool read_counters(const char *etcd, struct counters *c)
     c->sent_msgs = bench_metric(m, "grpc_server_msg_sent_total", NULL);
     c->bytes = bench_metric(m, "etcd_network_client_grpc_received_bytes_total", NULL) +
                bench_metric(m, "etcd_network_client_grpc_sent_bytes_total", NULL);
+    for (size_t k = 0; k < N_METHODS; k++) {
+        char label[64];
+
+        (void)snprintf(label, sizeof(label), "grpc_method=\"%s\"", methods[k]);
+        c->sent_by[k] = bench_metric(m, "grpc_server_msg_sent_total", label);
+    }
     free(m);
     return true;
 }
@@ -640,5 +666,273 @@ out:
     free(ms);
     free(by);
     free(fl);
+    return r;
+}
+
+/* ---- in process: many handlers on one loop ------------------------------------------- */
+
+/* N workers of one job in this process, one handler each on one libevent
+ * loop (start-up asynchronous, on the loop), against the same etcd: the
+ * figures measure the protocol and etcd, not 2 cores scheduling N
+ * processes. Worker 0 gets the notice through preempt_notify(); agreement
+ * is until the last worker knows the save step; etcd's counters as above. */
+
+#define INPROC_MAX 256
+
+struct inproc {
+    unsigned n, started, left;
+    int start_failed;
+    struct worker *w;
+    struct event *go;
+    FILE *log;
+};
+
+static void i_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
+{
+    struct worker *w = ud;
+
+    (void)h;
+    if (strstr(msg, "coordination: watch of ") && strstr(msg, " up (")) /* the library's debug line */
+        w->watch_up = true;
+    if (level >= PREEMPT_LOG_WARNING && w->in->log)
+        fprintf(w->in->log, "%.3f worker %u: %s\n", (double)bench_now_ns() / 1e9, (unsigned)(w - w->in->w), msg);
+}
+
+/* Every worker's watch of the job is up. Until then etcd is still creating
+ * watch streams, and their replies would be counted as the preemption's
+ * traffic (first seen at N = 256: 121 "created" replies in the window). */
+static bool all_watching(const struct inproc *in)
+{
+    for (unsigned i = 0; i < in->n; i++)
+        if (!in->w[i].watch_up)
+            return false;
+    return true;
+}
+
+static void i_started(struct preempt_handler *h, int status, void *ud)
+{
+    struct worker *w = ud;
+
+    (void)h;
+    if (status < 0 && !w->in->start_failed)
+        w->in->start_failed = status;
+    if (++w->in->started == w->in->n)
+        event_active(w->in->go, EV_TIMEOUT, 1); /* outside this handler's callback */
+}
+
+static void i_go(evutil_socket_t fd, short what, void *arg)
+{
+    struct inproc *in = arg;
+
+    (void)fd;
+    (void)what;
+    if (!in->start_failed)
+        for (unsigned i = 0; i < in->n; i++)
+            w_act(&in->w[i], (int)preempt_action(in->w[i].h));
+    (void)event_base_loopbreak(in->w[0].base);
+}
+
+/* Runs the loop until it is stopped or ms pass; false when the time ran out. */
+static bool run_for(struct event_base *base, unsigned ms)
+{
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+    (void)event_base_loopexit(base, &tv);
+    (void)event_base_dispatch(base);
+    return !event_base_got_exit(base);
+}
+
+static int inproc_trial(const struct bench_opts *o, unsigned n, unsigned t, struct trial *ret)
+{
+    struct inproc in = { .n = n, .left = n };
+    struct event_base *base = event_base_new();
+    struct counters before = { 0 }, after = { 0 };
+    char job[64], dir[4096], logpath[4200];
+    uint64_t t_notify, until;
+    int r = -1;
+
+    (void)snprintf(job, sizeof(job), "inproc-%d-%u-%u", (int)getpid(), n, t);
+    (void)snprintf(dir, sizeof(dir), "%s/%s", o->dir, job);
+    (void)snprintf(logpath, sizeof(logpath), "%s.log", dir);
+    in.w = calloc(n, sizeof(*in.w));
+    if (!base || !in.w || mkdir(dir, 0700) < 0 || !(in.log = fopen(logpath, "w")) ||
+        !(in.go = event_new(base, -1, 0, i_go, &in)))
+        goto out;
+    for (unsigned i = 0; i < n; i++) {
+        struct worker *w = &in.w[i];
+        struct preempt_config cfg;
+        struct preempt_callbacks cb = { .save = w_save, .restore = w_restore, .on_state = w_state,
+                                        .on_exit = w_exit, .log = i_log, .on_start = i_started };
+        char wdir[4200];
+        int e;
+
+        w->base = base;
+        w->left = &in.left;
+        w->in = &in;
+        if (!(w->ev_step = evtimer_new(base, w_on_step, w)) || !(w->ev_resume = event_new(base, -1, 0, w_on_resume, w)))
+            goto out;
+        (void)snprintf(wdir, sizeof(wdir), "%s/worker-%u", dir, i);
+        preempt_config_init(&cfg);
+        cfg.platform = PREEMPT_PLATFORM_NONE;
+        cfg.grace_ms = 0;
+        cfg.ckpt_dir = wdir;
+        cfg.lease_ttl_s = 30;
+        cfg.async_start = true;
+        cfg.etcd_endpoints = o->etcd;
+        cfg.job = job;
+        cfg.worker = i;
+        cfg.workers = n;
+        if ((e = preempt_handler_new(base, &cfg, &cb, w, &w->h)) < 0) {
+            fprintf(stderr, "preempt-bench: in process, handler %u of %u: %s\n", i, n, strerror(-e));
+            goto out;
+        }
+    }
+    if (!run_for(base, 60000) || in.start_failed) {
+        fprintf(stderr, "preempt-bench: in process, %u workers did not all start (%s; log %s)\n", n,
+                in.start_failed ? strerror(-in.start_failed) : "60 s", logpath);
+        goto out;
+    }
+    until = bench_now_ns() + 10000000000u;
+    while (!all_watching(&in) && bench_now_ns() < until)
+        (void)run_for(base, 10);
+    if (!all_watching(&in)) {
+        fprintf(stderr, "preempt-bench: in process, the %u workers' watches are not all up after 10 s\n", n);
+        goto out;
+    }
+    (void)run_for(base, 50); /* a few steps in idle */
+    if (!read_counters(o->etcd, &before))
+        goto out;
+    t_notify = bench_now_ns();
+    if (preempt_notify(in.w[0].h, 0) < 0 || !run_for(base, 60000)) {
+        fprintf(stderr, "preempt-bench: in process, %u workers did not all exit (log %s)\n", n, logpath);
+        goto out;
+    }
+    /* the last coordination writes (shard reports, departures), bounded */
+    until = bench_now_ns() + 5000000000u;
+    for (;;) {
+        size_t pending = 0;
+
+        for (unsigned i = 0; i < n; i++)
+            pending += preempt_pending_writes(in.w[i].h);
+        if (!pending || bench_now_ns() > until)
+            break;
+        (void)run_for(base, 10);
+    }
+    if (!read_counters(o->etcd, &after))
+        goto out;
+    ret->agree_ms = ret->exit_ms = ret->overhead_ms = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct worker *w = &in.w[i];
+        double agree = (double)(w->t_agreed - t_notify) / 1e6, exit_ms = (double)(w->t_exit - t_notify) / 1e6;
+
+        if (!w->exited || w->code != 42 || !w->t_agreed) {
+            fprintf(stderr, "preempt-bench: in process, worker %u of %u did not save and exit 42 (code %d; log %s)\n",
+                    i, n, w->exited ? w->code : -1, logpath);
+            goto out;
+        }
+        if (agree > ret->agree_ms)
+            ret->agree_ms = agree;
+        if (exit_ms > ret->exit_ms)
+            ret->exit_ms = exit_ms;
+    }
+    ret->traffic.requests = after.requests - before.requests;
+    ret->traffic.sent_msgs = after.sent_msgs - before.sent_msgs;
+    ret->traffic.bytes = after.bytes - before.bytes;
+    for (size_t k = 0; k < N_METHODS; k++)
+        ret->traffic.sent_by[k] = after.sent_by[k] - before.sent_by[k];
+    r = 0;
+out:
+    for (unsigned i = 0; in.w && i < n; i++) {
+        preempt_handler_free(in.w[i].h);
+        if (in.w[i].ev_step)
+            event_free(in.w[i].ev_step);
+        if (in.w[i].ev_resume)
+            event_free(in.w[i].ev_resume);
+    }
+    if (in.go)
+        event_free(in.go);
+    if (in.log)
+        (void)fclose(in.log);
+    free(in.w);
+    if (base)
+        event_base_free(base);
+    if (r == 0) {
+        (void)bench_rm_rf(dir);
+        (void)unlink(logpath);
+    } else if ((in.log = fopen(logpath, "r"))) {
+        char line[600];
+
+        for (unsigned k = 0; k < 40 && fgets(line, sizeof(line), in.log); k++)
+            fputs(line, stderr);
+        (void)fclose(in.log);
+    }
+    return r;
+}
+
+int bench_scale(const struct bench_opts *o, json_t *out)
+{
+    static const unsigned all_n[] = { 2, 8, 32, 64, 128, 256 };
+    unsigned rows = o->quick ? 2 : sizeof(all_n) / sizeof(all_n[0]);
+    json_t *arr = json_array();
+    double a[64], x[64], rq[64], ms[64], fl[64], by[N_METHODS][64];
+    json_t *by_method;
+    int r = 0;
+
+    if (!o->etcd || preempt_block_signals(NULL) < 0) { /* the handlers read SIGTERM by signalfd */
+        (void)json_object_set_new(out, "rows", arr);
+        return o->etcd ? -1 : 0;
+    }
+    printf("\n8. In process: N handlers on one loop, one job on the same etcd (notice to worker 0;\n"
+           "   %d ms steps, grace 0; budget: messages out <= 5N + 10)\n", STEP_MS);
+    printf("   %3s | %-17s | %-17s | %-26s | %-17s\n", "", "agreement ms", "floor ms (put+watch)",
+           "etcd per preemption", "notice-to-exit ms");
+    printf("   %3s | %8s %8s | %8s %8s | %8s %8s %8s | %8s %8s\n", "N", "p50", "p99", "p50", "p99", "msgs in",
+           "msgs out", "budget", "p50", "p99");
+    for (unsigned k = 0; k < rows; k++) {
+        unsigned n = all_n[k], trials = o->quick ? 3 : n >= 64 ? 5 : o->trials, got = 0;
+        size_t nf;
+        json_t *row;
+
+        if (trials > 64)
+            trials = 64;
+        nf = measure_floor(o->etcd, trials, fl);
+        for (unsigned t = 0; t < trials; t++) {
+            struct trial tr;
+
+            if (inproc_trial(o, n, t, &tr) < 0) {
+                r = -1;
+                goto out;
+            }
+            a[got] = tr.agree_ms;
+            x[got] = tr.exit_ms;
+            rq[got] = tr.traffic.requests;
+            ms[got] = tr.traffic.sent_msgs;
+            for (size_t m = 0; m < N_METHODS; m++)
+                by[m][got] = tr.traffic.sent_by[m];
+            got++;
+        }
+        by_method = json_object();
+        for (size_t m = 0; m < N_METHODS; m++)
+            (void)json_object_set_new(by_method, methods[m], json_real(bench_pct(by[m], got, 50)));
+        row = json_pack("{sI sI sI}", "workers", (json_int_t)n, "trials", (json_int_t)got, "budget",
+                        (json_int_t)(5 * n + 10));
+        (void)json_object_set_new(row, "agree_ms", json_pack("{sf sf}", "p50", bench_pct(a, got, 50), "p99",
+                                                             bench_pct(a, got, 99)));
+        (void)json_object_set_new(row, "floor_ms", json_pack("{sf sf sI}", "p50", bench_pct(fl, nf, 50), "p99",
+                                                             bench_pct(fl, nf, 99), "samples", (json_int_t)nf));
+        (void)json_object_set_new(row, "etcd", json_pack("{sf sf sf}", "requests", bench_pct(rq, got, 50),
+                                                         "messages_sent", bench_pct(ms, got, 50),
+                                                         "messages_sent_max", bench_pct(ms, got, 100)));
+        (void)json_object_set_new(json_object_get(row, "etcd"), "messages_sent_by_method", by_method);
+        (void)json_object_set_new(row, "exit_ms", json_pack("{sf sf}", "p50", bench_pct(x, got, 50), "p99",
+                                                            bench_pct(x, got, 99)));
+        (void)json_array_append_new(arr, row);
+        printf("   %3u | %8.2f %8.2f | %8.2f %8.2f | %8.0f %8.0f %8u | %8.2f %8.2f\n", n, bench_pct(a, got, 50),
+               bench_pct(a, got, 99), bench_pct(fl, nf, 50), bench_pct(fl, nf, 99), bench_pct(rq, got, 50),
+               bench_pct(ms, got, 50), 5 * n + 10, bench_pct(x, got, 50), bench_pct(x, got, 99));
+        (void)fflush(stdout);
+    }
+out:
+    (void)json_object_set_new(out, "rows", arr);
     return r;
 }

@@ -34,6 +34,7 @@ int bench_agree(const struct bench_opts *o, json_t *out);
 int bench_ckpt(const struct bench_opts *o, json_t *out);
 int bench_plan(const struct bench_opts *o, json_t *out);
 int bench_memory(const struct bench_opts *o, json_t *out);
+int bench_scale(const struct bench_opts *o, json_t *out);
 
 /* Child modes (argv after the mode word); each returns the exit status. */
 int bench_child_step(int argc, char **argv);

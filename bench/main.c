@@ -24,9 +24,9 @@ static const char usage[] =
     "private etcd (bench/run.sh); README \"Benchmarks\" explains each figure.\n"
     "\n"
     "  --only LIST      sections to run, comma-separated (default all):\n"
-    "                   step, agree, ckpt, plan, memory\n"
-    "  --etcd URL       a local etcd's client URL (agree and memory; without it\n"
-    "                   only N = 1 and the local handler are measured)\n"
+    "                   step, agree, ckpt, plan, memory, scale\n"
+    "  --etcd URL       a local etcd's client URL (agree, memory and scale;\n"
+    "                   without it only N = 1 and the local handler are measured)\n"
     "  --dir DIR        scratch directory for checkpoints and tool output\n"
     "                   (default: a new directory under $TMPDIR or /tmp)\n"
     "  --json FILE      write the figures as JSON to FILE\n"
@@ -34,9 +34,11 @@ static const char usage[] =
     "  --strace PATH    strace, for system calls per step (default: none)\n"
     "  --bare PATH      the bench-bare program, for the memory baseline\n"
     "                   (default: bench-bare next to this program)\n"
-    "  --trials N       agreement trials per worker count (default 20)\n"
+    "  --trials N       agreement trials per worker count (default 20; the\n"
+    "                   in-process section runs 5 at N >= 64)\n"
     "  --ckpt-mib N     checkpoint size in MiB (default 1024)\n"
-    "  --quick          a smoke run: tiny sizes, N = 1 and 2, 3 trials (make check)\n"
+    "  --quick          a smoke run: tiny sizes, N = 1 and 2 (in process 2 and 8),\n"
+    "                   3 trials (make check)\n"
     "  --help           this text\n"
     "\n"
     "Exit status: 0 when every section ran, 1 when one failed (it says why),\n"
@@ -50,7 +52,7 @@ static const struct {
     int (*run)(const struct bench_opts *o, json_t *out);
 } sections[] = {
     { "step", bench_step }, { "agree", bench_agree }, { "ckpt", bench_ckpt }, { "plan", bench_plan },
-    { "memory", bench_memory },
+    { "memory", bench_memory }, { "scale", bench_scale },
 };
 
 int main(int argc, char **argv)

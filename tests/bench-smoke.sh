@@ -22,7 +22,8 @@ if [ -n "${SANITIZE:-}" ]; then
 fi
 
 if expect_rc 0 sh "$top_srcdir/bench/run.sh" --quick --json "$TMP/bench.json"; then
-    for s in "1. Per-step cost" "2-4. Agreement" "5. Checkpoint commit" "6. Grace-period planning" "7. Memory"; do
+    for s in "1. Per-step cost" "2-4. Agreement" "5. Checkpoint commit" "6. Grace-period planning" "7. Memory" \
+        "8. In process"; do
         expect_output "$s"
     done
 fi
@@ -38,7 +39,7 @@ check() {
     fi
 }
 
-check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory'))"
+check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale'))"
 # The idle asynchronous hook makes no system call; the synchronous call runs
 # the loop once per step (one epoll_wait), nothing else.
 check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"
@@ -52,6 +53,11 @@ check "agreement rows" "[r['workers'] for r in d['agree']['rows']] == [1, 2]"
 check "every trial measured" "all(r['trials'] == 3 for r in d['agree']['rows'])"
 check "the floor was measured" "d['agree']['rows'][1]['floor_ms']['samples'] == 3"
 check "etcd traffic counted" "d['agree']['rows'][1]['etcd']['requests'] > 0 and d['agree']['rows'][1]['etcd']['kib'] > 0"
+# In process (N handlers on one loop): every trial saved and exited 42, and
+# etcd sent at most 5N + 10 messages per preemption in every trial (O(N):
+# version 0.1's protocol sent 236 at N = 8 against a budget of 50).
+check "in-process rows" "[r['workers'] for r in d['scale']['rows']] == [2, 8] and all(r['trials'] == 3 for r in d['scale']['rows'])"
+check "in process: O(N) messages" "all(0 < r['etcd']['messages_sent_max'] <= 5 * r['workers'] + 10 for r in d['scale']['rows'])"
 # Planning on the virtual clock is deterministic: the measured planner
 # never misses a deadline it could have kept; TF's rule does.
 check "our planner misses none" "d['plan']['libpreempt']['missed'] == 0"
