@@ -16,9 +16,9 @@
 #define PREEMPT_COORD_INTERNAL_H
 
 #include "etcd-internal.h"
+#include "preempt.h" /* PREEMPT_MAX_WORKERS */
 #include "preempt_fsm.h"
 
-#define PREEMPT_MAX_WORKERS 4096
 #define PREEMPT_MAX_JOB 128
 
 struct preempt_coord;

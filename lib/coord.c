@@ -4,7 +4,6 @@
  * and docs/protocol.md). Key layout under P = /preempt/<job>/:
  *
  *   P/incarnation            "N": the job's current incarnation
- *   P/N/joined/<w>           "pid=.. steps=a,b,c": worker w joined N (permanent)
  *   P/N/notice/op            "<deadline unix ms> inject": an operator's notice
  *                            (preemptctl), a notice of every worker's own
  *   P/N/error                "<code> <w> <message>": the first error (create-if-absent)
@@ -24,6 +23,9 @@
  * [P/N/, P/N/w/): they are counted in etcd by the transaction that writes
  * them, and only the driver reads the memberships (docs/protocol.md, "Traffic"):
  *
+ *   P/N/w/joined/<w>                "pid=.. steps=a,b,c": w joined N (permanent; here,
+ *                                   not in the watched range, or every worker's first
+ *                                   read of it would return all W: W^2 at start-up)
  *   P/N/w/alive/<w>                 w's member record, bound to its lease
  *   P/N/w/done/<w>                  "<step>": w finished training
  *   P/N/w/e<p>/r<k>/ack/<w>         "<cap>": w acknowledged round k
@@ -809,7 +811,7 @@ static void join_try(struct join *j, bool rejoin)
 
     (void)snprintf(counter, sizeof(counter), "%sincarnation", j->jobp);
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
-    (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/joined/%u", j->jobp, j->inc, w);
+    (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/w/joined/%u", j->jobp, j->inc, w);
     (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/w/alive/%u", j->jobp, j->inc, w);
     (void)inc_key(j, ready, sizeof(ready), "ready");
     (void)inc_key(j, members, sizeof(members), "w/alive/");
@@ -1234,6 +1236,7 @@ struct preempt_coord {
     bool lost_seen;        /* the episode's lost record was posted */
     uint64_t op_wall;      /* the operator's earliest deadline posted (unix ms; 0: none) */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
+    bool claim_present;    /* the episode's claim is in the view (someone drives it) */
     uint64_t *notice_wall; /* per worker; 0: none */
     bool *notice_withdrawn;
     bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
@@ -1620,6 +1623,7 @@ static void check_withdrawn(struct preempt_coord *c)
 }
 
 static void claim(struct preempt_coord *c);
+static void maybe_claim(struct preempt_coord *c);
 
 /* Splits "<name>/<w>" into name and a worker index (< n). */
 static bool worker_key(const char *rest, const char *name, unsigned n, unsigned *ret)
@@ -1674,6 +1678,9 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
             c->withdrawn_posted = false;
         }
         check_withdrawn(c);
+        maybe_claim(c);
+    } else if (!strcmp(rest, "claim")) {
+        c->claim_present = true;
     } else if (!strcmp(rest, "final")) {
         if (c->final_seen || !preempt_parse_u64_(value, &v) || v == c->me)
             return;
@@ -1849,6 +1856,17 @@ static void on_delete(struct preempt_coord *c, const char *rest)
         c->op_wall = 0; /* the operator took it back */
 }
 
+/* Claims the episode when it has a live notice and nobody drives it: its
+ * driver's lease ended (the claim went), or the claim went while the job's
+ * notices were all withdrawn and one of them came back (sim seed 12558: the
+ * driver exited on a second notice, its claim went with its lease before its
+ * notice's return landed, and nobody drove the round to its end). */
+static void maybe_claim(struct preempt_coord *c)
+{
+    if (c->active && !c->left && !c->withdrawn_posted && !c->claim_present)
+        claim(c);
+}
+
 /* A deleted record of the current episode. Only the claim goes while the
  * episode lasts (the driver's lease ended: take it over); the rest goes
  * when a worker clears the ended episode. */
@@ -1857,9 +1875,9 @@ static void on_delete_episode(struct preempt_coord *c, const char *rest)
     if (strcmp(rest, "claim") != 0)
         return;
     c->holds_claim = false;
+    c->claim_present = false;
     forget_gone(c);
-    if (c->active && !c->left && !c->withdrawn_posted)
-        claim(c);
+    maybe_claim(c);
 }
 
 static const char *rest_of(const struct preempt_coord *c, const char *key)
@@ -1991,6 +2009,7 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     bool current = false, later = false;
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
+    c->claim_present = false; /* a claim that went while the watch was down is not in the read */
     for (size_t i = 0; i < n; i++) {
         const char *rest = rest_of(c, kvs[i].key);
         uint64_t ep;
@@ -2009,6 +2028,8 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->ep);
         post_withdrawn(c);
     }
+    if (!later)
+        maybe_claim(c);
 }
 
 static void on_watch_link(bool up, const char *why, void *arg)
@@ -2301,6 +2322,7 @@ static void advance(struct preempt_coord *c)
     reset_round(c, 1);
     forget_gone(c);
     c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = c->lost_seen = false;
+    c->claim_present = false;
     if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
         char key[PREEMPT_MAX_JOB + 64];
 
@@ -2404,12 +2426,19 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         (void)snprintf(val, sizeof(val), "aborted %" PRId64 " %u", fx->arg, c->me);
         decide(c, k, val);
         return true;
+    case PREEMPT_FX_EXIT:
+        /* A notice that made this worker exit (a second one, with second =
+         * exit) had no claim or acknowledgement to carry it: it goes now
+         * (delivered by the exit's flush), so that its peers plan with the
+         * job's earliest deadline. */
+        if (c->notice_deferred)
+            notice_put(c);
+        break;
     case PREEMPT_FX_KEEP_SHARD:
     case PREEMPT_FX_DISCARD_SHARD:
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_ARM_TIMER:
     case PREEMPT_FX_DISARM_TIMER:
-    case PREEMPT_FX_EXIT:
     case PREEMPT_FX__COUNT:
         break;
     }

@@ -704,6 +704,10 @@ static const char *launch_from_env(void)
     return NULL;
 }
 
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+#define WORKERS_MAX_TEXT TEXT(PREEMPT_MAX_WORKERS)
+
 static const char *config_problem(const struct preempt_config *c, const struct preempt_callbacks *cb)
 {
     sigset_t set;
@@ -752,7 +756,7 @@ static const char *config_problem(const struct preempt_config *c, const struct p
     if (!preempt_coord_job_ok_(c->job))
         return "job must be 1-128 of A-Z a-z 0-9 . _ - (and not . or ..)";
     if (c->workers < 1 || c->workers > PREEMPT_MAX_WORKERS)
-        return "workers must be between 1 and 4096";
+        return "workers must be between 1 and " WORKERS_MAX_TEXT;
     if (c->worker >= c->workers)
         return "worker must be between 0 and workers - 1";
     if (!c->etcd_user != !c->etcd_password)

@@ -168,7 +168,7 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
             notice_record(w, i, put, value);
         return;
     }
-    if (member(rest, "joined", &i)) {
+    if (member(rest, "w/joined", &i)) {
         if (put && !w->joined[i])
             w->joined[i] = true, w->n_joined++;
     } else if (member(rest, "w/alive", &i)) {

@@ -523,7 +523,8 @@ static int slurm_task(struct preempt_config *cfg)
 
     if (!id || !n)
         return 0;
-    if (parse_u64("$SLURM_PROCID", id, 4095, &i) < 0 || parse_u64("$SLURM_NTASKS", n, 4096, &w) < 0 || w == 0)
+    if (parse_u64("$SLURM_PROCID", id, PREEMPT_MAX_WORKERS - 1, &i) < 0 ||
+        parse_u64("$SLURM_NTASKS", n, PREEMPT_MAX_WORKERS, &w) < 0 || w == 0)
         return -EINVAL;
     cfg->worker = (unsigned)i;
     cfg->workers = (unsigned)w;
@@ -647,12 +648,12 @@ int main(int argc, char **argv)
         case OPT_JOB: cfg.job = optarg; break;
         case OPT_LAUNCH: cfg.launch_id = optarg; break;
         case OPT_WORKER:
-            r = parse_u64("--worker", optarg, 4095, &v);
+            r = parse_u64("--worker", optarg, PREEMPT_MAX_WORKERS - 1, &v);
             cfg.worker = (unsigned)v;
             have_worker = true;
             break;
         case OPT_WORKERS:
-            r = parse_u64("--workers", optarg, 4096, &v);
+            r = parse_u64("--workers", optarg, PREEMPT_MAX_WORKERS, &v);
             cfg.workers = (unsigned)v;
             have_worker = true;
             break;

@@ -132,6 +132,8 @@ enum preempt_platform {
 #define PREEMPT_GRACE_DEFAULT UINT64_MAX
 
 #define PREEMPT_MAX_SIGNALS 8
+/** The most workers a job may have (struct preempt_config's workers). */
+#define PREEMPT_MAX_WORKERS 16384
 
 /** Configuration, copied at creation (strings included). Fill it with
  * preempt_config_init() and change what you need. */
@@ -206,7 +208,7 @@ struct preempt_config {
     const char *job;             /**< job name, 1-128 of [A-Za-z0-9._-], not "." or ".."; the keys live
                                       under /preempt/<job>/ */
     unsigned worker;             /**< this worker's index, 0 <= worker < workers */
-    unsigned workers;            /**< the number of workers in the job (1..4096) */
+    unsigned workers;            /**< the number of workers in the job (1..PREEMPT_MAX_WORKERS) */
     const char *etcd_user;       /**< with etcd_password: authenticate (NULL: none) */
     const char *etcd_password;   /**< copied, and wiped from memory at free */
     const char *etcd_ca;         /**< TLS: CA bundle (PEM path); NULL: system default.

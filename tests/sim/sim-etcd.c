@@ -24,6 +24,11 @@ struct sim_etcd {
     size_t n, cap;
     struct lease *leases;
     size_t n_leases, cap_leases;
+    uint64_t exp_min;  /* with exp_valid: at most the earliest expiry (a lease that was
+                        * renewed or dropped since only raises it), recomputed after an
+                        * expiry pass; so that a job of 10,000 leases does not scan
+                        * them all at every event */
+    bool exp_valid;
     int64_t rev, next_lease;
     struct sim_ev *hist;
     size_t n_hist, cap_hist;
@@ -171,17 +176,6 @@ static unsigned delete_where(struct sim_etcd *m, bool (*doomed)(const struct pre
     return deleted;
 }
 
-struct range {
-    const char *from, *end;
-};
-
-static bool doomed_in_range(const struct preempt_etcd_kv *kv, const void *arg)
-{
-    const struct range *r = arg;
-
-    return in_range(kv->key, r->from, r->end);
-}
-
 static bool doomed_by_lease(const struct preempt_etcd_kv *kv, const void *arg)
 {
     return kv->lease == *(const int64_t *)arg;
@@ -189,9 +183,18 @@ static bool doomed_by_lease(const struct preempt_etcd_kv *kv, const void *arg)
 
 static unsigned do_delete(struct sim_etcd *m, const char *from, const char *end)
 {
-    struct range r = { from, end };
+    bool found;
+    size_t lo = find(m, from, &found), hi = lo;
 
-    return delete_where(m, doomed_in_range, &r);
+    while (hi < m->n && in_range(m->kvs[hi].key, from, end)) /* keys are sorted: one block */
+        hi++;
+    for (size_t i = lo; i < hi; i++) {
+        record(m, PREEMPT_ETCD_DELETE, &m->kvs[i]);
+        preempt_etcd_kv_clear_(&m->kvs[i]);
+    }
+    memmove(&m->kvs[lo], &m->kvs[hi], (m->n - hi) * sizeof(*m->kvs));
+    m->n -= hi - lo;
+    return (unsigned)(hi - lo);
 }
 
 static struct lease *lease_of(struct sim_etcd *m, int64_t id)
@@ -222,11 +225,14 @@ int64_t sim_etcd_grant(struct sim_etcd *m, unsigned ttl_s, uint64_t now_ms)
     m->leases = grow(m->leases, &m->cap_leases, m->n_leases + 1, sizeof(*m->leases));
     l = &m->leases[m->n_leases++];
     *l = (struct lease){ .id = ++m->next_lease, .ttl_s = ttl_s, .expires_ms = now_ms + ttl_s * 1000u };
+    if (m->exp_valid && l->expires_ms < m->exp_min)
+        m->exp_min = l->expires_ms;
     return l->id;
 }
 
 void sim_etcd_expire(struct sim_etcd *m, uint64_t now_ms)
 {
+    m->exp_valid = false;
     for (size_t i = 0; i < m->n_leases;) {
         if (m->leases[i].expires_ms <= now_ms)
             drop_lease(m, &m->leases[i]);
@@ -242,14 +248,16 @@ void sim_etcd_refresh(struct sim_etcd *m, uint64_t now_ms)
             m->leases[i].expires_ms = now_ms + m->leases[i].ttl_s * 1000u;
 }
 
-uint64_t sim_etcd_next_expiry(const struct sim_etcd *m)
+uint64_t sim_etcd_next_expiry(struct sim_etcd *m)
 {
-    uint64_t t = 0;
-
-    for (size_t i = 0; i < m->n_leases; i++)
-        if (!t || m->leases[i].expires_ms < t)
-            t = m->leases[i].expires_ms;
-    return t;
+    if (!m->exp_valid) {
+        m->exp_min = 0;
+        for (size_t i = 0; i < m->n_leases; i++)
+            if (!m->exp_min || m->leases[i].expires_ms < m->exp_min)
+                m->exp_min = m->leases[i].expires_ms;
+        m->exp_valid = true;
+    }
+    return m->n_leases ? m->exp_min : 0;
 }
 
 void sim_etcd_put(struct sim_etcd *m, const char *key, const char *value, int64_t lease, uint64_t now_ms)
@@ -322,17 +330,18 @@ static json_t *do_range(struct sim_etcd *m, const json_t *body)
     bool count_only = json_is_true(json_object_get(body, "count_only"));
     bool keys_only = json_is_true(json_object_get(body, "keys_only"));
     unsigned count = 0;
+    bool found;
 
-    for (size_t i = 0; key && i < m->n; i++)
-        if (in_range(m->kvs[i].key, key, end)) {
-            json_t *kv = count_only ? NULL : kv_json(&m->kvs[i]);
+    /* the keys are sorted: from the first at or after key, while in range */
+    for (size_t i = key ? find(m, key, &found) : m->n; i < m->n && in_range(m->kvs[i].key, key, end); i++) {
+        json_t *kv = count_only ? NULL : kv_json(&m->kvs[i]);
 
-            if (kv && keys_only)
-                (void)json_object_del(kv, "value");
-            if (kv)
-                json_array_append_new(kvs, kv);
-            count++;
-        }
+        if (kv && keys_only)
+            (void)json_object_del(kv, "value");
+        if (kv)
+            json_array_append_new(kvs, kv);
+        count++;
+    }
     if (count && !count_only)
         json_object_set_new(r, "kvs", kvs);
     else
@@ -506,20 +515,22 @@ int sim_etcd_apply(struct sim_etcd *m, const char *path, const json_t *body, uin
     return 0;
 }
 
-int sim_etcd_snapshot(const struct sim_etcd *m, const char *prefix, struct preempt_etcd_kv **ret, size_t *n)
+int sim_etcd_snapshot(const struct sim_etcd *m, const char *prefix, const char *end, struct preempt_etcd_kv **ret,
+                      size_t *n)
 {
-    struct preempt_etcd_kv *kvs = calloc(m->n + 1, sizeof(*kvs));
-    size_t k = 0, len = strlen(prefix);
+    bool found;
+    size_t len = strlen(prefix), lo = find(m, prefix, &found), hi = lo, k = 0;
+    struct preempt_etcd_kv *kvs;
 
+    while (hi < m->n && (end ? strcmp(m->kvs[hi].key, end) < 0 : strncmp(m->kvs[hi].key, prefix, len) == 0))
+        hi++;
+    kvs = calloc(hi - lo + 1, sizeof(*kvs));
     if (!kvs)
         abort();
-    for (size_t i = 0; i < m->n; i++) {
-        if (strncmp(m->kvs[i].key, prefix, len) != 0)
-            continue;
+    for (size_t i = lo; i < hi; i++, k++) {
         kvs[k] = m->kvs[i];
         kvs[k].key = dup(m->kvs[i].key);
         kvs[k].value = dup(m->kvs[i].value);
-        k++;
     }
     *ret = kvs;
     *n = k;

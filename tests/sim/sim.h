@@ -40,14 +40,17 @@ int sim_etcd_apply(struct sim_etcd *m, const char *path, const json_t *body, uin
 void sim_etcd_expire(struct sim_etcd *m, uint64_t now_ms);
 /* Renews every lease to a full TTL from now (etcd does on a leader change). */
 void sim_etcd_refresh(struct sim_etcd *m, uint64_t now_ms);
-/* The earliest lease expiry after now (0: none). */
-uint64_t sim_etcd_next_expiry(const struct sim_etcd *m);
+/* The earliest lease expiry (0: none), or an earlier time: a call of
+ * sim_etcd_expire() at that time makes the next answer exact. */
+uint64_t sim_etcd_next_expiry(struct sim_etcd *m);
 
 int64_t sim_etcd_rev(const struct sim_etcd *m);
 /* The history: every change, in revision order. */
 const struct sim_ev *sim_etcd_history(const struct sim_etcd *m, size_t *n);
-/* The current keys under prefix (a snapshot; free with preempt_etcd_kvs_free_). */
-int sim_etcd_snapshot(const struct sim_etcd *m, const char *prefix, struct preempt_etcd_kv **ret, size_t *n);
+/* The current keys under prefix, or in [prefix, end) when end is not NULL
+ * (a snapshot; free with preempt_etcd_kvs_free_). */
+int sim_etcd_snapshot(const struct sim_etcd *m, const char *prefix, const char *end, struct preempt_etcd_kv **ret,
+                      size_t *n);
 /* Writes a key directly (start-up records the simulation sets up itself). */
 void sim_etcd_put(struct sim_etcd *m, const char *key, const char *value, int64_t lease, uint64_t now_ms);
 int64_t sim_etcd_grant(struct sim_etcd *m, unsigned ttl_s, uint64_t now_ms);
