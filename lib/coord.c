@@ -1237,6 +1237,7 @@ struct preempt_coord {
     uint64_t op_wall;      /* the operator's earliest deadline posted (unix ms; 0: none) */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     bool claim_present;    /* the episode's claim is in the view (someone drives it) */
+    bool claim_sent;       /* this worker's claim is on its way (no answer yet) */
     uint64_t *notice_wall; /* per worker; 0: none */
     bool *notice_withdrawn;
     bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
@@ -1678,7 +1679,8 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
             c->withdrawn_posted = false;
         }
         check_withdrawn(c);
-        maybe_claim(c);
+        if (!c->claim_sent) /* its own claim may not have landed yet */
+            maybe_claim(c);
     } else if (!strcmp(rest, "claim")) {
         c->claim_present = true;
     } else if (!strcmp(rest, "final")) {
@@ -2233,6 +2235,7 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
     uint64_t holder = c->me;
     bool ok, vanished;
 
+    c->claim_sent = false;
     if (c->notice_busy && c->claim_carries) { /* the notice went with the claim (or failed with it) */
         c->claim_carries = false;
         c->notice_busy = false;
@@ -2297,6 +2300,7 @@ static void claim(struct preempt_coord *c)
         c->notice_deferred = c->notice_dirty = false;
         c->notice_busy = c->claim_carries = true;
     }
+    c->claim_sent = true;
     write_call(c, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, carry ? 2 : 1, fail, carry ? 2 : 1), on_claim);
 }
 

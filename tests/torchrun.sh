@@ -21,7 +21,11 @@
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
 TPID=
-trap 'kill -KILL $TPID 2>/dev/null; etcd_stop; pkill -KILL -f "$TMP/" 2>/dev/null; rm -rf "$TMP"' EXIT
+# kids PID: its children, from /proc (not pgrep or pkill: under the
+# sanitized build the sanitizers' runtimes are preloaded into every command
+# here, and procps hangs in them)
+kids() { cat /proc/"$1"/task/*/children 2>/dev/null; }
+trap '[ -n "$TPID" ] && kill -KILL $(kids "$TPID") "$TPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
 . "$top_srcdir/tests/python-lib.sh"
 DDP="$(cd "$top_srcdir/examples" && pwd)/pytorch_ddp.py"
 W=2
@@ -48,7 +52,7 @@ rank_log() { echo "$TMP/$1.logs"/*/attempt_0/"$2"/stdout.log; } # TAG R
 ended() {
     _n=0
     while kill -0 "$TPID" 2>/dev/null && [ $_n -lt $(($2 * 10)) ]; do sleep 0.1; _n=$((_n + 1)); done
-    kill -0 "$TPID" 2>/dev/null && { fail "$1: torchrun still running after $2 s; killed"; kill -KILL "$TPID"; }
+    kill -0 "$TPID" 2>/dev/null && { fail "$1: torchrun still running after $2 s; killed"; kill -KILL $(kids "$TPID") "$TPID"; }
     wait "$TPID"
     RC=$?
     for r in $(seq 0 $((W - 1))); do cat "$(rank_log "$1" $r)" >"$TMP/$1.$r.out" 2>/dev/null; done
@@ -80,7 +84,9 @@ for who in torchrun rank; do
     if [ $who = torchrun ]; then
         kill -TERM "$TPID"
     else
-        kill -TERM "$(pgrep -P "$TPID" | tail -n 1)" # one rank (torchrun's child, the exec'd trainer)
+        set -- $(kids "$TPID")
+        eq "$_t: torchrun runs $W ranks" "$#" $W
+        kill -TERM "$1" # one rank (torchrun's child, the exec'd trainer)
     fi
     ended $_t 60
     eq "$_t: torchrun exits 1, not the workers' 42" "$RC" 1
