@@ -677,8 +677,6 @@ out:
  * processes. Worker 0 gets the notice through preempt_notify(); agreement
  * is until the last worker knows the save step; etcd's counters as above. */
 
-#define INPROC_MAX 256
-
 struct inproc {
     unsigned n, started, left;
     int start_failed;

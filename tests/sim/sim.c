@@ -1451,11 +1451,6 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
     }
     for (unsigned i = 1; i < W->n; i++)
         W->w[i].total_steps = W->w[0].total_steps;
-    /* The documented bound (README, "Simulation"): two steps (one in
-     * flight, one to the save step), the slowest save (slow saves take up
-     * to 20x), the agreement's bound and the coordination writes' retry
-     * bound; a stall injected into a worker adds its length. */
-    W->base_bound_us = 2 * step_us + 20 * save_us * 3 / 2 + (W->cfg.agree_timeout_ms + W->give_up_ms) * 1000u;
     incarnations = (unsigned)between(1, 3);
     if (scale) { /* one clean preemption: a signal to worker 0, no faults; 100 ms steps, grace 0 */
         W->cfg.grace_ms = 0;
@@ -1468,9 +1463,14 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
             W->w[i].save_fails = false;
             W->w[i].total_steps = 100;
         }
-        W->base_bound_us = 2 * 102000u + 20 * save_us * 3 / 2 + (W->cfg.agree_timeout_ms + W->give_up_ms) * 1000u;
+        step_us = 102000u; /* the slowest worker's */
         incarnations = 1;
     }
+    /* The documented bound (README, "Simulation"): two steps (one in
+     * flight, one to the save step), the slowest save (slow saves take up
+     * to 20x), the agreement's bound and the coordination writes' retry
+     * bound; a stall injected into a worker adds its length. */
+    W->base_bound_us = 2 * step_us + 20 * save_us * 3 / 2 + (W->cfg.agree_timeout_ms + W->give_up_ms) * 1000u;
     for (unsigned k = 0; k < incarnations && !W->violation[0]; k++) {
         bool preempted = false;
 
