@@ -9,7 +9,8 @@
  *                         absent. DIR/PATH.status overrides the status,
  *                         DIR/PATH.delay_ms delays the reply (a slow or hung
  *                         endpoint), DIR/PATH.reset holding 1 drops the
- *                         connection without a reply ("RESET PATH").
+ *                         connection without a reply ("RESET PATH"),
+ *                         whatever .status says.
  *   GCE  /computeMetadata/...  needs "Metadata-Flavor: Google" (else 403) and
  *                         refuses X-Forwarded-For; replies carry an ETag (a
  *                         hash of the content; with DIR/etag_opaque, one
