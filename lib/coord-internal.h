@@ -210,10 +210,6 @@ unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms);
 /* Validates a job name (no '/', no traversal, printable): true when fine. */
 bool preempt_coord_job_ok_(const char *job);
 
-/* A key of a preemption episode, rest being what follows P/N/: for
- * "e<p>/<what>", sets *ret_ep to p and returns <what>; else NULL. */
-const char *preempt_coord_episode_key_(const char *rest, uint64_t *ret_ep);
-
 /* The key prefix of a job ("/preempt/<job>/"). */
 int preempt_coord_prefix_(const char *job, char *buf, size_t size);
 

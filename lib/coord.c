@@ -1,35 +1,11 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/coord.c: the multi-worker protocol over etcd (see coord-internal.h
- * and docs/protocol.md). Key layout under P = /preempt/<job>/:
- *
- *   P/incarnation            "N": the job's current incarnation
- *   P/N/notice/op            "<deadline unix ms> inject": an operator's notice
- *                            (preemptctl), a notice of every worker's own
- *   P/N/error                "<code> <w> <message>": the first error (create-if-absent)
- *   P/N/e<p>/notice/<w>      "<deadline unix ms> <source>[ withdrawn]": w's earliest
- *                            notice; "withdrawn" when its source cancelled it or
- *                            it was advisory (an opportunistic checkpoint)
- *   P/N/e<p>/claim           "<w>": the driver (create-if-absent, lease-bound)
- *   P/N/e<p>/final           "<w>": the driver opened the final round
- *   P/N/e<p>/lost            "<w>": the driver found w's membership gone (create-if-absent)
- *   P/N/e<p>/r<k>/agreed     "<step>": round k's save step (create-if-absent)
- *   P/N/decision/e<p>/r<k>   "committed <step>" | "aborted <step> <w>": round k's one
- *                            decision (create-if-absent: the first to land wins). Kept
- *                            for the incarnation's life, outside e<p>/: a worker's copy
- *                            may wait on it after the episode is cleared (pending shards)
- *
- * Per-worker records live under P/N/w/, outside every worker's watch of
- * [P/N/, P/N/w/): they are counted in etcd by the transaction that writes
- * them, and only the driver reads the memberships (docs/protocol.md, "Traffic"):
- *
- *   P/N/w/joined/<w>                "pid=.. steps=a,b,c": w joined N (permanent; here,
- *                                   not in the watched range, or every worker's first
- *                                   read of it would return all W: W^2 at start-up)
- *   P/N/w/alive/<w>                 w's member record, bound to its lease
- *   P/N/w/done/<w>                  "<step>": w finished training
- *   P/N/w/e<p>/r<k>/ack/<w>         "<cap>": w acknowledged round k
- *   P/N/w/e<p>/r<k>/shard/<S>/<w>   w's shard of round k, at step S, is saved
+ * and docs/protocol.md). The key layout under P = /preempt/<job>/ is
+ * lib/keys-internal.h's one table: P/incarnation, and under incarnation N
+ * the records every worker watches, [P/N/, P/N/w/), and the per-worker
+ * records under P/N/w/, counted in etcd by the transaction that writes
+ * them, that only the driver reads (docs/protocol.md, "Traffic").
  *
  * p counts the job's preemption episodes in N: 0 first; every worker moves on
  * to p + 1 when its machine clears the round after the notices were withdrawn
@@ -46,6 +22,7 @@
 #include <unistd.h>
 
 #include "coord-internal.h"
+#include "keys-internal.h"
 #include "platform-internal.h"
 
 #define MAX_STEPS_OFFERED 64
@@ -88,7 +65,7 @@ struct join {
     struct event_base *base;
     struct event *ev_keep, *ev_wait; /* the lease's keep-alive; the wait for a holder's lease */
     struct preempt_etcd_watch *ready_w; /* the wait for the awaited record */
-    const char *awaited;               /* its key below P/N/: "ready" (the barrier's), or "restored" */
+    enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
@@ -330,22 +307,17 @@ static const char *who(const char *v, char *buf, size_t size)
 static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
-/* The key of the job's record rest: P/rest. */
-static char *job_key(const struct join *j, char *buf, size_t size, const char *rest)
-{
-    (void)snprintf(buf, size, "%s%s", j->jobp, rest);
-    return buf;
-}
 
 static void write_ready(struct join *j, bool consume);
 static void on_start_over(int status, json_t *reply, const char *msg, void *arg);
 
-/* The key of record rest of the incarnation being joined: P/N/rest. */
-static char *inc_key(const struct join *j, char *buf, size_t size, const char *rest)
-{
-    (void)snprintf(buf, size, "%s%" PRIu64 "/%s", j->jobp, j->inc, rest);
-    return buf;
-}
+/* A key of the schema (keys-internal.h) in the incarnation being joined. */
+#define JKEY(j, buf, id, ...)                                                                                        \
+    (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }), \
+     buf)
+#define JRANGE(j, buf, id, upto)                                                                                     \
+    (preempt_key_range_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, upto, &(struct preempt_key){ .inc = (j)->inc }), \
+     buf)
 
 /* A record (the barrier's, the shape's) whose worker count is not this
  * worker's: start-up ends with that error. Returns true then. */
@@ -451,13 +423,12 @@ static void on_ready_read(int status, json_t *reply, const char *msg, void *arg)
  * read is only retried. */
 static void read_ready(struct join *j)
 {
-    char key[PREEMPT_MAX_JOB + 48];
+    char key[PREEMPT_KEY_MAX];
 
     if (!j->ready_w || j->ready_up || j->finished)
         return;
-    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(inc_key(j, key, sizeof(key), j->awaited),
-                                                                        false),
-                             join_left(j), on_ready_read, j);
+    (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
+    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(key, false), join_left(j), on_ready_read, j);
 }
 
 /* Waits for the awaited record without polling: a watch of that one key. */
@@ -465,11 +436,12 @@ static void wait_ready(struct join *j)
 {
     static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset,
                                                        .on_link = on_ready_link };
-    char key[PREEMPT_MAX_JOB + 48];
+    char key[PREEMPT_KEY_MAX];
 
     if (j->ready_w)
         return;
-    if (preempt_etcd_watch_(j->e, inc_key(j, key, sizeof(key), j->awaited), NULL, 0, &ops, j, &j->ready_w) < 0)
+    (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
+    if (preempt_etcd_watch_(j->e, key, NULL, 0, &ops, j, &j->ready_w) < 0)
         join_finish(j, -ENOMEM, "out of memory");
 }
 
@@ -536,7 +508,7 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
     free(idx);
     preempt_etcd_kvs_free_(kvs, n);
     if (j->plan.at_risk && !j->plan.over) /* the operator may have asked for it in etcd */
-        join_call(j, "kv/range", preempt_etcd_range_body_(job_key(j, key, sizeof(key), "start-over"), false),
+        join_call(j, "kv/range", preempt_etcd_range_body_(JKEY(j, key, START_OVER), false),
                   on_start_over);
     else
         write_ready(j, false);
@@ -566,7 +538,7 @@ static void on_start_over(int status, json_t *reply, const char *msg, void *arg)
 static void write_ready(struct join *j, bool consume)
 {
     const struct preempt_coord_plan *plan = &j->plan;
-    char key[PREEMPT_MAX_JOB + 48], req[PREEMPT_MAX_JOB + 32], val[256], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[256], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
     struct preempt_etcd_cmp cmp = { .key = key };
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
                            get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
@@ -584,8 +556,8 @@ static void write_ready(struct join *j, bool consume)
     else
         (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s refused=%" PRIu64 " lacking=%s", restore,
                        j->cfg->workers, mine, plan->newest, plan->lacking);
-    (void)inc_key(j, key, sizeof(key), "ready");
-    (void)job_key(j, req, sizeof(req), "start-over");
+    (void)JKEY(j, key, READY);
+    (void)JKEY(j, req, START_OVER);
     join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
 }
 
@@ -594,7 +566,7 @@ static void write_ready(struct join *j, bool consume)
  * completes the barrier, and every other one waits for its record. */
 static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
 {
-    char pre[PREEMPT_MAX_JOB + 48];
+    char pre[PREEMPT_KEY_MAX];
 
     if (ready->value) {
         apply_ready(j, ready);
@@ -604,7 +576,7 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
         wait_ready(j);
         return;
     }
-    join_call(j, "kv/range", preempt_etcd_range_body_(inc_key(j, pre, sizeof(pre), "w/alive/"), true), on_members);
+    join_call(j, "kv/range", preempt_etcd_range_body_(JRANGE(j, pre, ALIVE, 'w'), true), on_members);
 }
 
 static void recount(struct join *j);
@@ -615,14 +587,14 @@ static void on_shaped(int status, json_t *reply, const char *msg, void *arg);
  * at once, before it counts for the barrier. Returns true to go on. */
 static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
-    char key[PREEMPT_MAX_JOB + 48], val[32];
+    char key[PREEMPT_KEY_MAX], val[32];
 
     if (!shape->value) {
         if (j->shaped) /* written and gone: the store lost it (wiped); the barrier's record decides */
             return true;
         j->shaped = true;
         (void)snprintf(val, sizeof(val), "workers=%u", j->cfg->workers);
-        join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "shape"), val, 0), on_shaped);
+        join_call(j, "kv/txn", preempt_etcd_create_body_(JKEY(j, key, SHAPE), val, 0), on_shaped);
         return false;
     }
     return !workers_differ(j, shape->value, "has");
@@ -668,11 +640,10 @@ static void on_recount(int status, json_t *reply, const char *msg, void *arg)
 /* Reads the barrier's record and counts the members (one txn, no compare). */
 static void recount(struct join *j)
 {
-    char ready[PREEMPT_MAX_JOB + 48], alive[PREEMPT_MAX_JOB + 48], shape[PREEMPT_MAX_JOB + 48];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, inc_key(j, ready, sizeof(ready), "ready"), NULL, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, inc_key(j, alive, sizeof(alive), "w/alive/"), NULL,
-                                       0 },
-                                     { PREEMPT_ETCD_OP_GET, inc_key(j, shape, sizeof(shape), "shape"), NULL, 0 } };
+    char ready[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, JKEY(j, ready, READY), NULL, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, JRANGE(j, alive, ALIVE, 'w'), NULL, 0 },
+                                     { PREEMPT_ETCD_OP_GET, JKEY(j, shape, SHAPE), NULL, 0 } };
 
     join_call(j, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 3, NULL, 0), on_recount);
 }
@@ -786,13 +757,13 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
  * incarnation starts from nothing. */
 static void join_open(struct join *j, uint64_t inc)
 {
-    char key[PREEMPT_MAX_JOB + 32], pre[PREEMPT_MAX_JOB + 48], cur[24], next[24];
+    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], cur[24], next[24];
     struct preempt_etcd_cmp cmp = { key, inc > 1 ? cur : NULL };
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, next, 0 },
                                      { PREEMPT_ETCD_OP_DELETE_PREFIX, pre, NULL, 0 } };
 
-    (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
-    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/", j->jobp, inc);
+    (void)JKEY(j, key, INCARNATION);
+    (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, inc - 1);
     (void)snprintf(next, sizeof(next), "%" PRIu64, inc);
     join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ops, 2, NULL, 0), on_opened);
@@ -805,17 +776,17 @@ static void join_open(struct join *j, uint64_t inc)
  * but inc never started and nobody holds w). */
 static void join_try(struct join *j, bool rejoin)
 {
-    char counter[PREEMPT_MAX_JOB + 32], joined[PREEMPT_MAX_JOB + 64], alive[PREEMPT_MAX_JOB + 64], cur[24];
-    char ready[PREEMPT_MAX_JOB + 48], members[PREEMPT_MAX_JOB + 48], shape[PREEMPT_MAX_JOB + 48];
+    char counter[PREEMPT_KEY_MAX], joined[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], cur[24];
+    char ready[PREEMPT_KEY_MAX], members[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX];
     unsigned w = j->cfg->worker;
 
-    (void)snprintf(counter, sizeof(counter), "%sincarnation", j->jobp);
+    (void)JKEY(j, counter, INCARNATION);
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
-    (void)snprintf(joined, sizeof(joined), "%s%" PRIu64 "/w/joined/%u", j->jobp, j->inc, w);
-    (void)snprintf(alive, sizeof(alive), "%s%" PRIu64 "/w/alive/%u", j->jobp, j->inc, w);
-    (void)inc_key(j, ready, sizeof(ready), "ready");
-    (void)inc_key(j, members, sizeof(members), "w/alive/");
-    (void)inc_key(j, shape, sizeof(shape), "shape");
+    (void)JKEY(j, joined, JOINED, .worker = w);
+    (void)JKEY(j, alive, ALIVE, .worker = w);
+    (void)JKEY(j, ready, READY);
+    (void)JRANGE(j, members, ALIVE, 'w');
+    (void)JKEY(j, shape, SHAPE);
     {
         struct preempt_etcd_cmp cmp[] = { { counter, cur }, { rejoin ? alive : joined, NULL } };
         struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
@@ -875,16 +846,12 @@ static void on_resolved(int status, json_t *reply, const char *msg, void *arg)
  * another job's prefix is not touched: unknown. */
 static void join_resolve(struct join *j)
 {
-    size_t len = strlen(j->jobp);
-
     while (j->i_pend < j->n_pend) {
         struct preempt_coord_pending *p = &j->pend[j->i_pend];
-        char val[64], *end;
-        uint64_t inc;
+        struct preempt_key k;
+        char val[64];
 
-        errno = 0;
-        inc = strncmp(p->key, j->jobp, len) ? 0 : strtoull(p->key + len, &end, 10);
-        if (inc == 0 || errno || *end != '/' || inc > j->inc || strlen(p->key) > PREEMPT_MAX_JOB + 64) {
+        if (preempt_key_parse_(p->key, j->jobp, &k) != PREEMPT_KEY_DECISION || k.inc == 0 || k.inc > j->inc) {
             p->decision = 0;
             j->i_pend++;
             continue;
@@ -926,10 +893,9 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
 
 static void join_read_inc(struct join *j)
 {
-    char key[PREEMPT_MAX_JOB + 32];
+    char key[PREEMPT_KEY_MAX];
 
-    (void)snprintf(key, sizeof(key), "%sincarnation", j->jobp);
-    join_call(j, "kv/range", preempt_etcd_range_body_(key, false), on_inc);
+    join_call(j, "kv/range", preempt_etcd_range_body_(JKEY(j, key, INCARNATION), false), on_inc);
 }
 
 static void on_grant(int status, json_t *reply, const char *msg, void *arg)
@@ -1098,7 +1064,7 @@ int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coor
                               void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
-                      .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = "ready",
+                      .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = PREEMPT_KEY_READY,
                       .apply = apply_ready, .done = done, .done_arg = arg };
     int r;
 
@@ -1142,7 +1108,7 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 static void on_restored_counted(int status, json_t *reply, const char *msg, void *arg)
 {
     struct join *j = arg;
-    char key[PREEMPT_MAX_JOB + 48];
+    char key[PREEMPT_KEY_MAX];
 
     if (join_failed(j, status, msg, "reporting the restore"))
         return;
@@ -1150,7 +1116,7 @@ static void on_restored_counted(int status, json_t *reply, const char *msg, void
         wait_ready(j);
         return;
     }
-    join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "restored"), "ok", 0),
+    join_call(j, "kv/txn", preempt_etcd_create_body_(JKEY(j, key, RESTORED), "ok", 0),
               on_ready_written);
 }
 
@@ -1158,18 +1124,18 @@ static void on_restored_counted(int status, json_t *reply, const char *msg, void
  * W-th writes N/restored "ok"), or N/restored "failed .." at once. */
 static void report_restored(struct join *j)
 {
-    char key[PREEMPT_MAX_JOB + 48], mine[PREEMPT_MAX_JOB + 64], all[PREEMPT_MAX_JOB + 48], val[320];
+    char key[PREEMPT_KEY_MAX], mine[PREEMPT_KEY_MAX], all[PREEMPT_KEY_MAX], val[320];
 
     if (j->restore_mine != PREEMPT_RESTORE_OK) {
         (void)snprintf(val, sizeof(val), "%s %" PRIu64 " worker=%u: %s",
                        j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed", j->out->step,
                        j->cfg->worker, j->restore_why ? j->restore_why : "");
-        join_call(j, "kv/txn", preempt_etcd_create_body_(inc_key(j, key, sizeof(key), "restored"), val, 0),
+        join_call(j, "kv/txn", preempt_etcd_create_body_(JKEY(j, key, RESTORED), val, 0),
                   on_ready_written);
         return;
     }
-    (void)snprintf(mine, sizeof(mine), "%s%" PRIu64 "/w/restored/%u", j->jobp, j->inc, j->cfg->worker);
-    (void)inc_key(j, all, sizeof(all), "w/restored/");
+    (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
+    (void)JRANGE(j, all, W_RESTORED, 'w');
     {
         struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, "ok", 0 },
                                          { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
@@ -1184,7 +1150,7 @@ int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_
                                   preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
-                      .awaited = "restored", .apply = apply_restored, .inc = join->incarnation, .lease = join->lease,
+                      .awaited = PREEMPT_KEY_RESTORED, .apply = apply_restored, .inc = join->incarnation, .lease = join->lease,
                       .restore_mine = mine, .restore_why = why, .ret_restored = ret_outcome, .verdict = verdict,
                       .verdict_size = verdict_size, .done = done, .done_arg = arg };
     int r;
@@ -1210,10 +1176,8 @@ struct preempt_coord {
     void *arg;
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
-    char pre[PREEMPT_MAX_JOB + 48]; /* P/N/ */
-    char epre[PREEMPT_MAX_JOB + 72]; /* P/N/e<ep>/ */
-    char wpre[PREEMPT_MAX_JOB + 56]; /* P/N/w/: the per-worker records, outside the watch */
-    char wepre[PREEMPT_MAX_JOB + 80]; /* P/N/w/e<ep>/ */
+    char pre[PREEMPT_KEY_MAX]; /* P/N/: the watched range's start (for the logs) */
+    uint64_t inc;          /* N: the incarnation */
     uint64_t ep;           /* the episode this worker's machine is in */
     unsigned me, n;
     unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
@@ -1283,17 +1247,14 @@ static void cpost(struct preempt_coord *c, struct preempt_event ev)
 
 #define CLOG(c, level, ...) preempt_logf_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
 
-/* A key under pre: c->pre for the job's records, c->epre for the episode's. */
-static void key_of(const char *pre, char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void key_of(const char *pre, char *buf, size_t size, const char *fmt, ...)
-{
-    size_t n = (size_t)snprintf(buf, size, "%s", pre);
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(buf + n, size - n, fmt, ap);
-    va_end(ap);
-}
+/* A key of the schema (keys-internal.h) in this worker's incarnation and
+ * episode; CRANGE: the range of a kind's records, or a range's. */
+#define CKEY(c, buf, id, ...)                                                                                        \
+    (void)preempt_key_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id,                                                \
+                       &(struct preempt_key){ .inc = (c)->inc, .ep = (c)->ep, __VA_ARGS__ })
+#define CRANGE(c, buf, id, upto, ...)                                                                                \
+    (void)preempt_key_range_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id, upto,                                    \
+                             &(struct preempt_key){ .inc = (c)->inc, .ep = (c)->ep, __VA_ARGS__ })
 
 static void on_write(int status, json_t *reply, const char *msg, void *arg)
 {
@@ -1387,9 +1348,9 @@ static void on_decide(int status, json_t *reply, const char *msg, void *arg)
 
 static void decide(struct preempt_coord *c, unsigned k, const char *value)
 {
-    char key[PREEMPT_MAX_JOB + 64];
+    char key[PREEMPT_KEY_MAX];
 
-    (void)preempt_coord_decision_key_(c, k, key, sizeof(key));
+    CKEY(c, key, DECISION, .round = k);
     write_call(c, "kv/txn", preempt_etcd_create_body_(key, value, 0), on_decide); /* the watch brings the winner */
 }
 
@@ -1406,10 +1367,10 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
 static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
 {
     struct preempt_etcd_kv *kvs = NULL;
-    size_t n = 0, len;
+    size_t n = 0;
     unsigned count = 0;
     uint64_t max = 0;
-    char pre[PREEMPT_MAX_JOB + 112], key[PREEMPT_MAX_JOB + 112], val[24];
+    char key[PREEMPT_KEY_MAX], val[24];
 
     if (status != 0) {
         on_write(status, reply, msg, c);
@@ -1421,13 +1382,12 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
         on_write(-EPROTO, NULL, "a malformed range reply (the round's acknowledgements)", c);
         return;
     }
-    key_of(c->wepre, pre, sizeof(pre), "r%u/ack/", k);
-    len = strlen(pre);
     for (size_t i = 0; i < n; i++) {
-        uint64_t w, cap;
+        struct preempt_key kk;
+        uint64_t cap;
 
-        if (strncmp(kvs[i].key, pre, len) || !preempt_parse_u64_(kvs[i].key + len, &w) || w >= c->n ||
-            !preempt_parse_u64_(kvs[i].value, &cap)) {
+        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->inc || kk.ep != c->ep ||
+            kk.round != k || kk.worker >= c->n || !preempt_parse_u64_(kvs[i].value, &cap)) {
             CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
             continue;
         }
@@ -1439,7 +1399,7 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
     if (count < c->n)
         return;
     CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64, k, max);
-    key_of(c->epre, key, sizeof(key), "r%u/agreed", k);
+    CKEY(c, key, AGREED, .round = k);
     (void)snprintf(val, sizeof(val), "%" PRIu64, max);
     write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
 }
@@ -1459,7 +1419,7 @@ static void on_caps1(int status, json_t *reply, const char *msg, void *arg)
  * the job's size reads the caps. */
 static void on_acked(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
 {
-    char pre[PREEMPT_MAX_JOB + 112];
+    char pre[PREEMPT_KEY_MAX];
 
     if (status != 0) {
         on_write(status, reply, msg, c);
@@ -1467,7 +1427,7 @@ static void on_acked(struct preempt_coord *c, unsigned k, int status, json_t *re
     }
     if (ep_stale(c, c->r[k].ack_ep) || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
         return;
-    key_of(c->wepre, pre, sizeof(pre), "r%u/ack/", k);
+    CRANGE(c, pre, ACK, 'w', .round = k);
     write_call(c, "kv/range", preempt_etcd_range_body_(pre, true), k ? on_caps1 : on_caps0);
 }
 
@@ -1486,14 +1446,14 @@ static void on_acked1(int status, json_t *reply, const char *msg, void *arg)
  * (the job trains on after all) takes it up again in the same one. */
 static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap)
 {
-    char key[PREEMPT_MAX_JOB + 112], pre[PREEMPT_MAX_JOB + 112], alive[PREEMPT_MAX_JOB + 64], val[24];
+    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], val[24];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 },
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
                                      { PREEMPT_ETCD_OP_PUT, alive, c->member, c->lease } };
 
-    key_of(c->wepre, key, sizeof(key), "r%u/ack/%u", k, c->me);
-    key_of(c->wepre, pre, sizeof(pre), "r%u/ack/", k);
-    key_of(c->wpre, alive, sizeof(alive), "alive/%u", c->me);
+    CKEY(c, key, ACK, .round = k, .worker = c->me);
+    CRANGE(c, pre, ACK, 'w', .round = k);
+    CKEY(c, alive, ALIVE, .worker = c->me);
     (void)snprintf(val, sizeof(val), "%" PRIu64, cap);
     c->r[k].ack_ep = c->ep;
     write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0),
@@ -1538,14 +1498,14 @@ static void on_reported1(int status, json_t *reply, const char *msg, void *arg)
  * nothing (no revoke; the lease ends by itself, holding nothing). */
 static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last)
 {
-    char key[PREEMPT_MAX_JOB + 136], pre[PREEMPT_MAX_JOB + 136], alive[PREEMPT_MAX_JOB + 64];
+    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, "", 0 },
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
                                      { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 } };
 
-    key_of(c->wepre, key, sizeof(key), "r%u/shard/%" PRIu64 "/%u", k, step, c->me);
-    key_of(c->wepre, pre, sizeof(pre), "r%u/shard/%" PRIu64 "/", k, step);
-    key_of(c->wpre, alive, sizeof(alive), "alive/%u", c->me);
+    CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
+    CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
+    CKEY(c, alive, ALIVE, .worker = c->me);
     c->r[k].shard_ep = c->ep;
     c->r[k].agreed = step;
     write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, last ? 3 : 2, NULL, 0),
@@ -1568,13 +1528,13 @@ static void on_decision(struct preempt_coord *c, unsigned k, const char *value)
     else if (!strncmp(value, "aborted ", 8))
         ev.kind = PREEMPT_EV_ROUND_ABORTED;
     else {
-        CLOG(c, 2, "ignoring %sdecision/e%" PRIu64 "/r%u = \"%.40s\": not a decision", c->pre, c->ep, k, value);
+        CLOG(c, 2, "ignoring round %u's decision \"%.40s\" (episode %" PRIu64 "): not a decision", k, value, c->ep);
         return;
     }
     errno = 0;
     step = strtoull(strchr(value, ' ') + 1, &end, 10);
     if (errno || (*end != '\0' && *end != ' ')) {
-        CLOG(c, 2, "ignoring %sdecision/e%" PRIu64 "/r%u = \"%.40s\": not a decision", c->pre, c->ep, k, value);
+        CLOG(c, 2, "ignoring round %u's decision \"%.40s\" (episode %" PRIu64 "): not a decision", k, value, c->ep);
         return;
     }
     r->decided = true;
@@ -1626,36 +1586,16 @@ static void check_withdrawn(struct preempt_coord *c)
 static void claim(struct preempt_coord *c);
 static void maybe_claim(struct preempt_coord *c);
 
-/* Splits "<name>/<w>" into name and a worker index (< n). */
-static bool worker_key(const char *rest, const char *name, unsigned n, unsigned *ret)
-{
-    size_t len = strlen(name);
-    uint64_t w;
 
-    if (strncmp(rest, name, len) != 0 || rest[len] != '/' || !preempt_parse_u64_(rest + len + 1, &w) || w >= n)
-        return false;
-    *ret = (unsigned)w;
-    return true;
-}
 
-/* A round key "r<k>/<what>"; returns the rest after "r<k>/". */
-static const char *round_key(const char *rest, unsigned *ret_k)
-{
-    if (rest[0] != 'r' || (rest[1] != '0' && rest[1] != '1') || rest[2] != '/')
-        return NULL;
-    *ret_k = (unsigned)(rest[1] - '0');
-    return rest + 3;
-}
-
-/* A record of the current episode (rest: after P/N/e<ep>/). */
-static void on_put_episode(struct preempt_coord *c, const char *rest, const char *value)
+/* A record of the current episode (id: which; k: its key's values). */
+static void on_put_episode(struct preempt_coord *c, int id, const struct preempt_key *k, const char *value)
 {
     struct preempt_event ev = { 0 };
-    const char *rr;
     uint64_t v = 0;
-    unsigned w, k;
+    unsigned w = k->worker;
 
-    if (worker_key(rest, "notice", c->n, &w)) {
+    if (id == PREEMPT_KEY_NOTICE && w < c->n) {
         uint64_t wall = strtoull(value, NULL, 10);
         bool withdrawn = strstr(value, " withdrawn") != NULL;
         bool news = !c->notice_wall[w] || wall < c->notice_wall[w] || (c->notice_withdrawn[w] && !withdrawn);
@@ -1681,16 +1621,16 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
         check_withdrawn(c);
         if (!c->claim_sent) /* its own claim may not have landed yet */
             maybe_claim(c);
-    } else if (!strcmp(rest, "claim")) {
+    } else if (id == PREEMPT_KEY_CLAIM) {
         c->claim_present = true;
-    } else if (!strcmp(rest, "final")) {
+    } else if (id == PREEMPT_KEY_FINAL) {
         if (c->final_seen || !preempt_parse_u64_(value, &v) || v == c->me)
             return;
         c->final_seen = true;
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;
         ev.u.final_requested.worker = v;
         cpost(c, ev);
-    } else if (!strcmp(rest, "lost")) {
+    } else if (id == PREEMPT_KEY_LOST) {
         if (c->lost_seen || !preempt_parse_u64_(value, &v) || v >= c->n)
             return;
         c->lost_seen = true;
@@ -1698,12 +1638,12 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
         ev.kind = PREEMPT_EV_PEER_LOST;
         ev.u.peer_lost.worker = (unsigned)v;
         cpost(c, ev);
-    } else if ((rr = round_key(rest, &k))) {
-        struct round *r = &c->r[k];
+    } else if (id == PREEMPT_KEY_AGREED) {
+        struct round *r = &c->r[k->round];
 
         if (!preempt_parse_u64_(value, &v))
-            CLOG(c, 2, "ignoring %s%s = \"%.40s\": not a step", c->epre, rest, value);
-        else if (!strcmp(rr, "agreed") && !r->have_agreed) {
+            CLOG(c, 2, "ignoring round %u's agreed step \"%.40s\": not a step", k->round, value);
+        else if (!r->have_agreed) {
             r->have_agreed = true;
             r->agreed = v;
             ev.kind = PREEMPT_EV_STEP_AGREED;
@@ -1713,12 +1653,12 @@ static void on_put_episode(struct preempt_coord *c, const char *rest, const char
     }
 }
 
-/* A record of the job (rest: after P/N/). */
-static void on_put(struct preempt_coord *c, const char *rest, const char *value)
+/* A record of the job, outside the episodes. */
+static void on_put(struct preempt_coord *c, int id, const char *value)
 {
     struct preempt_event ev = { 0 };
 
-    if (!strcmp(rest, "notice/op")) {
+    if (id == PREEMPT_KEY_NOTICE_OP) {
         uint64_t wall = strtoull(value, NULL, 10);
 
         /* posted once, and again when the operator brings the deadline
@@ -1732,7 +1672,7 @@ static void on_put(struct preempt_coord *c, const char *rest, const char *value)
         ev.u.notice.deadline = mono_of_wall(c, wall);
         CLOG(c, 1, "an operator's notice (%s)", value);
         cpost(c, ev);
-    } else if (!strcmp(rest, "error")) {
+    } else if (id == PREEMPT_KEY_ERROR) {
         char *end;
         long long code = strtoll(value, &end, 10);
         uint64_t from = strtoull(end, &end, 10);
@@ -1777,7 +1717,7 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
 {
     struct preempt_coord *c = arg;
     uint64_t now = c->ops.now_ms(c->arg);
-    char key[PREEMPT_MAX_JOB + 64], val[16];
+    char key[PREEMPT_KEY_MAX], val[16];
 
     c->polling = false;
     if (status < 0 || c->left || !c->holds_claim) {
@@ -1795,11 +1735,10 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
             return;
         }
         for (size_t j = 0; j < n; j++) {
-            const char *slash = strrchr(kvs[j].key, '/');
-            uint64_t w;
+            struct preempt_key k;
 
-            if (slash && preempt_parse_u64_(slash + 1, &w) && w < c->n)
-                c->present[w] = true;
+            if (preempt_key_parse_(kvs[j].key, c->jobp, &k) >= 0 && k.worker < c->n)
+                c->present[k.worker] = true;
         }
         preempt_etcd_kvs_free_(kvs, n);
     }
@@ -1821,7 +1760,7 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
         }
         if (now - c->gone_at[w] < lost_grace_ms(c) || c->lost_seen)
             continue;
-        key_of(c->epre, key, sizeof(key), "lost");
+        CKEY(c, key, LOST);
         (void)snprintf(val, sizeof(val), "%u", w);
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
         return;
@@ -1833,8 +1772,7 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
  * worker reads nothing). */
 static void read_members(struct preempt_coord *c)
 {
-    char alive[PREEMPT_MAX_JOB + 64], done[PREEMPT_MAX_JOB + 64], s0[PREEMPT_MAX_JOB + 112],
-        s1[PREEMPT_MAX_JOB + 112];
+    char alive[PREEMPT_KEY_MAX], done[PREEMPT_KEY_MAX], s0[PREEMPT_KEY_MAX], s1[PREEMPT_KEY_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_KEYS_PREFIX, alive, NULL, 0 },
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, done, NULL, 0 },
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
@@ -1842,19 +1780,19 @@ static void read_members(struct preempt_coord *c)
 
     if (c->polling || !c->holds_claim || !c->active || c->left)
         return;
-    key_of(c->wpre, alive, sizeof(alive), "alive/");
-    key_of(c->wpre, done, sizeof(done), "done/");
-    key_of(c->wepre, s0, sizeof(s0), "r0/shard/");
-    key_of(c->wepre, s1, sizeof(s1), "r1/shard/");
+    CRANGE(c, alive, ALIVE, 'w');
+    CRANGE(c, done, DONE, 'w');
+    CRANGE(c, s0, SHARD, 'S', .round = 0);
+    CRANGE(c, s1, SHARD, 'S', .round = 1);
     c->polling = true;
     if (c->io->call(c->io_arg, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 4, NULL, 0),
                     (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u, on_members_read, c) < 0)
         c->polling = false;
 }
 
-static void on_delete(struct preempt_coord *c, const char *rest)
+static void on_delete(struct preempt_coord *c, int id)
 {
-    if (!strcmp(rest, "notice/op"))
+    if (id == PREEMPT_KEY_NOTICE_OP)
         c->op_wall = 0; /* the operator took it back */
 }
 
@@ -1872,9 +1810,9 @@ static void maybe_claim(struct preempt_coord *c)
 /* A deleted record of the current episode. Only the claim goes while the
  * episode lasts (the driver's lease ended: take it over); the rest goes
  * when a worker clears the ended episode. */
-static void on_delete_episode(struct preempt_coord *c, const char *rest)
+static void on_delete_episode(struct preempt_coord *c, int id)
 {
-    if (strcmp(rest, "claim") != 0)
+    if (id != PREEMPT_KEY_CLAIM)
         return;
     c->holds_claim = false;
     c->claim_present = false;
@@ -1882,24 +1820,7 @@ static void on_delete_episode(struct preempt_coord *c, const char *rest)
     maybe_claim(c);
 }
 
-static const char *rest_of(const struct preempt_coord *c, const char *key)
-{
-    size_t n = strlen(c->pre);
 
-    return strncmp(key, c->pre, n) == 0 ? key + n : NULL;
-}
-
-const char *preempt_coord_episode_key_(const char *rest, uint64_t *ret_ep)
-{
-    char num[24];
-    size_t len = rest[0] == 'e' ? strspn(rest + 1, "0123456789") : 0;
-
-    if (len == 0 || len >= sizeof(num) || rest[1 + len] != '/')
-        return NULL;
-    memcpy(num, rest + 1, len);
-    num[len] = '\0';
-    return preempt_parse_u64_(num, ret_ep) ? rest + len + 2 : NULL;
-}
 
 static struct held *held_find(struct preempt_coord *c, const char *key)
 {
@@ -1954,51 +1875,50 @@ static void hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep
     c->n_held++;
 }
 
-/* A record that belongs to an episode (rest: after P/N/): "e<p>/<what>",
- * or a round's decision "decision/e<p>/r<k>", which outlives the episode's
- * other records. Returns <what> ("r<k>" for a decision) or NULL. */
-static const char *episode_record(const char *rest, uint64_t *ret_ep, bool *ret_decision)
+/* Which record of this worker's incarnation key is (-1: none); episode:
+ * whether it belongs to an episode (k->ep), a round's decision included
+ * (it outlives the episode's other records). */
+static int record_of(const struct preempt_coord *c, const char *key, struct preempt_key *k, bool *episode)
 {
-    const char *erest;
+    int id = preempt_key_parse_(key, c->jobp, k);
 
-    *ret_decision = !strncmp(rest, "decision/", 9);
-    erest = preempt_coord_episode_key_(*ret_decision ? rest + 9 : rest, ret_ep);
-    if (erest && *ret_decision && (erest[0] != 'r' || (erest[1] != '0' && erest[1] != '1') || erest[2] != '\0'))
-        return NULL;
-    return erest;
+    if (id < 0 || k->inc != c->inc)
+        return -1;
+    *episode = preempt_key_has_(id, 'p');
+    return id;
 }
 
 /* A record of the current episode. */
-static void on_episode_event(struct preempt_coord *c, bool put, const char *erest, bool decision, const char *value)
+static void on_episode_event(struct preempt_coord *c, bool put, int id, const struct preempt_key *k, const char *value)
 {
-    if (decision) {
+    if (id == PREEMPT_KEY_DECISION) {
         if (put) /* a decision is never deleted within its incarnation */
-            on_decision(c, (unsigned)(erest[1] - '0'), value);
+            on_decision(c, k->round, value);
     } else if (put) {
-        on_put_episode(c, erest, value);
+        on_put_episode(c, id, k, value);
     } else {
-        on_delete_episode(c, erest);
+        on_delete_episode(c, id);
     }
 }
 
 static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_coord *c = arg;
-    const char *rest = rest_of(c, kv->key), *erest;
-    uint64_t ep;
-    bool decision;
+    struct preempt_key k;
+    bool episode;
+    int id = record_of(c, kv->key, &k, &episode);
 
-    if (!rest)
+    if (id < 0)
         return;
-    if (!(erest = episode_record(rest, &ep, &decision))) {
+    if (!episode) {
         if (type == PREEMPT_ETCD_PUT)
-            on_put(c, rest, kv->value);
+            on_put(c, id, kv->value);
         else
-            on_delete(c, rest);
-    } else if (ep > c->ep) {
-        hold(c, type, ep, kv);
-    } else if (ep == c->ep) {
-        on_episode_event(c, type == PREEMPT_ETCD_PUT, erest, decision, kv->value);
+            on_delete(c, id);
+    } else if (k.ep > c->ep) {
+        hold(c, type, k.ep, kv);
+    } else if (k.ep == c->ep) {
+        on_episode_event(c, type == PREEMPT_ETCD_PUT, id, &k, kv->value);
     } /* else: an ended episode's record, landing or cleared late */
 }
 
@@ -2013,13 +1933,13 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
     c->claim_present = false; /* a claim that went while the watch was down is not in the read */
     for (size_t i = 0; i < n; i++) {
-        const char *rest = rest_of(c, kvs[i].key);
-        uint64_t ep;
-        bool decision;
+        struct preempt_key k;
+        bool episode;
+        int id = record_of(c, kvs[i].key, &k, &episode);
 
-        if (rest && episode_record(rest, &ep, &decision)) {
-            current = current || (ep == c->ep && !decision); /* a decision stays after the clear */
-            later = later || ep > c->ep;
+        if (id >= 0 && episode) {
+            current = current || (k.ep == c->ep && id != PREEMPT_KEY_DECISION); /* a decision stays after the clear */
+            later = later || k.ep > c->ep;
         }
         on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
     }
@@ -2095,7 +2015,7 @@ static unsigned ttl_needed(const struct preempt_coord *c)
 static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    char key[PREEMPT_MAX_JOB + 64];
+    char key[PREEMPT_KEY_MAX];
     int64_t ttl = preempt_etcd_i64_(reply, "TTL");
 
     c->granting = false;
@@ -2111,7 +2031,7 @@ static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
     c->lease = preempt_etcd_i64_(reply, "ID");
     if (ttl > 0)
         c->ttl_s = (unsigned)ttl;
-    key_of(c->wpre, key, sizeof(key), "alive/%u", c->me);
+    CKEY(c, key, ALIVE, .worker = c->me);
     if (!c->departed)
         put(c, key, c->member, c->lease);
     if (c->claim_again) { /* sent under the lease that had ended */
@@ -2166,9 +2086,11 @@ static void on_keep_timer(void *arg)
 {
     struct preempt_coord *c = arg;
     uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
+    char wpre[PREEMPT_KEY_MAX];
 
-    if (!c->watch_up)
-        (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_span_body_(c->pre, c->wpre), bound, on_poll_read, c);
+    CRANGE(c, wpre, WORKERS, 0);
+    if (!c->watch_up) /* the watched range, [P/N/, P/N/w/) */
+        (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_span_body_(c->pre, wpre), bound, on_poll_read, c);
     read_members(c);
     if (c->io->call(c->io_arg, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
                            on_keepalive, c) < 0)
@@ -2193,9 +2115,10 @@ static void on_notice_put(int status, json_t *reply, const char *msg, void *arg)
 }
 
 /* notice/<me>'s key and value as they should be now. */
-static void notice_record(const struct preempt_coord *c, char *key, size_t key_size, char *val, size_t val_size)
+static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MAX], char *val, size_t val_size)
 {
-    key_of(c->epre, key, key_size, "notice/%u", c->me);
+    (void)preempt_key_(key, PREEMPT_KEY_MAX, c->jobp, PREEMPT_KEY_NOTICE,
+                       &(struct preempt_key){ .inc = c->inc, .ep = c->ep, .worker = c->me });
     (void)snprintf(val, val_size, "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
                    c->my_withdrawn ? " withdrawn" : "");
 }
@@ -2204,7 +2127,7 @@ static void notice_record(const struct preempt_coord *c, char *key, size_t key_s
  * later value never lands before an earlier one. */
 static void notice_put(struct preempt_coord *c)
 {
-    char key[PREEMPT_MAX_JOB + 64], val[96];
+    char key[PREEMPT_KEY_MAX], val[96];
 
     c->notice_deferred = false;
     if (!c->my_notice_wall)
@@ -2215,7 +2138,7 @@ static void notice_put(struct preempt_coord *c)
     }
     c->notice_busy = true;
     c->notice_dirty = false;
-    notice_record(c, key, sizeof(key), val, sizeof(val));
+    notice_record(c, key, val, sizeof(val));
     write_call(c, "kv/put", preempt_etcd_put_body_(key, val, 0), on_notice_put);
 }
 
@@ -2286,17 +2209,17 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
  * that every worker learns of both from one watch event. */
 static void claim(struct preempt_coord *c)
 {
-    char key[PREEMPT_MAX_JOB + 64], me[16], nkey[PREEMPT_MAX_JOB + 64], nval[96];
+    char key[PREEMPT_KEY_MAX], me[16], nkey[PREEMPT_KEY_MAX], nval[96];
     struct preempt_etcd_cmp cmp = { .key = key };
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease },
                                     { PREEMPT_ETCD_OP_PUT, nkey, nval, 0 } };
     struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 }, { PREEMPT_ETCD_OP_PUT, nkey, nval, 0 } };
     bool carry = c->notice_deferred && c->my_notice_wall && !c->notice_busy;
 
-    key_of(c->epre, key, sizeof(key), "claim");
+    CKEY(c, key, CLAIM);
     (void)snprintf(me, sizeof(me), "%u", c->me);
     if (carry) {
-        notice_record(c, nkey, sizeof(nkey), nval, sizeof(nval));
+        notice_record(c, nkey, nval, sizeof(nval));
         c->notice_deferred = c->notice_dirty = false;
         c->notice_busy = c->claim_carries = true;
     }
@@ -2304,12 +2227,6 @@ static void claim(struct preempt_coord *c)
     write_call(c, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, carry ? 2 : 1, fail, carry ? 2 : 1), on_claim);
 }
 
-static void set_episode(struct preempt_coord *c, uint64_t ep)
-{
-    c->ep = ep;
-    (void)snprintf(c->epre, sizeof(c->epre), "%se%" PRIu64 "/", c->pre, ep);
-    (void)snprintf(c->wepre, sizeof(c->wepre), "%se%" PRIu64 "/", c->wpre, ep);
-}
 
 /* The machine is back in idle: this worker moves on to the next episode
  * with an empty view of it, applies what it already holds of it, and
@@ -2319,7 +2236,7 @@ static void advance(struct preempt_coord *c)
 {
     uint64_t live = own_live(c) ? c->my_notice_wall : 0;
 
-    set_episode(c, c->ep + 1);
+    c->ep++;
     memset(c->notice_wall, 0, c->n * sizeof(*c->notice_wall));
     memset(c->notice_withdrawn, 0, c->n * sizeof(*c->notice_withdrawn));
     reset_round(c, 0);
@@ -2328,10 +2245,10 @@ static void advance(struct preempt_coord *c)
     c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = c->lost_seen = false;
     c->claim_present = false;
     if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
-        char key[PREEMPT_MAX_JOB + 64];
+        char key[PREEMPT_KEY_MAX];
 
         c->departed = false;
-        key_of(c->wpre, key, sizeof(key), "alive/%u", c->me);
+        CKEY(c, key, ALIVE, .worker = c->me);
         put(c, key, c->member, c->lease);
     }
     c->my_notice_wall = c->my_deadline = 0;
@@ -2347,16 +2264,16 @@ static void advance(struct preempt_coord *c)
     c->replaying = true;
     for (size_t i = 0; i < c->n_held;) { /* the machine is draining: what this posts waits in its queue */
         struct held *h = &c->held[i];
-        uint64_t ep;
-        bool decision;
-        const char *erest = episode_record(rest_of(c, h->key), &ep, &decision);
+        struct preempt_key k;
+        bool episode;
+        int id = record_of(c, h->key, &k, &episode);
 
         if (h->ep > c->ep) {
             i++;
             continue;
         }
-        if (h->ep == c->ep)
-            on_episode_event(c, true, erest, decision, h->value);
+        if (h->ep == c->ep && id >= 0)
+            on_episode_event(c, true, id, &k, h->value);
         held_drop(c, h);
     }
     c->replaying = false;
@@ -2366,7 +2283,7 @@ static void advance(struct preempt_coord *c)
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
                        const char *text)
 {
-    char key[PREEMPT_MAX_JOB + 64], val[400];
+    char key[PREEMPT_KEY_MAX], val[400];
     unsigned k = round ? 1 : 0;
 
     switch (fx->kind) {
@@ -2396,12 +2313,12 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         acknowledge(c, k, (uint64_t)fx->arg);
         return true;
     case PREEMPT_FX_PUBLISH_AGREED:
-        key_of(c->epre, key, sizeof(key), "r%u/agreed", k);
+        CKEY(c, key, AGREED, .round = k);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it back */
         return true;
     case PREEMPT_FX_REQUEST_FINAL:
-        key_of(c->epre, key, sizeof(key), "final");
+        CKEY(c, key, FINAL);
         (void)snprintf(val, sizeof(val), "%u", c->me);
         put(c, key, val, 0);
         return true;
@@ -2409,19 +2326,22 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         report(c, k, (uint64_t)fx->arg, last);
         return true;
     case PREEMPT_FX_PUBLISH_ERROR:
-        key_of(c->pre, key, sizeof(key), "error");
+        CKEY(c, key, ERROR);
         (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the first error wins */
         return true;
     case PREEMPT_FX_ANNOUNCE_DONE:
-        key_of(c->wpre, key, sizeof(key), "done/%u", c->me);
+        CKEY(c, key, DONE, .worker = c->me);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         put(c, key, val, 0);
         return true;
     case PREEMPT_FX_CLEAR_ROUND: {
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE_PREFIX, c->epre, NULL, 0 },
-                                         { PREEMPT_ETCD_OP_DELETE_PREFIX, c->wepre, NULL, 0 } };
+        char wkey[PREEMPT_KEY_MAX];
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE_PREFIX, key, NULL, 0 },
+                                         { PREEMPT_ETCD_OP_DELETE_PREFIX, wkey, NULL, 0 } };
 
+        CRANGE(c, key, EPISODE, 0);
+        CRANGE(c, wkey, W_EPISODE, 0);
         write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 2, NULL, 0), on_write);
         advance(c);
         return true;
@@ -2468,9 +2388,8 @@ void preempt_coord_leave_(struct preempt_coord *c)
 
 int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size)
 {
-    return snprintf(buf, size, "%sdecision/e%" PRIu64 "/r%u", c->pre, c->ep, round ? 1 : 0) < (int)size
-               ? 0
-               : -ENAMETOOLONG;
+    return preempt_key_(buf, size, c->jobp, PREEMPT_KEY_DECISION,
+                        &(struct preempt_key){ .inc = c->inc, .ep = c->ep, .round = round ? 1 : 0 });
 }
 
 unsigned preempt_coord_pending_(const struct preempt_coord *c)
@@ -2607,6 +2526,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     };
     struct preempt_coord *c;
     unsigned n = cfg->workers;
+    char wpre[PREEMPT_KEY_MAX];
     int r;
 
     if (!ops || !ops->post || !ops->now_ms || n == 0 || n > PREEMPT_MAX_WORKERS || cfg->worker >= n) {
@@ -2629,9 +2549,9 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->lease = join->lease;
     (void)snprintf(c->member, sizeof(c->member), "%s", join->member[0] ? join->member : "pid=0");
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
-    (void)snprintf(c->pre, sizeof(c->pre), "%s%" PRIu64 "/", c->jobp, join->incarnation);
-    (void)snprintf(c->wpre, sizeof(c->wpre), "%sw/", c->pre);
-    set_episode(c, 0);
+    c->inc = join->incarnation;
+    CRANGE(c, c->pre, INC, 0);
+    CRANGE(c, wpre, WORKERS, 0);
     c->notice_wall = calloc(n, sizeof(*c->notice_wall));
     c->notice_withdrawn = calloc(n, sizeof(*c->notice_withdrawn));
     c->present = calloc(n, sizeof(*c->present));
@@ -2639,7 +2559,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->present || !c->gone_at))
         r = -ENOMEM;
     if (r == 0)
-        r = io->watch(io_arg, c->pre, c->wpre, &wops, c);
+        r = io->watch(io_arg, c->pre, wpre, &wops, c); /* [P/N/, P/N/w/) */
     if (r < 0) {
         preempt_coord_free_(c);
         return r;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coord-internal.h"
+#include "keys-internal.h"
 #include "preempt.h"
 
 #define WATCHER_MAGIC 0x70726d77u /* "prmw" */
@@ -104,22 +105,6 @@ static void check_exited(struct preempt_watcher *w)
         w->cb.on_exited(w, w->inc, w->ud);
 }
 
-/* "<name>/<w>" with w < PREEMPT_MAX_WORKERS. */
-static bool member(const char *rest, const char *name, unsigned *ret)
-{
-    size_t n = strlen(name);
-    char *end;
-    unsigned long v;
-
-    if (strncmp(rest, name, n) != 0 || rest[n] != '/' || rest[n + 1] < '0' || rest[n + 1] > '9')
-        return false;
-    v = strtoul(rest + n + 1, &end, 10);
-    if (*end || v >= PREEMPT_MAX_WORKERS)
-        return false;
-    *ret = (unsigned)v;
-    return true;
-}
-
 /* A notice record in slot i (PREEMPT_MAX_WORKERS: the operator's). */
 static void notice_record(struct preempt_watcher *w, unsigned i, bool put, const char *value)
 {
@@ -137,41 +122,40 @@ static void notice_record(struct preempt_watcher *w, unsigned i, bool put, const
 
 static void on_record(struct preempt_watcher *w, bool put, const char *key, const char *value)
 {
-    const char *rest = key + strlen(w->jobp), *erest;
-    char *end;
-    uint64_t inc, ep;
-    unsigned i;
+    struct preempt_key k;
+    int id = preempt_key_parse_(key, w->jobp, &k);
+    uint64_t inc;
 
-    if (!strcmp(rest, "incarnation")) {
+    if (id == PREEMPT_KEY_INCARNATION) {
         inc = put ? strtoull(value, NULL, 10) : 0;
         if (inc > w->inc)
             new_incarnation(w, inc);
         return;
     }
-    inc = strtoull(rest, &end, 10);
-    if (end == rest || *end != '/')
+    if (id < 0 || !preempt_key_has_(id, 'N'))
         return;
-    if (inc > w->inc)
-        new_incarnation(w, inc); /* records can arrive before the counter's change */
-    if (inc != w->inc)
+    if (k.inc > w->inc)
+        new_incarnation(w, k.inc); /* records can arrive before the counter's change */
+    if (k.inc != w->inc || id == PREEMPT_KEY_DECISION)
         return;
-    rest = end + 1;
-    if ((erest = preempt_coord_episode_key_(rest, &ep))) { /* e<p>/: a preemption episode */
-        if (ep < w->ep)
+    if (preempt_key_has_(id, 'p')) { /* a preemption episode's */
+        if (k.ep < w->ep)
             return;
-        if (ep > w->ep) { /* the job withdrew the last episode's notices and moved on */
-            w->ep = ep;
+        if (k.ep > w->ep) { /* the job withdrew the last episode's notices and moved on */
+            w->ep = k.ep;
             memset(w->notice_wall, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_wall[0]));
             memset(w->notice_withdrawn, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_withdrawn[0]));
         }
-        if (member(erest, "notice", &i))
-            notice_record(w, i, put, value);
+        if (id == PREEMPT_KEY_NOTICE)
+            notice_record(w, k.worker, put, value);
         return;
     }
-    if (member(rest, "w/joined", &i)) {
-        if (put && !w->joined[i])
-            w->joined[i] = true, w->n_joined++;
-    } else if (member(rest, "w/alive", &i)) {
+    if (id == PREEMPT_KEY_JOINED) {
+        if (put && !w->joined[k.worker])
+            w->joined[k.worker] = true, w->n_joined++;
+    } else if (id == PREEMPT_KEY_ALIVE) {
+        unsigned i = k.worker;
+
         if (put != w->alive[i]) {
             w->alive[i] = put;
             w->n_alive = put ? w->n_alive + 1 : w->n_alive - 1;
@@ -180,7 +164,7 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
             w->gone[i] = !put;
             w->n_gone = put ? w->n_gone - 1 : w->n_gone + 1;
         }
-    } else if (!strcmp(rest, "notice/op")) {
+    } else if (id == PREEMPT_KEY_NOTICE_OP) {
         notice_record(w, PREEMPT_MAX_WORKERS, put, value);
     }
 }

@@ -37,4 +37,10 @@ for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preemp
     expect "the README names $t" grep -qF "$t" "$S/README.md"
     expect "$t has a man page" grep -q "^\.TH \"\{0,1\}$(echo "$t" | tr a-z A-Z)" "$top_builddir/man/$t.1"
 done
+
+# docs/protocol.md's key tables are the code's one definition of the layout
+# (lib/keys-internal.h), as preemptctl keys prints it.
+_doc=$(sed -n '/^<!-- generated: preemptctl keys -->$/,/^<!-- end of preemptctl keys -->$/p' "$S/docs/protocol.md" | sed '1d;$d')
+expect "docs/protocol.md has the generated key tables" test -n "$_doc"
+eq "docs/protocol.md's key tables are 'preemptctl keys' (regenerate them)" "$_doc" "$("$top_builddir/tools/preemptctl" keys)"
 finish

@@ -12,11 +12,13 @@
 #include <time.h>
 
 #include "coord-internal.h"
+#include "keys-internal.h"
 #include "preempt.h"
 #include "tool.h"
 
 static const char usage[] =
     "Usage: preemptctl --etcd URL[,URL] [options] COMMAND JOB [ARGS]\n"
+    "       preemptctl keys\n"
     "\n"
     "Commands:\n"
     "  status JOB            the job's incarnation, members (joined, alive, done),\n"
@@ -35,6 +37,8 @@ static const char usage[] =
     "                        notice seen (worker, source, deadline) and one when\n"
     "                        every worker of the current incarnation has exited,\n"
     "                        then stops (at most --wait-ms)\n"
+    "  keys                  the records a job has in etcd, what each holds and\n"
+    "                        who writes it (Markdown tables; no etcd needed)\n"
     "\n"
     "Options:\n"
     "  --etcd URL[,URL]      etcd endpoints (http:// or https://)\n"
@@ -113,11 +117,11 @@ static uint64_t wall_ms(void)
 static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
 {
     struct preempt_etcd_kv *kvs;
-    char key[256];
+    char key[PREEMPT_KEY_MAX];
     size_t n;
     int r;
 
-    (void)snprintf(key, sizeof(key), "%sincarnation", jobp);
+    (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_INCARNATION, &(struct preempt_key){ 0 });
     if ((r = range(s, key, &kvs, &n)) < 0)
         return r;
     r = n == 1 && kvs[0].value[0] ? 0 : -ENOENT;
@@ -130,7 +134,7 @@ static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
 static int cmd_status(struct sync *s, const char *jobp, const char *job)
 {
     struct preempt_etcd_kv *kvs;
-    char pre[300];
+    char pre[PREEMPT_KEY_MAX];
     uint64_t inc, now = wall_ms();
     size_t n;
 
@@ -140,14 +144,16 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
         printf("job %s: no records in etcd\n", job);
     if (r < 0)
         return r == -ENOENT ? 3 : 1;
-    (void)snprintf(pre, sizeof(pre), "%s%" PRIu64 "/", jobp, inc);
+    (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     if (range(s, pre, &kvs, &n) < 0)
         return 1;
     printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
     for (size_t i = 0; i < n; i++) {
         const char *rest = kvs[i].key + strlen(pre);
+        struct preempt_key k;
+        int id = preempt_key_parse_(kvs[i].key, jobp, &k);
 
-        if (strstr(rest, "notice/")) { /* notice/op or e<p>/notice/<w> */
+        if (id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) {
             uint64_t dl = strtoull(kvs[i].value, NULL, 10);
             const char *src = strchr(kvs[i].value, ' ');
 
@@ -165,7 +171,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
 
 static int cmd_notice(struct sync *s, const char *jobp, const char *job, const char *ms)
 {
-    char key[300], val[64];
+    char key[PREEMPT_KEY_MAX], val[64];
     uint64_t inc, in = 0, dl;
     json_t *r;
 
@@ -178,7 +184,7 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
     if (rc < 0)
         return rc == -ENOENT ? 3 : 1;
     dl = in ? wall_ms() + in : 0;
-    (void)snprintf(key, sizeof(key), "%s%" PRIu64 "/notice/op", jobp, inc);
+    (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_NOTICE_OP, &(struct preempt_key){ .inc = inc });
     (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", dl);
     r = call(s, "kv/put", preempt_etcd_put_body_(key, val, 0));
     if (!r)
@@ -190,10 +196,10 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
 
 static int cmd_start_over(struct sync *s, const char *jobp, const char *job)
 {
-    char key[300], val[64];
+    char key[PREEMPT_KEY_MAX], val[64];
     json_t *r;
 
-    (void)snprintf(key, sizeof(key), "%sstart-over", jobp);
+    (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_START_OVER, &(struct preempt_key){ 0 });
     (void)snprintf(val, sizeof(val), "preemptctl %" PRIu64, wall_ms());
     r = call(s, "kv/put", preempt_etcd_put_body_(key, val, 0));
     if (!r)
@@ -211,9 +217,11 @@ static int cmd_clean(struct sync *s, const char *jobp, const char *job, bool for
 
     if (range(s, jobp, &kvs, &n) < 0)
         return 1;
-    for (size_t i = 0; i < n; i++)
-        if (strstr(kvs[i].key + strlen(jobp), "/alive/"))
-            alive++;
+    for (size_t i = 0; i < n; i++) {
+        struct preempt_key k;
+
+        alive += preempt_key_parse_(kvs[i].key, jobp, &k) == PREEMPT_KEY_ALIVE;
+    }
     preempt_etcd_kvs_free_(kvs, n);
     if (alive && !force) {
         fprintf(stderr, "preemptctl: job %s has %zu live worker(s); stop them first or use --force\n", job, alive);
@@ -224,6 +232,20 @@ static int cmd_clean(struct sync *s, const char *jobp, const char *job, bool for
         return 1;
     printf("job %s: %" PRId64 " key(s) deleted\n", job, preempt_etcd_i64_(r, "deleted"));
     json_decref(r);
+    return 0;
+}
+
+/* The key layout, as docs/protocol.md shows it. */
+static int cmd_keys(void)
+{
+    static char buf[16384];
+
+    (void)preempt_key_table_(buf, sizeof(buf), false);
+    printf("Under `/preempt/<job>/`: the job's records and its incarnation N's that\n"
+           "every worker watches (all of `N/` but `N/w/`):\n\n%s\n", buf);
+    (void)preempt_key_table_(buf, sizeof(buf), true);
+    printf("Per-worker records, under `N/w/`: outside the watch, counted in etcd by\n"
+           "the transaction that writes them, read by the driver:\n\n%s", buf);
     return 0;
 }
 
@@ -328,6 +350,8 @@ int main(int argc, char **argv)
         default: return tool_option_error("preemptctl", c, argv);
         }
     }
+    if (optind + 1 == argc && !strcmp(argv[optind], "keys"))
+        return cmd_keys();
     if (!eo.endpoints || optind + 2 > argc)
         return tool_usage_error("preemptctl", "%s",
                                 !eo.endpoints ? "--etcd is required" : "a command and a job are required");

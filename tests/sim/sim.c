@@ -34,8 +34,11 @@
 #include <string.h>
 
 #include "coord-internal.h"
+#include "keys-internal.h"
 #include "machine-internal.h"
 #include "sim.h"
+
+#define SIM_JOBP "/preempt/sim/" /* the job "sim" (preempt_coord_prefix_) */
 
 #define MAX_W 64        /* the random jobs' largest */
 #define SCALE_MAX_W 10000 /* --scale's */
@@ -163,8 +166,8 @@ struct world {
     unsigned ttl_s;
     uint64_t give_up_ms, incarnation, restored;
     bool have_restored;
-    char pre[128];        /* /preempt/sim/<inc>/ */
-    char wpre[136];       /* /preempt/sim/<inc>/w/: the per-worker records */
+    char pre[PREEMPT_KEY_MAX];  /* /preempt/sim/<inc>/ */
+    char wpre[PREEMPT_KEY_MAX]; /* /preempt/sim/<inc>/w/: the per-worker records */
     uint64_t kill_us;     /* the job's deadline (0: none): the cloud kills at kill_us + bound */
     uint64_t bound_us, base_bound_us;
     char violation[512];
@@ -895,15 +898,16 @@ static void machine_up(struct worker *w)
 
 static void start_incarnation(void)
 {
-    char key[160], val[200];
+    char key[PREEMPT_KEY_MAX], val[200];
+    struct preempt_key k = { .inc = ++W->incarnation };
 
-    W->incarnation++;
-    (void)snprintf(W->pre, sizeof(W->pre), "/preempt/sim/%" PRIu64 "/", W->incarnation);
-    (void)snprintf(W->wpre, sizeof(W->wpre), "%sw/", W->pre);
+    (void)preempt_key_range_(W->pre, sizeof(W->pre), SIM_JOBP, PREEMPT_KEY_INC, 0, &k);
+    (void)preempt_key_range_(W->wpre, sizeof(W->wpre), SIM_JOBP, PREEMPT_KEY_WORKERS, 0, &k);
     W->kill_us = 0;
     if (!W->local) {
         (void)snprintf(val, sizeof(val), "%" PRIu64, W->incarnation);
-        sim_etcd_put(W->etcd, "/preempt/sim/incarnation", val, 0, now_ms());
+        (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_INCARNATION, &k);
+        sim_etcd_put(W->etcd, key, val, 0, now_ms());
     }
     for (unsigned i = 0; i < W->n; i++) {
         struct worker *w = &W->w[i];
@@ -924,10 +928,11 @@ static void start_incarnation(void)
                                                .have_step = W->have_restored, .step = W->restored };
             struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log };
 
-            (void)snprintf(key, sizeof(key), "%sjoined/%u", W->wpre, i);
+            k.worker = i;
+            (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_JOINED, &k);
             preempt_coord_offer_(val, sizeof(val), 1000 + (long)i, w->shards, w->n_shards);
             sim_etcd_put(W->etcd, key, val, 0, now_ms());
-            (void)snprintf(key, sizeof(key), "%salive/%u", W->wpre, i);
+            (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_ALIVE, &k);
             sim_etcd_put(W->etcd, key, "pid=1", join.lease, now_ms());
             if (preempt_coord_new_io_(&sim_io, w, &cc, &join, &cops, w, &w->coord) < 0)
                 abort();
@@ -1132,10 +1137,11 @@ static void handle(const struct sev *e)
         }
         break;
     case E_OPNOTICE: {
-        char key[160], val[64];
+        char key[PREEMPT_KEY_MAX], val[64];
 
         rev0 = sim_etcd_rev(W->etcd);
-        (void)snprintf(key, sizeof(key), "%snotice/op", W->pre);
+        (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_NOTICE_OP,
+                           &(struct preempt_key){ .inc = W->incarnation });
         (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", (uint64_t)(EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a));
         if (!W->etcd_down) {
             sim_etcd_put(W->etcd, key, val, 0, now_ms());

@@ -20,6 +20,7 @@
 #include "check-main.h"
 #include "coord-internal.h"
 #include "etcd-internal.h"
+#include "keys-internal.h"
 
 START_TEST(test_b64_round_trip)
 {
@@ -498,6 +499,135 @@ START_TEST(test_job_names)
 }
 END_TEST
 
+/* ---- the key layout (keys-internal.h): one table, formatted and parsed --- */
+
+#define JOBP "/preempt/job/"
+
+START_TEST(test_keys_exact)
+{
+    struct preempt_key k = { .inc = 7, .ep = 3, .round = 1, .step = 120, .worker = 5 };
+    char buf[PREEMPT_KEY_MAX];
+
+    ck_assert_int_eq(preempt_key_(buf, sizeof(buf), JOBP, PREEMPT_KEY_INCARNATION, &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/incarnation");
+    ck_assert_int_eq(preempt_key_(buf, sizeof(buf), JOBP, PREEMPT_KEY_AGREED, &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/e3/r1/agreed");
+    ck_assert_int_eq(preempt_key_(buf, sizeof(buf), JOBP, PREEMPT_KEY_DECISION, &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/decision/e3/r1");
+    ck_assert_int_eq(preempt_key_(buf, sizeof(buf), JOBP, PREEMPT_KEY_SHARD, &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/w/e3/r1/shard/120/5");
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_SHARD, 'w', &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/w/e3/r1/shard/120/");
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_SHARD, 'S', &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/w/e3/r1/shard/");
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_ALIVE, 'w', &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/w/alive/");
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_INC, 0, &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/");
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_W_EPISODE, 0, &k), 0);
+    ck_assert_str_eq(buf, "/preempt/job/7/w/e3/");
+    /* a record is not a range; a placeholder it lacks cannot bound one */
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_CLAIM, 0, &k), -EINVAL);
+    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_CLAIM, 'w', &k), -EINVAL);
+    ck_assert_int_eq(preempt_key_(buf, 12, JOBP, PREEMPT_KEY_CLAIM, &k), -ENAMETOOLONG);
+    ck_assert_uint_eq(strlen(buf), 11);
+}
+END_TEST
+
+/* Every record formats and parses back to itself, with the largest values,
+ * under the longest job name, within PREEMPT_KEY_MAX. */
+START_TEST(test_keys_round_trip)
+{
+    static const struct preempt_key vals[] = {
+        { 0 },
+        { .inc = 1, .ep = 2, .step = 3, .round = 1, .worker = 4 },
+        { .inc = UINT64_MAX, .ep = UINT64_MAX, .step = UINT64_MAX, .round = 1, .worker = PREEMPT_MAX_WORKERS - 1 },
+    };
+    char jobp[PREEMPT_MAX_JOB + 16], name[PREEMPT_MAX_JOB + 1], buf[PREEMPT_KEY_MAX];
+
+    memset(name, 'j', PREEMPT_MAX_JOB);
+    name[PREEMPT_MAX_JOB] = '\0';
+    ck_assert_int_eq(preempt_coord_prefix_(name, jobp, sizeof(jobp)), 0);
+    for (int id = 0; id < PREEMPT_KEY_COUNT; id++) {
+        for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+            struct preempt_key got = { 0 }, want = { 0 };
+
+            ck_assert_int_eq(preempt_key_(buf, sizeof(buf), jobp, id, &vals[i]), 0);
+            ck_assert_msg(preempt_key_parse_(buf, jobp, &got) == id, "%s: not parsed as %s", buf,
+                          preempt_key_pattern_(id));
+            want.inc = preempt_key_has_(id, 'N') ? vals[i].inc : 0;
+            want.ep = preempt_key_has_(id, 'p') ? vals[i].ep : 0;
+            want.step = preempt_key_has_(id, 'S') ? vals[i].step : 0;
+            want.round = preempt_key_has_(id, 'k') ? vals[i].round : 0;
+            want.worker = preempt_key_has_(id, 'w') ? vals[i].worker : 0;
+            ck_assert_msg(!memcmp(&got, &want, sizeof(got)), "%s: other values parsed", buf);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_keys_rejected)
+{
+    static const char *const bad[] = {
+        JOBP "7/e3/r2/agreed",       /* a round is 0 or 1 */
+        JOBP "07/shape",             /* leading zero: not a key the library writes */
+        JOBP "7/e/claim",            /* no episode */
+        JOBP "7/e-1/claim",
+        JOBP "7/e3/claim/x",         /* trailing */
+        JOBP "7/e3/notice/16384",    /* worker beyond PREEMPT_MAX_WORKERS */
+        JOBP "7/w/alive/",           /* a range, not a record */
+        JOBP "7/w/alive/1x",
+        JOBP "18446744073709551616/shape", /* 2^64 */
+        JOBP "7/joined/1",           /* the layout before the member records moved under w/ */
+        "/preempt/other/7/shape",    /* another job */
+        "/preempt/jobs/7/shape",
+        JOBP,
+        "",
+    };
+    struct preempt_key k;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(preempt_key_parse_(bad[i], JOBP, &k) == -1, "parsed '%s'", bad[i]);
+}
+END_TEST
+
+/* The layout's promises: the records every worker watches lie in
+ * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
+ * in its two ranges (which its clear deletes) but for the decision, which
+ * outlives them; every table row is documented. */
+START_TEST(test_keys_layout)
+{
+    struct preempt_key k = { .inc = 9, .ep = 4, .step = 77, .round = 1, .worker = 3 };
+    char key[PREEMPT_KEY_MAX], inc[PREEMPT_KEY_MAX], w[PREEMPT_KEY_MAX], ep[PREEMPT_KEY_MAX], wep[PREEMPT_KEY_MAX];
+    static char table[2][16384];
+    int rows = 0;
+
+    (void)preempt_key_range_(inc, sizeof(inc), JOBP, PREEMPT_KEY_INC, 0, &k);
+    (void)preempt_key_range_(w, sizeof(w), JOBP, PREEMPT_KEY_WORKERS, 0, &k);
+    (void)preempt_key_range_(ep, sizeof(ep), JOBP, PREEMPT_KEY_EPISODE, 0, &k);
+    (void)preempt_key_range_(wep, sizeof(wep), JOBP, PREEMPT_KEY_W_EPISODE, 0, &k);
+    ck_assert_int_gt(preempt_key_table_(table[0], sizeof(table[0]), false), 0);
+    ck_assert_int_gt(preempt_key_table_(table[1], sizeof(table[1]), true), 0);
+    for (int id = 0; id < PREEMPT_KEY_COUNT; id++) {
+        const char *pat = preempt_key_pattern_(id);
+        bool watched = strncmp(pat, "{N}/", 4) == 0 && strncmp(pat, "{N}/w/", 6) != 0;
+        bool per_worker = strncmp(pat, "{N}/w/", 6) == 0;
+        bool in_ep;
+        char row[128];
+
+        (void)preempt_key_(key, sizeof(key), JOBP, id, &k);
+        in_ep = !strncmp(key, ep, strlen(ep)) || !strncmp(key, wep, strlen(wep));
+        ck_assert_msg(watched == (!strncmp(key, inc, strlen(inc)) && strcmp(key, w) < 0), "%s: watched?", key);
+        ck_assert_msg(per_worker == !strncmp(key, w, strlen(w)), "%s: per-worker?", key);
+        ck_assert_msg(in_ep == (preempt_key_has_(id, 'p') && id != PREEMPT_KEY_DECISION), "%s: in the episode?", key);
+        (void)snprintf(row, sizeof(row), "\n| `%s", pat[0] == '{' ? "N" : pat);
+        ck_assert_msg(strstr(table[per_worker], row) != NULL, "%s: not in its table", pat);
+        rows++;
+    }
+    ck_assert_int_eq(rows, PREEMPT_KEY_COUNT);
+}
+END_TEST
+
 /* ---- the client's clock: a step does not time a request out ---------- */
 
 /* A fake gateway in a child process: tells the pipe of every request it
@@ -670,6 +800,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_watch_decoder_store_moved);
     tcase_add_test(t, test_job_names);
     tcase_add_test(t, test_restore_plan);
+    tcase_add_test(t, test_keys_exact);
+    tcase_add_test(t, test_keys_round_trip);
+    tcase_add_test(t, test_keys_rejected);
+    tcase_add_test(t, test_keys_layout);
     suite_add_tcase(s, t);
     t = tcase_create("clock");
     tcase_add_test(t, test_step_does_not_time_out_a_request);

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/keys-internal.h: the job's key layout in etcd, defined once.
+ *
+ * Every record of a job is a key P<pattern> with P = /preempt/<job>/ (see
+ * preempt_coord_prefix_). A pattern's placeholders are {N} the
+ * incarnation, {p} the preemption episode, {k} the round (0 or 1), {S} a
+ * checkpoint step and {w} a worker index (< PREEMPT_MAX_WORKERS). From this
+ * one table come the keys the coordinator, start-up, the watcher,
+ * preemptctl and the simulator write (preempt_key_), the records they
+ * recognise (preempt_key_parse_), the ranges they read, count and delete
+ * (preempt_key_range_), and docs/protocol.md's key tables (preemptctl
+ * keys; tests/docs.sh checks the document against it). */
+#ifndef PREEMPT_KEYS_INTERNAL_H
+#define PREEMPT_KEYS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(ID, pattern, value, written by, meaning): the records. The last three
+ * are the documentation's columns (Markdown). */
+#define PREEMPT_KEYS(X)                                                                                              \
+    X(INCARNATION, "incarnation", "`N`", "the first worker of an incarnation (a transaction on the old value)",       \
+      "the job's current incarnation")                                                                               \
+    X(START_OVER, "start-over", "`preemptctl <unix ms>`", "`preemptctl start-over`",                                 \
+      "the operator's one-time request: the next barrier whose plan is at risk starts over, and deletes the "        \
+      "request in the transaction that writes `N/ready`")                                                            \
+    X(SHAPE, "{N}/shape", "`workers=W`", "N's first member, create-if-absent",                                       \
+      "the worker count of N: a worker with another one is refused")                                                \
+    X(READY, "{N}/ready",                                                                                            \
+      "`restore=<step>\\|none workers=W launch=L`, then ` refused=<S> lacking=<w,..>` or ` over=<S>`",               \
+      "create-if-absent, by the worker that counted the W-th member",                                                \
+      "the start-up barrier's one record: N started, with these members, from this step; or N refused to start "     \
+      "because workers lack step S that others hold; or it started over, setting S and the other newer steps aside") \
+    X(RESTORED, "{N}/restored", "`ok`, or `unusable\\|failed <step> worker=<w>: <why>`",                             \
+      "create-if-absent: `ok` by the worker whose report completed the count of W, the others by the first worker "  \
+      "whose restore failed",                                                                                        \
+      "the restore barrier's one record: training starts; or (unusable) every worker sets that step aside and the "  \
+      "job joins again (a new incarnation) without it; or (failed: out of memory, I/O) every worker's start-up "     \
+      "fails, nothing set aside")                                                                                    \
+    X(NOTICE_OP, "{N}/notice/op", "`<deadline> inject`", "`preemptctl notice`",                                      \
+      "an operator's notice: every worker's own")                                                                    \
+    X(ERROR, "{N}/error", "`<code> <w> <message>`", "create-if-absent", "the job's first error")                     \
+    X(NOTICE, "{N}/e{p}/notice/{w}", "`<deadline, unix ms> <source>[ withdrawn]`", "worker w",                       \
+      "w's earliest notice; `withdrawn` when its sources cancelled it or it was advisory. When every record is "     \
+      "withdrawn (and no operator's notice stands), every worker gets `notice-withdrawn`: the round's save "         \
+      "completes and the job returns to idle (episodes, below)")                                                     \
+    X(CLAIM, "{N}/e{p}/claim", "`<w>`",                                                                              \
+      "create-if-absent, lease-bound, in one transaction with the driver's notice record",                           \
+      "the driver of the preemption")                                                                                \
+    X(LOST, "{N}/e{p}/lost", "`<w>`", "the driver, create-if-absent",                                                \
+      "w's membership is gone (its lease ended): every worker gets `peer-lost`")                                     \
+    X(FINAL, "{N}/e{p}/final", "`<w>`", "the driver", "the final round (grace period) is open")                      \
+    X(AGREED, "{N}/e{p}/r{k}/agreed", "`<step>`",                                                                    \
+      "the worker whose acknowledgement completed the round's, create-if-absent",                                    \
+      "round k's save step: the highest cap")                                                                        \
+    X(DECISION, "{N}/decision/e{p}/r{k}", "`committed <step>` or `aborted <step> <w>`",                              \
+      "create-if-absent: the first to land wins",                                                                    \
+      "round k's one decision; kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy "   \
+      "may wait on it after the episode is cleared")                                                                 \
+    X(W_RESTORED, "{N}/w/restored/{w}", "`ok`", "worker w, counted in the same transaction",                         \
+      "w's restore callback accepted the step")                                                                      \
+    X(JOINED, "{N}/w/joined/{w}", "the member record (as `N/w/alive/<w>`)", "worker w at start",                                       \
+      "w lived in N (permanent: a worker that finds its own marks a restart). Outside the watched range: in it, "    \
+      "every worker's first read of the range returned all W of them, W^2 records at start-up")                                       \
+    X(ALIVE, "{N}/w/alive/{w}", "`pid=.. host=.. launch=.. workers=W [over=1] steps=a,b,c`",                         \
+      "worker w, bound to its lease",                                                                                \
+      "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
+      "last save")                                                                                                   \
+    X(DONE, "{N}/w/done/{w}", "`<step>`", "worker w", "w finished training")                                         \
+    X(ACK, "{N}/w/e{p}/r{k}/ack/{w}", "`<cap>`", "worker w, counted in the same transaction",                        \
+      "w's cap in round k: its step when it acknowledged plus the lead; w does not train past it before it learns "  \
+      "the save step")                                                                                               \
+    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "empty", "worker w, counted in the same transaction",                  \
+      "w's shard of round k, at step S, is written (still pending: see \"One decision per round\")")
+
+/* X(ID, pattern): the ranges read, counted, watched and deleted as a whole. */
+#define PREEMPT_RANGES(X)                                                                                            \
+    X(INC, "{N}/")              /* the incarnation; every worker watches [INC, WORKERS) */                          \
+    X(WORKERS, "{N}/w/")        /* the per-worker records: outside the watch, read by the driver */                 \
+    X(EPISODE, "{N}/e{p}/")     /* an episode's records, cleared when it ends */                                    \
+    X(W_EPISODE, "{N}/w/e{p}/") /* an episode's per-worker records, cleared with it */
+
+enum preempt_key_id {
+#define PREEMPT_KEY_ENUM_(id, ...) PREEMPT_KEY_##id,
+    PREEMPT_KEYS(PREEMPT_KEY_ENUM_) PREEMPT_KEY_COUNT,
+    PREEMPT_KEY_RANGES_ = PREEMPT_KEY_COUNT - 1, /* the ranges follow the records */
+    PREEMPT_RANGES(PREEMPT_KEY_ENUM_) PREEMPT_KEY_ALL_COUNT_
+#undef PREEMPT_KEY_ENUM_
+};
+
+/* A key's placeholders' values. */
+struct preempt_key {
+    uint64_t inc;    /* {N} */
+    uint64_t ep;     /* {p} */
+    uint64_t step;   /* {S} */
+    unsigned round;  /* {k}: 0 or 1 */
+    unsigned worker; /* {w} */
+};
+
+/* The longest key under a valid job prefix. */
+#define PREEMPT_KEY_MAX 256
+
+/* Writes jobp (the job's prefix) + id's pattern with k's values into buf.
+ * 0, or -ENAMETOOLONG (buf holds a truncated key), -EINVAL (no such id). */
+int preempt_key_(char *buf, size_t size, const char *jobp, enum preempt_key_id id, const struct preempt_key *k);
+
+/* A range of keys: of record kind id, the prefix before placeholder upto
+ * ('w': every worker's "P/N/w/alive/"; 'S': every step's), or (upto 0) the
+ * range id ("P/N/e3/"). Returns as preempt_key_. */
+int preempt_key_range_(char *buf, size_t size, const char *jobp, enum preempt_key_id id, char upto,
+                       const struct preempt_key *k);
+
+/* Which record key is (jobp + a pattern with every placeholder a decimal
+ * number in its domain, without leading zeros): its id with *k filled
+ * (placeholders it lacks are 0), or -1. */
+int preempt_key_parse_(const char *key, const char *jobp, struct preempt_key *k);
+
+/* A record kind's pattern ("{N}/e{p}/claim"); NULL for no such id. */
+const char *preempt_key_pattern_(enum preempt_key_id id);
+
+/* Whether id's pattern has placeholder c ('N', 'p', 'k', 'S', 'w'). */
+bool preempt_key_has_(enum preempt_key_id id, char c);
+
+/* docs/protocol.md's key tables, in Markdown: the records under the
+ * watched range and the job (watched), or those under {N}/w/ (per-worker).
+ * Returns the length written as snprintf does. */
+int preempt_key_table_(char *buf, size_t size, bool per_worker);
+
+#endif
