@@ -4,8 +4,9 @@
  * docs/protocol.md describes the key layout and the rounds; this is its
  * implementation. It turns the machine's coordination effects into etcd
  * requests and the job's records (read through one prefix watch) into the
- * machine's events. It keeps a view of the job's records so that a re-read
- * after a compaction or a reconnect posts only what is new.
+ * machine's events. It reads the records through the job's view
+ * (view-internal.h), so that a re-read after a compaction or a reconnect
+ * posts only what is new.
  *
  * Start-up (preempt_coord_join_begin_) takes a lease, joins the job's
  * current incarnation (or opens the next one), waits for every worker to

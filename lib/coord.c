@@ -23,6 +23,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "view-internal.h"
 #include "platform-internal.h"
 
 #define MAX_STEPS_OFFERED 64
@@ -1166,7 +1167,7 @@ int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_
 struct round {
     uint64_t agreed;
     uint64_t ack_ep, shard_ep; /* the episode of this worker's ack and shard report (answers of older ones are late) */
-    bool have_agreed, commit_posted, decided;
+    bool commit_posted;
 };
 
 struct preempt_coord {
@@ -1177,15 +1178,13 @@ struct preempt_coord {
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
     char pre[PREEMPT_KEY_MAX]; /* P/N/: the watched range's start (for the logs) */
-    uint64_t inc;          /* N: the incarnation */
-    uint64_t ep;           /* the episode this worker's machine is in */
     unsigned me, n;
     unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
     uint64_t longest_step_ms;  /* the longest step seen (the lease must outlive one) */
     bool granting, claim_again; /* a lease grant is on its way; the claim waits for it */
     uint64_t give_up_ms;
     int64_t lease;
-    bool left, active, final_seen, error_seen;
+    bool left, active;
     bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
     uint64_t my_notice_wall;
     uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
@@ -1197,13 +1196,9 @@ struct preempt_coord {
     bool holds_claim;      /* this worker drives the episode: it reads the memberships */
     bool polling;          /* the driver's read of the memberships is on its way */
     bool departed;         /* w/alive/<me> went with the report of the last save */
-    bool lost_seen;        /* the episode's lost record was posted */
-    uint64_t op_wall;      /* the operator's earliest deadline posted (unix ms; 0: none) */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
-    bool claim_present;    /* the episode's claim is in the view (someone drives it) */
     bool claim_sent;       /* this worker's claim is on its way (no answer yet) */
-    uint64_t *notice_wall; /* per worker; 0: none */
-    bool *notice_withdrawn;
+    struct preempt_view view; /* the job's records, read (view-internal.h): its incarnation and episode */
     bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
     uint64_t *gone_at;     /* the driver's clock: w's membership was first found gone (0: it was not) */
     unsigned n_gone;       /* how many gone_at are set */
@@ -1251,10 +1246,10 @@ static void cpost(struct preempt_coord *c, struct preempt_event ev)
  * episode; CRANGE: the range of a kind's records, or a range's. */
 #define CKEY(c, buf, id, ...)                                                                                        \
     (void)preempt_key_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id,                                                \
-                       &(struct preempt_key){ .inc = (c)->inc, .ep = (c)->ep, __VA_ARGS__ })
+                       &(struct preempt_key){ .inc = (c)->view.inc, .ep = (c)->view.ep, __VA_ARGS__ })
 #define CRANGE(c, buf, id, upto, ...)                                                                                \
     (void)preempt_key_range_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id, upto,                                    \
-                             &(struct preempt_key){ .inc = (c)->inc, .ep = (c)->ep, __VA_ARGS__ })
+                             &(struct preempt_key){ .inc = (c)->view.inc, .ep = (c)->view.ep, __VA_ARGS__ })
 
 static void on_write(int status, json_t *reply, const char *msg, void *arg)
 {
@@ -1358,7 +1353,7 @@ static void decide(struct preempt_coord *c, unsigned k, const char *value)
 
 static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
 {
-    return ep != c->ep ? "an ended episode's" : NULL;
+    return ep != c->view.ep ? "an ended episode's" : NULL;
 }
 
 /* The caps of round k, read by the worker whose acknowledgement completed
@@ -1376,7 +1371,7 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
         on_write(status, reply, msg, c);
         return;
     }
-    if (ep_stale(c, c->r[k].ack_ep) || c->r[k].have_agreed)
+    if (ep_stale(c, c->r[k].ack_ep) || c->view.r[k].have_agreed)
         return;
     if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
         on_write(-EPROTO, NULL, "a malformed range reply (the round's acknowledgements)", c);
@@ -1386,7 +1381,7 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
         struct preempt_key kk;
         uint64_t cap;
 
-        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->inc || kk.ep != c->ep ||
+        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->view.inc || kk.ep != c->view.ep ||
             kk.round != k || kk.worker >= c->n || !preempt_parse_u64_(kvs[i].value, &cap)) {
             CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
             continue;
@@ -1455,7 +1450,7 @@ static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap)
     CRANGE(c, pre, ACK, 'w', .round = k);
     CKEY(c, alive, ALIVE, .worker = c->me);
     (void)snprintf(val, sizeof(val), "%" PRIu64, cap);
-    c->r[k].ack_ep = c->ep;
+    c->r[k].ack_ep = c->view.ep;
     write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0),
                k ? on_acked1 : on_acked0);
     c->departed = false;
@@ -1473,7 +1468,7 @@ static void on_reported(struct preempt_coord *c, unsigned k, int status, json_t 
         on_write(status, reply, msg, c);
         return;
     }
-    if (ep_stale(c, r->shard_ep) || r->commit_posted || r->decided || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
+    if (ep_stale(c, r->shard_ep) || r->commit_posted || c->view.r[k].decided || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
         return;
     r->commit_posted = true;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported; proposing the commit", k, r->agreed);
@@ -1506,7 +1501,7 @@ static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
     CKEY(c, alive, ALIVE, .worker = c->me);
-    c->r[k].shard_ep = c->ep;
+    c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
     write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, last ? 3 : 2, NULL, 0),
                k ? on_reported1 : on_reported0);
@@ -1514,37 +1509,19 @@ static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last
 }
 
 /* The round's decision record: the one truth every worker follows. */
-static void on_decision(struct preempt_coord *c, unsigned k, const char *value)
+static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d, const char *value)
 {
-    struct round *r = &c->r[k];
     struct preempt_event ev = { 0 };
-    uint64_t step;
-    char *end;
 
-    if (r->decided)
-        return;
-    if (!strncmp(value, "committed ", 10))
-        ev.kind = PREEMPT_EV_CKPT_COMMITTED;
-    else if (!strncmp(value, "aborted ", 8))
+    CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
+    if (d->what == PREEMPT_VIEW_ABORTED) {
         ev.kind = PREEMPT_EV_ROUND_ABORTED;
-    else {
-        CLOG(c, 2, "ignoring round %u's decision \"%.40s\" (episode %" PRIu64 "): not a decision", k, value, c->ep);
-        return;
-    }
-    errno = 0;
-    step = strtoull(strchr(value, ' ') + 1, &end, 10);
-    if (errno || (*end != '\0' && *end != ' ')) {
-        CLOG(c, 2, "ignoring round %u's decision \"%.40s\" (episode %" PRIu64 "): not a decision", k, value, c->ep);
-        return;
-    }
-    r->decided = true;
-    CLOG(c, 1, "round %u: the job's decision is \"%s\"", k, value);
-    if (ev.kind == PREEMPT_EV_ROUND_ABORTED) {
-        ev.u.round_aborted.step = step;
+        ev.u.round_aborted.step = d->step;
         cpost(c, ev);
         return;
     }
-    ev.u.ckpt_committed.step = step;
+    ev.kind = PREEMPT_EV_CKPT_COMMITTED;
+    ev.u.ckpt_committed.step = d->step;
     if (c->withdrawn_posted && own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit
@@ -1567,12 +1544,9 @@ static void reset_round(struct preempt_coord *c, unsigned k)
  * same way relative to the round's commit. */
 static void check_withdrawn(struct preempt_coord *c)
 {
-    bool any = false, live = c->op_wall != 0;
+    bool any, live;
 
-    for (unsigned w = 0; w < c->n; w++) {
-        any = any || c->notice_wall[w];
-        live = live || (c->notice_wall[w] && !c->notice_withdrawn[w]);
-    }
+    preempt_view_notices_(&c->view, &any, &live);
     if (live || !any) {
         c->withdrawn_posted = false;
         return;
@@ -1588,107 +1562,28 @@ static void maybe_claim(struct preempt_coord *c);
 
 
 
-/* A record of the current episode (id: which; k: its key's values). */
-static void on_put_episode(struct preempt_coord *c, int id, const struct preempt_key *k, const char *value)
+/* A worker's notice record (the view has merged it). */
+static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, const char *value)
 {
-    struct preempt_event ev = { 0 };
-    uint64_t v = 0;
-    unsigned w = k->worker;
+    struct preempt_event ev = { .kind = PREEMPT_EV_PEER_NOTICE };
+    /* This worker's own record tells its machine only when it undoes the
+     * job's withdrawal: its machine then follows the job's view exactly as
+     * every other worker's does. */
+    bool tell = n->worker != c->me || (c->withdrawn_posted && !n->withdrawn);
 
-    if (id == PREEMPT_KEY_NOTICE && w < c->n) {
-        uint64_t wall = strtoull(value, NULL, 10);
-        bool withdrawn = strstr(value, " withdrawn") != NULL;
-        bool news = !c->notice_wall[w] || wall < c->notice_wall[w] || (c->notice_withdrawn[w] && !withdrawn);
-        /* This worker's own record tells its machine only when it undoes
-         * the job's withdrawal: its machine then follows the job's view
-         * exactly as every other worker's does. */
-        bool tell = w != c->me || (c->withdrawn_posted && !withdrawn);
-
-        c->active = true;
-        if (!c->notice_wall[w] || wall < c->notice_wall[w])
-            c->notice_wall[w] = wall ? wall : 1;
-        c->notice_withdrawn[w] = withdrawn;
-        if (news && tell) {
-            ev.kind = PREEMPT_EV_PEER_NOTICE;
-            ev.u.peer_notice.worker = w;
-            ev.u.peer_notice.deadline = mono_of_wall(c, wall);
-            CLOG(c, 1, "worker %u has a notice (%s)", w, value);
-            cpost(c, ev);
-            /* a notice undoes the machine's withdrawal: when this one is
-             * withdrawn too (an advisory or periodic one), say so again */
-            c->withdrawn_posted = false;
-        }
-        check_withdrawn(c);
-        if (!c->claim_sent) /* its own claim may not have landed yet */
-            maybe_claim(c);
-    } else if (id == PREEMPT_KEY_CLAIM) {
-        c->claim_present = true;
-    } else if (id == PREEMPT_KEY_FINAL) {
-        if (c->final_seen || !preempt_parse_u64_(value, &v) || v == c->me)
-            return;
-        c->final_seen = true;
-        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
-        ev.u.final_requested.worker = v;
+    c->active = true;
+    if (n->news && tell) {
+        ev.u.peer_notice.worker = n->worker;
+        ev.u.peer_notice.deadline = mono_of_wall(c, n->wall);
+        CLOG(c, 1, "worker %u has a notice (%s)", n->worker, value);
         cpost(c, ev);
-    } else if (id == PREEMPT_KEY_LOST) {
-        if (c->lost_seen || !preempt_parse_u64_(value, &v) || v >= c->n)
-            return;
-        c->lost_seen = true;
-        CLOG(c, 2, "worker %" PRIu64 " lost its membership (lease expired or revoked; found by the driver)", v);
-        ev.kind = PREEMPT_EV_PEER_LOST;
-        ev.u.peer_lost.worker = (unsigned)v;
-        cpost(c, ev);
-    } else if (id == PREEMPT_KEY_AGREED) {
-        struct round *r = &c->r[k->round];
-
-        if (!preempt_parse_u64_(value, &v))
-            CLOG(c, 2, "ignoring round %u's agreed step \"%.40s\": not a step", k->round, value);
-        else if (!r->have_agreed) {
-            r->have_agreed = true;
-            r->agreed = v;
-            ev.kind = PREEMPT_EV_STEP_AGREED;
-            ev.u.step_agreed.step = v;
-            cpost(c, ev);
-        }
+        /* a notice undoes the machine's withdrawal: when this one is
+         * withdrawn too (an advisory or periodic one), say so again */
+        c->withdrawn_posted = false;
     }
-}
-
-/* A record of the job, outside the episodes. */
-static void on_put(struct preempt_coord *c, int id, const char *value)
-{
-    struct preempt_event ev = { 0 };
-
-    if (id == PREEMPT_KEY_NOTICE_OP) {
-        uint64_t wall = strtoull(value, NULL, 10);
-
-        /* posted once, and again when the operator brings the deadline
-         * earlier (found by the simulation: a second injection with an
-         * earlier deadline was ignored, and the job outlived it) */
-        if (c->op_wall && (!wall || wall >= c->op_wall))
-            return;
-        c->op_wall = wall ? wall : UINT64_MAX;
-        ev.kind = PREEMPT_EV_NOTICE;
-        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
-        ev.u.notice.deadline = mono_of_wall(c, wall);
-        CLOG(c, 1, "an operator's notice (%s)", value);
-        cpost(c, ev);
-    } else if (id == PREEMPT_KEY_ERROR) {
-        char *end;
-        long long code = strtoll(value, &end, 10);
-        uint64_t from = strtoull(end, &end, 10);
-
-        if (c->error_seen)
-            return;
-        c->error_seen = true;
-        if (c->ops.on_error_msg)
-            c->ops.on_error_msg(*end == ' ' ? end + 1 : end, c->arg);
-        if (from == c->me)
-            return;
-        ev.kind = PREEMPT_EV_PEER_ERROR;
-        ev.u.peer_error.code = code;
-        ev.u.peer_error.worker = from;
-        cpost(c, ev);
-    }
+    check_withdrawn(c);
+    if (!c->claim_sent) /* its own claim may not have landed yet */
+        maybe_claim(c);
 }
 
 /* How long a peer's membership may be gone before the peer counts as
@@ -1758,7 +1653,7 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
                 CLOG(c, 1, "worker %u's membership is gone; it counts as lost unless it is back within %" PRIu64
                      " ms", w, lost_grace_ms(c));
         }
-        if (now - c->gone_at[w] < lost_grace_ms(c) || c->lost_seen)
+        if (now - c->gone_at[w] < lost_grace_ms(c) || c->view.lost)
             continue;
         CKEY(c, key, LOST);
         (void)snprintf(val, sizeof(val), "%u", w);
@@ -1790,11 +1685,6 @@ static void read_members(struct preempt_coord *c)
         c->polling = false;
 }
 
-static void on_delete(struct preempt_coord *c, int id)
-{
-    if (id == PREEMPT_KEY_NOTICE_OP)
-        c->op_wall = 0; /* the operator took it back */
-}
 
 /* Claims the episode when it has a live notice and nobody drives it: its
  * driver's lease ended (the claim went), or the claim went while the job's
@@ -1803,22 +1693,10 @@ static void on_delete(struct preempt_coord *c, int id)
  * notice's return landed, and nobody drove the round to its end). */
 static void maybe_claim(struct preempt_coord *c)
 {
-    if (c->active && !c->left && !c->withdrawn_posted && !c->claim_present)
+    if (c->active && !c->left && !c->withdrawn_posted && !c->view.claim)
         claim(c);
 }
 
-/* A deleted record of the current episode. Only the claim goes while the
- * episode lasts (the driver's lease ended: take it over); the rest goes
- * when a worker clears the ended episode. */
-static void on_delete_episode(struct preempt_coord *c, int id)
-{
-    if (id != PREEMPT_KEY_CLAIM)
-        return;
-    c->holds_claim = false;
-    c->claim_present = false;
-    forget_gone(c);
-    maybe_claim(c);
-}
 
 
 
@@ -1882,44 +1760,76 @@ static int record_of(const struct preempt_coord *c, const char *key, struct pree
 {
     int id = preempt_key_parse_(key, c->jobp, k);
 
-    if (id < 0 || k->inc != c->inc)
+    if (id < 0 || k->inc != c->view.inc)
         return -1;
     *episode = preempt_key_has_(id, 'p');
     return id;
 }
 
-/* A record of the current episode. */
-static void on_episode_event(struct preempt_coord *c, bool put, int id, const struct preempt_key *k, const char *value)
-{
-    if (id == PREEMPT_KEY_DECISION) {
-        if (put) /* a decision is never deleted within its incarnation */
-            on_decision(c, k->round, value);
-    } else if (put) {
-        on_put_episode(c, id, k, value);
-    } else {
-        on_delete_episode(c, id);
-    }
-}
 
+/* A record, read or watched: what the view makes of it goes to the machine. */
 static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_coord *c = arg;
-    struct preempt_key k;
-    bool episode;
-    int id = record_of(c, kv->key, &k, &episode);
+    const char *value = kv->value ? kv->value : "";
+    struct preempt_view_ev v = preempt_view_apply_(&c->view, type == PREEMPT_ETCD_PUT, kv->key, value);
+    struct preempt_event ev = { 0 };
 
-    if (id < 0)
+    switch (v.what) {
+    case PREEMPT_VIEW_NOTHING:
+    case PREEMPT_VIEW_CLAIM:
         return;
-    if (!episode) {
-        if (type == PREEMPT_ETCD_PUT)
-            on_put(c, id, kv->value);
-        else
-            on_delete(c, id);
-    } else if (k.ep > c->ep) {
-        hold(c, type, k.ep, kv);
-    } else if (k.ep == c->ep) {
-        on_episode_event(c, type == PREEMPT_ETCD_PUT, id, &k, kv->value);
-    } /* else: an ended episode's record, landing or cleared late */
+    case PREEMPT_VIEW_LATER:
+        hold(c, type, v.ep, kv);
+        return;
+    case PREEMPT_VIEW_MALFORMED:
+        CLOG(c, 2, "ignoring %s = \"%.40s\": not %s", kv->key, value, v.text);
+        return;
+    case PREEMPT_VIEW_NOTICE:
+        on_notice(c, &v, value);
+        return;
+    case PREEMPT_VIEW_OP_NOTICE:
+        ev.kind = PREEMPT_EV_NOTICE;
+        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
+        ev.u.notice.deadline = mono_of_wall(c, v.wall);
+        CLOG(c, 1, "an operator's notice (%s)", value);
+        break;
+    case PREEMPT_VIEW_OP_GONE:
+        return; /* the operator took it back */
+    case PREEMPT_VIEW_CLAIM_GONE: /* the driver's lease ended: take the episode over */
+        c->holds_claim = false;
+        forget_gone(c);
+        maybe_claim(c);
+        return;
+    case PREEMPT_VIEW_FINAL:
+        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
+        ev.u.final_requested.worker = v.worker;
+        break;
+    case PREEMPT_VIEW_LOST:
+        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked; found by the driver)", v.worker);
+        ev.kind = PREEMPT_EV_PEER_LOST;
+        ev.u.peer_lost.worker = v.worker;
+        break;
+    case PREEMPT_VIEW_AGREED:
+        c->r[v.round].agreed = v.step;
+        ev.kind = PREEMPT_EV_STEP_AGREED;
+        ev.u.step_agreed.step = v.step;
+        break;
+    case PREEMPT_VIEW_COMMITTED:
+    case PREEMPT_VIEW_ABORTED:
+        on_decision(c, &v, value);
+        return;
+    case PREEMPT_VIEW_ERROR:
+        if (c->ops.on_error_msg)
+            c->ops.on_error_msg(v.text, c->arg);
+        if (v.worker == c->me)
+            return;
+        ev.kind = PREEMPT_EV_PEER_ERROR;
+        ev.u.peer_error.code = v.code;
+        ev.u.peer_error.worker = v.worker;
+        break;
+    }
+    cpost(c, ev);
 }
 
 /* A full read of the watched records: every record is applied (the view
@@ -1931,15 +1841,15 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     bool current = false, later = false;
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
-    c->claim_present = false; /* a claim that went while the watch was down is not in the read */
+    preempt_view_reread_(&c->view); /* a claim that went while the watch was down is not in the read */
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k;
         bool episode;
         int id = record_of(c, kvs[i].key, &k, &episode);
 
         if (id >= 0 && episode) {
-            current = current || (k.ep == c->ep && id != PREEMPT_KEY_DECISION); /* a decision stays after the clear */
-            later = later || k.ep > c->ep;
+            current = current || (k.ep == c->view.ep && id != PREEMPT_KEY_DECISION); /* a decision stays after the clear */
+            later = later || k.ep > c->view.ep;
         }
         on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
     }
@@ -1947,7 +1857,7 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
      * its notices and cleared the episode while this worker could not see
      * it. Its machine is told so; back in idle it moves on (clear-round). */
     if (later && !current && c->active && !c->withdrawn_posted) {
-        CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->ep);
+        CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->view.ep);
         post_withdrawn(c);
     }
     if (!later)
@@ -2118,7 +2028,7 @@ static void on_notice_put(int status, json_t *reply, const char *msg, void *arg)
 static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MAX], char *val, size_t val_size)
 {
     (void)preempt_key_(key, PREEMPT_KEY_MAX, c->jobp, PREEMPT_KEY_NOTICE,
-                       &(struct preempt_key){ .inc = c->inc, .ep = c->ep, .worker = c->me });
+                       &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .worker = c->me });
     (void)snprintf(val, val_size, "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
                    c->my_withdrawn ? " withdrawn" : "");
 }
@@ -2236,14 +2146,11 @@ static void advance(struct preempt_coord *c)
 {
     uint64_t live = own_live(c) ? c->my_notice_wall : 0;
 
-    c->ep++;
-    memset(c->notice_wall, 0, c->n * sizeof(*c->notice_wall));
-    memset(c->notice_withdrawn, 0, c->n * sizeof(*c->notice_withdrawn));
+    preempt_view_episode_(&c->view, c->view.ep + 1);
     reset_round(c, 0);
     reset_round(c, 1);
     forget_gone(c);
-    c->final_seen = c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = c->lost_seen = false;
-    c->claim_present = false;
+    c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = false;
     if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
         char key[PREEMPT_KEY_MAX];
 
@@ -2256,7 +2163,7 @@ static void advance(struct preempt_coord *c)
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
         int src = preempt_source_from_string_(c->my_source);
 
-        CLOG(c, 1, "this worker's notice came after the job withdrew the others: it opens episode %" PRIu64, c->ep);
+        CLOG(c, 1, "this worker's notice came after the job withdrew the others: it opens episode %" PRIu64, c->view.ep);
         ev.u.notice.source = src < 0 ? PREEMPT_SOURCE_INJECT : (enum preempt_source)src;
         ev.u.notice.deadline = mono_of_wall(c, live);
         cpost(c, ev);
@@ -2264,16 +2171,13 @@ static void advance(struct preempt_coord *c)
     c->replaying = true;
     for (size_t i = 0; i < c->n_held;) { /* the machine is draining: what this posts waits in its queue */
         struct held *h = &c->held[i];
-        struct preempt_key k;
-        bool episode;
-        int id = record_of(c, h->key, &k, &episode);
 
-        if (h->ep > c->ep) {
+        if (h->ep > c->view.ep) {
             i++;
             continue;
         }
-        if (h->ep == c->ep && id >= 0)
-            on_episode_event(c, true, id, &k, h->value);
+        if (h->ep == c->view.ep)
+            on_watch_event(PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h->key, .value = h->value }, c);
         held_drop(c, h);
     }
     c->replaying = false;
@@ -2389,7 +2293,7 @@ void preempt_coord_leave_(struct preempt_coord *c)
 int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size)
 {
     return preempt_key_(buf, size, c->jobp, PREEMPT_KEY_DECISION,
-                        &(struct preempt_key){ .inc = c->inc, .ep = c->ep, .round = round ? 1 : 0 });
+                        &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .round = round ? 1 : 0 });
 }
 
 unsigned preempt_coord_pending_(const struct preempt_coord *c)
@@ -2549,14 +2453,13 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->lease = join->lease;
     (void)snprintf(c->member, sizeof(c->member), "%s", join->member[0] ? join->member : "pid=0");
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
-    c->inc = join->incarnation;
+    if (r == 0)
+        r = preempt_view_init_(&c->view, c->jobp, join->incarnation, n, c->me);
     CRANGE(c, c->pre, INC, 0);
     CRANGE(c, wpre, WORKERS, 0);
-    c->notice_wall = calloc(n, sizeof(*c->notice_wall));
-    c->notice_withdrawn = calloc(n, sizeof(*c->notice_withdrawn));
     c->present = calloc(n, sizeof(*c->present));
     c->gone_at = calloc(n, sizeof(*c->gone_at));
-    if (r == 0 && (!c->notice_wall || !c->notice_withdrawn || !c->present || !c->gone_at))
+    if (r == 0 && (!c->present || !c->gone_at))
         r = -ENOMEM;
     if (r == 0)
         r = io->watch(io_arg, c->pre, wpre, &wops, c); /* [P/N/, P/N/w/) */
@@ -2577,8 +2480,7 @@ void preempt_coord_free_(struct preempt_coord *c)
     while (c->n_held > 0)
         held_drop(c, &c->held[0]);
     free(c->held);
-    free(c->notice_wall);
-    free(c->notice_withdrawn);
+    preempt_view_free_(&c->view);
     free(c->present);
     free(c->gone_at);
     free(c);

@@ -11,6 +11,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "view-internal.h"
 #include "preempt.h"
 
 #define WATCHER_MAGIC 0x70726d77u /* "prmw" */
@@ -25,15 +26,13 @@ struct preempt_watcher {
     struct preempt_etcd_watch *watch;
     char jobp[PREEMPT_MAX_JOB + 16];
     uint64_t inc;                     /* the newest incarnation seen */
-    uint64_t ep;                      /* its newest episode seen */
+    struct preempt_view view;         /* its notices (of its newest episode seen) */
     bool joined[PREEMPT_MAX_WORKERS], alive[PREEMPT_MAX_WORKERS];
     bool gone[PREEMPT_MAX_WORKERS]; /* joined, was alive, and its membership ended */
     unsigned n_joined, n_alive, n_gone;
     bool have_notice;
     struct preempt_notice_info notice;
-    char source[PREEMPT_MAX_WORKERS + 1][16]; /* each notice's source */
-    uint64_t notice_wall[PREEMPT_MAX_WORKERS + 1]; /* the last slot: the operator's */
-    bool notice_withdrawn[PREEMPT_MAX_WORKERS + 1];
+    char source[PREEMPT_MAX_WORKERS + 1][16]; /* each notice's source; the last slot: the operator's */
 };
 
 static bool watcher_ok(const struct preempt_watcher *w)
@@ -44,12 +43,10 @@ static bool watcher_ok(const struct preempt_watcher *w)
 static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
 {
     w->inc = inc;
-    w->ep = 0;
+    preempt_view_incarnation_(&w->view, inc);
     memset(w->joined, 0, sizeof(w->joined));
     memset(w->alive, 0, sizeof(w->alive));
     memset(w->gone, 0, sizeof(w->gone));
-    memset(w->notice_wall, 0, sizeof(w->notice_wall));
-    memset(w->notice_withdrawn, 0, sizeof(w->notice_withdrawn));
     w->n_joined = w->n_alive = w->n_gone = 0;
     w->have_notice = w->exited_posted = false;
 }
@@ -62,11 +59,16 @@ static void update_notice(struct preempt_watcher *w)
     bool any = false;
 
     for (unsigned i = 0; i <= PREEMPT_MAX_WORKERS; i++) {
-        if (!w->notice_wall[i])
+        /* the operator's notice, in the last slot, is never withdrawn; one
+         * without a deadline is due now (1), as a worker's is */
+        uint64_t wall = i < PREEMPT_MAX_WORKERS ? w->view.notice_wall[i]
+                        : w->view.op_wall == UINT64_MAX ? 1 : w->view.op_wall;
+
+        if (!wall)
             continue;
-        n.withdrawn = n.withdrawn && w->notice_withdrawn[i];
-        if (!any || w->notice_wall[i] < n.deadline_unix_ms) {
-            n.deadline_unix_ms = w->notice_wall[i];
+        n.withdrawn = n.withdrawn && i < PREEMPT_MAX_WORKERS && w->view.notice_withdrawn[i];
+        if (!any || wall < n.deadline_unix_ms) {
+            n.deadline_unix_ms = wall;
             n.worker = i == PREEMPT_MAX_WORKERS ? -1 : (int)i;
             slot = i;
         }
@@ -105,18 +107,29 @@ static void check_exited(struct preempt_watcher *w)
         w->cb.on_exited(w, w->inc, w->ud);
 }
 
-/* A notice record in slot i (PREEMPT_MAX_WORKERS: the operator's). */
-static void notice_record(struct preempt_watcher *w, unsigned i, bool put, const char *value)
+/* A record of the job's incarnation: the view says what it means for
+ * the notices (a record of a later episode moves the watcher there: the
+ * job withdrew the last episode's notices and moved on). */
+static void notice_record(struct preempt_watcher *w, bool put, const char *key, const char *value)
 {
-    char *end = NULL;
+    struct preempt_view_ev ev = preempt_view_apply_(&w->view, put, key, value);
+    unsigned slot = PREEMPT_MAX_WORKERS;
 
-    w->notice_wall[i] = put ? strtoull(value, &end, 10) : 0;
-    w->notice_withdrawn[i] = put && strstr(value, " withdrawn") != NULL;
-    w->source[i][0] = '\0';
-    if (put && w->notice_wall[i] == 0)
-        w->notice_wall[i] = 1;
-    if (put)
-        (void)sscanf(end, " %15[^ ]", w->source[i]);
+    if (ev.what == PREEMPT_VIEW_LATER) {
+        preempt_view_episode_(&w->view, ev.ep);
+        ev = preempt_view_apply_(&w->view, put, key, value);
+    }
+    if (ev.what == PREEMPT_VIEW_NOTICE)
+        slot = ev.worker;
+    else if (ev.what != PREEMPT_VIEW_OP_NOTICE && ev.what != PREEMPT_VIEW_OP_GONE)
+        return;
+    if (ev.what != PREEMPT_VIEW_OP_GONE) { /* the source of the notice's earliest record */
+        const char *sp = strchr(value, ' ');
+
+        w->source[slot][0] = '\0';
+        if (sp)
+            (void)sscanf(sp, " %15[^ ]", w->source[slot]);
+    }
     update_notice(w);
 }
 
@@ -138,19 +151,9 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
         new_incarnation(w, k.inc); /* records can arrive before the counter's change */
     if (k.inc != w->inc || id == PREEMPT_KEY_DECISION)
         return;
-    if (preempt_key_has_(id, 'p')) { /* a preemption episode's */
-        if (k.ep < w->ep)
-            return;
-        if (k.ep > w->ep) { /* the job withdrew the last episode's notices and moved on */
-            w->ep = k.ep;
-            memset(w->notice_wall, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_wall[0]));
-            memset(w->notice_withdrawn, 0, PREEMPT_MAX_WORKERS * sizeof(w->notice_withdrawn[0]));
-        }
-        if (id == PREEMPT_KEY_NOTICE)
-            notice_record(w, k.worker, put, value);
-        return;
-    }
-    if (id == PREEMPT_KEY_JOINED) {
+    if (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP) {
+        notice_record(w, put, key, value ? value : "");
+    } else if (id == PREEMPT_KEY_JOINED) {
         if (put && !w->joined[k.worker])
             w->joined[k.worker] = true, w->n_joined++;
     } else if (id == PREEMPT_KEY_ALIVE) {
@@ -164,8 +167,6 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
             w->gone[i] = !put;
             w->n_gone = put ? w->n_gone - 1 : w->n_gone + 1;
         }
-    } else if (id == PREEMPT_KEY_NOTICE_OP) {
-        notice_record(w, PREEMPT_MAX_WORKERS, put, value);
     }
 }
 
@@ -228,6 +229,8 @@ int preempt_watcher_new(struct event_base *base, const struct preempt_config *cf
                                      .password = cfg->etcd_password, .ca = cfg->etcd_ca, .cert = cfg->etcd_cert,
                                      .key = cfg->etcd_key, .timeout_ms = cfg->etcd_timeout_ms };
     r = preempt_coord_prefix_(cfg->job, w->jobp, sizeof(w->jobp));
+    if (r == 0) /* a watcher's view: every possible worker, none of them its own */
+        r = preempt_view_init_(&w->view, w->jobp, 0, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS);
     if (r == 0 && !w->base)
         r = -ENOMEM;
     if (r == 0)
@@ -250,6 +253,7 @@ struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w)
     preempt_etcd_free_(w->e);
     if (w->own_base && w->base)
         event_base_free(w->base);
+    preempt_view_free_(&w->view);
     w->magic = 0;
     free(w);
     return NULL;

@@ -175,6 +175,22 @@ expect_rc 3 "$CTL" --etcd "$ETCD_URL" status launch
 expect_rc 2 "$CTL" --etcd "$ETCD_URL" status ../etc
 expect_rc 1 "$CTL" --etcd "http://127.0.0.1:9" --timeout-ms 300 status launch
 
+# preemptctl status says what the records mean, read as the workers read
+# them (the job's view): the newest episode (e10 sorts before e2), its
+# notices (a withdrawn one does not stand), driver, round and decision,
+# and the job's error
+_in=$(($(date +%s) * 1000 + 600000))
+for _kv in "incarnation 4" "4/e2/notice/0 $_in signal" "4/e10/notice/1 $((_in + 60000)) gce" \
+    "4/e10/notice/1 $((_in + 90000)) gce" "4/e10/notice/0 $_in aws withdrawn" "4/e10/claim 1" "4/e10/r0/agreed 42" \
+    "4/decision/e10/r0 committed 42" "4/error -5 1 disk full" "4/w/e10/r0/ack/0 44"; do
+    etcdctl --endpoints="$ETCD_URL" put -- "/preempt/view/${_kv%% *}" "${_kv#* }" >/dev/null
+done
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" status view
+expect_output "episode 10: 2 worker notice(s), 1 standing, the earliest deadline in 59"
+expect_output "a driver holds the claim"
+expect_output "round 0: save step 42, committed at step 42"
+expect_output "the job's error: code -5 from worker 1: disk full"
+
 # ---- the preemption watcher; an advisory notice across a job ---------------
 # preemptctl watch (the public watcher) sees which worker got a notice and
 # when every worker has exited.

@@ -13,6 +13,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "view-internal.h"
 #include "preempt.h"
 #include "tool.h"
 
@@ -131,6 +132,80 @@ static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
     return r;
 }
 
+/* "in 12.3 s" or "4.0 s ago" */
+static void when(char *buf, size_t size, uint64_t at, uint64_t now)
+{
+    (void)snprintf(buf, size, "%s%.1f s%s", at >= now ? "in " : "", (double)(at >= now ? at - now : now - at) / 1000.0,
+                   at >= now ? "" : " ago");
+}
+
+/* What the records mean, read as every worker reads them (the job's view):
+ * the newest episode's notices, driver, rounds and decisions, the error. */
+static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv *kvs, size_t n, uint64_t now)
+{
+    struct preempt_view v;
+    char decided[2][64] = { "", "" }, error[160] = "", at[32];
+    uint64_t ep = 0, earliest = 0;
+    unsigned notices = 0, standing = 0;
+
+    if (preempt_view_init_(&v, jobp, inc, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS) < 0)
+        return;
+    for (size_t i = 0; i < n; i++) { /* the newest episode (the keys sort e10 before e2) */
+        struct preempt_key k;
+        int id = preempt_key_parse_(kvs[i].key, jobp, &k);
+
+        if (id >= 0 && preempt_key_has_(id, 'p') && k.ep > ep)
+            ep = k.ep;
+    }
+    preempt_view_episode_(&v, ep);
+    for (size_t i = 0; i < n; i++) {
+        struct preempt_view_ev ev = preempt_view_apply_(&v, true, kvs[i].key, kvs[i].value);
+
+        if (ev.what == PREEMPT_VIEW_COMMITTED || ev.what == PREEMPT_VIEW_ABORTED)
+            (void)snprintf(decided[ev.round], sizeof(decided[0]), "%s at step %" PRIu64,
+                           ev.what == PREEMPT_VIEW_COMMITTED ? "committed" : "aborted", ev.step);
+        else if (ev.what == PREEMPT_VIEW_ERROR)
+            (void)snprintf(error, sizeof(error), "code %" PRId64 " from worker %u: %.120s", ev.code, ev.worker,
+                           ev.text);
+    }
+    for (unsigned w = 0; w < v.n; w++) {
+        if (!v.notice_wall[w])
+            continue;
+        notices++;
+        standing += !v.notice_withdrawn[w];
+        if (!earliest || v.notice_wall[w] < earliest)
+            earliest = v.notice_wall[w];
+    }
+    printf("what the records say (as the workers read them):\n");
+    if (!notices && !v.op_wall) {
+        printf("  episode %" PRIu64 ": no notice\n", ep);
+    } else {
+        printf("  episode %" PRIu64 ": %u worker notice(s), %u standing", ep, notices, standing);
+        if (earliest) {
+            when(at, sizeof(at), earliest, now);
+            printf(", the earliest deadline %s", at);
+        }
+        printf("; %s\n", v.claim ? "a driver holds the claim" : "no driver");
+    }
+    if (v.op_wall) {
+        when(at, sizeof(at), v.op_wall, now);
+        printf("  the operator's notice: %s\n", v.op_wall == UINT64_MAX ? "no deadline given" : at);
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        if (!v.r[k].have_agreed && !decided[k][0])
+            continue;
+        printf("  round %u%s: ", k, k ? " (the final save)" : "");
+        if (v.r[k].have_agreed)
+            printf("save step %" PRIu64 "%s", v.r[k].agreed, decided[k][0] ? ", " : "");
+        printf("%s\n", decided[k][0] ? decided[k] : ", no decision yet");
+    }
+    if (v.lost)
+        printf("  a worker's membership was lost in this episode\n");
+    if (error[0])
+        printf("  the job's error: %s\n", error);
+    preempt_view_free_(&v);
+}
+
 static int cmd_status(struct sync *s, const char *jobp, const char *job)
 {
     struct preempt_etcd_kv *kvs;
@@ -165,6 +240,8 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     }
     if (n == 0)
         printf("  (no records in this incarnation)\n");
+    else
+        summary(jobp, inc, kvs, n, now);
     preempt_etcd_kvs_free_(kvs, n);
     return 0;
 }

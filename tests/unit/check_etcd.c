@@ -21,6 +21,7 @@
 #include "coord-internal.h"
 #include "etcd-internal.h"
 #include "keys-internal.h"
+#include "view-internal.h"
 
 START_TEST(test_b64_round_trip)
 {
@@ -628,6 +629,150 @@ START_TEST(test_keys_layout)
 }
 END_TEST
 
+/* ---- the job's view (view-internal.h): records in, meanings out --------- */
+
+static struct preempt_view_ev vput(struct preempt_view *v, const char *key, const char *value)
+{
+    return preempt_view_apply_(v, true, key, value);
+}
+
+#define WHAT(ev, w) ck_assert_str_eq(preempt_view_what_name_((ev).what), preempt_view_what_name_(w))
+
+START_TEST(test_view_notices)
+{
+    struct preempt_view v;
+    struct preempt_view_ev ev;
+    bool any, live;
+
+    ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 4, 0), 0);
+    preempt_view_notices_(&v, &any, &live);
+    ck_assert(!any && !live);
+    ev = vput(&v, JOBP "7/e0/notice/2", "5000 signal");
+    WHAT(ev, PREEMPT_VIEW_NOTICE);
+    ck_assert(ev.news && !ev.withdrawn);
+    ck_assert_uint_eq(ev.worker, 2);
+    ck_assert_uint_eq(ev.wall, 5000);
+    ev = vput(&v, JOBP "7/e0/notice/2", "9000 gce"); /* a later deadline: the earliest stays */
+    ck_assert(!ev.news);
+    ck_assert_uint_eq(v.notice_wall[2], 5000);
+    ev = vput(&v, JOBP "7/e0/notice/2", "5000 signal withdrawn");
+    ck_assert(!ev.news && ev.withdrawn);
+    preempt_view_notices_(&v, &any, &live);
+    ck_assert(any && !live);
+    ck_assert(vput(&v, JOBP "7/e0/notice/2", "5000 signal").news); /* live again */
+    ck_assert(vput(&v, JOBP "7/e0/notice/2", "4000 signal").news); /* earlier */
+    ck_assert(vput(&v, JOBP "7/e0/notice/3", "0 inject").news);    /* no deadline: kept as 1 */
+    ck_assert_uint_eq(v.notice_wall[3], 1);
+    WHAT(vput(&v, JOBP "7/e0/notice/4", "1 signal"), PREEMPT_VIEW_NOTHING); /* not a worker of 4 */
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/e0/notice/2", NULL), PREEMPT_VIEW_NOTHING); /* the clear */
+    ck_assert_uint_eq(v.notice_wall[2], 4000);
+
+    /* the operator's notice: the earliest deadline, until taken back */
+    ev = vput(&v, JOBP "7/notice/op", "8000 inject");
+    WHAT(ev, PREEMPT_VIEW_OP_NOTICE);
+    ck_assert_uint_eq(ev.wall, 8000);
+    WHAT(vput(&v, JOBP "7/notice/op", "9000 inject"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, JOBP "7/notice/op", "0 inject"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, JOBP "7/notice/op", "6000 inject"), PREEMPT_VIEW_OP_NOTICE);
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/notice/op", NULL), PREEMPT_VIEW_OP_GONE);
+    ck_assert_uint_eq(v.op_wall, 0);
+    WHAT(vput(&v, JOBP "7/notice/op", "0 inject"), PREEMPT_VIEW_OP_NOTICE);
+    ck_assert_uint_eq(v.op_wall, UINT64_MAX);
+    preempt_view_free_(&v);
+}
+END_TEST
+
+START_TEST(test_view_rounds)
+{
+    struct preempt_view v;
+    struct preempt_view_ev ev;
+
+    ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 3, 1), 0);
+    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "12x"), PREEMPT_VIEW_MALFORMED);
+    ev = vput(&v, JOBP "7/e0/r0/agreed", "12");
+    WHAT(ev, PREEMPT_VIEW_AGREED);
+    ck_assert_uint_eq(ev.step, 12);
+    ck_assert_uint_eq(ev.round, 0);
+    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "13"), PREEMPT_VIEW_NOTHING); /* the first is the round's */
+    WHAT(vput(&v, JOBP "7/e0/r1/agreed", "20"), PREEMPT_VIEW_AGREED);
+    /* one decision per round: the first to land */
+    WHAT(vput(&v, JOBP "7/decision/e0/r0", "done 12"), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/decision/e0/r0", "committed 12x"), PREEMPT_VIEW_MALFORMED);
+    ck_assert(!v.r[0].decided);
+    ev = vput(&v, JOBP "7/decision/e0/r0", "aborted 12 2");
+    WHAT(ev, PREEMPT_VIEW_ABORTED);
+    ck_assert_uint_eq(ev.step, 12);
+    WHAT(vput(&v, JOBP "7/decision/e0/r0", "committed 12"), PREEMPT_VIEW_NOTHING);
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/decision/e0/r0", NULL), PREEMPT_VIEW_NOTHING);
+    ck_assert(v.r[0].decided);
+    ev = vput(&v, JOBP "7/decision/e0/r1", "committed 20");
+    WHAT(ev, PREEMPT_VIEW_COMMITTED);
+    ck_assert_uint_eq(ev.round, 1);
+    /* the driver's records */
+    WHAT(vput(&v, JOBP "7/e0/claim", "2"), PREEMPT_VIEW_CLAIM);
+    ck_assert(v.claim);
+    preempt_view_reread_(&v);
+    ck_assert(!v.claim);
+    WHAT(vput(&v, JOBP "7/e0/claim", "2"), PREEMPT_VIEW_CLAIM);
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/e0/claim", NULL), PREEMPT_VIEW_CLAIM_GONE);
+    WHAT(vput(&v, JOBP "7/e0/final", "1"), PREEMPT_VIEW_NOTHING); /* this worker's own */
+    ev = vput(&v, JOBP "7/e0/final", "2");
+    WHAT(ev, PREEMPT_VIEW_FINAL);
+    ck_assert_uint_eq(ev.worker, 2);
+    WHAT(vput(&v, JOBP "7/e0/final", "0"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, JOBP "7/e0/lost", "3"), PREEMPT_VIEW_NOTHING); /* not a worker of 3 */
+    WHAT(vput(&v, JOBP "7/e0/lost", "0"), PREEMPT_VIEW_LOST);
+    WHAT(vput(&v, JOBP "7/e0/lost", "2"), PREEMPT_VIEW_NOTHING);
+    /* the job's first error, with its message */
+    ev = vput(&v, JOBP "7/error", "-5 2 disk full: /ckpt");
+    WHAT(ev, PREEMPT_VIEW_ERROR);
+    ck_assert_int_eq(ev.code, -5);
+    ck_assert_uint_eq(ev.worker, 2);
+    ck_assert_str_eq(ev.text, "disk full: /ckpt");
+    WHAT(vput(&v, JOBP "7/error", "-1 0 other"), PREEMPT_VIEW_NOTHING);
+    preempt_view_free_(&v);
+}
+END_TEST
+
+/* Episodes and incarnations: a later episode's record is the caller's to
+ * hold; an ended one's is history; a new episode starts from nothing but
+ * the job's error and the operator's notice; records of other incarnations,
+ * jobs and the per-worker records mean nothing to the view. */
+START_TEST(test_view_episodes)
+{
+    struct preempt_view v;
+    struct preempt_view_ev ev;
+
+    ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 2, 0), 0);
+    WHAT(vput(&v, JOBP "7/e0/notice/1", "5000 signal"), PREEMPT_VIEW_NOTICE);
+    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "3"), PREEMPT_VIEW_AGREED);
+    WHAT(vput(&v, JOBP "7/notice/op", "7000 inject"), PREEMPT_VIEW_OP_NOTICE);
+    WHAT(vput(&v, JOBP "7/error", "1 1 x"), PREEMPT_VIEW_ERROR);
+    ev = vput(&v, JOBP "7/e2/notice/0", "6000 gce");
+    WHAT(ev, PREEMPT_VIEW_LATER);
+    ck_assert_uint_eq(ev.ep, 2);
+    ev = vput(&v, JOBP "7/decision/e1/r0", "committed 4");
+    WHAT(ev, PREEMPT_VIEW_LATER);
+    ck_assert_uint_eq(ev.ep, 1);
+    preempt_view_episode_(&v, 1);
+    ck_assert_uint_eq(v.notice_wall[1], 0);
+    ck_assert(!v.r[0].have_agreed);
+    ck_assert_uint_eq(v.op_wall, 7000);
+    ck_assert(v.error);
+    WHAT(vput(&v, JOBP "7/e0/notice/1", "1000 signal"), PREEMPT_VIEW_NOTHING); /* landing late */
+    WHAT(vput(&v, JOBP "7/e1/r0/agreed", "9"), PREEMPT_VIEW_AGREED);
+    WHAT(vput(&v, JOBP "8/e1/notice/0", "1 signal"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, "/preempt/other/7/e1/notice/0", "1 signal"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, JOBP "7/w/e1/r0/ack/0", "9"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, JOBP "7/ready", "restore=none workers=2 launch=-"), PREEMPT_VIEW_NOTHING);
+    WHAT(vput(&v, JOBP "incarnation", "8"), PREEMPT_VIEW_NOTHING);
+    preempt_view_incarnation_(&v, 8);
+    ck_assert(!v.error && v.op_wall == 0 && v.ep == 0);
+    WHAT(vput(&v, JOBP "8/e0/notice/0", "1 signal"), PREEMPT_VIEW_NOTICE);
+    preempt_view_free_(&v);
+}
+END_TEST
+
 /* ---- the client's clock: a step does not time a request out ---------- */
 
 /* A fake gateway in a child process: tells the pipe of every request it
@@ -804,6 +949,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_keys_round_trip);
     tcase_add_test(t, test_keys_rejected);
     tcase_add_test(t, test_keys_layout);
+    tcase_add_test(t, test_view_notices);
+    tcase_add_test(t, test_view_rounds);
+    tcase_add_test(t, test_view_episodes);
     suite_add_tcase(s, t);
     t = tcase_create("clock");
     tcase_add_test(t, test_step_does_not_time_out_a_request);

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/view-internal.h: the job's view, the records of one incarnation
+ * (keys-internal.h) reduced to what they mean. Pure: no I/O, no clock, no
+ * allocation but in preempt_view_init_; a record in, at most one meaning
+ * out. The coordinator turns the meanings into its machine's events, the
+ * watcher into its callbacks, preemptctl status into its summary, so that
+ * all three read the job the same way: a worker's notice is its earliest
+ * deadline (withdrawn or live), the operator's likewise until it is
+ * deleted, the first "final", "lost" and error record count, a round's
+ * first agreed step and first decision are the round's. */
+#ifndef PREEMPT_VIEW_INTERNAL_H
+#define PREEMPT_VIEW_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coord-internal.h" /* PREEMPT_MAX_JOB */
+
+struct preempt_view {
+    char jobp[PREEMPT_MAX_JOB + 16];
+    uint64_t inc;              /* the incarnation viewed */
+    uint64_t ep;               /* the episode viewed; records of later ones are the caller's to hold */
+    unsigned n, me;            /* workers; this worker (n: none, a watcher's view) */
+    uint64_t *notice_wall;     /* per worker: its earliest deadline (unix ms; 1: none given; 0: no notice) */
+    bool *notice_withdrawn;    /* per worker: its notice is withdrawn (or advisory) */
+    uint64_t op_wall;          /* the operator's earliest deadline (UINT64_MAX: none given; 0: no notice) */
+    bool claim, final, lost, error;
+    struct {
+        bool have_agreed, decided;
+        uint64_t agreed;
+    } r[2];
+};
+
+enum preempt_view_what {
+    PREEMPT_VIEW_NOTHING,   /* nothing new: a repeat, an ended episode's record, a record the view does not follow */
+    PREEMPT_VIEW_LATER,     /* a record of a later episode (ep): the caller holds it until it gets there */
+    PREEMPT_VIEW_MALFORMED, /* a record whose value its kind cannot hold (text: what it should be) */
+    PREEMPT_VIEW_NOTICE,    /* worker's notice: wall, withdrawn; news: its first, an earlier deadline, or live again */
+    PREEMPT_VIEW_OP_NOTICE, /* the operator's notice, or an earlier deadline of it: wall (0: none given) */
+    PREEMPT_VIEW_OP_GONE,   /* the operator took the notice back */
+    PREEMPT_VIEW_CLAIM,     /* the episode has a driver */
+    PREEMPT_VIEW_CLAIM_GONE, /* the driver's claim went (its lease ended) */
+    PREEMPT_VIEW_FINAL,     /* worker (not this one) opened the final round */
+    PREEMPT_VIEW_LOST,      /* the driver found worker's membership gone */
+    PREEMPT_VIEW_AGREED,    /* round's save step: step */
+    PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step */
+    PREEMPT_VIEW_ABORTED,   /* round's decision: aborted at step */
+    PREEMPT_VIEW_ERROR,     /* the job's first error: code, worker, text (the message) */
+};
+
+struct preempt_view_ev {
+    enum preempt_view_what what;
+    unsigned worker, round;
+    uint64_t wall, step, ep;
+    int64_t code;
+    bool withdrawn, news;
+    const char *text; /* into the record's value, or static; valid until the next call */
+};
+
+/* A view of incarnation inc of the job with prefix jobp (copied), n
+ * workers, seen by worker me (n: by no worker), at episode 0. 0 or
+ * -ENOMEM; free with preempt_view_free_. */
+int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, unsigned n, unsigned me);
+void preempt_view_free_(struct preempt_view *v);
+
+/* Applies one record (put, or deleted: value ignored). */
+struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, const char *key, const char *value);
+
+/* Moves to incarnation inc, episode 0, with nothing known of it. */
+void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc);
+
+/* Moves to episode ep with nothing known of it. */
+void preempt_view_episode_(struct preempt_view *v, uint64_t ep);
+
+/* A full read of the records follows: the claim is unknown until it shows
+ * (one that went meanwhile is not in the read). */
+void preempt_view_reread_(struct preempt_view *v);
+
+/* Whether the episode has a notice (any) and one that stands (live: not
+ * withdrawn, or the operator's). */
+void preempt_view_notices_(const struct preempt_view *v, bool *any, bool *live);
+
+/* What a meaning is called (traces, logs, tests). */
+const char *preempt_view_what_name_(enum preempt_view_what what);
+
+#endif
