@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--world", type=int, default=int(os.environ.get("WORLD_SIZE", 1)))
     ap.add_argument("--master-port", type=int, default=int(os.environ.get("MASTER_PORT", 29500)))
     ap.add_argument("--step-ms", type=int, default=0, help="extra time per step (compute stands in)")
+    ap.add_argument("--lease-ttl-s", type=int, default=10,
+                    help="the membership lease (it grows by itself once a step takes a third of it)")
     ap.add_argument("--async", dest="use_async", action="store_true", help="an asyncio loop")
     ap.add_argument("--no-hook", action="store_true", help="DDP's own bucketed all-reduce (drifts after a restart)")
     a = ap.parse_args()
@@ -136,6 +138,7 @@ def main():
     os.makedirs(a.ckpt_dir, exist_ok=True)
     h = libpreempt.Handler(os.path.join(a.ckpt_dir, "rank-%d" % a.rank), save=save, restore=restore,
                            etcd=a.etcd, job=a.job, worker=a.rank, workers=a.world, async_start=a.use_async,
+                           lease_ttl_s=a.lease_ttl_s,
                            log=lambda lvl, msg: lvl >= 2 and print("rank %d: %s" % (a.rank, msg), file=sys.stderr))
     with h:
         code = asyncio.run(train_async(h, net, opt, a)) if a.use_async else train(h, net, opt, a, h.boundary)
