@@ -30,6 +30,7 @@
 #include "coord-internal.h"
 #include "fault-internal.h"
 #include "http-internal.h"
+#include "keys-internal.h" /* PREEMPT_KEY_MAX */
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
@@ -704,9 +705,7 @@ static const char *launch_from_env(void)
     return NULL;
 }
 
-#define TEXT_(x) #x
-#define TEXT(x) TEXT_(x)
-#define WORKERS_MAX_TEXT TEXT(PREEMPT_MAX_WORKERS)
+#define WORKERS_MAX_TEXT PREEMPT_STR_(PREEMPT_MAX_WORKERS)
 
 static const char *config_problem(const struct preempt_config *c, const struct preempt_callbacks *cb)
 {
@@ -1766,7 +1765,7 @@ int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
     h->save_t0_us = now_us(h);
     *ret_step = h->save_step;
     if (h->store) {
-        char key[512];
+        char key[PREEMPT_KEY_MAX];
         bool pend = h->coord && preempt_coord_decision_key_(h->coord, preempt_sm_core_(h->sm)->round, key,
                                                             sizeof(key)) == 0;
 
@@ -1779,26 +1778,29 @@ int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
     return r;
 }
 
-int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len)
+/* Whether a blob may be saved now (args_ok: the call's other arguments
+ * are fine): 0, or the call's error. */
+static int blob_check(const struct preempt_handler *h, bool args_ok)
 {
-    if (!handler_ok(h) || !name || (!data && len))
+    if (!handler_ok(h) || !args_ok)
         return -EINVAL;
     if (!h->store)
         return -ENOTSUP;
-    if (!h->save_running || !h->writer)
-        return -EALREADY;
-    return preempt_ckpt_write_blob_(h->writer, name, data, len);
+    return h->save_running && h->writer ? 0 : -EALREADY;
+}
+
+int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len)
+{
+    int r = blob_check(h, name && (data || !len));
+
+    return r < 0 ? r : preempt_ckpt_write_blob_(h->writer, name, data, len);
 }
 
 int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret_fd)
 {
-    if (!handler_ok(h) || !name || !ret_fd)
-        return -EINVAL;
-    if (!h->store)
-        return -ENOTSUP;
-    if (!h->save_running || !h->writer)
-        return -EALREADY;
-    return preempt_ckpt_open_blob_(h->writer, name, ret_fd);
+    int r = blob_check(h, name && ret_fd);
+
+    return r < 0 ? r : preempt_ckpt_open_blob_(h->writer, name, ret_fd);
 }
 
 int preempt_save_done(struct preempt_handler *h, int status)

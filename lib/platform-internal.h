@@ -13,6 +13,10 @@
 
 #include "preempt.h"
 
+/* A macro's value as a string literal: PREEMPT_STR_(PREEMPT_MAX_WORKERS). */
+#define PREEMPT_STR2_(x) #x
+#define PREEMPT_STR_(x) PREEMPT_STR2_(x)
+
 /* The platform the DMI strings describe (NULL: not readable). */
 enum preempt_platform preempt_platform_from_dmi_(const char *sys_vendor, const char *product_name,
                                                  const char *bios_vendor, const char *asset_tag, bool gpu);

@@ -4,14 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "platform-internal.h" /* PREEMPT_STR_ */
 #include "preempt.h"
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 PREEMPT_EXPORT const char *preempt_version(void)
 {
-    return STR(PREEMPT_VERSION_MAJOR) "." STR(PREEMPT_VERSION_MINOR) "." STR(PREEMPT_VERSION_PATCH);
+    return PREEMPT_STR_(PREEMPT_VERSION_MAJOR) "." PREEMPT_STR_(PREEMPT_VERSION_MINOR) "." PREEMPT_STR_(PREEMPT_VERSION_PATCH);
 }
 
 /* Every error the library returns is a negative errno, so libc's table is
