@@ -23,6 +23,9 @@
 #define PREEMPT_MAX_JOB 128
 
 struct preempt_coord;
+struct preempt_view;
+struct preempt_view_in;
+struct preempt_view_ev;
 
 struct preempt_coord_cfg {
     struct preempt_etcd_opts etcd;
@@ -123,6 +126,10 @@ struct preempt_coord_ops {
     uint64_t (*now_ms)(void *arg);                            /* the owner's machine clock */
     void (*log)(int level, const char *msg, void *arg);      /* 0 debug .. 3 error */
     void (*on_error_msg)(const char *msg, void *arg);        /* the job's propagated error text */
+    /* The job's view took input in and made ev of it (NULL: nothing is
+     * told): what a trace records, so that a replay can check it. */
+    void (*on_view)(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
+                    void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

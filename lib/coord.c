@@ -1767,12 +1767,24 @@ static int record_of(const struct preempt_coord *c, const char *key, struct pree
 }
 
 
+/* One input of the job's view, traced through ops.on_view. */
+static struct preempt_view_ev view_step(struct preempt_coord *c, struct preempt_view_in in)
+{
+    struct preempt_view_ev ev = preempt_view_step_(&c->view, &in);
+
+    if (c->ops.on_view)
+        c->ops.on_view(&c->view, &in, &ev, c->arg);
+    return ev;
+}
+
 /* A record, read or watched: what the view makes of it goes to the machine. */
 static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_coord *c = arg;
     const char *value = kv->value ? kv->value : "";
-    struct preempt_view_ev v = preempt_view_apply_(&c->view, type == PREEMPT_ETCD_PUT, kv->key, value);
+    struct preempt_view_ev v = view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_RECORD,
+                                                                       .put = type == PREEMPT_ETCD_PUT,
+                                                                       .key = kv->key, .value = value });
     struct preempt_event ev = { 0 };
 
     switch (v.what) {
@@ -1841,7 +1853,8 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     bool current = false, later = false;
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
-    preempt_view_reread_(&c->view); /* a claim that went while the watch was down is not in the read */
+    /* a claim that went while the watch was down is not in the read */
+    (void)view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REREAD });
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k;
         bool episode;
@@ -2146,7 +2159,7 @@ static void advance(struct preempt_coord *c)
 {
     uint64_t live = own_live(c) ? c->my_notice_wall : 0;
 
-    preempt_view_episode_(&c->view, c->view.ep + 1);
+    (void)view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
     reset_round(c, 0);
     reset_round(c, 1);
     forget_gone(c);

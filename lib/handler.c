@@ -31,6 +31,7 @@
 #include "fault-internal.h"
 #include "http-internal.h"
 #include "keys-internal.h" /* PREEMPT_KEY_MAX */
+#include "trace-internal.h" /* the job view's lines */
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
@@ -85,6 +86,7 @@ struct preempt_handler {
     FILE *trace;
     struct preempt_trace_rec last_rec;
     bool have_last_rec;
+    bool view_traced;      /* the trace has the job view's header */
 
     struct preempt_coord *coord;  /* multi-worker; NULL in local mode */
     struct preempt_coord_join joined; /* what start-up agreed (zero in local mode) */
@@ -459,18 +461,39 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     log_msg(h, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
 }
 
-static void trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec)
+/* Writes one line of the trace (n: its formatting's result). */
+static void trace_line(struct preempt_handler *h, const char *line, int n)
 {
-    char line[1024];
-    int n = preempt_trace_format_(line, sizeof(line), rec, h->have_last_rec ? &h->last_rec : NULL);
-
-    h->last_rec = *rec;
-    h->have_last_rec = true;
-    if (n < 0 || fprintf(h->trace, "%s\n", line) < 0 || fflush(h->trace) != 0) {
+    if (n < 0 || (size_t)n >= PREEMPT_TRACE_LINE_MAX || fprintf(h->trace, "%s\n", line) < 0 || fflush(h->trace) != 0) {
         log_msg(h, PREEMPT_LOG_WARNING, "trace file %s: write failed; tracing stops", h->trace_path);
         (void)fclose(h->trace);
         h->trace = NULL;
     }
+}
+
+static void trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n = preempt_trace_format_(line, sizeof(line), rec, h->have_last_rec ? &h->last_rec : NULL);
+
+    h->last_rec = *rec;
+    h->have_last_rec = true;
+    trace_line(h, line, n);
+}
+
+/* The job's view took an input: traced (trace-internal.h), for a replay. */
+static void coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
+                       void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (h->trace && !h->view_traced) {
+        h->view_traced = true;
+        trace_line(h, line, preempt_trace_format_view_header_(line, sizeof(line), v));
+    }
+    if (h->trace)
+        trace_line(h, line, preempt_trace_format_view_(line, sizeof(line), now_ms(h), in, ev));
 }
 
 static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg)
@@ -1296,6 +1319,7 @@ static int start_finish(struct preempt_handler *h)
     if (h->cfg.etcd_endpoints) {
         static const struct preempt_coord_ops cops = {
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
+            .on_view = coord_view,
         };
 
         r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->coord);

@@ -8,6 +8,10 @@
 #include <stdio.h>
 
 #include "preempt_trace.h"
+#include "view-internal.h"
+
+/* The longest line of a text trace (the loader's bound). */
+#define PREEMPT_TRACE_LINE_MAX 1024
 
 /* Binary trace files start with these 8 bytes. */
 #define PREEMPT_TRACE_MAGIC "\x89PTRACE\n"
@@ -21,7 +25,50 @@ struct preempt_trace_file {
     struct preempt_trace_rec *recs;
     size_t n;
     unsigned *lines;              /* text: the line of each record; NULL for binary */
+    /* text: the job's view (a "job-view" line, then "job" lines, below) */
+    bool have_view;
+    char view_jobp[PREEMPT_KEY_MAX];
+    uint64_t view_inc;
+    unsigned view_n, view_me;
+    struct preempt_trace_job *jobs;
+    size_t n_jobs;
 };
+
+/* The job's view in a text trace (docs/design.md, "Traces"): a header
+ *   job-view job=/preempt/J/ inc=N workers=W me=M
+ * then one line per input and the meaning the view made of it:
+ *   job t=MS put k=KEY v=VALUE => MEANING
+ *   job t=MS del k=KEY => MEANING
+ *   job t=MS episode ep=P => nothing
+ *   job t=MS reread => nothing
+ * KEY and VALUE percent-encoded (spaces, '%', controls, non-ASCII); a
+ * VALUE longer than PREEMPT_TRACE_VALUE_MAX encoded bytes is cut (only an
+ * error's message is that long, and its meaning does not hold it). One
+ * header per trace: a handler's view lives as long as its coordinator. */
+#define PREEMPT_TRACE_VALUE_MAX 480
+
+struct preempt_trace_job {
+    unsigned line;
+    uint64_t t_ms;
+    struct preempt_view_in in; /* key and value owned */
+    char meaning[96];
+};
+
+/* The two kinds of line. Return the length as snprintf. */
+int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);
+int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const struct preempt_view_in *in,
+                               const struct preempt_view_ev *ev);
+
+/* Replays t's job lines through a view made from its header and compares
+ * each meaning. 0 (*ret_n: lines replayed), -ENOMEM, or 1 at the first
+ * divergence (err names the line, the expected and the actual meaning). */
+int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
+
+/* For the loader: a "job-view" or "job" line read into t (1), not one (0),
+ * or a negative errno with err saying why. cap: t->jobs' capacity. */
+int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, unsigned lineno, size_t *cap, char *err,
+                             size_t errsize);
+void preempt_trace_jobs_free_(struct preempt_trace_file *t);
 
 /* Loads a trace file, text or binary (told apart by the magic). On error
  * returns a negative errno and writes a message naming the file and the

@@ -258,8 +258,8 @@ static int load_binary(struct ctx *c, const unsigned char *data, size_t len, str
 static int load_text(struct ctx *c, const unsigned char *data, size_t len, struct preempt_trace_file *t)
 {
     struct preempt_text_reader rd;
-    size_t cap = 0, pos = 0;
-    char line[1024];
+    size_t cap = 0, jcap = 0, pos = 0;
+    char line[PREEMPT_TRACE_LINE_MAX], vmsg[160];
 
     preempt_text_reader_init_(&rd);
     while (pos < len) {
@@ -287,6 +287,15 @@ static int load_text(struct ctx *c, const unsigned char *data, size_t len, struc
         memcpy(line, data + pos, n);
         line[n] = '\0';
         pos += n + (nl ? 1 : 0);
+        rc = preempt_trace_view_line_(t, line, rd.line + 1, &jcap, vmsg, sizeof(vmsg));
+        if (rc < 0) {
+            (void)snprintf(c->err, c->errsize, "%s: line %u: %s", c->name, rd.line + 1, vmsg);
+            return rc;
+        }
+        if (rc > 0) { /* the job's view: the machine's reader only counts the line */
+            rd.line++;
+            continue;
+        }
         rc = preempt_text_parse_line_(&rd, line, &r);
         if (rc < 0) {
             (void)snprintf(c->err, c->errsize, "%s: %s", c->name, rd.err);
@@ -370,6 +379,7 @@ void preempt_trace_file_free_(struct preempt_trace_file *t)
         return;
     free(t->recs);
     free(t->lines);
+    preempt_trace_jobs_free_(t);
     t->recs = NULL;
     t->lines = NULL;
     t->n = 0;

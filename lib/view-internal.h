@@ -15,10 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "coord-internal.h" /* PREEMPT_MAX_JOB */
+#include "keys-internal.h" /* PREEMPT_KEY_MAX */
 
 struct preempt_view {
-    char jobp[PREEMPT_MAX_JOB + 16];
+    char jobp[PREEMPT_KEY_MAX];
     uint64_t inc;              /* the incarnation viewed */
     uint64_t ep;               /* the episode viewed; records of later ones are the caller's to hold */
     unsigned n, me;            /* workers; this worker (n: none, a watcher's view) */
@@ -83,5 +83,23 @@ void preempt_view_notices_(const struct preempt_view *v, bool *any, bool *live);
 
 /* What a meaning is called (traces, logs, tests). */
 const char *preempt_view_what_name_(enum preempt_view_what what);
+
+/* One input of the view, as traced and replayed: a record, the move to an
+ * episode, or a full read's start. */
+enum preempt_view_in_kind { PREEMPT_VIEW_IN_RECORD, PREEMPT_VIEW_IN_EPISODE, PREEMPT_VIEW_IN_REREAD };
+
+struct preempt_view_in {
+    enum preempt_view_in_kind kind;
+    bool put;                /* RECORD: put (else deleted) */
+    const char *key, *value; /* RECORD */
+    uint64_t ep;             /* EPISODE */
+};
+
+/* Applies one input (preempt_view_apply_, _episode_ or _reread_). */
+struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct preempt_view_in *in);
+
+/* A meaning as text: "notice worker=2 wall=5000 news=1 withdrawn=0"
+ * (only the fields its kind has). Returns the length as snprintf. */
+int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *ev);
 
 #endif

@@ -2,6 +2,7 @@
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/view.c: the job's view (view-internal.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,4 +226,50 @@ const char *preempt_view_what_name_(enum preempt_view_what what)
     };
 
     return (unsigned)what < sizeof(names) / sizeof(names[0]) && names[what] ? names[what] : "?";
+}
+
+struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct preempt_view_in *in)
+{
+    switch (in->kind) {
+    case PREEMPT_VIEW_IN_RECORD:
+        return preempt_view_apply_(v, in->put, in->key, in->value);
+    case PREEMPT_VIEW_IN_EPISODE:
+        preempt_view_episode_(v, in->ep);
+        break;
+    case PREEMPT_VIEW_IN_REREAD:
+        preempt_view_reread_(v);
+        break;
+    }
+    return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
+}
+
+int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *ev)
+{
+    const char *name = preempt_view_what_name_(ev->what);
+
+    switch (ev->what) {
+    case PREEMPT_VIEW_LATER:
+        return snprintf(buf, size, "%s ep=%" PRIu64, name, ev->ep);
+    case PREEMPT_VIEW_NOTICE:
+        return snprintf(buf, size, "%s worker=%u wall=%" PRIu64 " news=%d withdrawn=%d", name, ev->worker, ev->wall,
+                        ev->news, ev->withdrawn);
+    case PREEMPT_VIEW_OP_NOTICE:
+        return snprintf(buf, size, "%s wall=%" PRIu64, name, ev->wall);
+    case PREEMPT_VIEW_FINAL:
+    case PREEMPT_VIEW_LOST:
+        return snprintf(buf, size, "%s worker=%u", name, ev->worker);
+    case PREEMPT_VIEW_AGREED:
+    case PREEMPT_VIEW_COMMITTED:
+    case PREEMPT_VIEW_ABORTED:
+        return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);
+    case PREEMPT_VIEW_ERROR:
+        return snprintf(buf, size, "%s code=%" PRId64 " worker=%u", name, ev->code, ev->worker);
+    case PREEMPT_VIEW_NOTHING:
+    case PREEMPT_VIEW_MALFORMED:
+    case PREEMPT_VIEW_OP_GONE:
+    case PREEMPT_VIEW_CLAIM:
+    case PREEMPT_VIEW_CLAIM_GONE:
+        break;
+    }
+    return snprintf(buf, size, "%s", name);
 }

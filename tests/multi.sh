@@ -191,6 +191,33 @@ expect_output "a driver holds the claim"
 expect_output "round 0: save step 42, committed at step 42"
 expect_output "the job's error: code -5 from worker 1: disk full"
 
+# ---- a worker's trace holds the job's records as it read them ------------
+# preempt-replay puts each through the job's view again (a pure function)
+# and checks the meaning recorded beside it; an altered one is found.
+PIDS=
+for _i in 0 1; do
+    "$TRAINER" --etcd "$ETCD_URL" --job vtrace --worker $_i --workers 2 --ckpt-dir "$TMP/vtrace" --steps 100000 \
+        --step-ms 10 --trace "$TMP/vtrace.$_i.trace" >"$TMP/vtrace.$_i.out" 2>"$TMP/vtrace.$_i.err" &
+    PIDS="$PIDS $!"
+done
+for _i in 0 1; do wait_for "$TMP/vtrace.$_i.out" '"event":"start"' 30; done
+sleep 0.3
+# shellcheck disable=SC2086 # the pids, split
+set -- $PIDS
+kill -TERM "$1"
+job_wait 60
+eq "view trace: both saved" "$RCS" "42 42"
+for _i in 0 1; do
+    expect_rc 0 "$REPLAY" "$TMP/vtrace.$_i.trace"
+    expect_output "job view lines match"
+    expect "view trace $_i: the agreed step as read" grep -q '^job t=[0-9]* put k=/preempt/vtrace/1/e0/r0/agreed v=[0-9]* => agreed round=0 step=' "$TMP/vtrace.$_i.trace"
+    expect "view trace $_i: the decision as read" grep -q '=> committed round=0 step=' "$TMP/vtrace.$_i.trace"
+done
+sed 's/=> agreed round=0 step=[0-9]*/=> agreed round=0 step=999999/' "$TMP/vtrace.1.trace" >"$TMP/vtrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/vtrace.altered"
+expect_output "diverges"
+expect_output "actual:   agreed round=0 step="
+
 # ---- the preemption watcher; an advisory notice across a job ---------------
 # preemptctl watch (the public watcher) sees which worker got a notice and
 # when every worker has exited.

@@ -17,7 +17,10 @@ static const char usage[] =
     "Feeds the events of a trace through libpreempt's pure state machine and\n"
     "compares each record: the state before, the verdict, the state after and\n"
     "the effects with their arguments. FILE is a text trace (a scenario in\n"
-    "tests/traces/, or the library's text log) or a binary trace.\n"
+    "tests/traces/, or the library's text log) or a binary trace. A text\n"
+    "trace of a worker of a job also holds the job's records as it read them\n"
+    "(\"job\" lines): each goes through the job's view again, and its meaning\n"
+    "is compared (--print and --record keep only the machine's records).\n"
     "\n"
     "  -p, --print       print what the machine did, one text record per line\n"
     "                    (this converts a binary trace to text)\n"
@@ -62,7 +65,7 @@ int main(int argc, char **argv)
     struct preempt_trace_rec prev;
     FILE *out = NULL;
     char err[256], line[512];
-    size_t diverged = 0;
+    size_t diverged = 0, n_jobs = 0;
     int c, rc = 0;
 
     opterr = 0;
@@ -129,11 +132,20 @@ int main(int argc, char **argv)
         if (diverged && !print && !out)
             break;
     }
+    if (!diverged) { /* the job's view: its inputs through the pure view */
+        int v = preempt_trace_replay_view_(&t, &n_jobs, err, sizeof(err));
+
+        if (v != 0) {
+            fprintf(stderr, "preempt-replay: %s: %s\n", argv[optind], err);
+            rc = v < 0 ? 2 : 1;
+            goto done;
+        }
+    }
     if (diverged)
         rc = 1;
     else if (!quiet)
-        fprintf(stderr, "preempt-replay: %s: %zu records match, final state %s\n", argv[optind], t.n,
-                preempt_state_to_string(core.state));
+        fprintf(stderr, "preempt-replay: %s: %zu records match, final state %s; %zu job view lines match\n",
+                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs);
 done:
     if (out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno));

@@ -301,6 +301,123 @@ START_TEST(test_empty_traces)
 }
 END_TEST
 
+/* ---- the job's view in text traces ------------------------------------------ */
+
+#define VIEW_CONFIG "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n" \
+                    "t=0 run=1 step-ms=100 ev=notice source=signal deadline=0 => idle -> own-signal " \
+                    "fx=publish-notice:30000,claim-driver,ack-step:2,arm-timer:29500\n"
+
+static int load_text_trace(const char *text, struct preempt_trace_file *t, char *err, size_t errsize)
+{
+    return preempt_trace_load_mem_("view", (const unsigned char *)text, strlen(text), t, err, errsize);
+}
+
+/* What the view made of each input, formatted, loads back, and replays;
+ * a value with spaces, '%', a newline or nothing survives the encoding. */
+START_TEST(test_view_lines_round_trip)
+{
+    static const char *const values[] = { "5000 signal", "50%x\ny", "", "7 1 disk full: /a b" };
+    static const char *const keys[] = { "/preempt/j/3/e0/notice/1", "/preempt/j/3/e0/notice/0", "/preempt/j/3/e0/claim",
+                                        "/preempt/j/3/error" };
+    struct preempt_view v;
+    char text[8192], line[PREEMPT_TRACE_LINE_MAX], err[256];
+    struct preempt_trace_file t;
+    size_t n = 0, len;
+
+    ck_assert_int_eq(preempt_view_init_(&v, "/preempt/j/", 3, 2, 0), 0);
+    len = (size_t)snprintf(text, sizeof(text), "%s", VIEW_CONFIG);
+    ck_assert_int_gt(preempt_trace_format_view_header_(line, sizeof(line), &v), 0);
+    len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n", line);
+    for (size_t i = 0; i < 4; i++) {
+        struct preempt_view_in in = { .kind = PREEMPT_VIEW_IN_RECORD, .put = true, .key = keys[i], .value = values[i] };
+        struct preempt_view_ev ev = preempt_view_step_(&v, &in);
+
+        ck_assert_int_gt(preempt_trace_format_view_(line, sizeof(line), 10 + i, &in, &ev), 0);
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n", line);
+    }
+    {
+        struct preempt_view_in in[] = { { .kind = PREEMPT_VIEW_IN_RECORD, .put = false, .key = keys[2] },
+                                        { .kind = PREEMPT_VIEW_IN_REREAD }, { .kind = PREEMPT_VIEW_IN_EPISODE, .ep = 1 } };
+
+        for (size_t i = 0; i < 3; i++) {
+            struct preempt_view_ev ev = preempt_view_step_(&v, &in[i]);
+
+            ck_assert_int_gt(preempt_trace_format_view_(line, sizeof(line), 20 + i, &in[i], &ev), 0);
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n", line);
+        }
+    }
+    preempt_view_free_(&v);
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(t.n, 1);
+    ck_assert_uint_eq(t.n_jobs, 7);
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_str_eq(t.jobs[i].in.value, values[i]);
+    ck_assert_str_eq(t.jobs[4].in.key, keys[2]);
+    ck_assert(!t.jobs[4].in.put);
+    ck_assert_uint_eq(t.jobs[6].in.ep, 1);
+    ck_assert_str_eq(t.jobs[3].meaning, "error code=7 worker=1");
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 0);
+    ck_assert_uint_eq(n, 7);
+    preempt_trace_file_free_(&t);
+}
+END_TEST
+
+START_TEST(test_view_lines_replayed)
+{
+    static const char good[] = VIEW_CONFIG "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+                                           "job t=1 put k=/preempt/j/3/e0/notice/1 v=5000%20signal => notice worker=1 "
+                                           "wall=5000 news=1 withdrawn=0\n"
+                                           "job t=2 put k=/preempt/j/3/e0/notice/1 v=6000%20signal => notice worker=1 "
+                                           "wall=6000 news=0 withdrawn=0\n";
+    static const char altered[] = VIEW_CONFIG "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+                                              "job t=1 put k=/preempt/j/3/e0/notice/1 v=5000%20signal => notice worker=1 "
+                                              "wall=5000 news=1 withdrawn=0\n"
+                                              "job t=2 put k=/preempt/j/3/e0/notice/1 v=6000%20signal => notice worker=1 "
+                                              "wall=6000 news=1 withdrawn=0\n";
+    struct preempt_trace_file t;
+    char err[256];
+    size_t n;
+
+    ck_assert_msg(load_text_trace(good, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 0);
+    ck_assert_uint_eq(n, 2);
+    preempt_trace_file_free_(&t);
+    /* a later deadline is no news: a view that took it for news diverges */
+    ck_assert_msg(load_text_trace(altered, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(strstr(err, "job line 2 (line 5) diverges") && strstr(err, "actual:   notice worker=1 wall=6000 news=0"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+}
+END_TEST
+
+START_TEST(test_view_lines_malformed)
+{
+    static const struct { const char *line, *why; } bad[] = {
+        { "job t=1 reread => nothing", "before the job-view line" },
+        { "job-view job=/preempt/j/ inc=3 workers=0 me=0", "malformed job-view" },
+        { "job-view job=/preempt/j/ inc=3 workers=2", "malformed job-view" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob-view job=/preempt/j/ inc=3 workers=2 me=0", "second" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob t=1 put k=/x => nothing", "malformed job line" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob t=1 put k=/x v=%4 => nothing", "malformed job line" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob t=1 put k=/x v=%00 => nothing", "malformed job line" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob t=1 jump => nothing", "malformed job line" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob t=1 reread =>", "malformed job line" },
+        { "job-view job=/preempt/j/ inc=3 workers=2 me=0\njob t=x reread => nothing", "malformed job line" },
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct preempt_trace_file t;
+        char text[1024], err[256];
+
+        (void)snprintf(text, sizeof(text), "%s%s\n", VIEW_CONFIG, bad[i].line);
+        ck_assert_int_eq(load_text_trace(text, &t, err, sizeof(err)), -EINVAL);
+        ck_assert_msg(strstr(err, bad[i].why) && strstr(err, "line "), "'%s': %s", bad[i].line, err);
+    }
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
     struct preempt_trace_file t;
@@ -429,6 +546,9 @@ int main(void)
     tcase_add_test(tc, test_binary_out_of_order);
     tcase_add_test(tc, test_empty_traces);
     tcase_add_test(tc, test_missing_file);
+    tcase_add_test(tc, test_view_lines_round_trip);
+    tcase_add_test(tc, test_view_lines_replayed);
+    tcase_add_test(tc, test_view_lines_malformed);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/trace_view.c: the job's view in text traces (trace-internal.h):
+ * formatting the lines, reading them (for lib/trace_file.c's loader) and
+ * replaying them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform-internal.h" /* preempt_parse_u64_ */
+#include "trace-internal.h"
+
+/* Percent-encodes s into buf, at most max bytes (cut at a whole byte's
+ * encoding). */
+static void encode(char *buf, size_t size, const char *s, size_t max)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    if (max >= size)
+        max = size - 1;
+    for (; *s; s++) {
+        unsigned char b = (unsigned char)*s;
+
+        if (b > 0x20 && b < 0x7f && b != '%') {
+            if (n + 1 > max)
+                break;
+            buf[n++] = (char)b;
+        } else {
+            if (n + 3 > max)
+                break;
+            buf[n++] = '%';
+            buf[n++] = hex[b >> 4];
+            buf[n++] = hex[b & 15];
+        }
+    }
+    buf[n] = '\0';
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decodes n bytes of p into a new string; NULL when malformed (or out of memory). */
+static char *decode(const char *p, size_t n)
+{
+    char *out = malloc(n + 1);
+    size_t k = 0;
+
+    for (size_t i = 0; out && i < n; i++) {
+        if (p[i] != '%') {
+            out[k++] = p[i];
+            continue;
+        }
+        if (i + 2 >= n || hexval(p[i + 1]) < 0 || hexval(p[i + 2]) < 0 || (hexval(p[i + 1]) << 4 | hexval(p[i + 2])) == 0) {
+            free(out);
+            return NULL;
+        }
+        out[k++] = (char)(hexval(p[i + 1]) << 4 | hexval(p[i + 2]));
+        i += 2;
+    }
+    if (out)
+        out[k] = '\0';
+    return out;
+}
+
+int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v)
+{
+    return snprintf(buf, size, "job-view job=%s inc=%" PRIu64 " workers=%u me=%u", v->jobp, v->inc, v->n, v->me);
+}
+
+int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const struct preempt_view_in *in,
+                               const struct preempt_view_ev *ev)
+{
+    char key[3 * PREEMPT_KEY_MAX], value[PREEMPT_TRACE_VALUE_MAX + 1], meaning[96];
+
+    (void)preempt_view_format_(meaning, sizeof(meaning), ev);
+    switch (in->kind) {
+    case PREEMPT_VIEW_IN_RECORD:
+        encode(key, sizeof(key), in->key ? in->key : "", sizeof(key) - 1);
+        if (!in->put)
+            return snprintf(buf, size, "job t=%" PRIu64 " del k=%s => %s", t_ms, key, meaning);
+        encode(value, sizeof(value), in->value ? in->value : "", PREEMPT_TRACE_VALUE_MAX);
+        return snprintf(buf, size, "job t=%" PRIu64 " put k=%s v=%s => %s", t_ms, key, value, meaning);
+    case PREEMPT_VIEW_IN_EPISODE:
+        return snprintf(buf, size, "job t=%" PRIu64 " episode ep=%" PRIu64 " => %s", t_ms, in->ep, meaning);
+    case PREEMPT_VIEW_IN_REREAD:
+        break;
+    }
+    return snprintf(buf, size, "job t=%" PRIu64 " reread => %s", t_ms, meaning);
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+/* The next space-separated token of *s: its start, length in *n. */
+static const char *token(const char **s, size_t *n)
+{
+    const char *p = *s + strspn(*s, " \t");
+
+    *n = strcspn(p, " \t");
+    *s = p + *n;
+    return *n ? p : NULL;
+}
+
+/* The next token of *s when it is "name=VALUE": VALUE, its length in *vn;
+ * else NULL. */
+static const char *named(const char **s, const char *name, size_t *vn)
+{
+    size_t n, len = strlen(name);
+    const char *tok = token(s, &n);
+
+    if (!tok || n < len + 1 || strncmp(tok, name, len) || tok[len] != '=')
+        return NULL;
+    *vn = n - len - 1;
+    return tok + len + 1;
+}
+
+static bool u64_of(const char *p, size_t n, uint64_t *ret)
+{
+    char num[24];
+
+    if (!p || n == 0 || n >= sizeof(num))
+        return false;
+    memcpy(num, p, n);
+    num[n] = '\0';
+    return preempt_parse_u64_(num, ret);
+}
+
+static bool u64_named(const char **s, const char *name, uint64_t *ret)
+{
+    size_t vn = 0;
+    const char *v = named(s, name, &vn);
+
+    return v && u64_of(v, vn, ret);
+}
+
+static int header(struct preempt_trace_file *t, const char *s, char *err, size_t errsize)
+{
+    const char *jobp;
+    size_t n = 0, vn = 0;
+    uint64_t inc, workers, me;
+
+    if (t->have_view) {
+        (void)snprintf(err, errsize, "a second job-view line (one per trace)");
+        return -EINVAL;
+    }
+    jobp = named(&s, "job", &vn);
+    if (!jobp || vn == 0 || vn >= sizeof(t->view_jobp) || !u64_named(&s, "inc", &inc) ||
+        !u64_named(&s, "workers", &workers) || !u64_named(&s, "me", &me) || token(&s, &n) || workers == 0 ||
+        workers > PREEMPT_MAX_WORKERS || me > workers) {
+        (void)snprintf(err, errsize, "malformed job-view line (job=/preempt/J/ inc=N workers=W me=M)");
+        return -EINVAL;
+    }
+    memcpy(t->view_jobp, jobp, vn);
+    t->view_jobp[vn] = '\0';
+    t->view_inc = inc;
+    t->view_n = (unsigned)workers;
+    t->view_me = (unsigned)me;
+    t->have_view = true;
+    return 0;
+}
+
+static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_t errsize)
+{
+    const char *v, *kind, *tok;
+    size_t n = 0, vn = 0, kn = 0;
+
+    if (!u64_named(&s, "t", &j->t_ms) || !(kind = token(&s, &kn)))
+        goto bad;
+    if (kn == 3 && (!strncmp(kind, "put", 3) || !strncmp(kind, "del", 3))) {
+        j->in.kind = PREEMPT_VIEW_IN_RECORD;
+        j->in.put = kind[0] == 'p';
+        if (!(v = named(&s, "k", &vn)) || !(j->in.key = decode(v, vn)))
+            goto bad;
+        if (j->in.put && (!(v = named(&s, "v", &vn)) || !(j->in.value = decode(v, vn))))
+            goto bad;
+    } else if (kn == 7 && !strncmp(kind, "episode", 7)) {
+        j->in.kind = PREEMPT_VIEW_IN_EPISODE;
+        if (!u64_named(&s, "ep", &j->in.ep))
+            goto bad;
+    } else if (kn == 6 && !strncmp(kind, "reread", 6)) {
+        j->in.kind = PREEMPT_VIEW_IN_REREAD;
+    } else {
+        goto bad;
+    }
+    tok = token(&s, &n);
+    if (!tok || n != 2 || strncmp(tok, "=>", 2))
+        goto bad;
+    s += strspn(s, " \t");
+    if (!*s || strlen(s) >= sizeof(j->meaning))
+        goto bad;
+    (void)snprintf(j->meaning, sizeof(j->meaning), "%s", s);
+    return 0;
+bad:
+    (void)snprintf(err, errsize,
+                   "malformed job line (job t=MS put k=KEY v=VALUE|del k=KEY|episode ep=P|reread => MEANING)");
+    return -EINVAL;
+}
+
+int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, unsigned lineno, size_t *cap, char *err,
+                             size_t errsize)
+{
+    const char *s = line + strspn(line, " \t");
+    struct preempt_trace_job j = { .line = lineno };
+    int r;
+
+    if (!strncmp(s, "job-view ", 9))
+        return header(t, s + 9, err, errsize) < 0 ? -EINVAL : 1;
+    if (strncmp(s, "job ", 4))
+        return 0;
+    if (!t->have_view) {
+        (void)snprintf(err, errsize, "a job line before the job-view line");
+        return -EINVAL;
+    }
+    if ((r = job_line(&j, s + 4, err, errsize)) < 0) {
+        free((char *)j.in.key);
+        free((char *)j.in.value);
+        return r;
+    }
+    if (t->n_jobs == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        struct preempt_trace_job *more = realloc(t->jobs, c * sizeof(*more));
+
+        if (!more) {
+            free((char *)j.in.key);
+            free((char *)j.in.value);
+            (void)snprintf(err, errsize, "out of memory");
+            return -ENOMEM;
+        }
+        t->jobs = more;
+        *cap = c;
+    }
+    t->jobs[t->n_jobs++] = j;
+    return 1;
+}
+
+void preempt_trace_jobs_free_(struct preempt_trace_file *t)
+{
+    for (size_t i = 0; i < t->n_jobs; i++) {
+        free((char *)t->jobs[i].in.key);
+        free((char *)t->jobs[i].in.value);
+    }
+    free(t->jobs);
+    t->jobs = NULL;
+    t->n_jobs = 0;
+    t->have_view = false;
+}
+
+/* ---- replaying ----------------------------------------------------------------------- */
+
+int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
+{
+    struct preempt_view v;
+    int rc = 0;
+
+    *ret_n = 0;
+    if (!t->have_view)
+        return 0;
+    if (preempt_view_init_(&v, t->view_jobp, t->view_inc, t->view_n, t->view_me) < 0) {
+        (void)snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < t->n_jobs; i++) {
+        const struct preempt_trace_job *j = &t->jobs[i];
+        struct preempt_view_ev ev = preempt_view_step_(&v, &j->in);
+        char got[96];
+
+        (void)preempt_view_format_(got, sizeof(got), &ev);
+        if (strcmp(got, j->meaning)) {
+            (void)snprintf(err, errsize, "job line %u (line %u) diverges\n  expected: %s\n  actual:   %s", (unsigned)i + 1,
+                           j->line, j->meaning, got);
+            rc = 1;
+            break;
+        }
+        (*ret_n)++;
+    }
+    preempt_view_free_(&v);
+    return rc;
+}
