@@ -41,9 +41,10 @@ struct preempt_trace_file {
  *   job t=MS del k=KEY => MEANING
  *   job t=MS episode ep=P => nothing
  *   job t=MS reread => nothing
- * KEY and VALUE percent-encoded (spaces, '%', controls, non-ASCII); a
- * VALUE longer than PREEMPT_TRACE_VALUE_MAX encoded bytes is cut (only an
- * error's message is that long, and its meaning does not hold it). One
+ * KEY and VALUE percent-encoded (spaces, '%', controls, non-ASCII) and cut
+ * to fit a line: a VALUE at PREEMPT_TRACE_VALUE_MAX encoded bytes (only an
+ * error's message is that long, and its meaning does not hold it), a KEY
+ * at PREEMPT_KEY_MAX + 64 (the schema's are shorter and need no escape). One
  * header per trace: a handler's view lives as long as its coordinator. */
 #define PREEMPT_TRACE_VALUE_MAX 480
 

@@ -75,12 +75,12 @@ int preempt_trace_format_view_header_(char *buf, size_t size, const struct preem
 int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const struct preempt_view_in *in,
                                const struct preempt_view_ev *ev)
 {
-    char key[3 * PREEMPT_KEY_MAX], value[PREEMPT_TRACE_VALUE_MAX + 1], meaning[96];
+    char key[PREEMPT_KEY_MAX + 65], value[PREEMPT_TRACE_VALUE_MAX + 1], meaning[96];
 
     (void)preempt_view_format_(meaning, sizeof(meaning), ev);
     switch (in->kind) {
     case PREEMPT_VIEW_IN_RECORD:
-        encode(key, sizeof(key), in->key ? in->key : "", sizeof(key) - 1);
+        encode(key, sizeof(key), in->key ? in->key : "", PREEMPT_KEY_MAX + 64);
         if (!in->put)
             return snprintf(buf, size, "job t=%" PRIu64 " del k=%s => %s", t_ms, key, meaning);
         encode(value, sizeof(value), in->value ? in->value : "", PREEMPT_TRACE_VALUE_MAX);
