@@ -308,16 +308,17 @@ static const char *who(const char *v, char *buf, size_t size)
 static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
-
 static void write_ready(struct join *j, bool consume);
 static void on_start_over(int status, json_t *reply, const char *msg, void *arg);
 
 /* A key of the schema (keys-internal.h) in the incarnation being joined. */
 #define JKEY(j, buf, id, ...)                                                                                        \
-    (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }), \
+    (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id,                                                     \
+                  &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }),                                            \
      buf)
 #define JRANGE(j, buf, id, upto)                                                                                     \
-    (preempt_key_range_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, upto, &(struct preempt_key){ .inc = (j)->inc }), \
+    (preempt_key_range_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, upto,                                         \
+                        &(struct preempt_key){ .inc = (j)->inc }),                                                   \
      buf)
 
 /* A record (the barrier's, the shape's) whose worker count is not this
@@ -1151,7 +1152,8 @@ int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_
                                   preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
-                      .awaited = PREEMPT_KEY_RESTORED, .apply = apply_restored, .inc = join->incarnation, .lease = join->lease,
+                      .awaited = PREEMPT_KEY_RESTORED, .apply = apply_restored, .inc = join->incarnation,
+                      .lease = join->lease,
                       .restore_mine = mine, .restore_why = why, .ret_restored = ret_outcome, .verdict = verdict,
                       .verdict_size = verdict_size, .done = done, .done_arg = arg };
     int r;
@@ -1381,7 +1383,8 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
         struct preempt_key kk;
         uint64_t cap;
 
-        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->view.inc || kk.ep != c->view.ep ||
+        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->view.inc ||
+            kk.ep != c->view.ep ||
             kk.round != k || kk.worker >= c->n || !preempt_parse_u64_(kvs[i].value, &cap)) {
             CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
             continue;
@@ -1468,7 +1471,8 @@ static void on_reported(struct preempt_coord *c, unsigned k, int status, json_t 
         on_write(status, reply, msg, c);
         return;
     }
-    if (ep_stale(c, r->shard_ep) || r->commit_posted || c->view.r[k].decided || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
+    if (ep_stale(c, r->shard_ep) || r->commit_posted || c->view.r[k].decided ||
+        preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
         return;
     r->commit_posted = true;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported; proposing the commit", k, r->agreed);
@@ -1861,7 +1865,8 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         int id = record_of(c, kvs[i].key, &k, &episode);
 
         if (id >= 0 && episode) {
-            current = current || (k.ep == c->view.ep && id != PREEMPT_KEY_DECISION); /* a decision stays after the clear */
+            /* a decision stays after the clear */
+            current = current || (k.ep == c->view.ep && id != PREEMPT_KEY_DECISION);
             later = later || k.ep > c->view.ep;
         }
         on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
@@ -2176,7 +2181,8 @@ static void advance(struct preempt_coord *c)
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
         int src = preempt_source_from_string_(c->my_source);
 
-        CLOG(c, 1, "this worker's notice came after the job withdrew the others: it opens episode %" PRIu64, c->view.ep);
+        CLOG(c, 1, "this worker's notice came after the job withdrew the others: it opens episode %" PRIu64,
+             c->view.ep);
         ev.u.notice.source = src < 0 ? PREEMPT_SOURCE_INJECT : (enum preempt_source)src;
         ev.u.notice.deadline = mono_of_wall(c, live);
         cpost(c, ev);

@@ -61,9 +61,9 @@
       "may wait on it after the episode is cleared")                                                                 \
     X(W_RESTORED, "{N}/w/restored/{w}", "`ok`", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
-    X(JOINED, "{N}/w/joined/{w}", "the member record (as `N/w/alive/<w>`)", "worker w at start",                                       \
+    X(JOINED, "{N}/w/joined/{w}", "the member record (as `N/w/alive/<w>`)", "worker w at start",                  \
       "w lived in N (permanent: a worker that finds its own marks a restart). Outside the watched range: in it, "    \
-      "every worker's first read of the range returned all W of them, W^2 records at start-up")                                       \
+      "every worker's first read of the range returned all W of them, W^2 records at start-up")                      \
     X(ALIVE, "{N}/w/alive/{w}", "`pid=.. host=.. launch=.. workers=W [over=1] steps=a,b,c`",                         \
       "worker w, bound to its lease",                                                                                \
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \

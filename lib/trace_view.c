@@ -41,7 +41,11 @@ static void encode(char *buf, size_t size, const char *s, size_t max)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* Decodes n bytes of p into a new string; NULL when malformed (or out of memory). */
@@ -51,15 +55,17 @@ static char *decode(const char *p, size_t n)
     size_t k = 0;
 
     for (size_t i = 0; out && i < n; i++) {
+        int hi = i + 2 < n ? hexval(p[i + 1]) : -1, lo = i + 2 < n ? hexval(p[i + 2]) : -1;
+
         if (p[i] != '%') {
             out[k++] = p[i];
             continue;
         }
-        if (i + 2 >= n || hexval(p[i + 1]) < 0 || hexval(p[i + 2]) < 0 || (hexval(p[i + 1]) << 4 | hexval(p[i + 2])) == 0) {
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) { /* cut, not hex, or a NUL */
             free(out);
             return NULL;
         }
-        out[k++] = (char)(hexval(p[i + 1]) << 4 | hexval(p[i + 2]));
+        out[k++] = (char)(hi << 4 | lo);
         i += 2;
     }
     if (out)
@@ -270,7 +276,8 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
 
         (void)preempt_view_format_(got, sizeof(got), &ev);
         if (strcmp(got, j->meaning)) {
-            (void)snprintf(err, errsize, "job line %u (line %u) diverges\n  expected: %s\n  actual:   %s", (unsigned)i + 1,
+            (void)snprintf(err, errsize, "job line %u (line %u) diverges\n  expected: %s\n  actual:   %s",
+                           (unsigned)i + 1,
                            j->line, j->meaning, got);
             rc = 1;
             break;

@@ -337,7 +337,8 @@ START_TEST(test_view_lines_round_trip)
     }
     {
         struct preempt_view_in in[] = { { .kind = PREEMPT_VIEW_IN_RECORD, .put = false, .key = keys[2] },
-                                        { .kind = PREEMPT_VIEW_IN_REREAD }, { .kind = PREEMPT_VIEW_IN_EPISODE, .ep = 1 } };
+                                        { .kind = PREEMPT_VIEW_IN_REREAD },
+                                        { .kind = PREEMPT_VIEW_IN_EPISODE, .ep = 1 } };
 
         for (size_t i = 0; i < 3; i++) {
             struct preempt_view_ev ev = preempt_view_step_(&v, &in[i]);
@@ -369,11 +370,12 @@ START_TEST(test_view_lines_replayed)
                                            "wall=5000 news=1 withdrawn=0\n"
                                            "job t=2 put k=/preempt/j/3/e0/notice/1 v=6000%20signal => notice worker=1 "
                                            "wall=6000 news=0 withdrawn=0\n";
-    static const char altered[] = VIEW_CONFIG "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
-                                              "job t=1 put k=/preempt/j/3/e0/notice/1 v=5000%20signal => notice worker=1 "
-                                              "wall=5000 news=1 withdrawn=0\n"
-                                              "job t=2 put k=/preempt/j/3/e0/notice/1 v=6000%20signal => notice worker=1 "
-                                              "wall=6000 news=1 withdrawn=0\n";
+    static const char altered[] =
+        VIEW_CONFIG "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+                    "job t=1 put k=/preempt/j/3/e0/notice/1 v=5000%20signal => notice worker=1 wall=5000 news=1 "
+                    "withdrawn=0\n"
+                    "job t=2 put k=/preempt/j/3/e0/notice/1 v=6000%20signal => notice worker=1 wall=6000 news=1 "
+                    "withdrawn=0\n";
     struct preempt_trace_file t;
     char err[256];
     size_t n;
