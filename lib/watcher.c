@@ -123,7 +123,9 @@ static void notice_record(struct preempt_watcher *w, bool put, const char *key, 
         slot = ev.worker;
     else if (ev.what != PREEMPT_VIEW_OP_NOTICE && ev.what != PREEMPT_VIEW_OP_GONE)
         return;
-    if (ev.what != PREEMPT_VIEW_OP_GONE) { /* the source of the notice's earliest record */
+    /* the source of the record that holds the earliest deadline */
+    if (ev.what != PREEMPT_VIEW_OP_GONE &&
+        (slot == PREEMPT_MAX_WORKERS || w->view.notice_wall[slot] == (ev.wall ? ev.wall : 1))) {
         const char *sp = strchr(value, ' ');
 
         w->source[slot][0] = '\0';
