@@ -176,7 +176,9 @@ struct preempt_config {
                                       round, and every worker's period restarts with
                                       the commit */
     const char *trace_path;      /**< write the machine's trace here (text form,
-                                      replayable with preempt-replay); NULL: none */
+                                      replayable with preempt-replay; a worker of a
+                                      job adds the job's records as it read them);
+                                      NULL: none */
 
     /* Platform and cloud notice sources (README "Platforms"). A cloud
      * source polls the instance metadata service on the handler's loop,
