@@ -138,8 +138,10 @@ static const struct preempt_row rows[] = {
     /* ---- saving: the first checkpoint ---- */
     SAVE_ROWS(SAVING),
     COMMIT_WITHDRAWN_ROW(SAVING),
-    ROW(SAVING, CKPT_COMMITTED, TIME_LEFT, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),
-    ROW(SAVING, CKPT_COMMITTED, ALWAYS, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)), /* no time for another round */
+    /* Not the last save (the agreed record said so): train on. Whether time
+     * is left for another round is the record's decision, made once for the
+     * job before anyone saved, never each worker's own at its commit. */
+    ROW(SAVING, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),
     DECIDE_ROWS(SAVING),
     ROW0(SAVING, CLAIM_WON, ALWAYS, SAVING),
     WITHDRAW_MARK_ROW(SAVING),
@@ -342,19 +344,38 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
     return PREEMPT_ACTION_EXIT;
 }
 
+/* ---- the last save ---------------------------------------------------------- */
+
+/* This worker's judgement that a save at @p step ends the preemption: the
+ * final round's, any round's without a grace period, or a first save after
+ * whose commit the final round would already be due (the steps up to step,
+ * the save and the commit's round trip, each as measured here). */
+bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms, uint64_t step)
+{
+    uint64_t ahead = step > f->run ? step - f->run : 0;
+
+    if (c->round == 1 || f->cfg.grace_ms == 0)
+        return true;
+    return preempt_plan_final_due_(f, now_ms + ahead * (f->step_ms + 4 * f->step_dev_ms) + f->save_ms + f->agree_ms,
+                                   c->deadline_ms);
+}
+
+bool preempt_fsm_save_is_last_(const struct preempt_core *c)
+{
+    return c->last && !c->withdrawn;
+}
+
+bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
+                          uint64_t now_ms)
+{
+    if (fx->kind == PREEMPT_FX_ACK_STEP)
+        return preempt_plan_last_(c, f, now_ms, (uint64_t)fx->arg);
+    if (fx->kind == PREEMPT_FX_PUBLISH_AGREED)
+        return c->last;
+    return fx->kind == PREEMPT_FX_REPORT_SHARD && preempt_fsm_save_is_last_(c);
+}
+
 /* ---- guards ---------------------------------------------------------------- */
-
-/* The round's save is the last one before exit: the final round, or any
- * round when no grace period is configured. */
-static bool last_save(const struct preempt_core *c, const struct preempt_facts *f)
-{
-    return c->round == 1 || f->cfg.grace_ms == 0;
-}
-
-bool preempt_fsm_save_is_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms)
-{
-    return c->state == PREEMPT_STATE_FINAL_SAVE || preempt_plan_final_due_(f, now_ms, c->deadline_ms);
-}
 
 static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, const struct preempt_event *ev,
                         const struct preempt_facts *f)
@@ -371,11 +392,11 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_PAST_AGREED:
         return f->run > ev->u.step_agreed.step;
     case PREEMPT_GUARD_AT_FINAL:
-        return f->run == ev->u.step_agreed.step && last_save(c, f);
+        return f->run == ev->u.step_agreed.step && ev->u.step_agreed.last;
     case PREEMPT_GUARD_AT_AGREED:
         return f->run == ev->u.step_agreed.step;
     case PREEMPT_GUARD_ACKED_AT_FINAL:
-        return f->run == ev->u.acks_complete.max && last_save(c, f);
+        return f->run == ev->u.acks_complete.max && preempt_plan_last_(c, f, ev->now_ms, ev->u.acks_complete.max);
     case PREEMPT_GUARD_ACKED_AT_SAVE:
         return f->run == ev->u.acks_complete.max;
     case PREEMPT_GUARD_OTHER_STEP:
@@ -383,15 +404,13 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_PAST_SAVE_STEP:
         return ev->u.step_reached.step > c->save_step;
     case PREEMPT_GUARD_FINAL_AT_SAVE:
-        return ev->u.step_reached.step == c->save_step && last_save(c, f);
+        return ev->u.step_reached.step == c->save_step && c->last;
     case PREEMPT_GUARD_AT_SAVE_STEP:
         return ev->u.step_reached.step == c->save_step;
     case PREEMPT_GUARD_SAVE_OK:
         return ev->u.save_done.status == 0;
     case PREEMPT_GUARD_WITHDRAWN:
         return c->withdrawn;
-    case PREEMPT_GUARD_TIME_LEFT:
-        return !preempt_fsm_save_is_last_(c, f, ev->now_ms);
     case PREEMPT_GUARD_FINAL_DUE:
         return c->driver && preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
     case PREEMPT_GUARD_IS_DRIVER:
@@ -474,11 +493,13 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_CLAIM_LOST:
         n->driver = false;
         break;
-    case PREEMPT_EV_ACKS_COMPLETE:
+    case PREEMPT_EV_ACKS_COMPLETE: /* local mode: this worker alone decides (docs/protocol.md) */
         n->save_step = ev->u.acks_complete.max; /* docs/protocol.md: the highest acknowledged cap */
+        n->last = preempt_plan_last_(n, f, ev->now_ms, n->save_step);
         break;
     case PREEMPT_EV_STEP_AGREED:
         n->save_step = ev->u.step_agreed.step;
+        n->last = ev->u.step_agreed.last != 0; /* the job's record decides, whatever this worker judged */
         break;
     case PREEMPT_EV_CKPT_COMMITTED:
         n->committed = true;

@@ -130,6 +130,7 @@ struct preempt_core {
     bool abort_proposed;  /* this worker proposed the round's abort; the decision is not known */
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
+    bool last;            /* the round's save at S ends the preemption (the agreed record's word) */
     uint64_t ack_cap;     /* the step this worker acknowledged it will not pass
                              before it learns S (its run then + the lead) */
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
@@ -225,13 +226,28 @@ enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_ev
  * save is committed before the deadline (see preempt_fsm.c for the rule). */
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
 
-/* Whether the save in progress ends this worker's preemption whatever the
- * job decides: the final save, or a first save after which no time would
- * be left to train on (time-left, at its commit, is the negation; time only
- * runs towards the deadline, so a save that is the last when it is
- * reported is the last when it commits). The coordinator ends the worker's
- * membership with the report of such a save (docs/protocol.md, "Traffic"). */
-bool preempt_fsm_save_is_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms);
+/* This worker's judgement that a save at @p step ends its preemption: the
+ * final round's, any round's without a grace period, or a first save after
+ * whose estimated commit (the steps up to it, the save, a round trip) the
+ * final round would be due. In a job it is only an opinion: each worker's
+ * acknowledgement carries it, and the agreed record says "last" when any
+ * worker judged so (docs/protocol.md, "The last save"); STEP_AGREED then
+ * carries the record's word, which every machine follows. In local mode the
+ * machine decides with it at ACKS_COMPLETE. */
+bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms, uint64_t step);
+
+/* Whether the round's save ends this worker's preemption: the agreed record
+ * said "last", and the notices stand (a withdrawn round's save returns to
+ * idle). The coordinator ends the worker's membership with the report of
+ * such a save (docs/protocol.md, "Traffic"). */
+bool preempt_fsm_save_is_last_(const struct preempt_core *c);
+
+/* The "last" flag a coordination effect carries (false for the others): for
+ * ack-step this worker's opinion (preempt_plan_last_ at its cap), for
+ * publish-agreed the machine's decision, for report-shard
+ * preempt_fsm_save_is_last_. Every shell calls this one function. */
+bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
+                          uint64_t now_ms);
 
 /* The lead: how many steps past its current one a worker may train while the
  * job agrees on the save step (docs/protocol.md, "Agreement without waits").

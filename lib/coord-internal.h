@@ -192,10 +192,12 @@ void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t 
 void preempt_coord_free_(struct preempt_coord *c);
 
 /* Carries out a coordination effect (the rest are the handler's). round is
- * the machine's current round; last, for report-shard, that the save ends
- * this worker's preemption (preempt_fsm_save_is_last_): its membership ends
- * with the report; errmsg is the text of a publish-error. Returns true when
- * fx was a coordination effect. */
+ * the machine's current round; last is preempt_fsm_fx_last_(): for ack-step
+ * this worker's opinion that a save at its cap is the last (the
+ * acknowledgement carries it), for publish-agreed the machine's decision,
+ * for report-shard that the save ends this worker's preemption (its
+ * membership ends with the report); errmsg is the text of a publish-error.
+ * Returns true when fx was a coordination effect. */
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
                        const char *errmsg);
 

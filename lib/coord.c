@@ -1359,15 +1359,18 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
 }
 
 /* The caps of round k, read by the worker whose acknowledgement completed
- * the set: S is the highest, published create-if-absent (a retried read,
- * or a second reader, writes the same value or finds it there). */
+ * the set: S is the highest, and the save there is the last when any
+ * worker judged so (docs/protocol.md, "The last save"). Both come from the
+ * records alone, so a retried read, or a second reader, writes the same
+ * value (create-if-absent) or finds it there. */
 static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
 {
     struct preempt_etcd_kv *kvs = NULL;
     size_t n = 0;
     unsigned count = 0;
     uint64_t max = 0;
-    char key[PREEMPT_KEY_MAX], val[24];
+    bool last = false;
+    char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
 
     if (status != 0) {
         on_write(status, reply, msg, c);
@@ -1382,23 +1385,26 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
     for (size_t i = 0; i < n; i++) {
         struct preempt_key kk;
         uint64_t cap;
+        bool its_last;
 
         if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->view.inc ||
-            kk.ep != c->view.ep ||
-            kk.round != k || kk.worker >= c->n || !preempt_parse_u64_(kvs[i].value, &cap)) {
+            kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
+            !preempt_step_value_parse_(kvs[i].value, &cap, &its_last)) {
             CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
             continue;
         }
         count++;
         if (cap > max)
             max = cap;
+        last = last || its_last;
     }
     preempt_etcd_kvs_free_(kvs, n);
     if (count < c->n)
         return;
-    CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64, k, max);
+    CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64 "%s", k, max,
+         last ? ", the last save" : "");
     CKEY(c, key, AGREED, .round = k);
-    (void)snprintf(val, sizeof(val), "%" PRIu64, max);
+    (void)preempt_step_value_(val, sizeof(val), max, last);
     write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
 }
 
@@ -1439,12 +1445,13 @@ static void on_acked1(int status, json_t *reply, const char *msg, void *arg)
     on_acked(arg, 1, status, reply, msg);
 }
 
-/* Writes this worker's cap for round k and counts the round's caps, in one
+/* Writes this worker's cap for round k, with its opinion whether a save
+ * there is the last (last), and counts the round's caps, in one
  * transaction; a worker that ended its membership with an earlier report
  * (the job trains on after all) takes it up again in the same one. */
-static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap)
+static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap, bool last)
 {
-    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], val[24];
+    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 },
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
                                      { PREEMPT_ETCD_OP_PUT, alive, c->member, c->lease } };
@@ -1452,7 +1459,7 @@ static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap)
     CKEY(c, key, ACK, .round = k, .worker = c->me);
     CRANGE(c, pre, ACK, 'w', .round = k);
     CKEY(c, alive, ALIVE, .worker = c->me);
-    (void)snprintf(val, sizeof(val), "%" PRIu64, cap);
+    (void)preempt_step_value_(val, sizeof(val), cap, last);
     c->r[k].ack_ep = c->view.ep;
     write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0),
                k ? on_acked1 : on_acked0);
@@ -1548,10 +1555,10 @@ static void reset_round(struct preempt_coord *c, unsigned k)
  * same way relative to the round's commit. */
 static void check_withdrawn(struct preempt_coord *c)
 {
-    bool any, live;
+    struct preempt_view_summary sum;
 
-    preempt_view_notices_(&c->view, &any, &live);
-    if (live || !any) {
+    preempt_view_summary_(&c->view, &sum);
+    if (sum.live || !sum.notices) {
         c->withdrawn_posted = false;
         return;
     }
@@ -1830,6 +1837,7 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
         c->r[v.round].agreed = v.step;
         ev.kind = PREEMPT_EV_STEP_AGREED;
         ev.u.step_agreed.step = v.step;
+        ev.u.step_agreed.last = v.last;
         break;
     case PREEMPT_VIEW_COMMITTED:
     case PREEMPT_VIEW_ABORTED:
@@ -2233,11 +2241,11 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     case PREEMPT_FX_ACK_STEP:
         if (c->notice_deferred) /* no claim carried it (none of the rows does that today) */
             notice_put(c);
-        acknowledge(c, k, (uint64_t)fx->arg);
+        acknowledge(c, k, (uint64_t)fx->arg, last);
         return true;
     case PREEMPT_FX_PUBLISH_AGREED:
         CKEY(c, key, AGREED, .round = k);
-        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        (void)preempt_step_value_(val, sizeof(val), (uint64_t)fx->arg, last);
         write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it back */
         return true;
     case PREEMPT_FX_REQUEST_FINAL:

@@ -398,10 +398,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     struct preempt_handler *h = arg;
 
     const struct preempt_core *core = preempt_sm_core_(sm);
-    /* a withdrawn round's save (advisory, periodic) is not the last: the
-     * machine returns to idle, and the worker stays a member */
-    bool last = fx->kind == PREEMPT_FX_REPORT_SHARD && !core->withdrawn &&
-                preempt_fsm_save_is_last_(core, preempt_sm_facts_(sm), now_ms(h));
+    bool last = preempt_fsm_fx_last_(core, preempt_sm_facts_(sm), fx, now_ms(h));
 
     if (h->coord ? preempt_coord_fx_(h->coord, fx, core->round, last, fx_text(h, fx))
                  : preempt_local_coord_fx_(sm, fx, now_ms(h)))

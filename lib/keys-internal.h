@@ -52,9 +52,10 @@
     X(LOST, "{N}/e{p}/lost", "`<w>`", "the driver, create-if-absent",                                                \
       "w's membership is gone (its lease ended): every worker gets `peer-lost`")                                     \
     X(FINAL, "{N}/e{p}/final", "`<w>`", "the driver", "the final round (grace period) is open")                      \
-    X(AGREED, "{N}/e{p}/r{k}/agreed", "`<step>`",                                                                    \
+    X(AGREED, "{N}/e{p}/r{k}/agreed", "`<step>[ last]`",                                                             \
       "the worker whose acknowledgement completed the round's, create-if-absent",                                    \
-      "round k's save step: the highest cap")                                                                        \
+      "round k's save step, the highest cap; `last` when any acknowledgement said so: that save ends the "           \
+      "preemption (no countdown after it), for every worker")                                                        \
     X(DECISION, "{N}/decision/e{p}/r{k}", "`committed <step>` or `aborted <step> <w>`",                              \
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy "   \
@@ -69,9 +70,9 @@
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
       "last save")                                                                                                   \
     X(DONE, "{N}/w/done/{w}", "`<step>`", "worker w", "w finished training")                                         \
-    X(ACK, "{N}/w/e{p}/r{k}/ack/{w}", "`<cap>`", "worker w, counted in the same transaction",                        \
+    X(ACK, "{N}/w/e{p}/r{k}/ack/{w}", "`<cap>[ last]`", "worker w, counted in the same transaction",                 \
       "w's cap in round k: its step when it acknowledged plus the lead; w does not train past it before it learns "  \
-      "the save step")                                                                                               \
+      "the save step. `last`: w judges that a save there leaves no time for another round")                         \
     X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "empty", "worker w, counted in the same transaction",                  \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\")")
 
@@ -122,6 +123,16 @@ const char *preempt_key_pattern_(enum preempt_key_id id);
 
 /* Whether id's pattern has placeholder c ('N', 'p', 'k', 'S', 'w'). */
 bool preempt_key_has_(enum preempt_key_id id, char c);
+
+/* The value of an acknowledgement and of an agreed record: a step, and
+ * " last" when the save there ends the preemption. Writes it into buf
+ * (PREEMPT_STEP_VALUE_MAX) as snprintf does. */
+#define PREEMPT_STEP_VALUE_MAX 32
+int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
+
+/* Parses such a value: true with *step and *last set, false for anything
+ * else (a number with other words after it, a sign, nothing). */
+bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last);
 
 /* docs/protocol.md's key tables, in Markdown: the records under the
  * watched range and the job (watched), or those under {N}/w/ (per-worker).

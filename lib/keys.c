@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "keys-internal.h"
+#include "platform-internal.h" /* preempt_parse_u64_ */
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
 
 static const struct {
@@ -165,6 +166,27 @@ static int doc_pattern(char *buf, size_t size, const char *pattern)
     }
     buf[n] = '\0';
     return (int)n;
+}
+
+int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last)
+{
+    return snprintf(buf, size, "%" PRIu64 "%s", step, last ? " last" : "");
+}
+
+bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
+{
+    char num[PREEMPT_STEP_VALUE_MAX];
+    const char *sp = value ? strchr(value, ' ') : NULL;
+    size_t n = sp ? (size_t)(sp - value) : 0;
+
+    if (!sp)
+        return (*last = false, preempt_parse_u64_(value, step));
+    if (n >= sizeof(num) || strcmp(sp, " last") != 0)
+        return false;
+    memcpy(num, value, n);
+    num[n] = '\0';
+    *last = true;
+    return preempt_parse_u64_(num, step);
 }
 
 int preempt_key_table_(char *buf, size_t size, bool per_worker)

@@ -132,6 +132,7 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     case PREEMPT_FX_PUBLISH_AGREED: /* the echo a watch would deliver */
         ev.kind = PREEMPT_EV_STEP_AGREED;
         ev.u.step_agreed.step = (uint64_t)fx->arg;
+        ev.u.step_agreed.last = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms);
         break;
     case PREEMPT_FX_REQUEST_FINAL:
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;

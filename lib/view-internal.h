@@ -28,6 +28,7 @@ struct preempt_view {
     bool claim, final, lost, error;
     struct {
         bool have_agreed, decided;
+        bool last; /* the agreed save is the preemption's last */
         uint64_t agreed;
     } r[2];
 };
@@ -43,7 +44,7 @@ enum preempt_view_what {
     PREEMPT_VIEW_CLAIM_GONE, /* the driver's claim went (its lease ended) */
     PREEMPT_VIEW_FINAL,     /* worker (not this one) opened the final round */
     PREEMPT_VIEW_LOST,      /* the driver found worker's membership gone */
-    PREEMPT_VIEW_AGREED,    /* round's save step: step */
+    PREEMPT_VIEW_AGREED,    /* round's save step: step; last: that save ends the preemption */
     PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step */
     PREEMPT_VIEW_ABORTED,   /* round's decision: aborted at step */
     PREEMPT_VIEW_ERROR,     /* the job's first error: code, worker, text (the message) */
@@ -54,7 +55,7 @@ struct preempt_view_ev {
     unsigned worker, round;
     uint64_t wall, step, ep;
     int64_t code;
-    bool withdrawn, news;
+    bool withdrawn, news, last;
     const char *text; /* into the record's value, or static; valid until the next call */
 };
 
@@ -77,9 +78,19 @@ void preempt_view_episode_(struct preempt_view *v, uint64_t ep);
  * (one that went meanwhile is not in the read). */
 void preempt_view_reread_(struct preempt_view *v);
 
-/* Whether the episode has a notice (any) and one that stands (live: not
- * withdrawn, or the operator's). */
-void preempt_view_notices_(const struct preempt_view *v, bool *any, bool *live);
+/* The episode's notices in sum: what the coordinator (has every notice
+ * been withdrawn?), the watcher (the job's earliest deadline) and
+ * preemptctl status (how many, how many stand) each read of them. */
+struct preempt_view_summary {
+    unsigned notices;  /* workers with a notice record */
+    unsigned standing; /* of them, not withdrawn (nor advisory) */
+    bool op;           /* the operator's notice stands (it is never withdrawn) */
+    bool live;         /* a notice stands: standing > 0 or op */
+    uint64_t earliest; /* the earliest deadline of them all, the operator's included (unix ms; 1: one
+                          gave none, due now; 0: no notice) */
+    int worker;        /* whose record holds it: the lowest such worker index, or -1 for the operator's */
+};
+void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s);
 
 /* What a meaning is called (traces, logs, tests). */
 const char *preempt_view_what_name_(enum preempt_view_what what);

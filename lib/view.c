@@ -54,14 +54,28 @@ void preempt_view_reread_(struct preempt_view *v)
     v->claim = false;
 }
 
-void preempt_view_notices_(const struct preempt_view *v, bool *any, bool *live)
+void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s)
 {
-    *any = false;
-    *live = v->op_wall != 0;
+    *s = (struct preempt_view_summary){ .op = v->op_wall != 0, .worker = -1 };
     for (unsigned w = 0; w < v->n; w++) {
-        *any = *any || v->notice_wall[w];
-        *live = *live || (v->notice_wall[w] && !v->notice_withdrawn[w]);
+        if (!v->notice_wall[w])
+            continue;
+        s->notices++;
+        s->standing += !v->notice_withdrawn[w];
+        if (!s->earliest || v->notice_wall[w] < s->earliest) {
+            s->earliest = v->notice_wall[w];
+            s->worker = (int)w;
+        }
     }
+    if (s->op) { /* the operator's, without a deadline (UINT64_MAX), is due now; a worker's tie wins */
+        uint64_t op = v->op_wall == UINT64_MAX ? 1 : v->op_wall;
+
+        if (!s->earliest || op < s->earliest) {
+            s->earliest = op;
+            s->worker = -1;
+        }
+    }
+    s->live = s->standing > 0 || s->op;
 }
 
 static struct preempt_view_ev malformed(const char *what)
@@ -128,6 +142,7 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING, .round = k->round };
     uint64_t u;
+    bool last;
 
     if (!put) {
         if (id == PREEMPT_KEY_CLAIM) { /* the rest goes only when the ended episode is cleared */
@@ -148,14 +163,16 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
     case PREEMPT_KEY_LOST:
         return first_worker(v, &v->lost, value, v->n, PREEMPT_VIEW_LOST);
     case PREEMPT_KEY_AGREED:
-        if (!preempt_parse_u64_(value, &u))
-            return malformed("a step");
+        if (!preempt_step_value_parse_(value, &u, &last))
+            return malformed("a step, and \"last\" or nothing");
         if (v->r[k->round].have_agreed)
             return ev;
         v->r[k->round].have_agreed = true;
         v->r[k->round].agreed = u;
+        v->r[k->round].last = last;
         ev.what = PREEMPT_VIEW_AGREED;
         ev.step = u;
+        ev.last = last;
         return ev;
     case PREEMPT_KEY_DECISION:
         return decision(v, k->round, value);
@@ -259,6 +276,8 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     case PREEMPT_VIEW_LOST:
         return snprintf(buf, size, "%s worker=%u", name, ev->worker);
     case PREEMPT_VIEW_AGREED:
+        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s", name, ev->round, ev->step,
+                        ev->last ? " last" : "");
     case PREEMPT_VIEW_COMMITTED:
     case PREEMPT_VIEW_ABORTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);

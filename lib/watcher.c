@@ -54,29 +54,16 @@ static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
 /* Recomputes the message: the earliest notice of the incarnation. */
 static void update_notice(struct preempt_watcher *w)
 {
-    struct preempt_notice_info n = { .incarnation = w->inc, .withdrawn = true };
-    unsigned slot = 0;
-    bool any = false;
+    struct preempt_view_summary sum;
+    struct preempt_notice_info n = { .incarnation = w->inc };
 
-    for (unsigned i = 0; i <= PREEMPT_MAX_WORKERS; i++) {
-        /* the operator's notice, in the last slot, is never withdrawn; one
-         * without a deadline is due now (1), as a worker's is */
-        uint64_t wall = i < PREEMPT_MAX_WORKERS ? w->view.notice_wall[i]
-                        : w->view.op_wall == UINT64_MAX ? 1 : w->view.op_wall;
-
-        if (!wall)
-            continue;
-        n.withdrawn = n.withdrawn && i < PREEMPT_MAX_WORKERS && w->view.notice_withdrawn[i];
-        if (!any || wall < n.deadline_unix_ms) {
-            n.deadline_unix_ms = wall;
-            n.worker = i == PREEMPT_MAX_WORKERS ? -1 : (int)i;
-            slot = i;
-        }
-        any = true;
-    }
-    if (!any)
+    preempt_view_summary_(&w->view, &sum);
+    if (!sum.earliest)
         return;
-    n.source = w->source[slot];
+    n.deadline_unix_ms = sum.earliest;
+    n.worker = sum.worker;
+    n.withdrawn = !sum.live;
+    n.source = w->source[sum.worker < 0 ? PREEMPT_MAX_WORKERS : (unsigned)sum.worker];
     if (w->have_notice && n.deadline_unix_ms == w->notice.deadline_unix_ms && n.withdrawn == w->notice.withdrawn &&
         n.worker == w->notice.worker)
         return; /* nothing new for the caller */

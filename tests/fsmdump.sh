@@ -42,7 +42,7 @@ fi
 # why; a legend explains the marks.
 trace="$top_srcdir/tests/traces/002-local-grace-two-saves.trace"
 expect_rc 0 "$FSMDUMP" --trace "$trace"
-expect_output '"saving" -> "countdown" [label="ckpt-committed [time-left] ×1", color="#d62728"'
+expect_output '"saving" -> "countdown" [label="ckpt-committed ×1", color="#d62728"'
 expect_output '"own-signal" -> "step-agreed" [label="acks-complete ×2", color="#d62728"'
 expect_output '"countdown" -> "exit" [color="#c8c8c8", arrowsize=0.6];'
 grep '"exit" \[' "$TMP/out" | grep -q 'fillcolor' && ok || fail "the final state is not marked"

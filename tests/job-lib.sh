@@ -13,15 +13,18 @@ PIDS=
 job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
 
 # job_start TAG N ARGS...: starts workers 0..N-1 of job TAG (checkpoints in
-# $TMP/TAG). Worker i writes $TMP/TAG.i.out and .err; pids in $PIDS.
+# $TMP/TAG). Worker i writes $TMP/TAG.i.out and .err; pids in $PIDS. Worker
+# i also gets the words of $JOB_ARGS_i, when set (one slow disk, ...).
 job_start() {
     _tag=$1 _n=$2
     shift 2
     PIDS=
     _i=0
     while [ "$_i" -lt "$_n" ]; do
+        eval "_own=\${JOB_ARGS_$_i-}"
+        # shellcheck disable=SC2086 # the worker's own words
         "$TRAINER" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_n" --ckpt-dir "$TMP/$_tag" \
-            --verbose "$@" >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+            --verbose "$@" $_own >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
         PIDS="$PIDS $!"
         _i=$((_i + 1))
     done

@@ -181,14 +181,15 @@ expect_rc 1 "$CTL" --etcd "http://127.0.0.1:9" --timeout-ms 300 status launch
 # and the job's error
 _in=$(($(date +%s) * 1000 + 600000))
 for _kv in "incarnation 4" "4/e2/notice/0 $_in signal" "4/e10/notice/1 $((_in + 60000)) gce" \
-    "4/e10/notice/1 $((_in + 90000)) gce" "4/e10/notice/0 $_in aws withdrawn" "4/e10/claim 1" "4/e10/r0/agreed 42" \
+    "4/e10/notice/1 $((_in + 90000)) gce" "4/e10/notice/0 $_in aws withdrawn" "4/e10/claim 1" "4/e10/r0/agreed 42 last" \
     "4/decision/e10/r0 committed 42" "4/error -5 1 disk full" "4/w/e10/r0/ack/0 44"; do
     etcdctl --endpoints="$ETCD_URL" put -- "/preempt/view/${_kv%% *}" "${_kv#* }" >/dev/null
 done
 expect_rc 0 "$CTL" --etcd "$ETCD_URL" status view
 expect_output "episode 10: 2 worker notice(s), 1 standing, the earliest deadline in 59"
+expect_output "(worker 0's); a driver"
 expect_output "a driver holds the claim"
-expect_output "round 0: save step 42, committed at step 42"
+expect_output "round 0: save step 42 (the last save), committed at step 42"
 expect_output "the job's error: code -5 from worker 1: disk full"
 
 # ---- a worker's trace holds the job's records as it read them ------------
@@ -210,7 +211,7 @@ eq "view trace: both saved" "$RCS" "42 42"
 for _i in 0 1; do
     expect_rc 0 "$REPLAY" "$TMP/vtrace.$_i.trace"
     expect_output "job view lines match"
-    expect "view trace $_i: the agreed step as read" grep -q '^job t=[0-9]* put k=/preempt/vtrace/1/e0/r0/agreed v=[0-9]* => agreed round=0 step=' "$TMP/vtrace.$_i.trace"
+    expect "view trace $_i: the agreed step as read" grep -q '^job t=[0-9]* put k=/preempt/vtrace/1/e0/r0/agreed v=[0-9]*%20last => agreed round=0 step=[0-9]* last' "$TMP/vtrace.$_i.trace"
     expect "view trace $_i: the decision as read" grep -q '=> committed round=0 step=' "$TMP/vtrace.$_i.trace"
 done
 sed 's/=> agreed round=0 step=[0-9]*/=> agreed round=0 step=999999/' "$TMP/vtrace.1.trace" >"$TMP/vtrace.altered"

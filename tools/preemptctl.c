@@ -145,8 +145,8 @@ static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv
 {
     struct preempt_view v;
     char decided[2][64] = { "", "" }, error[160] = "", at[32];
-    uint64_t ep = 0, earliest = 0;
-    unsigned notices = 0, standing = 0;
+    uint64_t ep = 0;
+    struct preempt_view_summary sum;
 
     if (preempt_view_init_(&v, jobp, inc, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS) < 0)
         return;
@@ -168,23 +168,21 @@ static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv
             (void)snprintf(error, sizeof(error), "code %" PRId64 " from worker %u: %.120s", ev.code, ev.worker,
                            ev.text);
     }
-    for (unsigned w = 0; w < v.n; w++) {
-        if (!v.notice_wall[w])
-            continue;
-        notices++;
-        standing += !v.notice_withdrawn[w];
-        if (!earliest || v.notice_wall[w] < earliest)
-            earliest = v.notice_wall[w];
-    }
+    preempt_view_summary_(&v, &sum);
     printf("what the records say (as the workers read them):\n");
-    if (!notices && !v.op_wall) {
+    if (!sum.earliest) {
         printf("  episode %" PRIu64 ": no notice\n", ep);
     } else {
-        printf("  episode %" PRIu64 ": %u worker notice(s), %u standing", ep, notices, standing);
-        if (earliest) {
-            when(at, sizeof(at), earliest, now);
-            printf(", the earliest deadline %s", at);
-        }
+        if (sum.earliest == 1)
+            (void)snprintf(at, sizeof(at), "now (none given)");
+        else
+            when(at, sizeof(at), sum.earliest, now);
+        printf("  episode %" PRIu64 ": %u worker notice(s), %u standing, the earliest deadline %s", ep, sum.notices,
+               sum.standing, at);
+        if (sum.worker >= 0)
+            printf(" (worker %d's)", sum.worker);
+        else
+            printf(" (the operator's)");
         printf("; %s\n", v.claim ? "a driver holds the claim" : "no driver");
     }
     if (v.op_wall) {
@@ -196,7 +194,8 @@ static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv
             continue;
         printf("  round %u%s: ", k, k ? " (the final save)" : "");
         if (v.r[k].have_agreed)
-            printf("save step %" PRIu64 "%s", v.r[k].agreed, decided[k][0] ? ", " : "");
+            printf("save step %" PRIu64 "%s%s", v.r[k].agreed, v.r[k].last ? " (the last save)" : "",
+                   decided[k][0] ? ", " : "");
         printf("%s\n", decided[k][0] ? decided[k] : ", no decision yet");
     }
     if (v.lost)

@@ -540,7 +540,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     struct worker *w = arg;
     const struct preempt_core *c = preempt_sm_core_(sm);
 
-    bool last = fx->kind == PREEMPT_FX_REPORT_SHARD && preempt_fsm_save_is_last_(c, preempt_sm_facts_(sm), now_ms());
+    bool last = preempt_fsm_fx_last_(c, preempt_sm_facts_(sm), fx, now_ms());
 
     if (w->coord ? preempt_coord_fx_(w->coord, fx, c->round, last,
                                      fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim")

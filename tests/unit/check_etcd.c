@@ -592,6 +592,26 @@ START_TEST(test_keys_rejected)
 }
 END_TEST
 
+/* An acknowledgement's and an agreed record's value: a step and an
+ * optional "last"; nothing else is taken for one. */
+START_TEST(test_step_values)
+{
+    static const char *bad[] = { "", " last", "12 ", "12 lastly", "12 Last", "12  last", "-3", "+3", "12last",
+                                 "12 last ", "99999999999999999999 last", "123456789012345678901234567890 last" };
+    char buf[PREEMPT_STEP_VALUE_MAX];
+    uint64_t step;
+    bool last;
+
+    ck_assert_int_eq(preempt_step_value_(buf, sizeof(buf), UINT64_MAX, true), 25);
+    ck_assert(preempt_step_value_parse_(buf, &step, &last) && step == UINT64_MAX && last);
+    ck_assert_int_eq(preempt_step_value_(buf, sizeof(buf), 0, false), 1);
+    ck_assert(preempt_step_value_parse_(buf, &step, &last) && step == 0 && !last);
+    ck_assert(preempt_step_value_parse_("84 last", &step, &last) && step == 84 && last);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!preempt_step_value_parse_(bad[i], &step, &last), "\"%s\" taken", bad[i]);
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -642,11 +662,11 @@ START_TEST(test_view_notices)
 {
     struct preempt_view v;
     struct preempt_view_ev ev;
-    bool any, live;
+    struct preempt_view_summary s;
 
     ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 4, 0), 0);
-    preempt_view_notices_(&v, &any, &live);
-    ck_assert(!any && !live);
+    preempt_view_summary_(&v, &s);
+    ck_assert(s.notices == 0 && !s.live);
     ev = vput(&v, JOBP "7/e0/notice/2", "5000 signal");
     WHAT(ev, PREEMPT_VIEW_NOTICE);
     ck_assert(ev.news && !ev.withdrawn);
@@ -657,8 +677,8 @@ START_TEST(test_view_notices)
     ck_assert_uint_eq(v.notice_wall[2], 5000);
     ev = vput(&v, JOBP "7/e0/notice/2", "5000 signal withdrawn");
     ck_assert(!ev.news && ev.withdrawn);
-    preempt_view_notices_(&v, &any, &live);
-    ck_assert(any && !live);
+    preempt_view_summary_(&v, &s);
+    ck_assert(s.notices == 1 && !s.live);
     ck_assert(vput(&v, JOBP "7/e0/notice/2", "5000 signal").news); /* live again */
     ck_assert(vput(&v, JOBP "7/e0/notice/2", "4000 signal").news); /* earlier */
     ck_assert(vput(&v, JOBP "7/e0/notice/3", "0 inject").news);    /* no deadline: kept as 1 */
@@ -682,6 +702,47 @@ START_TEST(test_view_notices)
 }
 END_TEST
 
+/* The notices in sum: the one reading the coordinator's withdrawal check,
+ * the watcher's earliest deadline and preemptctl status share. */
+START_TEST(test_view_summary)
+{
+    struct preempt_view v;
+    struct preempt_view_summary s;
+
+    ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 4, 1), 0);
+    preempt_view_summary_(&v, &s);
+    ck_assert(s.notices == 0 && s.standing == 0 && !s.op && !s.live && s.earliest == 0 && s.worker == -1);
+    WHAT(vput(&v, JOBP "7/e0/notice/2", "5000 gce"), PREEMPT_VIEW_NOTICE);
+    WHAT(vput(&v, JOBP "7/e0/notice/1", "5000 aws withdrawn"), PREEMPT_VIEW_NOTICE);
+    WHAT(vput(&v, JOBP "7/e0/notice/3", "7000 signal"), PREEMPT_VIEW_NOTICE);
+    preempt_view_summary_(&v, &s);
+    ck_assert_uint_eq(s.notices, 3);
+    ck_assert_uint_eq(s.standing, 2);
+    ck_assert(s.live && !s.op);
+    ck_assert_uint_eq(s.earliest, 5000);
+    ck_assert_int_eq(s.worker, 1); /* a tie: the lowest index, withdrawn or not */
+    WHAT(vput(&v, JOBP "7/e0/notice/2", "5000 gce withdrawn"), PREEMPT_VIEW_NOTICE);
+    WHAT(vput(&v, JOBP "7/e0/notice/3", "7000 signal withdrawn"), PREEMPT_VIEW_NOTICE);
+    preempt_view_summary_(&v, &s);
+    ck_assert(s.standing == 0 && !s.live); /* every notice withdrawn */
+    WHAT(vput(&v, JOBP "7/notice/op", "6000 inject"), PREEMPT_VIEW_OP_NOTICE);
+    preempt_view_summary_(&v, &s);
+    ck_assert(s.op && s.live && s.standing == 0);
+    ck_assert_uint_eq(s.earliest, 5000); /* the workers' is earlier */
+    ck_assert_int_eq(s.worker, 1);
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/notice/op", NULL), PREEMPT_VIEW_OP_GONE);
+    WHAT(vput(&v, JOBP "7/notice/op", "0 inject"), PREEMPT_VIEW_OP_NOTICE); /* none given: due now */
+    preempt_view_summary_(&v, &s);
+    ck_assert_uint_eq(s.earliest, 1);
+    ck_assert_int_eq(s.worker, -1);
+    WHAT(vput(&v, JOBP "7/e0/notice/0", "0 signal"), PREEMPT_VIEW_NOTICE); /* a worker's due now: it wins the tie */
+    preempt_view_summary_(&v, &s);
+    ck_assert_uint_eq(s.earliest, 1);
+    ck_assert_int_eq(s.worker, 0);
+    preempt_view_free_(&v);
+}
+END_TEST
+
 START_TEST(test_view_rounds)
 {
     struct preempt_view v;
@@ -693,8 +754,22 @@ START_TEST(test_view_rounds)
     WHAT(ev, PREEMPT_VIEW_AGREED);
     ck_assert_uint_eq(ev.step, 12);
     ck_assert_uint_eq(ev.round, 0);
-    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "13"), PREEMPT_VIEW_NOTHING); /* the first is the round's */
-    WHAT(vput(&v, JOBP "7/e0/r1/agreed", "20"), PREEMPT_VIEW_AGREED);
+    ck_assert(!ev.last && !v.r[0].last);
+    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "13 last"), PREEMPT_VIEW_NOTHING); /* the first is the round's */
+    ck_assert(!v.r[0].last);
+    /* the last save: the record's word */
+    WHAT(vput(&v, JOBP "7/e0/r1/agreed", "20 lastly"), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/e0/r1/agreed", "20 "), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/e0/r1/agreed", " last"), PREEMPT_VIEW_MALFORMED);
+    ev = vput(&v, JOBP "7/e0/r1/agreed", "20 last");
+    WHAT(ev, PREEMPT_VIEW_AGREED);
+    ck_assert_uint_eq(ev.step, 20);
+    ck_assert(ev.last && v.r[1].last);
+    {
+        char m[64];
+        ck_assert_int_gt(preempt_view_format_(m, sizeof(m), &ev), 0);
+        ck_assert_str_eq(m, "agreed round=1 step=20 last");
+    }
     /* one decision per round: the first to land */
     WHAT(vput(&v, JOBP "7/decision/e0/r0", "done 12"), PREEMPT_VIEW_MALFORMED);
     WHAT(vput(&v, JOBP "7/decision/e0/r0", "committed 12x"), PREEMPT_VIEW_MALFORMED);
@@ -949,6 +1024,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_keys_round_trip);
     tcase_add_test(t, test_keys_rejected);
     tcase_add_test(t, test_keys_layout);
+    tcase_add_test(t, test_step_values);
+    tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_rounds);
     tcase_add_test(t, test_view_episodes);

@@ -82,13 +82,20 @@ static const struct fsm_case cases[] = {
     { "a follower below the agreed step trains on",
       CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 8 }), .run = 5,
       .verdict = T, .next = ST(STEP_AGREED), .n_fx = 1, .fx = { FXA(ARM_TIMER, 30500) } },
-    { "a follower at the agreed step with grace 0 saves its last checkpoint at once",
-      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5 }), .run = 5,
+    { "a follower at the agreed step the record calls the last saves its last checkpoint at once",
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5, 1 }), .run = 5,
       .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 2, .fx = { FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 5) } },
     { "a follower at the agreed step with grace saves its first checkpoint",
-      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5 }), .run = 5,
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5, 0 }), .run = 5,
       .grace_ms = 60000, .verdict = T, .next = ST(SAVING), .n_fx = 2,
       .fx = { FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 5) } },
+    { "the record decides, not this worker's settings: grace 0 here, and the record says not last",
+      CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5, 0 }), .run = 5,
+      .verdict = T, .next = ST(SAVING), .n_fx = 2, .fx = { FXA(ARM_TIMER, 30500), FXA(BEGIN_SAVE, 5) } },
+    { "the record decides, not this worker's estimate: time enough here, and the record says last",
+      CORE(ACKNOWLEDGED, .deadline_ms = 61000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 5, 1 }), .run = 5,
+      .grace_ms = 60000, .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 2,
+      .fx = { FXA(ARM_TIMER, 60500), FXA(BEGIN_SAVE, 5) } },
     { "a worker past the agreed step is a protocol error, not a silent divergence",
       CORE(ACKNOWLEDGED, .deadline_ms = 31000), EVT(STEP_AGREED, 1006, .u.step_agreed = { 4 }), .run = 5,
       .verdict = T, .next = ST(EXIT), .n_fx = 3,
@@ -96,10 +103,10 @@ static const struct fsm_case cases[] = {
     { "steps below S are training",
       CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_REACHED, 1100, .u.step_reached = { 7 }),
       .run = 7, .verdict = I, .next = ST(STEP_AGREED) },
-    { "step S with grace 0: the final save",
-      CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 31000), EVT(STEP_REACHED, 1200, .u.step_reached = { 8 }),
+    { "step S of a last save: the final save",
+      CORE(STEP_AGREED, .save_step = 8, .last = true, .deadline_ms = 31000), EVT(STEP_REACHED, 1200, .u.step_reached = { 8 }),
       .run = 8, .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 1, .fx = { FXA(BEGIN_SAVE, 8) } },
-    { "step S with grace: the first save",
+    { "step S of a save that is not the last: the first save",
       CORE(STEP_AGREED, .save_step = 8, .deadline_ms = 61000), EVT(STEP_REACHED, 1200, .u.step_reached = { 8 }),
       .run = 8, .grace_ms = 60000, .verdict = T, .next = ST(SAVING), .n_fx = 1, .fx = { FXA(BEGIN_SAVE, 8) } },
     { "a step beyond S is a protocol error",
@@ -184,10 +191,14 @@ static const struct fsm_case cases[] = {
       CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8 }),
       .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 2,
       .fx = { FXA(KEEP_SHARD, 8), FXA(ARM_TIMER, 60500) } },
-    { "first checkpoint committed too close to the deadline: exit saved",
+    { "first checkpoint committed later than this worker expected: countdown all the same, as the record said",
       CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 60000, .u.ckpt_committed = { 8 }),
-      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(EXIT), .n_fx = 3,
-      .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 2,
+      .fx = { FXA(KEEP_SHARD, 8), FXA(ARM_TIMER, 60500) } },
+    { "local mode: the acks complete near the deadline; this worker alone decides the save is the last",
+      CORE(OWN_SIGNAL, .deadline_ms = 61000, .driver = true), EVT(ACKS_COMPLETE, 59900, .u.acks_complete = { 13, 1 }),
+      .run = 13, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(FINAL_SAVE), .n_fx = 3,
+      .fx = { FXA(PUBLISH_AGREED, 13), FXA(ARM_TIMER, 60500), FXA(BEGIN_SAVE, 13) } },
     { "countdown, driver, final due: open the final round",
       CORE(COUNTDOWN, .driver = true, .committed = true, .save_step = 8, .deadline_ms = 61000),
       EVT(STEP_REACHED, 60000, .u.step_reached = { 30 }), .run = 30, .grace_ms = 60000, .step_ms = 100,
@@ -408,7 +419,7 @@ START_TEST(test_final_round_sets_round)
 {
     struct preempt_core c = { .state = ST(COUNTDOWN), .committed = true, .save_step = 8, .deadline_ms = 61000 };
     struct preempt_event r = { .kind = PREEMPT_EV_FINAL_REQUESTED, .now_ms = 60000, .u.final_requested = { 0 } };
-    struct preempt_event agreed = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 60010, .u.step_agreed = { 32 } };
+    struct preempt_event agreed = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 60010, .u.step_agreed = { 32, 1 } };
     struct preempt_event reached = { .kind = PREEMPT_EV_STEP_REACHED, .now_ms = 60100, .u.step_reached = { 32 } };
     struct preempt_facts f = facts(31, 60000);
 
@@ -418,7 +429,86 @@ START_TEST(test_final_round_sets_round)
     ck_assert_int_eq(c.state, ST(STEP_AGREED));
     f.run = 32;
     c = preempt_fsm_step_(&c, &reached, &f).next;
-    ck_assert_int_eq(c.state, ST(FINAL_SAVE)); /* round 1 with grace: the last save */
+    ck_assert_int_eq(c.state, ST(FINAL_SAVE)); /* round 1: the record says last */
+}
+END_TEST
+
+/* ---- the last save: the agreed record's word ------------------------------------------ */
+
+/* A follower's whole round, from the agreed record to the commit: the state
+ * it ends in. */
+static enum preempt_state round_end(bool last, uint64_t step_ms, uint64_t save_ms, uint64_t commit_at)
+{
+    struct preempt_core c = { .state = ST(ACKNOWLEDGED), .deadline_ms = 61000 };
+    struct preempt_facts f = facts(8, 60000);
+    struct preempt_event ev[] = {
+        { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 1000, .u.step_agreed = { 8, last } },
+        { .kind = PREEMPT_EV_SAVE_DONE, .now_ms = 1000 + save_ms, .u.save_done = { 0 } },
+        { .kind = PREEMPT_EV_CKPT_COMMITTED, .now_ms = commit_at, .u.ckpt_committed = { 8 } },
+    };
+
+    f.step_ms = step_ms;
+    f.save_ms = save_ms;
+    for (size_t i = 0; i < ARRAY_SIZE(ev); i++)
+        c = preempt_fsm_step_(&c, &ev[i], &f).next;
+    return c.state;
+}
+
+/* Workers of one job measure different step and save times (a slow disk on
+ * one of them) and see the commit at different times. Whether the first
+ * save of a grace period is the last one is the agreed record's word: every
+ * worker ends the round the same way, whatever it measured (each deciding
+ * by its own clock once sent one worker to exit and its peers on into the
+ * countdown, where their next all-reduce failed). */
+START_TEST(test_last_save_is_the_records)
+{
+    static const uint64_t step_ms[] = { 1, 100, 2000 }, save_ms[] = { 5, 1400, 30000 };
+    static const uint64_t commit_at[] = { 2000, 40000, 60400 };
+
+    for (int last = 0; last <= 1; last++)
+        for (size_t a = 0; a < ARRAY_SIZE(step_ms); a++)
+            for (size_t b = 0; b < ARRAY_SIZE(save_ms); b++)
+                for (size_t t = 0; t < ARRAY_SIZE(commit_at); t++)
+                    ck_assert_msg(round_end(last, step_ms[a], save_ms[b], commit_at[t]) ==
+                                      (last ? ST(EXIT) : ST(COUNTDOWN)),
+                                  "last=%d step %llu ms, save %llu ms, commit at %llu: %s", last,
+                                  (unsigned long long)step_ms[a], (unsigned long long)save_ms[b],
+                                  (unsigned long long)commit_at[t],
+                                  preempt_state_to_string(round_end(last, step_ms[a], save_ms[b], commit_at[t])));
+}
+END_TEST
+
+/* A worker's opinion, which its acknowledgement carries. */
+START_TEST(test_plan_last_judges_the_commit)
+{
+    struct preempt_core c = { .state = ST(OWN_SIGNAL), .deadline_ms = 61000 };
+    struct preempt_facts f = facts(10, 60000);
+    struct preempt_fx ack = { PREEMPT_FX_ACK_STEP, 14 };
+
+    f.step_ms = 100;
+    f.save_ms = 200;
+    ck_assert(!preempt_plan_last_(&c, &f, 1000, 14)); /* a minute left */
+    ck_assert(preempt_plan_last_(&c, &f, 60000, 14)); /* a second left */
+    f.save_ms = 30000; /* a slow disk: its commit and the final round's save would not both fit */
+    ck_assert(preempt_plan_last_(&c, &f, 1000, 14));
+    f.save_ms = 200;
+    ck_assert(preempt_plan_last_(&c, &f, 1000, 10 + 600)); /* 600 steps to the cap: no time after it */
+    ck_assert(!preempt_plan_last_(&c, &f, 1000, 10 + 50));
+    c.round = 1; /* the final round's save is always the last */
+    ck_assert(preempt_plan_last_(&c, &f, 1000, 14));
+    c.round = 0;
+    f.cfg.grace_ms = 0; /* no grace period: every save is the last */
+    ck_assert(preempt_plan_last_(&c, &f, 1000, 14));
+    /* The flag each coordination effect carries. */
+    ck_assert(preempt_fsm_fx_last_(&c, &f, &ack, 1000));
+    f.cfg.grace_ms = 60000;
+    ck_assert(!preempt_fsm_fx_last_(&c, &f, &ack, 1000));
+    c.last = true;
+    ck_assert(preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000));
+    ck_assert(preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_PUBLISH_AGREED, 8 }, 1000));
+    ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_BEGIN_SAVE, 8 }, 1000));
+    c.withdrawn = true; /* a withdrawn round's save returns to idle: the worker stays a member */
+    ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000));
 }
 END_TEST
 
@@ -429,7 +519,7 @@ START_TEST(test_tie_break_table_order)
     const struct preempt_machine_def *m = preempt_fsm_def_();
     int at_final = -1, at_agreed = -1;
 
-    /* Both guards hold for a worker at the step with grace 0; the earlier
+    /* Both guards hold for a worker at a last save's step; the earlier
      * row (at-final) must win, and it must come first in the table. */
     for (size_t i = 0; i < m->n_rows; i++) {
         if (m->rows[i].from != ST(ACKNOWLEDGED) || m->rows[i].on != PREEMPT_EV_STEP_AGREED)
@@ -443,7 +533,7 @@ START_TEST(test_tie_break_table_order)
     ck_assert_int_lt(at_final, at_agreed);
     {
         struct preempt_core c = { .state = ST(ACKNOWLEDGED), .deadline_ms = 31000 };
-        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 1, .u.step_agreed = { 5 } };
+        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 1, .u.step_agreed = { 5, 1 } };
         struct preempt_facts f = facts(5, 0);
         struct preempt_step st = preempt_fsm_step_(&c, &ev, &f);
         ck_assert_int_eq(st.row, at_final);
@@ -490,6 +580,7 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     c->noticed = v & 0x40;
     c->withdrawn = v & 0x80;
     c->round = (v & 0x100) ? 1 : 0;
+    c->last = c->round == 1 || f->cfg.grace_ms == 0; /* the record's word, as the job would write it */
     c->shard_out = v & 0x800;
     c->abort_proposed = v & 0x1000;
     c->decide_by_ms = c->abort_proposed ? 12000 : 0;
@@ -499,6 +590,7 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     switch (kind) {
     case PREEMPT_EV_STEP_AGREED:
         ev->u.step_agreed.step = (v & 0x400) ? 8 : rel[(v / 3) % 3];
+        ev->u.step_agreed.last = c->last;
         break;
     case PREEMPT_EV_STEP_REACHED:
         ev->u.step_reached.step = rel[(v / 3) % 3];
@@ -824,7 +916,7 @@ static void drop_exit(struct preempt_row *rows, size_t n, struct preempt_machine
 static void cut_countdown(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
 {
     (void)m; /* nothing enters countdown any more */
-    rows[find_row(rows, n, ST(SAVING), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_TIME_LEFT)].to = ST(SAVING);
+    rows[find_row(rows, n, ST(SAVING), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_ALWAYS)].to = ST(SAVING);
 }
 
 static void dead_row(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)
@@ -911,6 +1003,8 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_idle_again_forgets_but_keeps_generation);
     tcase_add_test(tc, test_new_notice_after_withdrawal_stands);
     tcase_add_test(tc, test_final_round_sets_round);
+    tcase_add_test(tc, test_last_save_is_the_records);
+    tcase_add_test(tc, test_plan_last_judges_the_commit);
     tcase_add_test(tc, test_tie_break_table_order);
     tcase_add_test(tc, test_guard_before_fallback);
     tcase_add_test(tc, test_out_of_range_is_illegal);
