@@ -272,10 +272,10 @@ static void fl_link(bool up, const char *why, void *arg)
     ((struct floor *)arg)->up = up;
 }
 
-static void fl_put(int status, json_t *reply, const char *msg, void *arg)
+static void fl_put(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     (void)status;
-    (void)reply;
+    (void)r;
     (void)msg;
     ((struct floor *)arg)->put_done = true;
 }
@@ -315,12 +315,12 @@ static size_t measure_floor(const char *etcd, unsigned n, double *v)
         (void)snprintf(f.key, sizeof(f.key), "%s%u", prefix, i);
         f.seen = f.put_done = false;
         t0 = bench_now_ns();
-        if (preempt_etcd_call_(f.e, "kv/put", preempt_etcd_put_body_(f.key, "x", 0), 2000, fl_put, &f) < 0 ||
+        if (preempt_etcd_do_(f.e, PREEMPT_RQ_PUT(f.key, "x", 0), 2000, fl_put, &f) < 0 ||
             preempt_etcd_run_until_(f.e, 5000, fl_seen, &f) < 0)
             break;
         v[got++] = (double)(f.t_event - t0) / 1e6;
     }
-    (void)preempt_etcd_call_(f.e, "kv/deleterange", preempt_etcd_delete_body_(prefix, true), 2000, NULL, NULL);
+    (void)preempt_etcd_do_(f.e, PREEMPT_RQ_DELETE_UNDER(prefix), 2000, NULL, NULL);
     (void)preempt_etcd_flush_(f.e, 2000);
 out:
     if (watch)

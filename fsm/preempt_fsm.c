@@ -138,9 +138,11 @@ static const struct preempt_row rows[] = {
     /* ---- saving: the first checkpoint ---- */
     SAVE_ROWS(SAVING),
     COMMIT_WITHDRAWN_ROW(SAVING),
-    /* Not the last save (the agreed record said so): train on. Whether time
-     * is left for another round is the record's decision, made once for the
-     * job before anyone saved, never each worker's own at its commit. */
+    /* Not the last save by the agreed record: whether time is left for
+     * another round is the decision record's word (any worker's report may
+     * say no, having measured its save), never each worker's own at its
+     * commit. */
+    ROW(SAVING, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),
     ROW(SAVING, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),
     DECIDE_ROWS(SAVING),
     ROW0(SAVING, CLAIM_WON, ALWAYS, SAVING),
@@ -372,7 +374,11 @@ bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_fac
         return preempt_plan_last_(c, f, now_ms, (uint64_t)fx->arg);
     if (fx->kind == PREEMPT_FX_PUBLISH_AGREED)
         return c->last;
-    return fx->kind == PREEMPT_FX_REPORT_SHARD && preempt_fsm_save_is_last_(c);
+    /* The save is done and measured: no time left for another round once
+     * the commit is decided (a round trip from now) makes it the last. */
+    return fx->kind == PREEMPT_FX_REPORT_SHARD &&
+           (preempt_fsm_save_is_last_(c) ||
+            (!c->withdrawn && preempt_plan_final_due_(f, now_ms + f->agree_ms, c->deadline_ms)));
 }
 
 /* ---- guards ---------------------------------------------------------------- */
@@ -403,6 +409,8 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return ev->u.step_agreed.step != c->save_step;
     case PREEMPT_GUARD_PAST_SAVE_STEP:
         return ev->u.step_reached.step > c->save_step;
+    case PREEMPT_GUARD_COMMITTED_LAST:
+        return ev->u.ckpt_committed.last != 0;
     case PREEMPT_GUARD_FINAL_AT_SAVE:
         return ev->u.step_reached.step == c->save_step && c->last;
     case PREEMPT_GUARD_AT_SAVE_STEP:
@@ -503,6 +511,7 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         break;
     case PREEMPT_EV_CKPT_COMMITTED:
         n->committed = true;
+        n->last = n->last || ev->u.ckpt_committed.last; /* the decision record's word */
         n->shard_out = n->abort_proposed = false; /* decided */
         break;
     case PREEMPT_EV_SAVE_DONE:

@@ -130,7 +130,7 @@ struct preempt_core {
     bool abort_proposed;  /* this worker proposed the round's abort; the decision is not known */
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
-    bool last;            /* the round's save at S ends the preemption (the agreed record's word) */
+    bool last;            /* the round's save at S ends the preemption (the agreed or the decision record's word) */
     uint64_t ack_cap;     /* the step this worker acknowledged it will not pass
                              before it learns S (its run then + the lead) */
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
@@ -244,8 +244,11 @@ bool preempt_fsm_save_is_last_(const struct preempt_core *c);
 
 /* The "last" flag a coordination effect carries (false for the others): for
  * ack-step this worker's opinion (preempt_plan_last_ at its cap), for
- * publish-agreed the machine's decision, for report-shard
- * preempt_fsm_save_is_last_. Every shell calls this one function. */
+ * publish-agreed the machine's decision, for report-shard whether the save
+ * ends this worker's preemption: preempt_fsm_save_is_last_, or its opinion,
+ * its save done and measured, that no time is left for another round once
+ * the commit is decided (any such opinion makes the decision record say
+ * "last" for every worker). Every shell calls this one function. */
 bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                           uint64_t now_ms);
 

@@ -142,8 +142,9 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
  * (tests/sim/) supplies an in-memory etcd on a virtual clock. Callbacks
  * never run inside a call into these functions. */
 struct preempt_coord_io {
-    /* As preempt_etcd_call_ (body stolen). */
-    int (*call)(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg);
+    /* As preempt_etcd_do_: one typed request, its answer decoded. */
+    int (*request)(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
+                   void *arg);
     /* As preempt_etcd_watch_ of [key, end) from revision 0 (a read, then the stream); one per coordinator. */
     int (*watch)(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg);
     /* Calls tick(arg) once after ms (0: cancels); one timer per coordinator. */

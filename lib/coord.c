@@ -126,14 +126,21 @@ static uint64_t join_left(const struct join *j)
     return j->deadline > now ? j->deadline - now : 1;
 }
 
-static void join_call(struct join *j, const char *path, json_t *body, preempt_etcd_cb cb)
+static void join_call(struct join *j, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
 {
-    if (j->finished) { /* an answer that came after the end: nothing more is asked */
-        json_decref(body);
+    if (j->finished) /* an answer that came after the end: nothing more is asked */
         return;
-    }
-    if (preempt_etcd_call_(j->e, path, body, join_left(j), cb, j) < 0)
+    if (preempt_etcd_do_(j->e, req, join_left(j), cb, j) < 0)
         join_finish(j, -ENOMEM, "out of memory");
+}
+
+/* What read number i of r found; an empty record (value NULL) when none. */
+static const struct preempt_etcd_kv *read_kv(const struct preempt_etcd_reply *r, size_t i)
+{
+    static const struct preempt_etcd_kv none;
+    const struct preempt_etcd_kv *kv = preempt_etcd_reply_kv_(r, i);
+
+    return kv ? kv : &none;
 }
 
 static void join_read_inc(struct join *j);
@@ -146,26 +153,24 @@ static bool join_failed(struct join *j, int status, const char *msg, const char 
     return true;
 }
 
-/* The answer to a create-if-absent txn (what: for the message): false
- * when start-up ended on it; else *created, and *kv the record that was
- * there when it was not created. */
-static bool join_created(struct join *j, int status, json_t *reply, const char *msg, const char *what, bool *created,
-                         struct preempt_etcd_kv *kv)
+/* The answer to a create-if-absent (what: for the message): NULL when
+ * start-up ended on it; else the record that was there, or an empty one
+ * (value NULL) when this worker's was created (*created) or the one there
+ * went before it could be read. */
+static const struct preempt_etcd_kv *join_created(struct join *j, int status, const struct preempt_etcd_reply *r,
+                                                  const char *msg, const char *what, bool *created)
 {
     if (join_failed(j, status, msg, what))
-        return false;
-    if (preempt_etcd_txn_result_(reply, created, kv) < 0) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-        return false;
-    }
-    return true;
+        return NULL;
+    *created = r->succeeded;
+    return read_kv(r, r->succeeded ? SIZE_MAX : 0);
 }
 
-static void on_opened(int status, json_t *reply, const char *msg, void *arg)
+static void on_opened(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
 
-    (void)reply;
+    (void)r;
     if (!join_failed(j, status, msg, "opening an incarnation"))
         join_read_inc(j); /* whoever opened it first, read what it is now */
 }
@@ -309,7 +314,7 @@ static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
 static void write_ready(struct join *j, bool consume);
-static void on_start_over(int status, json_t *reply, const char *msg, void *arg);
+static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 
 /* A key of the schema (keys-internal.h) in the incarnation being joined. */
 #define JKEY(j, buf, id, ...)                                                                                        \
@@ -407,16 +412,11 @@ static void on_ready_link(bool up, const char *why, void *arg)
     ((struct join *)arg)->ready_up = up;
 }
 
-static void on_ready_read(int status, json_t *reply, const char *msg, void *arg)
+static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    struct preempt_etcd_kv *kvs;
-    size_t n;
-
     (void)msg;
-    if (status == 0 && preempt_etcd_range_kvs_(reply, &kvs, &n) == 0) {
-        on_ready_reset(kvs, n, 0, arg);
-        preempt_etcd_kvs_free_(kvs, n);
-    }
+    if (status == 0)
+        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, arg);
 }
 
 /* While the watch of the awaited record is not up (etcd answering
@@ -430,7 +430,7 @@ static void read_ready(struct join *j)
     if (!j->ready_w || j->ready_up || j->finished)
         return;
     (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
-    (void)preempt_etcd_call_(j->e, "kv/range", preempt_etcd_range_body_(key, false), join_left(j), on_ready_read, j);
+    (void)preempt_etcd_do_(j->e, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j);
 }
 
 /* Waits for the awaited record without polling: a watch of that one key. */
@@ -447,27 +447,26 @@ static void wait_ready(struct join *j)
         join_finish(j, -ENOMEM, "out of memory");
 }
 
-static void on_ready_written(int status, json_t *reply, const char *msg, void *arg)
+static void on_ready_written(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv kv;
+    const struct preempt_etcd_kv *kv;
     bool created;
 
-    if (!join_created(j, status, reply, msg, "writing the barrier's record", &created, &kv))
+    if (!(kv = join_created(j, status, r, msg, "writing the barrier's record", &created)))
         return;
-    if (!created && kv.value)
-        j->apply(j, &kv); /* another worker's record landed first: it decides */
-    preempt_etcd_kv_clear_(&kv);
-    wait_ready(j);           /* our own record comes back through the watch */
+    if (kv->value)
+        j->apply(j, kv); /* another worker's record landed first: it decides */
+    wait_ready(j);       /* our own record comes back through the watch */
 }
 
 /* Every live member record of the incarnation: when exactly W of them are
  * of this job (this worker count and launch), the barrier is complete and
  * this worker writes its record: the newest step every member offers. */
-static void on_members(int status, json_t *reply, const char *msg, void *arg)
+static void on_members(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv *kvs;
+    const struct preempt_etcd_kv *kvs;
     const char **offers;
     unsigned *idx;
     size_t n, k = 0;
@@ -475,16 +474,13 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
 
     if (join_failed(j, status, msg, "reading the members"))
         return;
-    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
-        return;
-    }
+    kvs = r->res[0].kvs;
+    n = r->res[0].n;
     offers = calloc(n ? n : 1, sizeof(*offers));
     idx = calloc(n ? n : 1, sizeof(*idx));
     if (!offers || !idx) {
         free(offers);
         free(idx);
-        preempt_etcd_kvs_free_(kvs, n);
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
@@ -501,37 +497,27 @@ static void on_members(int status, json_t *reply, const char *msg, void *arg)
     if (k < j->cfg->workers) { /* another launch's or worker count's records inflated the count */
         free(offers);
         free(idx);
-        preempt_etcd_kvs_free_(kvs, n);
         wait_ready(j);
         return;
     }
     preempt_coord_plan_(offers, idx, k, &j->plan);
     free(offers);
     free(idx);
-    preempt_etcd_kvs_free_(kvs, n);
     if (j->plan.at_risk && !j->plan.over) /* the operator may have asked for it in etcd */
-        join_call(j, "kv/range", preempt_etcd_range_body_(JKEY(j, key, START_OVER), false),
-                  on_start_over);
+        join_call(j, PREEMPT_RQ_GET(JKEY(j, key, START_OVER)), on_start_over);
     else
         write_ready(j, false);
 }
 
 /* P/start-over (preemptctl start-over JOB): the next incarnation whose
  * plan is at risk starts over, and consumes the request. */
-static void on_start_over(int status, json_t *reply, const char *msg, void *arg)
+static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv *kvs;
-    size_t n;
 
     if (join_failed(j, status, msg, "reading a start-over request"))
         return;
-    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
-        return;
-    }
-    j->plan.over = n > 0;
-    preempt_etcd_kvs_free_(kvs, n);
+    j->plan.over = r->res[0].n > 0;
     write_ready(j, j->plan.over);
 }
 
@@ -560,7 +546,7 @@ static void write_ready(struct join *j, bool consume)
                        j->cfg->workers, mine, plan->newest, plan->lacking);
     (void)JKEY(j, key, READY);
     (void)JKEY(j, req, START_OVER);
-    join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
+    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
 }
 
 /* This worker is a member of incarnation inc: the barrier's record, when
@@ -578,11 +564,11 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
         wait_ready(j);
         return;
     }
-    join_call(j, "kv/range", preempt_etcd_range_body_(JRANGE(j, pre, ALIVE, 'w'), true), on_members);
+    join_call(j, PREEMPT_RQ_UNDER(JRANGE(j, pre, ALIVE, 'w')), on_members);
 }
 
 static void recount(struct join *j);
-static void on_shaped(int status, json_t *reply, const char *msg, void *arg);
+static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 
 /* The incarnation's shape (N/shape, "workers=W"): written once by its first
  * member, create-if-absent. A worker with another worker count is refused
@@ -596,7 +582,7 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
             return true;
         j->shaped = true;
         (void)snprintf(val, sizeof(val), "workers=%u", j->cfg->workers);
-        join_call(j, "kv/txn", preempt_etcd_create_body_(JKEY(j, key, SHAPE), val, 0), on_shaped);
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
         return false;
     }
     return !workers_differ(j, shape->value, "has");
@@ -605,38 +591,34 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 /* What a member learns in the txn that joined it (or counted again): the
  * barrier's record, the live members' count and the shape, at ops number
  * i_ready, i_count and i_shape of the reply. */
-static void joined_reply(struct join *j, json_t *reply, size_t i_ready, size_t i_count, size_t i_shape)
+static void joined_reply(struct join *j, const struct preempt_etcd_reply *r, size_t i_ready, size_t i_count,
+                         size_t i_shape)
 {
-    struct preempt_etcd_kv ready = { 0 }, shape = { 0 };
-
-    j->present = preempt_etcd_txn_count_(reply, i_count);
-    if (preempt_etcd_txn_read_(reply, i_ready, &ready) < 0 || preempt_etcd_txn_read_(reply, i_shape, &shape) < 0)
-        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-    else if (check_shape(j, &shape))
-        joined_in(j, &ready);
-    preempt_etcd_kv_clear_(&ready);
-    preempt_etcd_kv_clear_(&shape);
+    j->present = preempt_etcd_reply_count_(r, i_count);
+    if (r->n_res <= i_ready || r->n_res <= i_count || r->n_res <= i_shape)
+        join_finish(j, -EPROTO, "joining job %s: a txn reply without the reads it was asked for", j->cfg->job);
+    else if (check_shape(j, read_kv(r, i_shape)))
+        joined_in(j, read_kv(r, i_ready));
 }
 
-static void on_shaped(int status, json_t *reply, const char *msg, void *arg)
+static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv kv;
+    const struct preempt_etcd_kv *kv;
     bool created;
 
-    if (!join_created(j, status, reply, msg, "writing the incarnation's worker count", &created, &kv))
+    if (!(kv = join_created(j, status, r, msg, "writing the incarnation's worker count", &created)))
         return;
-    if (created || check_shape(j, &kv))
+    if (created || check_shape(j, kv))
         recount(j); /* the count may have grown meanwhile */
-    preempt_etcd_kv_clear_(&kv);
 }
 
-static void on_recount(int status, json_t *reply, const char *msg, void *arg)
+static void on_recount(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
 
     if (!join_failed(j, status, msg, "counting the members"))
-        joined_reply(j, reply, 0, 1, 2);
+        joined_reply(j, r, 0, 1, 2);
 }
 
 /* Reads the barrier's record and counts the members (one txn, no compare). */
@@ -647,7 +629,7 @@ static void recount(struct join *j)
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, JRANGE(j, alive, ALIVE, 'w'), NULL, 0 },
                                      { PREEMPT_ETCD_OP_GET, JKEY(j, shape, SHAPE), NULL, 0 } };
 
-    join_call(j, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 3, NULL, 0), on_recount);
+    join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0), on_recount);
 }
 
 static void on_holder_wait(evutil_socket_t fd, short what, void *arg)
@@ -663,11 +645,11 @@ static void on_holder_wait(evutil_socket_t fd, short what, void *arg)
  * omits, or -1) is on its way out: etcd revokes expired leases at a bounded
  * rate, seconds late on a busy server, so its key is waited out, not taken
  * for a duplicate. */
-static void on_holder_ttl(int status, json_t *reply, const char *msg, void *arg)
+static void on_holder_ttl(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    int64_t ttl = status == 0 ? preempt_etcd_i64_(reply, "TTL") : 0;
-    int64_t granted = status == 0 ? preempt_etcd_i64_(reply, "grantedTTL") : 0;
+    int64_t ttl = status == 0 ? r->ttl : 0;
+    int64_t granted = status == 0 ? r->granted_ttl : 0;
     uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC), ms;
     struct timeval tv;
     char w[200];
@@ -713,34 +695,32 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
         j->holder_until = 0;
     }
     (void)snprintf(j->holder_value, sizeof(j->holder_value), "%s", kv->value);
-    join_call(j, "lease/timetolive", json_pack("{s:I}", "ID", (json_int_t)kv->lease), on_holder_ttl);
+    join_call(j, PREEMPT_RQ_LEASE(TIMETOLIVE, kv->lease), on_holder_ttl);
 }
 
-static void on_joined(int status, json_t *reply, const char *msg, void *arg)
+static void on_joined(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv inc = { 0 }, mine = { 0 }, ready = { 0 };
+    const struct preempt_etcd_kv *inc, *mine, *ready;
     uint64_t now_inc;
-    bool ok;
 
     if (join_failed(j, status, msg, "joining the incarnation"))
         return;
-    if (preempt_etcd_txn_result_(reply, &ok, NULL) < 0 ||
-        (!ok && (preempt_etcd_txn_read_(reply, 0, &inc) < 0 || preempt_etcd_txn_read_(reply, 1, &mine) < 0 ||
-                 preempt_etcd_txn_read_(reply, 2, &ready) < 0))) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed txn reply from etcd", j->cfg->job);
-    } else if (ok) {
-        j->alive_rev = preempt_etcd_rev_(reply);
-        joined_reply(j, reply, 2, 3, 4); /* the ops after the two puts */
-    } else if (!inc.value || !preempt_parse_u64_(inc.value, &now_inc) || now_inc != j->inc) {
+    inc = read_kv(r, 0);
+    mine = read_kv(r, 1);
+    ready = read_kv(r, 2);
+    if (r->succeeded) {
+        j->alive_rev = r->rev;
+        joined_reply(j, r, 2, 3, 4); /* the ops after the two puts */
+    } else if (!inc->value || !preempt_parse_u64_(inc->value, &now_inc) || now_inc != j->inc) {
         join_read_inc(j); /* the incarnation moved on meanwhile */
-    } else if (mine.value && mine.lease == j->lease) {
-        j->alive_rev = mine.create_rev; /* our own earlier attempt, applied though its reply was lost */
+    } else if (mine->value && mine->lease == j->lease) {
+        j->alive_rev = mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
         j->shaped = false;
         recount(j);
-    } else if (mine.value) {
-        held_by(j, &mine);
-    } else if (!ready.value) {
+    } else if (mine->value) {
+        held_by(j, mine);
+    } else if (!ready->value) {
         join_try(j, true); /* w joined inc before, but inc never started: join it again */
     } else {
         /* This worker lived in incarnation N and N started: that was its
@@ -748,9 +728,6 @@ static void on_joined(int status, json_t *reply, const char *msg, void *arg)
          * wins). */
         join_open(j, j->inc + 1);
     }
-    preempt_etcd_kv_clear_(&inc);
-    preempt_etcd_kv_clear_(&mine);
-    preempt_etcd_kv_clear_(&ready);
 }
 
 /* Opens incarnation inc: moves the counter from inc - 1 (or creates it for
@@ -768,7 +745,7 @@ static void join_open(struct join *j, uint64_t inc)
     (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     (void)snprintf(cur, sizeof(cur), "%" PRIu64, inc - 1);
     (void)snprintf(next, sizeof(next), "%" PRIu64, inc);
-    join_call(j, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ops, 2, NULL, 0), on_opened);
+    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), on_opened);
 }
 
 /* Joins incarnation inc: writes joined/<w> (this worker lived in inc) and
@@ -800,7 +777,7 @@ static void join_try(struct join *j, bool rejoin)
                                           { PREEMPT_ETCD_OP_GET, alive, NULL, 0 },
                                           { PREEMPT_ETCD_OP_GET, ready, NULL, 0 } };
 
-        join_call(j, "kv/txn", preempt_etcd_txn_body_(cmp, 2, ok, 5, fail, 3), on_joined);
+        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 3), on_joined);
     }
 }
 
@@ -826,19 +803,17 @@ static void join_make_offer(struct join *j)
 
 static void join_resolve(struct join *j);
 
-static void on_resolved(int status, json_t *reply, const char *msg, void *arg)
+static void on_resolved(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
     struct preempt_coord_pending *p = &j->pend[j->i_pend];
-    struct preempt_etcd_kv kv;
-    bool created;
-    char want[40];
+    const struct preempt_etcd_kv *kv;
+    uint64_t step;
+    bool created, last;
 
-    if (!join_created(j, status, reply, msg, "reading a pending checkpoint's decision", &created, &kv))
+    if (!(kv = join_created(j, status, r, msg, "reading a pending checkpoint's decision", &created)))
         return;
-    (void)snprintf(want, sizeof(want), "committed %" PRIu64, p->step);
-    p->decision = !created && kv.value && !strcmp(kv.value, want) ? 1 : -1;
-    preempt_etcd_kv_clear_(&kv);
+    p->decision = preempt_committed_parse_(kv->value, &step, &last) && step == p->step ? 1 : -1;
     j->i_pend++;
     join_resolve(j);
 }
@@ -859,26 +834,22 @@ static void join_resolve(struct join *j)
             continue;
         }
         (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " restart", p->step);
-        join_call(j, "kv/txn", preempt_etcd_create_body_(p->key, val, 0), on_resolved);
+        join_call(j, PREEMPT_RQ_CREATE(p->key, val), on_resolved);
         return;
     }
     join_make_offer(j);
     join_try(j, false);
 }
 
-static void on_inc(int status, json_t *reply, const char *msg, void *arg)
+static void on_inc(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    struct preempt_etcd_kv *kvs;
-    size_t n;
+    const struct preempt_etcd_kv *kvs;
 
     if (join_failed(j, status, msg, "reading the incarnation"))
         return;
-    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
-        join_finish(j, -EPROTO, "joining job %s: a malformed range reply from etcd", j->cfg->job);
-        return;
-    }
-    if (n == 0) {
+    kvs = r->res[0].kvs;
+    if (r->res[0].n == 0) {
         if (!j->resolved)
             join_make_offer(j); /* no counter: no record of any pending checkpoint can be trusted */
         join_open(j, 1);
@@ -890,27 +861,22 @@ static void on_inc(int status, json_t *reply, const char *msg, void *arg)
     } else {
         join_try(j, false);
     }
-    preempt_etcd_kvs_free_(kvs, n);
 }
 
 static void join_read_inc(struct join *j)
 {
     char key[PREEMPT_KEY_MAX];
 
-    join_call(j, "kv/range", preempt_etcd_range_body_(JKEY(j, key, INCARNATION), false), on_inc);
+    join_call(j, PREEMPT_RQ_GET(JKEY(j, key, INCARNATION)), on_inc);
 }
 
-static void on_grant(int status, json_t *reply, const char *msg, void *arg)
+static void on_grant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
 
     if (join_failed(j, status, msg, "granting the membership lease"))
         return;
-    j->lease = preempt_etcd_i64_(reply, "ID");
-    if (j->lease == 0) {
-        join_finish(j, -EPROTO, "joining job %s: a lease grant without an ID", j->cfg->job);
-        return;
-    }
+    j->lease = r->id; /* never 0: a grant without one does not decode */
     join_read_inc(j);
 }
 
@@ -939,19 +905,19 @@ static void on_join_keep(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (j->lease)
-        (void)preempt_etcd_call_(j->e, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)j->lease),
-                                 j->cfg->lease_ttl_s * 1000u / 3u, NULL, NULL);
+        (void)preempt_etcd_do_(j->e, PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), j->cfg->lease_ttl_s * 1000u / 3u, NULL,
+                               NULL);
     read_ready(j);
 }
 
 static void on_join_done(evutil_socket_t fd, short what, void *arg);
 
-static void on_join_revoked(int status, json_t *reply, const char *msg, void *arg)
+static void on_join_revoked(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
 
     (void)status;
-    (void)reply;
+    (void)r;
     (void)msg;
     event_active(j->ev_done, EV_TIMEOUT, 1); /* the end, outside the client's callback */
 }
@@ -970,8 +936,7 @@ static void on_join_done(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (!j->revoking && (j->status < 0 || j->revoke) && j->lease && j->e) {
         j->revoking = true;
-        if (preempt_etcd_call_(j->e, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)j->lease), 1000,
-                               on_join_revoked, j) == 0)
+        if (preempt_etcd_do_(j->e, PREEMPT_RQ_LEASE(REVOKE, j->lease), 1000, on_join_revoked, j) == 0)
             return;
     }
     preempt_coord_phase_free_((struct preempt_coord_phase *)j);
@@ -1057,7 +1022,7 @@ static struct preempt_coord_phase *phase_begin(struct join *init, struct event_b
 
 static void join_grant(struct join *j)
 {
-    join_call(j, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)j->cfg->lease_ttl_s), on_grant);
+    join_call(j, PREEMPT_RQ_GRANT(j->cfg->lease_ttl_s), on_grant);
 }
 
 int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg, const uint64_t *steps,
@@ -1107,19 +1072,18 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
     join_finish(j, 0, "restore barrier passed");
 }
 
-static void on_restored_counted(int status, json_t *reply, const char *msg, void *arg)
+static void on_restored_counted(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
     char key[PREEMPT_KEY_MAX];
 
     if (join_failed(j, status, msg, "reporting the restore"))
         return;
-    if (preempt_etcd_txn_count_(reply, 1) < (int64_t)j->cfg->workers) {
+    if (preempt_etcd_reply_count_(r, 1) < (int64_t)j->cfg->workers) {
         wait_ready(j);
         return;
     }
-    join_call(j, "kv/txn", preempt_etcd_create_body_(JKEY(j, key, RESTORED), "ok", 0),
-              on_ready_written);
+    join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), "ok"), on_ready_written);
 }
 
 /* Reports this worker's restore: "ok" under w/restored/ and counted (the
@@ -1132,8 +1096,7 @@ static void report_restored(struct join *j)
         (void)snprintf(val, sizeof(val), "%s %" PRIu64 " worker=%u: %s",
                        j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed", j->out->step,
                        j->cfg->worker, j->restore_why ? j->restore_why : "");
-        join_call(j, "kv/txn", preempt_etcd_create_body_(JKEY(j, key, RESTORED), val, 0),
-                  on_ready_written);
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), val), on_ready_written);
         return;
     }
     (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
@@ -1142,7 +1105,7 @@ static void report_restored(struct join *j)
         struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, "ok", 0 },
                                          { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
 
-        join_call(j, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 2, NULL, 0), on_restored_counted);
+        join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), on_restored_counted);
     }
 }
 
@@ -1253,12 +1216,12 @@ static void cpost(struct preempt_coord *c, struct preempt_event ev)
     (void)preempt_key_range_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id, upto,                                    \
                              &(struct preempt_key){ .inc = (c)->view.inc, .ep = (c)->view.ep, __VA_ARGS__ })
 
-static void on_write(int status, json_t *reply, const char *msg, void *arg)
+static void on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
     struct preempt_event ev = { .kind = PREEMPT_EV_COORD_FAILED };
 
-    (void)reply;
+    (void)r;
     if (status == 0)
         return;
     CLOG(c, 3, "coordination write failed: %s", msg);
@@ -1277,15 +1240,15 @@ static uint64_t give_up(const struct preempt_coord *c)
     return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
 }
 
-static void write_call(struct preempt_coord *c, const char *path, json_t *body, preempt_etcd_cb cb)
+static void write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
 {
-    if (c->io->call(c->io_arg, path, body, give_up(c), cb, c) < 0)
+    if (c->io->request(c->io_arg, req, give_up(c), cb, c) < 0)
         on_write(-ENOMEM, NULL, "out of memory", c);
 }
 
 static void put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)
 {
-    write_call(c, "kv/put", preempt_etcd_put_body_(key, value, lease), on_write);
+    write_call(c, PREEMPT_RQ_PUT(key, value, lease), on_write);
 }
 
 static uint64_t mono_of_wall(const struct preempt_coord *c, uint64_t wall)
@@ -1328,19 +1291,15 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
 /* A proposal's answer. When another record landed first, the reply carries
  * it: it is applied as the watch would apply it (the watch may be slow or
  * down; the record is the same). */
-static void on_decide(int status, json_t *reply, const char *msg, void *arg)
+static void on_decide(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    struct preempt_etcd_kv kv;
-    bool created;
+    const struct preempt_etcd_kv *kv = status == 0 && !r->succeeded ? preempt_etcd_reply_kv_(r, 0) : NULL;
 
-    if (status != 0) {
-        on_write(status, reply, msg, arg);
-        return;
-    }
-    if (preempt_etcd_txn_result_(reply, &created, &kv) == 0 && !created && kv.key)
-        on_watch_event(PREEMPT_ETCD_PUT, &kv, c);
-    preempt_etcd_kv_clear_(&kv);
+    if (status != 0)
+        on_write(status, r, msg, arg);
+    else if (kv)
+        on_watch_event(PREEMPT_ETCD_PUT, kv, c);
 }
 
 static void decide(struct preempt_coord *c, unsigned k, const char *value)
@@ -1348,7 +1307,7 @@ static void decide(struct preempt_coord *c, unsigned k, const char *value)
     char key[PREEMPT_KEY_MAX];
 
     CKEY(c, key, DECISION, .round = k);
-    write_call(c, "kv/txn", preempt_etcd_create_body_(key, value, 0), on_decide); /* the watch brings the winner */
+    write_call(c, PREEMPT_RQ_CREATE(key, value), on_decide); /* the watch brings the winner */
 }
 
 /* ---- per-worker records: counted in etcd, never watched by every worker ---------------------- */
@@ -1363,25 +1322,24 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
  * worker judged so (docs/protocol.md, "The last save"). Both come from the
  * records alone, so a retried read, or a second reader, writes the same
  * value (create-if-absent) or finds it there. */
-static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
+static void on_caps(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                    const char *msg)
 {
-    struct preempt_etcd_kv *kvs = NULL;
-    size_t n = 0;
+    const struct preempt_etcd_kv *kvs;
+    size_t n;
     unsigned count = 0;
     uint64_t max = 0;
     bool last = false;
     char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
 
     if (status != 0) {
-        on_write(status, reply, msg, c);
+        on_write(status, r, msg, c);
         return;
     }
     if (ep_stale(c, c->r[k].ack_ep) || c->view.r[k].have_agreed)
         return;
-    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0) {
-        on_write(-EPROTO, NULL, "a malformed range reply (the round's acknowledgements)", c);
-        return;
-    }
+    kvs = r->res[0].kvs;
+    n = r->res[0].n;
     for (size_t i = 0; i < n; i++) {
         struct preempt_key kk;
         uint64_t cap;
@@ -1398,51 +1356,51 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, json_t *rep
             max = cap;
         last = last || its_last;
     }
-    preempt_etcd_kvs_free_(kvs, n);
     if (count < c->n)
         return;
     CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64 "%s", k, max,
          last ? ", the last save" : "");
     CKEY(c, key, AGREED, .round = k);
     (void)preempt_step_value_(val, sizeof(val), max, last);
-    write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
+    write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the watch brings it */
 }
 
-static void on_caps0(int status, json_t *reply, const char *msg, void *arg)
+static void on_caps0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    on_caps(arg, 0, status, reply, msg);
+    on_caps(arg, 0, status, r, msg);
 }
 
-static void on_caps1(int status, json_t *reply, const char *msg, void *arg)
+static void on_caps1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    on_caps(arg, 1, status, reply, msg);
+    on_caps(arg, 1, status, r, msg);
 }
 
 /* An acknowledgement's answer: its transaction counted the round's
  * acknowledgements after writing this one. The worker whose count reached
  * the job's size reads the caps. */
-static void on_acked(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
+static void on_acked(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                     const char *msg)
 {
     char pre[PREEMPT_KEY_MAX];
 
     if (status != 0) {
-        on_write(status, reply, msg, c);
+        on_write(status, r, msg, c);
         return;
     }
-    if (ep_stale(c, c->r[k].ack_ep) || preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
+    if (ep_stale(c, c->r[k].ack_ep) || preempt_etcd_reply_count_(r, 1) < (int64_t)c->n)
         return;
     CRANGE(c, pre, ACK, 'w', .round = k);
-    write_call(c, "kv/range", preempt_etcd_range_body_(pre, true), k ? on_caps1 : on_caps0);
+    write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_caps1 : on_caps0);
 }
 
-static void on_acked0(int status, json_t *reply, const char *msg, void *arg)
+static void on_acked0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    on_acked(arg, 0, status, reply, msg);
+    on_acked(arg, 0, status, r, msg);
 }
 
-static void on_acked1(int status, json_t *reply, const char *msg, void *arg)
+static void on_acked1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    on_acked(arg, 1, status, reply, msg);
+    on_acked(arg, 1, status, r, msg);
 }
 
 /* Writes this worker's cap for round k, with its opinion whether a save
@@ -1461,60 +1419,73 @@ static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
     CKEY(c, alive, ALIVE, .worker = c->me);
     (void)preempt_step_value_(val, sizeof(val), cap, last);
     c->r[k].ack_ep = c->view.ep;
-    write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0),
-               k ? on_acked1 : on_acked0);
+    write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0), k ? on_acked1 : on_acked0);
     c->departed = false;
 }
 
 /* A shard report's answer: its transaction counted the round's shards at
- * this step. The worker whose report completed them proposes "committed";
- * an abort that landed first still wins. */
-static void on_reported(struct preempt_coord *c, unsigned k, int status, json_t *reply, const char *msg)
+ * this step, then the reports that said "last" (the last two ops). The
+ * worker whose report completed the shards proposes "committed", with
+ * "last" when any report said so; an abort that landed first still wins. */
+static void on_reported(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                        const char *msg)
 {
-    struct round *r = &c->r[k];
+    struct round *rd = &c->r[k];
     char val[64];
+    bool last;
 
     if (status != 0) {
-        on_write(status, reply, msg, c);
+        on_write(status, r, msg, c);
         return;
     }
-    if (ep_stale(c, r->shard_ep) || r->commit_posted || c->view.r[k].decided ||
-        preempt_etcd_txn_count_(reply, 1) < (int64_t)c->n)
+    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided || r->n_res < 2 ||
+        preempt_etcd_reply_count_(r, r->n_res - 2) < (int64_t)c->n)
         return;
-    r->commit_posted = true;
-    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported; proposing the commit", k, r->agreed);
-    (void)snprintf(val, sizeof(val), "committed %" PRIu64, r->agreed);
+    last = preempt_etcd_reply_count_(r, r->n_res - 1) > 0;
+    rd->commit_posted = true;
+    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported; proposing the commit%s", k, rd->agreed,
+         last ? ", the last save" : "");
+    (void)snprintf(val, sizeof(val), "committed ");
+    (void)preempt_step_value_(val + 10, sizeof(val) - 10, rd->agreed, last);
     decide(c, k, val);
 }
 
-static void on_reported0(int status, json_t *reply, const char *msg, void *arg)
+static void on_reported0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    on_reported(arg, 0, status, reply, msg);
+    on_reported(arg, 0, status, r, msg);
 }
 
-static void on_reported1(int status, json_t *reply, const char *msg, void *arg)
+static void on_reported1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    on_reported(arg, 1, status, reply, msg);
+    on_reported(arg, 1, status, r, msg);
 }
 
 /* Reports this worker's shard of round k at step and counts the round's
- * shards at that step, in one transaction. With the last save of its
- * preemption (last) the worker's membership ends in the same transaction:
- * it has nothing more to give the job, and its exit then costs etcd
- * nothing (no revoke; the lease ends by itself, holding nothing). */
+ * shards at that step, and the reports that said "last", in one
+ * transaction. A save that ends this worker's preemption (last: the
+ * agreed record said so, or the worker judges no time left for another
+ * round) says so, and the worker's membership ends in the same
+ * transaction: it has nothing more to give the job, and its exit then
+ * costs etcd nothing (no revoke; the lease ends by itself, holding
+ * nothing). */
 static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last)
 {
-    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, "", 0 },
+    char vote[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX],
+        votes[PREEMPT_KEY_MAX];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, vote, "", 0 },
+                                     { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_PUT, key, "", 0 },
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 } };
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, votes, NULL, 0 } };
 
+    CKEY(c, vote, LAST, .round = k, .step = step, .worker = c->me);
+    CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-    CKEY(c, alive, ALIVE, .worker = c->me);
+    CRANGE(c, votes, LAST, 'w', .round = k, .step = step);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
-    write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, last ? 3 : 2, NULL, 0),
+    write_call(c, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 5, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 2, 3, NULL, 0),
                k ? on_reported1 : on_reported0);
     c->departed = c->departed || last;
 }
@@ -1533,6 +1504,7 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     }
     ev.kind = PREEMPT_EV_CKPT_COMMITTED;
     ev.u.ckpt_committed.step = d->step;
+    ev.u.ckpt_committed.last = d->last;
     if (c->withdrawn_posted && own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit
@@ -1619,7 +1591,7 @@ static void forget_gone(struct preempt_coord *c)
  * report of its last save ends its membership). One that stayed missing
  * for the grace is lost: the driver publishes it, and every worker
  * (itself included) follows that record. */
-static void on_members_read(int status, json_t *reply, const char *msg, void *arg)
+static void on_members_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
     uint64_t now = c->ops.now_ms(c->arg);
@@ -1632,21 +1604,17 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
         return;
     }
     memset(c->present, 0, c->n * sizeof(*c->present));
+    if (r->n_res < 4) {
+        CLOG(c, 2, "reading the memberships: a txn reply without the reads it was asked for");
+        return;
+    }
     for (size_t i = 0; i < 4; i++) {
-        struct preempt_etcd_kv *kvs = NULL;
-        size_t n = 0;
-
-        if (preempt_etcd_txn_kvs_(reply, i, &kvs, &n) < 0) {
-            CLOG(c, 2, "reading the memberships: a malformed txn reply");
-            return;
-        }
-        for (size_t j = 0; j < n; j++) {
+        for (size_t j = 0; j < r->res[i].n; j++) {
             struct preempt_key k;
 
-            if (preempt_key_parse_(kvs[j].key, c->jobp, &k) >= 0 && k.worker < c->n)
+            if (preempt_key_parse_(r->res[i].kvs[j].key, c->jobp, &k) >= 0 && k.worker < c->n)
                 c->present[k.worker] = true;
         }
-        preempt_etcd_kvs_free_(kvs, n);
     }
     for (unsigned w = 0; w < c->n; w++) {
         if (w == c->me || c->present[w]) {
@@ -1668,7 +1636,7 @@ static void on_members_read(int status, json_t *reply, const char *msg, void *ar
             continue;
         CKEY(c, key, LOST);
         (void)snprintf(val, sizeof(val), "%u", w);
-        write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it */
+        write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the watch brings it */
         return;
     }
 }
@@ -1691,8 +1659,8 @@ static void read_members(struct preempt_coord *c)
     CRANGE(c, s0, SHARD, 'S', .round = 0);
     CRANGE(c, s1, SHARD, 'S', .round = 1);
     c->polling = true;
-    if (c->io->call(c->io_arg, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 4, NULL, 0),
-                    (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u, on_members_read, c) < 0)
+    if (c->io->request(c->io_arg, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u,
+                       on_members_read, c) < 0)
         c->polling = false;
 }
 
@@ -1903,23 +1871,15 @@ static void on_watch_link(bool up, const char *why, void *arg)
  * or error. So each keep-alive tick reads the job's records instead and
  * applies them as the watch's own re-read does: a broken stream slows what
  * the worker learns to the tick's period, it never hides it. */
-static void on_poll_read(int status, json_t *reply, const char *msg, void *arg)
+static void on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    struct preempt_etcd_kv *kvs = NULL;
-    size_t n = 0;
-    int64_t rev = preempt_etcd_rev_(reply);
 
     (void)msg;
     if (status < 0 || c->watch_up)
         return; /* the next tick tries again, or the watch is back (it re-reads itself) */
-    if (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0 || rev <= 0) {
-        CLOG(c, 2, "reading %s: a range reply without kvs or revision", c->pre);
-        return;
-    }
     CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
-    on_watch_reset(kvs, n, rev, c);
-    preempt_etcd_kvs_free_(kvs, n);
+    on_watch_reset(r->res[0].kvs, r->res[0].n, r->rev, c);
 }
 
 /* ---- membership -------------------------------------------------------------------------------- */
@@ -1948,25 +1908,24 @@ static unsigned ttl_needed(const struct preempt_coord *c)
     return s < MAX_TTL_S ? (unsigned)s : MAX_TTL_S;
 }
 
-static void on_regrant(int status, json_t *reply, const char *msg, void *arg)
+static void on_regrant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
     char key[PREEMPT_KEY_MAX];
-    int64_t ttl = preempt_etcd_i64_(reply, "TTL");
 
     c->granting = false;
     if (c->left)
         return;
-    if (status < 0 || preempt_etcd_i64_(reply, "ID") == 0) {
-        CLOG(c, 2, "renewing the membership lease failed: %s", status < 0 ? msg : "no ID");
+    if (status < 0) {
+        CLOG(c, 2, "renewing the membership lease failed: %s", msg);
         c->claim_again = false;
         return;
     }
     /* The old lease, if it still lives, is no longer kept alive: it ends by
      * itself, and nothing is bound to it once alive/<me> moved over. */
-    c->lease = preempt_etcd_i64_(reply, "ID");
-    if (ttl > 0)
-        c->ttl_s = (unsigned)ttl;
+    c->lease = r->id;
+    if (r->ttl > 0)
+        c->ttl_s = (unsigned)r->ttl;
     CKEY(c, key, ALIVE, .worker = c->me);
     if (!c->departed)
         put(c, key, c->member, c->lease);
@@ -1984,8 +1943,7 @@ static void regrant(struct preempt_coord *c)
     if (c->granting || c->left)
         return;
     c->granting = true;
-    if (c->io->call(c->io_arg, "lease/grant", json_pack("{s:I}", "TTL", (json_int_t)ttl), c->give_up_ms, on_regrant,
-                    c) < 0)
+    if (c->io->request(c->io_arg, PREEMPT_RQ_GRANT(ttl), c->give_up_ms, on_regrant, c) < 0)
         c->granting = false;
 }
 
@@ -2002,16 +1960,15 @@ void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
     }
 }
 
-static void on_keepalive(int status, json_t *reply, const char *msg, void *arg)
+static void on_keepalive(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    const json_t *res = json_object_get(reply, "result");
 
     if (c->left)
         return;
     if (status < 0) {
         CLOG(c, 2, "lease keep-alive failed: %s", msg);
-    } else if (preempt_etcd_i64_(res ? res : reply, "TTL") <= 0) {
+    } else if (r->ttl <= 0) {
         CLOG(c, 2, "the membership lease expired; joining again with a new one");
         regrant(c);
     }
@@ -2026,10 +1983,9 @@ static void on_keep_timer(void *arg)
 
     CRANGE(c, wpre, WORKERS, 0);
     if (!c->watch_up) /* the watched range, [P/N/, P/N/w/) */
-        (void)c->io->call(c->io_arg, "kv/range", preempt_etcd_span_body_(c->pre, wpre), bound, on_poll_read, c);
+        (void)c->io->request(c->io_arg, PREEMPT_RQ_SPAN(c->pre, wpre), bound, on_poll_read, c);
     read_members(c);
-    if (c->io->call(c->io_arg, "lease/keepalive", json_pack("{s:I}", "ID", (json_int_t)c->lease), bound,
-                           on_keepalive, c) < 0)
+    if (c->io->request(c->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), bound, on_keepalive, c) < 0)
         arm_keepalive(c);
 }
 
@@ -2037,13 +1993,13 @@ static void on_keep_timer(void *arg)
 
 static void notice_put(struct preempt_coord *c);
 
-static void on_notice_put(int status, json_t *reply, const char *msg, void *arg)
+static void on_notice_put(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
 
     c->notice_busy = false;
     if (status < 0) {
-        on_write(status, reply, msg, c);
+        on_write(status, r, msg, c);
         return;
     }
     if (c->notice_dirty)
@@ -2075,7 +2031,7 @@ static void notice_put(struct preempt_coord *c)
     c->notice_busy = true;
     c->notice_dirty = false;
     notice_record(c, key, val, sizeof(val));
-    write_call(c, "kv/put", preempt_etcd_put_body_(key, val, 0), on_notice_put);
+    write_call(c, PREEMPT_RQ_PUT(key, val, 0), on_notice_put);
 }
 
 void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
@@ -2086,13 +2042,12 @@ void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
     notice_put(c);
 }
 
-static void on_claim(int status, json_t *reply, const char *msg, void *arg)
+static void on_claim(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
     struct preempt_event ev = { .kind = PREEMPT_EV_CLAIM_WON };
-    struct preempt_etcd_kv kv;
+    const struct preempt_etcd_kv *kv;
     uint64_t holder = c->me;
-    bool ok, vanished;
 
     c->claim_sent = false;
     if (c->notice_busy && c->claim_carries) { /* the notice went with the claim (or failed with it) */
@@ -2113,15 +2068,10 @@ static void on_claim(int status, json_t *reply, const char *msg, void *arg)
         on_write(status, NULL, msg, c);
         return;
     }
-    if (preempt_etcd_txn_result_(reply, &ok, &kv) < 0) {
-        on_write(-EPROTO, NULL, "a malformed txn reply to the claim", c);
-        return;
-    }
-    if (!ok && kv.value && !preempt_parse_u64_(kv.value, &holder))
+    kv = r->succeeded ? NULL : preempt_etcd_reply_kv_(r, 0);
+    if (kv && kv->value && !preempt_parse_u64_(kv->value, &holder))
         holder = c->n; /* unreadable: someone else */
-    vanished = !ok && !kv.value;
-    preempt_etcd_kv_clear_(&kv);
-    if (vanished) {
+    if (!r->succeeded && !kv) {
         claim(c); /* released between the compare and the read: try again */
         return;
     }
@@ -2160,7 +2110,7 @@ static void claim(struct preempt_coord *c)
         c->notice_busy = c->claim_carries = true;
     }
     c->claim_sent = true;
-    write_call(c, "kv/txn", preempt_etcd_txn_body_(&cmp, 1, ok, carry ? 2 : 1, fail, carry ? 2 : 1), on_claim);
+    write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, carry ? 2 : 1, fail, carry ? 2 : 1), on_claim);
 }
 
 
@@ -2246,7 +2196,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     case PREEMPT_FX_PUBLISH_AGREED:
         CKEY(c, key, AGREED, .round = k);
         (void)preempt_step_value_(val, sizeof(val), (uint64_t)fx->arg, last);
-        write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the watch brings it back */
+        write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the watch brings it back */
         return true;
     case PREEMPT_FX_REQUEST_FINAL:
         CKEY(c, key, FINAL);
@@ -2259,7 +2209,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     case PREEMPT_FX_PUBLISH_ERROR:
         CKEY(c, key, ERROR);
         (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
-        write_call(c, "kv/txn", preempt_etcd_create_body_(key, val, 0), on_write); /* the first error wins */
+        write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the first error wins */
         return true;
     case PREEMPT_FX_ANNOUNCE_DONE:
         CKEY(c, key, DONE, .worker = c->me);
@@ -2273,7 +2223,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
 
         CRANGE(c, key, EPISODE, 0);
         CRANGE(c, wkey, W_EPISODE, 0);
-        write_call(c, "kv/txn", preempt_etcd_txn_body_(NULL, 0, ops, 2, NULL, 0), on_write);
+        write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), on_write);
         advance(c);
         return true;
     }
@@ -2313,8 +2263,7 @@ void preempt_coord_leave_(struct preempt_coord *c)
         CLOG(c, 0, "leaving: the membership ended with the last report; the lease ends by itself");
         return;
     }
-    (void)c->io->call(c->io_arg, "lease/revoke", json_pack("{s:I}", "ID", (json_int_t)c->lease), c->give_up_ms, NULL,
-                      NULL);
+    (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
 }
 
 int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size)
@@ -2346,9 +2295,10 @@ struct real_io {
     void *log_arg;
 };
 
-static int real_call(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg)
+static int real_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
+                        void *arg)
 {
-    return preempt_etcd_call_(((struct real_io *)io)->e, path, body, give_up_ms, cb, arg);
+    return preempt_etcd_do_(((struct real_io *)io)->e, req, give_up_ms, cb, arg);
 }
 
 static int real_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
@@ -2407,7 +2357,7 @@ static void real_free(void *io)
 }
 
 static const struct preempt_coord_io real_io_ops = {
-    .call = real_call, .watch = real_watch, .timer = real_timer, .wall_ms = real_wall_ms,
+    .request = real_request, .watch = real_watch, .timer = real_timer, .wall_ms = real_wall_ms,
     .pending = real_pending, .flush = real_flush, .free = real_free,
 };
 

@@ -44,14 +44,6 @@ struct preempt_etcd_kv {
 
 enum preempt_etcd_ev { PREEMPT_ETCD_PUT, PREEMPT_ETCD_DELETE };
 
-/* A request's outcome. status 0: reply is the decoded body (valid during the
- * callback only). status < 0: -ETIMEDOUT (gave up), -EACCES (authentication
- * or permission), -ENOENT (etcd's NotFound, e.g. an expired lease), -EPROTO
- * (a reply that is not the expected JSON), -EINVAL (etcd refused the request)
- * or -ECANCELED (the client is being freed; only from preempt_etcd_drain_()).
- * msg says why in words. */
-typedef void (*preempt_etcd_cb)(int status, json_t *reply, const char *msg, void *arg);
-
 /* What a watch delivers, in revision order. on_reset hands over the whole
  * current content of the prefix (after a compaction or at the start when
  * start_rev is 0): the receiver rebuilds its view from it. on_link says
@@ -64,11 +56,6 @@ struct preempt_etcd_watch_ops {
 
 int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o, struct preempt_etcd **ret);
 void preempt_etcd_free_(struct preempt_etcd *e);
-
-/* Sends a request: POST /v3/<path> with body (stolen: freed by the client).
- * give_up_ms: retry failed attempts for this long (0: one attempt only). */
-int preempt_etcd_call_(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms,
-                       preempt_etcd_cb cb, void *arg);
 
 /* Requests in flight (not counting watches). */
 unsigned preempt_etcd_pending_(const struct preempt_etcd *e);
@@ -100,24 +87,25 @@ uint64_t preempt_clock_ms_(clockid_t clock);
 void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* ---- request bodies and reply decoding (pure; unit-tested) ---------------- */
+/* ---- the typed port: requests and replies as records ------------------------
+ *
+ * Every request the library makes of etcd is one of these records, and
+ * every answer is decoded into one before anyone sees it: JSON, base64 and
+ * the gateway's quirks stay in etcd.c. The coordinator reaches etcd only
+ * through them (coord-internal.h's io), so that the simulation
+ * (tests/sim/) answers the same records from its in-memory store. */
 
-json_t *preempt_etcd_put_body_(const char *key, const char *value, int64_t lease);
-json_t *preempt_etcd_range_body_(const char *key, bool prefix);
-json_t *preempt_etcd_delete_body_(const char *key, bool prefix);
-/* A range read of [key, end). */
-json_t *preempt_etcd_span_body_(const char *key, const char *end);
-/* A txn: every compare must hold for the success ops to run; else the
- * failure ops run. */
+/* A txn's compare: the key is absent (value NULL) or holds value. */
 struct preempt_etcd_cmp {
     const char *key;
-    const char *value; /* NULL: the key must not exist; else: its value must equal this */
+    const char *value;
 };
+/* A txn's operation. */
 struct preempt_etcd_op {
     enum preempt_etcd_op_kind {
-        PREEMPT_ETCD_OP_PUT,
-        PREEMPT_ETCD_OP_GET,
-        PREEMPT_ETCD_OP_DELETE_PREFIX,
+        PREEMPT_ETCD_OP_PUT,          /* key = value, bound to lease (0: none) */
+        PREEMPT_ETCD_OP_GET,          /* key alone */
+        PREEMPT_ETCD_OP_DELETE_PREFIX, /* every key under key */
         PREEMPT_ETCD_OP_COUNT_PREFIX, /* how many keys are under key */
         PREEMPT_ETCD_OP_KEYS_PREFIX,  /* the keys under key, without their values */
         PREEMPT_ETCD_OP_DELETE,       /* key alone */
@@ -125,36 +113,105 @@ struct preempt_etcd_op {
     const char *key, *value;
     int64_t lease;
 };
-json_t *preempt_etcd_txn_body_(const struct preempt_etcd_cmp *cmp, size_t n_cmp, const struct preempt_etcd_op *ok,
-                               size_t n_ok, const struct preempt_etcd_op *fail, size_t n_fail);
-/* The common txn: put key=value (with lease) if key does not exist; else read it. */
-json_t *preempt_etcd_create_body_(const char *key, const char *value, int64_t lease);
+
+enum preempt_etcd_rq {
+    PREEMPT_ETCD_RQ_PUT,        /* key = value, bound to lease (0: none) */
+    PREEMPT_ETCD_RQ_RANGE,      /* key alone; with prefix the keys under it; with end [key, end) */
+    PREEMPT_ETCD_RQ_DELETE,     /* key alone; with prefix the keys under it */
+    PREEMPT_ETCD_RQ_TXN,        /* cmp must all hold for ok to run; else fail runs */
+    PREEMPT_ETCD_RQ_CREATE,     /* key = value (lease) if key is absent; else read key: a txn */
+    PREEMPT_ETCD_RQ_GRANT,      /* a lease of ttl_s seconds */
+    PREEMPT_ETCD_RQ_KEEPALIVE,  /* renews lease */
+    PREEMPT_ETCD_RQ_REVOKE,     /* ends lease, deleting its keys */
+    PREEMPT_ETCD_RQ_TIMETOLIVE, /* what is left of lease */
+};
+/* A request. Its strings and arrays are read during the call that sends
+ * it and never after (the caller keeps them). */
+struct preempt_etcd_req {
+    enum preempt_etcd_rq kind;
+    const char *key, *value, *end;
+    bool prefix;
+    int64_t lease;                     /* PUT, CREATE: the lease to bind to; KEEPALIVE, REVOKE, TIMETOLIVE: the lease */
+    int64_t ttl_s;                     /* GRANT */
+    const struct preempt_etcd_cmp *cmp; /* TXN */
+    const struct preempt_etcd_op *ok, *fail;
+    size_t n_cmp, n_ok, n_fail;
+};
+
+/* Requests as compound literals (for the call they are passed to). */
+#define PREEMPT_RQ_(...) (&(struct preempt_etcd_req){ __VA_ARGS__ })
+#define PREEMPT_RQ_GET(k) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_RANGE, .key = (k))
+#define PREEMPT_RQ_UNDER(k) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_RANGE, .key = (k), .prefix = true)
+#define PREEMPT_RQ_SPAN(k, e) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_RANGE, .key = (k), .end = (e))
+#define PREEMPT_RQ_PUT(k, v, l) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_PUT, .key = (k), .value = (v), .lease = (l))
+#define PREEMPT_RQ_CREATE(k, v) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_CREATE, .key = (k), .value = (v))
+#define PREEMPT_RQ_DELETE_UNDER(k) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_DELETE, .key = (k), .prefix = true)
+#define PREEMPT_RQ_TXN(c, nc, o, no, f, nf)                                                                        \
+    PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_TXN, .cmp = (c), .n_cmp = (nc), .ok = (o), .n_ok = (no), .fail = (f),      \
+                .n_fail = (nf))
+#define PREEMPT_RQ_GRANT(ttl) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_GRANT, .ttl_s = (ttl))
+#define PREEMPT_RQ_LEASE(what, id) PREEMPT_RQ_(.kind = PREEMPT_ETCD_RQ_##what, .lease = (id))
+
+/* One operation's result: a range's keys (values empty for KEYS_PREFIX,
+ * none for COUNT_PREFIX) and count, a delete's count of deleted keys; a
+ * put's is empty. */
+struct preempt_etcd_res {
+    struct preempt_etcd_kv *kvs;
+    size_t n;
+    int64_t count;
+};
+/* A decoded answer. */
+struct preempt_etcd_reply {
+    int64_t rev;                 /* the store's revision when it answered */
+    uint64_t cluster;            /* the store's cluster id (0: not said) */
+    bool succeeded;              /* TXN, CREATE: the compares held (CREATE: the key was created) */
+    struct preempt_etcd_res *res; /* RANGE, DELETE: one; TXN, CREATE: one per op of the branch that ran */
+    size_t n_res;
+    int64_t id;                  /* GRANT: the lease */
+    int64_t ttl;                 /* GRANT, KEEPALIVE, TIMETOLIVE: seconds left (<= 0: expired or unknown) */
+    int64_t granted_ttl;         /* TIMETOLIVE: the TTL it was granted with */
+};
+/* The first key op i read (NULL: none: out of range, not a read, or it
+ * found nothing). For CREATE, op 0 of a failed one is the key that was
+ * there. */
+const struct preempt_etcd_kv *preempt_etcd_reply_kv_(const struct preempt_etcd_reply *r, size_t i);
+/* Op i's count (-1 when there is no op i). */
+int64_t preempt_etcd_reply_count_(const struct preempt_etcd_reply *r, size_t i);
+void preempt_etcd_reply_clear_(struct preempt_etcd_reply *r);
+
+/* A request's outcome. status 0: r is the decoded answer (valid during the
+ * callback only). status < 0 (r NULL): -ETIMEDOUT (gave up), -EACCES
+ * (authentication or permission), -ENOENT (etcd's NotFound, e.g. an
+ * expired lease), -EPROTO (an answer that does not decode as the
+ * request's: not JSON, a grant without a lease), -EINVAL (etcd refused the
+ * request) or -ENOMEM. msg says why in words. */
+typedef void (*preempt_etcd_reply_cb)(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+
+/* Sends req (POST /v3/<its path> on the gateway); failed attempts are
+ * retried with backoff for give_up_ms (0: one attempt only). cb may be
+ * NULL. Returns 0 or -EINVAL / -ENOMEM (cb is then not called). */
+int preempt_etcd_do_(struct preempt_etcd *e, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+                     preempt_etcd_reply_cb cb, void *arg);
+
+/* The gateway's side (pure; unit-tested): the path and body req is sent
+ * as (NULL: out of memory, or a request that cannot be), and the answer's
+ * body decoded as req's kind. Returns 0, -EPROTO or -ENOMEM. */
+json_t *preempt_etcd_req_body_(const struct preempt_etcd_req *req, const char **ret_path);
+int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, struct preempt_etcd_reply *ret);
+
+/* A request's deep copy, for whoever answers it later (the simulation);
+ * NULL: out of memory. Freed with preempt_etcd_req_free_. */
+struct preempt_etcd_req *preempt_etcd_req_copy_(const struct preempt_etcd_req *req);
+void preempt_etcd_req_free_(struct preempt_etcd_req *req);
 
 /* Decodes a kv object. Returns 0 or -EPROTO. */
 int preempt_etcd_kv_(const json_t *kv, struct preempt_etcd_kv *ret);
 void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv);
-/* Decodes the kvs of a range reply into a new array (n may be 0; free with
- * preempt_etcd_kvs_free_). Returns 0 or -EPROTO / -ENOMEM. */
-int preempt_etcd_range_kvs_(const json_t *reply, struct preempt_etcd_kv **ret, size_t *ret_n);
 void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n);
-/* A txn reply: *ret_ok says whether it succeeded; on failure *ret_kv (when
- * not NULL) receives the key read by the failure branch's first read
- * (zeroed if none). */
-int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_etcd_kv *ret_kv);
-/* The key read by a failed txn's read number i (from 0) into *ret_kv (zeroed
- * if none). Returns 0 or -EPROTO / -ENOMEM. */
-int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv *ret_kv);
-/* The kvs a txn's op number i (a range) returned, as preempt_etcd_range_kvs_. */
-int preempt_etcd_txn_kvs_(const json_t *reply, size_t i, struct preempt_etcd_kv **ret, size_t *ret_n);
-/* The count a txn's op number i (a COUNT_PREFIX op) returned; -EPROTO when
- * that response is not a range's. */
-int64_t preempt_etcd_txn_count_(const json_t *reply, size_t i);
+/* A copy of n kvs (*ret NULL when n is 0). Returns 0 or -ENOMEM. */
+int preempt_etcd_kvs_dup_(const struct preempt_etcd_kv *kvs, size_t n, struct preempt_etcd_kv **ret);
 /* An int64 field that the gateway writes as a string (missing: 0). */
 int64_t preempt_etcd_i64_(const json_t *obj, const char *name);
-/* The header's cluster id of a reply (0 when missing). */
-uint64_t preempt_etcd_cluster_(const json_t *reply);
-/* The header's revision of a reply (0 when missing). */
-int64_t preempt_etcd_rev_(const json_t *reply);
 
 int preempt_b64_encode_(const void *data, size_t len, char **ret);
 int preempt_b64_decode_(const char *s, char **ret, size_t *ret_len); /* NUL-terminated copy */

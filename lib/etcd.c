@@ -36,6 +36,10 @@
 
 struct req;
 
+/* A request's outcome with the answer's body (valid during the callback);
+ * the statuses of preempt_etcd_reply_cb. */
+typedef void (*json_cb)(int status, json_t *reply, const char *msg, void *arg);
+
 struct preempt_etcd {
     struct event_base *base;
     struct preempt_http *http;
@@ -61,7 +65,9 @@ struct req {
     char *path, *body;
     struct preempt_http_body reply;
     char errbuf[CURL_ERROR_SIZE];
-    preempt_etcd_cb cb;
+    json_cb cb;                       /* the answer's body, as it came */
+    preempt_etcd_reply_cb tcb;        /* or decoded as kind's */
+    enum preempt_etcd_rq kind;
     void *arg;
     uint64_t give_up_at;              /* on the client's clock */
     uint64_t attempt_end;             /* this attempt's timeout, on the client's clock; 0: none */
@@ -278,7 +284,7 @@ static json_t *key_body(const char *key, bool prefix)
     return span_body(key, prefix, NULL);
 }
 
-json_t *preempt_etcd_put_body_(const char *key, const char *value, int64_t lease)
+static json_t *put_body(const char *key, const char *value, int64_t lease)
 {
     json_t *b = key_body(key, false);
 
@@ -287,21 +293,6 @@ json_t *preempt_etcd_put_body_(const char *key, const char *value, int64_t lease
         return NULL;
     }
     return b;
-}
-
-json_t *preempt_etcd_range_body_(const char *key, bool prefix)
-{
-    return key_body(key, prefix);
-}
-
-json_t *preempt_etcd_delete_body_(const char *key, bool prefix)
-{
-    return key_body(key, prefix);
-}
-
-json_t *preempt_etcd_span_body_(const char *key, const char *end)
-{
-    return span_body(key, true, end);
 }
 
 static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
@@ -315,7 +306,7 @@ static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
         enum preempt_etcd_op_kind k = ops[i].kind;
         bool put = k == PREEMPT_ETCD_OP_PUT, count = k == PREEMPT_ETCD_OP_COUNT_PREFIX,
              keys = k == PREEMPT_ETCD_OP_KEYS_PREFIX;
-        json_t *req = put ? preempt_etcd_put_body_(ops[i].key, ops[i].value, ops[i].lease)
+        json_t *req = put ? put_body(ops[i].key, ops[i].value, ops[i].lease)
                           : key_body(ops[i].key, k == PREEMPT_ETCD_OP_DELETE_PREFIX || count || keys);
 
         if (req && (count || keys) && json_object_set_new(req, count ? "count_only" : "keys_only", json_true()) != 0) {
@@ -330,8 +321,8 @@ static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
     return arr;
 }
 
-json_t *preempt_etcd_txn_body_(const struct preempt_etcd_cmp *cmp, size_t n_cmp, const struct preempt_etcd_op *ok,
-                               size_t n_ok, const struct preempt_etcd_op *fail, size_t n_fail)
+static json_t *txn_body(const struct preempt_etcd_cmp *cmp, size_t n_cmp, const struct preempt_etcd_op *ok,
+                        size_t n_ok, const struct preempt_etcd_op *fail, size_t n_fail)
 {
     json_t *cmps = json_array();
 
@@ -353,12 +344,55 @@ json_t *preempt_etcd_txn_body_(const struct preempt_etcd_cmp *cmp, size_t n_cmp,
                 : NULL;
 }
 
-json_t *preempt_etcd_create_body_(const char *key, const char *value, int64_t lease)
+static json_t *lease_body(const char *name, int64_t v)
 {
-    struct preempt_etcd_cmp cmp = { .key = key };
-    struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, lease }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
+    json_t *b = json_object();
 
-    return preempt_etcd_txn_body_(&cmp, 1, &put, 1, &get, 1);
+    if (!set_i64(b, name, v)) {
+        json_decref(b);
+        return NULL;
+    }
+    return b;
+}
+
+json_t *preempt_etcd_req_body_(const struct preempt_etcd_req *q, const char **ret_path)
+{
+    static const char *const paths[] = { [PREEMPT_ETCD_RQ_PUT] = "kv/put",
+                                         [PREEMPT_ETCD_RQ_RANGE] = "kv/range",
+                                         [PREEMPT_ETCD_RQ_DELETE] = "kv/deleterange",
+                                         [PREEMPT_ETCD_RQ_TXN] = "kv/txn",
+                                         [PREEMPT_ETCD_RQ_CREATE] = "kv/txn",
+                                         [PREEMPT_ETCD_RQ_GRANT] = "lease/grant",
+                                         [PREEMPT_ETCD_RQ_KEEPALIVE] = "lease/keepalive",
+                                         [PREEMPT_ETCD_RQ_REVOKE] = "lease/revoke",
+                                         [PREEMPT_ETCD_RQ_TIMETOLIVE] = "lease/timetolive" };
+
+    if (!q || (unsigned)q->kind >= sizeof(paths) / sizeof(paths[0]))
+        return NULL;
+    *ret_path = paths[q->kind];
+    switch (q->kind) {
+    case PREEMPT_ETCD_RQ_PUT:
+        return q->key && q->value ? put_body(q->key, q->value, q->lease) : NULL;
+    case PREEMPT_ETCD_RQ_RANGE:
+    case PREEMPT_ETCD_RQ_DELETE:
+        return q->key ? span_body(q->key, q->prefix, q->end) : NULL;
+    case PREEMPT_ETCD_RQ_TXN:
+        return txn_body(q->cmp, q->n_cmp, q->ok, q->n_ok, q->fail, q->n_fail);
+    case PREEMPT_ETCD_RQ_CREATE: {
+        struct preempt_etcd_cmp cmp = { .key = q->key };
+        struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, q->key, q->value, q->lease },
+                               get = { PREEMPT_ETCD_OP_GET, q->key, NULL, 0 };
+
+        return q->key && q->value ? txn_body(&cmp, 1, &put, 1, &get, 1) : NULL;
+    }
+    case PREEMPT_ETCD_RQ_GRANT:
+        return lease_body("TTL", q->ttl_s);
+    case PREEMPT_ETCD_RQ_KEEPALIVE:
+    case PREEMPT_ETCD_RQ_REVOKE:
+    case PREEMPT_ETCD_RQ_TIMETOLIVE:
+        return lease_body("ID", q->lease);
+    }
+    return NULL;
 }
 
 /* ---- reply decoding --------------------------------------------------------------------- */
@@ -374,12 +408,12 @@ int64_t preempt_etcd_i64_(const json_t *obj, const char *name)
     return 0;
 }
 
-int64_t preempt_etcd_rev_(const json_t *reply)
+static int64_t header_rev(const json_t *reply)
 {
     return preempt_etcd_i64_(json_object_get(reply, "header"), "revision");
 }
 
-uint64_t preempt_etcd_cluster_(const json_t *reply)
+static uint64_t header_cluster(const json_t *reply)
 {
     const json_t *v = json_object_get(json_object_get(reply, "header"), "cluster_id");
 
@@ -423,70 +457,261 @@ void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n)
     free(kvs);
 }
 
-int preempt_etcd_range_kvs_(const json_t *reply, struct preempt_etcd_kv **ret, size_t *ret_n)
+int preempt_etcd_kvs_dup_(const struct preempt_etcd_kv *kvs, size_t n, struct preempt_etcd_kv **ret)
 {
-    const json_t *kvs = json_object_get(reply, "kvs");
-    size_t n = json_array_size(kvs);
-    struct preempt_etcd_kv *out;
+    struct preempt_etcd_kv *d = n ? calloc(n, sizeof(*d)) : NULL;
 
     *ret = NULL;
-    *ret_n = 0;
-    if (!json_is_object(reply) || (kvs && !json_is_array(kvs)))
-        return -EPROTO;
-    out = calloc(n ? n : 1, sizeof(*out));
-    if (!out)
+    if (n && !d)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        int r = preempt_etcd_kv_(json_array_get(kvs, i), &out[i]);
-
-        if (r < 0) {
-            preempt_etcd_kvs_free_(out, i);
-            return r;
+        d[i] = kvs[i];
+        d[i].key = strdup(kvs[i].key ? kvs[i].key : "");
+        d[i].value = malloc(kvs[i].value_len + 1);
+        if (!d[i].key || !d[i].value) {
+            preempt_etcd_kvs_free_(d, i + 1);
+            return -ENOMEM;
         }
+        if (kvs[i].value_len)
+            memcpy(d[i].value, kvs[i].value, kvs[i].value_len);
+        d[i].value[kvs[i].value_len] = '\0';
     }
-    *ret = out;
-    *ret_n = n;
+    *ret = d;
     return 0;
 }
 
-int preempt_etcd_txn_result_(const json_t *reply, bool *ret_ok, struct preempt_etcd_kv *ret_kv)
+/* A range's answer (the reply's own, or a txn's response_range). */
+static int range_res(const json_t *rr, struct preempt_etcd_res *ret)
 {
-    if (ret_kv)
-        *ret_kv = (struct preempt_etcd_kv){ 0 };
-    if (!json_is_object(reply) || !json_is_object(json_object_get(reply, "header")))
+    const json_t *kvs = json_object_get(rr, "kvs");
+    size_t n = json_array_size(kvs);
+
+    *ret = (struct preempt_etcd_res){ .count = preempt_etcd_i64_(rr, "count") };
+    if (!json_is_object(rr) || (kvs && !json_is_array(kvs)))
         return -EPROTO;
-    *ret_ok = json_is_true(json_object_get(reply, "succeeded")); /* absent on failure */
-    if (*ret_ok || !ret_kv)
+    if (n == 0)
         return 0;
-    return preempt_etcd_txn_read_(reply, 0, ret_kv);
+    ret->kvs = calloc(n, sizeof(*ret->kvs));
+    if (!ret->kvs)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int r = preempt_etcd_kv_(json_array_get(kvs, i), &ret->kvs[i]);
+
+        if (r < 0) {
+            preempt_etcd_kvs_free_(ret->kvs, i);
+            ret->kvs = NULL;
+            return r;
+        }
+    }
+    ret->n = n;
+    return 0;
 }
 
-int preempt_etcd_txn_read_(const json_t *reply, size_t i, struct preempt_etcd_kv *ret_kv)
+/* One txn response: {"response_range": {...}}, {"response_put": {...}} or
+ * {"response_delete_range": {..., "deleted": n}}. */
+static int txn_res(const json_t *resp, struct preempt_etcd_res *ret)
 {
-    const json_t *rr, *kvs;
+    const json_t *rr = json_object_get(resp, "response_range"), *del = json_object_get(resp, "response_delete_range");
 
-    *ret_kv = (struct preempt_etcd_kv){ 0 };
-    rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
-    kvs = json_object_get(rr, "kvs");
-    if (json_array_size(kvs) == 0)
-        return 0; /* deleted between the compare and the read */
-    return preempt_etcd_kv_(json_array_get(kvs, 0), ret_kv);
+    *ret = (struct preempt_etcd_res){ 0 };
+    if (rr)
+        return range_res(rr, ret);
+    if (del) {
+        ret->count = preempt_etcd_i64_(del, "deleted");
+        return json_is_object(del) ? 0 : -EPROTO;
+    }
+    return json_is_object(json_object_get(resp, "response_put")) ? 0 : -EPROTO;
 }
 
-int preempt_etcd_txn_kvs_(const json_t *reply, size_t i, struct preempt_etcd_kv **ret, size_t *ret_n)
+void preempt_etcd_reply_clear_(struct preempt_etcd_reply *r)
 {
-    const json_t *rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
+    for (size_t i = 0; r->res && i < r->n_res; i++)
+        preempt_etcd_kvs_free_(r->res[i].kvs, r->res[i].n);
+    free(r->res);
+    *r = (struct preempt_etcd_reply){ 0 };
+}
 
+static int reply_res(struct preempt_etcd_reply *r, size_t n)
+{
+    r->res = calloc(n ? n : 1, sizeof(*r->res));
+    if (!r->res)
+        return -ENOMEM;
+    r->n_res = n;
+    return 0;
+}
+
+int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, struct preempt_etcd_reply *ret)
+{
+    const json_t *resps, *result;
+    int r = 0;
+
+    *ret = (struct preempt_etcd_reply){ 0 };
+    if (!json_is_object(body))
+        return -EPROTO;
+    /* the gateway's keep-alive is a stream: its one message wraps the answer in "result" */
+    result = kind == PREEMPT_ETCD_RQ_KEEPALIVE && json_is_object(json_object_get(body, "result"))
+                 ? json_object_get(body, "result")
+                 : body;
+    ret->rev = header_rev(result);
+    ret->cluster = header_cluster(result);
+    switch (kind) {
+    case PREEMPT_ETCD_RQ_PUT:
+    case PREEMPT_ETCD_RQ_REVOKE:
+        break;
+    case PREEMPT_ETCD_RQ_RANGE:
+        if ((r = reply_res(ret, 1)) == 0)
+            r = range_res(body, &ret->res[0]);
+        if (r == 0 && ret->rev <= 0)
+            r = -EPROTO; /* a range's revision is what a watch goes on from */
+        break;
+    case PREEMPT_ETCD_RQ_DELETE:
+        if ((r = reply_res(ret, 1)) == 0)
+            ret->res[0].count = preempt_etcd_i64_(body, "deleted");
+        break;
+    case PREEMPT_ETCD_RQ_TXN:
+    case PREEMPT_ETCD_RQ_CREATE:
+        resps = json_object_get(body, "responses");
+        if (!json_is_object(json_object_get(body, "header")) || (resps && !json_is_array(resps))) {
+            r = -EPROTO;
+            break;
+        }
+        ret->succeeded = json_is_true(json_object_get(body, "succeeded")); /* absent on failure */
+        if ((r = reply_res(ret, json_array_size(resps))) < 0)
+            break;
+        for (size_t i = 0; r == 0 && i < ret->n_res; i++)
+            r = txn_res(json_array_get(resps, i), &ret->res[i]);
+        break;
+    case PREEMPT_ETCD_RQ_GRANT:
+        ret->id = preempt_etcd_i64_(body, "ID");
+        ret->ttl = preempt_etcd_i64_(body, "TTL");
+        if (ret->id == 0)
+            r = -EPROTO;
+        break;
+    case PREEMPT_ETCD_RQ_KEEPALIVE:
+        ret->ttl = preempt_etcd_i64_(result, "TTL"); /* an expired lease: none (0) */
+        break;
+    case PREEMPT_ETCD_RQ_TIMETOLIVE:
+        ret->ttl = preempt_etcd_i64_(body, "TTL"); /* expired: -1, or none (0) */
+        ret->granted_ttl = preempt_etcd_i64_(body, "grantedTTL");
+        break;
+    default:
+        r = -EPROTO;
+    }
+    if (r < 0)
+        preempt_etcd_reply_clear_(ret);
+    return r;
+}
+
+const struct preempt_etcd_kv *preempt_etcd_reply_kv_(const struct preempt_etcd_reply *r, size_t i)
+{
+    return r && i < r->n_res && r->res[i].n > 0 ? &r->res[i].kvs[0] : NULL;
+}
+
+int64_t preempt_etcd_reply_count_(const struct preempt_etcd_reply *r, size_t i)
+{
+    return r && i < r->n_res ? r->res[i].count : -1;
+}
+
+/* ---- a request's copy ---------------------------------------------------------------------- */
+
+struct req_copy {
+    struct preempt_etcd_req req;
+    char *strs[3];
+    struct preempt_etcd_cmp *cmp;
+    struct preempt_etcd_op *ok, *fail;
+};
+
+static bool copy_str(const char *s, char **keep, const char **ret)
+{
+    *keep = NULL;
     *ret = NULL;
-    *ret_n = 0;
-    return json_is_object(rr) ? preempt_etcd_range_kvs_(rr, ret, ret_n) : -EPROTO;
+    if (!s)
+        return true;
+    *keep = strdup(s);
+    *ret = *keep;
+    return *keep != NULL;
 }
 
-int64_t preempt_etcd_txn_count_(const json_t *reply, size_t i)
+static struct preempt_etcd_op *copy_ops(const struct preempt_etcd_op *ops, size_t n)
 {
-    const json_t *rr = json_object_get(json_array_get(json_object_get(reply, "responses"), i), "response_range");
+    struct preempt_etcd_op *c = calloc(n ? n : 1, sizeof(*c));
 
-    return json_is_object(rr) ? preempt_etcd_i64_(rr, "count") : -EPROTO;
+    for (size_t i = 0; c && i < n; i++) {
+        char *k, *v;
+
+        c[i] = ops[i];
+        if (!copy_str(ops[i].key, &k, &c[i].key) || !copy_str(ops[i].value, &v, &c[i].value)) {
+            free(k);
+            c[i].key = c[i].value = NULL;
+            for (size_t j = 0; j <= i; j++) {
+                free((char *)c[j].key);
+                free((char *)c[j].value);
+            }
+            free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+static void free_ops(struct preempt_etcd_op *ops, size_t n)
+{
+    for (size_t i = 0; ops && i < n; i++) {
+        free((char *)ops[i].key);
+        free((char *)ops[i].value);
+    }
+    free(ops);
+}
+
+void preempt_etcd_req_free_(struct preempt_etcd_req *req)
+{
+    struct req_copy *c = (struct req_copy *)req;
+
+    if (!c)
+        return;
+    for (size_t i = 0; i < 3; i++)
+        free(c->strs[i]);
+    for (size_t i = 0; c->cmp && i < c->req.n_cmp; i++) {
+        free((char *)c->cmp[i].key);
+        free((char *)c->cmp[i].value);
+    }
+    free(c->cmp);
+    free_ops(c->ok, c->req.n_ok);
+    free_ops(c->fail, c->req.n_fail);
+    free(c);
+}
+
+struct preempt_etcd_req *preempt_etcd_req_copy_(const struct preempt_etcd_req *req)
+{
+    struct req_copy *c = calloc(1, sizeof(*c));
+    bool ok;
+
+    if (!c)
+        return NULL;
+    c->req = *req;
+    ok = copy_str(req->key, &c->strs[0], &c->req.key) && copy_str(req->value, &c->strs[1], &c->req.value) &&
+         copy_str(req->end, &c->strs[2], &c->req.end);
+    c->req.cmp = c->cmp = calloc(req->n_cmp ? req->n_cmp : 1, sizeof(*c->cmp));
+    ok = ok && c->cmp;
+    for (size_t i = 0; ok && i < req->n_cmp; i++) {
+        char *k, *v;
+
+        ok = copy_str(req->cmp[i].key, &k, &c->cmp[i].key) && copy_str(req->cmp[i].value, &v, &c->cmp[i].value);
+        if (!ok) { /* what was copied of it is freed here; the rest with the copy */
+            free(k);
+            c->cmp[i] = (struct preempt_etcd_cmp){ 0 };
+        }
+    }
+    c->req.ok = c->ok = ok ? copy_ops(req->ok, req->n_ok) : NULL;
+    c->req.fail = c->fail = c->ok ? copy_ops(req->fail, req->n_fail) : NULL;
+    if (!c->fail) {
+        if (!c->ok)
+            c->req.n_ok = 0;
+        c->req.n_fail = 0;
+        preempt_etcd_req_free_(&c->req);
+        return NULL;
+    }
+    return &c->req;
 }
 
 /* ---- line framing --------------------------------------------------------------------------- */
@@ -561,7 +786,7 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
     }
     if (!json_is_object(res) || !json_is_object(json_object_get(res, "header")))
         return PREEMPT_WATCH_BAD;
-    *ret_rev = preempt_etcd_rev_(res);
+    *ret_rev = header_rev(res);
     if (json_is_true(json_object_get(res, "canceled"))) {
         const json_t *why = json_object_get(res, "cancel_reason");
 
@@ -634,7 +859,7 @@ static void dec_event(struct preempt_watch_dec *d, const json_t *ev)
  * read again instead, and the receiver rebuilds its view from it. */
 static bool store_moved(struct preempt_watch_dec *d, const json_t *msg, int64_t rev, enum preempt_watch_msg kind)
 {
-    uint64_t id = preempt_etcd_cluster_(json_object_get(msg, "result"));
+    uint64_t id = header_cluster(json_object_get(msg, "result"));
     bool header = kind == PREEMPT_WATCH_CREATED || kind == PREEMPT_WATCH_PROGRESS;
     bool other = id && d->cluster_id && id != d->cluster_id;
     bool behind = !other && header && rev > 0 && d->next_rev > 0 && rev < d->next_rev - 1;
@@ -837,24 +1062,35 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (req_start(q) < 0) {
-        preempt_etcd_cb cb = q->cb;
-        void *cb_arg = q->arg;
-
-        req_free(q);
-        cb(-ENOMEM, NULL, "out of memory", cb_arg);
-    }
+    if (req_start(q) < 0)
+        req_answer(q, -ENOMEM, NULL, "out of memory");
 }
 
 /* Answers q's caller and frees q. */
 static void req_answer(struct req *q, int status, json_t *reply, const char *msg)
 {
-    preempt_etcd_cb cb = q->cb;
+    json_cb cb = q->cb;
+    preempt_etcd_reply_cb tcb = q->tcb;
+    enum preempt_etcd_rq kind = q->kind;
     void *arg = q->arg;
+    struct preempt_etcd_reply r;
+    char why[256];
 
+    if (tcb && status == 0) {
+        status = preempt_etcd_reply_decode_(kind, reply, &r);
+        if (status < 0) {
+            (void)snprintf(why, sizeof(why), "etcd %s: %s", q->path,
+                           status == -ENOMEM ? "out of memory" : "an answer that is not the request's");
+            msg = why;
+        }
+    }
     req_free(q);
     if (cb)
         cb(status, reply, msg, arg);
+    if (tcb)
+        tcb(status, status == 0 ? &r : NULL, msg, arg);
+    if (tcb && status == 0)
+        preempt_etcd_reply_clear_(&r);
 }
 
 static uint64_t backoff_ms(unsigned attempt)
@@ -1012,16 +1248,20 @@ static struct req *req_new(struct preempt_etcd *e, const char *path, json_t *bod
     return q;
 }
 
-/* Sends a request; counted: it counts as pending (see preempt_etcd_flush_). */
-static struct req *call(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms,
-                        preempt_etcd_cb cb, void *arg, bool counted)
+/* Sends req, its answer decoded for cb; counted: it counts as pending (see
+ * preempt_etcd_flush_; a watch's own read does not). */
+static struct req *typed_call(struct preempt_etcd *e, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+                              preempt_etcd_reply_cb cb, void *arg, bool counted)
 {
+    const char *path = NULL;
+    json_t *body = preempt_etcd_req_body_(req, &path);
     struct req *q = body ? req_new(e, path, body, give_up_ms) : NULL;
 
     json_decref(body);
     if (!q)
         return NULL;
-    q->cb = cb;
+    q->tcb = cb;
+    q->kind = req->kind;
     q->arg = arg;
     q->counted = counted;
     if (counted)
@@ -1033,14 +1273,12 @@ static struct req *call(struct preempt_etcd *e, const char *path, json_t *body, 
     return q;
 }
 
-int preempt_etcd_call_(struct preempt_etcd *e, const char *path, json_t *body, uint64_t give_up_ms,
-                       preempt_etcd_cb cb, void *arg)
+int preempt_etcd_do_(struct preempt_etcd *e, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+                     preempt_etcd_reply_cb cb, void *arg)
 {
-    if (!e || !path || !body) {
-        json_decref(body);
+    if (!e || !req)
         return -EINVAL;
-    }
-    return call(e, path, body, give_up_ms, cb, arg, true) ? 0 : -ENOMEM;
+    return typed_call(e, req, give_up_ms, cb, arg, true) ? 0 : -ENOMEM;
 }
 
 unsigned preempt_etcd_pending_(const struct preempt_etcd *e)
@@ -1210,29 +1448,22 @@ static void watch_open_stream(struct preempt_etcd_watch *w)
     }
 }
 
-static void on_watch_read(int status, json_t *reply, const char *msg, void *arg)
+static void on_watch_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_etcd_watch *w = arg;
-    struct preempt_etcd_kv *kvs = NULL;
-    size_t n = 0;
-    int64_t rev = preempt_etcd_rev_(reply);
-    uint64_t cluster = preempt_etcd_cluster_(reply);
 
     w->read = NULL;
-    if (status == 0 && (preempt_etcd_range_kvs_(reply, &kvs, &n) < 0 || rev <= 0))
-        status = -EPROTO, msg = "a range reply without kvs or revision";
     if (status < 0) {
         elog(w->e, 2, "etcd watch %s: reading the prefix failed: %s", w->prefix, msg);
         watch_set_link(w, false, msg);
         watch_schedule(w, false);
         return;
     }
-    w->dec.next_rev = rev + 1;
-    if (cluster)
-        w->dec.cluster_id = cluster;
+    w->dec.next_rev = r->rev + 1;
+    if (r->cluster)
+        w->dec.cluster_id = r->cluster;
     if (w->ops.on_reset)
-        w->ops.on_reset(kvs, n, rev, w->arg);
-    preempt_etcd_kvs_free_(kvs, n);
+        w->ops.on_reset(r->res[0].kvs, r->res[0].n, r->rev, w->arg);
     watch_open_stream(w);
 }
 
@@ -1246,7 +1477,9 @@ static void on_watch_reopen(evutil_socket_t fd, short what, void *arg)
         watch_open_stream(w);
         return;
     }
-    w->read = call(w->e, "kv/range", span_body(w->prefix, true, w->end), w->e->timeout_ms, on_watch_read, w, false);
+    w->read = typed_call(w->e, &(struct preempt_etcd_req){ .kind = PREEMPT_ETCD_RQ_RANGE, .key = w->prefix,
+                                                           .prefix = true, .end = w->end },
+                         w->e->timeout_ms, on_watch_read, w, false);
     if (!w->read)
         watch_schedule(w, false);
 }

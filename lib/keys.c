@@ -189,6 +189,11 @@ bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
     return preempt_parse_u64_(num, step);
 }
 
+bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last)
+{
+    return value && !strncmp(value, "committed ", 10) && preempt_step_value_parse_(value + 10, step, last);
+}
+
 int preempt_key_table_(char *buf, size_t size, bool per_worker)
 {
     size_t n = 0;

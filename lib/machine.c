@@ -137,9 +137,10 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     case PREEMPT_FX_REQUEST_FINAL:
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;
         break;
-    case PREEMPT_FX_REPORT_SHARD: /* its shard is every shard */
+    case PREEMPT_FX_REPORT_SHARD: /* its shard is every shard, its opinion the decision's */
         ev.kind = PREEMPT_EV_CKPT_COMMITTED;
         ev.u.ckpt_committed.step = (uint64_t)fx->arg;
+        ev.u.ckpt_committed.last = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms);
         break;
     case PREEMPT_FX_PUBLISH_NOTICE:
     case PREEMPT_FX_PUBLISH_ERROR:

@@ -45,7 +45,7 @@ enum preempt_view_what {
     PREEMPT_VIEW_FINAL,     /* worker (not this one) opened the final round */
     PREEMPT_VIEW_LOST,      /* the driver found worker's membership gone */
     PREEMPT_VIEW_AGREED,    /* round's save step: step; last: that save ends the preemption */
-    PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step */
+    PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step; last: the commit ends the preemption */
     PREEMPT_VIEW_ABORTED,   /* round's decision: aborted at step */
     PREEMPT_VIEW_ERROR,     /* the job's first error: code, worker, text (the message) */
 };

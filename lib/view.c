@@ -98,7 +98,7 @@ static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const c
     return ev;
 }
 
-/* A round's decision: "committed <step>" or "aborted <step> <w>". */
+/* A round's decision: "committed <step>[ last]" or "aborted <step> <w>". */
 static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const char *value)
 {
     struct preempt_view_ev ev = { .round = k };
@@ -106,15 +106,19 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
 
     if (v->r[k].decided)
         return ev;
-    if (!strncmp(value, "committed ", 10))
+    if (!strncmp(value, "committed ", 10)) {
+        if (!preempt_committed_parse_(value, &ev.step, &ev.last))
+            return malformed("a decision");
         ev.what = PREEMPT_VIEW_COMMITTED;
-    else if (!strncmp(value, "aborted ", 8))
-        ev.what = PREEMPT_VIEW_ABORTED;
-    else
+        v->r[k].decided = true;
+        return ev;
+    }
+    if (strncmp(value, "aborted ", 8) != 0)
         return malformed("a decision");
+    ev.what = PREEMPT_VIEW_ABORTED;
     errno = 0;
-    ev.step = strtoull(strchr(value, ' ') + 1, &end, 10);
-    if (errno || (*end != '\0' && *end != ' '))
+    ev.step = strtoull(value + 8, &end, 10);
+    if (errno || end == value + 8 || (*end != '\0' && *end != ' '))
         return malformed("a decision");
     v->r[k].decided = true;
     return ev;
@@ -276,9 +280,9 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     case PREEMPT_VIEW_LOST:
         return snprintf(buf, size, "%s worker=%u", name, ev->worker);
     case PREEMPT_VIEW_AGREED:
+    case PREEMPT_VIEW_COMMITTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s", name, ev->round, ev->step,
                         ev->last ? " last" : "");
-    case PREEMPT_VIEW_COMMITTED:
     case PREEMPT_VIEW_ABORTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);
     case PREEMPT_VIEW_ERROR:

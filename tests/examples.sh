@@ -45,7 +45,10 @@ for ex in sync async; do
     eq "$ex: two checkpoints" "$(ls ckpt | grep -c '^ckpt-')" 2
     first=$(ls ckpt | grep '^ckpt-' | head -n 1 | sed 's/^ckpt-0*//')
     newest=$(ls -d ckpt/ckpt-* | tail -n 1)
-    printf 'x' | dd of="$newest/weights" bs=1 seek=100 conv=notrunc 2>/dev/null
+    # one byte changed (flipped, never written over with itself)
+    byte=$(od -An -tu1 -j100 -N1 "$newest/weights" | tr -d ' ')
+    # shellcheck disable=SC2059 # the format is the byte, as an octal escape
+    printf "\\$(printf %03o $((${byte:-0} ^ 255)))" | dd of="$newest/weights" bs=1 seek=100 conv=notrunc 2>/dev/null
     expect_rc 0 "$bin"
     expect_output "libpreempt: "
     expect_output "resuming after step $first"

@@ -61,52 +61,61 @@ struct sync {
     uint64_t timeout_ms;
     bool done;
     int status;
-    json_t *reply;
+    struct preempt_etcd_kv *kvs; /* the answer's keys (a range's), owned */
+    size_t n;
+    int64_t count;               /* its count (a delete's: the keys deleted) */
     char msg[512];
 };
 
-static void on_reply(int status, json_t *reply, const char *msg, void *arg)
+static void on_reply(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct sync *s = arg;
 
     s->done = true;
     s->status = status;
-    s->reply = reply ? json_incref(reply) : NULL;
+    if (status == 0 && r->n_res > 0) {
+        s->count = r->res[0].count;
+        if (preempt_etcd_kvs_dup_(r->res[0].kvs, r->res[0].n, &s->kvs) < 0)
+            s->status = -ENOMEM, msg = "out of memory";
+        else
+            s->n = r->res[0].n;
+    }
     (void)snprintf(s->msg, sizeof(s->msg), "%s", msg ? msg : "");
 }
 
-/* One request, waited for (bounded by the client's give-up time). */
-static json_t *call(struct sync *s, const char *path, json_t *body)
+/* One request, waited for (bounded by the client's give-up time): 0, or
+ * -EIO when it failed (said on stderr). What it read is in s->kvs (the
+ * caller frees it) and s->count. */
+static int call(struct sync *s, const struct preempt_etcd_req *req, const char *what)
 {
     s->done = false;
-    s->reply = NULL;
-    if (preempt_etcd_call_(s->e, path, body, s->timeout_ms, on_reply, s) < 0) {
+    s->kvs = NULL;
+    s->n = 0;
+    s->count = 0;
+    if (preempt_etcd_do_(s->e, req, s->timeout_ms, on_reply, s) < 0) {
         fprintf(stderr, "preemptctl: out of memory\n");
-        return NULL;
+        return -EIO;
     }
     while (!s->done)
         if (event_base_loop(s->base, EVLOOP_ONCE) < 0)
             break;
-    if (s->status < 0 || !s->reply) {
-        fprintf(stderr, "preemptctl: %s: %s\n", path, s->msg[0] ? s->msg : strerror(-s->status));
-        json_decref(s->reply);
-        return NULL;
+    if (!s->done || s->status < 0) {
+        fprintf(stderr, "preemptctl: %s: %s\n", what, s->msg[0] ? s->msg : strerror(s->done ? -s->status : EIO));
+        preempt_etcd_kvs_free_(s->kvs, s->n);
+        s->kvs = NULL;
+        s->n = 0;
+        return -EIO;
     }
-    return s->reply;
+    return 0;
 }
 
-/* The job's keys under prefix; NULL on failure. */
-static int range(struct sync *s, const char *prefix, struct preempt_etcd_kv **kvs, size_t *n)
+/* The keys under prefix (or the key alone); -EIO on failure. */
+static int range(struct sync *s, const char *key, bool prefix, struct preempt_etcd_kv **kvs, size_t *n)
 {
-    json_t *r = call(s, "kv/range", preempt_etcd_range_body_(prefix, true));
-    int rc;
+    int rc = call(s, prefix ? PREEMPT_RQ_UNDER(key) : PREEMPT_RQ_GET(key), "reading the job's records");
 
-    if (!r)
-        return -EIO;
-    rc = preempt_etcd_range_kvs_(r, kvs, n);
-    json_decref(r);
-    if (rc < 0)
-        fprintf(stderr, "preemptctl: a malformed range reply\n");
+    *kvs = s->kvs;
+    *n = s->n;
     return rc;
 }
 
@@ -123,7 +132,7 @@ static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
     int r;
 
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_INCARNATION, &(struct preempt_key){ 0 });
-    if ((r = range(s, key, &kvs, &n)) < 0)
+    if ((r = range(s, key, false, &kvs, &n)) < 0)
         return r;
     r = n == 1 && kvs[0].value[0] ? 0 : -ENOENT;
     if (r == 0)
@@ -219,7 +228,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     if (r < 0)
         return r == -ENOENT ? 3 : 1;
     (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
-    if (range(s, pre, &kvs, &n) < 0)
+    if (range(s, pre, true, &kvs, &n) < 0)
         return 1;
     printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
     for (size_t i = 0; i < n; i++) {
@@ -249,7 +258,6 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
 {
     char key[PREEMPT_KEY_MAX], val[64];
     uint64_t inc, in = 0, dl;
-    json_t *r;
 
     if (ms && tool_parse_u64("preemptctl", "notice: the deadline in ms", ms, 0, 7ull * 24 * 3600 * 1000, &in))
         return TOOL_USAGE;
@@ -262,10 +270,8 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
     dl = in ? wall_ms() + in : 0;
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_NOTICE_OP, &(struct preempt_key){ .inc = inc });
     (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", dl);
-    r = call(s, "kv/put", preempt_etcd_put_body_(key, val, 0));
-    if (!r)
+    if (call(s, PREEMPT_RQ_PUT(key, val, 0), "writing the notice") < 0)
         return 1;
-    json_decref(r);
     printf("notice injected for job %s, incarnation %" PRIu64 ": %s\n", job, inc, key);
     return 0;
 }
@@ -273,14 +279,11 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
 static int cmd_start_over(struct sync *s, const char *jobp, const char *job)
 {
     char key[PREEMPT_KEY_MAX], val[64];
-    json_t *r;
 
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_START_OVER, &(struct preempt_key){ 0 });
     (void)snprintf(val, sizeof(val), "preemptctl %" PRIu64, wall_ms());
-    r = call(s, "kv/put", preempt_etcd_put_body_(key, val, 0));
-    if (!r)
+    if (call(s, PREEMPT_RQ_PUT(key, val, 0), "writing the start-over request") < 0)
         return 1;
-    json_decref(r);
     printf("job %s starts over at its next start-up that needs it (%s)\n", job, key);
     return 0;
 }
@@ -289,9 +292,8 @@ static int cmd_clean(struct sync *s, const char *jobp, const char *job, bool for
 {
     struct preempt_etcd_kv *kvs;
     size_t n, alive = 0;
-    json_t *r;
 
-    if (range(s, jobp, &kvs, &n) < 0)
+    if (range(s, jobp, true, &kvs, &n) < 0)
         return 1;
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k;
@@ -303,11 +305,9 @@ static int cmd_clean(struct sync *s, const char *jobp, const char *job, bool for
         fprintf(stderr, "preemptctl: job %s has %zu live worker(s); stop them first or use --force\n", job, alive);
         return 3;
     }
-    r = call(s, "kv/deleterange", preempt_etcd_delete_body_(jobp, true));
-    if (!r)
+    if (call(s, PREEMPT_RQ_DELETE_UNDER(jobp), "deleting the job's records") < 0)
         return 1;
-    printf("job %s: %" PRId64 " key(s) deleted\n", job, preempt_etcd_i64_(r, "deleted"));
-    json_decref(r);
+    printf("job %s: %" PRId64 " key(s) deleted\n", job, s->count);
     return 0;
 }
 

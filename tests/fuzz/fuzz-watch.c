@@ -10,6 +10,7 @@
  * ignore everything once it has ended. The same bytes are then read as one
  * reply and decoded the ways the client decodes replies. */
 #include <assert.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,18 +68,22 @@ static void decode_reply(const uint8_t *data, size_t size)
 {
     json_error_t jerr;
     json_t *j = json_loadb((const char *)data, size, 0, &jerr);
-    struct preempt_etcd_kv *kvs, kv;
-    size_t n;
-    bool ok;
 
     if (!j)
         return;
-    if (preempt_etcd_range_kvs_(j, &kvs, &n) == 0)
-        preempt_etcd_kvs_free_(kvs, n);
-    if (preempt_etcd_txn_result_(j, &ok, &kv) == 0)
-        preempt_etcd_kv_clear_(&kv);
-    (void)preempt_etcd_rev_(j);
-    (void)preempt_etcd_i64_(j, "ID");
+    /* every kind of answer the typed port decodes: it decodes or says -EPROTO */
+    for (int k = PREEMPT_ETCD_RQ_PUT; k <= PREEMPT_ETCD_RQ_TIMETOLIVE; k++) {
+        struct preempt_etcd_reply r;
+        int rc = preempt_etcd_reply_decode_((enum preempt_etcd_rq)k, j, &r);
+
+        assert(rc == 0 || rc == -EPROTO || rc == -ENOMEM);
+        for (size_t i = 0; rc == 0 && i < r.n_res; i++)
+            for (size_t m = 0; m < r.res[i].n; m++)
+                assert(r.res[i].kvs[m].key && r.res[i].kvs[m].value);
+        (void)preempt_etcd_reply_kv_(&r, 0);
+        if (rc == 0)
+            preempt_etcd_reply_clear_(&r);
+    }
     json_decref(j);
 }
 

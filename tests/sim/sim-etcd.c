@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* tests/sim/sim-etcd.c: an in-memory model of the etcd v3 semantics the
- * protocol relies on, behind the JSON gateway's request and reply shapes:
+ * protocol relies on, answering the typed port's requests (etcd-internal.h):
  * one revision per write (a txn is one), keys in byte order, create and mod
  * revisions, ranges (count_only, keys_only), leases with a TTL whose expiry deletes their keys, txn with
  * CREATE/VALUE compares, and a history that watches replay in order. */
@@ -267,103 +267,47 @@ void sim_etcd_put(struct sim_etcd *m, const char *key, const char *value, int64_
     do_put(m, key, value, lease);
 }
 
-/* ---- the gateway's JSON ---------------------------------------------------------------- */
+/* ---- the typed port's requests ------------------------------------------------------- */
 
-static json_t *header(const struct sim_etcd *m)
+/* A range [key, end) (end NULL: key alone, or every key under it with prefix). */
+static void do_range(struct sim_etcd *m, const char *key, const char *end, bool prefix, bool count_only,
+                     bool keys_only, struct preempt_etcd_res *res)
 {
-    char rev[24];
-
-    (void)snprintf(rev, sizeof(rev), "%" PRId64, m->rev);
-    return json_pack("{s:s, s:s, s:s}", "cluster_id", "1", "member_id", "1", "revision", rev);
-}
-
-static json_t *i64s(int64_t v)
-{
-    char buf[24];
-
-    (void)snprintf(buf, sizeof(buf), "%" PRId64, v);
-    return json_string(buf);
-}
-
-static json_t *b64(const char *s, size_t len)
-{
-    char *e;
-    json_t *j;
-
-    if (preempt_b64_encode_(s, len, &e) < 0)
-        abort();
-    j = json_string(e);
-    free(e);
-    return j;
-}
-
-static json_t *kv_json(const struct preempt_etcd_kv *kv)
-{
-    json_t *j = json_object();
-
-    json_object_set_new(j, "key", b64(kv->key, strlen(kv->key)));
-    json_object_set_new(j, "create_revision", i64s(kv->create_rev));
-    json_object_set_new(j, "mod_revision", i64s(kv->mod_rev));
-    json_object_set_new(j, "version", json_string("1"));
-    json_object_set_new(j, "value", b64(kv->value, kv->value_len));
-    if (kv->lease)
-        json_object_set_new(j, "lease", i64s(kv->lease));
-    return j;
-}
-
-/* A base64 field decoded (NULL when absent or not base64). */
-static char *field(const json_t *body, const char *name)
-{
-    const json_t *v = json_object_get(body, name);
-    char *s = NULL;
-    size_t len;
-
-    if (!json_is_string(v) || preempt_b64_decode_(json_string_value(v), &s, &len) < 0)
-        return NULL;
-    return s;
-}
-
-static json_t *do_range(struct sim_etcd *m, const json_t *body)
-{
-    char *key = field(body, "key"), *end = field(body, "range_end");
-    json_t *r = json_pack("{s:o}", "header", header(m)), *kvs = json_array();
-    bool count_only = json_is_true(json_object_get(body, "count_only"));
-    bool keys_only = json_is_true(json_object_get(body, "keys_only"));
-    unsigned count = 0;
+    char *pend = NULL;
     bool found;
+    size_t lo, hi;
 
-    /* the keys are sorted: from the first at or after key, while in range */
-    for (size_t i = key ? find(m, key, &found) : m->n; i < m->n && in_range(m->kvs[i].key, key, end); i++) {
-        json_t *kv = count_only ? NULL : kv_json(&m->kvs[i]);
-
-        if (kv && keys_only)
-            (void)json_object_del(kv, "value");
-        if (kv)
-            json_array_append_new(kvs, kv);
-        count++;
+    if (!end && prefix) {
+        if (preempt_etcd_prefix_end_(key, &pend) < 0)
+            abort();
+        end = pend; /* "": to the end of the keys */
     }
-    if (count && !count_only)
-        json_object_set_new(r, "kvs", kvs);
-    else
-        json_decref(kvs);
-    json_object_set_new(r, "count", i64s(count));
-    free(key);
-    free(end);
-    return r;
+    /* the keys are sorted: from the first at or after key, while in range */
+    lo = find(m, key, &found);
+    hi = lo;
+    while (hi < m->n && in_range(m->kvs[hi].key, key, end))
+        hi++;
+    *res = (struct preempt_etcd_res){ .count = (int64_t)(hi - lo) };
+    if (!count_only) {
+        if (preempt_etcd_kvs_dup_(hi > lo ? &m->kvs[lo] : NULL, hi - lo, &res->kvs) < 0)
+            abort();
+        res->n = hi - lo;
+        for (size_t i = 0; keys_only && i < res->n; i++) {
+            res->kvs[i].value[0] = '\0';
+            res->kvs[i].value_len = 0;
+        }
+    }
+    free(pend);
 }
 
-/* A put's checks, before any write of its request: the key is there and
- * the lease, when given, is live. */
-static int put_check(struct sim_etcd *m, const json_t *body, const char **msg)
+/* A put's checks, before any write of its request: the lease, when
+ * given, is live. */
+static int put_check(struct sim_etcd *m, const char *key, int64_t lease, const char **msg)
 {
-    char *key = field(body, "key");
-    int64_t lease = preempt_etcd_i64_(body, "lease");
-
-    if (!key) {
+    if (!key || !key[0]) {
         *msg = "etcdserver: key is not provided";
         return -EINVAL;
     }
-    free(key);
     if (lease && !lease_of(m, lease)) {
         *msg = "etcdserver: requested lease not found";
         return -ENOENT;
@@ -371,168 +315,177 @@ static int put_check(struct sim_etcd *m, const json_t *body, const char **msg)
     return 0;
 }
 
-static void put_body(struct sim_etcd *m, const json_t *body)
+/* Deletes key alone, or every key under it (prefix). */
+static unsigned delete_range(struct sim_etcd *m, const char *key, bool prefix)
 {
-    char *key = field(body, "key"), *value = field(body, "value");
+    char *end = NULL;
+    unsigned n;
 
-    do_put(m, key, value ? value : "", preempt_etcd_i64_(body, "lease"));
-    free(key);
-    free(value);
-}
-
-static unsigned delete_body(struct sim_etcd *m, const json_t *body)
-{
-    char *key = field(body, "key"), *end = field(body, "range_end");
-    unsigned n = key ? do_delete(m, key, end) : 0;
-
-    free(key);
+    if (prefix && preempt_etcd_prefix_end_(key, &end) < 0)
+        abort();
+    n = do_delete(m, key, end);
     free(end);
     return n;
 }
 
-static bool compare(struct sim_etcd *m, const json_t *c)
+static bool compare(struct sim_etcd *m, const struct preempt_etcd_cmp *c)
 {
-    char *key = field(c, "key");
-    const char *target = json_string_value(json_object_get(c, "target"));
-    bool found = false, ok = false;
-    size_t i = key ? find(m, key, &found) : 0;
+    bool found = false;
+    size_t i = find(m, c->key, &found);
 
-    if (target && !strcmp(target, "CREATE")) {
-        ok = (found ? m->kvs[i].create_rev : 0) == preempt_etcd_i64_(c, "create_revision");
-    } else if (target && !strcmp(target, "VALUE")) {
-        char *v = field(c, "value");
-
-        ok = found && v && !strcmp(m->kvs[i].value, v);
-        free(v);
-    }
-    free(key);
-    return ok;
+    return c->value ? found && !strcmp(m->kvs[i].value, c->value) : !found;
 }
 
-static int do_txn(struct sim_etcd *m, const json_t *body, json_t **ret, const char **msg)
+static bool op_writes(const struct preempt_etcd_op *op)
 {
-    const json_t *cmps = json_object_get(body, "compare"), *ops, *op;
-    bool ok = true, wrote = false;
-    json_t *resps = json_array();
-    size_t i;
+    return op->kind == PREEMPT_ETCD_OP_PUT || op->kind == PREEMPT_ETCD_OP_DELETE ||
+           op->kind == PREEMPT_ETCD_OP_DELETE_PREFIX;
+}
 
-    json_array_foreach(cmps, i, op) ok = ok && compare(m, op);
-    ops = json_object_get(body, ok ? "success" : "failure");
-    json_array_foreach(ops, i, op) { /* every put is checked before anything is written */
-        const json_t *put = json_object_get(op, "request_put");
-        int r = put ? put_check(m, put, msg) : 0;
+static int do_txn(struct sim_etcd *m, const struct preempt_etcd_req *q, struct preempt_etcd_reply *r, const char **msg)
+{
+    const struct preempt_etcd_op *ops;
+    bool wrote = false;
+    size_t n;
 
-        if (r < 0) {
-            json_decref(resps);
-            return r;
-        }
-        wrote = wrote || put || json_object_get(op, "request_delete_range");
+    r->succeeded = true;
+    for (size_t i = 0; i < q->n_cmp; i++)
+        r->succeeded = r->succeeded && compare(m, &q->cmp[i]);
+    ops = r->succeeded ? q->ok : q->fail;
+    n = r->succeeded ? q->n_ok : q->n_fail;
+    for (size_t i = 0; i < n; i++) { /* every put is checked before anything is written */
+        int rc = ops[i].kind == PREEMPT_ETCD_OP_PUT ? put_check(m, ops[i].key, ops[i].lease, msg) : 0;
+
+        if (rc < 0)
+            return rc;
+        wrote = wrote || op_writes(&ops[i]);
     }
     if (wrote)
         m->rev++;
-    json_array_foreach(ops, i, op) {
-        const json_t *put = json_object_get(op, "request_put"), *rng = json_object_get(op, "request_range"),
-                     *del = json_object_get(op, "request_delete_range");
+    r->res = calloc(n ? n : 1, sizeof(*r->res));
+    if (!r->res)
+        abort();
+    r->n_res = n;
+    for (size_t i = 0; i < n; i++) {
+        const struct preempt_etcd_op *op = &ops[i];
+        struct preempt_etcd_res *res = &r->res[i];
 
-        if (put) {
-            put_body(m, put);
-            json_array_append_new(resps, json_pack("{s:{s:o}}", "response_put", "header", header(m)));
-        } else if (rng) {
-            json_array_append_new(resps, json_pack("{s:o}", "response_range", do_range(m, rng)));
-        } else if (del) {
-            unsigned n = delete_body(m, del);
-
-            json_array_append_new(resps, json_pack("{s:{s:o, s:o}}", "response_delete_range", "header", header(m),
-                                                   "deleted", i64s(n)));
+        switch (op->kind) {
+        case PREEMPT_ETCD_OP_PUT:
+            do_put(m, op->key, op->value ? op->value : "", op->lease);
+            break;
+        case PREEMPT_ETCD_OP_GET:
+            do_range(m, op->key, NULL, false, false, false, res);
+            break;
+        case PREEMPT_ETCD_OP_COUNT_PREFIX:
+        case PREEMPT_ETCD_OP_KEYS_PREFIX:
+            do_range(m, op->key, NULL, true, op->kind == PREEMPT_ETCD_OP_COUNT_PREFIX,
+                     op->kind == PREEMPT_ETCD_OP_KEYS_PREFIX, res);
+            break;
+        case PREEMPT_ETCD_OP_DELETE:
+        case PREEMPT_ETCD_OP_DELETE_PREFIX:
+            res->count = delete_range(m, op->key, op->kind == PREEMPT_ETCD_OP_DELETE_PREFIX);
+            break;
         }
     }
-    *ret = json_pack("{s:o, s:b, s:o}", "header", header(m), "succeeded", ok, "responses", resps);
     return 0;
 }
 
-int sim_etcd_apply(struct sim_etcd *m, const char *path, const json_t *body, uint64_t now_ms, json_t **ret,
-                   const char **msg)
+int sim_etcd_do(struct sim_etcd *m, const struct preempt_etcd_req *q, uint64_t now_ms, struct preempt_etcd_reply *r,
+                const char **msg)
 {
-    int r;
+    struct lease *l;
+    int rc = 0;
 
-    *ret = NULL;
+    *r = (struct preempt_etcd_reply){ .cluster = 1 };
     *msg = "ok";
     sim_etcd_expire(m, now_ms);
-    if (!strcmp(path, "kv/range")) {
-        *ret = do_range(m, body);
-    } else if (!strcmp(path, "kv/put")) {
-        if ((r = put_check(m, body, msg)) < 0)
-            return r;
+    switch (q->kind) {
+    case PREEMPT_ETCD_RQ_RANGE:
+        r->res = calloc(1, sizeof(*r->res));
+        if (!r->res)
+            abort();
+        r->n_res = 1;
+        do_range(m, q->key, q->end, q->prefix, false, false, &r->res[0]);
+        break;
+    case PREEMPT_ETCD_RQ_PUT:
+        if ((rc = put_check(m, q->key, q->lease, msg)) < 0)
+            break;
         m->rev++;
-        put_body(m, body);
-        *ret = json_pack("{s:o}", "header", header(m));
-    } else if (!strcmp(path, "kv/deleterange")) {
-        char *key = field(body, "key"), *end = field(body, "range_end");
-        bool any = false;
-        unsigned n = 0;
+        do_put(m, q->key, q->value ? q->value : "", q->lease);
+        break;
+    case PREEMPT_ETCD_RQ_DELETE: {
+        struct preempt_etcd_res probe;
 
-        for (size_t i = 0; key && i < m->n && !any; i++)
-            any = in_range(m->kvs[i].key, key, end);
-        if (any) { /* etcd does not bump the revision for a delete of nothing */
+        r->res = calloc(1, sizeof(*r->res));
+        if (!r->res)
+            abort();
+        r->n_res = 1;
+        do_range(m, q->key, NULL, q->prefix, true, false, &probe);
+        if (probe.count) { /* etcd does not bump the revision for a delete of nothing */
             m->rev++;
-            n = do_delete(m, key, end);
+            r->res[0].count = delete_range(m, q->key, q->prefix);
         }
-        free(key);
-        free(end);
-        *ret = json_pack("{s:o, s:o}", "header", header(m), "deleted", i64s(n));
-    } else if (!strcmp(path, "kv/txn")) {
-        return do_txn(m, body, ret, msg);
-    } else if (!strcmp(path, "lease/grant")) {
-        int64_t ttl = preempt_etcd_i64_(body, "TTL");
+        break;
+    }
+    case PREEMPT_ETCD_RQ_TXN:
+        rc = do_txn(m, q, r, msg);
+        break;
+    case PREEMPT_ETCD_RQ_CREATE: {
+        struct preempt_etcd_cmp cmp = { .key = q->key };
+        struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, q->key, q->value, q->lease },
+                               get = { PREEMPT_ETCD_OP_GET, q->key, NULL, 0 };
 
-        if (ttl <= 0) {
+        rc = do_txn(m, PREEMPT_RQ_TXN(&cmp, 1, &put, 1, &get, 1), r, msg);
+        break;
+    }
+    case PREEMPT_ETCD_RQ_GRANT:
+        if (q->ttl_s <= 0) {
             *msg = "etcdserver: invalid TTL";
-            return -EINVAL;
+            rc = -EINVAL;
+            break;
         }
-        *ret = json_pack("{s:o, s:o, s:o}", "header", header(m), "ID", i64s(sim_etcd_grant(m, (unsigned)ttl, now_ms)),
-                         "TTL", i64s(ttl));
-    } else if (!strcmp(path, "lease/keepalive")) {
-        struct lease *l = lease_of(m, preempt_etcd_i64_(body, "ID"));
-
-        if (l)
+        r->id = sim_etcd_grant(m, (unsigned)q->ttl_s, now_ms);
+        r->ttl = q->ttl_s;
+        break;
+    case PREEMPT_ETCD_RQ_KEEPALIVE:
+        if ((l = lease_of(m, q->lease)))
             l->expires_ms = now_ms + l->ttl_s * 1000u;
-        /* the gateway's keep-alive stream: one result; an expired lease has no TTL */
-        *ret = json_pack("{s:{s:o, s:o, s:o}}", "result", "header", header(m), "ID",
-                         i64s(preempt_etcd_i64_(body, "ID")), "TTL", i64s(l ? l->ttl_s : 0));
-    } else if (!strcmp(path, "lease/revoke")) {
-        struct lease *l = lease_of(m, preempt_etcd_i64_(body, "ID"));
-
-        if (!l) {
+        r->ttl = l ? l->ttl_s : 0; /* the gateway's keep-alive: an expired lease has no TTL */
+        break;
+    case PREEMPT_ETCD_RQ_REVOKE:
+        if (!(l = lease_of(m, q->lease))) {
             *msg = "etcdserver: requested lease not found";
-            return -ENOENT;
+            rc = -ENOENT;
+            break;
         }
         drop_lease(m, l);
-        *ret = json_pack("{s:o}", "header", header(m));
-    } else {
-        *msg = "unknown path";
-        return -EINVAL;
+        break;
+    case PREEMPT_ETCD_RQ_TIMETOLIVE:
+        l = lease_of(m, q->lease);
+        r->ttl = l ? (int64_t)((l->expires_ms > now_ms ? l->expires_ms - now_ms : 0) / 1000u) : -1;
+        r->granted_ttl = l ? l->ttl_s : 0;
+        break;
+    default:
+        *msg = "unknown request";
+        rc = -EINVAL;
     }
-    return 0;
+    r->rev = m->rev;
+    if (rc < 0)
+        preempt_etcd_reply_clear_(r);
+    return rc;
 }
 
 int sim_etcd_snapshot(const struct sim_etcd *m, const char *prefix, const char *end, struct preempt_etcd_kv **ret,
                       size_t *n)
 {
     bool found;
-    size_t len = strlen(prefix), lo = find(m, prefix, &found), hi = lo, k = 0;
-    struct preempt_etcd_kv *kvs;
+    size_t len = strlen(prefix), lo = find(m, prefix, &found), hi = lo;
 
     while (hi < m->n && (end ? strcmp(m->kvs[hi].key, end) < 0 : strncmp(m->kvs[hi].key, prefix, len) == 0))
         hi++;
-    kvs = calloc(hi - lo + 1, sizeof(*kvs));
-    if (!kvs)
+    if (preempt_etcd_kvs_dup_(hi > lo ? &m->kvs[lo] : NULL, hi - lo, ret) < 0)
         abort();
-    for (size_t i = lo; i < hi; i++, k++) {
-        kvs[k] = m->kvs[i];
-        kvs[k].key = dup(m->kvs[i].key);
-        kvs[k].value = dup(m->kvs[i].value);
-    }
-    *ret = kvs;
-    *n = k;
+    *n = hi - lo;
     return 0;
 }

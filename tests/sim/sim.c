@@ -74,10 +74,9 @@ enum item_kind { IT_REPLY, IT_WATCH, IT_RESET, IT_KEEP, IT_MTIMER, IT_NOTICE, IT
 
 struct req {
     int w;
-    char path[32];
-    json_t *body;
+    struct preempt_etcd_req *q; /* a copy */
     uint64_t give_up_us;
-    preempt_etcd_cb cb;
+    preempt_etcd_reply_cb cb;
     void *arg;
 };
 
@@ -85,7 +84,7 @@ struct item {
     enum item_kind kind;
     struct req *req;     /* IT_REPLY */
     int status;
-    json_t *reply;
+    struct preempt_etcd_reply reply;
     const char *msg;
     int64_t rev;         /* IT_WATCH: deliver up to here */
     uint32_t gen;        /* IT_KEEP, IT_MTIMER */
@@ -270,12 +269,18 @@ static uint64_t net_us(const struct worker *w)
 
 /* ---- items: what reaches a worker's loop -------------------------------------------------- */
 
+static void req_free(struct req *q)
+{
+    if (q)
+        preempt_etcd_req_free_(q->q);
+    free(q);
+}
+
 static void item_free(struct item *it)
 {
     if (it->kind == IT_REPLY) {
-        json_decref(it->reply);
-        json_decref(it->req->body);
-        free(it->req);
+        preempt_etcd_reply_clear_(&it->reply);
+        req_free(it->req);
     }
     if (it->kind == IT_RESET)
         preempt_etcd_kvs_free_(it->kvs, it->n_kvs);
@@ -299,19 +304,17 @@ static void arrive(struct worker *w, struct item *it, uint64_t at_us)
 
 /* ---- the coordinator's io ----------------------------------------------------------------- */
 
-static int io_call(void *io, const char *path, json_t *body, uint64_t give_up_ms, preempt_etcd_cb cb, void *arg)
+static int io_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
+                      void *arg)
 {
     struct worker *w = io;
     struct req *q = calloc(1, sizeof(*q));
 
-    if (!q || !body) {
+    if (!q || !(q->q = preempt_etcd_req_copy_(req))) {
         free(q);
-        json_decref(body);
         return -ENOMEM;
     }
     q->w = w->id;
-    (void)snprintf(q->path, sizeof(q->path), "%s", path);
-    q->body = body;
     q->give_up_us = W->now_us + (give_up_ms ? give_up_ms : 2000) * 1000u;
     q->cb = cb;
     q->arg = arg;
@@ -411,7 +414,7 @@ static void io_free(void *io)
 }
 
 static const struct preempt_coord_io sim_io = {
-    .call = io_call, .watch = io_watch, .timer = io_timer, .wall_ms = io_wall_ms,
+    .request = io_request, .watch = io_watch, .timer = io_timer, .wall_ms = io_wall_ms,
     .pending = io_pending, .flush = io_flush, .free = io_free,
 };
 
@@ -742,7 +745,7 @@ static void process(struct worker *w, struct item *it)
     case IT_REPLY:
         w->pending--;
         if (!w->io_dead && it->req->cb)
-            it->req->cb(it->status, it->reply, it->msg, it->req->arg);
+            it->req->cb(it->status, it->status == 0 ? &it->reply : NULL, it->msg, it->req->arg);
         break;
     case IT_WATCH:
         if (w->io_dead || !w->wup)
@@ -839,7 +842,7 @@ static void apply(struct req *q)
     struct worker *w = &W->w[q->w];
     struct item *it;
     int64_t rev0 = sim_etcd_rev(W->etcd);
-    json_t *reply = NULL;
+    struct preempt_etcd_reply reply = { 0 };
     const char *msg = "ok";
     int status;
 
@@ -851,7 +854,7 @@ static void apply(struct req *q)
         W->etcd_free_us = W->now_us + W->svc_us;
     }
     if (W->t_notice_us) { /* the lease's keep-alives run whether or not there is a preemption */
-        if (strcmp(q->path, "lease/keepalive") == 0)
+        if (q->q->kind == PREEMPT_ETCD_RQ_KEEPALIVE)
             W->keepalives++;
         else
             W->reqs++;
@@ -864,14 +867,13 @@ static void apply(struct req *q)
         status = -ETIMEDOUT;
         msg = "etcd unreachable (simulated outage)";
     } else {
-        status = sim_etcd_apply(W->etcd, q->path, q->body, W->now_us / 1000u, &reply, &msg);
+        status = sim_etcd_do(W->etcd, q->q, W->now_us / 1000u, &reply, &msg);
         store_changed(rev0);
     }
     if (!w->alive || w->io_dead) { /* nobody reads the answer */
         w->pending--;
-        json_decref(reply);
-        json_decref(q->body);
-        free(q);
+        preempt_etcd_reply_clear_(&reply);
+        req_free(q);
         return;
     }
     it = item_new(IT_REPLY);
@@ -1233,14 +1235,15 @@ static void resolve_pending(void)
             struct pend *p = &w->pend[w->n_pend - 1];
             struct preempt_etcd_kv *kv;
             size_t n;
-            char want[40], val[64];
-            bool keep = false;
+            char val[64];
+            uint64_t step;
+            bool keep = false, last;
 
-            (void)snprintf(want, sizeof(want), "committed %" PRIu64, p->step - (W->sabotage && w->id == 0));
             if (sim_etcd_snapshot(W->etcd, p->key, NULL, &kv, &n) < 0)
                 abort();
             if (n > 0)
-                keep = !strcmp(kv[0].value, want);
+                keep = preempt_committed_parse_(kv[0].value, &step, &last) &&
+                       step == p->step - (W->sabotage && w->id == 0);
             else {
                 (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " restart", p->step);
                 sim_etcd_put(W->etcd, p->key, val, 0, now_ms());
@@ -1388,10 +1391,7 @@ static void teardown_incarnation(void)
         if (e.kind == E_ARRIVE)
             item_free(e.p);
         else if (e.kind == E_APPLY) {
-            struct req *q = e.p;
-
-            json_decref(q->body);
-            free(q);
+            req_free(e.p);
         }
     }
     for (unsigned i = 0; i < W->n; i++) {

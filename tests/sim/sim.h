@@ -5,15 +5,13 @@
  * One process runs a whole job: 1-64 workers, each the real machine (the
  * pure core behind lib/machine.c) and the real coordinator (lib/coord.c),
  * over an in-memory model of etcd's semantics (sim-etcd.c: revisions,
- * prefix watches, leases, txn, reached through the gateway's JSON), all on
+ * prefix watches, leases, txn, reached through the typed port), all on
  * one virtual clock. Everything random comes from the seed. */
 #ifndef PREEMPT_SIM_H
 #define PREEMPT_SIM_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#include <jansson.h>
 
 #include "etcd-internal.h"
 
@@ -29,12 +27,12 @@ struct sim_ev {
 struct sim_etcd *sim_etcd_new(void);
 void sim_etcd_free(struct sim_etcd *m);
 
-/* Applies one request of the gateway (path "kv/put", body as the client
- * sends it) at time now_ms. Returns 0 with *ret the reply's JSON (owned by
- * the caller), or a negative errno with a message (-EINVAL: a request etcd
- * refuses; -ENOENT: an unknown lease). */
-int sim_etcd_apply(struct sim_etcd *m, const char *path, const json_t *body, uint64_t now_ms, json_t **ret,
-                   const char **msg);
+/* Answers one request of the typed port at time now_ms. Returns 0 with
+ * *ret the answer (the caller clears it with preempt_etcd_reply_clear_),
+ * or a negative errno with a message (-EINVAL: a request etcd refuses;
+ * -ENOENT: an unknown lease). */
+int sim_etcd_do(struct sim_etcd *m, const struct preempt_etcd_req *req, uint64_t now_ms, struct preempt_etcd_reply *ret,
+                const char **msg);
 
 /* Expires the leases due by now_ms (their keys are deleted). */
 void sim_etcd_expire(struct sim_etcd *m, uint64_t now_ms);

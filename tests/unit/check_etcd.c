@@ -78,21 +78,58 @@ static char *dump(json_t *j)
     return s;
 }
 
+static char *body(const struct preempt_etcd_req *req, const char *want_path)
+{
+    const char *path = NULL;
+    json_t *j = preempt_etcd_req_body_(req, &path);
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(path, want_path);
+    return dump(j);
+}
+
+/* req's body is want, sent to path. */
+static void expect_body(const struct preempt_etcd_req *req, const char *path, const char *want)
+{
+    char *s = body(req, path);
+
+    ck_assert_str_eq(s, want);
+    free(s);
+}
+
+/* The typed port's requests as the gateway takes them. */
 START_TEST(test_bodies)
 {
-    char *s = dump(preempt_etcd_put_body_("/pc/workers/w1", "alive", 7));
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_COUNT_PREFIX, "/pc/w/", NULL, 0 },
+                                     { PREEMPT_ETCD_OP_DELETE, "/pc/x", NULL, 0 } };
+    struct preempt_etcd_cmp cmp = { "/pc/a", "1" };
+    const char *path;
 
-    ck_assert_str_eq(s, "{\"key\":\"L3BjL3dvcmtlcnMvdzE=\",\"lease\":\"7\",\"value\":\"YWxpdmU=\"}");
-    free(s);
-    s = dump(preempt_etcd_range_body_("/pc/workers/", true));
-    ck_assert_str_eq(s, "{\"key\":\"L3BjL3dvcmtlcnMv\",\"range_end\":\"L3BjL3dvcmtlcnMw\"}");
-    free(s);
-    /* docs/stack-notes §2.4: create only if absent, else read the holder */
-    s = dump(preempt_etcd_create_body_("/pc/leader", "worker-1", 0));
-    ck_assert_str_eq(s, "{\"compare\":[{\"create_revision\":\"0\",\"key\":\"L3BjL2xlYWRlcg==\",\"result\":\"EQUAL\","
-                        "\"target\":\"CREATE\"}],\"failure\":[{\"request_range\":{\"key\":\"L3BjL2xlYWRlcg==\"}}],"
-                        "\"success\":[{\"request_put\":{\"key\":\"L3BjL2xlYWRlcg==\",\"value\":\"d29ya2VyLTE=\"}}]}");
-    free(s);
+    expect_body(PREEMPT_RQ_PUT("/pc/workers/w1", "alive", 7), "kv/put",
+                "{\"key\":\"L3BjL3dvcmtlcnMvdzE=\",\"lease\":\"7\",\"value\":\"YWxpdmU=\"}");
+    expect_body(PREEMPT_RQ_UNDER("/pc/workers/"), "kv/range",
+                "{\"key\":\"L3BjL3dvcmtlcnMv\",\"range_end\":\"L3BjL3dvcmtlcnMw\"}");
+    expect_body(PREEMPT_RQ_GET("/pc/a"), "kv/range", "{\"key\":\"L3BjL2E=\"}");
+    expect_body(PREEMPT_RQ_SPAN("/pc/", "/pc/w/"), "kv/range",
+                "{\"key\":\"L3BjLw==\",\"range_end\":\"L3BjL3cv\"}");
+    expect_body(PREEMPT_RQ_DELETE_UNDER("/pc/"), "kv/deleterange",
+                "{\"key\":\"L3BjLw==\",\"range_end\":\"L3BjMA==\"}");
+    /* create only if absent, else read the holder */
+    expect_body(PREEMPT_RQ_CREATE("/pc/leader", "worker-1"), "kv/txn",
+                "{\"compare\":[{\"create_revision\":\"0\",\"key\":\"L3BjL2xlYWRlcg==\",\"result\":\"EQUAL\","
+                "\"target\":\"CREATE\"}],\"failure\":[{\"request_range\":{\"key\":\"L3BjL2xlYWRlcg==\"}}],"
+                "\"success\":[{\"request_put\":{\"key\":\"L3BjL2xlYWRlcg==\",\"value\":\"d29ya2VyLTE=\"}}]}");
+    expect_body(PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), "kv/txn",
+                "{\"compare\":[{\"key\":\"L3BjL2E=\",\"result\":\"EQUAL\",\"target\":\"VALUE\",\"value\":\"MQ==\"}"
+                "],\"failure\":[],\"success\":[{\"request_range\":{\"count_only\":true,\"key\":\"L3BjL3cv\","
+                "\"range_end\":\"L3BjL3cw\"}},{\"request_delete_range\":{\"key\":\"L3BjL3g=\"}}]}");
+    expect_body(PREEMPT_RQ_GRANT(30), "lease/grant", "{\"TTL\":\"30\"}");
+    expect_body(PREEMPT_RQ_LEASE(KEEPALIVE, 7594838405), "lease/keepalive", "{\"ID\":\"7594838405\"}");
+    expect_body(PREEMPT_RQ_LEASE(REVOKE, 7), "lease/revoke", "{\"ID\":\"7\"}");
+    expect_body(PREEMPT_RQ_LEASE(TIMETOLIVE, 7), "lease/timetolive", "{\"ID\":\"7\"}");
+    /* what cannot be sent is refused, not sent half */
+    ck_assert_ptr_null(preempt_etcd_req_body_(PREEMPT_RQ_PUT(NULL, "v", 0), &path));
+    ck_assert_ptr_null(preempt_etcd_req_body_(PREEMPT_RQ_(.kind = (enum preempt_etcd_rq)99), &path));
 }
 END_TEST
 
@@ -105,84 +142,163 @@ static json_t *parse(const char *s)
     return j;
 }
 
+/* Decodes s (a gateway answer) as kind's: the status. */
+static int decode(enum preempt_etcd_rq kind, const char *s, struct preempt_etcd_reply *r)
+{
+    json_t *j = parse(s);
+    int rc = preempt_etcd_reply_decode_(kind, j, r);
+
+    json_decref(j);
+    return rc;
+}
+
 START_TEST(test_range_replies)
 {
     /* real replies: a match, and a miss (no kvs, no count) */
-    json_t *hit = parse("{\"header\":{\"revision\":\"7\"},\"kvs\":[{\"key\":\"L3BjL3dvcmtlcnMvdzE=\","
-                        "\"create_revision\":\"4\",\"mod_revision\":\"6\",\"version\":\"2\",\"value\":\"ZHJhaW5pbmc=\"}],"
-                        "\"count\":\"1\"}");
-    json_t *miss = parse("{\"header\":{\"revision\":\"7\"}}");
-    json_t *bad = parse("{\"header\":{\"revision\":\"7\"},\"kvs\":[{\"key\":\"%%%\"}]}");
-    struct preempt_etcd_kv *kvs;
-    size_t n;
+    static const char hit[] = "{\"header\":{\"cluster_id\":\"14841639068965178418\",\"revision\":\"7\"},\"kvs\":[{\"key\":"
+                              "\"L3BjL3dvcmtlcnMvdzE=\",\"create_revision\":\"4\",\"mod_revision\":\"6\",\"version\":"
+                              "\"2\",\"value\":\"ZHJhaW5pbmc=\"}],\"count\":\"1\"}";
+    struct preempt_etcd_reply r;
 
-    ck_assert_int_eq(preempt_etcd_range_kvs_(hit, &kvs, &n), 0);
-    ck_assert_uint_eq(n, 1);
-    ck_assert_str_eq(kvs[0].key, "/pc/workers/w1");
-    ck_assert_str_eq(kvs[0].value, "draining");
-    ck_assert_int_eq(kvs[0].mod_rev, 6);
-    ck_assert_int_eq(kvs[0].create_rev, 4);
-    ck_assert_int_eq(preempt_etcd_rev_(hit), 7);
-    preempt_etcd_kvs_free_(kvs, n);
-    ck_assert_int_eq(preempt_etcd_range_kvs_(miss, &kvs, &n), 0);
-    ck_assert_uint_eq(n, 0);
-    preempt_etcd_kvs_free_(kvs, n);
-    ck_assert_int_eq(preempt_etcd_range_kvs_(bad, &kvs, &n), -EPROTO);
-    json_decref(hit);
-    json_decref(miss);
-    json_decref(bad);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, hit, &r), 0);
+    ck_assert_uint_eq(r.n_res, 1);
+    ck_assert_uint_eq(r.res[0].n, 1);
+    ck_assert_int_eq(r.res[0].count, 1);
+    ck_assert_str_eq(r.res[0].kvs[0].key, "/pc/workers/w1");
+    ck_assert_str_eq(preempt_etcd_reply_kv_(&r, 0)->value, "draining");
+    ck_assert_int_eq(r.res[0].kvs[0].mod_rev, 6);
+    ck_assert_int_eq(r.res[0].kvs[0].create_rev, 4);
+    ck_assert_int_eq(r.rev, 7);
+    ck_assert(r.cluster == 14841639068965178418ull);
+    preempt_etcd_reply_clear_(&r);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "{\"header\":{\"revision\":\"7\"}}", &r), 0);
+    ck_assert_uint_eq(r.res[0].n, 0);
+    ck_assert_ptr_null(preempt_etcd_reply_kv_(&r, 0));
+    preempt_etcd_reply_clear_(&r);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "{\"header\":{\"revision\":\"7\"},\"kvs\":[{\"key\":\"%%%\"}]}", &r),
+                     -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "{\"header\":{\"revision\":\"7\"},\"kvs\":{}}", &r), -EPROTO);
+    /* a range's revision is where a watch goes on: without one it is no answer */
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "{\"kvs\":[]}", &r), -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "[1,2]", &r), -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_DELETE, "{\"header\":{\"revision\":\"9\"},\"deleted\":\"3\"}", &r), 0);
+    ck_assert_int_eq(preempt_etcd_reply_count_(&r, 0), 3);
+    ck_assert_int_eq(preempt_etcd_reply_count_(&r, 1), -1);
+    preempt_etcd_reply_clear_(&r);
 }
 END_TEST
 
 START_TEST(test_txn_replies)
 {
-    json_t *won = parse("{\"header\":{\"revision\":\"10\"},\"succeeded\":true,\"responses\":[{\"response_put\":"
-                        "{\"header\":{\"revision\":\"10\"}}}]}");
-    json_t *lost = parse("{\"header\":{\"revision\":\"10\"},\"responses\":[{\"response_range\":{\"header\":"
-                         "{\"revision\":\"10\"},\"kvs\":[{\"key\":\"L3BjL2xlYWRlcg==\",\"create_revision\":\"10\","
-                         "\"mod_revision\":\"10\",\"version\":\"1\",\"value\":\"d29ya2VyLTE=\"}],\"count\":\"1\"}}]}");
-    json_t *not_txn = parse("[1,2]");
-    struct preempt_etcd_kv kv;
-    bool ok;
+    static const char won[] = "{\"header\":{\"revision\":\"10\"},\"succeeded\":true,\"responses\":[{\"response_put\":"
+                              "{\"header\":{\"revision\":\"10\"}}}]}";
+    static const char lost[] = "{\"header\":{\"revision\":\"10\"},\"responses\":[{\"response_range\":{\"header\":"
+                               "{\"revision\":\"10\"},\"kvs\":[{\"key\":\"L3BjL2xlYWRlcg==\",\"create_revision\":\"10\","
+                               "\"mod_revision\":\"10\",\"version\":\"1\",\"value\":\"d29ya2VyLTE=\"}],\"count\":\"1\"}}]}";
+    struct preempt_etcd_reply r;
 
-    ck_assert_int_eq(preempt_etcd_txn_result_(won, &ok, &kv), 0);
-    ck_assert(ok);
-    ck_assert_int_eq(preempt_etcd_txn_result_(lost, &ok, &kv), 0);
-    ck_assert(!ok); /* no "succeeded" key at all */
-    ck_assert_str_eq(kv.value, "worker-1");
-    preempt_etcd_kv_clear_(&kv);
-    ck_assert_int_eq(preempt_etcd_txn_result_(not_txn, &ok, &kv), -EPROTO);
-    json_decref(won);
-    json_decref(lost);
-    json_decref(not_txn);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_CREATE, won, &r), 0);
+    ck_assert(r.succeeded);
+    ck_assert_int_eq(r.rev, 10);
+    ck_assert_ptr_null(preempt_etcd_reply_kv_(&r, 0)); /* a put reads nothing */
+    preempt_etcd_reply_clear_(&r);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_CREATE, lost, &r), 0);
+    ck_assert(!r.succeeded); /* no "succeeded" key at all */
+    ck_assert_str_eq(preempt_etcd_reply_kv_(&r, 0)->value, "worker-1");
+    preempt_etcd_reply_clear_(&r);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TXN, "[1,2]", &r), -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TXN, "{\"succeeded\":true}", &r), -EPROTO); /* no header */
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TXN, "{\"header\":{},\"responses\":[{\"response_what\":{}}]}", &r),
+                     -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TXN, "{\"header\":{},\"responses\":7}", &r), -EPROTO);
 }
 END_TEST
 
-/* A failed txn with two reads (the join's: the incarnation, then this
- * worker's alive key with its lease): each read by its number. */
+/* A failed txn with reads (the join's: the incarnation, then this
+ * worker's alive key with its lease): each read by its number; a count
+ * and a delete's count. */
 START_TEST(test_txn_second_read)
 {
-    json_t *two = parse("{\"header\":{\"revision\":\"12\"},\"responses\":["
-                        "{\"response_range\":{\"kvs\":[{\"key\":\"aW5j\",\"value\":\"Mw==\"}]}},"
-                        "{\"response_range\":{\"kvs\":[{\"key\":\"YWxpdmU=\",\"value\":\"cGlkPTc=\","
-                        "\"lease\":\"7594838405\"}]}},{\"response_range\":{}}]}");
-    struct preempt_etcd_kv kv;
-    bool ok;
+    static const char two[] = "{\"header\":{\"revision\":\"12\"},\"responses\":["
+                              "{\"response_range\":{\"kvs\":[{\"key\":\"aW5j\",\"value\":\"Mw==\"}]}},"
+                              "{\"response_range\":{\"kvs\":[{\"key\":\"YWxpdmU=\",\"value\":\"cGlkPTc=\","
+                              "\"lease\":\"7594838405\"}]}},{\"response_range\":{}},"
+                              "{\"response_range\":{\"count\":\"4\"}},"
+                              "{\"response_delete_range\":{\"deleted\":\"2\"}}]}";
+    struct preempt_etcd_reply r;
+    const struct preempt_etcd_kv *kv;
 
-    ck_assert_int_eq(preempt_etcd_txn_result_(two, &ok, &kv), 0);
-    ck_assert(!ok);
-    ck_assert_str_eq(kv.value, "3");
-    preempt_etcd_kv_clear_(&kv);
-    ck_assert_int_eq(preempt_etcd_txn_read_(two, 1, &kv), 0);
-    ck_assert_str_eq(kv.key, "alive");
-    ck_assert_str_eq(kv.value, "pid=7");
-    ck_assert_int_eq(kv.lease, 7594838405);
-    preempt_etcd_kv_clear_(&kv);
-    ck_assert_int_eq(preempt_etcd_txn_read_(two, 2, &kv), 0); /* a read that found nothing */
-    ck_assert_ptr_null(kv.value);
-    ck_assert_int_eq(preempt_etcd_txn_read_(two, 3, &kv), 0); /* past the last read */
-    ck_assert_ptr_null(kv.value);
-    json_decref(two);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TXN, two, &r), 0);
+    ck_assert(!r.succeeded);
+    ck_assert_uint_eq(r.n_res, 5);
+    ck_assert_str_eq(preempt_etcd_reply_kv_(&r, 0)->value, "3");
+    kv = preempt_etcd_reply_kv_(&r, 1);
+    ck_assert_str_eq(kv->key, "alive");
+    ck_assert_str_eq(kv->value, "pid=7");
+    ck_assert_int_eq(kv->lease, 7594838405);
+    ck_assert_ptr_null(preempt_etcd_reply_kv_(&r, 2)); /* a read that found nothing */
+    ck_assert_int_eq(preempt_etcd_reply_count_(&r, 3), 4);
+    ck_assert_int_eq(preempt_etcd_reply_count_(&r, 4), 2);
+    ck_assert_ptr_null(preempt_etcd_reply_kv_(&r, 5)); /* past the last read */
+    preempt_etcd_reply_clear_(&r);
+}
+END_TEST
+
+/* The lease answers, as the gateway gives them: a grant without an ID is
+ * no grant; the keep-alive stream's one message wraps its answer in
+ * "result", and an expired lease's has no TTL; an expired lease's
+ * time to live is -1. */
+START_TEST(test_lease_replies)
+{
+    struct preempt_etcd_reply r;
+
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_GRANT, "{\"header\":{\"revision\":\"3\"},\"ID\":\"7594838405\",\"TTL\":\"10\"}",
+                            &r), 0);
+    ck_assert_int_eq(r.id, 7594838405);
+    ck_assert_int_eq(r.ttl, 10);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_GRANT, "{\"header\":{},\"TTL\":\"10\"}", &r), -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_KEEPALIVE, "{\"result\":{\"header\":{\"revision\":\"5\"},\"ID\":\"7\","
+                                                       "\"TTL\":\"10\"}}", &r), 0);
+    ck_assert_int_eq(r.ttl, 10);
+    ck_assert_int_eq(r.rev, 5);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_KEEPALIVE, "{\"result\":{\"header\":{},\"ID\":\"7\"}}", &r), 0);
+    ck_assert_int_eq(r.ttl, 0);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TIMETOLIVE, "{\"header\":{},\"ID\":\"7\",\"TTL\":\"-1\"}", &r), 0);
+    ck_assert_int_eq(r.ttl, -1);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TIMETOLIVE, "{\"header\":{},\"ID\":\"7\",\"TTL\":\"4\",\"grantedTTL\":"
+                                                        "\"10\"}", &r), 0);
+    ck_assert_int_eq(r.ttl, 4);
+    ck_assert_int_eq(r.granted_ttl, 10);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_REVOKE, "{\"header\":{}}", &r), 0);
+}
+END_TEST
+
+/* A request's copy holds its own strings and arrays: the caller's may go. */
+START_TEST(test_req_copy)
+{
+    char key[16] = "/pc/a", val[16] = "1";
+    struct preempt_etcd_cmp cmp = { key, NULL };
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 9 }, { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
+    struct preempt_etcd_req *c = preempt_etcd_req_copy_(PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops + 1, 1));
+    char *s;
+
+    ck_assert_ptr_nonnull(c);
+    key[1] = 'X';
+    val[0] = '2';
+    ops[0].lease = 0;
+    ck_assert_str_eq(c->cmp[0].key, "/pc/a");
+    ck_assert_ptr_null(c->cmp[0].value);
+    ck_assert_str_eq(c->ok[0].value, "1");
+    ck_assert_int_eq(c->ok[0].lease, 9);
+    ck_assert_str_eq(c->fail[0].key, "/pc/a");
+    s = body(c, "kv/txn");
+    ck_assert_ptr_nonnull(strstr(s, "\"lease\":\"9\""));
+    free(s);
+    preempt_etcd_req_free_(c);
+    c = preempt_etcd_req_copy_(PREEMPT_RQ_PUT(key, val, 0));
+    ck_assert_str_eq(c->key, "/Xc/a");
+    preempt_etcd_req_free_(c);
+    preempt_etcd_req_free_(NULL);
 }
 END_TEST
 
@@ -780,9 +896,19 @@ START_TEST(test_view_rounds)
     WHAT(vput(&v, JOBP "7/decision/e0/r0", "committed 12"), PREEMPT_VIEW_NOTHING);
     WHAT(preempt_view_apply_(&v, false, JOBP "7/decision/e0/r0", NULL), PREEMPT_VIEW_NOTHING);
     ck_assert(v.r[0].decided);
-    ev = vput(&v, JOBP "7/decision/e0/r1", "committed 20");
+    WHAT(vput(&v, JOBP "7/decision/e0/r1", "committed 20 lastly"), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/decision/e0/r1", "committed "), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/decision/e0/r1", "aborted x"), PREEMPT_VIEW_MALFORMED);
+    ev = vput(&v, JOBP "7/decision/e0/r1", "committed 20 last"); /* the commit ends the preemption */
     WHAT(ev, PREEMPT_VIEW_COMMITTED);
     ck_assert_uint_eq(ev.round, 1);
+    ck_assert_uint_eq(ev.step, 20);
+    ck_assert(ev.last);
+    {
+        char m[64];
+        ck_assert_int_gt(preempt_view_format_(m, sizeof(m), &ev), 0);
+        ck_assert_str_eq(m, "committed round=1 step=20 last");
+    }
     /* the driver's records */
     WHAT(vput(&v, JOBP "7/e0/claim", "2"), PREEMPT_VIEW_CLAIM);
     ck_assert(v.claim);
@@ -900,11 +1026,11 @@ struct answer {
     int status;
 };
 
-static void on_answer(int status, json_t *reply, const char *msg, void *arg)
+static void on_answer(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct answer *a = arg;
 
-    (void)reply;
+    (void)r;
     (void)msg;
     a->done = true;
     a->status = status;
@@ -970,7 +1096,7 @@ START_TEST(test_step_does_not_time_out_a_request)
     (void)snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     o.endpoints = url;
     ck_assert_int_eq(preempt_etcd_new_(base, &o, &e), 0);
-    ck_assert_int_eq(preempt_etcd_call_(e, "kv/range", json_pack("{s:s}", "key", "eA=="), 5000, on_answer, &a), 0);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", "y", 0), 5000, on_answer, &a), 0);
     /* the boundary: the loop runs until the gateway has the request; its
      * reply comes 100 ms later, into the socket buffer, while the step runs */
     for (int i = 0; i < 200 && !a.done; i++) {
@@ -1010,6 +1136,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_range_replies);
     tcase_add_test(t, test_txn_replies);
     tcase_add_test(t, test_txn_second_read);
+    tcase_add_test(t, test_lease_replies);
+    tcase_add_test(t, test_req_copy);
     tcase_add_loop_test(t, test_framing_any_chunking, 0, 64);
     tcase_add_test(t, test_framing_overlong_line);
     tcase_add_test(t, test_classify_malformed);

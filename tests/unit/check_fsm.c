@@ -191,6 +191,10 @@ static const struct fsm_case cases[] = {
       CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8 }),
       .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 2,
       .fx = { FXA(KEEP_SHARD, 8), FXA(ARM_TIMER, 60500) } },
+    { "first checkpoint committed, the decision record says last (a worker's measured save left no time): exit",
+      CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 3000, .u.ckpt_committed = { 8, 1 }),
+      .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_SAVED) } },
     { "first checkpoint committed later than this worker expected: countdown all the same, as the record said",
       CORE(SAVING, .save_step = 8, .deadline_ms = 61000), EVT(CKPT_COMMITTED, 60000, .u.ckpt_committed = { 8 }),
       .run = 8, .grace_ms = 60000, .step_ms = 100, .save_ms = 200, .verdict = T, .next = ST(COUNTDOWN), .n_fx = 2,
@@ -509,6 +513,18 @@ START_TEST(test_plan_last_judges_the_commit)
     ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_BEGIN_SAVE, 8 }, 1000));
     c.withdrawn = true; /* a withdrawn round's save returns to idle: the worker stays a member */
     ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000));
+    /* Not the last by the agreed record: the report says "last" when the
+     * save, done and measured, left no time for another round (its
+     * estimate before the first save was nothing). */
+    c.withdrawn = c.last = false;
+    f.save_ms = 200;
+    ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000));
+    f.save_ms = 40000;
+    ck_assert(preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 30000));
+    f.save_ms = 200;
+    ck_assert(preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 60500));
+    c.withdrawn = true;
+    ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 60500));
 }
 END_TEST
 
@@ -595,6 +611,10 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     case PREEMPT_EV_STEP_REACHED:
         ev->u.step_reached.step = rel[(v / 3) % 3];
         break;
+    case PREEMPT_EV_CKPT_COMMITTED: /* a report said no time is left for another round, or none did */
+        ev->u.ckpt_committed.step = 8;
+        ev->u.ckpt_committed.last = (v & 0x400) != 0;
+        break;
     case PREEMPT_EV_TIMER:
         ev->u.timer.gen = (v & 0x400) ? 2 : 1;
         break;
@@ -623,7 +643,6 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     case PREEMPT_EV_CLAIM_WON:
     case PREEMPT_EV_CLAIM_LOST:
     case PREEMPT_EV_FINAL_REQUESTED:
-    case PREEMPT_EV_CKPT_COMMITTED:
     case PREEMPT_EV_PEER_LOST:
     case PREEMPT_EV_COORD_FAILED:
     case PREEMPT_EV_TRAINING_DONE:
