@@ -49,7 +49,10 @@ case_run() {
     step=$(same "$tag" "$n" exit saved_step)
     expect "$tag: every worker saved one step ($step)" one_step "$step"
     [ "$failures" -eq 0 ] || show_logs "$tag" "$n"
-    for i in $(seq 0 $((n - 1))); do cp "$TMP/$tag.$i.out" "$TMP/$tag.$i.first"; done
+    for i in $(seq 0 $((n - 1))); do
+        cp "$TMP/$tag.$i.out" "$TMP/$tag.$i.first"
+        cp "$TMP/$tag.$i.err" "$TMP/$tag.$i.first-err"
+    done
     job_start "$tag" "$n" --steps "$STEPS" --allreduce "$p" "$@"
     job_wait 120
     eq "$tag: every worker finishes after the restart" "$RCS" "$(rcs_of "$n" 0)"
@@ -90,6 +93,20 @@ JOB_ARGS_2="--save-ms 1400" CASE_READY='"event":"saved"' \
 for i in 0 1 2 3; do
     eq "sync4-grace-slow-disk: worker $i saved the periodic checkpoint and one preemption save (the record said last)" \
         "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-slow-disk.$i.first")" 2
+done
+
+# A grace period and a slow disk nobody knew of: no save before the
+# preemption, so every acknowledgement judges with no save time and the
+# agreed record says "not last". Worker 2's save takes 2.2 s; its report,
+# the save done and measured, says that no time is left for another round
+# (3 s of grace), and the decision record says "committed S last": every
+# worker exits 42 after that one save, none goes on into a countdown.
+JOB_ARGS_2="--save-ms 2200" case_run sync4-grace-unknown-slow-disk 4 1 one --grace-ms 3000
+for i in 0 1 2 3; do
+    eq "sync4-grace-unknown-slow-disk: worker $i saved once (the decision record said last)" \
+        "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-unknown-slow-disk.$i.first")" 1
+    expect "sync4-grace-unknown-slow-disk: worker $i followed the commit's last" \
+        grep -q 'the job.s decision is "committed [0-9]* last"' "$TMP/sync4-grace-unknown-slow-disk.$i.first-err"
 done
 
 # Long steps: 2 s each, longer than one etcd request's bound

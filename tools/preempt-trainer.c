@@ -137,7 +137,7 @@ struct trainer {
     int start_r;                 /* with its status */
     uint64_t *state;
     size_t words;
-    uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, last_saved, saving_step;
+    uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, saving_step;
     uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
     unsigned n_raise;
     unsigned printed_saves;
@@ -282,7 +282,6 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
                t->worker, preempt_state_to_string(from), preempt_state_to_string(to), st.run);
     if (st.saves > t->printed_saves) {
         t->printed_saves = st.saves;
-        t->last_saved = t->saving_step; /* the machine may be back in idle (a periodic checkpoint) */
         print_json("{\"event\":\"saved\",\"worker\":%u,\"step\":%" PRIu64 ",\"save_ms\":%" PRIu64
                    ",\"deadline_in_ms\":%" PRId64 "}", t->worker, t->saving_step, st.save_ms, st.deadline_in_ms);
     }
@@ -329,16 +328,20 @@ static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int 
     struct trainer *t = ud;
     static const char *const why[] = { "done", "preempted", "not-saved", "error" };
     char msg[600];
+    struct preempt_status st;
 
+    /* saved_step: the step the job committed, what a restart restores (not
+     * this worker's last save: a final round the job aborted saved one) */
+    preempt_get_status(h, &st);
     t->exited = true;
     t->exit_code = code;
     json_escape(msg, sizeof(msg), preempt_error_message(h));
     if (reason == PREEMPT_EXIT_ERROR)
         print_json("{\"event\":\"exit\",\"worker\":%u,\"reason\":\"error\",\"saved_step\":%" PRIu64
-                   ",\"code\":%d,\"message\":\"%s\"}", t->worker, t->last_saved, code, msg);
+                   ",\"code\":%d,\"message\":\"%s\"}", t->worker, st.committed_step, code, msg);
     else if (reason != PREEMPT_EXIT_DONE)
         print_json("{\"event\":\"exit\",\"worker\":%u,\"reason\":\"%s\",\"saved_step\":%" PRIu64 ",\"code\":%d}",
-                   t->worker, why[reason], t->last_saved, code);
+                   t->worker, why[reason], st.committed_step, code);
     if (t->base)
         (void)event_base_loopbreak(t->base);
 }
@@ -780,7 +783,6 @@ cannot_start:
         struct preempt_status st;
 
         preempt_get_status(t.h, &st);
-        t.last_saved = st.restored_step;
         print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"restore_fallbacks\":%u"
                    ",\"steps\":%" PRIu64
                    ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 ",\"platform\":\"%s\",\"grace_ms\":%" PRIu64
