@@ -89,6 +89,13 @@ int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coor
                               size_t n_steps, struct preempt_coord_pending *pend, size_t n_pend,
                               struct preempt_coord_join *ret, char *msg, size_t msg_size, preempt_coord_done done,
                               void *arg, struct preempt_coord_phase **ret_phase);
+/* The same over io (struct preempt_coord_io below; the phase owns it from
+ * the call on, also when the call fails, and frees it when it ends). */
+struct preempt_coord_io;
+int preempt_coord_join_begin_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
+                                 const uint64_t *steps, size_t n_steps, struct preempt_coord_pending *pend,
+                                 size_t n_pend, struct preempt_coord_join *ret, char *msg, size_t msg_size,
+                                 preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase);
 
 /* A worker's restore of the job's step, and the job's. */
 enum { PREEMPT_RESTORE_OK, PREEMPT_RESTORE_UNUSABLE, PREEMPT_RESTORE_FAILED };
@@ -111,6 +118,11 @@ int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_
                                   struct preempt_coord_join *join, int mine, const char *why, uint64_t bound_ms,
                                   int *ret_outcome, char *verdict, size_t verdict_size, char *msg, size_t msg_size,
                                   preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase);
+int preempt_coord_restored_begin_io_(const struct preempt_coord_io *io, void *io_arg,
+                                     const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
+                                     const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict,
+                                     size_t verdict_size, char *msg, size_t msg_size, preempt_coord_done done,
+                                     void *arg, struct preempt_coord_phase **ret_phase);
 
 /* A step of the trainer took step_ms: the membership lease grows to
  * outlive twice the longest step (a synchronous trainer keeps it alive
@@ -137,19 +149,23 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
                        const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
                        struct preempt_coord **ret);
 
-/* What the running protocol needs of etcd and of time. preempt_coord_new_
- * uses the real client on a libevent base; the simulation
+/* What the protocol (start-up's phases and the running protocol) needs of
+ * etcd and of time. preempt_coord_new_ and the start-up phases' base
+ * variants use the real client on a libevent base; the simulation
  * (tests/sim/) supplies an in-memory etcd on a virtual clock. Callbacks
- * never run inside a call into these functions. */
+ * never run inside a call into these functions. One io serves one phase
+ * or one coordinator. */
 struct preempt_coord_io {
     /* As preempt_etcd_do_: one typed request, its answer decoded. */
     int (*request)(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
                    void *arg);
-    /* As preempt_etcd_watch_ of [key, end) from revision 0 (a read, then the stream); one per coordinator. */
+    /* As preempt_etcd_watch_ of [key, end) (end NULL: every key under key) from revision 0 (a read, then the
+     * stream); one per io. */
     int (*watch)(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg);
-    /* Calls tick(arg) once after ms (0: cancels); one timer per coordinator. */
+    /* Calls tick(arg) once after ms (0: cancels); one timer per io (a new call replaces it). */
     void (*timer)(void *io, uint64_t ms, void (*tick)(void *arg), void *arg);
     uint64_t (*wall_ms)(void *io);       /* the clock deadlines are shared in (unix ms) */
+    uint64_t (*mono_ms)(void *io);       /* the clock start-up's bounds are kept in */
     unsigned (*pending)(void *io);       /* requests not yet answered */
     unsigned (*flush)(void *io, uint64_t bound_ms);
     void (*free)(void *io);              /* cancels everything; no callback runs after */

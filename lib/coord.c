@@ -62,10 +62,12 @@ static uint64_t wall_ms(void)
 
 struct join {
     const struct preempt_coord_cfg *cfg;
-    struct preempt_etcd *e;
-    struct event_base *base;
-    struct event *ev_keep, *ev_wait; /* the lease's keep-alive; the wait for a holder's lease */
-    struct preempt_etcd_watch *ready_w; /* the wait for the awaited record */
+    const struct preempt_coord_io *io; /* etcd, the clock and one timer (the real ones, or the simulation's) */
+    void *io_arg;
+    /* The io's one timer serves four: due times in io->mono_ms (0: off) */
+    uint64_t t_keep, t_wait, t_bound; /* the lease's keep-alive; the wait for a holder's lease; the bound */
+    bool done_due;                    /* the phase's end, run from the loop */
+    bool watching;                    /* the awaited record is watched */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
     char jobp[PREEMPT_MAX_JOB + 16];
@@ -97,11 +99,26 @@ struct join {
     char *msg;
     size_t msg_size;
     struct preempt_coord_join *out;
-    struct event *ev_bound, *ev_done; /* the phase's bound; its end, run from the loop */
     bool revoking;                    /* the lease's revoke is on its way */
     preempt_coord_done done;          /* called once the phase's resources are released */
     void *done_arg;
 };
+
+static void join_tick(void *arg);
+
+/* Sets the io's one timer to the earliest due time (the end: at once, from
+ * the loop). */
+static void join_arm(struct join *j)
+{
+    uint64_t due[] = { j->t_keep, j->t_wait, j->t_bound }, at = 0, now = j->io->mono_ms(j->io_arg);
+
+    for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
+        if (due[i] && (!at || due[i] < at))
+            at = due[i];
+    if (j->done_due)
+        at = now;
+    j->io->timer(j->io_arg, at > now ? at - now : 1, join_tick, j); /* always some time: 0 cancels */
+}
 
 static void join_finish(struct join *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void join_finish(struct join *j, int status, const char *fmt, ...)
@@ -115,13 +132,19 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(j->msg, j->msg_size, fmt, ap);
     va_end(ap);
-    event_active(j->ev_done, EV_TIMEOUT, 1);
+    j->done_due = true;
+    join_arm(j);
+}
+
+static uint64_t join_now(const struct join *j)
+{
+    return j->io->mono_ms(j->io_arg);
 }
 
 /* The time left before start-up gives up (at least 1 ms). */
 static uint64_t join_left(const struct join *j)
 {
-    uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC);
+    uint64_t now = join_now(j);
 
     return j->deadline > now ? j->deadline - now : 1;
 }
@@ -130,7 +153,7 @@ static void join_call(struct join *j, const struct preempt_etcd_req *req, preemp
 {
     if (j->finished) /* an answer that came after the end: nothing more is asked */
         return;
-    if (preempt_etcd_do_(j->e, req, join_left(j), cb, j) < 0)
+    if (j->io->request(j->io_arg, req, join_left(j), cb, j) < 0)
         join_finish(j, -ENOMEM, "out of memory");
 }
 
@@ -427,10 +450,10 @@ static void read_ready(struct join *j)
 {
     char key[PREEMPT_KEY_MAX];
 
-    if (!j->ready_w || j->ready_up || j->finished)
+    if (!j->watching || j->ready_up || j->finished)
         return;
     (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
-    (void)preempt_etcd_do_(j->e, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j);
+    (void)j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j);
 }
 
 /* Waits for the awaited record without polling: a watch of that one key. */
@@ -440,11 +463,13 @@ static void wait_ready(struct join *j)
                                                        .on_link = on_ready_link };
     char key[PREEMPT_KEY_MAX];
 
-    if (j->ready_w)
+    if (j->watching)
         return;
     (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
-    if (preempt_etcd_watch_(j->e, key, NULL, 0, &ops, j, &j->ready_w) < 0)
+    if (j->io->watch(j->io_arg, key, NULL, &ops, j) < 0)
         join_finish(j, -ENOMEM, "out of memory");
+    else
+        j->watching = true;
 }
 
 static void on_ready_written(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
@@ -632,13 +657,6 @@ static void recount(struct join *j)
     join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0), on_recount);
 }
 
-static void on_holder_wait(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    join_try(arg, false);
-}
-
 /* The holder's lease, as etcd tells it: a live lease (TTL > 0) that has
  * outlived its whole granted TTL since this worker first found it is kept
  * alive by a live process. An expired lease (TTL 0, which the gateway
@@ -650,8 +668,7 @@ static void on_holder_ttl(int status, const struct preempt_etcd_reply *r, const 
     struct join *j = arg;
     int64_t ttl = status == 0 ? r->ttl : 0;
     int64_t granted = status == 0 ? r->granted_ttl : 0;
-    uint64_t now = preempt_clock_ms_(CLOCK_MONOTONIC), ms;
-    struct timeval tv;
+    uint64_t now = join_now(j), ms;
     char w[200];
 
     (void)msg;
@@ -667,9 +684,8 @@ static void on_holder_ttl(int status, const struct preempt_etcd_reply *r, const 
     ms = ttl > 0 ? (uint64_t)ttl * 1000u + 500u : 300u;
     if (ms > join_left(j))
         ms = join_left(j);
-    tv = (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
-    if (evtimer_add(j->ev_wait, &tv) < 0)
-        join_finish(j, -ENOMEM, "out of memory");
+    j->t_wait = now + ms; /* then join_try() again */
+    join_arm(j);
 }
 
 /* alive/<w> of this incarnation is held under another lease. Of another
@@ -880,12 +896,8 @@ static void on_grant(int status, const struct preempt_etcd_reply *r, const char 
     join_read_inc(j);
 }
 
-static void on_join_timeout(evutil_socket_t fd, short what, void *arg)
+static void join_timeout(struct join *j)
 {
-    struct join *j = arg;
-
-    (void)fd;
-    (void)what;
     if (j->ret_restored)
         join_finish(j, -ETIMEDOUT, "job %s: not every worker (%u) reported its restore of incarnation %" PRIu64
                     " in time", j->cfg->job, j->cfg->workers, j->inc);
@@ -897,20 +909,21 @@ static void on_join_timeout(evutil_socket_t fd, short what, void *arg)
                     (long long)j->present);
 }
 
-/* The membership lease lives through start-up as it does after it. */
-static void on_join_keep(evutil_socket_t fd, short what, void *arg)
+/* The membership lease lives through start-up as it does after it
+ * (every TTL/3). */
+static uint64_t keep_period_ms(const struct join *j)
 {
-    struct join *j = arg;
+    return j->cfg->lease_ttl_s < 3 ? 500u : j->cfg->lease_ttl_s / 3u * 1000u;
+}
 
-    (void)fd;
-    (void)what;
+static void join_keep(struct join *j)
+{
     if (j->lease)
-        (void)preempt_etcd_do_(j->e, PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), j->cfg->lease_ttl_s * 1000u / 3u, NULL,
-                               NULL);
+        (void)j->io->request(j->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), keep_period_ms(j), NULL, NULL);
     read_ready(j);
 }
 
-static void on_join_done(evutil_socket_t fd, short what, void *arg);
+static void join_done(struct join *j);
 
 static void on_join_revoked(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
@@ -919,61 +932,74 @@ static void on_join_revoked(int status, const struct preempt_etcd_reply *r, cons
     (void)status;
     (void)r;
     (void)msg;
-    event_active(j->ev_done, EV_TIMEOUT, 1); /* the end, outside the client's callback */
+    j->done_due = true; /* the end, outside the client's callback */
+    join_arm(j);
 }
 
 /* The phase ended (join_finish). The lease is given back when the phase
  * failed or ends the membership (j->revoke): best effort, bounded by 1 s.
  * Then everything is released and done(status) called: the last use of j. */
-static void on_join_done(evutil_socket_t fd, short what, void *arg)
+static void join_done(struct join *j)
 {
-    struct join *j = arg;
     preempt_coord_done done = j->done;
     void *done_arg = j->done_arg;
     int status = j->status;
 
-    (void)fd;
-    (void)what;
-    if (!j->revoking && (j->status < 0 || j->revoke) && j->lease && j->e) {
+    if (!j->revoking && (j->status < 0 || j->revoke) && j->lease) {
         j->revoking = true;
-        if (preempt_etcd_do_(j->e, PREEMPT_RQ_LEASE(REVOKE, j->lease), 1000, on_join_revoked, j) == 0)
+        j->done_due = false;
+        if (j->io->request(j->io_arg, PREEMPT_RQ_LEASE(REVOKE, j->lease), 1000, on_join_revoked, j) == 0)
             return;
     }
     preempt_coord_phase_free_((struct preempt_coord_phase *)j);
     done(status, done_arg);
 }
 
-/* Starts a start-up phase on base: start(j), then events until it finishes
- * or bound_ms pass; j->done is called from the loop at the end. */
-static int join_begin(struct join *j, struct event_base *base, uint64_t bound_ms, void (*start)(struct join *j))
+/* The io's timer: whatever is due. */
+static void join_tick(void *arg)
 {
-    struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 },
-                   keep;
-    const struct preempt_coord_cfg *cfg = j->cfg;
-    int r;
+    struct join *j = arg;
+    uint64_t now = join_now(j);
 
+    if (j->done_due) {
+        join_done(j); /* may free j */
+        return;
+    }
+    if (j->revoking) /* only the revoke's answer (or its bound) is awaited */
+        return;
+    if (j->t_bound && now >= j->t_bound) {
+        j->t_bound = 0;
+        join_timeout(j);
+    }
+    if (j->t_wait && now >= j->t_wait && !j->finished) {
+        j->t_wait = 0;
+        join_try(j, false);
+    }
+    if (j->t_keep && now >= j->t_keep && !j->finished) {
+        j->t_keep = now + keep_period_ms(j);
+        join_keep(j);
+    }
+    join_arm(j);
+}
+
+/* Starts a start-up phase over io (which it owns from here on, also on
+ * failure): start(j), then events until it finishes or bound_ms pass;
+ * j->done is called from the loop at the end. */
+static int join_begin(struct join *j, const struct preempt_coord_io *io, void *io_arg, uint64_t bound_ms,
+                      void (*start)(struct join *j))
+{
+    const struct preempt_coord_cfg *cfg = j->cfg;
+
+    j->io = io;
+    j->io_arg = io_arg;
     if (preempt_coord_prefix_(cfg->job, j->jobp, sizeof(j->jobp)) < 0) {
         (void)snprintf(j->msg, j->msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
         return -EINVAL;
     }
-    j->base = base;
-    j->deadline = preempt_clock_ms_(CLOCK_MONOTONIC) + bound_ms;
-    r = preempt_etcd_new_(j->base, &cfg->etcd, &j->e);
-    if (r < 0) {
-        (void)snprintf(j->msg, j->msg_size, "cannot use the etcd endpoints or options: %s%s", strerror(-r),
-                       r == -EINVAL ? " (each endpoint an http:// or https:// URL, at most 8)" : "");
-        return r;
-    }
-    keep = (struct timeval){ .tv_sec = (time_t)(cfg->lease_ttl_s / 3), .tv_usec = cfg->lease_ttl_s < 3 ? 500000 : 0 };
-    j->ev_wait = evtimer_new(j->base, on_holder_wait, j);
-    j->ev_keep = event_new(j->base, -1, EV_PERSIST, on_join_keep, j);
-    j->ev_bound = evtimer_new(j->base, on_join_timeout, j);
-    j->ev_done = event_new(j->base, -1, 0, on_join_done, j);
-    if (!j->ev_wait || !j->ev_keep || !j->ev_bound || !j->ev_done || evtimer_add(j->ev_bound, &tv) < 0 ||
-        event_add(j->ev_keep, &keep) < 0) {
-        (void)snprintf(j->msg, j->msg_size, "out of memory");
-        return -ENOMEM;
-    }
+    j->deadline = join_now(j) + bound_ms;
+    j->t_bound = j->deadline;
+    j->t_keep = join_now(j) + keep_period_ms(j);
+    join_arm(j);
     start(j);
     return 0;
 }
@@ -984,24 +1010,16 @@ void preempt_coord_phase_free_(struct preempt_coord_phase *p)
 
     if (!j)
         return;
-    preempt_etcd_watch_free_(j->ready_w);
-    preempt_etcd_free_(j->e);
-    if (j->ev_wait)
-        event_free(j->ev_wait);
-    if (j->ev_keep)
-        event_free(j->ev_keep);
-    if (j->ev_bound)
-        event_free(j->ev_bound);
-    if (j->ev_done)
-        event_free(j->ev_done);
+    if (j->io)
+        j->io->free(j->io_arg);
     free(j->steps_copy);
     free(j);
 }
 
 /* A phase on the heap, begun; NULL on failure (*msg says why, *ret_r the
  * error). It owns init's steps_copy either way. */
-static struct preempt_coord_phase *phase_begin(struct join *init, struct event_base *base, uint64_t bound_ms,
-                                               void (*start)(struct join *j), int *ret_r)
+static struct preempt_coord_phase *phase_begin(struct join *init, const struct preempt_coord_io *io, void *io_arg,
+                                               uint64_t bound_ms, void (*start)(struct join *j), int *ret_r)
 {
     struct join *j = malloc(sizeof(*j));
 
@@ -1009,10 +1027,11 @@ static struct preempt_coord_phase *phase_begin(struct join *init, struct event_b
         *ret_r = -ENOMEM;
         (void)snprintf(init->msg, init->msg_size, "out of memory");
         free(init->steps_copy);
+        io->free(io_arg);
         return NULL;
     }
     *j = *init;
-    *ret_r = join_begin(j, base, bound_ms, start);
+    *ret_r = join_begin(j, io, io_arg, bound_ms, start);
     if (*ret_r < 0) {
         preempt_coord_phase_free_((struct preempt_coord_phase *)j);
         return NULL;
@@ -1025,10 +1044,10 @@ static void join_grant(struct join *j)
     join_call(j, PREEMPT_RQ_GRANT(j->cfg->lease_ttl_s), on_grant);
 }
 
-int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg, const uint64_t *steps,
-                              size_t n_steps, struct preempt_coord_pending *pend, size_t n_pend,
-                              struct preempt_coord_join *ret, char *msg, size_t msg_size, preempt_coord_done done,
-                              void *arg, struct preempt_coord_phase **ret_phase)
+int preempt_coord_join_begin_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
+                                 const uint64_t *steps, size_t n_steps, struct preempt_coord_pending *pend,
+                                 size_t n_pend, struct preempt_coord_join *ret, char *msg, size_t msg_size,
+                                 preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
                       .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = PREEMPT_KEY_READY,
@@ -1040,13 +1059,45 @@ int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coor
         pend[i].decision = 0;
     if (n_steps) { /* the phase outlives the caller's array */
         j.steps_copy = malloc(n_steps * sizeof(*steps));
-        if (!j.steps_copy)
+        if (!j.steps_copy) {
+            io->free(io_arg);
             return -ENOMEM;
+        }
         memcpy(j.steps_copy, steps, n_steps * sizeof(*steps));
     }
     j.steps = j.steps_copy;
-    *ret_phase = phase_begin(&j, base, cfg->join_timeout_ms, join_grant, &r);
+    *ret_phase = phase_begin(&j, io, io_arg, cfg->join_timeout_ms, join_grant, &r);
     return r;
+}
+
+static int real_io_new(struct event_base *base, const struct preempt_etcd_opts *opts,
+                       void (*log)(int level, const char *msg, void *arg), void *log_arg, void **ret);
+static const struct preempt_coord_io real_io_ops;
+
+/* The real io for a start-up phase; its errors said in msg. */
+static int phase_io(struct event_base *base, const struct preempt_coord_cfg *cfg, char *msg, size_t msg_size,
+                    void **ret)
+{
+    int r = real_io_new(base, &cfg->etcd, NULL, NULL, ret);
+
+    if (r < 0)
+        (void)snprintf(msg, msg_size, "cannot use the etcd endpoints or options: %s%s", strerror(-r),
+                       r == -EINVAL ? " (each endpoint an http:// or https:// URL, at most 8)" : "");
+    return r;
+}
+
+int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg, const uint64_t *steps,
+                              size_t n_steps, struct preempt_coord_pending *pend, size_t n_pend,
+                              struct preempt_coord_join *ret, char *msg, size_t msg_size, preempt_coord_done done,
+                              void *arg, struct preempt_coord_phase **ret_phase)
+{
+    void *io;
+    int r = phase_io(base, cfg, msg, msg_size, &io);
+
+    *ret_phase = NULL;
+    return r < 0 ? r
+                 : preempt_coord_join_begin_io_(&real_io_ops, io, cfg, steps, n_steps, pend, n_pend, ret, msg,
+                                                msg_size, done, arg, ret_phase);
 }
 
 /* ---- start-up: the restore barrier ---------------------------------------------------------- */
@@ -1109,10 +1160,11 @@ static void report_restored(struct join *j)
     }
 }
 
-int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg,
-                                  struct preempt_coord_join *join, int mine, const char *why, uint64_t bound_ms,
-                                  int *ret_outcome, char *verdict, size_t verdict_size, char *msg, size_t msg_size,
-                                  preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
+int preempt_coord_restored_begin_io_(const struct preempt_coord_io *io, void *io_arg,
+                                     const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
+                                     const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict,
+                                     size_t verdict_size, char *msg, size_t msg_size, preempt_coord_done done,
+                                     void *arg, struct preempt_coord_phase **ret_phase)
 {
     struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
                       .awaited = PREEMPT_KEY_RESTORED, .apply = apply_restored, .inc = join->incarnation,
@@ -1123,8 +1175,24 @@ int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_
 
     *ret_outcome = PREEMPT_RESTORE_FAILED;
     verdict[0] = '\0';
-    *ret_phase = phase_begin(&j, base, bound_ms, report_restored, &r);
+    *ret_phase = phase_begin(&j, io, io_arg, bound_ms, report_restored, &r);
     return r;
+}
+
+int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_coord_cfg *cfg,
+                                  struct preempt_coord_join *join, int mine, const char *why, uint64_t bound_ms,
+                                  int *ret_outcome, char *verdict, size_t verdict_size, char *msg, size_t msg_size,
+                                  preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
+{
+    void *io;
+    int r = phase_io(base, cfg, msg, msg_size, &io);
+
+    *ret_phase = NULL;
+    *ret_outcome = PREEMPT_RESTORE_FAILED;
+    verdict[0] = '\0';
+    return r < 0 ? r
+                 : preempt_coord_restored_begin_io_(&real_io_ops, io, cfg, join, mine, why, bound_ms, ret_outcome,
+                                                    verdict, verdict_size, msg, msg_size, done, arg, ret_phase);
 }
 
 /* ---- the running protocol ----------------------------------------------------------------- */
@@ -2335,6 +2403,12 @@ static uint64_t real_wall_ms(void *io)
     return wall_ms();
 }
 
+static uint64_t real_mono_ms(void *io)
+{
+    (void)io;
+    return preempt_clock_ms_(CLOCK_MONOTONIC);
+}
+
 static unsigned real_pending(void *io)
 {
     return preempt_etcd_pending_(((struct real_io *)io)->e);
@@ -2358,7 +2432,7 @@ static void real_free(void *io)
 
 static const struct preempt_coord_io real_io_ops = {
     .request = real_request, .watch = real_watch, .timer = real_timer, .wall_ms = real_wall_ms,
-    .pending = real_pending, .flush = real_flush, .free = real_free,
+    .mono_ms = real_mono_ms, .pending = real_pending, .flush = real_flush, .free = real_free,
 };
 
 static void real_log(int level, const char *msg, void *arg)
@@ -2369,23 +2443,23 @@ static void real_log(int level, const char *msg, void *arg)
         r->log(level, msg, r->log_arg);
 }
 
-int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *cfg,
-                       const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
-                       struct preempt_coord **ret)
+/* A real io on base (the etcd client of opts, its log to log, and one
+ * timer); 0 or a negative errno. */
+static int real_io_new(struct event_base *base, const struct preempt_etcd_opts *opts,
+                       void (*log)(int level, const char *msg, void *arg), void *log_arg, void **ret)
 {
-    struct preempt_etcd_opts eo = cfg->etcd;
-    struct real_io *r;
+    struct preempt_etcd_opts eo = *opts;
+    struct real_io *r = calloc(1, sizeof(*r));
     int rc;
 
-    if (!ops)
-        return -EINVAL;
-    r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
-    r->log = ops->log;
-    r->log_arg = arg;
-    eo.log = real_log;
-    eo.log_arg = r;
+    r->log = log;
+    r->log_arg = log_arg;
+    if (log) {
+        eo.log = real_log;
+        eo.log_arg = r;
+    }
     rc = preempt_etcd_new_(base, &eo, &r->e);
     if (rc == 0) {
         r->ev = evtimer_new(base, on_real_timer, r);
@@ -2395,7 +2469,21 @@ int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *
         real_free(r);
         return rc;
     }
-    return preempt_coord_new_io_(&real_io_ops, r, cfg, join, ops, arg, ret);
+    *ret = r;
+    return 0;
+}
+
+int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *cfg,
+                       const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
+                       struct preempt_coord **ret)
+{
+    void *io;
+    int rc;
+
+    if (!ops)
+        return -EINVAL;
+    rc = real_io_new(base, &cfg->etcd, ops->log, arg, &io);
+    return rc < 0 ? rc : preempt_coord_new_io_(&real_io_ops, io, cfg, join, ops, arg, ret);
 }
 
 int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,

@@ -12,19 +12,23 @@
  * delays that differ per worker, so that replies and watch events of
  * different workers interleave in any order; workers that stall past their
  * lease; slow and failing saves), then runs up to three incarnations of
- * the job: every worker exits, a restart restores, training resumes.
+ * the job: every worker starts up (the real join, pending shards resolved,
+ * the barrier, the restore barrier), trains, exits; a restart follows.
  *
  * Checked after every incarnation (a violation prints the seed and writes
  * each worker's machine trace, which preempt-replay reproduces):
  *   - no event was illegal in its state, none was dropped;
  *   - every save of a round is at that round's agreed step, at run == step;
  *   - no worker exits "saved" unless every worker holds its shard of the
- *     committed step;
- *   - no worker outlives the job's deadline by more than the bound
- *     (DEADLINE_BOUND below); the cloud kills it there;
- *   - every worker ends (exit, crash or kill) within the time limit;
- *   - the restart restores the newest step whose shards every worker holds,
- *     no older than any "saved" exit, and resumes right after it. */
+ *     committed step (decided, or pending);
+ *   - no worker outlives the job's deadline by more than the bound (the
+ *     README's, base_bound_us below); the cloud kills it there;
+ *   - every worker ends (exit, crash or kill) within the time limit.
+ * And after the restart's start-up (check_restart):
+ *   - every start-up succeeds, in one incarnation, told one restore step;
+ *   - every "saved" exit's step is held by every worker, decided;
+ *   - the restore step is the newest step every worker holds, no older than
+ *     any "saved" exit, and what each worker's exit said. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -74,6 +78,8 @@ enum item_kind { IT_REPLY, IT_WATCH, IT_RESET, IT_KEEP, IT_MTIMER, IT_NOTICE, IT
 
 struct req {
     int w;
+    uint32_t io_gen;            /* the worker's io (start-up phase or coordinator) that asked */
+    bool slotted;               /* its turn in etcd's queue is taken (a service time) */
     struct preempt_etcd_req *q; /* a copy */
     uint64_t give_up_us;
     preempt_etcd_reply_cb cb;
@@ -88,6 +94,7 @@ struct item {
     const char *msg;
     int64_t rev;         /* IT_WATCH: deliver up to here */
     uint32_t gen;        /* IT_KEEP, IT_MTIMER */
+    uint32_t io_gen;     /* IT_WATCH, IT_RESET: the io that watches */
     struct preempt_etcd_kv *kvs; /* IT_RESET */
     size_t n_kvs;
     enum preempt_source src; /* IT_NOTICE, IT_WITHDRAW */
@@ -121,8 +128,20 @@ struct worker {
     uint64_t save_step, step_base_us, save_base_us, ewma_us, dev_us, step_t0_us, max_save_ms, total_steps;
     struct preempt_sm *sm;
     struct preempt_coord *coord;
+    /* Its io: one at a time, a start-up phase's, then the coordinator's
+     * (lib/coord.c runs both over struct preempt_coord_io) */
+    uint32_t io_gen;      /* counts the ios: an answer to an earlier one is nobody's */
     bool io_dead;
-    unsigned pending;
+    unsigned pending;     /* the current io's requests not answered */
+    char wkey[PREEMPT_KEY_MAX], wend[PREEMPT_KEY_MAX]; /* what the io watches: [wkey, wend), or under wkey */
+    /* start-up, the real one (lib/coord.c): join, the restore, the restore barrier */
+    struct preempt_coord_cfg cc;
+    struct preempt_coord_phase *phase;
+    struct preempt_coord_join join;
+    struct preempt_coord_pending cpend[4];
+    int restore_outcome;
+    char verdict[256], smsg[600];
+    bool started;         /* trains (start-up done) */
     void (*keep_tick)(void *arg);
     void *keep_arg;
     struct preempt_etcd_watch_ops wops;
@@ -152,6 +171,13 @@ struct worker {
     unsigned n_saves;
 };
 
+/* How a worker's process ended, kept for the restart's checks. */
+struct ending {
+    bool exited, undecided, have_commit;
+    enum preempt_exit reason;
+    uint64_t last_commit;
+};
+
 struct world {
     uint64_t seed, now_us, seq;
     struct sev *heap;
@@ -165,8 +191,11 @@ struct world {
     unsigned ttl_s;
     uint64_t give_up_ms, incarnation, restored;
     bool have_restored;
-    char pre[PREEMPT_KEY_MAX];  /* /preempt/sim/<inc>/ */
-    char wpre[PREEMPT_KEY_MAX]; /* /preempt/sim/<inc>/w/: the per-worker records */
+    unsigned started;     /* workers whose start-up ended */
+    struct ending *ended; /* n: the last incarnation's */
+    bool have_ended;
+    bool inc_told, restore_told, restore_have; /* what start-up told the workers to restore */
+    uint64_t restore_step;
     uint64_t kill_us;     /* the job's deadline (0: none): the cloud kills at kill_us + bound */
     uint64_t bound_us, base_bound_us;
     char violation[512];
@@ -179,6 +208,7 @@ struct world {
     uint64_t svc_us;      /* etcd's service time per request (0: none) */
     uint64_t etcd_free_us; /* etcd is busy until then */
     uint64_t t_notice_us; /* the notice reached worker 0 (0: not yet) */
+    bool measuring;       /* from then until the incarnation's end (not the restart's start-up) */
     uint64_t reqs, keepalives, events, t_last_knows_us;
     unsigned knows;       /* workers that know the save step */
 };
@@ -302,7 +332,33 @@ static void arrive(struct worker *w, struct item *it, uint64_t at_us)
     schedule(at_us, E_ARRIVE, w->id, 0, it, 0);
 }
 
-/* ---- the coordinator's io ----------------------------------------------------------------- */
+/* ---- a worker's io (lib/coord.c's struct preempt_coord_io) ---------------------------------- */
+
+/* An answer or a watch message for the worker's current io; one for an
+ * io that ended (a start-up phase before the coordinator's) is nobody's. */
+static bool io_current(const struct worker *w, uint32_t io_gen)
+{
+    return io_gen == w->io_gen && !w->io_dead;
+}
+
+/* A new io for the worker: the previous one's answers still in flight are
+ * dropped when they arrive. */
+static void *io_open(struct worker *w)
+{
+    w->io_gen++;
+    w->io_dead = false;
+    w->pending = 0;
+    w->watching = w->wup = false;
+    w->keep_gen++;
+    return w;
+}
+
+/* A request's answer arrived or was dropped: one less in flight. */
+static void req_done(struct worker *w, const struct req *q)
+{
+    if (q->io_gen == w->io_gen && w->pending)
+        w->pending--;
+}
 
 static int io_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
                       void *arg)
@@ -315,6 +371,7 @@ static int io_request(void *io, const struct preempt_etcd_req *req, uint64_t giv
         return -ENOMEM;
     }
     q->w = w->id;
+    q->io_gen = w->io_gen;
     q->give_up_us = W->now_us + (give_up_ms ? give_up_ms : 2000) * 1000u;
     q->cb = cb;
     q->arg = arg;
@@ -323,38 +380,33 @@ static int io_request(void *io, const struct preempt_etcd_req *req, uint64_t giv
     return 0;
 }
 
+/* What the worker's watch covers. */
+static bool in_range(const struct worker *w, const char *key)
+{
+    if (w->wend[0])
+        return strcmp(key, w->wkey) >= 0 && strcmp(key, w->wend) < 0;
+    return strncmp(key, w->wkey, strlen(w->wkey)) == 0;
+}
+
 static void watch_catch_up(struct worker *w, uint64_t at_us)
 {
     struct item *it = item_new(IT_WATCH);
 
     it->rev = sim_etcd_rev(W->etcd);
+    it->io_gen = w->io_gen;
     if (at_us < w->wlast_us)
         at_us = w->wlast_us;
     w->wlast_us = at_us;
     arrive(w, it, at_us);
 }
 
-/* What a worker's watch covers: the job's records but the per-worker ones
- * (docs/protocol.md, "Traffic"). */
-static bool in_view(const char *key)
-{
-    return strncmp(key, W->pre, strlen(W->pre)) == 0 && strcmp(key, W->wpre) < 0;
-}
-
 static void watch_reset(struct worker *w, uint64_t at_us)
 {
     struct item *it = item_new(IT_RESET);
-    size_t k = 0;
 
-    (void)sim_etcd_snapshot(W->etcd, W->pre, W->wpre, &it->kvs, &it->n_kvs);
-    for (size_t i = 0; i < it->n_kvs; i++) {
-        if (in_view(it->kvs[i].key))
-            it->kvs[k++] = it->kvs[i];
-        else
-            preempt_etcd_kv_clear_(&it->kvs[i]);
-    }
-    it->n_kvs = k;
+    (void)sim_etcd_snapshot(W->etcd, w->wkey, w->wend[0] ? w->wend : NULL, &it->kvs, &it->n_kvs);
     it->rev = sim_etcd_rev(W->etcd);
+    it->io_gen = w->io_gen;
     if (at_us < w->wlast_us)
         at_us = w->wlast_us;
     w->wlast_us = at_us;
@@ -365,8 +417,8 @@ static int io_watch(void *io, const char *key, const char *end, const struct pre
 {
     struct worker *w = io;
 
-    (void)key; /* always [W->pre, W->wpre): in_view() */
-    (void)end;
+    (void)snprintf(w->wkey, sizeof(w->wkey), "%s", key);
+    (void)snprintf(w->wend, sizeof(w->wend), "%s", end ? end : "");
     w->wops = *ops;
     w->warg = arg;
     w->watching = true;
@@ -397,6 +449,12 @@ static uint64_t io_wall_ms(void *io)
     return (uint64_t)(EPOCH_MS + W->now_us / 1000u);
 }
 
+static uint64_t io_mono_ms(void *io)
+{
+    (void)io;
+    return now_ms();
+}
+
 static unsigned io_pending(void *io)
 {
     return ((struct worker *)io)->pending;
@@ -410,35 +468,54 @@ static unsigned io_flush(void *io, uint64_t bound_ms)
 
 static void io_free(void *io)
 {
-    ((struct worker *)io)->io_dead = true;
+    struct worker *w = io;
+
+    w->io_dead = true;
+    w->watching = false;
+    w->keep_gen++;
 }
 
 static const struct preempt_coord_io sim_io = {
-    .request = io_request, .watch = io_watch, .timer = io_timer, .wall_ms = io_wall_ms,
+    .request = io_request, .watch = io_watch, .timer = io_timer, .wall_ms = io_wall_ms, .mono_ms = io_mono_ms,
     .pending = io_pending, .flush = io_flush, .free = io_free,
 };
 
-/* After every change of the store: each watching worker hears of it, in
- * order, after its own delay. */
+/* A key some worker may watch: the job's records but the per-worker ones
+ * (docs/protocol.md, "Traffic") and the incarnation counter. */
+static bool watchable(const char *key)
+{
+    return strncmp(key, SIM_JOBP, strlen(SIM_JOBP)) == 0 && !strstr(key + strlen(SIM_JOBP), "/w/") &&
+           strchr(key + strlen(SIM_JOBP), '/');
+}
+
+/* After every change of the store: each worker watching a key that
+ * changed hears of it, in order, after its own delay (as etcd: no message
+ * for a change outside the watched range). */
 static void store_changed(int64_t before_rev)
 {
+    size_t n, first, k = 0;
+    const struct sim_ev *h;
+    const char *keys[8];
+
     if (sim_etcd_rev(W->etcd) == before_rev)
         return;
-    if (W->scale) { /* as etcd: no message for a change outside the watched range (the random
-                     * jobs keep their catch-up items: their seeds' draws depend on them) */
-        size_t n;
-        const struct sim_ev *h = sim_etcd_history(W->etcd, &n);
-        bool seen = false;
-
-        for (size_t i = n; i-- > 0 && h[i].rev > before_rev && !seen;)
-            seen = in_view(h[i].kv.key);
-        if (!seen)
-            return;
-    }
+    h = sim_etcd_history(W->etcd, &n);
+    for (first = n; first > 0 && h[first - 1].rev > before_rev; first--)
+        ;
+    for (size_t i = first; i < n && k < sizeof(keys) / sizeof(keys[0]); i++)
+        if (watchable(h[i].kv.key))
+            keys[k++] = h[i].kv.key;
+    if (k == 0)
+        return;
+    if (n - first > sizeof(keys) / sizeof(keys[0])) /* a big change (a prefix deleted): tell every watcher */
+        k = 0;
     for (unsigned i = 0; i < W->n; i++) {
         struct worker *w = &W->w[i];
+        bool hit = k == 0;
 
-        if (w->alive && w->watching && w->wup && !w->io_dead)
+        for (size_t j = 0; j < k && !hit; j++)
+            hit = in_range(w, keys[j]);
+        if (hit && w->alive && w->watching && w->wup && !w->io_dead)
             watch_catch_up(w, W->now_us + net_us(w));
     }
 }
@@ -526,6 +603,14 @@ static void add_shard(struct worker *w, uint64_t step)
     w->shards[w->n_shards++] = step;
 }
 
+static bool has_pending(const struct worker *w, uint64_t step)
+{
+    for (unsigned i = 0; i < w->n_pend; i++)
+        if (w->pend[i].step == step)
+            return true;
+    return false;
+}
+
 /* The job decided a pending shard: kept (a decided shard) or gone. */
 static void decide_pending(struct worker *w, uint64_t step, bool keep)
 {
@@ -606,7 +691,7 @@ static void act(struct worker *w)
 {
     enum preempt_action a;
 
-    if (!w->alive || w->paused)
+    if (!w->alive || w->paused || !w->started) /* in start-up: no machine yet */
         return;
     a = preempt_action_of_(preempt_sm_core_(w->sm), preempt_sm_facts_(w->sm)->run, w->save_asked); /* the handler's rule */
     if (a == PREEMPT_ACTION_EXIT) {
@@ -659,7 +744,7 @@ static void pump(struct worker *w)
         item_free(it);
     }
     act(w);
-    if (W->t_notice_us && !w->knows && preempt_sm_core_(w->sm)->save_step) {
+    if (W->measuring && w->sm && !w->knows && preempt_sm_core_(w->sm)->save_step) {
         w->knows = true;
         W->knows++;
         W->t_last_knows_us = W->now_us;
@@ -743,19 +828,19 @@ static void process(struct worker *w, struct item *it)
 
     switch (it->kind) {
     case IT_REPLY:
-        w->pending--;
-        if (!w->io_dead && it->req->cb)
+        req_done(w, it->req);
+        if (io_current(w, it->req->io_gen) && it->req->cb)
             it->req->cb(it->status, it->status == 0 ? &it->reply : NULL, it->msg, it->req->arg);
         break;
     case IT_WATCH:
-        if (w->io_dead || !w->wup)
+        if (!io_current(w, it->io_gen) || !w->wup)
             break;
         h = sim_etcd_history(W->etcd, &n_hist);
-        for (size_t i = first_at(h, n_hist, w->wnext), last = 0; i < n_hist && h[i].rev <= it->rev && !w->io_dead;
-             i++) {
-            if (in_view(h[i].kv.key)) {
+        for (size_t i = first_at(h, n_hist, w->wnext), last = 0;
+             i < n_hist && h[i].rev <= it->rev && io_current(w, it->io_gen); i++) {
+            if (in_range(w, h[i].kv.key)) {
                 /* etcd sends the events of one revision (one txn) in one message */
-                W->events += W->t_notice_us && (last == 0 || h[last - 1].rev != h[i].rev);
+                W->events += W->measuring && (last == 0 || h[last - 1].rev != h[i].rev);
                 last = i + 1;
                 w->wops.on_event(h[i].type, &h[i].kv, w->warg);
             }
@@ -764,7 +849,7 @@ static void process(struct worker *w, struct item *it)
             w->wnext = it->rev + 1;
         break;
     case IT_RESET:
-        if (w->io_dead || !w->wup)
+        if (!io_current(w, it->io_gen) || !w->wup)
             break;
         w->wnext = it->rev + 1;
         w->wops.on_link(true, "created", w->warg);
@@ -784,8 +869,10 @@ static void process(struct worker *w, struct item *it)
         }
         break;
     case IT_NOTICE:
-        if (!W->t_notice_us)
+        if (!W->t_notice_us) {
             W->t_notice_us = W->now_us;
+            W->measuring = true;
+        }
         notice(w, it->src, it->deadline_in_ms, it->advisory, it->kill_us);
         break;
     case IT_WITHDRAW:
@@ -846,14 +933,18 @@ static void apply(struct req *q)
     const char *msg = "ok";
     int status;
 
-    if (W->svc_us) { /* one request at a time, in arrival order */
-        if (W->now_us < W->etcd_free_us) {
-            schedule(W->etcd_free_us, E_APPLY, q->w, 0, q, 0);
+    if (W->svc_us && !q->slotted) { /* one request at a time, in arrival order: its turn */
+        uint64_t turn = W->now_us > W->etcd_free_us ? W->now_us : W->etcd_free_us;
+
+        W->etcd_free_us = turn + W->svc_us;
+        q->slotted = true;
+        if (turn > W->now_us) {
+            schedule(turn, E_APPLY, q->w, 0, q, 0);
             return;
         }
-        W->etcd_free_us = W->now_us + W->svc_us;
     }
-    if (W->t_notice_us) { /* the lease's keep-alives run whether or not there is a preemption */
+    q->slotted = false;
+    if (W->measuring) { /* the lease's keep-alives run whether or not there is a preemption */
         if (q->q->kind == PREEMPT_ETCD_RQ_KEEPALIVE)
             W->keepalives++;
         else
@@ -870,8 +961,8 @@ static void apply(struct req *q)
         status = sim_etcd_do(W->etcd, q->q, W->now_us / 1000u, &reply, &msg);
         store_changed(rev0);
     }
-    if (!w->alive || w->io_dead) { /* nobody reads the answer */
-        w->pending--;
+    if (!w->alive || !io_current(w, q->io_gen)) { /* nobody reads the answer */
+        req_done(w, q);
         preempt_etcd_reply_clear_(&reply);
         req_free(q);
         return;
@@ -884,33 +975,104 @@ static void apply(struct req *q)
     arrive(w, it, W->now_us + net_us(w));
 }
 
-/* ---- one incarnation ------------------------------------------------------------------ */
+/* ---- start-up: the real one (lib/coord.c), over the worker's io ------------------------------ */
 
-static void machine_up(struct worker *w)
+static void machine_up(struct worker *w, uint64_t run)
 {
     struct preempt_sm_ops ops = { .run_fx = run_fx, .on_record = on_rec };
     char line[512];
 
     if (preempt_sm_new_(&W->cfg, &ops, w, &w->sm) < 0)
         abort();
-    preempt_sm_facts_(w->sm)->run = W->have_restored ? W->restored : 0;
+    preempt_sm_facts_(w->sm)->run = run;
     if (preempt_trace_format_config_(line, sizeof(line), &W->cfg) >= 0)
         trace_add(w, line);
 }
 
+/* The worker's start-up ended: it trains from step run. */
+static void begin_training(struct worker *w, uint64_t run)
+{
+    w->started = true;
+    W->started++;
+    if (!w->sm)
+        machine_up(w, run);
+    act(w);
+}
+
+/* The step the job restores, as start-up told one worker: every worker
+ * must be told the same. */
+static void restores(struct worker *w, bool have, uint64_t step)
+{
+    if (!W->restore_told) {
+        W->restore_told = true;
+        W->restore_have = have;
+        W->restore_step = step;
+    } else if (have != W->restore_have || step != W->restore_step) {
+        violate("worker %d restores %s%" PRIu64 ", another worker %s%" PRIu64, w->id, have ? "step " : "nothing, ",
+                step, W->restore_have ? "step " : "nothing, ", W->restore_step);
+    }
+    if (have && !holds(w, step))
+        violate("worker %d is told to restore step %" PRIu64 ", which it does not hold", w->id, step);
+}
+
+static void on_restored(int status, void *arg)
+{
+    struct worker *w = arg;
+    struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log };
+
+    w->phase = NULL;
+    if (status < 0 || w->restore_outcome != PREEMPT_RESTORE_OK) {
+        violate("worker %d: the restore barrier of incarnation %" PRIu64 " failed: %s %s", w->id,
+                w->join.incarnation, status < 0 ? w->smsg : "", w->verdict);
+        return;
+    }
+    machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
+    if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->coord) < 0)
+        abort();
+    begin_training(w, 0);
+}
+
+static void on_joined(int status, void *arg)
+{
+    struct worker *w = arg;
+    struct preempt_coord_pending pend[4];
+    unsigned n_pend = w->n_pend;
+
+    w->phase = NULL;
+    if (status < 0) {
+        violate("worker %d: start-up failed: %s", w->id, w->smsg);
+        return;
+    }
+    memcpy(pend, w->cpend, sizeof(pend));
+    for (unsigned i = 0; i < n_pend; i++) { /* as the handler's settle() */
+        if (pend[i].decision == 0)
+            violate("worker %d: its pending step %" PRIu64 " stays undecided at start-up", w->id, pend[i].step);
+        decide_pending(w, pend[i].step, pend[i].decision > 0);
+    }
+    if (!W->inc_told) {
+        W->inc_told = true;
+        W->incarnation = w->join.incarnation;
+    }
+    else if (W->incarnation != w->join.incarnation)
+        violate("worker %d joined incarnation %" PRIu64 ", another worker %" PRIu64, w->id, w->join.incarnation,
+                W->incarnation);
+    restores(w, w->join.have_step, w->join.step);
+    /* The restore (the simulated trainer accepts every step), then the
+     * restore barrier. */
+    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join, PREEMPT_RESTORE_OK, NULL,
+                                         w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),
+                                         w->smsg, sizeof(w->smsg), on_restored, w, &w->phase) < 0)
+        violate("worker %d: the restore barrier: %s", w->id, w->smsg);
+}
+
+/* Every worker's process starts: start-up runs (join, resolve its pending
+ * shards, the barrier, the restore barrier), then training. */
 static void start_incarnation(void)
 {
-    char key[PREEMPT_KEY_MAX], val[200];
-    struct preempt_key k = { .inc = ++W->incarnation };
-
-    (void)preempt_key_range_(W->pre, sizeof(W->pre), SIM_JOBP, PREEMPT_KEY_INC, 0, &k);
-    (void)preempt_key_range_(W->wpre, sizeof(W->wpre), SIM_JOBP, PREEMPT_KEY_WORKERS, 0, &k);
     W->kill_us = 0;
-    if (!W->local) {
-        (void)snprintf(val, sizeof(val), "%" PRIu64, W->incarnation);
-        (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_INCARNATION, &k);
-        sim_etcd_put(W->etcd, key, val, 0, now_ms());
-    }
+    W->started = 0;
+    W->inc_told = false;
+    W->restore_told = false;
     for (unsigned i = 0; i < W->n; i++) {
         struct worker *w = &W->w[i];
         struct worker keep = *w;
@@ -919,31 +1081,27 @@ static void start_incarnation(void)
                               .save_base_us = keep.save_base_us, .delay_us = keep.delay_us,
                               .save_fails = keep.save_fails, .total_steps = keep.total_steps,
                               .shards = keep.shards, .n_shards = keep.n_shards, .cap_shards = keep.cap_shards,
-                              .max_save_ms = keep.max_save_ms };
+                              .max_save_ms = keep.max_save_ms, .n_pend = keep.n_pend, .io_gen = keep.io_gen };
+        memcpy(w->pend, keep.pend, sizeof(w->pend));
         free(keep.trace); /* a violation dumps the incarnation it happened in */
-        machine_up(w);
-        if (!W->local) {
-            struct preempt_coord_cfg cc = { .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
-                                            .join_timeout_ms = 10000, .give_up_ms = W->give_up_ms };
-            struct preempt_coord_join join = { .incarnation = W->incarnation,
-                                               .lease = sim_etcd_grant(W->etcd, W->ttl_s, now_ms()),
-                                               .have_step = W->have_restored, .step = W->restored };
-            struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log };
+        if (W->local) { /* the newest checkpoint it holds (the local restore) */
+            uint64_t newest = 0;
 
-            k.worker = i;
-            (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_JOINED, &k);
-            preempt_coord_offer_(val, sizeof(val), 1000 + (long)i, w->shards, w->n_shards);
-            sim_etcd_put(W->etcd, key, val, 0, now_ms());
-            (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_ALIVE, &k);
-            sim_etcd_put(W->etcd, key, "pid=1", join.lease, now_ms());
-            if (preempt_coord_new_io_(&sim_io, w, &cc, &join, &cops, w, &w->coord) < 0)
-                abort();
+            for (size_t k = 0; k < w->n_shards; k++)
+                if (w->shards[k] > newest)
+                    newest = w->shards[k];
+            restores(w, w->n_shards > 0, newest);
+            begin_training(w, newest);
+            continue;
         }
-        act(w);
+        w->cc = (struct preempt_coord_cfg){ .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
+                                            .join_timeout_ms = 60000, .give_up_ms = W->give_up_ms };
+        for (unsigned k = 0; k < w->n_pend; k++)
+            w->cpend[k] = (struct preempt_coord_pending){ .step = w->pend[k].step, .key = w->pend[k].key };
+        if (preempt_coord_join_begin_io_(&sim_io, io_open(w), &w->cc, w->shards, w->n_shards, w->cpend, w->n_pend,
+                                         &w->join, w->smsg, sizeof(w->smsg), on_joined, w, &w->phase) < 0)
+            violate("worker %u: start-up: %s", i, w->smsg);
     }
-    for (unsigned i = 0; i < W->n && W->scale; i++) /* the others' join records (store_changed skips them) */
-        if (W->w[i].watching)
-            watch_catch_up(&W->w[i], W->now_us + net_us(&W->w[i]));
 }
 
 static void arm_faults_and_notices(uint64_t span_us)
@@ -1066,7 +1224,7 @@ static void handle(const struct sev *e)
 
         if (!w->alive) {
             if (it->kind == IT_REPLY)
-                w->pending--;
+                req_done(w, it->req);
             item_free(it);
             break;
         }
@@ -1177,25 +1335,17 @@ static void handle(const struct sev *e)
     }
 }
 
-/* Runs events until every worker is gone; then checks the incarnation. */
-static void run_incarnation(void)
+/* Runs events until done() holds or a violation. */
+static void run_until(bool (*done)(void), const char *what)
 {
-    uint64_t start = W->now_us, span = 0;
+    uint64_t start = W->now_us;
 
-    for (unsigned i = 0; i < W->n; i++) {
-        uint64_t s = W->w[i].step_base_us * (W->w[i].total_steps - (W->have_restored ? W->restored : 0));
-
-        if (s > span)
-            span = s;
-    }
-    W->bound_us = W->base_bound_us;
-    arm_faults_and_notices(span);
-    while (!all_gone() && !W->violation[0]) {
+    while (!done() && !W->violation[0]) {
         uint64_t exp = W->local || W->etcd_down ? 0 : sim_etcd_next_expiry(W->etcd) * 1000u;
         struct sev e;
 
         if (W->n_heap == 0) {
-            violate("nothing left to happen, but %s still runs", "a worker");
+            violate("nothing left to happen, but %s", what);
             break;
         }
         if (exp && exp <= W->heap[0].t) { /* a lease runs out first */
@@ -1211,11 +1361,40 @@ static void run_incarnation(void)
         if (e.t > W->now_us)
             W->now_us = e.t;
         if (W->now_us - start > (uint64_t)LIMIT_MS * 1000u) {
-            violate("the incarnation did not end within %u s", LIMIT_MS / 1000u);
+            violate("%s within %u s", what, LIMIT_MS / 1000u);
             break;
         }
         handle(&e);
     }
+}
+
+static bool all_started(void)
+{
+    return W->started == W->n;
+}
+
+/* A new process for every worker: start-up, until every worker trains. */
+static void start_job(void)
+{
+    start_incarnation();
+    run_until(all_started, "not every worker's start-up ended");
+}
+
+/* Training, the preemptions, every worker's end. */
+static void run_incarnation(void)
+{
+    uint64_t span = 0;
+
+    for (unsigned i = 0; i < W->n; i++) {
+        uint64_t s = W->w[i].step_base_us * (W->w[i].total_steps - preempt_sm_facts_(W->w[i].sm)->run);
+
+        if (s > span)
+            span = s;
+    }
+    W->bound_us = W->base_bound_us;
+    arm_faults_and_notices(span);
+    run_until(all_gone, "the incarnation did not end");
+    W->measuring = false;
     /* Deadlines: how late the last exit came. */
     if (W->kill_us)
         for (unsigned i = 0; i < W->n; i++)
@@ -1223,60 +1402,23 @@ static void run_incarnation(void)
                 W->max_late_us = W->w[i].exit_us - W->kill_us;
 }
 
-/* The restart's first act (lib/coord.c, join_resolve): every pending
- * shard follows its round's decision record; where there is none, the
- * first restarting worker writes "aborted" (create-if-absent). */
-static void resolve_pending(void)
-{
-    for (unsigned i = 0; i < W->n; i++) {
-        struct worker *w = &W->w[i];
-
-        while (w->n_pend > 0) {
-            struct pend *p = &w->pend[w->n_pend - 1];
-            struct preempt_etcd_kv *kv;
-            size_t n;
-            char val[64];
-            uint64_t step;
-            bool keep = false, last;
-
-            if (sim_etcd_snapshot(W->etcd, p->key, NULL, &kv, &n) < 0)
-                abort();
-            if (n > 0)
-                keep = preempt_committed_parse_(kv[0].value, &step, &last) &&
-                       step == p->step - (W->sabotage && w->id == 0);
-            else {
-                (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " restart", p->step);
-                sim_etcd_put(W->etcd, p->key, val, 0, now_ms());
-            }
-            preempt_etcd_kvs_free_(kv, n);
-            decide_pending(w, p->step, keep);
-        }
-    }
-}
-
+/* After an incarnation: its machines and its rounds. */
 static void check_incarnation(void)
 {
-    uint64_t truth = 0, restore = 0, before = W->restored;
-    bool have_truth = false, have_restore, had_before = W->have_restored;
-    const char **offers;
-    char (*offer)[1400];
-    unsigned *idx;
-
-    resolve_pending();
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
         struct worker *w = &W->w[i];
 
         if (preempt_sm_illegal_(w->sm) || preempt_sm_dropped_(w->sm))
             violate("worker %u: %u illegal and %u dropped events", i, preempt_sm_illegal_(w->sm),
                     preempt_sm_dropped_(w->sm));
-        if (w->exited && w->exit_reason == PREEMPT_EXIT_SAVED) {
-            if (!w->have_commit)
-                violate("worker %u exits saved without a committed checkpoint", i);
-            for (unsigned k = 0; k < W->n && !W->violation[0]; k++)
-                if (!holds(&W->w[k], w->last_commit))
-                    violate("worker %u exits saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
-                            w->last_commit, k);
-        }
+        if (w->exited && w->exit_reason == PREEMPT_EXIT_SAVED && !w->have_commit)
+            violate("worker %u exits saved without a committed checkpoint", i);
+        /* "saved": every worker holds that step, decided or still pending
+         * (the restart resolves it: check_restart) */
+        for (unsigned k = 0; k < W->n && !W->violation[0] && w->exited && w->exit_reason == PREEMPT_EXIT_SAVED; k++)
+            if (!holds(&W->w[k], w->last_commit) && !has_pending(&W->w[k], w->last_commit))
+                violate("worker %u exits saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
+                        w->last_commit, k);
     }
     /* Every save of a round (of one preemption) is at one step. */
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
@@ -1289,9 +1431,34 @@ static void check_incarnation(void)
                         violate("preemption %u, round %u: worker %u saved step %" PRIu64 ", worker %u step %" PRIu64,
                                 x->episode, x->round, i, x->step, k, y->step);
                 }
-    if (W->violation[0])
+    for (unsigned i = 0; i < W->n; i++)
+        W->ended[i] = (struct ending){ .exited = W->w[i].exited, .undecided = W->w[i].undecided,
+                                       .have_commit = W->w[i].have_commit, .reason = W->w[i].exit_reason,
+                                       .last_commit = W->w[i].last_commit };
+    W->have_ended = true;
+}
+
+/* After the restart's start-up (which resolved every pending shard by its
+ * decision record and agreed on the restore step): what the last
+ * incarnation's workers said at their exit holds. */
+static void check_restart(void)
+{
+    uint64_t truth = 0, restore = W->restore_step, before = W->restored;
+    bool have_truth = false, have_restore = W->restore_have, had_before = W->have_restored;
+
+    if (!W->have_ended || W->violation[0])
         return;
-    /* The restart: the newest step every worker holds. */
+    /* "saved": every worker holds that step, decided. */
+    for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
+        const struct ending *x = &W->ended[i];
+
+        if (x->exited && x->reason == PREEMPT_EXIT_SAVED)
+            for (unsigned k = 0; k < W->n && !W->violation[0]; k++)
+                if (!holds(&W->w[k], x->last_commit))
+                    violate("worker %u exited saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
+                            x->last_commit, k);
+    }
+    /* The restart restores the newest step every worker holds. */
     for (unsigned k = 0; k < W->w[0].n_shards; k++) {
         uint64_t s = W->w[0].shards[k];
         bool all = true;
@@ -1303,65 +1470,30 @@ static void check_incarnation(void)
             have_truth = true;
         }
     }
-    offers = calloc(W->n, sizeof(*offers));
-    offer = calloc(W->n, sizeof(*offer));
-    idx = calloc(W->n, sizeof(*idx));
-    if (!offers || !offer || !idx)
-        abort();
-    for (unsigned i = 0; i < W->n; i++) {
-        struct worker *w = &W->w[i];
-        uint64_t newest[64];
-        size_t m = 0;
-
-        for (size_t k = w->n_shards; k-- > 0 && m < 64;) /* the newest 64, as the handler offers */
-            newest[m++] = w->shards[k];
-        preempt_coord_offer_(offer[i], sizeof(offer[i]), 1000 + (long)i, newest, m);
-        offers[i] = offer[i];
-    }
-    {
-        struct preempt_coord_plan plan;
-
-        for (unsigned i = 0; i < W->n; i++)
-            idx[i] = i;
-        preempt_coord_plan_(offers, idx, W->n, &plan);
-        have_restore = plan.have;
-        restore = plan.step;
-        /* One decision per round: no worker ever holds a committed step
-         * another lacks, so a restart never needs to start over. */
-        if (plan.at_risk)
-            violate("the restart would be refused: worker(s) %s lack step %" PRIu64 " that others hold",
-                    plan.lacking, plan.newest);
-    }
-    free(offers);
-    free(offer);
-    free(idx);
-    if (have_restore != have_truth || (have_truth && restore != truth))
+    if (!W->violation[0] && (have_restore != have_truth || (have_truth && restore != truth)))
         violate("the restart restores %s%" PRIu64 ", but the newest step every worker holds is %s%" PRIu64,
                 have_restore ? "step " : "nothing, ", restore, have_truth ? "step " : "none, ", truth);
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
-        if (W->w[i].exited && W->w[i].exit_reason == PREEMPT_EXIT_SAVED && W->w[i].last_commit > restore)
+        if (W->ended[i].exited && W->ended[i].reason == PREEMPT_EXIT_SAVED && W->ended[i].last_commit > restore)
             violate("worker %u exited saved at step %" PRIu64 ", newer than the restore step %" PRIu64, i,
-                    W->w[i].last_commit, restore);
+                    W->ended[i].last_commit, restore);
     /* One decision per round: "saved" means the restart restores the step
      * the worker saw committed; "not saved" (its decision known) means it
      * restores what was committed before this preemption. */
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
-        const struct worker *w = &W->w[i];
-        bool have_want = w->have_commit || had_before;
-        uint64_t want = w->have_commit ? w->last_commit : before;
+        const struct ending *x = &W->ended[i];
+        bool have_want = x->have_commit || had_before;
+        uint64_t want = x->have_commit ? x->last_commit : before;
 
-        if (!w->exited || w->undecided ||
-            (w->exit_reason != PREEMPT_EXIT_SAVED && w->exit_reason != PREEMPT_EXIT_NOT_SAVED))
+        if (!x->exited || x->undecided || (x->reason != PREEMPT_EXIT_SAVED && x->reason != PREEMPT_EXIT_NOT_SAVED))
             continue;
         if (have_want != have_restore || (have_want && want != restore))
             violate("worker %u exited %s, but the restart restores %s%" PRIu64 " (it knew of %s%" PRIu64 ")", i,
-                    preempt_exit_to_string_(w->exit_reason), have_restore ? "step " : "nothing, ", restore,
+                    preempt_exit_to_string_(x->reason), have_restore ? "step " : "nothing, ", restore,
                     have_want ? "step " : "nothing, ", want);
     }
-    if (have_restore) {
-        W->restored = restore;
-        W->have_restored = true;
-    }
+    W->restored = restore;
+    W->have_restored = have_restore;
 }
 
 static void dump_traces(const char *dir)
@@ -1398,6 +1530,8 @@ static void teardown_incarnation(void)
         struct worker *w = &W->w[i];
 
         finish_worker(w);
+        preempt_coord_phase_free_(w->phase);
+        w->phase = NULL;
         preempt_coord_free_(w->coord);
         w->coord = NULL;
         preempt_sm_free_(w->sm);
@@ -1428,7 +1562,8 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
         W->svc_us = rps ? (1000000 + rps - 1) / rps : 0;
     }
     W->w = calloc(W->n, sizeof(*W->w));
-    if (!W->w)
+    W->ended = calloc(W->n, sizeof(*W->ended));
+    if (!W->w || !W->ended)
         abort();
     W->local = W->n == 1 && chance(50) && !scale;
     W->etcd = sim_etcd_new();
@@ -1477,32 +1612,42 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
      * to 20x), the agreement's bound and the coordination writes' retry
      * bound; a stall injected into a worker adds its length. */
     W->base_bound_us = 2 * step_us + 20 * save_us * 3 / 2 + (W->cfg.agree_timeout_ms + W->give_up_ms) * 1000u;
-    for (unsigned k = 0; k < incarnations && !W->violation[0]; k++) {
+    /* Each incarnation: start-up (the restart's, after the first: then
+     * its checks), training and the preemptions, the exits. After the
+     * last one that was preempted, one more start-up checks its restart. */
+    start_job();
+    for (unsigned k = 0; !W->violation[0]; k++) {
         bool preempted = false;
 
-        start_incarnation();
         run_incarnation();
-        check_incarnation();
+        if (!W->violation[0])
+            check_incarnation();
         for (unsigned i = 0; i < W->n; i++)
             preempted = preempted || !W->w[i].exited || W->w[i].exit_reason != PREEMPT_EXIT_DONE;
-        if (W->violation[0]) {
-            fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n",
-                    seed, W->n, W->incarnation, W->violation);
-            fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s -v\n", seed, sabotage ? " --sabotage" : "");
-            if (trace_dir)
-                dump_traces(trace_dir);
-        }
+        if (W->violation[0] || !preempted) /* training finished: nothing to restart */
+            break;
         teardown_incarnation();
-        if (!preempted)
-            break; /* training finished: nothing to restart */
         W->now_us += 1000000; /* the restart */
+        start_job();
+        check_restart();
+        if (k + 1 == incarnations)
+            break;
     }
+    if (W->violation[0]) {
+        fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n", seed,
+                W->n, W->incarnation, W->violation);
+        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s -v\n", seed, sabotage ? " --sabotage" : "");
+        if (trace_dir)
+            dump_traces(trace_dir);
+    }
+    teardown_incarnation();
     ok = !W->violation[0];
     for (unsigned i = 0; i < W->n; i++) {
         free(W->w[i].shards);
         free(W->w[i].trace);
     }
     free(W->w);
+    free(W->ended);
     free(W->heap);
     sim_etcd_free(W->etcd);
     return ok;
