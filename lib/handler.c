@@ -35,6 +35,7 @@
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
+#include "worker-internal.h"
 
 #define HANDLER_MAGIC 0x70726d68u /* "prmh" */
 #define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
@@ -59,7 +60,7 @@ struct preempt_handler {
     uint32_t timer_gen;   /* generation of the armed machine timer */
     bool poll_noticed;    /* the poll callback reported a notice already */
 
-    struct preempt_sm *sm;
+    struct preempt_worker wk; /* the machine, the coordinator (NULL in local mode) and the rules around them */
     struct timespec t0;
     unsigned in_cb;       /* depth of user callbacks running */
 
@@ -71,16 +72,14 @@ struct preempt_handler {
     unsigned fallbacks;        /* checkpoints the restore callback refused at start-up */
     uint64_t refused_step;     /* the newest of them */
 
-    bool save_asked, save_running;
-    uint64_t save_step, save_t0_us, last_save_ms;
+    bool save_running;
+    uint64_t save_t0_us, last_save_ms;
     unsigned saves;
 
     uint64_t step_t0_us;  /* start of the step being trained; 0: none */
-    uint64_t step_ewma_us, step_dev_us; /* the step time's moving mean and mean deviation */
     uint64_t ack_ms;      /* when this worker acknowledged a round */
     bool ack_pending;
 
-    enum preempt_exit exit_reason; /* valid in state exit */
     int exit_code;
 
     FILE *trace;
@@ -88,11 +87,9 @@ struct preempt_handler {
     bool have_last_rec;
     bool view_traced;      /* the trace has the job view's header */
 
-    struct preempt_coord *coord;  /* multi-worker; NULL in local mode */
     struct preempt_coord_join joined; /* what start-up agreed (zero in local mode) */
     enum preempt_source last_source; /* of the last notice posted */
     bool noticed_any;             /* a notice was posted (last_source is valid) */
-    bool live[PREEMPT_SOURCE__COUNT]; /* a source's notice stands (not withdrawn, not advisory) */
     struct preempt_meta *meta;    /* the cloud notice source; NULL without one */
     enum preempt_platform platform; /* resolved: never AUTO */
     uint64_t kill_delay_ms;       /* 0: unknown */
@@ -157,14 +154,12 @@ static void ckpt_log(int level, const char *msg, void *arg)
 
 static void post(struct preempt_handler *h, struct preempt_event ev)
 {
-    ev.now_ms = now_ms(h);
-    if (preempt_sm_post_(h->sm, &ev) < 0)
-        log_msg(h, PREEMPT_LOG_ERROR, "event queue full: %s dropped", preempt_event_to_string_(ev.kind));
+    preempt_worker_post_(&h->wk, ev);
 }
 
 static enum preempt_state state_of(const struct preempt_handler *h)
 {
-    return preempt_sm_core_(h->sm)->state;
+    return preempt_sm_core_(h->wk.sm)->state;
 }
 
 static bool exited(const struct preempt_handler *h)
@@ -172,55 +167,18 @@ static bool exited(const struct preempt_handler *h)
     return state_of(h) == PREEMPT_STATE_EXIT;
 }
 
-/* Every notice of this worker is withdrawn (or was advisory): locally the
- * machine is told at once; in a job, the worker's record says so and the
- * job's view tells every worker when all records do. */
-static void withdraw(struct preempt_handler *h, enum preempt_source src)
-{
-    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-
-    if (h->coord) {
-        preempt_coord_withdraw_(h->coord, true);
-        return;
-    }
-    ev.u.notice_withdrawn.source = src;
-    post(h, ev);
-}
-
-/* A notice from src, deadline_in_ms from now (0: unknown). An advisory
- * one runs the same round (an opportunistic checkpoint) already withdrawn,
- * so that the job returns to idle after the save. */
+/* A notice from src (worker-internal.h), remembered for the status. */
 static void post_notice_kind(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms,
                              bool advisory)
 {
-    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
-
-    ev.u.notice.source = src;
-    ev.u.notice.deadline = deadline_in_ms ? now_ms(h) + deadline_in_ms : 0;
     h->last_source = src;
     h->noticed_any = true;
-    if (!advisory) {
-        h->live[src] = true;
-        preempt_coord_withdraw_(h->coord, false);
-    } else if (h->coord) {
-        preempt_coord_withdraw_(h->coord, true); /* the record is written withdrawn */
-    }
-    post(h, ev);
-    if (advisory && !h->coord)
-        withdraw(h, src);
+    preempt_worker_notice_(&h->wk, src, deadline_in_ms, advisory);
 }
 
 static void post_notice(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms)
 {
     post_notice_kind(h, src, deadline_in_ms, false);
-}
-
-static bool any_live(const struct preempt_handler *h)
-{
-    for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
-        if (h->live[i])
-            return true;
-    return false;
 }
 
 /* A periodic checkpoint: an advisory notice of its own source (the round
@@ -229,7 +187,7 @@ static int request_checkpoint(struct preempt_handler *h, const char *why)
 {
     if (h->start_status < 0)
         return h->start_status;
-    if (exited(h) || any_live(h) || state_of(h) != PREEMPT_STATE_IDLE)
+    if (exited(h) || !preempt_worker_may_checkpoint_(&h->wk))
         return -EALREADY;
     log_msg(h, PREEMPT_LOG_INFO, "a periodic checkpoint (%s)", why);
     post_notice_kind(h, PREEMPT_SOURCE_PERIODIC, 0, true);
@@ -280,7 +238,7 @@ static void on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src,
         post_notice(h, src, in_ms);
         return;
     case PREEMPT_META_ADVISORY:
-        if (!h->cfg.advisory_checkpoint || any_live(h) || state_of(h) != PREEMPT_STATE_IDLE) {
+        if (!h->cfg.advisory_checkpoint || !preempt_worker_may_checkpoint_(&h->wk)) {
             log_msg(h, PREEMPT_LOG_INFO, "advisory notice: %s metadata: %s (no checkpoint: %s)",
                     preempt_source_to_string_(src), what,
                     !h->cfg.advisory_checkpoint ? "advisory_checkpoint is off" : "a preemption is under way");
@@ -290,13 +248,13 @@ static void on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src,
                 preempt_source_to_string_(src), what);
         post_notice_kind(h, src, 0, true);
         return;
-    case PREEMPT_META_WITHDRAWN:
-        h->live[src] = false;
+    case PREEMPT_META_WITHDRAWN: {
+        bool others = preempt_worker_withdrawn_(&h->wk, src);
+
         log_msg(h, PREEMPT_LOG_INFO, "notice withdrawn: %s metadata: %s%s", preempt_source_to_string_(src), what,
-                any_live(h) ? " (other notices stand)" : "");
-        if (!any_live(h))
-            withdraw(h, src);
+                others ? " (other notices stand)" : "");
         return;
+    }
     }
 }
 
@@ -319,7 +277,7 @@ static int exit_code_for(const struct preempt_handler *h, enum preempt_exit reas
     case PREEMPT_EXIT_NOT_SAVED:
         return h->cfg.exit_code_not_saved;
     case PREEMPT_EXIT_ERROR:
-        code = preempt_sm_core_(h->sm)->err_code;
+        code = preempt_sm_core_(h->wk.sm)->err_code;
         return code >= 1 && code <= 255 ? (int)code : 1;
     case PREEMPT_EXIT__COUNT:
         break;
@@ -332,7 +290,7 @@ static void arm_timer(struct preempt_handler *h, uint64_t at_ms)
     uint64_t now = now_ms(h), in = at_ms > now ? at_ms - now : 0;
     struct timeval tv = { .tv_sec = (time_t)(in / 1000), .tv_usec = (suseconds_t)(in % 1000) * 1000 };
 
-    h->timer_gen = preempt_sm_core_(h->sm)->timer_gen;
+    h->timer_gen = preempt_sm_core_(h->wk.sm)->timer_gen;
     if (preempt_fault_(PREEMPT_FAULT_TIMER) < 0 || evtimer_add(h->ev_timer, &tv) < 0) {
         /* Every timer of the machine bounds a wait: one that cannot be
          * armed fires now, so the wait ends early rather than never. */
@@ -348,7 +306,7 @@ static const char *fx_text(struct preempt_handler *h, const struct preempt_fx *f
     if (fx->kind == PREEMPT_FX_PUBLISH_NOTICE)
         return preempt_source_to_string_(h->last_source);
     if (fx->kind == PREEMPT_FX_PUBLISH_ERROR && !h->err_msg[0]) {
-        unsigned long long run = preempt_sm_facts_(h->sm)->run;
+        unsigned long long run = preempt_sm_facts_(h->wk.sm)->run;
 
         if (fx->arg > 0)
             (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: application error %lld after step %llu",
@@ -393,69 +351,81 @@ static void settle(struct preempt_handler *h, uint64_t step, int decision)
                 "checkpoint at step %llu stays pending: its decision record is not in this etcd; not restored", st);
 }
 
-static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
+/* ---- what the worker's rules ask of the handler (worker-internal.h) ---- */
+
+static uint64_t wk_now_ms(void *arg)
+{
+    return now_ms(arg);
+}
+
+static void wk_arm_timer(void *arg, uint64_t at_ms)
+{
+    arm_timer(arg, at_ms);
+}
+
+static void wk_disarm_timer(void *arg)
+{
+    (void)evtimer_del(((struct preempt_handler *)arg)->ev_timer);
+}
+
+static void wk_begin_save(void *arg, uint64_t step)
+{
+    log_msg(arg, PREEMPT_LOG_INFO, "save at step %llu", (unsigned long long)step);
+}
+
+static void wk_settle(void *arg, uint64_t step, int decision)
+{
+    settle(arg, step, decision);
+}
+
+static void wk_exit(void *arg, enum preempt_exit reason)
 {
     struct preempt_handler *h = arg;
+    const struct preempt_core *core = preempt_sm_core_(h->wk.sm);
 
-    const struct preempt_core *core = preempt_sm_core_(sm);
-    bool last = preempt_fsm_fx_last_(core, preempt_sm_facts_(sm), fx, now_ms(h));
-
-    if (h->coord ? preempt_coord_fx_(h->coord, fx, core->round, last, fx_text(h, fx))
-                 : preempt_local_coord_fx_(sm, fx, now_ms(h)))
-        return;
-    switch (fx->kind) {
-    case PREEMPT_FX_BEGIN_SAVE:
-        h->save_asked = true;
-        h->save_step = (uint64_t)fx->arg;
-        log_msg(h, PREEMPT_LOG_INFO, "save at step %llu", (unsigned long long)h->save_step);
-        return;
-    case PREEMPT_FX_ARM_TIMER:
-        arm_timer(h, (uint64_t)fx->arg);
-        return;
-    case PREEMPT_FX_DISARM_TIMER:
-        (void)evtimer_del(h->ev_timer);
-        return;
-    case PREEMPT_FX_KEEP_SHARD:
-    case PREEMPT_FX_DISCARD_SHARD:
-        settle(h, (uint64_t)fx->arg, fx->kind == PREEMPT_FX_KEEP_SHARD ? 1 : -1);
-        return;
-    case PREEMPT_FX_EXIT:
-        h->exit_reason = (enum preempt_exit)fx->arg;
-        h->exit_code = exit_code_for(h, h->exit_reason);
-        (void)event_del(h->ev_sig); /* nothing stays armed in exit */
-        if (h->ev_poll)
-            (void)event_del(h->ev_poll);
-        if (h->ev_periodic)
-            (void)event_del(h->ev_periodic);
-        /* No source stays armed in exit; an Azure approval of the events
-         * behind a committed save is the source's last request. */
-        if (!(h->exit_reason == PREEMPT_EXIT_SAVED && h->cfg.azure_approve && preempt_meta_approve_(h->meta) > 0)) {
-            preempt_meta_free_(h->meta);
-            h->meta = NULL;
-        }
-        preempt_coord_leave_(h->coord);
-        if (preempt_sm_core_(sm)->shard_out) /* reported, and no decision came */
-            log_msg(h, PREEMPT_LOG_WARNING,
-                    "the job's decision on the checkpoint at step %llu did not arrive in time; this worker's copy "
-                    "stays pending, and the restart follows the job's decision record",
-                    (unsigned long long)preempt_sm_core_(sm)->save_step);
-        log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(h->exit_reason), h->exit_code);
-        return;
-    case PREEMPT_FX_PUBLISH_NOTICE:
-    case PREEMPT_FX_CLAIM_DRIVER:
-    case PREEMPT_FX_ACK_STEP:
-    case PREEMPT_FX_PUBLISH_AGREED:
-    case PREEMPT_FX_REQUEST_FINAL:
-    case PREEMPT_FX_REPORT_SHARD:
-    case PREEMPT_FX_PUBLISH_ERROR:
-    case PREEMPT_FX_ANNOUNCE_DONE:
-    case PREEMPT_FX_CLEAR_ROUND:
-    case PREEMPT_FX_PROPOSE_ABORT:
-    case PREEMPT_FX__COUNT:
-        break;
+    h->exit_code = exit_code_for(h, reason);
+    (void)event_del(h->ev_sig); /* nothing stays armed in exit */
+    if (h->ev_poll)
+        (void)event_del(h->ev_poll);
+    if (h->ev_periodic)
+        (void)event_del(h->ev_periodic);
+    /* No source stays armed in exit; an Azure approval of the events
+     * behind a committed save is the source's last request. */
+    if (!(reason == PREEMPT_EXIT_SAVED && h->cfg.azure_approve && preempt_meta_approve_(h->meta) > 0)) {
+        preempt_meta_free_(h->meta);
+        h->meta = NULL;
     }
-    /* The coordinator (local or etcd) answers every coordination effect. */
-    log_msg(h, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
+    if (core->shard_out) /* reported, and no decision came */
+        log_msg(h, PREEMPT_LOG_WARNING,
+                "the job's decision on the checkpoint at step %llu did not arrive in time; this worker's copy "
+                "stays pending, and the restart follows the job's decision record",
+                (unsigned long long)core->save_step);
+    log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(reason), h->exit_code);
+}
+
+static const char *wk_fx_text(void *arg, const struct preempt_fx *fx)
+{
+    return fx_text(arg, fx);
+}
+
+static void wk_dropped(void *arg, enum preempt_event_kind kind)
+{
+    log_msg(arg, PREEMPT_LOG_ERROR, "event queue full: %s dropped", preempt_event_to_string_(kind));
+}
+
+static void wk_bug(void *arg, const struct preempt_fx *fx)
+{
+    log_msg(arg, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
+}
+
+static const struct preempt_worker_ops wk_ops = {
+    .now_ms = wk_now_ms, .arm_timer = wk_arm_timer, .disarm_timer = wk_disarm_timer, .begin_save = wk_begin_save,
+    .settle = wk_settle, .exit = wk_exit, .fx_text = wk_fx_text, .dropped = wk_dropped, .bug = wk_bug,
+};
+
+static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
+{
+    preempt_worker_run_fx_(sm, fx, &((struct preempt_handler *)arg)->wk);
 }
 
 /* Writes one line of the trace (n: its formatting's result). */
@@ -504,7 +474,7 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
             h->ack_pending = true;
         }
     if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && h->ack_pending) {
-        preempt_sm_facts_(h->sm)->agree_ms = rec->ev.now_ms - h->ack_ms;
+        preempt_sm_facts_(h->wk.sm)->agree_ms = rec->ev.now_ms - h->ack_ms;
         h->ack_pending = false;
     }
     if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
@@ -524,7 +494,7 @@ static void check_invariants(const struct preempt_handler *h, enum preempt_state
     bool saving = s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE;
 
     assert(!!evtimer_pending(h->ev_timer, NULL) == (preempt_state_timer_(s) != PREEMPT_TIMER_NONE));
-    assert(!(h->save_asked || h->save_running) || saving || s == PREEMPT_STATE_EXIT);
+    assert(!(h->wk.save_asked || h->save_running) || saving || s == PREEMPT_STATE_EXIT);
     assert(s != PREEMPT_STATE_EXIT || (!event_pending(h->ev_sig, EV_READ, NULL) &&
                                        (!h->ev_poll || !event_pending(h->ev_poll, EV_TIMEOUT, NULL))));
 #else
@@ -546,12 +516,12 @@ static void after_step(struct preempt_sm *sm, enum preempt_state from, enum pree
     if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_ACKNOWLEDGED || from == PREEMPT_STATE_SAVING)
         h->step_t0_us = now_us(h);
     if (to == PREEMPT_STATE_IDLE) /* withdrawn: no notice stands any more */
-        memset(h->live, 0, sizeof(h->live));
+        memset(h->wk.live, 0, sizeof(h->wk.live));
     h->in_cb++;
     if (h->cb.on_state)
         h->cb.on_state(h, from, to, h->ud);
     if (to == PREEMPT_STATE_EXIT && h->cb.on_exit)
-        h->cb.on_exit(h, h->exit_reason, h->exit_code, h->ud);
+        h->cb.on_exit(h, h->wk.exit_reason, h->exit_code, h->ud);
     h->in_cb--;
 }
 
@@ -571,7 +541,7 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    preempt_sm_drain_(h->sm);
+    preempt_sm_drain_(h->wk.sm);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -926,7 +896,7 @@ static int open_trace(struct preempt_handler *h)
         (void)close(fd);
         return r;
     }
-    if (preempt_trace_format_config_(line, sizeof(line), &preempt_sm_facts_(h->sm)->cfg) < 0 ||
+    if (preempt_trace_format_config_(line, sizeof(line), &preempt_sm_facts_(h->wk.sm)->cfg) < 0 ||
         fprintf(h->trace, "# libpreempt %s trace of pid %ld\n%s\n", preempt_version(), (long)getpid(), line) < 0 ||
         fflush(h->trace) != 0)
         return -EIO;
@@ -1190,8 +1160,8 @@ static void restore_end(struct preempt_handler *h, int r)
     } else if (r == 0) {
         h->restored_step = h->committed_step = info->step;
         h->generation = info->generation + 1;
-        preempt_sm_facts_(h->sm)->run = info->run;
-        preempt_sm_facts_(h->sm)->save_ms = info->save_ms; /* the planner knows the save time from the start */
+        preempt_sm_facts_(h->wk.sm)->run = info->run;
+        preempt_sm_facts_(h->wk.sm)->save_ms = info->save_ms; /* the planner knows the save time from the start */
         log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info->step, info->path,
                 h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
     }
@@ -1209,7 +1179,7 @@ static void start_begin(struct preempt_handler *h)
 
     h->start->cc = coord_cfg(h);
     if (!h->ckpt_dir) {
-        preempt_sm_facts_(h->sm)->run = h->cfg.start_run;
+        preempt_sm_facts_(h->wk.sm)->run = h->cfg.start_run;
         if (multi)
             join_job(h);
         else
@@ -1262,7 +1232,7 @@ static int resolve_platform(struct preempt_handler *h)
  * period. Only a warning: the handler works with whatever time it gets. */
 static void warn_kill_delay(struct preempt_handler *h)
 {
-    uint64_t save_ms = preempt_sm_facts_(h->sm)->save_ms, kd = h->kill_delay_ms;
+    uint64_t save_ms = preempt_sm_facts_(h->wk.sm)->save_ms, kd = h->kill_delay_ms;
 
     if (kd == 0)
         return;
@@ -1319,7 +1289,7 @@ static int start_finish(struct preempt_handler *h)
             .on_view = coord_view,
         };
 
-        r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->coord);
+        r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->wk.coord);
         if (r < 0)
             return r;
     }
@@ -1540,7 +1510,9 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
         .margin_ms = cfg->margin_ms, .plan = cfg->plan, .second = cfg->second,
         .workers = cfg->etcd_endpoints ? cfg->workers : 1,
     };
-    r = preempt_sm_new_(&facts, &ops, h, &h->sm);
+    h->wk.ops = &wk_ops;
+    h->wk.arg = h;
+    r = preempt_sm_new_(&facts, &ops, h, &h->wk.sm);
     if (r < 0)
         goto fail;
     r = open_signals(h);
@@ -1607,7 +1579,7 @@ int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
  * cloud's approval of the events behind a committed save. */
 static void flush_last(struct preempt_handler *h)
 {
-    if (preempt_coord_flush_(h->coord, LAST_WRITES_MS) > 0)
+    if (preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0)
         log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                 LAST_WRITES_MS);
     if (h->meta && preempt_run_until_(h->base, h->cfg.metadata_timeout_ms + 100, preempt_meta_idle_, h->meta) < 0)
@@ -1626,10 +1598,10 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
 {
     if (!handler_ok(h))
         return NULL;
-    preempt_coord_leave_(h->coord); /* also when freed before an exit */
+    preempt_coord_leave_(h->wk.coord); /* also when freed before an exit */
     if (h->own_base)
         flush_last(h);
-    preempt_coord_free_(h->coord);
+    preempt_coord_free_(h->wk.coord);
     start_free(h); /* freed during an asynchronous start-up */
     if (h->ev_start)
         event_free(h->ev_start);
@@ -1653,7 +1625,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     if (h->trace)
         (void)fclose(h->trace);
     preempt_ckpt_close_(h->store);
-    preempt_sm_free_(h->sm);
+    preempt_sm_free_(h->wk.sm);
     free(h->ckpt_dir);
     free(h->trace_path);
     free(h->etcd_endpoints);
@@ -1683,7 +1655,7 @@ enum preempt_action preempt_action(const struct preempt_handler *h)
 {
     if (!handler_ok(h))
         return PREEMPT_ACTION_EXIT;
-    return preempt_action_of_(preempt_sm_core_(h->sm), preempt_sm_facts_(h->sm)->run, h->save_asked);
+    return preempt_worker_action_(&h->wk);
 }
 
 /* Counts one completed step: measures it, and tells the machine while a
@@ -1691,23 +1663,14 @@ enum preempt_action preempt_action(const struct preempt_handler *h)
  * the common path posts nothing and makes no system call). */
 static uint64_t count_step(struct preempt_handler *h)
 {
-    uint64_t t = now_us(h);
-    struct preempt_facts *f = preempt_sm_facts_(h->sm);
+    uint64_t t = now_us(h), run;
 
-    if (h->step_t0_us) {
-        preempt_facts_measure_step_(f, &h->step_ewma_us, &h->step_dev_us, t - h->step_t0_us);
-        preempt_coord_step_(h->coord, (t - h->step_t0_us) / 1000);
-        h->step_t0_us = 0;
-    }
-    f->run++;
-    if (h->cfg.save_every_steps && f->run % h->cfg.save_every_steps == 0)
+    preempt_worker_step_(&h->wk, h->step_t0_us ? (t > h->step_t0_us ? t - h->step_t0_us : 1) : 0);
+    h->step_t0_us = 0;
+    run = preempt_sm_facts_(h->wk.sm)->run;
+    if (h->cfg.save_every_steps && run % h->cfg.save_every_steps == 0)
         (void)request_checkpoint(h, "save_every_steps");
-    if (state_of(h) != PREEMPT_STATE_IDLE && !exited(h)) {
-        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
-
-        ev.u.step_reached.step = f->run;
-        post(h, ev);
-    }
+    preempt_worker_reached_(&h->wk);
     return t;
 }
 
@@ -1743,7 +1706,7 @@ int preempt_training_done(struct preempt_handler *h)
         return h->start_status;
     if (exited(h))
         return 0;
-    ev.u.training_done.step = preempt_sm_facts_(h->sm)->run;
+    ev.u.training_done.step = preempt_sm_facts_(h->wk.sm)->run;
     post(h, ev);
     return 0;
 }
@@ -1779,22 +1742,22 @@ int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
         return -EINVAL;
     if (h->in_cb)
         return -EBUSY;
-    if (!h->save_asked)
+    if (!h->wk.save_asked)
         return -EALREADY;
-    h->save_asked = false;
+    h->wk.save_asked = false;
     h->save_running = true;
     h->save_t0_us = now_us(h);
-    *ret_step = h->save_step;
+    *ret_step = h->wk.save_step;
     if (h->store) {
         char key[PREEMPT_KEY_MAX];
-        bool pend = h->coord && preempt_coord_decision_key_(h->coord, preempt_sm_core_(h->sm)->round, key,
+        bool pend = h->wk.coord && preempt_coord_decision_key_(h->wk.coord, preempt_sm_core_(h->wk.sm)->round, key,
                                                             sizeof(key)) == 0;
 
-        r = preempt_ckpt_begin_(h->store, h->save_step, preempt_sm_facts_(h->sm)->run, h->generation,
+        r = preempt_ckpt_begin_(h->store, h->wk.save_step, preempt_sm_facts_(h->wk.sm)->run, h->generation,
                                 pend ? key : NULL, &h->writer);
         if (r < 0)
             log_msg(h, PREEMPT_LOG_ERROR, "cannot start the checkpoint at step %llu: %s",
-                    (unsigned long long)h->save_step, strerror(-r));
+                    (unsigned long long)h->wk.save_step, strerror(-r));
     }
     return r;
 }
@@ -1846,20 +1809,20 @@ int preempt_save_done(struct preempt_handler *h, int status)
             status = -EIO; /* the writer could not be opened */
     }
     h->writer = NULL;
-    f = preempt_sm_facts_(h->sm);
+    f = preempt_sm_facts_(h->wk.sm);
     ms = (now_us(h) - h->save_t0_us + 999) / 1000;
     h->last_save_ms = ms;
     if (ms > f->save_ms) /* plan with the slowest save seen */
         f->save_ms = ms;
     if (status == 0) {
         h->saves++;
-        if (!h->coord) /* local mode: the local commit is the decision */
-            committed(h, h->save_step);
+        if (!h->wk.coord) /* local mode: the local commit is the decision */
+            committed(h, h->wk.save_step);
         log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",
-                (unsigned long long)h->save_step, (unsigned long long)ms, h->store ? ": " : "",
+                (unsigned long long)h->wk.save_step, (unsigned long long)ms, h->store ? ": " : "",
                 h->store ? info.path : "");
     } else {
-        log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->save_step,
+        log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->wk.save_step,
                 strerror(-status));
     }
     h->step_t0_us = now_us(h);
@@ -1921,12 +1884,12 @@ static int sync_boundary(struct preempt_handler *h)
          * every write this boundary caused goes on the wire: a peer may be waiting
          * for it (the agreed step, an acknowledgement) while this worker is busy. */
         if ((a == PREEMPT_ACTION_CONTINUE || a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT) &&
-            preempt_coord_pending_(h->coord) > 0) {
+            preempt_coord_pending_(h->wk.coord) > 0) {
             t = now_us(h) / 1000;
             if (!flush_end)
                 flush_end = t + SYNC_FLUSH_MS;
             if (t < flush_end) {
-                (void)preempt_coord_flush_(h->coord, flush_end - t);
+                (void)preempt_coord_flush_(h->wk.coord, flush_end - t);
                 continue; /* what the flush delivered may change the action */
             }
         }
@@ -1947,7 +1910,7 @@ static int sync_boundary(struct preempt_handler *h)
             flush_end = 0;      /* the shard's report gets its own bound */
             break;
         case PREEMPT_ACTION_EXIT:
-            if (!h->cb.on_exit && h->exit_reason != PREEMPT_EXIT_DONE) {
+            if (!h->cb.on_exit && h->wk.exit_reason != PREEMPT_EXIT_DONE) {
                 if (h->trace)
                     (void)fflush(h->trace);
                 flush_last(h); /* peers must learn of an error */
@@ -2001,10 +1964,10 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
 
     if (!handler_ok(h) || !ret)
         return;
-    c = preempt_sm_core_(h->sm);
+    c = preempt_sm_core_(h->wk.sm);
     *ret = (struct preempt_status){
         .state = c->state,
-        .run = preempt_sm_facts_(h->sm)->run,
+        .run = preempt_sm_facts_(h->wk.sm)->run,
         .restored_step = h->restored_step,
         .start_status = h->start_status,
         .committed_step = h->committed_step,
@@ -2012,7 +1975,7 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
         .refused_step = h->refused_step,
         .save_step = c->save_step,
         .deadline_in_ms = -1,
-        .step_us = h->step_ewma_us,
+        .step_us = h->wk.step_ewma_us,
         .save_ms = h->last_save_ms,
         .saves = h->saves,
         .incarnation = h->joined.incarnation,
@@ -2047,7 +2010,7 @@ int preempt_fail(struct preempt_handler *h, int code, const char *message)
         return -EBUSY;
     if (exited(h))
         return 0;
-    step = (unsigned long long)preempt_sm_facts_(h->sm)->run + 1;
+    step = (unsigned long long)preempt_sm_facts_(h->wk.sm)->run + 1;
     if (message)
         (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: %s", h->cfg.worker, message);
     else
@@ -2066,5 +2029,5 @@ const char *preempt_error_message(const struct preempt_handler *h)
 
 unsigned preempt_pending_writes(const struct preempt_handler *h)
 {
-    return handler_ok(h) ? preempt_coord_pending_(h->coord) : 0;
+    return handler_ok(h) ? preempt_coord_pending_(h->wk.coord) : 0;
 }

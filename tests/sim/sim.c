@@ -41,6 +41,7 @@
 #include "keys-internal.h"
 #include "machine-internal.h"
 #include "sim.h"
+#include "worker-internal.h"
 
 #define SIM_JOBP "/preempt/sim/" /* the job "sim" (preempt_coord_prefix_) */
 
@@ -120,14 +121,14 @@ struct sev {
 
 struct worker {
     int id;
-    bool async, alive, exited, crashed, paused, stepping, saving, save_asked, save_fails;
-    enum preempt_exit exit_reason;
+    bool async, alive, exited, crashed, paused, stepping, saving, save_fails;
     uint64_t exit_us;
     uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
     bool mtimer_armed;
-    uint64_t save_step, step_base_us, save_base_us, ewma_us, dev_us, step_t0_us, max_save_ms, total_steps;
-    struct preempt_sm *sm;
-    struct preempt_coord *coord;
+    uint64_t step_base_us, save_base_us, step_t0_us, max_save_ms, total_steps;
+    /* The machine, the coordinator and the handler's rules around them
+     * (lib/worker.c, the handler's own) */
+    struct preempt_worker wk;
     /* Its io: one at a time, a start-up phase's, then the coordinator's
      * (lib/coord.c runs both over struct preempt_coord_io) */
     uint32_t io_gen;      /* counts the ios: an answer to an earlier one is nobody's */
@@ -151,7 +152,6 @@ struct worker {
     uint64_t wlast_us;    /* deliveries to this worker stay in order */
     uint64_t delay_us;    /* this worker's one-way network delay (base) */
     struct item *inbox, *inbox_tail;
-    bool live[PREEMPT_SOURCE__COUNT];
     uint32_t withdrawals[PREEMPT_SOURCE__COUNT]; /* a source's withdrawal cancels all it announced */
     uint64_t last_commit;
     bool have_commit;
@@ -540,9 +540,7 @@ static void trace_add(struct worker *w, const char *line)
 
 static void post(struct worker *w, struct preempt_event ev)
 {
-    ev.now_ms = now_ms();
-    if (preempt_sm_post_(w->sm, &ev) < 0)
-        violate("worker %d: the machine's queue overflowed", w->id);
+    preempt_worker_post_(&w->wk, ev);
 }
 
 static void coord_post(const struct preempt_event *ev, void *arg)
@@ -623,46 +621,88 @@ static void decide_pending(struct worker *w, uint64_t step, bool keep)
         }
 }
 
-static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
+/* What the handler's rules (lib/worker.c) ask of the simulated process. */
+
+static uint64_t wk_now_ms(void *arg)
+{
+    (void)arg;
+    return now_ms();
+}
+
+static void wk_arm_timer(void *arg, uint64_t at_ms)
 {
     struct worker *w = arg;
-    const struct preempt_core *c = preempt_sm_core_(sm);
+    struct item *it = item_new(IT_MTIMER);
+    uint64_t t = at_ms > now_ms() ? (at_ms - 1) * 1000u : W->now_us;
 
-    bool last = preempt_fsm_fx_last_(c, preempt_sm_facts_(sm), fx, now_ms());
+    w->mtimer_gen = preempt_sm_core_(w->wk.sm)->timer_gen;
+    w->mtimer_armed = true;
+    it->gen = w->mtimer_gen;
+    arrive(w, it, t);
+}
 
-    if (w->coord ? preempt_coord_fx_(w->coord, fx, c->round, last,
-                                     fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim")
-                 : preempt_local_coord_fx_(sm, fx, now_ms()))
-        return;
-    if (fx->kind == PREEMPT_FX_BEGIN_SAVE) {
-        uint64_t s = (uint64_t)fx->arg, run = preempt_sm_facts_(sm)->run;
-        unsigned k = c->round ? 1 : 0;
+static void wk_disarm_timer(void *arg)
+{
+    ((struct worker *)arg)->mtimer_armed = false;
+}
 
-        w->save_asked = true;
-        w->save_step = s;
-        if (run != s)
-            violate("worker %d saves step %" PRIu64 " at run %" PRIu64, w->id, s, run);
-        if (w->n_saves < sizeof(w->saves) / sizeof(w->saves[0]))
-            w->saves[w->n_saves++] = (struct save){ w->episode, k, s };
-    } else if (fx->kind == PREEMPT_FX_ARM_TIMER) {
-        struct item *it = item_new(IT_MTIMER);
-        uint64_t at = (uint64_t)fx->arg, t = at > now_ms() ? (at - 1) * 1000u : W->now_us;
+static void wk_begin_save(void *arg, uint64_t step)
+{
+    struct worker *w = arg;
+    uint64_t run = preempt_sm_facts_(w->wk.sm)->run;
+    unsigned k = preempt_sm_core_(w->wk.sm)->round ? 1 : 0;
 
-        w->mtimer_gen = c->timer_gen;
-        w->mtimer_armed = true;
-        it->gen = c->timer_gen;
-        arrive(w, it, t);
-    } else if (fx->kind == PREEMPT_FX_DISARM_TIMER) {
-        w->mtimer_armed = false;
-    } else if (fx->kind == PREEMPT_FX_KEEP_SHARD || fx->kind == PREEMPT_FX_DISCARD_SHARD) {
-        decide_pending(w, (uint64_t)fx->arg + (W->sabotage && w->id == 0), fx->kind == PREEMPT_FX_KEEP_SHARD);
-    } else if (fx->kind == PREEMPT_FX_EXIT) {
-        w->exit_reason = (enum preempt_exit)fx->arg;
-        w->undecided = c->abort_proposed;
-        w->exited = true;
-        w->exit_us = W->now_us;
-        preempt_coord_leave_(w->coord);
-    }
+    if (run != step)
+        violate("worker %d saves step %" PRIu64 " at run %" PRIu64, w->id, step, run);
+    if (w->n_saves < sizeof(w->saves) / sizeof(w->saves[0]))
+        w->saves[w->n_saves++] = (struct save){ w->episode, k, step };
+}
+
+/* As the handler's settle(): the job's decision on a pending shard. */
+static void wk_settle(void *arg, uint64_t step, int decision)
+{
+    struct worker *w = arg;
+
+    if (decision == 0)
+        violate("worker %d: its pending step %" PRIu64 " stays undecided", w->id, step);
+    decide_pending(w, step + (W->sabotage && w->id == 0), decision > 0);
+}
+
+static void wk_exit(void *arg, enum preempt_exit reason)
+{
+    struct worker *w = arg;
+
+    (void)reason;
+    w->undecided = preempt_sm_core_(w->wk.sm)->abort_proposed;
+    w->exited = true;
+    w->exit_us = W->now_us;
+}
+
+static const char *wk_fx_text(void *arg, const struct preempt_fx *fx)
+{
+    (void)arg;
+    return fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim";
+}
+
+static void wk_dropped(void *arg, enum preempt_event_kind kind)
+{
+    violate("worker %d: the machine's queue overflowed (%s)", ((struct worker *)arg)->id,
+            preempt_event_to_string_(kind));
+}
+
+static void wk_bug(void *arg, const struct preempt_fx *fx)
+{
+    violate("worker %d: effect %s not handled", ((struct worker *)arg)->id, preempt_fx_to_string_(fx->kind));
+}
+
+static const struct preempt_worker_ops wk_ops = {
+    .now_ms = wk_now_ms, .arm_timer = wk_arm_timer, .disarm_timer = wk_disarm_timer, .begin_save = wk_begin_save,
+    .settle = wk_settle, .exit = wk_exit, .fx_text = wk_fx_text, .dropped = wk_dropped, .bug = wk_bug,
+};
+
+static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
+{
+    preempt_worker_run_fx_(sm, fx, &((struct worker *)arg)->wk);
 }
 
 static bool in_loop(const struct worker *w)
@@ -693,7 +733,7 @@ static void act(struct worker *w)
 
     if (!w->alive || w->paused || !w->started) /* in start-up: no machine yet */
         return;
-    a = preempt_action_of_(preempt_sm_core_(w->sm), preempt_sm_facts_(w->sm)->run, w->save_asked); /* the handler's rule */
+    a = preempt_worker_action_(&w->wk); /* the handler's rule */
     if (a == PREEMPT_ACTION_EXIT) {
         /* As the handler at its exit: the coordination writes still in
          * flight are delivered, their replies read (and what they cause
@@ -715,10 +755,10 @@ static void act(struct worker *w)
             d *= between(5, 20); /* a slow save (--scale measures a clean preemption) */
         w->saving = true;
         schedule(W->now_us + d, E_SAVE, w->id, ++w->save_gen, NULL, 0);
-    } else if (a == PREEMPT_ACTION_CONTINUE && preempt_sm_facts_(w->sm)->run >= w->total_steps) {
+    } else if (a == PREEMPT_ACTION_CONTINUE && preempt_sm_facts_(w->wk.sm)->run >= w->total_steps) {
         struct preempt_event ev = { .kind = PREEMPT_EV_TRAINING_DONE }; /* preempt_training_done() */
 
-        ev.u.training_done.step = preempt_sm_facts_(w->sm)->run;
+        ev.u.training_done.step = preempt_sm_facts_(w->wk.sm)->run;
         post(w, ev);
         act(w);
     } else if (a == PREEMPT_ACTION_CONTINUE) {
@@ -744,64 +784,32 @@ static void pump(struct worker *w)
         item_free(it);
     }
     act(w);
-    if (W->measuring && w->sm && !w->knows && preempt_sm_core_(w->sm)->save_step) {
+    if (W->measuring && w->wk.sm && !w->knows && preempt_sm_core_(w->wk.sm)->save_step) {
         w->knows = true;
         W->knows++;
         W->t_last_knows_us = W->now_us;
     }
 }
 
+/* A notice reaches the worker's process (a signal, its cloud source):
+ * the handler's rules (lib/worker.c). Once exited, nothing listens. */
 static void notice(struct worker *w, enum preempt_source src, uint64_t deadline_in_ms, bool advisory, uint64_t kill_us)
 {
-    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
-
     if (w->exited)
         return;
-    if (advisory) { /* as the handler: an opportunistic checkpoint only when nothing else is under way */
-        for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
-            if (w->live[i])
-                return;
-        if (preempt_sm_core_(w->sm)->state != PREEMPT_STATE_IDLE)
-            return;
-    }
-    ev.u.notice.source = src;
-    ev.u.notice.deadline = deadline_in_ms ? now_ms() + deadline_in_ms : 0;
-    if (!advisory) {
-        w->live[src] = true;
-        preempt_coord_withdraw_(w->coord, false);
-    } else if (w->coord) {
-        preempt_coord_withdraw_(w->coord, true);
-    }
-    post(w, ev);
+    if (advisory && !preempt_worker_may_checkpoint_(&w->wk)) /* as the handler: only when nothing else is under way */
+        return;
+    preempt_worker_notice_(&w->wk, src, deadline_in_ms, advisory);
     if (kill_us) /* the job now knows this deadline */
         push((struct sev){ .t = kill_us, .kind = E_KILL, .w = w->id, .a = (int64_t)kill_us, .src = (int)src,
                            .src_gen = w->withdrawals[src] });
-    if (advisory && !w->coord) {
-        struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-
-        wd.u.notice_withdrawn.source = src;
-        post(w, wd);
-    }
 }
 
 static void withdraw(struct worker *w, enum preempt_source src)
 {
-    bool any = false;
-
-    w->live[src] = false;
     w->withdrawals[src]++; /* the cloud no longer kills for what this source announced */
-    for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
-        any = any || w->live[i];
-    if (any || w->exited)
-        return;
-    if (w->coord) {
-        preempt_coord_withdraw_(w->coord, true);
-    } else {
-        struct preempt_event wd = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-
-        wd.u.notice_withdrawn.source = src;
-        post(w, wd);
-    }
+    if (!w->exited)
+        (void)preempt_worker_withdrawn_(&w->wk, src);
 }
 
 /* The first change of the history at revision rev or later (the history is
@@ -883,36 +891,27 @@ static void process(struct worker *w, struct item *it)
 
 static void count_step(struct worker *w)
 {
-    struct preempt_facts *f = preempt_sm_facts_(w->sm);
-
-    preempt_facts_measure_step_(f, &w->ewma_us, &w->dev_us, W->now_us - w->step_t0_us);
-    preempt_coord_step_(w->coord, (W->now_us - w->step_t0_us) / 1000u);
-    f->run++;
-    if (preempt_sm_core_(w->sm)->state != PREEMPT_STATE_IDLE && !w->exited) {
-        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
-
-        ev.u.step_reached.step = f->run;
-        post(w, ev);
-    }
+    preempt_worker_step_(&w->wk, W->now_us - w->step_t0_us);
+    preempt_worker_reached_(&w->wk);
 }
 
 static void save_done(struct worker *w)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
-    struct preempt_facts *f = preempt_sm_facts_(w->sm);
+    struct preempt_facts *f = preempt_sm_facts_(w->wk.sm);
 
     w->saving = false;
-    w->save_asked = false;
+    w->wk.save_asked = false;
     if (w->save_fails && chance(30)) {
         ev.u.save_done.status = -ENOSPC;
     } else {
-        uint64_t step = w->save_step + (W->sabotage && w->id == 0);
+        uint64_t step = w->wk.save_step + (W->sabotage && w->id == 0);
 
-        if (!w->coord) {
+        if (!w->wk.coord) {
             add_shard(w, step); /* local mode: the local commit is the decision */
         } else if (w->n_pend < sizeof(w->pend) / sizeof(w->pend[0])) {
             w->pend[w->n_pend].step = step;
-            (void)preempt_coord_decision_key_(w->coord, preempt_sm_core_(w->sm)->round, w->pend[w->n_pend].key,
+            (void)preempt_coord_decision_key_(w->wk.coord, preempt_sm_core_(w->wk.sm)->round, w->pend[w->n_pend].key,
                                               sizeof(w->pend[w->n_pend].key));
             w->n_pend++;
         }
@@ -982,9 +981,11 @@ static void machine_up(struct worker *w, uint64_t run)
     struct preempt_sm_ops ops = { .run_fx = run_fx, .on_record = on_rec };
     char line[512];
 
-    if (preempt_sm_new_(&W->cfg, &ops, w, &w->sm) < 0)
+    w->wk.ops = &wk_ops;
+    w->wk.arg = w;
+    if (preempt_sm_new_(&W->cfg, &ops, w, &w->wk.sm) < 0)
         abort();
-    preempt_sm_facts_(w->sm)->run = run;
+    preempt_sm_facts_(w->wk.sm)->run = run;
     if (preempt_trace_format_config_(line, sizeof(line), &W->cfg) >= 0)
         trace_add(w, line);
 }
@@ -994,7 +995,7 @@ static void begin_training(struct worker *w, uint64_t run)
 {
     w->started = true;
     W->started++;
-    if (!w->sm)
+    if (!w->wk.sm)
         machine_up(w, run);
     act(w);
 }
@@ -1027,7 +1028,7 @@ static void on_restored(int status, void *arg)
         return;
     }
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
-    if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->coord) < 0)
+    if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
         abort();
     begin_training(w, 0);
 }
@@ -1044,11 +1045,8 @@ static void on_joined(int status, void *arg)
         return;
     }
     memcpy(pend, w->cpend, sizeof(pend));
-    for (unsigned i = 0; i < n_pend; i++) { /* as the handler's settle() */
-        if (pend[i].decision == 0)
-            violate("worker %d: its pending step %" PRIu64 " stays undecided at start-up", w->id, pend[i].step);
-        decide_pending(w, pend[i].step, pend[i].decision > 0);
-    }
+    for (unsigned i = 0; i < n_pend; i++) /* as the handler: settle() each */
+        wk_settle(w, pend[i].step - (W->sabotage && w->id == 0), pend[i].decision);
     if (!W->inc_told) {
         W->inc_told = true;
         W->incarnation = w->join.incarnation;
@@ -1386,7 +1384,7 @@ static void run_incarnation(void)
     uint64_t span = 0;
 
     for (unsigned i = 0; i < W->n; i++) {
-        uint64_t s = W->w[i].step_base_us * (W->w[i].total_steps - preempt_sm_facts_(W->w[i].sm)->run);
+        uint64_t s = W->w[i].step_base_us * (W->w[i].total_steps - preempt_sm_facts_(W->w[i].wk.sm)->run);
 
         if (s > span)
             span = s;
@@ -1408,14 +1406,14 @@ static void check_incarnation(void)
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
         struct worker *w = &W->w[i];
 
-        if (preempt_sm_illegal_(w->sm) || preempt_sm_dropped_(w->sm))
-            violate("worker %u: %u illegal and %u dropped events", i, preempt_sm_illegal_(w->sm),
-                    preempt_sm_dropped_(w->sm));
-        if (w->exited && w->exit_reason == PREEMPT_EXIT_SAVED && !w->have_commit)
+        if (preempt_sm_illegal_(w->wk.sm) || preempt_sm_dropped_(w->wk.sm))
+            violate("worker %u: %u illegal and %u dropped events", i, preempt_sm_illegal_(w->wk.sm),
+                    preempt_sm_dropped_(w->wk.sm));
+        if (w->exited && w->wk.exit_reason == PREEMPT_EXIT_SAVED && !w->have_commit)
             violate("worker %u exits saved without a committed checkpoint", i);
         /* "saved": every worker holds that step, decided or still pending
          * (the restart resolves it: check_restart) */
-        for (unsigned k = 0; k < W->n && !W->violation[0] && w->exited && w->exit_reason == PREEMPT_EXIT_SAVED; k++)
+        for (unsigned k = 0; k < W->n && !W->violation[0] && w->exited && w->wk.exit_reason == PREEMPT_EXIT_SAVED; k++)
             if (!holds(&W->w[k], w->last_commit) && !has_pending(&W->w[k], w->last_commit))
                 violate("worker %u exits saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
                         w->last_commit, k);
@@ -1433,7 +1431,7 @@ static void check_incarnation(void)
                 }
     for (unsigned i = 0; i < W->n; i++)
         W->ended[i] = (struct ending){ .exited = W->w[i].exited, .undecided = W->w[i].undecided,
-                                       .have_commit = W->w[i].have_commit, .reason = W->w[i].exit_reason,
+                                       .have_commit = W->w[i].have_commit, .reason = W->w[i].wk.exit_reason,
                                        .last_commit = W->w[i].last_commit };
     W->have_ended = true;
 }
@@ -1532,10 +1530,10 @@ static void teardown_incarnation(void)
         finish_worker(w);
         preempt_coord_phase_free_(w->phase);
         w->phase = NULL;
-        preempt_coord_free_(w->coord);
-        w->coord = NULL;
-        preempt_sm_free_(w->sm);
-        w->sm = NULL;
+        preempt_coord_free_(w->wk.coord);
+        w->wk.coord = NULL;
+        preempt_sm_free_(w->wk.sm);
+        w->wk.sm = NULL;
     }
 }
 
@@ -1623,7 +1621,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
         if (!W->violation[0])
             check_incarnation();
         for (unsigned i = 0; i < W->n; i++)
-            preempted = preempted || !W->w[i].exited || W->w[i].exit_reason != PREEMPT_EXIT_DONE;
+            preempted = preempted || !W->w[i].exited || W->w[i].wk.exit_reason != PREEMPT_EXIT_DONE;
         if (W->violation[0] || !preempted) /* training finished: nothing to restart */
             break;
         teardown_incarnation();

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/worker-internal.h: the handler's rules around its machine and its
+ * coordinator, one copy for the handler (lib/handler.c) and the
+ * simulation (tests/sim/): how a notice, an advisory notice and a
+ * withdrawal reach the machine or the job, how a step is counted, which
+ * effects are the coordinator's and what the others mean. The owner
+ * supplies what touches the world (its clock, the machine's timer, the
+ * save, the checkpoint directory, the exit) through struct
+ * preempt_worker_ops. No I/O of its own. */
+#ifndef PREEMPT_WORKER_INTERNAL_H
+#define PREEMPT_WORKER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "machine-internal.h"
+
+struct preempt_coord;
+
+struct preempt_worker_ops {
+    uint64_t (*now_ms)(void *arg);                            /* the machine's clock */
+    void (*arm_timer)(void *arg, uint64_t at_ms);             /* the machine's one timer, at at_ms */
+    void (*disarm_timer)(void *arg);
+    void (*begin_save)(void *arg, uint64_t step);             /* the trainer is asked to save step */
+    /* The job decided this worker's pending copy at step: > 0 committed,
+     * < 0 not (PREEMPT_FX_KEEP_SHARD, DISCARD_SHARD; start-up's too). */
+    void (*settle)(void *arg, uint64_t step, int decision);
+    void (*exit)(void *arg, enum preempt_exit reason);        /* the machine exited (after the membership's end) */
+    const char *(*fx_text)(void *arg, const struct preempt_fx *fx); /* the text a publishing effect carries */
+    void (*dropped)(void *arg, enum preempt_event_kind kind); /* the machine's queue was full */
+    void (*bug)(void *arg, const struct preempt_fx *fx);      /* an effect nobody carries out */
+};
+
+/* A worker: its machine, its coordinator (NULL: local mode), and what the
+ * handler keeps beside them. The owner creates the machine and the
+ * coordinator and sets them here; zero-initialise the rest. */
+struct preempt_worker {
+    struct preempt_sm *sm;
+    struct preempt_coord *coord;
+    bool live[PREEMPT_SOURCE__COUNT]; /* a source's notice stands (not withdrawn, not advisory) */
+    bool save_asked;                  /* begin-save came; the trainer's save not yet done */
+    uint64_t save_step;
+    enum preempt_exit exit_reason;    /* valid in state exit */
+    uint64_t step_ewma_us, step_dev_us; /* the step time's moving mean and mean deviation */
+    const struct preempt_worker_ops *ops;
+    void *arg;
+};
+
+/* Posts ev to the machine, stamped with the owner's clock. */
+void preempt_worker_post_(struct preempt_worker *w, struct preempt_event ev);
+
+/* The machine's run_fx (struct preempt_sm_ops), with the worker as arg:
+ * coordination effects go to the coordinator (or the local one), the
+ * others to the owner's ops. */
+void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, void *worker);
+
+/* A notice from src, deadline_in_ms from now (0: unknown). An advisory
+ * one runs the same round (an opportunistic checkpoint) already
+ * withdrawn, so that the job returns to idle after the save. */
+void preempt_worker_notice_(struct preempt_worker *w, enum preempt_source src, uint64_t deadline_in_ms,
+                            bool advisory);
+
+/* src withdrew its notice: when no other source's stands, the worker's
+ * notice is withdrawn (locally the machine is told at once; in a job, its
+ * record says so and the job's view tells every worker when all records
+ * do). Returns true when another source's notice still stands. */
+bool preempt_worker_withdrawn_(struct preempt_worker *w, enum preempt_source src);
+
+/* True when some source's notice stands. */
+bool preempt_worker_any_live_(const struct preempt_worker *w);
+
+/* True when an opportunistic checkpoint may start: no notice stands and
+ * the machine is idle. */
+bool preempt_worker_may_checkpoint_(const struct preempt_worker *w);
+
+/* A step of step_us ended (0: not measured): measures it, grows the
+ * membership lease for it and counts it. */
+void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us);
+
+/* Tells the machine the step its run counter reached, while a notice is
+ * known (in idle the machine has nothing to do with steps). */
+void preempt_worker_reached_(struct preempt_worker *w);
+
+/* What the trainer does next (preempt_action()). */
+enum preempt_action preempt_worker_action_(const struct preempt_worker *w);
+
+#endif

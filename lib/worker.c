@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/worker.c: the handler's rules around its machine and its
+ * coordinator (worker-internal.h), shared with the simulation. */
+#include "worker-internal.h"
+
+#include "coord-internal.h"
+
+void preempt_worker_post_(struct preempt_worker *w, struct preempt_event ev)
+{
+    ev.now_ms = w->ops->now_ms(w->arg);
+    if (preempt_sm_post_(w->sm, &ev) < 0)
+        w->ops->dropped(w->arg, ev.kind);
+}
+
+void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, void *worker)
+{
+    struct preempt_worker *w = worker;
+    const struct preempt_core *core = preempt_sm_core_(sm);
+    uint64_t now = w->ops->now_ms(w->arg);
+    bool last = preempt_fsm_fx_last_(core, preempt_sm_facts_(sm), fx, now);
+
+    if (w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, w->ops->fx_text(w->arg, fx))
+                 : preempt_local_coord_fx_(sm, fx, now))
+        return;
+    switch (fx->kind) {
+    case PREEMPT_FX_BEGIN_SAVE:
+        w->save_asked = true;
+        w->save_step = (uint64_t)fx->arg;
+        w->ops->begin_save(w->arg, w->save_step);
+        return;
+    case PREEMPT_FX_ARM_TIMER:
+        w->ops->arm_timer(w->arg, (uint64_t)fx->arg);
+        return;
+    case PREEMPT_FX_DISARM_TIMER:
+        w->ops->disarm_timer(w->arg);
+        return;
+    case PREEMPT_FX_KEEP_SHARD:
+    case PREEMPT_FX_DISCARD_SHARD:
+        w->ops->settle(w->arg, (uint64_t)fx->arg, fx->kind == PREEMPT_FX_KEEP_SHARD ? 1 : -1);
+        return;
+    case PREEMPT_FX_EXIT:
+        w->exit_reason = (enum preempt_exit)fx->arg;
+        preempt_coord_leave_(w->coord);
+        w->ops->exit(w->arg, w->exit_reason);
+        return;
+    case PREEMPT_FX_PUBLISH_NOTICE:
+    case PREEMPT_FX_CLAIM_DRIVER:
+    case PREEMPT_FX_ACK_STEP:
+    case PREEMPT_FX_PUBLISH_AGREED:
+    case PREEMPT_FX_REQUEST_FINAL:
+    case PREEMPT_FX_REPORT_SHARD:
+    case PREEMPT_FX_PUBLISH_ERROR:
+    case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_CLEAR_ROUND:
+    case PREEMPT_FX_PROPOSE_ABORT:
+    case PREEMPT_FX__COUNT:
+        break;
+    }
+    w->ops->bug(w->arg, fx); /* the coordinator (local or etcd) answers every coordination effect */
+}
+
+bool preempt_worker_any_live_(const struct preempt_worker *w)
+{
+    for (unsigned i = 0; i < PREEMPT_SOURCE__COUNT; i++)
+        if (w->live[i])
+            return true;
+    return false;
+}
+
+bool preempt_worker_may_checkpoint_(const struct preempt_worker *w)
+{
+    return !preempt_worker_any_live_(w) && preempt_sm_core_(w->sm)->state == PREEMPT_STATE_IDLE;
+}
+
+/* Every notice of this worker is withdrawn (or was advisory). */
+static void withdraw(struct preempt_worker *w, enum preempt_source src)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+    if (w->coord) {
+        preempt_coord_withdraw_(w->coord, true);
+        return;
+    }
+    ev.u.notice_withdrawn.source = src;
+    preempt_worker_post_(w, ev);
+}
+
+void preempt_worker_notice_(struct preempt_worker *w, enum preempt_source src, uint64_t deadline_in_ms,
+                            bool advisory)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
+
+    ev.u.notice.source = src;
+    ev.u.notice.deadline = deadline_in_ms ? w->ops->now_ms(w->arg) + deadline_in_ms : 0;
+    if (!advisory) {
+        w->live[src] = true;
+        preempt_coord_withdraw_(w->coord, false);
+    } else if (w->coord) {
+        preempt_coord_withdraw_(w->coord, true); /* the record is written withdrawn */
+    }
+    preempt_worker_post_(w, ev);
+    if (advisory && !w->coord)
+        withdraw(w, src);
+}
+
+bool preempt_worker_withdrawn_(struct preempt_worker *w, enum preempt_source src)
+{
+    w->live[src] = false;
+    if (preempt_worker_any_live_(w))
+        return true;
+    withdraw(w, src);
+    return false;
+}
+
+void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us)
+{
+    struct preempt_facts *f = preempt_sm_facts_(w->sm);
+
+    if (step_us) {
+        preempt_facts_measure_step_(f, &w->step_ewma_us, &w->step_dev_us, step_us);
+        preempt_coord_step_(w->coord, step_us / 1000);
+    }
+    f->run++;
+}
+
+void preempt_worker_reached_(struct preempt_worker *w)
+{
+    enum preempt_state s = preempt_sm_core_(w->sm)->state;
+
+    if (s != PREEMPT_STATE_IDLE && s != PREEMPT_STATE_EXIT) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED };
+
+        ev.u.step_reached.step = preempt_sm_facts_(w->sm)->run;
+        preempt_worker_post_(w, ev);
+    }
+}
+
+enum preempt_action preempt_worker_action_(const struct preempt_worker *w)
+{
+    return preempt_action_of_(preempt_sm_core_(w->sm), preempt_sm_facts_(w->sm)->run, w->save_asked);
+}
