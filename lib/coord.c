@@ -64,8 +64,9 @@ struct join {
     const struct preempt_coord_cfg *cfg;
     const struct preempt_coord_io *io; /* etcd, the clock and one timer (the real ones, or the simulation's) */
     void *io_arg;
-    /* The io's one timer serves four: due times in io->mono_ms (0: off) */
-    uint64_t t_keep, t_wait, t_bound; /* the lease's keep-alive; the wait for a holder's lease; the bound */
+    /* The io's one timer serves four: the bound (deadline, below), and due
+     * times in io->mono_ms (0: off) */
+    uint64_t t_keep, t_wait;          /* the lease's keep-alive; the wait for a holder's lease */
     bool done_due;                    /* the phase's end, run from the loop */
     bool watching;                    /* the awaited record is watched */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
@@ -106,11 +107,16 @@ struct join {
 
 static void join_tick(void *arg);
 
+static uint64_t join_now(const struct join *j)
+{
+    return j->io->mono_ms(j->io_arg);
+}
+
 /* Sets the io's one timer to the earliest due time (the end: at once, from
  * the loop). */
 static void join_arm(struct join *j)
 {
-    uint64_t due[] = { j->t_keep, j->t_wait, j->t_bound }, at = 0, now = j->io->mono_ms(j->io_arg);
+    uint64_t due[] = { j->t_keep, j->t_wait, j->finished ? 0 : j->deadline }, at = 0, now = join_now(j);
 
     for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
         if (due[i] && (!at || due[i] < at))
@@ -134,11 +140,6 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
     va_end(ap);
     j->done_due = true;
     join_arm(j);
-}
-
-static uint64_t join_now(const struct join *j)
-{
-    return j->io->mono_ms(j->io_arg);
 }
 
 /* The time left before start-up gives up (at least 1 ms). */
@@ -967,10 +968,8 @@ static void join_tick(void *arg)
     }
     if (j->revoking) /* only the revoke's answer (or its bound) is awaited */
         return;
-    if (j->t_bound && now >= j->t_bound) {
-        j->t_bound = 0;
+    if (now >= j->deadline && !j->finished)
         join_timeout(j);
-    }
     if (j->t_wait && now >= j->t_wait && !j->finished) {
         j->t_wait = 0;
         join_try(j, false);
@@ -997,7 +996,6 @@ static int join_begin(struct join *j, const struct preempt_coord_io *io, void *i
         return -EINVAL;
     }
     j->deadline = join_now(j) + bound_ms;
-    j->t_bound = j->deadline;
     j->t_keep = join_now(j) + keep_period_ms(j);
     join_arm(j);
     start(j);

@@ -493,29 +493,27 @@ static bool watchable(const char *key)
  * for a change outside the watched range). */
 static void store_changed(int64_t before_rev)
 {
-    size_t n, first, k = 0;
+    size_t n, first, i;
     const struct sim_ev *h;
-    const char *keys[8];
 
     if (sim_etcd_rev(W->etcd) == before_rev)
         return;
     h = sim_etcd_history(W->etcd, &n);
     for (first = n; first > 0 && h[first - 1].rev > before_rev; first--)
         ;
-    for (size_t i = first; i < n && k < sizeof(keys) / sizeof(keys[0]); i++)
-        if (watchable(h[i].kv.key))
-            keys[k++] = h[i].kv.key;
-    if (k == 0)
+    for (i = first; i < n && !watchable(h[i].kv.key); i++)
+        ;
+    if (i == n) /* most writes (acknowledgements, reports, members): nobody's */
         return;
-    if (n - first > sizeof(keys) / sizeof(keys[0])) /* a big change (a prefix deleted): tell every watcher */
-        k = 0;
-    for (unsigned i = 0; i < W->n; i++) {
-        struct worker *w = &W->w[i];
-        bool hit = k == 0;
+    for (unsigned k = 0; k < W->n; k++) {
+        struct worker *w = &W->w[k];
+        bool hit = false;
 
-        for (size_t j = 0; j < k && !hit; j++)
-            hit = in_range(w, keys[j]);
-        if (hit && w->alive && w->watching && w->wup && !w->io_dead)
+        if (!w->alive || !w->watching || !w->wup || w->io_dead)
+            continue;
+        for (size_t j = i; j < n && !hit; j++)
+            hit = watchable(h[j].kv.key) && in_range(w, h[j].kv.key);
+        if (hit)
             watch_catch_up(w, W->now_us + net_us(w));
     }
 }
@@ -1036,22 +1034,19 @@ static void on_restored(int status, void *arg)
 static void on_joined(int status, void *arg)
 {
     struct worker *w = arg;
-    struct preempt_coord_pending pend[4];
-    unsigned n_pend = w->n_pend;
+    unsigned n_pend = w->n_pend; /* settling removes them from w->pend (w->cpend stays) */
 
     w->phase = NULL;
     if (status < 0) {
         violate("worker %d: start-up failed: %s", w->id, w->smsg);
         return;
     }
-    memcpy(pend, w->cpend, sizeof(pend));
     for (unsigned i = 0; i < n_pend; i++) /* as the handler: settle() each */
-        wk_settle(w, pend[i].step - (W->sabotage && w->id == 0), pend[i].decision);
+        wk_settle(w, w->cpend[i].step - (W->sabotage && w->id == 0), w->cpend[i].decision);
     if (!W->inc_told) {
         W->inc_told = true;
         W->incarnation = w->join.incarnation;
-    }
-    else if (W->incarnation != w->join.incarnation)
+    } else if (W->incarnation != w->join.incarnation)
         violate("worker %d joined incarnation %" PRIu64 ", another worker %" PRIu64, w->id, w->join.incarnation,
                 W->incarnation);
     restores(w, w->join.have_step, w->join.step);
