@@ -138,6 +138,10 @@ struct preempt_coord_ops {
     uint64_t (*now_ms)(void *arg);                            /* the owner's machine clock */
     void (*log)(int level, const char *msg, void *arg);      /* 0 debug .. 3 error */
     void (*on_error_msg)(const char *msg, void *arg);        /* the job's propagated error text */
+    /* A commit named the round's slowest save (ms): the owner plans with it
+     * (preempt_worker_job_save_), so that the final round is opened in
+     * time for the slowest worker. NULL: not told. */
+    void (*job_save)(uint64_t ms, void *arg);
     /* The job's view took input in and made ev of it (NULL: nothing is
      * told): what a trace records, so that a replay can check it. */
     void (*on_view)(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
@@ -213,10 +217,11 @@ void preempt_coord_free_(struct preempt_coord *c);
  * this worker's opinion that a save at its cap is the last (the
  * acknowledgement carries it), for publish-agreed the machine's decision,
  * for report-shard that the save ends this worker's preemption (its
- * membership ends with the report); errmsg is the text of a publish-error.
- * Returns true when fx was a coordination effect. */
+ * membership ends with the report); save_ms is the slowest save this
+ * worker knows of (a report carries it); errmsg is the text of a
+ * publish-error. Returns true when fx was a coordination effect. */
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       const char *errmsg);
+                       uint64_t save_ms, const char *errmsg);
 
 /* Marks this worker's notice record withdrawn (its sources cancelled every
  * notice, or the notice was advisory) or live again. Call it before the

@@ -291,6 +291,37 @@ void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t 
         (void)snprintf(ret->lacking + sizeof(ret->lacking) - 5, 5, ",...");
 }
 
+struct indexed_offer {
+    unsigned idx;
+    const char *offer;
+};
+
+static int by_index(const void *a, const void *b)
+{
+    unsigned x = ((const struct indexed_offer *)a)->idx, y = ((const struct indexed_offer *)b)->idx;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Orders offers[0..n) (and idx with them) by worker index: the range
+ * comes in text order (1, 10, 11, 2), and the workers a refusal names
+ * should read in order. Left as they are when out of memory. */
+static void sort_by_worker(const char **offers, unsigned *idx, size_t n)
+{
+    struct indexed_offer *v = calloc(n ? n : 1, sizeof(*v));
+
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (struct indexed_offer){ idx[i], offers[i] };
+    qsort(v, n, sizeof(*v), by_index);
+    for (size_t i = 0; i < n; i++) {
+        idx[i] = v[i].idx;
+        offers[i] = v[i].offer;
+    }
+    free(v);
+}
+
 /* A field of a member record ("pid=.. host=.. launch=.. workers=.. steps=.."),
  * copied into buf ("" when absent). */
 static const char *member_field(const char *v, const char *name, char *buf, size_t size)
@@ -526,6 +557,7 @@ static void on_members(int status, const struct preempt_etcd_reply *r, const cha
         wait_ready(j);
         return;
     }
+    sort_by_worker(offers, idx, k);
     preempt_coord_plan_(offers, idx, k, &j->plan);
     free(offers);
     free(idx);
@@ -825,12 +857,12 @@ static void on_resolved(int status, const struct preempt_etcd_reply *r, const ch
     struct join *j = arg;
     struct preempt_coord_pending *p = &j->pend[j->i_pend];
     const struct preempt_etcd_kv *kv;
-    uint64_t step;
+    uint64_t step, save_ms;
     bool created, last;
 
     if (!(kv = join_created(j, status, r, msg, "reading a pending checkpoint's decision", &created)))
         return;
-    p->decision = preempt_committed_parse_(kv->value, &step, &last) && step == p->step ? 1 : -1;
+    p->decision = preempt_committed_parse_(kv->value, &step, &last, &save_ms) && step == p->step ? 1 : -1;
     j->i_pend++;
     join_resolve(j);
 }
@@ -1383,6 +1415,41 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
     return ep != c->view.ep ? "an ended episode's" : NULL;
 }
 
+/* What a range of round k's per-worker records of kind id says, each
+ * "<n>[ last]" (acknowledgements: caps; shard reports: save times): how
+ * many are well-formed, the highest n, and whether any said last. */
+struct tally {
+    unsigned count;
+    uint64_t max;
+    bool last;
+};
+
+static struct tally tally(const struct preempt_coord *c, enum preempt_key_id id, unsigned k,
+                          const struct preempt_etcd_reply *r)
+{
+    const struct preempt_etcd_kv *kvs = r->res[0].kvs;
+    struct tally t = { 0 };
+
+    for (size_t i = 0; i < r->res[0].n; i++) {
+        struct preempt_key kk;
+        uint64_t n;
+        bool its_last;
+
+        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != (int)id || kk.inc != c->view.inc ||
+            kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
+            !preempt_step_value_parse_(kvs[i].value, &n, &its_last)) {
+            CLOG(c, 2, "ignoring %s = \"%.40s\": not a %s", kvs[i].key, kvs[i].value,
+                 id == PREEMPT_KEY_ACK ? "cap" : "shard report");
+            continue;
+        }
+        t.count++;
+        if (n > t.max)
+            t.max = n;
+        t.last = t.last || its_last;
+    }
+    return t;
+}
+
 /* The caps of round k, read by the worker whose acknowledgement completed
  * the set: S is the highest, and the save there is the last when any
  * worker judged so (docs/protocol.md, "The last save"). Both come from the
@@ -1391,11 +1458,7 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
 static void on_caps(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
                     const char *msg)
 {
-    const struct preempt_etcd_kv *kvs;
-    size_t n;
-    unsigned count = 0;
-    uint64_t max = 0;
-    bool last = false;
+    struct tally t;
     char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
 
     if (status != 0) {
@@ -1404,30 +1467,12 @@ static void on_caps(struct preempt_coord *c, unsigned k, int status, const struc
     }
     if (ep_stale(c, c->r[k].ack_ep) || c->view.r[k].have_agreed)
         return;
-    kvs = r->res[0].kvs;
-    n = r->res[0].n;
-    for (size_t i = 0; i < n; i++) {
-        struct preempt_key kk;
-        uint64_t cap;
-        bool its_last;
-
-        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != PREEMPT_KEY_ACK || kk.inc != c->view.inc ||
-            kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
-            !preempt_step_value_parse_(kvs[i].value, &cap, &its_last)) {
-            CLOG(c, 2, "ignoring %s = \"%.40s\": not an acknowledgement", kvs[i].key, kvs[i].value);
-            continue;
-        }
-        count++;
-        if (cap > max)
-            max = cap;
-        last = last || its_last;
-    }
-    if (count < c->n)
+    if ((t = tally(c, PREEMPT_KEY_ACK, k, r)).count < c->n)
         return;
-    CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64 "%s", k, max,
-         last ? ", the last save" : "");
+    CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64 "%s", k, t.max,
+         t.last ? ", the last save" : "");
     CKEY(c, key, AGREED, .round = k);
-    (void)preempt_step_value_(val, sizeof(val), max, last);
+    (void)preempt_step_value_(val, sizeof(val), t.max, t.last);
     write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the watch brings it */
 }
 
@@ -1489,31 +1534,60 @@ static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
     c->departed = false;
 }
 
-/* A shard report's answer: its transaction counted the round's shards at
- * this step, then the reports that said "last" (the last two ops). The
- * worker whose report completed the shards proposes "committed", with
- * "last" when any report said so; an abort that landed first still wins. */
-static void on_reported(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                        const char *msg)
+/* The shard reports of round k at its step, read by the worker whose
+ * report completed them: the commit, with "last" when any report said so,
+ * and the slowest save they name (every worker plans the final round with
+ * it). An abort that landed first still wins. As the caps, they come from
+ * the records alone. */
+static void on_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                      const char *msg)
 {
     struct round *rd = &c->r[k];
-    char val[64];
-    bool last;
+    struct tally t;
+    char val[PREEMPT_COMMITTED_VALUE_MAX];
 
     if (status != 0) {
         on_write(status, r, msg, c);
         return;
     }
-    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided || r->n_res < 2 ||
-        preempt_etcd_reply_count_(r, r->n_res - 2) < (int64_t)c->n)
+    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided ||
+        (t = tally(c, PREEMPT_KEY_SHARD, k, r)).count < c->n)
         return;
-    last = preempt_etcd_reply_count_(r, r->n_res - 1) > 0;
     rd->commit_posted = true;
-    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported; proposing the commit%s", k, rd->agreed,
-         last ? ", the last save" : "");
-    (void)snprintf(val, sizeof(val), "committed ");
-    (void)preempt_step_value_(val + 10, sizeof(val) - 10, rd->agreed, last);
+    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
+         " ms); proposing the commit%s", k, rd->agreed, t.max, t.last ? ", the last save" : "");
+    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t.last, t.max);
     decide(c, k, val);
+}
+
+static void on_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_shards(arg, 0, status, r, msg);
+}
+
+static void on_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_shards(arg, 1, status, r, msg);
+}
+
+/* A shard report's answer: its transaction counted the round's shards at
+ * this step (the last op). The worker whose count reached the job's size
+ * reads the reports. */
+static void on_reported(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                        const char *msg)
+{
+    struct round *rd = &c->r[k];
+    char pre[PREEMPT_KEY_MAX];
+
+    if (status != 0) {
+        on_write(status, r, msg, c);
+        return;
+    }
+    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided || r->n_res < 1 ||
+        preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
+        return;
+    CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
+    write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_shards1 : on_shards0);
 }
 
 static void on_reported0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
@@ -1526,32 +1600,28 @@ static void on_reported1(int status, const struct preempt_etcd_reply *r, const c
     on_reported(arg, 1, status, r, msg);
 }
 
-/* Reports this worker's shard of round k at step and counts the round's
- * shards at that step, and the reports that said "last", in one
- * transaction. A save that ends this worker's preemption (last: the
+/* Reports this worker's shard of round k at step, with the slowest save
+ * it knows of (save_ms), and counts the round's shards at that step, in
+ * one transaction. A save that ends this worker's preemption (last: the
  * agreed record said so, or the worker judges no time left for another
  * round) says so, and the worker's membership ends in the same
  * transaction: it has nothing more to give the job, and its exit then
  * costs etcd nothing (no revoke; the lease ends by itself, holding
  * nothing). */
-static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last)
+static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t save_ms)
 {
-    char vote[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX],
-        votes[PREEMPT_KEY_MAX];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, vote, "", 0 },
-                                     { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_PUT, key, "", 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, votes, NULL, 0 } };
+    char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_PUT, key, val, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 } };
 
-    CKEY(c, vote, LAST, .round = k, .step = step, .worker = c->me);
     CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-    CRANGE(c, votes, LAST, 'w', .round = k, .step = step);
+    (void)preempt_step_value_(val, sizeof(val), save_ms, last);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
-    write_call(c, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 5, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 2, 3, NULL, 0),
+    write_call(c, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
                k ? on_reported1 : on_reported0);
     c->departed = c->departed || last;
 }
@@ -1571,6 +1641,8 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     ev.kind = PREEMPT_EV_CKPT_COMMITTED;
     ev.u.ckpt_committed.step = d->step;
     ev.u.ckpt_committed.last = d->last;
+    if (d->save_ms && c->ops.job_save) /* before the commit: the countdown plans with it */
+        c->ops.job_save(d->save_ms, c->arg);
     if (c->withdrawn_posted && own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit
@@ -2228,7 +2300,7 @@ static void advance(struct preempt_coord *c)
 }
 
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       const char *text)
+                       uint64_t save_ms, const char *text)
 {
     char key[PREEMPT_KEY_MAX], val[400];
     unsigned k = round ? 1 : 0;
@@ -2270,7 +2342,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         put(c, key, val, 0);
         return true;
     case PREEMPT_FX_REPORT_SHARD:
-        report(c, k, (uint64_t)fx->arg, last);
+        report(c, k, (uint64_t)fx->arg, last, save_ms);
         return true;
     case PREEMPT_FX_PUBLISH_ERROR:
         CKEY(c, key, ERROR);

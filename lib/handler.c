@@ -908,6 +908,11 @@ static void coord_log(int level, const char *msg, void *arg)
     log_msg(arg, level_of(level), "coordination: %s", msg);
 }
 
+static void coord_job_save(uint64_t ms, void *arg)
+{
+    preempt_worker_save_took_(&((struct preempt_handler *)arg)->wk, ms);
+}
+
 static void coord_post(const struct preempt_event *ev, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -1286,7 +1291,7 @@ static int start_finish(struct preempt_handler *h)
     if (h->cfg.etcd_endpoints) {
         static const struct preempt_coord_ops cops = {
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
-            .on_view = coord_view,
+            .on_view = coord_view, .job_save = coord_job_save,
         };
 
         r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->wk.coord);
@@ -1791,7 +1796,6 @@ int preempt_save_done(struct preempt_handler *h, int status)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
     struct preempt_ckpt_info info;
-    struct preempt_facts *f;
     uint64_t ms;
     int r = 0;
 
@@ -1809,11 +1813,9 @@ int preempt_save_done(struct preempt_handler *h, int status)
             status = -EIO; /* the writer could not be opened */
     }
     h->writer = NULL;
-    f = preempt_sm_facts_(h->wk.sm);
     ms = (now_us(h) - h->save_t0_us + 999) / 1000;
     h->last_save_ms = ms;
-    if (ms > f->save_ms) /* plan with the slowest save seen */
-        f->save_ms = ms;
+    preempt_worker_save_took_(&h->wk, ms);
     if (status == 0) {
         h->saves++;
         if (!h->wk.coord) /* local mode: the local commit is the decision */

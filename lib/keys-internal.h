@@ -56,11 +56,12 @@
       "the worker whose acknowledgement completed the round's, create-if-absent",                                    \
       "round k's save step, the highest cap; `last` when any acknowledgement said so: that save ends the "           \
       "preemption (no countdown after it), for every worker")                                                        \
-    X(DECISION, "{N}/decision/e{p}/r{k}", "`committed <step>[ last]` or `aborted <step> <w>`",                      \
+    X(DECISION, "{N}/decision/e{p}/r{k}", "`committed <step>[ last] save=<ms>` or `aborted <step> <w>`",            \
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
-      "ends the preemption for every worker. Kept for the incarnation's life, outside `e<p>/`, because a worker's "  \
-      "pending copy may wait on it after the episode is cleared")                                                    \
+      "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
+      "the final round with. Kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy may " \
+      "wait on it after the episode is cleared")                                                                     \
     X(W_RESTORED, "{N}/w/restored/{w}", "`ok`", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
     X(JOINED, "{N}/w/joined/{w}", "the member record (as `N/w/alive/<w>`)", "worker w at start",                  \
@@ -74,10 +75,10 @@
     X(ACK, "{N}/w/e{p}/r{k}/ack/{w}", "`<cap>[ last]`", "worker w, counted in the same transaction",                 \
       "w's cap in round k: its step when it acknowledged plus the lead; w does not train past it before it learns "  \
       "the save step. `last`: w judges that a save there leaves no time for another round")                         \
-    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "empty", "worker w, counted in the same transaction",                  \
-      "w's shard of round k, at step S, is written (still pending: see \"One decision per round\")")                \
-    X(LAST, "{N}/w/e{p}/r{k}/last/{S}/{w}", "empty", "worker w, with its shard; counted in the same transaction",   \
-      "w judges, its save at S done and measured, that no time is left for another round: the commit says `last`")
+    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "`<save ms>[ last]`", "worker w, counted in the same transaction",    \
+      "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
+      "slowest save w knows of. `last`: w judges, its save done and measured, that no time is left for another "    \
+      "round")
 
 /* X(ID, pattern): the ranges read, counted, watched and deleted as a whole. */
 #define PREEMPT_RANGES(X)                                                                                            \
@@ -127,8 +128,9 @@ const char *preempt_key_pattern_(enum preempt_key_id id);
 /* Whether id's pattern has placeholder c ('N', 'p', 'k', 'S', 'w'). */
 bool preempt_key_has_(enum preempt_key_id id, char c);
 
-/* The value of an acknowledgement and of an agreed record: a step, and
- * " last" when the save there ends the preemption. Writes it into buf
+/* The value of an acknowledgement, of an agreed record and of a shard
+ * report: a step (a report: a save time), and " last" when the save there
+ * ends the preemption. Writes it into buf
  * (PREEMPT_STEP_VALUE_MAX) as snprintf does. */
 #define PREEMPT_STEP_VALUE_MAX 32
 int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
@@ -137,9 +139,14 @@ int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
  * else (a number with other words after it, a sign, nothing). */
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last);
 
-/* A committed decision, "committed <step>[ last]": true with *step and
- * *last set; false for anything else (an abort included). */
-bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last);
+/* A committed decision, "committed <step>[ last] save=<ms>" (the round's
+ * slowest save; older records lack it): writes it into buf as snprintf
+ * does (PREEMPT_COMMITTED_VALUE_MAX); parses it, true with *step, *last
+ * and *save_ms (0: not named) set, false for anything else (an abort
+ * included). */
+#define PREEMPT_COMMITTED_VALUE_MAX 64
+int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms);
+bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms);
 
 /* docs/protocol.md's key tables, in Markdown: the records under the
  * watched range and the job (watched), or those under {N}/w/ (per-worker).

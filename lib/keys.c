@@ -189,9 +189,29 @@ bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
     return preempt_parse_u64_(num, step);
 }
 
-bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last)
+int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms)
 {
-    return value && !strncmp(value, "committed ", 10) && preempt_step_value_parse_(value + 10, step, last);
+    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64, step, last ? " last" : "", save_ms);
+}
+
+bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)
+{
+    char head[PREEMPT_STEP_VALUE_MAX];
+    const char *save;
+    size_t n;
+
+    if (!value || strncmp(value, "committed ", 10) != 0)
+        return false;
+    value += 10;
+    *save_ms = 0;
+    if (!(save = strstr(value, " save=")))
+        return preempt_step_value_parse_(value, step, last);
+    n = (size_t)(save - value);
+    if (n >= sizeof(head) || !preempt_parse_u64_(save + 6, save_ms))
+        return false;
+    memcpy(head, value, n);
+    head[n] = '\0';
+    return preempt_step_value_parse_(head, step, last);
 }
 
 int preempt_key_table_(char *buf, size_t size, bool per_worker)

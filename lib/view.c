@@ -98,7 +98,7 @@ static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const c
     return ev;
 }
 
-/* A round's decision: "committed <step>[ last]" or "aborted <step> <w>". */
+/* A round's decision: "committed <step>[ last] save=<ms>" or "aborted <step> <w>". */
 static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const char *value)
 {
     struct preempt_view_ev ev = { .round = k };
@@ -107,7 +107,7 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     if (v->r[k].decided)
         return ev;
     if (!strncmp(value, "committed ", 10)) {
-        if (!preempt_committed_parse_(value, &ev.step, &ev.last))
+        if (!preempt_committed_parse_(value, &ev.step, &ev.last, &ev.save_ms))
             return malformed("a decision");
         ev.what = PREEMPT_VIEW_COMMITTED;
         v->r[k].decided = true;
@@ -280,9 +280,14 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     case PREEMPT_VIEW_LOST:
         return snprintf(buf, size, "%s worker=%u", name, ev->worker);
     case PREEMPT_VIEW_AGREED:
-    case PREEMPT_VIEW_COMMITTED:
-        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s", name, ev->round, ev->step,
-                        ev->last ? " last" : "");
+    case PREEMPT_VIEW_COMMITTED: {
+        char save[32] = ""; /* a commit's, when named (older records, and their traces, lack it) */
+
+        if (ev->save_ms)
+            (void)snprintf(save, sizeof(save), " save=%" PRIu64, ev->save_ms);
+        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s", name, ev->round, ev->step,
+                        ev->last ? " last" : "", save);
+    }
     case PREEMPT_VIEW_ABORTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);
     case PREEMPT_VIEW_ERROR:

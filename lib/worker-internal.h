@@ -78,6 +78,12 @@ bool preempt_worker_may_checkpoint_(const struct preempt_worker *w);
  * membership lease for it and counts it. */
 void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us);
 
+/* A save took ms: this worker's own, or the slowest of a round the job
+ * committed (the coordinator's job_save). The planner plans with the
+ * slowest seen, so that the final round is opened in time for the slowest
+ * worker of the job, not only for this one. */
+void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms);
+
 /* Tells the machine the step its run counter reached, while a notice is
  * known (in idle the machine has nothing to do with steps). */
 void preempt_worker_reached_(struct preempt_worker *w);

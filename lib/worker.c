@@ -20,7 +20,8 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     uint64_t now = w->ops->now_ms(w->arg);
     bool last = preempt_fsm_fx_last_(core, preempt_sm_facts_(sm), fx, now);
 
-    if (w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, w->ops->fx_text(w->arg, fx))
+    if (w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_sm_facts_(sm)->save_ms,
+                                     w->ops->fx_text(w->arg, fx))
                  : preempt_local_coord_fx_(sm, fx, now))
         return;
     switch (fx->kind) {
@@ -122,6 +123,14 @@ void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us)
         preempt_coord_step_(w->coord, step_us / 1000);
     }
     f->run++;
+}
+
+void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms)
+{
+    struct preempt_facts *f = preempt_sm_facts_(w->sm);
+
+    if (ms > f->save_ms)
+        f->save_ms = ms;
 }
 
 void preempt_worker_reached_(struct preempt_worker *w)

@@ -28,8 +28,8 @@ reference() {
 }
 
 # case TAG N STEP_MS SIGNALLED ARGS...: a job of N workers whose steps take
-# STEP_MS (plus the all-reduce); SIGTERM to the workers SIGNALLED ("one" or
-# "all") once every worker is training; every worker must save one step and
+# STEP_MS (plus the all-reduce); SIGTERM to the workers SIGNALLED ("one": a
+# random one, "all", or "w0": worker 0) once every worker is training; every worker must save one step and
 # exit 42, and the restart must end in the reference state.
 case_run() {
     tag=$1 n=$2 ms=$3 who=$4
@@ -41,6 +41,8 @@ case_run() {
     sleep "$(awk -v ms="$ms" 'BEGIN { printf "%.3f", ms / 1000 * 3 + 0.3 }')"
     if [ "$who" = all ]; then
         kill -TERM $PIDS
+    elif [ "$who" = w0 ]; then
+        kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
     else
         kill -TERM "$(echo $PIDS | cut -d' ' -f$(($(rand 0 $((n - 1))) + 1)))"
     fi
@@ -106,7 +108,21 @@ for i in 0 1 2 3; do
     eq "sync4-grace-unknown-slow-disk: worker $i saved once (the decision record said last)" \
         "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-unknown-slow-disk.$i.first")" 1
     expect "sync4-grace-unknown-slow-disk: worker $i followed the commit's last" \
-        grep -q 'the job.s decision is "committed [0-9]* last"' "$TMP/sync4-grace-unknown-slow-disk.$i.first-err"
+        grep -q 'the job.s decision is "committed [0-9]* last save=[0-9]*"' "$TMP/sync4-grace-unknown-slow-disk.$i.first-err"
+done
+
+# A grace period with one slow disk, and the driver's fast: worker 2's
+# saves take 1.5 s longer, worker 0 gets the SIGTERM and so plans the final
+# round. 6 s of grace leave time for a countdown and a final round whose
+# saves take 1.5 s. Planned with the driver's own saves (milliseconds), the
+# final round opened too late for worker 2's save, the job aborted it, and
+# every worker exited with the first save: the grace training was lost. The
+# first commit's record names the job's slowest save of the round, and every
+# worker plans with it.
+JOB_ARGS_2="--save-ms 1500" case_run sync4-grace-slow-peer 4 1 w0 --grace-ms 6000
+for i in 0 1 2 3; do
+    expect "sync4-grace-slow-peer: worker $i followed the final round's commit" \
+        grep -q 'round 1: the job.s decision is "committed' "$TMP/sync4-grace-slow-peer.$i.first-err"
 done
 
 # Long steps: 2 s each, longer than one etcd request's bound

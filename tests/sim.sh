@@ -81,11 +81,12 @@ expect "every worker's trace was written" test "$n" -gt 1
 "$SIM" --seed 77 -v >"$TMP/b" 2>&1
 expect "a seed reruns identically" cmp -s "$TMP/a" "$TMP/b"
 expect "the verbose run shows the machine" grep -q " ev=" "$TMP/a"
-# Start-up is the real one: with the planted bug, seed 10's worker 0 holds
+# Start-up is the real one: with the planted bug, seed 78's worker 0 holds
 # a step no other worker holds, and the restart's barrier (lib/coord.c's,
-# not a copy) refuses to start rather than lose it.
-expect_rc 1 "$SIM" --seed 10 --sabotage
-expect_output "start-up failed: job sim: worker(s) 1,2,3,4,5,6,7,8,9 lack the checkpoint at step"
+# not a copy) refuses to start rather than lose it, naming the 14 others in
+# order (etcd returns the member records in text order: 1, 10, 11, 2).
+expect_rc 1 "$SIM" --seed 78 --sabotage
+expect_output "start-up failed: job sim: worker(s) 1,2,3,4,5,6,7,8,9,10,11,12,13,14 lack the checkpoint at step"
 
 # A large job (--scale): 1,000 workers, one SIGTERM, etcd serving 20,000
 # requests/s; the same checks, and the traffic of the preemption is O(N):

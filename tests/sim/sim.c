@@ -203,6 +203,11 @@ struct world {
     bool sabotage;        /* a planted bug: worker 0 files its shards one step late (--sabotage) */
     /* figures */
     uint64_t max_late_us;
+    uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
+    uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
+                                                  runs without an injected fault */
+    bool faulted; /* a fault was injected: a crash, etcd down, a broken watch, a stall, a failing or
+                     slow save, a second notice that ends a worker */
     /* --scale: one clean preemption of a large job, measured */
     bool scale;
     uint64_t svc_us;      /* etcd's service time per request (0: none) */
@@ -546,6 +551,11 @@ static void coord_post(const struct preempt_event *ev, void *arg)
     post(arg, *ev);
 }
 
+static void coord_job_save(uint64_t ms, void *arg)
+{
+    preempt_worker_save_took_(&((struct worker *)arg)->wk, ms);
+}
+
 static uint64_t coord_now(void *arg)
 {
     (void)arg;
@@ -749,8 +759,10 @@ static void act(struct worker *w)
     if (a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT) {
         uint64_t d = w->save_base_us / 2 + between(0, w->save_base_us);
 
-        if (chance(2) && !W->scale)
+        if (chance(2) && !W->scale) {
             d *= between(5, 20); /* a slow save (--scale measures a clean preemption) */
+            W->faulted = true;
+        }
         w->saving = true;
         schedule(W->now_us + d, E_SAVE, w->id, ++w->save_gen, NULL, 0);
     } else if (a == PREEMPT_ACTION_CONTINUE && preempt_sm_facts_(w->wk.sm)->run >= w->total_steps) {
@@ -875,6 +887,8 @@ static void process(struct worker *w, struct item *it)
         }
         break;
     case IT_NOTICE:
+        if (preempt_sm_core_(w->wk.sm)->noticed && W->cfg.second == PREEMPT_SECOND_EXIT)
+            W->faulted = true; /* a second notice that ends the worker at once */
         if (!W->t_notice_us) {
             W->t_notice_us = W->now_us;
             W->measuring = true;
@@ -896,7 +910,6 @@ static void count_step(struct worker *w)
 static void save_done(struct worker *w)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
-    struct preempt_facts *f = preempt_sm_facts_(w->wk.sm);
 
     w->saving = false;
     w->wk.save_asked = false;
@@ -914,8 +927,7 @@ static void save_done(struct worker *w)
             w->n_pend++;
         }
     }
-    if (f->save_ms < w->max_save_ms)
-        f->save_ms = w->max_save_ms;
+    preempt_worker_save_took_(&w->wk, w->max_save_ms);
     post(w, ev);
 }
 
@@ -1017,7 +1029,8 @@ static void restores(struct worker *w, bool have, uint64_t step)
 static void on_restored(int status, void *arg)
 {
     struct worker *w = arg;
-    struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log };
+    struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
+                                      .job_save = coord_job_save };
 
     w->phase = NULL;
     if (status < 0 || w->restore_outcome != PREEMPT_RESTORE_OK) {
@@ -1144,19 +1157,26 @@ static void arm_faults_and_notices(uint64_t span_us)
         }
         arrive(w, it, at);
     }
-    if (chance(10))
+    if (chance(10)) {
         schedule(t0 + between(0, span_us), E_CRASH, (int)between(0, W->n - 1), 0, NULL, 0);
+        W->faulted = true;
+    }
     if (!W->local && chance(10)) {
         uint64_t at = t0 + between(0, span_us);
 
+        W->faulted = true;
         schedule(at, E_ETCD_DOWN, 0, 0, NULL, 0);
         schedule(at + between(200000, 8000000), E_ETCD_UP, 0, 0, NULL, 0);
     }
-    if (!W->local && chance(15))
+    if (!W->local && chance(15)) {
         schedule(t0 + between(0, span_us), E_WBREAK, (int)between(0, W->n - 1), 0, NULL,
                  (int64_t)between(50000, 5000000));
+        W->faulted = true;
+    }
     if (chance(5)) { /* a stall (swapping, a stuck file system): past the lease */
         uint64_t d = between(500000, 3000000ull * W->ttl_s);
+
+        W->faulted = true;
 
         schedule(t0 + between(0, span_us), E_PAUSE, (int)between(0, W->n - 1), 0, NULL, (int64_t)d);
         W->bound_us += d; /* a frozen process cannot exit: the bound grows by the stall */
@@ -1533,6 +1553,30 @@ static void teardown_incarnation(void)
 }
 
 /* One seed: returns true when every check held. */
+/* The grace periods' final rounds of the run, by their decision records
+ * (each written once: create-if-absent). One aborted without a fault is
+ * grace training lost; not a violation (a fault may be the cause), a
+ * figure. */
+static void count_finals(void)
+{
+    size_t n;
+    const struct sim_ev *h = sim_etcd_history(W->etcd, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct preempt_key k;
+
+        if (h[i].type == PREEMPT_ETCD_PUT &&
+            preempt_key_parse_(h[i].kv.key, SIM_JOBP, &k) == (int)PREEMPT_KEY_DECISION && k.round == 1) {
+            if (strncmp(h[i].kv.value, "committed ", 10) == 0)
+                W->finals_committed++;
+            else {
+                W->finals_aborted++;
+                W->finals_aborted_clean += !W->faulted && W->cfg.plan == PREEMPT_PLAN_MEASURED;
+            }
+        }
+    }
+}
+
 static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64_t rps, const char *trace_dir,
                      bool verbose, bool sabotage, struct world *wd)
 {
@@ -1581,10 +1625,20 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
         w->max_save_ms = (w->save_base_us * 3 / 2 + 999) / 1000;
         w->delay_us = delay_us * between(1, 4);
         w->save_fails = chance(3);
+        W->faulted = W->faulted || w->save_fails;
         w->total_steps = between(20, 400);
     }
     for (unsigned i = 1; i < W->n; i++)
         W->w[i].total_steps = W->w[0].total_steps;
+    if (!scale && W->n > 1 && chance(15)) { /* one slow disk: the final round must be planned for it */
+        struct worker *w = &W->w[between(0, W->n - 1)];
+
+        w->save_base_us *= 3;
+        w->max_save_ms = (w->save_base_us * 3 / 2 + 999) / 1000;
+    }
+    for (unsigned i = 0; i < W->n; i++) /* the bound's (below): the slowest worker's */
+        if (W->w[i].save_base_us > save_us)
+            save_us = W->w[i].save_base_us;
     incarnations = (unsigned)between(1, 3);
     if (scale) { /* one clean preemption: a signal to worker 0, no faults; 100 ms steps, grace 0 */
         W->cfg.grace_ms = 0;
@@ -1634,6 +1688,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
             dump_traces(trace_dir);
     }
     teardown_incarnation();
+    count_finals();
     ok = !W->violation[0];
     for (unsigned i = 0; i < W->n; i++) {
         free(W->w[i].shards);
@@ -1675,7 +1730,7 @@ int main(int argc, char **argv)
     };
     unsigned scale = 0;
     uint64_t rps = 20000;
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0;
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, finals[3] = { 0, 0, 0 };
     unsigned max_workers = MAX_W;
     const char *trace_dir = NULL;
     bool verbose = false, sabotage = false;
@@ -1732,9 +1787,12 @@ int main(int argc, char **argv)
                    (double)(wd.t_last_knows_us - wd.t_notice_us) / 1e3, wd.knows, scale);
         if (wd.max_late_us > late)
             late = wd.max_late_us;
+        finals[0] += wd.finals_committed;
+        finals[1] += wd.finals_aborted;
+        finals[2] += wd.finals_aborted_clean;
     }
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
-           "deadline\n",
-           seeds, first, first + seeds - 1, failed, (double)late / 1e6);
+           "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault)\n",
+           seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2]);
     return failed ? 1 : 0;
 }

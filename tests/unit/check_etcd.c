@@ -728,6 +728,29 @@ START_TEST(test_step_values)
 }
 END_TEST
 
+/* A committed decision: "committed <step>[ last] save=<ms>", and the
+ * older form without the save time; nothing else is taken for one. */
+START_TEST(test_committed_values)
+{
+    static const char *bad[] = { "committed", "committed ", "committed save=5", "committed 12 save=",
+                                 "committed 12 save=x", "committed 12 save=-1", "committed 12 save=5 last",
+                                 "committed 12 lastsave=5", "committed 12  save=5", "committed 12 save=5 ",
+                                 "aborted 12 3", "committed 12 last save=99999999999999999999" };
+    char buf[PREEMPT_COMMITTED_VALUE_MAX];
+    uint64_t step, save;
+    bool last;
+
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX), 61);
+    ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615");
+    ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == UINT64_MAX && last && save == UINT64_MAX);
+    ck_assert(preempt_committed_parse_("committed 84 save=1500", &step, &last, &save) && step == 84 && !last &&
+              save == 1500);
+    ck_assert(preempt_committed_parse_("committed 84 last", &step, &last, &save) && step == 84 && last && save == 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!preempt_committed_parse_(bad[i], &step, &last, &save), "\"%s\" taken", bad[i]);
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -899,15 +922,18 @@ START_TEST(test_view_rounds)
     WHAT(vput(&v, JOBP "7/decision/e0/r1", "committed 20 lastly"), PREEMPT_VIEW_MALFORMED);
     WHAT(vput(&v, JOBP "7/decision/e0/r1", "committed "), PREEMPT_VIEW_MALFORMED);
     WHAT(vput(&v, JOBP "7/decision/e0/r1", "aborted x"), PREEMPT_VIEW_MALFORMED);
-    ev = vput(&v, JOBP "7/decision/e0/r1", "committed 20 last"); /* the commit ends the preemption */
+    WHAT(vput(&v, JOBP "7/decision/e0/r1", "committed 20 last save="), PREEMPT_VIEW_MALFORMED);
+    /* the commit ends the preemption; the round's slowest save took 1500 ms */
+    ev = vput(&v, JOBP "7/decision/e0/r1", "committed 20 last save=1500");
     WHAT(ev, PREEMPT_VIEW_COMMITTED);
     ck_assert_uint_eq(ev.round, 1);
     ck_assert_uint_eq(ev.step, 20);
+    ck_assert_uint_eq(ev.save_ms, 1500);
     ck_assert(ev.last);
     {
         char m[64];
         ck_assert_int_gt(preempt_view_format_(m, sizeof(m), &ev), 0);
-        ck_assert_str_eq(m, "committed round=1 step=20 last");
+        ck_assert_str_eq(m, "committed round=1 step=20 last save=1500");
     }
     /* the driver's records */
     WHAT(vput(&v, JOBP "7/e0/claim", "2"), PREEMPT_VIEW_CLAIM);
@@ -1153,6 +1179,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_keys_rejected);
     tcase_add_test(t, test_keys_layout);
     tcase_add_test(t, test_step_values);
+    tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_rounds);
