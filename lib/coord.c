@@ -1724,6 +1724,39 @@ static void forget_gone(struct preempt_coord *c)
     c->n_gone = 0;
 }
 
+/* The driver's read found every shard of round k reported at the step
+ * this worker reported (res: that round's shard keys) and no decision.
+ * The worker whose report completed them reads them and proposes the
+ * commit; when it died or was cut off between its report and its
+ * proposal, the round waited for its bound and was aborted, although every
+ * shard was written. So the driver proposes it too: the same range, the
+ * same value from the same records, create-if-absent. (When the
+ * completer's proposal was merely on its way, that costs two requests:
+ * only when a keep-alive tick falls between the last report and the
+ * decision.) */
+static void complete_round(struct preempt_coord *c, unsigned k, const struct preempt_etcd_res *res)
+{
+    struct round *rd = &c->r[k];
+    unsigned count = 0;
+    char pre[PREEMPT_KEY_MAX];
+
+    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided)
+        return;
+    for (size_t j = 0; j < res->n; j++) {
+        struct preempt_key kk;
+
+        if (preempt_key_parse_(res->kvs[j].key, c->jobp, &kk) == (int)PREEMPT_KEY_SHARD && kk.inc == c->view.inc &&
+            kk.ep == c->view.ep && kk.round == k && kk.step == rd->agreed && kk.worker < c->n)
+            count++;
+    }
+    if (count < c->n)
+        return;
+    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported and no decision has come; proposing it in "
+         "place of the worker whose report completed them", k, rd->agreed);
+    CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
+    write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_shards1 : on_shards0);
+}
+
 /* The driver's read of the memberships: a worker counts when it is a
  * member, finished training, or reported a shard of the episode (the
  * report of its last save ends its membership). One that stayed missing
@@ -1754,6 +1787,8 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
                 c->present[k.worker] = true;
         }
     }
+    complete_round(c, 0, &r->res[2]);
+    complete_round(c, 1, &r->res[3]);
     for (unsigned w = 0; w < c->n; w++) {
         if (w == c->me || c->present[w]) {
             if (c->gone_at[w]) {

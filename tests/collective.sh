@@ -131,4 +131,9 @@ done
 STEPS=12
 REF2=$(reference 2 $STEPS)
 case_run sync2-steps-2s 2 2000 one
+
+# Steps of 5 s on the trainer's own loop, every worker signalled at once:
+# the notices, the acknowledgements and S cross several 5-s boundaries
+# while every step blocks in the all-reduce.
+case_run async2-steps-5s-all 2 5000 all --async
 finish

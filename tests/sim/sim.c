@@ -201,6 +201,10 @@ struct world {
     char violation[512];
     bool verbose;
     bool sabotage;        /* a planted bug: worker 0 files its shards one step late (--sabotage) */
+    bool crash_completer; /* --crash-completer: the worker whose shard report completes a round crashes then */
+    bool cc_crashed;      /* that crash happened (once per seed) */
+    struct preempt_key cc_round; /* the round it completed: inc, ep, round */
+    unsigned cc_outcome;  /* that round's decision: 0 none, 1 committed, 2 aborted */
     /* figures */
     uint64_t max_late_us;
     uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
@@ -933,6 +937,41 @@ static void save_done(struct worker *w)
 
 /* ---- the store's side ------------------------------------------------------------------- */
 
+static void crash(struct worker *w);
+
+/* --crash-completer, once per seed: rq is a shard report whose count (its
+ * last op) reached the job's size while the round is undecided, so its
+ * worker would read the reports and propose the commit. Notes the round.
+ * (A job of one worker has nobody to finish it: its restart aborts the
+ * round, as its exit 75 said.) */
+static bool completes_round(const struct preempt_etcd_req *rq, const struct preempt_etcd_reply *r)
+{
+    struct preempt_key k;
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_etcd_reply d = { 0 };
+    const char *msg;
+    bool undecided;
+
+    if (!W->crash_completer || W->cc_crashed || W->n < 2 || rq->kind != PREEMPT_ETCD_RQ_TXN || r->n_res < 1 ||
+        preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)W->n)
+        return false;
+    for (size_t i = 0; i < rq->n_ok; i++)
+        if (rq->ok[i].kind == PREEMPT_ETCD_OP_PUT &&
+            preempt_key_parse_(rq->ok[i].key, SIM_JOBP, &k) == (int)PREEMPT_KEY_SHARD) {
+            if (preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_DECISION, &k) < 0 ||
+                sim_etcd_do(W->etcd, PREEMPT_RQ_GET(key), now_ms(), &d, &msg) < 0)
+                abort();
+            undecided = !preempt_etcd_reply_kv_(&d, 0);
+            preempt_etcd_reply_clear_(&d);
+            if (!undecided)
+                return false; /* an abort came first (a stalled save): nothing left to complete */
+            W->cc_crashed = W->faulted = true;
+            W->cc_round = k;
+            return true;
+        }
+    return false;
+}
+
 static void apply(struct req *q)
 {
     struct worker *w = &W->w[q->w];
@@ -970,6 +1009,8 @@ static void apply(struct req *q)
         status = sim_etcd_do(W->etcd, q->q, W->now_us / 1000u, &reply, &msg);
         store_changed(rev0);
     }
+    if (status == 0 && w->alive && completes_round(q->q, &reply))
+        crash(w); /* --crash-completer: it dies before it reads the answer */
     if (!w->alive || !io_current(w, q->io_gen)) { /* nobody reads the answer */
         req_done(w, q);
         preempt_etcd_reply_clear_(&reply);
@@ -1566,6 +1607,10 @@ static void count_finals(void)
         struct preempt_key k;
 
         if (h[i].type == PREEMPT_ETCD_PUT &&
+            preempt_key_parse_(h[i].kv.key, SIM_JOBP, &k) == (int)PREEMPT_KEY_DECISION && W->cc_crashed &&
+            !W->cc_outcome && k.inc == W->cc_round.inc && k.ep == W->cc_round.ep && k.round == W->cc_round.round)
+            W->cc_outcome = strncmp(h[i].kv.value, "committed ", 10) == 0 ? 1 : 2;
+        if (h[i].type == PREEMPT_ETCD_PUT &&
             preempt_key_parse_(h[i].kv.key, SIM_JOBP, &k) == (int)PREEMPT_KEY_DECISION && k.round == 1) {
             if (strncmp(h[i].kv.value, "committed ", 10) == 0)
                 W->finals_committed++;
@@ -1577,9 +1622,18 @@ static void count_finals(void)
     }
 }
 
-static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64_t rps, const char *trace_dir,
-                     bool verbose, bool sabotage, struct world *wd)
+/* The command line's choices that shape every seed's run. */
+struct sim_opts {
+    unsigned max_workers, scale;
+    uint64_t rps;
+    const char *trace_dir;
+    bool verbose, sabotage, crash_completer;
+};
+
+static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
 {
+    unsigned max_workers = o->max_workers, scale = o->scale;
+    bool sabotage = o->sabotage;
     unsigned incarnations;
     uint64_t step_us, save_us, delay_us;
     bool ok;
@@ -1587,8 +1641,9 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
     memset(wd, 0, sizeof(*wd));
     W = wd;
     W->seed = seed;
-    W->verbose = verbose;
+    W->verbose = o->verbose;
     W->sabotage = sabotage;
+    W->crash_completer = o->crash_completer;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
     if (W->n > max_workers)
@@ -1596,7 +1651,7 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
     if (scale) {
         W->n = scale;
         W->scale = true;
-        W->svc_us = rps ? (1000000 + rps - 1) / rps : 0;
+        W->svc_us = o->rps ? (1000000 + o->rps - 1) / o->rps : 0;
     }
     W->w = calloc(W->n, sizeof(*W->w));
     W->ended = calloc(W->n, sizeof(*W->ended));
@@ -1683,9 +1738,10 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
     if (W->violation[0]) {
         fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n", seed,
                 W->n, W->incarnation, W->violation);
-        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s -v\n", seed, sabotage ? " --sabotage" : "");
-        if (trace_dir)
-            dump_traces(trace_dir);
+        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s -v\n", seed, sabotage ? " --sabotage" : "",
+                o->crash_completer ? " --crash-completer" : "");
+        if (o->trace_dir)
+            dump_traces(o->trace_dir);
     }
     teardown_incarnation();
     count_finals();
@@ -1702,7 +1758,8 @@ static bool run_seed(uint64_t seed, unsigned max_workers, unsigned scale, uint64
 }
 
 static const char usage[] =
-    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--trace-dir DIR] [-v]\n"
+    "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--crash-completer]\n"
+    "                   [--trace-dir DIR] [-v]\n"
     "       preempt-sim --scale N [--etcd-rps R] [--seeds N] [--first S] [--seed S]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
@@ -1712,6 +1769,10 @@ static const char usage[] =
     "  --max-workers N   at most N workers per job (1-64; default 64)\n"
     "  --sabotage        plant a bug in the simulated trainer (worker 0 files each shard\n"
     "                    one step late) to show that the checks catch it\n"
+    "  --crash-completer in jobs of 2 or more workers, the worker whose shard report\n"
+    "                    completes a round crashes as etcd applies it (once per seed),\n"
+    "                    before it can propose the commit; prints how those rounds\n"
+    "                    were decided\n"
     "  --scale N         instead: a job of N workers (2-10000), 100 ms steps, one SIGTERM to\n"
     "                    worker 0 and no faults, checked the same way; prints the etcd\n"
     "                    messages of the preemption and the time until every worker knows\n"
@@ -1726,18 +1787,15 @@ int main(int argc, char **argv)
         { "seed", required_argument, NULL, 's' }, { "max-workers", required_argument, NULL, 'm' },
         { "trace-dir", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
         { "sabotage", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' },
-        { "scale", required_argument, NULL, 'S' }, { "etcd-rps", required_argument, NULL, 'r' }, { NULL, 0, NULL, 0 },
+        { "scale", required_argument, NULL, 'S' }, { "etcd-rps", required_argument, NULL, 'r' },
+        { "crash-completer", no_argument, NULL, 'c' }, { NULL, 0, NULL, 0 },
     };
-    unsigned scale = 0;
-    uint64_t rps = 20000;
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, finals[3] = { 0, 0, 0 };
-    unsigned max_workers = MAX_W;
-    const char *trace_dir = NULL;
-    bool verbose = false, sabotage = false;
+    struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, finals[3] = { 0, 0, 0 }, cc[3] = { 0, 0, 0 };
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbhS:r:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchS:r:", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
@@ -1754,19 +1812,20 @@ int main(int argc, char **argv)
                 fprintf(stderr, "preempt-sim: --max-workers must be 1-%d\n", MAX_W);
                 return 2;
             }
-            max_workers = (unsigned)v;
+            o.max_workers = (unsigned)v;
             break;
         case 'S':
             if (v < 2 || v > SCALE_MAX_W) {
                 fprintf(stderr, "preempt-sim: --scale must be 2-%d\n", SCALE_MAX_W);
                 return 2;
             }
-            scale = (unsigned)v;
+            o.scale = (unsigned)v;
             break;
-        case 'r': rps = v; break;
-        case 't': trace_dir = optarg; break;
-        case 'v': verbose = true; break;
-        case 'b': sabotage = true; break;
+        case 'r': o.rps = v; break;
+        case 't': o.trace_dir = optarg; break;
+        case 'v': o.verbose = true; break;
+        case 'b': o.sabotage = true; break;
+        case 'c': o.crash_completer = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -1776,15 +1835,17 @@ int main(int argc, char **argv)
         return 2;
     }
     for (uint64_t s = first; s < first + seeds; s++) {
-        if (!run_seed(s, max_workers, scale, rps, trace_dir, verbose, sabotage, &wd))
+        if (!run_seed(s, &o, &wd))
             failed++;
-        if (scale)
+        if (wd.cc_crashed)
+            cc[wd.cc_outcome]++;
+        if (o.scale)
             printf("preempt-sim: seed %" PRIu64 ", %u workers, etcd serving %" PRIu64 " requests/s: per preemption "
                    "%" PRIu64 " requests, %" PRIu64 " messages out (%" PRIu64 " replies + %" PRIu64
                    " watch events; budget 5N + 10 = %u), besides %" PRIu64 " lease keep-alives; every worker "
                    "knew the save step %.1f ms after the notice (%u of %u)\n",
-                   s, scale, rps, wd.reqs, wd.reqs + wd.events, wd.reqs, wd.events, 5 * scale + 10, wd.keepalives,
-                   (double)(wd.t_last_knows_us - wd.t_notice_us) / 1e3, wd.knows, scale);
+                   s, o.scale, o.rps, wd.reqs, wd.reqs + wd.events, wd.reqs, wd.events, 5 * o.scale + 10, wd.keepalives,
+                   (double)(wd.t_last_knows_us - wd.t_notice_us) / 1e3, wd.knows, o.scale);
         if (wd.max_late_us > late)
             late = wd.max_late_us;
         finals[0] += wd.finals_committed;
@@ -1794,5 +1855,8 @@ int main(int argc, char **argv)
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault)\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2]);
+    if (o.crash_completer)
+        printf("preempt-sim: completers crashed: %" PRIu64 "; their rounds committed %" PRIu64 ", aborted %" PRIu64
+               ", undecided %" PRIu64 "\n", cc[0] + cc[1] + cc[2], cc[1], cc[2], cc[0]);
     return failed ? 1 : 0;
 }
