@@ -240,21 +240,30 @@ int bench_child_worker(int argc, char **argv)
 
 /* ---- the floor: one put and its watch event --------------------------------------- */
 
-struct floor {
-    struct event_base *base;
+/* One watcher of the floor: its own etcd client and watch on the loop, as
+ * each handler of the in-process section has. */
+struct fl_watcher {
+    struct floor *f;
     struct preempt_etcd *e;
-    bool up, seen, put_done;
+    struct preempt_etcd_watch *watch;
+    bool up, seen;
+};
+
+struct floor {
+    struct fl_watcher *ws; /* ws[0]'s client also writes */
+    unsigned n;
+    bool put_done;
     char key[128];
-    uint64_t t_event;
+    uint64_t t_last; /* the last watcher's event */
 };
 
 static void fl_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
-    struct floor *f = arg;
+    struct fl_watcher *w = arg;
 
-    if (type == PREEMPT_ETCD_PUT && strcmp(kv->key, f->key) == 0 && !f->seen) {
-        f->seen = true;
-        f->t_event = bench_now_ns();
+    if (type == PREEMPT_ETCD_PUT && strcmp(kv->key, w->f->key) == 0 && !w->seen) {
+        w->seen = true;
+        w->f->t_last = bench_now_ns();
     }
 }
 
@@ -269,7 +278,7 @@ static void fl_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, v
 static void fl_link(bool up, const char *why, void *arg)
 {
     (void)why;
-    ((struct floor *)arg)->up = up;
+    ((struct fl_watcher *)arg)->up = up;
 }
 
 static void fl_put(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
@@ -282,30 +291,51 @@ static void fl_put(int status, const struct preempt_etcd_reply *r, const char *m
 
 static bool fl_up(void *arg)
 {
-    return ((struct floor *)arg)->up;
+    struct floor *f = arg;
+
+    for (unsigned i = 0; i < f->n; i++)
+        if (!f->ws[i].up)
+            return false;
+    return true;
 }
 
 static bool fl_seen(void *arg)
 {
     struct floor *f = arg;
 
-    return f->seen && f->put_done;
+    for (unsigned i = 0; i < f->n; i++)
+        if (!f->ws[i].seen)
+            return false;
+    return f->put_done;
 }
 
-/* Fills v[0..n) with put-to-event times in ms; returns the count measured. */
-static size_t measure_floor(const char *etcd, unsigned n, double *v)
+/* Fills v[0..n) with the times in ms from a put to its watch event at the
+ * last of `watchers` watchers, each with its own client on one loop
+ * (watchers = 1: the put and its event through one client); returns the
+ * count measured. With many watchers this is the fan-out floor: the least
+ * any protocol needs to tell every worker on the loop one thing. */
+static size_t measure_floor(const char *etcd, unsigned n, unsigned watchers, double *v)
 {
     struct preempt_etcd_opts eo = { .endpoints = etcd };
     struct preempt_etcd_watch_ops ops = { .on_event = fl_event, .on_reset = fl_reset, .on_link = fl_link };
-    struct preempt_etcd_watch *watch = NULL;
-    struct floor f = { 0 };
+    struct event_base *base = event_base_new();
+    struct floor f = { .ws = calloc(watchers, sizeof(struct fl_watcher)) };
     size_t got = 0;
     char prefix[96];
 
     (void)snprintf(prefix, sizeof(prefix), "/bench-floor/%d/", (int)getpid());
-    if (!(f.base = event_base_new()) || preempt_etcd_new_(f.base, &eo, &f.e) < 0 ||
-        preempt_etcd_watch_(f.e, prefix, NULL, 0, &ops, &f, &watch) < 0 ||
-        preempt_etcd_run_until_(f.e, 5000, fl_up, &f) < 0)
+    if (!base || !f.ws)
+        goto out;
+    for (; f.n < watchers; f.n++) {
+        struct fl_watcher *w = &f.ws[f.n];
+
+        w->f = &f;
+        if (preempt_etcd_new_(base, &eo, &w->e) < 0 || preempt_etcd_watch_(w->e, prefix, NULL, 0, &ops, w, &w->watch) < 0) {
+            f.n++;
+            goto out;
+        }
+    }
+    if (preempt_etcd_run_until_(f.ws[0].e, 5000, fl_up, &f) < 0)
         goto out;
     for (unsigned i = 0; i < n; i++) {
         struct timespec gap = { 0, 20000000 }; /* 20 ms apart, as a protocol's steps are */
@@ -313,21 +343,26 @@ static size_t measure_floor(const char *etcd, unsigned n, double *v)
 
         (void)nanosleep(&gap, NULL);
         (void)snprintf(f.key, sizeof(f.key), "%s%u", prefix, i);
-        f.seen = f.put_done = false;
+        f.put_done = false;
+        for (unsigned j = 0; j < f.n; j++)
+            f.ws[j].seen = false;
         t0 = bench_now_ns();
-        if (preempt_etcd_do_(f.e, PREEMPT_RQ_PUT(f.key, "x", 0), 2000, fl_put, &f) < 0 ||
-            preempt_etcd_run_until_(f.e, 5000, fl_seen, &f) < 0)
+        if (preempt_etcd_do_(f.ws[0].e, PREEMPT_RQ_PUT(f.key, "x", 0), 2000, fl_put, &f) < 0 ||
+            preempt_etcd_run_until_(f.ws[0].e, 5000, fl_seen, &f) < 0)
             break;
-        v[got++] = (double)(f.t_event - t0) / 1e6;
+        v[got++] = (double)(f.t_last - t0) / 1e6;
     }
-    (void)preempt_etcd_do_(f.e, PREEMPT_RQ_DELETE_UNDER(prefix), 2000, NULL, NULL);
-    (void)preempt_etcd_flush_(f.e, 2000);
+    (void)preempt_etcd_do_(f.ws[0].e, PREEMPT_RQ_DELETE_UNDER(prefix), 2000, NULL, NULL);
+    (void)preempt_etcd_flush_(f.ws[0].e, 2000);
 out:
-    if (watch)
-        preempt_etcd_watch_free_(watch);
-    preempt_etcd_free_(f.e);
-    if (f.base)
-        event_base_free(f.base);
+    for (unsigned i = 0; i < f.n; i++) {
+        if (f.ws[i].watch)
+            preempt_etcd_watch_free_(f.ws[i].watch);
+        preempt_etcd_free_(f.ws[i].e);
+    }
+    free(f.ws);
+    if (base)
+        event_base_free(base);
     return got;
 }
 
@@ -616,7 +651,7 @@ int bench_agree(const struct bench_opts *o, json_t *out)
         if (n > 1 && !o->etcd)
             break;
         if (n > 1)
-            nf = measure_floor(o->etcd, trials, fl);
+            nf = measure_floor(o->etcd, trials, 1, fl);
         for (unsigned t = 0; t < trials; t++) {
             struct trial tr;
 
@@ -872,7 +907,7 @@ int bench_scale(const struct bench_opts *o, json_t *out)
     static const unsigned all_n[] = { 2, 8, 32, 64, 128, 256 };
     unsigned rows = o->quick ? 2 : sizeof(all_n) / sizeof(all_n[0]);
     json_t *arr = json_array();
-    double a[64], x[64], rq[64], ms[64], fl[64], by[N_METHODS][64];
+    double a[64], x[64], rq[64], ms[64], fl[64], fo[64], by[N_METHODS][64];
     json_t *by_method;
     int r = 0;
 
@@ -881,19 +916,21 @@ int bench_scale(const struct bench_opts *o, json_t *out)
         return o->etcd ? -1 : 0;
     }
     printf("\n8. In process: N handlers on one loop, one job on the same etcd (notice to worker 0;\n"
-           "   %d ms steps, grace 0; budget: messages out <= 5N + 10)\n", STEP_MS);
-    printf("   %3s | %-17s | %-17s | %-26s | %-17s\n", "", "agreement ms", "floor ms (put+watch)",
-           "etcd per preemption", "notice-to-exit ms");
-    printf("   %3s | %8s %8s | %8s %8s | %8s %8s %8s | %8s %8s\n", "N", "p50", "p99", "p50", "p99", "msgs in",
-           "msgs out", "budget", "p50", "p99");
+           "   %d ms steps, grace 0; budget: messages out <= 5N + 10; fan-out floor: one put until\n"
+           "   its watch event reached N watchers on one loop, each with its own client)\n", STEP_MS);
+    printf("   %3s | %-17s | %-17s | %-17s | %-26s | %-17s\n", "", "agreement ms", "floor ms (put+watch)",
+           "fan-out floor ms", "etcd per preemption", "notice-to-exit ms");
+    printf("   %3s | %8s %8s | %8s %8s | %8s %8s | %8s %8s %8s | %8s %8s\n", "N", "p50", "p99", "p50", "p99", "p50",
+           "p99", "msgs in", "msgs out", "budget", "p50", "p99");
     for (unsigned k = 0; k < rows; k++) {
         unsigned n = all_n[k], trials = o->quick ? 3 : n >= 64 ? 5 : o->trials, got = 0;
-        size_t nf;
+        size_t nf, nfo;
         json_t *row;
 
         if (trials > 64)
             trials = 64;
-        nf = measure_floor(o->etcd, trials, fl);
+        nf = measure_floor(o->etcd, trials, 1, fl);
+        nfo = measure_floor(o->etcd, trials, n, fo);
         for (unsigned t = 0; t < trials; t++) {
             struct trial tr;
 
@@ -918,6 +955,9 @@ int bench_scale(const struct bench_opts *o, json_t *out)
                                                              bench_pct(a, got, 99)));
         (void)json_object_set_new(row, "floor_ms", json_pack("{sf sf sI}", "p50", bench_pct(fl, nf, 50), "p99",
                                                              bench_pct(fl, nf, 99), "samples", (json_int_t)nf));
+        (void)json_object_set_new(row, "fanout_floor_ms", json_pack("{sf sf sI}", "p50", bench_pct(fo, nfo, 50),
+                                                                    "p99", bench_pct(fo, nfo, 99), "samples",
+                                                                    (json_int_t)nfo));
         (void)json_object_set_new(row, "etcd", json_pack("{sf sf sf}", "requests", bench_pct(rq, got, 50),
                                                          "messages_sent", bench_pct(ms, got, 50),
                                                          "messages_sent_max", bench_pct(ms, got, 100)));
@@ -925,9 +965,10 @@ int bench_scale(const struct bench_opts *o, json_t *out)
         (void)json_object_set_new(row, "exit_ms", json_pack("{sf sf}", "p50", bench_pct(x, got, 50), "p99",
                                                             bench_pct(x, got, 99)));
         (void)json_array_append_new(arr, row);
-        printf("   %3u | %8.2f %8.2f | %8.2f %8.2f | %8.0f %8.0f %8u | %8.2f %8.2f\n", n, bench_pct(a, got, 50),
-               bench_pct(a, got, 99), bench_pct(fl, nf, 50), bench_pct(fl, nf, 99), bench_pct(rq, got, 50),
-               bench_pct(ms, got, 50), 5 * n + 10, bench_pct(x, got, 50), bench_pct(x, got, 99));
+        printf("   %3u | %8.2f %8.2f | %8.2f %8.2f | %8.2f %8.2f | %8.0f %8.0f %8u | %8.2f %8.2f\n", n,
+               bench_pct(a, got, 50), bench_pct(a, got, 99), bench_pct(fl, nf, 50), bench_pct(fl, nf, 99),
+               bench_pct(fo, nfo, 50), bench_pct(fo, nfo, 99), bench_pct(rq, got, 50), bench_pct(ms, got, 50),
+               5 * n + 10, bench_pct(x, got, 50), bench_pct(x, got, 99));
         (void)fflush(stdout);
     }
 out:

@@ -48,8 +48,9 @@
  * worker may already have seen every shard and written "committed": the
  * round's end is the job's decision record, never this worker's timer, its
  * view of a lost peer or a peer's protocol failure. It proposes the abort
- * (create-if-absent; the record that lands first decides) and follows
- * whichever record comes back. When none comes back in time (etcd
+ * (create-if-absent; the record that lands first decides; the coordinator
+ * proposes the commit instead when it finds every shard reported) and
+ * follows whichever record comes back. When none comes back in time (etcd
  * unreachable), or a second notice says exit now, it exits with the
  * not-saved code and its copy stays pending: the restart follows the record
  * (docs/protocol.md, "One decision per round"). A peer's application error

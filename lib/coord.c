@@ -1534,30 +1534,45 @@ static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
     c->departed = false;
 }
 
-/* The shard reports of round k at its step, read by the worker whose
- * report completed them: the commit, with "last" when any report said so,
- * and the slowest save they name (every worker plans the final round with
- * it). An abort that landed first still wins. As the caps, they come from
- * the records alone. */
-static void on_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                      const char *msg)
+/* What the shard reports of round k at its step (r: their range) decide:
+ * the commit when every shard is there, with "last" when any report said
+ * so and the slowest save they name (every worker plans the final round
+ * with it); otherwise, when this worker asked to abort (or_abort), the
+ * abort. An earlier decision still wins. As the caps, they come from the
+ * records alone. */
+static void propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
 {
     struct round *rd = &c->r[k];
-    struct tally t;
+    struct tally t = { 0 };
     char val[PREEMPT_COMMITTED_VALUE_MAX];
 
-    if (status != 0) {
-        on_write(status, r, msg, c);
+    if (rd->commit_posted || c->view.r[k].decided)
+        return;
+    if (!r || (t = tally(c, PREEMPT_KEY_SHARD, k, r)).count < c->n) {
+        if (or_abort) {
+            (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", rd->agreed, c->me);
+            decide(c, k, val);
+        }
         return;
     }
-    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided ||
-        (t = tally(c, PREEMPT_KEY_SHARD, k, r)).count < c->n)
-        return;
     rd->commit_posted = true;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
          " ms); proposing the commit%s", k, rd->agreed, t.max, t.last ? ", the last save" : "");
     (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t.last, t.max);
     decide(c, k, val);
+}
+
+/* The shard reports of round k at its step, read by the worker whose
+ * report completed them (or by the driver, complete_round). */
+static void on_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                      const char *msg)
+{
+    if (status != 0) {
+        on_write(status, r, msg, c);
+        return;
+    }
+    if (!ep_stale(c, c->r[k].shard_ep))
+        propose(c, k, r, false);
 }
 
 static void on_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
@@ -1568,6 +1583,51 @@ static void on_shards0(int status, const struct preempt_etcd_reply *r, const cha
 static void on_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     on_shards(arg, 1, status, r, msg);
+}
+
+/* The reports read before an abort this worker proposes (abort_round):
+ * the commit when every shard is there after all, else the abort; when
+ * the read failed, the abort. */
+static void on_abort_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                            const char *msg)
+{
+    if (ep_stale(c, c->r[k].shard_ep))
+        return;
+    if (status != 0)
+        CLOG(c, 1, "round %u: the shard reports could not be read (%s); proposing the abort", k, msg ? msg : "");
+    propose(c, k, status == 0 ? r : NULL, true);
+}
+
+static void on_abort_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_abort_shards(arg, 0, status, r, msg);
+}
+
+static void on_abort_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_abort_shards(arg, 1, status, r, msg);
+}
+
+/* This worker's machine gives round k up (its bound ran out, a peer was
+ * lost, etcd failed, a peer failed, a second notice says exit, its save
+ * failed). When it reported its shard at step, every other shard may be
+ * there too, and the worker whose report completed them may have died or
+ * been cut off before it proposed the commit: so it reads the reports
+ * first and proposes the commit when they are all there, the abort when
+ * not. An abort of a round whose every shard was written would discard a
+ * whole checkpoint for want of one proposal. */
+static void abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
+{
+    struct round *rd = &c->r[k];
+    char pre[PREEMPT_KEY_MAX], val[PREEMPT_COMMITTED_VALUE_MAX];
+
+    if (!ep_stale(c, rd->shard_ep) && rd->agreed == step) {
+        CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
+        write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_abort_shards1 : on_abort_shards0);
+        return;
+    }
+    (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", step, c->me);
+    decide(c, k, val);
 }
 
 /* A shard report's answer: its transaction counted the round's shards at
@@ -2401,8 +2461,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         return true;
     }
     case PREEMPT_FX_PROPOSE_ABORT:
-        (void)snprintf(val, sizeof(val), "aborted %" PRId64 " %u", fx->arg, c->me);
-        decide(c, k, val);
+        abort_round(c, k, (uint64_t)fx->arg);
         return true;
     case PREEMPT_FX_EXIT:
         /* A notice that made this worker exit (a second one, with second =
