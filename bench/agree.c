@@ -932,7 +932,7 @@ int bench_scale(const struct bench_opts *o, json_t *out)
         nf = measure_floor(o->etcd, trials, 1, fl);
         nfo = measure_floor(o->etcd, trials, n, fo);
         for (unsigned t = 0; t < trials; t++) {
-            struct trial tr;
+            struct trial tr = { 0 };
 
             if (inproc_trial(o, n, t, &tr) < 0) {
                 r = -1;

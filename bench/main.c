@@ -21,7 +21,7 @@ static const char usage[] =
     "\n"
     "Measures libpreempt side by side with its baselines, in one run, and prints\n"
     "a table; --json writes the same figures as JSON. make bench runs it with a\n"
-    "private etcd (bench/run.sh); README \"Benchmarks\" explains each figure.\n"
+    "private etcd (bench/run.sh); docs/benchmarks.md explains each figure.\n"
     "\n"
     "  --only LIST      sections to run, comma-separated (default all):\n"
     "                   step, agree, ckpt, plan, memory, scale\n"
