@@ -83,6 +83,16 @@ for i in 0 1 2 3; do
     eq "sync4-grace: worker $i saved twice" "$(grep -cF '"event":"saved"' "$TMP/sync4-grace.$i.first")" 2
 done
 
+# The same on the trainer's own loop, 8 workers, every one signalled at
+# once: 8 notices, one claim wins, the others follow it; the final round
+# is planned and opened by the driver while every worker is inside the
+# all-reduce.
+REF8=$(reference 8 $STEPS)
+case_run async8-grace-all 8 1 all --async --grace-ms 3000
+for i in 0 1 2 3 4 5 6 7; do
+    eq "async8-grace-all: worker $i saved twice" "$(grep -cF '"event":"saved"' "$TMP/async8-grace-all.$i.first")" 2
+done
+
 # A grace period with one slow disk: worker 2's saves take 1.4 s longer.
 # After its periodic checkpoint it knows that, and its acknowledgement says
 # that no time would be left for a final round after a save (3 s of grace:
