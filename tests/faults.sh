@@ -124,7 +124,7 @@ ckpts() {
 }
 
 # restart_job TAG: both workers of job TAG start again without a fault and
-# run one step past what they restore (bounded).
+# restore; with --steps 1 they then end (bounded).
 restart_job() {
     for _i in 0 1; do
         timeout 120 "$TRAINER" --ckpt-dir "$TMP/$1" --step-ms 2 --steps 1 --etcd "$ETCD_URL" --job "$1" \
