@@ -1534,6 +1534,15 @@ static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
     c->departed = false;
 }
 
+/* Proposes that round k, at step, is aborted (by this worker). */
+static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
+{
+    char val[PREEMPT_COMMITTED_VALUE_MAX];
+
+    (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", step, c->me);
+    decide(c, k, val);
+}
+
 /* What the shard reports of round k at its step (r: their range) decide:
  * the commit when every shard is there, with "last" when any report said
  * so and the slowest save they name (every worker plans the final round
@@ -1549,10 +1558,8 @@ static void propose(struct preempt_coord *c, unsigned k, const struct preempt_et
     if (rd->commit_posted || c->view.r[k].decided)
         return;
     if (!r || (t = tally(c, PREEMPT_KEY_SHARD, k, r)).count < c->n) {
-        if (or_abort) {
-            (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", rd->agreed, c->me);
-            decide(c, k, val);
-        }
+        if (or_abort)
+            decide_abort(c, k, rd->agreed);
         return;
     }
     rd->commit_posted = true;
@@ -1619,15 +1626,14 @@ static void on_abort_shards1(int status, const struct preempt_etcd_reply *r, con
 static void abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
 {
     struct round *rd = &c->r[k];
-    char pre[PREEMPT_KEY_MAX], val[PREEMPT_COMMITTED_VALUE_MAX];
+    char pre[PREEMPT_KEY_MAX];
 
     if (!ep_stale(c, rd->shard_ep) && rd->agreed == step) {
         CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
         write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_abort_shards1 : on_abort_shards0);
         return;
     }
-    (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", step, c->me);
-    decide(c, k, val);
+    decide_abort(c, k, step);
 }
 
 /* A shard report's answer: its transaction counted the round's shards at

@@ -940,11 +940,6 @@ static void save_done(struct worker *w)
 
 static void crash(struct worker *w);
 
-/* --crash-completer, once per seed: rq is a shard report whose count (its
- * last op) reached the job's size while the round is undecided, so its
- * worker would read the reports and propose the commit. Notes the round.
- * (A job of one worker has nobody to finish it: its restart aborts the
- * round, as its exit 75 said.) */
 /* Whether the round k (inc, ep, round) has its decision record. */
 static bool round_decided(const struct preempt_key *k)
 {
@@ -961,6 +956,11 @@ static bool round_decided(const struct preempt_key *k)
     return decided;
 }
 
+/* --crash-completer, once per seed: rq is a shard report whose count (its
+ * last op) reached the job's size while the round is undecided, so its
+ * worker would read the reports and propose the commit. Notes the round.
+ * (A job of one worker has nobody to finish it: its restart aborts the
+ * round, as its exit 75 said.) */
 static bool completes_round(const struct preempt_etcd_req *rq, const struct preempt_etcd_reply *r)
 {
     struct preempt_key k;
