@@ -68,11 +68,12 @@
     ROW(s, PEER_ERROR, PEER_FAILED_SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                     \
     ROW0(s, PEER_ERROR, PEER_FAILED_PROPOSED, s)
 
-/* A published save step while agreeing: a worker already past it is a
- * protocol error, never a silent divergence (TF weak point 4); a worker at it
- * saves at once; otherwise training continues to it. */
+/* The round's save step reaches a worker while it agrees: one already past
+ * it raises it (its step plus the lead, a compare-and-put on the one
+ * record, so that every worker follows the highest) and trains on up to its
+ * proposal; one at it saves at once; otherwise training continues to it. */
 #define AGREED_ROWS(s)                                                                                   \
-    ROW(s, STEP_AGREED, PAST_AGREED, EXIT, FXH(PUBLISH_ERROR, PROTOCOL), TO_EXIT(ABORT)),              \
+    ROW(s, STEP_AGREED, PAST_AGREED, s, FX(PROPOSE_STEP)),                                               \
     ROW(s, STEP_AGREED, AT_FINAL, FINAL_SAVE, FX(ARM_TIMER), FX(BEGIN_SAVE)),                           \
     ROW(s, STEP_AGREED, AT_AGREED, SAVING, FX(ARM_TIMER), FX(BEGIN_SAVE)),                              \
     ROW(s, STEP_AGREED, ALWAYS, STEP_AGREED, FX(ARM_TIMER))
@@ -87,6 +88,17 @@
 /* A committed checkpoint after a withdrawal: back to idle. */
 #define COMMIT_WITHDRAWN_ROW(s) ROW(s, CKPT_COMMITTED, WITHDRAWN, IDLE, FX(KEEP_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND))
 
+/* A raise of the round's step after this worker saved at the old one (a
+ * worker that was past the old step when it learned it): no commit at the
+ * old step can come (that worker never saves there), so the copy goes and
+ * training goes on to the new step. A raise while the save runs waits for
+ * its end (save-done); one after this worker proposed the abort waits for
+ * the decision. */
+#define RAISED_ROWS(s)                                                                                   \
+    ROW(s, STEP_AGREED, RAISED_SAVED, STEP_AGREED, FX(DISCARD_SHARD)),                                   \
+    ROW0(s, STEP_AGREED, RAISED, s),                                                                     \
+    ROW(s, SAVE_DONE, RAISED_OK, STEP_AGREED, FX(DISCARD_SHARD))
+
 /* A save outcome. */
 #define SAVE_ROWS(s)                                                                                     \
     ROW(s, SAVE_DONE, SAVE_OK, s, FX(REPORT_SHARD)),                                                     \
@@ -94,42 +106,39 @@
 
 static const struct preempt_row rows[] = {
     /* ---- idle ---- */
-    ROW(IDLE, NOTICE, ALWAYS, OWN_SIGNAL, FX(PUBLISH_NOTICE), FX(CLAIM_DRIVER), FX(ACK_STEP), FX(ARM_TIMER)),
-    ROW(IDLE, PEER_NOTICE, ALWAYS, ACKNOWLEDGED, FX(ACK_STEP), FX(ARM_TIMER)),
+    ROW(IDLE, NOTICE, ALWAYS, OWN_SIGNAL, FX(PUBLISH_NOTICE), FX(CLAIM_DRIVER), FX(ARM_TIMER)),
+    ROW(IDLE, PEER_NOTICE, ALWAYS, FOLLOWING, FX(ARM_TIMER)),
     ROW(IDLE, TRAINING_DONE, ALWAYS, EXIT, FX(ANNOUNCE_DONE), FXH(EXIT, DONE)),
     ROW(IDLE, APP_ERROR, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), FXH(EXIT, ERROR)),
     ROW(IDLE, PEER_ERROR, APP_CODE, EXIT, FXH(EXIT, ERROR)),
     ROW(IDLE, PEER_ERROR, ALWAYS, EXIT, FXH(EXIT, ABORT)),
 
-    /* ---- own-signal: driving agreement; training goes on up to this worker's acknowledged cap ---- */
-    /* The claim's answer: the job knows of the notice; the round's bound starts. */
+    /* ---- own-signal: driving; training goes on up to this worker's proposal ---- */
+    /* The claim's answer: the job knows of the notice and of the proposed
+     * step (one write); the round's bound starts. */
     ROW(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL, FX(ARM_TIMER)),
-    ROW(OWN_SIGNAL, CLAIM_LOST, ALWAYS, ACKNOWLEDGED, FX(ARM_TIMER)), /* another worker drives; our ack stands */
-    /* S = the highest acknowledged cap. No worker passes its cap before it
-     * learns S, so none is past S; the one whose cap S is may be at S
-     * already and saves at once. */
-    ROW(OWN_SIGNAL, ACKS_COMPLETE, ACKED_AT_FINAL, FINAL_SAVE, FX(PUBLISH_AGREED), FX(ARM_TIMER), FX(BEGIN_SAVE)),
-    ROW(OWN_SIGNAL, ACKS_COMPLETE, ACKED_AT_SAVE, SAVING, FX(PUBLISH_AGREED), FX(ARM_TIMER), FX(BEGIN_SAVE)),
-    ROW(OWN_SIGNAL, ACKS_COMPLETE, ALWAYS, STEP_AGREED, FX(PUBLISH_AGREED), FX(ARM_TIMER)),
+    ROW(OWN_SIGNAL, CLAIM_LOST, ALWAYS, FOLLOWING, FX(ARM_TIMER)), /* another worker drives, and its step is S */
     AGREED_ROWS(OWN_SIGNAL),
     WITHDRAW_MARK_ROW(OWN_SIGNAL),
     DONE_ROW(OWN_SIGNAL),
     ABORTED_ROW(OWN_SIGNAL),
     ACTIVE_ROWS(OWN_SIGNAL),
 
-    /* ---- acknowledged: following; training goes on up to this worker's acknowledged cap ---- */
-    ROW0(ACKNOWLEDGED, CLAIM_WON, ALWAYS, OWN_SIGNAL), /* take-over: the driver vanished */
-    AGREED_ROWS(ACKNOWLEDGED),
-    WITHDRAW_MARK_ROW(ACKNOWLEDGED),
-    DONE_ROW(ACKNOWLEDGED),
-    ABORTED_ROW(ACKNOWLEDGED),
-    ACTIVE_ROWS(ACKNOWLEDGED),
+    /* ---- following: training goes on until the round's step comes ---- */
+    /* take-over: the driver vanished; when it left no step, this worker proposes one */
+    ROW(FOLLOWING, CLAIM_WON, NO_STEP, OWN_SIGNAL, FX(PROPOSE_STEP)),
+    ROW0(FOLLOWING, CLAIM_WON, ALWAYS, OWN_SIGNAL),
+    AGREED_ROWS(FOLLOWING),
+    WITHDRAW_MARK_ROW(FOLLOWING),
+    DONE_ROW(FOLLOWING),
+    ABORTED_ROW(FOLLOWING),
+    ACTIVE_ROWS(FOLLOWING),
 
     /* ---- step-agreed: training towards S ---- */
     ROW(STEP_AGREED, STEP_REACHED, PAST_SAVE_STEP, EXIT, FXH(PUBLISH_ERROR, PROTOCOL), TO_EXIT(ABORT)),
     ROW(STEP_AGREED, STEP_REACHED, FINAL_AT_SAVE, FINAL_SAVE, FX(BEGIN_SAVE)),
     ROW(STEP_AGREED, STEP_REACHED, AT_SAVE_STEP, SAVING, FX(BEGIN_SAVE)),
-    ROW(STEP_AGREED, STEP_AGREED, OTHER_STEP, EXIT, FXH(PUBLISH_ERROR, PROTOCOL), TO_EXIT(ABORT)),
+    ROW0(STEP_AGREED, STEP_AGREED, RAISED, STEP_AGREED), /* a worker was past S: on to the higher step */
     ROW0(STEP_AGREED, CLAIM_WON, ALWAYS, STEP_AGREED), /* take-over: this worker drives the final round */
     WITHDRAW_MARK_ROW(STEP_AGREED),
     DONE_ROW(STEP_AGREED),
@@ -137,6 +146,7 @@ static const struct preempt_row rows[] = {
     ACTIVE_ROWS(STEP_AGREED),
 
     /* ---- saving: the first checkpoint ---- */
+    RAISED_ROWS(SAVING),
     SAVE_ROWS(SAVING),
     COMMIT_WITHDRAWN_ROW(SAVING),
     /* Not the last save by the agreed record: whether time is left for
@@ -151,8 +161,8 @@ static const struct preempt_row rows[] = {
     ACTIVE_ROWS(SAVING),
 
     /* ---- countdown: training through the grace period ---- */
-    ROW(COUNTDOWN, STEP_REACHED, FINAL_DUE, OWN_SIGNAL, FX(REQUEST_FINAL), FX(ACK_STEP), FX(ARM_TIMER)),
-    ROW(COUNTDOWN, FINAL_REQUESTED, ALWAYS, ACKNOWLEDGED, FX(ACK_STEP), FX(ARM_TIMER)),
+    ROW(COUNTDOWN, STEP_REACHED, FINAL_DUE, OWN_SIGNAL, FX(REQUEST_FINAL), FX(ARM_TIMER)),
+    ROW(COUNTDOWN, FINAL_REQUESTED, ALWAYS, FOLLOWING, FX(ARM_TIMER)),
     ROW0(COUNTDOWN, CLAIM_WON, ALWAYS, COUNTDOWN), /* take-over: this worker plans the final round */
     ROW(COUNTDOWN, NOTICE_WITHDRAWN, ALWAYS, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND)),
     DONE_ROW(COUNTDOWN),
@@ -160,6 +170,7 @@ static const struct preempt_row rows[] = {
     ACTIVE_ROWS(COUNTDOWN),
 
     /* ---- final-save: the last checkpoint before exit ---- */
+    RAISED_ROWS(FINAL_SAVE),
     SAVE_ROWS(FINAL_SAVE),
     COMMIT_WITHDRAWN_ROW(FINAL_SAVE),
     ROW(FINAL_SAVE, CKPT_COMMITTED, ALWAYS, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),
@@ -183,43 +194,38 @@ static const struct preempt_ignore ignored[] = {
     IGN(IDLE, NOTICE_WITHDRAWN, "nothing to withdraw"),
     IGN(IDLE, CLAIM_WON, "a late answer of a withdrawn round"),
     IGN(IDLE, CLAIM_LOST, "a late answer of a withdrawn round"),
-    IGN(IDLE, ACKS_COMPLETE, "a late answer of a withdrawn round"),
     IGN(IDLE, STEP_AGREED, "a late answer of a withdrawn round"),
     IGN(IDLE, FINAL_REQUESTED, "a late answer of a withdrawn round"),
     IGN(IDLE, ROUND_ABORTED, "a late decision of a withdrawn round"),
 
     STALE_TIMER(OWN_SIGNAL),
-    IGN(OWN_SIGNAL, STEP_REACHED, "training on towards the acknowledged cap; the save step is not known yet"),
+    IGN(OWN_SIGNAL, STEP_REACHED, "training on towards the proposed step; the round's step is not known yet"),
     IGN(OWN_SIGNAL, FINAL_REQUESTED, "the echo of this worker's own request"),
 
-    STALE_TIMER(ACKNOWLEDGED),
-    IGN(ACKNOWLEDGED, CLAIM_LOST, "already following"),
-    IGN(ACKNOWLEDGED, STEP_REACHED, "training on towards the acknowledged cap; the save step is not known yet"),
-    IGN(ACKNOWLEDGED, FINAL_REQUESTED, "already acknowledged this round"),
+    STALE_TIMER(FOLLOWING),
+    IGN(FOLLOWING, CLAIM_LOST, "already following"),
+    IGN(FOLLOWING, STEP_REACHED, "training on; the round's step is not known yet"),
+    IGN(FOLLOWING, FINAL_REQUESTED, "already following the final round"),
 
     STALE_TIMER(STEP_AGREED),
     IGN(STEP_AGREED, STEP_REACHED, "training towards the save step"),
-    IGN(STEP_AGREED, STEP_AGREED, "the echo of the agreed step"),
+    IGN(STEP_AGREED, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(STEP_AGREED, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
-    IGN(STEP_AGREED, ACKS_COMPLETE, "the round is agreed already"),
     IGN(STEP_AGREED, FINAL_REQUESTED, "the echo of the final round's request"),
 
     STALE_TIMER(SAVING),
     IGN(SAVING, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
-    IGN(SAVING, ACKS_COMPLETE, "the round is agreed already"),
-    IGN(SAVING, STEP_AGREED, "the echo of the agreed step"),
+    IGN(SAVING, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(SAVING, FINAL_REQUESTED, "the final round starts after this save"),
 
     STALE_TIMER(COUNTDOWN),
     IGN(COUNTDOWN, STEP_REACHED, "training through the grace period"),
     IGN(COUNTDOWN, CLAIM_LOST, "a late answer of the first round"),
-    IGN(COUNTDOWN, ACKS_COMPLETE, "a late answer of the first round"),
     IGN(COUNTDOWN, STEP_AGREED, "the echo of the first round's step"),
 
     STALE_TIMER(FINAL_SAVE),
     IGN(FINAL_SAVE, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
-    IGN(FINAL_SAVE, ACKS_COMPLETE, "the round is agreed already"),
-    IGN(FINAL_SAVE, STEP_AGREED, "the echo of the agreed step"),
+    IGN(FINAL_SAVE, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(FINAL_SAVE, FINAL_REQUESTED, "the echo of the final round's request"),
 
 #define PREEMPT_EVENT(id, member, name, p1, p2, what) IGN(EXIT, id, "terminal: late deliveries during shutdown"),
@@ -300,10 +306,11 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
 
 /* Agreement without boundary waits: a worker whose peers run a collective
  * inside every step must not stop at its boundary for them (they would be
- * blocked in the next collective, waiting for it). It acknowledged a cap,
- * its step then plus the lead, and S is the highest cap of the job: it
- * trains on to its cap, which S never precedes, and waits only if S has not
- * reached it by then (bounded by the round's timer). */
+ * blocked in the next collective, waiting for it). The driver proposes S =
+ * its step plus the lead with the notice, so that S reaches every worker
+ * before it gets there; the driver itself waits at S only if S has not
+ * come back by then (bounded by the round's timer), and a worker past S
+ * raises it by the same lead. */
 uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
 {
     uint64_t step = f->step_ms ? f->step_ms : 1, agree = f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS;
@@ -334,9 +341,9 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
     case PREEMPT_STATE_STEP_AGREED:
     case PREEMPT_STATE_COUNTDOWN:
         return PREEMPT_ACTION_CONTINUE;
-    case PREEMPT_STATE_OWN_SIGNAL:    /* agreeing on the save step: on to the cap */
-    case PREEMPT_STATE_ACKNOWLEDGED:
-        return run < c->ack_cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;
+    case PREEMPT_STATE_OWN_SIGNAL:    /* the round's step is not known yet: on up to this worker's proposal */
+    case PREEMPT_STATE_FOLLOWING:
+        return run < c->cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;
     case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
     case PREEMPT_STATE_FINAL_SAVE:
         return PREEMPT_ACTION_WAIT;
@@ -371,10 +378,9 @@ bool preempt_fsm_save_is_last_(const struct preempt_core *c)
 bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                           uint64_t now_ms)
 {
-    if (fx->kind == PREEMPT_FX_ACK_STEP)
+    if (fx->kind == PREEMPT_FX_CLAIM_DRIVER || fx->kind == PREEMPT_FX_PROPOSE_STEP ||
+        fx->kind == PREEMPT_FX_REQUEST_FINAL)
         return preempt_plan_last_(c, f, now_ms, (uint64_t)fx->arg);
-    if (fx->kind == PREEMPT_FX_PUBLISH_AGREED)
-        return c->last;
     /* The save is done and measured: no time left for another round once
      * the commit is decided (a round trip from now) makes it the last. */
     return fx->kind == PREEMPT_FX_REPORT_SHARD &&
@@ -383,6 +389,15 @@ bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_fac
 }
 
 /* ---- guards ---------------------------------------------------------------- */
+
+/* Whether this worker stands at its boundary: it reached the step it
+ * proposed and waits there (preempt_action_of_). Only then is "run == S"
+ * a boundary at S; otherwise an asynchronous trainer may already be inside
+ * step S + 1, and the worker is past S. */
+static bool held(const struct preempt_core *c, const struct preempt_facts *f)
+{
+    return f->run >= c->cap;
+}
 
 static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, const struct preempt_event *ev,
                         const struct preempt_facts *f)
@@ -397,17 +412,19 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_APP_CODE:
         return ev->u.peer_error.code > 0;
     case PREEMPT_GUARD_PAST_AGREED:
-        return f->run > ev->u.step_agreed.step;
+        return f->run > ev->u.step_agreed.step || (f->run == ev->u.step_agreed.step && !held(c, f));
     case PREEMPT_GUARD_AT_FINAL:
-        return f->run == ev->u.step_agreed.step && ev->u.step_agreed.last;
+        return f->run == ev->u.step_agreed.step && held(c, f) && ev->u.step_agreed.last;
     case PREEMPT_GUARD_AT_AGREED:
-        return f->run == ev->u.step_agreed.step;
-    case PREEMPT_GUARD_ACKED_AT_FINAL:
-        return f->run == ev->u.acks_complete.max && preempt_plan_last_(c, f, ev->now_ms, ev->u.acks_complete.max);
-    case PREEMPT_GUARD_ACKED_AT_SAVE:
-        return f->run == ev->u.acks_complete.max;
-    case PREEMPT_GUARD_OTHER_STEP:
-        return ev->u.step_agreed.step != c->save_step;
+        return f->run == ev->u.step_agreed.step && held(c, f);
+    case PREEMPT_GUARD_RAISED:
+        return ev->u.step_agreed.step > c->save_step;
+    case PREEMPT_GUARD_RAISED_SAVED:
+        return ev->u.step_agreed.step > c->save_step && c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_RAISED_OK:
+        return ev->u.save_done.status == 0 && c->raised_to > c->save_step;
+    case PREEMPT_GUARD_NO_STEP:
+        return !c->have_step;
     case PREEMPT_GUARD_PAST_SAVE_STEP:
         return ev->u.step_reached.step > c->save_step;
     case PREEMPT_GUARD_COMMITTED_LAST:
@@ -448,8 +465,9 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
 
 /* One agreement round's bound: the configured timeout, plus the step
  * boundaries the round needs (a trainer that reads records only at its
- * boundaries hears of the notice, of every acknowledgement and of S one
- * boundary each), so that steps longer than the timeout still agree. */
+ * boundaries sends the proposal at one, a raise at another, and learns the
+ * raised step at a third), so that steps longer than the timeout still
+ * agree. */
 static uint64_t agree_bound(const struct preempt_facts *f)
 {
     return f->cfg.agree_timeout_ms + PREEMPT_LEAD_MIN * (f->step_ms + 4 * f->step_dev_ms);
@@ -502,11 +520,14 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_CLAIM_LOST:
         n->driver = false;
         break;
-    case PREEMPT_EV_ACKS_COMPLETE: /* local mode: this worker alone decides (docs/protocol.md) */
-        n->save_step = ev->u.acks_complete.max; /* docs/protocol.md: the highest acknowledged cap */
-        n->last = preempt_plan_last_(n, f, ev->now_ms, n->save_step);
-        break;
     case PREEMPT_EV_STEP_AGREED:
+        if (from == PREEMPT_STATE_SAVING || from == PREEMPT_STATE_FINAL_SAVE) {
+            /* a raise: taken up when the save at the old step is done */
+            n->raised_to = ev->u.step_agreed.step;
+            n->raised_last = ev->u.step_agreed.last != 0;
+            break;
+        }
+        n->have_step = true;
         n->save_step = ev->u.step_agreed.step;
         n->last = ev->u.step_agreed.last != 0; /* the job's record decides, whatever this worker judged */
         break;
@@ -535,6 +556,22 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_TRAINING_DONE:
     case PREEMPT_EV__COUNT:
         break;
+    }
+    /* Moved off a step by a raise: the copy there goes (discard-shard), and
+     * the round is the raised step's. */
+    if ((from == PREEMPT_STATE_SAVING || from == PREEMPT_STATE_FINAL_SAVE) && n->state == PREEMPT_STATE_STEP_AGREED &&
+        n->raised_to > n->save_step) {
+        n->old_step = n->save_step;
+        n->save_step = n->raised_to;
+        n->last = n->raised_last;
+        n->raised_to = 0;
+        n->shard_out = false;
+    }
+    /* Entering agreement from idle or the countdown: no step of the round
+     * is known, and nothing is proposed yet. */
+    if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE && preempt_state_timer_(from) != PREEMPT_TIMER_AGREE) {
+        n->have_step = false;
+        n->cap = UINT64_MAX;
     }
     /* Entering agreement opens a round with a fixed bound: later notices
      * re-arm the timer for an earlier deadline but never extend the round.
@@ -602,16 +639,18 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     switch (s->kind) {
     case PREEMPT_FX_PUBLISH_NOTICE:
         return (int64_t)notice_deadline(ev->u.notice.deadline, ev->now_ms, f);
-    case PREEMPT_FX_ACK_STEP: /* the cap: this worker's step plus the lead */
+    case PREEMPT_FX_CLAIM_DRIVER: /* a proposal: this worker's step plus the lead */
+    case PREEMPT_FX_PROPOSE_STEP:
+    case PREEMPT_FX_REQUEST_FINAL:
         return (int64_t)(f->run + preempt_plan_lead_(f, ev->now_ms, n->deadline_ms));
     case PREEMPT_FX_ANNOUNCE_DONE:
         return (int64_t)f->run;
-    case PREEMPT_FX_PUBLISH_AGREED:
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PROPOSE_ABORT:
-    case PREEMPT_FX_DISCARD_SHARD:
         return (int64_t)n->save_step;
+    case PREEMPT_FX_DISCARD_SHARD: /* the aborted round's step, or the one a raise moved this worker off */
+        return (int64_t)(ev->kind == PREEMPT_EV_ROUND_ABORTED ? n->save_step : n->old_step);
     case PREEMPT_FX_KEEP_SHARD:
         return (int64_t)ev->u.ckpt_committed.step;
     case PREEMPT_FX_ARM_TIMER:
@@ -635,8 +674,6 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
             break;
         }
         return PREEMPT_EXIT_NOT_SAVED;
-    case PREEMPT_FX_CLAIM_DRIVER:
-    case PREEMPT_FX_REQUEST_FINAL:
     case PREEMPT_FX_DISARM_TIMER:
     case PREEMPT_FX_CLEAR_ROUND:
     case PREEMPT_FX__COUNT:
@@ -688,8 +725,9 @@ struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const stru
             }
             st.fx[k].kind = r->fx[k].kind;
             st.fx[k].arg = fx_arg(&r->fx[k], &st.next, ev, facts);
-            if (r->fx[k].kind == PREEMPT_FX_ACK_STEP)
-                st.next.ack_cap = (uint64_t)st.fx[k].arg;
+            if (r->fx[k].kind == PREEMPT_FX_CLAIM_DRIVER || r->fx[k].kind == PREEMPT_FX_PROPOSE_STEP ||
+                r->fx[k].kind == PREEMPT_FX_REQUEST_FINAL)
+                st.next.cap = (uint64_t)st.fx[k].arg;
         }
         st.n_fx = r->n_fx;
         return st;

@@ -131,8 +131,12 @@ struct preempt_core {
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
     bool last;            /* the round's save at S ends the preemption (the agreed or the decision record's word) */
-    uint64_t ack_cap;     /* the step this worker acknowledged it will not pass
-                             before it learns S (its run then + the lead) */
+    bool have_step;       /* the round's save step is known (save_step) */
+    uint64_t cap;         /* the step this worker proposed (claim, final round, raise) and does not pass
+                             before the round's step reaches it; UINT64_MAX: none */
+    uint64_t raised_to;   /* a raise that came while this worker's save ran: the new S (0: none) */
+    bool raised_last;     /* its last flag */
+    uint64_t old_step;    /* the step a raise moved this worker off (its copy there is discarded) */
     uint64_t deadline_ms; /* the earliest known deadline, 0 when idle */
     uint64_t agree_by_ms; /* the bound of the current agreement round (0: not open yet,
                              this worker's own notice awaits the claim's answer) */
@@ -229,11 +233,11 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
 /* This worker's judgement that a save at @p step ends its preemption: the
  * final round's, any round's without a grace period, or a first save after
  * whose estimated commit (the steps up to it, the save, a round trip) the
- * final round would be due. In a job it is only an opinion: each worker's
- * acknowledgement carries it, and the agreed record says "last" when any
- * worker judged so (docs/protocol.md, "The last save"); STEP_AGREED then
- * carries the record's word, which every machine follows. In local mode the
- * machine decides with it at ACKS_COMPLETE. */
+ * final round would be due. It is an opinion: a proposal of the save step
+ * carries it (the driver's, or a raise's, which keeps a "last" it raises),
+ * and the agreed record says "last" when it did (docs/protocol.md, "The last
+ * save"); STEP_AGREED then carries the record's word, which every machine
+ * follows. In local mode the worker's proposal is the record. */
 bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms, uint64_t step);
 
 /* Whether the round's save ends this worker's preemption: the agreed record
@@ -243,8 +247,8 @@ bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts
 bool preempt_fsm_save_is_last_(const struct preempt_core *c);
 
 /* The "last" flag a coordination effect carries (false for the others): for
- * ack-step this worker's opinion (preempt_plan_last_ at its cap), for
- * publish-agreed the machine's decision, for report-shard whether the save
+ * claim-driver, propose-step and request-final this worker's opinion
+ * (preempt_plan_last_ at the step proposed), for report-shard whether the save
  * ends this worker's preemption: preempt_fsm_save_is_last_, or its opinion,
  * its save done and measured, that no time is left for another round once
  * the commit is decided (any such opinion makes the decision record say
@@ -252,8 +256,9 @@ bool preempt_fsm_save_is_last_(const struct preempt_core *c);
 bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                           uint64_t now_ms);
 
-/* The lead: how many steps past its current one a worker may train while the
- * job agrees on the save step (docs/protocol.md, "Agreement without waits").
+/* The lead: how many steps past its current one a worker proposes the save
+ * step, so that the proposal reaches every worker before it gets there
+ * (docs/protocol.md, "Agreement without waits").
  * 1 in local mode; else PREEMPT_LEAD_MIN plus the agreement time in steps
  * (PREEMPT_AGREE_GUESS_MS before one is measured), and no further than the
  * deadline allows after a save (at least 1). */
@@ -272,8 +277,9 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
 
 /* What the trainer does in context c after @p run steps: train, save
  * (save_asked: a begin-save is pending), wait for the loop, or exit
- * (preempt_action()'s rule). While the job agrees, training goes on up to
- * the step this worker acknowledged (c->ack_cap) and waits only there. */
+ * (preempt_action()'s rule). While the job agrees, training goes on; a
+ * worker that proposed a step (c->cap) waits there, and only there, until
+ * the round's step reaches it. */
 enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked);
 
 /* ---- names (preempt_names.c) ------------------------------------------- */

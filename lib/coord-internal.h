@@ -213,9 +213,9 @@ void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t 
 void preempt_coord_free_(struct preempt_coord *c);
 
 /* Carries out a coordination effect (the rest are the handler's). round is
- * the machine's current round; last is preempt_fsm_fx_last_(): for ack-step
- * this worker's opinion that a save at its cap is the last (the
- * acknowledgement carries it), for publish-agreed the machine's decision,
+ * the machine's current round; last is preempt_fsm_fx_last_(): for
+ * claim-driver, propose-step and request-final this worker's opinion that
+ * a save at the step it proposes is the last (the proposal carries it),
  * for report-shard that the save ends this worker's preemption (its
  * membership ends with the report); save_ms is the slowest save this
  * worker knows of (a report carries it); errmsg is the text of a

@@ -1229,7 +1229,7 @@ int preempt_coord_restored_begin_(struct event_base *base, const struct preempt_
 
 struct round {
     uint64_t agreed;
-    uint64_t ack_ep, shard_ep; /* the episode of this worker's ack and shard report (answers of older ones are late) */
+    uint64_t shard_ep; /* the episode of this worker's shard report (answers of older ones are late) */
     bool commit_posted;
 };
 
@@ -1261,6 +1261,8 @@ struct preempt_coord {
     bool departed;         /* w/alive/<me> went with the report of the last save */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     bool claim_sent;       /* this worker's claim is on its way (no answer yet) */
+    uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
+    bool prop_last;        /* with its opinion */
     struct preempt_view view; /* the job's records, read (view-internal.h): its incarnation and episode */
     bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
     uint64_t *gone_at;     /* the driver's clock: w's membership was first found gone (0: it was not) */
@@ -1415,17 +1417,15 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
     return ep != c->view.ep ? "an ended episode's" : NULL;
 }
 
-/* What a range of round k's per-worker records of kind id says, each
- * "<n>[ last]" (acknowledgements: caps; shard reports: save times): how
- * many are well-formed, the highest n, and whether any said last. */
+/* What a range of round k's shard reports says, each "<save ms>[ last]":
+ * how many are well-formed, the slowest save, and whether any said last. */
 struct tally {
     unsigned count;
     uint64_t max;
     bool last;
 };
 
-static struct tally tally(const struct preempt_coord *c, enum preempt_key_id id, unsigned k,
-                          const struct preempt_etcd_reply *r)
+static struct tally tally(const struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r)
 {
     const struct preempt_etcd_kv *kvs = r->res[0].kvs;
     struct tally t = { 0 };
@@ -1435,11 +1435,10 @@ static struct tally tally(const struct preempt_coord *c, enum preempt_key_id id,
         uint64_t n;
         bool its_last;
 
-        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != (int)id || kk.inc != c->view.inc ||
+        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != (int)PREEMPT_KEY_SHARD || kk.inc != c->view.inc ||
             kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
             !preempt_step_value_parse_(kvs[i].value, &n, &its_last)) {
-            CLOG(c, 2, "ignoring %s = \"%.40s\": not a %s", kvs[i].key, kvs[i].value,
-                 id == PREEMPT_KEY_ACK ? "cap" : "shard report");
+            CLOG(c, 2, "ignoring %s = \"%.40s\": not a shard report", kvs[i].key, kvs[i].value);
             continue;
         }
         t.count++;
@@ -1450,88 +1449,32 @@ static struct tally tally(const struct preempt_coord *c, enum preempt_key_id id,
     return t;
 }
 
-/* The caps of round k, read by the worker whose acknowledgement completed
- * the set: S is the highest, and the save there is the last when any
- * worker judged so (docs/protocol.md, "The last save"). Both come from the
- * records alone, so a retried read, or a second reader, writes the same
- * value (create-if-absent) or finds it there. */
-static void on_caps(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                    const char *msg)
+/* Makes cap round k's save step (docs/protocol.md, "Agreement without
+ * waits"): creates the record when the round has none (a driver that took
+ * the episode over from one that left no step), and raises it when this
+ * worker is past the step it knows (its machine asks only then): a
+ * compare-and-put on the value seen, so that of two raises the second
+ * fails and every worker follows the one record. A raise keeps a "last"
+ * the record said. When the view already holds a step at least as high,
+ * it is on its way to the machine: nothing to write. */
+static void propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last)
 {
-    struct tally t;
-    char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
+    char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX], seen[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 } };
 
-    if (status != 0) {
-        on_write(status, r, msg, c);
-        return;
-    }
-    if (ep_stale(c, c->r[k].ack_ep) || c->view.r[k].have_agreed)
-        return;
-    if ((t = tally(c, PREEMPT_KEY_ACK, k, r)).count < c->n)
-        return;
-    CLOG(c, 1, "round %u: every worker acknowledged; publishing the save step %" PRIu64 "%s", k, t.max,
-         t.last ? ", the last save" : "");
     CKEY(c, key, AGREED, .round = k);
-    (void)preempt_step_value_(val, sizeof(val), t.max, t.last);
-    write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the watch brings it */
-}
-
-static void on_caps0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_caps(arg, 0, status, r, msg);
-}
-
-static void on_caps1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_caps(arg, 1, status, r, msg);
-}
-
-/* An acknowledgement's answer: its transaction counted the round's
- * acknowledgements after writing this one. The worker whose count reached
- * the job's size reads the caps. */
-static void on_acked(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                     const char *msg)
-{
-    char pre[PREEMPT_KEY_MAX];
-
-    if (status != 0) {
-        on_write(status, r, msg, c);
-        return;
+    if (c->view.r[k].have_agreed) {
+        if (c->view.r[k].agreed >= cap)
+            return;
+        (void)preempt_step_value_(seen, sizeof(seen), c->view.r[k].agreed, c->view.r[k].last);
+        cmp.value = seen;
+        last = last || c->view.r[k].last;
+        CLOG(c, 1, "round %u: this worker is past the save step %" PRIu64 "; raising it to %" PRIu64, k,
+             c->view.r[k].agreed, cap);
     }
-    if (ep_stale(c, c->r[k].ack_ep) || preempt_etcd_reply_count_(r, 1) < (int64_t)c->n)
-        return;
-    CRANGE(c, pre, ACK, 'w', .round = k);
-    write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_caps1 : on_caps0);
-}
-
-static void on_acked0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_acked(arg, 0, status, r, msg);
-}
-
-static void on_acked1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_acked(arg, 1, status, r, msg);
-}
-
-/* Writes this worker's cap for round k, with its opinion whether a save
- * there is the last (last), and counts the round's caps, in one
- * transaction; a worker that ended its membership with an earlier report
- * (the job trains on after all) takes it up again in the same one. */
-static void acknowledge(struct preempt_coord *c, unsigned k, uint64_t cap, bool last)
-{
-    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_PUT, alive, c->member, c->lease } };
-
-    CKEY(c, key, ACK, .round = k, .worker = c->me);
-    CRANGE(c, pre, ACK, 'w', .round = k);
-    CKEY(c, alive, ALIVE, .worker = c->me);
     (void)preempt_step_value_(val, sizeof(val), cap, last);
-    c->r[k].ack_ep = c->view.ep;
-    write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, c->departed ? 3 : 2, NULL, 0), k ? on_acked1 : on_acked0);
-    c->departed = false;
+    write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), on_write); /* the watch brings the round's step */
 }
 
 /* Proposes that round k, at step, is aborted (by this worker). */
@@ -1557,7 +1500,7 @@ static void propose(struct preempt_coord *c, unsigned k, const struct preempt_et
 
     if (rd->commit_posted || c->view.r[k].decided)
         return;
-    if (!r || (t = tally(c, PREEMPT_KEY_SHARD, k, r)).count < c->n) {
+    if (!r || (t = tally(c, k, r)).count < c->n) {
         if (or_abort)
             decide_abort(c, k, rd->agreed);
         return;
@@ -1926,11 +1869,13 @@ static struct held *held_find(struct preempt_coord *c, const char *key)
     return NULL;
 }
 
+/* Keeps the others in the order they came: an episode's records are
+ * applied as they landed (a notice before the step its claim proposed). */
 static void held_drop(struct preempt_coord *c, struct held *h)
 {
     free(h->key);
     free(h->value);
-    *h = c->held[--c->n_held];
+    memmove(h, h + 1, (size_t)(&c->held[--c->n_held] - h) * sizeof(*h));
 }
 
 /* A record of an episode this worker has not reached yet: kept (one per
@@ -2311,47 +2256,64 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
     if (kv && kv->value && !preempt_parse_u64_(kv->value, &holder))
         holder = c->n; /* unreadable: someone else */
     if (!r->succeeded && !kv) {
-        claim(c); /* released between the compare and the read: try again */
+        /* released between the compare and the read, or the round has a
+         * step already (the claim's driver left): try again, proposing
+         * nothing */
+        c->prop_step = 0;
+        claim(c);
         return;
     }
     if (holder != c->me) {
         /* Another worker drives the episode, also a final round this one
          * asked for (its lease, and the claim with it, ended inside a
          * step): its machine follows (claim-lost), so must its view, or it
-         * would post acks-complete to a follower (sim seed 3606). */
+         * would act as the driver of a round it follows (sim seed 3606). */
         c->holds_claim = false;
+        c->prop_step = 0;
         ev.kind = PREEMPT_EV_CLAIM_LOST;
         ev.u.claim_lost.worker = holder;
         cpost(c, ev);
         return;
     }
     c->holds_claim = true;
+    c->prop_step = 0; /* it landed with the claim */
     cpost(c, ev);
 }
 
 /* Claims the episode (create-if-absent, bound to the lease). A notice of
- * this worker's that opens the episode goes in the same transaction, so
- * that every worker learns of both from one watch event. */
+ * this worker's that opens the episode goes in the same transaction, and
+ * so does its proposal of the save step (create-if-absent too: the claim
+ * is taken only when the round has no step), so that every worker learns
+ * of all three from one watch event, the notice before the step. A
+ * take-over proposes nothing (its machine does, when the round has no
+ * step). */
 static void claim(struct preempt_coord *c)
 {
-    char key[PREEMPT_KEY_MAX], me[16], nkey[PREEMPT_KEY_MAX], nval[96];
-    struct preempt_etcd_cmp cmp = { .key = key };
-    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease },
-                                    { PREEMPT_ETCD_OP_PUT, nkey, nval, 0 } };
-    struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 }, { PREEMPT_ETCD_OP_PUT, nkey, nval, 0 } };
+    char key[PREEMPT_KEY_MAX], me[16], nkey[PREEMPT_KEY_MAX], nval[96], akey[PREEMPT_KEY_MAX];
+    char aval[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_etcd_cmp cmp[] = { { .key = key }, { .key = akey } };
+    struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
+    struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
     bool carry = c->notice_deferred && c->my_notice_wall && !c->notice_busy;
+    bool propose = c->prop_step && !c->view.r[0].have_agreed;
+    size_t n_ok = 1, n_fail = 1;
 
     CKEY(c, key, CLAIM);
+    CKEY(c, akey, AGREED, .round = 0);
     (void)snprintf(me, sizeof(me), "%u", c->me);
     if (carry) {
         notice_record(c, nkey, nval, sizeof(nval));
         c->notice_deferred = c->notice_dirty = false;
         c->notice_busy = c->claim_carries = true;
+        ok[n_ok++] = fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, nval, 0 };
+    }
+    if (propose) {
+        (void)preempt_step_value_(aval, sizeof(aval), c->prop_step, c->prop_last);
+        ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, aval, 0 };
     }
     c->claim_sent = true;
-    write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, carry ? 2 : 1, fail, carry ? 2 : 1), on_claim);
+    write_call(c, PREEMPT_RQ_TXN(cmp, propose ? 2 : 1, ok, n_ok, fail, n_fail), on_claim);
 }
-
 
 /* The machine is back in idle: this worker moves on to the next episode
  * with an empty view of it, applies what it already holds of it, and
@@ -2366,6 +2328,7 @@ static void advance(struct preempt_coord *c)
     reset_round(c, 1);
     forget_gone(c);
     c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = false;
+    c->prop_step = 0;
     if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
         char key[PREEMPT_KEY_MAX];
 
@@ -2425,23 +2388,25 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         return true;
     }
     case PREEMPT_FX_CLAIM_DRIVER:
+        c->prop_step = (uint64_t)fx->arg;
+        c->prop_last = last;
         claim(c);
         return true;
-    case PREEMPT_FX_ACK_STEP:
-        if (c->notice_deferred) /* no claim carried it (none of the rows does that today) */
-            notice_put(c);
-        acknowledge(c, k, (uint64_t)fx->arg, last);
+    case PREEMPT_FX_PROPOSE_STEP:
+        propose_step(c, k, (uint64_t)fx->arg, last);
         return true;
-    case PREEMPT_FX_PUBLISH_AGREED:
-        CKEY(c, key, AGREED, .round = k);
-        (void)preempt_step_value_(val, sizeof(val), (uint64_t)fx->arg, last);
-        write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the watch brings it back */
-        return true;
-    case PREEMPT_FX_REQUEST_FINAL:
+    case PREEMPT_FX_REQUEST_FINAL: { /* final, and round 1's step unless it has one (a take-over's request) */
+        char akey[PREEMPT_KEY_MAX], aval[PREEMPT_STEP_VALUE_MAX];
+        struct preempt_etcd_cmp cmp = { .key = akey };
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_PUT, akey, aval, 0 } };
+
         CKEY(c, key, FINAL);
         (void)snprintf(val, sizeof(val), "%u", c->me);
-        put(c, key, val, 0);
+        CKEY(c, akey, AGREED, .round = 1);
+        (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
+        write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), on_write);
         return true;
+    }
     case PREEMPT_FX_REPORT_SHARD:
         report(c, k, (uint64_t)fx->arg, last, save_ms);
         return true;
@@ -2471,7 +2436,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         return true;
     case PREEMPT_FX_EXIT:
         /* A notice that made this worker exit (a second one, with second =
-         * exit) had no claim or acknowledgement to carry it: it goes now
+         * exit) had no claim to carry it: it goes now
          * (delivered by the exit's flush), so that its peers plan with the
          * job's earliest deadline. */
         if (c->notice_deferred)

@@ -77,8 +77,8 @@ struct preempt_handler {
     unsigned saves;
 
     uint64_t step_t0_us;  /* start of the step being trained; 0: none */
-    uint64_t ack_ms;      /* when this worker acknowledged a round */
-    bool ack_pending;
+    uint64_t proposed_ms; /* when this worker proposed a round's step (its agreement time runs) */
+    bool proposed;
 
     int exit_code;
 
@@ -313,7 +313,7 @@ static const char *fx_text(struct preempt_handler *h, const struct preempt_fx *f
                            h->cfg.worker, (long long)fx->arg, run);
         else if (fx->arg == -EPROTO)
             (void)snprintf(h->err_msg, sizeof(h->err_msg),
-                           "worker %u: protocol violation after step %llu (past the agreed step, or two steps agreed)",
+                           "worker %u: protocol violation after step %llu (past the agreed step)",
                            h->cfg.worker, run);
         else
             (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u: save failed after step %llu: %s",
@@ -469,13 +469,14 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
 
     (void)sm;
     for (unsigned k = 0; k < rec->n_fx; k++)
-        if (rec->fx[k].kind == PREEMPT_FX_ACK_STEP) {
-            h->ack_ms = rec->ev.now_ms;
-            h->ack_pending = true;
+        if (rec->fx[k].kind == PREEMPT_FX_CLAIM_DRIVER || rec->fx[k].kind == PREEMPT_FX_PROPOSE_STEP ||
+            rec->fx[k].kind == PREEMPT_FX_REQUEST_FINAL) {
+            h->proposed_ms = rec->ev.now_ms;
+            h->proposed = true;
         }
-    if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && h->ack_pending) {
-        preempt_sm_facts_(h->wk.sm)->agree_ms = rec->ev.now_ms - h->ack_ms;
-        h->ack_pending = false;
+    if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && h->proposed) {
+        preempt_sm_facts_(h->wk.sm)->agree_ms = rec->ev.now_ms - h->proposed_ms;
+        h->proposed = false;
     }
     if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
         log_msg(h, PREEMPT_LOG_ERROR, "bug: event %s is illegal in state %s", preempt_event_to_string_(rec->ev.kind),
@@ -513,7 +514,7 @@ static void after_step(struct preempt_sm *sm, enum preempt_state from, enum pree
         return;
     log_msg(h, PREEMPT_LOG_DEBUG, "state %s -> %s", preempt_state_to_string(from), preempt_state_to_string(to));
     /* The trainer resumes training when a wait or a save ends. */
-    if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_ACKNOWLEDGED || from == PREEMPT_STATE_SAVING)
+    if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_FOLLOWING || from == PREEMPT_STATE_SAVING)
         h->step_t0_us = now_us(h);
     if (to == PREEMPT_STATE_IDLE) /* withdrawn: no notice stands any more */
         memset(h->wk.live, 0, sizeof(h->wk.live));
@@ -1870,7 +1871,7 @@ static int sync_save(struct preempt_handler *h)
 
 /* Runs the loop and acts until training may go on (0) or the handler exited
  * (1). Before training goes on and before a save, the writes this boundary
- * caused (an acknowledgement, the agreed step, a shard) are delivered: the
+ * caused (a claim with its proposed step, a raise, a shard) are delivered: the
  * trainer may block next in a collective, or the save may outlast a lease,
  * while a peer needs them (at most SYNC_FLUSH_MS before each, so that an
  * unreachable etcd costs a step no more). */
@@ -1884,7 +1885,7 @@ static int sync_boundary(struct preempt_handler *h)
 
         /* Before the trainer's step or a save, both of which block outside the loop,
          * every write this boundary caused goes on the wire: a peer may be waiting
-         * for it (the agreed step, an acknowledgement) while this worker is busy. */
+         * for it (the proposed step, a raise, a shard) while this worker is busy. */
         if ((a == PREEMPT_ACTION_CONTINUE || a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT) &&
             preempt_coord_pending_(h->wk.coord) > 0) {
             t = now_us(h) / 1000;

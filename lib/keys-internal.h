@@ -53,9 +53,10 @@
       "w's membership is gone (its lease ended): every worker gets `peer-lost`")                                     \
     X(FINAL, "{N}/e{p}/final", "`<w>`", "the driver", "the final round (grace period) is open")                      \
     X(AGREED, "{N}/e{p}/r{k}/agreed", "`<step>[ last]`",                                                             \
-      "the worker whose acknowledgement completed the round's, create-if-absent",                                    \
-      "round k's save step, the highest cap; `last` when any acknowledgement said so: that save ends the "           \
-      "preemption (no countdown after it), for every worker")                                                        \
+      "the driver, with its claim (round 0) or `final` (round 1), create-if-absent; raised by a worker past it "    \
+      "(compare-and-put on the value it saw)",                                                                       \
+      "round k's save step: the driver's step plus the lead, or a raise's; `last` when the proposal said so: that " \
+      "save ends the preemption (no countdown after it), for every worker")                                         \
     X(DECISION, "{N}/decision/e{p}/r{k}", "`committed <step>[ last] save=<ms>` or `aborted <step> <w>`",            \
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
@@ -72,9 +73,6 @@
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
       "last save")                                                                                                   \
     X(DONE, "{N}/w/done/{w}", "`<step>`", "worker w", "w finished training")                                         \
-    X(ACK, "{N}/w/e{p}/r{k}/ack/{w}", "`<cap>[ last]`", "worker w, counted in the same transaction",                 \
-      "w's cap in round k: its step when it acknowledged plus the lead; w does not train past it before it learns "  \
-      "the save step. `last`: w judges that a save there leaves no time for another round")                         \
     X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "`<save ms>[ last]`", "worker w, counted in the same transaction",    \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
       "slowest save w knows of. `last`: w judges, its save done and measured, that no time is left for another "    \
@@ -128,10 +126,9 @@ const char *preempt_key_pattern_(enum preempt_key_id id);
 /* Whether id's pattern has placeholder c ('N', 'p', 'k', 'S', 'w'). */
 bool preempt_key_has_(enum preempt_key_id id, char c);
 
-/* The value of an acknowledgement, of an agreed record and of a shard
- * report: a step (a report: a save time), and " last" when the save there
- * ends the preemption. Writes it into buf
- * (PREEMPT_STEP_VALUE_MAX) as snprintf does. */
+/* The value of an agreed record and of a shard report: a step (a report:
+ * a save time), and " last" when the save there ends the preemption.
+ * Writes it into buf (PREEMPT_STEP_VALUE_MAX) as snprintf does. */
 #define PREEMPT_STEP_VALUE_MAX 32
 int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
 

@@ -121,21 +121,15 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     struct preempt_event ev = { .now_ms = now_ms };
 
     switch (fx->kind) {
-    case PREEMPT_FX_CLAIM_DRIVER: /* the only worker always drives */
+    case PREEMPT_FX_CLAIM_DRIVER: /* the only worker always drives, and its proposal is the round's step */
         ev.kind = PREEMPT_EV_CLAIM_WON;
-        break;
-    case PREEMPT_FX_ACK_STEP: /* its acknowledgement is every acknowledgement */
-        ev.kind = PREEMPT_EV_ACKS_COMPLETE;
-        ev.u.acks_complete.max = (uint64_t)fx->arg;
-        ev.u.acks_complete.count = 1;
-        break;
-    case PREEMPT_FX_PUBLISH_AGREED: /* the echo a watch would deliver */
+        (void)preempt_sm_post_(sm, &ev);
+        /* fall through */
+    case PREEMPT_FX_PROPOSE_STEP: /* the echo a watch would deliver */
+    case PREEMPT_FX_REQUEST_FINAL:
         ev.kind = PREEMPT_EV_STEP_AGREED;
         ev.u.step_agreed.step = (uint64_t)fx->arg;
         ev.u.step_agreed.last = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms);
-        break;
-    case PREEMPT_FX_REQUEST_FINAL:
-        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
         break;
     case PREEMPT_FX_REPORT_SHARD: /* its shard is every shard, its opinion the decision's */
         ev.kind = PREEMPT_EV_CKPT_COMMITTED;

@@ -8,7 +8,8 @@
  * all three read the job the same way: a worker's notice is its earliest
  * deadline (withdrawn or live), the operator's likewise until it is
  * deleted, the first "final", "lost" and error record count, a round's
- * first agreed step and first decision are the round's. */
+ * highest save step (a raise only goes up) and first decision are the
+ * round's. */
 #ifndef PREEMPT_VIEW_INTERNAL_H
 #define PREEMPT_VIEW_INTERNAL_H
 

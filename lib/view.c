@@ -169,8 +169,8 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
     case PREEMPT_KEY_AGREED:
         if (!preempt_step_value_parse_(value, &u, &last))
             return malformed("a step, and \"last\" or nothing");
-        if (v->r[k->round].have_agreed)
-            return ev;
+        if (v->r[k->round].have_agreed && u <= v->r[k->round].agreed)
+            return ev; /* a repeat: the step only goes up (a raise) */
         v->r[k->round].have_agreed = true;
         v->r[k->round].agreed = u;
         v->r[k->round].last = last;

@@ -47,8 +47,7 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
         return;
     case PREEMPT_FX_PUBLISH_NOTICE:
     case PREEMPT_FX_CLAIM_DRIVER:
-    case PREEMPT_FX_ACK_STEP:
-    case PREEMPT_FX_PUBLISH_AGREED:
+    case PREEMPT_FX_PROPOSE_STEP:
     case PREEMPT_FX_REQUEST_FINAL:
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PUBLISH_ERROR:

@@ -70,6 +70,14 @@ same() {
 
 one_step() { [ -n "$1" ] && [ "${1#differs}" = "$1" ]; } # V: what same printed is one value
 
+# saved_one_step TAG N LABEL: after job_wait, every worker exited 42 and
+# saved one step, which is left in $step.
+saved_one_step() {
+    eq "$3: every worker exits 42" "$RCS" "$(rcs_of "$2" 42)"
+    step=$(same "$1" "$2" exit saved_step)
+    expect "$3: one save step ($step)" one_step "$step"
+}
+
 rcs_of() { # N CODE: the expected $RCS
     _s= _i=0
     while [ "$_i" -lt "$1" ]; do _s="$_s $2"; _i=$((_i + 1)); done

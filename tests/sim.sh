@@ -46,8 +46,8 @@ done
 # cleared, the clear having deleted the decision with it, so the restart
 # discarded a committed shard. Seeds 3606 and 4483 (long steps: a peer
 # whose membership comes back within the grace): the final round's
-# requester lost the claim with its lease and still posted acks-complete
-# as a follower. Regression seeds, now without a violation.
+# requester lost the claim with its lease and its coordinator still acted
+# as the round's driver. Regression seeds, now without a violation.
 # Seed 12558: the driver exited on a second notice after the job had
 # withdrawn its notices; its claim went with its lease before its notice's
 # return landed, so nobody drove the round and the others outlived the

@@ -108,8 +108,8 @@ enum preempt_action {
     PREEMPT_ACTION_SAVE_EXIT = 2, /**< save now; the handler exits after it is committed */
     PREEMPT_ACTION_WAIT = 3,      /**< do not train; ask again when the loop has run (every
                                    worker is at the save step, committing; or this
-                                   worker reached its acknowledged cap before the
-                                   job's save step arrived) */
+                                   worker reached the step it proposed before the
+                                   job's save step came back) */
     PREEMPT_ACTION_EXIT = 4,      /**< stop: the exit code is preempt_exit_code() */
 };
 
@@ -433,7 +433,7 @@ PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_hand
  * says at the boundary: nothing (during an agreement too: the next step
  * may hold a collective with the other workers); wait, running the loop,
  * only where every worker stands at the save step or this worker reached
- * its acknowledged cap (bounded by the agreement timeout and the deadline);
+ * the step it proposed (bounded by the agreement timeout and the deadline);
  * save through cb->save; or exit. Before it returns to training, the writes
  * the boundary caused are delivered to etcd (at most 200 ms). @p step_fn returns 0, or an application exit code
  * (> 0) that is propagated as an error exit.

@@ -44,7 +44,7 @@ __all__ = ["Handler", "PreemptError", "CheckpointUnusable", "block_signals", "ve
 # preempt_action (frozen values)
 CONTINUE, SAVE, SAVE_EXIT, WAIT, EXIT = 0, 1, 2, 3, 4
 _PLATFORMS = {"auto": 0, "none": 1, "gce": 2, "gce-gpu": 3, "aws": 4, "azure": 5}
-_STATES = ("idle", "own-signal", "acknowledged", "step-agreed", "saving", "countdown", "final-save", "exit")
+_STATES = ("idle", "own-signal", "following", "step-agreed", "saving", "countdown", "final-save", "exit")
 _EXITS = ("done", "saved", "not-saved", "error")
 
 

@@ -18,7 +18,8 @@
  * Checked after every incarnation (a violation prints the seed and writes
  * each worker's machine trace, which preempt-replay reproduces):
  *   - no event was illegal in its state, none was dropped;
- *   - every save of a round is at that round's agreed step, at run == step;
+ *   - every save of a round is at a step the round's agreed record named (its
+ *     proposal or a raise), at run == step;
  *   - no worker exits "saved" unless every worker holds its shard of the
  *     committed step (decided, or pending);
  *   - no worker outlives the job's deadline by more than the bound (the
@@ -166,9 +167,6 @@ struct worker {
     size_t trace_len, trace_cap;
     struct preempt_trace_rec last_rec;
     bool have_rec;
-    unsigned episode;     /* preemptions seen: idle -> busy transitions */
-    struct save { unsigned episode, round; uint64_t step; } saves[16];
-    unsigned n_saves;
 };
 
 /* How a worker's process ended, kept for the restart's checks. */
@@ -587,8 +585,6 @@ static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, v
     w->have_rec = true;
     if (W->verbose)
         fprintf(stderr, "%10.3f w%d %s\n", (double)W->now_us / 1e6, w->id, line);
-    if (rec->from == PREEMPT_STATE_IDLE && rec->to != PREEMPT_STATE_IDLE)
-        w->episode++;
     if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->verdict != PREEMPT_VERDICT_IGNORED) {
         w->last_commit = rec->ev.u.ckpt_committed.step;
         w->have_commit = true;
@@ -659,16 +655,40 @@ static void wk_disarm_timer(void *arg)
     ((struct worker *)arg)->mtimer_armed = false;
 }
 
+/* Whether step is, or was before a raise, the save step of the round whose
+ * decision key is dkey: a put of its agreed record with that step is in
+ * the store's history. */
+static bool was_agreed(const char *dkey, uint64_t step)
+{
+    struct preempt_key d, a;
+    size_t n;
+    const struct sim_ev *h = sim_etcd_history(W->etcd, &n);
+
+    if (preempt_key_parse_(dkey, SIM_JOBP, &d) != PREEMPT_KEY_DECISION)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s;
+        bool last;
+
+        if (h[i].type == PREEMPT_ETCD_PUT && preempt_key_parse_(h[i].kv.key, SIM_JOBP, &a) == PREEMPT_KEY_AGREED &&
+            a.inc == d.inc && a.ep == d.ep && a.round == d.round &&
+            preempt_step_value_parse_(h[i].kv.value, &s, &last) && s == step)
+            return true;
+    }
+    return false;
+}
+
 static void wk_begin_save(void *arg, uint64_t step)
 {
     struct worker *w = arg;
     uint64_t run = preempt_sm_facts_(w->wk.sm)->run;
     unsigned k = preempt_sm_core_(w->wk.sm)->round ? 1 : 0;
+    char dkey[PREEMPT_KEY_MAX];
 
     if (run != step)
         violate("worker %d saves step %" PRIu64 " at run %" PRIu64, w->id, step, run);
-    if (w->n_saves < sizeof(w->saves) / sizeof(w->saves[0]))
-        w->saves[w->n_saves++] = (struct save){ w->episode, k, step };
+    if (w->wk.coord && preempt_coord_decision_key_(w->wk.coord, k, dkey, sizeof(dkey)) >= 0 && !was_agreed(dkey, step))
+        violate("worker %d saves step %" PRIu64 ", which round %u's record never named", w->id, step, k);
 }
 
 /* As the handler's settle(): the job's decision on a pending shard. */
@@ -1485,17 +1505,6 @@ static void check_incarnation(void)
                 violate("worker %u exits saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
                         w->last_commit, k);
     }
-    /* Every save of a round (of one preemption) is at one step. */
-    for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
-        for (unsigned a = 0; a < W->w[i].n_saves; a++)
-            for (unsigned k = 0; k < i && !W->violation[0]; k++)
-                for (unsigned b = 0; b < W->w[k].n_saves; b++) {
-                    const struct save *x = &W->w[i].saves[a], *y = &W->w[k].saves[b];
-
-                    if (x->episode == y->episode && x->round == y->round && x->step != y->step)
-                        violate("preemption %u, round %u: worker %u saved step %" PRIu64 ", worker %u step %" PRIu64,
-                                x->episode, x->round, i, x->step, k, y->step);
-                }
     for (unsigned i = 0; i < W->n; i++)
         W->ended[i] = (struct ending){ .exited = W->w[i].exited, .undecided = W->w[i].undecided,
                                        .have_commit = W->w[i].have_commit, .reason = W->w[i].wk.exit_reason,

@@ -894,8 +894,13 @@ START_TEST(test_view_rounds)
     ck_assert_uint_eq(ev.step, 12);
     ck_assert_uint_eq(ev.round, 0);
     ck_assert(!ev.last && !v.r[0].last);
-    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "13 last"), PREEMPT_VIEW_NOTHING); /* the first is the round's */
+    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "12"), PREEMPT_VIEW_NOTHING); /* a repeat */
+    WHAT(vput(&v, JOBP "7/e0/r0/agreed", "11 last"), PREEMPT_VIEW_NOTHING); /* lower: the step only goes up */
     ck_assert(!v.r[0].last);
+    ev = vput(&v, JOBP "7/e0/r0/agreed", "13 last"); /* a raise: the round's step now */
+    WHAT(ev, PREEMPT_VIEW_AGREED);
+    ck_assert_uint_eq(ev.step, 13);
+    ck_assert(ev.last && v.r[0].last && v.r[0].agreed == 13);
     /* the last save: the record's word */
     WHAT(vput(&v, JOBP "7/e0/r1/agreed", "20 lastly"), PREEMPT_VIEW_MALFORMED);
     WHAT(vput(&v, JOBP "7/e0/r1/agreed", "20 "), PREEMPT_VIEW_MALFORMED);

@@ -63,8 +63,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
         break;
     case PREEMPT_FX_PUBLISH_NOTICE: /* the local coordinator handles these */
     case PREEMPT_FX_CLAIM_DRIVER:
-    case PREEMPT_FX_ACK_STEP:
-    case PREEMPT_FX_PUBLISH_AGREED:
+    case PREEMPT_FX_PROPOSE_STEP:
     case PREEMPT_FX_REQUEST_FINAL:
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PUBLISH_ERROR:
@@ -164,10 +163,10 @@ START_TEST(test_local_grace0)
     preempt_sm_facts_(h.sm)->run = 41;
     preempt_sm_facts_(h.sm)->step_ms = 100;
     post(&h, (struct preempt_event){ .kind = PREEMPT_EV_NOTICE, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 } });
-    /* run to completion: claim, acks and the agreed step's echo all happened */
+    /* run to completion: the notice, the claim won and its proposal come back as the step */
     ck_assert_int_eq(preempt_sm_core_(h.sm)->state, PREEMPT_STATE_STEP_AGREED);
     ck_assert_uint_eq(preempt_sm_core_(h.sm)->save_step, 42);
-    ck_assert_uint_eq(h.records, 4);
+    ck_assert_uint_eq(h.records, 3);
     ck_assert(h.timer_armed);
     ck_assert_uint_eq(h.saves, 0);
     h.now = 100;
@@ -180,7 +179,7 @@ START_TEST(test_local_grace0)
     ck_assert_int_eq(preempt_sm_core_(h.sm)->state, PREEMPT_STATE_EXIT);
     ck_assert_int_eq(h.exit_reason, PREEMPT_EXIT_SAVED);
     ck_assert(!h.timer_armed);
-    ck_assert_uint_eq(h.records, 7);
+    ck_assert_uint_eq(h.records, 6);
     ck_assert_uint_eq(preempt_sm_illegal_(h.sm), 0);
     assert_log_replays(&h);
     stop(&h);
@@ -238,9 +237,9 @@ START_TEST(test_drain_yields_to_the_loop)
     unsigned before;
 
     start(&h, 0, true);
-    /* the notice, claim-won, acks-complete, 61 timers and the echo: 65 steps,
-     * more than one wake-up may take, while the queue (64) never overflows */
-    h.flood = PREEMPT_EVQ_SIZE - 3;
+    /* the notice, claim-won, step-agreed and 62 timers: 65 steps, more than
+     * one wake-up may take, while the queue (64) never overflows */
+    h.flood = PREEMPT_EVQ_SIZE - 2;
     post(&h, (struct preempt_event){ .kind = PREEMPT_EV_NOTICE, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 } });
     ck_assert_uint_ge(h.drain_requests, 1);
     before = h.records;

@@ -305,7 +305,7 @@ END_TEST
 
 #define VIEW_CONFIG "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n" \
                     "t=0 run=1 step-ms=100 ev=notice source=signal deadline=0 => idle -> own-signal " \
-                    "fx=publish-notice:30000,claim-driver,ack-step:2,arm-timer:29500\n"
+                    "fx=publish-notice:30000,claim-driver:2,arm-timer:29500\n"
 
 static int load_text_trace(const char *text, struct preempt_trace_file *t, char *err, size_t errsize)
 {
@@ -455,7 +455,7 @@ static const struct bad_line {
     { "t=0 ev=timer gen=1 => idle -> exit exit:saved", "line 1: expected 'fx=...', not 'exit:saved'" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit:gone", "line 1: unknown exit reason 'gone'" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit", "line 1: effect exit needs an argument" },
-    { "t=0 ev=timer gen=1 => idle -> exit fx=claim-driver:3", "line 1: effect claim-driver takes no argument" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=disarm-timer:3", "line 1: effect disarm-timer takes no argument" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=launch", "line 1: unknown effect 'launch'" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done,", "line 1: trailing comma" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done,,exit:done", "line 1: empty effect" },
