@@ -375,11 +375,15 @@ bool preempt_fsm_save_is_last_(const struct preempt_core *c)
     return c->last && !c->withdrawn;
 }
 
+bool preempt_fsm_fx_proposes_(enum preempt_fx_kind kind)
+{
+    return kind == PREEMPT_FX_CLAIM_DRIVER || kind == PREEMPT_FX_PROPOSE_STEP || kind == PREEMPT_FX_REQUEST_FINAL;
+}
+
 bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                           uint64_t now_ms)
 {
-    if (fx->kind == PREEMPT_FX_CLAIM_DRIVER || fx->kind == PREEMPT_FX_PROPOSE_STEP ||
-        fx->kind == PREEMPT_FX_REQUEST_FINAL)
+    if (preempt_fsm_fx_proposes_(fx->kind))
         return preempt_plan_last_(c, f, now_ms, (uint64_t)fx->arg);
     /* The save is done and measured: no time left for another round once
      * the commit is decided (a round trip from now) makes it the last. */
@@ -725,8 +729,7 @@ struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const stru
             }
             st.fx[k].kind = r->fx[k].kind;
             st.fx[k].arg = fx_arg(&r->fx[k], &st.next, ev, facts);
-            if (r->fx[k].kind == PREEMPT_FX_CLAIM_DRIVER || r->fx[k].kind == PREEMPT_FX_PROPOSE_STEP ||
-                r->fx[k].kind == PREEMPT_FX_REQUEST_FINAL)
+            if (preempt_fsm_fx_proposes_(r->fx[k].kind))
                 st.next.cap = (uint64_t)st.fx[k].arg;
         }
         st.n_fx = r->n_fx;

@@ -246,6 +246,12 @@ bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts
  * such a save (docs/protocol.md, "Traffic"). */
 bool preempt_fsm_save_is_last_(const struct preempt_core *c);
 
+/* Whether an effect proposes the round's save step (claim-driver,
+ * propose-step, request-final): its argument is the step, the worker does
+ * not pass it before the round's step comes back (preempt_core.cap), and
+ * the agreement time runs from it. */
+bool preempt_fsm_fx_proposes_(enum preempt_fx_kind kind);
+
 /* The "last" flag a coordination effect carries (false for the others): for
  * claim-driver, propose-step and request-final this worker's opinion
  * (preempt_plan_last_ at the step proposed), for report-shard whether the save

@@ -2322,6 +2322,7 @@ static void claim(struct preempt_coord *c)
 static void advance(struct preempt_coord *c)
 {
     uint64_t live = own_live(c) ? c->my_notice_wall : 0;
+    size_t keep = 0;
 
     (void)view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
     reset_round(c, 0);
@@ -2347,18 +2348,23 @@ static void advance(struct preempt_coord *c)
         ev.u.notice.deadline = mono_of_wall(c, live);
         cpost(c, ev);
     }
+    /* In the order they came, in one pass: the ones of this episode are
+     * applied (the machine is draining: what this posts waits in its
+     * queue, and nothing here holds a record again), later ones kept. */
     c->replaying = true;
-    for (size_t i = 0; i < c->n_held;) { /* the machine is draining: what this posts waits in its queue */
-        struct held *h = &c->held[i];
+    for (size_t i = 0, n = c->n_held; i < n; i++) {
+        struct held h = c->held[i];
 
-        if (h->ep > c->view.ep) {
-            i++;
+        if (h.ep > c->view.ep) {
+            c->held[keep++] = h;
             continue;
         }
-        if (h->ep == c->view.ep)
-            on_watch_event(PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h->key, .value = h->value }, c);
-        held_drop(c, h);
+        if (h.ep == c->view.ep)
+            on_watch_event(PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h.key, .value = h.value }, c);
+        free(h.key);
+        free(h.value);
     }
+    c->n_held = keep;
     c->replaying = false;
     flush_merged(c);
 }
@@ -2677,8 +2683,10 @@ void preempt_coord_free_(struct preempt_coord *c)
     if (!c)
         return;
     c->io->free(c->io_arg);
-    while (c->n_held > 0)
-        held_drop(c, &c->held[0]);
+    for (size_t i = 0; i < c->n_held; i++) {
+        free(c->held[i].key);
+        free(c->held[i].value);
+    }
     free(c->held);
     preempt_view_free_(&c->view);
     free(c->present);

@@ -469,8 +469,7 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
 
     (void)sm;
     for (unsigned k = 0; k < rec->n_fx; k++)
-        if (rec->fx[k].kind == PREEMPT_FX_CLAIM_DRIVER || rec->fx[k].kind == PREEMPT_FX_PROPOSE_STEP ||
-            rec->fx[k].kind == PREEMPT_FX_REQUEST_FINAL) {
+        if (preempt_fsm_fx_proposes_(rec->fx[k].kind)) {
             h->proposed_ms = rec->ev.now_ms;
             h->proposed = true;
         }

@@ -657,7 +657,8 @@ static void wk_disarm_timer(void *arg)
 
 /* Whether step is, or was before a raise, the save step of the round whose
  * decision key is dkey: a put of its agreed record with that step is in
- * the store's history. */
+ * the store's history (searched from the newest: the record a save follows
+ * is recent, and the history holds every start-up before it). */
 static bool was_agreed(const char *dkey, uint64_t step)
 {
     struct preempt_key d, a;
@@ -666,7 +667,7 @@ static bool was_agreed(const char *dkey, uint64_t step)
 
     if (preempt_key_parse_(dkey, SIM_JOBP, &d) != PREEMPT_KEY_DECISION)
         return false;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = n; i-- > 0;) {
         uint64_t s;
         bool last;
 
