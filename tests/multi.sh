@@ -51,26 +51,54 @@ job_wait 60
 eq "three signals at once: same digest after the restart" "$(same "$tag" 4 done state_digest)" "$REF"
 
 # ---- a worker past the proposed step raises it ----------------------------
+# skewed TAG SLEEP ARGS0 ARGS1: two workers without a collective, each with
+# its own step options, 4000 steps; SIGTERM to worker 1 SLEEP s after both
+# started; both must exit 42 at one step ($step).
+skewed() {
+    JOB_ARGS_0=$3 JOB_ARGS_1=$4
+    job_start "$1" 2 --steps 4000
+    unset JOB_ARGS_0 JOB_ARGS_1
+    for i in 0 1; do wait_for "$TMP/$1.$i.out" '"start"' 30; done
+    sleep "$2"
+    kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
+    job_wait 60
+    saved_one_step "$1" 2 "$1"
+}
+
+# restores_step TAG: the job restarted finishes, both workers at $step.
+restores_step() {
+    [ "$failures" -eq 0 ] || show_logs "$1" 2
+    job_start "$1" 2 --steps 4000 --step-ms 1
+    job_wait 60
+    eq "$1: both finish after the restart" "$RCS" "0 0"
+    eq "$1: both restored the raised step" "$(same "$1" 2 start restored_step)" "$step"
+}
+
 # Without a collective, workers drift apart: worker 0 steps every 5 ms,
 # worker 1 every 20 ms. SIGTERM to worker 1, far behind: its claim proposes
 # its step plus the lead, which worker 0 passed long before it learns it.
 # Worker 0 raises the step (a compare-and-put on the round's record),
 # worker 1 trains on to it, and both save there.
 tag=raise
-JOB_ARGS_0="--step-ms 5" JOB_ARGS_1="--step-ms 20"
-job_start "$tag" 2 --steps 4000
-unset JOB_ARGS_0 JOB_ARGS_1
-for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-sleep 0.5
-kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
-job_wait 60
-saved_one_step "$tag" 2 raise
+skewed "$tag" 0.5 "--step-ms 5" "--step-ms 20"
 expect "raise: worker 0 raised the proposed step" grep -q "past the save step .*; raising it to $step" "$TMP/$tag.0.err"
-[ "$failures" -eq 0 ] || show_logs "$tag" 2
-job_start "$tag" 2 --steps 4000 --step-ms 1
-job_wait 60
-eq "raise: both finish after the restart" "$RCS" "0 0"
-eq "raise: both restored the raised step" "$(same "$tag" 2 start restored_step)" "$step"
+restores_step "$tag"
+
+# The raise comes after a worker saved at the old step. Worker 0 steps
+# every 1 ms and is inside its step 300, which takes 5 s, when worker 1
+# (10 ms steps, far behind) gets SIGTERM: worker 1 proposes its step plus
+# the lead, trains to it and saves there, all while worker 0 cannot read a
+# record. When worker 0's long step ends it is past that step and raises
+# it; worker 1 drops the copy it saved, trains on to the raised step and
+# saves again. Both exit 42 at the raised step, and the restart restores
+# it on both.
+tag=raise-late
+skewed "$tag" 1.5 "--step-ms 1 --long-step 300:5000" "--step-ms 10 --trace $TMP/$tag.1.trace"
+early=$(sed -n 's/.*"event":"saved".*"step":\([0-9]*\).*/\1/p' "$TMP/$tag.1.out" | head -n 1)
+expect "raise-late: worker 1 saved at its own proposal first (${early:-none} < 300)" test "${early:-300}" -lt 300
+expect "raise-late: worker 0 raised the step past its long step ($step)" test "${step:-0}" -gt 300
+expect "raise-late: worker 1 dropped the copy it saved at $early" grep -Eq "discard-shard:$early(,|$)" "$TMP/$tag.1.trace"
+restores_step "$tag"
 
 # ---- grace period: two saves, the final one before the deadline -----------
 tag=grace

@@ -59,6 +59,8 @@ static const char usage[] =
     "  --poll-ms MS       poll period (default 100)\n"
     "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
     "                     up to 4 times for several signals)\n"
+    "  --long-step STEP:MS  step STEP takes MS instead of --step-ms (tests: a worker\n"
+    "                     busy in one long step at a chosen moment)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
     "  --save-every-steps N  a periodic checkpoint every N steps (training goes on)\n"
     "  --save-every-ms MS a periodic checkpoint MS after the last one committed\n"
@@ -138,6 +140,7 @@ struct trainer {
     uint64_t *state;
     size_t words;
     uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, saving_step;
+    uint64_t long_step, long_step_ms; /* --long-step (0: none) */
     uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
     unsigned n_raise;
     unsigned printed_saves;
@@ -359,13 +362,19 @@ static void on_log(struct preempt_handler *h, enum preempt_log_level level, cons
 
 /* ---- one step ------------------------------------------------------------------------ */
 
+/* The time step takes (--step-ms, or --long-step's for that one step). */
+static uint64_t step_time(const struct trainer *t, uint64_t step)
+{
+    return t->long_step && step == t->long_step ? t->long_step_ms : t->step_ms;
+}
+
 static int train_one(void *arg)
 {
     struct trainer *t = arg;
-    uint64_t step = run_of(t) + 1;
+    uint64_t step = run_of(t) + 1, ms = step_time(t, step);
 
-    if (t->step_ms && !t->base)
-        sleep_ms(t->step_ms); /* the step's work; --async waits on its loop instead */
+    if (ms && !t->base)
+        sleep_ms(ms); /* the step's work; --async waits on its loop instead */
     if (step == t->fail_at)
         return 3;
     if (t->ar) {
@@ -391,7 +400,8 @@ static int train_one(void *arg)
 
 static void async_schedule_step(struct trainer *t)
 {
-    struct timeval tv = { .tv_sec = (time_t)(t->step_ms / 1000), .tv_usec = (suseconds_t)(t->step_ms % 1000) * 1000 };
+    uint64_t ms = step_time(t, run_of(t) + 1);
+    struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
 
     (void)evtimer_add(t->ev_step, &tv);
 }
@@ -494,6 +504,24 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret
     return tool_parse_u64(NAME, opt, s, 0, max, ret) ? -EINVAL : 0;
 }
 
+/* --long-step STEP:MS */
+static int parse_long_step(const char *arg, struct trainer *t)
+{
+    char step[32];
+    const char *colon = strchr(arg, ':');
+
+    if (!colon || (size_t)(colon - arg) >= sizeof(step)) {
+        (void)tool_usage_error(NAME, "--long-step: want STEP:MS, got '%s'", arg);
+        return -EINVAL;
+    }
+    memcpy(step, arg, (size_t)(colon - arg));
+    step[colon - arg] = '\0';
+    if (parse_u64("--long-step", step, UINT32_MAX, &t->long_step) < 0 ||
+        parse_u64("--long-step", colon + 1, 3600000, &t->long_step_ms) < 0)
+        return -EINVAL;
+    return 0;
+}
+
 /* A thread of a runtime that starts before main() can block the signals
  * (running by the time the next one starts, as torch's are at import). */
 static pthread_barrier_t early_started;
@@ -515,7 +543,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
-       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START };
+       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -545,7 +573,7 @@ int main(int argc, char **argv)
         { "plan", required_argument, NULL, OPT_PLAN }, { "save-ms", required_argument, NULL, OPT_SAVE_MS },
         { "custom-save", no_argument, NULL, OPT_CUSTOM }, { "poll-file", required_argument, NULL, OPT_POLL_FILE },
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
-        { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
+        { "long-step", required_argument, NULL, OPT_LONG_STEP }, { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
         { "async-start", no_argument, NULL, OPT_ASYNC_START },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, TOOL_OPT_VERSION },
@@ -640,6 +668,7 @@ int main(int argc, char **argv)
             }
             r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at[t.n_raise++]);
             break;
+        case OPT_LONG_STEP: r = parse_long_step(optarg, &t); break;
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
         case OPT_FAIL_RESTORE: r = parse_u64("--fail-restore-at", optarg, UINT32_MAX, &t.fail_restore_at); break;
         case OPT_ASYNC: async = true; break;
