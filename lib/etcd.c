@@ -1046,6 +1046,12 @@ static int req_start(struct req *q)
         (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
         (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, q->watch);
         (void)curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+        /* A connection of its own, closed with the stream: an open one
+         * stays for the requests (a claim would otherwise wait for a new
+         * connection's handshake), and a stream's end never hands a
+         * suspect connection to them. */
+        (void)curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+        (void)curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
     } else {
         (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, preempt_http_body_write_);
         (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &q->reply);
