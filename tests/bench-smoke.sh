@@ -60,6 +60,7 @@ check "etcd traffic counted" "d['agree']['rows'][1]['etcd']['requests'] > 0 and 
 # acknowledgements of the next, 45, against 34 here).
 check "in-process rows" "[r['workers'] for r in d['scale']['rows']] == [2, 8] and all(r['trials'] == 3 for r in d['scale']['rows'])"
 check "in process: O(N) messages" "all(0 < r['etcd']['messages_sent_max'] <= 3 * r['workers'] + 10 for r in d['scale']['rows'])"
+check "in process: both fan-out floors measured" "all(r[k]['samples'] == 3 and r[k]['p50'] > 0 for r in d['scale']['rows'] for k in ('fanout_floor_ms', 'fanout_claim_ms'))"
 # Planning on the virtual clock is deterministic: the measured planner
 # never misses a deadline it could have kept; TF's rule does.
 check "our planner misses none" "d['plan']['libpreempt']['missed'] == 0"
