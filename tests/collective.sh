@@ -94,9 +94,10 @@ for i in 0 1 2 3 4 5 6 7; do
 done
 
 # A grace period with one slow disk: worker 2's saves take 1.4 s longer.
-# After its periodic checkpoint it knows that, and its acknowledgement says
-# that no time would be left for a final round after a save (3 s of grace:
-# the save, then 1.5 x 1.4 s for another and the margin). The agreed record
+# After its periodic checkpoint it knows that no time would be left for a
+# final round after a save (3 s of grace: the save, then 1.5 x 1.4 s for
+# another and the margin), and says so to the job (in its claim when the
+# signal was its own, else in the report of its shard). The round's record
 # says "last", and every worker makes the first save its final one and
 # exits 42. Each deciding at its own commit, worker 2 exited there and the
 # three others went on into the countdown and failed their next all-reduce.
@@ -108,8 +109,8 @@ for i in 0 1 2 3; do
 done
 
 # A grace period and a slow disk nobody knew of: no save before the
-# preemption, so every acknowledgement judges with no save time and the
-# agreed record says "not last". Worker 2's save takes 2.2 s; its report,
+# preemption, so the driver proposes the step with no save time known and
+# the agreed record says "not last". Worker 2's save takes 2.2 s; its report,
 # the save done and measured, says that no time is left for another round
 # (3 s of grace), and the decision record says "committed S last": every
 # worker exits 42 after that one save, none goes on into a countdown.
@@ -143,7 +144,7 @@ REF2=$(reference 2 $STEPS)
 case_run sync2-steps-2s 2 2000 one
 
 # Steps of 5 s on the trainer's own loop, every worker signalled at once:
-# the notices, the acknowledgements and S cross several 5-s boundaries
+# the notices, S and the shard reports cross several 5-s boundaries
 # while every step blocks in the all-reduce.
 case_run async2-steps-5s-all 2 5000 all --async
 finish

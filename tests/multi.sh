@@ -100,6 +100,21 @@ expect "raise-late: worker 0 raised the step past its long step ($step)" test "$
 expect "raise-late: worker 1 dropped the copy it saved at $early" grep -Eq "discard-shard:$early(,|$)" "$TMP/$tag.1.trace"
 restores_step "$tag"
 
+# The raise comes while that save still runs: worker 0's long step ends
+# 2.5 s after it began, inside worker 1's save at its proposal, an
+# asynchronous one of 2 s (--async --save-ms: its loop, and the
+# coordination, run during the save). Worker 1's machine keeps the raise
+# until the save's end, then drops the copy and trains on to the raised
+# step (trace 028 with real processes).
+tag=raise-in-save
+skewed "$tag" 1.5 "--step-ms 1 --long-step 300:2500" "--step-ms 10 --async --save-ms 2000 --trace $TMP/$tag.1.trace"
+early=$(sed -n 's/.*"event":"save-begin".*"step":\([0-9]*\).*/\1/p' "$TMP/$tag.1.out" | head -n 1)
+expect "raise-in-save: worker 1 saved at its own proposal first (${early:-none} < 300)" test "${early:-300}" -lt 300
+expect "raise-in-save: worker 0 raised the step past its long step ($step)" test "${step:-0}" -gt 300
+expect "raise-in-save: the raise came during worker 1's save at $early, which it dropped at the save's end" \
+    grep -Eq "ev=save-done .*=> final-save -> step-agreed fx=discard-shard:$early(,|$)" "$TMP/$tag.1.trace"
+restores_step "$tag"
+
 # ---- grace period: two saves, the final one before the deadline -----------
 tag=grace
 job_start "$tag" 3 --steps 2000 --step-ms 10 --grace-ms 2000

@@ -51,7 +51,9 @@ static const char usage[] =
     "  --signal SIG       a notice signal (TERM, USR1, ...; repeatable; default TERM)\n"
     "  --second POLICY    a second notice: ignore (default) or exit\n"
     "  --plan PLAN        final-save planning: measured (default) or tf\n"
-    "  --save-ms MS       extra time each save takes, between its two blobs\n"
+    "  --save-ms MS       extra time each save takes, between its two blobs (with\n"
+    "                     --async on a timer, the loop running meanwhile, as an\n"
+    "                     asynchronous checkpoint's writes)\n"
     "  --custom-save      no checkpoint files: a custom save function (TF's save_fn)\n"
     "                     that only reports the step; --ckpt-dir is not used\n"
     "  --poll-file PATH   a poll function: a notice once PATH exists; its content,\n"
@@ -133,6 +135,7 @@ struct trainer {
     struct preempt_handler *h;
     struct event_base *base;     /* --async only */
     struct event *ev_step, *ev_resume;
+    struct event *ev_save;       /* --async with --save-ms: the save's second half */
     struct event *ev_tick;       /* --async: a 50 ms tick on the trainer's loop */
     uint64_t ticks;              /* ticks before training began (start-up on the loop) */
     bool started;                /* --async-start: on_start came */
@@ -212,23 +215,37 @@ static uint64_t run_of(const struct trainer *t)
 
 /* ---- callbacks ------------------------------------------------------------------- */
 
-static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
+/* A save's first half: the meta blob. */
+static int save_meta(struct trainer *t, uint64_t step)
 {
-    struct trainer *t = ud;
     char meta[96];
-    int r;
 
     print_json("{\"event\":\"save-begin\",\"worker\":%u,\"step\":%" PRIu64 "}", t->worker, step);
     t->saving_step = step;
     if (t->custom_save)
         return 0; /* a save function of its own: nothing written here */
     (void)snprintf(meta, sizeof(meta), "{\"step\":%" PRIu64 ",\"words\":%zu}", step, t->words);
-    r = preempt_save_blob(h, "meta", meta, strlen(meta));
+    return preempt_save_blob(t->h, "meta", meta, strlen(meta));
+}
+
+/* Its second half: the model blob. */
+static int save_model(struct trainer *t)
+{
+    return t->custom_save ? 0 : preempt_save_blob(t->h, "model", t->state, t->words * sizeof(uint64_t));
+}
+
+static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    struct trainer *t = ud;
+    int r;
+
+    (void)h;
+    r = save_meta(t, step);
     if (r < 0)
         return r;
-    if (t->save_ms)
+    if (t->save_ms && !t->custom_save)
         sleep_ms(t->save_ms); /* slow storage: the checkpoint is half written here */
-    return preempt_save_blob(h, "model", t->state, t->words * sizeof(uint64_t));
+    return save_model(t);
 }
 
 static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
@@ -406,14 +423,29 @@ static void async_schedule_step(struct trainer *t)
     (void)evtimer_add(t->ev_step, &tv);
 }
 
-static void async_save(struct trainer *t)
+/* Saves. With --save-ms the save spans loop passes, as an asynchronous
+ * checkpoint's writes do: the second half comes save_ms later from a timer
+ * (async_save_rest), the loop and the handler's coordination running
+ * meanwhile; true then. */
+static bool async_save(struct trainer *t)
 {
     uint64_t step;
     int r = preempt_save_begin(t->h, &step);
 
     if (r == 0)
-        r = on_save(t->h, step, t);
+        r = save_meta(t, step);
+    if (r == 0 && t->save_ms && !t->custom_save) {
+        struct timeval tv = { .tv_sec = (time_t)(t->save_ms / 1000),
+                              .tv_usec = (suseconds_t)(t->save_ms % 1000) * 1000 };
+
+        if (evtimer_add(t->ev_save, &tv) == 0)
+            return true;
+        r = -ENOMEM;
+    }
+    if (r == 0)
+        r = save_model(t);
     (void)preempt_save_done(t->h, r);
+    return false;
 }
 
 /* Acts on what the handler says until training goes on, waits or stops. */
@@ -430,7 +462,8 @@ static void async_act(struct trainer *t, int action)
             return;
         case PREEMPT_ACTION_SAVE:
         case PREEMPT_ACTION_SAVE_EXIT:
-            async_save(t);
+            if (async_save(t))
+                return; /* async_save_rest goes on */
             break;
         case PREEMPT_ACTION_WAIT:
             t->waiting = true; /* on_state resumes */
@@ -460,6 +493,16 @@ static void async_on_step(evutil_socket_t fd, short what, void *arg)
     async_act(t, preempt_step_end(t->h));
 }
 
+static void async_save_rest(evutil_socket_t fd, short what, void *arg)
+{
+    struct trainer *t = arg;
+
+    (void)fd;
+    (void)what;
+    (void)preempt_save_done(t->h, save_model(t));
+    async_act(t, (int)preempt_action(t->h));
+}
+
 static void async_on_resume(evutil_socket_t fd, short what, void *arg)
 {
     struct trainer *t = arg;
@@ -474,7 +517,8 @@ static int run_async(struct trainer *t)
 {
     t->ev_step = evtimer_new(t->base, async_on_step, t);
     t->ev_resume = event_new(t->base, -1, 0, async_on_resume, t);
-    if (!t->ev_step || !t->ev_resume)
+    t->ev_save = evtimer_new(t->base, async_save_rest, t);
+    if (!t->ev_step || !t->ev_resume || !t->ev_save)
         return -ENOMEM;
     async_act(t, (int)preempt_action(t->h));
     (void)event_base_dispatch(t->base);
@@ -848,6 +892,8 @@ cannot_start:
         event_free(t.ev_step);
     if (t.ev_resume)
         event_free(t.ev_resume);
+    if (t.ev_save)
+        event_free(t.ev_save);
     if (t.base)
         event_base_free(t.base);
     free(t.state);

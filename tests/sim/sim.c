@@ -511,7 +511,7 @@ static void store_changed(int64_t before_rev)
         ;
     for (i = first; i < n && !watchable(h[i].kv.key); i++)
         ;
-    if (i == n) /* most writes (acknowledgements, reports, members): nobody's */
+    if (i == n) /* most writes (reports, members): nobody's */
         return;
     for (unsigned k = 0; k < W->n; k++) {
         struct worker *w = &W->w[k];
