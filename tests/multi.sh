@@ -65,10 +65,11 @@ skewed() {
     saved_one_step "$1" 2 "$1"
 }
 
-# restores_step TAG: the job restarted finishes, both workers at $step.
+# restores_step TAG: the job restarted restores $step on both workers and
+# finishes 20 steps later.
 restores_step() {
     [ "$failures" -eq 0 ] || show_logs "$1" 2
-    job_start "$1" 2 --steps 4000 --step-ms 1
+    job_start "$1" 2 --steps $((${step:-0} + 20)) --step-ms 1
     job_wait 60
     eq "$1: both finish after the restart" "$RCS" "0 0"
     eq "$1: both restored the raised step" "$(same "$1" 2 start restored_step)" "$step"
@@ -85,7 +86,7 @@ expect "raise: worker 0 raised the proposed step" grep -q "past the save step .*
 restores_step "$tag"
 
 # The raise comes after a worker saved at the old step. Worker 0 steps
-# every 1 ms and is inside its step 300, which takes 5 s, when worker 1
+# every 1 ms and is inside its step 300, which takes 3.5 s, when worker 1
 # (10 ms steps, far behind) gets SIGTERM: worker 1 proposes its step plus
 # the lead, trains to it and saves there, all while worker 0 cannot read a
 # record. When worker 0's long step ends it is past that step and raises
@@ -93,7 +94,7 @@ restores_step "$tag"
 # saves again. Both exit 42 at the raised step, and the restart restores
 # it on both.
 tag=raise-late
-skewed "$tag" 1.5 "--step-ms 1 --long-step 300:5000" "--step-ms 10 --trace $TMP/$tag.1.trace"
+skewed "$tag" 1 "--step-ms 1 --long-step 300:3500" "--step-ms 10 --trace $TMP/$tag.1.trace"
 early=$(sed -n 's/.*"event":"saved".*"step":\([0-9]*\).*/\1/p' "$TMP/$tag.1.out" | head -n 1)
 expect "raise-late: worker 1 saved at its own proposal first (${early:-none} < 300)" test "${early:-300}" -lt 300
 expect "raise-late: worker 0 raised the step past its long step ($step)" test "${step:-0}" -gt 300
