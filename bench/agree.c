@@ -316,9 +316,9 @@ static bool fl_seen(void *arg)
  * count measured. With many watchers this is the fan-out floor: the least
  * any protocol needs to tell every worker on the loop one thing. claim:
  * instead of the put, a transaction shaped as the claim that opens a
- * preemption (the claim, the driver's notice and the proposed step: three
- * puts, one watch message of three events), what the agreement's one
- * message costs. */
+ * preemption (the claim carrying the driver's notice, and the proposed
+ * step: two puts, one watch message of two events), what the agreement's
+ * one message costs. */
 static size_t measure_floor(const char *etcd, unsigned n, unsigned watchers, bool claim, double *v)
 {
     struct preempt_etcd_opts eo = { .endpoints = etcd };
@@ -344,9 +344,8 @@ static size_t measure_floor(const char *etcd, unsigned n, unsigned watchers, boo
         goto out;
     for (unsigned i = 0; i < n; i++) {
         struct timespec gap = { 0, 20000000 }; /* 20 ms apart, as a protocol's steps are */
-        char notice[160], agreed[160];
-        struct preempt_etcd_op claim_ops[] = { { PREEMPT_ETCD_OP_PUT, f.key, "0", 0 },
-                                               { PREEMPT_ETCD_OP_PUT, notice, "1795571391313 inject", 0 },
+        char agreed[160];
+        struct preempt_etcd_op claim_ops[] = { { PREEMPT_ETCD_OP_PUT, f.key, "0 1795571391313 sigterm", 0 },
                                                { PREEMPT_ETCD_OP_PUT, agreed, "123", 0 } };
         uint64_t t0;
 
@@ -355,11 +354,10 @@ static size_t measure_floor(const char *etcd, unsigned n, unsigned watchers, boo
         f.put_done = false;
         for (unsigned j = 0; j < f.n; j++)
             f.ws[j].seen = false;
-        (void)snprintf(notice, sizeof(notice), "%s%u/notice/0", prefix, i);
         (void)snprintf(agreed, sizeof(agreed), "%s%u/r0/agreed", prefix, i);
         t0 = bench_now_ns();
         if (preempt_etcd_do_(f.ws[0].e,
-                             claim ? PREEMPT_RQ_TXN(NULL, 0, claim_ops, 3, NULL, 0) : PREEMPT_RQ_PUT(f.key, "x", 0), 2000,
+                             claim ? PREEMPT_RQ_TXN(NULL, 0, claim_ops, 2, NULL, 0) : PREEMPT_RQ_PUT(f.key, "x", 0), 2000,
                              fl_put, &f) < 0 ||
             preempt_etcd_run_until_(f.ws[0].e, 5000, fl_seen, &f) < 0)
             break;
@@ -400,6 +398,7 @@ static const char *const methods[] = { "Range", "Put", "Txn", "DeleteRange", "Wa
 
 struct counters {
     double requests, sent_msgs, bytes;
+    double events; /* watch events sent (a message holds one or more) */
     double sent_by[N_METHODS];
 };
 
@@ -413,6 +412,7 @@ static bool read_counters(const char *etcd, struct counters *c)
         return false;
     c->requests = bench_metric(m, "grpc_server_msg_received_total", NULL);
     c->sent_msgs = bench_metric(m, "grpc_server_msg_sent_total", NULL);
+    c->events = bench_metric(m, "etcd_debugging_mvcc_events_total", NULL);
     c->bytes = bench_metric(m, "etcd_network_client_grpc_received_bytes_total", NULL) +
                bench_metric(m, "etcd_network_client_grpc_sent_bytes_total", NULL);
     for (size_t k = 0; k < N_METHODS; k++) {
@@ -897,6 +897,7 @@ static int inproc_trial(const struct bench_opts *o, unsigned n, unsigned t, stru
     ret->traffic.requests = after.requests - before.requests;
     ret->traffic.sent_msgs = after.sent_msgs - before.sent_msgs;
     ret->traffic.bytes = after.bytes - before.bytes;
+    ret->traffic.events = after.events - before.events;
     for (size_t k = 0; k < N_METHODS; k++)
         ret->traffic.sent_by[k] = after.sent_by[k] - before.sent_by[k];
     r = 0;
@@ -933,7 +934,7 @@ int bench_scale(const struct bench_opts *o, json_t *out)
     static const unsigned all_n[] = { 2, 8, 32, 64, 128, 256 };
     unsigned rows = o->quick ? 2 : sizeof(all_n) / sizeof(all_n[0]);
     json_t *arr = json_array();
-    double a[64], x[64], rq[64], ms[64], fl[64], fo[64], fc[64], by[N_METHODS][64];
+    double a[64], x[64], rq[64], ms[64], evs[64], fl[64], fo[64], fc[64], by[N_METHODS][64];
     json_t *by_method;
     int r = 0;
 
@@ -944,11 +945,12 @@ int bench_scale(const struct bench_opts *o, json_t *out)
     printf("\n8. In process: N handlers on one loop, one job on the same etcd (notice to worker 0;\n"
            "   %d ms steps, grace 0, saves without files; budget: messages out <= 5N + 10; fan-out\n"
            "   floor: one put, or a transaction shaped as the claim, until its watch event reached\n"
-           "   N watchers on one loop, each with its own client)\n", STEP_MS);
-    printf("   %3s | %-17s | %-17s | %-17s | %-26s | %-17s\n", "", "agreement ms", "floor ms (put+watch)",
+           "   N watchers on one loop, each with its own client; events: the watch events in etcd's\n"
+           "   messages out, several to a message)\n", STEP_MS);
+    printf("   %3s | %-17s | %-17s | %-17s | %-35s | %-17s\n", "", "agreement ms", "floor ms (put+watch)",
            "fan-out floor p50", "etcd per preemption", "notice-to-exit ms");
-    printf("   %3s | %8s %8s | %8s %8s | %8s %8s | %8s %8s %8s | %8s %8s\n", "N", "p50", "p99", "p50", "p99", "put",
-           "claim", "msgs in", "msgs out", "budget", "p50", "p99");
+    printf("   %3s | %8s %8s | %8s %8s | %8s %8s | %8s %8s %8s %8s | %8s %8s\n", "N", "p50", "p99", "p50", "p99",
+           "put", "claim", "msgs in", "msgs out", "budget", "events", "p50", "p99");
     for (unsigned k = 0; k < rows; k++) {
         unsigned n = all_n[k], trials = o->quick ? 3 : n >= 64 ? 5 : o->trials, got = 0;
         size_t nf, nfo, nfc;
@@ -970,6 +972,7 @@ int bench_scale(const struct bench_opts *o, json_t *out)
             x[got] = tr.exit_ms;
             rq[got] = tr.traffic.requests;
             ms[got] = tr.traffic.sent_msgs;
+            evs[got] = tr.traffic.events;
             for (size_t m = 0; m < N_METHODS; m++)
                 by[m][got] = tr.traffic.sent_by[m];
             got++;
@@ -992,14 +995,15 @@ int bench_scale(const struct bench_opts *o, json_t *out)
         (void)json_object_set_new(row, "etcd", json_pack("{sf sf sf}", "requests", bench_pct(rq, got, 50),
                                                          "messages_sent", bench_pct(ms, got, 50),
                                                          "messages_sent_max", bench_pct(ms, got, 100)));
+        (void)json_object_set_new(json_object_get(row, "etcd"), "watch_events", json_real(bench_pct(evs, got, 50)));
         (void)json_object_set_new(json_object_get(row, "etcd"), "messages_sent_by_method", by_method);
         (void)json_object_set_new(row, "exit_ms", json_pack("{sf sf}", "p50", bench_pct(x, got, 50), "p99",
                                                             bench_pct(x, got, 99)));
         (void)json_array_append_new(arr, row);
-        printf("   %3u | %8.2f %8.2f | %8.2f %8.2f | %8.2f %8.2f | %8.0f %8.0f %8u | %8.2f %8.2f\n", n,
+        printf("   %3u | %8.2f %8.2f | %8.2f %8.2f | %8.2f %8.2f | %8.0f %8.0f %8u %8.0f | %8.2f %8.2f\n", n,
                bench_pct(a, got, 50), bench_pct(a, got, 99), bench_pct(fl, nf, 50), bench_pct(fl, nf, 99),
                bench_pct(fo, nfo, 50), bench_pct(fc, nfc, 50), bench_pct(rq, got, 50), bench_pct(ms, got, 50),
-               5 * n + 10, bench_pct(x, got, 50), bench_pct(x, got, 99));
+               5 * n + 10, bench_pct(evs, got, 50), bench_pct(x, got, 50), bench_pct(x, got, 99));
         (void)fflush(stdout);
     }
 out:

@@ -46,9 +46,10 @@
       "w's earliest notice; `withdrawn` when its sources cancelled it or it was advisory. When every record is "     \
       "withdrawn (and no operator's notice stands), every worker gets `notice-withdrawn`: the round's save "         \
       "completes and the job returns to idle (episodes, below)")                                                     \
-    X(CLAIM, "{N}/e{p}/claim", "`<w>`",                                                                              \
-      "create-if-absent, lease-bound, in one transaction with the driver's notice record",                           \
-      "the driver of the preemption")                                                                                \
+    X(CLAIM, "{N}/e{p}/claim", "`<w>[ <w's notice record's value>]`",                                              \
+      "create-if-absent, lease-bound, in one transaction with round 0's step",                                       \
+      "the driver of the preemption, and its notice when that opened the episode (w's notice record until w "       \
+      "writes one: when the notice changes, or when the claim goes with w's lease or w's exit)")                    \
     X(LOST, "{N}/e{p}/lost", "`<w>`", "the driver, create-if-absent",                                                \
       "w's membership is gone (its lease ended): every worker gets `peer-lost`")                                     \
     X(FINAL, "{N}/e{p}/final", "`<w>`", "the driver", "the final round (grace period) is open")                      \

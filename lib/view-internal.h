@@ -38,7 +38,9 @@ enum preempt_view_what {
     PREEMPT_VIEW_NOTHING,   /* nothing new: a repeat, an ended episode's record, a record the view does not follow */
     PREEMPT_VIEW_LATER,     /* a record of a later episode (ep): the caller holds it until it gets there */
     PREEMPT_VIEW_MALFORMED, /* a record whose value its kind cannot hold (text: what it should be) */
-    PREEMPT_VIEW_NOTICE,    /* worker's notice: wall, withdrawn; news: its first, an earlier deadline, or live again */
+    PREEMPT_VIEW_NOTICE,    /* worker's notice: wall, withdrawn, text (its source, and what follows); news: its
+                               first, an earlier deadline, or live again. From a notice record, or from the claim
+                               that carried its driver's notice (the view has the claim then too) */
     PREEMPT_VIEW_OP_NOTICE, /* the operator's notice, or an earlier deadline of it: wall (0: none given) */
     PREEMPT_VIEW_OP_GONE,   /* the operator took the notice back */
     PREEMPT_VIEW_CLAIM,     /* the episode has a driver */
@@ -66,6 +68,12 @@ struct preempt_view_ev {
  * -ENOMEM; free with preempt_view_free_. */
 int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, unsigned n, unsigned me);
 void preempt_view_free_(struct preempt_view *v);
+
+/* A claim's value, "<w>" or "<w> <w's notice record's value>" (a driver
+ * whose notice opened the episode publishes it in its claim): true with
+ * *worker and *notice (into value; NULL when the claim carries none) set,
+ * false for anything else. */
+bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice);
 
 /* Applies one record (put, or deleted: value ignored). */
 struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, const char *key, const char *value);

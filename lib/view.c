@@ -88,7 +88,9 @@ static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const c
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w };
     uint64_t *wall = &v->notice_wall[w];
+    const char *sp = strchr(value, ' ');
 
+    ev.text = sp ? sp + 1 : "";
     ev.wall = strtoull(value, NULL, 10);
     ev.withdrawn = strstr(value, " withdrawn") != NULL;
     ev.news = !*wall || ev.wall < *wall || (v->notice_withdrawn[w] && !ev.withdrawn);
@@ -96,6 +98,30 @@ static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const c
         *wall = ev.wall ? ev.wall : 1;
     v->notice_withdrawn[w] = ev.withdrawn;
     return ev;
+}
+
+bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice)
+{
+    char num[24];
+    const char *sp = value ? strchr(value, ' ') : NULL;
+    size_t n = sp ? (size_t)(sp - value) : 0;
+    uint64_t u;
+
+    *notice = NULL;
+    if (!sp) {
+        if (!preempt_parse_u64_(value, &u) || u > UINT32_MAX)
+            return false;
+    } else {
+        if (n == 0 || n >= sizeof(num) || !sp[1])
+            return false;
+        memcpy(num, value, n);
+        num[n] = '\0';
+        if (!preempt_parse_u64_(num, &u) || u > UINT32_MAX)
+            return false;
+        *notice = sp + 1;
+    }
+    *worker = (unsigned)u;
+    return true;
 }
 
 /* A round's decision: "committed <step>[ last] save=<ms>" or "aborted <step> <w>". */
@@ -158,10 +184,17 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
     switch (id) {
     case PREEMPT_KEY_NOTICE:
         return k->worker < v->n ? notice(v, k->worker, value) : ev;
-    case PREEMPT_KEY_CLAIM:
+    case PREEMPT_KEY_CLAIM: {
+        const char *carried;
+        unsigned w;
+
         v->claim = true;
         ev.what = PREEMPT_VIEW_CLAIM;
+        /* the driver's notice, when it opened the episode with its claim */
+        if (preempt_claim_parse_(value, &w, &carried) && carried && w < v->n)
+            return notice(v, w, carried);
         return ev;
+    }
     case PREEMPT_KEY_FINAL: /* the driver's; this worker's own opened nothing new to it */
         return first_worker(v, &v->final, value, v->me, PREEMPT_VIEW_FINAL);
     case PREEMPT_KEY_LOST:

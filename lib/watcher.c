@@ -113,11 +113,11 @@ static void notice_record(struct preempt_watcher *w, bool put, const char *key, 
     /* the source of the record that holds the earliest deadline */
     if (ev.what != PREEMPT_VIEW_OP_GONE &&
         (slot == PREEMPT_MAX_WORKERS || w->view.notice_wall[slot] == (ev.wall ? ev.wall : 1))) {
-        const char *sp = strchr(value, ' ');
+        const char *src = ev.what == PREEMPT_VIEW_NOTICE ? ev.text : strchr(value, ' ');
 
         w->source[slot][0] = '\0';
-        if (sp)
-            (void)sscanf(sp, " %15[^ ]", w->source[slot]);
+        if (src)
+            (void)sscanf(src, " %15[^ ]", w->source[slot]);
     }
     update_notice(w);
 }
@@ -140,7 +140,8 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
         new_incarnation(w, k.inc); /* records can arrive before the counter's change */
     if (k.inc != w->inc || id == PREEMPT_KEY_DECISION)
         return;
-    if (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP) {
+    /* a claim carries its driver's notice */
+    if (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_CLAIM) {
         notice_record(w, put, key, value ? value : "");
     } else if (id == PREEMPT_KEY_JOINED) {
         if (put && !w->joined[k.worker])

@@ -60,6 +60,11 @@ check "etcd traffic counted" "d['agree']['rows'][1]['etcd']['requests'] > 0 and 
 # acknowledgements of the next, 45, against 34 here).
 check "in-process rows" "[r['workers'] for r in d['scale']['rows']] == [2, 8] and all(r['trials'] == 3 for r in d['scale']['rows'])"
 check "in process: O(N) messages" "all(0 < r['etcd']['messages_sent_max'] <= 3 * r['workers'] + 10 for r in d['scale']['rows'])"
+# The claim carries its driver's notice: a preemption sends each worker
+# the claim's two events (claim, step) and the decision's one (with the
+# driver's notice as a record of its own, the claim's message held three:
+# 4N, 32 at N = 8).
+check "in process: 3N watch events" "all(0 < r['etcd']['watch_events'] <= 3 * r['workers'] for r in d['scale']['rows'])"
 check "in process: both fan-out floors measured" "all(r[k]['samples'] == 3 and r[k]['p50'] > 0 for r in d['scale']['rows'] for k in ('fanout_floor_ms', 'fanout_claim_ms'))"
 # Planning on the virtual clock is deterministic: the measured planner
 # never misses a deadline it could have kept; TF's rule does.

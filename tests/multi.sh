@@ -278,6 +278,12 @@ for _i in 0 1; do
     expect "view trace $_i: the agreed step as read" grep -q '^job t=[0-9]* put k=/preempt/vtrace/1/e0/r0/agreed v=[0-9]*%20last => agreed round=0 step=[0-9]* last' "$TMP/vtrace.$_i.trace"
     expect "view trace $_i: the decision as read" grep -q '=> committed round=0 step=' "$TMP/vtrace.$_i.trace"
 done
+# worker 1 learned worker 0's notice from the claim, which carries it: the
+# preemption wrote no notice record (worker 0 departed with its report)
+expect "view trace: the claim carries the driver's notice" \
+    grep -q '^job t=[0-9]* put k=/preempt/vtrace/1/e0/claim v=0%20[0-9]*%20signal => notice worker=0 wall=[0-9]* news=1' \
+    "$TMP/vtrace.1.trace"
+expect_rc 1 grep -q 'k=/preempt/vtrace/1/e0/notice/0' "$TMP/vtrace.1.trace"
 sed 's/=> agreed round=0 step=[0-9]*/=> agreed round=0 step=999999/' "$TMP/vtrace.1.trace" >"$TMP/vtrace.altered"
 expect_rc 1 "$REPLAY" "$TMP/vtrace.altered"
 expect_output "diverges"

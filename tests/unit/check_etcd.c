@@ -884,6 +884,54 @@ START_TEST(test_view_summary)
 }
 END_TEST
 
+/* The driver's claim carries its notice ("<w> <notice record's value>"),
+ * so that the episode's first watch message holds two events, not three:
+ * the view reads it as that worker's notice, and the notice stays when the
+ * claim goes with its lease. */
+START_TEST(test_view_claim_carries_notice)
+{
+    struct preempt_view v;
+    struct preempt_view_ev ev;
+    const char *carried;
+    unsigned w = 99;
+
+    ck_assert(preempt_claim_parse_("3", &w, &carried) && w == 3 && carried == NULL);
+    ck_assert(preempt_claim_parse_("2 5000 sigterm", &w, &carried) && w == 2);
+    ck_assert_str_eq(carried, "5000 sigterm");
+    ck_assert(!preempt_claim_parse_("", &w, &carried));
+    ck_assert(!preempt_claim_parse_("x 5000 sigterm", &w, &carried));
+    ck_assert(!preempt_claim_parse_(" 5000 sigterm", &w, &carried));
+    ck_assert(!preempt_claim_parse_("2 ", &w, &carried));
+    ck_assert(!preempt_claim_parse_("4294967296 1 signal", &w, &carried));
+    ck_assert(!preempt_claim_parse_(NULL, &w, &carried));
+
+    ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 4, 1), 0);
+    ev = vput(&v, JOBP "7/e0/claim", "2 5000 sigterm");
+    WHAT(ev, PREEMPT_VIEW_NOTICE);
+    ck_assert_uint_eq(ev.worker, 2);
+    ck_assert_uint_eq(ev.wall, 5000);
+    ck_assert(ev.news && !ev.withdrawn);
+    ck_assert_str_eq(ev.text, "sigterm");
+    ck_assert(v.claim);
+    ck_assert_uint_eq(v.notice_wall[2], 5000);
+    /* the same worker's own record later says the same: nothing new */
+    ev = vput(&v, JOBP "7/e0/notice/2", "5000 sigterm");
+    WHAT(ev, PREEMPT_VIEW_NOTICE);
+    ck_assert(!ev.news);
+    /* the claim's lease ended: the notice stands */
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/e0/claim", NULL), PREEMPT_VIEW_CLAIM_GONE);
+    ck_assert(!v.claim);
+    ck_assert_uint_eq(v.notice_wall[2], 5000);
+    /* a claim that names no worker of the job, or none at all, holds the
+     * episode and says nothing of a notice */
+    WHAT(vput(&v, JOBP "7/e0/claim", "9 4000 signal"), PREEMPT_VIEW_CLAIM);
+    ck_assert(v.claim);
+    ck_assert_uint_eq(v.notice_wall[1], 0);
+    WHAT(vput(&v, JOBP "7/e0/claim", "junk"), PREEMPT_VIEW_CLAIM);
+    preempt_view_free_(&v);
+}
+END_TEST
+
 START_TEST(test_view_rounds)
 {
     struct preempt_view v;
@@ -1291,6 +1339,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
+    tcase_add_test(t, test_view_claim_carries_notice);
     tcase_add_test(t, test_view_rounds);
     tcase_add_test(t, test_view_episodes);
     suite_add_tcase(s, t);
