@@ -28,6 +28,12 @@ sed 's/^/    /' "$TMP/out" | tail -n 3
 expect_rc 0 "$SIM" --seed 2971
 expect_output ", 0 violations"
 
+# Seed 70830: worker 3's AWS notice opens the episode; its claim carries
+# the notice's source as the handler's would (the simulation named every
+# source "signal").
+expect_rc 0 "$SIM" --seed 70830 -v
+expect "the claim names the notice's source" grep -q 'worker 3 has a notice (3 [0-9]* aws)' "$TMP/out"
+
 # Seeds 3849, 4003 and 6702 return to idle after withdrawn notices and then
 # see a new preemption: a late clear of the old round deleted the new
 # round's records (or a late record of the old round started the new one),

@@ -22,8 +22,8 @@
  *     proposal or a raise), at run == step;
  *   - no worker exits "saved" unless every worker holds its shard of the
  *     committed step (decided, or pending);
- *   - no worker outlives the job's deadline by more than the bound (the
- *     README's, base_bound_us below); the cloud kills it there;
+ *   - no worker outlives the job's deadline by more than the bound
+ *     (docs/development.md, base_bound_us below); the cloud kills it there;
  *   - every worker ends (exit, crash or kill) within the time limit.
  * And after the restart's start-up (check_restart):
  *   - every start-up succeeds, in one incarnation, told one restore step;
@@ -127,6 +127,7 @@ struct worker {
     uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
     bool mtimer_armed;
     uint64_t step_base_us, save_base_us, step_t0_us, max_save_ms, total_steps;
+    enum preempt_source last_src; /* of its last notice: the source its notice record names */
     /* The machine, the coordinator and the handler's rules around them
      * (lib/worker.c, the handler's own) */
     struct preempt_worker wk;
@@ -714,8 +715,9 @@ static void wk_exit(void *arg, enum preempt_exit reason)
 
 static const char *wk_fx_text(void *arg, const struct preempt_fx *fx)
 {
-    (void)arg;
-    return fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? "signal" : "sim";
+    const struct worker *w = arg;
+
+    return fx->kind == PREEMPT_FX_PUBLISH_NOTICE ? preempt_source_to_string_(w->last_src) : "sim";
 }
 
 static void wk_dropped(void *arg, enum preempt_event_kind kind)
@@ -835,6 +837,7 @@ static void notice(struct worker *w, enum preempt_source src, uint64_t deadline_
         return;
     if (advisory && !preempt_worker_may_checkpoint_(&w->wk)) /* as the handler: only when nothing else is under way */
         return;
+    w->last_src = src;
     preempt_worker_notice_(&w->wk, src, deadline_in_ms, advisory);
     if (kill_us) /* the job now knows this deadline */
         push((struct sev){ .t = kill_us, .kind = E_KILL, .w = w->id, .a = (int64_t)kill_us, .src = (int)src,
@@ -1730,7 +1733,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
         step_us = 102000u; /* the slowest worker's */
         incarnations = 1;
     }
-    /* The documented bound (README, "Simulation"): two steps (one in
+    /* The documented bound (docs/development.md, "Simulation"): two steps (one in
      * flight, one to the save step), the slowest save (slow saves take up
      * to 20x), the agreement's bound and the coordination writes' retry
      * bound; a stall injected into a worker adds its length. */
