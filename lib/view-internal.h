@@ -41,7 +41,7 @@ enum preempt_view_what {
     PREEMPT_VIEW_NOTICE,    /* worker's notice: wall, withdrawn, text (its source, and what follows); news: its
                                first, an earlier deadline, or live again. From a notice record, or from the claim
                                that carried its driver's notice (the view has the claim then too) */
-    PREEMPT_VIEW_OP_NOTICE, /* the operator's notice, or an earlier deadline of it: wall (0: none given) */
+    PREEMPT_VIEW_OP_NOTICE, /* the operator's notice, or an earlier deadline of it: wall (0: none given), text */
     PREEMPT_VIEW_OP_GONE,   /* the operator took the notice back */
     PREEMPT_VIEW_CLAIM,     /* the episode has a driver */
     PREEMPT_VIEW_CLAIM_GONE, /* the driver's claim went (its lease ended) */

@@ -83,14 +83,20 @@ static struct preempt_view_ev malformed(const char *what)
     return (struct preempt_view_ev){ .what = PREEMPT_VIEW_MALFORMED, .text = what };
 }
 
+/* A notice's "<deadline> <source>[ ...]": from its source on ("" when none). */
+static const char *source_of(const char *value)
+{
+    const char *sp = strchr(value, ' ');
+
+    return sp ? sp + 1 : "";
+}
+
 /* A worker's notice record: "<deadline unix ms> <source>[ withdrawn]". */
 static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const char *value)
 {
-    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w };
+    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w, .text = source_of(value) };
     uint64_t *wall = &v->notice_wall[w];
-    const char *sp = strchr(value, ' ');
 
-    ev.text = sp ? sp + 1 : "";
     ev.wall = strtoull(value, NULL, 10);
     ev.withdrawn = strstr(value, " withdrawn") != NULL;
     ev.news = !*wall || ev.wall < *wall || (v->notice_withdrawn[w] && !ev.withdrawn);
@@ -103,24 +109,18 @@ static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const c
 bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice)
 {
     char num[24];
-    const char *sp = value ? strchr(value, ' ') : NULL;
-    size_t n = sp ? (size_t)(sp - value) : 0;
+    size_t n = value ? strcspn(value, " ") : 0;
     uint64_t u;
 
     *notice = NULL;
-    if (!sp) {
-        if (!preempt_parse_u64_(value, &u) || u > UINT32_MAX)
-            return false;
-    } else {
-        if (n == 0 || n >= sizeof(num) || !sp[1])
-            return false;
-        memcpy(num, value, n);
-        num[n] = '\0';
-        if (!preempt_parse_u64_(num, &u) || u > UINT32_MAX)
-            return false;
-        *notice = sp + 1;
-    }
+    if (n == 0 || n >= sizeof(num) || (value[n] && !value[n + 1]))
+        return false;
+    memcpy(num, value, n);
+    num[n] = '\0';
+    if (!preempt_parse_u64_(num, &u) || u > UINT32_MAX)
+        return false;
     *worker = (unsigned)u;
+    *notice = value[n] ? value + n + 1 : NULL;
     return true;
 }
 
@@ -236,6 +236,7 @@ static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, cons
             return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
         v->op_wall = ev.wall ? ev.wall : UINT64_MAX;
         ev.what = PREEMPT_VIEW_OP_NOTICE;
+        ev.text = source_of(value);
     } else if (id == PREEMPT_KEY_ERROR && put && !v->error) {
         v->error = true;
         ev.what = PREEMPT_VIEW_ERROR;

@@ -113,11 +113,8 @@ static void notice_record(struct preempt_watcher *w, bool put, const char *key, 
     /* the source of the record that holds the earliest deadline */
     if (ev.what != PREEMPT_VIEW_OP_GONE &&
         (slot == PREEMPT_MAX_WORKERS || w->view.notice_wall[slot] == (ev.wall ? ev.wall : 1))) {
-        const char *src = ev.what == PREEMPT_VIEW_NOTICE ? ev.text : strchr(value, ' ');
-
         w->source[slot][0] = '\0';
-        if (src)
-            (void)sscanf(src, " %15[^ ]", w->source[slot]);
+        (void)sscanf(ev.text, " %15[^ ]", w->source[slot]);
     }
     update_notice(w);
 }
