@@ -114,8 +114,11 @@ expect "custom save: no checkpoint directory" test ! -e "$TMP/custom"
 
 # ---- a notice from the poll function, with a deadline -------------------------------------
 start poll --ckpt-dir "$TMP/poll" --steps 20000 --step-ms 2 --poll-file "$TMP/notice" --poll-ms 20
+# the notice file is written as a careful notifier does, renamed into place
+# complete: the poll may run between a plain redirection's create and its write,
+# and an empty file is a notice without a deadline
 if wait_for "$TMP/poll.out" '"event":"start"' 20; then
-    echo 20000 >"$TMP/notice"
+    echo 20000 >"$TMP/notice.part" && mv "$TMP/notice.part" "$TMP/notice"
 fi
 finish_bg
 eq "poll notice: status" "$rc" 42
