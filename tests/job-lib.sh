@@ -22,6 +22,11 @@ job_start() {
     _i=0
     while [ "$_i" -lt "$_n" ]; do
         eval "_own=\${JOB_ARGS_$_i-}"
+        # emptied here, before the worker starts: its own redirections run in
+        # the child, later, and a wait_for meanwhile would read the output of
+        # the tag's previous job
+        : >"$TMP/$_tag.$_i.out"
+        : >"$TMP/$_tag.$_i.err"
         # shellcheck disable=SC2086 # the worker's own words
         "$TRAINER" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_n" --ckpt-dir "$TMP/$_tag" \
             --verbose "$@" $_own >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
