@@ -7,7 +7,13 @@
  * itself exposes neither its backend descriptor nor its next timeout; both
  * are read here from its public event list (event_base_foreach_event,
  * event_pending), again after each turn of the loop, since every turn may
- * add or remove events. */
+ * add or remove events.
+ *
+ * The timerfd is armed at an absolute CLOCK_MONOTONIC time and only ever
+ * moved earlier: a sync (every get_timeout()) neither pushes a pending
+ * expiry forward nor clears a readiness that process() has not consumed.
+ * A loop that processes only when the descriptor is readable, and asks for
+ * the timeout after every step, so still runs every due timer. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -32,8 +38,8 @@ struct preempt_embed {
     int epfd, tfd;
     struct watched *w; /* the descriptors in epfd (the timerfd aside) */
     size_t n, cap;
-    int64_t timeout_ms; /* the base's next timer from now, at the last sync; -1: none */
-    int64_t tick_ms;    /* the resolution of libevent's clock, rounded up */
+    int64_t armed_ns;   /* the timerfd's expiry (CLOCK_MONOTONIC); -1: disarmed or consumed */
+    int64_t tick_ns;    /* the resolution of libevent's clock, rounded up to a millisecond */
 };
 
 /* What the base waits for, gathered by one pass over its events. */
@@ -88,11 +94,23 @@ static int ctl(int epfd, int op, int fd, uint32_t mask)
     return epoll_ctl(epfd, op, fd, &e) < 0 ? -errno : 0;
 }
 
-/* Brings epfd and the timerfd in line with the base. */
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Brings epfd and the timerfd in line with the base: the timerfd expires
+ * at the base's earliest timer (absolute), or now when an event is active;
+ * an expiry already pending at or before that time is kept, an expired one
+ * is left readable. */
 static int sync_base(struct preempt_embed *m)
 {
     struct scan sc = { 0 };
     struct itimerspec its = { 0 };
+    int64_t now = mono_ns(), want;
     int r = 0;
 
     if (event_base_foreach_event(m->base, on_event, &sc) < 0 && !sc.err)
@@ -118,27 +136,39 @@ static int sync_base(struct preempt_embed *m)
     m->w = sc.w;
     m->n = sc.n;
     m->cap = sc.cap;
+    want = -1;
     if (event_base_get_num_events(m->base, EVENT_BASE_COUNT_ACTIVE) > 0) {
-        m->timeout_ms = 0;
+        want = now;
     } else if (sc.have_first) {
-        struct timeval now, left;
+        struct timeval wall, left;
+        int64_t left_ns;
 
-        (void)gettimeofday(&now, NULL);
-        timersub(&sc.first, &now, &left);
+        (void)gettimeofday(&wall, NULL);
+        timersub(&sc.first, &wall, &left);
+        left_ns = left.tv_sec < 0 ? 0 : (int64_t)left.tv_sec * 1000000000 + (int64_t)left.tv_usec * 1000;
         /* libevent reads a coarse monotonic clock (one tick, a few ms,
          * behind): a timer is due for it only that much later, and a loop
-         * woken earlier would find nothing to do and spin */
-        m->timeout_ms = (left.tv_sec < 0 ? 0 : (int64_t)left.tv_sec * 1000 + (left.tv_usec + 999) / 1000) +
-                        m->tick_ms;
+         * woken earlier would find nothing to do and spin. The estimate is
+         * stable: libevent's wall-to-monotonic offset changes every 5 s */
+        want = now + left_ns + m->tick_ns;
+    }
+    if (m->armed_ns >= 0 && m->armed_ns <= now)
+        return r; /* expired: readable until process() consumes it; never re-armed before */
+    if (want >= 0 && m->armed_ns >= 0 && m->armed_ns <= want)
+        return r; /* an expiry as early or earlier is pending: a spare wake-up at most */
+    if (want >= 0) { /* absolute; a time already past expires at once */
+        its.it_value.tv_sec = (time_t)(want / 1000000000);
+        its.it_value.tv_nsec = (long)(want % 1000000000);
+        if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+            its.it_value.tv_nsec = 1; /* a zero it_value would disarm it */
+    }
+    if (timerfd_settime(m->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+        if (r == 0)
+            r = -errno;
+        m->armed_ns = -1;
     } else {
-        m->timeout_ms = -1;
+        m->armed_ns = want;
     }
-    if (m->timeout_ms >= 0) { /* 0: due now (a 1 ns timer: a zero it_value would disarm it) */
-        its.it_value.tv_sec = (time_t)(m->timeout_ms / 1000);
-        its.it_value.tv_nsec = m->timeout_ms ? (long)(m->timeout_ms % 1000) * 1000000L : 1L;
-    }
-    if (timerfd_settime(m->tfd, 0, &its, NULL) < 0 && r == 0)
-        r = -errno;
     return r;
 }
 
@@ -150,11 +180,12 @@ int preempt_embed_new_(struct event_base *base, struct preempt_embed **ret)
     if (!m)
         return -ENOMEM;
     m->base = base;
+    m->armed_ns = -1;
     {
         struct timespec res = { 0, 1000000 };
 
         (void)clock_getres(CLOCK_MONOTONIC_COARSE, &res);
-        m->tick_ms = (int64_t)res.tv_sec * 1000 + (res.tv_nsec + 999999) / 1000000;
+        m->tick_ns = ((int64_t)res.tv_sec * 1000 + (res.tv_nsec + 999999) / 1000000) * 1000000;
     }
     m->epfd = epoll_create1(EPOLL_CLOEXEC);
     m->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -190,7 +221,14 @@ int preempt_embed_fd_(const struct preempt_embed *m)
 
 int64_t preempt_embed_timeout_(struct preempt_embed *m)
 {
-    return sync_base(m) < 0 ? 0 : m->timeout_ms; /* when unsure, run now */
+    int64_t left;
+
+    if (sync_base(m) < 0)
+        return 0; /* when unsure, run now */
+    if (m->armed_ns < 0)
+        return -1;
+    left = m->armed_ns - mono_ns();
+    return left <= 0 ? 0 : (left + 999999) / 1000000; /* never wake before the expiry */
 }
 
 int preempt_embed_process_(struct preempt_embed *m)
@@ -199,6 +237,8 @@ int preempt_embed_process_(struct preempt_embed *m)
 
     while (read(m->tfd, &expirations, sizeof(expirations)) > 0)
         ;
+    if (m->armed_ns >= 0 && m->armed_ns <= mono_ns())
+        m->armed_ns = -1; /* consumed: the sync below arms the next */
     if (event_base_loop(m->base, EVLOOP_NONBLOCK) < 0)
         return -EIO;
     return sync_base(m);

@@ -534,20 +534,27 @@ PREEMPT_EXPORT int preempt_restore_blob_open(struct preempt_handler *h, const ch
  * Threads: the loop's thread only. Callback-safe: no. */
 PREEMPT_EXPORT int preempt_handler_get_fd(struct preempt_handler *h);
 
-/** Sets *ret_ms to the milliseconds until preempt_handler_process() must
- * run even if the descriptor stays quiet: 0 now, -1 when only the
- * descriptor can wake it. The descriptor itself becomes readable at that
- * time too. Call it before each wait: any call into the library
- * (preempt_step_end(), preempt_notify(), a save) may arm a timer or start
- * a transfer, and this call brings the descriptor up to date (as libuv's
- * backend timeout).
+/** Sets *ret_ms to the milliseconds left until the handler's earliest
+ * timer is due (0: due now; -1: no timer, only the descriptor can wake
+ * it). The descriptor itself becomes readable at that time too, and stays
+ * readable until preempt_handler_process() runs: the expiry is absolute,
+ * and calling this again (after every step, say) never moves it later nor
+ * clears a readiness. So a loop may process only when the descriptor is
+ * readable or its own timer, re-armed from this value, fires (GLib's
+ * g_unix_fd_add() and g_timeout_add(), libuv's uv_poll_t and uv_timer_t).
+ * Call it before each wait: any call into the library (preempt_step_end(),
+ * preempt_notify(), a save) may arm a timer or start a transfer, and this
+ * call brings the descriptor up to date (as libuv's backend timeout). A
+ * due timer reads 0 only once libevent's coarse clock will run it, so a
+ * loop that processes at 0 does not spin.
  * @return 0, or a negative errno as preempt_handler_get_fd() (-EINVAL for a
  *         NULL ret_ms). Callback-safe: no. */
 PREEMPT_EXPORT int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms);
 
 /** Does the handler's pending work without blocking: the signals, timers
- * and transfers that are ready (callbacks such as on_state and on_exit run
- * here). @return 0, or a negative errno. Callback-safe: no. */
+ * and transfers that are ready, every timer that is due included
+ * (callbacks such as on_state and on_exit run here).
+ * @return 0, or a negative errno. Callback-safe: no. */
 PREEMPT_EXPORT int preempt_handler_process(struct preempt_handler *h);
 
 /* ---- both ---------------------------------------------------------------- */
