@@ -168,11 +168,16 @@ static void on_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv
 static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
 {
     struct preempt_watcher *w = arg;
-    uint64_t inc = w->inc;
+    bool had = w->have_notice, posted = w->exited_posted;
+    struct preempt_notice_info last = w->notice;
 
     (void)rev;
-    new_incarnation(w, 0);
-    w->inc = inc;
+    /* the incarnation read anew (its view too: it reads only records of its
+     * incarnation); what the caller was told stays told */
+    new_incarnation(w, w->inc);
+    w->have_notice = had;
+    w->notice = last;
+    w->exited_posted = posted;
     for (size_t i = 0; i < n; i++)
         on_record(w, true, kvs[i].key, kvs[i].value);
     for (unsigned i = 0; i < PREEMPT_MAX_WORKERS; i++) /* a whole read: joined, not alive: exited */

@@ -309,6 +309,30 @@ expect "watch: the exit is reported" grep -q '"event":"exited"' "$TMP/watcher.ou
 expect_rc 1 "$CTL" --etcd "$ETCD_URL" --wait-ms 300 watch nobody
 expect_output "did not all exit within 300 ms"
 
+# A watcher that re-read the job (its revision compacted away while etcd
+# was down) still sees the notices of the incarnation it re-read: it used
+# to read the records against incarnation 0 and report nothing after.
+tag=reread
+job_start "$tag" 2 --steps 100000 --step-ms 10
+for _i in 0 1; do wait_for "$TMP/$tag.$_i.out" '"event":"start"' 30; done
+"$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch "$tag" >"$TMP/rereadw.out" 2>"$TMP/rereadw.err" &
+WPID=$!
+sleep 0.5 # the watcher has read the job (not a timing assertion: it only has to be watching)
+for _i in 1 2 3; do etcdctl --endpoints="$ETCD_URL" put /other/key$_i x >/dev/null; done
+rev=$(etcdctl --endpoints="$ETCD_URL" get /other/key3 -w json | sed -n 's/.*"revision":\([0-9]*\).*/\1/p')
+etcdctl --endpoints="$ETCD_URL" compact "$rev" >/dev/null
+etcd_stop
+etcd_restart
+# the watcher comes back at a compacted revision and re-reads the job,
+# before or after the notice: either way the notice is in what it reads
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
+job_wait 60
+eq "watch after a re-read: every worker saved and exited" "$RCS" "42 42"
+wait "$WPID"
+eq "watch after a re-read: the watcher stops when every worker has exited" "$?" 0
+eq "watch after a re-read: the preempted worker" "$(field "$TMP/rereadw.out" notice worker)" 0
+[ "$failures" -eq 0 ] || { show_logs "$tag" 2; cat "$TMP/rereadw.out" "$TMP/rereadw.err"; }
+
 # An advisory notice on one worker (an AWS rebalance recommendation served
 # by the fake metadata service): every worker takes the same opportunistic
 # checkpoint, the job returns to idle and training goes on to the end.
