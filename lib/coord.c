@@ -2437,11 +2437,15 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     case PREEMPT_FX_REPORT_SHARD:
         report(c, k, (uint64_t)fx->arg, last, save_ms);
         return true;
-    case PREEMPT_FX_PUBLISH_ERROR:
+    case PREEMPT_FX_PUBLISH_ERROR: {
         CKEY(c, key, ERROR);
         (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
+        for (size_t i = 0; val[i]; i++) /* <message:text>: printable (a trainer's message may not be) */
+            if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
+                val[i] = ' ';
         write_call(c, PREEMPT_RQ_CREATE(key, val), on_write); /* the first error wins */
         return true;
+    }
     case PREEMPT_FX_ANNOUNCE_DONE:
         CKEY(c, key, DONE, .worker = c->me);
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);

@@ -18,63 +18,70 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* X(ID, pattern, value, written by, meaning): the records. The last three
- * are the documentation's columns (Markdown). */
+/* The member record's value (N/w/alive/<w>, N/w/joined/<w>). */
+#define PREEMPT_MEMBER_GRAMMAR_                                                                                       \
+    "pid=<pid:u64> host=<host:word> launch=<launch:word> workers=<W:u64> [over=1 ]steps=[<steps:list>]"
+
+/* X(ID, pattern, value, written by, meaning): the records. value is the
+ * value's grammar (records-internal.h), from which every value is read
+ * and checked; it and the last two are the documentation's columns
+ * (Markdown). */
 #define PREEMPT_KEYS(X)                                                                                              \
-    X(INCARNATION, "incarnation", "`N`", "the first worker of an incarnation (a transaction on the old value)",       \
+    X(INCARNATION, "incarnation", "<N:u64>", "the first worker of an incarnation (a transaction on the old value)",       \
       "the job's current incarnation")                                                                               \
-    X(START_OVER, "start-over", "`preemptctl <unix ms>`", "`preemptctl start-over`",                                 \
+    X(START_OVER, "start-over", "preemptctl <at:unixms>", "`preemptctl start-over`",                                 \
       "the operator's one-time request: the next barrier whose plan is at risk starts over, and deletes the "        \
       "request in the transaction that writes `N/ready`")                                                            \
-    X(SHAPE, "{N}/shape", "`workers=W`", "N's first member, create-if-absent",                                       \
+    X(SHAPE, "{N}/shape", "workers=<W:u64>", "N's first member, create-if-absent",                                       \
       "the worker count of N: a worker with another one is refused")                                                \
     X(READY, "{N}/ready",                                                                                            \
-      "`restore=<step>\\|none workers=W launch=L`, then ` refused=<S> lacking=<w,..>` or ` over=<S>`",               \
+      "restore=(<restore:u64>|none) workers=<W:u64> launch=<launch:word>[ refused=<refused:u64> "          \
+      "lacking=<lacking:list>][ over=<over:u64>]",               \
       "create-if-absent, by the worker that counted the W-th member",                                                \
       "the start-up barrier's one record: N started, with these members, from this step; or N refused to start "     \
       "because workers lack step S that others hold; or it started over, setting S and the other newer steps aside") \
-    X(RESTORED, "{N}/restored", "`ok`, or `unusable\\|failed <step> worker=<w>: <why>`",                             \
+    X(RESTORED, "{N}/restored", "(ok|unusable <step:u64> worker=<w:w>: <why:text>|failed <step:u64> worker=<w:w>: <why:text>)",                             \
       "create-if-absent: `ok` by the worker whose report completed the count of W, the others by the first worker "  \
       "whose restore failed",                                                                                        \
       "the restore barrier's one record: training starts; or (unusable) every worker sets that step aside and the "  \
       "job joins again (a new incarnation) without it; or (failed: out of memory, I/O) every worker's start-up "     \
       "fails, nothing set aside")                                                                                    \
-    X(NOTICE_OP, "{N}/notice/op", "`<deadline> inject`", "`preemptctl notice`",                                      \
+    X(NOTICE_OP, "{N}/notice/op", "<deadline:unixms> <source:word>", "`preemptctl notice`",                                      \
       "an operator's notice: every worker's own")                                                                    \
-    X(ERROR, "{N}/error", "`<code> <w> <message>`", "create-if-absent", "the job's first error")                     \
-    X(NOTICE, "{N}/e{p}/notice/{w}", "`<deadline, unix ms> <source>[ withdrawn]`", "worker w",                       \
+    X(ERROR, "{N}/error", "<code:int> <w:w> <message:text>", "create-if-absent", "the job's first error")                     \
+    X(NOTICE, "{N}/e{p}/notice/{w}", "<deadline:unixms> <source:word>[ withdrawn]", "worker w",                       \
       "w's earliest notice; `withdrawn` when its sources cancelled it or it was advisory. When every record is "     \
       "withdrawn (and no operator's notice stands), every worker gets `notice-withdrawn`: the round's save "         \
       "completes and the job returns to idle (episodes, below)")                                                     \
-    X(CLAIM, "{N}/e{p}/claim", "`<w>[ <w's notice record's value>]`",                                              \
+    X(CLAIM, "{N}/e{p}/claim", "<w:w>[ <deadline:unixms> <source:word>[ withdrawn]]",                                              \
       "create-if-absent, lease-bound, in one transaction with round 0's step",                                       \
       "the driver of the preemption, and its notice when that opened the episode (w's notice record until w "       \
       "writes one: when the notice changes, or when the claim goes with w's lease or w's exit)")                    \
-    X(LOST, "{N}/e{p}/lost", "`<w>`", "the driver, create-if-absent",                                                \
+    X(LOST, "{N}/e{p}/lost", "<w:w>", "the driver, create-if-absent",                                                \
       "w's membership is gone (its lease ended): every worker gets `peer-lost`")                                     \
-    X(FINAL, "{N}/e{p}/final", "`<w>`", "the driver", "the final round (grace period) is open")                      \
-    X(AGREED, "{N}/e{p}/r{k}/agreed", "`<step>[ last]`",                                                             \
+    X(FINAL, "{N}/e{p}/final", "<w:w>", "the driver", "the final round (grace period) is open")                      \
+    X(AGREED, "{N}/e{p}/r{k}/agreed", "<step:u64>[ last]",                                                             \
       "the driver, with its claim (round 0) or `final` (round 1), create-if-absent; raised by a worker past it "    \
       "(compare-and-put on the value it saw)",                                                                       \
       "round k's save step: the driver's step plus the lead, or a raise's; `last` when the proposal said so: that " \
       "save ends the preemption (no countdown after it), for every worker")                                         \
-    X(DECISION, "{N}/decision/e{p}/r{k}", "`committed <step>[ last] save=<ms>` or `aborted <step> <w>`",            \
+    X(DECISION, "{N}/decision/e{p}/r{k}", "(committed <step:u64>[ last][ save=<save:u64>]|aborted <step:u64> (<w:w>|restart))",            \
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
       "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
       "the final round with. Kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy may " \
       "wait on it after the episode is cleared")                                                                     \
-    X(W_RESTORED, "{N}/w/restored/{w}", "`ok`", "worker w, counted in the same transaction",                         \
+    X(W_RESTORED, "{N}/w/restored/{w}", "ok", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
-    X(JOINED, "{N}/w/joined/{w}", "the member record (as `N/w/alive/<w>`)", "worker w at start",                  \
+    X(JOINED, "{N}/w/joined/{w}", PREEMPT_MEMBER_GRAMMAR_, "worker w at start",                  \
       "w lived in N (permanent: a worker that finds its own marks a restart). Outside the watched range: in it, "    \
       "every worker's first read of the range returned all W of them, W^2 records at start-up")                      \
-    X(ALIVE, "{N}/w/alive/{w}", "`pid=.. host=.. launch=.. workers=W [over=1] steps=a,b,c`",                         \
+    X(ALIVE, "{N}/w/alive/{w}", PREEMPT_MEMBER_GRAMMAR_,                         \
       "worker w, bound to its lease",                                                                                \
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
       "last save")                                                                                                   \
-    X(DONE, "{N}/w/done/{w}", "`<step>`", "worker w", "w finished training")                                         \
-    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "`<save ms>[ last]`", "worker w, counted in the same transaction",    \
+    X(DONE, "{N}/w/done/{w}", "<step:u64>", "worker w", "w finished training")                                         \
+    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last]", "worker w, counted in the same transaction",    \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
       "slowest save w knows of. `last`: w judges, its save done and measured, that no time is left for another "    \
       "round")

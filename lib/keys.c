@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "keys-internal.h"
-#include "platform-internal.h" /* preempt_parse_u64_ */
+#include "records-internal.h"
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
 
 static const struct {
@@ -25,6 +25,11 @@ static const struct {
 const char *preempt_key_pattern_(enum preempt_key_id id)
 {
     return (unsigned)id < sizeof(keys) / sizeof(keys[0]) ? keys[id].pattern : NULL;
+}
+
+const char *preempt_record_grammar_(enum preempt_key_id id)
+{
+    return (unsigned)id < PREEMPT_KEY_COUNT ? keys[id].value : NULL;
 }
 
 bool preempt_key_has_(enum preempt_key_id id, char c)
@@ -175,18 +180,13 @@ int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last)
 
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
 {
-    char num[PREEMPT_STEP_VALUE_MAX];
-    const char *sp = value ? strchr(value, ' ') : NULL;
-    size_t n = sp ? (size_t)(sp - value) : 0;
+    struct preempt_record r;
+    const char *why;
 
-    if (!sp)
-        return (*last = false, preempt_parse_u64_(value, step));
-    if (n >= sizeof(num) || strcmp(sp, " last") != 0)
+    if (!value || preempt_record_parse_(PREEMPT_KEY_AGREED, value, 0, &r, &why) < 0)
         return false;
-    memcpy(num, value, n);
-    num[n] = '\0';
-    *last = true;
-    return preempt_parse_u64_(num, step);
+    *last = preempt_record_has_(&r, "last");
+    return preempt_record_u64_(&r, "step", step);
 }
 
 int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms)
@@ -196,22 +196,16 @@ int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, u
 
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)
 {
-    char head[PREEMPT_STEP_VALUE_MAX];
-    const char *save;
-    size_t n;
+    struct preempt_record r;
+    const char *why;
 
-    if (!value || strncmp(value, "committed ", 10) != 0)
+    if (!value || preempt_record_parse_(PREEMPT_KEY_DECISION, value, 0, &r, &why) < 0 ||
+        !preempt_record_has_(&r, "committed"))
         return false;
-    value += 10;
-    *save_ms = 0;
-    if (!(save = strstr(value, " save=")))
-        return preempt_step_value_parse_(value, step, last);
-    n = (size_t)(save - value);
-    if (n >= sizeof(head) || !preempt_parse_u64_(save + 6, save_ms))
-        return false;
-    memcpy(head, value, n);
-    head[n] = '\0';
-    return preempt_step_value_parse_(head, step, last);
+    *last = preempt_record_has_(&r, "last");
+    if (!preempt_record_u64_(&r, "save", save_ms))
+        *save_ms = 0; /* older records lack it */
+    return preempt_record_u64_(&r, "step", step);
 }
 
 int preempt_key_table_(char *buf, size_t size, bool per_worker)
@@ -230,7 +224,10 @@ int preempt_key_table_(char *buf, size_t size, bool per_worker)
         if (per_worker != !strncmp(keys[id].pattern, "{N}/w/", 6))
             continue;
         (void)doc_pattern(pat, sizeof(pat), keys[id].pattern);
-        ADD("| `%s` | %s | %s | %s |\n", pat, keys[id].value, keys[id].writer, keys[id].meaning);
+        ADD("| `%s` | `", pat);
+        for (const char *g = keys[id].value; *g; g++) /* the grammar; '|' would end the cell */
+            ADD("%s%c", *g == '|' ? "\\" : "", *g);
+        ADD("` | %s | %s |\n", keys[id].writer, keys[id].meaning);
     }
 #undef ADD
     return (int)n;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "keys-internal.h"
-#include "platform-internal.h" /* preempt_parse_u64_ */
+#include "records-internal.h"
 #include "view-internal.h"
 
 int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, unsigned n, unsigned me)
@@ -83,22 +83,33 @@ static struct preempt_view_ev malformed(const char *what)
     return (struct preempt_view_ev){ .what = PREEMPT_VIEW_MALFORMED, .text = what };
 }
 
-/* A notice's "<deadline> <source>[ ...]": from its source on ("" when none). */
-static const char *source_of(const char *value)
+/* A field's number (the grammar has it: the record validated). */
+static uint64_t num(const struct preempt_record *r, const char *name)
 {
-    const char *sp = strchr(value, ' ');
+    uint64_t u = 0;
 
-    return sp ? sp + 1 : "";
+    (void)preempt_record_u64_(r, name, &u);
+    return u;
 }
 
-/* A worker's notice record: "<deadline unix ms> <source>[ withdrawn]". */
-static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const char *value)
+/* A field's text, up to the value's end (NULL: "" when absent). */
+static const char *from(const struct preempt_record *r, const char *name)
 {
-    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w, .text = source_of(value) };
+    size_t len;
+    const char *s = preempt_record_text_(r, name, &len);
+
+    return s ? s : "";
+}
+
+/* A worker's notice: "<deadline> <source>[ withdrawn]", alone (its
+ * record) or carried by the driver's claim. */
+static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const struct preempt_record *r)
+{
+    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w, .text = from(r, "source") };
     uint64_t *wall = &v->notice_wall[w];
 
-    ev.wall = strtoull(value, NULL, 10);
-    ev.withdrawn = strstr(value, " withdrawn") != NULL;
+    ev.wall = num(r, "deadline");
+    ev.withdrawn = preempt_record_has_(r, "withdrawn");
     ev.news = !*wall || ev.wall < *wall || (v->notice_withdrawn[w] && !ev.withdrawn);
     if (!*wall || ev.wall < *wall)
         *wall = ev.wall ? ev.wall : 1;
@@ -108,57 +119,42 @@ static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const c
 
 bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice)
 {
-    char num[24];
-    size_t n = value ? strcspn(value, " ") : 0;
-    uint64_t u;
+    struct preempt_record r;
+    const char *why, *deadline;
 
     *notice = NULL;
-    if (n == 0 || n >= sizeof(num) || (value[n] && !value[n + 1]))
+    if (!value || preempt_record_parse_(PREEMPT_KEY_CLAIM, value, UINT32_MAX, &r, &why) < 0)
         return false;
-    memcpy(num, value, n);
-    num[n] = '\0';
-    if (!preempt_parse_u64_(num, &u) || u > UINT32_MAX)
-        return false;
-    *worker = (unsigned)u;
-    *notice = value[n] ? value + n + 1 : NULL;
+    *worker = (unsigned)num(&r, "w");
+    deadline = from(&r, "deadline");
+    *notice = *deadline ? deadline : NULL;
     return true;
 }
 
-/* A round's decision: "committed <step>[ last] save=<ms>" or "aborted <step> <w>". */
-static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const char *value)
+/* A round's decision: "committed <step>[ last] save=<ms>" or "aborted <step> <w>|restart". */
+static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const struct preempt_record *r)
 {
     struct preempt_view_ev ev = { .round = k };
-    char *end;
 
     if (v->r[k].decided)
         return ev;
-    if (!strncmp(value, "committed ", 10)) {
-        if (!preempt_committed_parse_(value, &ev.step, &ev.last, &ev.save_ms))
-            return malformed("a decision");
-        ev.what = PREEMPT_VIEW_COMMITTED;
-        v->r[k].decided = true;
-        return ev;
-    }
-    if (strncmp(value, "aborted ", 8) != 0)
-        return malformed("a decision");
-    ev.what = PREEMPT_VIEW_ABORTED;
-    errno = 0;
-    ev.step = strtoull(value + 8, &end, 10);
-    if (errno || end == value + 8 || (*end != '\0' && *end != ' '))
-        return malformed("a decision");
+    ev.what = preempt_record_has_(r, "committed") ? PREEMPT_VIEW_COMMITTED : PREEMPT_VIEW_ABORTED;
+    ev.step = num(r, "step");
+    ev.last = preempt_record_has_(r, "last");
+    ev.save_ms = num(r, "save");
     v->r[k].decided = true;
     return ev;
 }
 
 /* The first record of a kind whose value names a worker ("<w>", not
  * skip): seen marks it found. */
-static struct preempt_view_ev first_worker(struct preempt_view *v, bool *seen, const char *value, unsigned skip,
+static struct preempt_view_ev first_worker(bool *seen, const struct preempt_record *r, unsigned skip,
                                            enum preempt_view_what what)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING };
-    uint64_t u;
+    uint64_t u = num(r, "w");
 
-    if (*seen || !preempt_parse_u64_(value, &u) || u >= v->n || u == skip)
+    if (*seen || u == skip)
         return ev;
     *seen = true;
     ev.what = what;
@@ -166,9 +162,9 @@ static struct preempt_view_ev first_worker(struct preempt_view *v, bool *seen, c
     return ev;
 }
 
-/* A record of the viewed episode. */
+/* A record of the viewed episode (r: its value, validated, when put). */
 static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, const struct preempt_key *k,
-                                      const char *value)
+                                      const struct preempt_record *r)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING, .round = k->round };
     uint64_t u;
@@ -183,25 +179,21 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
     }
     switch (id) {
     case PREEMPT_KEY_NOTICE:
-        return k->worker < v->n ? notice(v, k->worker, value) : ev;
-    case PREEMPT_KEY_CLAIM: {
-        const char *carried;
-        unsigned w;
-
+        return notice(v, k->worker, r);
+    case PREEMPT_KEY_CLAIM:
         v->claim = true;
         ev.what = PREEMPT_VIEW_CLAIM;
         /* the driver's notice, when it opened the episode with its claim */
-        if (preempt_claim_parse_(value, &w, &carried) && carried && w < v->n)
-            return notice(v, w, carried);
+        if (preempt_record_has_(r, "deadline"))
+            return notice(v, (unsigned)num(r, "w"), r);
         return ev;
-    }
     case PREEMPT_KEY_FINAL: /* the driver's; this worker's own opened nothing new to it */
-        return first_worker(v, &v->final, value, v->me, PREEMPT_VIEW_FINAL);
+        return first_worker(&v->final, r, v->me, PREEMPT_VIEW_FINAL);
     case PREEMPT_KEY_LOST:
-        return first_worker(v, &v->lost, value, v->n, PREEMPT_VIEW_LOST);
+        return first_worker(&v->lost, r, v->n, PREEMPT_VIEW_LOST);
     case PREEMPT_KEY_AGREED:
-        if (!preempt_step_value_parse_(value, &u, &last))
-            return malformed("a step, and \"last\" or nothing");
+        u = num(r, "step");
+        last = preempt_record_has_(r, "last");
         if (v->r[k->round].have_agreed && u <= v->r[k->round].agreed)
             return ev; /* a repeat: the step only goes up (a raise) */
         v->r[k->round].have_agreed = true;
@@ -212,23 +204,23 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
         ev.last = last;
         return ev;
     case PREEMPT_KEY_DECISION:
-        return decision(v, k->round, value);
+        return decision(v, k->round, r);
     default:
         return ev;
     }
 }
 
-/* A record of the incarnation outside the episodes. */
-static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, const char *value)
+/* A record of the incarnation outside the episodes (r: its value,
+ * validated, when put). */
+static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, const struct preempt_record *r)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING };
-    char *end;
 
     if (id == PREEMPT_KEY_NOTICE_OP && !put) {
         v->op_wall = 0;
         ev.what = PREEMPT_VIEW_OP_GONE;
     } else if (id == PREEMPT_KEY_NOTICE_OP) {
-        ev.wall = strtoull(value, NULL, 10);
+        ev.wall = num(r, "deadline");
         /* again when the operator brings the deadline earlier (found by the
          * simulation: a second injection with an earlier deadline was
          * ignored, and the job outlived it) */
@@ -236,13 +228,13 @@ static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, cons
             return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
         v->op_wall = ev.wall ? ev.wall : UINT64_MAX;
         ev.what = PREEMPT_VIEW_OP_NOTICE;
-        ev.text = source_of(value);
+        ev.text = from(r, "source");
     } else if (id == PREEMPT_KEY_ERROR && put && !v->error) {
         v->error = true;
         ev.what = PREEMPT_VIEW_ERROR;
-        ev.code = strtoll(value, &end, 10);
-        ev.worker = (unsigned)strtoul(end, &end, 10);
-        ev.text = *end == ' ' ? end + 1 : end;
+        ev.code = (int64_t)num(r, "code");
+        ev.worker = (unsigned)num(r, "w");
+        ev.text = from(r, "message");
     }
     return ev;
 }
@@ -250,22 +242,31 @@ static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, cons
 struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, const char *key, const char *value)
 {
     struct preempt_view_ev none = { .what = PREEMPT_VIEW_NOTHING };
+    struct preempt_record rec = { 0 };
+    const char *why;
     struct preempt_key k;
     int id = preempt_key_parse_(key, v->jobp, &k);
 
     if (id < 0 || !preempt_key_has_(id, 'N') || k.inc != v->inc)
         return none;
-    if (!value)
-        value = "";
-    if (!preempt_key_has_(id, 'p'))
-        return job(v, put, id, value);
-    if (k.ep > v->ep)
+    if (preempt_key_has_(id, 'p') && k.ep > v->ep)
         return (struct preempt_view_ev){ .what = PREEMPT_VIEW_LATER, .ep = k.ep };
-    if (k.ep < v->ep)
+    if (preempt_key_has_(id, 'p') && k.ep < v->ep)
         return none; /* an ended episode's record, landing or cleared late */
     if (id == PREEMPT_KEY_DECISION && !put)
         return none; /* a decision is never deleted within its incarnation */
-    return episode(v, put, id, &k, value);
+    /* one schema: a value that does not read as its grammar says is
+     * never acted on (nor a record of a worker the job does not have) */
+    if (preempt_key_has_(id, 'w') && k.worker >= v->n)
+        return malformed("a record of a worker of the job (its key's index)");
+    if (put && preempt_record_parse_((enum preempt_key_id)id, value, v->n, &rec, &why) < 0) {
+        if (id == PREEMPT_KEY_CLAIM)
+            v->claim = true; /* it holds the episode all the same: etcd has it */
+        return malformed(why);
+    }
+    if (!preempt_key_has_(id, 'p'))
+        return job(v, put, id, &rec);
+    return episode(v, put, id, &k, &rec);
 }
 
 const char *preempt_view_what_name_(enum preempt_view_what what)

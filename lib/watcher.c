@@ -11,6 +11,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "records-internal.h"
 #include "view-internal.h"
 #include "preempt.h"
 
@@ -126,7 +127,12 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
     uint64_t inc;
 
     if (id == PREEMPT_KEY_INCARNATION) {
-        inc = put ? strtoull(value, NULL, 10) : 0;
+        struct preempt_record rec;
+        const char *why;
+
+        if (!put || preempt_record_parse_(PREEMPT_KEY_INCARNATION, value, 0, &rec, &why) < 0 ||
+            !preempt_record_u64_(&rec, "N", &inc))
+            return; /* gone, or not a number: the records' own incarnations still move it */
         if (inc > w->inc)
             new_incarnation(w, inc);
         return;

@@ -3,7 +3,8 @@
 # fsm/ is pure: its library references no I/O, clock, allocation, libevent,
 # libcurl or nanopb symbol, and a program linked with it alone (check_fsm)
 # depends on none of those libraries. The step function's object file
-# references nothing outside fsm/ but memset and memcpy.
+# references nothing outside fsm/ but memset and memcpy. The records'
+# schema (lib/records.c) is checked the same way.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
@@ -40,6 +41,23 @@ if grep -vE '^(memcpy|memset|__stack_chk_fail)$' "$TMP/step_external" >"$TMP/bad
     fail "the step function references $(tr '\n' ' ' <"$TMP/bad")"
 else
     ok
+fi
+
+# The records' schema (lib/records.c) is pure as well: it reads values with
+# the key table's grammars and calls nothing but memchr, memcmp and strlen.
+shell="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-shell.a"
+robj=$(ar t "$shell" | grep 'records\.o$')
+if [ -z "$robj" ] || ! (cd "$TMP" && ar x "$shell" "$robj"); then
+    fail "no records object in $shell"
+else
+    $NM -u "$TMP/$robj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/rec_external"
+    grep -qx memchr "$TMP/rec_external" && ok || fail "nm found no reference to memchr in $robj (the test cannot see)"
+    echo "$robj: undefined symbols: $(tr '\n' ' ' <"$TMP/rec_external")"
+    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|__stack_chk_fail)$' "$TMP/rec_external" >"$TMP/bad"; then
+        fail "the records' schema references $(tr '\n' ' ' <"$TMP/bad")"
+    else
+        ok
+    fi
 fi
 
 # A program linked with fsm/ only needs none of libevent, libcurl, jansson, nanopb.

@@ -67,7 +67,7 @@ one_case() {
         i=$((i + 1))
     done
     sleep 0.3 # training, timers due while steps run
-    kill -TERM "$(echo $PIDS | cut -d' ' -f$((_sig + 1)))"
+    kill -TERM "$(echo $PIDS | cut -d' ' -f$((c_sig + 1)))"
     job_wait 30
     eq "$what: exit codes" "$RCS" "$(rcs_of "$c_n" 42)"
     s0=$(val "$TMP/$tag.0.out" step)

@@ -289,6 +289,44 @@ expect_rc 1 "$REPLAY" "$TMP/vtrace.altered"
 expect_output "diverges"
 expect_output "actual:   agreed round=0 step="
 
+# ---- records that do not read as their grammar says -------------------------
+# An operator's mistake (a buggy tool, another version, a hand edit) writes
+# garbage into a running job's current incarnation: notices whose deadline
+# is no number or does not fit, a notice of a worker the job does not have,
+# an error whose code is no number. Each worker logs each one and acts on
+# none (they were taken as notices due now, and the job went down 75 75 75
+# with no notice at all); a real SIGTERM afterwards saves one step on every
+# worker.
+tag=garbage
+job_start "$tag" 3 --steps 100000 --step-ms 10
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
+inc=$(etcdctl --endpoints="$ETCD_URL" get "/preempt/$tag/incarnation" --print-value-only)
+gp=/preempt/$tag/$inc
+etcdctl --endpoints="$ETCD_URL" put "$gp/e0/notice/1" "zzz not-a-deadline" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "$gp/e0/notice/2" "18446744073709551615999 signal withdrawn" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "$gp/e0/notice/7" "1 signal" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "$gp/notice/op" "soon inject" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "$gp/error" "boom 1 a message" >/dev/null
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.err" "$gp/error" 30; done
+sleep 0.5 # the job trains on (a worker that obeyed one exits at once)
+for p in $PIDS; do expect "garbage: worker pid $p trains on" kill -0 "$p"; done
+for i in 0 1 2; do
+    for k in e0/notice/1 e0/notice/2 e0/notice/7 notice/op error; do
+        eq "garbage: worker $i reports $k once" "$(grep -c "ignoring $gp/$k = " "$TMP/$tag.$i.err")" 1
+    done
+    expect "garbage: worker $i says why" grep -q "e0/notice/1 = \"zzz not-a-deadline\": not a number" "$TMP/$tag.$i.err"
+    expect "garbage: worker $i took no notice" sh -c "! grep -q 'has a notice\|operator.s notice' '$TMP/$tag.$i.err'"
+done
+# the operator sees them for what they are
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" status "$tag"
+expect_output "zzz not-a-deadline  (malformed: not a number; the workers ignore it)"
+expect_output "boom 1 a message  (malformed: not an integer; the workers ignore it)"
+expect_output "1 signal  (malformed: not a record of a worker of the job; the workers ignore it)"
+kill -TERM "$(echo $PIDS | cut -d' ' -f2)" # worker 1
+job_wait 60
+saved_one_step "$tag" 3 "garbage, then SIGTERM"
+[ "$failures" -eq 0 ] || show_logs "$tag" 3
+
 # ---- the preemption watcher; an advisory notice across a job ---------------
 # preemptctl watch (the public watcher) sees which worker got a notice and
 # when every worker has exited.

@@ -13,6 +13,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "records-internal.h"
 #include "view-internal.h"
 #include "preempt.h"
 #include "tool.h"
@@ -127,6 +128,8 @@ static uint64_t wall_ms(void)
 static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
 {
     struct preempt_etcd_kv *kvs;
+    struct preempt_record rec;
+    const char *why;
     char key[PREEMPT_KEY_MAX];
     size_t n;
     int r;
@@ -134,9 +137,13 @@ static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_INCARNATION, &(struct preempt_key){ 0 });
     if ((r = range(s, key, false, &kvs, &n)) < 0)
         return r;
-    r = n == 1 && kvs[0].value[0] ? 0 : -ENOENT;
+    r = n == 1 ? 0 : -ENOENT;
+    if (r == 0 && preempt_record_parse_(PREEMPT_KEY_INCARNATION, kvs[0].value, 0, &rec, &why) < 0) {
+        fprintf(stderr, "preemptctl: %s = \"%.40s\" is not an incarnation: not %s\n", key, kvs[0].value, why);
+        r = -EBADMSG;
+    }
     if (r == 0)
-        *ret = strtoull(kvs[0].value, NULL, 10);
+        (void)preempt_record_u64_(&rec, "N", ret);
     preempt_etcd_kvs_free_(kvs, n);
     return r;
 }
@@ -220,6 +227,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     char pre[PREEMPT_KEY_MAX];
     uint64_t inc, now = wall_ms();
     size_t n;
+    unsigned workers = PREEMPT_MAX_WORKERS;
 
     int r = incarnation(s, jobp, &inc);
 
@@ -231,17 +239,39 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     if (range(s, pre, true, &kvs, &n) < 0)
         return 1;
     printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
+    for (size_t i = 0; i < n; i++) { /* the job's worker count, which bounds the records' worker indexes */
+        struct preempt_record rec;
+        const char *why;
+        uint64_t w;
+
+        if (preempt_key_parse_(kvs[i].key, jobp, &(struct preempt_key){ 0 }) == PREEMPT_KEY_SHAPE &&
+            preempt_record_parse_(PREEMPT_KEY_SHAPE, kvs[i].value, 0, &rec, &why) == 0 &&
+            preempt_record_u64_(&rec, "W", &w) && w > 0 && w <= PREEMPT_MAX_WORKERS)
+            workers = (unsigned)w;
+    }
     for (size_t i = 0; i < n; i++) {
         const char *rest = kvs[i].key + strlen(pre);
         struct preempt_key k;
         int id = preempt_key_parse_(kvs[i].key, jobp, &k);
 
-        if (id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) {
-            uint64_t dl = strtoull(kvs[i].value, NULL, 10);
-            const char *src = strchr(kvs[i].value, ' ');
+        struct preempt_record rec;
+        const char *why;
 
-            printf("  %-22s deadline %s%.1f s%s, source %s\n", rest, dl >= now ? "in " : "",
-                   (double)(dl >= now ? dl - now : now - dl) / 1000.0, dl >= now ? "" : " ago", src ? src + 1 : "?");
+        if (id >= 0 && preempt_key_has_(id, 'w') && k.worker >= workers) {
+            printf("  %-22s %s  (malformed: not a record of a worker of the job; the workers ignore it)\n", rest,
+                   kvs[i].value);
+        } else if (id >= 0 && kvs[i].value &&
+                   preempt_record_parse_((enum preempt_key_id)id, kvs[i].value, workers, &rec, &why) < 0) {
+            printf("  %-22s %s  (malformed: not %s; the workers ignore it)\n", rest, kvs[i].value, why);
+        } else if (id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) {
+            uint64_t dl = 0;
+            size_t len = 0;
+            const char *src = preempt_record_text_(&rec, "source", &len);
+
+            (void)preempt_record_u64_(&rec, "deadline", &dl);
+            printf("  %-22s deadline %s%.1f s%s, source %.*s%s\n", rest, dl >= now ? "in " : "",
+                   (double)(dl >= now ? dl - now : now - dl) / 1000.0, dl >= now ? "" : " ago", (int)len,
+                   src ? src : "", preempt_record_has_(&rec, "withdrawn") ? " (withdrawn)" : "");
         } else {
             printf("  %-22s %s%s\n", rest, kvs[i].value, kvs[i].lease ? "  (lease-bound)" : "");
         }

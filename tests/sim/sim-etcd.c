@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "sim.h"
+#include "preempt.h" /* PREEMPT_MAX_WORKERS */
+#include "records-internal.h"
 
 struct lease {
     int64_t id;
@@ -127,6 +129,29 @@ static void record(struct sim_etcd *m, enum preempt_etcd_ev type, const struct p
                                       .create_rev = kv->create_rev, .mod_rev = m->rev, .lease = kv->lease };
 }
 
+/* Every value a worker writes reads as its record's grammar
+ * (lib/keys-internal.h): a writer that drifted from the schema stops the
+ * simulation where it wrote. */
+static void check_value(const char *key, const char *value)
+{
+    char jobp[PREEMPT_KEY_MAX];
+    const char *end = strncmp(key, "/preempt/", 9) ? NULL : strchr(key + 9, '/'), *why;
+    struct preempt_record r;
+    struct preempt_key k;
+    int id;
+
+    if (!end || (size_t)(end - key) + 2 > sizeof(jobp))
+        return;
+    memcpy(jobp, key, (size_t)(end - key) + 1);
+    jobp[end - key + 1] = '\0';
+    id = preempt_key_parse_(key, jobp, &k);
+    if (id >= 0 && preempt_record_parse_((enum preempt_key_id)id, value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
+        fprintf(stderr, "preempt-sim: %s = \"%s\" is not its record's grammar (%s): not %s\n", key, value,
+                preempt_record_grammar_((enum preempt_key_id)id), why);
+        abort();
+    }
+}
+
 /* A write within the current revision (the caller has bumped it). */
 static void do_put(struct sim_etcd *m, const char *key, const char *value, int64_t lease)
 {
@@ -140,6 +165,7 @@ static void do_put(struct sim_etcd *m, const char *key, const char *value, int64
         m->n++;
         m->kvs[i] = (struct preempt_etcd_kv){ .key = dup(key), .create_rev = m->rev };
     }
+    check_value(key, value);
     kv = &m->kvs[i];
     free(kv->value);
     kv->value = dup(value);

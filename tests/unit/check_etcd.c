@@ -23,6 +23,7 @@
 #include "coord-internal.h"
 #include "etcd-internal.h"
 #include "keys-internal.h"
+#include "records-internal.h"
 #include "view-internal.h"
 
 START_TEST(test_b64_round_trip)
@@ -753,6 +754,82 @@ START_TEST(test_committed_values)
 }
 END_TEST
 
+/* Every record's value against its grammar (the key table's value
+ * column): what the writers write reads, the garbage an operator's mistake
+ * leaves does not, and fields come out typed. */
+START_TEST(test_record_grammar)
+{
+    static const struct {
+        enum preempt_key_id id;
+        const char *value;
+        bool ok;
+    } cases[] = {
+        { PREEMPT_KEY_NOTICE, "1790000032135 signal", true },
+        { PREEMPT_KEY_NOTICE, "0 inject withdrawn", true },
+        { PREEMPT_KEY_NOTICE, "zzz not-a-deadline", false },
+        { PREEMPT_KEY_NOTICE, "18446744073709551615999 signal withdrawn", false },
+        { PREEMPT_KEY_NOTICE, "100000000000001 signal", false }, /* past 10^14 ms */
+        { PREEMPT_KEY_NOTICE, "12 signal withdrawnx", false },
+        { PREEMPT_KEY_NOTICE, "12 ", false },
+        { PREEMPT_KEY_NOTICE, "012 signal", false },
+        { PREEMPT_KEY_NOTICE_OP, "0 inject", true },
+        { PREEMPT_KEY_NOTICE_OP, "soon inject", false },
+        { PREEMPT_KEY_ERROR, "-5 1 save failed: disk full", true },
+        { PREEMPT_KEY_ERROR, "-5 1 ", true },
+        { PREEMPT_KEY_ERROR, "boom 1 a message", false },
+        { PREEMPT_KEY_ERROR, "-5 4 beyond the job", false },
+        { PREEMPT_KEY_ERROR, "-5 1 two\nlines", false },
+        { PREEMPT_KEY_CLAIM, "3", true },
+        { PREEMPT_KEY_CLAIM, "2 5000 signal", true },
+        { PREEMPT_KEY_CLAIM, "2 5000 signal withdrawn", true },
+        { PREEMPT_KEY_CLAIM, "2 5000", false },
+        { PREEMPT_KEY_CLAIM, "9", false },
+        { PREEMPT_KEY_DECISION, "committed 84 last save=1500", true },
+        { PREEMPT_KEY_DECISION, "aborted 84 2", true },
+        { PREEMPT_KEY_DECISION, "aborted 84 restart", true },
+        { PREEMPT_KEY_DECISION, "aborted 84", false },
+        { PREEMPT_KEY_DECISION, "aborted 84 restarts", false },
+        { PREEMPT_KEY_DECISION, "done 84", false },
+        { PREEMPT_KEY_READY, "restore=none workers=3 launch=-", true },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,2,...", true },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 over=60", true },
+        { PREEMPT_KEY_READY, "restore=some workers=3 launch=l1", false },
+        { PREEMPT_KEY_RESTORED, "ok", true },
+        { PREEMPT_KEY_RESTORED, "unusable 40 worker=1: the model's shape differs", true },
+        { PREEMPT_KEY_RESTORED, "failed 40 worker=1: out of memory", true },
+        { PREEMPT_KEY_RESTORED, "broken 40 worker=1: x", false },
+        { PREEMPT_KEY_INCARNATION, "7", true },
+        { PREEMPT_KEY_INCARNATION, "-7", false },
+        { PREEMPT_KEY_LOST, "2", true },
+        { PREEMPT_KEY_LOST, "", false },
+    };
+    struct preempt_record r;
+    const char *why, *s;
+    char buf[256];
+    uint64_t u;
+    size_t len;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        ck_assert_msg((preempt_record_parse_(cases[i].id, cases[i].value, 4, &r, &why) == 0) == cases[i].ok,
+                      "%s = \"%s\": %s", preempt_key_pattern_(cases[i].id), cases[i].value,
+                      cases[i].ok ? why : "taken");
+    /* the member record as the coordinator writes it */
+    preempt_coord_member_(buf, sizeof(buf), 12, "node-1.example", "l1", 4, true, (uint64_t[]){ 10, 20 }, 2);
+    ck_assert_msg(preempt_record_valid_(PREEMPT_KEY_ALIVE, buf, 4), "%s", buf);
+    preempt_coord_member_(buf, sizeof(buf), 12, NULL, NULL, 4, false, NULL, 0);
+    ck_assert_msg(preempt_record_valid_(PREEMPT_KEY_JOINED, buf, 4), "%s", buf);
+    /* typed fields, flags, alternatives */
+    ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ERROR, "-5 1 disk full", 4, &r, &why), 0);
+    ck_assert(preempt_record_u64_(&r, "code", &u) && (int64_t)u == -5);
+    ck_assert((s = preempt_record_text_(&r, "message", &len)) && len == 9 && !strcmp(s, "disk full"));
+    ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_DECISION, "aborted 7 restart", 4, &r, &why), 0);
+    ck_assert(preempt_record_has_(&r, "aborted") && preempt_record_has_(&r, "restart") &&
+              !preempt_record_has_(&r, "committed") && !preempt_record_has_(&r, "w"));
+    ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_NOTICE, "zzz x", 4, &r, &why), -EBADMSG);
+    ck_assert_str_eq(why, "a number");
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -824,7 +901,7 @@ START_TEST(test_view_notices)
     ck_assert(vput(&v, JOBP "7/e0/notice/2", "4000 signal").news); /* earlier */
     ck_assert(vput(&v, JOBP "7/e0/notice/3", "0 inject").news);    /* no deadline: kept as 1 */
     ck_assert_uint_eq(v.notice_wall[3], 1);
-    WHAT(vput(&v, JOBP "7/e0/notice/4", "1 signal"), PREEMPT_VIEW_NOTHING); /* not a worker of 4 */
+    WHAT(vput(&v, JOBP "7/e0/notice/4", "1 signal"), PREEMPT_VIEW_MALFORMED); /* not a worker of 4 */
     WHAT(preempt_view_apply_(&v, false, JOBP "7/e0/notice/2", NULL), PREEMPT_VIEW_NOTHING); /* the clear */
     ck_assert_uint_eq(v.notice_wall[2], 4000);
 
@@ -923,11 +1000,13 @@ START_TEST(test_view_claim_carries_notice)
     ck_assert(!v.claim);
     ck_assert_uint_eq(v.notice_wall[2], 5000);
     /* a claim that names no worker of the job, or none at all, holds the
-     * episode and says nothing of a notice */
-    WHAT(vput(&v, JOBP "7/e0/claim", "9 4000 signal"), PREEMPT_VIEW_CLAIM);
+     * episode (etcd has it), says nothing of a notice, and is reported */
+    WHAT(vput(&v, JOBP "7/e0/claim", "9 4000 signal"), PREEMPT_VIEW_MALFORMED);
     ck_assert(v.claim);
     ck_assert_uint_eq(v.notice_wall[1], 0);
-    WHAT(vput(&v, JOBP "7/e0/claim", "junk"), PREEMPT_VIEW_CLAIM);
+    WHAT(preempt_view_apply_(&v, false, JOBP "7/e0/claim", NULL), PREEMPT_VIEW_CLAIM_GONE);
+    WHAT(vput(&v, JOBP "7/e0/claim", "junk"), PREEMPT_VIEW_MALFORMED);
+    ck_assert(v.claim);
     preempt_view_free_(&v);
 }
 END_TEST
@@ -1002,7 +1081,7 @@ START_TEST(test_view_rounds)
     WHAT(ev, PREEMPT_VIEW_FINAL);
     ck_assert_uint_eq(ev.worker, 2);
     WHAT(vput(&v, JOBP "7/e0/final", "0"), PREEMPT_VIEW_NOTHING);
-    WHAT(vput(&v, JOBP "7/e0/lost", "3"), PREEMPT_VIEW_NOTHING); /* not a worker of 3 */
+    WHAT(vput(&v, JOBP "7/e0/lost", "3"), PREEMPT_VIEW_MALFORMED); /* not a worker of 3 */
     WHAT(vput(&v, JOBP "7/e0/lost", "0"), PREEMPT_VIEW_LOST);
     WHAT(vput(&v, JOBP "7/e0/lost", "2"), PREEMPT_VIEW_NOTHING);
     /* the job's first error, with its message */
@@ -1337,6 +1416,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_keys_layout);
     tcase_add_test(t, test_step_values);
     tcase_add_test(t, test_committed_values);
+    tcase_add_test(t, test_record_grammar);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/records-internal.h: the values of the job's records, defined once.
+ *
+ * Each record kind's value column of the key table (keys-internal.h) is a
+ * grammar, and this file reads values with it: what docs/protocol.md shows
+ * is what every reader accepts and every writer is checked against. The
+ * grammar:
+ *
+ *   <name:type>   a field; types: u64 (decimal, no sign, no leading zero),
+ *                 unixms (a u64 up to 10^14: a wall-clock time in ms, 0:
+ *                 none), w (a worker of the job: a u64 below its worker
+ *                 count), int (an optional '-', then a u64 up to 2^31-1),
+ *                 word (1-255 of A-Z a-z 0-9 . _ : / -), list (1-1024 of
+ *                 0-9 , .), text (the rest of the value, printable)
+ *   [ ... ]       optional; a group of literal text alone (" last") is a
+ *                 flag named by it ("last")
+ *   ( a | b )     alternatives, the first that matches wins; an
+ *                 alternative that starts with a word ("committed") is a
+ *                 flag named by it
+ *   anything else itself
+ *
+ * Matching is greedy and never backtracks out of a group that matched:
+ * the grammars are written so that the literal text after an optional
+ * part tells. A value matches only as a whole. */
+#ifndef PREEMPT_RECORDS_INTERNAL_H
+#define PREEMPT_RECORDS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keys-internal.h"
+
+#define PREEMPT_RECORD_FIELDS_MAX 12
+
+/* A value read with its grammar: its fields and flags, in order. Strings
+ * point into the value read (not terminated: s, len). */
+struct preempt_record {
+    unsigned n;
+    struct {
+        const char *name; /* into the grammar */
+        size_t name_len;
+        const char *s;    /* the field's text in the value; a flag's: the name */
+        size_t len;
+        uint64_t u;       /* u64, unixms, w: the number; int: its two's complement */
+    } f[PREEMPT_RECORD_FIELDS_MAX];
+};
+
+/* Reads value (NUL-terminated; NULL reads as "") as a record of kind id
+ * whose job has workers workers. 0 with *r filled, or -EBADMSG with *why
+ * (static text) saying what was expected where it failed. Pure. */
+int preempt_record_parse_(enum preempt_key_id id, const char *value, unsigned workers, struct preempt_record *r,
+                          const char **why);
+
+/* Whether a value of kind id is well formed (preempt_record_parse_ == 0). */
+bool preempt_record_valid_(enum preempt_key_id id, const char *value, unsigned workers);
+
+/* A field's number (u64, unixms, w; int: cast it to int64_t); false when
+ * the record has no field of that name. */
+bool preempt_record_u64_(const struct preempt_record *r, const char *name, uint64_t *ret);
+
+/* Whether the record has the field or flag name. */
+bool preempt_record_has_(const struct preempt_record *r, const char *name);
+
+/* A field's text (not NUL-terminated), NULL when absent; *len its length. */
+const char *preempt_record_text_(const struct preempt_record *r, const char *name, size_t *len);
+
+/* id's grammar, as the key table's value column; NULL for no such id. */
+const char *preempt_record_grammar_(enum preempt_key_id id);
+
+#endif

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/records.c: reading the job's record values with their grammars
+ * (records-internal.h). Pure: no allocation, no I/O. */
+#include <errno.h>
+#include <string.h>
+
+#include "records-internal.h"
+
+struct match {
+    struct preempt_record *r;
+    unsigned workers;
+    const char *why;
+};
+
+/* The end of the group that starts at g (its '[' or '('), or NULL. */
+static const char *group_end(const char *g, const char *end)
+{
+    int depth = 0;
+
+    for (; g < end; g++) {
+        if (*g == '[' || *g == '(')
+            depth++;
+        else if ((*g == ']' || *g == ')') && --depth == 0)
+            return g;
+        else if (*g == '<')
+            while (g < end && *g != '>')
+                g++;
+    }
+    return NULL;
+}
+
+static bool add(struct match *m, const char *name, size_t name_len, const char *s, size_t len, uint64_t u)
+{
+    struct preempt_record *r = m->r;
+
+    if (r->n == PREEMPT_RECORD_FIELDS_MAX) {
+        m->why = "a grammar with fewer fields";
+        return false;
+    }
+    r->f[r->n].name = name;
+    r->f[r->n].name_len = name_len;
+    r->f[r->n].s = s;
+    r->f[r->n].len = len;
+    r->f[r->n].u = u;
+    r->n++;
+    return true;
+}
+
+static bool is_word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == ':' || c == '/' || c == '-';
+}
+
+/* A u64 at v without sign or leading zero: its end, or NULL. */
+static const char *number(const char *v, uint64_t *ret)
+{
+    uint64_t u = 0;
+    const char *p = v;
+
+    if (*p < '0' || *p > '9' || (*p == '0' && p[1] >= '0' && p[1] <= '9'))
+        return NULL;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (u > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return NULL; /* does not fit */
+        u = u * 10 + (uint64_t)(*p - '0');
+    }
+    *ret = u;
+    return p;
+}
+
+/* One field "<name:type>" (g..gend its inside) at v: its end, or NULL. */
+static const char *field(struct match *m, const char *g, const char *gend, const char *v)
+{
+    const char *colon = memchr(g, ':', (size_t)(gend - g)), *type, *p = v;
+    size_t tlen;
+    uint64_t u = 0;
+
+    if (!colon)
+        return (m->why = "a value (the grammar has a field without a type)"), NULL;
+    type = colon + 1;
+    tlen = (size_t)(gend - type);
+#define IS(t) (tlen == sizeof(t) - 1 && !memcmp(type, t, tlen))
+    if (IS("u64") || IS("unixms") || IS("w")) {
+        if (!(p = number(v, &u)))
+            return (m->why = "a number"), NULL;
+        if (IS("unixms") && u > 100000000000000ULL)
+            return (m->why = "a time in unix ms (at most 10^14)"), NULL;
+        if (IS("w") && u >= m->workers)
+            return (m->why = "a worker of the job"), NULL;
+    } else if (IS("int")) {
+        bool neg = *p == '-';
+
+        if (!(p = number(v + neg, &u)) || u > 2147483647u)
+            return (m->why = "an integer"), NULL;
+        u = neg ? (uint64_t)-(int64_t)u : u;
+    } else if (IS("word")) {
+        while (is_word_char(*p) && p - v < 255)
+            p++;
+        if (p == v || is_word_char(*p))
+            return (m->why = "a word (1-255 of A-Z a-z 0-9 . _ : / -)"), NULL;
+    } else if (IS("list")) {
+        while (((*p >= '0' && *p <= '9') || *p == ',' || *p == '.') && p - v < 1024)
+            p++;
+        if (p == v)
+            return (m->why = "a list of numbers"), NULL;
+    } else if (IS("text")) {
+        for (; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                return (m->why = "printable text"), NULL;
+    } else {
+        return (m->why = "a value (the grammar has an unknown type)"), NULL;
+    }
+#undef IS
+    return add(m, g, (size_t)(colon - g), v, (size_t)(p - v), u) ? p : NULL;
+}
+
+/* The literal text of g..gend without spaces around it, as a flag's name. */
+static bool flag(struct match *m, const char *g, const char *gend)
+{
+    while (g < gend && *g == ' ')
+        g++;
+    while (gend > g && gend[-1] == ' ')
+        gend--;
+    return add(m, g, (size_t)(gend - g), g, (size_t)(gend - g), 1);
+}
+
+/* The grammar g..gend at v: the end of what it matched, or NULL. */
+static const char *seq(struct match *m, const char *g, const char *gend, const char *v)
+{
+    while (g < gend && v) {
+        if (*g == '<') {
+            const char *e = memchr(g, '>', (size_t)(gend - g));
+
+            if (!e)
+                return (m->why = "a value (the grammar has an unclosed field)"), NULL;
+            v = field(m, g + 1, e, v);
+            g = e + 1;
+        } else if (*g == '[') {
+            const char *e = group_end(g, gend), *got;
+            unsigned n = m->r->n;
+            bool plain;
+
+            if (!e)
+                return (m->why = "a value (the grammar has an unclosed group)"), NULL;
+            plain = !memchr(g + 1, '<', (size_t)(e - g - 1));
+            got = seq(m, g + 1, e, v);
+            if (got && (!plain || flag(m, g + 1, e)))
+                v = got;
+            else
+                m->r->n = n; /* absent: nothing of it counts */
+            g = e + 1;
+        } else if (*g == '(') {
+            const char *e = group_end(g, gend), *alt = g + 1, *got = NULL;
+            unsigned n = m->r->n;
+
+            if (!e)
+                return (m->why = "a value (the grammar has an unclosed group)"), NULL;
+            while (alt < e && !got) {
+                const char *bar = alt, *w = alt;
+                int depth = 0;
+
+                for (; bar < e && (depth || *bar != '|'); bar++)
+                    depth += (*bar == '[' || *bar == '(') - (*bar == ']' || *bar == ')');
+                m->r->n = n;
+                got = seq(m, alt, bar, v);
+                while (w < bar && ((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z')))
+                    w++;
+                if (got && w > alt && !flag(m, alt, w))
+                    got = NULL;
+                alt = bar + 1;
+            }
+            if (!got)
+                return NULL; /* why: the last alternative's */
+            v = got;
+            g = e + 1;
+        } else {
+            if (*v != *g) {
+                m->why = *g == ' ' ? "a space" : "the grammar's literal text";
+                return NULL;
+            }
+            v++;
+            g++;
+        }
+    }
+    return v;
+}
+
+int preempt_record_parse_(enum preempt_key_id id, const char *value, unsigned workers, struct preempt_record *r,
+                          const char **why)
+{
+    const char *g = preempt_record_grammar_(id), *end;
+    struct match m = { .r = r, .workers = workers };
+
+    r->n = 0;
+    if (!g) {
+        *why = "a record of a known kind";
+        return -EBADMSG;
+    }
+    end = seq(&m, g, g + strlen(g), value ? value : "");
+    if (!end || *end) {
+        *why = end ? "nothing more (the value goes on)" : m.why ? m.why : "a value of its grammar";
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+bool preempt_record_valid_(enum preempt_key_id id, const char *value, unsigned workers)
+{
+    struct preempt_record r;
+    const char *why;
+
+    return preempt_record_parse_(id, value, workers, &r, &why) == 0;
+}
+
+static int find(const struct preempt_record *r, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (unsigned i = 0; i < r->n; i++)
+        if (r->f[i].name_len == len && !memcmp(r->f[i].name, name, len))
+            return (int)i;
+    return -1;
+}
+
+bool preempt_record_u64_(const struct preempt_record *r, const char *name, uint64_t *ret)
+{
+    int i = find(r, name);
+
+    if (i < 0)
+        return false;
+    *ret = r->f[i].u;
+    return true;
+}
+
+bool preempt_record_has_(const struct preempt_record *r, const char *name)
+{
+    return find(r, name) >= 0;
+}
+
+const char *preempt_record_text_(const struct preempt_record *r, const char *name, size_t *len)
+{
+    int i = find(r, name);
+
+    if (i < 0)
+        return NULL;
+    *len = r->f[i].len;
+    return r->f[i].s;
+}
