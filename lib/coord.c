@@ -1693,14 +1693,15 @@ static void maybe_claim(struct preempt_coord *c);
 static void notice_put(struct preempt_coord *c);
 
 
-/* A worker's notice record (the view has merged it). */
-static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, const char *value)
+/* A worker's notice record (the view has merged it; foreign: a record in
+ * this worker's slot that it did not write). */
+static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, const char *value, bool foreign)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_PEER_NOTICE };
     /* This worker's own record tells its machine only when it undoes the
      * job's withdrawal: its machine then follows the job's view exactly as
      * every other worker's does. */
-    bool tell = n->worker != c->me || (c->withdrawn_posted && !n->withdrawn);
+    bool tell = n->worker != c->me || foreign || (c->withdrawn_posted && !n->withdrawn);
 
     c->active = true;
     if (n->news && tell) {
@@ -1941,6 +1942,21 @@ static int record_of(const struct preempt_coord *c, const char *key, struct pree
 }
 
 
+/* Whether a notice in this worker's own slot (key: the notice record, or
+ * the claim that carries it) can be its own: a record there with an
+ * earlier deadline than any it published, or while it published none, was
+ * written by someone else (an operator's mistake, a foreign tool) and is
+ * reported instead of obeyed. A stale echo of its own earlier value only
+ * has a later deadline: the deadline it publishes only moves earlier. */
+static bool mine(const struct preempt_coord *c, const char *key, uint64_t wall)
+{
+    struct preempt_key k;
+
+    if (preempt_key_parse_(key, c->jobp, &k) != PREEMPT_KEY_NOTICE)
+        return true; /* the claim's: it is this worker's only if it claimed */
+    return c->my_notice_wall && wall >= c->my_notice_wall;
+}
+
 /* One input of the job's view, traced through ops.on_view. */
 static struct preempt_view_ev view_step(struct preempt_coord *c, struct preempt_view_in in)
 {
@@ -1972,7 +1988,24 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
         CLOG(c, 2, "ignoring %s = \"%.40s\": not %s", kv->key, value, v.text);
         return;
     case PREEMPT_VIEW_NOTICE:
-        on_notice(c, &v, value);
+        if (v.worker == c->me && !mine(c, kv->key, v.wall)) {
+            char val[128];
+
+            /* every other worker takes it for this worker's notice, and
+             * only this worker can tell: it follows it as the others do
+             * (a peer's notice to its machine), and withdraws it for the
+             * whole job (one record that every worker follows): the round
+             * it opened saves, and the job goes back to idle */
+            if (!v.withdrawn) {
+                CLOG(c, 2, "%s = \"%.40s\" is in this worker's slot, but not its notice (it has %s): "
+                     "withdrawing it", kv->key, value, c->my_notice_wall ? "a later deadline" : "none");
+                (void)snprintf(val, sizeof(val), "%s withdrawn", value);
+                put(c, kv->key, val, 0);
+            }
+            on_notice(c, &v, value, true);
+            return;
+        }
+        on_notice(c, &v, value, false);
         return;
     case PREEMPT_VIEW_OP_NOTICE:
         ev.kind = PREEMPT_EV_NOTICE;

@@ -327,6 +327,25 @@ job_wait 60
 saved_one_step "$tag" 3 "garbage, then SIGTERM"
 [ "$failures" -eq 0 ] || show_logs "$tag" 3
 
+# A well-formed notice in worker 1's own slot that worker 1 did not write:
+# the others cannot tell it from worker 1's, worker 1 can. It reports it and
+# withdraws it for the whole job, and follows it as the others do: one
+# opportunistic checkpoint, every worker back in idle, training on; a real
+# SIGTERM later saves one step on both (75 75 when worker 1 only ignored
+# it, and on the previous main, where it took it silently).
+tag=foreign
+job_start "$tag" 2 --steps 100000 --step-ms 10
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
+inc=$(etcdctl --endpoints="$ETCD_URL" get "/preempt/$tag/incarnation" --print-value-only)
+etcdctl --endpoints="$ETCD_URL" put "/preempt/$tag/$inc/e0/notice/1" "$(($(date +%s) * 1000 + 600000)) signal" >/dev/null
+for i in 0 1; do wait_for "$TMP/$tag.$i.err" "the job's decision is \"committed" 30; done
+expect "foreign notice: worker 1 reports it" grep -q "e0/notice/1 = .* is in this worker's slot, but not its notice (it has none): withdrawing it" "$TMP/$tag.1.err"
+for p in $PIDS; do expect "foreign notice: worker pid $p trains on" kill -0 "$p"; done
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
+job_wait 60
+saved_one_step "$tag" 2 "foreign notice, then SIGTERM"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
 # ---- the preemption watcher; an advisory notice across a job ---------------
 # preemptctl watch (the public watcher) sees which worker got a notice and
 # when every worker has exited.
