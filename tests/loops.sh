@@ -6,7 +6,9 @@
 # their users write it: GLib (g_unix_fd_add, a g_timeout re-armed from
 # get_timeout after every step), libuv (uv_poll_t, uv_timer_t, uv_idle_t)
 # and a plain poll(); each in two idioms, processing on readiness only and
-# on every turn of the loop; steps of 0, 1, 2 and 10 ms. Alone and as a
+# on every turn of the loop; and Python's asyncio through the package
+# (h.attach() and await h.astep(), or astep alone); steps of 0, 1, 2 and
+# 10 ms. Alone and as a
 # two-worker job on a real etcd: SIGTERM to one worker, one save at one
 # step on every worker, exit 42, and a restart that resumes exactly there.
 # The GLib readiness-only case with 2 ms steps is the one that starved:
@@ -15,6 +17,7 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
+. "$top_srcdir/tests/python-lib.sh"
 
 LT="$top_builddir/tests/loops/loop-trainer"
 if [ ! -x "$LT" ]; then
@@ -34,7 +37,12 @@ lt() {
     if [ "$_lt_n" -gt 1 ]; then
         set -- "$@" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_lt_n"
     fi
-    "$LT" --ckpt-dir "$TMP/$_tag.ckpt$_i" "$@" >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+    if [ "$c_loop" = asyncio ]; then
+        "$EXEC" -- $PY "$top_srcdir/tests/loops/loop_trainer.py" --ckpt-dir "$TMP/$_tag.ckpt$_i" "$@" \
+            >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+    else
+        "$LT" --ckpt-dir "$TMP/$_tag.ckpt$_i" "$@" >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+    fi
     PIDS="$PIDS $!"
 }
 
@@ -96,7 +104,7 @@ one_case() {
 
 # The case that starved first, then every loop, idiom and step length.
 one_case glib ready 2 2 1
-for loop in glib uv poll; do
+for loop in glib uv poll asyncio; do
     for idiom in ready every; do
         for ms in 0 1 2 10; do
             one_case "$loop" "$idiom" "$ms" 1 0
