@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# tests/abi.sh: the public ABI cannot drift silently. The built library's
+# ABI (libabigail's abidw over the public header) is compared with the
+# baseline in the tree, abi/libpreempt.abi, by abidiff: a change to any
+# existing public function, struct, enum value or the SONAME fails; new
+# functions are fine. An intended change is made by changing the SONAME
+# when it is incompatible (lib_libpreempt_la_LDFLAGS' -version-info) and
+# the baseline together (make abi-baseline; README "ABI and versions").
+# Then the check itself: a copy of the current ABI with one enum value, one
+# struct member and the SONAME changed each fails it. And a program built
+# against the previous minor version's header (tests/abi/0.1/, frozen)
+# runs unchanged against this library.
+. "${top_srcdir:-.}/tests/lib.sh"
+command -v abidw >/dev/null && command -v abidiff >/dev/null ||
+    { fail "abidw/abidiff are missing (Debian: apt-get install abigail-tools; scripts/setup.sh does)"; finish; }
+base="$top_srcdir/abi/libpreempt.abi"
+so="$top_builddir/lib/.libs/libpreempt.so"
+# the flags of make abi-baseline (Makefile.am), which make check passes
+[ -n "${ABIDW_FLAGS:-}" ] || { fail "ABIDW_FLAGS is not set: run this test through make check"; finish; }
+
+# compatible OLD NEW: OLD's interface is all in NEW, unchanged, under one SONAME.
+compatible() {
+    _s1=$(sed -n "1s/.* soname='\\([^']*\\)'.*/\\1/p" "$1")
+    _s2=$(sed -n "1s/.* soname='\\([^']*\\)'.*/\\1/p" "$2")
+    if [ "$_s1" != "$_s2" ]; then
+        echo "the SONAME is $_s2, the baseline's $_s1: regenerate the baseline with it (make abi-baseline)"
+        return 1
+    fi
+    abidiff --no-added-syms "$1" "$2" >"$TMP/abidiff" 2>&1 && return 0
+    cat "$TMP/abidiff"
+    return 1
+}
+
+# shellcheck disable=SC2086 # the flags are split on purpose
+abidw $ABIDW_FLAGS --out-file "$TMP/current.abi" "$so" || { fail "abidw $so"; finish; }
+if compatible "$base" "$TMP/current.abi" >"$TMP/why"; then
+    ok
+else
+    fail "the library's ABI differs from abi/libpreempt.abi (an incompatible change needs a new SONAME and baseline; see README \"ABI and versions\"):"
+    sed 's/^/    /' "$TMP/why"
+fi
+
+# the check fails where it should: an enum value, a struct member's place,
+# the SONAME, each changed in a copy of the current ABI
+breaks() { # WHAT SED-SCRIPT
+    sed "$2" "$TMP/current.abi" >"$TMP/changed.abi"
+    if cmp -s "$TMP/current.abi" "$TMP/changed.abi"; then
+        fail "$1: the edit changed nothing (the test cannot see)"
+    elif compatible "$TMP/current.abi" "$TMP/changed.abi" >/dev/null; then
+        fail "$1 passes the check"
+    else
+        ok
+    fi
+}
+breaks "PREEMPT_ACTION_WAIT 3 -> 7" \
+    "s/enumerator name='PREEMPT_ACTION_WAIT' value='3'/enumerator name='PREEMPT_ACTION_WAIT' value='7'/"
+breaks "preempt_status.run moved" \
+    "/class-decl name='preempt_status'/,/<\\/class-decl>/s/layout-offset-in-bits='64'/layout-offset-in-bits='96'/"
+breaks "another SONAME" "1s/soname='libpreempt.so.0'/soname='libpreempt.so.1'/"
+
+# a program of the previous minor version, built against its header
+# shellcheck disable=SC2086 # flags are split on purpose
+if ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror ${SAN_CFLAGS:-} -I"$top_srcdir/tests/abi/0.1" \
+    -o "$TMP/old-client" "$top_srcdir/tests/abi/old-client.c" "$so" 2>"$TMP/cc"; then
+    ok
+    LD_LIBRARY_PATH="$top_builddir/lib/.libs" "$TMP/old-client" "$TMP/ckpt" >"$TMP/out" 2>&1
+    eq "the 0.1 program runs against this library" "$?" 0
+    eq "the 0.1 program: a notice, one save, exit 42; the restart restores it" "$(cat "$TMP/out")" \
+        "action=4 state=exit run=6 saves=1 code=42
+action=0 state=idle run=16 saves=0 code=-1
+restored=6"
+else
+    fail "the 0.1 program does not build against its header: $(cat "$TMP/cc")"
+fi
+finish

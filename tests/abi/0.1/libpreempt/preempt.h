@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* libpreempt: survive preemption of distributed training without losing a step.
+ *
+ * This is the library's only public header. Every exported symbol carries
+ * PREEMPT_EXPORT and the preempt_ prefix; everything else is private.
+ * Conventions: functions return 0 or a negative errno; strings returned as
+ * const char * are static and owned by the library. */
+#ifndef PREEMPT_H
+#define PREEMPT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PREEMPT_VERSION_MAJOR 0
+#define PREEMPT_VERSION_MINOR 1
+#define PREEMPT_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define PREEMPT_EXPORT __attribute__((visibility("default")))
+#else
+#define PREEMPT_EXPORT
+#endif
+
+/** The machine's states, in the order of preempt_states.def (docs/design.md).
+ * Their names ("idle", "own-signal", ...) are the ones used in traces and
+ * diagrams; preempt_state_to_string() returns them. */
+enum preempt_state {
+#define PREEMPT_STATE(id, name, timer, truth) PREEMPT_STATE_##id,
+#include "preempt_states.def"
+#undef PREEMPT_STATE
+    PREEMPT_STATE__COUNT
+};
+
+
+/* ==== Handler ============================================================
+ *
+ * A handler watches for termination notices and, when one arrives, drives
+ * the machine (docs/design.md): agree on a save step, save there, train through
+ * the grace period, save again before the deadline, exit with the restart
+ * code. It lives on a libevent event_base: the caller's (the library adds
+ * its events and never dispatches or breaks that loop) or its own (the
+ * synchronous calls drive it). It uses no threads.
+ *
+ * Threads: a handler is not thread-safe. Every call on a handler is made
+ * from one thread at a time, the one that runs its loop (or makes the
+ * synchronous calls), and its callbacks run on that thread; a trainer
+ * whose other threads learn of a preemption asks that thread (e.g. through
+ * its own queue), preempt_notify() included. The calls that take no
+ * handler (preempt_block_signals(), the name lookups, preempt_version(),
+ * preempt_strerror(), preempt_config_init()) may be called from any
+ * thread. Different handlers (one
+ * per loop) may live on different threads; a blocking start-up listens
+ * for SIGINT in one of them at a time.
+ *
+ * Callbacks run inside a library call. From inside a callback these calls
+ * are allowed: preempt_save_done(), preempt_notify(), preempt_action(),
+ * preempt_get_status(), preempt_exit_code() and the name lookups, plus
+ * preempt_save_blob() and preempt_save_blob_open() in cb->save, and
+ * preempt_restore_blob() and preempt_restore_blob_open() in cb->restore. Every other call returns -EBUSY there (preempt_handler_free()
+ * must not be called there at all). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct preempt_handler; /* opaque */
+
+/** Why a handler decided to exit, in the order of preempt_exits.def:
+ * PREEMPT_EXIT_DONE, _SAVED, _NOT_SAVED, _ERROR. */
+enum preempt_exit {
+#define PREEMPT_EXIT(id, name, what) PREEMPT_EXIT_##id,
+#include "preempt_exits.def"
+#undef PREEMPT_EXIT
+    PREEMPT_EXIT__COUNT
+};
+
+/** How the final save of a grace period is planned. */
+enum preempt_plan {
+    PREEMPT_PLAN_MEASURED = 0, /**< from measured step, save and agreement times (default) */
+    PREEMPT_PLAN_TF = 1,       /**< TensorFlow's rule: 6 x mean step time before the
+                                exit time (the deadline less margin_ms) */
+    PREEMPT_PLAN__COUNT
+};
+
+/** What a second notice on this worker does. */
+enum preempt_second {
+    PREEMPT_SECOND_IGNORE = 0, /**< only an earlier deadline is remembered (default) */
+    PREEMPT_SECOND_EXIT = 1,   /**< exit at once: "saved" if a checkpoint of this
+                                preemption is committed, else "not-saved" */
+    PREEMPT_SECOND__COUNT
+};
+
+/** Log levels of the log callback. */
+enum preempt_log_level {
+    PREEMPT_LOG_DEBUG = 0,
+    PREEMPT_LOG_INFO = 1,
+    PREEMPT_LOG_WARNING = 2,
+    PREEMPT_LOG_ERROR = 3,
+};
+
+/** What the trainer does at a step boundary (asynchronous use). */
+enum preempt_action {
+    PREEMPT_ACTION_CONTINUE = 0,  /**< train the next step */
+    PREEMPT_ACTION_SAVE = 1,      /**< save now (preempt_save_begin()), then go on training */
+    PREEMPT_ACTION_SAVE_EXIT = 2, /**< save now; the handler exits after it is committed */
+    PREEMPT_ACTION_WAIT = 3,      /**< do not train; ask again when the loop has run (every
+                                   worker is at the save step, committing; or this
+                                   worker reached the step it proposed before the
+                                   job's save step came back) */
+    PREEMPT_ACTION_EXIT = 4,      /**< stop: the exit code is preempt_exit_code() */
+};
+
+/** Where the job runs. The platform chooses the cloud notice source and
+ * the defaults of grace_ms and exit_code (TensorFlow's TerminationConfig
+ * completion, README "Platforms"). */
+enum preempt_platform {
+    PREEMPT_PLATFORM_AUTO = 0,    /**< $PREEMPT_PLATFORM when set, else detected from the
+                                   machine's DMI data (a few file reads, no network) */
+    PREEMPT_PLATFORM_NONE = 1,    /**< no cloud source: signals, the poll callback and
+                                   preempt_notify() only */
+    PREEMPT_PLATFORM_GCE = 2,     /**< Google Compute Engine without a GPU */
+    PREEMPT_PLATFORM_GCE_GPU = 3, /**< Google Compute Engine with a GPU */
+    PREEMPT_PLATFORM_AWS = 4,     /**< Amazon EC2 (spot instance actions, rebalance) */
+    PREEMPT_PLATFORM_AZURE = 5,   /**< Azure (Scheduled Events) */
+    PREEMPT_PLATFORM__COUNT
+};
+
+/** grace_ms: the platform's default (3600000 on GCE with a GPU, else 0). */
+#define PREEMPT_GRACE_DEFAULT UINT64_MAX
+
+#define PREEMPT_MAX_SIGNALS 8
+/** The most workers a job may have (struct preempt_config's workers). */
+#define PREEMPT_MAX_WORKERS 16384
+
+/** Configuration, copied at creation (strings included). Fill it with
+ * preempt_config_init() and change what you need. */
+struct preempt_config {
+    size_t size;                 /**< sizeof(struct preempt_config) as the caller
+                                      was compiled: set by preempt_config_init();
+                                      creation refuses another layout (-EINVAL) */
+    const char *ckpt_dir;        /**< checkpoint directory (created 0700 when missing;
+                                      its parent must exist: -ENOENT); NULL: no
+                                      checkpoint manager, the save callback saves
+                                      its own way (TensorFlow's save_fn) */
+    unsigned max_to_keep;        /**< committed checkpoints kept; 0 keeps all (default 3) */
+    uint64_t start_run;          /**< run counter at start when ckpt_dir is NULL (default 0) */
+    uint64_t grace_ms;           /**< training time after the first save before the
+                                      deadline; 0: exit after the first save. Default
+                                      PREEMPT_GRACE_DEFAULT: 3600000 on GCE with a GPU
+                                      (TensorFlow's), else 0; an explicit 0 is kept */
+    uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
+                                      grace_ms is 0 (default 30000) */
+    uint64_t agree_timeout_ms;   /**< bound on one agreement round, plus 3 measured
+                                      steps (the boundaries the round needs), counted from
+                                      the claim's answer when this worker's own notice
+                                      opened it; also how long a coordination write retries an
+                                      unreachable etcd, except that with a notice of its
+                                      own a worker retries up to its deadline (default 10000) */
+    uint64_t margin_ms;          /**< slack kept before the deadline (default 500) */
+    enum preempt_plan plan;      /**< default PREEMPT_PLAN_MEASURED */
+    enum preempt_second second;  /**< default PREEMPT_SECOND_IGNORE */
+    int exit_code;               /**< code for "preempted, saved, restart me"; 0 (default):
+                                      the platform's, 143 on GCE, else 42 */
+    int exit_code_not_saved;     /**< code for "preempted, nothing new saved" (default 75) */
+    int signals[PREEMPT_MAX_SIGNALS]; /**< notice signals, 0-terminated (default SIGTERM) */
+    uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
+    uint64_t save_every_steps;   /**< a periodic checkpoint every this many steps (the
+                                      run counter a multiple of it), training going on;
+                                      0 (default): none. Every worker knows the step */
+    uint64_t save_every_ms;      /**< a periodic checkpoint this long after the last one
+                                      committed (or the start); 0 (default): none. In a
+                                      job the first worker whose period ends starts the
+                                      round, and every worker's period restarts with
+                                      the commit */
+    const char *trace_path;      /**< write the machine's trace here (text form,
+                                      replayable with preempt-replay; a worker of a
+                                      job adds the job's records as it read them);
+                                      NULL: none */
+
+    /* Platform and cloud notice sources (README "Platforms"). A cloud
+     * source polls the instance metadata service on the handler's loop,
+     * with a timeout on every request: a slow or dead endpoint never
+     * delays a step or the handler's creation. */
+    enum preempt_platform platform; /**< default PREEMPT_PLATFORM_AUTO */
+    const char *metadata_url;    /**< base URL of the metadata service, http only; NULL
+                                      (default): http://169.254.169.254, or on GCE
+                                      $GCE_METADATA_HOST, else $GCE_METADATA_IP
+                                      (addresses; host names are not resolved), and
+                                      $AWS_EC2_METADATA_SERVICE_ENDPOINT on AWS */
+    uint64_t metadata_poll_ms;   /**< AWS and Azure poll period; the retry delay after a
+                                      failed request (GCE long-polls) (default 1000) */
+    uint64_t metadata_timeout_ms; /**< one metadata request (default 2000; a GCE long
+                                      poll adds its 60 s wait) */
+    bool advisory_checkpoint;    /**< an advisory notice (AWS rebalance recommendation,
+                                      GCE live migration) takes an opportunistic
+                                      checkpoint and training goes on (default true) */
+    uint64_t kill_delay_ms;      /**< time between SIGTERM and SIGKILL: a signal's
+                                      deadline, and the start-up warning's measure; 0
+                                      (default): the launcher's known delay when one is
+                                      detected (torchrun, Kubernetes, GKE; under Slurm
+                                      GraceTime + KillWait from $SLURM_CONF) */
+
+    /* Multi-worker coordination through etcd (docs/protocol.md). With
+     * etcd_endpoints NULL the handler runs in local mode (one worker). */
+    const char *etcd_endpoints;  /**< comma-separated http:// or https:// URLs of
+                                      etcd's v3 gateway (up to 8; fail-over in order) */
+    const char *job;             /**< job name, 1-128 of [A-Za-z0-9._-], not "." or ".."; the keys live
+                                      under /preempt/<job>/ */
+    unsigned worker;             /**< this worker's index, 0 <= worker < workers */
+    unsigned workers;            /**< the number of workers in the job (1..PREEMPT_MAX_WORKERS) */
+    const char *etcd_user;       /**< with etcd_password: authenticate (NULL: none) */
+    const char *etcd_password;   /**< copied, and wiped from memory at free */
+    const char *etcd_ca;         /**< TLS: CA bundle (PEM path); NULL: system default.
+                                      These three must be readable (else -EINVAL) */
+    const char *etcd_cert;       /**< TLS: client certificate (PEM path; may hold the key) */
+    const char *etcd_key;        /**< TLS: client key (PEM path); needs etcd_cert */
+    unsigned lease_ttl_s;        /**< membership lease (2..3600, default 10). A
+                                      synchronous trainer keeps it alive only at its
+                                      step boundaries: once a step takes more than a
+                                      third of it, it grows to lease_ttl_s + 2 x
+                                      the longest step seen (at most 3600 s; steps up to
+                                      about 30 minutes). A peer whose membership goes
+                                      counts as lost when it is not back within 2 x this
+                                      worker's longest step (a lease that ended inside a
+                                      step longer than any before comes back under a new
+                                      one at the next boundary) */
+    uint64_t join_timeout_ms;    /**< bound on start-up: every worker must join within
+                                      it (default 60000) */
+    uint64_t etcd_timeout_ms;    /**< one etcd request attempt (default 2000), counted
+                                      only while the handler's loop runs: time inside a
+                                      trainer's step never times a request out */
+    const char *launch_id;       /**< the launch's identity, 1-64 of [A-Za-z0-9._:-]:
+                                      tells two launches of one job name apart. A worker
+                                      of another launch than the job's live workers gets
+                                      -EBUSY at creation; a launch resumes a job none of
+                                      whose workers is alive. Restarts of one launch keep
+                                      it (Slurm's requeue keeps the job id, torchrun its
+                                      run id). NULL (default): $PREEMPT_LAUNCH_ID (set by
+                                      preempt-launch), else $SLURM_JOB_ID, else
+                                      $TORCHELASTIC_RUN_ID (not "none"), else unknown */
+    bool start_over;             /**< multi-worker start-up when some workers hold newer
+                                      checkpoints than others (a volume not mounted, a
+                                      wiped directory): false (default) refuses to start
+                                      (-ENODATA, naming the workers that lack them); true
+                                      restores the newest step every worker holds and
+                                      sets the newer ones aside. Also set by
+                                      PREEMPT_START_OVER=1; any one worker asking is
+                                      enough. Meant for one launch: unset it after */
+    bool async_start;            /**< false (default): preempt_handler_new() returns
+                                      once the handler has started (joined, restored).
+                                      true: it returns at once, and start-up (the
+                                      restore, a job's joining and restore barrier)
+                                      runs on the handler's loop (the borrowed base, or
+                                      preempt_handler_process()); on_start reports its
+                                      end, and preempt_status.start_status says where it
+                                      is. For asynchronous trainers (asyncio, a GUI loop)
+                                      whose loop must keep running meanwhile */
+    bool azure_approve;          /**< Azure: once a preemption's checkpoint is committed,
+                                      approve the scheduled events this handler gave
+                                      notice of (StartRequests), so that the platform
+                                      goes ahead before their NotBefore (default true).
+                                      The request runs on the loop; a blocking handler
+                                      waits for it (metadata_timeout_ms at most) before
+                                      its process exits or when freed */
+};
+
+/** Callbacks, copied at creation. userdata is passed last to every one. */
+struct preempt_callbacks {
+    /** Saves the trainer's state at run counter @p step: with a ckpt_dir, by
+     * writing blobs with preempt_save_blob(); without one, its own way.
+     * Called by the synchronous calls, outside the loop. Return 0 or a
+     * negative errno (the checkpoint is then dropped). Required by
+     * preempt_run() and preempt_save_checkpoint_if_preempted(). */
+    int (*save)(struct preempt_handler *h, uint64_t step, void *userdata);
+    /** Restores the state saved at run counter @p step by reading blobs with
+     * preempt_restore_blob(). Called once, inside preempt_handler_new(),
+     * when ckpt_dir holds a checkpoint. Return 0; -EBADMSG, -EINVAL,
+     * -ENOENT, -EPROTO or -ERANGE when this checkpoint cannot be used (bad
+     * data, another model's shape: it is set aside and the next older one
+     * is tried, job-wide); or another negative errno (out of memory, I/O:
+     * creation fails with it and nothing is set aside, so a restart tries
+     * again). Required when ckpt_dir is set. */
+    int (*restore)(struct preempt_handler *h, uint64_t step, void *userdata);
+    /** Termination poll (TensorFlow's termination_watcher_fn), called on a
+     * timer every poll_interval_ms. It must not block. Return 1 for a
+     * notice (setting *deadline_in_ms to the time left, or leaving 0 when
+     * unknown), 0 for none, or a negative errno (logged; polling goes on). */
+    int (*poll)(struct preempt_handler *h, uint64_t *deadline_in_ms, void *userdata);
+    /** The state changed. Called on the loop. */
+    void (*on_state)(struct preempt_handler *h, enum preempt_state from, enum preempt_state to, void *userdata);
+    /** The handler decided to exit with @p code for @p reason. Called on the
+     * loop, once. When set, the library never exits the process; when
+     * NULL, preempt_run() and preempt_save_checkpoint_if_preempted() call
+     * exit(code) for every reason but PREEMPT_EXIT_DONE. */
+    void (*on_exit)(struct preempt_handler *h, enum preempt_exit reason, int code, void *userdata);
+    /** Log messages; the library prints nothing itself. @p msg is valid
+     * during the call only. */
+    void (*log)(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *userdata);
+    /** Start-up ended (cfg->async_start only): @p status 0, training may
+     * begin; else the negative errno preempt_handler_new() would have
+     * returned (preempt_error_message() says why; free the handler).
+     * Called on the loop, once. */
+    void (*on_start)(struct preempt_handler *h, int status, void *userdata);
+};
+
+/** A snapshot of the handler, for display and tests. */
+struct preempt_status {
+    enum preempt_state state;
+    uint64_t run;             /**< steps completed, counting restored ones (TF's total_run_calls) */
+    uint64_t restored_step;   /**< run counter of the restored checkpoint, 0 when none */
+    int start_status;         /**< 0: started; -EAGAIN: starting (cfg->async_start);
+                                   else why start-up failed */
+    uint64_t committed_step;  /**< the newest step committed (by the whole job, with
+                                   several workers) since the start, else the restored
+                                   one; 0 when none */
+    unsigned restore_fallbacks; /**< checkpoints the restore callback refused at start-up
+                                     (set aside; the next older one was tried) */
+    uint64_t refused_step;    /**< the newest of them, 0 when none */
+    uint64_t save_step;       /**< the agreed save step of the current round, 0 when none */
+    int64_t deadline_in_ms;   /**< time left to the effective deadline; -1 when none is known */
+    uint64_t step_us;         /**< measured mean step time (moving average) */
+    uint64_t save_ms;         /**< duration of the last save, 0 before any */
+    unsigned saves;           /**< checkpoints committed by this handler */
+    uint64_t incarnation;     /**< the job's incarnation (multi-worker), 0 in local mode */
+    enum preempt_platform platform; /**< the platform in effect (never AUTO) */
+    const char *notice_source; /**< source of the last notice ("signal", "poll", "gce",
+                                    "aws", "azure", "inject"), NULL before any; static */
+    uint64_t kill_delay_ms;   /**< the kill delay in effect, 0 when unknown */
+    uint64_t grace_ms;        /**< the grace period in effect (the platform's default resolved) */
+    int exit_code;            /**< the "saved, restart me" code in effect */
+};
+
+/** Fills @p cfg with the defaults listed in struct preempt_config, and its
+ * size field with @p size, the caller's sizeof(struct preempt_config).
+ * Use the preempt_config_init() macro from C; a binding passes the size of
+ * its own structure (and can compare every field with
+ * preempt_abi_layout("preempt_config")).
+ * @return 0, or -EINVAL when @p size is not this library's (nothing is
+ *         written: the caller was built against another layout).
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_config_init_size(struct preempt_config *cfg, size_t size);
+#define preempt_config_init(cfg) preempt_config_init_size((cfg), sizeof(*(cfg)))
+
+/** This library's layout of a public structure ("preempt_config",
+ * "preempt_status", "preempt_callbacks", "preempt_notice_info"), for
+ * bindings that declare it themselves: "size=<bytes> <field>@<offset>:<size>
+ * ...", every field in order. NULL for another name. The enums' values are
+ * frozen: a value, once released, never changes (new ones are appended).
+ * Ownership: static. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_abi_layout(const char *type);
+
+/** Frees memory the library handed out (preempt_restore_blob()'s data);
+ * the same as free(), for callers that do not share this library's C
+ * runtime (bindings). NULL-safe. Callback-safe: yes. */
+PREEMPT_EXPORT void preempt_free(void *p);
+
+/** Blocks the notice signals of @p cfg (NULL: SIGTERM) in the calling
+ * thread with sigprocmask(). Call it first thing in main(), before any
+ * thread exists: signalfd only sees signals blocked in every thread, and
+ * new threads inherit the mask. preempt_handler_new() checks every thread
+ * of the process (a thread still starting at that moment can escape the
+ * check). Where a runtime starts threads before your code runs (Python),
+ * start the program under preempt-exec instead.
+ * @return 0, or -EINVAL for an invalid signal. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
+
+/** Creates a handler and restores the newest complete checkpoint of
+ * cfg->ckpt_dir (verifying its checksums; a corrupt checkpoint, or another
+ * job's or worker's, is skipped with a warning and the one before is
+ * used), calling cb->restore. When the callback fails, that checkpoint is
+ * set aside (moved to ckpt_dir/aside/) and the next older one is tried.
+ * The directory is locked for the handler's life.
+ * Multi-worker (cfg->etcd_endpoints set): before anything is added to
+ * @p base, the handler joins the job on a private loop, waits until every
+ * worker has joined (at most cfg->join_timeout_ms) and restores the newest
+ * step that every worker holds; this worker's newer checkpoints (never
+ * committed by the whole job) are set aside, never deleted. When some
+ * workers hold a newer checkpoint than the one every worker holds, the
+ * job does not start (-ENODATA, the workers named) unless told to start
+ * over (cfg->start_over). A checkpoint left pending by an exit that could
+ * not learn the job's decision is first resolved by the job's decision
+ * record: kept when the round committed, else deleted. Every worker then
+ * waits until every other one has restored the step (bounded by
+ * join_timeout_ms plus twice its own restore's time); when a worker's
+ * restore callback finds it unusable, every worker sets that step aside
+ * and the job falls back to an older step together.
+ * This call blocks for that start-up (each phase bounded), unless
+ * cfg->async_start: then it returns at once and start-up runs on the loop,
+ * reported by on_start. A blocking start-up in a process that handles
+ * SIGINT (a Python interpreter) ends at a Ctrl-C with -EINTR, and the
+ * program's SIGINT handler is then called as it would have been.
+ * @param base  the caller's event_base (borrowed; must outlive the handler),
+ *              or NULL for a base owned by the handler.
+ * @return 0; -EINVAL for an invalid configuration (logged with the reason);
+ *         -EBUSY when a notice signal is not blocked in some thread of
+ *         the process (the log names the threads; see
+ *         preempt_block_signals() and the preempt-exec tool) or the
+ *         checkpoint directory is locked by another process; -ETIMEDOUT when not every worker joined in time;
+ *         -EACCES when etcd refused the credentials; -ENODATA when workers
+ *         lack checkpoints others hold (see start_over);
+ *         -ENOTRECOVERABLE when the restore callback failed on every
+ *         checkpoint (all set aside: the next start begins at step 0); or
+ *         -EINTR when a SIGINT ended a blocking start-up; or
+ *         the negative errno of a failed open, signalfd, restore or trace
+ *         file. With cfg->async_start, only the errors found before
+ *         start-up (configuration, signals, memory); the others reach
+ *         on_start.
+ * Ownership: *ret is set only on success; free it with
+ * preempt_handler_free(). The handler owns its signalfd, events, base (when
+ * it made one) and files. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg,
+                                       const struct preempt_callbacks *cb, void *userdata,
+                                       struct preempt_handler **ret);
+
+/** Frees a handler: removes its events, closes its descriptors and files,
+ * drops an unfinished save. NULL-safe. The notice signals stay blocked.
+ * Multi-worker: with its own base, first delivers the worker's last
+ * coordination writes (an error, a shard report, its departure), waiting at
+ * most 2 s; with a borrowed base, keep running it until
+ * preempt_pending_writes() is 0 before freeing, or those writes are lost.
+ * @return NULL. Callback-safe: no (never call it from a callback). */
+PREEMPT_EXPORT struct preempt_handler *preempt_handler_free(struct preempt_handler *h);
+
+/** The handler's event_base (the caller's, or its own). Callback-safe: yes. */
+PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_handler *h);
+
+/* ---- synchronous use (handlers with their own base) ---------------------- */
+
+/** Runs one training step, @p step_fn(@p arg), then does what the handler
+ * says at the boundary: nothing (during an agreement too: the next step
+ * may hold a collective with the other workers); wait, running the loop,
+ * only where every worker stands at the save step or this worker reached
+ * the step it proposed (bounded by the agreement timeout and the deadline);
+ * save through cb->save; or exit. Before it returns to training, the writes
+ * the boundary caused are delivered to etcd (at most 200 ms). @p step_fn returns 0, or an application exit code
+ * (> 0) that is propagated as an error exit.
+ * @return 0: go on training; 1: the handler has exited (only when
+ *         cb->on_exit is set; otherwise the process has exited); -EINVAL
+ *         for a NULL argument, a borrowed base or no save callback; -EBUSY
+ *         inside a callback.
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg);
+
+/** The same boundary work for a loop that runs its own step: counts one
+ * completed step and acts on it. Returns as preempt_run(). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_save_checkpoint_if_preempted(struct preempt_handler *h);
+
+/** Tells the handler that training finished (all steps done). The handler
+ * exits with PREEMPT_EXIT_DONE (code 0) unless it exited already; this call
+ * never exits the process. @return 0, or -EBUSY inside a callback. */
+PREEMPT_EXPORT int preempt_training_done(struct preempt_handler *h);
+
+/* ---- asynchronous use (on the caller's loop; nothing here blocks) -------- */
+
+/** Counts one completed step and returns what to do next (an enum
+ * preempt_action), or -EBUSY inside a callback. Never blocks. While no
+ * notice is known (the common path) it makes no system call: it reads the
+ * monotonic clock and a counter. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_step_end(struct preempt_handler *h);
+
+/** What to do now, without counting a step (e.g. again after
+ * PREEMPT_ACTION_WAIT). Callback-safe: yes. */
+PREEMPT_EXPORT enum preempt_action preempt_action(const struct preempt_handler *h);
+
+/** Starts the save that PREEMPT_ACTION_SAVE or _SAVE_EXIT asked for and
+ * sets *ret_step to the run counter to save (the action becomes WAIT).
+ * @return 0; -EALREADY when no save was asked for; or the negative errno of
+ *         opening the checkpoint (report it with preempt_save_done()).
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step);
+
+/** Writes one named blob of the save in progress (names: 1-64 of
+ * [A-Za-z0-9._-], not starting with '.', each once). Blocking file I/O.
+ * @return 0; -ENOTSUP without a ckpt_dir; -EALREADY when no save is in
+ *         progress; -EINVAL for a bad name; or the write's negative errno
+ *         (e.g. -ENOSPC), after which the save can only fail.
+ * Ownership: the data is copied to the file. Callback-safe: only inside
+ * cb->save (its purpose) and outside callbacks. */
+PREEMPT_EXPORT int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len);
+
+/** Adds a blob that the caller writes itself through a descriptor, for
+ * state too large to hold twice in memory (a serializer writing straight
+ * to the checkpoint: torch.save() to a file object, a streaming encoder).
+ * *ret_fd is a new, empty regular file of the save in progress, opened
+ * read-write (O_CLOEXEC). Write it, then close it before
+ * preempt_save_done(), which reads it back in chunks for its size and
+ * checksum and makes it durable. Names and limits as preempt_save_blob().
+ * @return 0; -ENOTSUP without a ckpt_dir; -EALREADY when no save is in
+ *         progress; -EINVAL for a bad or repeated name; or the open's
+ *         negative errno, after which the save can only fail.
+ * Ownership: *ret_fd is the caller's, to close. Callback-safe: as
+ * preempt_save_blob(). */
+PREEMPT_EXPORT int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret_fd);
+
+/** Finishes the save in progress: with @p status 0 and a ckpt_dir, the
+ * checkpoint is committed atomically (manifest last, fsync, rename);
+ * otherwise it is dropped. The outcome is fed to the machine. With several
+ * workers the committed copy stays pending (never restored, never counted
+ * by max_to_keep) until the job's one decision for the round: kept when
+ * every worker's shard is in, deleted when the round aborts.
+ * @return 0 or the commit's negative errno (the machine has been told);
+ *         -EALREADY when no save is in progress. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);
+
+/** Reads a blob of the checkpoint being restored; only inside cb->restore.
+ * @return 0; -ENOENT when there is no such blob; -EBADMSG when it does not
+ *         verify; -EALREADY outside cb->restore.
+ * Ownership: *ret_data is malloc'ed; the caller frees it with free() or
+ * preempt_free(). Callback-safe: only inside cb->restore, its one use. */
+PREEMPT_EXPORT int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len);
+
+/** Opens a blob of the checkpoint being restored instead of reading it
+ * into memory: *ret_fd is the blob's file, read-only at offset 0 and
+ * seekable (torch.load() takes it as a file object), after its size and
+ * checksum were verified chunk by chunk (nothing is held whole).
+ * @return as preempt_restore_blob().
+ * Ownership: *ret_fd is the caller's, to close; it stays valid after
+ * cb->restore returns. Callback-safe: only inside cb->restore. */
+PREEMPT_EXPORT int preempt_restore_blob_open(struct preempt_handler *h, const char *name, int *ret_fd);
+
+/* ---- any event loop ------------------------------------------------------ */
+
+/** A descriptor that becomes readable whenever the handler has work: a
+ * notice signal, a due timer, an etcd or metadata transfer. Wait on it for
+ * reading in any event loop (poll(), epoll, Python's loop.add_reader(),
+ * GLib, libuv), then call preempt_handler_process(). The descriptor is an
+ * epoll descriptor that mirrors the handler's event_base (its own, or the
+ * borrowed one: then the whole base). Made on the first call.
+ * @return the descriptor (owned by the handler: never close it), -EBUSY
+ *         inside a callback, or the negative errno of making it.
+ * Threads: the loop's thread only. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_get_fd(struct preempt_handler *h);
+
+/** Sets *ret_ms to the milliseconds left until the handler's earliest
+ * timer is due (0: due now; -1: no timer, only the descriptor can wake
+ * it). The descriptor itself becomes readable at that time too, and stays
+ * readable until preempt_handler_process() runs: the expiry is absolute,
+ * and calling this again (after every step, say) never moves it later nor
+ * clears a readiness. So a loop may process only when the descriptor is
+ * readable or its own timer, re-armed from this value, fires (GLib's
+ * g_unix_fd_add() and g_timeout_add(), libuv's uv_poll_t and uv_timer_t).
+ * Call it before each wait: any call into the library (preempt_step_end(),
+ * preempt_notify(), a save) may arm a timer or start a transfer, and this
+ * call brings the descriptor up to date (as libuv's backend timeout). A
+ * due timer reads 0 only once libevent's coarse clock will run it, so a
+ * loop that processes at 0 does not spin.
+ * @return 0, or a negative errno as preempt_handler_get_fd() (-EINVAL for a
+ *         NULL ret_ms). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms);
+
+/** Does the handler's pending work without blocking: the signals, timers
+ * and transfers that are ready, every timer that is due included
+ * (callbacks such as on_state and on_exit run here).
+ * @return 0, or a negative errno. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_process(struct preempt_handler *h);
+
+/* ---- both ---------------------------------------------------------------- */
+
+/** Asks for a checkpoint now, training going on (a periodic checkpoint:
+ * in a job every worker saves at one agreed step, through the same commit
+ * rule as a preemption). @return 0; -EALREADY while a preemption or a
+ * checkpoint is under way, or after the exit. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_request_checkpoint(struct preempt_handler *h);
+
+/** Delivers a termination notice from the application (source "inject"),
+ * @p deadline_in_ms from now (0: unknown). It is handled on the loop like a
+ * signal. @return 0, or -ENOBUFS when the event queue is full.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms);
+
+/** Fills @p ret with a snapshot. Callback-safe: yes. */
+PREEMPT_EXPORT void preempt_get_status(const struct preempt_handler *h, struct preempt_status *ret);
+
+/** The exit code decided by the handler, or -EAGAIN while it has not
+ * exited. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_exit_code(const struct preempt_handler *h);
+
+/** Reports an application error (exit code @p code, 1..255) with a message
+ * (NULL: none; truncated to 255 bytes). The handler exits with
+ * PREEMPT_EXIT_ERROR, and in a multi-worker job every worker exits with
+ * the same code and message (the first error wins). preempt_run() does the
+ * same for a step function that returns a code.
+ * @return 0; -EINVAL for a code out of range; -EBUSY inside a callback. */
+PREEMPT_EXPORT int preempt_fail(struct preempt_handler *h, int code, const char *message);
+
+/** The message of the error the handler exits with (its own or the one
+ * propagated from another worker), or NULL when there is none.
+ * Ownership: the handler's; valid until it is freed. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_error_message(const struct preempt_handler *h);
+
+/** Coordination writes not yet acknowledged by etcd (0 in local mode).
+ * Callback-safe: yes. */
+PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
+
+/** The name of an exit reason ("done", "saved", "not-saved", "error"), or
+ * NULL out of range. Ownership: static string. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x);
+
+/* ==== Preemption watcher ==================================================
+ *
+ * Observes a multi-worker job's records in etcd without taking part in it
+ * (TensorFlow's PreemptionWatcher, on every platform): which worker got a
+ * notice, from which source, with which deadline; and when every worker of
+ * the job's current incarnation has left (its membership ended: at its
+ * exit, or with the report of its last checkpoint, a moment before it).
+ * It follows the job into each new incarnation. No threads: it lives on an
+ * event_base like a handler. */
+
+struct preempt_watcher; /* opaque */
+
+/** A notice seen in a job's records. */
+struct preempt_notice_info {
+    uint64_t incarnation;      /**< the incarnation it belongs to */
+    int worker;                /**< the worker that received it; -1: an operator's
+                                    notice (preemptctl notice) */
+    const char *source;        /**< "signal", "gce", "aws", ...; valid during the
+                                    callback or until the next loop pass */
+    uint64_t deadline_unix_ms; /**< the earliest deadline known, Unix time in ms */
+    bool withdrawn;            /**< every notice of the job is withdrawn or advisory */
+};
+
+struct preempt_watcher_callbacks {
+    /** A notice, an earlier deadline or a withdrawal was seen. */
+    void (*on_notice)(struct preempt_watcher *w, const struct preempt_notice_info *n, void *userdata);
+    /** Every worker that joined @p incarnation has left (see above). */
+    void (*on_exited)(struct preempt_watcher *w, uint64_t incarnation, void *userdata);
+};
+
+/** Creates a watcher of job cfg->job through cfg->etcd_endpoints (with the
+ * same credentials and TLS options as a handler; the other fields are not
+ * used). @p base: the caller's (borrowed) or NULL for its own, driven by
+ * preempt_watcher_wait(). @p cb may be NULL (use the queries).
+ * @return 0; -EINVAL for a configuration without etcd or with a bad job
+ *         name; -ENOMEM. Ownership: free *ret with preempt_watcher_free().
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_new(struct event_base *base, const struct preempt_config *cfg,
+                                       const struct preempt_watcher_callbacks *cb, void *userdata,
+                                       struct preempt_watcher **ret);
+
+/** Frees a watcher. NULL-safe. @return NULL. Callback-safe: no. */
+PREEMPT_EXPORT struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w);
+
+/** The preemption message of the current incarnation: 0 with *ret filled
+ * (the earliest notice), or -EAGAIN while none is known. Non-blocking.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_watcher_notice(const struct preempt_watcher *w, struct preempt_notice_info *ret);
+
+/** Whether every worker of the current incarnation has exited: 1 yes, 0 no
+ * (or no worker joined yet), -EAGAIN before the job's records were read.
+ * Non-blocking. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_watcher_exited(const struct preempt_watcher *w);
+
+/** For a watcher with its own base: runs it until every worker has exited
+ * or @p timeout_ms passes (TensorFlow's block_until_worker_exit, bounded).
+ * @return 0 when they exited; -ETIMEDOUT; -EINVAL with a borrowed base.
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms);
+
+/* ==== Names and versions ================================================= */
+
+/** The name of a platform ("auto", "none", "gce", "gce-gpu", "aws",
+ * "azure"), or NULL out of range. Ownership: static string.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_platform_to_string(enum preempt_platform p);
+
+/** The platform named @p name. @return the platform (>= 0), or -EINVAL.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_platform_from_string(const char *name);
+
+/** The library's version as "MAJOR.MINOR.PATCH".
+ * Ownership: static string. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_version(void);
+
+/** A short description of a value returned by the library.
+ * @param err  a value returned by a libpreempt function: 0 or a negative errno.
+ * @return "success" for 0, libc's message for a negative errno, and
+ *         "unknown error" for anything else.
+ * Ownership: static string. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_strerror(int err);
+
+/** The name of a state ("idle", "own-signal", ...).
+ * @return a static string, or NULL when @p s is out of range.
+ * Ownership: static string. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_state_to_string(enum preempt_state s);
+
+/** The state whose name is @p name.
+ * @return the state (>= 0), or -EINVAL when @p name is NULL or unknown.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_state_from_string(const char *name);
+
+/** What is true in state @p s: the one-line invariant from the machine's
+ * definition.
+ * @return a static string, or NULL when @p s is out of range.
+ * Ownership: static string. Callback-safe: yes. */
+PREEMPT_EXPORT const char *preempt_state_truth(enum preempt_state s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PREEMPT_H */
