@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coord-internal.h"
+#include "embed-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
@@ -25,6 +26,7 @@ struct preempt_watcher {
     void *ud;
     struct preempt_etcd *e;
     struct preempt_etcd_watch *watch;
+    struct preempt_embed *embed; /* the base seen from another loop (preempt_watcher_get_fd), made on demand */
     char jobp[PREEMPT_MAX_JOB + 16];
     uint64_t inc;                     /* the newest incarnation seen */
     struct preempt_view view;         /* its notices (of its newest episode seen) */
@@ -247,6 +249,7 @@ struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w)
 {
     if (!watcher_ok(w))
         return NULL;
+    preempt_embed_free_(w->embed);
     preempt_etcd_watch_free_(w->watch);
     preempt_etcd_free_(w->e);
     if (w->own_base && w->base)
@@ -286,4 +289,35 @@ int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms)
     if (!watcher_ok(w) || !w->own_base)
         return -EINVAL;
     return preempt_etcd_run_until_(w->e, timeout_ms, exited, w);
+}
+
+/* The watcher's base seen from another loop, made on the first call. */
+static int embed(struct preempt_watcher *w)
+{
+    if (!watcher_ok(w))
+        return -EINVAL;
+    return w->embed ? 0 : preempt_embed_new_(w->base, &w->embed);
+}
+
+int preempt_watcher_get_fd(struct preempt_watcher *w)
+{
+    int r = embed(w);
+
+    return r < 0 ? r : preempt_embed_fd_(w->embed);
+}
+
+int preempt_watcher_get_timeout(struct preempt_watcher *w, int64_t *ret_ms)
+{
+    int r = ret_ms ? embed(w) : -EINVAL;
+
+    if (r == 0)
+        *ret_ms = preempt_embed_timeout_(w->embed);
+    return r;
+}
+
+int preempt_watcher_process(struct preempt_watcher *w)
+{
+    int r = embed(w);
+
+    return r < 0 ? r : preempt_embed_process_(w->embed);
 }

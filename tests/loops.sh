@@ -10,7 +10,9 @@
 # (h.attach() and await h.astep(), or astep alone); steps of 0, 1, 2 and
 # 10 ms. Alone and as a
 # two-worker job on a real etcd: SIGTERM to one worker, one save at one
-# step on every worker, exit 42, and a restart that resumes exactly there.
+# step on every worker, exit 42, and a restart that resumes exactly there;
+# a preemption watcher in the same loop, through its own descriptor, sees
+# the notice and the exit.
 # The GLib readiness-only case with 2 ms steps is the one that starved:
 # get_timeout() pushed the due timer forward on every call and the
 # descriptor never became readable (its etcd watch never opened).
@@ -74,10 +76,25 @@ one_case() {
         wait_for "$TMP/$tag.$i.out" "started" 30 || break
         i=$((i + 1))
     done
+    # a preemption watcher of the job in the same loop and idiom, through
+    # its descriptor: it sees the notice and every worker's exit
+    WPID=
+    if [ "$c_n" -gt 1 ] && [ "$c_loop" != asyncio ]; then
+        "$LT" --watch --loop "$c_loop" --idiom "$c_idiom" --etcd "$ETCD_URL" --job "$tag" \
+            >"$TMP/$tag.watch" 2>&1 &
+        WPID=$!
+    fi
     sleep 0.3 # training, timers due while steps run
     kill -TERM "$(echo $PIDS | cut -d' ' -f$((c_sig + 1)))"
     job_wait 30
     eq "$what: exit codes" "$RCS" "$(rcs_of "$c_n" 42)"
+    if [ -n "$WPID" ]; then
+        wait_for "$TMP/$tag.watch" "exited incarnation=" 30
+        kill "$WPID" 2>/dev/null
+        wait "$WPID"
+        eq "$what: the watcher saw the notice" "$(grep '^notice ' "$TMP/$tag.watch" | head -n 1)" \
+            "notice worker=$c_sig source=signal withdrawn=0"
+    fi
     s0=$(val "$TMP/$tag.0.out" step)
     i=0
     while [ "$i" -lt "$c_n" ]; do

@@ -659,6 +659,20 @@ PREEMPT_EXPORT int preempt_watcher_exited(const struct preempt_watcher *w);
  * Callback-safe: no. */
 PREEMPT_EXPORT int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms);
 
+/** The watcher in any event loop, as the handler's descriptor API (see
+ * preempt_handler_get_fd() and the two after it, whose rules hold here
+ * too): a descriptor that becomes readable whenever the watcher has work
+ * (a transfer, a due timer, which keeps it readable until
+ * preempt_watcher_process() runs), the milliseconds until its earliest
+ * timer (-1: none), and a non-blocking process call that runs on_notice
+ * and on_exited. With the watcher's own base (base NULL) or a borrowed
+ * one (then the whole base). The descriptor is owned by the watcher:
+ * never close it. @return the descriptor, or 0; a negative errno
+ * (-EINVAL for a bad watcher or a NULL ret_ms). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_get_fd(struct preempt_watcher *w);
+PREEMPT_EXPORT int preempt_watcher_get_timeout(struct preempt_watcher *w, int64_t *ret_ms);
+PREEMPT_EXPORT int preempt_watcher_process(struct preempt_watcher *w);
+
 /* ==== Names and versions ================================================= */
 
 /** The name of a platform ("auto", "none", "gce", "gce-gpu", "aws",

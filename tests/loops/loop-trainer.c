@@ -16,14 +16,20 @@
  *                 step and every process()) fires
  *   --idiom every process() on every turn of the loop as well
  *
+ *   --watch       a preemption watcher of the job instead of a worker,
+ *                 through preempt_watcher_get_fd(), _get_timeout() and
+ *                 _process() in the same loop and idiom: prints each notice
+ *                 and, once every worker exited, stops
+ *
  * Each step may sleep (--step-ms: a blocking collective's time). The model
  * is a deterministic function of the run counter, so a restart checks that
  * the restored state is exactly the state after the restored step. Start-up
  * runs inside preempt_handler_new() (--start sync, the default), or on the
  * loop like the rest (--start async: async_start).
  *
- * Output (stdout, one line each): "started run=R restored=S exact=1|0",
- * "saved step=S", "exit code=C run=R". */
+ * Output (stdout, one line each): "started run=R", "restored step=S
+ * exact=1|0", "saved step=S", "exit code=C run=R"; a watcher's "notice
+ * worker=W source=S withdrawn=0|1" and "exited incarnation=N". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -48,6 +54,7 @@ enum loop_kind { LOOP_POLL, LOOP_GLIB, LOOP_UV };
 
 struct trainer {
     struct preempt_handler *h;
+    struct preempt_watcher *watcher; /* --watch: a preemption watcher instead of a trainer */
     enum loop_kind kind;
     bool every;          /* --idiom every */
     unsigned step_ms;
@@ -97,6 +104,7 @@ static void die(const char *what, int r)
 
 static void set_training(struct trainer *t, bool on);
 static void rearm(struct trainer *t);
+static void stop_loop(struct trainer *t);
 
 static int save(struct trainer *t)
 {
@@ -165,7 +173,7 @@ static void one_step(struct trainer *t)
 
 static void process(struct trainer *t)
 {
-    int r = preempt_handler_process(t->h);
+    int r = t->watcher ? preempt_watcher_process(t->watcher) : preempt_handler_process(t->h);
 
     if (r < 0)
         die("process", r);
@@ -231,10 +239,29 @@ static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int 
     printf("exit code=%d run=%" PRIu64 "\n", code, st.run);
     fflush(stdout);
     set_training(t, false);
+    stop_loop(t);
+}
+
+static void stop_loop(struct trainer *t)
+{
+    t->done = true;
     if (t->kind == LOOP_GLIB)
         g_main_loop_quit(t->gloop);
     else if (t->kind == LOOP_UV)
         uv_stop(&t->uloop);
+}
+
+static void on_notice(struct preempt_watcher *w, const struct preempt_notice_info *n, void *ud)
+{
+    (void)w, (void)ud;
+    printf("notice worker=%d source=%s withdrawn=%d\n", n->worker, n->source, n->withdrawn);
+}
+
+static void on_exited(struct preempt_watcher *w, uint64_t inc, void *ud)
+{
+    (void)w;
+    printf("exited incarnation=%" PRIu64 "\n", inc);
+    stop_loop(ud);
 }
 
 static void log_cb(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
@@ -338,7 +365,8 @@ static void rearm(struct trainer *t)
 
     if (t->done)
         return;
-    if ((r = preempt_handler_get_timeout(t->h, &ms)) < 0)
+    r = t->watcher ? preempt_watcher_get_timeout(t->watcher, &ms) : preempt_handler_get_timeout(t->h, &ms);
+    if (r < 0)
         die("get_timeout", r);
     if (ms > INT_MAX)
         ms = -1;
@@ -418,7 +446,8 @@ static void run_uv(struct trainer *t, int fd)
 static void usage(void)
 {
     fputs("usage: loop-trainer --loop glib|uv|poll --idiom ready|every [--start sync|async] [--step-ms MS]\n"
-          "       (--steps N | --more N) --ckpt-dir DIR [--etcd URL --job NAME --worker I --workers N]\n",
+          "       (--steps N | --more N) --ckpt-dir DIR [--etcd URL --job NAME --worker I --workers N]\n"
+          "       loop-trainer --watch --loop glib|uv|poll --idiom ready|every --etcd URL --job NAME\n",
           stderr);
     exit(2);
 }
@@ -432,12 +461,14 @@ int main(int argc, char **argv)
         { "more", required_argument, NULL, 'm' },  { "ckpt-dir", required_argument, NULL, 'c' },
         { "etcd", required_argument, NULL, 'e' },  { "job", required_argument, NULL, 'j' },
         { "worker", required_argument, NULL, 'w' }, { "workers", required_argument, NULL, 'W' },
-        { "start", required_argument, NULL, 'S' },
+        { "start", required_argument, NULL, 'S' },     { "watch", no_argument, NULL, 'a' },
         { NULL, 0, NULL, 0 },
     };
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .restore = restore, .on_state = on_state, .on_exit = on_exit_cb,
                                     .on_start = on_start, .log = log_cb };
+    struct preempt_watcher_callbacks wcb = { .on_notice = on_notice, .on_exited = on_exited };
+    bool watch = false;
     int o, r, fd;
 
     preempt_config_init(&cfg);
@@ -459,6 +490,7 @@ int main(int argc, char **argv)
         case 'n': t.stop_at = strtoull(optarg, NULL, 10); break;
         case 'm': t.more = strtoull(optarg, NULL, 10); break;
         case 'c': cfg.ckpt_dir = optarg; break;
+        case 'a': watch = true; break;
         case 'e': cfg.etcd_endpoints = optarg; break;
         case 'j': cfg.job = optarg; break;
         case 'w': cfg.worker = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -471,7 +503,7 @@ int main(int argc, char **argv)
         default: usage();
         }
     }
-    if (!cfg.ckpt_dir || (!t.stop_at && !t.more))
+    if (!watch && (!cfg.ckpt_dir || (!t.stop_at && !t.more)))
         usage();
     setvbuf(stdout, NULL, _IOLBF, 0);
     model_at(t.model, 0);
@@ -482,12 +514,19 @@ int main(int argc, char **argv)
         uv_idle_init(&t.uloop, &t.u_idle);
         t.u_timer.data = t.u_idle.data = &t;
     }
-    if ((r = preempt_handler_new(NULL, &cfg, &cb, &t, &t.h)) < 0)
-        die("handler", r);
-    if ((fd = preempt_handler_get_fd(t.h)) < 0)
-        die("get_fd", fd);
-    if (!cfg.async_start)
-        on_start(t.h, 0, &t); /* started inside preempt_handler_new() */
+    if (watch) {
+        if ((r = preempt_watcher_new(NULL, &cfg, &wcb, &t, &t.watcher)) < 0)
+            die("watcher", r);
+        if ((fd = preempt_watcher_get_fd(t.watcher)) < 0)
+            die("watcher get_fd", fd);
+    } else {
+        if ((r = preempt_handler_new(NULL, &cfg, &cb, &t, &t.h)) < 0)
+            die("handler", r);
+        if ((fd = preempt_handler_get_fd(t.h)) < 0)
+            die("get_fd", fd);
+        if (!cfg.async_start)
+            on_start(t.h, 0, &t); /* started inside preempt_handler_new() */
+    }
     if (t.kind == LOOP_GLIB)
         run_glib(&t, fd);
     else if (t.kind == LOOP_UV)
@@ -495,5 +534,6 @@ int main(int argc, char **argv)
     else
         run_poll(&t, fd);
     t.h = preempt_handler_free(t.h);
+    t.watcher = preempt_watcher_free(t.watcher);
     return t.code;
 }
