@@ -26,7 +26,7 @@ enum preempt_event_kind {
 };
 
 enum preempt_fx_kind {
-#define PREEMPT_EFFECT(id, name, arg, what) PREEMPT_FX_##id,
+#define PREEMPT_EFFECT(id, name, arg, who, what) PREEMPT_FX_##id,
 #include "preempt_effects.def"
 #undef PREEMPT_EFFECT
     PREEMPT_FX__COUNT
@@ -54,6 +54,14 @@ enum preempt_arg_kind {
     PREEMPT_ARG_CODE,
     PREEMPT_ARG_EXIT,
     PREEMPT_ARG__COUNT
+};
+
+/* Who runs an effect (column WHO of preempt_effects.def). */
+enum preempt_fx_who {
+    PREEMPT_WHO_JOB,   /* the job's coordinator (etcd's, or the local one) */
+    PREEMPT_WHO_SHELL, /* the worker's shell */
+    PREEMPT_WHO_BOTH,  /* the coordinator, then the shell */
+    PREEMPT_WHO__COUNT
 };
 
 /* The type of an event parameter (PARAM(type, field) in preempt_events.def). */
@@ -297,6 +305,7 @@ const struct preempt_param_desc *preempt_event_params_(enum preempt_event_kind e
 const char *preempt_fx_to_string_(enum preempt_fx_kind f);
 int preempt_fx_from_string_(const char *name);
 enum preempt_arg_kind preempt_fx_arg_kind_(enum preempt_fx_kind f);
+enum preempt_fx_who preempt_fx_who_(enum preempt_fx_kind f); /* SHELL out of range */
 const char *preempt_source_to_string_(enum preempt_source s);
 int preempt_source_from_string_(const char *name);
 const char *preempt_exit_to_string_(enum preempt_exit x);

@@ -50,12 +50,17 @@ static const struct preempt_param_desc event_params[][PREEMPT_EVENT_PARAMS] = {
 #undef PARAM
 
 static const char *const fx_names[] = {
-#define PREEMPT_EFFECT(id, name, arg, what) [PREEMPT_FX_##id] = name,
+#define PREEMPT_EFFECT(id, name, arg, who, what) [PREEMPT_FX_##id] = name,
 #include "preempt_effects.def"
 #undef PREEMPT_EFFECT
 };
 static const enum preempt_arg_kind fx_args[] = {
-#define PREEMPT_EFFECT(id, name, arg, what) [PREEMPT_FX_##id] = PREEMPT_ARG_##arg,
+#define PREEMPT_EFFECT(id, name, arg, who, what) [PREEMPT_FX_##id] = PREEMPT_ARG_##arg,
+#include "preempt_effects.def"
+#undef PREEMPT_EFFECT
+};
+static const enum preempt_fx_who fx_who[] = {
+#define PREEMPT_EFFECT(id, name, arg, who, what) [PREEMPT_FX_##id] = PREEMPT_WHO_##who,
 #include "preempt_effects.def"
 #undef PREEMPT_EFFECT
 };
@@ -165,6 +170,11 @@ const char *preempt_event_what_(enum preempt_event_kind e)
 const struct preempt_param_desc *preempt_event_params_(enum preempt_event_kind e)
 {
     return (unsigned)e < PREEMPT_EV__COUNT ? event_params[e] : NULL;
+}
+
+enum preempt_fx_who preempt_fx_who_(enum preempt_fx_kind f)
+{
+    return (unsigned)f < PREEMPT_FX__COUNT ? fx_who[f] : PREEMPT_WHO_SHELL;
 }
 
 enum preempt_arg_kind preempt_fx_arg_kind_(enum preempt_fx_kind f)

@@ -180,10 +180,6 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
                           const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
                           struct preempt_coord **ret);
 
-/* The value a worker joins with: "pid=<pid> steps=a,b,c" (its complete
- * checkpoint steps, at most 64). */
-void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps);
-
 /* A member record, alive/<w>'s value: "pid=<pid> host=<host> launch=<id>
  * workers=<W> [over=1 ]steps=a,b,c" ("-" for an unknown host or launch;
  * over: this worker was told to start over). */

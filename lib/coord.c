@@ -234,11 +234,6 @@ static void put_steps(char *buf, size_t size, size_t off, const uint64_t *steps,
         off += (size_t)snprintf(buf + off, size - off, "%s%" PRIu64, i ? "," : "", steps[i]);
 }
 
-void preempt_coord_offer_(char *buf, size_t size, long pid, const uint64_t *steps, size_t n_steps)
-{
-    put_steps(buf, size, (size_t)snprintf(buf, size, "pid=%ld ", pid), steps, n_steps);
-}
-
 /* Whether member record v asks to start over ("over=1"). */
 static bool asks_over(const char *v)
 {
@@ -2507,8 +2502,8 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
          * leaves its lease, and its claim, to end by themselves. */
         if (c->notice_deferred || (c->notice_in_claim && !c->departed))
             notice_put(c);
-        break;
-    case PREEMPT_FX_KEEP_SHARD:
+        break; /* the rest is the shell's */
+    case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */
     case PREEMPT_FX_DISCARD_SHARD:
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_ARM_TIMER:
@@ -2589,7 +2584,7 @@ static void on_real_timer(evutil_socket_t fd, short what, void *arg)
 static void real_timer(void *io, uint64_t ms, void (*tick)(void *arg), void *arg)
 {
     struct real_io *r = io;
-    struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(ms);
 
     (void)evtimer_del(r->ev);
     r->tick = tick;

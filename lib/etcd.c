@@ -17,6 +17,7 @@
 #include "etcd-internal.h"
 #include "fault-internal.h"
 #include "http-internal.h"
+#include "platform-internal.h" /* preempt_tv_ms_ */
 
 #define MAX_ENDPOINTS 8
 #define MAX_REPLY (4u << 20)    /* a reply larger than this is refused */
@@ -1112,7 +1113,7 @@ static uint64_t backoff_ms(unsigned attempt)
 static bool req_retry(struct req *q, const char *why)
 {
     uint64_t wait = backoff_ms(++q->attempt);
-    struct timeval tv = { .tv_sec = (time_t)(wait / 1000), .tv_usec = (suseconds_t)(wait % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(wait);
 
     if (active_ms(q->e) + wait >= q->give_up_at)
         return false;
@@ -1503,7 +1504,7 @@ static void watch_schedule(struct preempt_etcd_watch *w, bool now)
             ms = WATCH_BACKOFF_MAX_MS;
         w->failures++;
     }
-    tv = (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+    tv = preempt_tv_ms_(ms);
     (void)evtimer_add(w->ev_reopen, &tv);
 }
 
@@ -1552,8 +1553,7 @@ int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, const char *
     w->ev_reopen = evtimer_new(e->base, on_watch_reopen, w);
     w->ev_dog = event_new(e->base, -1, EV_PERSIST, on_watchdog, w);
     w->dog_since = active_ms(e);
-    tv = (struct timeval){ .tv_sec = (time_t)(e->watch_idle_ms / 1000),
-                           .tv_usec = (suseconds_t)(e->watch_idle_ms % 1000) * 1000 };
+    tv = preempt_tv_ms_(e->watch_idle_ms);
     if (!w->prefix || (end && !w->end) || !w->ev_reopen || !w->ev_dog || event_add(w->ev_dog, &tv) < 0) {
         preempt_etcd_watch_free_(w);
         return -ENOMEM;

@@ -197,8 +197,7 @@ static int request_checkpoint(struct preempt_handler *h, const char *why)
 /* save_every_ms: the period (re)starts now. */
 static void periodic_restart(struct preempt_handler *h)
 {
-    struct timeval tv = { .tv_sec = (time_t)(h->cfg.save_every_ms / 1000),
-                          .tv_usec = (suseconds_t)(h->cfg.save_every_ms % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(h->cfg.save_every_ms);
 
     if (h->ev_periodic && !exited(h))
         (void)evtimer_add(h->ev_periodic, &tv);
@@ -288,7 +287,7 @@ static int exit_code_for(const struct preempt_handler *h, enum preempt_exit reas
 static void arm_timer(struct preempt_handler *h, uint64_t at_ms)
 {
     uint64_t now = now_ms(h), in = at_ms > now ? at_ms - now : 0;
-    struct timeval tv = { .tv_sec = (time_t)(in / 1000), .tv_usec = (suseconds_t)(in % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(in);
 
     h->timer_gen = preempt_sm_core_(h->wk.sm)->timer_gen;
     if (preempt_fault_(PREEMPT_FAULT_TIMER) < 0 || evtimer_add(h->ev_timer, &tv) < 0) {
@@ -870,8 +869,7 @@ static int open_events(struct preempt_handler *h)
  * in the signalfd). */
 static int arm_events(struct preempt_handler *h)
 {
-    struct timeval tv = { .tv_sec = (time_t)(h->cfg.poll_interval_ms / 1000),
-                          .tv_usec = (suseconds_t)(h->cfg.poll_interval_ms % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(h->cfg.poll_interval_ms);
 
     if (event_add(h->ev_sig, NULL) < 0 || (h->ev_poll && event_add(h->ev_poll, &tv) < 0))
         return -ENOMEM;

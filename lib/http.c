@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http-internal.h"
+#include "platform-internal.h" /* preempt_tv_ms_ */
 
 struct xfer {
     CURL *easy;
@@ -101,11 +102,12 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
     struct preempt_http *h = userp;
-    struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+    struct timeval tv;
 
     (void)multi;
     if (timeout_ms < 0)
         return evtimer_del(h->ev_timeout);
+    tv = preempt_tv_ms_((uint64_t)timeout_ms);
     return evtimer_add(h->ev_timeout, &tv); /* 0 fires on the next loop iteration */
 }
 
@@ -258,7 +260,7 @@ static void on_bound(evutil_socket_t fd, short what, void *arg)
 int preempt_run_until_(struct event_base *base, uint64_t bound_ms, bool (*done)(void *arg), void *arg)
 {
     bool over = false;
-    struct timeval tv = { .tv_sec = (time_t)(bound_ms / 1000), .tv_usec = (suseconds_t)(bound_ms % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(bound_ms);
     struct event *bound;
 
     if (done(arg))

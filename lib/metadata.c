@@ -16,6 +16,7 @@
 #include "etcd-internal.h" /* preempt_clock_ms_, preempt_logf_ */
 #include "http-internal.h"
 #include "metadata-internal.h"
+#include "platform-internal.h" /* preempt_tv_ms_ */
 
 #define MAX_BODY (64 * 1024)
 #define GCE_WAIT_S 60              /* long-poll wait asked of the GCE server */
@@ -414,7 +415,7 @@ static void on_done(CURL *easy, CURLcode res, void *arg);
 
 static void chan_later(struct chan *c, uint64_t ms)
 {
-    struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+    struct timeval tv = preempt_tv_ms_(ms);
 
     (void)evtimer_add(c->ev_next, &tv);
 }

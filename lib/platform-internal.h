@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 
 #include "preempt.h"
 
@@ -66,5 +67,11 @@ int preempt_slurm_conf_(const char *text, const char *partition, uint64_t *ret_k
  * it cannot be read). who receives what the delay was taken from (empty
  * when none is known). Returns 0 when none is known. */
 uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), char *who, size_t size);
+
+/* ms as a struct timeval (libevent's timeouts). */
+static inline struct timeval preempt_tv_ms_(uint64_t ms)
+{
+    return (struct timeval){ .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+}
 
 #endif

@@ -20,10 +20,18 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     uint64_t now = w->ops->now_ms(w->arg);
     bool last = preempt_fsm_fx_last_(core, preempt_sm_facts_(sm), fx, now);
 
-    if (w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_sm_facts_(sm)->save_ms,
-                                     w->ops->fx_text(w->arg, fx))
-                 : preempt_local_coord_fx_(sm, fx, now))
-        return;
+    /* who runs it is the table's (preempt_effects.def, column WHO) */
+    if (preempt_fx_who_(fx->kind) != PREEMPT_WHO_SHELL) {
+        bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_sm_facts_(sm)->save_ms,
+                                                w->ops->fx_text(w->arg, fx))
+                            : preempt_local_coord_fx_(sm, fx, now);
+
+        if (preempt_fx_who_(fx->kind) == PREEMPT_WHO_JOB) {
+            if (!ran)
+                w->ops->bug(w->arg, fx); /* a coordinator answers every coordination effect */
+            return;
+        }
+    }
     switch (fx->kind) {
     case PREEMPT_FX_BEGIN_SAVE:
         w->save_asked = true;
@@ -45,7 +53,7 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
         preempt_coord_leave_(w->coord);
         w->ops->exit(w->arg, w->exit_reason);
         return;
-    case PREEMPT_FX_PUBLISH_NOTICE:
+    case PREEMPT_FX_PUBLISH_NOTICE: /* the coordinator's (preempt_effects.def's WHO) */
     case PREEMPT_FX_CLAIM_DRIVER:
     case PREEMPT_FX_PROPOSE_STEP:
     case PREEMPT_FX_REQUEST_FINAL:
@@ -57,7 +65,7 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     case PREEMPT_FX__COUNT:
         break;
     }
-    w->ops->bug(w->arg, fx); /* the coordinator (local or etcd) answers every coordination effect */
+    w->ops->bug(w->arg, fx); /* the table says the shell runs it, and the shell does not know it */
 }
 
 bool preempt_worker_any_live_(const struct preempt_worker *w)
