@@ -23,6 +23,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "pub-internal.h"
 #include "view-internal.h"
 #include "platform-internal.h"
 
@@ -1248,10 +1249,7 @@ struct preempt_coord {
     uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
     char my_source[32];
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
-    bool notice_busy, notice_dirty; /* one put of notice/<me> at a time */
-    bool notice_deferred;  /* notice/<me> goes out with the claim the same transition sends */
-    bool claim_carries;    /* the claim on its way carries notice/<me> */
-    bool notice_in_claim;  /* this worker's notice stands only in its claim (no notice/<me> written) */
+    enum preempt_pub_state pub; /* where this worker's notice stands (pub-internal.h: a declared machine) */
     bool holds_claim;      /* this worker drives the episode: it reads the memberships */
     bool polling;          /* the driver's read of the memberships is on its way */
     bool departed;         /* w/alive/<me> went with the report of the last save */
@@ -1686,6 +1684,7 @@ static void check_withdrawn(struct preempt_coord *c)
 static void claim(struct preempt_coord *c);
 static void maybe_claim(struct preempt_coord *c);
 static void notice_put(struct preempt_coord *c);
+static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_input in);
 
 
 /* A worker's notice record (the view has merged it; foreign: a record in
@@ -1851,17 +1850,14 @@ static void read_members(struct preempt_coord *c)
  * notice's return landed, and nobody drove the round to its end). */
 static void maybe_claim(struct preempt_coord *c)
 {
-    if (c->notice_in_claim && !c->view.claim) {
-        /* The claim that carried this worker's notice went with its lease
-         * (ended inside a long step): the notice must stand again, in the
-         * next claim or in its own record, for a worker that reads the
-         * records afresh. */
-        c->notice_in_claim = false;
-        c->notice_deferred = true;
-    }
+    /* The claim that carried this worker's notice went with its lease (ended
+     * inside a long step): the notice must stand again, in the next claim
+     * or in its own record, for a worker that reads the records afresh. */
+    if (!c->view.claim)
+        (void)pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
     if (c->active && !c->left && !c->withdrawn_posted && !c->view.claim)
         claim(c);
-    if (c->notice_deferred && !c->claim_sent)
+    if (c->pub == PREEMPT_PUB_DEFERRED && !c->claim_sent)
         notice_put(c);
 }
 
@@ -2218,13 +2214,9 @@ static void on_notice_put(int status, const struct preempt_etcd_reply *r, const 
 {
     struct preempt_coord *c = arg;
 
-    c->notice_busy = false;
-    if (status < 0) {
+    (void)pub(c, status < 0 ? PREEMPT_PUB_IN_PUT_FAILED : PREEMPT_PUB_IN_PUT_OK);
+    if (status < 0)
         on_write(status, r, msg, c);
-        return;
-    }
-    if (c->notice_dirty)
-        notice_put(c);
 }
 
 /* notice/<me>'s key and value as they should be now. */
@@ -2236,24 +2228,31 @@ static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MA
                    c->my_withdrawn ? " withdrawn" : "");
 }
 
-/* Writes notice/<me> as it should be now; one put at a time, so that a
- * later value never lands before an earlier one. */
+/* Feeds the notice record's machine (pub-internal.h), logs the
+ * transition and runs a put it asks for; returns its action. */
+static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_input in)
+{
+    enum preempt_pub_state from = c->pub;
+    bool listed;
+    enum preempt_pub_action a = preempt_pub_step_(&c->pub, in, &listed);
+
+    if (listed)
+        CLOG(c, 0, "notice record: %s --%s--> %s (%s)", preempt_pub_state_name_(from), preempt_pub_input_name_(in),
+             preempt_pub_state_name_(c->pub), preempt_pub_action_name_(a));
+    if (a == PREEMPT_PUB_DO_PUT) { /* one put at a time: a later value never lands before an earlier one */
+        char key[PREEMPT_KEY_MAX], val[96];
+
+        notice_record(c, key, val, sizeof(val));
+        write_call(c, PREEMPT_RQ_PUT(key, val, 0), on_notice_put);
+    }
+    return a;
+}
+
+/* Writes notice/<me> as it should be now (when a put is on its way, after
+ * it). */
 static void notice_put(struct preempt_coord *c)
 {
-    char key[PREEMPT_KEY_MAX], val[96];
-
-    c->notice_deferred = false;
-    if (!c->my_notice_wall)
-        return;
-    c->notice_in_claim = false; /* the record says it now */
-    if (c->notice_busy) {
-        c->notice_dirty = true;
-        return;
-    }
-    c->notice_busy = true;
-    c->notice_dirty = false;
-    notice_record(c, key, val, sizeof(val));
-    write_call(c, PREEMPT_RQ_PUT(key, val, 0), on_notice_put);
+    (void)pub(c, c->my_notice_wall ? PREEMPT_PUB_IN_WRITE : PREEMPT_PUB_IN_NOTHING);
 }
 
 void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
@@ -2272,21 +2271,18 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
     uint64_t holder = c->me;
 
     c->claim_sent = false;
-    if (c->notice_busy && c->claim_carries) { /* the notice went with the claim (or failed with it) */
-        c->claim_carries = false;
-        c->notice_busy = false;
-        if (status < 0)
-            c->notice_deferred = true; /* the next claim carries it, or the put below */
-        else if (r->succeeded)
-            c->notice_in_claim = true; /* in the claim's value; else the failure branch wrote notice/<me> */
-    }
+    /* a notice the claim carried: in the claim's value, or (the claim
+     * lost) written by the transaction's failure branch, or (no answer)
+     * to go with the next claim or the put below */
+    (void)pub(c, status < 0 ? PREEMPT_PUB_IN_CLAIM_FAILED
+                 : r->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST);
     if (status == -ENOENT && !c->left) { /* "requested lease not found": it ended inside a long step */
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
         c->claim_again = true;
         regrant(c);
         return;
     }
-    if (c->notice_dirty || c->notice_deferred)
+    if (c->pub == PREEMPT_PUB_DEFERRED)
         notice_put(c);
     if (status < 0) {
         on_write(status, NULL, msg, c);
@@ -2342,7 +2338,7 @@ static void claim(struct preempt_coord *c)
     struct preempt_etcd_cmp cmp[] = { { .key = key }, { .key = akey } };
     struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
     struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
-    bool carry = c->notice_deferred && c->my_notice_wall && !c->notice_busy;
+    bool carry = c->my_notice_wall && pub(c, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
     bool propose = c->prop_step && !c->view.r[0].have_agreed;
     size_t n_ok = 1, n_fail = 1;
 
@@ -2351,8 +2347,6 @@ static void claim(struct preempt_coord *c)
     (void)snprintf(me, sizeof(me), "%u", c->me);
     if (carry) {
         notice_record(c, nkey, nval, sizeof(nval));
-        c->notice_deferred = c->notice_dirty = false;
-        c->notice_busy = c->claim_carries = true;
         (void)snprintf(me, sizeof(me), "%u %s", c->me, nval);
         fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, nval, 0 };
     }
@@ -2437,7 +2431,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         c->my_notice_wall = wall;
         (void)snprintf(c->my_source, sizeof(c->my_source), "%s", text ? text : "");
         if (opens)
-            c->notice_deferred = true;
+            (void)pub(c, PREEMPT_PUB_IN_DEFER);
         else
             notice_put(c);
         return true;
@@ -2500,7 +2494,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
          * by the exit's flush), so that its peers plan with the job's
          * earliest deadline. A worker that departed with its last report
          * leaves its lease, and its claim, to end by themselves. */
-        if (c->notice_deferred || (c->notice_in_claim && !c->departed))
+        if (c->pub == PREEMPT_PUB_DEFERRED || (c->pub == PREEMPT_PUB_IN_CLAIM && !c->departed))
             notice_put(c);
         break; /* the rest is the shell's */
     case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */

@@ -4,7 +4,8 @@
 # libcurl or nanopb symbol, and a program linked with it alone (check_fsm)
 # depends on none of those libraries. The step function's object file
 # references nothing outside fsm/ but memset and memcpy. The records'
-# schema (lib/records.c) is checked the same way.
+# schema (lib/records.c) and the notice record's machine (lib/pub.c) are
+# checked the same way.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
@@ -43,22 +44,25 @@ else
     ok
 fi
 
-# The records' schema (lib/records.c) is pure as well: it reads values with
-# the key table's grammars and calls nothing but memchr, memcmp and strlen.
+# The records' schema (lib/records.c) and the notice record's machine
+# (lib/pub.c) are pure as well: they call nothing but memchr, memcmp and
+# strlen (and the key table's grammar accessor).
 shell="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-shell.a"
-robj=$(ar t "$shell" | grep 'records\.o$')
-if [ -z "$robj" ] || ! (cd "$TMP" && ar x "$shell" "$robj"); then
-    fail "no records object in $shell"
-else
-    $NM -u "$TMP/$robj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/rec_external"
-    grep -qx memchr "$TMP/rec_external" && ok || fail "nm found no reference to memchr in $robj (the test cannot see)"
-    echo "$robj: undefined symbols: $(tr '\n' ' ' <"$TMP/rec_external")"
-    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|__stack_chk_fail)$' "$TMP/rec_external" >"$TMP/bad"; then
-        fail "the records' schema references $(tr '\n' ' ' <"$TMP/bad")"
+for part in records pub; do
+    obj=$(ar t "$shell" | grep "$part\.o$")
+    if [ -z "$obj" ] || ! (cd "$TMP" && ar x "$shell" "$obj"); then
+        fail "no $part object in $shell"
+        continue
+    fi
+    $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
+    $NM --defined-only "$TMP/$obj" | grep -q "preempt_" && ok || fail "nm found no definition in $obj (the test cannot see)"
+    echo "$obj: undefined symbols: $(tr '\n' ' ' <"$TMP/ext")"
+    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|__stack_chk_fail)$' "$TMP/ext" >"$TMP/bad"; then
+        fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
     else
         ok
     fi
-fi
+done
 
 # A program linked with fsm/ only needs none of libevent, libcurl, jansson, nanopb.
 prog="$top_builddir/tests/unit/check_fsm"

@@ -24,6 +24,7 @@
 #include "etcd-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
+#include "pub-internal.h"
 #include "view-internal.h"
 
 START_TEST(test_b64_round_trip)
@@ -830,6 +831,48 @@ START_TEST(test_record_grammar)
 }
 END_TEST
 
+/* The notice record's machine (lib/pub-internal.h): walked over every
+ * (state, input) pair, a newer value is never dropped (from a stale state
+ * every answer puts it or keeps it deferred), only a deferred value rides
+ * a claim, and a put goes out only where no put is on its way. */
+START_TEST(test_pub_machine)
+{
+    unsigned rows = 0;
+
+    for (int s = 0; s < PREEMPT_PUB__COUNT; s++)
+        for (int in = 0; in < PREEMPT_PUB_IN__COUNT; in++) {
+            enum preempt_pub_state st = (enum preempt_pub_state)s;
+            bool listed;
+            enum preempt_pub_action a = preempt_pub_step_(&st, (enum preempt_pub_input)in, &listed);
+            bool stale = s == PREEMPT_PUB_PUTTING_STALE || s == PREEMPT_PUB_CARRIED_STALE;
+            bool busy = s == PREEMPT_PUB_PUTTING || s == PREEMPT_PUB_PUTTING_STALE || s == PREEMPT_PUB_CARRIED ||
+                        s == PREEMPT_PUB_CARRIED_STALE;
+            bool answer = in == PREEMPT_PUB_IN_PUT_OK || in == PREEMPT_PUB_IN_PUT_FAILED ||
+                          in == PREEMPT_PUB_IN_CLAIM_WON || in == PREEMPT_PUB_IN_CLAIM_LOST ||
+                          in == PREEMPT_PUB_IN_CLAIM_FAILED;
+
+            rows += listed;
+            if (!listed) {
+                ck_assert_int_eq(st, s); /* ignored: nothing changes */
+                ck_assert_int_eq(a, PREEMPT_PUB_DO_NONE);
+                continue;
+            }
+            if (stale && listed)
+                ck_assert_msg(st == PREEMPT_PUB_DEFERRED || (int)st == s || a == PREEMPT_PUB_DO_PUT,
+                              "%s --%s--> %s drops the newer value", preempt_pub_state_name_((enum preempt_pub_state)s),
+                              preempt_pub_input_name_((enum preempt_pub_input)in), preempt_pub_state_name_(st));
+            if (a == PREEMPT_PUB_DO_CARRY)
+                ck_assert(s == PREEMPT_PUB_DEFERRED && in == PREEMPT_PUB_IN_CLAIM_SENT);
+            if (a == PREEMPT_PUB_DO_PUT) /* one put at a time: only where none is on its way, or it was just answered */
+                ck_assert(!busy || answer);
+            if (a == PREEMPT_PUB_DO_PUT)
+                ck_assert_int_eq(st, PREEMPT_PUB_PUTTING);
+        }
+    ck_assert_uint_eq(rows, 22); /* the table's rows, each a distinct pair */
+    ck_assert_str_eq(preempt_pub_state_name_(PREEMPT_PUB_IN_CLAIM), "in-claim");
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -1417,6 +1460,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_step_values);
     tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_record_grammar);
+    tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
