@@ -120,6 +120,12 @@ static int restore(struct preempt_handler *h, uint64_t step, void *ud)
     return r;
 }
 
+static void on_closed(struct preempt_handler *h, int status, void *ud)
+{
+    (void)h, (void)status;
+    event_base_loopbreak(ud);   /* the handler is freed after this */
+}
+
 static void log_cb(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
 {
     (void)h, (void)ud;
@@ -150,7 +156,9 @@ int main(void)
     }
     act(&t, (int)preempt_action(t.h));
     event_base_dispatch(t.base);
-    preempt_handler_free(t.h);
+    /* the last writes to the job (an error, a report) go out on the loop */
+    if (preempt_handler_close(t.h, on_closed, t.base) == 0)
+        event_base_dispatch(t.base);    /* until on_closed */
     event_free(t.ev_step);
     event_free(t.ev_resume);
     event_base_free(t.base);

@@ -63,6 +63,10 @@ struct preempt_handler {
     struct preempt_worker wk; /* the machine, the coordinator (NULL in local mode) and the rules around them */
     struct timespec t0;
     unsigned in_cb;       /* depth of user callbacks running */
+    struct event *ev_close; /* preempt_handler_close(): its check of the last writes; NULL: not closing */
+    preempt_close_cb close_cb;
+    void *close_ud;
+    uint64_t close_by_ms; /* the bound on the last writes (the handler's clock) */
 
     struct preempt_ckpt_store *store;
     struct preempt_embed *embed; /* the base seen from another loop (preempt_handler_get_fd), made on demand */
@@ -1597,6 +1601,59 @@ int preempt_handler_process(struct preempt_handler *h)
     return r < 0 ? r : preempt_embed_process_(h->embed);
 }
 
+/* preempt_handler_close(): runs done once the last writes are delivered or
+ * their bound passed, then frees the handler (from this event's callback:
+ * libevent allows freeing the running event; the base is the caller's). */
+static void on_close_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+    static const struct timeval tick = { 0, 10000 };
+    unsigned left = preempt_coord_pending_(h->wk.coord);
+    preempt_close_cb done = h->close_cb;
+
+    (void)fd, (void)what;
+    if (left > 0 && now_ms(h) < h->close_by_ms) {
+        (void)event_add(h->ev_close, &tick);
+        return;
+    }
+    if (left > 0)
+        log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
+                LAST_WRITES_MS);
+    h->in_cb++;
+    if (done)
+        done(h, left ? -ETIMEDOUT : 0, h->close_ud);
+    h->in_cb--;
+    (void)preempt_handler_free(h);
+}
+
+int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void *userdata)
+{
+    if (!handler_ok(h))
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (h->ev_close)
+        return -EALREADY;
+    preempt_coord_leave_(h->wk.coord);
+    if (h->own_base) { /* the library's loop: delivered here, as preempt_handler_free() does */
+        int status = preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0 ? -ETIMEDOUT : 0;
+
+        h->in_cb++;
+        if (done)
+            done(h, status, userdata);
+        h->in_cb--;
+        (void)preempt_handler_free(h);
+        return 0;
+    }
+    h->ev_close = evtimer_new(h->base, on_close_tick, h);
+    if (!h->ev_close)
+        return -ENOMEM;
+    h->close_cb = done;
+    h->close_ud = userdata;
+    h->close_by_ms = now_ms(h) + LAST_WRITES_MS;
+    return event_add(h->ev_close, &(struct timeval){ 0, 0 }) < 0 ? -EIO : 0;
+}
+
 struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
 {
     if (!handler_ok(h))
@@ -1604,6 +1661,8 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     preempt_coord_leave_(h->wk.coord); /* also when freed before an exit */
     if (h->own_base)
         flush_last(h);
+    if (h->ev_close)
+        event_free(h->ev_close);
     preempt_coord_free_(h->wk.coord);
     start_free(h); /* freed during an asynchronous start-up */
     if (h->ev_start)

@@ -153,6 +153,19 @@ eq "app error: every worker exits with the application's code" "$RCS" "3 3 3"
 eq "app error: every worker reports the same message" "$(same "$tag" 3 exit message)" \
     "worker 1: step 50 failed with code 3"
 
+# The same with asynchronous trainers on their own libevent loops (a
+# borrowed base): the failing worker's error record is one of its last
+# writes, which preempt_handler_close() delivers on the loop. Freed at
+# once, the handler dropped it, and the peers trained on (3 137 137).
+tag=apperr-async
+JOB_ARGS_1="--fail-at 50"
+job_start "$tag" 3 --async --steps 4000 --step-ms 5
+unset JOB_ARGS_1
+job_wait 60
+eq "app error, async: every worker exits with the application's code" "$RCS" "3 3 3"
+eq "app error, async: every worker reports the same message" "$(same "$tag" 3 exit message)" \
+    "worker 1: step 50 failed with code 3"
+
 # ---- a worker SIGKILLed during agreement -----------------------------------
 # Worker 2 is stopped so that agreement cannot complete, worker 0 gets its
 # notice, then worker 2 is killed. Its lease (2 s) ends and the others learn

@@ -514,6 +514,14 @@ static void async_on_resume(evutil_socket_t fd, short what, void *arg)
         async_act(t, (int)preempt_action(t->h));
 }
 
+static void on_closed(struct preempt_handler *h, int status, void *arg)
+{
+    (void)h;
+    if (status < 0)
+        fprintf(stderr, "preempt-trainer: the last coordination writes: %s\n", preempt_strerror(status));
+    event_base_loopbreak(arg);
+}
+
 static int run_async(struct trainer *t)
 {
     t->ev_step = evtimer_new(t->base, async_on_step, t);
@@ -887,6 +895,15 @@ cannot_start:
     if (t.exited && code == 0)
         print_json("{\"event\":\"done\",\"worker\":%u,\"step\":%" PRIu64 ",\"state_digest\":\"%016" PRIx64 "\"}",
                    t.worker, run_of(&t), model_digest(&t));
+    if (async && t.h) {
+        /* the handler's last writes (an error for the peers, a report, the
+         * departure) go out on this loop, which keeps running until they did */
+        if (preempt_handler_close(t.h, on_closed, t.base) == 0)
+            (void)event_base_dispatch(t.base);
+        else
+            (void)preempt_handler_free(t.h);
+        t.h = NULL;
+    }
     t.h = preempt_handler_free(t.h);
     allreduce_close(t.ar);
     if (t.ev_step)

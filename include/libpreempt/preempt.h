@@ -419,10 +419,31 @@ PREEMPT_EXPORT int preempt_handler_new(struct event_base *base, const struct pre
  * drops an unfinished save. NULL-safe. The notice signals stay blocked.
  * Multi-worker: with its own base, first delivers the worker's last
  * coordination writes (an error, a shard report, its departure), waiting at
- * most 2 s; with a borrowed base, keep running it until
- * preempt_pending_writes() is 0 before freeing, or those writes are lost.
+ * most 2 s; with a borrowed base it cannot wait for them: close the
+ * handler with preempt_handler_close() instead, or those writes are lost
+ * (a peer never learns of this worker's error).
  * @return NULL. Callback-safe: no (never call it from a callback). */
 PREEMPT_EXPORT struct preempt_handler *preempt_handler_free(struct preempt_handler *h);
+
+/** Called once by preempt_handler_close() when the handler's last writes
+ * are delivered (status 0) or their 2 s bound passed (-ETIMEDOUT). The
+ * handler is freed when it returns: do not use it after. Only the
+ * queries may be called from it (preempt_get_status(), preempt_exit_code(),
+ * preempt_error_message(), ...). */
+typedef void (*preempt_close_cb)(struct preempt_handler *h, int status, void *userdata);
+
+/** Closes a handler without blocking its loop, as libuv's uv_close(): it
+ * leaves the job, delivers the worker's last coordination writes (an error
+ * for its peers, a shard report, its departure) while the caller's loop
+ * runs, then calls @p done (may be NULL) and frees the handler. Use it
+ * with a borrowed base instead of preempt_handler_free(), which cannot
+ * wait for them there; keep the loop running until done has run. With the
+ * handler's own base it delivers them at once (at most 2 s), calls done
+ * and frees the handler before returning.
+ * @return 0; -EINVAL for a bad handler; -EBUSY inside a callback;
+ *         -EALREADY when it is closing already; -ENOMEM.
+ * Callback-safe: no. */
+PREEMPT_EXPORT int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void *userdata);
 
 /** The handler's event_base (the caller's, or its own). Callback-safe: yes. */
 PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_handler *h);
