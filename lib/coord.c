@@ -24,6 +24,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "pub-internal.h"
+#include "records-internal.h"
 #include "view-internal.h"
 #include "platform-internal.h"
 
@@ -200,15 +201,29 @@ static void on_opened(int status, const struct preempt_etcd_reply *r, const char
         join_read_inc(j); /* whoever opened it first, read what it is now */
 }
 
-/* Reads the steps a joined value offers ("pid=.. steps=a,b,c"). */
+/* A field of a record of kind id, read with its grammar (lib/records.c),
+ * copied into buf: "" when the record lacks it or does not read. A flag's
+ * text is its name. */
+static const char *rec_field(enum preempt_key_id id, const char *v, const char *name, char *buf, size_t size)
+{
+    struct preempt_record r;
+    const char *why, *s;
+    size_t len;
+
+    buf[0] = '\0';
+    if (v && preempt_record_parse_(id, v, PREEMPT_MAX_WORKERS, &r, &why) == 0 &&
+        (s = preempt_record_text_(&r, name, &len)) != NULL)
+        (void)snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), s);
+    return buf;
+}
+
+/* Reads the steps a member record offers ("... steps=a,b,c"). */
 static size_t parse_offer(const char *v, uint64_t *steps, size_t max)
 {
-    const char *p = strstr(v, "steps=");
+    char list[MAX_STEPS_OFFERED * 21 + 1];
+    const char *p = rec_field(PREEMPT_KEY_ALIVE, v, "steps", list, sizeof(list));
     size_t n = 0;
 
-    if (!p)
-        return 0;
-    p += 6;
     while (*p >= '0' && *p <= '9' && n < max) {
         char *end;
 
@@ -238,9 +253,9 @@ static void put_steps(char *buf, size_t size, size_t off, const uint64_t *steps,
 /* Whether member record v asks to start over ("over=1"). */
 static bool asks_over(const char *v)
 {
-    const char *p = strstr(v, " over=1");
+    char f[8];
 
-    return p && (p[7] == ' ' || p[7] == '\0');
+    return rec_field(PREEMPT_KEY_ALIVE, v, "over=1", f, sizeof(f))[0] != '\0';
 }
 
 void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret)
@@ -318,27 +333,6 @@ static void sort_by_worker(const char **offers, unsigned *idx, size_t n)
     free(v);
 }
 
-/* A field of a member record ("pid=.. host=.. launch=.. workers=.. steps=.."),
- * copied into buf ("" when absent). */
-static const char *member_field(const char *v, const char *name, char *buf, size_t size)
-{
-    size_t n = strlen(name);
-    const char *p = v;
-
-    buf[0] = '\0';
-    while (p && *p) {
-        if (!strncmp(p, name, n) && p[n] == '=') {
-            size_t len = strcspn(p + n + 1, " ");
-
-            (void)snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), p + n + 1);
-            break;
-        }
-        p = strchr(p, ' ');
-        p = p ? p + 1 : NULL;
-    }
-    return buf;
-}
-
 void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
                            bool over, const uint64_t *steps, size_t n_steps)
 {
@@ -353,9 +347,9 @@ static const char *who(const char *v, char *buf, size_t size)
 {
     char pid[24], host[PREEMPT_MAX_HOST + 1], launch[PREEMPT_MAX_LAUNCH + 1];
 
-    (void)member_field(v ? v : "", "pid", pid, sizeof(pid));
-    (void)member_field(v ? v : "", "host", host, sizeof(host));
-    (void)member_field(v ? v : "", "launch", launch, sizeof(launch));
+    (void)rec_field(PREEMPT_KEY_ALIVE, v, "pid", pid, sizeof(pid));
+    (void)rec_field(PREEMPT_KEY_ALIVE, v, "host", host, sizeof(host));
+    (void)rec_field(PREEMPT_KEY_ALIVE, v, "launch", launch, sizeof(launch));
     (void)snprintf(buf, size, "pid %s on host %s, launch %s", pid[0] ? pid : "?", host[0] ? host : "?",
                    launch[0] ? launch : "-");
     return buf;
@@ -379,11 +373,11 @@ static void on_start_over(int status, const struct preempt_etcd_reply *r, const 
 
 /* A record (the barrier's, the shape's) whose worker count is not this
  * worker's: start-up ends with that error. Returns true then. */
-static bool workers_differ(struct join *j, const char *value, const char *record)
+static bool workers_differ(struct join *j, enum preempt_key_id id, const char *value, const char *record)
 {
-    char w[16];
+    char w[24];
 
-    if (strtoul(member_field(value, "workers", w, sizeof(w)), NULL, 10) == j->cfg->workers)
+    if (strtoul(rec_field(id, value, "workers", w, sizeof(w)), NULL, 10) == j->cfg->workers)
         return false;
     join_finish(j, -EINVAL,
                 "job %s: incarnation %" PRIu64 " %s workers=%s, but this worker has workers=%u: every worker of a job "
@@ -400,10 +394,10 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
     char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24], refused[24], lacking[96];
     uint64_t step;
 
-    (void)member_field(kv->value, "launch", launch, sizeof(launch));
-    (void)member_field(j->member, "launch", mine, sizeof(mine));
-    (void)member_field(kv->value, "restore", restore, sizeof(restore));
-    if (workers_differ(j, kv->value, "started with"))
+    (void)rec_field(PREEMPT_KEY_READY, kv->value, "launch", launch, sizeof(launch));
+    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)rec_field(PREEMPT_KEY_READY, kv->value, "restore", restore, sizeof(restore));
+    if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with"))
         return;
     if (strcmp(launch, mine)) {
         join_finish(j, -EBUSY,
@@ -416,10 +410,10 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "this one joined): a second process with worker index %u, or a second job using this name "
                     "(nothing was changed)",
                     j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
-    } else if (member_field(kv->value, "refused", refused, sizeof(refused))[0]) {
+    } else if (rec_field(PREEMPT_KEY_READY, kv->value, "refused", refused, sizeof(refused))[0]) {
         char target[48];
 
-        (void)member_field(kv->value, "lacking", lacking, sizeof(lacking));
+        (void)rec_field(PREEMPT_KEY_READY, kv->value, "lacking", lacking, sizeof(lacking));
         if (preempt_parse_u64_(restore, &step))
             (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
         else
@@ -434,7 +428,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
     } else {
         j->out->have_step = preempt_parse_u64_(restore, &step);
         j->out->step = j->out->have_step ? step : 0;
-        j->out->over = member_field(kv->value, "over", refused, sizeof(refused))[0] != '\0';
+        j->out->over = rec_field(PREEMPT_KEY_READY, kv->value, "over", refused, sizeof(refused))[0] != '\0';
         j->out->incarnation = j->inc;
         j->out->lease = j->lease;
         (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
@@ -537,12 +531,13 @@ static void on_members(int status, const struct preempt_etcd_reply *r, const cha
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
-    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     for (size_t i = 0; i < n; i++) {
         const char *slash = strrchr(kvs[i].key, '/');
 
-        if (kvs[i].value && strtoul(member_field(kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
-            !strcmp(member_field(kvs[i].value, "launch", f, sizeof(f)), mine)) {
+        if (kvs[i].value &&
+            strtoul(rec_field(PREEMPT_KEY_ALIVE, kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
+            !strcmp(rec_field(PREEMPT_KEY_ALIVE, kvs[i].value, "launch", f, sizeof(f)), mine)) {
             idx[k] = slash ? (unsigned)strtoul(slash + 1, NULL, 10) : 0;
             offers[k++] = kvs[i].value;
         }
@@ -585,7 +580,7 @@ static void write_ready(struct join *j, bool consume)
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
                            get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
-    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     if (plan->have)
         (void)snprintf(restore, sizeof(restore), "%" PRIu64, plan->step);
     else
@@ -639,7 +634,7 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
         join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
         return false;
     }
-    return !workers_differ(j, shape->value, "has");
+    return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has");
 }
 
 /* What a member learns in the txn that joined it (or counted again): the
@@ -726,8 +721,8 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
 {
     char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
 
-    (void)member_field(kv->value, "launch", theirs, sizeof(theirs));
-    (void)member_field(j->member, "launch", mine, sizeof(mine));
+    (void)rec_field(PREEMPT_KEY_ALIVE, kv->value, "launch", theirs, sizeof(theirs));
+    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     if (strcmp(theirs, "-") && strcmp(mine, "-") && strcmp(theirs, mine)) {
         join_finish(j, -EBUSY,
                     "job %s is in use by another launch: its worker %u is %s; this worker is of launch %s. Two jobs "
@@ -1131,11 +1126,12 @@ int preempt_coord_join_begin_(struct event_base *base, const struct preempt_coor
 /* N/restored: "ok", or "unusable|failed <step> worker=<w>: <why>". */
 static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 {
-    const char *v = kv->value;
-    int outcome = !strcmp(v, "ok")                ? PREEMPT_RESTORE_OK
-                  : !strncmp(v, "unusable ", 9) ? PREEMPT_RESTORE_UNUSABLE
-                  : !strncmp(v, "failed ", 7)   ? PREEMPT_RESTORE_FAILED
-                                                 : -1;
+    const char *v = kv->value ? kv->value : "", *why;
+    struct preempt_record rec;
+    int outcome = preempt_record_parse_(PREEMPT_KEY_RESTORED, v, PREEMPT_MAX_WORKERS, &rec, &why) < 0 ? -1
+                  : preempt_record_has_(&rec, "ok")                                               ? PREEMPT_RESTORE_OK
+                  : preempt_record_has_(&rec, "unusable") ? PREEMPT_RESTORE_UNUSABLE
+                                                          : PREEMPT_RESTORE_FAILED;
 
     if (outcome < 0) {
         join_finish(j, -EPROTO, "job %s: the restore barrier's record holds \"%.40s\"", j->cfg->job, v);

@@ -20,7 +20,7 @@
 
 /* The member record's value (N/w/alive/<w>, N/w/joined/<w>). */
 #define PREEMPT_MEMBER_GRAMMAR_                                                                                       \
-    "pid=<pid:u64> host=<host:word> launch=<launch:word> workers=<W:u64> [over=1 ]steps=[<steps:list>]"
+    "pid=<pid:u64> host=<host:word> launch=<launch:word> workers=<workers:u64> [over=1 ]steps=[<steps:list>]"
 
 /* X(ID, pattern, value, written by, meaning): the records. value is the
  * value's grammar (records-internal.h), from which every value is read
@@ -32,10 +32,10 @@
     X(START_OVER, "start-over", "preemptctl <at:unixms>", "`preemptctl start-over`",                                 \
       "the operator's one-time request: the next barrier whose plan is at risk starts over, and deletes the "        \
       "request in the transaction that writes `N/ready`")                                                            \
-    X(SHAPE, "{N}/shape", "workers=<W:u64>", "N's first member, create-if-absent",                                       \
+    X(SHAPE, "{N}/shape", "workers=<workers:u64>", "N's first member, create-if-absent",                                       \
       "the worker count of N: a worker with another one is refused")                                                \
     X(READY, "{N}/ready",                                                                                            \
-      "restore=(<restore:u64>|none) workers=<W:u64> launch=<launch:word>[ refused=<refused:u64> "          \
+      "restore=(<restore:u64>|none) workers=<workers:u64> launch=<launch:word>[ refused=<refused:u64> "          \
       "lacking=<lacking:list>][ over=<over:u64>]",               \
       "create-if-absent, by the worker that counted the W-th member",                                                \
       "the start-up barrier's one record: N started, with these members, from this step; or N refused to start "     \

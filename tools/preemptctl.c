@@ -246,7 +246,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
 
         if (preempt_key_parse_(kvs[i].key, jobp, &(struct preempt_key){ 0 }) == PREEMPT_KEY_SHAPE &&
             preempt_record_parse_(PREEMPT_KEY_SHAPE, kvs[i].value, 0, &rec, &why) == 0 &&
-            preempt_record_u64_(&rec, "W", &w) && w > 0 && w <= PREEMPT_MAX_WORKERS)
+            preempt_record_u64_(&rec, "workers", &w) && w > 0 && w <= PREEMPT_MAX_WORKERS)
             workers = (unsigned)w;
     }
     for (size_t i = 0; i < n; i++) {
