@@ -17,6 +17,7 @@
 #define PREEMPT_PUB_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* X(ID, "name", "what is true") */
 #define PREEMPT_PUB_STATES(X)                                                                                        \
@@ -92,6 +93,18 @@ enum preempt_pub_action {
  * returns the action. *listed says whether the table has the pair. Pure. */
 enum preempt_pub_action preempt_pub_step_(enum preempt_pub_state *state, enum preempt_pub_input input,
                                           bool *listed);
+
+/* The table's rows, in order (fsmdump --machine notice-record draws them). */
+struct preempt_pub_row {
+    enum preempt_pub_state from;
+    enum preempt_pub_input input;
+    enum preempt_pub_state to;
+    enum preempt_pub_action action;
+};
+const struct preempt_pub_row *preempt_pub_rows_(size_t *n);
+
+/* What a state means, what an input says (the tables' third column). */
+const char *preempt_pub_state_what_(enum preempt_pub_state s);
 
 const char *preempt_pub_state_name_(enum preempt_pub_state s);
 const char *preempt_pub_input_name_(enum preempt_pub_input in);

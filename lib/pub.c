@@ -35,35 +35,49 @@ enum preempt_pub_action preempt_pub_step_(enum preempt_pub_state *state, enum pr
     return cell->action;
 }
 
+#define PREEMPT_PUB_NAME_(id, name, what) name,
+#define PREEMPT_PUB_WHAT_(id, name, what) what,
+static const char *const state_names[] = { PREEMPT_PUB_STATES(PREEMPT_PUB_NAME_) };
+static const char *const state_whats[] = { PREEMPT_PUB_STATES(PREEMPT_PUB_WHAT_) };
+static const char *const input_names[] = { PREEMPT_PUB_INPUTS(PREEMPT_PUB_NAME_) };
+static const char *const action_names[] = { PREEMPT_PUB_ACTIONS(PREEMPT_PUB_NAME_) };
+#undef PREEMPT_PUB_NAME_
+#undef PREEMPT_PUB_WHAT_
+
+static const char *text_of(const char *const *texts, unsigned n, unsigned i)
+{
+    return i < n ? texts[i] : "?";
+}
+
 const char *preempt_pub_state_name_(enum preempt_pub_state s)
 {
-    static const char *const names[] = {
-#define PREEMPT_PUB_NAME_(id, name, what) name,
-        PREEMPT_PUB_STATES(PREEMPT_PUB_NAME_)
-#undef PREEMPT_PUB_NAME_
-    };
+    return text_of(state_names, PREEMPT_PUB__COUNT, (unsigned)s);
+}
 
-    return (unsigned)s < PREEMPT_PUB__COUNT ? names[s] : "?";
+const char *preempt_pub_state_what_(enum preempt_pub_state s)
+{
+    return text_of(state_whats, PREEMPT_PUB__COUNT, (unsigned)s);
 }
 
 const char *preempt_pub_input_name_(enum preempt_pub_input in)
 {
-    static const char *const names[] = {
-#define PREEMPT_PUB_NAME_(id, name, what) name,
-        PREEMPT_PUB_INPUTS(PREEMPT_PUB_NAME_)
-#undef PREEMPT_PUB_NAME_
-    };
-
-    return (unsigned)in < PREEMPT_PUB_IN__COUNT ? names[in] : "?";
+    return text_of(input_names, PREEMPT_PUB_IN__COUNT, (unsigned)in);
 }
 
 const char *preempt_pub_action_name_(enum preempt_pub_action a)
 {
-    static const char *const names[] = {
-#define PREEMPT_PUB_NAME_(id, name, what) name,
-        PREEMPT_PUB_ACTIONS(PREEMPT_PUB_NAME_)
-#undef PREEMPT_PUB_NAME_
+    return text_of(action_names, PREEMPT_PUB_DO__COUNT, (unsigned)a);
+}
+
+const struct preempt_pub_row *preempt_pub_rows_(size_t *n)
+{
+    static const struct preempt_pub_row rows[] = {
+#define PREEMPT_PUB_LIST_(from, in, to, act)                                                                         \
+    { PREEMPT_PUB_##from, PREEMPT_PUB_IN_##in, PREEMPT_PUB_##to, PREEMPT_PUB_DO_##act },
+        PREEMPT_PUB_TABLE(PREEMPT_PUB_LIST_)
+#undef PREEMPT_PUB_LIST_
     };
 
-    return (unsigned)a < PREEMPT_PUB_DO__COUNT ? names[a] : "?";
+    *n = sizeof(rows) / sizeof(rows[0]);
+    return rows;
 }

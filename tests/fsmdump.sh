@@ -57,4 +57,22 @@ fi
 expect_rc 0 "$FSMDUMP" --format mermaid --trace "$trace" && expect_output "class exit final"
 expect_rc 0 "$FSMDUMP" --format table --trace "$trace"
 expect_output "countdown     step-reached      final-due      own-signal    request-final, arm-timer  | 1"
+
+# the job coordinator's notice-record machine (lib/pub-internal.h), from the
+# table the coordinator runs
+expect_rc 0 "$FSMDUMP" --machine notice-record --check
+expect_output "fsmdump: check: notice-record: 22 rows, 48 ignored pairs, no problems"
+expect_rc 0 "$FSMDUMP" --machine notice-record --format table
+expect_output "carried-stale  claim-won     putting        put"
+expect_output "in-claim       the value stands only in this worker's claim (no notice/<me> written)"
+eq "notice-record: one line per row" "$(grep -cE '^[a-z-]+ +[a-z-]+ +[a-z-]+ +(none|put|carry)$' "$TMP/out")" 22
+expect_rc 0 "$FSMDUMP" --machine notice-record --format mermaid
+expect_output 'state "putting-stale" as putting_stale'
+expect_output "deferred --> carried : claim-sent / carry"
+if [ -n "${DOT:-}" ]; then
+    expect "dot renders the notice-record machine" sh -c "'$FSMDUMP' -m notice-record | '$DOT' -Tsvg >'$TMP/pub.svg'"
+fi
+expect_rc 2 "$FSMDUMP" --machine nonesuch
+expect_output "unknown machine 'nonesuch' (handler or notice-record)"
+expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

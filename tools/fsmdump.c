@@ -11,13 +11,18 @@
 
 #include "preempt_fsm.h"
 #include "tool.h"
+#include "pub-internal.h"
 #include "trace-internal.h"
 
 static const char usage[] =
-    "Usage: fsmdump [--format dot|mermaid|table] [--trace FILE] [--check]\n"
+    "Usage: fsmdump [--machine handler|notice-record] [--format dot|mermaid|table]\n"
+    "               [--trace FILE] [--check]\n"
     "\n"
     "Prints libpreempt's state machine from the same table the library runs.\n"
     "\n"
+    "  -m, --machine M   handler (default): the handler's machine;\n"
+    "                    notice-record: the job coordinator's machine for where\n"
+    "                    this worker's notice stands in the job's records\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -430,10 +435,111 @@ static int load_overlay(const char *path, struct overlay *o)
     return 0;
 }
 
+/* ---- the notice record's machine (lib/pub-internal.h) ---- */
+
+/* Checks it: every state reachable from idle, and idle reachable from
+ * every state (no state traps a value). The number of problems. */
+static unsigned pub_check(void)
+{
+    size_t n;
+    const struct preempt_pub_row *rows = preempt_pub_rows_(&n);
+    bool from_idle[PREEMPT_PUB__COUNT] = { [PREEMPT_PUB_IDLE] = true }, to_idle[PREEMPT_PUB__COUNT] = { [PREEMPT_PUB_IDLE] = true };
+    unsigned problems = 0;
+
+    for (bool more = true; more;) {
+        more = false;
+        for (size_t i = 0; i < n; i++) {
+            if (from_idle[rows[i].from] && !from_idle[rows[i].to])
+                from_idle[rows[i].to] = more = true;
+            if (to_idle[rows[i].to] && !to_idle[rows[i].from])
+                to_idle[rows[i].from] = more = true;
+        }
+    }
+    for (int st = 0; st < PREEMPT_PUB__COUNT; st++) {
+        if (!from_idle[st])
+            fprintf(stderr, "fsmdump: check: notice-record: %s is not reachable from idle\n",
+                    preempt_pub_state_name_((enum preempt_pub_state)st)), problems++;
+        if (!to_idle[st])
+            fprintf(stderr, "fsmdump: check: notice-record: idle is not reachable from %s\n",
+                    preempt_pub_state_name_((enum preempt_pub_state)st)), problems++;
+    }
+    return problems;
+}
+
+static void pub_mermaid_id(enum preempt_pub_state st)
+{
+    for (const char *p = preempt_pub_state_name_(st); *p; p++)
+        putchar(*p == '-' ? '_' : *p);
+}
+
+static int pub_dump(enum format fmt, bool check)
+{
+    size_t n;
+    const struct preempt_pub_row *rows = preempt_pub_rows_(&n);
+
+    if (check) {
+        unsigned problems = pub_check();
+
+        if (problems) {
+            fprintf(stderr, "fsmdump: check: %u problem%s\n", problems, problems == 1 ? "" : "s");
+            return 1;
+        }
+        printf("fsmdump: check: notice-record: %zu rows, %zu ignored pairs, no problems\n", n,
+               (size_t)PREEMPT_PUB__COUNT * PREEMPT_PUB_IN__COUNT - n);
+        return 0;
+    }
+    if (fmt == FMT_DOT) {
+        printf("digraph notice_record {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
+        for (int st = 0; st < PREEMPT_PUB__COUNT; st++) {
+            printf("  \"%s\" [tooltip=\"", preempt_pub_state_name_((enum preempt_pub_state)st));
+            dot_escape(preempt_pub_state_what_((enum preempt_pub_state)st));
+            printf("\"];\n");
+        }
+        for (size_t i = 0; i < n; i++)
+            printf("  \"%s\" -> \"%s\" [label=\"%s%s%s\"];\n", preempt_pub_state_name_(rows[i].from),
+                   preempt_pub_state_name_(rows[i].to), preempt_pub_input_name_(rows[i].input),
+                   rows[i].action ? " / " : "", rows[i].action ? preempt_pub_action_name_(rows[i].action) : "");
+        printf("}\n");
+    } else if (fmt == FMT_MERMAID) {
+        printf("stateDiagram-v2\n");
+        for (int st = 0; st < PREEMPT_PUB__COUNT; st++) { /* ids without '-', named as in the logs */
+            printf("    state \"%s\" as ", preempt_pub_state_name_((enum preempt_pub_state)st));
+            pub_mermaid_id((enum preempt_pub_state)st);
+            printf("\n");
+        }
+        printf("    [*] --> idle\n");
+        for (size_t i = 0; i < n; i++) {
+            printf("    ");
+            pub_mermaid_id(rows[i].from);
+            printf(" --> ");
+            pub_mermaid_id(rows[i].to);
+            printf(" : %s%s%s\n", preempt_pub_input_name_(rows[i].input), rows[i].action ? " / " : "",
+                   rows[i].action ? preempt_pub_action_name_(rows[i].action) : "");
+        }
+    } else {
+        printf("%-14s %-13s %-14s %s\n", "from", "input", "to", "action");
+        for (size_t i = 0; i < n; i++)
+            printf("%-14s %-13s %-14s %s\n", preempt_pub_state_name_(rows[i].from),
+                   preempt_pub_input_name_(rows[i].input), preempt_pub_state_name_(rows[i].to),
+                   preempt_pub_action_name_(rows[i].action));
+        printf("\nstates:\n");
+        for (int st = 0; st < PREEMPT_PUB__COUNT; st++)
+            printf("  %-14s %s\n", preempt_pub_state_name_((enum preempt_pub_state)st),
+                   preempt_pub_state_what_((enum preempt_pub_state)st));
+        printf("\n%zu rows; every other (state, input) pair is ignored: nothing changes, nothing is sent\n", n);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fsmdump: write error: %s\n", strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "format", required_argument, NULL, 'f' },
+        { "machine", required_argument, NULL, 'm' },
         { "trace", required_argument, NULL, 't' },
         { "check", no_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
@@ -443,13 +549,19 @@ int main(int argc, char **argv)
     static struct overlay o; /* large: static, zeroed */
     enum format fmt = FMT_DOT;
     const char *trace = NULL;
-    bool check = false;
+    bool check = false, pub = false;
     int c;
 
     M = preempt_fsm_def_();
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:t:ch", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:m:t:ch", opts, NULL)) != -1) {
         switch (c) {
+        case 'm':
+            if (strcmp(optarg, "notice-record") == 0)
+                pub = true;
+            else if (strcmp(optarg, "handler") != 0)
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler or notice-record)", optarg);
+            break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)
                 fmt = FMT_DOT;
@@ -477,6 +589,11 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return tool_usage_error("fsmdump", "unexpected argument '%s'", argv[optind]);
+    if (pub) {
+        if (trace)
+            return tool_usage_error("fsmdump", "--trace lays a trace over the handler's machine only");
+        return pub_dump(fmt, check);
+    }
     if (check) {
         unsigned n = preempt_fsm_check_(report, NULL);
         if (n > 0) {
