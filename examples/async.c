@@ -21,6 +21,7 @@ struct trainer {
     struct event *ev_resume;        /* asks again after PREEMPT_ACTION_WAIT */
     double weights[1024];
     int code;                       /* the exit code the handler decided */
+    bool closed;                    /* preempt_handler_close() is done */
 };
 
 static int save(struct trainer *t)
@@ -122,8 +123,10 @@ static int restore(struct preempt_handler *h, uint64_t step, void *ud)
 
 static void on_closed(struct preempt_handler *h, int status, void *ud)
 {
+    struct trainer *t = ud;
+
     (void)h, (void)status;
-    event_base_loopbreak(ud);   /* the handler is freed after this */
+    t->closed = true;           /* the handler is freed after this */
 }
 
 static void log_cb(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
@@ -156,9 +159,13 @@ int main(void)
     }
     act(&t, (int)preempt_action(t.h));
     event_base_dispatch(t.base);
-    /* the last writes to the job (an error, a report) go out on the loop */
-    if (preempt_handler_close(t.h, on_closed, t.base) == 0)
-        event_base_dispatch(t.base);    /* until on_closed */
+    /* the last writes to the job (an error, a report) go out on the loop;
+     * the trainer's own events, which use the handler, run no more */
+    event_del(t.ev_step);
+    event_del(t.ev_resume);
+    if (preempt_handler_close(t.h, on_closed, &t) == 0)
+        while (!t.closed && event_base_loop(t.base, EVLOOP_ONCE) == 0)
+            ;
     event_free(t.ev_step);
     event_free(t.ev_resume);
     event_base_free(t.base);

@@ -140,6 +140,7 @@ struct trainer {
     struct event *ev_tick;       /* --async: a 50 ms tick on the trainer's loop */
     uint64_t ticks;              /* ticks before training began (start-up on the loop) */
     bool started;                /* --async-start: on_start came */
+    bool closed;                 /* preempt_handler_close() called back: the handler is gone */
     int start_r;                 /* with its status */
     uint64_t *state;
     size_t words;
@@ -516,10 +517,12 @@ static void async_on_resume(evutil_socket_t fd, short what, void *arg)
 
 static void on_closed(struct preempt_handler *h, int status, void *arg)
 {
+    struct trainer *t = arg;
+
     (void)h;
     if (status < 0)
         fprintf(stderr, "preempt-trainer: the last coordination writes: %s\n", preempt_strerror(status));
-    event_base_loopbreak(arg);
+    t->closed = true;
 }
 
 static int run_async(struct trainer *t)
@@ -897,11 +900,20 @@ cannot_start:
                    t.worker, run_of(&t), model_digest(&t));
     if (async && t.h) {
         /* the handler's last writes (an error for the peers, a report, the
-         * departure) go out on this loop, which keeps running until they did */
-        if (preempt_handler_close(t.h, on_closed, t.base) == 0)
-            (void)event_base_dispatch(t.base);
-        else
+         * departure) go out on this loop, which keeps running until they
+         * did; the trainer's own events run no more (they use the handler) */
+        if (t.ev_step)
+            (void)event_del(t.ev_step);
+        if (t.ev_resume)
+            (void)event_del(t.ev_resume);
+        if (t.ev_save)
+            (void)event_del(t.ev_save);
+        if (preempt_handler_close(t.h, on_closed, &t) == 0) {
+            while (!t.closed && event_base_loop(t.base, EVLOOP_ONCE) == 0)
+                ;
+        } else {
             (void)preempt_handler_free(t.h);
+        }
         t.h = NULL;
     }
     t.h = preempt_handler_free(t.h);
