@@ -437,7 +437,9 @@ typedef void (*preempt_close_cb)(struct preempt_handler *h, int status, void *us
  * for its peers, a shard report, its departure) while the caller's loop
  * runs, then calls @p done (may be NULL) and frees the handler. Use it
  * with a borrowed base instead of preempt_handler_free(), which cannot
- * wait for them there; keep the loop running until done has run. With the
+ * wait for them there; keep the loop running until done has run, and stop
+ * calling into the handler from your own events first. Until done, the
+ * handler's callbacks may still run (a signal, an etcd answer). With the
  * handler's own base it delivers them at once (at most 2 s), calls done
  * and frees the handler before returning.
  * @return 0; -EINVAL for a bad handler; -EBUSY inside a callback;
