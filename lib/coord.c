@@ -1976,7 +1976,7 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
         return;
     case PREEMPT_VIEW_NOTICE:
         if (v.worker == c->me && !mine(c, kv->key, v.wall)) {
-            char val[128];
+            char val[PREEMPT_KEY_MAX + 64]; /* a notice value (at most ~280) and " withdrawn" */
 
             /* every other worker takes it for this worker's notice, and
              * only this worker can tell: it follows it as the others do
