@@ -1601,6 +1601,17 @@ int preempt_handler_process(struct preempt_handler *h)
     return r < 0 ? r : preempt_embed_process_(h->embed);
 }
 
+/* The end of preempt_handler_close(): done (a callback: only the queries
+ * may be called from it), then the handler goes. */
+static void closed(struct preempt_handler *h, preempt_close_cb done, void *userdata, int status)
+{
+    h->in_cb++;
+    if (done)
+        done(h, status, userdata);
+    h->in_cb--;
+    (void)preempt_handler_free(h);
+}
+
 /* preempt_handler_close(): runs done once the last writes are delivered or
  * their bound passed, then frees the handler (from this event's callback:
  * libevent allows freeing the running event; the base is the caller's). */
@@ -1609,7 +1620,6 @@ static void on_close_tick(evutil_socket_t fd, short what, void *arg)
     struct preempt_handler *h = arg;
     static const struct timeval tick = { 0, 10000 };
     unsigned left = preempt_coord_pending_(h->wk.coord);
-    preempt_close_cb done = h->close_cb;
 
     (void)fd, (void)what;
     if (left > 0 && now_ms(h) < h->close_by_ms) {
@@ -1619,11 +1629,7 @@ static void on_close_tick(evutil_socket_t fd, short what, void *arg)
     if (left > 0)
         log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                 LAST_WRITES_MS);
-    h->in_cb++;
-    if (done)
-        done(h, left ? -ETIMEDOUT : 0, h->close_ud);
-    h->in_cb--;
-    (void)preempt_handler_free(h);
+    closed(h, h->close_cb, h->close_ud, left ? -ETIMEDOUT : 0);
 }
 
 int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void *userdata)
@@ -1636,13 +1642,7 @@ int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void
         return -EALREADY;
     preempt_coord_leave_(h->wk.coord);
     if (h->own_base) { /* the library's loop: delivered here, as preempt_handler_free() does */
-        int status = preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0 ? -ETIMEDOUT : 0;
-
-        h->in_cb++;
-        if (done)
-            done(h, status, userdata);
-        h->in_cb--;
-        (void)preempt_handler_free(h);
+        closed(h, done, userdata, preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0 ? -ETIMEDOUT : 0);
         return 0;
     }
     h->ev_close = evtimer_new(h->base, on_close_tick, h);

@@ -257,10 +257,8 @@ struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, con
         return none; /* a decision is never deleted within its incarnation */
     /* one schema: a value that does not read as its grammar says is
      * never acted on (nor a record of a worker the job does not have) */
-    if (preempt_key_has_(id, 'w') && k.worker >= v->n)
-        return malformed("a record of a worker of the job (its key's index)");
-    if (put && preempt_record_parse_((enum preempt_key_id)id, value, v->n, &rec, &why) < 0) {
-        if (id == PREEMPT_KEY_CLAIM)
+    if (preempt_record_read_((enum preempt_key_id)id, &k, put ? (value ? value : "") : NULL, v->n, &rec, &why) < 0) {
+        if (put && id == PREEMPT_KEY_CLAIM)
             v->claim = true; /* it holds the episode all the same: etcd has it */
         return malformed(why);
     }

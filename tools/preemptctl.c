@@ -257,11 +257,8 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
         struct preempt_record rec;
         const char *why;
 
-        if (id >= 0 && preempt_key_has_(id, 'w') && k.worker >= workers) {
-            printf("  %-22s %s  (malformed: not a record of a worker of the job; the workers ignore it)\n", rest,
-                   kvs[i].value);
-        } else if (id >= 0 && kvs[i].value &&
-                   preempt_record_parse_((enum preempt_key_id)id, kvs[i].value, workers, &rec, &why) < 0) {
+        if (id >= 0 && preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value ? kvs[i].value : "", workers,
+                                            &rec, &why) < 0) {
             printf("  %-22s %s  (malformed: not %s; the workers ignore it)\n", rest, kvs[i].value, why);
         } else if (id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) {
             uint64_t dl = 0;
