@@ -627,6 +627,49 @@ static int64_t timer_at(const struct preempt_core *n, const struct preempt_facts
     return (int64_t)at;
 }
 
+const char *preempt_fsm_exit_why_(enum preempt_state from, const struct preempt_event *ev,
+                                  const struct preempt_core *next)
+{
+    switch (ev->kind) {
+    case PREEMPT_EV_TIMER:
+        if (next->abort_proposed)
+            return "the job's decision on the proposed abort did not come in time";
+        if (preempt_state_timer_(from) == PREEMPT_TIMER_AGREE && next->agree_by_ms &&
+            (!next->deadline_ms || next->agree_by_ms <= next->deadline_ms))
+            return "no step was agreed within the round's bound (agree_timeout_ms plus 3 measured steps)";
+        return "the deadline, less the exit margin, came before a checkpoint was committed";
+    case PREEMPT_EV_PEER_LOST:
+        return "a worker of the job lost its membership";
+    case PREEMPT_EV_COORD_FAILED:
+        return "the coordination store stayed unreachable past its retry bound";
+    case PREEMPT_EV_ROUND_ABORTED:
+        return "the job aborted the round";
+    case PREEMPT_EV_PEER_ERROR:
+        return "another worker failed";
+    case PREEMPT_EV_APP_ERROR:
+        return "the application failed";
+    case PREEMPT_EV_STEP_REACHED:
+        return "the trainer went past the agreed step";
+    case PREEMPT_EV_NOTICE:
+        return "a second notice, configured to exit at once";
+    case PREEMPT_EV_SAVE_DONE:
+        return ev->u.save_done.status != 0 ? "the save failed" : "the save is done";
+    case PREEMPT_EV_CKPT_COMMITTED:
+        return "the job committed the checkpoint";
+    case PREEMPT_EV_TRAINING_DONE:
+        return "training is done";
+    case PREEMPT_EV_PEER_NOTICE:
+    case PREEMPT_EV_NOTICE_WITHDRAWN:
+    case PREEMPT_EV_CLAIM_WON:
+    case PREEMPT_EV_CLAIM_LOST:
+    case PREEMPT_EV_FINAL_REQUESTED:
+    case PREEMPT_EV_STEP_AGREED:
+    case PREEMPT_EV__COUNT:
+        break;
+    }
+    return "the job's protocol ended the run";
+}
+
 static int64_t event_code(const struct preempt_event *ev)
 {
     const struct preempt_param_desc *p = preempt_event_params_(ev->kind);

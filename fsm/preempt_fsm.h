@@ -234,6 +234,12 @@ struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const stru
  * the ignored table, else ILLEGAL. Sets *ret_why to the ignored reason. */
 enum preempt_verdict preempt_fsm_fallback_(enum preempt_state s, enum preempt_event_kind e, const char **ret_why);
 
+/* Why a step that ends in exit ends there, in words for an operator's log
+ * ("no step was agreed within the round's bound", ...): from the state it
+ * left, the event and the context it reached. Pure; never NULL. */
+const char *preempt_fsm_exit_why_(enum preempt_state from, const struct preempt_event *ev,
+                                  const struct preempt_core *next);
+
 /* Planning: true when the final round has to start now so that the final
  * save is committed before the deadline (see preempt_fsm.c for the rule). */
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);

@@ -1683,6 +1683,26 @@ static void notice_put(struct preempt_coord *c);
 static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_input in);
 
 
+/* The current round's step may reach this worker before anything that
+ * brings its machine into the round: a claim that did not carry its
+ * driver's notice can land before the notice's own record, and the
+ * machine, idle then, ignores the step (a late answer of a withdrawn round,
+ * as far as it can tell). The view keeps it, and once a notice or the
+ * claim's answer has brought the machine into the round it is told again; in any
+ * other state the step is an echo (the table ignores it). The current
+ * round is the first without a decision. */
+static void retell_agreed(struct preempt_coord *c)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_STEP_AGREED };
+    unsigned k = c->view.r[0].decided ? 1 : 0;
+
+    if (!c->view.r[k].have_agreed)
+        return;
+    ev.u.step_agreed.step = c->view.r[k].agreed;
+    ev.u.step_agreed.last = c->view.r[k].last;
+    cpost(c, ev);
+}
+
 /* A worker's notice record (the view has merged it; foreign: a record in
  * this worker's slot that it did not write). */
 static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, const char *value, bool foreign)
@@ -1699,6 +1719,7 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
         ev.u.peer_notice.deadline = mono_of_wall(c, n->wall);
         CLOG(c, 1, "worker %u has a notice (%s)", n->worker, value);
         cpost(c, ev);
+        retell_agreed(c);
         /* a notice undoes the machine's withdrawal: when this one is
          * withdrawn too (an advisory or periodic one), say so again */
         c->withdrawn_posted = false;
@@ -2309,11 +2330,13 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
         ev.kind = PREEMPT_EV_CLAIM_LOST;
         ev.u.claim_lost.worker = holder;
         cpost(c, ev);
+        retell_agreed(c);
         return;
     }
     c->holds_claim = true;
     c->prop_step = 0; /* it landed with the claim */
     cpost(c, ev);
+    retell_agreed(c);
 }
 
 /* Claims the episode (create-if-absent, bound to the lease). A notice of

@@ -483,6 +483,10 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
     if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
         log_msg(h, PREEMPT_LOG_ERROR, "bug: event %s is illegal in state %s", preempt_event_to_string_(rec->ev.kind),
                 preempt_state_to_string(rec->from));
+    if (rec->to == PREEMPT_STATE_EXIT && rec->from != PREEMPT_STATE_EXIT)
+        log_msg(h, PREEMPT_LOG_INFO, "%s (%s in %s)",
+                preempt_fsm_exit_why_(rec->from, &rec->ev, preempt_sm_core_(h->wk.sm)),
+                preempt_event_to_string_(rec->ev.kind), preempt_state_to_string(rec->from));
     if (h->trace)
         trace_write(h, rec);
 }

@@ -29,7 +29,7 @@ job_start() {
         : >"$TMP/$_tag.$_i.err"
         # shellcheck disable=SC2086 # the worker's own words
         "$TRAINER" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_n" --ckpt-dir "$TMP/$_tag" \
-            --verbose "$@" $_own >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+            --verbose --trace "$TMP/$_tag.$_i.trace" "$@" $_own >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
         PIDS="$PIDS $!"
         _i=$((_i + 1))
     done
@@ -91,10 +91,12 @@ rcs_of() { # N CODE: the expected $RCS
 
 rand() { echo $(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % ($2 - $1 + 1))); }
 
-show_logs() { # TAG N: on a failure, what the workers said
+show_logs() { # TAG N: on a failure, what the workers said and did
     _i=0
     while [ "$_i" -lt "$2" ]; do
-        echo "--- $1 worker $_i"; grep -v ': debug:' "$TMP/$1.$_i.err" | tail -n 12 | sed 's/^/    /'
+        echo "--- $1 worker $_i"; tail -n 40 "$TMP/$1.$_i.err" | sed 's/^/    /'
+        echo "--- $1 worker $_i: the machine's trace (last records)"
+        tail -n 25 "$TMP/$1.$_i.trace" 2>/dev/null | sed 's/^/    /'
         _i=$((_i + 1))
     done
 }

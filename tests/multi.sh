@@ -184,6 +184,8 @@ job_wait 30
 eq "killed worker: the others exit 75 (not saved)" "$RCS" "75 75"
 for i in 0 1; do
     expect "killed worker: worker $i saw worker 2 lost" grep -q 'worker 2 lost its membership' "$TMP/$tag.$i.err"
+    expect "killed worker: worker $i says why it exits" grep -q 'the job aborted the round (round-aborted in' \
+        "$TMP/$tag.$i.err"
 done
 eq "killed worker: nothing was committed" "$(same "$tag" 2 exit saved_step)" 0
 
@@ -301,6 +303,27 @@ sed 's/=> agreed round=0 step=[0-9]*/=> agreed round=0 step=999999/' "$TMP/vtrac
 expect_rc 1 "$REPLAY" "$TMP/vtrace.altered"
 expect_output "diverges"
 expect_output "actual:   agreed round=0 step="
+
+# ---- the round's step before the notice --------------------------------------
+# A driver's claim and its proposed step are one transaction, its notice
+# record may be another request on another connection: the step can land
+# first. A worker whose machine is idle then ignores the step (it cannot
+# tell it from a late answer of a withdrawn round); when the notice comes
+# its machine must still learn the step, or it waits out the round's bound
+# and the job exits 75 75 without a checkpoint (seen once in CI with 3 s
+# steps). Here the claim and the step of worker 0 are written first, then
+# worker 0 gets its SIGTERM: both save one step and exit 42.
+tag=order
+job_start "$tag" 2 --steps 100000 --step-ms 10
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
+inc=$(etcdctl --endpoints="$ETCD_URL" get "/preempt/$tag/incarnation" --print-value-only)
+etcdctl --endpoints="$ETCD_URL" put "/preempt/$tag/$inc/e0/claim" "0" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "/preempt/$tag/$inc/e0/r0/agreed" "400 last" >/dev/null
+for i in 0 1; do wait_for "$TMP/$tag.$i.trace" 'r0/agreed' 30; done
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
+job_wait 60
+saved_one_step "$tag" 2 "the step before the notice"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # ---- records that do not read as their grammar says -------------------------
 # An operator's mistake (a buggy tool, another version, a hand edit) writes

@@ -998,6 +998,45 @@ START_TEST(test_check_finds_missing_disarm)
 }
 END_TEST
 
+/* The step of ev from cur ends in exit; why, in words. */
+static const char *exit_why(const struct preempt_core *cur, struct preempt_event ev, const struct preempt_facts *f)
+{
+    struct preempt_step st;
+
+    if (ev.kind == PREEMPT_EV_TIMER) /* the round's own timer, not a stale one */
+        ev.u.timer.gen = cur->timer_gen;
+    st = preempt_fsm_step_(cur, &ev, f);
+    ck_assert_int_eq(st.next.state, ST(EXIT));
+    return preempt_fsm_exit_why_(cur->state, &ev, &st.next);
+}
+
+/* An exit says why in the operator's log: the timer that ends a round says
+ * which bound it was (the round's, or the deadline's), and a lost peer or
+ * an unreachable store says so. */
+START_TEST(test_exit_why)
+{
+    struct preempt_facts f = facts(9, 0);
+    struct preempt_core idle = preempt_fsm_init_();
+    struct preempt_event pn = { .kind = PREEMPT_EV_PEER_NOTICE, .now_ms = 1000, .u.peer_notice = { 2, 40000 } };
+    struct preempt_event agreed = { .kind = PREEMPT_EV_STEP_AGREED, .now_ms = 1500, .u.step_agreed = { 12 } };
+    struct preempt_event tm = { .kind = PREEMPT_EV_TIMER, .now_ms = 11000 };
+    struct preempt_event lost = { .kind = PREEMPT_EV_PEER_LOST, .now_ms = 2000, .u.peer_lost = { 1 } };
+    struct preempt_event failed = { .kind = PREEMPT_EV_COORD_FAILED, .now_ms = 2000, .u.coord_failed = { -5 } };
+    struct preempt_core following = preempt_fsm_step_(&idle, &pn, &f).next, agreed_core;
+
+    ck_assert_int_eq(following.state, ST(FOLLOWING));
+    ck_assert_str_eq(exit_why(&following, tm, &f),
+                     "no step was agreed within the round's bound (agree_timeout_ms plus 3 measured steps)");
+    agreed_core = preempt_fsm_step_(&following, &agreed, &f).next;
+    ck_assert_int_eq(agreed_core.state, ST(STEP_AGREED));
+    tm.now_ms = 39500;
+    ck_assert_str_eq(exit_why(&agreed_core, tm, &f),
+                     "the deadline, less the exit margin, came before a checkpoint was committed");
+    ck_assert_str_eq(exit_why(&agreed_core, lost, &f), "a worker of the job lost its membership");
+    ck_assert_str_eq(exit_why(&agreed_core, failed, &f), "the coordination store stayed unreachable past its retry bound");
+}
+END_TEST
+
 START_TEST(test_check_finds_missing_exit)
 {
     ck_assert_uint_gt(check_modified(drop_exit), 0);
@@ -1073,6 +1112,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_check_real_table);
     tcase_add_test(tc, test_check_finds_undecided_pair);
     tcase_add_test(tc, test_check_finds_missing_disarm);
+    tcase_add_test(tc, test_exit_why);
     tcase_add_test(tc, test_check_finds_missing_exit);
     tcase_add_test(tc, test_check_finds_unreachable_state);
     tcase_add_test(tc, test_check_finds_dead_row);
