@@ -44,6 +44,7 @@ typedef void (*preempt_ckpt_log_fn)(int level, const char *msg, void *arg);
 struct preempt_ckpt_info {
     uint64_t step, run, generation;
     uint64_t save_ms;             /* how long its save took (0: unknown, older manifests) */
+    uint64_t bytes;               /* its blobs' total size */
     unsigned n_blobs;
     char path[4096];              /* the checkpoint's directory */
 };

@@ -685,6 +685,9 @@ static void fill_info(const struct preempt_ckpt_store *s, const lpckpt_Manifest 
     info->generation = m->generation;
     info->n_blobs = m->blobs_count;
     info->save_ms = m->save_ms;
+    info->bytes = 0;
+    for (pb_size_t i = 0; i < m->blobs_count; i++)
+        info->bytes += m->blobs[i].size;
     (void)snprintf(info->path, sizeof(info->path), "%s/%s", s->dir, name);
 }
 

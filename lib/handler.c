@@ -35,6 +35,7 @@
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
+#include "report-internal.h"
 #include "worker-internal.h"
 
 #define HANDLER_MAGIC 0x70726d68u /* "prmh" */
@@ -102,6 +103,17 @@ struct preempt_handler {
     struct start *start;          /* start-up in progress; NULL once it ended */
     struct event *ev_start;       /* asynchronous creation: start-up begins on the loop */
     int start_status;             /* 0 once started, -EAGAIN while starting, or why start-up failed */
+
+    /* What operators see of this run (report-internal.h): the termination
+     * record at exit and the metrics file. Facts only: nothing here decides
+     * what the handler does next. */
+    char *term_path, *metrics_path; /* NULL: none */
+    struct preempt_metrics *metrics;
+    const char *ckpt_kind;        /* of the round under way: "preemption", "periodic", "requested", ... */
+    const char *exit_why;
+    uint64_t notice_ms, agreed_ms, commit_ms, agreed_step, first_commit_step; /* this preemption's; 0: none */
+    int notice_worker;            /* whose notice it was; -1: none */
+    uint64_t bytes_saved, restore_us;
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -175,6 +187,8 @@ static bool exited(const struct preempt_handler *h)
 static void post_notice_kind(struct preempt_handler *h, enum preempt_source src, uint64_t deadline_in_ms,
                              bool advisory)
 {
+    if (src != PREEMPT_SOURCE_PERIODIC) /* a periodic one's kind is request_checkpoint()'s */
+        h->ckpt_kind = advisory ? "advisory" : "preemption";
     h->last_source = src;
     h->noticed_any = true;
     preempt_worker_notice_(&h->wk, src, deadline_in_ms, advisory);
@@ -194,6 +208,7 @@ static int request_checkpoint(struct preempt_handler *h, const char *why)
     if (exited(h) || !preempt_worker_may_checkpoint_(&h->wk))
         return -EALREADY;
     log_msg(h, PREEMPT_LOG_INFO, "a periodic checkpoint (%s)", why);
+    h->ckpt_kind = strcmp(why, "requested") ? "periodic" : "requested";
     post_notice_kind(h, PREEMPT_SOURCE_PERIODIC, 0, true);
     return 0;
 }
@@ -381,6 +396,8 @@ static void wk_settle(void *arg, uint64_t step, int decision)
     settle(arg, step, decision);
 }
 
+static void report_exit(struct preempt_handler *h, enum preempt_exit reason);
+
 static void wk_exit(void *arg, enum preempt_exit reason)
 {
     struct preempt_handler *h = arg;
@@ -404,6 +421,7 @@ static void wk_exit(void *arg, enum preempt_exit reason)
                 "stays pending, and the restart follows the job's decision record",
                 (unsigned long long)core->save_step);
     log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(reason), h->exit_code);
+    report_exit(h, reason);
 }
 
 static const char *wk_fx_text(void *arg, const struct preempt_fx *fx)
@@ -466,6 +484,141 @@ static void coord_view(const struct preempt_view *v, const struct preempt_view_i
         trace_line(h, line, preempt_trace_format_view_(line, sizeof(line), now_ms(h), in, ev));
 }
 
+/* ---- what operators see: the metrics file and the termination record ---- */
+
+static uint64_t wall_ms_now(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The wall clock of a moment of the handler's clock (0 stays 0). */
+static uint64_t wall_of(const struct preempt_handler *h, uint64_t ms)
+{
+    uint64_t now = now_ms(h), wall = wall_ms_now();
+
+    return ms == 0 ? 0 : ms >= now ? wall + (ms - now) : wall - (now - ms);
+}
+
+static void metrics_flush(struct preempt_handler *h)
+{
+    char *text;
+    int r;
+
+    if (!h->metrics)
+        return;
+    text = preempt_metrics_text_(h->metrics);
+    r = text ? preempt_metrics_write_(h->metrics_path, text) : -ENOMEM;
+    free(text);
+    if (r < 0) {
+        log_msg(h, PREEMPT_LOG_WARNING, "metrics file %s: %s; no more metrics are written", h->metrics_path,
+                strerror(-r));
+        preempt_metrics_free_(h->metrics);
+        h->metrics = NULL;
+    }
+}
+
+/* A checkpoint round ended (outcome "committed" or "aborted"): its kind is
+ * what the machine does next, as this worker sees it. The final round of a
+ * grace period is "grace"; a round after which training goes on (the
+ * machine back in idle) is the periodic, requested or advisory one that
+ * opened it (on a worker that only followed it: "periodic"); else a
+ * preemption's. */
+static void count_checkpoint(struct preempt_handler *h, const struct preempt_trace_rec *rec, const char *outcome)
+{
+    const char *kind = "preemption";
+    char extra[96];
+
+    if (preempt_sm_core_(h->wk.sm)->round == 1 && rec->to != PREEMPT_STATE_IDLE)
+        kind = "grace";
+    else if (rec->to == PREEMPT_STATE_IDLE)
+        kind = h->ckpt_kind && strcmp(h->ckpt_kind, "preemption") ? h->ckpt_kind : "periodic";
+    (void)snprintf(extra, sizeof(extra), "kind=\"%s\",outcome=\"%s\"", kind, outcome);
+    preempt_metrics_add_(h->metrics, PREEMPT_METRIC_CHECKPOINTS, extra, 1);
+    if (!strcmp(kind, "preemption") && !strcmp(outcome, "committed") && h->notice_ms && !h->commit_ms)
+        preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_NOTICE_TO_COMMIT,
+                                 (double)(rec->ev.now_ms - h->notice_ms) / 1000.0);
+}
+
+/* The facts of one step of the machine that operators see. */
+static void report_record(struct preempt_handler *h, const struct preempt_trace_rec *rec)
+{
+    bool changed = false;
+    bool periodic = rec->ev.kind == PREEMPT_EV_NOTICE && rec->ev.u.notice.source == PREEMPT_SOURCE_PERIODIC;
+
+    if (rec->verdict != PREEMPT_VERDICT_TRANSITION)
+        return;
+    if ((rec->ev.kind == PREEMPT_EV_NOTICE || rec->ev.kind == PREEMPT_EV_PEER_NOTICE) && !h->notice_ms && !periodic) {
+        h->notice_ms = rec->ev.now_ms;
+        h->notice_worker = rec->ev.kind == PREEMPT_EV_NOTICE ? (int)h->cfg.worker : (int)rec->ev.u.peer_notice.worker;
+    } else if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && !h->agreed_ms) {
+        h->agreed_ms = rec->ev.now_ms;
+        h->agreed_step = rec->ev.u.step_agreed.step;
+    } else if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED) {
+        count_checkpoint(h, rec, "committed");
+        if (!h->commit_ms) {
+            h->commit_ms = rec->ev.now_ms;
+            h->first_commit_step = rec->ev.u.ckpt_committed.step;
+        }
+        changed = true;
+    } else if (rec->ev.kind == PREEMPT_EV_ROUND_ABORTED) {
+        count_checkpoint(h, rec, "aborted");
+        changed = true;
+    }
+    if (rec->to == PREEMPT_STATE_EXIT && rec->from != PREEMPT_STATE_EXIT)
+        h->exit_why = preempt_fsm_exit_why_(rec->from, &rec->ev, preempt_sm_core_(h->wk.sm));
+    if (rec->to == PREEMPT_STATE_IDLE && rec->from != PREEMPT_STATE_IDLE) { /* the round is over; training goes on */
+        h->notice_ms = h->agreed_ms = h->commit_ms = h->agreed_step = h->first_commit_step = 0;
+        h->notice_worker = -1;
+        h->ckpt_kind = NULL;
+    }
+    if (changed)
+        metrics_flush(h);
+}
+
+/* At exit: the preemption's counters, the metrics file and the record. */
+static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
+{
+    uint64_t now = now_ms(h), run = preempt_sm_facts_(h->wk.sm)->run;
+    uint64_t lost = reason == PREEMPT_EXIT_SAVED || reason == PREEMPT_EXIT_DONE || run < h->committed_step
+                        ? 0
+                        : run - h->committed_step;
+    bool own = h->notice_worker == (int)h->cfg.worker;
+    const char *source = !h->notice_ms ? NULL : own ? preempt_source_to_string_(h->last_source) : "peer";
+    char json[PREEMPT_REPORT_MAX], extra[96];
+    struct preempt_report r = {
+        .version = preempt_version(), .job = h->cfg.job, .reason = preempt_exit_to_string_(reason),
+        .why = h->exit_why, .source = source, .error = h->err_msg, .code = h->exit_code,
+        .worker = h->cfg.worker, .workers = h->wk.coord ? h->cfg.workers : 1, .notice_worker = h->notice_worker,
+        .incarnation = h->joined.incarnation, .notice_at = wall_of(h, h->notice_ms),
+        .deadline = wall_of(h, preempt_sm_core_(h->wk.sm)->deadline_ms), .exit_at = wall_ms_now(),
+        .agreed_step = h->agreed_step, .committed_step = h->committed_step, .run = run,
+        .grace_steps = h->first_commit_step && run > h->first_commit_step ? run - h->first_commit_step : 0,
+        .steps_lost = lost,
+        .notice_to_agreed_ms = h->notice_ms && h->agreed_ms ? (int64_t)(h->agreed_ms - h->notice_ms) : -1,
+        .agreed_to_commit_ms = h->agreed_ms && h->commit_ms ? (int64_t)(h->commit_ms - h->agreed_ms) : -1,
+        .notice_to_exit_ms = h->notice_ms ? (int64_t)(now - h->notice_ms) : -1, .saves = h->saves,
+        .bytes_saved = h->bytes_saved, .save_ms = h->last_save_ms, .restored_step = h->restored_step,
+        .restore_ms = h->restored_step || h->fallbacks ? (int64_t)(h->restore_us / 1000) : -1,
+        .restore_fallbacks = h->fallbacks,
+    };
+    int n;
+
+    if (source && reason != PREEMPT_EXIT_DONE) {
+        (void)snprintf(extra, sizeof(extra), "source=\"%s\",outcome=\"%s\"", source, r.reason);
+        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_PREEMPTIONS, extra, 1);
+    }
+    preempt_metrics_add_(h->metrics, PREEMPT_METRIC_STEPS_LOST, "", (double)lost);
+    metrics_flush(h);
+    if (!h->term_path)
+        return;
+    n = preempt_report_json_(&r, json, sizeof(json));
+    if (n < 0 || (n = preempt_report_write_(h->term_path, json, (size_t)n)) < 0)
+        log_msg(h, PREEMPT_LOG_WARNING, "termination record %s: %s", h->term_path, strerror(-n));
+}
+
 static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -478,8 +631,11 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
         }
     if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && h->proposed) {
         preempt_sm_facts_(h->wk.sm)->agree_ms = rec->ev.now_ms - h->proposed_ms;
+        if (h->wk.coord) /* a job's agreement; alone, a worker agrees with itself at once */
+            preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_AGREEMENT, (double)(rec->ev.now_ms - h->proposed_ms) / 1000.0);
         h->proposed = false;
     }
+    report_record(h, rec);
     if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
         log_msg(h, PREEMPT_LOG_ERROR, "bug: event %s is illegal in state %s", preempt_event_to_string_(rec->ev.kind),
                 preempt_state_to_string(rec->from));
@@ -626,12 +782,45 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 
 /* ---- creation ---------------------------------------------------------------------- */
 
+/* The layouts of struct preempt_config this library reads: 0.1's (which
+ * ended with azure_approve) and its own. A caller's struct of an older
+ * layout is read up to its size; the newer fields keep their defaults. */
+#define CONFIG_SIZE_0_1 offsetof(struct preempt_config, termination_log)
+
+static bool config_size_ok(size_t size)
+{
+    return size == CONFIG_SIZE_0_1 || size == sizeof(struct preempt_config);
+}
+
+static void config_defaults(struct preempt_config *cfg);
+
 int preempt_config_init_size(struct preempt_config *cfg, size_t size)
+{
+    struct preempt_config full;
+
+    if (!cfg || !config_size_ok(size))
+        return -EINVAL;
+    config_defaults(&full);
+    memcpy(cfg, &full, size);
+    cfg->size = size;
+    return 0;
+}
+
+/* A caller's configuration of any layout it may have, as this library's. */
+static struct preempt_config config_full(const struct preempt_config *cfg)
+{
+    struct preempt_config full;
+
+    config_defaults(&full);
+    memcpy(&full, cfg, cfg->size);
+    full.size = sizeof(full);
+    return full;
+}
+
+static void config_defaults(struct preempt_config *cfg)
 {
     struct preempt_config_facts f = preempt_config_defaults_();
 
-    if (!cfg || size != sizeof(*cfg))
-        return -EINVAL;
     *cfg = (struct preempt_config){
         .size = sizeof(*cfg),
         .max_to_keep = 3,
@@ -656,7 +845,6 @@ int preempt_config_init_size(struct preempt_config *cfg, size_t size)
         .azure_approve = true,
     };
     cfg->grace_ms = PREEMPT_GRACE_DEFAULT;
-    return 0;
 }
 
 static int signal_set(const struct preempt_config *cfg, sigset_t *ret)
@@ -681,7 +869,7 @@ int preempt_block_signals(const struct preempt_config *cfg)
         preempt_config_init(&def);
         cfg = &def;
     }
-    if (cfg->size != sizeof(*cfg) || signal_set(cfg, &set) < 0)
+    if (!config_size_ok(cfg->size) || signal_set(cfg, &set) < 0) /* signals are in every layout */
         return -EINVAL;
     return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
 }
@@ -1016,12 +1204,14 @@ static void join_job(struct preempt_handler *h)
 static int restore_cb(struct preempt_handler *h, const struct preempt_ckpt_info *info)
 {
     int r;
+    uint64_t t0 = now_us(h);
 
     h->restoring = info;
     h->in_cb++;
     r = h->cb.restore(h, info->step, h->ud);
     h->in_cb--;
     h->restoring = NULL;
+    h->restore_us += now_us(h) - t0; /* every attempt: the time start-up spent restoring */
     return r < 0 ? r : 0;
 }
 
@@ -1330,6 +1520,12 @@ static void start_done(struct preempt_handler *h, int r)
 {
     if (r == 0)
         r = start_finish(h);
+    if (r == 0) { /* the metrics file is there from the start */
+        if (h->restored_step)
+            preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_RESTORE, (double)h->restore_us / 1e6);
+        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_FALLBACKS, "", h->fallbacks);
+        metrics_flush(h);
+    }
     start_free(h);
     h->start_status = r;
     if (h->cfg.async_start && h->cb.on_start) {
@@ -1445,6 +1641,68 @@ static int copy_str(const char *s, char **ret)
     return *ret ? 0 : -ENOMEM;
 }
 
+/* A former run's metrics file (NULL when there is none or it is too
+ * large to be one). Ownership: malloc'ed, the caller frees it. */
+static char *read_small(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    char *buf = f ? malloc(1u << 20) : NULL;
+    size_t n = buf ? fread(buf, 1, (1u << 20) - 1, f) : 0;
+
+    if (f)
+        (void)fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A report path with "{worker}" made the worker index, malloc'ed (NULL:
+ * out of memory, or too long). */
+static char *worker_path(const char *p, unsigned worker)
+{
+    const char *at = strstr(p, "{worker}");
+    char buf[4096];
+    int n = at ? snprintf(buf, sizeof(buf), "%.*s%u%s", (int)(at - p), p, worker, at + 8)
+               : snprintf(buf, sizeof(buf), "%s", p);
+
+    return n >= 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
+}
+
+/* Where the termination record and the metrics go (README "Observing
+ * preemptions"): the configuration's, else the environment's, else for the
+ * record Kubernetes' /dev/termination-log when it is there to write. "":
+ * none. "{worker}" in either becomes the worker index. */
+static int report_paths(struct preempt_handler *h)
+{
+    const char *t = h->cfg.termination_log, *m = h->cfg.metrics_path;
+    char labels[256], *prev;
+
+    h->cfg.termination_log = h->cfg.metrics_path = NULL; /* the copies below, or none */
+    h->notice_worker = -1;
+    if (!t)
+        t = getenv("PREEMPT_TERMINATION_LOG");
+    if (!t && access("/dev/termination-log", W_OK) == 0)
+        t = "/dev/termination-log";
+    if (t && *t && !(h->term_path = worker_path(t, h->cfg.worker)))
+        return -ENAMETOOLONG;
+    h->cfg.termination_log = h->term_path;
+    if (!m)
+        m = getenv("PREEMPT_METRICS_PATH");
+    if (!m || !*m)
+        return 0;
+    if (!(h->metrics_path = worker_path(m, h->cfg.worker)))
+        return -ENAMETOOLONG;
+    (void)snprintf(labels, sizeof(labels), "job=\"%s\",worker=\"%u\"", h->cfg.job ? h->cfg.job : "", h->cfg.worker);
+    prev = read_small(h->metrics_path);
+    h->metrics = preempt_metrics_new_(labels, prev);
+    free(prev);
+    if (!h->metrics)
+        return -ENOMEM;
+    h->cfg.metrics_path = h->metrics_path;
+    return 0;
+}
+
 int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg, const struct preempt_callbacks *cb,
                         void *userdata, struct preempt_handler **ret)
 {
@@ -1465,14 +1723,15 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     h->sigfd = -1; /* so that freeing a half-built handler is safe */
     h->cb = *cb;
     h->ud = userdata;
-    if (cfg->size != sizeof(*cfg)) { /* read nothing more of it: its fields are elsewhere */
-        log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: a struct preempt_config of %zu bytes; this library's "
-                "has %zu (built against another version of preempt.h? fill it with preempt_config_init())",
-                cfg->size, sizeof(*cfg));
+    if (!config_size_ok(cfg->size)) { /* read nothing more of it: its fields are elsewhere */
+        log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: a struct preempt_config of %zu bytes; this library "
+                "reads %zu (0.1's) or %zu (built against another version of preempt.h? fill it with "
+                "preempt_config_init())", cfg->size, (size_t)CONFIG_SIZE_0_1, sizeof(*cfg));
         r = -EINVAL;
         goto fail;
     }
-    h->cfg = *cfg;
+    h->cfg = config_full(cfg);
+    cfg = &h->cfg; /* the strings are copied from it below */
     (void)clock_gettime(CLOCK_MONOTONIC, &h->t0);
     problem = config_problem(cfg, cb);
     if (problem) {
@@ -1504,6 +1763,9 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     }
     if (!h->cfg.start_over && getenv("PREEMPT_START_OVER") && !strcmp(getenv("PREEMPT_START_OVER"), "1"))
         h->cfg.start_over = true;
+    r = report_paths(h);
+    if (r < 0)
+        goto fail;
     h->base = base;
     if (!base) {
         h->base = event_base_new();
@@ -1694,6 +1956,9 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     preempt_sm_free_(h->wk.sm);
     free(h->ckpt_dir);
     free(h->trace_path);
+    free(h->term_path);
+    free(h->metrics_path);
+    preempt_metrics_free_(h->metrics);
     free(h->etcd_endpoints);
     free(h->job);
     free(h->launch_id);
@@ -1879,6 +2144,9 @@ int preempt_save_done(struct preempt_handler *h, int status)
     preempt_worker_save_took_(&h->wk, ms);
     if (status == 0) {
         h->saves++;
+        h->bytes_saved += info.bytes;
+        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)info.bytes);
+        preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
         if (!h->wk.coord) /* local mode: the local commit is the decision */
             committed(h, h->wk.save_step);
         log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",

@@ -29,6 +29,8 @@ eq "the trainer's kill delay is the pod's grace period" \
 eq "one launch identity for the Job's pods" \
     "$(q "[e[\"valueFrom\"][\"fieldRef\"][\"fieldPath\"] for e in $C[\"env\"] if e[\"name\"] == \"PREEMPT_LAUNCH_ID\"]")" \
     "[\"metadata.labels['batch.kubernetes.io/controller-uid']\"]"
+eq "the termination record goes where the library writes it by default" \
+    "$(q "($C[\"terminationMessagePath\"], $C[\"terminationMessagePolicy\"])")" "('/dev/termination-log', 'File')"
 for opt in $(q "' '.join(a.split('=')[0] for a in $C[\"args\"])"); do
     expect "the trainer knows $opt" sh -c "'$TRAINER' --help | grep -qE -- '^  $opt '"
 done

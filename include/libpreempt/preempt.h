@@ -265,6 +265,24 @@ struct preempt_config {
                                       The request runs on the loop; a blocking handler
                                       waits for it (metadata_timeout_ms at most) before
                                       its process exits or when freed */
+    /* Fields from here on are newer than 0.1: a caller compiled against an
+     * older header passes its smaller size, and they take their defaults. */
+    const char *termination_log; /**< where this worker writes its termination record at
+                                      exit: one JSON object of at most 4096 bytes (why it
+                                      exits, the notice, the agreed and committed steps,
+                                      their times, what it saved and restored; README
+                                      "Observing preemptions"). NULL (default):
+                                      $PREEMPT_TERMINATION_LOG, else Kubernetes'
+                                      /dev/termination-log when it exists and is writable,
+                                      else none. "": none. "{worker}" in it becomes the
+                                      worker index */
+    const char *metrics_path;    /**< a Prometheus text file (node_exporter's textfile
+                                      collector: name it *.prom) rewritten atomically at
+                                      start, at every commit and at exit; counters carry
+                                      on from the file a former run of the same worker
+                                      left. "{worker}" in it becomes the worker index.
+                                      NULL (default): $PREEMPT_METRICS_PATH, else none;
+                                      "": none */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */

@@ -122,7 +122,8 @@ class _Config(ctypes.Structure):
                 ("job", _cstr), ("worker", _uint), ("workers", _uint), ("etcd_user", _cstr),
                 ("etcd_password", _cstr), ("etcd_ca", _cstr), ("etcd_cert", _cstr), ("etcd_key", _cstr),
                 ("lease_ttl_s", _uint), ("join_timeout_ms", _u64), ("etcd_timeout_ms", _u64),
-                ("launch_id", _cstr), ("start_over", _bool), ("async_start", _bool), ("azure_approve", _bool)]
+                ("launch_id", _cstr), ("start_over", _bool), ("async_start", _bool), ("azure_approve", _bool),
+                ("termination_log", _cstr), ("metrics_path", _cstr)]
 
 
 class _Status(ctypes.Structure):

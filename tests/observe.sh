@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# What operators see of a preemption (README "Observing preemptions"): each
+# worker's termination record, and its Prometheus metrics read through a
+# real node_exporter (Debian's prometheus-node-exporter, textfile
+# collector) and checked by promtool.
+#
+#   - one worker, SIGTERM, restart, SIGTERM: the records say what happened;
+#     the metrics file's counters carry on over the restart
+#   - in a pod (a mount namespace with /dev/termination-log), the record
+#     goes there with nothing configured
+#   - a job of two on a real etcd, SIGTERM to worker 0: both records name
+#     the same agreed and committed step as the machines' traces, worker 0
+#     the signal and worker 1 its peer's notice; node_exporter serves both
+#     workers' series with those values
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+NPID=
+trap 'job_kill; [ -n "$NPID" ] && kill "$NPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
+PY=/usr/bin/python3
+for t in prometheus-node-exporter promtool "$PY"; do
+    command -v "$t" >/dev/null || { fail "$t is missing (scripts/setup.sh installs it)"; finish; }
+done
+
+# jf FILE KEY: a field of the JSON object in FILE ("" when absent).
+jf() { "$PY" -c 'import json, sys; v = json.load(open(sys.argv[1])).get(sys.argv[2], ""); print(v)' "$1" "$2"; }
+# series FILE NAME{LABELS}: the value of one series in a metrics text.
+series() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+# ---- one worker ----------------------------------------------------------------------------------
+d=$TMP/local
+mkdir -p "$d/prom"
+export PREEMPT_TERMINATION_LOG="$d/term.json" PREEMPT_METRICS_PATH="$d/prom/local-{worker}.prom"
+run_local() { # ARGS...: a worker trains until SIGTERM; $rc
+    "$TRAINER" --ckpt-dir "$d/ck" --steps 100000 --step-ms 5 --save-every-steps 100 "$@" >"$d/out" 2>"$d/err" &
+    _p=$!
+    wait_for "$d/out" '"start"' 30
+    sleep 1
+    kill -TERM "$_p"
+    wait "$_p"
+    rc=$?
+}
+run_local
+eq "local: exit 42" "$rc" 42
+saved=$(field "$d/out" exit saved_step)
+expect "local: the record is under 4 KiB" test "$(wc -c <"$d/term.json")" -lt 4096
+eq "local: reason" "$(jf "$d/term.json" reason)" saved
+eq "local: code" "$(jf "$d/term.json" code)" 42
+eq "local: why" "$(jf "$d/term.json" why)" "the job committed the checkpoint"
+eq "local: source" "$(jf "$d/term.json" notice_source)" signal
+eq "local: committed step" "$(jf "$d/term.json" committed_step)" "$saved"
+eq "local: agreed step" "$(jf "$d/term.json" agreed_step)" "$saved"
+eq "local: version" "$(jf "$d/term.json" libpreempt)" "$("$TRAINER" --version | awk '{print $NF}')"
+expect "local: notice before exit, deadline after the notice" "$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["notice_at_ms"] <= r["exit_at_ms"] < r["deadline_ms"], r
+assert r["notice_to_exit_ms"] >= r["agreed_to_commit_ms"] >= 0, r
+assert r["bytes_saved"] > 0 and r["saves"] >= 2 and r["steps_lost"] == 0, r' "$d/term.json"
+m=$d/prom/local-0.prom
+eq "local: one preemption, saved" "$(series "$m" 'preempt_preemptions_total{job="",worker="0",source="signal",outcome="saved"}')" 1
+eq "local: its checkpoint" "$(series "$m" 'preempt_checkpoints_total{job="",worker="0",kind="preemption",outcome="committed"}')" 1
+periodic=$(series "$m" 'preempt_checkpoints_total{job="",worker="0",kind="periodic",outcome="committed"}')
+expect "local: periodic checkpoints ($periodic)" test "${periodic:-0}" -ge 1
+expect "local: notice to commit observed once" test "$(series "$m" 'preempt_notice_to_commit_seconds_count{job="",worker="0"}')" = 1
+expect_rc 0 promtool check metrics <"$m"
+
+# the restart restores it, and the second preemption counts on from the first
+run_local
+eq "local restart: exit 42" "$rc" 42
+eq "local restart: restored step" "$(jf "$d/term.json" restored_step)" "$saved"
+expect "local restart: restore time measured" test -n "$(jf "$d/term.json" restore_ms)"
+eq "local restart: two preemptions" "$(series "$m" 'preempt_preemptions_total{job="",worker="0",source="signal",outcome="saved"}')" 2
+eq "local restart: one restore" "$(series "$m" 'preempt_restore_seconds_count{job="",worker="0"}')" 1
+expect "local restart: periodic checkpoints count on" \
+    test "$(series "$m" 'preempt_checkpoints_total{job="",worker="0",kind="periodic",outcome="committed"}')" -gt "$periodic"
+expect_rc 0 promtool check metrics <"$m"
+
+# ---- in a pod ------------------------------------------------------------------------------------
+# Kubernetes gives every container a writable /dev/termination-log: with
+# nothing configured, the record goes there. A private mount namespace
+# stands in for the pod (a /dev of its own with that file).
+unset PREEMPT_TERMINATION_LOG PREEMPT_METRICS_PATH
+expect "pod: the record goes to /dev/termination-log by default" unshare -m --propagation private sh -c '
+    mount -t tmpfs none /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/urandom c 1 9 &&
+    : >/dev/termination-log && "$1" --ckpt-dir "$2/pod" --steps 30 >"$2/pod.out" 2>"$2/pod.err" &&
+    cp /dev/termination-log "$2/pod.json"' sh "$TRAINER" "$TMP"
+eq "pod: the record says training is done" "$(jf "$TMP/pod.json" reason)" done
+eq "pod: at step 30" "$(jf "$TMP/pod.json" run)" 30
+expect "pod: nothing written outside the pod" test ! -e /dev/termination-log
+
+# ---- a job of two, through node_exporter ---------------------------------------------------------
+etcd_start observe || finish
+export PREEMPT_TERMINATION_LOG="$TMP/obs.{worker}.json" PREEMPT_METRICS_PATH="$TMP/prom/obs-{worker}.prom"
+mkdir -p "$TMP/prom"
+tag=obs
+job_start "$tag" 2 --steps 100000 --step-ms 10
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+sleep 0.5
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
+job_wait 60
+unset PREEMPT_TERMINATION_LOG PREEMPT_METRICS_PATH
+saved_one_step "$tag" 2 "job"
+for i in 0 1; do
+    r=$TMP/obs.$i.json
+    agreed=$(grep -o 'ev=step-agreed step=[0-9]*' "$TMP/$tag.$i.trace" | head -n 1 | sed 's/.*=//')
+    eq "job: worker $i's record: reason" "$(jf "$r" reason)" saved
+    eq "job: worker $i's record: the trace's agreed step" "$(jf "$r" agreed_step)" "$agreed"
+    eq "job: worker $i's record: committed step" "$(jf "$r" committed_step)" "$step"
+    eq "job: worker $i's record: whose notice" "$(jf "$r" notice_worker)" 0
+    eq "job: worker $i's record: workers" "$(jf "$r" workers)" 2
+    eq "job: worker $i's record: incarnation" "$(jf "$r" incarnation)" "$(jf "$TMP/obs.0.json" incarnation)"
+done
+eq "job: worker 0's source" "$(jf "$TMP/obs.0.json" notice_source)" signal
+eq "job: worker 1's source" "$(jf "$TMP/obs.1.json" notice_source)" peer
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
+port=$(free_port 40000 20000)
+prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
+    --collector.textfile --collector.textfile.directory="$TMP/prom" >"$TMP/node.log" 2>&1 &
+NPID=$!
+scraped=
+for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/scrape" 2>/dev/null && scraped=1 && break
+    sleep 0.1
+done
+expect "node_exporter answers" test -n "$scraped"
+eq "node_exporter: no textfile error" "$(series "$TMP/scrape" node_textfile_scrape_error)" 0
+eq "node_exporter: worker 0's preemption" \
+    "$(series "$TMP/scrape" 'preempt_preemptions_total{job="obs",outcome="saved",source="signal",worker="0"}')" 1
+eq "node_exporter: worker 1's preemption" \
+    "$(series "$TMP/scrape" 'preempt_preemptions_total{job="obs",outcome="saved",source="peer",worker="1"}')" 1
+for i in 0 1; do
+    eq "node_exporter: worker $i's checkpoint" \
+        "$(series "$TMP/scrape" "preempt_checkpoints_total{job=\"obs\",kind=\"preemption\",outcome=\"committed\",worker=\"$i\"}")" 1
+    eq "node_exporter: worker $i lost no step" "$(series "$TMP/scrape" "preempt_steps_lost_total{job=\"obs\",worker=\"$i\"}")" 0
+    expect_rc 0 promtool check metrics <"$TMP/prom/obs-$i.prom"
+done
+expect "node_exporter: the driver's agreement time" \
+    test "$(series "$TMP/scrape" 'preempt_agreement_seconds_count{job="obs",worker="0"}')" -ge 1
+[ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/node.log"
+finish
