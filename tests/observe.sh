@@ -12,7 +12,8 @@
 #   - a job of two on a real etcd, SIGTERM to worker 0: both records name
 #     the same agreed and committed step as the machines' traces, worker 0
 #     the signal and worker 1 its peer's notice; node_exporter serves both
-#     workers' series with those values
+#     workers' series with those values; preempt-launch's record sums up
+#     its workers'
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
@@ -115,6 +116,28 @@ done
 eq "job: worker 0's source" "$(jf "$TMP/obs.0.json" notice_source)" signal
 eq "job: worker 1's source" "$(jf "$TMP/obs.1.json" notice_source)" peer
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
+
+# preempt-launch's own record aggregates its workers': a SIGTERM to the
+# launcher reaches both, both save, and the launch asks to be restarted.
+LAUNCH="$top_builddir/tools/preempt-launch"
+PREEMPT_TERMINATION_LOG="$TMP/launch.json" "$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job lrec \
+    --ckpt-dir "$TMP/lrec" --steps 100000 --step-ms 10 >"$TMP/launch.out" 2>"$TMP/launch.err" &
+lp=$!
+wait_for "$TMP/launch.out" '"event":"start","worker":1' 30
+sleep 0.5
+kill -TERM "$lp"
+wait "$lp"
+eq "launch: asks to be restarted" "$?" 42
+eq "launch record: code" "$(jf "$TMP/launch.json" code)" 42
+eq "launch record: workers" "$(jf "$TMP/launch.json" workers)" 2
+expect "launch record: each worker saved the one committed step" "$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [e["worker"] for e in r["each"]] == [0, 1], r
+assert all(e["reason"] == "saved" and e["exit"] == 42 and e["attempts"] == 1 for e in r["each"]), r
+assert all(e["committed_step"] == r["committed_step"] == r["agreed_step"] > 0 for e in r["each"]), r
+assert r["restarts"] == 0 and len(json.dumps(r)) < 4096, r' "$TMP/launch.json"
+expect "launch: no worker record left behind" sh -c "! ls -d '${TMPDIR:-/tmp}'/preempt-launch-* 2>/dev/null | grep -q ."
 
 port=$(free_port 40000 20000)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \

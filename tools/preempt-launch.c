@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -46,6 +47,12 @@ static const char usage[] =
     "for this launch and its restarts (unless it is set already): a second\n"
     "launch of the same job name is refused while this one has live workers.\n"
     "\n"
+    "At its end the launcher writes the launch's termination record (one JSON\n"
+    "object of at most 4096 bytes: its exit code, restarts, and each worker's\n"
+    "last exit as the worker's own record says it) to $PREEMPT_TERMINATION_LOG,\n"
+    "else /dev/termination-log when it exists and is writable (a pod). The\n"
+    "workers write their records into a private directory of the launcher's.\n"
+    "\n"
     "  --workers W        number of workers (1..256)\n"
     "  --restart-code C   exit code that means \"restart me\" (default 42)\n"
     "  --max-restarts N   restarts per worker before giving up (default 10)\n"
@@ -67,6 +74,7 @@ struct worker {
     unsigned attempt;
     int code;         /* last exit code (128 + signal when one killed it); -1 while running */
     bool killed;      /* SIGKILLed by the launcher at the kill delay */
+    json_t *record;   /* its last run's termination record; NULL: none read */
     char buf[LINE_MAX_LEN];
     size_t len;
 };
@@ -185,6 +193,113 @@ static int spawn(struct worker *w, unsigned i, unsigned n, char **cmd, int argc)
     return 0;
 }
 
+/* ---- the launch's termination record ---------------------------------------------- */
+
+static char records_dir[256]; /* the workers' records; "" when none */
+
+/* Where the workers write their records: a private directory, so that
+ * their paths (and a pod's /dev/termination-log) stay the launcher's. */
+static void records_begin(void)
+{
+    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[300];
+
+    (void)snprintf(records_dir, sizeof(records_dir), "%s/preempt-launch-XXXXXX", tmp);
+    if (!mkdtemp(records_dir)) {
+        fprintf(stderr, "preempt-launch: %s: %s; the workers write no termination records\n", records_dir,
+                strerror(errno));
+        records_dir[0] = '\0';
+        (void)setenv("PREEMPT_TERMINATION_LOG", "", 1);
+        return;
+    }
+    (void)snprintf(path, sizeof(path), "%s/worker-{worker}.json", records_dir);
+    (void)setenv("PREEMPT_TERMINATION_LOG", path, 1);
+}
+
+/* A worker ended: its record of this run (it may have written none). */
+static void record_read(struct worker *w, unsigned i)
+{
+    char path[300];
+
+    if (!records_dir[0])
+        return;
+    (void)snprintf(path, sizeof(path), "%s/worker-%u.json", records_dir, i);
+    json_decref(w->record);
+    w->record = json_load_file(path, 0, NULL);
+    (void)unlink(path); /* a next run writes its own */
+}
+
+/* The launch's record: its own facts, the fields every worker's record
+ * agrees on, and per worker the essentials, as many as fit in 4096 bytes. */
+static void record_write(const char *path, struct worker *ws, unsigned n, int code)
+{
+    static const char *const shared[] = { "libpreempt", "job", "incarnation", "notice_source", "notice_worker",
+                                          "agreed_step", "committed_step" };
+    static const char *const each[] = { "reason", "code", "why", "committed_step", "steps_lost" };
+    json_t *o = json_object(), *list = json_array();
+    unsigned restarts = 0, omitted = 0;
+    char buf[4096];
+    size_t len;
+    FILE *f;
+
+    for (unsigned i = 0; i < n; i++)
+        restarts += ws[i].attempt - 1;
+    (void)json_object_set_new(o, "launch", json_string(getenv("PREEMPT_LAUNCH_ID")));
+    (void)json_object_set_new(o, "code", json_integer(code));
+    (void)json_object_set_new(o, "workers", json_integer(n));
+    (void)json_object_set_new(o, "restarts", json_integer(restarts));
+    (void)json_object_set_new(o, "duration_ms", json_integer((json_int_t)t_ms()));
+    for (size_t k = 0; k < sizeof(shared) / sizeof(shared[0]); k++) {
+        json_t *v = NULL;
+        bool same = true;
+
+        for (unsigned i = 0; i < n && same; i++) {
+            json_t *x = ws[i].record ? json_object_get(ws[i].record, shared[k]) : NULL;
+
+            if (!v)
+                v = x;
+            same = x && json_equal(v, x);
+        }
+        if (same && v) /* notice_source differs between the signalled worker and its peers: left to each */
+            (void)json_object_set(o, shared[k], v);
+    }
+    (void)json_object_set_new(o, "each", list);
+    for (unsigned i = 0; i < n; i++) {
+        json_t *e = json_pack("{s:I,s:I,s:I}", "worker", (json_int_t)i, "exit", (json_int_t)ws[i].code, "attempts",
+                              (json_int_t)ws[i].attempt);
+
+        for (size_t k = 0; ws[i].record && k < sizeof(each) / sizeof(each[0]); k++)
+            if (json_object_get(ws[i].record, each[k]))
+                (void)json_object_set(e, each[k], json_object_get(ws[i].record, each[k]));
+        (void)json_array_append_new(list, e);
+        if (json_dumpb(o, NULL, 0, JSON_COMPACT) + 64 > sizeof(buf)) { /* room for the count below */
+            (void)json_array_remove(list, json_array_size(list) - 1);
+            omitted = n - i;
+            break;
+        }
+    }
+    if (omitted)
+        (void)json_object_set_new(o, "each_omitted", json_integer(omitted));
+    len = json_dumpb(o, buf, sizeof(buf) - 1, JSON_COMPACT);
+    json_decref(o);
+    if (len == 0 || len >= sizeof(buf) - 1)
+        return;
+    buf[len++] = '\n';
+    f = fopen(path, "we");
+    if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0)
+        fprintf(stderr, "preempt-launch: termination record %s: %s\n", path, strerror(errno));
+}
+
+/* The launcher's own record path: as the library chooses a worker's. */
+static const char *record_path(void)
+{
+    const char *p = getenv("PREEMPT_TERMINATION_LOG");
+
+    if (p)
+        return *p ? p : NULL;
+    return access("/dev/termination-log", W_OK) == 0 ? "/dev/termination-log" : NULL;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -197,6 +312,8 @@ int main(int argc, char **argv)
     unsigned n = 0, restart = 42, max_restarts = 10, running = 0;
     uint64_t kill_delay = 0, stop_at = 0;
     bool failed = false, stopping = false, killed = false, restartable = false;
+    const char *own_record;
+    int code;
     struct sigaction sa = { .sa_handler = on_signal };
     int c;
 
@@ -238,6 +355,8 @@ int main(int argc, char **argv)
     }
     for (size_t k = 0; k < N_PASSED; k++)
         (void)sigaction(passed_on[k], &sa, NULL);
+    own_record = record_path();
+    records_begin();
     for (unsigned i = 0; i < n; i++) {
         ws[i].fd = -1;
         if (spawn(&ws[i], i, n, argv + optind, argc - optind) < 0) {
@@ -305,6 +424,7 @@ int main(int argc, char **argv)
             w->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
             printf("{\"event\":\"exited\",\"worker\":%u,\"code\":%d,\"t_ms\":%" PRIu64 "}\n", i, w->code, t_ms());
             (void)fflush(stdout);
+            record_read(w, i);
             running--;
             if (w->code == 0)
                 continue;
@@ -320,5 +440,12 @@ int main(int argc, char **argv)
             }
         }
     }
-    return failed ? 1 : restartable ? (int)restart : 0;
+    code = failed ? 1 : restartable ? (int)restart : 0;
+    if (own_record)
+        record_write(own_record, ws, n, code);
+    for (unsigned i = 0; i < n; i++)
+        json_decref(ws[i].record);
+    if (records_dir[0])
+        (void)rmdir(records_dir);
+    return code;
 }
