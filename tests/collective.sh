@@ -147,4 +147,32 @@ case_run sync2-steps-2s 2 2000 one
 # the notices, S and the shard reports cross several 5-s boundaries
 # while every step blocks in the all-reduce.
 case_run async2-steps-5s-all 2 5000 all --async
+
+# A worker crashes under preempt-launch (SIGKILL, as the OOM killer sends
+# it): its peers fail their all-reduce at once (application code 4) or
+# would wait in it. The launcher ends the group and starts every worker
+# again; the restart restores the job's last periodic checkpoint and trains
+# to the end, in the uninterrupted job's state. Before, the launcher exited
+# 1 and the job stopped with a committed checkpoint to restart from.
+STEPS=3000
+REF3=$(reference 3 $STEPS)
+p=$(port)
+"$top_builddir/tools/preempt-launch" --workers 3 -- "$TRAINER" --etcd "$ETCD_URL" --job crash --ckpt-dir "$TMP/crash" \
+    --steps "$STEPS" --step-ms 1 --allreduce "$p" --save-every-steps 200 >"$TMP/crash.out" 2>"$TMP/crash.err" &
+lp=$!
+wait_for "$TMP/crash.out" '"event":"saved"' 60
+kill -KILL "$(sed -n 's/.*"event":"launch","worker":1,"attempt":1,"pid":\([0-9]*\).*/\1/p' "$TMP/crash.out")"
+n=0
+while kill -0 "$lp" 2>/dev/null && [ "$n" -lt 1800 ]; do sleep 0.1; n=$((n + 1)); done
+kill -KILL "$lp" 2>/dev/null
+wait "$lp"
+eq "crash: the launch ends with the job done" "$?" 0
+expect "crash: the launcher says who crashed" grep -q '"event":"crashed","worker":1,"signal":"KILL"' "$TMP/crash.out"
+expect "crash: and that the group starts again" grep -q '"event":"regroup","attempt":1,' "$TMP/crash.out"
+eq "crash: every worker started twice" "$(grep -c '"event":"launch","worker":[0-9]*,"attempt":2,' "$TMP/crash.out")" 3
+restored=$(grep '"event":"start"' "$TMP/crash.out" | grep -o '"restored_step":[0-9]*' | sort -u | grep -v ':0$')
+expect "crash: the restart restored one committed step ($restored)" test "$(echo "$restored" | wc -w)" = 1
+eq "crash: the uninterrupted job's state" "$(grep '"event":"done"' "$TMP/crash.out" | grep -o '"state_digest":"[0-9a-f]*"' | sort -u)" \
+    "\"state_digest\":\"$REF3\""
+[ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/crash.out" | grep -v '"event":"state"' | tail -n 40
 finish

@@ -17,6 +17,7 @@ trap 'kill -KILL $LPID 2>/dev/null; rm -rf "$TMP"' EXIT
 #   code75    exits 75 the first time, 0 the next
 #   deaf      ignores SIGTERM
 #   fail      exits 3 at SIGTERM (an application error)
+#   segv      worker 1 crashes (SIGSEGV) once both are ready
 cat >"$TMP/w.sh" <<'EOF'
 #!/bin/sh
 mode=$1 i=$3 d=$(dirname "$0")
@@ -31,6 +32,10 @@ deaf) trap '' TERM ;;
 fail) trap 'exit 3' TERM ;;
 esac
 : >"$d/ready.$i"
+if [ "$mode" = segv ] && [ "$i" = 1 ]; then
+    while [ ! -e "$d/ready.0" ]; do sleep 0.02; done
+    kill -SEGV $$
+fi
 while :; do sleep 0.02; done
 EOF
 chmod +x "$TMP/w.sh"
@@ -77,12 +82,24 @@ ends
 eq "killed by SIGTERM: the launch ends well" "$RC" 0
 expect "killed by SIGTERM: reported as 143" grep -q '"event":"exited","worker":0,"code":143' "$TMP/out"
 expect "killed by SIGTERM: restarted" grep -q '"event":"launch","worker":0,"attempt":2' "$TMP/out"
+
+# ---- a crash (SIGKILL: the OOM killer) takes the group down and up again -----------
+# worker 0 would wait for worker 1 in a collective: the launcher ends it
+# (SIGTERM) and starts both again.
 run once
 kill -KILL "$(pid_of 1)"
-kill -TERM "$(pid_of 0)"
 ends
-eq "killed by SIGKILL: not a restart, the launch fails" "$RC" 1
-expect "killed by SIGKILL: worker 1 not restarted" sh -c "! grep -q '\"worker\":1,\"attempt\":2' '$TMP/out'"
+eq "crash: the group starts again, the launch ends well" "$RC" 0
+expect "crash: the launcher says who crashed" grep -q '"event":"crashed","worker":1,"signal":"KILL"' "$TMP/out"
+expect "crash: the survivor was ended" grep -q '"event":"exited","worker":0,"code":143' "$TMP/out"
+eq "crash: both started twice" "$(launches)" 4
+# a worker that crashes every time: the group restarts --max-restarts
+# times, then the launch fails
+run segv --max-restarts 2
+ends
+eq "crashes every time: the launch fails" "$RC" 1
+eq "crashes every time: 2 regroups" "$(grep -c '"event":"regroup"' "$TMP/out")" 2
+eq "crashes every time: 3 launches of each" "$(launches)" 6
 
 # ---- exit 75 (preempted, nothing new saved) is a restart --------------------------
 run code75

@@ -6,6 +6,7 @@
  * every worker has exited with another code. Each worker's stdout lines are
  * passed through with the time since the launch added ("t_ms"), so that a
  * job's JSON lines make one timeline. */
+#define _GNU_SOURCE /* sigabbrev_np */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -47,6 +48,18 @@ static const char usage[] =
     "for this launch and its restarts (unless it is set already): a second\n"
     "launch of the same job name is refused while this one has live workers.\n"
     "\n"
+    "A worker that crashes (killed by a signal that is no notice: SIGSEGV,\n"
+    "SIGABRT, SIGKILL from the OOM killer, ...) takes its group down with it:\n"
+    "the others would wait for it in their collectives, so the launcher sends\n"
+    "them SIGTERM (they may still commit a checkpoint) and SIGKILL after\n"
+    "--kill-delay-ms (30000 when 0), then starts every worker again, which\n"
+    "restores the job's last committed checkpoint. The group restarts at most\n"
+    "--max-restarts times, after 1 s, 2 s, 4 s, ... (at most 30 s) without\n"
+    "any worker running; a crash after that ends the group the same way and\n"
+    "the launch fails. Its lines:\n"
+    "  {\"event\":\"crashed\",\"worker\":I,\"signal\":\"KILL\",\"t_ms\":T}\n"
+    "  {\"event\":\"regroup\",\"attempt\":N,\"why\":\"...\",\"t_ms\":T}\n"
+    "\n"
     "At its end the launcher writes the launch's termination record (one JSON\n"
     "object of at most 4096 bytes: its exit code, restarts, and each worker's\n"
     "last exit as the worker's own record says it) to $PREEMPT_TERMINATION_LOG,\n"
@@ -55,7 +68,8 @@ static const char usage[] =
     "\n"
     "  --workers W        number of workers (1..256)\n"
     "  --restart-code C   exit code that means \"restart me\" (default 42)\n"
-    "  --max-restarts N   restarts per worker before giving up (default 10)\n"
+    "  --max-restarts N   restarts per worker, and of the whole group after a\n"
+    "                     crash, before giving up (default 10)\n"
     "  --kill-delay-ms MS after a signal to the launcher, SIGKILL to the workers\n"
     "                     still running MS later (default 0: never); set it\n"
     "                     below the launcher's own kill delay\n"
@@ -78,6 +92,17 @@ struct worker {
     char buf[LINE_MAX_LEN];
     size_t len;
 };
+
+/* What the launch is doing: its one state, and the only place its
+ * decisions read. */
+enum phase {
+    RUNNING,    /* workers run; one that asks is restarted alone */
+    STOPPING,   /* a signal to the launcher: nobody is restarted */
+    REGROUPING, /* a worker crashed: the group ends, then starts again */
+};
+
+#define REGROUP_KILL_MS 30000u  /* SIGKILL to a group's survivors, without --kill-delay-ms */
+#define BACKOFF_MAX_MS 30000u
 
 static struct timespec t0;
 /* The signals passed on: the notice signals, then SIGINT (a Ctrl-C). */
@@ -113,6 +138,24 @@ static bool asks_restart(int status, unsigned restart)
         if (passed_on[i] == WTERMSIG(status))
             return passed_on[i] != SIGINT; /* a Ctrl-C is no notice */
     return false;
+}
+
+static const char *sig_name(int sig)
+{
+    const char *a = sigabbrev_np(sig);
+
+    return a ? a : "?";
+}
+
+/* A worker killed by a signal that is no notice: it crashed. */
+static bool crashed(int status)
+{
+    if (!WIFSIGNALED(status))
+        return false;
+    for (size_t i = 0; i < N_PASSED; i++)
+        if (passed_on[i] == WTERMSIG(status))
+            return false;
+    return true;
 }
 
 /* Prints one line of a worker, with t_ms added to a JSON object. */
@@ -310,8 +353,10 @@ int main(int argc, char **argv)
     };
     static struct worker ws[MAX_WORKERS];
     unsigned n = 0, restart = 42, max_restarts = 10, running = 0;
-    uint64_t kill_delay = 0, stop_at = 0;
-    bool failed = false, stopping = false, killed = false, restartable = false;
+    uint64_t kill_delay = 0, stop_at = 0, regroup_kill_at = 0, regroup_at = 0;
+    unsigned regroups = 0;
+    enum phase phase = RUNNING;
+    bool failed = false, killed = false, restartable = false;
     const char *own_record;
     int code;
     struct sigaction sa = { .sa_handler = on_signal };
@@ -365,7 +410,7 @@ int main(int argc, char **argv)
         }
         running++;
     }
-    while (running > 0) {
+    while (running > 0 || phase == REGROUPING) {
         struct pollfd pfd[MAX_WORKERS];
         unsigned idx[MAX_WORKERS], np = 0;
 
@@ -381,12 +426,32 @@ int main(int argc, char **argv)
             printf("{\"event\":\"signal\",\"signal\":\"%s\",\"workers\":%u,\"t_ms\":%" PRIu64 "}\n",
                    passed_name[k], sent, t_ms());
             (void)fflush(stdout);
-            if (!stopping) { /* the launch itself is ending: nobody is restarted */
-                stopping = true;
+            if (phase == REGROUPING) /* the group was ending for a restart: the next launch does it */
+                restartable = true;
+            if (phase != STOPPING) { /* the launch itself is ending: nobody is restarted */
+                phase = STOPPING;
                 stop_at = t_ms() + kill_delay;
             }
         }
-        if (stopping && kill_delay && !killed && t_ms() >= stop_at) {
+        if (phase == REGROUPING && running > 0 && t_ms() >= regroup_kill_at) {
+            for (unsigned i = 0; i < n; i++)
+                if (ws[i].code == -1)
+                    (void)kill(ws[i].pid, SIGKILL);
+            regroup_kill_at = UINT64_MAX;
+        }
+        if (phase == REGROUPING && running == 0 && t_ms() >= regroup_at) { /* the group starts again */
+            phase = RUNNING;
+            for (unsigned i = 0; i < n; i++) {
+                if (spawn(&ws[i], i, n, argv + optind, argc - optind) < 0) {
+                    failed = true;
+                    break;
+                }
+                running++;
+            }
+            if (failed)
+                break;
+        }
+        if (phase == STOPPING && kill_delay && !killed && t_ms() >= stop_at) {
             for (unsigned i = 0; i < n; i++)
                 if (ws[i].code == -1 && kill(ws[i].pid, SIGKILL) == 0)
                     ws[i].killed = true;
@@ -426,11 +491,44 @@ int main(int argc, char **argv)
             (void)fflush(stdout);
             record_read(w, i);
             running--;
+            if (phase == REGROUPING) { /* the group is ending: how each one ends does not matter */
+                if (running == 0) {
+                    uint64_t backoff = 1000u << (regroups - 1 < 5 ? regroups - 1 : 5);
+
+                    regroup_at = t_ms() + (backoff < BACKOFF_MAX_MS ? backoff : BACKOFF_MAX_MS);
+                }
+                continue;
+            }
             if (w->code == 0)
                 continue;
-            if (stopping && (w->killed || asks_restart(status, restart))) {
+            if (phase == RUNNING && crashed(status)) {
+                printf("{\"event\":\"crashed\",\"worker\":%u,\"signal\":\"%s\",\"t_ms\":%" PRIu64 "}\n", i,
+                       sig_name(WTERMSIG(status)), t_ms());
+                for (unsigned k = 0; k < n; k++) /* they would wait for it */
+                    if (ws[k].code == -1)
+                        (void)kill(ws[k].pid, SIGTERM);
+                if (regroups == max_restarts) { /* the launch ends, failed */
+                    (void)fflush(stdout);
+                    failed = true;
+                    phase = STOPPING;
+                    kill_delay = kill_delay ? kill_delay : REGROUP_KILL_MS;
+                    stop_at = t_ms() + kill_delay;
+                    continue;
+                }
+                phase = REGROUPING;
+                regroups++;
+                printf("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"worker %u crashed (SIG%s): the others "
+                       "would wait for it\",\"t_ms\":%" PRIu64 "}\n",
+                       regroups, i, sig_name(WTERMSIG(status)), t_ms());
+                (void)fflush(stdout);
+                regroup_kill_at = t_ms() + (kill_delay ? kill_delay : REGROUP_KILL_MS);
+                if (running == 0)
+                    regroup_at = t_ms() + 1000u;
+                continue;
+            }
+            if (phase == STOPPING && (w->killed || asks_restart(status, restart))) {
                 restartable = true; /* the committed checkpoints are intact: the next launch resumes */
-            } else if (!stopping && asks_restart(status, restart) && w->attempt <= max_restarts) {
+            } else if (phase == RUNNING && asks_restart(status, restart) && w->attempt <= max_restarts) {
                 if (spawn(w, i, n, argv + optind, argc - optind) == 0)
                     running++;
                 else
