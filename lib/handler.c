@@ -35,6 +35,7 @@
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
+#include "progress-internal.h"
 #include "report-internal.h"
 #include "worker-internal.h"
 
@@ -108,6 +109,7 @@ struct preempt_handler {
      * record at exit and the metrics file. Facts only: nothing here decides
      * what the handler does next. */
     char *term_path, *metrics_path; /* NULL: none */
+    struct preempt_progress *progress; /* $PREEMPT_PROGRESS_FILE mapped; NULL: none */
     struct preempt_metrics *metrics;
     const char *ckpt_kind;        /* of the round under way: "preemption", "periodic", "requested", ... */
     const char *exit_why;
@@ -404,6 +406,7 @@ static void wk_exit(void *arg, enum preempt_exit reason)
     const struct preempt_core *core = preempt_sm_core_(h->wk.sm);
 
     h->exit_code = exit_code_for(h, reason);
+    preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_EXITED);
     (void)event_del(h->ev_sig); /* nothing stays armed in exit */
     if (h->ev_poll)
         (void)event_del(h->ev_poll);
@@ -1520,7 +1523,9 @@ static void start_done(struct preempt_handler *h, int r)
 {
     if (r == 0)
         r = start_finish(h);
-    if (r == 0) { /* the metrics file is there from the start */
+    if (r == 0) { /* the metrics file is there from the start; training begins */
+        preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, now_us(h));
+        preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
         if (h->restored_step)
             preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_RESTORE, (double)h->restore_us / 1e6);
         preempt_metrics_add_(h->metrics, PREEMPT_METRIC_FALLBACKS, "", h->fallbacks);
@@ -1669,6 +1674,28 @@ static char *worker_path(const char *p, unsigned worker)
     return n >= 0 && (size_t)n < sizeof(buf) ? strdup(buf) : NULL;
 }
 
+/* $PREEMPT_PROGRESS_FILE, set by a supervising launcher: the progress
+ * page (progress-internal.h). A launcher that asks for it watches it, so
+ * failing to map it fails creation. */
+static int progress_open(struct preempt_handler *h)
+{
+    const char *p = getenv("PREEMPT_PROGRESS_FILE");
+    char *path;
+    int r;
+
+    if (!p || !*p)
+        return 0;
+    path = worker_path(p, h->cfg.worker);
+    if (!path)
+        return -ENAMETOOLONG;
+    h->progress = preempt_progress_open_(path, (uint64_t)h->t0.tv_sec * 1000000000u + (uint64_t)h->t0.tv_nsec - 1000000u,
+                                         &r); /* now_us() counts from t0 plus 1 ms */
+    if (!h->progress)
+        log_msg(h, PREEMPT_LOG_ERROR, "progress file %s (PREEMPT_PROGRESS_FILE): %s", path, strerror(-r));
+    free(path);
+    return h->progress ? 0 : r;
+}
+
 /* Where the termination record and the metrics go (README "Observing
  * preemptions"): the configuration's, else the environment's, else for the
  * record Kubernetes' /dev/termination-log when it is there to write. "":
@@ -1677,6 +1704,7 @@ static int report_paths(struct preempt_handler *h)
 {
     const char *t = h->cfg.termination_log, *m = h->cfg.metrics_path;
     char labels[256], *prev;
+    int r;
 
     h->cfg.termination_log = h->cfg.metrics_path = NULL; /* the copies below, or none */
     h->notice_worker = -1;
@@ -1687,6 +1715,9 @@ static int report_paths(struct preempt_handler *h)
     if (t && *t && !(h->term_path = worker_path(t, h->cfg.worker)))
         return -ENAMETOOLONG;
     h->cfg.termination_log = h->term_path;
+    r = progress_open(h);
+    if (r < 0)
+        return r;
     if (!m)
         m = getenv("PREEMPT_METRICS_PATH");
     if (!m || !*m)
@@ -1957,6 +1988,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     free(h->ckpt_dir);
     free(h->trace_path);
     free(h->term_path);
+    preempt_progress_close_(h->progress);
     free(h->metrics_path);
     preempt_metrics_free_(h->metrics);
     free(h->etcd_endpoints);
@@ -1999,6 +2031,7 @@ static uint64_t count_step(struct preempt_handler *h)
     preempt_worker_step_(&h->wk, h->step_t0_us ? (t > h->step_t0_us ? t - h->step_t0_us : 1) : 0);
     h->step_t0_us = 0;
     run = preempt_sm_facts_(h->wk.sm)->run;
+    preempt_progress_boundary_(h->progress, run, t); /* plain stores: no system call */
     if (h->cfg.save_every_steps && run % h->cfg.save_every_steps == 0)
         (void)request_checkpoint(h, "save_every_steps");
     preempt_worker_reached_(&h->wk);
@@ -2077,6 +2110,7 @@ int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
         return -EALREADY;
     h->wk.save_asked = false;
     h->save_running = true;
+    preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_SAVING);
     h->save_t0_us = now_us(h);
     *ret_step = h->wk.save_step;
     if (h->store) {
@@ -2157,6 +2191,8 @@ int preempt_save_done(struct preempt_handler *h, int status)
                 strerror(-status));
     }
     h->step_t0_us = now_us(h);
+    preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, h->step_t0_us);
+    preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
     ev.u.save_done.status = status;
     post(h, ev);
     return r;

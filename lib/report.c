@@ -3,6 +3,7 @@
 /* lib/report.c: the termination record and the metrics file
  * (report-internal.h). */
 #include "report-internal.h"
+#include "progress-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ---- the termination record ------------------------------------------------------------------- */
@@ -374,4 +376,37 @@ int preempt_metrics_write_(const char *path, const char *text)
     if (r < 0)
         (void)unlink(tmp);
     return r;
+}
+
+/* ---- progress (progress-internal.h) ----------------------------------------------------------- */
+
+struct preempt_progress *preempt_progress_open_(const char *path, uint64_t t0_ns, int *ret_err)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    struct preempt_progress *p;
+
+    if (fd < 0 || ftruncate(fd, PREEMPT_PROGRESS_SIZE) < 0) {
+        *ret_err = -errno;
+        if (fd >= 0)
+            (void)close(fd);
+        return NULL;
+    }
+    p = mmap(NULL, PREEMPT_PROGRESS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    *ret_err = p == MAP_FAILED ? -errno : 0;
+    (void)close(fd);
+    if (p == MAP_FAILED)
+        return NULL;
+    p->version = PREEMPT_PROGRESS_VERSION;
+    p->pid = (int32_t)getpid();
+    p->t0_ns = t0_ns;
+    p->run = p->boundary_us = 0;
+    __atomic_store_n(&p->phase, (uint32_t)PREEMPT_PROGRESS_STARTING, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->magic, PREEMPT_PROGRESS_MAGIC, __ATOMIC_RELEASE); /* the header is complete */
+    return p;
+}
+
+void preempt_progress_close_(struct preempt_progress *p)
+{
+    if (p)
+        (void)munmap(p, PREEMPT_PROGRESS_SIZE);
 }

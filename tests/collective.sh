@@ -148,31 +148,52 @@ case_run sync2-steps-2s 2 2000 one
 # while every step blocks in the all-reduce.
 case_run async2-steps-5s-all 2 5000 all --async
 
-# A worker crashes under preempt-launch (SIGKILL, as the OOM killer sends
-# it): its peers fail their all-reduce at once (application code 4) or
-# would wait in it. The launcher ends the group and starts every worker
-# again; the restart restores the job's last periodic checkpoint and trains
-# to the end, in the uninterrupted job's state. Before, the launcher exited
-# 1 and the job stopped with a committed checkpoint to restart from.
+# launched TAG SIGNAL ARGS...: a job of 3 all-reducing workers under
+# preempt-launch ARGS; once a periodic checkpoint is committed, worker 1
+# gets SIGNAL. The launch must end with the job done (the group started
+# again once) in the uninterrupted job's state.
+launched() {
+    tag=$1 sig=$2
+    shift 2
+    p=$(port)
+    "$top_builddir/tools/preempt-launch" --workers 3 "$@" -- "$TRAINER" --etcd "$ETCD_URL" --job "$tag" \
+        --ckpt-dir "$TMP/$tag" --steps "$STEPS" --step-ms 1 --allreduce "$p" --save-every-steps 200 \
+        >"$TMP/$tag.out" 2>"$TMP/$tag.err" &
+    lp=$!
+    wait_for "$TMP/$tag.out" '"event":"saved"' 60
+    kill -"$sig" "$(sed -n 's/.*"event":"launch","worker":1,"attempt":1,"pid":\([0-9]*\).*/\1/p' "$TMP/$tag.out")"
+    n=0
+    while kill -0 "$lp" 2>/dev/null && [ "$n" -lt 1800 ]; do sleep 0.1; n=$((n + 1)); done
+    kill -KILL "$lp" 2>/dev/null
+    wait "$lp"
+    eq "$tag: the launch ends with the job done" "$?" 0
+    eq "$tag: every worker started twice" "$(grep -c '"event":"launch","worker":[0-9]*,"attempt":2,' "$TMP/$tag.out")" 3
+    eq "$tag: the uninterrupted job's state" \
+        "$(grep '"event":"done"' "$TMP/$tag.out" | grep -o '"state_digest":"[0-9a-f]*"' | sort -u)" "\"state_digest\":\"$REF3\""
+}
 STEPS=3000
 REF3=$(reference 3 $STEPS)
-p=$(port)
-"$top_builddir/tools/preempt-launch" --workers 3 -- "$TRAINER" --etcd "$ETCD_URL" --job crash --ckpt-dir "$TMP/crash" \
-    --steps "$STEPS" --step-ms 1 --allreduce "$p" --save-every-steps 200 >"$TMP/crash.out" 2>"$TMP/crash.err" &
-lp=$!
-wait_for "$TMP/crash.out" '"event":"saved"' 60
-kill -KILL "$(sed -n 's/.*"event":"launch","worker":1,"attempt":1,"pid":\([0-9]*\).*/\1/p' "$TMP/crash.out")"
-n=0
-while kill -0 "$lp" 2>/dev/null && [ "$n" -lt 1800 ]; do sleep 0.1; n=$((n + 1)); done
-kill -KILL "$lp" 2>/dev/null
-wait "$lp"
-eq "crash: the launch ends with the job done" "$?" 0
+
+# A worker crashes (SIGKILL, as the OOM killer sends it): its peers fail
+# their all-reduce at once (application code 4) or would wait in it. The
+# launcher ends the group and starts every worker again; the restart
+# restores the job's last periodic checkpoint and trains to the end. Before,
+# the launcher exited 1 and the job stopped with a committed checkpoint to
+# restart from.
+launched crash KILL
 expect "crash: the launcher says who crashed" grep -q '"event":"crashed","worker":1,"signal":"KILL"' "$TMP/crash.out"
 expect "crash: and that the group starts again" grep -q '"event":"regroup","attempt":1,' "$TMP/crash.out"
-eq "crash: every worker started twice" "$(grep -c '"event":"launch","worker":[0-9]*,"attempt":2,' "$TMP/crash.out")" 3
 restored=$(grep '"event":"start"' "$TMP/crash.out" | grep -o '"restored_step":[0-9]*' | sort -u | grep -v ':0$')
 expect "crash: the restart restored one committed step ($restored)" test "$(echo "$restored" | wc -w)" = 1
-eq "crash: the uninterrupted job's state" "$(grep '"event":"done"' "$TMP/crash.out" | grep -o '"state_digest":"[0-9a-f]*"' | sort -u)" \
-    "\"state_digest\":\"$REF3\""
-[ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/crash.out" | grep -v '"event":"state"' | tail -n 40
+
+# A worker hangs (SIGSTOP) inside a run of all-reduces: its peers wait in
+# theirs, and nothing would ever change (45 s later, before, nothing had).
+# With --hang-timeout the launcher sees the step boundaries stand still in
+# the workers' progress pages, ends the group (SIGTERM, SIGKILL after the
+# kill delay) and starts it again from the last commit.
+launched hang STOP --hang-timeout 3 --kill-delay-ms 2000
+expect "hang: the launcher says a worker hung" grep -q '"event":"hung","worker":[0-2],' "$TMP/hang.out"
+expect "hang: and that the group starts again" \
+    grep -q '"event":"regroup","attempt":1,"why":"worker [0-2] made no step for' "$TMP/hang.out"
+[ "$failures" -eq 0 ] || for t in crash hang; do grep -v '"event":"state"' "$TMP/$t.out" | tail -n 30 | sed 's/^/    /'; done
 finish

@@ -17,10 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "progress-internal.h"
 #include "tool.h"
 
 #define MAX_WORKERS 256
@@ -59,6 +63,7 @@ static const char usage[] =
     "the launch fails. Its lines:\n"
     "  {\"event\":\"crashed\",\"worker\":I,\"signal\":\"KILL\",\"t_ms\":T}\n"
     "  {\"event\":\"regroup\",\"attempt\":N,\"why\":\"...\",\"t_ms\":T}\n"
+    "  {\"event\":\"hung\",\"worker\":I,\"run\":R,\"idle_ms\":MS,\"t_ms\":T}\n"
     "\n"
     "At its end the launcher writes the launch's termination record (one JSON\n"
     "object of at most 4096 bytes: its exit code, restarts, and each worker's\n"
@@ -68,6 +73,12 @@ static const char usage[] =
     "\n"
     "  --workers W        number of workers (1..256)\n"
     "  --restart-code C   exit code that means \"restart me\" (default 42)\n"
+    "  --hang-timeout S   a worker whose step boundaries stop for S seconds while\n"
+    "                     it trains (start-up and saves excepted) is hung: its\n"
+    "                     group ends and starts again, as after a crash. The\n"
+    "                     workers publish their progress in a page the\n"
+    "                     launcher maps ($PREEMPT_PROGRESS_FILE): no system\n"
+    "                     call per step. Default 0: not watched\n"
     "  --max-restarts N   restarts per worker, and of the whole group after a\n"
     "                     crash, before giving up (default 10)\n"
     "  --kill-delay-ms MS after a signal to the launcher, SIGKILL to the workers\n"
@@ -89,6 +100,7 @@ struct worker {
     int code;         /* last exit code (128 + signal when one killed it); -1 while running */
     bool killed;      /* SIGKILLed by the launcher at the kill delay */
     json_t *record;   /* its last run's termination record; NULL: none read */
+    const struct preempt_progress *pg; /* its progress page (--hang-timeout); NULL: not mapped yet */
     char buf[LINE_MAX_LEN];
     size_t len;
 };
@@ -186,8 +198,11 @@ static void drain(struct worker *w, bool eof)
     }
 }
 
+static void progress_forget(struct worker *w, unsigned i);
+
 static int spawn(struct worker *w, unsigned i, unsigned n, char **cmd, int argc)
 {
+    progress_forget(w, i);
     char **argv = calloc((size_t)argc + 5, sizeof(char *));
     char wi[16], wn[16];
     int p[2];
@@ -236,9 +251,65 @@ static int spawn(struct worker *w, unsigned i, unsigned n, char **cmd, int argc)
     return 0;
 }
 
-/* ---- the launch's termination record ---------------------------------------------- */
+/* ---- progress (--hang-timeout) ------------------------------------------------------ */
 
-static char records_dir[256]; /* the workers' records; "" when none */
+static char records_dir[256]; /* the workers' records and progress pages; "" when none */
+
+static void progress_path(char *buf, size_t size, unsigned i)
+{
+    (void)snprintf(buf, size, "%s/progress-%u", records_dir, i);
+}
+
+/* Before a worker starts: the page of its previous run goes. */
+static void progress_forget(struct worker *w, unsigned i)
+{
+    char path[300];
+
+    if (w->pg)
+        (void)munmap((void *)w->pg, PREEMPT_PROGRESS_SIZE);
+    w->pg = NULL;
+    if (!records_dir[0])
+        return;
+    progress_path(path, sizeof(path), i);
+    (void)unlink(path);
+}
+
+/* How long a training worker's boundaries have stood still, in ms; 0 while
+ * it is not training (or has not published yet). */
+static uint64_t idle_ms(struct worker *w, unsigned i)
+{
+    struct timespec ts;
+    uint64_t now_ns, last_ns;
+
+    if (!w->pg) {
+        char path[300];
+        struct stat st;
+        int fd;
+
+        progress_path(path, sizeof(path), i);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return 0;
+        if (fstat(fd, &st) == 0 && st.st_size >= (off_t)PREEMPT_PROGRESS_SIZE) {
+            void *m = mmap(NULL, PREEMPT_PROGRESS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+
+            w->pg = m == MAP_FAILED ? NULL : m;
+        }
+        (void)close(fd);
+        if (!w->pg)
+            return 0;
+    }
+    if (__atomic_load_n(&w->pg->magic, __ATOMIC_ACQUIRE) != PREEMPT_PROGRESS_MAGIC ||
+        w->pg->version != PREEMPT_PROGRESS_VERSION || w->pg->pid != (int32_t)w->pid ||
+        __atomic_load_n(&w->pg->phase, __ATOMIC_ACQUIRE) != PREEMPT_PROGRESS_TRAINING)
+        return 0;
+    last_ns = w->pg->t0_ns + __atomic_load_n(&w->pg->boundary_us, __ATOMIC_ACQUIRE) * 1000u;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return now_ns > last_ns ? (now_ns - last_ns) / 1000000u : 0;
+}
+
+/* ---- the launch's termination record ---------------------------------------------- */
 
 /* Where the workers write their records: a private directory, so that
  * their paths (and a pod's /dev/termination-log) stay the launcher's. */
@@ -348,13 +419,13 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "workers", required_argument, NULL, 'w' }, { "restart-code", required_argument, NULL, 'r' },
         { "max-restarts", required_argument, NULL, 'm' }, { "kill-delay-ms", required_argument, NULL, 'k' },
-        { "help", no_argument, NULL, 'h' },
+        { "hang-timeout", required_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, TOOL_OPT_VERSION }, { NULL, 0, NULL, 0 },
     };
     static struct worker ws[MAX_WORKERS];
     unsigned n = 0, restart = 42, max_restarts = 10, running = 0;
     uint64_t kill_delay = 0, stop_at = 0, regroup_kill_at = 0, regroup_at = 0;
-    unsigned regroups = 0;
+    unsigned regroups = 0, hang_s = 0;
     enum phase phase = RUNNING;
     bool failed = false, killed = false, restartable = false;
     const char *own_record;
@@ -372,15 +443,25 @@ int main(int argc, char **argv)
         }
         if (c == TOOL_OPT_VERSION)
             return tool_version("preempt-launch");
-        if (c != 'w' && c != 'r' && c != 'm' && c != 'k')
+        if (c != 'w' && c != 'r' && c != 'm' && c != 'k' && c != 'H')
             return tool_option_error("preempt-launch", c, argv);
         if (tool_parse_u64("preempt-launch",
-                           c == 'w' ? "--workers" : c == 'r' ? "--restart-code" : c == 'k' ? "--kill-delay-ms"
-                                                                                    : "--max-restarts",
-                           optarg, c == 'w', c == 'w' ? MAX_WORKERS : c == 'r' ? 255 : c == 'k' ? 86400000 : 1000000,
+                           c == 'w'   ? "--workers"
+                           : c == 'r' ? "--restart-code"
+                           : c == 'k' ? "--kill-delay-ms"
+                           : c == 'H' ? "--hang-timeout"
+                                      : "--max-restarts",
+                           optarg, c == 'w',
+                           c == 'w'   ? MAX_WORKERS
+                           : c == 'r' ? 255
+                           : c == 'k' ? 86400000
+                           : c == 'H' ? 86400
+                                      : 1000000,
                            &v))
             return TOOL_USAGE;
-        if (c == 'k')
+        if (c == 'H')
+            hang_s = (unsigned)v;
+        else if (c == 'k')
             kill_delay = v;
         else if (c == 'w')
             n = (unsigned)v;
@@ -402,6 +483,15 @@ int main(int argc, char **argv)
         (void)sigaction(passed_on[k], &sa, NULL);
     own_record = record_path();
     records_begin();
+    if (hang_s && records_dir[0]) {
+        char path[300];
+
+        (void)snprintf(path, sizeof(path), "%s/progress-{worker}", records_dir);
+        (void)setenv("PREEMPT_PROGRESS_FILE", path, 1);
+    } else if (hang_s) {
+        fprintf(stderr, "preempt-launch: --hang-timeout needs a directory for the progress pages\n");
+        return 1;
+    }
     for (unsigned i = 0; i < n; i++) {
         ws[i].fd = -1;
         if (spawn(&ws[i], i, n, argv + optind, argc - optind) < 0) {
@@ -411,6 +501,7 @@ int main(int argc, char **argv)
         running++;
     }
     while (running > 0 || phase == REGROUPING) {
+        char trouble[160] = ""; /* a worker crashed or hung: its group ends */
         struct pollfd pfd[MAX_WORKERS];
         unsigned idx[MAX_WORKERS], np = 0;
 
@@ -504,26 +595,7 @@ int main(int argc, char **argv)
             if (phase == RUNNING && crashed(status)) {
                 printf("{\"event\":\"crashed\",\"worker\":%u,\"signal\":\"%s\",\"t_ms\":%" PRIu64 "}\n", i,
                        sig_name(WTERMSIG(status)), t_ms());
-                for (unsigned k = 0; k < n; k++) /* they would wait for it */
-                    if (ws[k].code == -1)
-                        (void)kill(ws[k].pid, SIGTERM);
-                if (regroups == max_restarts) { /* the launch ends, failed */
-                    (void)fflush(stdout);
-                    failed = true;
-                    phase = STOPPING;
-                    kill_delay = kill_delay ? kill_delay : REGROUP_KILL_MS;
-                    stop_at = t_ms() + kill_delay;
-                    continue;
-                }
-                phase = REGROUPING;
-                regroups++;
-                printf("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"worker %u crashed (SIG%s): the others "
-                       "would wait for it\",\"t_ms\":%" PRIu64 "}\n",
-                       regroups, i, sig_name(WTERMSIG(status)), t_ms());
-                (void)fflush(stdout);
-                regroup_kill_at = t_ms() + (kill_delay ? kill_delay : REGROUP_KILL_MS);
-                if (running == 0)
-                    regroup_at = t_ms() + 1000u;
+                (void)snprintf(trouble, sizeof(trouble), "worker %u crashed (SIG%s)", i, sig_name(WTERMSIG(status)));
                 continue;
             }
             if (phase == STOPPING && (w->killed || asks_restart(status, restart))) {
@@ -537,12 +609,47 @@ int main(int argc, char **argv)
                 failed = true;
             }
         }
+        for (unsigned i = 0; hang_s && phase == RUNNING && !trouble[0] && i < n; i++) {
+            uint64_t idle = ws[i].code == -1 ? idle_ms(&ws[i], i) : 0;
+
+            if (idle > 1000u * hang_s) {
+                printf("{\"event\":\"hung\",\"worker\":%u,\"run\":%" PRIu64 ",\"idle_ms\":%" PRIu64
+                       ",\"t_ms\":%" PRIu64 "}\n",
+                       i, ws[i].pg->run, idle, t_ms());
+                (void)snprintf(trouble, sizeof(trouble), "worker %u made no step for %" PRIu64 " ms", i, idle);
+            }
+        }
+        if (trouble[0]) { /* the group ends: the others would wait for the one in trouble */
+            for (unsigned k = 0; k < n; k++) /* a notice: who can may still save */
+                if (ws[k].code == -1)
+                    (void)kill(ws[k].pid, SIGTERM);
+            if (regroups == max_restarts) { /* the launch ends, failed */
+                failed = true;
+                phase = STOPPING;
+                kill_delay = kill_delay ? kill_delay : REGROUP_KILL_MS;
+                stop_at = t_ms() + kill_delay;
+            } else {
+                phase = REGROUPING;
+                regroups++;
+                printf("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"%s: the others would wait for it\","
+                       "\"t_ms\":%" PRIu64 "}\n",
+                       regroups, trouble, t_ms());
+                regroup_kill_at = t_ms() + (kill_delay ? kill_delay : REGROUP_KILL_MS);
+                if (running == 0)
+                    regroup_at = t_ms() + 1000u;
+            }
+            (void)fflush(stdout);
+            trouble[0] = '\0';
+        }
     }
     code = failed ? 1 : restartable ? (int)restart : 0;
     if (own_record)
         record_write(own_record, ws, n, code);
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         json_decref(ws[i].record);
+        if (records_dir[0])
+            progress_forget(&ws[i], i);
+    }
     if (records_dir[0])
         (void)rmdir(records_dir);
     return code;
