@@ -1225,6 +1225,8 @@ struct round {
     bool commit_posted;
 };
 
+#define JUNK_MAX 4 /* the claim and the two rounds' steps, and one spare */
+
 struct preempt_coord {
     const struct preempt_coord_io *io;
     void *io_arg;
@@ -1258,6 +1260,14 @@ struct preempt_coord {
     uint64_t *gone_at;     /* the driver's clock: w's membership was first found gone (0: it was not) */
     unsigned n_gone;       /* how many gone_at are set */
     struct round r[2];
+    /* What the episode's create-if-absent slots (the claim, a round's step)
+     * hold when it is no record: garbage an operator or a tool wrote. The
+     * writes that would create such a slot compare with that value instead
+     * of its absence, and so replace it (a valid record is never replaced:
+     * the compare is on the garbage itself). Data, not a decision. */
+    struct junk {
+        char *key, *value;
+    } junk[JUNK_MAX];
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
     size_t n_held, cap_held;
     bool replaying;        /* held records are being applied: peer notices are merged */
@@ -1296,6 +1306,41 @@ static void cpost(struct preempt_coord *c, struct preempt_event ev)
 }
 
 #define CLOG(c, level, ...) preempt_logf_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
+
+/* The garbage slot key holds, as last seen; NULL when it holds none. */
+static const char *junk_of(const struct preempt_coord *c, const char *key)
+{
+    for (size_t i = 0; i < JUNK_MAX; i++)
+        if (c->junk[i].key && !strcmp(c->junk[i].key, key))
+            return c->junk[i].value;
+    return NULL;
+}
+
+static void junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */
+{
+    for (size_t i = 0; i < JUNK_MAX; i++)
+        if (c->junk[i].key && (!key || !strcmp(c->junk[i].key, key))) {
+            free(c->junk[i].key);
+            free(c->junk[i].value);
+            c->junk[i].key = c->junk[i].value = NULL;
+        }
+}
+
+/* Slot key of this episode holds value, which is no record. */
+static void junk_set(struct preempt_coord *c, const char *key, const char *value)
+{
+    size_t i = 0;
+
+    junk_clear(c, key);
+    while (i < JUNK_MAX - 1 && c->junk[i].key)
+        i++;
+    if (c->junk[i].key) /* full: the spare goes */
+        junk_clear(c, c->junk[i].key);
+    c->junk[i].key = strdup(key);
+    c->junk[i].value = strdup(value);
+    if (!c->junk[i].key || !c->junk[i].value)
+        junk_clear(c, NULL); /* out of memory: such slots block, as before */
+}
 
 /* A key of the schema (keys-internal.h) in this worker's incarnation and
  * episode; CRANGE: the range of a kind's records, or a range's. */
@@ -1454,6 +1499,7 @@ static void propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 } };
 
     CKEY(c, key, AGREED, .round = k);
+    cmp.value = junk_of(c, key);
     if (c->view.r[k].have_agreed) {
         if (c->view.r[k].agreed >= cap)
             return;
@@ -1985,6 +2031,8 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
                                                                        .key = kv->key, .value = value });
     struct preempt_event ev = { 0 };
 
+    if (v.what != PREEMPT_VIEW_MALFORMED)
+        junk_clear(c, kv->key); /* a record, or nothing: no garbage there any more */
     switch (v.what) {
     case PREEMPT_VIEW_NOTHING:
     case PREEMPT_VIEW_CLAIM:
@@ -1992,9 +2040,16 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
     case PREEMPT_VIEW_LATER:
         hold(c, type, v.ep, kv);
         return;
-    case PREEMPT_VIEW_MALFORMED:
+    case PREEMPT_VIEW_MALFORMED: {
+        struct preempt_key k;
+        int id = preempt_key_parse_(kv->key, c->jobp, &k);
+
         CLOG(c, 2, "ignoring %s = \"%.40s\": not %s", kv->key, value, v.text);
+        if ((id == (int)PREEMPT_KEY_CLAIM || id == (int)PREEMPT_KEY_AGREED) && k.inc == c->view.inc &&
+            k.ep == c->view.ep)
+            junk_set(c, kv->key, value); /* a create-if-absent slot: the next write of it replaces it */
         return;
+    }
     case PREEMPT_VIEW_NOTICE:
         if (v.worker == c->me && !mine(c, kv->key, v.wall)) {
             char val[PREEMPT_KEY_MAX + 64]; /* a notice value (at most ~280) and " withdrawn" */
@@ -2310,12 +2365,22 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
         const char *carried;
         unsigned w;
 
-        holder = preempt_claim_parse_(kv->value, &w, &carried) ? w : c->n; /* unreadable: someone else */
+        if (!preempt_claim_parse_(kv->value, &w, &carried)) { /* garbage: replaced by this claim */
+            CLOG(c, 2, "%s = \"%.40s\" is no claim: claiming over it", kv->key, kv->value);
+            junk_set(c, kv->key, kv->value);
+            claim(c);
+            return;
+        }
+        holder = w;
     }
     if (!r->succeeded && !kv) {
         /* released between the compare and the read, or the round has a
          * step already (the claim's driver left): try again, proposing
          * nothing */
+        char key[PREEMPT_KEY_MAX];
+
+        CKEY(c, key, CLAIM);
+        junk_clear(c, key); /* the read found it empty */
         c->prop_step = 0;
         claim(c);
         return;
@@ -2363,6 +2428,8 @@ static void claim(struct preempt_coord *c)
 
     CKEY(c, key, CLAIM);
     CKEY(c, akey, AGREED, .round = 0);
+    cmp[0].value = junk_of(c, key);
+    cmp[1].value = junk_of(c, akey);
     (void)snprintf(me, sizeof(me), "%u", c->me);
     if (carry) {
         notice_record(c, nkey, nval, sizeof(nval));
@@ -2387,6 +2454,7 @@ static void advance(struct preempt_coord *c)
     size_t keep = 0;
 
     (void)view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
+    junk_clear(c, NULL);
     reset_round(c, 0);
     reset_round(c, 1);
     forget_gone(c);
@@ -2471,6 +2539,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         CKEY(c, key, FINAL);
         (void)snprintf(val, sizeof(val), "%u", c->me);
         CKEY(c, akey, AGREED, .round = 1);
+        cmp.value = junk_of(c, akey);
         (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
         write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), on_write);
         return true;
@@ -2756,6 +2825,7 @@ void preempt_coord_free_(struct preempt_coord *c)
         free(c->held[i].value);
     }
     free(c->held);
+    junk_clear(c, NULL);
     preempt_view_free_(&c->view);
     free(c->present);
     free(c->gone_at);
