@@ -229,6 +229,13 @@ void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn);
 /* The worker is leaving: release its membership (revoke the lease). */
 void preempt_coord_leave_(struct preempt_coord *c);
 
+/* How this worker's run of the incarnation ended (the HISTORY record's
+ * value, keys-internal.h), written at its exit for `preemptctl history`;
+ * the history of the incarnation PREEMPT_HISTORY_KEPT before goes. Works
+ * after preempt_coord_leave_ (the writes flush as the others). */
+#define PREEMPT_HISTORY_KEPT 16
+void preempt_coord_history_(struct preempt_coord *c, const char *value);
+
 /* Writes not yet answered by etcd (0 for NULL). */
 unsigned preempt_coord_pending_(const struct preempt_coord *c);
 

@@ -2612,6 +2612,22 @@ void preempt_coord_leave_(struct preempt_coord *c)
     (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
 }
 
+void preempt_coord_history_(struct preempt_coord *c, const char *value)
+{
+    char key[PREEMPT_KEY_MAX], old[PREEMPT_KEY_MAX];
+
+    if (!c)
+        return;
+    (void)preempt_key_(key, sizeof(key), c->jobp, PREEMPT_KEY_HISTORY,
+                       &(struct preempt_key){ .inc = c->view.inc, .worker = c->me });
+    (void)c->io->request(c->io_arg, PREEMPT_RQ_PUT(key, value, 0), c->give_up_ms, NULL, NULL);
+    if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
+        (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,
+                                 &(struct preempt_key){ .inc = c->view.inc - PREEMPT_HISTORY_KEPT });
+        (void)c->io->request(c->io_arg, PREEMPT_RQ_DELETE_UNDER(old), c->give_up_ms, NULL, NULL);
+    }
+}
+
 int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size)
 {
     return preempt_key_(buf, size, c->jobp, PREEMPT_KEY_DECISION,

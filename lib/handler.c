@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -116,6 +117,7 @@ struct preempt_handler {
     uint64_t notice_ms, agreed_ms, commit_ms, agreed_step, first_commit_step; /* this preemption's; 0: none */
     int notice_worker;            /* whose notice it was; -1: none */
     uint64_t bytes_saved, restore_us;
+    uint64_t started_wall;        /* when training began (start-up's end), wall clock ms */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -497,11 +499,11 @@ static uint64_t wall_ms_now(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The wall clock of a moment of the handler's clock (0 stays 0). */
-static uint64_t wall_of(const struct preempt_handler *h, uint64_t ms)
+/* The wall clock of a moment ms of the handler's clock, now being wall
+ * (0 stays 0): one reading of each clock for every moment of a record, so
+ * that their order is the handler's. */
+static uint64_t wall_of(uint64_t ms, uint64_t now, uint64_t wall)
 {
-    uint64_t now = now_ms(h), wall = wall_ms_now();
-
     return ms == 0 ? 0 : ms >= now ? wall + (ms - now) : wall - (now - ms);
 }
 
@@ -581,10 +583,29 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
         metrics_flush(h);
 }
 
+/* The job's history record of this run (keys-internal.h's HISTORY). */
+static void report_history(struct preempt_handler *h, const struct preempt_report *r)
+{
+    char v[400];
+    int n;
+
+    if (!h->wk.coord)
+        return;
+    n = snprintf(v, sizeof(v),
+                 "exit=%d reason=%s at=%" PRIu64 " started=%" PRIu64 " restore_ms=%" PRIu64 " run=%" PRIu64
+                 " committed=%" PRIu64 " saves=%u",
+                 r->code, r->reason, r->exit_at, h->started_wall ? h->started_wall : r->exit_at,
+                 r->restore_ms > 0 ? (uint64_t)r->restore_ms : 0, r->run, r->committed_step, r->saves);
+    if (r->source && r->notice_at && n > 0 && (size_t)n < sizeof(v))
+        (void)snprintf(v + n, sizeof(v) - (size_t)n, " notice=%" PRIu64 " source=%s from=%d agreed=%" PRIu64,
+                       r->notice_at, r->source, r->notice_worker, r->agreed_step);
+    preempt_coord_history_(h->wk.coord, v);
+}
+
 /* At exit: the preemption's counters, the metrics file and the record. */
 static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
 {
-    uint64_t now = now_ms(h), run = preempt_sm_facts_(h->wk.sm)->run;
+    uint64_t now = now_ms(h), wall = wall_ms_now(), run = preempt_sm_facts_(h->wk.sm)->run;
     uint64_t lost = reason == PREEMPT_EXIT_SAVED || reason == PREEMPT_EXIT_DONE || run < h->committed_step
                         ? 0
                         : run - h->committed_step;
@@ -595,8 +616,8 @@ static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
         .version = preempt_version(), .job = h->cfg.job, .reason = preempt_exit_to_string_(reason),
         .why = h->exit_why, .source = source, .error = h->err_msg, .code = h->exit_code,
         .worker = h->cfg.worker, .workers = h->wk.coord ? h->cfg.workers : 1, .notice_worker = h->notice_worker,
-        .incarnation = h->joined.incarnation, .notice_at = wall_of(h, h->notice_ms),
-        .deadline = wall_of(h, preempt_sm_core_(h->wk.sm)->deadline_ms), .exit_at = wall_ms_now(),
+        .incarnation = h->joined.incarnation, .notice_at = wall_of(h->notice_ms, now, wall),
+        .deadline = wall_of(preempt_sm_core_(h->wk.sm)->deadline_ms, now, wall), .exit_at = wall,
         .agreed_step = h->agreed_step, .committed_step = h->committed_step, .run = run,
         .grace_steps = h->first_commit_step && run > h->first_commit_step ? run - h->first_commit_step : 0,
         .steps_lost = lost,
@@ -615,6 +636,7 @@ static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
     }
     preempt_metrics_add_(h->metrics, PREEMPT_METRIC_STEPS_LOST, "", (double)lost);
     metrics_flush(h);
+    report_history(h, &r);
     if (!h->term_path)
         return;
     n = preempt_report_json_(&r, json, sizeof(json));
@@ -1524,6 +1546,7 @@ static void start_done(struct preempt_handler *h, int r)
     if (r == 0)
         r = start_finish(h);
     if (r == 0) { /* the metrics file is there from the start; training begins */
+        h->started_wall = wall_ms_now();
         preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, now_us(h));
         preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
         if (h->restored_step)

@@ -32,6 +32,14 @@
     X(START_OVER, "start-over", "preemptctl <at:unixms>", "`preemptctl start-over`",                                 \
       "the operator's one-time request: the next barrier whose plan is at risk starts over, and deletes the "        \
       "request in the transaction that writes `N/ready`")                                                            \
+    X(HISTORY, "history/{N}/{w}",                                                                                   \
+      "exit=<code:int> reason=<reason:word> at=<at:unixms> started=<started:unixms> restore_ms=<restore:u64> "      \
+      "run=<run:u64> committed=<committed:u64> saves=<saves:u64>[ notice=<notice:unixms> source=<source:word> "    \
+      "from=<from:w> agreed=<agreed:u64>]",                                                                         \
+      "worker w at its exit",                                                                                        \
+      "how w's run in incarnation N ended, for `preemptctl history`: its exit, when it began training and how "     \
+      "long its restore took, and the notice it ended on. Outside the incarnations; the last 16 incarnations' are " \
+      "kept (each worker deletes `history/<N-16>/` as it writes)")                                                   \
     X(SHAPE, "{N}/shape", "workers=<workers:u64>", "N's first member, create-if-absent",                                       \
       "the worker count of N: a worker with another one is refused")                                                \
     X(READY, "{N}/ready",                                                                                            \
@@ -91,7 +99,9 @@
     X(INC, "{N}/")              /* the incarnation; every worker watches [INC, WORKERS) */                          \
     X(WORKERS, "{N}/w/")        /* the per-worker records: outside the watch, read by the driver */                 \
     X(EPISODE, "{N}/e{p}/")     /* an episode's records, cleared when it ends */                                    \
-    X(W_EPISODE, "{N}/w/e{p}/") /* an episode's per-worker records, cleared with it */
+    X(W_EPISODE, "{N}/w/e{p}/") /* an episode's per-worker records, cleared with it */                              \
+    X(HISTORY_ALL, "history/")  /* every kept incarnation's history */                                             \
+    X(HISTORY_INC, "history/{N}/") /* one incarnation's */
 
 enum preempt_key_id {
 #define PREEMPT_KEY_ENUM_(id, ...) PREEMPT_KEY_##id,

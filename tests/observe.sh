@@ -13,7 +13,8 @@
 #     the same agreed and committed step as the machines' traces, worker 0
 #     the signal and worker 1 its peer's notice; node_exporter serves both
 #     workers' series with those values; preempt-launch's record sums up
-#     its workers'
+#     its workers'; preemptctl history lists three preemptions and a
+#     finished run of one job
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
@@ -58,7 +59,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["notice_at_ms"] <= r["exit_at_ms"] < r["deadline_ms"], r
 assert r["notice_to_exit_ms"] >= r["agreed_to_commit_ms"] >= 0, r
-assert r["bytes_saved"] > 0 and r["saves"] >= 2 and r["steps_lost"] == 0, r' "$d/term.json"
+assert r["bytes_saved"] > 0 and r["saves"] >= 2 and r["steps_lost"] == 0, r' "$d/term.json" ||
+    cat "$d/term.json"
 m=$d/prom/local-0.prom
 eq "local: one preemption, saved" "$(series "$m" 'preempt_preemptions_total{job="",worker="0",source="signal",outcome="saved"}')" 1
 eq "local: its checkpoint" "$(series "$m" 'preempt_checkpoints_total{job="",worker="0",kind="preemption",outcome="committed"}')" 1
@@ -120,7 +122,8 @@ eq "job: worker 1's source" "$(jf "$TMP/obs.1.json" notice_source)" peer
 # preempt-launch's own record aggregates its workers': a SIGTERM to the
 # launcher reaches both, both save, and the launch asks to be restarted.
 LAUNCH="$top_builddir/tools/preempt-launch"
-PREEMPT_TERMINATION_LOG="$TMP/launch.json" "$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job lrec \
+mkdir -p "$TMP/lt"
+TMPDIR="$TMP/lt" PREEMPT_TERMINATION_LOG="$TMP/launch.json" "$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job lrec \
     --ckpt-dir "$TMP/lrec" --steps 100000 --step-ms 10 >"$TMP/launch.out" 2>"$TMP/launch.err" &
 lp=$!
 wait_for "$TMP/launch.out" '"event":"start","worker":1' 30
@@ -137,7 +140,45 @@ assert [e["worker"] for e in r["each"]] == [0, 1], r
 assert all(e["reason"] == "saved" and e["exit"] == 42 and e["attempts"] == 1 for e in r["each"]), r
 assert all(e["committed_step"] == r["committed_step"] == r["agreed_step"] > 0 for e in r["each"]), r
 assert r["restarts"] == 0 and len(json.dumps(r)) < 4096, r' "$TMP/launch.json"
-expect "launch: no worker record left behind" sh -c "! ls -d '${TMPDIR:-/tmp}'/preempt-launch-* 2>/dev/null | grep -q ."
+expect "launch: no worker record left behind" test -z "$(ls -A "$TMP/lt")"
+
+# The job's history in etcd: three preemptions of one job (SIGTERM to
+# worker 0, SIGTERM to worker 1, an operator's notice), then a run to the
+# end; preemptctl history lists each incarnation with its source, worker,
+# steps and exits, and the restarts' times.
+CTL="$top_builddir/tools/preemptctl"
+hist_run() { # WHAT: one run of job hist ended by WHAT (w0, w1, op, or done)
+    job_start hist 2 --steps "$([ "$1" = done ] && echo 1000 || echo 100000)" --step-ms 10
+    for i in 0 1; do wait_for "$TMP/hist.$i.out" '"start"' 30; done
+    sleep 0.3
+    case $1 in
+    w0) kill -TERM "$(echo $PIDS | cut -d' ' -f1)" ;;
+    w1) kill -TERM "$(echo $PIDS | cut -d' ' -f2)" ;;
+    op) "$CTL" --etcd "$ETCD_URL" notice hist >/dev/null ;;
+    esac
+    job_wait 60
+    steps="$steps $(same hist 2 exit saved_step)"
+}
+steps=
+for what in w0 w1 op done; do hist_run "$what"; done
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" history hist
+expect_output "job hist: 4 incarnation(s) in the history"
+"$CTL" --etcd "$ETCD_URL" history hist --json >"$TMP/hist.json"
+expect "history: the runs as they ended ($steps)" "$PY" -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+runs, total = lines[:-1], lines[-1]
+steps = sys.argv[2].split()
+assert [r["incarnation"] for r in runs] == [1, 2, 3, 4], runs
+assert [r.get("source") for r in runs] == ["signal", "signal", "inject", None], runs
+assert [r.get("worker") for r in runs[:2]] == [0, 1], runs
+assert [r["exits"] for r in runs] == [[42, 42]] * 3 + [[0, 0]], runs
+assert [str(r["committed_step"]) for r in runs[:3]] == steps[:3], (runs, steps)
+assert all(r["agreed_step"] == r["committed_step"] for r in runs[:3]), runs
+assert all(r["restart_ms"] > 0 for r in runs[1:]) and "restart_ms" not in runs[0], runs
+assert total["trained_ms"] > 0 and total["lost_ms"] == sum(r["restart_ms"] for r in runs[1:]), total
+' "$TMP/hist.json" "$steps"
+[ "$failures" -eq 0 ] || cat "$TMP/hist.json"
 
 port=$(free_port 40000 20000)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \

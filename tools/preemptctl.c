@@ -39,6 +39,12 @@ static const char usage[] =
     "                        notice seen (worker, source, deadline) and one when\n"
     "                        every worker of the current incarnation has exited,\n"
     "                        then stops (at most --wait-ms)\n"
+    "  history JOB [--json]  how each kept incarnation's run ended (the last 16):\n"
+    "                        when, the notice's source and worker, the agreed\n"
+    "                        and committed steps, every worker's exit code, the\n"
+    "                        time from the notice to the exits and from the exits\n"
+    "                        to training again (start-up plus restore); then the\n"
+    "                        time lost to preemption per hour of training\n"
     "  keys                  the records a job has in etcd, what each holds and\n"
     "                        who writes it (Markdown tables; no etcd needed)\n"
     "\n"
@@ -48,6 +54,7 @@ static const char usage[] =
     "  --etcd-ca FILE, --etcd-cert FILE, --etcd-key FILE   TLS\n"
     "  --timeout-ms MS       bound on each request (default 5000)\n"
     "  --force               clean even while workers are alive\n"
+    "  --json                history: one JSON object per incarnation, then the totals\n"
     "  --wait-ms MS          bound on watch (default 600000)\n"
     "  --help                this text\n"
     "  --version             the version\n"
@@ -281,6 +288,145 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     return 0;
 }
 
+/* One incarnation's history: its workers' records (HISTORY) summed up. */
+struct hist {
+    uint64_t inc, started, ended, notice, agreed, committed, restore_ms, saves;
+    unsigned n, from;
+    int exits[PREEMPT_MAX_WORKERS];
+    char source[64], reasons[64];
+};
+
+static uint64_t num(const struct preempt_record *r, const char *name)
+{
+    uint64_t v = 0;
+
+    (void)preempt_record_u64_(r, name, &v);
+    return v;
+}
+
+/* Adds worker k.worker's record r to h. */
+static void hist_add(struct hist *h, const struct preempt_key *k, const struct preempt_record *r)
+{
+    size_t len = 0;
+    const char *src = preempt_record_text_(r, "source", &len), *why = preempt_record_text_(r, "reason", &len);
+    uint64_t at = num(r, "at"), started = num(r, "started");
+
+    (void)why;
+    h->inc = k->inc;
+    h->exits[h->n++] = (int)(int64_t)num(r, "code");
+    h->started = !h->started || started < h->started ? started : h->started;
+    h->ended = at > h->ended ? at : h->ended;
+    h->agreed = num(r, "agreed") > h->agreed ? num(r, "agreed") : h->agreed;
+    h->committed = num(r, "committed") > h->committed ? num(r, "committed") : h->committed;
+    h->restore_ms = num(r, "restore") > h->restore_ms ? num(r, "restore") : h->restore_ms;
+    h->saves = num(r, "saves") > h->saves ? num(r, "saves") : h->saves;
+    why = preempt_record_text_(r, "reason", &len);
+    if (why && !strstr(h->reasons, "saved") && (size_t)len < 16) /* "saved" once any worker saved */
+        (void)snprintf(h->reasons, sizeof(h->reasons), "%.*s", (int)len, why);
+    if (src && (!h->source[0] || !strcmp(h->source, "peer"))) { /* the notice's own worker says its source */
+        src = preempt_record_text_(r, "source", &len);
+        (void)snprintf(h->source, sizeof(h->source), "%.*s", (int)len, src);
+        h->from = (unsigned)num(r, "from");
+        h->notice = num(r, "notice");
+    }
+}
+
+static void utc(char *buf, size_t size, uint64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        (void)snprintf(buf, size, "?");
+}
+
+static int cmd_history(struct sync *s, const char *jobp, const char *job, bool json)
+{
+    struct preempt_etcd_kv *kvs;
+    char pre[PREEMPT_KEY_MAX], at[40];
+    struct hist *hs = NULL;
+    size_t n, nh = 0;
+    uint64_t trained = 0, lost = 0;
+
+    (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_HISTORY_ALL, 0, &(struct preempt_key){ 0 });
+    if (range(s, pre, true, &kvs, &n) < 0)
+        return 1;
+    hs = calloc(n ? n : 1, sizeof(*hs));
+    if (!hs) {
+        preempt_etcd_kvs_free_(kvs, n);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) { /* one entry per incarnation, in incarnation order */
+        struct preempt_key k;
+        struct preempt_record r;
+        const char *why;
+        size_t j;
+
+        if (preempt_key_parse_(kvs[i].key, jobp, &k) != (int)PREEMPT_KEY_HISTORY ||
+            preempt_record_read_(PREEMPT_KEY_HISTORY, &k, kvs[i].value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
+            fprintf(stderr, "preemptctl: ignoring %s = \"%.60s\": not %s\n", kvs[i].key, kvs[i].value,
+                    "a history record");
+            continue;
+        }
+        for (j = 0; j < nh && hs[j].inc != k.inc; j++)
+            ;
+        if (j == nh) {
+            while (j > 0 && hs[j - 1].inc > k.inc) { /* the keys sort 10 before 9 */
+                hs[j] = hs[j - 1];
+                j--;
+            }
+            hs[j] = (struct hist){ .inc = k.inc };
+            nh++;
+        }
+        if (hs[j].n < PREEMPT_MAX_WORKERS)
+            hist_add(&hs[j], &k, &r);
+    }
+    preempt_etcd_kvs_free_(kvs, n);
+    if (!json)
+        printf("job %s: %zu incarnation(s) in the history (the last %d are kept)\n", job, nh, PREEMPT_HISTORY_KEPT);
+    for (size_t j = 0; j < nh; j++) {
+        const struct hist *h = &hs[j];
+        int64_t restart = j > 0 && hs[j - 1].inc + 1 == h->inc ? (int64_t)(h->started - hs[j - 1].ended) : -1;
+        char exits[4 * PREEMPT_MAX_WORKERS + 8] = "";
+        size_t o = 0;
+
+        for (unsigned w = 0; w < h->n && o < sizeof(exits) - 8; w++)
+            o += (size_t)snprintf(exits + o, sizeof(exits) - o, "%s%d", w ? (json ? "," : " ") : "", h->exits[w]);
+        trained += h->ended > h->started ? h->ended - h->started : 0;
+        lost += restart > 0 ? (uint64_t)restart : 0;
+        if (json) {
+            printf("{\"incarnation\":%" PRIu64 ",\"started_ms\":%" PRIu64 ",\"ended_ms\":%" PRIu64 ",\"outcome\":\"%s\","
+                   "\"exits\":[%s],\"committed_step\":%" PRIu64 ",\"saves\":%" PRIu64 ",\"restore_ms\":%" PRIu64,
+                   h->inc, h->started, h->ended, h->reasons, exits, h->committed, h->saves, h->restore_ms);
+            if (h->source[0])
+                printf(",\"source\":\"%s\",\"worker\":%u,\"notice_ms\":%" PRIu64 ",\"agreed_step\":%" PRIu64
+                       ",\"notice_to_exit_ms\":%" PRIu64,
+                       h->source, h->from, h->notice, h->agreed, h->ended - h->notice);
+            if (restart >= 0)
+                printf(",\"restart_ms\":%" PRId64, restart);
+            printf("}\n");
+            continue;
+        }
+        utc(at, sizeof(at), h->ended);
+        printf("incarnation %" PRIu64 "  ended %s  %s", h->inc, at, h->reasons);
+        if (h->source[0])
+            printf("  notice: %s at worker %u, agreed step %" PRIu64 ", %.2f s to the exits", h->source, h->from,
+                   h->agreed, (double)(h->ended - h->notice) / 1000.0);
+        printf("  committed step %" PRIu64 "  exits %s  trained %.1f s", h->committed, exits,
+               (double)(h->ended - h->started) / 1000.0);
+        if (restart >= 0)
+            printf("  restart %.2f s (restore %.2f s)", (double)restart / 1000.0, (double)h->restore_ms / 1000.0);
+        printf("\n");
+    }
+    if (json)
+        printf("{\"trained_ms\":%" PRIu64 ",\"lost_ms\":%" PRIu64 "}\n", trained, lost);
+    else if (trained)
+        printf("goodput: %.1f s trained; %.1f s from exits to training again: %.1f s lost per hour of training\n",
+               (double)trained / 1000.0, (double)lost / 1000.0, (double)lost / (double)trained * 3600.0);
+    free(hs);
+    return nh ? 0 : 3;
+}
+
 static int cmd_notice(struct sync *s, const char *jobp, const char *job, const char *ms)
 {
     char key[PREEMPT_KEY_MAX], val[64];
@@ -414,7 +560,7 @@ int main(int argc, char **argv)
         { "etcd", required_argument, NULL, 'e' }, { "etcd-user", required_argument, NULL, 'u' },
         { "etcd-ca", required_argument, NULL, 'a' }, { "etcd-cert", required_argument, NULL, 'c' },
         { "etcd-key", required_argument, NULL, 'k' }, { "timeout-ms", required_argument, NULL, 't' },
-        { "force", no_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
+        { "force", no_argument, NULL, 'f' }, { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
         { "wait-ms", required_argument, NULL, 'w' }, { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { NULL, 0, NULL, 0 },
     };
@@ -422,7 +568,7 @@ int main(int argc, char **argv)
     struct sync s = { .timeout_ms = 5000 };
     const char *cmd, *job;
     char jobp[PREEMPT_MAX_JOB + 16];
-    bool force = false;
+    bool force = false, json = false;
     uint64_t wait_ms = 600000;
     int c, rc;
 
@@ -444,6 +590,7 @@ int main(int argc, char **argv)
                 return TOOL_USAGE;
             break;
         case 'f': force = true; break;
+        case 'j': json = true; break;
         case 'w':
             if (tool_parse_u64("preemptctl", "--wait-ms", optarg, 0, 86400000, &wait_ms))
                 return TOOL_USAGE;
@@ -465,9 +612,10 @@ int main(int argc, char **argv)
                                 PREEMPT_MAX_JOB);
     }
     if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch") &&
-        strcmp(cmd, "start-over"))
-        return tool_usage_error("preemptctl", "unknown command '%s' (status, notice, start-over, clean or watch)",
+        strcmp(cmd, "start-over") && strcmp(cmd, "history"))
+        return tool_usage_error("preemptctl", "unknown command '%s' (status, notice, start-over, clean, watch or history)",
                                 cmd);
+
     eo.timeout_ms = s.timeout_ms;
     if (!strcmp(cmd, "watch"))
         return cmd_watch(&eo, job, wait_ms);
@@ -485,6 +633,8 @@ int main(int argc, char **argv)
         rc = cmd_notice(&s, jobp, job, optind + 2 < argc ? argv[optind + 2] : NULL);
     else if (!strcmp(cmd, "start-over"))
         rc = cmd_start_over(&s, jobp, job);
+    else if (!strcmp(cmd, "history"))
+        rc = cmd_history(&s, jobp, job, json);
     else
         rc = cmd_clean(&s, jobp, job, force);
     preempt_etcd_free_(s.e);
