@@ -13,7 +13,7 @@ clang libclang-rt-14-dev openssl help2man locales \
 python3 python3-pytest python3-pip python3-setuptools python3-torch \
 slurm-wlm munge python3-yaml libglib2.0-dev libuv1-dev \
 dpkg-dev debhelper dh-python lintian python3-all abigail-tools \
-prometheus-node-exporter prometheus"
+prometheus-node-exporter prometheus librsvg2-bin"
 
 missing=""
 for p in $PACKAGES; do

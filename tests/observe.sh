@@ -14,7 +14,8 @@
 #     the signal and worker 1 its peer's notice; node_exporter serves both
 #     workers' series with those values; preempt-launch's record sums up
 #     its workers'; preemptctl history lists three preemptions and a
-#     finished run of one job
+#     finished run of one job; preempt-launch --timeline draws a launch of
+#     4 (and of 64) workers
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
@@ -179,6 +180,45 @@ assert all(r["restart_ms"] > 0 for r in runs[1:]) and "restart_ms" not in runs[0
 assert total["trained_ms"] > 0 and total["lost_ms"] == sum(r["restart_ms"] for r in runs[1:]), total
 ' "$TMP/hist.json" "$steps"
 [ "$failures" -eq 0 ] || cat "$TMP/hist.json"
+
+# The launch's timeline: 4 workers with a grace period, SIGTERM to the
+# launcher. The picture renders (rsvg-convert), and says who got the
+# notice, when each worker saved (twice: the first save and the final one,
+# at the steps the workers report) and how each exited.
+command -v rsvg-convert >/dev/null || fail "rsvg-convert is missing (Debian: librsvg2-bin; scripts/setup.sh installs it)"
+"$LAUNCH" --workers 4 --timeline "$TMP/tl.svg" -- "$TRAINER" --etcd "$ETCD_URL" --job tl --ckpt-dir "$TMP/tl" \
+    --steps 100000 --step-ms 5 --grace-ms 1500 >"$TMP/tl.out" 2>"$TMP/tl.err" &
+lp=$!
+for i in 0 1 2 3; do wait_for "$TMP/tl.out" "\"event\":\"start\",\"worker\":$i" 30; done
+sleep 0.5
+kill -TERM "$lp"
+wait "$lp"
+eq "timeline: the launch asks for a restart" "$?" 42
+expect_rc 0 rsvg-convert -o "$TMP/tl.png" "$TMP/tl.svg"
+expect "timeline: a picture 1000 pixels wide" "$PY" -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read(24)
+assert d[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">I", d[16:20])[0] == 1000, d' "$TMP/tl.png"
+for i in 0 1 2 3; do
+    expect "timeline: worker $i's lane" grep -q ">worker $i</text>" "$TMP/tl.svg"
+    expect "timeline: worker $i's notice" grep -q "<title>worker $i: notice (signal)</title>" "$TMP/tl.svg"
+    expect "timeline: worker $i's grace period" grep -q "<title>worker $i: grace period: training on</title>" "$TMP/tl.svg"
+    eq "timeline: worker $i's two commits, at its saved steps" \
+        "$(grep -o "<title>worker $i: checkpoint at step [0-9]* committed" "$TMP/tl.svg" | grep -o 'step [0-9]*' | tr '\n' ' ')" \
+        "$(grep "\"event\":\"saved\",\"worker\":$i," "$TMP/tl.out" | grep -o '"step":[0-9]*' | sed 's/"step":/step /' | tr '\n' ' ')"
+    expect "timeline: worker $i's exit" grep -q "<title>worker $i exited 42</title>" "$TMP/tl.svg"
+done
+expect "timeline: the signal to the launch" grep -q "SIGTERM to the launch" "$TMP/tl.svg"
+# 64 workers (small shell workers printing the trainer's lines): a lane
+# each, every fourth labelled, and it renders
+printf '%s\n' '#!/bin/sh' 'echo "{\"event\":\"start\",\"worker\":$2}"' 'sleep 0.2' \
+    'echo "{\"event\":\"state\",\"worker\":$2,\"from\":\"idle\",\"to\":\"saving\"}"' \
+    'echo "{\"event\":\"saved\",\"worker\":$2,\"step\":7}"' >"$TMP/fake.sh"
+chmod +x "$TMP/fake.sh"
+expect_rc 0 "$LAUNCH" --workers 64 --timeline "$TMP/tl64.svg" -- "$TMP/fake.sh"
+eq "timeline of 64: a lane each" "$(grep -c '<title>worker [0-9]*: training</title>' "$TMP/tl64.svg")" 64
+eq "timeline of 64: every fourth labelled" "$(grep -c '>worker [0-9]*</text>' "$TMP/tl64.svg")" 16
+expect_rc 0 rsvg-convert -o "$TMP/tl64.png" "$TMP/tl64.svg"
 
 port=$(free_port 40000 20000)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \

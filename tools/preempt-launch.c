@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "progress-internal.h"
+#include "timeline.h"
 #include "tool.h"
 
 #define MAX_WORKERS 256
@@ -79,6 +81,10 @@ static const char usage[] =
     "                     workers publish their progress in a page the\n"
     "                     launcher maps ($PREEMPT_PROGRESS_FILE): no system\n"
     "                     call per step. Default 0: not watched\n"
+    "  --timeline FILE    at the end, draw the launch as an SVG picture: one lane\n"
+    "                     per worker (start-up, training, notice and agreement,\n"
+    "                     saves, grace period), the notices, commits and exits\n"
+    "                     as marks, the signals to the launch, a time axis\n"
     "  --max-restarts N   restarts per worker, and of the whole group after a\n"
     "                     crash, before giving up (default 10)\n"
     "  --kill-delay-ms MS after a signal to the launcher, SIGKILL to the workers\n"
@@ -171,13 +177,30 @@ static bool crashed(int status)
 }
 
 /* Prints one line of a worker, with t_ms added to a JSON object. */
+static struct timeline *timeline; /* --timeline: every line printed is drawn; NULL: none */
+
+/* Prints one line of the launch (a JSON object and a newline), and draws it. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char line[LINE_MAX_LEN + 64];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fputs(line, stdout);
+    (void)fflush(stdout);
+    if (timeline)
+        timeline_line(timeline, line);
+}
+
 static void emit(const char *line)
 {
     if (line[0] == '{' && line[1] != '}')
-        printf("{\"t_ms\":%" PRIu64 ",%s\n", t_ms(), line + 1);
+        say("{\"t_ms\":%" PRIu64 ",%s\n", t_ms(), line + 1);
     else
-        printf("%s\n", line);
-    (void)fflush(stdout);
+        say("%s\n", line);
 }
 
 static void drain(struct worker *w, bool eof)
@@ -245,9 +268,8 @@ static int spawn(struct worker *w, unsigned i, unsigned n, char **cmd, int argc)
     w->code = -1;
     w->len = 0;
     w->attempt++;
-    printf("{\"event\":\"launch\",\"worker\":%u,\"attempt\":%u,\"pid\":%ld,\"t_ms\":%" PRIu64 "}\n", i, w->attempt,
+    say("{\"event\":\"launch\",\"worker\":%u,\"attempt\":%u,\"pid\":%ld,\"t_ms\":%" PRIu64 "}\n", i, w->attempt,
            (long)w->pid, t_ms());
-    (void)fflush(stdout);
     return 0;
 }
 
@@ -419,7 +441,8 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "workers", required_argument, NULL, 'w' }, { "restart-code", required_argument, NULL, 'r' },
         { "max-restarts", required_argument, NULL, 'm' }, { "kill-delay-ms", required_argument, NULL, 'k' },
-        { "hang-timeout", required_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
+        { "hang-timeout", required_argument, NULL, 'H' }, { "timeline", required_argument, NULL, 'T' },
+        { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, TOOL_OPT_VERSION }, { NULL, 0, NULL, 0 },
     };
     static struct worker ws[MAX_WORKERS];
@@ -428,7 +451,7 @@ int main(int argc, char **argv)
     unsigned regroups = 0, hang_s = 0;
     enum phase phase = RUNNING;
     bool failed = false, killed = false, restartable = false;
-    const char *own_record;
+    const char *own_record, *timeline_path = NULL;
     int code;
     struct sigaction sa = { .sa_handler = on_signal };
     int c;
@@ -443,6 +466,10 @@ int main(int argc, char **argv)
         }
         if (c == TOOL_OPT_VERSION)
             return tool_version("preempt-launch");
+        if (c == 'T') {
+            timeline_path = optarg;
+            continue;
+        }
         if (c != 'w' && c != 'r' && c != 'm' && c != 'k' && c != 'H')
             return tool_option_error("preempt-launch", c, argv);
         if (tool_parse_u64("preempt-launch",
@@ -482,6 +509,10 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < N_PASSED; k++)
         (void)sigaction(passed_on[k], &sa, NULL);
     own_record = record_path();
+    if (timeline_path && !(timeline = timeline_new(n))) {
+        fprintf(stderr, "preempt-launch: out of memory\n");
+        return 1;
+    }
     records_begin();
     if (hang_s && records_dir[0]) {
         char path[300];
@@ -514,9 +545,8 @@ int main(int argc, char **argv)
             for (unsigned i = 0; i < n; i++)
                 if (ws[i].code == -1 && kill(ws[i].pid, passed_on[k]) == 0)
                     sent++;
-            printf("{\"event\":\"signal\",\"signal\":\"%s\",\"workers\":%u,\"t_ms\":%" PRIu64 "}\n",
+            say("{\"event\":\"signal\",\"signal\":\"%s\",\"workers\":%u,\"t_ms\":%" PRIu64 "}\n",
                    passed_name[k], sent, t_ms());
-            (void)fflush(stdout);
             if (phase == REGROUPING) /* the group was ending for a restart: the next launch does it */
                 restartable = true;
             if (phase != STOPPING) { /* the launch itself is ending: nobody is restarted */
@@ -578,8 +608,7 @@ int main(int argc, char **argv)
             if (w->fd >= 0 || w->code != -1 || waitpid(w->pid, &status, WNOHANG) != w->pid)
                 continue;
             w->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            printf("{\"event\":\"exited\",\"worker\":%u,\"code\":%d,\"t_ms\":%" PRIu64 "}\n", i, w->code, t_ms());
-            (void)fflush(stdout);
+            say("{\"event\":\"exited\",\"worker\":%u,\"code\":%d,\"t_ms\":%" PRIu64 "}\n", i, w->code, t_ms());
             record_read(w, i);
             running--;
             if (phase == REGROUPING) { /* the group is ending: how each one ends does not matter */
@@ -593,7 +622,7 @@ int main(int argc, char **argv)
             if (w->code == 0)
                 continue;
             if (phase == RUNNING && crashed(status)) {
-                printf("{\"event\":\"crashed\",\"worker\":%u,\"signal\":\"%s\",\"t_ms\":%" PRIu64 "}\n", i,
+                say("{\"event\":\"crashed\",\"worker\":%u,\"signal\":\"%s\",\"t_ms\":%" PRIu64 "}\n", i,
                        sig_name(WTERMSIG(status)), t_ms());
                 (void)snprintf(trouble, sizeof(trouble), "worker %u crashed (SIG%s)", i, sig_name(WTERMSIG(status)));
                 continue;
@@ -613,7 +642,7 @@ int main(int argc, char **argv)
             uint64_t idle = ws[i].code == -1 ? idle_ms(&ws[i], i) : 0;
 
             if (idle > 1000u * hang_s) {
-                printf("{\"event\":\"hung\",\"worker\":%u,\"run\":%" PRIu64 ",\"idle_ms\":%" PRIu64
+                say("{\"event\":\"hung\",\"worker\":%u,\"run\":%" PRIu64 ",\"idle_ms\":%" PRIu64
                        ",\"t_ms\":%" PRIu64 "}\n",
                        i, ws[i].pg->run, idle, t_ms());
                 (void)snprintf(trouble, sizeof(trouble), "worker %u made no step for %" PRIu64 " ms", i, idle);
@@ -631,18 +660,27 @@ int main(int argc, char **argv)
             } else {
                 phase = REGROUPING;
                 regroups++;
-                printf("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"%s: the others would wait for it\","
+                say("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"%s: the others would wait for it\","
                        "\"t_ms\":%" PRIu64 "}\n",
                        regroups, trouble, t_ms());
                 regroup_kill_at = t_ms() + (kill_delay ? kill_delay : REGROUP_KILL_MS);
                 if (running == 0)
                     regroup_at = t_ms() + 1000u;
             }
-            (void)fflush(stdout);
             trouble[0] = '\0';
         }
     }
     code = failed ? 1 : restartable ? (int)restart : 0;
+    if (timeline) { /* the picture of the whole launch */
+        FILE *f = fopen(timeline_path, "we");
+        int r = f ? timeline_svg(timeline, f) : -errno;
+
+        if (f && fclose(f) != 0 && r == 0)
+            r = -errno;
+        if (r < 0)
+            fprintf(stderr, "preempt-launch: --timeline %s: %s\n", timeline_path, strerror(-r));
+        timeline_free(timeline);
+    }
     if (own_record)
         record_write(own_record, ws, n, code);
     for (unsigned i = 0; i < n; i++) {
