@@ -160,17 +160,28 @@ hist_run() { # WHAT: one run of job hist ended by WHAT (w0, w1, op, or done)
     job_wait 60
     steps="$steps $(same hist 2 exit saved_step)"
 }
+# the bound: the job is at incarnation 20 (the history of 5 and 9 kept);
+# its runs 20 to 23 each delete the history 16 before theirs
+etcdctl --endpoints="$ETCD_URL" put /preempt/hist/incarnation 20 >/dev/null
+for i in 5 9; do
+    etcdctl --endpoints="$ETCD_URL" put "/preempt/hist/history/$i/0" \
+        "exit=42 reason=saved at=1000 started=500 restore_ms=0 run=10 committed=10 saves=1" >/dev/null
+done
 steps=
 for what in w0 w1 op done; do hist_run "$what"; done
+eq "history: bounded (5 is 16 before 21: deleted, 9 is kept)" \
+    "$(etcdctl --endpoints="$ETCD_URL" get --prefix /preempt/hist/history/ --keys-only | grep -o 'history/[0-9]*/' | sort -u | tr '\n' ' ')" \
+    "history/20/ history/21/ history/22/ history/23/ history/9/ "
 expect_rc 0 "$CTL" --etcd "$ETCD_URL" history hist
-expect_output "job hist: 4 incarnation(s) in the history"
+expect_output "job hist: 5 incarnation(s) in the history"
 "$CTL" --etcd "$ETCD_URL" history hist --json >"$TMP/hist.json"
 expect "history: the runs as they ended ($steps)" "$PY" -c '
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-runs, total = lines[:-1], lines[-1]
+runs, total = lines[1:-1], lines[-1]
+assert lines[0]["incarnation"] == 9 and "restart_ms" not in lines[0], lines[0]
 steps = sys.argv[2].split()
-assert [r["incarnation"] for r in runs] == [1, 2, 3, 4], runs
+assert [r["incarnation"] for r in runs] == [20, 21, 22, 23], runs
 assert [r.get("source") for r in runs] == ["signal", "signal", "inject", None], runs
 assert [r.get("worker") for r in runs[:2]] == [0, 1], runs
 assert [r["exits"] for r in runs] == [[42, 42]] * 3 + [[0, 0]], runs
@@ -186,7 +197,7 @@ assert total["trained_ms"] > 0 and total["lost_ms"] == sum(r["restart_ms"] for r
 # notice, when each worker saved (twice: the first save and the final one,
 # at the steps the workers report) and how each exited.
 command -v rsvg-convert >/dev/null || fail "rsvg-convert is missing (Debian: librsvg2-bin; scripts/setup.sh installs it)"
-"$LAUNCH" --workers 4 --timeline "$TMP/tl.svg" -- "$TRAINER" --etcd "$ETCD_URL" --job tl --ckpt-dir "$TMP/tl" \
+PREEMPT_METRICS_PATH="$TMP/prom/tl-{worker}.prom" "$LAUNCH" --workers 4 --timeline "$TMP/tl.svg" -- "$TRAINER" --etcd "$ETCD_URL" --job tl --ckpt-dir "$TMP/tl" \
     --steps 100000 --step-ms 5 --grace-ms 1500 >"$TMP/tl.out" 2>"$TMP/tl.err" &
 lp=$!
 for i in 0 1 2 3; do wait_for "$TMP/tl.out" "\"event\":\"start\",\"worker\":$i" 30; done
@@ -209,6 +220,12 @@ for i in 0 1 2 3; do
     expect "timeline: worker $i's exit" grep -q "<title>worker $i exited 42</title>" "$TMP/tl.svg"
 done
 expect "timeline: the signal to the launch" grep -q "SIGTERM to the launch" "$TMP/tl.svg"
+for i in 0 1 2 3; do
+    for kind in preemption grace; do
+        eq "metrics: worker $i's $kind checkpoint" \
+            "$(series "$TMP/prom/tl-$i.prom" "preempt_checkpoints_total{job=\"tl\",worker=\"$i\",kind=\"$kind\",outcome=\"committed\"}")" 1
+    done
+done
 # 64 workers (small shell workers printing the trainer's lines): a lane
 # each, every fourth labelled, and it renders
 printf '%s\n' '#!/bin/sh' 'echo "{\"event\":\"start\",\"worker\":$2}"' 'sleep 0.2' \
