@@ -555,7 +555,10 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
 
     if (rec->verdict != PREEMPT_VERDICT_TRANSITION)
         return;
-    if ((rec->ev.kind == PREEMPT_EV_NOTICE || rec->ev.kind == PREEMPT_EV_PEER_NOTICE) && !h->notice_ms && !periodic) {
+    /* the first notice; this worker's own replaces a peer's, which may have
+     * been a periodic round's (a peer's record does not say) */
+    if ((rec->ev.kind == PREEMPT_EV_NOTICE || rec->ev.kind == PREEMPT_EV_PEER_NOTICE) && !periodic &&
+        (!h->notice_ms || (rec->ev.kind == PREEMPT_EV_NOTICE && h->notice_worker != (int)h->cfg.worker))) {
         h->notice_ms = rec->ev.now_ms;
         h->notice_worker = rec->ev.kind == PREEMPT_EV_NOTICE ? (int)h->cfg.worker : (int)rec->ev.u.peer_notice.worker;
     } else if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && !h->agreed_ms) {
@@ -609,6 +612,9 @@ static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
     uint64_t lost = reason == PREEMPT_EXIT_SAVED || reason == PREEMPT_EXIT_DONE || run < h->committed_step
                         ? 0
                         : run - h->committed_step;
+    /* a notice that came into a periodic round already agreed: its step is
+     * the notice's, agreed from the notice on */
+    uint64_t agreed_at = h->agreed_ms && h->agreed_ms < h->notice_ms ? h->notice_ms : h->agreed_ms;
     bool own = h->notice_worker == (int)h->cfg.worker;
     const char *source = !h->notice_ms ? NULL : own ? preempt_source_to_string_(h->last_source) : "peer";
     char json[PREEMPT_REPORT_MAX], extra[96];
@@ -621,8 +627,8 @@ static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
         .agreed_step = h->agreed_step, .committed_step = h->committed_step, .run = run,
         .grace_steps = h->first_commit_step && run > h->first_commit_step ? run - h->first_commit_step : 0,
         .steps_lost = lost,
-        .notice_to_agreed_ms = h->notice_ms && h->agreed_ms ? (int64_t)(h->agreed_ms - h->notice_ms) : -1,
-        .agreed_to_commit_ms = h->agreed_ms && h->commit_ms ? (int64_t)(h->commit_ms - h->agreed_ms) : -1,
+        .notice_to_agreed_ms = h->notice_ms && agreed_at ? (int64_t)(agreed_at - h->notice_ms) : -1,
+        .agreed_to_commit_ms = agreed_at && h->commit_ms >= agreed_at ? (int64_t)(h->commit_ms - agreed_at) : -1,
         .notice_to_exit_ms = h->notice_ms ? (int64_t)(now - h->notice_ms) : -1, .saves = h->saves,
         .bytes_saved = h->bytes_saved, .save_ms = h->last_save_ms, .restored_step = h->restored_step,
         .restore_ms = h->restored_step || h->fallbacks ? (int64_t)(h->restore_us / 1000) : -1,

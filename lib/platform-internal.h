@@ -62,9 +62,10 @@ int preempt_slurm_conf_(const char *text, const char *partition, uint64_t *ret_k
 
 /* The kill delay after SIGTERM that the launcher is known to give, from the
  * environment: torchrun 30 s, a Kubernetes pod 30 s (15 s on GKE, where
- * Spot nodes give pods 15 s); a Slurm job the partition's GraceTime plus
- * KillWait, read from $SLURM_CONF (else /etc/slurm/slurm.conf; 30 s when
- * it cannot be read). who receives what the delay was taken from (empty
+ * Spot nodes give pods 15 s); a Slurm job KillWait, read from $SLURM_CONF
+ * (else /etc/slurm/slurm.conf; 30 s when it cannot be read): a
+ * preemption's GraceTime comes on top, scancel and the time limit give
+ * KillWait alone, and a SIGTERM does not say which (who names both). who receives what the delay was taken from (empty
  * when none is known). Returns 0 when none is known. */
 uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), char *who, size_t size);
 

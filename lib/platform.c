@@ -276,7 +276,12 @@ int preempt_slurm_conf_(const char *text, const char *partition, uint64_t *ret_k
     return found ? 0 : -ENOENT;
 }
 
-/* Slurm: GraceTime + KillWait from the configuration the job runs under. */
+/* Slurm: KillWait from the configuration the job runs under. A preemption
+ * gives the partition's GraceTime on top of it, but scancel and the time
+ * limit give KillWait alone, and a SIGTERM does not say which sent it: a
+ * signal's deadline is the smaller (seen on a real Slurm: an 8 s save
+ * planned against GraceTime + KillWait, 15 s, after a plain scancel was
+ * killed at 5 s). The text names both. */
 static uint64_t slurm_kill_delay(char *(*getenv_fn)(const char *), char *who, size_t size)
 {
     const char *path = getenv_fn("SLURM_CONF"), *part = getenv_fn("SLURM_JOB_PARTITION");
@@ -306,9 +311,11 @@ static uint64_t slurm_kill_delay(char *(*getenv_fn)(const char *), char *who, si
                        part && *part ? (r < 0 ? "; partition " : "; no GraceTime in partition ") : "",
                        part && *part ? part : "", part && *part && r < 0 ? " not in the file" : "", path);
     else
-        (void)snprintf(who, size, "Slurm (GraceTime %llu s of partition %s + KillWait %llu s, from %s)",
-                       (unsigned long long)(grace / 1000), part, (unsigned long long)(kill_wait / 1000), path);
-    return kill_wait + grace;
+        (void)snprintf(who, size, "Slurm (KillWait %llu s, from %s: a preemption in partition %s gives its GraceTime "
+                       "%llu s more, but scancel and the time limit give KillWait alone, and a SIGTERM does not say "
+                       "which)", (unsigned long long)(kill_wait / 1000), path, part,
+                       (unsigned long long)(grace / 1000));
+    return kill_wait;
 }
 
 uint64_t preempt_kill_delay_(enum preempt_platform p, char *(*getenv_fn)(const char *), char *who, size_t size)

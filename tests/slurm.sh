@@ -18,13 +18,17 @@
 #      SIGTERM to the low job's tasks; they save one agreed step and exit
 #      42; the script requeues the job; the next run restores exactly that
 #      step; the end has the uninterrupted digest. Each worker's kill delay
-#      is GraceTime + KillWait (15 s), read from the real slurm.conf.
+#      is KillWait (5 s), read from the real slurm.conf, which also names
+#      the partition's GraceTime.
 #   2. The time limit (in short): --time=1 --signal=B:USR1@55 sends USR1 to the batch
 #      script, which passes it on to the step: a save, exit 42, a requeue,
 #      and the next run restores that step.
 #   3. The kill-delay warning: in a partition without GraceTime (5 s to
 #      SIGKILL), a job whose last checkpoint took 4.7 s to save is warned at
 #      start, naming what it read.
+#   4. scancel in low: a signal's deadline is KillWait alone (a SIGTERM
+#      does not say whether a preemption, with its GraceTime, sent it): a
+#      job of two saves within it and exits 42; the warning of 3 in low.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 
@@ -201,9 +205,11 @@ wait_state "$J" COMPLETED 90
 eq "preempted: requeued twice" "$(job_field "$J" Restarts)" 2
 for w in 0 1; do
     f=$TMP/p.$w.out
-    eq "preempted: worker $w kill delay GraceTime + KillWait" "$(nth "$f" start kill_delay_ms 1)" 15000
-    expect "preempted: worker $w names what it read" \
-        grep -qF "Slurm (GraceTime 10 s of partition low + KillWait 5 s, from $SLURM_CONF)" "$TMP/p.$w.err"
+    eq "preempted: worker $w kill delay KillWait (a SIGTERM does not say it is a preemption's)" \
+        "$(nth "$f" start kill_delay_ms 1)" 5000
+    expect "preempted: worker $w names what it read" grep -qF \
+        "Slurm (KillWait 5 s, from $SLURM_CONF: a preemption in partition low gives its GraceTime 10 s more, but scancel" \
+        "$TMP/p.$w.err"
     for k in 1 2; do
         s=$(nth "$f" exit saved_step $k)
         eq "preempted: worker $w exit $k with the restart code" "$(nth "$f" exit code $k)" 42
@@ -214,6 +220,30 @@ for w in 0 1; do
 done
 eq "preempted: both workers saved the same steps" "$(grep '"event":"exit"' "$TMP/p.0.out" | sed 's/.*saved_step":\([0-9]*\).*/\1/' | tr '\n' ' ')" \
     "$(grep '"event":"exit"' "$TMP/p.1.out" | sed 's/.*saved_step":\([0-9]*\).*/\1/' | tr '\n' ' ')"
+
+# ---- 4. scancel in a partition with GraceTime ------------------------------------
+# A preemption there gives GraceTime + KillWait (15 s), scancel and the time
+# limit KillWait alone (5 s), and a SIGTERM does not say which: a signal's
+# deadline is 5 s. Two workers on their own loops, 1 s steps, 2 s saves:
+# the save step is planned so that the save ends within 5 s, and both exit
+# 42. Planned against 15 s, the save began 4 steps on and Slurm killed it.
+# Then a job there whose checkpoint took 4.7 s to save is warned at its
+# restart, the text naming KillWait and GraceTime with their values (it was
+# not: 4.7 s fit the 15 s assumed).
+SC=$(submit s -p low -n 2 -- --async --steps 1000 --step-ms 1000 --save-ms 2000 --save-every-steps 3)
+wait_lines "$TMP/s.0.out" saved 1 60 && wait_lines "$TMP/s.1.out" saved 1 10
+scancel "$SC"
+wait_lines "$TMP/s.0.out" exit 1 20 && wait_lines "$TMP/s.1.out" exit 1 10
+for w in 0 1; do
+    eq "scancel: worker $w's kill delay is KillWait" "$(nth "$TMP/s.$w.out" start kill_delay_ms 1)" 5000
+    eq "scancel: worker $w saved within it and exited 42" "$(nth "$TMP/s.$w.out" exit code 1)" 42
+done
+KL1=$(submit kl -p low -n 1 -- $KARGS)
+KL2=$(submit kl -p low -n 1 --dependency=afterok:"$KL1" -- $KARGS)
+wait_state "$KL2" COMPLETED 60
+expect "kill delay in low: the restart is warned, naming KillWait and GraceTime" grep -qF \
+    "ms but the process is killed 5000 ms after SIGTERM (Slurm (KillWait 5 s, from $SLURM_CONF: a preemption in partition low gives its GraceTime 10 s more" \
+    "$TMP/kl.0.err"
 
 wait_state "$K2" COMPLETED 60
 f=$TMP/k.0.out

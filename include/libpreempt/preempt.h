@@ -201,7 +201,8 @@ struct preempt_config {
                                       deadline, and the start-up warning's measure; 0
                                       (default): the launcher's known delay when one is
                                       detected (torchrun, Kubernetes, GKE; under Slurm
-                                      GraceTime + KillWait from $SLURM_CONF) */
+                                      KillWait from $SLURM_CONF: scancel and the time
+                                      limit give no GraceTime) */
 
     /* Multi-worker coordination through etcd (docs/protocol.md). With
      * etcd_endpoints NULL the handler runs in local mode (one worker). */

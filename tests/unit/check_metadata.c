@@ -275,15 +275,17 @@ START_TEST(test_kill_delay_and_urls)
     env_slurm_conf = "/nonexistent/slurm.conf";
     ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 30000);
     ck_assert_ptr_nonnull(strstr(who, "/nonexistent/slurm.conf cannot be read"));
-    /* Slurm: the job's partition's GraceTime + KillWait, from $SLURM_CONF */
+    /* Slurm: KillWait, from $SLURM_CONF; the partition's GraceTime is named
+     * (a preemption's), not counted (scancel's and the time limit's) */
     fd = mkstemp(conf);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "KillWait=5\nPartitionName=low GraceTime=10\n", 42), 42);
     (void)close(fd);
     env_slurm_conf = conf;
     env_partition = "low";
-    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 15000);
-    ck_assert_ptr_nonnull(strstr(who, "GraceTime 10 s of partition low + KillWait 5 s"));
+    ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 5000);
+    ck_assert_ptr_nonnull(strstr(who, "KillWait 5 s, from "));
+    ck_assert_ptr_nonnull(strstr(who, "a preemption in partition low gives its GraceTime 10 s more, but scancel"));
     env_partition = "other";
     ck_assert_uint_eq(preempt_kill_delay_(PREEMPT_PLATFORM_NONE, fake_getenv, who, sizeof(who)), 5000);
     ck_assert_ptr_nonnull(strstr(who, "KillWait 5 s; partition other not in the file"));
