@@ -18,6 +18,8 @@ trap 'kill -KILL $LPID 2>/dev/null; rm -rf "$TMP"' EXIT
 #   deaf      ignores SIGTERM
 #   fail      exits 3 at SIGTERM (an application error)
 #   segv      worker 1 crashes (SIGSEGV) once both are ready
+#   peerdies  the first time, worker 0 kills worker 1 (SIGKILL) and exits 4 at
+#             once, as a collective fails when a peer dies; 0 the next time
 cat >"$TMP/w.sh" <<'EOF'
 #!/bin/sh
 mode=$1 i=$3 d=$(dirname "$0")
@@ -32,6 +34,16 @@ deaf) trap '' TERM ;;
 fail) trap 'exit 3' TERM ;;
 esac
 : >"$d/ready.$i"
+if [ "$mode" = peerdies ]; then
+    if [ -e "$d/again.$i" ]; then exit 0; fi
+    : >"$d/again.$i"
+    echo $$ >"$d/pid.$i"
+    if [ "$i" = 0 ]; then
+        while [ ! -s "$d/pid.1" ]; do sleep 0.02; done
+        kill -KILL "$(cat "$d/pid.1")"
+        exit 4
+    fi
+fi
 if [ "$mode" = segv ] && [ "$i" = 1 ]; then
     while [ ! -e "$d/ready.0" ]; do sleep 0.02; done
     kill -SEGV $$
@@ -45,7 +57,7 @@ chmod +x "$TMP/w.sh"
 run() {
     _mode=$1
     shift
-    rm -f "$TMP"/ready.* "$TMP"/got.* "$TMP"/again.*
+    rm -f "$TMP"/ready.* "$TMP"/got.* "$TMP"/again.* "$TMP"/pid.*
     "$LAUNCH" --workers 2 "$@" -- "$TMP/w.sh" "$_mode" >"$TMP/out" 2>&1 &
     LPID=$!
     for _i in 0 1; do
@@ -93,6 +105,14 @@ eq "crash: the group starts again, the launch ends well" "$RC" 0
 expect "crash: the launcher says who crashed" grep -q '"event":"crashed","worker":1,"signal":"KILL"' "$TMP/out"
 expect "crash: the survivor was ended" grep -q '"event":"exited","worker":0,"code":143' "$TMP/out"
 eq "crash: both started twice" "$(launches)" 4
+# the peer's crash may be read after the others' failures it caused
+# (their collectives fail at once: an application code): still the group
+# starts again (the launch failed with 1 when worker 0's exit 4 was read
+# first)
+run peerdies
+ends
+eq "crash read after the failure it caused: the group starts again" "$RC" 0
+expect "crash read after the failure it caused: said so" grep -q '"event":"regroup"' "$TMP/out"
 # a worker that crashes every time: the group restarts --max-restarts
 # times, then the launch fails
 run segv --max-restarts 2

@@ -450,7 +450,7 @@ int main(int argc, char **argv)
     uint64_t kill_delay = 0, stop_at = 0, regroup_kill_at = 0, regroup_at = 0;
     unsigned regroups = 0, hang_s = 0;
     enum phase phase = RUNNING;
-    bool failed = false, killed = false, restartable = false;
+    bool failed = false, killed = false, restartable = false, app_failed = false;
     const char *own_record, *timeline_path = NULL;
     int code;
     struct sigaction sa = { .sa_handler = on_signal };
@@ -634,6 +634,11 @@ int main(int argc, char **argv)
                     running++;
                 else
                     failed = true;
+            } else if (phase == RUNNING) {
+                /* judged when the group has ended: a peer's crash fails the
+                 * others' collectives (an application code), and its exit
+                 * may be read after theirs */
+                app_failed = true;
             } else {
                 failed = true;
             }
@@ -660,6 +665,7 @@ int main(int argc, char **argv)
             } else {
                 phase = REGROUPING;
                 regroups++;
+                app_failed = false; /* the others' failures were the crash's */
                 say("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"%s: the others would wait for it\","
                        "\"t_ms\":%" PRIu64 "}\n",
                        regroups, trouble, t_ms());
@@ -670,7 +676,7 @@ int main(int argc, char **argv)
             trouble[0] = '\0';
         }
     }
-    code = failed ? 1 : restartable ? (int)restart : 0;
+    code = failed || app_failed ? 1 : restartable ? (int)restart : 0;
     if (timeline) { /* the picture of the whole launch */
         FILE *f = fopen(timeline_path, "we");
         int r = f ? timeline_svg(timeline, f) : -errno;
