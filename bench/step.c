@@ -20,8 +20,10 @@
 #include "preempt.h"
 #include "work.h"
 
-enum step_mode { MODE_BARE, MODE_ASYNC, MODE_SYNC, MODE__COUNT };
-static const char *const mode_names[] = { "bare", "async", "sync" };
+/* supervised: the asynchronous hook with the progress page a supervising
+ * launcher maps (preempt-launch --hang-timeout: $PREEMPT_PROGRESS_FILE). */
+enum step_mode { MODE_BARE, MODE_ASYNC, MODE_SUPERVISED, MODE_SYNC, MODE__COUNT };
+static const char *const mode_names[] = { "bare", "async", "supervised", "sync" };
 
 
 static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
@@ -41,8 +43,9 @@ static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int 
 }
 
 /* A local handler with its own loop and a save function of its own: what
- * a single-process trainer has while no notice is known. */
-static struct preempt_handler *new_handler(const char *etcd)
+ * a single-process trainer has while no notice is known; progress: the
+ * page's file (NULL: none). */
+static struct preempt_handler *new_handler_progress(const char *etcd, const char *progress)
 {
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = on_save, .on_exit = on_exit_cb };
@@ -56,8 +59,31 @@ static struct preempt_handler *new_handler(const char *etcd)
         cfg.etcd_endpoints = etcd;
         cfg.job = job;
     }
-    if (preempt_block_signals(&cfg) < 0 || preempt_handler_new(NULL, &cfg, &cb, NULL, &h) < 0)
+    if (progress && setenv("PREEMPT_PROGRESS_FILE", progress, 1) < 0)
         return NULL;
+    if (preempt_block_signals(&cfg) < 0 || preempt_handler_new(NULL, &cfg, &cb, NULL, &h) < 0)
+        h = NULL;
+    (void)unsetenv("PREEMPT_PROGRESS_FILE");
+    return h;
+}
+
+static struct preempt_handler *new_handler(const char *etcd)
+{
+    return new_handler_progress(etcd, NULL);
+}
+
+/* A handler of mode m (NULL for bare): the supervised one's page in dir,
+ * removed once it is mapped. */
+static struct preempt_handler *mode_handler(enum step_mode m, const char *etcd, const char *dir)
+{
+    char page[4096];
+    struct preempt_handler *h;
+
+    if (m != MODE_SUPERVISED)
+        return new_handler(etcd);
+    (void)snprintf(page, sizeof(page), "%s/progress-%d", dir, (int)getpid());
+    h = new_handler_progress(etcd, page);
+    (void)unlink(page);
     return h;
 }
 
@@ -69,6 +95,7 @@ static int run_steps(enum step_mode m, struct preempt_handler *h, uint64_t n)
             (void)bench_work(NULL);
             break;
         case MODE_ASYNC:
+        case MODE_SUPERVISED:
             (void)bench_work(NULL);
             if (preempt_step_end(h) != PREEMPT_ACTION_CONTINUE)
                 return -1;
@@ -97,7 +124,8 @@ int bench_child_step(int argc, char **argv)
         ;
     if (m == MODE__COUNT)
         return 2;
-    if (m != MODE_BARE && !(h = new_handler(argc == 3 ? argv[2] : NULL)))
+    if (m != MODE_BARE &&
+        !(h = mode_handler((enum step_mode)m, argc == 3 ? argv[2] : NULL, getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp")))
         return 1;
     r = run_steps((enum step_mode)m, h, strtoull(argv[1], NULL, 10));
     preempt_handler_free(h);
@@ -189,10 +217,12 @@ int bench_step(const struct bench_opts *o, json_t *out)
     uint64_t n = o->quick ? 20000 : 1000000, n_tool = o->quick ? 2000 : 20000;
     unsigned runs = o->quick ? 3 : 15;
     double ns[MODE__COUNT][15], med[MODE__COUNT], ir[MODE__COUNT][2];
-    struct preempt_handler *h = new_handler(NULL);
+    struct preempt_handler *h = new_handler(NULL), *hs = mode_handler(MODE_SUPERVISED, NULL, o->dir);
     json_t *sys[MODE__COUNT][2];
 
-    if (!h) {
+    if (!h || !hs) {
+        preempt_handler_free(h);
+        preempt_handler_free(hs);
         fprintf(stderr, "preempt-bench: cannot create a handler\n");
         return -1;
     }
@@ -200,15 +230,17 @@ int bench_step(const struct bench_opts *o, json_t *out)
         for (int m = 0; m < MODE__COUNT; m++) {
             uint64_t t0 = bench_now_ns();
 
-            if (run_steps((enum step_mode)m, h, n) < 0) {
+            if (run_steps((enum step_mode)m, m == MODE_SUPERVISED ? hs : h, n) < 0) {
                 fprintf(stderr, "preempt-bench: the handler left the idle state\n");
                 preempt_handler_free(h);
+                preempt_handler_free(hs);
                 return -1;
             }
             ns[m][r] = (double)(bench_now_ns() - t0) / (double)n;
         }
     }
     preempt_handler_free(h);
+    preempt_handler_free(hs);
     for (int m = 0; m < MODE__COUNT; m++) {
         med[m] = bench_pct(ns[m], runs, 50);
         ir[m][0] = ir[m][1] = -1;
@@ -228,7 +260,7 @@ int bench_step(const struct bench_opts *o, json_t *out)
     printf("   %-28s %10s %12s %16s %14s\n", "loop", "ns/step", "+ns/step", "instructions/step", "syscalls/step");
     for (int m = 0; m < MODE__COUNT; m++) {
         static const char *const label[] = { "bare (no library)", "preempt_step_end (async)",
-                                             "preempt_run (sync)" };
+                                             "  with a progress page", "preempt_run (sync)" };
         json_t *row = json_object(), *per = json_object();
         double ips = ir[m][0] >= 0 && ir[m][1] >= 0 ? (ir[m][1] - ir[m][0]) / (double)n_tool : -1;
         double total = 0;

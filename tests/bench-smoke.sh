@@ -43,6 +43,9 @@ check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step
 # The idle asynchronous hook makes no system call; the synchronous call runs
 # the loop once per step (one epoll_wait), nothing else.
 check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"
+# with the progress page a supervising launcher maps (--hang-timeout):
+# plain stores at the boundary, still none
+check "supervised: no system call per step" "d['step']['supervised']['syscalls_per_step'] == 0"
 check "sync: one epoll_wait per step" "abs(d['step']['sync']['syscalls']['epoll_wait'] - 1) < 0.01 and len(d['step']['sync']['syscalls']) == 1"
 check "bare: no system call per step" "d['step']['bare']['syscalls_per_step'] == 0"
 [ -n "${SANITIZE:-}" ] ||
