@@ -21,7 +21,8 @@ expect "an uninterrupted Python run prints a digest" test -n "$REF"
 for mode in sync async; do
     flag=
     [ "$mode" = async ] && flag=--async
-    "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/l-$mode" --steps $STEPS --step-ms 5 $flag >"$TMP/l-$mode.out" 2>"$TMP/l-$mode.err" &
+    PREEMPT_TERMINATION_LOG="$TMP/l-$mode.term" "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/l-$mode" --steps $STEPS \
+        --step-ms 5 $flag >"$TMP/l-$mode.out" 2>"$TMP/l-$mode.err" &
     pid=$!
     wait_for "$TMP/l-$mode.out" '"event": "start"' 20
     sleep 0.3
@@ -30,6 +31,12 @@ for mode in sync async; do
     eq "local $mode: SIGTERM saves and exits 42" "$?" 42
     saved=$(sed -n 's/.*"saved_step": \([0-9]*\).*/\1/p' "$TMP/l-$mode.out")
     expect "local $mode: a saved step ($saved)" test -n "$saved"
+    # the package honours PREEMPT_TERMINATION_LOG (the library reads it)
+    expect "local $mode: the termination record names the saved step" $PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["reason"] == "saved" and r["committed_step"] == int(sys.argv[2]) and r["notice_source"] == "signal", r
+' "$TMP/l-$mode.term" "$saved"
     "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/l-$mode" --steps $STEPS $flag >"$TMP/l-$mode.2" 2>&1
     eq "local $mode: the restart completes" "$?" 0
     eq "local $mode: resumed at the saved step" "$(sed -n 's/.*"restored_step": \([0-9]*\).*/\1/p' "$TMP/l-$mode.2")" "$saved"
