@@ -129,6 +129,16 @@ static void on_closed(struct preempt_handler *h, int status, void *ud)
     t->closed = true;           /* the handler is freed after this */
 }
 
+/* A peer of the job is gone (with several workers): a data-parallel
+ * trainer aborts its collectives here (ncclCommAbort(),
+ * torch.distributed.destroy_process_group()) rather than wait out their
+ * own timeout. This one has none. */
+static void on_peer_lost(struct preempt_handler *h, unsigned worker, const char *why, void *ud)
+{
+    (void)h, (void)ud;
+    fprintf(stderr, "worker %u is gone (%s): the collectives would be aborted here\n", worker, why);
+}
+
 static void log_cb(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
 {
     (void)h, (void)ud;
@@ -157,6 +167,7 @@ int main(void)
         fprintf(stderr, "cannot start libpreempt: %s\n", preempt_strerror(r));
         return 1;
     }
+    (void)preempt_handler_on_peer_lost(t.h, on_peer_lost, &t);
     act(&t, (int)preempt_action(t.h));
     event_base_dispatch(t.base);
     /* the last writes to the job (an error, a report) go out on the loop;

@@ -56,6 +56,10 @@ def main():
     ap.add_argument("--job", default="job")
     ap.add_argument("--worker", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--lease-ttl", type=int, default=10, help="the membership lease, seconds")
+    ap.add_argument("--watch-peers", action="store_true",
+                    help="print a peer-lost event when a peer's membership ends (where a DDP trainer "
+                         "would call torch.distributed.destroy_process_group())")
     a = ap.parse_args()
 
     model = Model()
@@ -64,7 +68,9 @@ def main():
     if a.etcd:
         os.makedirs(ckpt, exist_ok=True)
         ckpt = os.path.join(ckpt, "worker-%d" % a.worker)
-        multi = dict(etcd=a.etcd, job=a.job, worker=a.worker, workers=a.workers)
+        multi = dict(etcd=a.etcd, job=a.job, worker=a.worker, workers=a.workers, lease_ttl_s=a.lease_ttl)
+        if a.watch_peers:  # a DDP trainer aborts its process group here, not after the collective's timeout
+            multi["on_peer_lost"] = lambda peer, why: say(event="peer-lost", worker=a.worker, peer=peer, why=why)
 
     saved = []
 

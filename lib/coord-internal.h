@@ -166,6 +166,9 @@ struct preempt_coord_io {
     /* As preempt_etcd_watch_ of [key, end) (end NULL: every key under key) from revision 0 (a read, then the
      * stream); one per io. */
     int (*watch)(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg);
+    /* A second watch, as watch, of the member records (preempt_coord_watch_members_); NULL: none. */
+    int (*watch_members)(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops,
+                         void *arg);
     /* Calls tick(arg) once after ms (0: cancels); one timer per io (a new call replaces it). */
     void (*timer)(void *io, uint64_t ms, void (*tick)(void *arg), void *arg);
     uint64_t (*wall_ms)(void *io);       /* the clock deadlines are shared in (unix ms) */
@@ -225,6 +228,15 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
  * already withdrawn. When every record of the job is withdrawn, every
  * worker gets notice-withdrawn. */
 void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn);
+
+/* Watches the job's member records ([N/w/alive/, N/w/done/] only: O(W) for
+ * this worker, nothing for the others) and calls gone(worker, why, arg) on
+ * the loop when a peer's membership ends without its training being done
+ * (its lease expired or was revoked, or it left after its last save): an
+ * asynchronous trainer aborts its collectives then. Once per membership.
+ * 0, -ENOTSUP when the io has no second watch, -ENOMEM. */
+int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned worker, const char *why, void *arg),
+                                 void *arg);
 
 /* The worker is leaving: release its membership (revoke the lease). */
 void preempt_coord_leave_(struct preempt_coord *c);

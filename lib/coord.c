@@ -1268,6 +1268,12 @@ struct preempt_coord {
     struct junk {
         char *key, *value;
     } junk[JUNK_MAX];
+    /* The member records as the members watch shows them (NULL: not
+     * watched): who is alive, who finished training. Observations told to
+     * the owner, not decisions of the protocol. */
+    bool *m_alive, *m_done;
+    void (*m_gone)(unsigned worker, const char *why, void *arg);
+    void *m_arg;
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
     size_t n_held, cap_held;
     bool replaying;        /* held records are being applied: peer notices are merged */
@@ -2612,6 +2618,92 @@ void preempt_coord_leave_(struct preempt_coord *c)
     (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
 }
 
+/* ---- the members watch (preempt_coord_watch_members_) ----------------------------------------- */
+
+/* A member record put or deleted; told: whether a membership that ends is
+ * told (not in the watch's re-read). */
+static void member_record(struct preempt_coord *c, bool put, const char *key)
+{
+    struct preempt_key k;
+    int id = preempt_key_parse_(key, c->jobp, &k);
+
+    if ((id != (int)PREEMPT_KEY_ALIVE && id != (int)PREEMPT_KEY_DONE) || k.inc != c->view.inc || k.worker >= c->n)
+        return;
+    if (id == (int)PREEMPT_KEY_DONE) {
+        c->m_done[k.worker] = c->m_done[k.worker] || put;
+        return;
+    }
+    if (!put && c->m_alive[k.worker] && !c->m_done[k.worker] && k.worker != c->me && !c->left) {
+        CLOG(c, 1, "worker %u's membership ended", k.worker);
+        c->m_gone(k.worker, "its membership ended: its lease expired or was revoked, or it left after its last save",
+                  c->m_arg);
+    }
+    c->m_alive[k.worker] = put;
+}
+
+static void on_member_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    member_record(arg, type == PREEMPT_ETCD_PUT, kv->key);
+}
+
+/* A full read (the watch's start, or its re-read): a member that was
+ * alive and is not in it has ended too. */
+static void on_member_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    struct preempt_coord *c = arg;
+    char key[PREEMPT_KEY_MAX];
+
+    (void)rev;
+    for (size_t i = 0; i < n; i++)
+        member_record(c, true, kvs[i].key);
+    for (unsigned w = 0; w < c->n; w++) {
+        bool there = false;
+
+        CKEY(c, key, ALIVE, .worker = w);
+        for (size_t i = 0; i < n && !there; i++)
+            there = !strcmp(kvs[i].key, key);
+        if (!there)
+            member_record(c, false, key);
+    }
+}
+
+static void on_member_link(bool up, const char *why, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    CLOG(c, up ? 0 : 1, "watch of the member records %s (%s)", up ? "up" : "down", why);
+}
+
+int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned worker, const char *why, void *arg),
+                                 void *arg)
+{
+    static const struct preempt_etcd_watch_ops ops = {
+        .on_event = on_member_event, .on_reset = on_member_reset, .on_link = on_member_link,
+    };
+    char from[PREEMPT_KEY_MAX], to[PREEMPT_KEY_MAX];
+
+    if (!c || !c->io->watch_members)
+        return -ENOTSUP;
+    if (c->m_alive)
+        return 0; /* watched already: the owner's callback is the one it gave first */
+    c->m_alive = calloc(c->n, sizeof(*c->m_alive));
+    c->m_done = calloc(c->n, sizeof(*c->m_done));
+    if (!c->m_alive || !c->m_done) {
+        free(c->m_alive);
+        free(c->m_done);
+        c->m_alive = c->m_done = NULL;
+        return -ENOMEM;
+    }
+    c->m_gone = gone;
+    c->m_arg = arg;
+    /* [N/w/alive/, N/w/done0): the member records and the done records
+     * (nothing sorts between them) */
+    CRANGE(c, from, ALIVE, 'w');
+    CRANGE(c, to, DONE, 'w');
+    to[strlen(to) - 1] = '0';
+    return c->io->watch_members(c->io_arg, from, to, &ops, c);
+}
+
 void preempt_coord_history_(struct preempt_coord *c, const char *value)
 {
     char key[PREEMPT_KEY_MAX], old[PREEMPT_KEY_MAX];
@@ -2649,7 +2741,7 @@ unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms)
 /* The real io: the etcd client and one timer on the caller's base. */
 struct real_io {
     struct preempt_etcd *e;
-    struct preempt_etcd_watch *watch;
+    struct preempt_etcd_watch *watch, *members;
     struct event *ev;
     void (*tick)(void *arg);
     void *tick_arg;
@@ -2668,6 +2760,14 @@ static int real_watch(void *io, const char *key, const char *end, const struct p
     struct real_io *r = io;
 
     return preempt_etcd_watch_(r->e, key, end, 0, ops, arg, &r->watch);
+}
+
+static int real_watch_members(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops,
+                              void *arg)
+{
+    struct real_io *r = io;
+
+    return preempt_etcd_watch_(r->e, key, end, 0, ops, arg, &r->members);
 }
 
 static void on_real_timer(evutil_socket_t fd, short what, void *arg)
@@ -2718,6 +2818,7 @@ static void real_free(void *io)
     struct real_io *r = io;
 
     preempt_etcd_watch_free_(r->watch);
+    preempt_etcd_watch_free_(r->members);
     preempt_etcd_free_(r->e);
     if (r->ev)
         event_free(r->ev);
@@ -2725,7 +2826,8 @@ static void real_free(void *io)
 }
 
 static const struct preempt_coord_io real_io_ops = {
-    .request = real_request, .watch = real_watch, .timer = real_timer, .wall_ms = real_wall_ms,
+    .request = real_request, .watch = real_watch, .watch_members = real_watch_members, .timer = real_timer,
+    .wall_ms = real_wall_ms,
     .mono_ms = real_mono_ms, .pending = real_pending, .flush = real_flush, .free = real_free,
 };
 
@@ -2841,6 +2943,8 @@ void preempt_coord_free_(struct preempt_coord *c)
         free(c->held[i].value);
     }
     free(c->held);
+    free(c->m_alive);
+    free(c->m_done);
     junk_clear(c, NULL);
     preempt_view_free_(&c->view);
     free(c->present);

@@ -118,6 +118,8 @@ struct preempt_handler {
     int notice_worker;            /* whose notice it was; -1: none */
     uint64_t bytes_saved, restore_us;
     uint64_t started_wall;        /* when training began (start-up's end), wall clock ms */
+    preempt_peer_lost_cb peer_lost; /* preempt_handler_on_peer_lost(); NULL: none */
+    void *peer_lost_ud;
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -1507,6 +1509,8 @@ static int open_metadata(struct preempt_handler *h)
 
 /* Started: the cloud source, the running protocol and the trace open, and
  * the handler's events are armed. */
+static int watch_peers(struct preempt_handler *h);
+
 static int start_finish(struct preempt_handler *h)
 {
     int r;
@@ -1524,6 +1528,7 @@ static int start_finish(struct preempt_handler *h)
         r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->wk.coord);
         if (r < 0)
             return r;
+        (void)watch_peers(h); /* registered before an asynchronous start-up ended */
     }
     r = open_trace(h);
     if (r < 0) {
@@ -1761,6 +1766,40 @@ static int report_paths(struct preempt_handler *h)
         return -ENOMEM;
     h->cfg.metrics_path = h->metrics_path;
     return 0;
+}
+
+static void on_peer_gone(unsigned worker, const char *why, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    log_msg(h, PREEMPT_LOG_WARNING, "worker %u: %s", worker, why);
+    h->in_cb++;
+    h->peer_lost(h, worker, why, h->peer_lost_ud);
+    h->in_cb--;
+}
+
+/* The members watch, once a job's coordinator runs and a callback is set. */
+static int watch_peers(struct preempt_handler *h)
+{
+    int r;
+
+    if (!h->peer_lost || !h->wk.coord)
+        return 0;
+    r = preempt_coord_watch_members_(h->wk.coord, on_peer_gone, h);
+    if (r < 0)
+        log_msg(h, PREEMPT_LOG_ERROR, "watching the job's member records failed: %s", strerror(-r));
+    return r;
+}
+
+int preempt_handler_on_peer_lost(struct preempt_handler *h, preempt_peer_lost_cb cb, void *userdata)
+{
+    if (!handler_ok(h) || !cb)
+        return -EINVAL;
+    if (h->peer_lost)
+        return -EALREADY;
+    h->peer_lost = cb;
+    h->peer_lost_ud = userdata;
+    return watch_peers(h);
 }
 
 int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg, const struct preempt_callbacks *cb,

@@ -189,6 +189,31 @@ for i in 0 1; do
 done
 eq "killed worker: nothing was committed" "$(same "$tag" 2 exit saved_step)" 0
 
+# ---- a peer's membership ends: the hook for collectives ----------------------
+# preempt_handler_on_peer_lost() (the trainer's --watch-peers) tells the
+# others as soon as a hung peer's lease ends, before any preemption; an
+# asynchronous trainer would abort its collectives there. Worker 2 is
+# stopped (a hang); workers 0 and 1 report it within the lease bound, and
+# only it. Then worker 2 is killed and worker 1 gets SIGTERM: the round
+# cannot commit without worker 2, and both exit 75, the previous
+# checkpoint intact.
+tag=peerlost
+job_start "$tag" 3 --steps 100000 --step-ms 10 --lease-ttl 2 --async --watch-peers
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+set -- $PIDS
+kill -STOP "$3"
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"event":"peer-lost"' 15; done
+for i in 0 1; do
+    eq "peer lost: worker $i was told of worker 2, once" "$(grep -c '"event":"peer-lost"' "$TMP/$tag.$i.out")" 1
+    expect "peer lost: worker $i names worker 2" grep -q '"event":"peer-lost","worker":'$i',"peer":2,' "$TMP/$tag.$i.out"
+done
+kill -KILL "$3"
+kill -TERM "$2"
+PIDS="$1 $2"
+job_wait 60
+eq "peer lost: the others exit 75 (not saved)" "$RCS" "75 75"
+[ "$failures" -eq 0 ] || show_logs "$tag" 3
+
 # ---- etcd stopped and restarted during a run --------------------------------
 # The notice arrives while etcd is down: the worker keeps training, its
 # writes are retried and the watches resume from the last revision seen.

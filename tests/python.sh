@@ -122,4 +122,25 @@ sed 's/^/    /' "$TMP/pytest" | tail -n 15
 eq "pytest tests/python" "$rc" 0
 passed=$(grep -o '[0-9]* passed' "$TMP/pytest" | tail -n 1 | cut -d' ' -f1)
 expect "pytest ran its tests ($passed passed)" test "${passed:-0}" -ge 5
+# on_peer_lost: two asyncio workers, worker 1 hangs (SIGSTOP); worker 0's
+# callback runs on its loop within the lease bound (2 s here), where a DDP
+# trainer would destroy its process group. Then worker 1 is killed and
+# worker 0, signalled, cannot commit without it: 75.
+PIDS=
+for i in 0 1; do
+    "$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/pl" --steps 100000 --step-ms 5 --async --etcd "$ETCD_URL" --job py-pl \
+        --worker $i --workers 2 --lease-ttl 2 --watch-peers >"$TMP/pl.$i.out" 2>"$TMP/pl.$i.err" &
+    PIDS="$PIDS $!"
+done
+for i in 0 1; do wait_for "$TMP/pl.$i.out" '"event": "start"' 30; done
+set -- $PIDS
+kill -STOP "$2"
+wait_for "$TMP/pl.0.out" '"event": "peer-lost"' 15
+expect "on_peer_lost: worker 0 was told of worker 1" grep -q '"event": "peer-lost", "worker": 0, "peer": 1' "$TMP/pl.0.out"
+kill -KILL "$2"
+kill -TERM "$1"
+PIDS=$1
+job_wait 60
+eq "on_peer_lost: worker 0, signalled, cannot commit without worker 1" "$RCS" 75
+[ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/pl.0.out" "$TMP/pl.0.err" | tail -n 20
 finish

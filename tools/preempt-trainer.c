@@ -86,6 +86,9 @@ static const char usage[] =
     "  --kill-delay-ms MS time from SIGTERM to SIGKILL (default: the launcher's\n"
     "                     known delay, if any); a signal's deadline\n"
     "  --async            run on the trainer's own event loop with the step hooks\n"
+    "  --watch-peers      report at once when a peer's membership ends\n"
+    "                     (preempt_handler_on_peer_lost(): a \"peer-lost\" line),\n"
+    "                     where a trainer would abort its collectives\n"
     "  --async-start      with --async: creation returns at once and start-up\n"
     "                     (joining, restoring) runs on the trainer's loop, which\n"
     "                     keeps ticking meanwhile (start_ticks, every 50 ms)\n"
@@ -531,6 +534,18 @@ static void on_closed(struct preempt_handler *h, int status, void *arg)
     t->closed = true;
 }
 
+/* --watch-peers: a peer's membership ended (a trainer would abort its
+ * collectives here). */
+static void on_peer_lost(struct preempt_handler *h, unsigned worker, const char *why, void *ud)
+{
+    struct trainer *t = ud;
+    struct preempt_status st;
+
+    preempt_get_status(h, &st);
+    print_json("{\"event\":\"peer-lost\",\"worker\":%u,\"peer\":%u,\"run\":%" PRIu64 ",\"why\":\"%s\"}",
+               t->worker, worker, st.run, why);
+}
+
 static int run_async(struct trainer *t)
 {
     t->ev_step = evtimer_new(t->base, async_on_step, t);
@@ -605,7 +620,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
-       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP };
+       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -636,7 +651,7 @@ int main(int argc, char **argv)
         { "custom-save", no_argument, NULL, OPT_CUSTOM }, { "poll-file", required_argument, NULL, OPT_POLL_FILE },
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
         { "long-step", required_argument, NULL, OPT_LONG_STEP }, { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
-        { "async-start", no_argument, NULL, OPT_ASYNC_START },
+        { "async-start", no_argument, NULL, OPT_ASYNC_START }, { "watch-peers", no_argument, NULL, OPT_WATCH_PEERS },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { "etcd", required_argument, NULL, OPT_ETCD }, { "job", required_argument, NULL, OPT_JOB },
@@ -665,7 +680,7 @@ int main(int argc, char **argv)
                                     .on_exit = on_exit_cb, .log = on_log, .on_start = on_start_cb };
     uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0, early_threads = 0;
     char shard_dir[4096];
-    bool have_steps = false, async = false, have_worker = false;
+    bool have_steps = false, async = false, have_worker = false, watch_peers = false;
     int c, r, code;
 
     /* As applications do (Python's runtime, many C programs): the library
@@ -735,6 +750,7 @@ int main(int argc, char **argv)
         case OPT_FAIL_RESTORE: r = parse_u64("--fail-restore-at", optarg, UINT32_MAX, &t.fail_restore_at); break;
         case OPT_ASYNC: async = true; break;
         case OPT_ASYNC_START: cfg.async_start = true; break;
+        case OPT_WATCH_PEERS: watch_peers = true; break;
         case OPT_VERBOSE: t.verbose = true; break;
         case OPT_HELP: fputs(usage, stdout); return 0;
         case TOOL_OPT_VERSION: return tool_version(NAME);
@@ -882,6 +898,8 @@ cannot_start:
                    async ? "async" : "sync", st.incarnation, preempt_platform_to_string(st.platform), st.grace_ms,
                    st.exit_code, st.kill_delay_ms, t.ticks);
     }
+    if (watch_peers && (r = preempt_handler_on_peer_lost(t.h, on_peer_lost, &t)) < 0)
+        fprintf(stderr, "preempt-trainer: --watch-peers: %s\n", preempt_strerror(r));
     if (allreduce_port) {
         r = allreduce_open(t.worker, cfg.etcd_endpoints ? cfg.workers : 1, (unsigned)allreduce_port,
                            ALLREDUCE_TIMEOUT_MS, &t.ar);

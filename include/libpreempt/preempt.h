@@ -444,6 +444,29 @@ PREEMPT_EXPORT int preempt_handler_new(struct event_base *base, const struct pre
  * @return NULL. Callback-safe: no (never call it from a callback). */
 PREEMPT_EXPORT struct preempt_handler *preempt_handler_free(struct preempt_handler *h);
 
+/** Told when a peer's membership ends (see preempt_handler_on_peer_lost());
+ * @p why is static text. Runs on the handler's loop; callback-safe calls
+ * only, and it must not block. */
+typedef void (*preempt_peer_lost_cb)(struct preempt_handler *h, unsigned worker, const char *why, void *userdata);
+
+/** Registers @p cb, called on the handler's loop as soon as a peer's
+ * membership in the job ends without its training being done: its lease
+ * expired (it died, hung or was cut off for longer than the lease) or was
+ * revoked, or it left after its last save of a preemption. An asynchronous
+ * trainer aborts its collectives there (NCCL's communicator abort,
+ * torch.distributed.destroy_process_group()) instead of waiting out their
+ * own timeout; the protocol itself goes on as before (the job's `lost`
+ * record, an exit 75). It costs this worker one more etcd watch, of the
+ * job's member records; the other workers nothing. Once per membership (a
+ * peer whose lease lapsed inside a long step and came back is told
+ * again). Set it once the handler has started (or in on_start); a job
+ * started later (async_start) begins the watch when it has joined.
+ * @return 0 (also in local mode, where there are no peers and it is
+ *         never called); -EINVAL for a bad handler or a NULL @p cb;
+ *         -EALREADY when one is registered; -ENOMEM.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_handler_on_peer_lost(struct preempt_handler *h, preempt_peer_lost_cb cb, void *userdata);
+
 /** Called once by preempt_handler_close() when the handler's last writes
  * are delivered (status 0) or their 2 s bound passed (-ETIMEDOUT). The
  * handler is freed when it returns: do not use it after. Only the

@@ -142,6 +142,7 @@ _STATE = ctypes.CFUNCTYPE(None, _H, _int, _int, ctypes.c_void_p)
 _EXIT = ctypes.CFUNCTYPE(None, _H, _int, _int, ctypes.c_void_p)
 _LOG = ctypes.CFUNCTYPE(None, _H, _int, _cstr, ctypes.c_void_p)
 _START = ctypes.CFUNCTYPE(None, _H, _int, ctypes.c_void_p)
+_PEER = ctypes.CFUNCTYPE(None, _H, _uint, _cstr, ctypes.c_void_p)
 
 
 class _Callbacks(ctypes.Structure):
@@ -188,6 +189,7 @@ _lib.preempt_restore_blob.argtypes = [_H, _cstr, ctypes.POINTER(ctypes.c_void_p)
 _lib.preempt_save_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_restore_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_notify.argtypes = [_H, _u64]
+_lib.preempt_handler_on_peer_lost.argtypes = [_H, _PEER, ctypes.c_void_p]
 _lib.preempt_get_status.argtypes = [_H, ctypes.POINTER(_Status)]
 _lib.preempt_free.argtypes = [ctypes.c_void_p]
 _lib.preempt_strerror.restype = _cstr
@@ -231,6 +233,12 @@ class Handler:
     follow struct preempt_config (grace_ms, exit_code, max_to_keep,
     platform, launch_id, start_over, trace_path, ...).
 
+    on_peer_lost(worker, why): called on the handler's loop as soon as a
+    peer's membership in the job ends (it died, hung past its lease, or left
+    after its last save), e.g. to abort the process group
+    (torch.distributed.destroy_process_group()) instead of waiting out a
+    collective's timeout. It must not block.
+
     Creation restores the newest checkpoint (joining the job first) and
     raises PreemptError on failure, or the restore function's exception;
     Ctrl-C during it raises KeyboardInterrupt. With async_start=True it
@@ -238,7 +246,7 @@ class Handler:
     """
 
     def __init__(self, ckpt_dir=None, *, save=None, restore=None, log=None, on_state=None,
-                 signals=(signal.SIGTERM,), platform="none", etcd=None, **options):
+                 signals=(signal.SIGTERM,), platform="none", etcd=None, on_peer_lost=None, **options):
         self._save, self._restore, self._log, self._on_state = save, restore, log, on_state
         self._error = None          # an exception raised inside a callback, re-raised at the next call
         self._messages = []         # the library's recent messages, for errors
@@ -271,6 +279,13 @@ class Handler:
             raise KeyboardInterrupt
         if r < 0:
             raise self._failure(r, "cannot create the handler")
+        if on_peer_lost is not None:
+            self._on_peer_lost = on_peer_lost
+            peer = _PEER(self._c_peer_lost)
+            self._keep.append(peer)
+            r = _lib.preempt_handler_on_peer_lost(self._h, peer, None)
+            if r < 0:
+                raise self._failure(r, "cannot watch the peers")
 
     # ---- plumbing -------------------------------------------------------------------
     def _set(self, cfg, name, value):
@@ -294,6 +309,9 @@ class Handler:
             if self._error is None:
                 self._error = e
             return fail
+
+    def _c_peer_lost(self, h, worker, why, ud):
+        self._guard(lambda: self._on_peer_lost(worker, why.decode()), None)
 
     def _c_save(self, h, step, ud):
         def failed(name, r):
