@@ -2245,9 +2245,11 @@ int preempt_save_done(struct preempt_handler *h, int status)
     h->last_save_ms = ms;
     preempt_worker_save_took_(&h->wk, ms);
     if (status == 0) {
+        uint64_t bytes = h->store ? info.bytes : 0; /* without a directory the save is the caller's own */
+
         h->saves++;
-        h->bytes_saved += info.bytes;
-        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)info.bytes);
+        h->bytes_saved += bytes;
+        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)bytes);
         preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
         if (!h->wk.coord) /* local mode: the local commit is the decision */
             committed(h, h->wk.save_step);
