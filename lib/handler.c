@@ -1771,7 +1771,14 @@ static int report_paths(struct preempt_handler *h)
 static void on_peer_gone(unsigned worker, const char *why, void *arg)
 {
     struct preempt_handler *h = arg;
+    enum preempt_state s = preempt_sm_core_(h->wk.sm)->state;
 
+    /* while this worker saves or has exited, peers leave as the preemption
+     * ends (each after its last save), and no collective runs: not told */
+    if (s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_EXIT) {
+        log_msg(h, PREEMPT_LOG_DEBUG, "worker %u: %s (this worker is saving: not told)", worker, why);
+        return;
+    }
     log_msg(h, PREEMPT_LOG_WARNING, "worker %u: %s", worker, why);
     h->in_cb++;
     h->peer_lost(h, worker, why, h->peer_lost_ud);

@@ -452,7 +452,9 @@ typedef void (*preempt_peer_lost_cb)(struct preempt_handler *h, unsigned worker,
 /** Registers @p cb, called on the handler's loop as soon as a peer's
  * membership in the job ends without its training being done: its lease
  * expired (it died, hung or was cut off for longer than the lease) or was
- * revoked, or it left after its last save of a preemption. An asynchronous
+ * revoked, or it left after its last save of a preemption before this
+ * worker saved. It is not called while this worker saves or after it
+ * exited, when peers leave as the preemption ends. An asynchronous
  * trainer aborts its collectives there (NCCL's communicator abort,
  * torch.distributed.destroy_process_group()) instead of waiting out their
  * own timeout; the protocol itself goes on as before (the job's `lost`

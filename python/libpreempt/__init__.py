@@ -235,7 +235,7 @@ class Handler:
 
     on_peer_lost(worker, why): called on the handler's loop as soon as a
     peer's membership in the job ends (it died, hung past its lease, or left
-    after its last save), e.g. to abort the process group
+    after its last save before this worker saved), e.g. to abort the process group
     (torch.distributed.destroy_process_group()) instead of waiting out a
     collective's timeout. It must not block.
 
