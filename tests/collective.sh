@@ -171,7 +171,7 @@ launched() {
     eq "$tag: the uninterrupted job's state" \
         "$(grep '"event":"done"' "$TMP/$tag.out" | grep -o '"state_digest":"[0-9a-f]*"' | sort -u)" "\"state_digest\":\"$REF3\""
 }
-STEPS=3000
+STEPS=1500
 REF3=$(reference 3 $STEPS)
 
 # A worker crashes (SIGKILL, as the OOM killer sends it): its peers fail

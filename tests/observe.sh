@@ -168,7 +168,7 @@ expect "launch: no worker record left behind" test -z "$(ls -A "$TMP/lt")"
 # steps and exits, and the restarts' times.
 CTL="$top_builddir/tools/preemptctl"
 hist_run() { # WHAT: one run of job hist ended by WHAT (w0, w1, op, or done)
-    job_start hist 2 --steps "$([ "$1" = done ] && echo 1000 || echo 100000)" --step-ms 10
+    job_start hist 2 --steps "$([ "$1" = done ] && echo 300 || echo 100000)" --step-ms 10
     for i in 0 1; do wait_for "$TMP/hist.$i.out" '"start"' 30; done
     sleep 0.3
     case $1 in
