@@ -2620,8 +2620,8 @@ void preempt_coord_leave_(struct preempt_coord *c)
 
 /* ---- the members watch (preempt_coord_watch_members_) ----------------------------------------- */
 
-/* A member record put or deleted; told: whether a membership that ends is
- * told (not in the watch's re-read). */
+/* A member record put or deleted: a peer's membership that ends without its
+ * done record is told to the owner. */
 static void member_record(struct preempt_coord *c, bool put, const char *key)
 {
     struct preempt_key k;
@@ -2710,8 +2710,7 @@ void preempt_coord_history_(struct preempt_coord *c, const char *value)
 
     if (!c)
         return;
-    (void)preempt_key_(key, sizeof(key), c->jobp, PREEMPT_KEY_HISTORY,
-                       &(struct preempt_key){ .inc = c->view.inc, .worker = c->me });
+    CKEY(c, key, HISTORY, .worker = c->me);
     (void)c->io->request(c->io_arg, PREEMPT_RQ_PUT(key, value, 0), c->give_up_ms, NULL, NULL);
     if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
         (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,

@@ -493,14 +493,6 @@ static void coord_view(const struct preempt_view *v, const struct preempt_view_i
 
 /* ---- what operators see: the metrics file and the termination record ---- */
 
-static uint64_t wall_ms_now(void)
-{
-    struct timespec ts;
-
-    (void)clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* The wall clock of a moment ms of the handler's clock, now being wall
  * (0 stays 0): one reading of each clock for every moment of a record, so
  * that their order is the handler's. */
@@ -549,7 +541,8 @@ static void count_checkpoint(struct preempt_handler *h, const struct preempt_tra
                                  (double)(rec->ev.now_ms - h->notice_ms) / 1000.0);
 }
 
-/* The facts of one step of the machine that operators see. */
+/* The facts of one step of the machine that operators see; an exit's
+ * reason is logged here too. */
 static void report_record(struct preempt_handler *h, const struct preempt_trace_rec *rec)
 {
     bool changed = false;
@@ -577,8 +570,11 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
         count_checkpoint(h, rec, "aborted");
         changed = true;
     }
-    if (rec->to == PREEMPT_STATE_EXIT && rec->from != PREEMPT_STATE_EXIT)
+    if (rec->to == PREEMPT_STATE_EXIT && rec->from != PREEMPT_STATE_EXIT) {
         h->exit_why = preempt_fsm_exit_why_(rec->from, &rec->ev, preempt_sm_core_(h->wk.sm));
+        log_msg(h, PREEMPT_LOG_INFO, "%s (%s in %s)", h->exit_why, preempt_event_to_string_(rec->ev.kind),
+                preempt_state_to_string(rec->from));
+    }
     if (rec->to == PREEMPT_STATE_IDLE && rec->from != PREEMPT_STATE_IDLE) { /* the round is over; training goes on */
         h->notice_ms = h->agreed_ms = h->commit_ms = h->agreed_step = h->first_commit_step = 0;
         h->notice_worker = -1;
@@ -610,7 +606,7 @@ static void report_history(struct preempt_handler *h, const struct preempt_repor
 /* At exit: the preemption's counters, the metrics file and the record. */
 static void report_exit(struct preempt_handler *h, enum preempt_exit reason)
 {
-    uint64_t now = now_ms(h), wall = wall_ms_now(), run = preempt_sm_facts_(h->wk.sm)->run;
+    uint64_t now = now_ms(h), wall = preempt_clock_ms_(CLOCK_REALTIME), run = preempt_sm_facts_(h->wk.sm)->run;
     uint64_t lost = reason == PREEMPT_EXIT_SAVED || reason == PREEMPT_EXIT_DONE || run < h->committed_step
                         ? 0
                         : run - h->committed_step;
@@ -672,10 +668,6 @@ static void on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec
     if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
         log_msg(h, PREEMPT_LOG_ERROR, "bug: event %s is illegal in state %s", preempt_event_to_string_(rec->ev.kind),
                 preempt_state_to_string(rec->from));
-    if (rec->to == PREEMPT_STATE_EXIT && rec->from != PREEMPT_STATE_EXIT)
-        log_msg(h, PREEMPT_LOG_INFO, "%s (%s in %s)",
-                preempt_fsm_exit_why_(rec->from, &rec->ev, preempt_sm_core_(h->wk.sm)),
-                preempt_event_to_string_(rec->ev.kind), preempt_state_to_string(rec->from));
     if (h->trace)
         trace_write(h, rec);
 }
@@ -1557,7 +1549,7 @@ static void start_done(struct preempt_handler *h, int r)
     if (r == 0)
         r = start_finish(h);
     if (r == 0) { /* the metrics file is there from the start; training begins */
-        h->started_wall = wall_ms_now();
+        h->started_wall = preempt_clock_ms_(CLOCK_REALTIME);
         preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, now_us(h));
         preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
         if (h->restored_step)

@@ -304,28 +304,31 @@ static uint64_t num(const struct preempt_record *r, const char *name)
     return v;
 }
 
+static void at_least(uint64_t *v, uint64_t x)
+{
+    if (x > *v)
+        *v = x;
+}
+
 /* Adds worker k.worker's record r to h. */
 static void hist_add(struct hist *h, const struct preempt_key *k, const struct preempt_record *r)
 {
-    size_t len = 0;
-    const char *src = preempt_record_text_(r, "source", &len), *why = preempt_record_text_(r, "reason", &len);
-    uint64_t at = num(r, "at"), started = num(r, "started");
+    size_t src_len = 0, why_len = 0;
+    const char *src = preempt_record_text_(r, "source", &src_len), *why = preempt_record_text_(r, "reason", &why_len);
+    uint64_t started = num(r, "started");
 
-    (void)why;
     h->inc = k->inc;
     h->exits[h->n++] = (int)(int64_t)num(r, "code");
     h->started = !h->started || started < h->started ? started : h->started;
-    h->ended = at > h->ended ? at : h->ended;
-    h->agreed = num(r, "agreed") > h->agreed ? num(r, "agreed") : h->agreed;
-    h->committed = num(r, "committed") > h->committed ? num(r, "committed") : h->committed;
-    h->restore_ms = num(r, "restore") > h->restore_ms ? num(r, "restore") : h->restore_ms;
-    h->saves = num(r, "saves") > h->saves ? num(r, "saves") : h->saves;
-    why = preempt_record_text_(r, "reason", &len);
-    if (why && !strstr(h->reasons, "saved") && (size_t)len < 16) /* "saved" once any worker saved */
-        (void)snprintf(h->reasons, sizeof(h->reasons), "%.*s", (int)len, why);
+    at_least(&h->ended, num(r, "at"));
+    at_least(&h->agreed, num(r, "agreed"));
+    at_least(&h->committed, num(r, "committed"));
+    at_least(&h->restore_ms, num(r, "restore"));
+    at_least(&h->saves, num(r, "saves"));
+    if (why && !strstr(h->reasons, "saved") && why_len < 16) /* "saved" once any worker saved */
+        (void)snprintf(h->reasons, sizeof(h->reasons), "%.*s", (int)why_len, why);
     if (src && (!h->source[0] || !strcmp(h->source, "peer"))) { /* the notice's own worker says its source */
-        src = preempt_record_text_(r, "source", &len);
-        (void)snprintf(h->source, sizeof(h->source), "%.*s", (int)len, src);
+        (void)snprintf(h->source, sizeof(h->source), "%.*s", (int)src_len, src);
         h->from = (unsigned)num(r, "from");
         h->notice = num(r, "notice");
     }
