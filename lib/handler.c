@@ -556,9 +556,10 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
         (!h->notice_ms || (rec->ev.kind == PREEMPT_EV_NOTICE && h->notice_worker != (int)h->cfg.worker))) {
         h->notice_ms = rec->ev.now_ms;
         h->notice_worker = rec->ev.kind == PREEMPT_EV_NOTICE ? (int)h->cfg.worker : (int)rec->ev.u.peer_notice.worker;
-    } else if (rec->ev.kind == PREEMPT_EV_STEP_AGREED && !h->agreed_ms) {
-        h->agreed_ms = rec->ev.now_ms;
-        h->agreed_step = rec->ev.u.step_agreed.step;
+    } else if (rec->ev.kind == PREEMPT_EV_STEP_AGREED) { /* agreed at the first; a raise moves the step */
+        h->agreed_ms = h->agreed_ms ? h->agreed_ms : rec->ev.now_ms;
+        if (rec->ev.u.step_agreed.step > h->agreed_step)
+            h->agreed_step = rec->ev.u.step_agreed.step;
     } else if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED) {
         count_checkpoint(h, rec, "committed");
         if (!h->commit_ms) {

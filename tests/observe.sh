@@ -139,6 +139,25 @@ assert 0 <= r["notice_to_agreed_ms"] + r["agreed_to_commit_ms"] <= r["notice_to_
 assert r["notice_source"] == "signal" and r["notice_worker"] == 0, r' "$TMP/per.0.json"
 [ "$failures" -eq 0 ] || cat "$TMP/per.0.json"
 
+# A round's step raised (a worker was past it): the record names the step
+# saved, not the first one agreed (it said 5 while step ~100 was saved).
+# The claim and a step long past are written first, as a driver whose
+# notice record landed late would have; then worker 0 gets SIGTERM.
+export PREEMPT_TERMINATION_LOG="$TMP/raise.{worker}.json"
+job_start raise 2 --steps 100000 --step-ms 10
+for i in 0 1; do wait_for "$TMP/raise.$i.out" '"start"' 30 && wait_for "$TMP/raise.$i.err" ' up (created)' 30; done
+inc=$(etcdctl --endpoints="$ETCD_URL" get /preempt/raise/incarnation --print-value-only)
+etcdctl --endpoints="$ETCD_URL" put "/preempt/raise/$inc/e0/claim" "0" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "/preempt/raise/$inc/e0/r0/agreed" "5 last" >/dev/null
+for i in 0 1; do wait_for "$TMP/raise.$i.trace" 'r0/agreed' 30; done
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
+job_wait 60
+unset PREEMPT_TERMINATION_LOG
+saved_one_step raise 2 "a raised step"
+for i in 0 1; do
+    eq "a raised step: worker $i's record names the step saved" "$(jf "$TMP/raise.$i.json" agreed_step)" "$step"
+done
+
 # preempt-launch's own record aggregates its workers': a SIGTERM to the
 # launcher reaches both, both save, and the launch asks to be restarted.
 LAUNCH="$top_builddir/tools/preempt-launch"
@@ -182,8 +201,11 @@ hist_run() { # WHAT: one run of job hist ended by WHAT (w0, w1, op, or done)
 # the bound: the job is at incarnation 20 (the history of 5 and 9 kept);
 # its runs 20 to 23 each delete the history 16 before theirs
 etcdctl --endpoints="$ETCD_URL" put /preempt/hist/incarnation 20 >/dev/null
+# (worker 0 of each not saved, worker 1 saved: the outcome is "saved")
 for i in 5 9; do
     etcdctl --endpoints="$ETCD_URL" put "/preempt/hist/history/$i/0" \
+        "exit=75 reason=not-saved at=1000 started=500 restore_ms=0 run=12 committed=0 saves=0" >/dev/null
+    etcdctl --endpoints="$ETCD_URL" put "/preempt/hist/history/$i/1" \
         "exit=42 reason=saved at=1000 started=500 restore_ms=0 run=10 committed=10 saves=1" >/dev/null
 done
 steps=
@@ -199,6 +221,7 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 runs, total = lines[1:-1], lines[-1]
 assert lines[0]["incarnation"] == 9 and "restart_ms" not in lines[0], lines[0]
+assert lines[0]["outcome"] == "saved" and lines[0]["exits"] == [75, 42], lines[0]
 steps = sys.argv[2].split()
 assert [r["incarnation"] for r in runs] == [20, 21, 22, 23], runs
 assert [r.get("source") for r in runs] == ["signal", "signal", "inject", None], runs

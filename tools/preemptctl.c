@@ -325,7 +325,7 @@ static void hist_add(struct hist *h, const struct preempt_key *k, const struct p
     at_least(&h->committed, num(r, "committed"));
     at_least(&h->restore_ms, num(r, "restore"));
     at_least(&h->saves, num(r, "saves"));
-    if (why && !strstr(h->reasons, "saved") && why_len < 16) /* "saved" once any worker saved */
+    if (why && strcmp(h->reasons, "saved") && why_len < 16) /* "saved" once any worker saved */
         (void)snprintf(h->reasons, sizeof(h->reasons), "%.*s", (int)why_len, why);
     if (src && (!h->source[0] || !strcmp(h->source, "peer"))) { /* the notice's own worker says its source */
         (void)snprintf(h->source, sizeof(h->source), "%.*s", (int)src_len, src);
