@@ -132,11 +132,13 @@ static void on_closed(struct preempt_handler *h, int status, void *ud)
 /* A peer of the job is gone (with several workers): a data-parallel
  * trainer aborts its collectives here (ncclCommAbort(),
  * torch.distributed.destroy_process_group()) rather than wait out their
- * own timeout. This one has none. */
+ * own timeout, and asks for a restart: every worker exits with the
+ * restart code, and the job resumes after its last commit. */
 static void on_peer_lost(struct preempt_handler *h, unsigned worker, const char *why, void *ud)
 {
-    (void)h, (void)ud;
-    fprintf(stderr, "worker %u is gone (%s): the collectives would be aborted here\n", worker, why);
+    (void)ud;
+    fprintf(stderr, "worker %u is gone (%s): restarting the job\n", worker, why);
+    (void)preempt_request_restart(h, why);
 }
 
 static void log_cb(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)

@@ -25,6 +25,14 @@ scheduler restart on any failure (tests/torchrun.sh runs exactly this).
 The checkpoint holds what makes the run exact: the model, the optimizer
 (momentum), torch's RNG (dropout) and the data position (the step: batch
 n is generated from n).
+
+With --async --watch-peers a rank that dies or hangs does not hold the
+others in their all-reduce: each step runs off the asyncio loop, the
+handler tells the loop at once that a peer's membership ended
+(on_peer_lost), the rank destroys its process group, abandons the
+collective and asks for a restart; every rank exits 75 within the lease
+bound, and the restart resumes after the last periodic checkpoint
+(--save-every-steps).
 """
 import argparse
 import asyncio
@@ -32,6 +40,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 
 import torch
@@ -107,6 +116,9 @@ def main():
                     help="the membership lease (it grows by itself once a step takes a third of it)")
     ap.add_argument("--async", dest="use_async", action="store_true", help="an asyncio loop")
     ap.add_argument("--no-hook", action="store_true", help="DDP's own bucketed all-reduce (drifts after a restart)")
+    ap.add_argument("--watch-peers", action="store_true",
+                    help="with --async: a lost peer aborts the process group and restarts the job (exit 75)")
+    ap.add_argument("--save-every-steps", type=int, default=0, help="a periodic checkpoint every this many steps")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -135,20 +147,74 @@ def main():
         opt.load_state_dict(st["opt"])
         torch.set_rng_state(st["rng"])
 
+    if a.watch_peers and not a.use_async:
+        ap.error("--watch-peers needs --async (the loop must run while a collective waits)")
+    peers = Peers(a)
     os.makedirs(a.ckpt_dir, exist_ok=True)
     h = libpreempt.Handler(os.path.join(a.ckpt_dir, "rank-%d" % a.rank), save=save, restore=restore,
                            etcd=a.etcd, job=a.job, worker=a.rank, workers=a.world, async_start=a.use_async,
-                           lease_ttl_s=a.lease_ttl_s,
+                           lease_ttl_s=a.lease_ttl_s, save_every_steps=a.save_every_steps,
+                           on_peer_lost=peers.lost if a.watch_peers else None, on_state=peers.state,
                            log=lambda lvl, msg: lvl >= 2 and print("rank %d: %s" % (a.rank, msg), file=sys.stderr))
+    peers.h = h
     with h:
-        code = asyncio.run(train_async(h, net, opt, a)) if a.use_async else train(h, net, opt, a, h.boundary)
-        dist.destroy_process_group()
+        code = asyncio.run(train_async(h, net, opt, a, peers)) if a.use_async else train(h, net, opt, a, h.boundary)
+        if dist.is_initialized():
+            dist.destroy_process_group()
         if code is None:
             h.done()
             say(event="done", rank=a.rank, step=a.steps, digest=digest(net))
             return 0
-        say(event="exit", rank=a.rank, code=code, reason=h.exit_reason, saved_step=h.status()["save_step"])
-        return code
+        st = h.status()
+        say(event="exit", rank=a.rank, code=code, reason=h.exit_reason, saved_step=st["save_step"],
+            committed_step=st["committed_step"], at_ms=int(time.time() * 1000))
+    if peers.abandoned:
+        # A collective was abandoned: leave without the interpreter's
+        # teardown, which would destroy what gloo's threads still use.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+class Peers:
+    """--watch-peers: what the handler's loop tells the trainer while a step
+    waits in its collective."""
+
+    def __init__(self, a):
+        self.a, self.h, self.stop = a, None, None  # stop: a future of the running loop
+        self.abandoned = False  # a step was left in its collective
+
+    def lost(self, peer, why):  # on_peer_lost, on the handler's loop
+        say(event="peer-lost", rank=self.a.rank, peer=peer, why=why)
+        if dist.is_initialized():
+            dist.destroy_process_group()  # gloo cannot cancel the all-reduce under way: it is abandoned
+        self.h.request_restart("rank %d: %s" % (peer, why))  # every rank exits with the restart code
+
+    def state(self, frm, to):  # also a peer's request: the job's error record ends this handler
+        if to == "exit" and self.stop and not self.stop.done():
+            self.stop.set_result(None)
+
+
+def off_loop(loop, fn, *args):
+    """fn(*args) in a daemon thread, as a future of the loop: the loop (and
+    the handler on it) runs while the step waits in its all-reduce, and a
+    step abandoned in a collective that never ends does not hold the exit."""
+    fut = loop.create_future()
+
+    def settle(ok, v):
+        if not fut.done():
+            (fut.set_result if ok else fut.set_exception)(v)
+
+    def run():
+        try:
+            v, ok = fn(*args), True
+        except Exception as e:  # the collective failed: a peer's connection was reset
+            v, ok = e, False
+        loop.call_soon_threadsafe(settle, ok, v)
+
+    threading.Thread(target=run, daemon=True).start()
+    return fut
 
 
 def ddp(net, a):
@@ -179,15 +245,32 @@ def train(h, net, opt, a, boundary):
     return None
 
 
-async def train_async(h, net, opt, a):
+async def train_async(h, net, opt, a, peers):
     await h.started()  # joining and restoring on this loop
     first = h.status()["run"]
     say(event="start", rank=a.rank, restored_step=first, mode="async")
     model = ddp(net, a)
+    loop = asyncio.get_running_loop()
+    peers.stop = loop.create_future()
     detach = h.attach()
     try:
         for n in range(first + 1, a.steps + 1):
-            one_step(model, opt, n, a)
+            if a.watch_peers:
+                step = off_loop(loop, one_step, model, opt, n, a)
+                await asyncio.wait({step, peers.stop}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done() or step.exception():
+                    # The handler exited (a peer lost), or gloo failed the
+                    # all-reduce first (a dead peer's connection): the
+                    # handler says within the lease bound whether a peer is
+                    # gone; anything else is this trainer's error.
+                    try:
+                        await asyncio.wait_for(asyncio.shield(peers.stop), 2 * a.lease_ttl_s + 1)
+                    except asyncio.TimeoutError:
+                        raise step.exception() from None
+                    peers.abandoned = True
+                    return h.exit_code
+            else:
+                one_step(model, opt, n, a)
             code = await h.astep()
             if code is not None:
                 return code

@@ -35,6 +35,7 @@
     ROW(s, PEER_NOTICE, ALWAYS, s, FX(ARM_TIMER)),                                                       \
     ROW(s, TIMER, CURRENT, EXIT, TO_EXIT(ABORT)),                                                        \
     ROW(s, PEER_LOST, ALWAYS, EXIT, TO_EXIT(ABORT)),                                                     \
+    ROW(s, RESTART_REQUESTED, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT)),                  \
     ROW(s, COORD_FAILED, ALWAYS, EXIT, TO_EXIT(ABORT)),                                                  \
     ROW(s, APP_ERROR, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ERROR)),                          \
     ROW(s, PEER_ERROR, APP_CODE, EXIT, TO_EXIT(ERROR)),                                                  \
@@ -62,6 +63,7 @@
     ROW(s, TIMER, CURRENT_PROPOSED, EXIT, TO_EXIT(ABORT)),                                              \
     ROW(s, TIMER, CURRENT_SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                              \
     ROW(s, PEER_LOST, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                                  \
+    ROW(s, RESTART_REQUESTED, SHARD_OUT, EXIT, FX(PROPOSE_ABORT), FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT)), \
     ROW0(s, PEER_LOST, PROPOSED, s),                                                                     \
     ROW(s, COORD_FAILED, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                               \
     ROW0(s, COORD_FAILED, PROPOSED, s),                                                                  \
@@ -112,6 +114,10 @@ static const struct preempt_row rows[] = {
     ROW(IDLE, APP_ERROR, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), FXH(EXIT, ERROR)),
     ROW(IDLE, PEER_ERROR, APP_CODE, EXIT, FXH(EXIT, ERROR)),
     ROW(IDLE, PEER_ERROR, ALWAYS, EXIT, FXH(EXIT, ABORT)),
+    /* The trainer cannot go on without a lost peer: the job restarts from
+     * its last commit; the peers follow the error record (a failure, not an
+     * application's code: they exit with the not-saved code too). */
+    ROW(IDLE, RESTART_REQUESTED, ALWAYS, EXIT, FXH(PUBLISH_ERROR, EVENT), FXH(EXIT, ABORT)),
 
     /* ---- own-signal: driving; training goes on up to this worker's proposal ---- */
     /* The claim's answer: the job knows of the notice and of the proposed
@@ -556,6 +562,7 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_STEP_REACHED:
     case PREEMPT_EV_TIMER:
     case PREEMPT_EV_PEER_LOST:
+    case PREEMPT_EV_RESTART_REQUESTED:
     case PREEMPT_EV_COORD_FAILED:
     case PREEMPT_EV_TRAINING_DONE:
     case PREEMPT_EV__COUNT:
@@ -648,6 +655,8 @@ const char *preempt_fsm_exit_why_(enum preempt_state from, const struct preempt_
         return "another worker failed";
     case PREEMPT_EV_APP_ERROR:
         return "the application failed";
+    case PREEMPT_EV_RESTART_REQUESTED:
+        return "the trainer asked for a restart (it cannot go on without a lost peer)";
     case PREEMPT_EV_STEP_REACHED:
         return "the trainer went past the agreed step";
     case PREEMPT_EV_NOTICE:

@@ -2459,6 +2459,24 @@ int preempt_fail(struct preempt_handler *h, int code, const char *message)
     return 0;
 }
 
+int preempt_request_restart(struct preempt_handler *h, const char *why)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_RESTART_REQUESTED };
+
+    if (!handler_ok(h))
+        return -EINVAL;
+    if (h->restoring || (h->in_cb && h->save_running)) /* inside the save or restore callback */
+        return -EBUSY;
+    if (exited(h))
+        return 0;
+    (void)snprintf(h->err_msg, sizeof(h->err_msg), "worker %u asked for a restart after step %llu: %s",
+                   h->cfg.worker, (unsigned long long)preempt_sm_facts_(h->wk.sm)->run, why ? why : "a peer was lost");
+    log_msg(h, PREEMPT_LOG_WARNING, "%s", h->err_msg);
+    ev.u.restart_requested.code = -ENOLINK;
+    post(h, ev);
+    return 0;
+}
+
 const char *preempt_error_message(const struct preempt_handler *h)
 {
     return handler_ok(h) && h->err_msg[0] ? h->err_msg : NULL;

@@ -7,7 +7,9 @@
 # SIGTERM to one rank, and to all four, in the synchronous step loop and
 # in the asyncio one: every rank saves at one step and exits 42, and the
 # restart ends with parameters bitwise equal to an uninterrupted run's;
-# also with steps of 4 s and a lease shorter than a step.
+# also with steps of 4 s and a lease shorter than a step. A rank killed or
+# hung with no notice: the others, told by on_peer_lost, leave their
+# all-reduce for a restart (75) within the lease bound.
 # Without the example's per-parameter gradient hook, DDP's own bucketed
 # all-reduce makes the restored run drift: the check can fail.
 . "$top_srcdir/tests/lib.sh"
@@ -83,6 +85,52 @@ for mode in sync async; do
         [ "$failures" -eq 0 ] || logs "$mode-$who"
     done
 done
+
+# A rank lost in the middle of training, no notice anywhere: killed
+# (SIGKILL, an OOM kill) or hung (SIGSTOP). gloo's all-reduce does not
+# free the others: DDP drops a reset connection's error and a rank waits
+# for the dead one's data until gloo's 30 min timeout (seen without the
+# hook: one rank hung past 90 s). With --watch-peers the asyncio ranks run
+# each step off the loop, on_peer_lost destroys the process group and
+# asks for a restart: every other rank leaves its collective within the
+# lease bound (the 2 s lease, etcd's expiry check and the watch: at most
+# 2 x 2 s + 1 s) and exits 75; after the kill, the restart resumes at the
+# last periodic checkpoint and ends bitwise as the uninterrupted run.
+# lose TAG SIGNAL WHAT
+lose() {
+    _t=$1 _sig=$2
+    ranks "$_t" --steps $STEPS --step-ms 10 --async --lease-ttl-s 2 --save-every-steps 20 --watch-peers
+    for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs "$_t"; finish; }; done
+    sleep 1.5
+    # shellcheck disable=SC2086 # the pids, split
+    set -- $PIDS
+    _at=$(date +%s%3N)
+    kill -"$_sig" "$2"
+    _victim=$2
+    # the hung rank is the launcher's to end, once the others are gone
+    (for _p in $PIDS; do [ "$_p" = "$_victim" ] || while kill -0 "$_p" 2>/dev/null; do sleep 0.1; done; done
+     kill -KILL "$_victim" 2>/dev/null) &
+    _killer=$!
+    job_wait 90
+    wait $_killer
+    eq "$_t: a $3 rank: the others leave for a restart (75)" "$RCS" "75 137 75 75"
+    for r in 0 2 3; do
+        _ms=$(( $(field "$TMP/$_t.$r.out" exit at_ms) - _at ))
+        expect "$_t: rank $r left its collective within the lease bound (${_ms} ms)" test "$_ms" -le 5000
+    done
+    [ "$failures" -eq 0 ] || logs "$_t"
+}
+lose lost-kill KILL killed
+C=$(field "$TMP/lost-kill.0.out" exit committed_step)
+for r in 2 3; do [ "$(field "$TMP/lost-kill.$r.out" exit committed_step)" = "$C" ] || C=differs; done
+expect "lost-kill: the survivors know one committed step ($C)" sh -c "test -n '$C' && test '${C#differs}' = '$C' && test '$C' -gt 0"
+ranks lost-kill --steps $STEPS --async
+job_wait 120
+eq "lost-kill: the restart completes" "$RCS" "$(rcs_of $W 0)"
+eq "lost-kill: every rank resumed at that step" "$(same lost-kill $W start restored_step)" "$C"
+eq "lost-kill: bitwise the uninterrupted run's parameters" "$(same lost-kill $W done digest)" "$REF"
+[ "$failures" -eq 0 ] || logs lost-kill
+lose lost-stop STOP hung
 
 # Steps of seconds, as real ones take: 4 s each, longer than the etcd
 # client's 2 s request bound, with a 3 s lease that would lapse inside

@@ -653,6 +653,24 @@ PREEMPT_EXPORT int preempt_exit_code(const struct preempt_handler *h);
  * @return 0; -EINVAL for a code out of range; -EBUSY inside a callback. */
 PREEMPT_EXPORT int preempt_fail(struct preempt_handler *h, int code, const char *message);
 
+/** This worker cannot go on, but a restart of the job can: typically called
+ * from the preempt_handler_on_peer_lost() callback once the trainer aborted
+ * its collectives (a peer died or hung; its process group is gone). The
+ * step under way is not counted. The handler exits at once without saving
+ * (PREEMPT_EXIT_NOT_SAVED: cfg->exit_code_not_saved, the "restart me"
+ * code; PREEMPT_EXIT_SAVED when a checkpoint of a preemption under way was
+ * already committed), and in a multi-worker job every other worker exits
+ * the same way: the job's error record, carrying @p why (NULL: "a peer was
+ * lost"; truncated to 255 bytes) and the code -ENOLINK, is the one
+ * decision they all follow. A shard this worker already reported is
+ * proposed aborted first, so the round is decided once. The restart
+ * resumes after the newest committed checkpoint. The termination record
+ * and the job's history say why.
+ * @return 0 (also once the handler has exited); -EINVAL for a bad handler;
+ *         -EBUSY inside the save or restore callback.
+ * Callback-safe: yes, outside save and restore (on_peer_lost, on_state, log). */
+PREEMPT_EXPORT int preempt_request_restart(struct preempt_handler *h, const char *why);
+
 /** The message of the error the handler exits with (its own or the one
  * propagated from another worker), or NULL when there is none.
  * Ownership: the handler's; valid until it is freed. Callback-safe: yes. */

@@ -189,6 +189,7 @@ _lib.preempt_restore_blob.argtypes = [_H, _cstr, ctypes.POINTER(ctypes.c_void_p)
 _lib.preempt_save_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_restore_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_notify.argtypes = [_H, _u64]
+_lib.preempt_request_restart.argtypes = [_H, ctypes.c_char_p]
 _lib.preempt_handler_on_peer_lost.argtypes = [_H, _PEER, ctypes.c_void_p]
 _lib.preempt_get_status.argtypes = [_H, ctypes.POINTER(_Status)]
 _lib.preempt_free.argtypes = [ctypes.c_void_p]
@@ -237,7 +238,8 @@ class Handler:
     peer's membership in the job ends (it died, hung past its lease, or left
     after its last save before this worker saved), e.g. to abort the process group
     (torch.distributed.destroy_process_group()) instead of waiting out a
-    collective's timeout. It must not block.
+    collective's timeout, then leave with request_restart(). It must not
+    block.
 
     Creation restores the newest checkpoint (joining the job first) and
     raises PreemptError on failure, or the restore function's exception;
@@ -412,6 +414,15 @@ class Handler:
     def notify(self, deadline_in_ms=0):
         """A notice from the application (source "inject")."""
         self._call(_lib.preempt_notify(self._h, deadline_in_ms), "notify")
+
+    def request_restart(self, why=None):
+        """This worker cannot go on but a restart can: called from
+        on_peer_lost once the process group is aborted. The handler exits
+        at once without saving (the "restart me" code, also for every other
+        worker of the job: they follow its error record); returns that exit
+        code. The restart resumes after the newest committed checkpoint."""
+        self._call(_lib.preempt_request_restart(self._h, why.encode() if why else None), "request restart")
+        return self.exit_code if self.exit_code is not None else _lib.preempt_exit_code(self._h)
 
     # ---- any event loop ----------------------------------------------------------------
     def fileno(self):

@@ -231,6 +231,18 @@ static const struct fsm_case cases[] = {
       EVT(CLAIM_WON, 1500), .run = 5, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 1, .fx = { FXA(PROPOSE_STEP, 6) } },
     { "take-over of a round with a step: the follower drives", CORE(FOLLOWING, .have_step = true, .save_step = 4,
       .deadline_ms = 31000), EVT(CLAIM_WON, 1500), .run = 5, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 0 },
+    { "a restart asked for while training: the job's error record, then not saved", CORE(IDLE),
+      EVT(RESTART_REQUESTED, 1000, .u.restart_requested = { -ENOLINK }), .run = 9, .verdict = T, .next = ST(EXIT),
+      .n_fx = 2, .fx = { FXA(PUBLISH_ERROR, -ENOLINK), FXA(EXIT, PREEMPT_EXIT_NOT_SAVED) } },
+    { "a restart asked for after this worker reported its shard: the round's abort is proposed first",
+      CORE(SAVING, .save_step = 8, .have_step = true, .shard_out = true, .timer_gen = 2, .deadline_ms = 31000),
+      EVT(RESTART_REQUESTED, 1000, .u.restart_requested = { -ENOLINK }), .run = 8, .verdict = T, .next = ST(EXIT),
+      .n_fx = 4, .fx = { FXA(PROPOSE_ABORT, 8), FXA(PUBLISH_ERROR, -ENOLINK), FXA(DISARM_TIMER, 0),
+                         FXA(EXIT, PREEMPT_EXIT_NOT_SAVED) } },
+    { "a restart asked for in the countdown: this preemption's checkpoint is committed (saved)",
+      CORE(COUNTDOWN, .committed = true, .save_step = 8, .deadline_ms = 61000),
+      EVT(RESTART_REQUESTED, 1000, .u.restart_requested = { -ENOLINK }), .run = 12, .verdict = T, .next = ST(EXIT),
+      .n_fx = 3, .fx = { FXA(PUBLISH_ERROR, -ENOLINK), FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_SAVED) } },
     { "exit is terminal", CORE(EXIT), EVT(NOTICE, 1, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .verdict = I,
       .next = ST(EXIT) },
     { "a save outcome in idle is a shell bug", CORE(IDLE), EVT(SAVE_DONE, 1), .verdict = X, .next = ST(IDLE) },
@@ -649,6 +661,9 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     case PREEMPT_EV_APP_ERROR:
         ev->u.app_error.code = 3;
         break;
+    case PREEMPT_EV_RESTART_REQUESTED:
+        ev->u.restart_requested.code = -ENOLINK;
+        break;
     case PREEMPT_EV_NOTICE:
         ev->u.notice.deadline = (v & 0x400) ? 20000 : 0;
         break;
@@ -1022,6 +1037,8 @@ START_TEST(test_exit_why)
     struct preempt_event tm = { .kind = PREEMPT_EV_TIMER, .now_ms = 11000 };
     struct preempt_event lost = { .kind = PREEMPT_EV_PEER_LOST, .now_ms = 2000, .u.peer_lost = { 1 } };
     struct preempt_event failed = { .kind = PREEMPT_EV_COORD_FAILED, .now_ms = 2000, .u.coord_failed = { -5 } };
+    struct preempt_event restart = { .kind = PREEMPT_EV_RESTART_REQUESTED, .now_ms = 2000,
+                                     .u.restart_requested = { -ENOLINK } };
     struct preempt_core following = preempt_fsm_step_(&idle, &pn, &f).next, agreed_core;
 
     ck_assert_int_eq(following.state, ST(FOLLOWING));
@@ -1034,6 +1051,8 @@ START_TEST(test_exit_why)
                      "the deadline, less the exit margin, came before a checkpoint was committed");
     ck_assert_str_eq(exit_why(&agreed_core, lost, &f), "a worker of the job lost its membership");
     ck_assert_str_eq(exit_why(&agreed_core, failed, &f), "the coordination store stayed unreachable past its retry bound");
+    ck_assert_str_eq(exit_why(&idle, restart, &f),
+                     "the trainer asked for a restart (it cannot go on without a lost peer)");
 }
 END_TEST
 
