@@ -23,6 +23,7 @@
 
 #include "coord-internal.h"
 #include "keys-internal.h"
+#include "claim-internal.h"
 #include "pub-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
@@ -1238,7 +1239,7 @@ struct preempt_coord {
     unsigned me, n;
     unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
     uint64_t longest_step_ms;  /* the longest step seen (the lease must outlive one) */
-    bool granting, claim_again; /* a lease grant is on its way; the claim waits for it */
+    bool granting;         /* a lease grant is on its way (one at a time; the claim's machine may wait for it) */
     uint64_t give_up_ms;
     int64_t lease;
     bool left, active;
@@ -1248,11 +1249,10 @@ struct preempt_coord {
     char my_source[32];
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
     enum preempt_pub_state pub; /* where this worker's notice stands (pub-internal.h: a declared machine) */
-    bool holds_claim;      /* this worker drives the episode: it reads the memberships */
+    enum preempt_claim_state claim; /* where this worker's driver claim stands (claim-internal.h: declared) */
     bool polling;          /* the driver's read of the memberships is on its way */
     bool departed;         /* w/alive/<me> went with the report of the last save */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
-    bool claim_sent;       /* this worker's claim is on its way (no answer yet) */
     uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
     bool prop_last;        /* with its opinion */
     struct preempt_view view; /* the job's records, read (view-internal.h): its incarnation and episode */
@@ -1729,8 +1729,8 @@ static void check_withdrawn(struct preempt_coord *c)
     post_withdrawn(c);
 }
 
-static void claim(struct preempt_coord *c);
-static void maybe_claim(struct preempt_coord *c);
+static void claim_in(struct preempt_coord *c, enum preempt_claim_input in);
+static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
 static void notice_put(struct preempt_coord *c);
 static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_input in);
 
@@ -1777,8 +1777,7 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
         c->withdrawn_posted = false;
     }
     check_withdrawn(c);
-    if (!c->claim_sent) /* its own claim may not have landed yet */
-        maybe_claim(c);
+    maybe_claim(c, PREEMPT_CLAIM_IN_NOTICE); /* unless its own claim is on its way */
 }
 
 /* How long a peer's membership may be gone before the peer counts as
@@ -1843,7 +1842,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
     char key[PREEMPT_KEY_MAX], val[16];
 
     c->polling = false;
-    if (status < 0 || c->left || !c->holds_claim) {
+    if (status < 0 || c->left || c->claim != PREEMPT_CLAIM_HELD) {
         if (status < 0)
             CLOG(c, 1, "reading the memberships failed: %s", msg);
         return;
@@ -1899,7 +1898,7 @@ static void read_members(struct preempt_coord *c)
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
 
-    if (c->polling || !c->holds_claim || !c->active || c->left)
+    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || !c->active || c->left)
         return;
     CRANGE(c, alive, ALIVE, 'w');
     CRANGE(c, done, DONE, 'w');
@@ -1917,7 +1916,7 @@ static void read_members(struct preempt_coord *c)
  * notices were all withdrawn and one of them came back (sim seed 12558: the
  * driver exited on a second notice, its claim went with its lease before its
  * notice's return landed, and nobody drove the round to its end). */
-static void maybe_claim(struct preempt_coord *c)
+static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
 {
     /* The claim that carried this worker's notice went with its lease (ended
      * inside a long step): the notice must stand again, in the next claim
@@ -1925,11 +1924,10 @@ static void maybe_claim(struct preempt_coord *c)
     if (!c->view.claim)
         (void)pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
     if (c->active && !c->left && !c->withdrawn_posted && !c->view.claim)
-        claim(c);
-    if (c->pub == PREEMPT_PUB_DEFERRED && !c->claim_sent)
+        claim_in(c, in);
+    if (c->pub == PREEMPT_PUB_DEFERRED && c->claim != PREEMPT_CLAIM_SENT)
         notice_put(c);
 }
-
 
 
 
@@ -2085,9 +2083,9 @@ static void on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_
     case PREEMPT_VIEW_OP_GONE:
         return; /* the operator took it back */
     case PREEMPT_VIEW_CLAIM_GONE: /* the driver's lease ended: take the episode over */
-        c->holds_claim = false;
+        claim_in(c, PREEMPT_CLAIM_IN_GONE);
         forget_gone(c);
-        maybe_claim(c);
+        maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
         return;
     case PREEMPT_VIEW_FINAL:
         ev.kind = PREEMPT_EV_FINAL_REQUESTED;
@@ -2152,7 +2150,7 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         post_withdrawn(c);
     }
     if (!later)
-        maybe_claim(c);
+        maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
 }
 
 static void on_watch_link(bool up, const char *why, void *arg)
@@ -2215,7 +2213,7 @@ static void on_regrant(int status, const struct preempt_etcd_reply *r, const cha
         return;
     if (status < 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", msg);
-        c->claim_again = false;
+        claim_in(c, PREEMPT_CLAIM_IN_GRANT_FAILED);
         return;
     }
     /* The old lease, if it still lives, is no longer kept alive: it ends by
@@ -2226,10 +2224,7 @@ static void on_regrant(int status, const struct preempt_etcd_reply *r, const cha
     CKEY(c, key, ALIVE, .worker = c->me);
     if (!c->departed)
         put(c, key, c->member, c->lease);
-    if (c->claim_again) { /* sent under the lease that had ended */
-        c->claim_again = false;
-        claim(c);
-    }
+    claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
 }
 
 /* Grants a new membership lease of the TTL needed now. */
@@ -2315,8 +2310,9 @@ static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_inp
     enum preempt_pub_action a = preempt_pub_step_(&c->pub, in, &listed);
 
     if (listed)
-        CLOG(c, 0, "notice record: %s --%s--> %s (%s)", preempt_pub_state_name_(from), preempt_pub_input_name_(in),
-             preempt_pub_state_name_(c->pub), preempt_pub_action_name_(a));
+        CLOG(c, 0, "notice record: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_pub_decl_, from),
+             preempt_decl_input_(&preempt_pub_decl_, in), preempt_decl_state_(&preempt_pub_decl_, c->pub),
+             preempt_decl_action_(&preempt_pub_decl_, a));
     if (a == PREEMPT_PUB_DO_PUT) { /* one put at a time: a later value never lands before an earlier one */
         char key[PREEMPT_KEY_MAX], val[96];
 
@@ -2348,7 +2344,6 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
     const struct preempt_etcd_kv *kv;
     uint64_t holder = c->me;
 
-    c->claim_sent = false;
     /* a notice the claim carried: in the claim's value, or (the claim
      * lost) written by the transaction's failure branch, or (no answer)
      * to go with the next claim or the put below */
@@ -2356,13 +2351,13 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
                  : r->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST);
     if (status == -ENOENT && !c->left) { /* "requested lease not found": it ended inside a long step */
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
-        c->claim_again = true;
-        regrant(c);
+        claim_in(c, PREEMPT_CLAIM_IN_STALE_LEASE);
         return;
     }
     if (c->pub == PREEMPT_PUB_DEFERRED)
         notice_put(c);
     if (status < 0) {
+        claim_in(c, PREEMPT_CLAIM_IN_FAILED);
         on_write(status, NULL, msg, c);
         return;
     }
@@ -2374,7 +2369,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
         if (!preempt_claim_parse_(kv->value, &w, &carried)) { /* garbage: replaced by this claim */
             CLOG(c, 2, "%s = \"%.40s\" is no claim: claiming over it", kv->key, kv->value);
             junk_set(c, kv->key, kv->value);
-            claim(c);
+            claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
             return;
         }
         holder = w;
@@ -2388,7 +2383,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
         CKEY(c, key, CLAIM);
         junk_clear(c, key); /* the read found it empty */
         c->prop_step = 0;
-        claim(c);
+        claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
         return;
     }
     if (holder != c->me) {
@@ -2396,7 +2391,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
          * asked for (its lease, and the claim with it, ended inside a
          * step): its machine follows (claim-lost), so must its view, or it
          * would act as the driver of a round it follows (sim seed 3606). */
-        c->holds_claim = false;
+        claim_in(c, PREEMPT_CLAIM_IN_LOST);
         c->prop_step = 0;
         ev.kind = PREEMPT_EV_CLAIM_LOST;
         ev.u.claim_lost.worker = holder;
@@ -2404,7 +2399,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
         retell_agreed(c);
         return;
     }
-    c->holds_claim = true;
+    claim_in(c, PREEMPT_CLAIM_IN_WON);
     c->prop_step = 0; /* it landed with the claim */
     cpost(c, ev);
     retell_agreed(c);
@@ -2421,7 +2416,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
  * watchers on one loop, a three-event message took 15-30% longer to reach
  * them all than a two-event one. A take-over proposes nothing (its machine
  * does, when the round has no step). */
-static void claim(struct preempt_coord *c)
+static void claim_send(struct preempt_coord *c)
 {
     char key[PREEMPT_KEY_MAX], me[128], nkey[PREEMPT_KEY_MAX], nval[96], akey[PREEMPT_KEY_MAX];
     char aval[PREEMPT_STEP_VALUE_MAX];
@@ -2446,8 +2441,26 @@ static void claim(struct preempt_coord *c)
         (void)preempt_step_value_(aval, sizeof(aval), c->prop_step, c->prop_last);
         ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, aval, 0 };
     }
-    c->claim_sent = true;
     write_call(c, PREEMPT_RQ_TXN(cmp, propose ? 2 : 1, ok, n_ok, fail, n_fail), on_claim);
+}
+
+/* One input to the claim's machine (claim-internal.h: the only place that
+ * decides whether a claim goes and who holds it); runs its action. */
+static void claim_in(struct preempt_coord *c, enum preempt_claim_input in)
+{
+    const struct preempt_decl *m = &preempt_claim_decl_;
+    unsigned st = c->claim, a;
+    bool listed;
+
+    a = preempt_decl_step_(m, &st, in, &listed);
+    if (listed)
+        CLOG(c, 0, "claim: %s --%s--> %s (%s)", preempt_decl_state_(m, c->claim), preempt_decl_input_(m, in),
+             preempt_decl_state_(m, st), preempt_decl_action_(m, a));
+    c->claim = (enum preempt_claim_state)st;
+    if (a == PREEMPT_CLAIM_DO_SEND)
+        claim_send(c);
+    else if (a == PREEMPT_CLAIM_DO_REGRANT)
+        regrant(c);
 }
 
 /* The machine is back in idle: this worker moves on to the next episode
@@ -2464,7 +2477,8 @@ static void advance(struct preempt_coord *c)
     reset_round(c, 0);
     reset_round(c, 1);
     forget_gone(c);
-    c->withdrawn_posted = c->active = c->my_withdrawn = c->holds_claim = false;
+    c->withdrawn_posted = c->active = c->my_withdrawn = false;
+    claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);
     c->prop_step = 0;
     if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
         char key[PREEMPT_KEY_MAX];
@@ -2532,7 +2546,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     case PREEMPT_FX_CLAIM_DRIVER:
         c->prop_step = (uint64_t)fx->arg;
         c->prop_last = last;
-        claim(c);
+        claim_in(c, PREEMPT_CLAIM_IN_SEND);
         return true;
     case PREEMPT_FX_PROPOSE_STEP:
         propose_step(c, k, (uint64_t)fx->arg, last);

@@ -9,15 +9,16 @@
  * This table is the only place that decides which, and what happens when
  * the answers come back; it replaced five flags of the coordinator
  * (notice_busy, notice_dirty, notice_deferred, claim_carries,
- * notice_in_claim) whose combinations were its states. The step is pure;
- * the coordinator logs every transition (debug level) and runs the action.
- * A (state, input) pair the table does not list is ignored on purpose:
- * nothing changes and nothing is sent. */
+ * notice_in_claim) whose combinations were its states. A declared machine
+ * (decl-internal.h): pure step, every transition logged, a pair the table
+ * does not list ignored on purpose. */
 #ifndef PREEMPT_PUB_INTERNAL_H
 #define PREEMPT_PUB_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "decl-internal.h"
 
 /* X(ID, "name", "what is true") */
 #define PREEMPT_PUB_STATES(X)                                                                                        \
@@ -89,25 +90,16 @@ enum preempt_pub_action {
 #undef PREEMPT_PUB_ACT_ENUM_
 };
 
-/* One step: *state moves as the table says for input (unlisted: it stays);
- * returns the action. *listed says whether the table has the pair. Pure. */
-enum preempt_pub_action preempt_pub_step_(enum preempt_pub_state *state, enum preempt_pub_input input,
-                                          bool *listed);
+extern const struct preempt_decl preempt_pub_decl_; /* fsmdump --machine notice-record */
 
-/* The table's rows, in order (fsmdump --machine notice-record draws them). */
-struct preempt_pub_row {
-    enum preempt_pub_state from;
-    enum preempt_pub_input input;
-    enum preempt_pub_state to;
-    enum preempt_pub_action action;
-};
-const struct preempt_pub_row *preempt_pub_rows_(size_t *n);
+/* One step of the table (decl-internal.h). Pure. */
+static inline enum preempt_pub_action preempt_pub_step_(enum preempt_pub_state *state, enum preempt_pub_input input,
+                                                        bool *listed)
+{
+    unsigned s = (unsigned)*state, a = preempt_decl_step_(&preempt_pub_decl_, &s, (unsigned)input, listed);
 
-/* What a state means, what an input says (the tables' third column). */
-const char *preempt_pub_state_what_(enum preempt_pub_state s);
-
-const char *preempt_pub_state_name_(enum preempt_pub_state s);
-const char *preempt_pub_input_name_(enum preempt_pub_input in);
-const char *preempt_pub_action_name_(enum preempt_pub_action a);
+    *state = (enum preempt_pub_state)s;
+    return (enum preempt_pub_action)a;
+}
 
 #endif

@@ -124,6 +124,7 @@ etcd_start demo
 echo
 echo "6. Four workers, one job, a private etcd at $ETCD_URL (tools/preempt-launch"
 echo "   restarts every worker that exits with 42):"
+: >"$out/multi.jsonl" # the loop below reads it before the background job's redirection may have run
 "$top_builddir/tools/preempt-launch" --workers 4 -- $T --etcd "$ETCD_URL" --job demo --ckpt-dir "$out/multi" \
     --steps $STEPS --step-ms $STEP_MS >"$out/multi.jsonl" 2>"$out/multi.err" &
 lpid=$!

@@ -4,8 +4,8 @@
 # libcurl or nanopb symbol, and a program linked with it alone (check_fsm)
 # depends on none of those libraries. The step function's object file
 # references nothing outside fsm/ but memset and memcpy. The records'
-# schema (lib/records.c) and the notice record's machine (lib/pub.c) are
-# checked the same way.
+# schema (lib/records.c) and the coordinator's declared machines (lib/decl.c,
+# lib/pub.c, lib/claim.c) are checked the same way.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
@@ -44,11 +44,12 @@ else
     ok
 fi
 
-# The records' schema (lib/records.c) and the notice record's machine
-# (lib/pub.c) are pure as well: they call nothing but memchr, memcmp and
-# strlen (and the key table's grammar and placeholder accessors).
+# The records' schema (lib/records.c) and the coordinator's declared
+# machines (lib/decl.c: the step; lib/pub.c, lib/claim.c: their tables) are
+# pure as well: they call nothing but memchr, memcmp and strlen (and the key
+# table's grammar and placeholder accessors, and the machines' tables).
 shell="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-shell.a"
-for part in records pub; do
+for part in records decl pub claim; do
     obj=$(ar t "$shell" | grep "$part\.o$")
     if [ -z "$obj" ] || ! (cd "$TMP" && ar x "$shell" "$obj"); then
         fail "no $part object in $shell"
@@ -57,7 +58,7 @@ for part in records pub; do
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
     $NM --defined-only "$TMP/$obj" | grep -q "preempt_" && ok || fail "nm found no definition in $obj (the test cannot see)"
     echo "$obj: undefined symbols: $(tr '\n' ' ' <"$TMP/ext")"
-    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|preempt_key_has_|__stack_chk_fail)$' "$TMP/ext" >"$TMP/bad"; then
+    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|__stack_chk_fail)$' "$TMP/ext" >"$TMP/bad"; then
         fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
     else
         ok

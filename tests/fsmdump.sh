@@ -72,7 +72,18 @@ expect_output "deferred --> carried : claim-sent / carry"
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the notice-record machine" sh -c "'$FSMDUMP' -m notice-record | '$DOT' -Tsvg >'$TMP/pub.svg'"
 fi
+# the coordinator's claim machine (lib/claim-internal.h)
+expect_rc 0 "$FSMDUMP" --machine claim --check
+expect_output "fsmdump: check: claim: 27 rows, 17 ignored pairs, no problems"
+expect_rc 0 "$FSMDUMP" --machine claim --format table
+expect_output "sent           stale-lease   await-lease    regrant"
+eq "claim: one line per row" "$(grep -cE '^[a-z-]+ +[a-z-]+ +[a-z-]+ +(none|send|regrant)$' "$TMP/out")" 27
+expect_rc 0 "$FSMDUMP" --machine claim --format mermaid
+expect_output "await_lease --> sent : granted / send"
+if [ -n "${DOT:-}" ]; then
+    expect "dot renders the claim machine" sh -c "'$FSMDUMP' -m claim | '$DOT' -Tsvg >'$TMP/claim.svg'"
+fi
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler or notice-record)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record or claim)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

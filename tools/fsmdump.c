@@ -11,18 +11,20 @@
 
 #include "preempt_fsm.h"
 #include "tool.h"
-#include "pub-internal.h"
+#include "decl-internal.h"
 #include "trace-internal.h"
 
 static const char usage[] =
-    "Usage: fsmdump [--machine handler|notice-record] [--format dot|mermaid|table]\n"
+    "Usage: fsmdump [--machine handler|notice-record|claim] [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
     "Prints libpreempt's state machine from the same table the library runs.\n"
     "\n"
     "  -m, --machine M   handler (default): the handler's machine;\n"
     "                    notice-record: the job coordinator's machine for where\n"
-    "                    this worker's notice stands in the job's records\n"
+    "                    this worker's notice stands in the job's records;\n"
+    "                    claim: the coordinator's machine for where this\n"
+    "                    worker's driver claim stands\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -435,98 +437,115 @@ static int load_overlay(const char *path, struct overlay *o)
     return 0;
 }
 
-/* ---- the notice record's machine (lib/pub-internal.h) ---- */
+/* ---- the coordinator's declared machines (lib/decl-internal.h) ---- */
 
-/* Checks it: every state reachable from idle, and idle reachable from
- * every state (no state traps a value). The number of problems. */
-static unsigned pub_check(void)
+/* Checks one: every state reachable from the first, and the first from
+ * every state (no state traps it), and no (state, input) pair listed twice
+ * (the first row would hide the second). The number of problems. */
+static unsigned decl_check(const struct preempt_decl *m)
 {
-    size_t n;
-    const struct preempt_pub_row *rows = preempt_pub_rows_(&n);
-    bool from_idle[PREEMPT_PUB__COUNT] = { [PREEMPT_PUB_IDLE] = true }, to_idle[PREEMPT_PUB__COUNT] = { [PREEMPT_PUB_IDLE] = true };
+    bool from0[256] = { [0] = true }, to0[256] = { [0] = true };
     unsigned problems = 0;
 
     for (bool more = true; more;) {
         more = false;
-        for (size_t i = 0; i < n; i++) {
-            if (from_idle[rows[i].from] && !from_idle[rows[i].to])
-                from_idle[rows[i].to] = more = true;
-            if (to_idle[rows[i].to] && !to_idle[rows[i].from])
-                to_idle[rows[i].from] = more = true;
+        for (size_t i = 0; i < m->n_rows; i++) {
+            if (from0[m->rows[i].from] && !from0[m->rows[i].to])
+                from0[m->rows[i].to] = more = true;
+            if (to0[m->rows[i].to] && !to0[m->rows[i].from])
+                to0[m->rows[i].from] = more = true;
         }
     }
-    for (int st = 0; st < PREEMPT_PUB__COUNT; st++) {
-        if (!from_idle[st])
-            fprintf(stderr, "fsmdump: check: notice-record: %s is not reachable from idle\n",
-                    preempt_pub_state_name_((enum preempt_pub_state)st)), problems++;
-        if (!to_idle[st])
-            fprintf(stderr, "fsmdump: check: notice-record: idle is not reachable from %s\n",
-                    preempt_pub_state_name_((enum preempt_pub_state)st)), problems++;
+    for (unsigned st = 0; st < m->n_states; st++) {
+        if (!from0[st])
+            fprintf(stderr, "fsmdump: check: %s: %s is not reachable from %s\n", m->name, preempt_decl_state_(m, st),
+                    preempt_decl_state_(m, 0)), problems++;
+        if (!to0[st])
+            fprintf(stderr, "fsmdump: check: %s: %s is not reachable from %s\n", m->name, preempt_decl_state_(m, 0),
+                    preempt_decl_state_(m, st)), problems++;
     }
+    for (size_t i = 0; i < m->n_rows; i++)
+        for (size_t j = 0; j < i; j++)
+            if (m->rows[j].from == m->rows[i].from && m->rows[j].input == m->rows[i].input)
+                fprintf(stderr, "fsmdump: check: %s: (%s, %s) is listed twice\n", m->name,
+                        preempt_decl_state_(m, m->rows[i].from), preempt_decl_input_(m, m->rows[i].input)),
+                    problems++;
     return problems;
 }
 
-static void pub_mermaid_id(enum preempt_pub_state st)
+static void decl_mermaid_id(const struct preempt_decl *m, unsigned st)
 {
-    for (const char *p = preempt_pub_state_name_(st); *p; p++)
+    for (const char *p = preempt_decl_state_(m, st); *p; p++)
         putchar(*p == '-' ? '_' : *p);
 }
 
-static int pub_dump(enum format fmt, bool check)
+static const struct preempt_decl *decl_find(const char *name)
 {
-    size_t n;
-    const struct preempt_pub_row *rows = preempt_pub_rows_(&n);
+    for (const struct preempt_decl *const *m = preempt_decls_; *m; m++)
+        if (strcmp((*m)->name, name) == 0)
+            return *m;
+    return NULL;
+}
+
+static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
+{
+    const struct preempt_decl_row *rows = m->rows;
+    size_t n = m->n_rows;
 
     if (check) {
-        unsigned problems = pub_check();
+        unsigned problems = decl_check(m);
 
         if (problems) {
             fprintf(stderr, "fsmdump: check: %u problem%s\n", problems, problems == 1 ? "" : "s");
             return 1;
         }
-        printf("fsmdump: check: notice-record: %zu rows, %zu ignored pairs, no problems\n", n,
-               (size_t)PREEMPT_PUB__COUNT * PREEMPT_PUB_IN__COUNT - n);
+        printf("fsmdump: check: %s: %zu rows, %zu ignored pairs, no problems\n", m->name, n,
+               (size_t)m->n_states * m->n_inputs - n);
         return 0;
     }
     if (fmt == FMT_DOT) {
-        printf("digraph notice_record {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
-        for (int st = 0; st < PREEMPT_PUB__COUNT; st++) {
-            printf("  \"%s\" [tooltip=\"", preempt_pub_state_name_((enum preempt_pub_state)st));
-            dot_escape(preempt_pub_state_what_((enum preempt_pub_state)st));
+        printf("digraph \"%s\" {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n", m->name);
+        for (unsigned st = 0; st < m->n_states; st++) {
+            printf("  \"%s\" [tooltip=\"", preempt_decl_state_(m, st));
+            dot_escape(m->state_whats[st]);
             printf("\"];\n");
         }
         for (size_t i = 0; i < n; i++)
-            printf("  \"%s\" -> \"%s\" [label=\"%s%s%s\"];\n", preempt_pub_state_name_(rows[i].from),
-                   preempt_pub_state_name_(rows[i].to), preempt_pub_input_name_(rows[i].input),
-                   rows[i].action ? " / " : "", rows[i].action ? preempt_pub_action_name_(rows[i].action) : "");
+            printf("  \"%s\" -> \"%s\" [label=\"%s%s%s\"];\n", preempt_decl_state_(m, rows[i].from),
+                   preempt_decl_state_(m, rows[i].to), preempt_decl_input_(m, rows[i].input),
+                   rows[i].action ? " / " : "", rows[i].action ? preempt_decl_action_(m, rows[i].action) : "");
         printf("}\n");
     } else if (fmt == FMT_MERMAID) {
         printf("stateDiagram-v2\n");
-        for (int st = 0; st < PREEMPT_PUB__COUNT; st++) { /* ids without '-', named as in the logs */
-            printf("    state \"%s\" as ", preempt_pub_state_name_((enum preempt_pub_state)st));
-            pub_mermaid_id((enum preempt_pub_state)st);
+        for (unsigned st = 0; st < m->n_states; st++) { /* ids without '-', named as in the logs */
+            printf("    state \"%s\" as ", preempt_decl_state_(m, st));
+            decl_mermaid_id(m, st);
             printf("\n");
         }
-        printf("    [*] --> idle\n");
+        printf("    [*] --> ");
+        decl_mermaid_id(m, 0);
+        printf("\n");
         for (size_t i = 0; i < n; i++) {
             printf("    ");
-            pub_mermaid_id(rows[i].from);
+            decl_mermaid_id(m, rows[i].from);
             printf(" --> ");
-            pub_mermaid_id(rows[i].to);
-            printf(" : %s%s%s\n", preempt_pub_input_name_(rows[i].input), rows[i].action ? " / " : "",
-                   rows[i].action ? preempt_pub_action_name_(rows[i].action) : "");
+            decl_mermaid_id(m, rows[i].to);
+            printf(" : %s%s%s\n", preempt_decl_input_(m, rows[i].input), rows[i].action ? " / " : "",
+                   rows[i].action ? preempt_decl_action_(m, rows[i].action) : "");
         }
     } else {
         printf("%-14s %-13s %-14s %s\n", "from", "input", "to", "action");
         for (size_t i = 0; i < n; i++)
-            printf("%-14s %-13s %-14s %s\n", preempt_pub_state_name_(rows[i].from),
-                   preempt_pub_input_name_(rows[i].input), preempt_pub_state_name_(rows[i].to),
-                   preempt_pub_action_name_(rows[i].action));
+            printf("%-14s %-13s %-14s %s\n", preempt_decl_state_(m, rows[i].from),
+                   preempt_decl_input_(m, rows[i].input), preempt_decl_state_(m, rows[i].to),
+                   preempt_decl_action_(m, rows[i].action));
         printf("\nstates:\n");
-        for (int st = 0; st < PREEMPT_PUB__COUNT; st++)
-            printf("  %-14s %s\n", preempt_pub_state_name_((enum preempt_pub_state)st),
-                   preempt_pub_state_what_((enum preempt_pub_state)st));
-        printf("\n%zu rows; every other (state, input) pair is ignored: nothing changes, nothing is sent\n", n);
+        for (unsigned st = 0; st < m->n_states; st++)
+            printf("  %-14s %s\n", preempt_decl_state_(m, st), m->state_whats[st]);
+        printf("\ninputs:\n");
+        for (unsigned in = 0; in < m->n_inputs; in++)
+            printf("  %-14s %s\n", preempt_decl_input_(m, in), m->input_whats[in]);
+        printf("\n%zu rows; every other (state, input) pair is ignored: nothing changes, nothing is done\n", n);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "fsmdump: write error: %s\n", strerror(errno));
@@ -549,7 +568,8 @@ int main(int argc, char **argv)
     static struct overlay o; /* large: static, zeroed */
     enum format fmt = FMT_DOT;
     const char *trace = NULL;
-    bool check = false, pub = false;
+    bool check = false;
+    const struct preempt_decl *decl = NULL; /* a coordinator's machine, or the handler's */
     int c;
 
     M = preempt_fsm_def_();
@@ -557,10 +577,9 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":f:m:t:ch", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            if (strcmp(optarg, "notice-record") == 0)
-                pub = true;
-            else if (strcmp(optarg, "handler") != 0)
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler or notice-record)", optarg);
+            decl = NULL;
+            if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record or claim)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)
@@ -589,10 +608,10 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return tool_usage_error("fsmdump", "unexpected argument '%s'", argv[optind]);
-    if (pub) {
+    if (decl) {
         if (trace)
             return tool_usage_error("fsmdump", "--trace lays a trace over the handler's machine only");
-        return pub_dump(fmt, check);
+        return decl_dump(decl, fmt, check);
     }
     if (check) {
         unsigned n = preempt_fsm_check_(report, NULL);

@@ -24,6 +24,7 @@
 #include "etcd-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
+#include "claim-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
 
@@ -859,8 +860,9 @@ START_TEST(test_pub_machine)
             }
             if (stale && listed)
                 ck_assert_msg(st == PREEMPT_PUB_DEFERRED || (int)st == s || a == PREEMPT_PUB_DO_PUT,
-                              "%s --%s--> %s drops the newer value", preempt_pub_state_name_((enum preempt_pub_state)s),
-                              preempt_pub_input_name_((enum preempt_pub_input)in), preempt_pub_state_name_(st));
+                              "%s --%s--> %s drops the newer value", preempt_decl_state_(&preempt_pub_decl_, (unsigned)s),
+                              preempt_decl_input_(&preempt_pub_decl_, (unsigned)in),
+                              preempt_decl_state_(&preempt_pub_decl_, st));
             if (a == PREEMPT_PUB_DO_CARRY)
                 ck_assert(s == PREEMPT_PUB_DEFERRED && in == PREEMPT_PUB_IN_CLAIM_SENT);
             if (a == PREEMPT_PUB_DO_PUT) /* one put at a time: only where none is on its way, or it was just answered */
@@ -869,7 +871,54 @@ START_TEST(test_pub_machine)
                 ck_assert_int_eq(st, PREEMPT_PUB_PUTTING);
         }
     ck_assert_uint_eq(rows, 22); /* the table's rows, each a distinct pair */
-    ck_assert_str_eq(preempt_pub_state_name_(PREEMPT_PUB_IN_CLAIM), "in-claim");
+    ck_assert_str_eq(preempt_decl_state_(&preempt_pub_decl_, PREEMPT_PUB_IN_CLAIM), "in-claim");
+}
+END_TEST
+
+/* The claim's machine (claim-internal.h), every (state, input) pair: a
+ * claim goes only as "send" into sent, a new lease is asked for only into
+ * await-lease, only an answer that says so makes this worker the holder,
+ * every answer is taken in any state (a claim may go twice), a notice
+ * waits for a claim on its way, and the holder stops holding when its
+ * claim goes or the episode ends. */
+START_TEST(test_claim_machine)
+{
+    const struct preempt_decl *m = &preempt_claim_decl_;
+    unsigned rows = 0;
+
+    for (unsigned s = 0; s < PREEMPT_CLAIM__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_CLAIM_IN__COUNT; in++) {
+            unsigned st = s;
+            bool listed;
+            unsigned a = preempt_decl_step_(m, &st, in, &listed);
+
+            rows += listed;
+            if (!listed) {
+                ck_assert_uint_eq(st, s);
+                ck_assert_uint_eq(a, PREEMPT_CLAIM_DO_NONE);
+            }
+            ck_assert_msg((a == PREEMPT_CLAIM_DO_SEND) == (listed && st == PREEMPT_CLAIM_SENT),
+                          "%s --%s--> %s (%s)", preempt_decl_state_(m, s), preempt_decl_input_(m, in),
+                          preempt_decl_state_(m, st), preempt_decl_action_(m, a));
+            ck_assert((a == PREEMPT_CLAIM_DO_REGRANT) == (in == PREEMPT_CLAIM_IN_STALE_LEASE));
+            if (st == PREEMPT_CLAIM_HELD && s != PREEMPT_CLAIM_HELD)
+                ck_assert_uint_eq(in, PREEMPT_CLAIM_IN_WON);
+            if (in == PREEMPT_CLAIM_IN_WON || in == PREEMPT_CLAIM_IN_STALE_LEASE || in == PREEMPT_CLAIM_IN_UNREADABLE)
+                ck_assert(listed);
+            if (in == PREEMPT_CLAIM_IN_LOST || in == PREEMPT_CLAIM_IN_GONE || in == PREEMPT_CLAIM_IN_NEXT_EPISODE)
+                ck_assert_uint_ne(st, PREEMPT_CLAIM_HELD);
+        }
+    ck_assert_uint_eq(rows, m->n_rows); /* each row a distinct pair */
+    {
+        unsigned st = PREEMPT_CLAIM_SENT;
+        bool listed;
+
+        ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_CLAIM_IN_NOTICE, &listed), PREEMPT_CLAIM_DO_NONE);
+        ck_assert(!listed); /* its own claim may not have landed yet */
+        ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_CLAIM_IN_SEND, &listed), PREEMPT_CLAIM_DO_SEND);
+    }
+    ck_assert_str_eq(preempt_decl_state_(m, PREEMPT_CLAIM_AWAIT_LEASE), "await-lease");
+    ck_assert_ptr_eq(preempt_decls_[1], m);
 }
 END_TEST
 
@@ -1462,6 +1511,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_record_grammar);
     tcase_add_test(t, test_pub_machine);
+    tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);

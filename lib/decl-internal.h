@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/decl-internal.h: the coordinator's small declared machines.
+ *
+ * Besides the handler's machine (fsm/), the job coordinator (lib/coord.c)
+ * keeps a few pieces of state whose values decide what it sends next:
+ * where this worker's notice record stands (pub-internal.h) and where its
+ * driver claim stands (claim-internal.h). Each is one table of rows (from,
+ * input, to, action), declared with X-macros beside the enums it defines,
+ * stepped by one pure function (a pair no row lists is ignored on purpose:
+ * nothing changes and nothing is done), logged by the coordinator at every
+ * transition, and drawn and checked by `fsmdump --machine NAME` (every
+ * state reachable from the first one, and the first one from every state).
+ * The coordinator runs the action a step returns; the table is the only
+ * place that decides it. */
+#ifndef PREEMPT_DECL_INTERNAL_H
+#define PREEMPT_DECL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct preempt_decl_row {
+    unsigned char from, input, to, action;
+};
+
+struct preempt_decl {
+    const char *name; /* fsmdump --machine NAME */
+    const char *what; /* one line: what it tracks */
+    unsigned n_states, n_inputs, n_actions;
+    const char *const *state_names, *const *state_whats;
+    const char *const *input_names, *const *input_whats;
+    const char *const *action_names;
+    const struct preempt_decl_row *rows;
+    size_t n_rows;
+};
+
+/* One step: *state moves as the first row for (*state, input) says, and
+ * its action is returned; *listed says whether a row matched (if not,
+ * nothing changes and the action is 0, "none"). Pure. */
+unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed);
+
+/* A state's, input's or action's name, or "?" out of range. */
+const char *preempt_decl_state_(const struct preempt_decl *m, unsigned s);
+const char *preempt_decl_input_(const struct preempt_decl *m, unsigned in);
+const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a);
+
+/* The declared machines, for fsmdump and the tests: NULL-terminated. */
+extern const struct preempt_decl *const preempt_decls_[];
+
+/* The definition of machine VAR (in the .c of its step): its names and
+ * texts from the X-macro lists (X(ID, "name", "text")) and its rows from
+ * TABLE (X(FROM, INPUT, TO, ACTION)), each row made by ROW. */
+#define PREEMPT_DECL_NAME_(id, name, what) name,
+#define PREEMPT_DECL_WHAT_(id, name, what) what,
+#define PREEMPT_DECL_N_(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
+#define PREEMPT_DECL_DEFINE(var, label, text, STATES, INPUTS, ACTIONS, TABLE, ROW)                                \
+    static const char *const var##_sn[] = { STATES(PREEMPT_DECL_NAME_) };                                         \
+    static const char *const var##_sw[] = { STATES(PREEMPT_DECL_WHAT_) };                                         \
+    static const char *const var##_in[] = { INPUTS(PREEMPT_DECL_NAME_) };                                         \
+    static const char *const var##_iw[] = { INPUTS(PREEMPT_DECL_WHAT_) };                                         \
+    static const char *const var##_an[] = { ACTIONS(PREEMPT_DECL_NAME_) };                                        \
+    static const struct preempt_decl_row var##_rows[] = { TABLE(ROW) };                                           \
+    const struct preempt_decl var = { label,           text,           PREEMPT_DECL_N_(var##_sn),                  \
+                                      PREEMPT_DECL_N_(var##_in), PREEMPT_DECL_N_(var##_an), var##_sn, var##_sw,   \
+                                      var##_in,        var##_iw,       var##_an,                                   \
+                                      var##_rows,      PREEMPT_DECL_N_(var##_rows) }
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/decl.c: the coordinator's small declared machines (decl-internal.h).
+ * Pure. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "claim-internal.h"
+#include "decl-internal.h"
+#include "pub-internal.h"
+
+const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, NULL };
+
+unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)
+{
+    *listed = false;
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->rows[i].from == *state && m->rows[i].input == input) {
+            *listed = true;
+            *state = m->rows[i].to;
+            return m->rows[i].action;
+        }
+    return 0; /* ignored on purpose */
+}
+
+static const char *text_of(const char *const *texts, unsigned n, unsigned i)
+{
+    return i < n ? texts[i] : "?";
+}
+
+const char *preempt_decl_state_(const struct preempt_decl *m, unsigned s)
+{
+    return text_of(m->state_names, m->n_states, s);
+}
+
+const char *preempt_decl_input_(const struct preempt_decl *m, unsigned in)
+{
+    return text_of(m->input_names, m->n_inputs, in);
+}
+
+const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a)
+{
+    return text_of(m->action_names, m->n_actions, a);
+}
