@@ -6,4 +6,4 @@
 #define CLAIM_ROW_(from, in, to, act)                                                                               \
     { PREEMPT_CLAIM_##from, PREEMPT_CLAIM_IN_##in, PREEMPT_CLAIM_##to, PREEMPT_CLAIM_DO_##act },
 PREEMPT_DECL_DEFINE(preempt_claim_decl_, "claim", "where this worker's driver claim stands", PREEMPT_CLAIM_STATES,
-                    PREEMPT_CLAIM_INPUTS, PREEMPT_CLAIM_ACTIONS, PREEMPT_CLAIM_TABLE, CLAIM_ROW_);
+                    PREEMPT_CLAIM_INPUTS, PREEMPT_CLAIM_ACTIONS, PREEMPT_CLAIM_TABLE, CLAIM_ROW_, 0);

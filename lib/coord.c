@@ -24,6 +24,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "claim-internal.h"
+#include "membership-internal.h"
 #include "pub-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
@@ -1242,7 +1243,7 @@ struct preempt_coord {
     bool granting;         /* a lease grant is on its way (one at a time; the claim's machine may wait for it) */
     uint64_t give_up_ms;
     int64_t lease;
-    bool left, active;
+    bool active;
     bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
     uint64_t my_notice_wall;
     uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
@@ -1250,8 +1251,9 @@ struct preempt_coord {
     bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
     enum preempt_pub_state pub; /* where this worker's notice stands (pub-internal.h: a declared machine) */
     enum preempt_claim_state claim; /* where this worker's driver claim stands (claim-internal.h: declared) */
+#define LEFT(c) ((c)->mship == PREEMPT_MSHIP_LEFT)
     bool polling;          /* the driver's read of the memberships is on its way */
-    bool departed;         /* w/alive/<me> went with the report of the last save */
+    enum preempt_mship_state mship; /* where this worker's membership stands (membership-internal.h: declared) */
     bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
     bool prop_last;        /* with its opinion */
@@ -1279,6 +1281,11 @@ struct preempt_coord {
     bool replaying;        /* held records are being applied: peer notices are merged */
     struct preempt_event merged; /* the earliest peer notice of a replay (kind 0: none) */
 };
+
+/* The coordinator's declared machines (decl-internal.h): one input each. */
+static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in);
+static void claim_in(struct preempt_coord *c, enum preempt_claim_input in);
+static void mship_in(struct preempt_coord *c, enum preempt_mship_input in);
 
 struct held {
     uint64_t ep;
@@ -1674,7 +1681,8 @@ static void report(struct preempt_coord *c, unsigned k, uint64_t step, bool last
     c->r[k].agreed = step;
     write_call(c, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
                k ? on_reported1 : on_reported0);
-    c->departed = c->departed || last;
+    if (last)
+        mship_in(c, PREEMPT_MSHIP_IN_LAST_REPORT);
 }
 
 /* The round's decision record: the one truth every worker follows. */
@@ -1729,7 +1737,6 @@ static void check_withdrawn(struct preempt_coord *c)
     post_withdrawn(c);
 }
 
-static void claim_in(struct preempt_coord *c, enum preempt_claim_input in);
 static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
 static void notice_put(struct preempt_coord *c);
 static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_input in);
@@ -1842,7 +1849,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
     char key[PREEMPT_KEY_MAX], val[16];
 
     c->polling = false;
-    if (status < 0 || c->left || c->claim != PREEMPT_CLAIM_HELD) {
+    if (status < 0 || LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) {
         if (status < 0)
             CLOG(c, 1, "reading the memberships failed: %s", msg);
         return;
@@ -1898,7 +1905,7 @@ static void read_members(struct preempt_coord *c)
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
 
-    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || !c->active || c->left)
+    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || !c->active || LEFT(c))
         return;
     CRANGE(c, alive, ALIVE, 'w');
     CRANGE(c, done, DONE, 'w');
@@ -1923,7 +1930,7 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
      * or in its own record, for a worker that reads the records afresh. */
     if (!c->view.claim)
         (void)pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
-    if (c->active && !c->left && !c->withdrawn_posted && !c->view.claim)
+    if (c->active && !LEFT(c) && !c->withdrawn_posted && !c->view.claim)
         claim_in(c, in);
     if (c->pub == PREEMPT_PUB_DEFERRED && c->claim != PREEMPT_CLAIM_SENT)
         notice_put(c);
@@ -2206,10 +2213,9 @@ static unsigned ttl_needed(const struct preempt_coord *c)
 static void on_regrant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    char key[PREEMPT_KEY_MAX];
 
     c->granting = false;
-    if (c->left)
+    if (LEFT(c))
         return;
     if (status < 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", msg);
@@ -2221,9 +2227,7 @@ static void on_regrant(int status, const struct preempt_etcd_reply *r, const cha
     c->lease = r->id;
     if (r->ttl > 0)
         c->ttl_s = (unsigned)r->ttl;
-    CKEY(c, key, ALIVE, .worker = c->me);
-    if (!c->departed)
-        put(c, key, c->member, c->lease);
+    mship_in(c, PREEMPT_MSHIP_IN_GRANTED); /* alive/<me> moves over, unless it went with the last report */
     claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
 }
 
@@ -2232,7 +2236,7 @@ static void regrant(struct preempt_coord *c)
 {
     unsigned ttl = ttl_needed(c);
 
-    if (c->granting || c->left)
+    if (c->granting || LEFT(c))
         return;
     c->granting = true;
     if (c->io->request(c->io_arg, PREEMPT_RQ_GRANT(ttl), c->give_up_ms, on_regrant, c) < 0)
@@ -2256,7 +2260,7 @@ static void on_keepalive(int status, const struct preempt_etcd_reply *r, const c
 {
     struct preempt_coord *c = arg;
 
-    if (c->left)
+    if (LEFT(c))
         return;
     if (status < 0) {
         CLOG(c, 2, "lease keep-alive failed: %s", msg);
@@ -2305,14 +2309,10 @@ static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MA
  * transition and runs a put it asks for; returns its action. */
 static enum preempt_pub_action pub(struct preempt_coord *c, enum preempt_pub_input in)
 {
-    enum preempt_pub_state from = c->pub;
-    bool listed;
-    enum preempt_pub_action a = preempt_pub_step_(&c->pub, in, &listed);
+    unsigned st = c->pub;
+    enum preempt_pub_action a = (enum preempt_pub_action)decl_in(c, &preempt_pub_decl_, &st, in);
 
-    if (listed)
-        CLOG(c, 0, "notice record: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_pub_decl_, from),
-             preempt_decl_input_(&preempt_pub_decl_, in), preempt_decl_state_(&preempt_pub_decl_, c->pub),
-             preempt_decl_action_(&preempt_pub_decl_, a));
+    c->pub = (enum preempt_pub_state)st;
     if (a == PREEMPT_PUB_DO_PUT) { /* one put at a time: a later value never lands before an earlier one */
         char key[PREEMPT_KEY_MAX], val[96];
 
@@ -2349,7 +2349,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
      * to go with the next claim or the put below */
     (void)pub(c, status < 0 ? PREEMPT_PUB_IN_CLAIM_FAILED
                  : r->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST);
-    if (status == -ENOENT && !c->left) { /* "requested lease not found": it ended inside a long step */
+    if (status == -ENOENT && !LEFT(c)) { /* "requested lease not found": it ended inside a long step */
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
         claim_in(c, PREEMPT_CLAIM_IN_STALE_LEASE);
         return;
@@ -2444,23 +2444,46 @@ static void claim_send(struct preempt_coord *c)
     write_call(c, PREEMPT_RQ_TXN(cmp, propose ? 2 : 1, ok, n_ok, fail, n_fail), on_claim);
 }
 
+/* One step of a declared machine (decl-internal.h), logged; its action. */
+static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in)
+{
+    unsigned from = *state, a;
+    bool listed;
+
+    a = preempt_decl_step_(m, state, in, &listed);
+    if (listed)
+        CLOG(c, 0, "%s: %s --%s--> %s (%s)", m->name, preempt_decl_state_(m, from), preempt_decl_input_(m, in),
+             preempt_decl_state_(m, *state), preempt_decl_action_(m, a));
+    return a;
+}
+
 /* One input to the claim's machine (claim-internal.h: the only place that
  * decides whether a claim goes and who holds it); runs its action. */
 static void claim_in(struct preempt_coord *c, enum preempt_claim_input in)
 {
-    const struct preempt_decl *m = &preempt_claim_decl_;
-    unsigned st = c->claim, a;
-    bool listed;
+    unsigned st = c->claim, a = decl_in(c, &preempt_claim_decl_, &st, in);
 
-    a = preempt_decl_step_(m, &st, in, &listed);
-    if (listed)
-        CLOG(c, 0, "claim: %s --%s--> %s (%s)", preempt_decl_state_(m, c->claim), preempt_decl_input_(m, in),
-             preempt_decl_state_(m, st), preempt_decl_action_(m, a));
     c->claim = (enum preempt_claim_state)st;
     if (a == PREEMPT_CLAIM_DO_SEND)
         claim_send(c);
     else if (a == PREEMPT_CLAIM_DO_REGRANT)
         regrant(c);
+}
+
+/* One input to the membership's machine (membership-internal.h); runs its
+ * action. */
+static void mship_in(struct preempt_coord *c, enum preempt_mship_input in)
+{
+    unsigned st = c->mship, a = decl_in(c, &preempt_mship_decl_, &st, in);
+    char key[PREEMPT_KEY_MAX];
+
+    c->mship = (enum preempt_mship_state)st;
+    if (a == PREEMPT_MSHIP_DO_PUT_ALIVE) {
+        CKEY(c, key, ALIVE, .worker = c->me);
+        put(c, key, c->member, c->lease);
+    } else if (a == PREEMPT_MSHIP_DO_REVOKE) {
+        (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
+    }
 }
 
 /* The machine is back in idle: this worker moves on to the next episode
@@ -2480,13 +2503,7 @@ static void advance(struct preempt_coord *c)
     c->withdrawn_posted = c->active = c->my_withdrawn = false;
     claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);
     c->prop_step = 0;
-    if (c->departed) { /* its last save was an opportunistic one after all: it is a member again */
-        char key[PREEMPT_KEY_MAX];
-
-        c->departed = false;
-        CKEY(c, key, ALIVE, .worker = c->me);
-        put(c, key, c->member, c->lease);
-    }
+    mship_in(c, PREEMPT_MSHIP_IN_NEXT_EPISODE); /* a last save that was an opportunistic one after all */
     c->my_notice_wall = c->my_deadline = 0;
     if (live) {
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
@@ -2602,7 +2619,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
          * by the exit's flush), so that its peers plan with the job's
          * earliest deadline. A worker that departed with its last report
          * leaves its lease, and its claim, to end by themselves. */
-        if (c->pub == PREEMPT_PUB_DEFERRED || (c->pub == PREEMPT_PUB_IN_CLAIM && !c->departed))
+        if (c->pub == PREEMPT_PUB_DEFERRED || (c->pub == PREEMPT_PUB_IN_CLAIM && c->mship != PREEMPT_MSHIP_DEPARTED))
             notice_put(c);
         break; /* the rest is the shell's */
     case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */
@@ -2618,18 +2635,12 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
 
 void preempt_coord_leave_(struct preempt_coord *c)
 {
-    if (!c || c->left)
+    if (!c || LEFT(c))
         return;
-    c->left = true;
     c->io->timer(c->io_arg, 0, NULL, NULL);
-    if (c->departed) {
-        /* The membership ended with the last report. The lease ends by
-         * itself; a driver's claim stays until then, so that no worker
-         * still waiting for the decision takes the episode over. */
+    if (c->mship == PREEMPT_MSHIP_DEPARTED)
         CLOG(c, 0, "leaving: the membership ended with the last report; the lease ends by itself");
-        return;
-    }
-    (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
+    mship_in(c, PREEMPT_MSHIP_IN_LEAVE);
 }
 
 /* ---- the members watch (preempt_coord_watch_members_) ----------------------------------------- */
@@ -2647,7 +2658,7 @@ static void member_record(struct preempt_coord *c, bool put, const char *key)
         c->m_done[k.worker] = c->m_done[k.worker] || put;
         return;
     }
-    if (!put && c->m_alive[k.worker] && !c->m_done[k.worker] && k.worker != c->me && !c->left) {
+    if (!put && c->m_alive[k.worker] && !c->m_done[k.worker] && k.worker != c->me && !LEFT(c)) {
         CLOG(c, 1, "worker %u's membership ended", k.worker);
         c->m_gone(k.worker, "its membership ended: its lease expired or was revoked, or it left after its last save",
                   c->m_arg);

@@ -10,7 +10,8 @@
  * stepped by one pure function (a pair no row lists is ignored on purpose:
  * nothing changes and nothing is done), logged by the coordinator at every
  * transition, and drawn and checked by `fsmdump --machine NAME` (every
- * state reachable from the first one, and the first one from every state).
+ * state reachable from the first one, and the first one from every state
+ * but a terminal one, which no row leaves).
  * The coordinator runs the action a step returns; the table is the only
  * place that decides it. */
 #ifndef PREEMPT_DECL_INTERNAL_H
@@ -32,6 +33,7 @@ struct preempt_decl {
     const char *const *action_names;
     const struct preempt_decl_row *rows;
     size_t n_rows;
+    unsigned terminal; /* a bit per state that ends the machine (no row leaves it) */
 };
 
 /* One step: *state moves as the first row for (*state, input) says, and
@@ -47,13 +49,14 @@ const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a);
 /* The declared machines, for fsmdump and the tests: NULL-terminated. */
 extern const struct preempt_decl *const preempt_decls_[];
 
-/* The definition of machine VAR (in the .c of its step): its names and
- * texts from the X-macro lists (X(ID, "name", "text")) and its rows from
- * TABLE (X(FROM, INPUT, TO, ACTION)), each row made by ROW. */
+/* The definition of machine VAR (in the .c of its table): its names and
+ * texts from the X-macro lists (X(ID, "name", "text")), its rows from
+ * TABLE (X(FROM, INPUT, TO, ACTION)), each row made by ROW, and TERMINAL,
+ * the bits of its terminal states (1u << state; 0: none). */
 #define PREEMPT_DECL_NAME_(id, name, what) name,
 #define PREEMPT_DECL_WHAT_(id, name, what) what,
 #define PREEMPT_DECL_N_(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
-#define PREEMPT_DECL_DEFINE(var, label, text, STATES, INPUTS, ACTIONS, TABLE, ROW)                                \
+#define PREEMPT_DECL_DEFINE(var, label, text, STATES, INPUTS, ACTIONS, TABLE, ROW, TERMINAL)                      \
     static const char *const var##_sn[] = { STATES(PREEMPT_DECL_NAME_) };                                         \
     static const char *const var##_sw[] = { STATES(PREEMPT_DECL_WHAT_) };                                         \
     static const char *const var##_in[] = { INPUTS(PREEMPT_DECL_NAME_) };                                         \
@@ -63,6 +66,6 @@ extern const struct preempt_decl *const preempt_decls_[];
     const struct preempt_decl var = { label,           text,           PREEMPT_DECL_N_(var##_sn),                  \
                                       PREEMPT_DECL_N_(var##_in), PREEMPT_DECL_N_(var##_an), var##_sn, var##_sw,   \
                                       var##_in,        var##_iw,       var##_an,                                   \
-                                      var##_rows,      PREEMPT_DECL_N_(var##_rows) }
+                                      var##_rows,      PREEMPT_DECL_N_(var##_rows), (TERMINAL) }
 
 #endif

@@ -83,7 +83,12 @@ expect_output "await_lease --> sent : granted / send"
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the claim machine" sh -c "'$FSMDUMP' -m claim | '$DOT' -Tsvg >'$TMP/claim.svg'"
 fi
+# the coordinator's membership machine (lib/membership-internal.h): "left" ends it
+expect_rc 0 "$FSMDUMP" --machine membership --check
+expect_output "fsmdump: check: membership: 5 rows, 7 ignored pairs, no problems"
+expect_rc 0 "$FSMDUMP" --machine membership --format table
+expect_output "departed       next-episode  member         put-alive"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record or claim)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record, claim or membership)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

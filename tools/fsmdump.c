@@ -15,7 +15,8 @@
 #include "trace-internal.h"
 
 static const char usage[] =
-    "Usage: fsmdump [--machine handler|notice-record|claim] [--format dot|mermaid|table]\n"
+    "Usage: fsmdump [--machine handler|notice-record|claim|membership]\n"
+    "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
     "Prints libpreempt's state machine from the same table the library runs.\n"
@@ -24,7 +25,8 @@ static const char usage[] =
     "                    notice-record: the job coordinator's machine for where\n"
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
-    "                    worker's driver claim stands\n"
+    "                    worker's driver claim stands; membership: where its\n"
+    "                    membership of the job stands\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -440,8 +442,9 @@ static int load_overlay(const char *path, struct overlay *o)
 /* ---- the coordinator's declared machines (lib/decl-internal.h) ---- */
 
 /* Checks one: every state reachable from the first, and the first from
- * every state (no state traps it), and no (state, input) pair listed twice
- * (the first row would hide the second). The number of problems. */
+ * every state but a terminal one (no state traps it), no row leaving a
+ * terminal state, and no (state, input) pair listed twice (the first row
+ * would hide the second). The number of problems. */
 static unsigned decl_check(const struct preempt_decl *m)
 {
     bool from0[256] = { [0] = true }, to0[256] = { [0] = true };
@@ -456,7 +459,13 @@ static unsigned decl_check(const struct preempt_decl *m)
                 to0[m->rows[i].from] = more = true;
         }
     }
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->terminal >> m->rows[i].from & 1u)
+            fprintf(stderr, "fsmdump: check: %s: a row leaves %s, a terminal state\n", m->name,
+                    preempt_decl_state_(m, m->rows[i].from)), problems++;
     for (unsigned st = 0; st < m->n_states; st++) {
+        if (m->terminal >> st & 1u)
+            to0[st] = true; /* it ends the machine */
         if (!from0[st])
             fprintf(stderr, "fsmdump: check: %s: %s is not reachable from %s\n", m->name, preempt_decl_state_(m, st),
                     preempt_decl_state_(m, 0)), problems++;
@@ -579,7 +588,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record or claim)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim or membership)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

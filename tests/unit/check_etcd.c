@@ -25,6 +25,7 @@
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "claim-internal.h"
+#include "membership-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
 
@@ -922,6 +923,41 @@ START_TEST(test_claim_machine)
 }
 END_TEST
 
+/* The membership's machine (membership-internal.h): alive/<me> is put
+ * again only where it stands no more (a new lease, or a last save that was
+ * not the last), the lease is revoked only by a member that leaves (one
+ * that departed with its last report leaves it, and its claim, to end by
+ * themselves), and nothing leaves "left". */
+START_TEST(test_membership_machine)
+{
+    const struct preempt_decl *m = &preempt_mship_decl_;
+
+    for (unsigned s = 0; s < PREEMPT_MSHIP__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_MSHIP_IN__COUNT; in++) {
+            unsigned st = s;
+            bool listed;
+            unsigned a = preempt_decl_step_(m, &st, in, &listed);
+
+            if (a == PREEMPT_MSHIP_DO_PUT_ALIVE)
+                ck_assert(st == PREEMPT_MSHIP_MEMBER &&
+                          (in == PREEMPT_MSHIP_IN_GRANTED || in == PREEMPT_MSHIP_IN_NEXT_EPISODE));
+            ck_assert((a == PREEMPT_MSHIP_DO_REVOKE) == (s == PREEMPT_MSHIP_MEMBER && in == PREEMPT_MSHIP_IN_LEAVE));
+            if (s == PREEMPT_MSHIP_LEFT)
+                ck_assert(!listed && st == s);
+            if (in == PREEMPT_MSHIP_IN_LEAVE && s != PREEMPT_MSHIP_LEFT)
+                ck_assert_uint_eq(st, PREEMPT_MSHIP_LEFT);
+        }
+    {
+        unsigned st = PREEMPT_MSHIP_DEPARTED;
+        bool listed;
+
+        ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_MSHIP_IN_GRANTED, &listed), PREEMPT_MSHIP_DO_NONE);
+        ck_assert(!listed); /* a new lease does not bring back a membership that went with the last report */
+    }
+    ck_assert(m->terminal == 1u << PREEMPT_MSHIP_LEFT);
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -1512,6 +1548,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_record_grammar);
     tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_claim_machine);
+    tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
