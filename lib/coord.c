@@ -24,6 +24,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "claim-internal.h"
+#include "episode-internal.h"
 #include "membership-internal.h"
 #include "pub-internal.h"
 #include "records-internal.h"
@@ -1243,7 +1244,7 @@ struct preempt_coord {
     bool granting;         /* a lease grant is on its way (one at a time; the claim's machine may wait for it) */
     uint64_t give_up_ms;
     int64_t lease;
-    bool active;
+    enum preempt_ep_state episode; /* where the current episode stands (episode-internal.h: declared) */
     bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
     uint64_t my_notice_wall;
     uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
@@ -1254,7 +1255,6 @@ struct preempt_coord {
 #define LEFT(c) ((c)->mship == PREEMPT_MSHIP_LEFT)
     bool polling;          /* the driver's read of the memberships is on its way */
     enum preempt_mship_state mship; /* where this worker's membership stands (membership-internal.h: declared) */
-    bool withdrawn_posted; /* notice-withdrawn was posted for the current records */
     uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
     bool prop_last;        /* with its opinion */
     struct preempt_view view; /* the job's records, read (view-internal.h): its incarnation and episode */
@@ -1286,6 +1286,7 @@ struct preempt_coord {
 static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in);
 static void claim_in(struct preempt_coord *c, enum preempt_claim_input in);
 static void mship_in(struct preempt_coord *c, enum preempt_mship_input in);
+static void ep_in(struct preempt_coord *c, enum preempt_ep_input in);
 
 struct held {
     uint64_t ep;
@@ -1417,16 +1418,6 @@ static uint64_t wall_of_mono(const struct preempt_coord *c, uint64_t mono)
     return mono >= now ? w + (mono - now) : w - (now - mono);
 }
 
-/* Tells the machine that the job's notices are withdrawn (the job's
- * decision, read from its records; the source says so). */
-static void post_withdrawn(struct preempt_coord *c)
-{
-    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
-
-    c->withdrawn_posted = true;
-    ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
-    cpost(c, ev);
-}
 
 /* This worker has a notice that none of its sources withdrew. */
 static bool own_live(const struct preempt_coord *c)
@@ -1702,13 +1693,13 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     ev.u.ckpt_committed.last = d->last;
     if (d->save_ms && c->ops.job_save) /* before the commit: the countdown plans with it */
         c->ops.job_save(d->save_ms, c->arg);
-    if (c->withdrawn_posted && own_live(c)) {
+    if (own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit
          * without it, so this worker does too, and brings its notice into
          * the next episode (advance). Its machine took the notice as a
-         * reason to stay; the withdrawal is posted again. */
-        post_withdrawn(c);
+         * reason to stay; the withdrawal is told again. */
+        ep_in(c, PREEMPT_EP_IN_COMMITTED_OWN);
     }
     cpost(c, ev);
 }
@@ -1728,13 +1719,12 @@ static void check_withdrawn(struct preempt_coord *c)
 
     preempt_view_summary_(&c->view, &sum);
     if (sum.live || !sum.notices) {
-        c->withdrawn_posted = false;
+        ep_in(c, PREEMPT_EP_IN_LIVE);
         return;
     }
-    if (c->withdrawn_posted)
-        return;
-    CLOG(c, 1, "every notice of the job is withdrawn or advisory");
-    post_withdrawn(c);
+    if (c->episode == PREEMPT_EP_ACTIVE)
+        CLOG(c, 1, "every notice of the job is withdrawn or advisory");
+    ep_in(c, PREEMPT_EP_IN_ALL_WITHDRAWN);
 }
 
 static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
@@ -1770,9 +1760,9 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
     /* This worker's own record tells its machine only when it undoes the
      * job's withdrawal: its machine then follows the job's view exactly as
      * every other worker's does. */
-    bool tell = n->worker != c->me || foreign || (c->withdrawn_posted && !n->withdrawn);
+    bool tell = n->worker != c->me || foreign || (c->episode == PREEMPT_EP_WITHDRAWN && !n->withdrawn);
 
-    c->active = true;
+    ep_in(c, PREEMPT_EP_IN_SEEN);
     if (n->news && tell) {
         ev.u.peer_notice.worker = n->worker;
         ev.u.peer_notice.deadline = mono_of_wall(c, n->wall);
@@ -1781,7 +1771,7 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
         retell_agreed(c);
         /* a notice undoes the machine's withdrawal: when this one is
          * withdrawn too (an advisory or periodic one), say so again */
-        c->withdrawn_posted = false;
+        ep_in(c, PREEMPT_EP_IN_NEWS);
     }
     check_withdrawn(c);
     maybe_claim(c, PREEMPT_CLAIM_IN_NOTICE); /* unless its own claim is on its way */
@@ -1905,7 +1895,7 @@ static void read_members(struct preempt_coord *c)
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
 
-    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || !c->active || LEFT(c))
+    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || c->episode == PREEMPT_EP_IDLE || LEFT(c))
         return;
     CRANGE(c, alive, ALIVE, 'w');
     CRANGE(c, done, DONE, 'w');
@@ -1930,7 +1920,7 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
      * or in its own record, for a worker that reads the records afresh. */
     if (!c->view.claim)
         (void)pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
-    if (c->active && !LEFT(c) && !c->withdrawn_posted && !c->view.claim)
+    if (c->episode == PREEMPT_EP_ACTIVE && !LEFT(c) && !c->view.claim)
         claim_in(c, in);
     if (c->pub == PREEMPT_PUB_DEFERRED && c->claim != PREEMPT_CLAIM_SENT)
         notice_put(c);
@@ -2152,9 +2142,9 @@ static void on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
     /* A later episode and nothing left of this worker's: the job withdrew
      * its notices and cleared the episode while this worker could not see
      * it. Its machine is told so; back in idle it moves on (clear-round). */
-    if (later && !current && c->active && !c->withdrawn_posted) {
+    if (later && !current && c->episode == PREEMPT_EP_ACTIVE) {
         CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->view.ep);
-        post_withdrawn(c);
+        ep_in(c, PREEMPT_EP_IN_CLEARED);
     }
     if (!later)
         maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
@@ -2250,7 +2240,7 @@ void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
     c->longest_step_ms = step_ms;
     /* A longer lease while nothing is going on (during a preemption the
      * driver's claim is bound to the current lease). */
-    if (ttl_needed(c) > c->ttl_s && !c->active) {
+    if (ttl_needed(c) > c->ttl_s && c->episode == PREEMPT_EP_IDLE) {
         CLOG(c, 1, "a step took %" PRIu64 " ms: the membership lease grows to %u s", step_ms, ttl_needed(c));
         regrant(c);
     }
@@ -2470,6 +2460,21 @@ static void claim_in(struct preempt_coord *c, enum preempt_claim_input in)
         regrant(c);
 }
 
+/* One input to the episode's machine (episode-internal.h); runs its
+ * action: the job's notices are withdrawn (the job's decision, read from
+ * its records; the source says so). */
+static void ep_in(struct preempt_coord *c, enum preempt_ep_input in)
+{
+    unsigned st = c->episode, a = decl_in(c, &preempt_ep_decl_, &st, in);
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+    c->episode = (enum preempt_ep_state)st;
+    if (a == PREEMPT_EP_DO_TELL_WITHDRAWN) {
+        ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
+        cpost(c, ev);
+    }
+}
+
 /* One input to the membership's machine (membership-internal.h); runs its
  * action. */
 static void mship_in(struct preempt_coord *c, enum preempt_mship_input in)
@@ -2500,7 +2505,8 @@ static void advance(struct preempt_coord *c)
     reset_round(c, 0);
     reset_round(c, 1);
     forget_gone(c);
-    c->withdrawn_posted = c->active = c->my_withdrawn = false;
+    c->my_withdrawn = false;
+    ep_in(c, PREEMPT_EP_IN_NEXT_EPISODE);
     claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);
     c->prop_step = 0;
     mship_in(c, PREEMPT_MSHIP_IN_NEXT_EPISODE); /* a last save that was an opportunistic one after all */
@@ -2545,9 +2551,9 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
     switch (fx->kind) {
     case PREEMPT_FX_PUBLISH_NOTICE: {
         uint64_t wall = wall_of_mono(c, (uint64_t)fx->arg);
-        bool opens = !c->active; /* from idle: the transition claims next, and the claim carries it */
+        bool opens = c->episode == PREEMPT_EP_IDLE; /* the transition claims next, and the claim carries it */
 
-        c->active = true;
+        ep_in(c, PREEMPT_EP_IN_OWN);
         if (!c->my_deadline || (uint64_t)fx->arg < c->my_deadline)
             c->my_deadline = (uint64_t)fx->arg;
         if (c->my_notice_wall && c->my_notice_wall <= wall)

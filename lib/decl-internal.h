@@ -49,23 +49,38 @@ const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a);
 /* The declared machines, for fsmdump and the tests: NULL-terminated. */
 extern const struct preempt_decl *const preempt_decls_[];
 
-/* The definition of machine VAR (in the .c of its table): its names and
- * texts from the X-macro lists (X(ID, "name", "text")), its rows from
- * TABLE (X(FROM, INPUT, TO, ACTION)), each row made by ROW, and TERMINAL,
- * the bits of its terminal states (1u << state; 0: none). */
-#define PREEMPT_DECL_NAME_(id, name, what) name,
-#define PREEMPT_DECL_WHAT_(id, name, what) what,
+/* A machine is declared with four X-macro lists, each taking the callback
+ * X and the enums' prefix P (e.g. PREEMPT_PUB_): STATES and INPUTS as
+ * X(P, ID, "name", "what"), ACTIONS as X(P, ID, "name", "what") with
+ * action 0 "none", TABLE as X(P, FROM, INPUT, TO, ACTION). */
+#define PREEMPT_DECL_ID_(P, id, ...) P##id,
+#define PREEMPT_DECL_IN_ID_(P, id, ...) P##IN_##id,
+#define PREEMPT_DECL_DO_ID_(P, id, ...) P##DO_##id,
+#define PREEMPT_DECL_NAME_(P, id, name, what) name,
+#define PREEMPT_DECL_WHAT_(P, id, name, what) what,
+#define PREEMPT_DECL_ROW_(P, from, in, to, act) { P##from, P##IN_##in, P##to, P##DO_##act },
 #define PREEMPT_DECL_N_(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
-#define PREEMPT_DECL_DEFINE(var, label, text, STATES, INPUTS, ACTIONS, TABLE, ROW, TERMINAL)                      \
-    static const char *const var##_sn[] = { STATES(PREEMPT_DECL_NAME_) };                                         \
-    static const char *const var##_sw[] = { STATES(PREEMPT_DECL_WHAT_) };                                         \
-    static const char *const var##_in[] = { INPUTS(PREEMPT_DECL_NAME_) };                                         \
-    static const char *const var##_iw[] = { INPUTS(PREEMPT_DECL_WHAT_) };                                         \
-    static const char *const var##_an[] = { ACTIONS(PREEMPT_DECL_NAME_) };                                        \
-    static const struct preempt_decl_row var##_rows[] = { TABLE(ROW) };                                           \
-    const struct preempt_decl var = { label,           text,           PREEMPT_DECL_N_(var##_sn),                  \
-                                      PREEMPT_DECL_N_(var##_in), PREEMPT_DECL_N_(var##_an), var##_sn, var##_sw,   \
-                                      var##_in,        var##_iw,       var##_an,                                   \
+
+/* Its enums (in its header): enum preempt_TAG_state (P<ID>, P_COUNT),
+ * enum preempt_TAG_input (P IN_<ID>), enum preempt_TAG_action (P DO_<ID>). */
+#define PREEMPT_DECL_ENUMS(tag, P, STATES, INPUTS, ACTIONS)                                                          \
+    enum preempt_##tag##_state { STATES(PREEMPT_DECL_ID_, P) P##_COUNT };                                            \
+    enum preempt_##tag##_input { INPUTS(PREEMPT_DECL_IN_ID_, P) P##IN__COUNT };                                      \
+    enum preempt_##tag##_action { ACTIONS(PREEMPT_DECL_DO_ID_, P) P##DO__COUNT }
+
+/* Its definition (in the .c of its table): names, texts and rows from the
+ * lists, and TERMINAL, the bits of its terminal states (1u << state; 0:
+ * none). */
+#define PREEMPT_DECL_DEFINE(var, label, text, P, STATES, INPUTS, ACTIONS, TABLE, TERMINAL)                           \
+    static const char *const var##_sn[] = { STATES(PREEMPT_DECL_NAME_, P) };                                         \
+    static const char *const var##_sw[] = { STATES(PREEMPT_DECL_WHAT_, P) };                                         \
+    static const char *const var##_in[] = { INPUTS(PREEMPT_DECL_NAME_, P) };                                         \
+    static const char *const var##_iw[] = { INPUTS(PREEMPT_DECL_WHAT_, P) };                                         \
+    static const char *const var##_an[] = { ACTIONS(PREEMPT_DECL_NAME_, P) };                                        \
+    static const struct preempt_decl_row var##_rows[] = { TABLE(PREEMPT_DECL_ROW_, P) };                             \
+    const struct preempt_decl var = { label,           text,           PREEMPT_DECL_N_(var##_sn),                    \
+                                      PREEMPT_DECL_N_(var##_in), PREEMPT_DECL_N_(var##_an), var##_sn, var##_sw,      \
+                                      var##_in,        var##_iw,       var##_an,                                     \
                                       var##_rows,      PREEMPT_DECL_N_(var##_rows), (TERMINAL) }
 
 #endif

@@ -7,11 +7,12 @@
 
 #include "claim-internal.h"
 #include "decl-internal.h"
+#include "episode-internal.h"
 #include "membership-internal.h"
 #include "pub-internal.h"
 
 const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_,
-                                                      NULL };
+                                                      &preempt_ep_decl_, NULL };
 
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)
 {

@@ -3,8 +3,5 @@
 /* lib/membership.c: the membership's machine (membership-internal.h). Pure. */
 #include "membership-internal.h"
 
-#define MSHIP_ROW_(from, in, to, act)                                                                               \
-    { PREEMPT_MSHIP_##from, PREEMPT_MSHIP_IN_##in, PREEMPT_MSHIP_##to, PREEMPT_MSHIP_DO_##act },
-PREEMPT_DECL_DEFINE(preempt_mship_decl_, "membership", "where this worker's membership of the job stands",
-                    PREEMPT_MSHIP_STATES, PREEMPT_MSHIP_INPUTS, PREEMPT_MSHIP_ACTIONS, PREEMPT_MSHIP_TABLE,
-                    MSHIP_ROW_, 1u << PREEMPT_MSHIP_LEFT);
+PREEMPT_DECL_DEFINE(preempt_mship_decl_, "membership", "where this worker's membership of the job stands", PREEMPT_MSHIP_,
+                    PREEMPT_MSHIP_STATES, PREEMPT_MSHIP_INPUTS, PREEMPT_MSHIP_ACTIONS, PREEMPT_MSHIP_TABLE, 1u << PREEMPT_MSHIP_LEFT);

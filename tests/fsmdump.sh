@@ -88,7 +88,12 @@ expect_rc 0 "$FSMDUMP" --machine membership --check
 expect_output "fsmdump: check: membership: 5 rows, 7 ignored pairs, no problems"
 expect_rc 0 "$FSMDUMP" --machine membership --format table
 expect_output "departed       next-episode  member         put-alive"
+# the coordinator's episode machine (lib/episode-internal.h)
+expect_rc 0 "$FSMDUMP" --machine episode --check
+expect_output "fsmdump: check: episode: 9 rows, 15 ignored pairs, no problems"
+expect_rc 0 "$FSMDUMP" --machine episode --format table
+expect_output "active         all-withdrawn withdrawn      tell-withdrawn"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record, claim or membership)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership or episode)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

@@ -15,7 +15,7 @@
 #include "trace-internal.h"
 
 static const char usage[] =
-    "Usage: fsmdump [--machine handler|notice-record|claim|membership]\n"
+    "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -26,7 +26,8 @@ static const char usage[] =
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
     "                    worker's driver claim stands; membership: where its\n"
-    "                    membership of the job stands\n"
+    "                    membership of the job stands; episode: where the\n"
+    "                    current preemption stands for it\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -588,7 +589,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim or membership)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership or episode)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

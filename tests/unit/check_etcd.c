@@ -25,6 +25,7 @@
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "claim-internal.h"
+#include "episode-internal.h"
 #include "membership-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
@@ -958,6 +959,35 @@ START_TEST(test_membership_machine)
 }
 END_TEST
 
+/* The episode's machine (episode-internal.h): the machine is told of a
+ * withdrawal only from an episode under way, once until a notice stands
+ * again (or once more when the round commits without this worker's own
+ * notice), and an episode that ends leaves nothing behind. */
+START_TEST(test_episode_machine)
+{
+    const struct preempt_decl *m = &preempt_ep_decl_;
+
+    for (unsigned s = 0; s < PREEMPT_EP__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_EP_IN__COUNT; in++) {
+            unsigned st = s;
+            bool listed;
+            unsigned a = preempt_decl_step_(m, &st, in, &listed);
+
+            if (a == PREEMPT_EP_DO_TELL_WITHDRAWN)
+                ck_assert(st == PREEMPT_EP_WITHDRAWN &&
+                          (s == PREEMPT_EP_ACTIVE || in == PREEMPT_EP_IN_COMMITTED_OWN));
+            if (s == PREEMPT_EP_WITHDRAWN && in == PREEMPT_EP_IN_ALL_WITHDRAWN)
+                ck_assert(!listed); /* told once */
+            if (s == PREEMPT_EP_IDLE)
+                ck_assert_uint_ne(a, PREEMPT_EP_DO_TELL_WITHDRAWN); /* nothing under way to withdraw */
+            if (in == PREEMPT_EP_IN_NEXT_EPISODE)
+                ck_assert_uint_eq(st, PREEMPT_EP_IDLE);
+            if (in == PREEMPT_EP_IN_NEWS || in == PREEMPT_EP_IN_LIVE)
+                ck_assert_uint_ne(st, PREEMPT_EP_WITHDRAWN);
+        }
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -1549,6 +1579,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
+    tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
