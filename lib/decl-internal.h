@@ -4,14 +4,16 @@
  *
  * Besides the handler's machine (fsm/), the job coordinator (lib/coord.c)
  * keeps a few pieces of state whose values decide what it sends next:
- * where this worker's notice record stands (pub-internal.h) and where its
- * driver claim stands (claim-internal.h). Each is one table of rows (from,
+ * where this worker's notice record stands (pub-internal.h), its driver
+ * claim (claim-internal.h), its membership (membership-internal.h) and the
+ * current episode (episode-internal.h); preempt-launch keeps what its end
+ * says (outcome-internal.h). Each is one table of rows (from,
  * input, to, action), declared with X-macros beside the enums it defines,
  * stepped by one pure function (a pair no row lists is ignored on purpose:
  * nothing changes and nothing is done), logged by the coordinator at every
  * transition, and drawn and checked by `fsmdump --machine NAME` (every
- * state reachable from the first one, and the first one from every state
- * but a terminal one, which no row leaves).
+ * state reachable from the first one, and from every state the first one
+ * or a terminal one, which no row leaves).
  * The coordinator runs the action a step returns; the table is the only
  * place that decides it. */
 #ifndef PREEMPT_DECL_INTERNAL_H

@@ -9,10 +9,11 @@
 #include "decl-internal.h"
 #include "episode-internal.h"
 #include "membership-internal.h"
+#include "outcome-internal.h"
 #include "pub-internal.h"
 
 const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_,
-                                                      &preempt_ep_decl_, NULL };
+                                                      &preempt_ep_decl_, &preempt_out_decl_, NULL };
 
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)
 {

@@ -93,7 +93,12 @@ expect_rc 0 "$FSMDUMP" --machine episode --check
 expect_output "fsmdump: check: episode: 9 rows, 15 ignored pairs, no problems"
 expect_rc 0 "$FSMDUMP" --machine episode --format table
 expect_output "active         all-withdrawn withdrawn      tell-withdrawn"
+# preempt-launch's outcome (lib/outcome-internal.h): "failed" ends it
+expect_rc 0 "$FSMDUMP" --machine launch-outcome --check
+expect_output "fsmdump: check: launch-outcome: 10 rows, 10 ignored pairs, no problems"
+expect_rc 0 "$FSMDUMP" --machine launch-outcome --format table
+expect_output "app-failed-restartable  regroup       restartable             none"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership or episode)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode or launch-outcome)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

@@ -113,6 +113,11 @@ run peerdies
 ends
 eq "crash read after the failure it caused: the group starts again" "$RC" 0
 expect "crash read after the failure it caused: said so" grep -q '"event":"regroup"' "$TMP/out"
+# the outcome's table took the failure back, and the lines show how
+if grep -q '"event":"exited","worker":0,"code":4' "$TMP/out"; then
+    expect "crash read after the failure it caused: the application's code is judged at the group's end" \
+        grep -q '"event":"outcome","from":"app-failed","input":"regroup","to":"clean"' "$TMP/out"
+fi
 # a worker that crashes every time: the group restarts --max-restarts
 # times, then the launch fails
 run segv --max-restarts 2
@@ -120,6 +125,8 @@ ends
 eq "crashes every time: the launch fails" "$RC" 1
 eq "crashes every time: 2 regroups" "$(grep -c '"event":"regroup"' "$TMP/out")" 2
 eq "crashes every time: 3 launches of each" "$(launches)" 6
+expect "crashes every time: the outcome says failed" \
+    grep -q '"event":"outcome","from":"clean","input":"fail","to":"failed"' "$TMP/out"
 
 # ---- exit 75 (preempted, nothing new saved) is a restart --------------------------
 run code75

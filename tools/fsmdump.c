@@ -15,7 +15,8 @@
 #include "trace-internal.h"
 
 static const char usage[] =
-    "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode]\n"
+    "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode|\n"
+    "                          launch-outcome]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -27,7 +28,8 @@ static const char usage[] =
     "                    claim: the coordinator's machine for where this\n"
     "                    worker's driver claim stands; membership: where its\n"
     "                    membership of the job stands; episode: where the\n"
-    "                    current preemption stands for it\n"
+    "                    current preemption stands for it; launch-outcome:\n"
+    "                    what preempt-launch's end says (its exit code)\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -442,14 +444,17 @@ static int load_overlay(const char *path, struct overlay *o)
 
 /* ---- the coordinator's declared machines (lib/decl-internal.h) ---- */
 
-/* Checks one: every state reachable from the first, and the first from
- * every state but a terminal one (no state traps it), no row leaving a
+/* Checks one: every state reachable from the first, and from every state
+ * the first or a terminal one (no state traps it), no row leaving a
  * terminal state, and no (state, input) pair listed twice (the first row
  * would hide the second). The number of problems. */
 static unsigned decl_check(const struct preempt_decl *m)
 {
     bool from0[256] = { [0] = true }, to0[256] = { [0] = true };
     unsigned problems = 0;
+
+    for (unsigned st = 0; st < m->n_states; st++)
+        to0[st] = to0[st] || (m->terminal >> st & 1u); /* an end is a way out too */
 
     for (bool more = true; more;) {
         more = false;
@@ -465,14 +470,12 @@ static unsigned decl_check(const struct preempt_decl *m)
             fprintf(stderr, "fsmdump: check: %s: a row leaves %s, a terminal state\n", m->name,
                     preempt_decl_state_(m, m->rows[i].from)), problems++;
     for (unsigned st = 0; st < m->n_states; st++) {
-        if (m->terminal >> st & 1u)
-            to0[st] = true; /* it ends the machine */
         if (!from0[st])
             fprintf(stderr, "fsmdump: check: %s: %s is not reachable from %s\n", m->name, preempt_decl_state_(m, st),
                     preempt_decl_state_(m, 0)), problems++;
         if (!to0[st])
-            fprintf(stderr, "fsmdump: check: %s: %s is not reachable from %s\n", m->name, preempt_decl_state_(m, 0),
-                    preempt_decl_state_(m, st)), problems++;
+            fprintf(stderr, "fsmdump: check: %s: neither %s nor a terminal state is reachable from %s\n", m->name,
+                    preempt_decl_state_(m, 0), preempt_decl_state_(m, st)), problems++;
     }
     for (size_t i = 0; i < m->n_rows; i++)
         for (size_t j = 0; j < i; j++)
@@ -544,17 +547,23 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
                    rows[i].action ? preempt_decl_action_(m, rows[i].action) : "");
         }
     } else {
-        printf("%-14s %-13s %-14s %s\n", "from", "input", "to", "action");
+        int ws = 14, wi = 13; /* the columns: the longest name and a space, at least these */
+
+        for (unsigned st = 0; st < m->n_states; st++)
+            ws = (int)strlen(preempt_decl_state_(m, st)) + 1 > ws ? (int)strlen(preempt_decl_state_(m, st)) + 1 : ws;
+        for (unsigned in = 0; in < m->n_inputs; in++)
+            wi = (int)strlen(preempt_decl_input_(m, in)) > wi ? (int)strlen(preempt_decl_input_(m, in)) : wi;
+        printf("%-*s %-*s %-*s %s\n", ws, "from", wi, "input", ws, "to", "action");
         for (size_t i = 0; i < n; i++)
-            printf("%-14s %-13s %-14s %s\n", preempt_decl_state_(m, rows[i].from),
-                   preempt_decl_input_(m, rows[i].input), preempt_decl_state_(m, rows[i].to),
+            printf("%-*s %-*s %-*s %s\n", ws, preempt_decl_state_(m, rows[i].from), wi,
+                   preempt_decl_input_(m, rows[i].input), ws, preempt_decl_state_(m, rows[i].to),
                    preempt_decl_action_(m, rows[i].action));
         printf("\nstates:\n");
         for (unsigned st = 0; st < m->n_states; st++)
-            printf("  %-14s %s\n", preempt_decl_state_(m, st), m->state_whats[st]);
+            printf("  %-*s %s\n", ws, preempt_decl_state_(m, st), m->state_whats[st]);
         printf("\ninputs:\n");
         for (unsigned in = 0; in < m->n_inputs; in++)
-            printf("  %-14s %s\n", preempt_decl_input_(m, in), m->input_whats[in]);
+            printf("  %-*s %s\n", wi, preempt_decl_input_(m, in), m->input_whats[in]);
         printf("\n%zu rows; every other (state, input) pair is ignored: nothing changes, nothing is done\n", n);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -589,7 +598,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership or episode)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode or launch-outcome)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outcome-internal.h"
 #include "progress-internal.h"
 #include "timeline.h"
 #include "tool.h"
@@ -66,6 +67,10 @@ static const char usage[] =
     "  {\"event\":\"crashed\",\"worker\":I,\"signal\":\"KILL\",\"t_ms\":T}\n"
     "  {\"event\":\"regroup\",\"attempt\":N,\"why\":\"...\",\"t_ms\":T}\n"
     "  {\"event\":\"hung\",\"worker\":I,\"run\":R,\"idle_ms\":MS,\"t_ms\":T}\n"
+    "What the launch's end says changes as workers exit (fsmdump --machine\n"
+    "launch-outcome draws the table: an application's code while the group\n"
+    "runs is taken back by the regroup a peer's crash causes):\n"
+    "  {\"event\":\"outcome\",\"from\":\"clean\",\"input\":\"app-code\",\"to\":\"app-failed\",\"t_ms\":T}\n"
     "\n"
     "At its end the launcher writes the launch's termination record (one JSON\n"
     "object of at most 4096 bytes: its exit code, restarts, and each worker's\n"
@@ -194,6 +199,22 @@ static void say(const char *fmt, ...)
     (void)fflush(stdout);
     if (timeline)
         timeline_line(timeline, line);
+}
+
+/* One input to the launch's outcome (outcome-internal.h: the only place
+ * that decides the launch's exit code), logged in the JSON lines when it
+ * changes. */
+static void outcome(enum preempt_out_state *out, enum preempt_out_input in)
+{
+    unsigned st = *out;
+    bool listed;
+
+    (void)preempt_decl_step_(&preempt_out_decl_, &st, in, &listed);
+    if (listed && st != *out)
+        say("{\"event\":\"outcome\",\"from\":\"%s\",\"input\":\"%s\",\"to\":\"%s\",\"t_ms\":%" PRIu64 "}\n",
+            preempt_decl_state_(&preempt_out_decl_, *out), preempt_decl_input_(&preempt_out_decl_, in),
+            preempt_decl_state_(&preempt_out_decl_, st), t_ms());
+    *out = (enum preempt_out_state)st;
 }
 
 static void emit(const char *line)
@@ -451,7 +472,8 @@ int main(int argc, char **argv)
     uint64_t kill_delay = 0, stop_at = 0, regroup_kill_at = 0, regroup_at = 0;
     unsigned regroups = 0, hang_s = 0;
     enum phase phase = RUNNING;
-    bool failed = false, killed = false, restartable = false, app_failed = false;
+    bool killed = false;
+    enum preempt_out_state out = PREEMPT_OUT_CLEAN; /* what the launch's end says (outcome-internal.h) */
     const char *own_record, *timeline_path = NULL;
     int code;
     struct sigaction sa = { .sa_handler = on_signal };
@@ -549,7 +571,7 @@ int main(int argc, char **argv)
             say("{\"event\":\"signal\",\"signal\":\"%s\",\"workers\":%u,\"t_ms\":%" PRIu64 "}\n",
                    passed_name[k], sent, t_ms());
             if (phase == REGROUPING) /* the group was ending for a restart: the next launch does it */
-                restartable = true;
+                outcome(&out, PREEMPT_OUT_IN_RESUMABLE);
             if (phase != STOPPING) { /* the launch itself is ending: nobody is restarted */
                 phase = STOPPING;
                 stop_at = t_ms() + kill_delay;
@@ -565,12 +587,12 @@ int main(int argc, char **argv)
             phase = RUNNING;
             for (unsigned i = 0; i < n; i++) {
                 if (spawn(&ws[i], i, n, argv + optind, argc - optind) < 0) {
-                    failed = true;
+                    outcome(&out, PREEMPT_OUT_IN_FAIL);
                     break;
                 }
                 running++;
             }
-            if (failed)
+            if (out == PREEMPT_OUT_FAILED)
                 break;
         }
         if (phase == STOPPING && kill_delay && !killed && t_ms() >= stop_at) {
@@ -629,19 +651,18 @@ int main(int argc, char **argv)
                 continue;
             }
             if (phase == STOPPING && (w->killed || asks_restart(status, restart))) {
-                restartable = true; /* the committed checkpoints are intact: the next launch resumes */
+                outcome(&out, PREEMPT_OUT_IN_RESUMABLE); /* the committed checkpoints are intact */
             } else if (phase == RUNNING && asks_restart(status, restart) && w->attempt <= max_restarts) {
                 if (spawn(w, i, n, argv + optind, argc - optind) == 0)
                     running++;
                 else
-                    failed = true;
-            } else if (phase == RUNNING) {
-                /* judged when the group has ended: a peer's crash fails the
-                 * others' collectives (an application code), and its exit
-                 * may be read after theirs */
-                app_failed = true;
+                    outcome(&out, PREEMPT_OUT_IN_FAIL);
             } else {
-                failed = true;
+                /* while running, judged when the group has ended (the
+                 * table): a peer's crash fails the others' collectives
+                 * (an application code), and its exit may be read after
+                 * theirs */
+                outcome(&out, phase == RUNNING ? PREEMPT_OUT_IN_APP_CODE : PREEMPT_OUT_IN_FAIL);
             }
         }
         for (unsigned i = 0; hang_s && phase == RUNNING && !trouble[0] && i < n; i++) {
@@ -659,14 +680,14 @@ int main(int argc, char **argv)
                 if (ws[k].code == -1)
                     (void)kill(ws[k].pid, SIGTERM);
             if (regroups == max_restarts) { /* the launch ends, failed */
-                failed = true;
+                outcome(&out, PREEMPT_OUT_IN_FAIL);
                 phase = STOPPING;
                 kill_delay = kill_delay ? kill_delay : REGROUP_KILL_MS;
                 stop_at = t_ms() + kill_delay;
             } else {
                 phase = REGROUPING;
                 regroups++;
-                app_failed = false; /* the others' failures were the crash's */
+                outcome(&out, PREEMPT_OUT_IN_REGROUP); /* the others' failures were the crash's */
                 say("{\"event\":\"regroup\",\"attempt\":%u,\"why\":\"%s: the others would wait for it\","
                        "\"t_ms\":%" PRIu64 "}\n",
                        regroups, trouble, t_ms());
@@ -677,7 +698,7 @@ int main(int argc, char **argv)
             trouble[0] = '\0';
         }
     }
-    code = failed || app_failed ? 1 : restartable ? (int)restart : 0;
+    code = preempt_out_code_(out, restart);
     if (timeline) { /* the picture of the whole launch */
         FILE *f = fopen(timeline_path, "we");
         int r = f ? timeline_svg(timeline, f) : -errno;

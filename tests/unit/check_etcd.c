@@ -27,6 +27,7 @@
 #include "claim-internal.h"
 #include "episode-internal.h"
 #include "membership-internal.h"
+#include "outcome-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
 
@@ -963,6 +964,40 @@ END_TEST
  * withdrawal only from an episode under way, once until a notice stands
  * again (or once more when the round commits without this worker's own
  * notice), and an episode that ends leaves nothing behind. */
+/* preempt-launch's outcome (outcome-internal.h): the exit code a sequence
+ * of worker exits and regroups gives. An application's code is taken back
+ * by the regroup its peer's crash causes, and what was restartable stays;
+ * a failure stays whatever follows. */
+static int launch_code(const enum preempt_out_input *in, size_t n)
+{
+    unsigned st = PREEMPT_OUT_CLEAN;
+    bool listed;
+
+    for (size_t i = 0; i < n; i++)
+        (void)preempt_decl_step_(&preempt_out_decl_, &st, in[i], &listed);
+    return preempt_out_code_((enum preempt_out_state)st, 42);
+}
+
+START_TEST(test_launch_outcome)
+{
+    static const enum preempt_out_input app[] = { PREEMPT_OUT_IN_APP_CODE },
+                                        crash[] = { PREEMPT_OUT_IN_APP_CODE, PREEMPT_OUT_IN_REGROUP },
+                                        stopped[] = { PREEMPT_OUT_IN_RESUMABLE, PREEMPT_OUT_IN_APP_CODE },
+                                        stopped_crash[] = { PREEMPT_OUT_IN_RESUMABLE, PREEMPT_OUT_IN_APP_CODE,
+                                                            PREEMPT_OUT_IN_REGROUP },
+                                        failed[] = { PREEMPT_OUT_IN_FAIL, PREEMPT_OUT_IN_REGROUP,
+                                                     PREEMPT_OUT_IN_RESUMABLE };
+
+    ck_assert_int_eq(launch_code(NULL, 0), 0);
+    ck_assert_int_eq(launch_code(app, 1), 1);
+    ck_assert_int_eq(launch_code(crash, 2), 0);
+    ck_assert_int_eq(launch_code(stopped, 2), 1);
+    ck_assert_int_eq(launch_code(stopped_crash, 3), 42);
+    ck_assert_int_eq(launch_code(stopped, 1), 42);
+    ck_assert_int_eq(launch_code(failed, 3), 1);
+}
+END_TEST
+
 START_TEST(test_episode_machine)
 {
     const struct preempt_decl *m = &preempt_ep_decl_;
@@ -1580,6 +1615,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_episode_machine);
+    tcase_add_test(t, test_launch_outcome);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
