@@ -28,6 +28,7 @@
 
 #include "ckpt-internal.h"
 #include "embed-internal.h"
+#include "config-internal.h"
 #include "coord-internal.h"
 #include "fault-internal.h"
 #include "http-internal.h"
@@ -41,8 +42,6 @@
 #include "worker-internal.h"
 
 #define HANDLER_MAGIC 0x70726d68u /* "prmh" */
-#define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
-#define MAX_INTERVAL_MS (24ull * 3600 * 1000)
 #define LAST_WRITES_MS 2000 /* bound on delivering the last coordination writes */
 #define SYNC_FLUSH_MS 200    /* bound on delivering a boundary's writes before a sync call returns */
 
@@ -808,187 +807,6 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 
 /* ---- creation ---------------------------------------------------------------------- */
 
-/* The layouts of struct preempt_config this library reads: 0.1's (which
- * ended with azure_approve) and its own. A caller's struct of an older
- * layout is read up to its size; the newer fields keep their defaults. */
-#define CONFIG_SIZE_0_1 offsetof(struct preempt_config, termination_log)
-
-static bool config_size_ok(size_t size)
-{
-    return size == CONFIG_SIZE_0_1 || size == sizeof(struct preempt_config);
-}
-
-static void config_defaults(struct preempt_config *cfg);
-
-int preempt_config_init_size(struct preempt_config *cfg, size_t size)
-{
-    struct preempt_config full;
-
-    if (!cfg || !config_size_ok(size))
-        return -EINVAL;
-    config_defaults(&full);
-    memcpy(cfg, &full, size);
-    cfg->size = size;
-    return 0;
-}
-
-/* A caller's configuration of any layout it may have, as this library's. */
-static struct preempt_config config_full(const struct preempt_config *cfg)
-{
-    struct preempt_config full;
-
-    config_defaults(&full);
-    memcpy(&full, cfg, cfg->size);
-    full.size = sizeof(full);
-    return full;
-}
-
-static void config_defaults(struct preempt_config *cfg)
-{
-    struct preempt_config_facts f = preempt_config_defaults_();
-
-    *cfg = (struct preempt_config){
-        .size = sizeof(*cfg),
-        .max_to_keep = 3,
-        .grace_ms = f.grace_ms,
-        .bound_ms = f.bound_ms,
-        .agree_timeout_ms = f.agree_timeout_ms,
-        .margin_ms = f.margin_ms,
-        .plan = f.plan,
-        .second = f.second,
-        .exit_code = 0, /* the platform's */
-        .exit_code_not_saved = 75,
-        .signals = { SIGTERM },
-        .poll_interval_ms = 1000,
-        .workers = 1,
-        .lease_ttl_s = 10,
-        .join_timeout_ms = 60000,
-        .etcd_timeout_ms = 2000,
-        .platform = PREEMPT_PLATFORM_AUTO,
-        .metadata_poll_ms = 1000,
-        .metadata_timeout_ms = 2000,
-        .advisory_checkpoint = true,
-        .azure_approve = true,
-    };
-    cfg->grace_ms = PREEMPT_GRACE_DEFAULT;
-}
-
-static int signal_set(const struct preempt_config *cfg, sigset_t *ret)
-{
-    (void)sigemptyset(ret);
-    for (unsigned i = 0; i < PREEMPT_MAX_SIGNALS && cfg->signals[i]; i++) {
-        int s = cfg->signals[i];
-
-        if (s < 1 || s > SIGRTMAX || s == SIGKILL || s == SIGSTOP)
-            return -EINVAL;
-        (void)sigaddset(ret, s);
-    }
-    return 0;
-}
-
-int preempt_block_signals(const struct preempt_config *cfg)
-{
-    struct preempt_config def;
-    sigset_t set;
-
-    if (!cfg) {
-        preempt_config_init(&def);
-        cfg = &def;
-    }
-    if (!config_size_ok(cfg->size) || signal_set(cfg, &set) < 0) /* signals are in every layout */
-        return -EINVAL;
-    return sigprocmask(SIG_BLOCK, &set, NULL) < 0 ? -errno : 0;
-}
-
-/* Says what is wrong with a configuration, or NULL when nothing is. */
-/* The launch's identity when launch_id is NULL: the first valid one of
- * the launchers' own (preempt-launch, Slurm, torchrun); NULL: unknown. */
-static const char *launch_from_env(void)
-{
-    static const char *const vars[] = { "PREEMPT_LAUNCH_ID", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID" };
-
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i]);
-
-        if (v && strcmp(v, "none") && preempt_coord_launch_ok_(v))
-            return v;
-    }
-    return NULL;
-}
-
-#define WORKERS_MAX_TEXT PREEMPT_STR_(PREEMPT_MAX_WORKERS)
-
-static const char *config_problem(const struct preempt_config *c, const struct preempt_callbacks *cb)
-{
-    sigset_t set;
-
-    if (c->ckpt_dir && !c->ckpt_dir[0])
-        return "ckpt_dir is empty (use NULL for no checkpoint manager)";
-    if (c->ckpt_dir && !cb->restore)
-        return "a ckpt_dir needs a restore callback";
-    if (c->grace_ms > MAX_GRACE_MS && c->grace_ms != PREEMPT_GRACE_DEFAULT)
-        return "grace_ms is over 7 days";
-    if (c->bound_ms == 0 || c->bound_ms > MAX_GRACE_MS)
-        return "bound_ms must be between 1 ms and 7 days";
-    if (c->agree_timeout_ms == 0 || c->agree_timeout_ms > MAX_INTERVAL_MS)
-        return "agree_timeout_ms must be between 1 ms and 1 day";
-    if (c->margin_ms > MAX_INTERVAL_MS)
-        return "margin_ms is over 1 day";
-    if ((unsigned)c->plan >= PREEMPT_PLAN__COUNT)
-        return "unknown plan";
-    if ((unsigned)c->second >= PREEMPT_SECOND__COUNT)
-        return "unknown second-notice policy";
-    if (c->exit_code < 0 || c->exit_code > 255 || c->exit_code_not_saved < 1 || c->exit_code_not_saved > 255)
-        return "exit codes must be between 1 and 255 (exit_code 0: the platform's)";
-    if (c->exit_code == c->exit_code_not_saved || (c->exit_code == 0 && (c->exit_code_not_saved == 42 ||
-                                                                           c->exit_code_not_saved == 143)))
-        return "exit_code and exit_code_not_saved must differ";
-    if ((unsigned)c->platform >= PREEMPT_PLATFORM__COUNT)
-        return "unknown platform";
-    if (c->metadata_url && strncmp(c->metadata_url, "http://", 7) != 0)
-        return "metadata_url must be an http:// URL";
-    if (c->metadata_poll_ms < 10 || c->metadata_poll_ms > MAX_INTERVAL_MS)
-        return "metadata_poll_ms must be between 10 ms and 1 day";
-    if (c->metadata_timeout_ms < 10 || c->metadata_timeout_ms > 600000)
-        return "metadata_timeout_ms must be between 10 ms and 10 minutes";
-    if (c->kill_delay_ms > MAX_INTERVAL_MS)
-        return "kill_delay_ms is over 1 day";
-    if (signal_set(c, &set) < 0)
-        return "signals: only 1..SIGRTMAX, not SIGKILL or SIGSTOP";
-    if (cb->poll && (c->poll_interval_ms < 10 || c->poll_interval_ms > MAX_INTERVAL_MS))
-        return "poll_interval_ms must be between 10 ms and 1 day";
-    if (c->trace_path && !c->trace_path[0])
-        return "trace_path is empty (use NULL for no trace)";
-    if (!c->etcd_endpoints)
-        return NULL;
-    if (!c->etcd_endpoints[0])
-        return "etcd_endpoints is empty (use NULL for local mode)";
-    if (!preempt_coord_job_ok_(c->job))
-        return "job must be 1-128 of A-Z a-z 0-9 . _ - (and not . or ..)";
-    if (c->workers < 1 || c->workers > PREEMPT_MAX_WORKERS)
-        return "workers must be between 1 and " WORKERS_MAX_TEXT;
-    if (c->worker >= c->workers)
-        return "worker must be between 0 and workers - 1";
-    if (!c->etcd_user != !c->etcd_password)
-        return "etcd_user and etcd_password go together";
-    if (c->lease_ttl_s < 2 || c->lease_ttl_s > 3600)
-        return "lease_ttl_s must be between 2 and 3600";
-    if (c->join_timeout_ms < 100 || c->join_timeout_ms > MAX_INTERVAL_MS)
-        return "join_timeout_ms must be between 100 ms and 1 day";
-    if (c->etcd_timeout_ms < 10 || c->etcd_timeout_ms > 60000)
-        return "etcd_timeout_ms must be between 10 and 60000";
-    if (c->launch_id && !preempt_coord_launch_ok_(c->launch_id))
-        return "launch_id must be 1-64 of A-Z a-z 0-9 . _ : -";
-    /* TLS files that cannot be read would fail every request until the
-     * join's bound: a configuration error, said at once */
-    if ((c->etcd_ca && access(c->etcd_ca, R_OK) < 0) || (c->etcd_cert && access(c->etcd_cert, R_OK) < 0) ||
-        (c->etcd_key && access(c->etcd_key, R_OK) < 0))
-        return "etcd_ca, etcd_cert or etcd_key cannot be read";
-    if (c->etcd_key && !c->etcd_cert)
-        return "etcd_key needs etcd_cert";
-    return NULL;
-}
-
 /* The threads of this process in which a signal of set is not blocked,
  * as "tid (name), ..." in buf (read from /proc/self/task/<tid>/status's
  * SigBlk mask). signalfd sees a signal only while every thread blocks it;
@@ -1047,7 +865,7 @@ static int open_signals(struct preempt_handler *h)
     char threads[512];
     int r;
 
-    (void)signal_set(&h->cfg, &set); /* validated */
+    (void)preempt_signal_set_(&h->cfg, &set); /* validated */
     if (sigprocmask(SIG_BLOCK, NULL, &blocked) < 0)
         return -errno;
     for (int s = 1; s <= SIGRTMAX; s++)
@@ -1822,17 +1640,17 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     h->sigfd = -1; /* so that freeing a half-built handler is safe */
     h->cb = *cb;
     h->ud = userdata;
-    if (!config_size_ok(cfg->size)) { /* read nothing more of it: its fields are elsewhere */
+    if (!preempt_config_size_ok_(cfg->size)) { /* read nothing more of it: its fields are elsewhere */
         log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: a struct preempt_config of %zu bytes; this library "
                 "reads %zu (0.1's) or %zu (built against another version of preempt.h? fill it with "
-                "preempt_config_init())", cfg->size, (size_t)CONFIG_SIZE_0_1, sizeof(*cfg));
+                "preempt_config_init())", cfg->size, (size_t)PREEMPT_CONFIG_SIZE_0_1, sizeof(*cfg));
         r = -EINVAL;
         goto fail;
     }
-    h->cfg = config_full(cfg);
+    h->cfg = preempt_config_full_(cfg);
     cfg = &h->cfg; /* the strings are copied from it below */
     (void)clock_gettime(CLOCK_MONOTONIC, &h->t0);
-    problem = config_problem(cfg, cb);
+    problem = preempt_config_problem_(cfg, cb);
     if (problem) {
         log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: %s", problem);
         r = -EINVAL;
@@ -1844,7 +1662,7 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
             { cfg->trace_path, &h->trace_path, &h->cfg.trace_path },
             { cfg->etcd_endpoints, &h->etcd_endpoints, &h->cfg.etcd_endpoints },
             { cfg->job, &h->job, &h->cfg.job },
-            { cfg->launch_id ? cfg->launch_id : launch_from_env(), &h->launch_id, &h->cfg.launch_id },
+            { cfg->launch_id ? cfg->launch_id : preempt_launch_from_env_(), &h->launch_id, &h->cfg.launch_id },
             { cfg->etcd_user, &h->etcd_user, &h->cfg.etcd_user },
             { cfg->etcd_password, &h->etcd_password, &h->cfg.etcd_password },
             { cfg->etcd_ca, &h->etcd_ca, &h->cfg.etcd_ca },

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/config-internal.h: the handler's configuration (struct
+ * preempt_config): its defaults, the layouts this library reads, and its
+ * checks (lib/config.c), apart from the handler's start-up. */
+#ifndef PREEMPT_CONFIG_INTERNAL_H
+#define PREEMPT_CONFIG_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "preempt.h"
+
+#define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
+#define MAX_INTERVAL_MS (24ull * 3600 * 1000)
+
+/* The layouts of struct preempt_config this library reads: 0.1's (which
+ * ended with azure_approve) and its own. A caller's struct of an older
+ * layout is read up to its size; the newer fields keep their defaults. */
+#define PREEMPT_CONFIG_SIZE_0_1 offsetof(struct preempt_config, termination_log)
+bool preempt_config_size_ok_(size_t size);
+
+/* A caller's struct of any accepted layout, read up to its size, with the
+ * defaults after it. */
+struct preempt_config preempt_config_full_(const struct preempt_config *cfg);
+
+/* What is wrong with a configuration and its callbacks, as one sentence,
+ * or NULL when nothing is. */
+const char *preempt_config_problem_(const struct preempt_config *c, const struct preempt_callbacks *cb);
+
+/* The notice signals of cfg in *ret; 0 or -EINVAL. */
+int preempt_signal_set_(const struct preempt_config *cfg, sigset_t *ret);
+
+/* The launch id the environment gives (a launcher's), or NULL. */
+const char *preempt_launch_from_env_(void);
+
+#endif
