@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coord-internal.h"
+#include "phase-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "platform-internal.h"
@@ -31,7 +32,7 @@ struct join {
     /* The io's one timer serves four: the bound (deadline, below), and due
      * times in io->mono_ms (0: off) */
     uint64_t t_keep, t_wait;          /* the lease's keep-alive; the wait for a holder's lease */
-    bool done_due;                    /* the phase's end, run from the loop */
+    enum preempt_pend_state end;      /* how the phase ends (phase-internal.h: declared) */
     bool watching;                    /* the awaited record is watched */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
@@ -59,15 +60,18 @@ struct join {
     size_t verdict_size;
     struct preempt_coord_plan plan; /* the barrier's writer: what the members' offers say */
     bool revoke;             /* give the lease back at the end of the phase */
-    bool finished;
     int status;
     char *msg;
     size_t msg_size;
     struct preempt_coord_join *out;
-    bool revoking;                    /* the lease's revoke is on its way */
     preempt_coord_done done;          /* called once the phase's resources are released */
     void *done_arg;
 };
+
+/* The phase's outcome is known: nothing more is asked. */
+#define FINISHED(j) ((j)->end != PREEMPT_PEND_RUNNING)
+
+static bool join_end(struct join *j, enum preempt_pend_input in);
 
 static void join_tick(void *arg);
 
@@ -80,12 +84,12 @@ static uint64_t join_now(const struct join *j)
  * the loop). */
 static void join_arm(struct join *j)
 {
-    uint64_t due[] = { j->t_keep, j->t_wait, j->finished ? 0 : j->deadline }, at = 0, now = join_now(j);
+    uint64_t due[] = { j->t_keep, j->t_wait, FINISHED(j) ? 0 : j->deadline }, at = 0, now = join_now(j);
 
     for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
         if (due[i] && (!at || due[i] < at))
             at = due[i];
-    if (j->done_due)
+    if (j->end == PREEMPT_PEND_ENDING || j->end == PREEMPT_PEND_REVOKED) /* the end runs next */
         at = now;
     j->io->timer(j->io_arg, at > now ? at - now : 1, join_tick, j); /* always some time: 0 cancels */
 }
@@ -95,15 +99,13 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
 {
     va_list ap;
 
-    if (j->finished)
+    if (FINISHED(j))
         return;
-    j->finished = true;
     j->status = status;
     va_start(ap, fmt);
     (void)vsnprintf(j->msg, j->msg_size, fmt, ap);
     va_end(ap);
-    j->done_due = true;
-    join_arm(j);
+    (void)join_end(j, PREEMPT_PEND_IN_FINISH);
 }
 
 /* The time left before start-up gives up (at least 1 ms). */
@@ -116,7 +118,7 @@ static uint64_t join_left(const struct join *j)
 
 static void join_call(struct join *j, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
 {
-    if (j->finished) /* an answer that came after the end: nothing more is asked */
+    if (FINISHED(j)) /* an answer that came after the end: nothing more is asked */
         return;
     if (j->io->request(j->io_arg, req, join_left(j), cb, j) < 0)
         join_finish(j, -ENOMEM, "out of memory");
@@ -434,7 +436,7 @@ static void read_ready(struct join *j)
 {
     char key[PREEMPT_KEY_MAX];
 
-    if (!j->watching || j->ready_up || j->finished)
+    if (!j->watching || j->ready_up || FINISHED(j))
         return;
     (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
     (void)j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j);
@@ -918,8 +920,7 @@ static void on_join_revoked(int status, const struct preempt_etcd_reply *r, cons
     (void)status;
     (void)r;
     (void)msg;
-    j->done_due = true; /* the end, outside the client's callback */
-    join_arm(j);
+    (void)join_end(j, PREEMPT_PEND_IN_REVOKED); /* the end, outside the client's callback */
 }
 
 /* The phase ended (join_finish). The lease is given back when the phase
@@ -927,18 +928,40 @@ static void on_join_revoked(int status, const struct preempt_etcd_reply *r, cons
  * Then everything is released and done(status) called: the last use of j. */
 static void join_done(struct join *j)
 {
-    preempt_coord_done done = j->done;
-    void *done_arg = j->done_arg;
-    int status = j->status;
+    (void)join_end(j, (j->status < 0 || j->revoke) && j->lease ? PREEMPT_PEND_IN_END_REVOKE : PREEMPT_PEND_IN_END_KEEP);
+}
 
-    if (!j->revoking && (j->status < 0 || j->revoke) && j->lease) {
-        j->revoking = true;
-        j->done_due = false;
+/* One input to the phase's end (phase-internal.h); runs its action. Returns
+ * false once the phase is released (j is gone). */
+static bool join_end(struct join *j, enum preempt_pend_input in)
+{
+    unsigned st = j->end, a;
+    bool listed;
+
+    a = preempt_decl_step_(&preempt_pend_decl_, &st, in, &listed);
+    j->end = (enum preempt_pend_state)st;
+    switch ((enum preempt_pend_action)a) {
+    case PREEMPT_PEND_DO_RUN_END:
+        join_arm(j);
+        break;
+    case PREEMPT_PEND_DO_REVOKE:
         if (j->io->request(j->io_arg, PREEMPT_RQ_LEASE(REVOKE, j->lease), 1000, on_join_revoked, j) == 0)
-            return;
+            break;
+        return join_end(j, PREEMPT_PEND_IN_UNSENT);
+    case PREEMPT_PEND_DO_RELEASE: {
+        preempt_coord_done done = j->done;
+        void *done_arg = j->done_arg;
+        int status = j->status;
+
+        preempt_coord_phase_free_((struct preempt_coord_phase *)j);
+        done(status, done_arg);
+        return false;
     }
-    preempt_coord_phase_free_((struct preempt_coord_phase *)j);
-    done(status, done_arg);
+    case PREEMPT_PEND_DO_NONE:
+    case PREEMPT_PEND_DO__COUNT:
+        break;
+    }
+    return true;
 }
 
 /* The io's timer: whatever is due. */
@@ -947,19 +970,19 @@ static void join_tick(void *arg)
     struct join *j = arg;
     uint64_t now = join_now(j);
 
-    if (j->done_due) {
+    if (j->end == PREEMPT_PEND_ENDING || j->end == PREEMPT_PEND_REVOKED) {
         join_done(j); /* may free j */
         return;
     }
-    if (j->revoking) /* only the revoke's answer (or its bound) is awaited */
+    if (j->end == PREEMPT_PEND_REVOKING) /* only the revoke's answer (or its bound) is awaited */
         return;
-    if (now >= j->deadline && !j->finished)
+    if (now >= j->deadline && !FINISHED(j))
         join_timeout(j);
-    if (j->t_wait && now >= j->t_wait && !j->finished) {
+    if (j->t_wait && now >= j->t_wait && !FINISHED(j)) {
         j->t_wait = 0;
         join_try(j, false);
     }
-    if (j->t_keep && now >= j->t_keep && !j->finished) {
+    if (j->t_keep && now >= j->t_keep && !FINISHED(j)) {
         j->t_keep = now + keep_period_ms(j);
         join_keep(j);
     }

@@ -5,8 +5,8 @@
 # depends on none of those libraries. The step function's object file
 # references nothing outside fsm/ but memset and memcpy. The records'
 # schema (lib/records.c) and the coordinator's declared machines (lib/decl.c,
-# lib/pub.c, lib/claim.c, lib/membership.c, lib/episode.c, lib/outcome.c)
-# are checked the same way.
+# lib/pub.c, lib/claim.c, lib/membership.c, lib/episode.c, lib/outcome.c,
+# lib/phase.c) are checked the same way.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
@@ -47,11 +47,11 @@ fi
 
 # The records' schema (lib/records.c) and the coordinator's declared
 # machines (lib/decl.c: the step; lib/pub.c, lib/claim.c, lib/membership.c,
-# lib/episode.c, lib/outcome.c: their tables) are pure as well: they call nothing but memchr, memcmp and
+# lib/episode.c, lib/outcome.c, lib/phase.c: their tables) are pure as well: they call nothing but memchr, memcmp and
 # strlen (and the key table's grammar and placeholder accessors, and the
 # machines' tables).
 shell="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-shell.a"
-for part in records decl pub claim membership episode outcome; do
+for part in records decl pub claim membership episode outcome phase; do
     obj=$(ar t "$shell" | grep "$part\.o$")
     if [ -z "$obj" ] || ! (cd "$TMP" && ar x "$shell" "$obj"); then
         fail "no $part object in $shell"
@@ -60,7 +60,7 @@ for part in records decl pub claim membership episode outcome; do
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
     $NM --defined-only "$TMP/$obj" | grep -q "preempt_" && ok || fail "nm found no definition in $obj (the test cannot see)"
     echo "$obj: undefined symbols: $(tr '\n' ' ' <"$TMP/ext")"
-    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_ep_decl_|preempt_out_decl_|__stack_chk_fail)$' "$TMP/ext" >"$TMP/bad"; then
+    if grep -vE '^(memchr|memcmp|strlen|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|__stack_chk_fail)$' "$TMP/ext" >"$TMP/bad"; then
         fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
     else
         ok

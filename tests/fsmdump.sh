@@ -98,7 +98,10 @@ expect_rc 0 "$FSMDUMP" --machine launch-outcome --check
 expect_output "fsmdump: check: launch-outcome: 10 rows, 10 ignored pairs, no problems"
 expect_rc 0 "$FSMDUMP" --machine launch-outcome --format table
 expect_output "app-failed-restartable  regroup       restartable             none"
+# how a start-up phase ends (lib/phase-internal.h): "done" ends it
+expect_rc 0 "$FSMDUMP" --machine phase-end --check
+expect_output "fsmdump: check: phase-end: 7 rows, 18 ignored pairs, no problems"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode or launch-outcome)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end or launch-outcome)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

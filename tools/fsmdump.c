@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode|\n"
-    "                          launch-outcome]\n"
+    "                          phase-end|launch-outcome]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -28,8 +28,9 @@ static const char usage[] =
     "                    claim: the coordinator's machine for where this\n"
     "                    worker's driver claim stands; membership: where its\n"
     "                    membership of the job stands; episode: where the\n"
-    "                    current preemption stands for it; launch-outcome:\n"
-    "                    what preempt-launch's end says (its exit code)\n"
+    "                    current preemption stands for it; phase-end: how a\n"
+    "                    start-up phase ends; launch-outcome: what\n"
+    "                    preempt-launch's end says (its exit code)\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -598,7 +599,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode or launch-outcome)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode, phase-end or launch-outcome)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

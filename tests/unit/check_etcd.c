@@ -28,6 +28,7 @@
 #include "episode-internal.h"
 #include "membership-internal.h"
 #include "outcome-internal.h"
+#include "phase-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
 
@@ -978,6 +979,41 @@ static int launch_code(const enum preempt_out_input *in, size_t n)
     return preempt_out_code_((enum preempt_out_state)st, 42);
 }
 
+/* How a start-up phase ends (phase-internal.h): the done callback runs
+ * once, only from the loop's end (never from finish itself, inside the
+ * client's callback), and a lease is given back only when asked, before
+ * the release. */
+START_TEST(test_phase_end)
+{
+    const struct preempt_decl *m = &preempt_pend_decl_;
+    static const enum preempt_pend_input keep[] = { PREEMPT_PEND_IN_FINISH, PREEMPT_PEND_IN_END_KEEP },
+                                         revoke[] = { PREEMPT_PEND_IN_FINISH, PREEMPT_PEND_IN_END_REVOKE,
+                                                      PREEMPT_PEND_IN_REVOKED, PREEMPT_PEND_IN_END_REVOKE };
+    static const enum preempt_pend_action keep_do[] = { PREEMPT_PEND_DO_RUN_END, PREEMPT_PEND_DO_RELEASE },
+                                          revoke_do[] = { PREEMPT_PEND_DO_RUN_END, PREEMPT_PEND_DO_REVOKE,
+                                                          PREEMPT_PEND_DO_RUN_END, PREEMPT_PEND_DO_RELEASE };
+    unsigned st = PREEMPT_PEND_RUNNING, releases = 0;
+    bool listed;
+
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_uint_eq(preempt_decl_step_(m, &st, keep[i], &listed), keep_do[i]);
+    st = PREEMPT_PEND_RUNNING;
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(preempt_decl_step_(m, &st, revoke[i], &listed), revoke_do[i]);
+    ck_assert_uint_eq(st, PREEMPT_PEND_DONE);
+    for (size_t i = 0; i < m->n_rows; i++) {
+        releases += m->rows[i].action == PREEMPT_PEND_DO_RELEASE;
+        if (m->rows[i].action == PREEMPT_PEND_DO_RELEASE)
+            ck_assert_uint_eq(m->rows[i].to, PREEMPT_PEND_DONE);
+        ck_assert(!(m->rows[i].input == PREEMPT_PEND_IN_FINISH && m->rows[i].action == PREEMPT_PEND_DO_RELEASE));
+    }
+    ck_assert_uint_eq(releases, 4);
+    st = PREEMPT_PEND_REVOKING; /* while the revoke is on its way, nothing but its answer moves the end */
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_PEND_IN_END_KEEP, &listed), PREEMPT_PEND_DO_NONE);
+    ck_assert(!listed);
+}
+END_TEST
+
 START_TEST(test_launch_outcome)
 {
     static const enum preempt_out_input app[] = { PREEMPT_OUT_IN_APP_CODE },
@@ -1616,6 +1652,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_launch_outcome);
+    tcase_add_test(t, test_phase_end);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
