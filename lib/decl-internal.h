@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/decl-internal.h: the coordinator's small declared machines.
+/* lib/decl-internal.h: the small declared machines around the handler's.
  *
  * Besides the handler's machine (fsm/), the job coordinator (lib/coord.c)
  * keeps a few pieces of state whose values decide what it sends next:
  * where this worker's notice record stands (pub-internal.h), its driver
  * claim (claim-internal.h), its membership (membership-internal.h) and the
- * current episode (episode-internal.h); preempt-launch keeps what its end
- * says (outcome-internal.h). Each is one table of rows (from,
+ * current episode (episode-internal.h); start-up, how a phase ends
+ * (phase-internal.h); preempt-launch, what its end says
+ * (outcome-internal.h). Each is one table of rows (from,
  * input, to, action), declared with X-macros beside the enums it defines,
  * stepped by one pure function (a pair no row lists is ignored on purpose:
- * nothing changes and nothing is done), logged by the coordinator at every
- * transition, and drawn and checked by `fsmdump --machine NAME` (every
- * state reachable from the first one, and from every state the first one
- * or a terminal one, which no row leaves).
- * The coordinator runs the action a step returns; the table is the only
- * place that decides it. */
+ * nothing changes and nothing is done), and drawn and checked by
+ * `fsmdump --machine NAME` (every state reachable from the first one, and
+ * from every state the first one or a terminal one, which no row leaves).
+ * The coordinator logs each transition of its machines (debug level) and
+ * preempt-launch each change of its outcome (a JSON line); start-up's
+ * phase-end is not logged (the phase's own message says how it ended).
+ * The owner runs the action a step returns; the table is the only place
+ * that decides it. */
 #ifndef PREEMPT_DECL_INTERNAL_H
 #define PREEMPT_DECL_INTERNAL_H
 
