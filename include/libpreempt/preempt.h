@@ -661,7 +661,8 @@ PREEMPT_EXPORT int preempt_fail(struct preempt_handler *h, int code, const char 
  * code; PREEMPT_EXIT_SAVED when a checkpoint of a preemption under way was
  * already committed), and in a multi-worker job every other worker exits
  * the same way: the job's error record, carrying @p why (NULL: "a peer was
- * lost"; truncated to 255 bytes) and the code -ENOLINK, is the one
+ * lost") after this worker's index and step, the whole message truncated
+ * to 255 bytes, and the code -ENOLINK, is the one
  * decision they all follow. A shard this worker already reported is
  * proposed aborted first, so the round is decided once. The restart
  * resumes after the newest committed checkpoint. The termination record
