@@ -70,6 +70,8 @@ struct join {
 
 /* The phase's outcome is known: nothing more is asked. */
 #define FINISHED(j) ((j)->end != PREEMPT_PEND_RUNNING)
+/* Its end runs next, from the loop. */
+#define END_DUE(j) ((j)->end == PREEMPT_PEND_ENDING || (j)->end == PREEMPT_PEND_REVOKED)
 
 static bool join_end(struct join *j, enum preempt_pend_input in);
 
@@ -89,7 +91,7 @@ static void join_arm(struct join *j)
     for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
         if (due[i] && (!at || due[i] < at))
             at = due[i];
-    if (j->end == PREEMPT_PEND_ENDING || j->end == PREEMPT_PEND_REVOKED) /* the end runs next */
+    if (END_DUE(j))
         at = now;
     j->io->timer(j->io_arg, at > now ? at - now : 1, join_tick, j); /* always some time: 0 cancels */
 }
@@ -970,7 +972,7 @@ static void join_tick(void *arg)
     struct join *j = arg;
     uint64_t now = join_now(j);
 
-    if (j->end == PREEMPT_PEND_ENDING || j->end == PREEMPT_PEND_REVOKED) {
+    if (END_DUE(j)) {
         join_done(j); /* may free j */
         return;
     }

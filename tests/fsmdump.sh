@@ -58,49 +58,42 @@ expect_rc 0 "$FSMDUMP" --format mermaid --trace "$trace" && expect_output "class
 expect_rc 0 "$FSMDUMP" --format table --trace "$trace"
 expect_output "countdown     step-reached      final-due      own-signal    request-final, arm-timer  | 1"
 
-# the job coordinator's notice-record machine (lib/pub-internal.h), from the
-# table the coordinator runs
-expect_rc 0 "$FSMDUMP" --machine notice-record --check
-expect_output "fsmdump: check: notice-record: 22 rows, 48 ignored pairs, no problems"
+# declared NAME ROWS IGNORED ACTIONS TABLE_LINE MERMAID_LINE: one of the
+# small declared machines (lib/decl-internal.h), from the table that runs:
+# checked, tabulated one line per row, drawn in Mermaid and, with dot, SVG
+declared() {
+    expect_rc 0 "$FSMDUMP" --machine "$1" --check
+    expect_output "fsmdump: check: $1: $2 rows, $3 ignored pairs, no problems"
+    expect_rc 0 "$FSMDUMP" --machine "$1" --format table
+    expect_output "$5"
+    eq "$1: one line per row" "$(grep -cE "^[a-z-]+ +[a-z-]+ +[a-z-]+ +($4)\$" "$TMP/out")" "$2"
+    expect_rc 0 "$FSMDUMP" --machine "$1" --format mermaid
+    expect_output "$6"
+    if [ -n "${DOT:-}" ]; then
+        expect "dot renders the $1 machine" sh -c "'$FSMDUMP' -m '$1' | '$DOT' -Tsvg >'$TMP/$1.svg'"
+    fi
+}
+# the job coordinator's: where a worker's notice record stands
+# (lib/pub-internal.h), its driver claim (claim-internal.h), its
+# membership (membership-internal.h: "left" ends it), the current episode
+# (episode-internal.h); how a start-up phase ends (phase-internal.h: "done"
+# ends it); preempt-launch's outcome (outcome-internal.h: "failed" ends it)
+declared notice-record 22 48 'none|put|carry' "carried-stale  claim-won     putting        put" \
+    "deferred --> carried : claim-sent / carry"
 expect_rc 0 "$FSMDUMP" --machine notice-record --format table
-expect_output "carried-stale  claim-won     putting        put"
 expect_output "in-claim       the value stands only in this worker's claim (no notice/<me> written)"
-eq "notice-record: one line per row" "$(grep -cE '^[a-z-]+ +[a-z-]+ +[a-z-]+ +(none|put|carry)$' "$TMP/out")" 22
 expect_rc 0 "$FSMDUMP" --machine notice-record --format mermaid
 expect_output 'state "putting-stale" as putting_stale'
-expect_output "deferred --> carried : claim-sent / carry"
-if [ -n "${DOT:-}" ]; then
-    expect "dot renders the notice-record machine" sh -c "'$FSMDUMP' -m notice-record | '$DOT' -Tsvg >'$TMP/pub.svg'"
-fi
-# the coordinator's claim machine (lib/claim-internal.h)
-expect_rc 0 "$FSMDUMP" --machine claim --check
-expect_output "fsmdump: check: claim: 27 rows, 17 ignored pairs, no problems"
-expect_rc 0 "$FSMDUMP" --machine claim --format table
-expect_output "sent           stale-lease   await-lease    regrant"
-eq "claim: one line per row" "$(grep -cE '^[a-z-]+ +[a-z-]+ +[a-z-]+ +(none|send|regrant)$' "$TMP/out")" 27
-expect_rc 0 "$FSMDUMP" --machine claim --format mermaid
-expect_output "await_lease --> sent : granted / send"
-if [ -n "${DOT:-}" ]; then
-    expect "dot renders the claim machine" sh -c "'$FSMDUMP' -m claim | '$DOT' -Tsvg >'$TMP/claim.svg'"
-fi
-# the coordinator's membership machine (lib/membership-internal.h): "left" ends it
-expect_rc 0 "$FSMDUMP" --machine membership --check
-expect_output "fsmdump: check: membership: 5 rows, 7 ignored pairs, no problems"
-expect_rc 0 "$FSMDUMP" --machine membership --format table
-expect_output "departed       next-episode  member         put-alive"
-# the coordinator's episode machine (lib/episode-internal.h)
-expect_rc 0 "$FSMDUMP" --machine episode --check
-expect_output "fsmdump: check: episode: 9 rows, 15 ignored pairs, no problems"
-expect_rc 0 "$FSMDUMP" --machine episode --format table
-expect_output "active         all-withdrawn withdrawn      tell-withdrawn"
-# preempt-launch's outcome (lib/outcome-internal.h): "failed" ends it
-expect_rc 0 "$FSMDUMP" --machine launch-outcome --check
-expect_output "fsmdump: check: launch-outcome: 10 rows, 10 ignored pairs, no problems"
-expect_rc 0 "$FSMDUMP" --machine launch-outcome --format table
-expect_output "app-failed-restartable  regroup       restartable             none"
-# how a start-up phase ends (lib/phase-internal.h): "done" ends it
-expect_rc 0 "$FSMDUMP" --machine phase-end --check
-expect_output "fsmdump: check: phase-end: 7 rows, 18 ignored pairs, no problems"
+declared claim 27 17 'none|send|regrant' "sent           stale-lease   await-lease    regrant" \
+    "await_lease --> sent : granted / send"
+declared membership 5 7 'none|put-alive|revoke' "departed       next-episode  member         put-alive" \
+    "member --> member : granted / put-alive"
+declared episode 9 15 'none|tell-withdrawn' "active         all-withdrawn withdrawn      tell-withdrawn" \
+    "idle --> active : own"
+declared phase-end 7 18 'none|run-end|revoke|release' "ending         end-revoke    revoking       revoke" \
+    "ending --> done : end-keep / release"
+declared launch-outcome 10 10 'none' "app-failed-restartable  regroup       restartable             none" \
+    "app_failed --> app_failed_restartable : resumable"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
 expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end or launch-outcome)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"

@@ -362,6 +362,10 @@ class Handler:
         if self._log:
             self._guard(lambda: self._log(level, text), None)
 
+    def _exit_code(self):
+        """The code the handler exited with (on_exit's, else the library's)."""
+        return self.exit_code if self.exit_code is not None else _lib.preempt_exit_code(self._h)
+
     def _call(self, r, what):
         if self._error:
             err, self._error = self._error, None
@@ -422,7 +426,7 @@ class Handler:
         worker of the job: they follow its error record); returns that exit
         code. The restart resumes after the newest committed checkpoint."""
         self._call(_lib.preempt_request_restart(self._h, why.encode() if why else None), "request restart")
-        return self.exit_code if self.exit_code is not None else _lib.preempt_exit_code(self._h)
+        return self._exit_code()
 
     # ---- any event loop ----------------------------------------------------------------
     def fileno(self):
@@ -490,7 +494,7 @@ class Handler:
             elif action == CONTINUE:
                 return None
             elif action == EXIT:
-                return self.exit_code if self.exit_code is not None else _lib.preempt_exit_code(self._h)
+                return self._exit_code()
             else:  # WAIT: run the handler on this loop until it says more
                 await self._pump(loop)
             action = _lib.preempt_action(self._h)
