@@ -93,7 +93,7 @@ static void w_state(struct preempt_handler *h, enum preempt_state from, enum pre
 
     (void)from;
     (void)to;
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     if (st.save_step && !w->t_agreed)
         w->t_agreed = bench_now_ns();
     if (w->waiting)
@@ -118,6 +118,14 @@ static void w_log(struct preempt_handler *h, enum preempt_log_level level, const
     (void)ud;
     if (level >= PREEMPT_LOG_INFO) /* to the worker's log file, shown when a trial fails */
         fprintf(stderr, "%.3f %s\n", (double)bench_now_ns() / 1e9, msg);
+}
+
+static int w_action(const struct worker *w)
+{
+    enum preempt_action a;
+    int r = preempt_handler_get_action(w->h, &a);
+
+    return r < 0 ? r : (int)a;
 }
 
 static void w_act(struct worker *w, int a)
@@ -149,7 +157,7 @@ static void w_act(struct worker *w, int a)
             w_finished(w);
             return;
         }
-        a = (int)preempt_action(w->h);
+        a = w_action(w);
     }
 }
 
@@ -159,7 +167,12 @@ static void w_on_step(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    w_act(w, preempt_step_end(w->h));
+    {
+        enum preempt_action a;
+        int r = preempt_step_end(w->h, &a);
+
+        w_act(w, r < 0 ? r : (int)a);
+    }
 }
 
 static void w_on_resume(evutil_socket_t fd, short what, void *arg)
@@ -169,7 +182,18 @@ static void w_on_resume(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (w->waiting)
-        w_act(w, (int)preempt_action(w->h));
+        w_act(w, w_action(w));
+}
+
+/* preempt_handler_close()'s end: the last coordination writes are out
+ * (or their bound passed) and the handler is freed. */
+static void w_closed(struct preempt_handler *h, int status, void *arg)
+{
+    struct worker *w = arg;
+
+    (void)h;
+    (void)status;
+    w->h = NULL;
 }
 
 static void w_tick(evutil_socket_t fd, short what, void *arg)
@@ -217,15 +241,15 @@ int bench_child_worker(int argc, char **argv)
         return 2;
     if (write(fd, "ready\n", 6) != 6 || read(0, line, 1) != 1) /* then "go" on stdin */
         return 2;
-    w_act(&w, (int)preempt_action(w.h));
+    w_act(&w, w_action(&w));
     (void)event_base_dispatch(w.base);
-    { /* the last coordination writes (shard report, departure), bounded */
+    { /* the last coordination writes (shard report, departure): close's 2 s bound */
         static const struct timeval ten = { 0, 10000 };
-        uint64_t until = bench_now_ns() + 2000000000u;
 
         (void)event_add(tick, &ten);
-        while (preempt_pending_writes(w.h) && bench_now_ns() < until)
-            (void)event_base_loop(w.base, EVLOOP_ONCE);
+        if (preempt_handler_close(w.h, w_closed, &w) == 0)
+            while (w.h)
+                (void)event_base_loop(w.base, EVLOOP_ONCE);
     }
     (void)snprintf(line, sizeof(line), "done %llu %llu %llu %llu %d\n", (unsigned long long)w.t_agreed,
                    (unsigned long long)w.t_save_begin, (unsigned long long)w.t_save_end,
@@ -789,7 +813,7 @@ static void i_go(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (!in->start_failed)
         for (unsigned i = 0; i < in->n; i++)
-            w_act(&in->w[i], (int)preempt_action(in->w[i].h));
+            w_act(&in->w[i], w_action(&in->w[i]));
     (void)event_base_loopbreak(in->w[0].base);
 }
 
@@ -866,14 +890,17 @@ static int inproc_trial(const struct bench_opts *o, unsigned n, unsigned t, stru
         fprintf(stderr, "preempt-bench: in process, %u workers did not all exit (log %s)\n", n, logpath);
         goto out;
     }
-    /* the last coordination writes (shard reports, departures), bounded */
+    /* the last coordination writes (shard reports, departures): each
+     * handler closes within close's 2 s bound */
+    for (unsigned i = 0; i < n; i++)
+        (void)preempt_handler_close(in.w[i].h, w_closed, &in.w[i]); /* one that cannot is freed below */
     until = bench_now_ns() + 5000000000u;
     for (;;) {
-        size_t pending = 0;
+        unsigned open = 0;
 
         for (unsigned i = 0; i < n; i++)
-            pending += preempt_pending_writes(in.w[i].h);
-        if (!pending || bench_now_ns() > until)
+            open += in.w[i].h != NULL;
+        if (!open || bench_now_ns() > until)
             break;
         (void)run_for(base, 10);
     }

@@ -45,7 +45,8 @@ static double our_commit(const char *dir, const void *data, size_t len)
     struct preempt_callbacks cb = { .restore = on_restore, .on_exit = on_exit_cb };
     struct preempt_handler *h = NULL;
     uint64_t step, t0, t1;
-    int a = 0, r;
+    enum preempt_action a = PREEMPT_ACTION_CONTINUE;
+    int r;
 
     preempt_config_init(&cfg);
     cfg.platform = PREEMPT_PLATFORM_NONE;
@@ -55,10 +56,11 @@ static double our_commit(const char *dir, const void *data, size_t len)
         return -1;
     (void)preempt_notify(h, 0);
     for (int i = 0; i < 100; i++) { /* local agreement: a few loop passes */
-        a = preempt_step_end(h);
+        if (preempt_step_end(h, &a) < 0)
+            break;
         if (a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT)
             break;
-        (void)event_base_loop(preempt_handler_base(h), EVLOOP_NONBLOCK);
+        (void)event_base_loop(preempt_handler_get_base(h), EVLOOP_NONBLOCK);
     }
     if (a != PREEMPT_ACTION_SAVE && a != PREEMPT_ACTION_SAVE_EXIT) {
         preempt_handler_free(h);

@@ -89,6 +89,9 @@ static struct preempt_handler *mode_handler(enum step_mode m, const char *etcd, 
 
 static int run_steps(enum step_mode m, struct preempt_handler *h, uint64_t n)
 {
+    enum preempt_action a;
+    bool exited = false;
+
     for (uint64_t i = 0; i < n; i++) {
         switch (m) {
         case MODE_BARE:
@@ -97,11 +100,11 @@ static int run_steps(enum step_mode m, struct preempt_handler *h, uint64_t n)
         case MODE_ASYNC:
         case MODE_SUPERVISED:
             (void)bench_work(NULL);
-            if (preempt_step_end(h) != PREEMPT_ACTION_CONTINUE)
+            if (preempt_step_end(h, &a) < 0 || a != PREEMPT_ACTION_CONTINUE)
                 return -1;
             break;
         case MODE_SYNC:
-            if (preempt_run(h, bench_work, NULL) != 0)
+            if (preempt_run(h, bench_work, NULL, &exited) < 0 || exited)
                 return -1;
             break;
         case MODE__COUNT:

@@ -34,15 +34,24 @@ static int save(struct trainer *t)
     return preempt_save_done(t->h, r); /* commits, or drops a failed save */
 }
 
+/* What the handler says to do now (a call fails only for a bad handler). */
+static enum preempt_action next_action(struct trainer *t)
+{
+    enum preempt_action a = PREEMPT_ACTION_EXIT;
+
+    (void)preempt_handler_get_action(t->h, &a);
+    return a;
+}
+
 /* Does what the handler says until training goes on, waits or stops. */
-static void act(struct trainer *t, int action)
+static void act(struct trainer *t, enum preempt_action action)
 {
     for (;;) {
         switch (action) {
         case PREEMPT_ACTION_CONTINUE: {
             struct preempt_status st;
 
-            preempt_get_status(t->h, &st);
+            preempt_handler_get_status(t->h, &st);
             if (st.run >= STEPS)
                 preempt_training_done(t->h);  /* on_exit stops the loop */
             else
@@ -53,12 +62,11 @@ static void act(struct trainer *t, int action)
         case PREEMPT_ACTION_SAVE:           /* save, then train on */
         case PREEMPT_ACTION_SAVE_EXIT:      /* save; on_exit follows the commit */
             (void)save(t);
-            action = (int)preempt_action(t->h);
+            action = next_action(t);
             break;
         case PREEMPT_ACTION_WAIT:           /* on_state calls back */
             return;
         case PREEMPT_ACTION_EXIT:
-        default:
             event_base_loopbreak(t->base);
             return;
         }
@@ -68,12 +76,15 @@ static void act(struct trainer *t, int action)
 static void on_step(evutil_socket_t fd, short what, void *arg)
 {
     struct trainer *t = arg;
+    enum preempt_action action;
 
     (void)fd, (void)what;
     for (int i = 0; i < 1024; i++)
         t->weights[i] += 0.001 * i;
     usleep(2000);                   /* a real step would not block the loop */
-    act(t, preempt_step_end(t->h));
+    if (preempt_step_end(t->h, &action) < 0)
+        action = PREEMPT_ACTION_EXIT;
+    act(t, action);
 }
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)
@@ -81,7 +92,7 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
     struct trainer *t = arg;
 
     (void)fd, (void)what;
-    act(t, (int)preempt_action(t->h));
+    act(t, next_action(t));
 }
 
 /* Callbacks run inside the library: only note what happened there. */
@@ -170,7 +181,7 @@ int main(void)
         return 1;
     }
     (void)preempt_handler_on_peer_lost(t.h, on_peer_lost, &t);
-    act(&t, (int)preempt_action(t.h));
+    act(&t, next_action(&t));
     event_base_dispatch(t.base);
     /* the last writes to the job (an error, a report) go out on the loop;
      * the trainer's own events, which use the handler, run no more */

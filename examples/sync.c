@@ -58,6 +58,7 @@ int main(void)
     struct preempt_callbacks cb = { .save = save, .restore = restore, .log = log_cb };
     struct preempt_handler *h;
     struct preempt_status st;
+    bool exited = false;
     int r;
 
     preempt_config_init(&cfg);      /* SIGTERM, exit 42 after the save, grace 0, keep 3 */
@@ -68,9 +69,9 @@ int main(void)
         fprintf(stderr, "cannot start libpreempt: %s\n", preempt_strerror(r));
         return 1;
     }
-    preempt_get_status(h, &st);     /* st.run: steps done, restored ones included */
-    for (uint64_t step = st.run; step < 1000; step++)
-        if (preempt_run(h, train_step, NULL) != 0)
+    preempt_handler_get_status(h, &st); /* st.run: steps done, restored ones included */
+    for (uint64_t step = st.run; step < 1000 && !exited; step++)
+        if (preempt_run(h, train_step, NULL, &exited) < 0)
             break;                  /* preempted: without on_exit it has exited with 42 */
     preempt_training_done(h);
     preempt_handler_free(h);

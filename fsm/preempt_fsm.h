@@ -306,6 +306,8 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
 
 const char *preempt_event_to_string_(enum preempt_event_kind e);
 int preempt_event_from_string_(const char *name);
+/* The state named name (>= 0), or -EINVAL. */
+int preempt_state_from_string_(const char *name);
 const char *preempt_event_what_(enum preempt_event_kind e);
 const struct preempt_param_desc *preempt_event_params_(enum preempt_event_kind e); /* [PREEMPT_EVENT_PARAMS] */
 const char *preempt_fx_to_string_(enum preempt_fx_kind f);

@@ -137,14 +137,47 @@ NAME_LOOKUPS(preempt_verdict, enum preempt_verdict, verdict_names)
 NAME_LOOKUPS(preempt_plan, enum preempt_plan, plan_names)
 NAME_LOOKUPS(preempt_second, enum preempt_second, second_names)
 
+/* The public header's explicit values (made by scripts/public-enums.sh)
+ * are the tables' order: checked here, at every build. */
+enum {
+#define PREEMPT_STATE(id, name, timer, truth) STATE_ORDER_##id,
+#include "preempt_states.def"
+#undef PREEMPT_STATE
+};
+enum {
+#define PREEMPT_EXIT(id, name, what) EXIT_ORDER_##id,
+#include "preempt_exits.def"
+#undef PREEMPT_EXIT
+};
+#define PREEMPT_STATE(id, name, timer, truth)                                                                         \
+    _Static_assert((int)PREEMPT_STATE_##id == (int)STATE_ORDER_##id, "preempt.h: state " #id " is not its place in " \
+                                                                     "preempt_states.def (make public-enums)");
+#include "preempt_states.def"
+#undef PREEMPT_STATE
+#define PREEMPT_EXIT(id, name, what)                                                                                  \
+    _Static_assert((int)PREEMPT_EXIT_##id == (int)EXIT_ORDER_##id, "preempt.h: exit " #id " is not its place in "    \
+                                                                   "preempt_exits.def (make public-enums)");
+#include "preempt_exits.def"
+#undef PREEMPT_EXIT
+
+int preempt_state_from_string_(const char *name)
+{
+    return index_of(state_names, ARRAY_SIZE(state_names), name);
+}
+
 PREEMPT_EXPORT const char *preempt_state_to_string(enum preempt_state s)
 {
     return name_of(state_names, ARRAY_SIZE(state_names), (long)s);
 }
 
-PREEMPT_EXPORT int preempt_state_from_string(const char *name)
+PREEMPT_EXPORT int preempt_state_from_string(const char *name, enum preempt_state *ret_state)
 {
-    return index_of(state_names, ARRAY_SIZE(state_names), name);
+    int i = ret_state ? preempt_state_from_string_(name) : -EINVAL;
+
+    if (i < 0)
+        return i;
+    *ret_state = (enum preempt_state)i;
+    return 0;
 }
 
 PREEMPT_EXPORT const char *preempt_exit_to_string(enum preempt_exit x)

@@ -375,7 +375,7 @@ static int parse_state(struct preempt_text_reader *rd, const struct tok *t, enum
     char name[32];
     int v;
 
-    if (!tok_copy(name, sizeof(name), t->p, t->n) || (v = preempt_state_from_string(name)) < 0)
+    if (!tok_copy(name, sizeof(name), t->p, t->n) || (v = preempt_state_from_string_(name)) < 0)
         return fail(rd, "unknown state '%.*s'", (int)t->n, t->p);
     *ret = (enum preempt_state)v;
     return 0;

@@ -23,6 +23,7 @@
     X(save_ms) X(saves) X(incarnation) X(platform) X(notice_source) X(kill_delay_ms) X(grace_ms) X(exit_code)
 #define CALLBACK_FIELDS(X) X(save) X(restore) X(poll) X(on_state) X(on_exit) X(log) X(on_start)
 #define NOTICE_FIELDS(X) X(incarnation) X(worker) X(source) X(deadline_unix_ms) X(withdrawn)
+#define WATCHER_CALLBACK_FIELDS(X) X(on_notice) X(on_exited)
 
 /* Appends " name@offset:size" of a field of type T. */
 #define FIELD(T, f)                                                                                                   \
@@ -33,6 +34,7 @@
 #define STATUS(f) FIELD(struct preempt_status, f)
 #define CALLBACK(f) FIELD(struct preempt_callbacks, f)
 #define NOTICE(f) FIELD(struct preempt_notice_info, f)
+#define WATCHER_CALLBACK(f) FIELD(struct preempt_watcher_callbacks, f)
 
 #define LAYOUT(T, LIST, X)                                                                                            \
     do {                                                                                                              \
@@ -58,5 +60,7 @@ const char *preempt_abi_layout(const char *type)
         LAYOUT(struct preempt_callbacks, CALLBACK_FIELDS, CALLBACK);
     if (!strcmp(type, "preempt_notice_info"))
         LAYOUT(struct preempt_notice_info, NOTICE_FIELDS, NOTICE);
+    if (!strcmp(type, "preempt_watcher_callbacks"))
+        LAYOUT(struct preempt_watcher_callbacks, WATCHER_CALLBACK_FIELDS, WATCHER_CALLBACK);
     return NULL;
 }

@@ -15,11 +15,24 @@
 #define MAX_GRACE_MS (7ull * 24 * 3600 * 1000)
 #define MAX_INTERVAL_MS (24ull * 3600 * 1000)
 
-/* The layouts of struct preempt_config this library reads: 0.1's (which
- * ended with azure_approve) and its own. A caller's struct of an older
- * layout is read up to its size; the newer fields keep their defaults. */
-#define PREEMPT_CONFIG_SIZE_0_1 offsetof(struct preempt_config, termination_log)
+/* The layouts of the public structures this library reads or writes: the
+ * sizes of 0.1's and its own (fields are only appended). A caller's struct
+ * of an older layout is read (or written) up to its size; the newer fields
+ * keep their defaults. 0.1's config also spelled the automatic exit_code
+ * and kill_delay_ms, and keeping every checkpoint, as 0: its configuration
+ * is read with 0.1's meanings. */
+#define PREEMPT_LAYOUT_END_(T, last) \
+    ((offsetof(T, last) + sizeof(((T *)0)->last) + _Alignof(T) - 1) / _Alignof(T) * _Alignof(T))
+#define PREEMPT_CONFIG_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_config, azure_approve)
+#define PREEMPT_CALLBACKS_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_callbacks, on_start)
+#define PREEMPT_STATUS_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_status, exit_code)
+#define PREEMPT_NOTICE_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_notice_info, withdrawn)
+#define PREEMPT_WATCHER_CALLBACKS_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_watcher_callbacks, on_exited)
 bool preempt_config_size_ok_(size_t size);
+bool preempt_callbacks_size_ok_(size_t size);
+bool preempt_status_size_ok_(size_t size);
+bool preempt_notice_size_ok_(size_t size);
+bool preempt_watcher_callbacks_size_ok_(size_t size);
 
 /* A caller's struct of any accepted layout, read up to its size, with the
  * defaults after it. */

@@ -15,13 +15,33 @@
 #include "platform-internal.h"
 #include "preempt_trace.h" /* the machine's defaults */
 
-/* The layouts of struct preempt_config this library reads: 0.1's (which
- * ended with azure_approve) and its own. A caller's struct of an older
- * layout is read up to its size; the newer fields keep their defaults. */
+/* The layouts of the public structures this library reads or writes: 0.1's
+ * and its own. A caller's struct of an older layout is read (or written) up
+ * to its size; the newer fields keep their defaults. */
 
 bool preempt_config_size_ok_(size_t size)
 {
     return size == PREEMPT_CONFIG_SIZE_0_1 || size == sizeof(struct preempt_config);
+}
+
+bool preempt_callbacks_size_ok_(size_t size)
+{
+    return size == PREEMPT_CALLBACKS_SIZE_0_1 || size == sizeof(struct preempt_callbacks);
+}
+
+bool preempt_status_size_ok_(size_t size)
+{
+    return size == PREEMPT_STATUS_SIZE_0_1 || size == sizeof(struct preempt_status);
+}
+
+bool preempt_notice_size_ok_(size_t size)
+{
+    return size == PREEMPT_NOTICE_SIZE_0_1 || size == sizeof(struct preempt_notice_info);
+}
+
+bool preempt_watcher_callbacks_size_ok_(size_t size)
+{
+    return size == PREEMPT_WATCHER_CALLBACKS_SIZE_0_1 || size == sizeof(struct preempt_watcher_callbacks);
 }
 
 static void config_defaults(struct preempt_config *cfg);
@@ -33,6 +53,8 @@ int preempt_config_init_size(struct preempt_config *cfg, size_t size)
     if (!cfg || !preempt_config_size_ok_(size))
         return -EINVAL;
     config_defaults(&full);
+    if (size == PREEMPT_CONFIG_SIZE_0_1) /* with 0.1's spelling of "the library decides" */
+        full.exit_code = 0, full.kill_delay_ms = 0;
     memcpy(cfg, &full, size);
     cfg->size = size;
     return 0;
@@ -46,6 +68,14 @@ struct preempt_config preempt_config_full_(const struct preempt_config *cfg)
     config_defaults(&full);
     memcpy(&full, cfg, cfg->size);
     full.size = sizeof(full);
+    if (cfg->size == PREEMPT_CONFIG_SIZE_0_1) { /* 0.1 spelled "the library decides" and "keep all" as 0 */
+        if (full.exit_code == 0)
+            full.exit_code = PREEMPT_AUTO;
+        if (full.kill_delay_ms == 0)
+            full.kill_delay_ms = (uint64_t)PREEMPT_AUTO;
+        if (full.max_to_keep == 0)
+            full.max_to_keep = (unsigned)PREEMPT_UNLIMITED;
+    }
     return full;
 }
 
@@ -56,13 +86,12 @@ static void config_defaults(struct preempt_config *cfg)
     *cfg = (struct preempt_config){
         .size = sizeof(*cfg),
         .max_to_keep = 3,
-        .grace_ms = f.grace_ms,
         .bound_ms = f.bound_ms,
         .agree_timeout_ms = f.agree_timeout_ms,
         .margin_ms = f.margin_ms,
         .plan = f.plan,
         .second = f.second,
-        .exit_code = 0, /* the platform's */
+        .exit_code = PREEMPT_AUTO, /* the platform's */
         .exit_code_not_saved = 75,
         .signals = { SIGTERM },
         .poll_interval_ms = 1000,
@@ -75,8 +104,9 @@ static void config_defaults(struct preempt_config *cfg)
         .metadata_timeout_ms = 2000,
         .advisory_checkpoint = true,
         .azure_approve = true,
+        .grace_ms = (uint64_t)PREEMPT_AUTO,
+        .kill_delay_ms = (uint64_t)PREEMPT_AUTO,
     };
-    cfg->grace_ms = PREEMPT_GRACE_DEFAULT;
 }
 
 int preempt_signal_set_(const struct preempt_config *cfg, sigset_t *ret)
@@ -132,7 +162,9 @@ const char *preempt_config_problem_(const struct preempt_config *c, const struct
         return "ckpt_dir is empty (use NULL for no checkpoint manager)";
     if (c->ckpt_dir && !cb->restore)
         return "a ckpt_dir needs a restore callback";
-    if (c->grace_ms > MAX_GRACE_MS && c->grace_ms != PREEMPT_GRACE_DEFAULT)
+    if (c->max_to_keep == 0)
+        return "max_to_keep must be at least 1 (PREEMPT_UNLIMITED keeps every checkpoint)";
+    if (c->grace_ms > MAX_GRACE_MS && c->grace_ms != (uint64_t)PREEMPT_AUTO)
         return "grace_ms is over 7 days";
     if (c->bound_ms == 0 || c->bound_ms > MAX_GRACE_MS)
         return "bound_ms must be between 1 ms and 7 days";
@@ -144,10 +176,11 @@ const char *preempt_config_problem_(const struct preempt_config *c, const struct
         return "unknown plan";
     if ((unsigned)c->second >= PREEMPT_SECOND__COUNT)
         return "unknown second-notice policy";
-    if (c->exit_code < 0 || c->exit_code > 255 || c->exit_code_not_saved < 1 || c->exit_code_not_saved > 255)
-        return "exit codes must be between 1 and 255 (exit_code 0: the platform's)";
-    if (c->exit_code == c->exit_code_not_saved || (c->exit_code == 0 && (c->exit_code_not_saved == 42 ||
-                                                                           c->exit_code_not_saved == 143)))
+    if ((c->exit_code != PREEMPT_AUTO && (c->exit_code < 1 || c->exit_code > 255)) || c->exit_code_not_saved < 1 ||
+        c->exit_code_not_saved > 255)
+        return "exit codes must be between 1 and 255 (exit_code PREEMPT_AUTO: the platform's)";
+    if (c->exit_code == c->exit_code_not_saved ||
+        (c->exit_code == PREEMPT_AUTO && (c->exit_code_not_saved == 42 || c->exit_code_not_saved == 143)))
         return "exit_code and exit_code_not_saved must differ";
     if ((unsigned)c->platform >= PREEMPT_PLATFORM__COUNT)
         return "unknown platform";
@@ -157,14 +190,12 @@ const char *preempt_config_problem_(const struct preempt_config *c, const struct
         return "metadata_poll_ms must be between 10 ms and 1 day";
     if (c->metadata_timeout_ms < 10 || c->metadata_timeout_ms > 600000)
         return "metadata_timeout_ms must be between 10 ms and 10 minutes";
-    if (c->kill_delay_ms > MAX_INTERVAL_MS)
+    if (c->kill_delay_ms > MAX_INTERVAL_MS && c->kill_delay_ms != (uint64_t)PREEMPT_AUTO)
         return "kill_delay_ms is over 1 day";
     if (preempt_signal_set_(c, &set) < 0)
         return "signals: only 1..SIGRTMAX, not SIGKILL or SIGSTOP";
     if (cb->poll && (c->poll_interval_ms < 10 || c->poll_interval_ms > MAX_INTERVAL_MS))
         return "poll_interval_ms must be between 10 ms and 1 day";
-    if (c->trace_path && !c->trace_path[0])
-        return "trace_path is empty (use NULL for no trace)";
     if (!c->etcd_endpoints)
         return NULL;
     if (!c->etcd_endpoints[0])

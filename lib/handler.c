@@ -1231,7 +1231,8 @@ static void start_begin(struct preempt_handler *h)
             start_done(h, 0);
         return;
     }
-    r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep, &id, ckpt_log, h, &h->store);
+    r = preempt_ckpt_open_(h->ckpt_dir, h->cfg.max_to_keep == (unsigned)PREEMPT_UNLIMITED ? 0 : h->cfg.max_to_keep, &id,
+                           ckpt_log, h, &h->store);
     if (r < 0) {
         log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s%s", h->ckpt_dir, strerror(-r),
                 r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
@@ -1256,18 +1257,18 @@ static int resolve_platform(struct preempt_handler *h)
         return -EINVAL;
     }
     h->platform = (enum preempt_platform)p;
-    if (h->cfg.grace_ms == PREEMPT_GRACE_DEFAULT)
+    if (h->cfg.grace_ms == (uint64_t)PREEMPT_AUTO)
         h->cfg.grace_ms = preempt_platform_grace_ms_(h->platform);
-    if (h->cfg.exit_code == 0)
+    if (h->cfg.exit_code == PREEMPT_AUTO)
         h->cfg.exit_code = preempt_platform_exit_code_(h->platform);
-    h->kill_delay_ms = h->cfg.kill_delay_ms;
-    if (!h->kill_delay_ms)
+    h->kill_delay_ms = h->cfg.kill_delay_ms; /* 0: none known */
+    if (h->kill_delay_ms == (uint64_t)PREEMPT_AUTO)
         h->kill_delay_ms = preempt_kill_delay_(h->platform, getenv, h->kill_who, sizeof(h->kill_who));
     log_msg(h, PREEMPT_LOG_INFO, "platform %s (%s): grace %llu ms, exit code %d; kill delay %llu ms%s%s",
             preempt_platform_to_string(h->platform),
             h->cfg.platform != PREEMPT_PLATFORM_AUTO ? "configured" : env && *env ? "PREEMPT_PLATFORM" : "detected",
             (unsigned long long)h->cfg.grace_ms, h->cfg.exit_code, (unsigned long long)h->kill_delay_ms,
-            h->kill_who[0] ? " from the launcher: " : h->cfg.kill_delay_ms ? " (configured)" : " (none known)",
+            h->kill_who[0] ? " from the launcher: " : h->kill_delay_ms ? " (configured)" : " (none known)",
             h->kill_who);
     return 0;
 }
@@ -1620,8 +1621,9 @@ int preempt_handler_on_peer_lost(struct preempt_handler *h, preempt_peer_lost_cb
     return watch_peers(h);
 }
 
-int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg, const struct preempt_callbacks *cb,
-                        void *userdata, struct preempt_handler **ret)
+int preempt_handler_new_size(struct event_base *base, const struct preempt_config *cfg,
+                             const struct preempt_callbacks *cb, void *userdata, struct preempt_handler **ret,
+                             size_t cb_size)
 {
     static const struct preempt_sm_ops ops = {
         .run_fx = run_fx, .on_record = on_record, .after_step = after_step, .schedule_drain = schedule_drain,
@@ -1631,14 +1633,14 @@ int preempt_handler_new(struct event_base *base, const struct preempt_config *cf
     const char *problem;
     int r;
 
-    if (!cfg || !cb || !ret)
+    if (!cfg || !cb || !ret || !preempt_callbacks_size_ok_(cb_size))
         return -EINVAL;
     h = calloc(1, sizeof(*h));
     if (!h)
         return -ENOMEM;
     h->magic = HANDLER_MAGIC;
     h->sigfd = -1; /* so that freeing a half-built handler is safe */
-    h->cb = *cb;
+    memcpy(&h->cb, cb, cb_size); /* a smaller (older) layout: the later callbacks stay NULL */
     h->ud = userdata;
     if (!preempt_config_size_ok_(cfg->size)) { /* read nothing more of it: its fields are elsewhere */
         log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: a struct preempt_config of %zu bytes; this library "
@@ -1749,11 +1751,13 @@ static int embed(struct preempt_handler *h)
     return h->embed ? 0 : preempt_embed_new_(h->base, &h->embed);
 }
 
-int preempt_handler_get_fd(struct preempt_handler *h)
+int preempt_handler_get_fd(struct preempt_handler *h, int *ret_fd)
 {
-    int r = embed(h);
+    int r = ret_fd ? embed(h) : -EINVAL;
 
-    return r < 0 ? r : preempt_embed_fd_(h->embed);
+    if (r == 0)
+        *ret_fd = preempt_embed_fd_(h->embed);
+    return r;
 }
 
 int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
@@ -1893,17 +1897,23 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     return NULL;
 }
 
-struct event_base *preempt_handler_base(const struct preempt_handler *h)
+struct event_base *preempt_handler_get_base(const struct preempt_handler *h)
 {
     return handler_ok(h) ? h->base : NULL;
 }
 
 /* ---- step boundaries ------------------------------------------------------------------ */
 
-enum preempt_action preempt_action(const struct preempt_handler *h)
+int preempt_handler_get_action(const struct preempt_handler *h, enum preempt_action *ret_action)
 {
-    if (!handler_ok(h))
-        return PREEMPT_ACTION_EXIT;
+    if (!handler_ok(h) || !ret_action)
+        return -EINVAL;
+    *ret_action = preempt_worker_action_(&h->wk);
+    return 0;
+}
+
+static enum preempt_action action_of(const struct preempt_handler *h)
+{
     return preempt_worker_action_(&h->wk);
 }
 
@@ -1924,24 +1934,27 @@ static uint64_t count_step(struct preempt_handler *h)
     return t;
 }
 
-int preempt_step_end(struct preempt_handler *h)
+int preempt_step_end(struct preempt_handler *h, enum preempt_action *ret_action)
 {
     enum preempt_action a;
     uint64_t t;
 
-    if (!handler_ok(h))
+    if (!handler_ok(h) || !ret_action)
         return -EINVAL;
     if (h->in_cb)
         return -EBUSY;
     if (h->start_status < 0)
         return h->start_status;
-    if (exited(h))
-        return PREEMPT_ACTION_EXIT;
+    if (exited(h)) {
+        *ret_action = PREEMPT_ACTION_EXIT;
+        return 0;
+    }
     t = count_step(h);
-    a = preempt_action(h);
+    a = action_of(h);
     if (a == PREEMPT_ACTION_CONTINUE)
         h->step_t0_us = t; /* the next step starts now: one clock read per step */
-    return (int)a;
+    *ret_action = a;
+    return 0;
 }
 
 int preempt_training_done(struct preempt_handler *h)
@@ -2133,7 +2146,7 @@ static int sync_boundary(struct preempt_handler *h)
 
     (void)event_base_loop(h->base, EVLOOP_NONBLOCK); /* notices that came during the step */
     for (;;) {
-        enum preempt_action a = preempt_action(h);
+        enum preempt_action a = action_of(h);
 
         /* Before the trainer's step or a save, both of which block outside the loop,
          * every write this boundary caused goes on the wire: a peer may be waiting
@@ -2183,44 +2196,54 @@ static int sync_check(const struct preempt_handler *h)
     return h->in_cb ? -EBUSY : h->start_status;
 }
 
-int preempt_save_checkpoint_if_preempted(struct preempt_handler *h)
+/* sync_boundary()'s 0 (go on) or 1 (exited) as *ret_exited. */
+static int boundary_out(int r, bool *ret_exited)
 {
-    int r = sync_check(h);
+    if (r < 0)
+        return r;
+    *ret_exited = r == 1;
+    return 0;
+}
+
+int preempt_save_checkpoint_if_preempted(struct preempt_handler *h, bool *ret_exited)
+{
+    int r = ret_exited ? sync_check(h) : -EINVAL;
 
     if (r < 0)
         return r;
     if (!exited(h))
         (void)count_step(h);
-    return sync_boundary(h);
+    return boundary_out(sync_boundary(h), ret_exited);
 }
 
-int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg)
+int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg, bool *ret_exited)
 {
-    int r = sync_check(h);
+    int r = ret_exited ? sync_check(h) : -EINVAL;
 
     if (r < 0 || !step_fn)
         return r < 0 ? r : -EINVAL;
     if (exited(h))
-        return sync_boundary(h);
+        return boundary_out(sync_boundary(h), ret_exited);
     r = step_fn(arg);
     if (r != 0) {
         (void)preempt_fail(h, r > 0 && r <= 255 ? r : 1, NULL);
-        return sync_boundary(h);
+        return boundary_out(sync_boundary(h), ret_exited);
     }
     (void)count_step(h);
-    return sync_boundary(h);
+    return boundary_out(sync_boundary(h), ret_exited);
 }
 
 /* ---- queries ------------------------------------------------------------------------------- */
 
-void preempt_get_status(const struct preempt_handler *h, struct preempt_status *ret)
+int preempt_handler_get_status_size(const struct preempt_handler *h, struct preempt_status *ret, size_t size)
 {
     const struct preempt_core *c;
+    struct preempt_status st;
 
-    if (!handler_ok(h) || !ret)
-        return;
+    if (!handler_ok(h) || !ret || !preempt_status_size_ok_(size))
+        return -EINVAL;
     c = preempt_sm_core_(h->wk.sm);
-    *ret = (struct preempt_status){
+    st = (struct preempt_status){
         .state = c->state,
         .run = preempt_sm_facts_(h->wk.sm)->run,
         .restored_step = h->restored_step,
@@ -2243,15 +2266,20 @@ void preempt_get_status(const struct preempt_handler *h, struct preempt_status *
     if (c->deadline_ms) {
         uint64_t now = now_ms(h);
 
-        ret->deadline_in_ms = c->deadline_ms > now ? (int64_t)(c->deadline_ms - now) : 0;
+        st.deadline_in_ms = c->deadline_ms > now ? (int64_t)(c->deadline_ms - now) : 0;
     }
+    memcpy(ret, &st, size); /* an older, smaller layout gets the fields it has */
+    return 0;
 }
 
-int preempt_exit_code(const struct preempt_handler *h)
+int preempt_handler_get_exit_code(const struct preempt_handler *h, int *ret_code)
 {
-    if (!handler_ok(h))
+    if (!handler_ok(h) || !ret_code)
         return -EINVAL;
-    return exited(h) ? h->exit_code : -EAGAIN;
+    if (!exited(h))
+        return -EAGAIN;
+    *ret_code = h->exit_code;
+    return 0;
 }
 
 int preempt_fail(struct preempt_handler *h, int code, const char *message)
@@ -2295,11 +2323,15 @@ int preempt_request_restart(struct preempt_handler *h, const char *why)
     return 0;
 }
 
-const char *preempt_error_message(const struct preempt_handler *h)
+const char *preempt_handler_get_error_message(const struct preempt_handler *h)
 {
     return handler_ok(h) && h->err_msg[0] ? h->err_msg : NULL;
 }
 
+/* 0.1's way to learn when a borrowed base's last writes were delivered
+ * (preempt_handler_close() replaced it): kept for programs built against
+ * 0.1, no longer in the header. */
+PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
 unsigned preempt_pending_writes(const struct preempt_handler *h)
 {
     return handler_ok(h) ? preempt_coord_pending_(h->wk.coord) : 0;

@@ -28,12 +28,22 @@ PREEMPT_EXPORT const char *preempt_platform_to_string(enum preempt_platform p)
     return (unsigned)p < PREEMPT_PLATFORM__COUNT ? names[p] : NULL;
 }
 
-PREEMPT_EXPORT int preempt_platform_from_string(const char *name)
+static int platform_index(const char *name)
 {
     for (int i = 0; name && i < PREEMPT_PLATFORM__COUNT; i++)
         if (!strcmp(name, names[i]))
             return i;
     return -EINVAL;
+}
+
+PREEMPT_EXPORT int preempt_platform_from_string(const char *name, enum preempt_platform *ret_platform)
+{
+    int i = ret_platform ? platform_index(name) : -EINVAL;
+
+    if (i < 0)
+        return i;
+    *ret_platform = (enum preempt_platform)i;
+    return 0;
 }
 
 static bool has(const char *s, const char *what)
@@ -84,7 +94,7 @@ int preempt_platform_resolve_(enum preempt_platform cfg, const char *env, const 
     if (cfg != PREEMPT_PLATFORM_AUTO)
         return (int)cfg;
     if (env && *env) {
-        r = preempt_platform_from_string(env);
+        r = platform_index(env);
         return r > PREEMPT_PLATFORM_AUTO ? r : -EINVAL;
     }
     gpu = access("/dev/nvidia0", F_OK) == 0 || access("/proc/driver/nvidia/gpus", F_OK) == 0;

@@ -167,10 +167,10 @@ static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preemp
     r->step_dev_ms = m->step_dev_ms;
     r->save_ms = m->save_ms;
     r->agree_ms = m->agree_ms;
-    if ((v = preempt_state_from_string(m->from)) < 0)
+    if ((v = preempt_state_from_string_(m->from)) < 0)
         return bad(c, "unknown state '%s'", m->from);
     r->from = (enum preempt_state)v;
-    if ((v = preempt_state_from_string(m->to)) < 0)
+    if ((v = preempt_state_from_string_(m->to)) < 0)
         return bad(c, "unknown state '%s'", m->to);
     r->to = (enum preempt_state)v;
     if ((v = preempt_verdict_from_string_(m->verdict)) < 0)

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config-internal.h"
 #include "coord-internal.h"
 #include "embed-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
+#include "preempt_fsm.h"
 #include "preempt.h"
 
 #define WATCHER_MAGIC 0x70726d77u /* "prmw" */
@@ -35,7 +37,7 @@ struct preempt_watcher {
     unsigned n_joined, n_alive, n_gone;
     bool have_notice;
     struct preempt_notice_info notice;
-    char source[PREEMPT_MAX_WORKERS + 1][16]; /* each notice's source; the last slot: the operator's */
+    const char *source[PREEMPT_MAX_WORKERS + 1]; /* each notice's source (static); the last slot: the operator's */
 };
 
 static bool watcher_ok(const struct preempt_watcher *w)
@@ -67,6 +69,8 @@ static void update_notice(struct preempt_watcher *w)
     n.worker = sum.worker;
     n.withdrawn = !sum.live;
     n.source = w->source[sum.worker < 0 ? PREEMPT_MAX_WORKERS : (unsigned)sum.worker];
+    if (!n.source)
+        n.source = "unknown";
     if (w->have_notice && n.deadline_unix_ms == w->notice.deadline_unix_ms && n.withdrawn == w->notice.withdrawn &&
         n.worker == w->notice.worker)
         return; /* nothing new for the caller */
@@ -116,8 +120,13 @@ static void notice_record(struct preempt_watcher *w, bool put, const char *key, 
     /* the source of the record that holds the earliest deadline */
     if (ev.what != PREEMPT_VIEW_OP_GONE &&
         (slot == PREEMPT_MAX_WORKERS || w->view.notice_wall[slot] == (ev.wall ? ev.wall : 1))) {
-        w->source[slot][0] = '\0';
-        (void)sscanf(ev.text, " %15[^ ]", w->source[slot]);
+        char name[16] = "";
+        int src;
+
+        (void)sscanf(ev.text, " %15[^ ]", name);
+        src = preempt_source_from_string_(name);
+        /* static names only: the string handed out lives as long as the watcher */
+        w->source[slot] = src < 0 ? "unknown" : preempt_source_to_string_((enum preempt_source)src);
     }
     update_notice(w);
 }
@@ -202,8 +211,9 @@ static void on_link(bool up, const char *why, void *arg)
     (void)arg;
 }
 
-int preempt_watcher_new(struct event_base *base, const struct preempt_config *cfg,
-                        const struct preempt_watcher_callbacks *cb, void *userdata, struct preempt_watcher **ret)
+int preempt_watcher_new_size(struct event_base *base, const struct preempt_config *cfg,
+                             const struct preempt_watcher_callbacks *cb, void *userdata, struct preempt_watcher **ret,
+                             size_t cb_size)
 {
     static const struct preempt_etcd_watch_ops ops = { .on_event = on_event, .on_reset = on_reset,
                                                        .on_link = on_link };
@@ -211,14 +221,15 @@ int preempt_watcher_new(struct event_base *base, const struct preempt_config *cf
     struct preempt_watcher *w;
     int r;
 
-    if (!cfg || !ret || cfg->size != sizeof(*cfg) || !cfg->etcd_endpoints || !cfg->etcd_user != !cfg->etcd_password)
+    if (!cfg || !ret || !preempt_config_size_ok_(cfg->size) || (cb && !preempt_watcher_callbacks_size_ok_(cb_size)) ||
+        !cfg->etcd_endpoints || !cfg->etcd_user != !cfg->etcd_password) /* the fields read are in every layout */
         return -EINVAL;
     w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;
     w->magic = WATCHER_MAGIC;
     if (cb)
-        w->cb = *cb;
+        memcpy(&w->cb, cb, cb_size); /* an older layout: the later callbacks stay NULL */
     w->ud = userdata;
     w->base = base;
     if (!base) {
@@ -260,28 +271,31 @@ struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w)
     return NULL;
 }
 
-int preempt_watcher_notice(const struct preempt_watcher *w, struct preempt_notice_info *ret)
+int preempt_watcher_get_notice_size(const struct preempt_watcher *w, struct preempt_notice_info *ret, size_t size)
 {
-    if (!watcher_ok(w) || !ret)
+    if (!watcher_ok(w) || !ret || !preempt_notice_size_ok_(size))
         return -EINVAL;
     if (!w->have_notice)
         return -EAGAIN;
-    *ret = w->notice;
+    memcpy(ret, &w->notice, size); /* an older layout gets the fields it has */
     return 0;
 }
 
-int preempt_watcher_exited(const struct preempt_watcher *w)
+int preempt_watcher_get_exited(const struct preempt_watcher *w, bool *ret_exited)
 {
-    if (!watcher_ok(w))
+    if (!watcher_ok(w) || !ret_exited)
         return -EINVAL;
     if (!w->read)
         return -EAGAIN;
-    return all_gone(w);
+    *ret_exited = all_gone(w);
+    return 0;
 }
 
 static bool exited(void *arg)
 {
-    return preempt_watcher_exited(arg) == 1;
+    bool yes = false;
+
+    return preempt_watcher_get_exited(arg, &yes) == 0 && yes;
 }
 
 int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms)
@@ -299,11 +313,13 @@ static int embed(struct preempt_watcher *w)
     return w->embed ? 0 : preempt_embed_new_(w->base, &w->embed);
 }
 
-int preempt_watcher_get_fd(struct preempt_watcher *w)
+int preempt_watcher_get_fd(struct preempt_watcher *w, int *ret_fd)
 {
-    int r = embed(w);
+    int r = ret_fd ? embed(w) : -EINVAL;
 
-    return r < 0 ? r : preempt_embed_fd_(w->embed);
+    if (r == 0)
+        *ret_fd = preempt_embed_fd_(w->embed);
+    return r;
 }
 
 int preempt_watcher_get_timeout(struct preempt_watcher *w, int64_t *ret_ms)

@@ -88,7 +88,7 @@ void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms);
  * known (in idle the machine has nothing to do with steps). */
 void preempt_worker_reached_(struct preempt_worker *w);
 
-/* What the trainer does next (preempt_action()). */
+/* What the trainer does next (preempt_handler_get_action()). */
 enum preempt_action preempt_worker_action_(const struct preempt_worker *w);
 
 #endif

@@ -60,17 +60,34 @@ breaks "preempt_status.run moved" \
     "/class-decl name='preempt_status'/,/<\\/class-decl>/s/layout-offset-in-bits='64'/layout-offset-in-bits='96'/"
 breaks "another SONAME" "1s/soname='libpreempt.so.0'/soname='libpreempt.so.1'/"
 
-# a program of the previous minor version, built against its header
+# A program of the previous minor version, built and linked as it was:
+# against its header (tests/abi/0.1/, frozen) and a library with 0.1's
+# symbols, each of version LIBPREEMPT_0 (a stub made from that header: the
+# link records each symbol's version, as linking against 0.1 did), then run
+# against this library. Its calls bind to the 0.1 forms (lib/compat.c),
+# never to 1.0's symbols of the same names.
+mkdir -p "$TMP/stub"
+sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/void \1(void) {}/p' \
+    "$top_srcdir/tests/abi/0.1/libpreempt/preempt.h" >"$TMP/stub/stub.c"
+printf 'LIBPREEMPT_0 { global: *; };\n' >"$TMP/stub/stub.map"
 # shellcheck disable=SC2086 # flags are split on purpose
-if ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror ${SAN_CFLAGS:-} -I"$top_srcdir/tests/abi/0.1" \
-    -o "$TMP/old-client" "$top_srcdir/tests/abi/old-client.c" "$so" 2>"$TMP/cc"; then
+if ${CC:-cc} -shared -fPIC -o "$TMP/stub/libpreempt.so" -Wl,-soname,libpreempt.so.0 \
+    -Wl,--version-script="$TMP/stub/stub.map" "$TMP/stub/stub.c" 2>"$TMP/cc" &&
+    ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror ${SAN_CFLAGS:-} -I"$top_srcdir/tests/abi/0.1" \
+        -o "$TMP/old-client" "$top_srcdir/tests/abi/old-client.c" -L"$TMP/stub" -lpreempt 2>>"$TMP/cc"; then
     ok
+    readelf --dyn-syms -W "$TMP/old-client" | awk '$7 == "UND" && $8 ~ /^preempt_/ { print $8 }' >"$TMP/old-syms"
+    expect "the 0.1 program's calls are bound to version LIBPREEMPT_0" \
+        test -s "$TMP/old-syms" -a -z "$(grep -v '@LIBPREEMPT_0' "$TMP/old-syms")"
+    expect "the 0.1 program calls preempt_step_end@LIBPREEMPT_0 (a symbol 1.0 changed)" \
+        grep -q '^preempt_step_end@LIBPREEMPT_0' "$TMP/old-syms"
     LD_LIBRARY_PATH="$top_builddir/lib/.libs" "$TMP/old-client" "$TMP/ckpt" >"$TMP/out" 2>&1
     eq "the 0.1 program runs against this library" "$?" 0
     eq "the 0.1 program: a notice, one save, exit 42; the restart restores it" "$(cat "$TMP/out")" \
         "action=4 state=exit run=6 saves=1 code=42
 action=0 state=idle run=16 saves=0 code=-1
-restored=6"
+restored=6
+countdown=5 aws=4 mars=-22 watcher=0 exited=-11"
 else
     fail "the 0.1 program does not build against its header: $(cat "$TMP/cc")"
 fi

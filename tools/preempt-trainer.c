@@ -220,7 +220,7 @@ static uint64_t run_of(const struct trainer *t)
 {
     struct preempt_status st;
 
-    preempt_get_status(t->h, &st);
+    preempt_handler_get_status(t->h, &st);
     return st.run;
 }
 
@@ -305,7 +305,7 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
     struct trainer *t = ud;
     struct preempt_status st;
 
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     if (from == PREEMPT_STATE_IDLE && to != PREEMPT_STATE_EXIT && st.notice_source)
         print_json("{\"event\":\"notice\",\"worker\":%u,\"source\":\"%s\",\"deadline_in_ms\":%" PRId64
                    ",\"run\":%" PRIu64 "}", t->worker, st.notice_source, st.deadline_in_ms, st.run);
@@ -363,10 +363,10 @@ static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int 
 
     /* saved_step: the step the job committed, what a restart restores (not
      * this worker's last save: a final round the job aborted saved one) */
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     t->exited = true;
     t->exit_code = code;
-    json_escape(msg, sizeof(msg), preempt_error_message(h));
+    json_escape(msg, sizeof(msg), preempt_handler_get_error_message(h));
     if (reason == PREEMPT_EXIT_ERROR)
         print_json("{\"event\":\"exit\",\"worker\":%u,\"reason\":\"error\",\"saved_step\":%" PRIu64
                    ",\"code\":%d,\"message\":\"%s\"}", t->worker, st.committed_step, code, msg);
@@ -459,6 +459,15 @@ static bool async_save(struct trainer *t)
     return false;
 }
 
+/* What the handler says to do now. */
+static int action_now(const struct trainer *t)
+{
+    enum preempt_action a;
+    int r = preempt_handler_get_action(t->h, &a);
+
+    return r < 0 ? r : (int)a;
+}
+
 /* Acts on what the handler says until training goes on, waits or stops. */
 static void async_act(struct trainer *t, int action)
 {
@@ -484,7 +493,7 @@ static void async_act(struct trainer *t, int action)
             (void)event_base_loopbreak(t->base);
             return;
         }
-        action = (int)preempt_action(t->h);
+        action = action_now(t);
     }
 }
 
@@ -498,10 +507,15 @@ static void async_on_step(evutil_socket_t fd, short what, void *arg)
     r = train_one(t);
     if (r != 0) { /* the handler propagates it and exits through on_exit */
         (void)preempt_fail(t->h, r, NULL);
-        async_act(t, (int)preempt_action(t->h));
+        async_act(t, action_now(t));
         return;
     }
-    async_act(t, preempt_step_end(t->h));
+    {
+        enum preempt_action a;
+
+        r = preempt_step_end(t->h, &a);
+        async_act(t, r < 0 ? r : (int)a);
+    }
 }
 
 static void async_save_rest(evutil_socket_t fd, short what, void *arg)
@@ -511,7 +525,7 @@ static void async_save_rest(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     (void)preempt_save_done(t->h, save_model(t));
-    async_act(t, (int)preempt_action(t->h));
+    async_act(t, action_now(t));
 }
 
 static void async_on_resume(evutil_socket_t fd, short what, void *arg)
@@ -521,7 +535,7 @@ static void async_on_resume(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (t->waiting)
-        async_act(t, (int)preempt_action(t->h));
+        async_act(t, action_now(t));
 }
 
 static void on_closed(struct preempt_handler *h, int status, void *arg)
@@ -541,7 +555,7 @@ static void on_peer_lost(struct preempt_handler *h, unsigned worker, const char 
     struct trainer *t = ud;
     struct preempt_status st;
 
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     print_json("{\"event\":\"peer-lost\",\"worker\":%u,\"peer\":%u,\"run\":%" PRIu64 ",\"why\":\"%s\"}",
                t->worker, worker, st.run, why);
 }
@@ -553,7 +567,7 @@ static int run_async(struct trainer *t)
     t->ev_save = evtimer_new(t->base, async_save_rest, t);
     if (!t->ev_step || !t->ev_resume || !t->ev_save)
         return -ENOMEM;
-    async_act(t, (int)preempt_action(t->h));
+    async_act(t, action_now(t));
     (void)event_base_dispatch(t->base);
     return 0;
 }
@@ -561,11 +575,12 @@ static int run_async(struct trainer *t)
 static int run_sync(struct trainer *t)
 {
     while (run_of(t) < t->steps) {
-        int r = preempt_run(t->h, train_one, t);
+        bool exited = false;
+        int r = preempt_run(t->h, train_one, t, &exited);
 
         if (r < 0)
             return r;
-        if (r == 1)
+        if (exited)
             return 0;
     }
     return preempt_training_done(t->h);
@@ -705,7 +720,7 @@ int main(int argc, char **argv)
         case OPT_TRACE: cfg.trace_path = optarg; break;
         case OPT_KEEP:
             r = parse_u64("--max-to-keep", optarg, UINT_MAX, &v);
-            cfg.max_to_keep = (unsigned)v;
+            cfg.max_to_keep = v ? (unsigned)v : (unsigned)PREEMPT_UNLIMITED;
             break;
         case OPT_SIGNAL:
             if (n_signals == PREEMPT_MAX_SIGNALS - 1 || (r = tool_signal(optarg)) < 0) {
@@ -786,10 +801,8 @@ int main(int argc, char **argv)
         case OPT_AGREE: r = parse_u64("--agree-timeout-ms", optarg, 86400000, &cfg.agree_timeout_ms); break;
         case OPT_ETCD_TIMEOUT: r = parse_u64("--etcd-timeout-ms", optarg, 86400000, &cfg.etcd_timeout_ms); break;
         case OPT_PLATFORM:
-            if ((r = preempt_platform_from_string(optarg)) < 0)
+            if ((r = preempt_platform_from_string(optarg, &cfg.platform)) < 0)
                 (void)tool_usage_error(NAME, "--platform: none, gce, gce-gpu, aws, azure or auto, not '%s'", optarg);
-            else
-                cfg.platform = (enum preempt_platform)r;
             break;
         case OPT_META_URL: cfg.metadata_url = optarg; break;
         case OPT_META_POLL: r = parse_u64("--metadata-poll-ms", optarg, 86400000, &cfg.metadata_poll_ms); break;
@@ -889,7 +902,7 @@ cannot_start:
     {
         struct preempt_status st;
 
-        preempt_get_status(t.h, &st);
+        preempt_handler_get_status(t.h, &st);
         print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"restore_fallbacks\":%u"
                    ",\"steps\":%" PRIu64
                    ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 ",\"platform\":\"%s\",\"grace_ms\":%" PRIu64

@@ -4,8 +4,41 @@
  *
  * This is the library's only public header. Every exported symbol carries
  * PREEMPT_EXPORT and the preempt_ prefix; everything else is private.
- * Conventions: functions return 0 or a negative errno; strings returned as
- * const char * are static and owned by the library. */
+ *
+ * Conventions (README "API conventions"), the same for every call:
+ * - Results: a call returns 0 or a negative errno, and hands its result
+ *   through out-parameters named ret_*, written only on success. A bad
+ *   handle (NULL, freed, not a handler) is -EINVAL, never ignored. The
+ *   exceptions are the ones that cannot fail: the *_free() calls return
+ *   NULL; the name lookups, preempt_version(), preempt_strerror() and
+ *   preempt_abi_layout() return a static string (NULL for an unknown
+ *   value); preempt_handler_get_base() and
+ *   preempt_handler_get_error_message() return a pointer or NULL.
+ * - Names: preempt_<object>_<verb> for an object's life and loop
+ *   (preempt_handler_new(), preempt_watcher_process()), and
+ *   preempt_<object>_get_<what> for every query; the training calls on a
+ *   handler are preempt_<verb> (preempt_step_end(), preempt_save_begin()).
+ * - Structures travel with their size, so that a program built against
+ *   an older header runs against a newer library: fields are only ever
+ *   appended; the caller's sizeof is passed (preempt_config's size field,
+ *   set by preempt_config_init(); the _size argument of the calls that
+ *   take or fill the others, passed by the macros of their usual names);
+ *   the library reads or writes only that much, and fields the caller's
+ *   layout does not have take their defaults. A size that is no released
+ *   layout's is -EINVAL.
+ * - Strings: a const char * the library returns or stores in a structure
+ *   it fills is owned by the library: static (names, sources), or the
+ *   object's, valid until that object is freed. A string passed to a
+ *   callback is valid during the call. Strings the caller passes in are
+ *   copied; the caller keeps them.
+ * - Special values of struct preempt_config: PREEMPT_AUTO (all bits set)
+ *   lets the library decide (grace_ms, exit_code, kill_delay_ms);
+ *   PREEMPT_UNLIMITED is no limit (max_to_keep); 0 is always zero or none;
+ *   a NULL string is the field's default and "" is none (trace_path,
+ *   termination_log, metrics_path). Enums name their automatic value
+ *   (PREEMPT_PLATFORM_AUTO).
+ * - Enum values are explicit and frozen: once released, a value never
+ *   changes; new ones are appended (tests/abi.sh fails otherwise). */
 #ifndef PREEMPT_H
 #define PREEMPT_H
 
@@ -13,8 +46,8 @@
 extern "C" {
 #endif
 
-#define PREEMPT_VERSION_MAJOR 0
-#define PREEMPT_VERSION_MINOR 1
+#define PREEMPT_VERSION_MAJOR 1
+#define PREEMPT_VERSION_MINOR 0
 #define PREEMPT_VERSION_PATCH 0
 
 #if defined(__GNUC__)
@@ -23,15 +56,45 @@ extern "C" {
 #define PREEMPT_EXPORT
 #endif
 
-/** The machine's states, in the order of preempt_states.def (docs/design.md).
- * Their names ("idle", "own-signal", ...) are the ones used in traces and
- * diagrams; preempt_state_to_string() returns them. */
+/* ---- generated enums: begin ---- */
+/* Generated from fsm/preempt_states.def and fsm/preempt_exits.def by
+ * scripts/public-enums.sh (make public-enums): do not edit. */
+
+/** The machine's states (docs/design.md). Their names are the ones used
+ * in traces and diagrams; preempt_state_to_string() returns them. */
 enum preempt_state {
-#define PREEMPT_STATE(id, name, timer, truth) PREEMPT_STATE_##id,
-#include "preempt_states.def"
-#undef PREEMPT_STATE
-    PREEMPT_STATE__COUNT
+    /** "idle": no termination known anywhere in the job; nothing armed */
+    PREEMPT_STATE_IDLE = 0,
+    /** "own-signal": this worker drives the round: it proposed the save step (its step plus the lead) and trains on up to it until the job's step comes back */
+    PREEMPT_STATE_OWN_SIGNAL = 1,
+    /** "following": a notice is known and another worker drives; this worker trains on until the round's save step reaches it (after a raise of its own, up to its proposal) */
+    PREEMPT_STATE_FOLLOWING = 2,
+    /** "step-agreed": the round's save step S is known; training continues until S (a raise moves S up) */
+    PREEMPT_STATE_STEP_AGREED = 3,
+    /** "saving": the first checkpoint, at S, is being written and committed; grace time may remain after it */
+    PREEMPT_STATE_SAVING = 4,
+    /** "countdown": the checkpoint at S is committed; grace time remains; training continues until the final-save step */
+    PREEMPT_STATE_COUNTDOWN = 5,
+    /** "final-save": the last checkpoint before exit is being written and committed */
+    PREEMPT_STATE_FINAL_SAVE = 6,
+    /** "exit": terminal: nothing armed, nothing pending; exit code decided */
+    PREEMPT_STATE_EXIT = 7,
+    PREEMPT_STATE__COUNT = 8
 };
+
+/** Why a handler decided to exit. */
+enum preempt_exit {
+    /** "done": training finished; exit 0 */
+    PREEMPT_EXIT_DONE = 0,
+    /** "saved": preempted and a checkpoint of this preemption is committed; restart me (42, or 143 on GCE) */
+    PREEMPT_EXIT_SAVED = 1,
+    /** "not-saved": preempted but no new checkpoint could be committed; the previous one is intact (75) */
+    PREEMPT_EXIT_NOT_SAVED = 2,
+    /** "error": an application error, here or propagated from another worker; exit with its code */
+    PREEMPT_EXIT_ERROR = 3,
+    PREEMPT_EXIT__COUNT = 4
+};
+/* ---- generated enums: end ---- */
 
 
 /* ==== Handler ============================================================
@@ -55,8 +118,9 @@ enum preempt_state {
  * for SIGINT in one of them at a time.
  *
  * Callbacks run inside a library call. From inside a callback these calls
- * are allowed: preempt_save_done(), preempt_notify(), preempt_action(),
- * preempt_get_status(), preempt_exit_code() and the name lookups, plus
+ * are allowed: preempt_save_done(), preempt_notify(), the
+ * preempt_handler_get_*() queries but for the descriptor's two, and the
+ * name lookups, plus
  * preempt_save_blob() and preempt_save_blob_open() in cb->save, and
  * preempt_restore_blob() and preempt_restore_blob_open() in cb->restore. Every other call returns -EBUSY there (preempt_handler_free()
  * must not be called there at all). */
@@ -68,21 +132,12 @@ enum preempt_state {
 struct event_base;
 struct preempt_handler; /* opaque */
 
-/** Why a handler decided to exit, in the order of preempt_exits.def:
- * PREEMPT_EXIT_DONE, _SAVED, _NOT_SAVED, _ERROR. */
-enum preempt_exit {
-#define PREEMPT_EXIT(id, name, what) PREEMPT_EXIT_##id,
-#include "preempt_exits.def"
-#undef PREEMPT_EXIT
-    PREEMPT_EXIT__COUNT
-};
-
 /** How the final save of a grace period is planned. */
 enum preempt_plan {
     PREEMPT_PLAN_MEASURED = 0, /**< from measured step, save and agreement times (default) */
     PREEMPT_PLAN_TF = 1,       /**< TensorFlow's rule: 6 x mean step time before the
                                 exit time (the deadline less margin_ms) */
-    PREEMPT_PLAN__COUNT
+    PREEMPT_PLAN__COUNT = 2
 };
 
 /** What a second notice on this worker does. */
@@ -90,7 +145,7 @@ enum preempt_second {
     PREEMPT_SECOND_IGNORE = 0, /**< only an earlier deadline is remembered (default) */
     PREEMPT_SECOND_EXIT = 1,   /**< exit at once: "saved" if a checkpoint of this
                                 preemption is committed, else "not-saved" */
-    PREEMPT_SECOND__COUNT
+    PREEMPT_SECOND__COUNT = 2
 };
 
 /** Log levels of the log callback. */
@@ -110,7 +165,7 @@ enum preempt_action {
                                    worker is at the save step, committing; or this
                                    worker reached the step it proposed before the
                                    job's save step came back) */
-    PREEMPT_ACTION_EXIT = 4,      /**< stop: the exit code is preempt_exit_code() */
+    PREEMPT_ACTION_EXIT = 4,      /**< stop: the exit code is preempt_handler_get_exit_code() */
 };
 
 /** Where the job runs. The platform chooses the cloud notice source and
@@ -125,11 +180,15 @@ enum preempt_platform {
     PREEMPT_PLATFORM_GCE_GPU = 3, /**< Google Compute Engine with a GPU */
     PREEMPT_PLATFORM_AWS = 4,     /**< Amazon EC2 (spot instance actions, rebalance) */
     PREEMPT_PLATFORM_AZURE = 5,   /**< Azure (Scheduled Events) */
-    PREEMPT_PLATFORM__COUNT
+    PREEMPT_PLATFORM__COUNT = 6
 };
 
-/** grace_ms: the platform's default (3600000 on GCE with a GPU, else 0). */
-#define PREEMPT_GRACE_DEFAULT UINT64_MAX
+/** A field of struct preempt_config whose value the library decides: its
+ * type's all-ones value (grace_ms, kill_delay_ms: UINT64_MAX; exit_code:
+ * -1). Assign it as is; compare a uint64_t field with (uint64_t)PREEMPT_AUTO. */
+#define PREEMPT_AUTO (-1)
+/** max_to_keep: no limit, every committed checkpoint is kept (UINT_MAX). */
+#define PREEMPT_UNLIMITED (-1)
 
 #define PREEMPT_MAX_SIGNALS 8
 /** The most workers a job may have (struct preempt_config's workers). */
@@ -139,18 +198,21 @@ enum preempt_platform {
  * preempt_config_init() and change what you need. */
 struct preempt_config {
     size_t size;                 /**< sizeof(struct preempt_config) as the caller
-                                      was compiled: set by preempt_config_init();
-                                      creation refuses another layout (-EINVAL) */
+                                      was compiled: set by preempt_config_init().
+                                      An older release's layout is read with the
+                                      later fields at their defaults; a size that
+                                      is no release's is refused (-EINVAL) */
     const char *ckpt_dir;        /**< checkpoint directory (created 0700 when missing;
                                       its parent must exist: -ENOENT); NULL: no
                                       checkpoint manager, the save callback saves
                                       its own way (TensorFlow's save_fn) */
-    unsigned max_to_keep;        /**< committed checkpoints kept; 0 keeps all (default 3) */
+    unsigned max_to_keep;        /**< committed checkpoints kept, at least 1;
+                                      PREEMPT_UNLIMITED keeps all (default 3) */
     uint64_t start_run;          /**< run counter at start when ckpt_dir is NULL (default 0) */
     uint64_t grace_ms;           /**< training time after the first save before the
                                       deadline; 0: exit after the first save. Default
-                                      PREEMPT_GRACE_DEFAULT: 3600000 on GCE with a GPU
-                                      (TensorFlow's), else 0; an explicit 0 is kept */
+                                      PREEMPT_AUTO: the platform's, 3600000 on GCE with
+                                      a GPU (TensorFlow's), else 0 */
     uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
                                       grace_ms is 0 (default 30000) */
     uint64_t agree_timeout_ms;   /**< bound on one agreement round, plus 3 measured
@@ -162,8 +224,9 @@ struct preempt_config {
     uint64_t margin_ms;          /**< slack kept before the deadline (default 500) */
     enum preempt_plan plan;      /**< default PREEMPT_PLAN_MEASURED */
     enum preempt_second second;  /**< default PREEMPT_SECOND_IGNORE */
-    int exit_code;               /**< code for "preempted, saved, restart me"; 0 (default):
-                                      the platform's, 143 on GCE, else 42 */
+    int exit_code;               /**< code for "preempted, saved, restart me", 1..255;
+                                      PREEMPT_AUTO (default): the platform's, 143 on
+                                      GCE, else 42 */
     int exit_code_not_saved;     /**< code for "preempted, nothing new saved" (default 75) */
     int signals[PREEMPT_MAX_SIGNALS]; /**< notice signals, 0-terminated (default SIGTERM) */
     uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
@@ -178,7 +241,7 @@ struct preempt_config {
     const char *trace_path;      /**< write the machine's trace here (text form,
                                       replayable with preempt-replay; a worker of a
                                       job adds the job's records as it read them);
-                                      NULL: none */
+                                      NULL or "": none */
 
     /* Platform and cloud notice sources (README "Platforms"). A cloud
      * source polls the instance metadata service on the handler's loop,
@@ -198,11 +261,12 @@ struct preempt_config {
                                       GCE live migration) takes an opportunistic
                                       checkpoint and training goes on (default true) */
     uint64_t kill_delay_ms;      /**< time between SIGTERM and SIGKILL: a signal's
-                                      deadline, and the start-up warning's measure; 0
-                                      (default): the launcher's known delay when one is
-                                      detected (torchrun, Kubernetes, GKE; under Slurm
-                                      KillWait from $SLURM_CONF: scancel and the time
-                                      limit give no GraceTime) */
+                                      deadline, and the start-up warning's measure; 0:
+                                      none known. PREEMPT_AUTO (default): the launcher's
+                                      known delay when one is detected (torchrun,
+                                      Kubernetes, GKE; under Slurm KillWait from
+                                      $SLURM_CONF: scancel and the time limit give no
+                                      GraceTime), else none */
 
     /* Multi-worker coordination through etcd (docs/protocol.md). With
      * etcd_endpoints NULL the handler runs in local mode (one worker). */
@@ -320,7 +384,8 @@ struct preempt_callbacks {
     void (*log)(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *userdata);
     /** Start-up ended (cfg->async_start only): @p status 0, training may
      * begin; else the negative errno preempt_handler_new() would have
-     * returned (preempt_error_message() says why; free the handler).
+     * returned (preempt_handler_get_error_message() says why; free the
+     * handler).
      * Called on the loop, once. */
     void (*on_start)(struct preempt_handler *h, int status, void *userdata);
 };
@@ -357,17 +422,18 @@ struct preempt_status {
  * Use the preempt_config_init() macro from C; a binding passes the size of
  * its own structure (and can compare every field with
  * preempt_abi_layout("preempt_config")).
- * @return 0, or -EINVAL when @p size is not this library's (nothing is
- *         written: the caller was built against another layout).
+ * @return 0, or -EINVAL when @p size is no release's layout (nothing is
+ *         written). For 0.1's size, 0.1's defaults (exit_code and
+ *         kill_delay_ms 0).
  * Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_config_init_size(struct preempt_config *cfg, size_t size);
 #define preempt_config_init(cfg) preempt_config_init_size((cfg), sizeof(*(cfg)))
 
 /** This library's layout of a public structure ("preempt_config",
- * "preempt_status", "preempt_callbacks", "preempt_notice_info"), for
- * bindings that declare it themselves: "size=<bytes> <field>@<offset>:<size>
- * ...", every field in order. NULL for another name. The enums' values are
- * frozen: a value, once released, never changes (new ones are appended).
+ * "preempt_status", "preempt_callbacks", "preempt_notice_info",
+ * "preempt_watcher_callbacks"), for bindings that declare it themselves:
+ * "size=<bytes> <field>@<offset>:<size> ...", every field in order. NULL
+ * for another name.
  * Ownership: static. Callback-safe: yes. */
 PREEMPT_EXPORT const char *preempt_abi_layout(const char *type);
 
@@ -429,10 +495,14 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  *         on_start.
  * Ownership: *ret is set only on success; free it with
  * preempt_handler_free(). The handler owns its signalfd, events, base (when
- * it made one) and files. Callback-safe: no. */
-PREEMPT_EXPORT int preempt_handler_new(struct event_base *base, const struct preempt_config *cfg,
-                                       const struct preempt_callbacks *cb, void *userdata,
-                                       struct preempt_handler **ret);
+ * it made one) and files. Callback-safe: no.
+ * preempt_handler_new() is a macro that passes the caller's
+ * sizeof(struct preempt_callbacks) as @p cb_size (a binding passes the
+ * size of its own structure; -EINVAL when it is no release's). */
+PREEMPT_EXPORT int preempt_handler_new_size(struct event_base *base, const struct preempt_config *cfg,
+                                            const struct preempt_callbacks *cb, void *userdata,
+                                            struct preempt_handler **ret, size_t cb_size);
+#define preempt_handler_new(...) preempt_handler_new_size(__VA_ARGS__, sizeof(struct preempt_callbacks))
 
 /** Frees a handler: removes its events, closes its descriptors and files,
  * drops an unfinished save. NULL-safe. The notice signals stay blocked.
@@ -472,8 +542,9 @@ PREEMPT_EXPORT int preempt_handler_on_peer_lost(struct preempt_handler *h, preem
 /** Called once by preempt_handler_close() when the handler's last writes
  * are delivered (status 0) or their 2 s bound passed (-ETIMEDOUT). The
  * handler is freed when it returns: do not use it after. Only the
- * queries may be called from it (preempt_get_status(), preempt_exit_code(),
- * preempt_error_message(), ...). */
+ * queries may be called from it (preempt_handler_get_status(),
+ * preempt_handler_get_exit_code(), preempt_handler_get_error_message(),
+ * ...). */
 typedef void (*preempt_close_cb)(struct preempt_handler *h, int status, void *userdata);
 
 /** Closes a handler without blocking its loop, as libuv's uv_close(): it
@@ -491,8 +562,9 @@ typedef void (*preempt_close_cb)(struct preempt_handler *h, int status, void *us
  * Callback-safe: no. */
 PREEMPT_EXPORT int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void *userdata);
 
-/** The handler's event_base (the caller's, or its own). Callback-safe: yes. */
-PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_handler *h);
+/** The handler's event_base (the caller's, or its own), or NULL for a bad
+ * handler. Callback-safe: yes. */
+PREEMPT_EXPORT struct event_base *preempt_handler_get_base(const struct preempt_handler *h);
 
 /* ---- synchronous use (handlers with their own base) ---------------------- */
 
@@ -502,18 +574,19 @@ PREEMPT_EXPORT struct event_base *preempt_handler_base(const struct preempt_hand
  * only where every worker stands at the save step or this worker reached
  * the step it proposed (bounded by the agreement timeout and the deadline);
  * save through cb->save; or exit. Before it returns to training, the writes
- * the boundary caused are delivered to etcd (at most 200 ms). @p step_fn returns 0, or an application exit code
- * (> 0) that is propagated as an error exit.
- * @return 0: go on training; 1: the handler has exited (only when
- *         cb->on_exit is set; otherwise the process has exited); -EINVAL
- *         for a NULL argument, a borrowed base or no save callback; -EBUSY
- *         inside a callback.
+ * the boundary caused are delivered to etcd (at most 200 ms). @p step_fn
+ * returns 0, or an application exit code (> 0) that is propagated as an
+ * error exit.
+ * @return 0, with *ret_exited false to go on training, true when the
+ *         handler has exited (only when cb->on_exit is set; otherwise the
+ *         process has exited); -EINVAL for a NULL argument, a borrowed base
+ *         or no save callback; -EBUSY inside a callback.
  * Callback-safe: no. */
-PREEMPT_EXPORT int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg);
+PREEMPT_EXPORT int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg, bool *ret_exited);
 
 /** The same boundary work for a loop that runs its own step: counts one
  * completed step and acts on it. Returns as preempt_run(). Callback-safe: no. */
-PREEMPT_EXPORT int preempt_save_checkpoint_if_preempted(struct preempt_handler *h);
+PREEMPT_EXPORT int preempt_save_checkpoint_if_preempted(struct preempt_handler *h, bool *ret_exited);
 
 /** Tells the handler that training finished (all steps done). The handler
  * exits with PREEMPT_EXIT_DONE (code 0) unless it exited already; this call
@@ -522,15 +595,18 @@ PREEMPT_EXPORT int preempt_training_done(struct preempt_handler *h);
 
 /* ---- asynchronous use (on the caller's loop; nothing here blocks) -------- */
 
-/** Counts one completed step and returns what to do next (an enum
- * preempt_action), or -EBUSY inside a callback. Never blocks. While no
- * notice is known (the common path) it makes no system call: it reads the
- * monotonic clock and a counter. Callback-safe: no. */
-PREEMPT_EXPORT int preempt_step_end(struct preempt_handler *h);
+/** Counts one completed step and sets *ret_action to what to do next.
+ * Never blocks. While no notice is known (the common path) it makes no
+ * system call: it reads the monotonic clock and a counter.
+ * @return 0; -EINVAL for a bad handler or a NULL ret_action; -EBUSY
+ *         inside a callback; -EAGAIN while an asynchronous start-up runs,
+ *         or the error it ended with. Callback-safe: no. */
+PREEMPT_EXPORT int preempt_step_end(struct preempt_handler *h, enum preempt_action *ret_action);
 
-/** What to do now, without counting a step (e.g. again after
- * PREEMPT_ACTION_WAIT). Callback-safe: yes. */
-PREEMPT_EXPORT enum preempt_action preempt_action(const struct preempt_handler *h);
+/** Sets *ret_action to what to do now, without counting a step (e.g. again
+ * after PREEMPT_ACTION_WAIT). @return 0, or -EINVAL for a bad handler or a
+ * NULL ret_action. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_handler_get_action(const struct preempt_handler *h, enum preempt_action *ret_action);
 
 /** Starts the save that PREEMPT_ACTION_SAVE or _SAVE_EXIT asked for and
  * sets *ret_step to the run counter to save (the action becomes WAIT).
@@ -595,11 +671,12 @@ PREEMPT_EXPORT int preempt_restore_blob_open(struct preempt_handler *h, const ch
  * reading in any event loop (poll(), epoll, Python's loop.add_reader(),
  * GLib, libuv), then call preempt_handler_process(). The descriptor is an
  * epoll descriptor that mirrors the handler's event_base (its own, or the
- * borrowed one: then the whole base). Made on the first call.
- * @return the descriptor (owned by the handler: never close it), -EBUSY
- *         inside a callback, or the negative errno of making it.
+ * borrowed one: then the whole base). Made on the first call, and set in
+ * *ret_fd (owned by the handler: never close it).
+ * @return 0; -EINVAL for a bad handler or a NULL ret_fd; -EBUSY inside a
+ *         callback; or the negative errno of making it.
  * Threads: the loop's thread only. Callback-safe: no. */
-PREEMPT_EXPORT int preempt_handler_get_fd(struct preempt_handler *h);
+PREEMPT_EXPORT int preempt_handler_get_fd(struct preempt_handler *h, int *ret_fd);
 
 /** Sets *ret_ms to the milliseconds left until the handler's earliest
  * timer is due (0: due now; -1: no timer, only the descriptor can wake
@@ -638,12 +715,18 @@ PREEMPT_EXPORT int preempt_request_checkpoint(struct preempt_handler *h);
  * Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms);
 
-/** Fills @p ret with a snapshot. Callback-safe: yes. */
-PREEMPT_EXPORT void preempt_get_status(const struct preempt_handler *h, struct preempt_status *ret);
+/** Fills @p ret, of @p size bytes, with a snapshot. preempt_handler_get_status()
+ * is a macro that passes the caller's sizeof(struct preempt_status).
+ * @return 0, or -EINVAL for a bad handler, a NULL ret or a size that is no
+ *         release's. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_handler_get_status_size(const struct preempt_handler *h, struct preempt_status *ret,
+                                                   size_t size);
+#define preempt_handler_get_status(...) preempt_handler_get_status_size(__VA_ARGS__, sizeof(struct preempt_status))
 
-/** The exit code decided by the handler, or -EAGAIN while it has not
- * exited. Callback-safe: yes. */
-PREEMPT_EXPORT int preempt_exit_code(const struct preempt_handler *h);
+/** Sets *ret_code to the exit code the handler decided.
+ * @return 0; -EAGAIN while it has not exited; -EINVAL for a bad handler or
+ *         a NULL ret_code. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_handler_get_exit_code(const struct preempt_handler *h, int *ret_code);
 
 /** Reports an application error (exit code @p code, 1..255) with a message
  * (NULL: none; truncated to 255 bytes). The handler exits with
@@ -673,13 +756,10 @@ PREEMPT_EXPORT int preempt_fail(struct preempt_handler *h, int code, const char 
 PREEMPT_EXPORT int preempt_request_restart(struct preempt_handler *h, const char *why);
 
 /** The message of the error the handler exits with (its own or the one
- * propagated from another worker), or NULL when there is none.
+ * propagated from another worker), or NULL when there is none (or for a
+ * bad handler).
  * Ownership: the handler's; valid until it is freed. Callback-safe: yes. */
-PREEMPT_EXPORT const char *preempt_error_message(const struct preempt_handler *h);
-
-/** Coordination writes not yet acknowledged by etcd (0 in local mode).
- * Callback-safe: yes. */
-PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
+PREEMPT_EXPORT const char *preempt_handler_get_error_message(const struct preempt_handler *h);
 
 /** The name of an exit reason ("done", "saved", "not-saved", "error"), or
  * NULL out of range. Ownership: static string. Callback-safe: yes. */
@@ -702,8 +782,8 @@ struct preempt_notice_info {
     uint64_t incarnation;      /**< the incarnation it belongs to */
     int worker;                /**< the worker that received it; -1: an operator's
                                     notice (preemptctl notice) */
-    const char *source;        /**< "signal", "gce", "aws", ...; valid during the
-                                    callback or until the next loop pass */
+    const char *source;        /**< "signal", "gce", "aws", ... ("unknown" for a
+                                    record this library cannot read); static */
     uint64_t deadline_unix_ms; /**< the earliest deadline known, Unix time in ms */
     bool withdrawn;            /**< every notice of the job is withdrawn or advisory */
 };
@@ -719,25 +799,33 @@ struct preempt_watcher_callbacks {
  * same credentials and TLS options as a handler; the other fields are not
  * used). @p base: the caller's (borrowed) or NULL for its own, driven by
  * preempt_watcher_wait(). @p cb may be NULL (use the queries).
+ * preempt_watcher_new() is a macro that passes the caller's
+ * sizeof(struct preempt_watcher_callbacks) as @p cb_size.
  * @return 0; -EINVAL for a configuration without etcd or with a bad job
- *         name; -ENOMEM. Ownership: free *ret with preempt_watcher_free().
- * Callback-safe: no. */
-PREEMPT_EXPORT int preempt_watcher_new(struct event_base *base, const struct preempt_config *cfg,
-                                       const struct preempt_watcher_callbacks *cb, void *userdata,
-                                       struct preempt_watcher **ret);
+ *         name, or a size that is no release's; -ENOMEM. Ownership: free
+ *         *ret with preempt_watcher_free(). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_new_size(struct event_base *base, const struct preempt_config *cfg,
+                                            const struct preempt_watcher_callbacks *cb, void *userdata,
+                                            struct preempt_watcher **ret, size_t cb_size);
+#define preempt_watcher_new(...) preempt_watcher_new_size(__VA_ARGS__, sizeof(struct preempt_watcher_callbacks))
 
 /** Frees a watcher. NULL-safe. @return NULL. Callback-safe: no. */
 PREEMPT_EXPORT struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w);
 
-/** The preemption message of the current incarnation: 0 with *ret filled
- * (the earliest notice), or -EAGAIN while none is known. Non-blocking.
- * Callback-safe: yes. */
-PREEMPT_EXPORT int preempt_watcher_notice(const struct preempt_watcher *w, struct preempt_notice_info *ret);
+/** Fills @p ret, of @p size bytes, with the preemption message of the
+ * current incarnation (its earliest notice). preempt_watcher_get_notice()
+ * is a macro that passes the caller's sizeof(struct preempt_notice_info).
+ * Non-blocking. @return 0; -EAGAIN while none is known; -EINVAL for a bad
+ * watcher, a NULL ret or a size that is no release's. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_watcher_get_notice_size(const struct preempt_watcher *w, struct preempt_notice_info *ret,
+                                                   size_t size);
+#define preempt_watcher_get_notice(...) preempt_watcher_get_notice_size(__VA_ARGS__, sizeof(struct preempt_notice_info))
 
-/** Whether every worker of the current incarnation has exited: 1 yes, 0 no
- * (or no worker joined yet), -EAGAIN before the job's records were read.
- * Non-blocking. Callback-safe: yes. */
-PREEMPT_EXPORT int preempt_watcher_exited(const struct preempt_watcher *w);
+/** Sets *ret_exited to whether every worker of the current incarnation has
+ * exited (false while no worker joined yet). Non-blocking.
+ * @return 0; -EAGAIN before the job's records were read; -EINVAL for a bad
+ *         watcher or a NULL ret_exited. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_watcher_get_exited(const struct preempt_watcher *w, bool *ret_exited);
 
 /** For a watcher with its own base: runs it until every worker has exited
  * or @p timeout_ms passes (TensorFlow's block_until_worker_exit, bounded).
@@ -752,10 +840,10 @@ PREEMPT_EXPORT int preempt_watcher_wait(struct preempt_watcher *w, uint64_t time
  * preempt_watcher_process() runs), the milliseconds until its earliest
  * timer (-1: none), and a non-blocking process call that runs on_notice
  * and on_exited. With the watcher's own base (base NULL) or a borrowed
- * one (then the whole base). The descriptor is owned by the watcher:
- * never close it. @return the descriptor, or 0; a negative errno
- * (-EINVAL for a bad watcher or a NULL ret_ms). Callback-safe: no. */
-PREEMPT_EXPORT int preempt_watcher_get_fd(struct preempt_watcher *w);
+ * one (then the whole base). The descriptor (*ret_fd) is owned by the
+ * watcher: never close it. @return 0, or a negative errno (-EINVAL for a
+ * bad watcher or a NULL ret_fd or ret_ms). Callback-safe: no. */
+PREEMPT_EXPORT int preempt_watcher_get_fd(struct preempt_watcher *w, int *ret_fd);
 PREEMPT_EXPORT int preempt_watcher_get_timeout(struct preempt_watcher *w, int64_t *ret_ms);
 PREEMPT_EXPORT int preempt_watcher_process(struct preempt_watcher *w);
 
@@ -766,9 +854,10 @@ PREEMPT_EXPORT int preempt_watcher_process(struct preempt_watcher *w);
  * Callback-safe: yes. */
 PREEMPT_EXPORT const char *preempt_platform_to_string(enum preempt_platform p);
 
-/** The platform named @p name. @return the platform (>= 0), or -EINVAL.
+/** Sets *ret_platform to the platform named @p name. @return 0, or -EINVAL
+ * when @p name is NULL or unknown or ret_platform is NULL.
  * Callback-safe: yes. */
-PREEMPT_EXPORT int preempt_platform_from_string(const char *name);
+PREEMPT_EXPORT int preempt_platform_from_string(const char *name, enum preempt_platform *ret_platform);
 
 /** The library's version as "MAJOR.MINOR.PATCH".
  * Ownership: static string. Callback-safe: yes. */
@@ -786,10 +875,10 @@ PREEMPT_EXPORT const char *preempt_strerror(int err);
  * Ownership: static string. Callback-safe: yes. */
 PREEMPT_EXPORT const char *preempt_state_to_string(enum preempt_state s);
 
-/** The state whose name is @p name.
- * @return the state (>= 0), or -EINVAL when @p name is NULL or unknown.
- * Callback-safe: yes. */
-PREEMPT_EXPORT int preempt_state_from_string(const char *name);
+/** Sets *ret_state to the state whose name is @p name.
+ * @return 0, or -EINVAL when @p name is NULL or unknown or ret_state is
+ *         NULL. Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_state_from_string(const char *name, enum preempt_state *ret_state);
 
 /** What is true in state @p s: the one-line invariant from the machine's
  * definition.

@@ -43,6 +43,9 @@ __all__ = ["Handler", "PreemptError", "CheckpointUnusable", "block_signals", "ve
 
 # preempt_action (frozen values)
 CONTINUE, SAVE, SAVE_EXIT, WAIT, EXIT = 0, 1, 2, 3, 4
+# PREEMPT_AUTO (grace_ms, exit_code, kill_delay_ms: the library decides; the
+# default) and PREEMPT_UNLIMITED (max_to_keep: keep every checkpoint)
+AUTO = UNLIMITED = -1
 _PLATFORMS = {"auto": 0, "none": 1, "gce": 2, "gce-gpu": 3, "aws": 4, "azure": 5}
 _STATES = ("idle", "own-signal", "following", "step-agreed", "saving", "countdown", "final-save", "exit")
 _EXITS = ("done", "saved", "not-saved", "error")
@@ -174,13 +177,17 @@ for _s, _n in ((_Config, "preempt_config"), (_Status, "preempt_status"), (_Callb
     _check_layout(_s, _n)
 
 _lib.preempt_config_init_size.argtypes = [ctypes.POINTER(_Config), ctypes.c_size_t]
-_lib.preempt_handler_new.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Config), ctypes.POINTER(_Callbacks),
-                                     ctypes.c_void_p, ctypes.POINTER(_H)]
+# the sized forms, with this module's own structures' sizes (checked above)
+_lib.preempt_handler_new_size.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Config), ctypes.POINTER(_Callbacks),
+                                          ctypes.c_void_p, ctypes.POINTER(_H), ctypes.c_size_t]
 _lib.preempt_handler_free.argtypes = [_H]
 _lib.preempt_handler_free.restype = _H
-for _f in ("preempt_save_checkpoint_if_preempted", "preempt_training_done", "preempt_step_end", "preempt_action",
-           "preempt_exit_code", "preempt_handler_get_fd", "preempt_handler_process", "preempt_request_checkpoint"):
+for _f in ("preempt_training_done", "preempt_handler_process", "preempt_request_checkpoint"):
     getattr(_lib, _f).argtypes = [_H]
+_lib.preempt_save_checkpoint_if_preempted.argtypes = [_H, ctypes.POINTER(_bool)]
+for _f in ("preempt_step_end", "preempt_handler_get_action", "preempt_handler_get_exit_code",
+           "preempt_handler_get_fd"):
+    getattr(_lib, _f).argtypes = [_H, ctypes.POINTER(_int)]  # enums and codes are C ints
 _lib.preempt_handler_get_timeout.argtypes = [_H, ctypes.POINTER(_i64)]
 _lib.preempt_save_begin.argtypes = [_H, ctypes.POINTER(_u64)]
 _lib.preempt_save_blob.argtypes = [_H, _cstr, ctypes.c_char_p, ctypes.c_size_t]
@@ -191,7 +198,7 @@ _lib.preempt_restore_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_notify.argtypes = [_H, _u64]
 _lib.preempt_request_restart.argtypes = [_H, ctypes.c_char_p]
 _lib.preempt_handler_on_peer_lost.argtypes = [_H, _PEER, ctypes.c_void_p]
-_lib.preempt_get_status.argtypes = [_H, ctypes.POINTER(_Status)]
+_lib.preempt_handler_get_status_size.argtypes = [_H, ctypes.POINTER(_Status), ctypes.c_size_t]
 _lib.preempt_free.argtypes = [ctypes.c_void_p]
 _lib.preempt_strerror.restype = _cstr
 _lib.preempt_version.restype = _cstr
@@ -232,7 +239,9 @@ class Handler:
     CheckpointUnusable for a checkpoint it cannot use. Several workers:
     etcd="http://host:2379", job=..., worker=i, workers=n. Keyword names
     follow struct preempt_config (grace_ms, exit_code, max_to_keep,
-    platform, launch_id, start_over, trace_path, ...).
+    platform, launch_id, start_over, trace_path, ...); AUTO and UNLIMITED
+    are its special values (max_to_keep=UNLIMITED keeps every checkpoint),
+    and None leaves a field at its default.
 
     on_peer_lost(worker, why): called on the handler's loop as soon as a
     peer's membership in the job ends (it died, hung past its lease, or left
@@ -273,7 +282,8 @@ class Handler:
         cbs.on_exit = _EXIT(self._c_exit)
         cbs.log = _LOG(self._c_log)
         self._keep += [cbs, cfg]
-        r = _lib.preempt_handler_new(None, ctypes.byref(cfg), ctypes.byref(cbs), None, ctypes.byref(self._h))
+        r = _lib.preempt_handler_new_size(None, ctypes.byref(cfg), ctypes.byref(cbs), None, ctypes.byref(self._h),
+                                          ctypes.sizeof(cbs))
         if self._error:
             err, self._error = self._error, None
             raise err
@@ -364,7 +374,17 @@ class Handler:
 
     def _exit_code(self):
         """The code the handler exited with (on_exit's, else the library's)."""
-        return self.exit_code if self.exit_code is not None else _lib.preempt_exit_code(self._h)
+        if self.exit_code is not None:
+            return self.exit_code
+        code = _int()
+        r = _lib.preempt_handler_get_exit_code(self._h, ctypes.byref(code))
+        return None if r == -errno.EAGAIN else self._call(r, "exit code") or code.value
+
+    def _out(self, fn, what):
+        """The int a preempt_*(h, &ret) call sets, or its error raised."""
+        v = _int()
+        self._call(fn(self._h, ctypes.byref(v)), what)
+        return v.value
 
     def _call(self, r, what):
         if self._error:
@@ -394,7 +414,7 @@ class Handler:
     def status(self):
         """A snapshot: state, run, restored_step, save_step, deadline_in_ms, ..."""
         st = _Status()
-        _lib.preempt_get_status(self._h, ctypes.byref(st))
+        self._call(_lib.preempt_handler_get_status_size(self._h, ctypes.byref(st), ctypes.sizeof(st)), "status")
         d = {f[0]: getattr(st, f[0]) for f in _Status._fields_}
         d["state"] = _STATES[st.state]
         d["notice_source"] = st.notice_source.decode() if st.notice_source else None
@@ -404,7 +424,9 @@ class Handler:
         """The synchronous form: counts one completed step and does what the
         handler says (saves through save(), waits where the job must). True
         when the handler has exited: stop and leave with self.exit_code."""
-        return self._call(_lib.preempt_save_checkpoint_if_preempted(self._h), "step boundary") == 1
+        exited = _bool()
+        self._call(_lib.preempt_save_checkpoint_if_preempted(self._h, ctypes.byref(exited)), "step boundary")
+        return exited.value
 
     def done(self):
         """Training finished."""
@@ -431,7 +453,7 @@ class Handler:
     # ---- any event loop ----------------------------------------------------------------
     def fileno(self):
         """The descriptor to wait on for reading (then call process())."""
-        return self._call(_lib.preempt_handler_get_fd(self._h), "get_fd")
+        return self._out(_lib.preempt_handler_get_fd, "get_fd")
 
     def timeout(self):
         """Seconds until process() must run anyway (None: only the descriptor)."""
@@ -487,7 +509,7 @@ class Handler:
         # what came since the last boundary (a notice, etcd's records), also
         # when the step never yielded to the loop (a blocking collective)
         self.process()
-        action = self._call(_lib.preempt_step_end(self._h), "step end")
+        action = self._out(_lib.preempt_step_end, "step end")
         while True:
             if action in (SAVE, SAVE_EXIT):
                 self._save_now()
@@ -497,7 +519,7 @@ class Handler:
                 return self._exit_code()
             else:  # WAIT: run the handler on this loop until it says more
                 await self._pump(loop)
-            action = _lib.preempt_action(self._h)
+            action = self._out(_lib.preempt_handler_get_action, "action")
 
     def attach(self, loop=None):
         """Runs the handler on an asyncio loop between steps: its descriptor

@@ -4,7 +4,8 @@
  * version's header (tests/abi/0.1/, frozen as released) runs unchanged
  * against the new library: its structs (config, callbacks, status) as it
  * laid them out, its enum values, its calls. A save at a notice, exit 42,
- * a restart that restores it. Usage: old-client CKPT_DIR (tests/abi.sh). */
+ * a restart that restores it; the name lookups and a watcher. Usage:
+ * old-client CKPT_DIR (tests/abi.sh). */
 #include <libpreempt/preempt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,5 +73,19 @@ int main(int argc, char **argv)
     if (run(argv[1], &step)) /* the restart */
         return 1;
     printf("restored=%d\n", restored);
+    { /* the name lookups' and the watcher's 0.1 forms */
+        struct preempt_config cfg;
+        struct preempt_watcher *w = NULL;
+        int r;
+
+        preempt_config_init(&cfg);
+        cfg.etcd_endpoints = "http://127.0.0.1:1";
+        cfg.job = "old";
+        r = preempt_watcher_new(NULL, &cfg, NULL, NULL, &w);
+        printf("countdown=%d aws=%d mars=%d watcher=%d exited=%d\n", preempt_state_from_string("countdown"),
+               preempt_platform_from_string("aws"), preempt_platform_from_string("mars"), r,
+               preempt_watcher_exited(w));
+        w = preempt_watcher_free(w);
+    }
     return 0;
 }

@@ -120,6 +120,17 @@ static int save(struct trainer *t)
     return preempt_save_done(t->h, r);
 }
 
+/* The handler's answer now. */
+static int action_now(const struct trainer *t)
+{
+    enum preempt_action a;
+    int r = preempt_handler_get_action(t->h, &a);
+
+    if (r < 0)
+        die("get_action", r);
+    return (int)a;
+}
+
 /* Acts on the handler's answer until training goes on, waits or stops. */
 static void act(struct trainer *t, int action)
 {
@@ -128,7 +139,7 @@ static void act(struct trainer *t, int action)
         case PREEMPT_ACTION_CONTINUE: {
             struct preempt_status st;
 
-            preempt_get_status(t->h, &st);
+            preempt_handler_get_status(t->h, &st);
             if (st.run >= t->stop_at) {
                 set_training(t, false);
                 (void)preempt_training_done(t->h); /* on_exit follows */
@@ -139,9 +150,9 @@ static void act(struct trainer *t, int action)
         }
         case PREEMPT_ACTION_SAVE:
         case PREEMPT_ACTION_SAVE_EXIT:
-            if (save(t) < 0 && (int)preempt_action(t->h) == action)
+            if (save(t) < 0 && action_now(t) == action)
                 die("a failed save left the action as it was", -EPROTO);
-            action = (int)preempt_action(t->h);
+            action = action_now(t);
             break;
         case PREEMPT_ACTION_WAIT: /* on_state resumes */
             set_training(t, false);
@@ -160,15 +171,20 @@ static void one_step(struct trainer *t)
 
     if (t->resume) {
         t->resume = false;
-        act(t, (int)preempt_action(t->h));
+        act(t, action_now(t));
         return;
     }
-    preempt_get_status(t->h, &st);
+    preempt_handler_get_status(t->h, &st);
     for (int i = 0; i < WORDS; i++)
         t->model[i] = t->model[i] * 6364136223846793005ULL + 1442695040888963407ULL + st.run;
     if (t->step_ms)
         usleep(t->step_ms * 1000u); /* the step's collective, blocking */
-    act(t, preempt_step_end(t->h));
+    {
+        enum preempt_action a;
+        int r = preempt_step_end(t->h, &a);
+
+        act(t, r < 0 ? r : (int)a);
+    }
 }
 
 static void process(struct trainer *t)
@@ -207,7 +223,7 @@ static void on_start(struct preempt_handler *h, int status, void *ud)
 
     if (status < 0)
         die("start-up", status);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     if (!t->stop_at)
         t->stop_at = st.run + t->more;
     printf("started run=%" PRIu64 "\n", st.run);
@@ -220,8 +236,8 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
 {
     struct trainer *t = ud;
 
-    (void)from, (void)to;
-    if (!t->training && !t->done && preempt_action(h) != PREEMPT_ACTION_WAIT) {
+    (void)h, (void)from, (void)to;
+    if (!t->training && !t->done && action_now(t) != PREEMPT_ACTION_WAIT) {
         t->resume = true;
         set_training(t, true);
     }
@@ -233,7 +249,7 @@ static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int 
     struct preempt_status st;
 
     (void)reason;
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     t->done = true;
     t->code = code;
     printf("exit code=%d run=%" PRIu64 "\n", code, st.run);
@@ -517,13 +533,13 @@ int main(int argc, char **argv)
     if (watch) {
         if ((r = preempt_watcher_new(NULL, &cfg, &wcb, &t, &t.watcher)) < 0)
             die("watcher", r);
-        if ((fd = preempt_watcher_get_fd(t.watcher)) < 0)
-            die("watcher get_fd", fd);
+        if ((r = preempt_watcher_get_fd(t.watcher, &fd)) < 0)
+            die("watcher get_fd", r);
     } else {
         if ((r = preempt_handler_new(NULL, &cfg, &cb, &t, &t.h)) < 0)
             die("handler", r);
-        if ((fd = preempt_handler_get_fd(t.h)) < 0)
-            die("get_fd", fd);
+        if ((r = preempt_handler_get_fd(t.h, &fd)) < 0)
+            die("get_fd", r);
         if (!cfg.async_start)
             on_start(t.h, 0, &t); /* started inside preempt_handler_new() */
     }

@@ -52,7 +52,7 @@ def test_signal_save_exit_and_restore(tmp_path):
 def test_periodic_checkpoints_train_on(tmp_path):
     saved = []
     with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: saved.append(s) or {"model": b"%d" % s},
-                            restore=lambda s, r: None, save_every_steps=10, max_to_keep=0) as h:
+                            restore=lambda s, r: None, save_every_steps=10, max_to_keep=libpreempt.UNLIMITED) as h:
         for step in range(1, 36):
             assert not h.boundary()  # training goes on
             if step == 13:

@@ -27,6 +27,59 @@
 #include "check-main.h"
 #include "preempt.h"
 
+/* The calls' results in one int, as the assertions below compare them: an
+ * action or exit code, or the call's negative errno. (1.0's calls return
+ * 0 or a negative errno with the result in an out-parameter;
+ * test_conventions checks that form itself.) */
+static int step_end(struct preempt_handler *h)
+{
+    enum preempt_action a;
+    int r = preempt_step_end(h, &a);
+
+    return r < 0 ? r : (int)a;
+}
+
+static int action_of(const struct preempt_handler *h)
+{
+    enum preempt_action a;
+    int r = preempt_handler_get_action(h, &a);
+
+    return r < 0 ? r : (int)a;
+}
+
+static int exit_code_of(const struct preempt_handler *h)
+{
+    int code;
+    int r = preempt_handler_get_exit_code(h, &code);
+
+    return r < 0 ? r : code;
+}
+
+/* preempt_run(): 0 go on, 1 exited, or its negative errno */
+static int run_step(struct preempt_handler *h, int (*fn)(void *), void *arg)
+{
+    bool exited = false;
+    int r = preempt_run(h, fn, arg, &exited);
+
+    return r < 0 ? r : exited;
+}
+
+static int if_preempted(struct preempt_handler *h)
+{
+    bool exited = false;
+    int r = preempt_save_checkpoint_if_preempted(h, &exited);
+
+    return r < 0 ? r : exited;
+}
+
+static int fd_of(struct preempt_handler *h)
+{
+    int fd = -1;
+    int r = preempt_handler_get_fd(h, &fd);
+
+    return r < 0 ? r : fd;
+}
+
 struct rec {
     enum preempt_state states[16];
     unsigned n_states, n_exits;
@@ -51,11 +104,11 @@ static void rec_state(struct preempt_handler *h, enum preempt_state from, enum p
     if (r->n_states < 16)
         r->states[r->n_states++] = to;
     /* what a callback may and may not do */
-    r->in_cb_step_end = preempt_step_end(h);
+    r->in_cb_step_end = step_end(h);
     r->in_cb_save_begin = preempt_save_begin(h, &step);
     r->in_cb_done = preempt_training_done(h);
-    r->in_cb_exit_code = preempt_exit_code(h);
-    r->in_cb_action = preempt_action(h);
+    r->in_cb_exit_code = exit_code_of(h);
+    r->in_cb_action = action_of(h);
 }
 
 static void rec_exit(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
@@ -164,7 +217,7 @@ static void loop_while(struct event_base *base, struct preempt_handler *h, enum 
     struct preempt_status st;
 
     for (int i = 0; i < 500; i++) {
-        preempt_get_status(h, &st);
+        preempt_handler_get_status(h, &st);
         if (st.state != s)
             return;
         ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
@@ -192,23 +245,23 @@ START_TEST(test_async_signal_save_exit_restore)
     ck_assert_int_eq(dup2(fd, 2), 2);
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &(struct preempt_callbacks){ .restore = rec_restore,
                                          .on_exit = rec_exit, .on_state = rec_state }, &r, &h), 0);
-    ck_assert_ptr_eq(preempt_handler_base(h), base);
+    ck_assert_ptr_eq(preempt_handler_get_base(h), base);
     for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+        ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
     ck_assert_int_eq(kill(getpid(), SIGTERM), 0); /* pending: it is blocked */
-    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_CONTINUE); /* not read before the loop runs */
+    ck_assert_int_eq(action_of(h), PREEMPT_ACTION_CONTINUE); /* not read before the loop runs */
     ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
     ck_assert_uint_eq(st.save_step, 6);
     ck_assert_uint_eq(st.run, 5);
     ck_assert_int_ge(st.deadline_in_ms, 0);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_SAVE_EXIT);
     ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), -EALREADY); /* before save_begin */
     ck_assert_int_eq(preempt_save_blob_open(h, "model", &bfd), -EALREADY);
     ck_assert_int_eq(preempt_save_begin(h, &step), 0);
     ck_assert_uint_eq(step, 6);
-    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_WAIT);
+    ck_assert_int_eq(action_of(h), PREEMPT_ACTION_WAIT);
     ck_assert_int_eq(preempt_save_begin(h, &step), -EALREADY);
     ck_assert_int_eq(preempt_save_blob_open(h, "model", &bfd), 0); /* written by the caller */
     ck_assert_int_eq(write(bfd, "si", 2), 2);
@@ -217,11 +270,11 @@ START_TEST(test_async_signal_save_exit_restore)
     ck_assert_int_eq(preempt_save_blob(h, "model", "six", 3), -EINVAL); /* once, either way */
     ck_assert_int_eq(preempt_save_blob(h, "extra", "more", 4), 0);
     ck_assert_int_eq(preempt_save_blob(h, "../x", "x", 1), -EINVAL);
-    ck_assert_int_eq(preempt_exit_code(h), -EAGAIN);
+    ck_assert_int_eq(exit_code_of(h), -EAGAIN);
     ck_assert_int_eq(preempt_save_done(h, 0), 0);
     ck_assert_int_eq(preempt_save_done(h, 0), -EALREADY);
-    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_EXIT);
-    ck_assert_int_eq(preempt_exit_code(h), 42);
+    ck_assert_int_eq(action_of(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(exit_code_of(h), 42);
     ck_assert_uint_eq(r.n_exits, 1);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
     ck_assert_int_eq(r.code, 42);
@@ -237,13 +290,13 @@ START_TEST(test_async_signal_save_exit_restore)
     ck_assert_int_eq(r.in_cb_done, -EBUSY);
     ck_assert_int_eq(r.in_cb_exit_code, 42);
     ck_assert_int_eq(r.in_cb_action, PREEMPT_ACTION_EXIT);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_EXIT);
     h = preempt_handler_free(h);
     ck_assert_ptr_null(h);
 
     /* a new handler restores the committed step */
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_uint_eq(st.restored_step, 6);
     ck_assert_uint_eq(st.run, 6);
     ck_assert_str_eq(r.blob, "six");
@@ -394,13 +447,13 @@ START_TEST(test_platform_defaults)
         uint64_t want_grace;
         int want_code;
     } cases[] = {
-        { PREEMPT_PLATFORM_NONE, PREEMPT_GRACE_DEFAULT, 0, 0, 42 },
-        { PREEMPT_PLATFORM_GCE, PREEMPT_GRACE_DEFAULT, 0, 0, 143 },
-        { PREEMPT_PLATFORM_GCE_GPU, PREEMPT_GRACE_DEFAULT, 0, 3600000, 143 },
-        { PREEMPT_PLATFORM_GCE_GPU, 0, 0, 0, 143 },
+        { PREEMPT_PLATFORM_NONE, (uint64_t)PREEMPT_AUTO, PREEMPT_AUTO, 0, 42 },
+        { PREEMPT_PLATFORM_GCE, (uint64_t)PREEMPT_AUTO, PREEMPT_AUTO, 0, 143 },
+        { PREEMPT_PLATFORM_GCE_GPU, (uint64_t)PREEMPT_AUTO, PREEMPT_AUTO, 3600000, 143 },
+        { PREEMPT_PLATFORM_GCE_GPU, 0, PREEMPT_AUTO, 0, 143 },
         { PREEMPT_PLATFORM_GCE_GPU, 5000, 42, 5000, 42 },
-        { PREEMPT_PLATFORM_AWS, PREEMPT_GRACE_DEFAULT, 0, 0, 42 },
-        { PREEMPT_PLATFORM_AZURE, 1000, 0, 1000, 42 },
+        { PREEMPT_PLATFORM_AWS, (uint64_t)PREEMPT_AUTO, PREEMPT_AUTO, 0, 42 },
+        { PREEMPT_PLATFORM_AZURE, 1000, PREEMPT_AUTO, 1000, 42 },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -416,7 +469,7 @@ START_TEST(test_platform_defaults)
         cfg.metadata_url = "http://127.0.0.1:1";
         cfg.kill_delay_ms = 0;
         ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
-        preempt_get_status(h, &st);
+        preempt_handler_get_status(h, &st);
         ck_assert_int_eq(st.platform, cases[i].p);
         ck_assert_uint_eq(st.grace_ms, cases[i].want_grace);
         ck_assert_int_eq(st.exit_code, cases[i].want_code);
@@ -430,6 +483,8 @@ static const struct {
     const char *field, *why;
 } bad_configs[] = {
     { "exit_code=256", "exit codes must be between 1 and 255" },
+    { "exit_code=0", "exit codes must be between 1 and 255" },
+    { "max_to_keep=0", "max_to_keep must be at least 1" },
     { "not_saved=42", "exit_code and exit_code_not_saved must differ" },
     { "platform=9", "unknown platform" },
     { "metadata_url=ftp", "metadata_url must be an http:// URL" },
@@ -445,7 +500,6 @@ static const struct {
     { "bound_ms=0", "bound_ms must be between 1 ms and 7 days" },
     { "agree_timeout_ms=0", "agree_timeout_ms must be between 1 ms and 1 day" },
     { "grace_ms=huge", "grace_ms is over 7 days" },
-    { "trace_path=", "trace_path is empty" },
     { "no-restore", "a ckpt_dir needs a restore callback" },
 };
 
@@ -460,7 +514,11 @@ START_TEST(test_invalid_configuration)
     if (strcmp(f, "exit_code=256") == 0)
         cfg.exit_code = 256;
     else if (strcmp(f, "not_saved=42") == 0) /* 42 is the platform's saved code here */
-        cfg.exit_code = 0, cfg.exit_code_not_saved = 42;
+        cfg.exit_code = PREEMPT_AUTO, cfg.exit_code_not_saved = 42;
+    else if (strcmp(f, "exit_code=0") == 0) /* 0.1 spelled the platform's code 0; 1.0 says PREEMPT_AUTO */
+        cfg.exit_code = 0;
+    else if (strcmp(f, "max_to_keep=0") == 0) /* 0.1's "keep all"; 1.0's is PREEMPT_UNLIMITED */
+        cfg.max_to_keep = 0;
     else if (strcmp(f, "platform=9") == 0)
         cfg.platform = (enum preempt_platform)9;
     else if (strcmp(f, "metadata_url=ftp") == 0)
@@ -488,9 +546,7 @@ START_TEST(test_invalid_configuration)
     else if (strcmp(f, "agree_timeout_ms=0") == 0)
         cfg.agree_timeout_ms = 0;
     else if (strcmp(f, "grace_ms=huge") == 0)
-        cfg.grace_ms = UINT64_MAX - 1; /* UINT64_MAX is PREEMPT_GRACE_DEFAULT */
-    else if (strcmp(f, "trace_path=") == 0)
-        cfg.trace_path = "";
+        cfg.grace_ms = UINT64_MAX - 1; /* UINT64_MAX is (uint64_t)PREEMPT_AUTO */
     else
         cb.restore = NULL;
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), -EINVAL);
@@ -498,6 +554,143 @@ START_TEST(test_invalid_configuration)
     ck_assert_ptr_null(h);
     ck_assert_msg(strstr(r.log, bad_configs[_i].why), "%s: log was '%s'", f, r.log);
     ck_assert_int_eq(preempt_handler_new(NULL, NULL, &cb, &r, &h), -EINVAL);
+}
+END_TEST
+
+/* The conventions (README "API conventions"): every call reports a bad
+ * handle and a NULL out-parameter as -EINVAL and writes its result only on
+ * success; the sized calls take their structure's size and refuse one
+ * that is no release's; a configuration of 0.1's size keeps 0.1's
+ * meanings of 0. */
+static int step_ok(void *arg);
+
+static int save_nothing(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    (void)h, (void)step, (void)ud;
+    return 0;
+}
+
+START_TEST(test_conventions)
+{
+    static _Alignas(64) unsigned char not_a_handler[4096]; /* zeroed: no handler's magic */
+    struct preempt_handler *const bads[] = { NULL, (struct preempt_handler *)not_a_handler };
+    struct preempt_watcher *const badw[] = { NULL, (struct preempt_watcher *)not_a_handler };
+    struct preempt_config cfg = config(NULL);
+    struct preempt_callbacks cb = callbacks;
+    struct preempt_handler *h = NULL;
+    struct preempt_watcher *w = NULL;
+    struct preempt_status st;
+    struct preempt_notice_info n;
+    enum preempt_action a = PREEMPT_ACTION_WAIT;
+    struct rec r = { 0 };
+    bool exited = true, gone = true;
+    uint64_t step = 7;
+    int64_t ms = 9;
+    int code = 99, fd = 99;
+
+    for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+        struct preempt_handler *b = bads[i];
+
+        ck_assert_int_eq(preempt_step_end(b, &a), -EINVAL);
+        ck_assert_int_eq(preempt_handler_get_action(b, &a), -EINVAL);
+        ck_assert_int_eq(preempt_run(b, step_ok, NULL, &exited), -EINVAL);
+        ck_assert_int_eq(preempt_save_checkpoint_if_preempted(b, &exited), -EINVAL);
+        ck_assert_int_eq(preempt_handler_get_status(b, &st), -EINVAL);
+        ck_assert_int_eq(preempt_handler_get_exit_code(b, &code), -EINVAL);
+        ck_assert_int_eq(preempt_handler_get_fd(b, &fd), -EINVAL);
+        ck_assert_int_eq(preempt_handler_get_timeout(b, &ms), -EINVAL);
+        ck_assert_int_eq(preempt_handler_process(b), -EINVAL);
+        ck_assert_int_eq(preempt_training_done(b), -EINVAL);
+        ck_assert_int_eq(preempt_request_checkpoint(b), -EINVAL);
+        ck_assert_int_eq(preempt_notify(b, 0), -EINVAL);
+        ck_assert_int_eq(preempt_fail(b, 3, NULL), -EINVAL);
+        ck_assert_int_eq(preempt_request_restart(b, NULL), -EINVAL);
+        ck_assert_int_eq(preempt_save_begin(b, &step), -EINVAL);
+        ck_assert_int_eq(preempt_save_done(b, 0), -EINVAL);
+        ck_assert_int_eq(preempt_handler_close(b, NULL, NULL), -EINVAL);
+        ck_assert_ptr_null(preempt_handler_get_base(b));
+        ck_assert_ptr_null(preempt_handler_get_error_message(b));
+        ck_assert_ptr_null(preempt_handler_free(b));
+    }
+    for (size_t i = 0; i < sizeof(badw) / sizeof(badw[0]); i++) {
+        ck_assert_int_eq(preempt_watcher_get_notice(badw[i], &n), -EINVAL);
+        ck_assert_int_eq(preempt_watcher_get_exited(badw[i], &gone), -EINVAL);
+        ck_assert_int_eq(preempt_watcher_get_fd(badw[i], &fd), -EINVAL);
+        ck_assert_int_eq(preempt_watcher_get_timeout(badw[i], &ms), -EINVAL);
+        ck_assert_int_eq(preempt_watcher_process(badw[i]), -EINVAL);
+        ck_assert_int_eq(preempt_watcher_wait(badw[i], 1), -EINVAL);
+    }
+    /* nothing was written by a failed call */
+    ck_assert_int_eq(a, PREEMPT_ACTION_WAIT);
+    ck_assert(exited && gone);
+    ck_assert_int_eq(code, 99);
+    ck_assert_int_eq(fd, 99);
+    ck_assert_uint_eq(step, 7);
+    ck_assert_int_eq(ms, 9);
+
+    /* the callbacks' size: a size that is no release's is refused */
+    ck_assert_int_eq(preempt_handler_new_size(NULL, &cfg, &cb, &r, &h, 3), -EINVAL);
+    ck_assert_int_eq(preempt_handler_new_size(NULL, &cfg, &cb, &r, &h, sizeof(cb) + 8), -EINVAL);
+    ck_assert_ptr_null(h);
+    cfg.etcd_endpoints = "http://127.0.0.1:1";
+    cfg.job = "conventions";
+    ck_assert_int_eq(preempt_watcher_new_size(NULL, &cfg, &(struct preempt_watcher_callbacks){ 0 }, NULL, &w, 3),
+                     -EINVAL);
+    ck_assert_ptr_null(w);
+    cfg = config(NULL);
+    cb.save = save_nothing;
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
+
+    /* NULL out-parameters */
+    ck_assert_int_eq(preempt_step_end(h, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_handler_get_action(h, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_save_checkpoint_if_preempted(h, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_handler_get_status(h, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_handler_get_exit_code(h, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_handler_get_fd(h, NULL), -EINVAL);
+    ck_assert_int_eq(preempt_handler_get_timeout(h, NULL), -EINVAL);
+
+    /* results: the status's size, the exit code only once exited */
+    ck_assert_int_eq(preempt_handler_get_status_size(h, &st, 5), -EINVAL);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_int_eq(st.state, PREEMPT_STATE_IDLE);
+    ck_assert_int_eq(preempt_handler_get_exit_code(h, &code), -EAGAIN);
+    ck_assert_int_eq(code, 99);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL, &exited), 0);
+    ck_assert(!exited);
+    ck_assert_int_eq(preempt_training_done(h), 0);
+    ck_assert_int_eq(preempt_run(h, step_ok, NULL, &exited), 0);
+    ck_assert(exited);
+    ck_assert_int_eq(preempt_handler_get_exit_code(h, &code), 0);
+    ck_assert_int_eq(code, 0);
+    ck_assert_ptr_nonnull(preempt_handler_get_base(h));
+    h = preempt_handler_free(h);
+
+    /* A configuration of 0.1's size: the fields after it take their
+     * defaults, and 0 keeps 0.1's meanings (the platform's exit code, the
+     * launcher's kill delay, every checkpoint kept). */
+    cfg = config(NULL);
+    cfg.size = offsetof(struct preempt_config, termination_log);
+    cfg.exit_code = 0;
+    cfg.kill_delay_ms = 0;
+    cfg.max_to_keep = 0;
+    cfg.termination_log = "/nonexistent/never-read";
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_int_eq(st.exit_code, 42);
+    h = preempt_handler_free(h);
+    /* and preempt_config_init() of that size writes 0.1's defaults */
+    memset(&cfg, 0xff, sizeof(cfg));
+    ck_assert_int_eq(preempt_config_init_size(&cfg, offsetof(struct preempt_config, termination_log)), 0);
+    ck_assert_int_eq(cfg.exit_code, 0);
+    ck_assert_uint_eq(cfg.kill_delay_ms, 0);
+    ck_assert_ptr_eq(cfg.termination_log, (const char *)(uintptr_t)UINTPTR_MAX); /* not written */
+    ck_assert_int_eq(preempt_config_init_size(&cfg, 12), -EINVAL);
+    preempt_config_init(&cfg);
+    ck_assert_int_eq(cfg.exit_code, PREEMPT_AUTO);
+    ck_assert_uint_eq(cfg.kill_delay_ms, (uint64_t)PREEMPT_AUTO);
+    ck_assert_uint_eq(cfg.grace_ms, (uint64_t)PREEMPT_AUTO);
 }
 END_TEST
 
@@ -518,16 +711,16 @@ START_TEST(test_poll_notice_and_deadline_timer)
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     loop_while(base, h, PREEMPT_STATE_IDLE);
     ck_assert_int_eq(r.poll_calls, 3);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
     ck_assert_int_le(st.deadline_in_ms, 700);    /* the poll function's deadline, */
     ck_assert_int_gt(st.deadline_in_ms, 0);      /* not the 30 s default bound */
     /* The trainer never reaches the save step: the deadline timer ends the
      * run, before the deadline by the margin, with nothing saved. */
     loop_while(base, h, PREEMPT_STATE_STEP_AGREED);
-    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(action_of(h), PREEMPT_ACTION_EXIT);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
-    ck_assert_int_eq(preempt_exit_code(h), 75);
+    ck_assert_int_eq(exit_code_of(h), 75);
     calls = r.poll_calls; /* polling stops at exit */
     ck_assert_int_eq(usleep(30000), 0);
     ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1); /* 1: no events left */
@@ -545,7 +738,7 @@ END_TEST
  * alone, up to cap_ms); then the handler's work. Returns poll()'s result. */
 static int wait_and_process(struct preempt_handler *h, bool ignore_timeout, int cap_ms)
 {
-    struct pollfd p = { .fd = preempt_handler_get_fd(h), .events = POLLIN };
+    struct pollfd p = { .fd = fd_of(h), .events = POLLIN };
     int64_t t;
     int n;
 
@@ -575,16 +768,16 @@ START_TEST(test_foreign_poll_loop)
     cfg.poll_interval_ms = 10;
     cfg.margin_ms = 200;
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
-    for (int i = 0; i < 200 && (preempt_get_status(h, &st), st.state == PREEMPT_STATE_IDLE); i++)
+    for (int i = 0; i < 200 && (preempt_handler_get_status(h, &st), st.state == PREEMPT_STATE_IDLE); i++)
         (void)wait_and_process(h, false, 1000);
     ck_assert_int_eq(r.poll_calls, 3);
     ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
     /* the timers (the poll callback's every 10 ms, the deadline's about
      * 500 ms away) wake a loop that waits on the descriptor alone: no wait
      * runs into its 3 s cap */
-    for (; waits < 1000 && (preempt_get_status(h, &st), st.state == PREEMPT_STATE_STEP_AGREED); waits++)
+    for (; waits < 1000 && (preempt_handler_get_status(h, &st), st.state == PREEMPT_STATE_STEP_AGREED); waits++)
         woke += wait_and_process(h, true, 3000);
-    ck_assert_int_eq(preempt_action(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(action_of(h), PREEMPT_ACTION_EXIT);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
     ck_assert_int_ge(waits, 1);
     ck_assert_int_eq(woke, waits);
@@ -596,18 +789,18 @@ START_TEST(test_foreign_poll_loop)
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_handler_get_timeout(h, &t), 0); /* the poll callback's next turn, 1 s away */
     ck_assert(t > 900 && t <= 1100);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
     ck_assert_int_eq(kill(getpid(), SIGTERM), 0);
     ck_assert_int_eq(wait_and_process(h, true, 3000), 1);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_SAVE_EXIT);
     ck_assert_int_eq(preempt_save_begin(h, &step), 0);
     ck_assert_int_eq(preempt_save_blob(h, "model", "two", 3), 0);
     ck_assert_int_eq(preempt_save_done(h, 0), 0);
     (void)wait_and_process(h, false, 100);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
-    ck_assert_int_eq(preempt_exit_code(h), 42);
+    ck_assert_int_eq(exit_code_of(h), 42);
     h = preempt_handler_free(h);
 }
 END_TEST
@@ -615,9 +808,9 @@ END_TEST
 /* Runs the loop until the action is not act (bounded); returns the new one. */
 static int loop_until_not(struct event_base *base, struct preempt_handler *h, int act)
 {
-    for (int i = 0; i < 200 && (int)preempt_action(h) == act; i++)
+    for (int i = 0; i < 200 && (int)action_of(h) == act; i++)
         ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), 0);
-    return (int)preempt_action(h);
+    return (int)action_of(h);
 }
 
 /* Saves the checkpoint asked for; returns its step. */
@@ -646,19 +839,19 @@ START_TEST(test_periodic_checkpoints)
     cfg.save_every_steps = 10;
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     for (int i = 1; i <= 9; i++)
-        ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+        ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
     ck_assert_int_eq(loop_until_not(base, h, PREEMPT_ACTION_CONTINUE), PREEMPT_ACTION_CONTINUE);
-    (void)preempt_step_end(h); /* step 10 */
+    (void)step_end(h); /* step 10 */
     for (int i = 0; i < 20 && a != PREEMPT_ACTION_SAVE; i++) {
         a = loop_until_not(base, h, PREEMPT_ACTION_CONTINUE);
         if (a == PREEMPT_ACTION_CONTINUE)
-            a = preempt_step_end(h); /* the agreed step may be a step or two later */
+            a = step_end(h); /* the agreed step may be a step or two later */
     }
     ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
     ck_assert_int_eq(preempt_request_checkpoint(h), -EALREADY); /* one under way */
     ck_assert_uint_ge(save_now(h), 10);
     ck_assert_int_eq(loop_until_not(base, h, PREEMPT_ACTION_WAIT), PREEMPT_ACTION_CONTINUE);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_int_eq(st.state, PREEMPT_STATE_IDLE);
     ck_assert_uint_ge(st.committed_step, 10);
     ck_assert_uint_eq(st.saves, 1);
@@ -669,12 +862,12 @@ START_TEST(test_periodic_checkpoints)
     for (int i = 0; i < 20 && a != PREEMPT_ACTION_SAVE; i++) {
         a = loop_until_not(base, h, PREEMPT_ACTION_CONTINUE);
         if (a == PREEMPT_ACTION_CONTINUE)
-            a = preempt_step_end(h);
+            a = step_end(h);
     }
     ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
     (void)save_now(h);
     ck_assert_int_eq(loop_until_not(base, h, PREEMPT_ACTION_WAIT), PREEMPT_ACTION_CONTINUE);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_uint_eq(st.saves, 2);
     h = preempt_handler_free(h);
 
@@ -686,11 +879,11 @@ START_TEST(test_periodic_checkpoints)
     for (int i = 0; i < 400 && a != PREEMPT_ACTION_SAVE; i++) {
         ck_assert_int_eq(usleep(2000), 0);
         ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
-        a = preempt_step_end(h);
+        a = step_end(h);
     }
     ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
     (void)save_now(h);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_uint_eq(st.saves, 1);
     h = preempt_handler_free(h);
     event_base_free(base);
@@ -714,13 +907,13 @@ START_TEST(test_notify_custom_save_and_trace)
     cfg.start_run = 40;
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_notify(h, 0), 0);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_SAVE_EXIT);
     ck_assert_int_eq(preempt_save_begin(h, &step), 0);
     ck_assert_uint_eq(step, 41);
     ck_assert_int_eq(preempt_save_blob(h, "model", "x", 1), -ENOTSUP);
     ck_assert_int_eq(preempt_save_blob_open(h, "model", &bfd), -ENOTSUP);
     ck_assert_int_eq(preempt_save_done(h, 0), 0);
-    ck_assert_int_eq(preempt_exit_code(h), 42);
+    ck_assert_int_eq(exit_code_of(h), 42);
     h = preempt_handler_free(h);
     event_base_free(base);
     f = fopen(path, "r");
@@ -746,11 +939,11 @@ START_TEST(test_failed_save_is_not_saved)
 
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_notify(h, 0), 0);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_SAVE_EXIT);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_SAVE_EXIT);
     ck_assert_int_eq(preempt_save_begin(h, &step), 0);
     ck_assert_int_eq(preempt_save_blob(h, "model", "x", 1), 0);
     ck_assert_int_eq(preempt_save_done(h, -ENOSPC), 0); /* the trainer's save failed */
-    ck_assert_int_eq(preempt_exit_code(h), 75);
+    ck_assert_int_eq(exit_code_of(h), 75);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
     ck_assert_ptr_nonnull(strstr(r.log, "save at step 1 failed: No space left on device"));
     h = preempt_handler_free(h);
@@ -772,7 +965,7 @@ static int save_and_recurse(struct preempt_handler *h, uint64_t step, void *ud)
 {
     (void)step;
     (void)ud;
-    nested_run = preempt_run(h, step_ok, NULL); /* forbidden inside a callback */
+    nested_run = run_step(h, step_ok, NULL); /* forbidden inside a callback */
     return preempt_save_blob(h, "model", "m", 1);
 }
 
@@ -785,13 +978,13 @@ START_TEST(test_sync_save_callback_rules)
 
     cb.save = save_and_recurse;
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
-    ck_assert_int_eq(preempt_run(h, step_ok, NULL), 0);
+    ck_assert_int_eq(run_step(h, step_ok, NULL), 0);
     ck_assert_int_eq(preempt_notify(h, 0), 0);
-    ck_assert_int_eq(preempt_run(h, step_ok, NULL), 1); /* saved at 2 and exited (on_exit is set) */
+    ck_assert_int_eq(run_step(h, step_ok, NULL), 1); /* saved at 2 and exited (on_exit is set) */
     ck_assert_int_eq(nested_run, -EBUSY);
-    ck_assert_int_eq(preempt_exit_code(h), 42);
+    ck_assert_int_eq(exit_code_of(h), 42);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
-    ck_assert_int_eq(preempt_run(h, step_ok, NULL), 1); /* stays exited */
+    ck_assert_int_eq(run_step(h, step_ok, NULL), 1); /* stays exited */
     h = preempt_handler_free(h);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
     ck_assert_str_eq(r.blob, "m");
@@ -807,13 +1000,13 @@ START_TEST(test_sync_calls_need_own_base_and_save)
     struct rec r = { 0 };
 
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
-    ck_assert_int_eq(preempt_run(h, step_ok, NULL), -EINVAL); /* borrowed base: the caller runs it */
-    ck_assert_int_eq(preempt_save_checkpoint_if_preempted(h), -EINVAL);
+    ck_assert_int_eq(run_step(h, step_ok, NULL), -EINVAL); /* borrowed base: the caller runs it */
+    ck_assert_int_eq(if_preempted(h), -EINVAL);
     h = preempt_handler_free(h);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
-    ck_assert_int_eq(preempt_run(h, step_ok, NULL), -EINVAL); /* no save callback */
+    ck_assert_int_eq(run_step(h, step_ok, NULL), -EINVAL); /* no save callback */
     ck_assert_int_eq(preempt_training_done(h), 0);
-    ck_assert_int_eq(preempt_exit_code(h), 0);
+    ck_assert_int_eq(exit_code_of(h), 0);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_DONE);
     h = preempt_handler_free(h);
     ck_assert_ptr_null(preempt_handler_free(NULL));
@@ -837,27 +1030,27 @@ START_TEST(test_async_start)
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0); /* a checkpoint to restore */
     ck_assert_int_eq(preempt_request_checkpoint(h), 0);
     for (int i = 0; i < 10 && a != PREEMPT_ACTION_SAVE; i++)
-        a = preempt_step_end(h);
+        a = step_end(h);
     ck_assert_int_eq(a, PREEMPT_ACTION_SAVE);
     saved = save_now(h);
     h = preempt_handler_free(h);
 
     cfg.async_start = true;
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_int_eq(st.start_status, -EAGAIN);
     ck_assert_str_eq(r.blob, "");               /* not restored yet */
-    ck_assert_int_eq(preempt_step_end(h), -EAGAIN);
+    ck_assert_int_eq(step_end(h), -EAGAIN);
     ck_assert_int_eq(preempt_notify(h, 0), -EAGAIN);
     ck_assert_int_eq(r.starts, 0);
     ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), 0);
     ck_assert_int_eq(r.starts, 1);
     ck_assert_int_eq(r.start_status, 0);
     ck_assert_str_eq(r.blob, "p");
-    preempt_get_status(h, &st);
+    preempt_handler_get_status(h, &st);
     ck_assert_int_eq(st.start_status, 0);
     ck_assert_uint_eq(st.restored_step, saved);
-    ck_assert_int_eq(preempt_step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
     h = preempt_handler_free(h);
 
     /* freed before start-up ran: nothing is called */
@@ -955,6 +1148,7 @@ int main(void)
     tcase_add_test(tc, test_unblocked_signal_is_ebusy);
     tcase_add_test(tc, test_abi_for_bindings);
     tcase_add_test(tc, test_unblocked_in_another_thread_is_ebusy);
+    tcase_add_test(tc, test_conventions);
     tcase_add_loop_test(tc, test_invalid_configuration, 0, (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
     tcase_add_test(tc, test_platform_defaults);
     tcase_add_test(tc, test_poll_notice_and_deadline_timer);

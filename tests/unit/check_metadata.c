@@ -202,8 +202,19 @@ START_TEST(test_dmi)
     ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, "auto", NULL), -EINVAL);
     ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, "mars", NULL), -EINVAL);
     ck_assert_int_eq(preempt_platform_resolve_(PREEMPT_PLATFORM_AUTO, NULL, "/nonexistent"), PREEMPT_PLATFORM_NONE);
-    for (int p = 0; p < PREEMPT_PLATFORM__COUNT; p++)
-        ck_assert_int_eq(preempt_platform_from_string(preempt_platform_to_string((enum preempt_platform)p)), p);
+    for (int p = 0; p < PREEMPT_PLATFORM__COUNT; p++) {
+        enum preempt_platform got = PREEMPT_PLATFORM__COUNT;
+
+        ck_assert_int_eq(preempt_platform_from_string(preempt_platform_to_string((enum preempt_platform)p), &got), 0);
+        ck_assert_int_eq(got, p);
+    }
+    {
+        enum preempt_platform got = PREEMPT_PLATFORM_GCE;
+
+        ck_assert_int_eq(preempt_platform_from_string("mars", &got), -EINVAL);
+        ck_assert_int_eq(got, PREEMPT_PLATFORM_GCE); /* written only on success */
+        ck_assert_int_eq(preempt_platform_from_string("gce", NULL), -EINVAL);
+    }
     ck_assert_ptr_null(preempt_platform_to_string(PREEMPT_PLATFORM__COUNT));
 }
 END_TEST

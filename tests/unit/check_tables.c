@@ -37,7 +37,7 @@ static void assert_kebab(const char *n)
 
 START_TEST(test_states)
 {
-    ROUND_TRIP(PREEMPT_STATE__COUNT, preempt_state_to_string, preempt_state_from_string);
+    ROUND_TRIP(PREEMPT_STATE__COUNT, preempt_state_to_string, preempt_state_from_string_);
     for (int i = 0; i < PREEMPT_STATE__COUNT; i++) {
         assert_kebab(preempt_state_to_string(i));
         ck_assert_ptr_nonnull(preempt_state_truth(i));
@@ -50,8 +50,15 @@ START_TEST(test_required_states)
 {
     /* the design (docs/design.md): these six exist with exactly these names. */
     static const char *const required[] = { "idle", "own-signal", "step-agreed", "countdown", "final-save", "exit" };
-    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-        ck_assert_int_ge(preempt_state_from_string(required[i]), 0);
+    enum preempt_state st = PREEMPT_STATE__COUNT;
+
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        ck_assert_int_eq(preempt_state_from_string(required[i], &st), 0);
+        ck_assert_str_eq(preempt_state_to_string(st), required[i]);
+    }
+    ck_assert_int_eq(preempt_state_from_string("nowhere", &st), -EINVAL);
+    ck_assert_int_eq(preempt_state_from_string(NULL, &st), -EINVAL);
+    ck_assert_int_eq(preempt_state_from_string("idle", NULL), -EINVAL);
 }
 END_TEST
 
