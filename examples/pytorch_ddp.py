@@ -26,6 +26,13 @@ The checkpoint holds what makes the run exact: the model, the optimizer
 (momentum), torch's RNG (dropout) and the data position (the step: batch
 n is generated from n).
 
+With --loader-workers N the data comes from a DataLoader (N worker
+processes) over a DistributedSampler, epoch after epoch, and the package's
+PyTorch helper keeps it all (libpreempt.torch: Checkpoint, ResumableLoader,
+exact_ddp): a restart resumes mid-epoch at the next batch, bitwise.
+--trap rebuilds that DataLoader without its own generator, the trap the
+helper avoids: the resumed run drifts.
+
 With --async --watch-peers a rank that dies or hangs does not hold the
 others in their all-reduce: each step runs off the asyncio loop, the
 handler tells the loop at once that a peer's membership ended
@@ -47,8 +54,10 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 import libpreempt
+import libpreempt.torch as lpt
 
 
 def say(**kv):
@@ -71,28 +80,6 @@ def batch(step, rank):
     g = torch.Generator().manual_seed(step * 1000 + rank)
     x = torch.randn(16, 32, generator=g)
     return x, x.sum(dim=1, keepdim=True).sin()
-
-
-def per_parameter_allreduce(state, bucket):
-    """DDP's gradient hook: one all-reduce per parameter.
-
-    DDP groups gradients into buckets and all-reduces each bucket as one
-    flat tensor. A freshly built DDP (every restart) uses a first-iteration
-    bucket order, then rebuilds its buckets from the order gradients became
-    ready; gloo's ring sums each element in an order that depends on where
-    it falls in the flat tensor. So a restored run would sum the same
-    gradients in another order and drift from the uninterrupted run in the
-    last bits. Reducing each parameter's gradient on its own makes the
-    order depend on the parameter alone: the same before and after a
-    restart."""
-    world = dist.get_world_size()
-    grads = [g.clone() for g in bucket.gradients()]  # the bucket's buffer, parameter by parameter
-    works = [dist.all_reduce(g, async_op=True) for g in grads]
-
-    def done(_):
-        return torch.cat([g.flatten() for g in grads]).div_(world)  # the buffer's layout
-
-    return torch.futures.collect_all([w.get_future() for w in works]).then(done)
 
 
 def digest(model):
@@ -119,6 +106,10 @@ def main():
     ap.add_argument("--watch-peers", action="store_true",
                     help="with --async: a lost peer aborts the process group and restarts the job (exit 75)")
     ap.add_argument("--save-every-steps", type=int, default=0, help="a periodic checkpoint every this many steps")
+    ap.add_argument("--loader-workers", type=int, default=-1,
+                    help="a DataLoader with this many workers, kept by libpreempt.torch (-1: batches from the step)")
+    ap.add_argument("--trap", action="store_true",
+                    help="with --loader-workers: a DataLoader without its own generator (drifts after a restart)")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -129,23 +120,21 @@ def main():
     net = Net()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
 
-    # torch.save and torch.load work on the checkpoint's file itself: no
-    # copy of the state is built in memory on either side.
-    def save(step):
-        return {"state": lambda f: torch.save({"model": net.state_dict(), "opt": opt.state_dict(),
-                                                "rng": torch.get_rng_state(), "step": step}, f)}
-
-    def restore(step, read):
-        try:
-            with read.open("state") as f:
-                st = torch.load(f)
-        except Exception as e:  # not a checkpoint of this trainer: the next older one is tried
-            raise libpreempt.CheckpointUnusable(str(e))
-        if st["step"] != step:
-            raise libpreempt.CheckpointUnusable("holds step %d" % st["step"])
-        net.load_state_dict(st["model"])
-        opt.load_state_dict(st["opt"])
-        torch.set_rng_state(st["rng"])
+    a.loader = None
+    if a.loader_workers >= 0:
+        # the helper keeps everything: model, optimizer, scheduler, every
+        # RNG, the loader's epoch and batch
+        a.sched = torch.optim.lr_scheduler.StepLR(opt, step_size=50, gamma=0.5)
+        data = Synth(a.world * 16 * 24)  # 24 batches an epoch on each rank
+        a.loader = lpt.ResumableLoader(data, batch_size=16, num_workers=a.loader_workers, seed=1,
+                                       sampler=DistributedSampler(data, a.world, a.rank, shuffle=True, seed=1))
+        if a.trap:  # what the helper avoids: the workers' seed drawn from the global RNG
+            a.loader.loader = DataLoader(data, batch_sampler=a.loader.loader.batch_sampler,
+                                         num_workers=a.loader_workers)
+        ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=a.sched, loader=a.loader)
+        save, restore = ckpt.save, ckpt.restore
+    else:
+        save, restore = own_save(net, opt), own_restore(net, opt)
 
     if a.watch_peers and not a.use_async:
         ap.error("--watch-peers needs --async (the loop must run while a collective waits)")
@@ -175,6 +164,61 @@ def main():
         sys.stderr.flush()
         os._exit(code)
     return code
+
+
+def own_save(net, opt):
+    # torch.save and torch.load work on the checkpoint's file itself: no
+    # copy of the state is built in memory on either side.
+    def save(step):
+        return {"state": lambda f: torch.save({"model": net.state_dict(), "opt": opt.state_dict(),
+                                                "rng": torch.get_rng_state(), "step": step}, f)}
+    return save
+
+
+def own_restore(net, opt):
+    def restore(step, read):
+        try:
+            with read.open("state") as f:
+                st = torch.load(f)
+        except Exception as e:  # not a checkpoint of this trainer: the next older one is tried
+            raise libpreempt.CheckpointUnusable(str(e))
+        if st["step"] != step:
+            raise libpreempt.CheckpointUnusable("holds step %d" % st["step"])
+        net.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        torch.set_rng_state(st["rng"])
+    return restore
+
+
+class Synth(Dataset):
+    """Sample i is a function of i alone (so must any augmentation a
+    worker process does be: a worker's RNG cannot be saved)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        x = torch.randn(32, generator=torch.Generator().manual_seed(i))
+        return x, x.sum(dim=0, keepdim=True).sin()
+
+
+def steps_of(a, first):
+    """(n, batch) for the steps first+1 .. a.steps: from the loader, epoch
+    after epoch, or made from n."""
+    n = first
+    while n < a.steps:
+        if a.loader is None:
+            n += 1
+            yield n, batch(n, a.rank)
+            continue
+        for b in a.loader:
+            n += 1
+            yield n, b
+            if n >= a.steps:
+                return
 
 
 class Peers:
@@ -218,28 +262,36 @@ def off_loop(loop, fn, *args):
 
 
 def ddp(net, a):
-    model = DDP(net)
-    if not a.no_hook:
-        model.register_comm_hook(None, per_parameter_allreduce)
-    return model
+    """DDP, with one all-reduce per parameter (the helper's hook) unless
+    --no-hook. DDP groups gradients into buckets and all-reduces each as
+    one flat tensor; a freshly built DDP (every restart) uses a
+    first-iteration bucket order, then rebuilds its buckets from the order
+    gradients became ready, and gloo's ring sums each element in an order
+    that depends on its place in the flat tensor. So a restored run would
+    sum the same gradients in another order and drift in the last bits."""
+    if a.no_hook:
+        return DDP(net)
+    return lpt.exact_ddp(net)
 
 
-def one_step(model, opt, n, a):
+def one_step(model, opt, xy, a):
     if a.step_ms:
         time.sleep(a.step_ms / 1000)
-    x, y = batch(n, a.rank)
+    x, y = xy
     opt.zero_grad()
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()  # the all-reduce: blocks until every rank is in this step
     opt.step()
+    if a.loader is not None:
+        a.sched.step()
 
 
 def train(h, net, opt, a, boundary):
     first = h.status()["run"]
     say(event="start", rank=a.rank, restored_step=first, mode="sync")
     model = ddp(net, a)
-    for n in range(first + 1, a.steps + 1):
-        one_step(model, opt, n, a)
+    for n, xy in steps_of(a, first):
+        one_step(model, opt, xy, a)
         if boundary():
             return h.exit_code
     return None
@@ -254,9 +306,9 @@ async def train_async(h, net, opt, a, peers):
     peers.stop = loop.create_future()
     detach = h.attach()
     try:
-        for n in range(first + 1, a.steps + 1):
+        for n, xy in steps_of(a, first):
             if a.watch_peers:
-                step = off_loop(loop, one_step, model, opt, n, a)
+                step = off_loop(loop, one_step, model, opt, xy, a)
                 await asyncio.wait({step, peers.stop}, return_when=asyncio.FIRST_COMPLETED)
                 if not step.done() or step.exception():
                     # The handler exited (a peer lost), or gloo failed the
@@ -270,7 +322,7 @@ async def train_async(h, net, opt, a, peers):
                     peers.abandoned = True
                     return h.exit_code
             else:
-                one_step(model, opt, n, a)
+                one_step(model, opt, xy, a)
             code = await h.astep()
             if code is not None:
                 return code

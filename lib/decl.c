@@ -8,6 +8,7 @@
 #include "claim-internal.h"
 #include "decl-internal.h"
 #include "episode-internal.h"
+#include "joining-internal.h"
 #include "membership-internal.h"
 #include "outcome-internal.h"
 #include "phase-internal.h"
@@ -15,7 +16,8 @@
 
 const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_,
                                                       &preempt_ep_decl_, &preempt_out_decl_,
-                                                      &preempt_pend_decl_, NULL };
+                                                      &preempt_pend_decl_, &preempt_offer_decl_,
+                                                      &preempt_shape_decl_, NULL };
 
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)
 {

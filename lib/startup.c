@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coord-internal.h"
+#include "joining-internal.h"
 #include "phase-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
@@ -43,7 +44,7 @@ struct join {
     size_t n_steps;
     struct preempt_coord_pending *pend;
     size_t n_pend, i_pend;
-    bool resolved;
+    enum preempt_offer_state offer; /* how this worker's offer is made (joining-internal.h: declared) */
     uint64_t deadline, inc;
     int64_t lease;
     int64_t holder;    /* the lease that held alive/<w> when this worker first found it taken */
@@ -51,7 +52,7 @@ struct join {
     char holder_value[PREEMPT_MEMBER_MAX]; /* its alive/<w> value, to name it */
     int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
     int64_t present;   /* the members counted when this worker joined */
-    bool shaped;       /* this worker wrote (or tried to write) the incarnation's shape */
+    enum preempt_shape_state shape; /* who writes the incarnation's shape (joining-internal.h: declared) */
     bool ready_up;     /* the watch of the awaited record is up */
     int restore_mine;  /* the restore barrier: this worker's outcome (PREEMPT_RESTORE_*) */
     const char *restore_why; /* when not ok, why */
@@ -583,6 +584,18 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
 }
 
 static void recount(struct join *j);
+
+/* One input to the shape's machine (joining-internal.h): its action. */
+static enum preempt_shape_action shape_in(struct join *j, enum preempt_shape_input in)
+{
+    unsigned st = j->shape;
+    bool listed;
+    unsigned a = preempt_decl_step_(&preempt_shape_decl_, &st, in, &listed);
+
+    j->shape = (enum preempt_shape_state)st;
+    return (enum preempt_shape_action)a;
+}
+
 static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 
 /* The incarnation's shape (N/shape, "workers=W"): written once by its first
@@ -592,15 +605,19 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
     char key[PREEMPT_KEY_MAX], val[32];
 
-    if (!shape->value) {
-        if (j->shaped) /* written and gone: the store lost it (wiped); the barrier's record decides */
-            return true;
-        j->shaped = true;
+    switch (shape_in(j, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
+    case PREEMPT_SHAPE_DO_WRITE:
         (void)snprintf(val, sizeof(val), "workers=%u", j->cfg->workers);
         join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
         return false;
+    case PREEMPT_SHAPE_DO_CHECK:
+        return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has");
+    case PREEMPT_SHAPE_DO_TRUST: /* written and gone: the store lost it (wiped); the barrier's record decides */
+    case PREEMPT_SHAPE_DO_NONE:
+    case PREEMPT_SHAPE_DO__COUNT:
+        break;
     }
-    return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has");
+    return true;
 }
 
 /* What a member learns in the txn that joined it (or counted again): the
@@ -722,7 +739,7 @@ static void on_joined(int status, const struct preempt_etcd_reply *r, const char
         join_read_inc(j); /* the incarnation moved on meanwhile */
     } else if (mine->value && mine->lease == j->lease) {
         j->alive_rev = mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
-        j->shaped = false;
+        (void)shape_in(j, PREEMPT_SHAPE_IN_REJOINED); /* whether its shape write was applied is unknown */
         recount(j);
     } else if (mine->value) {
         held_by(j, mine);
@@ -804,10 +821,41 @@ static void join_make_offer(struct join *j)
         (void)snprintf(host, sizeof(host), "-");
     preempt_coord_member_(j->member, sizeof(j->member), (long)getpid(), host, j->cfg->launch, j->cfg->workers,
                           j->cfg->start_over, all, n);
-    j->resolved = true;
 }
 
 static void join_resolve(struct join *j);
+
+/* One input to the offer's machine (joining-internal.h), and its action. */
+static void offer_in(struct join *j, enum preempt_offer_input in)
+{
+    unsigned st = j->offer;
+    bool listed;
+    unsigned a = preempt_decl_step_(&preempt_offer_decl_, &st, in, &listed);
+
+    j->offer = (enum preempt_offer_state)st;
+    switch ((enum preempt_offer_action)a) {
+    case PREEMPT_OFFER_DO_OFFER_OPEN:
+        join_make_offer(j);
+        join_open(j, 1);
+        break;
+    case PREEMPT_OFFER_DO_OPEN:
+        join_open(j, 1);
+        break;
+    case PREEMPT_OFFER_DO_RESOLVE:
+        join_resolve(j);
+        break;
+    case PREEMPT_OFFER_DO_OFFER_JOIN:
+        join_make_offer(j);
+        join_try(j, false);
+        break;
+    case PREEMPT_OFFER_DO_JOIN:
+        join_try(j, false);
+        break;
+    case PREEMPT_OFFER_DO_NONE:
+    case PREEMPT_OFFER_DO__COUNT:
+        break;
+    }
+}
 
 static void on_resolved(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
@@ -843,8 +891,7 @@ static void join_resolve(struct join *j)
         join_call(j, PREEMPT_RQ_CREATE(p->key, val), on_resolved);
         return;
     }
-    join_make_offer(j);
-    join_try(j, false);
+    offer_in(j, PREEMPT_OFFER_IN_RESOLVED);
 }
 
 static void on_inc(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
@@ -855,18 +902,13 @@ static void on_inc(int status, const struct preempt_etcd_reply *r, const char *m
     if (join_failed(j, status, msg, "reading the incarnation"))
         return;
     kvs = r->res[0].kvs;
-    if (r->res[0].n == 0) {
-        if (!j->resolved)
-            join_make_offer(j); /* no counter: no record of any pending checkpoint can be trusted */
-        join_open(j, 1);
-    } else if (!preempt_parse_u64_(kvs[0].value, &j->inc) || j->inc == 0) {
+    if (r->res[0].n == 0) /* no counter: no record of any pending checkpoint can be trusted */
+        offer_in(j, PREEMPT_OFFER_IN_NO_COUNTER);
+    else if (!preempt_parse_u64_(kvs[0].value, &j->inc) || j->inc == 0)
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     kvs[0].value);
-    } else if (!j->resolved) {
-        join_resolve(j);
-    } else {
-        join_try(j, false);
-    }
+    else
+        offer_in(j, PREEMPT_OFFER_IN_COUNTER);
 }
 
 static void join_read_inc(struct join *j)

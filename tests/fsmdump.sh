@@ -77,7 +77,10 @@ declared() {
 # (lib/pub-internal.h), its driver claim (claim-internal.h), its
 # membership (membership-internal.h: "left" ends it), the current episode
 # (episode-internal.h); how a start-up phase ends (phase-internal.h: "done"
-# ends it); preempt-launch's outcome (outcome-internal.h: "failed" ends it)
+# ends it); how a joining worker's offer is made and who writes the
+# incarnation's shape (joining-internal.h: "made" ends the offer's, and
+# answers there); preempt-launch's outcome (outcome-internal.h: "failed"
+# ends it)
 declared notice-record 22 48 'none|put|carry' "carried-stale  claim-won     putting        put" \
     "deferred --> carried : claim-sent / carry"
 expect_rc 0 "$FSMDUMP" --machine notice-record --format table
@@ -92,9 +95,13 @@ declared episode 9 15 'none|tell-withdrawn' "active         all-withdrawn withdr
     "idle --> active : own"
 declared phase-end 7 18 'none|run-end|revoke|release' "ending         end-revoke    revoking       revoke" \
     "ending --> done : end-keep / release"
+declared offer 5 4 'none|offer-open|open|resolve|offer-join|join' "resolving      resolved      made           offer-join" \
+    "none --> resolving : counter / resolve"
+declared shape 5 1 'none|write|check|trust' "written        absent        written        trust" \
+    "written --> unwritten : rejoined"
 declared launch-outcome 10 10 'none' "app-failed-restartable  regroup       restartable             none" \
     "app_failed --> app_failed_restartable : resumable"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end or launch-outcome)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end, offer, shape or launch-outcome)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

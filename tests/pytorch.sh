@@ -12,6 +12,13 @@
 # all-reduce for a restart (75) within the lease bound.
 # Without the example's per-parameter gradient hook, DDP's own bucketed
 # all-reduce makes the restored run drift: the check can fail.
+# The package's PyTorch helper (libpreempt.torch): its tests
+# (tests/python/test_torch_helper.py: a run cut mid-epoch and at an
+# epoch's end, DataLoader workers, every RNG, the trap of a DataLoader
+# without its own generator), and the example's --loader-workers 2 form:
+# a DataLoader with two worker processes over a DistributedSampler, epochs
+# of 24 batches, a scheduler; SIGTERM to every rank; the restart resumes
+# at the next batch and ends bitwise as the uninterrupted run.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
@@ -151,6 +158,20 @@ expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '
 [ "$failures" -eq 0 ] || logs $_t
 restart $_t
 eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
+
+# The PyTorch helper.
+"$EXEC" -- $PY -m pytest -q -p no:cacheprovider "$top_srcdir/tests/python/test_torch_helper.py" >"$TMP/pytest" 2>&1
+rc=$?
+sed 's/^/    /' "$TMP/pytest" | tail -n 8
+eq "pytest tests/python/test_torch_helper.py" "$rc" 0
+expect "the helper's tests ran" grep -q ' passed' "$TMP/pytest"
+reference loader-ref --loader-workers 2
+LREF=$REF
+preempt loader all --loader-workers 2
+echo "loader: saved at step $S, batch $(( (S - 1) % 24 + 1 )) of epoch $(( (S - 1) / 24 ))"
+restart loader --loader-workers 2
+eq "loader: bitwise the uninterrupted run's parameters" "$(same loader $W done digest)" "$LREF"
+[ "$failures" -eq 0 ] || logs loader
 
 # DDP's own bucketed all-reduce: a restored run sums in another order.
 reference nohook-ref --no-hook

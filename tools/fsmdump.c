@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode|\n"
-    "                          phase-end|launch-outcome]\n"
+    "                          phase-end|offer|shape|launch-outcome]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -29,7 +29,9 @@ static const char usage[] =
     "                    worker's driver claim stands; membership: where its\n"
     "                    membership of the job stands; episode: where the\n"
     "                    current preemption stands for it; phase-end: how a\n"
-    "                    start-up phase ends; launch-outcome: what\n"
+    "                    start-up phase ends; offer: how a joining worker's\n"
+    "                    offer is made; shape: who writes the incarnation's\n"
+    "                    worker count; launch-outcome: what\n"
     "                    preempt-launch's end says (its exit code)\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
@@ -447,8 +449,9 @@ static int load_overlay(const char *path, struct overlay *o)
 
 /* Checks one: every state reachable from the first, and from every state
  * the first or a terminal one (no state traps it), no row leaving a
- * terminal state, and no (state, input) pair listed twice (the first row
- * would hide the second). The number of problems. */
+ * terminal state for another (one may still answer inputs where it is:
+ * offer's made joins), and no (state, input) pair listed twice (the first
+ * row would hide the second). The number of problems. */
 static unsigned decl_check(const struct preempt_decl *m)
 {
     bool from0[256] = { [0] = true }, to0[256] = { [0] = true };
@@ -467,7 +470,7 @@ static unsigned decl_check(const struct preempt_decl *m)
         }
     }
     for (size_t i = 0; i < m->n_rows; i++)
-        if (m->terminal >> m->rows[i].from & 1u)
+        if (m->terminal >> m->rows[i].from & 1u && m->rows[i].to != m->rows[i].from)
             fprintf(stderr, "fsmdump: check: %s: a row leaves %s, a terminal state\n", m->name,
                     preempt_decl_state_(m, m->rows[i].from)), problems++;
     for (unsigned st = 0; st < m->n_states; st++) {
@@ -599,7 +602,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode, phase-end or launch-outcome)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode, phase-end, offer, shape or launch-outcome)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

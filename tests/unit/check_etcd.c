@@ -28,6 +28,7 @@
 #include "episode-internal.h"
 #include "membership-internal.h"
 #include "outcome-internal.h"
+#include "joining-internal.h"
 #include "phase-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
@@ -983,6 +984,67 @@ static int launch_code(const enum preempt_out_input *in, size_t n)
  * once, only from the loop's end (never from finish itself, inside the
  * client's callback), and a lease is given back only when asked, before
  * the release. */
+/* Joining's machines (joining-internal.h). The offer is made exactly once
+ * whatever the order of answers: after the pending checkpoints were
+ * resolved when the incarnation counter exists, at once when it does not
+ * (no pending record can be trusted then); a join that starts over joins
+ * (or opens) again with it. The shape is written at most once until a
+ * rejoin makes its write unknown; a shape this worker wrote and finds gone
+ * is trusted (the store lost it); a present one is always checked. */
+START_TEST(test_joining_machines)
+{
+    const struct preempt_decl *o = &preempt_offer_decl_, *sh = &preempt_shape_decl_;
+    static const enum preempt_offer_input in[][4] = {
+        { PREEMPT_OFFER_IN_COUNTER, PREEMPT_OFFER_IN_RESOLVED, PREEMPT_OFFER_IN_COUNTER, PREEMPT_OFFER_IN_NO_COUNTER },
+        { PREEMPT_OFFER_IN_NO_COUNTER, PREEMPT_OFFER_IN_COUNTER, PREEMPT_OFFER_IN_RESOLVED, PREEMPT_OFFER_IN_COUNTER },
+        { PREEMPT_OFFER_IN_RESOLVED, PREEMPT_OFFER_IN_COUNTER, PREEMPT_OFFER_IN_COUNTER, PREEMPT_OFFER_IN_RESOLVED },
+    };
+    static const enum preempt_offer_action want[][4] = {
+        { PREEMPT_OFFER_DO_RESOLVE, PREEMPT_OFFER_DO_OFFER_JOIN, PREEMPT_OFFER_DO_JOIN, PREEMPT_OFFER_DO_OPEN },
+        { PREEMPT_OFFER_DO_OFFER_OPEN, PREEMPT_OFFER_DO_JOIN, PREEMPT_OFFER_DO_NONE, PREEMPT_OFFER_DO_JOIN },
+        { PREEMPT_OFFER_DO_NONE, PREEMPT_OFFER_DO_RESOLVE, PREEMPT_OFFER_DO_NONE, PREEMPT_OFFER_DO_OFFER_JOIN },
+    };
+
+    for (size_t k = 0; k < sizeof(in) / sizeof(in[0]); k++) {
+        unsigned st = PREEMPT_OFFER_NONE, offers = 0;
+        bool listed;
+
+        for (size_t i = 0; i < 4; i++) {
+            unsigned a = preempt_decl_step_(o, &st, in[k][i], &listed);
+
+            ck_assert_msg(a == want[k][i], "sequence %zu, input %zu: %s", k, i, preempt_decl_action_(o, a));
+            offers += a == PREEMPT_OFFER_DO_OFFER_OPEN || a == PREEMPT_OFFER_DO_OFFER_JOIN;
+        }
+        ck_assert_uint_eq(offers, 1);
+        ck_assert_uint_eq(st, PREEMPT_OFFER_MADE);
+    }
+    for (unsigned s0 = 0; s0 < PREEMPT_OFFER__COUNT; s0++)
+        for (unsigned i = 0; i < PREEMPT_OFFER_IN__COUNT; i++) {
+            unsigned st = s0;
+            bool listed;
+            unsigned a = preempt_decl_step_(o, &st, i, &listed);
+
+            if (a == PREEMPT_OFFER_DO_RESOLVE)
+                ck_assert(s0 == PREEMPT_OFFER_NONE && i == PREEMPT_OFFER_IN_COUNTER);
+            if (s0 == PREEMPT_OFFER_MADE)
+                ck_assert_uint_eq(st, PREEMPT_OFFER_MADE); /* made once, for good */
+        }
+    for (unsigned s0 = 0; s0 < PREEMPT_SHAPE__COUNT; s0++)
+        for (unsigned i = 0; i < PREEMPT_SHAPE_IN__COUNT; i++) {
+            unsigned st = s0;
+            bool listed;
+            unsigned a = preempt_decl_step_(sh, &st, i, &listed);
+
+            ck_assert((a == PREEMPT_SHAPE_DO_WRITE) == (s0 == PREEMPT_SHAPE_UNWRITTEN && i == PREEMPT_SHAPE_IN_ABSENT));
+            ck_assert((a == PREEMPT_SHAPE_DO_TRUST) == (s0 == PREEMPT_SHAPE_WRITTEN && i == PREEMPT_SHAPE_IN_ABSENT));
+            ck_assert((a == PREEMPT_SHAPE_DO_CHECK) == (i == PREEMPT_SHAPE_IN_PRESENT));
+            if (i == PREEMPT_SHAPE_IN_REJOINED)
+                ck_assert_uint_eq(st, PREEMPT_SHAPE_UNWRITTEN);
+        }
+    ck_assert(o->terminal == 1u << PREEMPT_OFFER_MADE && sh->terminal == 0);
+}
+END_TEST
+
 START_TEST(test_phase_end)
 {
     const struct preempt_decl *m = &preempt_pend_decl_;
@@ -1653,6 +1715,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_launch_outcome);
     tcase_add_test(t, test_phase_end);
+    tcase_add_test(t, test_joining_machines);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
