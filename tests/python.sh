@@ -101,8 +101,8 @@ expect "Ctrl-C during start-up: KeyboardInterrupt within 5 s (took $(($(date +%s
     sh -c "test $(($(date +%s) - _s)) -lt 5 && grep -q KeyboardInterrupt '$TMP/int.err'"
 [ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/int.err" | tail -n 6
 
-# the README's Python example, as printed there
-sed -n '/^```python$/,/^```$/p' "$top_srcdir/README.md" | sed '1d;$d' >"$TMP/readme.py"
+# the README's Python example (its first Python block), as printed there
+sed -n '/^```python$/,/^```$/{p;/^```$/q}' "$top_srcdir/README.md" | sed '1d;$d' >"$TMP/readme.py"
 (cd "$TMP" && "$EXEC" -- $PY readme.py) >"$TMP/readme.out" 2>&1
 eq "the README's Python example runs" "$?/$(cat "$TMP/readme.out")" "0/done: weights[0] = 500.500"
 
