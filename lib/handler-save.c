@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/handler-save.c: saves and restores (lib/handler-internal.h): the
+ * checkpoint writer behind preempt_save_begin()/_blob()/_done(), the
+ * restore callback's blob readers, and the synchronous calls
+ * (preempt_run(), preempt_save_checkpoint_if_preempted()). */
+#define _GNU_SOURCE /* pipe2 */
+#include "handler-internal.h"
+
+/* ---- saves and restores -------------------------------------------------------------- */
+
+int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
+{
+    int r = 0;
+
+    if (!hd_handler_ok(h) || !ret_step)
+        return -EINVAL;
+    if (h->in_cb)
+        return -EBUSY;
+    if (!h->wk.save_asked)
+        return -EALREADY;
+    h->wk.save_asked = false;
+    h->save_running = true;
+    preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_SAVING);
+    h->save_t0_us = hd_now_us(h);
+    *ret_step = h->wk.save_step;
+    if (h->store) {
+        char key[PREEMPT_KEY_MAX];
+        bool pend = h->wk.coord && preempt_coord_decision_key_(h->wk.coord, preempt_sm_core_(h->wk.sm)->round, key,
+                                                            sizeof(key)) == 0;
+
+        r = preempt_ckpt_begin_(h->store, h->wk.save_step, preempt_sm_facts_(h->wk.sm)->run, h->generation,
+                                pend ? key : NULL, &h->writer);
+        if (r < 0)
+            hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot start the checkpoint at step %llu: %s",
+                    (unsigned long long)h->wk.save_step, strerror(-r));
+    }
+    return r;
+}
+
+/* Whether a blob may be saved now (args_ok: the call's other arguments
+ * are fine): 0, or the call's error. */
+static int blob_check(const struct preempt_handler *h, bool args_ok)
+{
+    if (!hd_handler_ok(h) || !args_ok)
+        return -EINVAL;
+    if (!h->store)
+        return -ENOTSUP;
+    return h->save_running && h->writer ? 0 : -EALREADY;
+}
+
+int preempt_save_blob(struct preempt_handler *h, const char *name, const void *data, size_t len)
+{
+    int r = blob_check(h, name && (data || !len));
+
+    return r < 0 ? r : preempt_ckpt_write_blob_(h->writer, name, data, len);
+}
+
+int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret_fd)
+{
+    int r = blob_check(h, name && ret_fd);
+
+    return r < 0 ? r : preempt_ckpt_open_blob_(h->writer, name, ret_fd);
+}
+
+int preempt_save_done(struct preempt_handler *h, int status)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
+    struct preempt_ckpt_info info;
+    uint64_t ms;
+    int r = 0;
+
+    if (!hd_handler_ok(h) || status > 0)
+        return -EINVAL;
+    if (!h->save_running)
+        return -EALREADY;
+    h->save_running = false;
+    if (h->writer && status == 0) {
+        r = preempt_ckpt_commit_(h->writer, &info); /* consumes the writer */
+        status = r;
+    } else {
+        preempt_ckpt_abort_(h->writer);
+        if (status == 0 && h->store)
+            status = -EIO; /* the writer could not be opened */
+    }
+    h->writer = NULL;
+    ms = (hd_now_us(h) - h->save_t0_us + 999) / 1000;
+    h->last_save_ms = ms;
+    preempt_worker_save_took_(&h->wk, ms);
+    if (status == 0) {
+        uint64_t bytes = h->store ? info.bytes : 0; /* without a directory the save is the caller's own */
+
+        h->saves++;
+        h->bytes_saved += bytes;
+        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)bytes);
+        preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
+        if (!h->wk.coord) /* local mode: the local commit is the decision */
+            hd_committed(h, h->wk.save_step);
+        hd_log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu hd_committed in %llu ms%s%s",
+                (unsigned long long)h->wk.save_step, (unsigned long long)ms, h->store ? ": " : "",
+                h->store ? info.path : "");
+    } else {
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->wk.save_step,
+                strerror(-status));
+    }
+    h->step_t0_us = hd_now_us(h);
+    preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, h->step_t0_us);
+    preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
+    ev.u.save_done.status = status;
+    hd_post(h, ev);
+    return r;
+}
+
+int preempt_restore_blob(struct preempt_handler *h, const char *name, void **ret_data, size_t *ret_len)
+{
+    if (!hd_handler_ok(h) || !name || !ret_data || !ret_len)
+        return -EINVAL;
+    if (!h->restoring)
+        return -EALREADY;
+    return preempt_ckpt_read_blob_(h->store, h->restoring, name, ret_data, ret_len);
+}
+
+int preempt_restore_blob_open(struct preempt_handler *h, const char *name, int *ret_fd)
+{
+    if (!hd_handler_ok(h) || !name || !ret_fd)
+        return -EINVAL;
+    if (!h->restoring)
+        return -EALREADY;
+    return preempt_ckpt_open_read_blob_(h->store, h->restoring, name, ret_fd);
+}
+
+/* ---- synchronous use ---------------------------------------------------------------------- */
+
+static int sync_save(struct preempt_handler *h)
+{
+    uint64_t step;
+    int r = preempt_save_begin(h, &step);
+
+    if (r == 0) {
+        h->in_cb++; /* only preempt_save_blob() and the queries from here */
+        r = h->cb.save(h, step, h->ud);
+        h->in_cb--;
+        if (r > 0)
+            r = -EINVAL; /* documented as 0 or a negative errno */
+    }
+    return preempt_save_done(h, r);
+}
+
+/* Runs the loop and acts until training may go on (0) or the handler hd_exited
+ * (1). Before training goes on and before a save, the writes this boundary
+ * caused (a claim with its proposed step, a raise, a shard) are delivered: the
+ * trainer may block next in a collective, or the save may outlast a lease,
+ * while a peer needs them (at most SYNC_FLUSH_MS before each, so that an
+ * unreachable etcd costs a step no more). */
+static int sync_boundary(struct preempt_handler *h)
+{
+    uint64_t flush_end = 0, t;
+
+    (void)event_base_loop(h->base, EVLOOP_NONBLOCK); /* notices that came during the step */
+    for (;;) {
+        enum preempt_action a = hd_action_of(h);
+
+        /* Before the trainer's step or a save, both of which block outside the loop,
+         * every write this boundary caused goes on the wire: a peer may be waiting
+         * for it (the proposed step, a raise, a shard) while this worker is busy. */
+        if ((a == PREEMPT_ACTION_CONTINUE || a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT) &&
+            preempt_coord_pending_(h->wk.coord) > 0) {
+            t = hd_now_us(h) / 1000;
+            if (!flush_end)
+                flush_end = t + SYNC_FLUSH_MS;
+            if (t < flush_end) {
+                (void)preempt_coord_flush_(h->wk.coord, flush_end - t);
+                continue; /* what the flush delivered may change the action */
+            }
+        }
+        switch (a) {
+        case PREEMPT_ACTION_CONTINUE:
+            h->step_t0_us = hd_now_us(h);
+            return 0;
+        case PREEMPT_ACTION_WAIT: /* bounded: these states arm the machine's timer */
+            if (event_base_loop(h->base, EVLOOP_ONCE) != 0) { /* 1: nothing armed, a bug */
+                hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed",
+                        preempt_state_to_string(hd_state_of(h)));
+                return -EIO;
+            }
+            break;
+        case PREEMPT_ACTION_SAVE:
+        case PREEMPT_ACTION_SAVE_EXIT:
+            (void)sync_save(h); /* a failure is the machine's to judge */
+            flush_end = 0;      /* the shard's report gets its own bound */
+            break;
+        case PREEMPT_ACTION_EXIT:
+            if (!h->cb.on_exit && h->wk.exit_reason != PREEMPT_EXIT_DONE) {
+                if (h->trace)
+                    (void)fflush(h->trace);
+                hd_flush_last(h); /* peers must learn of an error */
+                exit(h->exit_code); /* the documented default: TF's behaviour */
+            }
+            return 1;
+        }
+    }
+}
+
+static int sync_check(const struct preempt_handler *h)
+{
+    if (!hd_handler_ok(h) || !h->own_base || !h->cb.save)
+        return -EINVAL;
+    return h->in_cb ? -EBUSY : h->start_status;
+}
+
+/* sync_boundary()'s 0 (go on) or 1 (hd_exited) as *ret_exited. */
+static int boundary_out(int r, bool *ret_exited)
+{
+    if (r < 0)
+        return r;
+    *ret_exited = r == 1;
+    return 0;
+}
+
+int preempt_save_checkpoint_if_preempted(struct preempt_handler *h, bool *ret_exited)
+{
+    int r = ret_exited ? sync_check(h) : -EINVAL;
+
+    if (r < 0)
+        return r;
+    if (!hd_exited(h))
+        (void)hd_count_step(h);
+    return boundary_out(sync_boundary(h), ret_exited);
+}
+
+int preempt_run(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg, bool *ret_exited)
+{
+    int r = ret_exited ? sync_check(h) : -EINVAL;
+
+    if (r < 0 || !step_fn)
+        return r < 0 ? r : -EINVAL;
+    if (hd_exited(h))
+        return boundary_out(sync_boundary(h), ret_exited);
+    r = step_fn(arg);
+    if (r != 0) {
+        (void)preempt_fail(h, r > 0 && r <= 255 ? r : 1, NULL);
+        return boundary_out(sync_boundary(h), ret_exited);
+    }
+    (void)hd_count_step(h);
+    return boundary_out(sync_boundary(h), ret_exited);
+}
