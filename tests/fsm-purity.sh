@@ -6,7 +6,8 @@
 # references nothing outside fsm/ but memset and memcpy. The records'
 # schema (lib/records.c) and the coordinator's declared machines (lib/decl.c,
 # lib/pub.c, lib/claim.c, lib/membership.c, lib/episode.c, lib/outcome.c,
-# lib/phase.c) are checked the same way.
+# lib/phase.c, lib/joining.c) are checked the same way, and the job view
+# (lib/view.c) with allocation allowed.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
@@ -67,6 +68,25 @@ for part in records decl pub claim membership episode outcome phase joining; do
         ok
     fi
 done
+
+# The job view (lib/view.c: the job's records reduced to their meaning, the
+# one reader of the coordinator, the watcher and preemptctl) keeps per-worker
+# tables, so it may allocate; it calls no I/O, clock, libevent, libcurl or
+# jansson: only memory, string and formatting calls and the key and record
+# schema.
+obj=$(ar t "$shell" | grep -- '-view\.o$')
+if [ -n "$obj" ] && (cd "$TMP" && ar x "$shell" "$obj"); then
+    $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
+    grep -qx preempt_record_read_ "$TMP/ext" && ok || fail "nm found no schema call in $obj (the test cannot see)"
+    echo "$obj: undefined symbols: $(tr '\n' ' ' <"$TMP/ext")"
+    if grep -vE '^(calloc|malloc|realloc|free|memcpy|memset|memchr|memcmp|snprintf|strcmp|strncmp|strcspn|strspn|strlen|preempt_(key|record|view)_[a-z0-9_]*_|preempt_parse_u64_|__stack_chk_fail)$' "$TMP/ext" >"$TMP/bad"; then
+        fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
+    else
+        ok
+    fi
+else
+    fail "no view object in $shell"
+fi
 
 # A program linked with fsm/ only needs none of libevent, libcurl, jansson, nanopb.
 prog="$top_builddir/tests/unit/check_fsm"
