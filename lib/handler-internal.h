@@ -140,14 +140,14 @@ void hd_periodic_restart(struct preempt_handler *h);
 void hd_on_periodic(evutil_socket_t fd, short what, void *arg);
 void hd_committed(struct preempt_handler *h, uint64_t step);
 void hd_on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src, uint64_t deadline_wall_ms,
-                           const char *what, void *arg);
+                       const char *what, void *arg);
 void hd_meta_log(int level, const char *msg, void *arg);
 void hd_settle(struct preempt_handler *h, uint64_t step, int decision);
 extern const struct preempt_worker_ops hd_wk_ops;
 void hd_run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg);
 void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec);
 void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
-                       void *arg);
+                   void *arg);
 void hd_metrics_flush(struct preempt_handler *h);
 void hd_report_exit(struct preempt_handler *h, enum preempt_exit reason);
 void hd_on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg);

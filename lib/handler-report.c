@@ -29,13 +29,13 @@ void hd_metrics_flush(struct preempt_handler *h)
     free(text);
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_WARNING, "metrics file %s: %s; no more metrics are written", h->metrics_path,
-                strerror(-r));
+                   strerror(-r));
         preempt_metrics_free_(h->metrics);
         h->metrics = NULL;
     }
 }
 
-/* A checkpoint round ended (outcome "hd_committed" or "aborted"): its kind is
+/* A checkpoint round ended (outcome "committed" or "aborted"): its kind is
  * what the machine does next, as this worker sees it. The final round of a
  * grace period is "grace"; a round after which training goes on (the
  * machine back in idle) is the periodic, requested or advisory one that
@@ -52,7 +52,7 @@ static void count_checkpoint(struct preempt_handler *h, const struct preempt_tra
         kind = h->ckpt_kind && strcmp(h->ckpt_kind, "preemption") ? h->ckpt_kind : "periodic";
     (void)snprintf(extra, sizeof(extra), "kind=\"%s\",outcome=\"%s\"", kind, outcome);
     preempt_metrics_add_(h->metrics, PREEMPT_METRIC_CHECKPOINTS, extra, 1);
-    if (!strcmp(kind, "preemption") && !strcmp(outcome, "hd_committed") && h->notice_ms && !h->commit_ms)
+    if (!strcmp(kind, "preemption") && !strcmp(outcome, "committed") && h->notice_ms && !h->commit_ms)
         preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_NOTICE_TO_COMMIT,
                                  (double)(rec->ev.now_ms - h->notice_ms) / 1000.0);
 }
@@ -77,7 +77,7 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
         if (rec->ev.u.step_agreed.step > h->agreed_step)
             h->agreed_step = rec->ev.u.step_agreed.step;
     } else if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED) {
-        count_checkpoint(h, rec, "hd_committed");
+        count_checkpoint(h, rec, "committed");
         if (!h->commit_ms) {
             h->commit_ms = rec->ev.now_ms;
             h->first_commit_step = rec->ev.u.ckpt_committed.step;
@@ -90,7 +90,7 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
     if (rec->to == PREEMPT_STATE_EXIT && rec->from != PREEMPT_STATE_EXIT) {
         h->exit_why = preempt_fsm_exit_why_(rec->from, &rec->ev, preempt_sm_core_(h->wk.sm));
         hd_log_msg(h, PREEMPT_LOG_INFO, "%s (%s in %s)", h->exit_why, preempt_event_to_string_(rec->ev.kind),
-                preempt_state_to_string(rec->from));
+                   preempt_state_to_string(rec->from));
     }
     if (rec->to == PREEMPT_STATE_IDLE && rec->from != PREEMPT_STATE_IDLE) { /* the round is over; training goes on */
         h->notice_ms = h->agreed_ms = h->commit_ms = h->agreed_step = h->first_commit_step = 0;
@@ -111,7 +111,7 @@ static void report_history(struct preempt_handler *h, const struct preempt_repor
         return;
     n = snprintf(v, sizeof(v),
                  "exit=%d reason=%s at=%" PRIu64 " started=%" PRIu64 " restore_ms=%" PRIu64 " run=%" PRIu64
-                 " hd_committed=%" PRIu64 " saves=%u",
+                 " committed=%" PRIu64 " saves=%u",
                  r->code, r->reason, r->exit_at, h->started_wall ? h->started_wall : r->exit_at,
                  r->restore_ms > 0 ? (uint64_t)r->restore_ms : 0, r->run, r->committed_step, r->saves);
     if (r->source && r->notice_at && n > 0 && (size_t)n < sizeof(v))
@@ -184,7 +184,7 @@ void hd_on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec, vo
     report_record(h, rec);
     if (rec->verdict == PREEMPT_VERDICT_ILLEGAL)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: event %s is illegal in state %s", preempt_event_to_string_(rec->ev.kind),
-                preempt_state_to_string(rec->from));
+                   preempt_state_to_string(rec->from));
     if (h->trace)
         hd_trace_write(h, rec);
 }

@@ -33,7 +33,7 @@ int preempt_save_begin(struct preempt_handler *h, uint64_t *ret_step)
                                 pend ? key : NULL, &h->writer);
         if (r < 0)
             hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot start the checkpoint at step %llu: %s",
-                    (unsigned long long)h->wk.save_step, strerror(-r));
+                       (unsigned long long)h->wk.save_step, strerror(-r));
     }
     return r;
 }
@@ -96,12 +96,12 @@ int preempt_save_done(struct preempt_handler *h, int status)
         preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
         if (!h->wk.coord) /* local mode: the local commit is the decision */
             hd_committed(h, h->wk.save_step);
-        hd_log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu hd_committed in %llu ms%s%s",
-                (unsigned long long)h->wk.save_step, (unsigned long long)ms, h->store ? ": " : "",
-                h->store ? info.path : "");
+        hd_log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",
+                   (unsigned long long)h->wk.save_step, (unsigned long long)ms, h->store ? ": " : "",
+                   h->store ? info.path : "");
     } else {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->wk.save_step,
-                strerror(-status));
+                   strerror(-status));
     }
     h->step_t0_us = hd_now_us(h);
     preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, h->step_t0_us);
@@ -146,7 +146,7 @@ static int sync_save(struct preempt_handler *h)
     return preempt_save_done(h, r);
 }
 
-/* Runs the loop and acts until training may go on (0) or the handler hd_exited
+/* Runs the loop and acts until training may go on (0) or the handler exited
  * (1). Before training goes on and before a save, the writes this boundary
  * caused (a claim with its proposed step, a raise, a shard) are delivered: the
  * trainer may block next in a collective, or the save may outlast a lease,
@@ -180,7 +180,7 @@ static int sync_boundary(struct preempt_handler *h)
         case PREEMPT_ACTION_WAIT: /* bounded: these states arm the machine's timer */
             if (event_base_loop(h->base, EVLOOP_ONCE) != 0) { /* 1: nothing armed, a bug */
                 hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed",
-                        preempt_state_to_string(hd_state_of(h)));
+                           preempt_state_to_string(hd_state_of(h)));
                 return -EIO;
             }
             break;
@@ -194,9 +194,9 @@ static int sync_boundary(struct preempt_handler *h)
                 if (h->trace)
                     (void)fflush(h->trace);
                 hd_flush_last(h); /* peers must learn of an error */
-                exit(h->exit_code); /* the documented default: TF's behaviour */
-            }
-            return 1;
+                              exit(h->exit_code); /* the documented default: TF's behaviour */
+                              }
+                              return 1;
         }
     }
 }
@@ -208,7 +208,7 @@ static int sync_check(const struct preempt_handler *h)
     return h->in_cb ? -EBUSY : h->start_status;
 }
 
-/* sync_boundary()'s 0 (go on) or 1 (hd_exited) as *ret_exited. */
+/* sync_boundary()'s 0 (go on) or 1 (exited) as *ret_exited. */
 static int boundary_out(int r, bool *ret_exited)
 {
     if (r < 0)

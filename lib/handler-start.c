@@ -73,15 +73,15 @@ static int open_signals(struct preempt_handler *h)
     for (int s = 1; s <= SIGRTMAX; s++)
         if (sigismember(&set, s) == 1 && sigismember(&blocked, s) != 1) {
             hd_log_msg(h, PREEMPT_LOG_ERROR, "signal %d (%s) is not blocked; call preempt_block_signals() first in main()",
-                    s, strsignal(s));
+                       s, strsignal(s));
             return -EBUSY;
         }
     r = unblocked_threads(&set, threads, sizeof(threads));
     if (r > 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "%d thread(s) of this process do not block the notice signals: %s. A notice "
-                "would kill the process instead of reaching the handler. Block them before any thread starts: "
-                "preempt_block_signals() first in main(), or start the program under preempt-exec (Python, and any "
-                "runtime that starts threads of its own)", r, threads);
+                   "would kill the process instead of reaching the handler. Block them before any thread starts: "
+                   "preempt_block_signals() first in main(), or start the program under preempt-exec (Python, and any "
+                   "runtime that starts threads of its own)", r, threads);
         return -EBUSY;
     }
     if ((r = preempt_fault_(PREEMPT_FAULT_SIGNALFD)) < 0)
@@ -297,14 +297,14 @@ static void on_job_joined(int r, void *arg)
         hd_settle(h, st->pend[i].step, st->pend[i].decision);
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
-                h->cfg.workers, st->msg);
+                   h->cfg.workers, st->msg);
         start_done(h, r);
         return;
     }
     hd_log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
-            h->cfg.worker, h->cfg.workers, (unsigned long long)join->incarnation,
-            join->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
-            (unsigned long long)(join->have_step ? join->step : 0));
+               h->cfg.worker, h->cfg.workers, (unsigned long long)join->incarnation,
+               join->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
+               (unsigned long long)(join->have_step ? join->step : 0));
     if (!h->store) { /* no checkpoint directory: nothing to restore */
         start_done(h, 0);
         return;
@@ -326,7 +326,7 @@ static void on_job_joined(int r, void *arg)
         st->cb_r = restore_cb(h, &st->info);
     if (st->cb_r < 0)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)join->step,
-                strerror(-st->cb_r));
+                   strerror(-st->cb_r));
     mine = st->cb_r == 0 ? PREEMPT_RESTORE_OK : unusable(st->cb_r) ? PREEMPT_RESTORE_UNUSABLE : PREEMPT_RESTORE_FAILED;
     /* Every worker waits for the slowest restore: bounded by start-up's
      * bound plus twice this worker's own restore time. */
@@ -357,11 +357,11 @@ static void on_job_restored(int r, void *arg)
         restore_end(h, 0);
     } else if (st->outcome == PREEMPT_RESTORE_FAILED) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
-                "restart tries again", h->cfg.job, st->verdict);
+                   "restart tries again", h->cfg.job, st->verdict);
         restore_end(h, st->cb_r < 0 ? st->cb_r : -EREMOTEIO);
     } else {
         hd_log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and "
-                "the job falls back to an older one", h->cfg.job, st->verdict);
+                   "the job falls back to an older one", h->cfg.job, st->verdict);
         (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", st->verdict);
         refuse(h, h->joined.step, why);
         join_job(h);
@@ -379,12 +379,12 @@ static void restore_local(struct preempt_handler *h)
 
         if (!unusable(r)) {
             hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s (nothing set aside: a "
-                    "restart tries again)", (unsigned long long)info->step, strerror(-r));
+                       "restart tries again)", (unsigned long long)info->step, strerror(-r));
             start_done(h, r);
             return;
         }
         hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
-                (unsigned long long)info->step, strerror(-r));
+                   (unsigned long long)info->step, strerror(-r));
         (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-r));
         refuse(h, info->step, why);
     }
@@ -399,7 +399,7 @@ static void restore_end(struct preempt_handler *h, int r)
 
     if (r == -ENOENT && h->fallbacks) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint could be restored: the restore callback failed on all %u (set "
-                "aside in %s/aside%s)", h->fallbacks, h->ckpt_dir, h->cfg.etcd_endpoints ? ", and alike on every worker" : "");
+                   "aside in %s/aside%s)", h->fallbacks, h->ckpt_dir, h->cfg.etcd_endpoints ? ", and alike on every worker" : "");
         r = -ENOTRECOVERABLE;
     } else if (r == -ENOENT) {
         hd_log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
@@ -410,7 +410,7 @@ static void restore_end(struct preempt_handler *h, int r)
         preempt_sm_facts_(h->wk.sm)->run = info->run;
         preempt_sm_facts_(h->wk.sm)->save_ms = info->save_ms; /* the planner knows the save time from the start */
         hd_log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info->step, info->path,
-                h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
+                   h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
     }
     start_done(h, r);
 }
@@ -437,7 +437,7 @@ static void start_begin(struct preempt_handler *h)
                            hd_ckpt_log, h, &h->store);
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot open checkpoint directory %s: %s%s", h->ckpt_dir, strerror(-r),
-                r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
+                   r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
         start_done(h, r);
     } else if (multi) {
         join_job(h);
@@ -455,7 +455,7 @@ static int resolve_platform(struct preempt_handler *h)
 
     if (p < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: PREEMPT_PLATFORM=%s is not one of none, gce, gce-gpu, "
-                "aws, azure", env);
+                   "aws, azure", env);
         return -EINVAL;
     }
     h->platform = (enum preempt_platform)p;
@@ -467,11 +467,11 @@ static int resolve_platform(struct preempt_handler *h)
     if (h->kill_delay_ms == (uint64_t)PREEMPT_AUTO)
         h->kill_delay_ms = preempt_kill_delay_(h->platform, getenv, h->kill_who, sizeof(h->kill_who));
     hd_log_msg(h, PREEMPT_LOG_INFO, "platform %s (%s): grace %llu ms, exit code %d; kill delay %llu ms%s%s",
-            preempt_platform_to_string(h->platform),
-            h->cfg.platform != PREEMPT_PLATFORM_AUTO ? "configured" : env && *env ? "PREEMPT_PLATFORM" : "detected",
-            (unsigned long long)h->cfg.grace_ms, h->cfg.exit_code, (unsigned long long)h->kill_delay_ms,
-            h->kill_who[0] ? " from the launcher: " : h->kill_delay_ms ? " (configured)" : " (none known)",
-            h->kill_who);
+               preempt_platform_to_string(h->platform),
+               h->cfg.platform != PREEMPT_PLATFORM_AUTO ? "configured" : env && *env ? "PREEMPT_PLATFORM" : "detected",
+               (unsigned long long)h->cfg.grace_ms, h->cfg.exit_code, (unsigned long long)h->kill_delay_ms,
+               h->kill_who[0] ? " from the launcher: " : h->kill_delay_ms ? " (configured)" : " (none known)",
+               h->kill_who);
     return 0;
 }
 
@@ -486,13 +486,13 @@ static void warn_kill_delay(struct preempt_handler *h)
         return;
     if (save_ms + h->cfg.margin_ms >= kd)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "the last save took %llu ms but the process is killed %llu ms after SIGTERM "
-                "(%s; margin %llu ms): a preemption save may not finish; raise the kill delay "
-                "(terminationGracePeriodSeconds, torchrun --shutdown-timeout, Slurm GraceTime/KillWait) or save less",
-                (unsigned long long)save_ms, (unsigned long long)kd, h->kill_who[0] ? h->kill_who : "configured",
-                (unsigned long long)h->cfg.margin_ms);
+                   "(%s; margin %llu ms): a preemption save may not finish; raise the kill delay "
+                   "(terminationGracePeriodSeconds, torchrun --shutdown-timeout, Slurm GraceTime/KillWait) or save less",
+                   (unsigned long long)save_ms, (unsigned long long)kd, h->kill_who[0] ? h->kill_who : "configured",
+                   (unsigned long long)h->cfg.margin_ms);
     if (h->cfg.grace_ms > kd)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "grace_ms %llu is longer than the %llu ms kill delay after SIGTERM: a signal's "
-                "deadline is the kill delay", (unsigned long long)h->cfg.grace_ms, (unsigned long long)kd);
+                   "deadline is the kill delay", (unsigned long long)h->cfg.grace_ms, (unsigned long long)kd);
 }
 
 static int open_metadata(struct preempt_handler *h)
@@ -508,14 +508,14 @@ static int open_metadata(struct preempt_handler *h)
         return 0;
     if (preempt_platform_metadata_url_(h->platform, h->cfg.metadata_url, getenv, url, sizeof(url)) == 1)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "GCE_METADATA_HOST=%s is a host name, not an address: not used (the "
-                "metadata source never resolves names); set it to an address, or GCE_METADATA_IP", getenv("GCE_METADATA_HOST"));
+                   "metadata source never resolves names); set it to an address, or GCE_METADATA_IP", getenv("GCE_METADATA_HOST"));
     r = preempt_meta_new_(h->base, &o, &h->meta);
     if (r < 0)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot watch the %s metadata service at %s: %s",
-                preempt_platform_to_string(h->platform), url, strerror(-r));
+                   preempt_platform_to_string(h->platform), url, strerror(-r));
     else
         hd_log_msg(h, PREEMPT_LOG_INFO, "watching the %s metadata service at %s", preempt_platform_to_string(h->platform),
-                url);
+                   url);
     return r;
 }
 
@@ -787,7 +787,7 @@ static void on_peer_gone(unsigned worker, const char *why, void *arg)
     struct preempt_handler *h = arg;
     enum preempt_state s = preempt_sm_core_(h->wk.sm)->state;
 
-    /* while this worker saves or has hd_exited, peers leave as the preemption
+    /* while this worker saves or has exited, peers leave as the preemption
      * ends (each after its last save), and no collective runs: not told */
     if (s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_EXIT) {
         hd_log_msg(h, PREEMPT_LOG_DEBUG, "worker %u: %s (this worker is saving: not told)", worker, why);
@@ -846,8 +846,8 @@ int preempt_handler_new_size(struct event_base *base, const struct preempt_confi
     h->ud = userdata;
     if (!preempt_config_size_ok_(cfg->size)) { /* read nothing more of it: its fields are elsewhere */
         hd_log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: a struct preempt_config of %zu bytes; this library "
-                "reads %zu (0.1's) or %zu (built against another version of preempt.h? fill it with "
-                "preempt_config_init())", cfg->size, (size_t)PREEMPT_CONFIG_SIZE_0_1, sizeof(*cfg));
+                   "reads %zu (0.1's) or %zu (built against another version of preempt.h? fill it with "
+                   "preempt_config_init())", cfg->size, (size_t)PREEMPT_CONFIG_SIZE_0_1, sizeof(*cfg));
         r = -EINVAL;
         goto fail;
     }

@@ -6,7 +6,7 @@
  * planner needs, the trace file and the user's callbacks. No threads.
  *
  * Everything that happens becomes an event posted to the machine
- * (lib/machine.c); the machine's effects come back here through run_fx().
+ * (lib/machine.c); the machine's effects come back here through hd_run_fx().
  * Times given to the machine are milliseconds since the handler was made. */
 #define _GNU_SOURCE /* pipe2 */
 #include "handler-internal.h"
@@ -123,10 +123,10 @@ void hd_on_periodic(evutil_socket_t fd, short what, void *arg)
     (void)what;
     (void)request_checkpoint(h, "save_every_ms");
     hd_periodic_restart(h); /* again after a full period, unless a commit restarts it sooner */
-}
-
-/* A step is hd_committed (by the whole job): the periodic clock restarts. */
-void hd_committed(struct preempt_handler *h, uint64_t step)
+                        }
+                        
+                        /* A step is committed (by the whole job): the periodic clock restarts. */
+                        void hd_committed(struct preempt_handler *h, uint64_t step)
 {
     if (step > h->committed_step)
         h->committed_step = step;
@@ -135,7 +135,7 @@ void hd_committed(struct preempt_handler *h, uint64_t step)
 
 /* The cloud source reports a notice, an advisory notice or a withdrawal. */
 void hd_on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src, uint64_t deadline_wall_ms,
-                           const char *what, void *arg)
+                       const char *what, void *arg)
 {
     struct preempt_handler *h = arg;
     uint64_t wall = preempt_clock_ms_(CLOCK_REALTIME), in_ms = 0;
@@ -145,25 +145,25 @@ void hd_on_meta_notice(enum preempt_meta_kind kind, enum preempt_source src, uin
     switch (kind) {
     case PREEMPT_META_NOTICE:
         hd_log_msg(h, PREEMPT_LOG_INFO, "notice: %s metadata: %s (deadline %s%llu ms)", preempt_source_to_string_(src),
-                what, deadline_wall_ms ? "in " : "unknown, ", (unsigned long long)in_ms);
+                   what, deadline_wall_ms ? "in " : "unknown, ", (unsigned long long)in_ms);
         post_notice(h, src, in_ms);
         return;
     case PREEMPT_META_ADVISORY:
         if (!h->cfg.advisory_checkpoint || !preempt_worker_may_checkpoint_(&h->wk)) {
             hd_log_msg(h, PREEMPT_LOG_INFO, "advisory notice: %s metadata: %s (no checkpoint: %s)",
-                    preempt_source_to_string_(src), what,
-                    !h->cfg.advisory_checkpoint ? "advisory_checkpoint is off" : "a preemption is under way");
+                       preempt_source_to_string_(src), what,
+                       !h->cfg.advisory_checkpoint ? "advisory_checkpoint is off" : "a preemption is under way");
             return;
         }
         hd_log_msg(h, PREEMPT_LOG_INFO, "advisory notice: %s metadata: %s; an opportunistic checkpoint",
-                preempt_source_to_string_(src), what);
+                   preempt_source_to_string_(src), what);
         post_notice_kind(h, src, 0, true);
         return;
     case PREEMPT_META_WITHDRAWN: {
         bool others = preempt_worker_withdrawn_(&h->wk, src);
 
         hd_log_msg(h, PREEMPT_LOG_INFO, "notice withdrawn: %s metadata: %s%s", preempt_source_to_string_(src), what,
-                others ? " (other notices stand)" : "");
+                   others ? " (other notices stand)" : "");
         return;
     }
     }
@@ -234,9 +234,9 @@ static const char *fx_text(struct preempt_handler *h, const struct preempt_fx *f
 }
 
 /* Follows the job's decision on this worker's pending checkpoint at step
- * (decision > 0: hd_committed, < 0: not hd_committed, 0: unknown here). Kept, it
+ * (decision > 0: committed, < 0: not committed, 0: unknown here). Kept, it
  * becomes restorable (and only now may retention remove older ones); not
- * hd_committed, it goes; unknown, it stays pending and is never restored.
+ * committed, it goes; unknown, it stays pending and is never restored.
  * Failing to record the decision is logged; the restart resolves it again.
  * The one place a decision touches the directory, during a round and at
  * start-up alike. */
@@ -252,14 +252,14 @@ void hd_settle(struct preempt_handler *h, uint64_t step, int decision)
     r = decision > 0 ? preempt_ckpt_keep_(h->store, step) : decision < 0 ? preempt_ckpt_discard_(h->store, step) : 0;
     if (r < 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "the job %s step %llu, but applying that to this worker's copy failed: %s",
-                decision > 0 ? "hd_committed" : "did not commit", st, strerror(-r));
+                   decision > 0 ? "committed" : "did not commit", st, strerror(-r));
     else if (decision > 0)
-        hd_log_msg(h, PREEMPT_LOG_DEBUG, "the job hd_committed step %llu; this worker's copy is restorable", st);
+        hd_log_msg(h, PREEMPT_LOG_DEBUG, "the job committed step %llu; this worker's copy is restorable", st);
     else if (decision < 0 && r > 0)
         hd_log_msg(h, PREEMPT_LOG_INFO, "the job did not commit step %llu; this worker's copy is removed", st);
     else if (decision == 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING,
-                "checkpoint at step %llu stays pending: its decision record is not in this etcd; not restored", st);
+                   "checkpoint at step %llu stays pending: its decision record is not in this etcd; not restored", st);
 }
 
 /* ---- what the worker's rules ask of the handler (worker-internal.h) ---- */
@@ -303,16 +303,16 @@ static void wk_exit(void *arg, enum preempt_exit reason)
     if (h->ev_periodic)
         (void)event_del(h->ev_periodic);
     /* No source stays armed in exit; an Azure approval of the events
-     * behind a hd_committed save is the source's last request. */
+     * behind a committed save is the source's last request. */
     if (!(reason == PREEMPT_EXIT_SAVED && h->cfg.azure_approve && preempt_meta_approve_(h->meta) > 0)) {
         preempt_meta_free_(h->meta);
         h->meta = NULL;
     }
     if (core->shard_out) /* reported, and no decision came */
         hd_log_msg(h, PREEMPT_LOG_WARNING,
-                "the job's decision on the checkpoint at step %llu did not arrive in time; this worker's copy "
-                "stays pending, and the restart follows the job's decision record",
-                (unsigned long long)core->save_step);
+                   "the job's decision on the checkpoint at step %llu did not arrive in time; this worker's copy "
+                   "stays pending, and the restart follows the job's decision record",
+                   (unsigned long long)core->save_step);
     hd_log_msg(h, PREEMPT_LOG_INFO, "exit: %s, code %d", preempt_exit_to_string_(reason), h->exit_code);
     hd_report_exit(h, reason);
 }
@@ -364,7 +364,7 @@ void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *r
 
 /* The job's view took an input: traced (trace-internal.h), for a replay. */
 void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
-                       void *arg)
+                   void *arg)
 {
     struct preempt_handler *h = arg;
     char line[PREEMPT_TRACE_LINE_MAX];
@@ -427,7 +427,7 @@ void hd_on_signal(evutil_socket_t fd, short what, void *arg)
     (void)what;
     while ((n = read_signal(fd, &si)) == (ssize_t)sizeof(si)) {
         hd_log_msg(h, PREEMPT_LOG_INFO, "notice: signal %u (%s) from pid %u", si.ssi_signo, strsignal((int)si.ssi_signo),
-                si.ssi_pid);
+                   si.ssi_pid);
         post_notice(h, PREEMPT_SOURCE_SIGNAL, signal_lead(h));
     }
     if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -435,7 +435,7 @@ void hd_on_signal(evutil_socket_t fd, short what, void *arg)
          * pending: it is a notice all the same. The watch stops, as a
          * descriptor that keeps failing would make the loop spin. */
         hd_log_msg(h, PREEMPT_LOG_ERROR, "signalfd read: %s; taken as a notice, signals are no longer watched",
-                strerror(errno));
+                   strerror(errno));
         (void)event_del(h->ev_sig);
         post_notice(h, PREEMPT_SOURCE_SIGNAL, signal_lead(h));
     }
@@ -491,15 +491,15 @@ int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
 }
 
 /* Before the process goes, each bounded: the job's last writes, and the
- * cloud's approval of the events behind a hd_committed save. */
+ * cloud's approval of the events behind a committed save. */
 void hd_flush_last(struct preempt_handler *h)
 {
     if (preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
-                LAST_WRITES_MS);
+                   LAST_WRITES_MS);
     if (h->meta && preempt_run_until_(h->base, h->cfg.metadata_timeout_ms + 100, preempt_meta_idle_, h->meta) < 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "metadata: the approval of the scheduled events did not finish within "
-                "%llu ms", (unsigned long long)h->cfg.metadata_timeout_ms);
+                   "%llu ms", (unsigned long long)h->cfg.metadata_timeout_ms);
 }
 
 int preempt_handler_process(struct preempt_handler *h)
@@ -536,7 +536,7 @@ static void on_close_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (left > 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
-                LAST_WRITES_MS);
+                   LAST_WRITES_MS);
     closed(h, h->close_cb, h->close_ud, left ? -ETIMEDOUT : 0);
 }
 
@@ -573,7 +573,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         event_free(h->ev_close);
     preempt_coord_free_(h->wk.coord);
     hd_start_free(h); /* freed during an asynchronous start-up */
-    if (h->ev_start)
+                  if (h->ev_start)
         event_free(h->ev_start);
     preempt_meta_free_(h->meta);
     preempt_ckpt_abort_(h->writer);
@@ -711,7 +711,7 @@ int preempt_notify(struct preempt_handler *h, uint64_t deadline_in_ms)
     if (h->start_status < 0)
         return h->start_status;
     hd_log_msg(h, PREEMPT_LOG_INFO, "notice: from the application (deadline in %llu ms)",
-            (unsigned long long)deadline_in_ms);
+               (unsigned long long)deadline_in_ms);
     post_notice(h, PREEMPT_SOURCE_INJECT, deadline_in_ms);
     return 0;
 }
