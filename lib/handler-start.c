@@ -124,7 +124,7 @@ static int open_trace(struct preempt_handler *h)
     char line[256];
     int fd;
 
-    if (!h->trace_path)
+    if (!h->trace_path || !h->trace_path[0]) /* "": none, as NULL */
         return 0;
     fd = open(h->trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)

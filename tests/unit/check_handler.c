@@ -667,6 +667,12 @@ START_TEST(test_conventions)
     ck_assert_ptr_nonnull(preempt_handler_get_base(h));
     h = preempt_handler_free(h);
 
+    /* "" is none for a file, as NULL: no trace */
+    cfg = config(NULL);
+    cfg.trace_path = "";
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &r, &h), 0);
+    h = preempt_handler_free(h);
+
     /* A configuration of 0.1's size: the fields after it take their
      * defaults, and 0 keeps 0.1's meanings (the platform's exit code, the
      * launcher's kill delay, every checkpoint kept). */
