@@ -87,6 +87,8 @@ if ${CC:-cc} -shared -fPIC -o "$TMP/stub/libpreempt.so" -Wl,-soname,libpreempt.s
         "action=4 state=exit run=6 saves=1 code=42
 action=0 state=idle run=16 saves=0 code=-1
 restored=6
+fd=yes base=yes pending=0 error=none
+run=1 exit_code=42 saved_by_run=1
 countdown=5 aws=4 mars=-22 watcher=0 exited=-11"
 else
     fail "the 0.1 program does not build against its header: $(cat "$TMP/cc")"

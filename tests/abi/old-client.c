@@ -4,7 +4,8 @@
  * version's header (tests/abi/0.1/, frozen as released) runs unchanged
  * against the new library: its structs (config, callbacks, status) as it
  * laid them out, its enum values, its calls. A save at a notice, exit 42,
- * a restart that restores it; the name lookups and a watcher. Usage:
+ * a restart that restores it; the synchronous calls and the queries (an
+ * exit seen as 1, the descriptor, the base); the name lookups and a watcher. Usage:
  * old-client CKPT_DIR (tests/abi.sh). */
 #include <libpreempt/preempt.h>
 #include <stdio.h>
@@ -25,6 +26,26 @@ static int restore(struct preempt_handler *h, uint64_t step, void *ud)
         preempt_free(data);
     }
     return r;
+}
+
+static int saves_by_cb;
+
+static int save_one(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    (void)step, (void)ud;
+    saves_by_cb++;
+    return preempt_save_blob(h, "model", "weights!", 8);
+}
+
+static int step_ok(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    (void)h, (void)reason, (void)code, (void)ud;
 }
 
 static int run(const char *dir, int *ret_step)
@@ -73,6 +94,27 @@ int main(int argc, char **argv)
     if (run(argv[1], &step)) /* the restart */
         return 1;
     printf("restored=%d\n", restored);
+    { /* the synchronous calls' and the queries' 0.1 forms: 1 once exited, an fd, ... */
+        struct preempt_config cfg;
+        struct preempt_callbacks cb = { .save = save_one, .restore = restore, .on_exit = on_exit_cb };
+        struct preempt_handler *h;
+        int r, fd, ran = 0, last = 0;
+
+        preempt_config_init(&cfg);
+        cfg.ckpt_dir = argv[1];
+        cfg.platform = PREEMPT_PLATFORM_NONE;
+        if ((r = preempt_handler_new(NULL, &cfg, &cb, NULL, &h)) < 0)
+            return fprintf(stderr, "old-client: handler: %s\n", preempt_strerror(r)), 1;
+        fd = preempt_handler_get_fd(h);
+        printf("fd=%s base=%s pending=%u error=%s\n", fd >= 0 ? "yes" : "no", preempt_handler_base(h) ? "yes" : "no",
+               preempt_pending_writes(h), preempt_error_message(h) ? "some" : "none");
+        last = preempt_save_checkpoint_if_preempted(h);
+        (void)preempt_notify(h, 60000);
+        while (ran < 20 && (last = preempt_run(h, step_ok, NULL)) == 0)
+            ran++;
+        printf("run=%d exit_code=%d saved_by_run=%d\n", last, preempt_exit_code(h), saves_by_cb);
+        h = preempt_handler_free(h);
+    }
     { /* the name lookups' and the watcher's 0.1 forms */
         struct preempt_config cfg;
         struct preempt_watcher *w = NULL;
