@@ -280,4 +280,9 @@ enum preempt_watch_end preempt_watch_dec_feed_(struct preempt_watch_dec *d, cons
 void preempt_watch_dec_finish_(struct preempt_watch_dec *d);
 void preempt_watch_dec_free_(struct preempt_watch_dec *d);
 
+/* Shared by the client (lib/etcd.c) and its codecs (lib/etcd-codec.c). */
+bool preempt_etcd_set_i64(json_t *obj, const char *name, int64_t v);
+json_t *preempt_etcd_span_body(const char *key, bool prefix, const char *span_end);
+bool preempt_etcd_auth_problem(long http, const char *text);
+
 #endif
