@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/coord-effects.c: the machine's coordination effects
+ * (lib/coord-state.h), each turned into etcd requests: this worker's
+ * notice record, the driver's claim, proposals, reports, the round's
+ * decision, leaving the job. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-state.h"
+
+/* The coordinator's declared machines (decl-internal.h): one input each. */
+static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in);
+
+/* ---- effects ------------------------------------------------------------------------------------ */
+
+static void on_notice_put(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    (void)coord_pub(c, status < 0 ? PREEMPT_PUB_IN_PUT_FAILED : PREEMPT_PUB_IN_PUT_OK);
+    if (status < 0)
+        coord_on_write(status, r, msg, c);
+}
+
+/* notice/<me>'s key and value as they should be now. */
+static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MAX], char *val, size_t val_size)
+{
+    (void)preempt_key_(key, PREEMPT_KEY_MAX, c->jobp, PREEMPT_KEY_NOTICE,
+                       &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .worker = c->me });
+    (void)snprintf(val, val_size, "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
+                   c->my_withdrawn ? " withdrawn" : "");
+}
+
+/* Feeds the notice record's machine (pub-internal.h), logs the
+ * transition and runs a put it asks for; returns its action. */
+enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_input in)
+{
+    unsigned st = c->pub;
+    enum preempt_pub_action a = (enum preempt_pub_action)decl_in(c, &preempt_pub_decl_, &st, in);
+
+    c->pub = (enum preempt_pub_state)st;
+    if (a == PREEMPT_PUB_DO_PUT) { /* one put at a time: a later value never lands before an earlier one */
+        char key[PREEMPT_KEY_MAX], val[96];
+
+        notice_record(c, key, val, sizeof(val));
+        coord_write_call(c, PREEMPT_RQ_PUT(key, val, 0), on_notice_put);
+    }
+    return a;
+}
+
+/* Writes notice/<me> as it should be now (when a put is on its way, after
+ * it). */
+void coord_notice_put(struct preempt_coord *c)
+{
+    (void)coord_pub(c, c->my_notice_wall ? PREEMPT_PUB_IN_WRITE : PREEMPT_PUB_IN_NOTHING);
+}
+
+void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
+{
+    if (!c || c->my_withdrawn == withdrawn)
+        return;
+    c->my_withdrawn = withdrawn;
+    coord_notice_put(c);
+}
+
+static void on_claim(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    struct preempt_event ev = { .kind = PREEMPT_EV_CLAIM_WON };
+    const struct preempt_etcd_kv *kv;
+    uint64_t holder = c->me;
+
+    /* a notice the claim carried: in the claim's value, or (the claim
+     * lost) written by the transaction's failure branch, or (no answer)
+     * to go with the next claim or the put below */
+    (void)coord_pub(c, status < 0 ? PREEMPT_PUB_IN_CLAIM_FAILED
+                 : r->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST);
+    if (status == -ENOENT && !LEFT(c)) { /* "requested lease not found": it ended inside a long step */
+        CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
+        coord_claim_in(c, PREEMPT_CLAIM_IN_STALE_LEASE);
+        return;
+    }
+    if (c->pub == PREEMPT_PUB_DEFERRED)
+        coord_notice_put(c);
+    if (status < 0) {
+        coord_claim_in(c, PREEMPT_CLAIM_IN_FAILED);
+        coord_on_write(status, NULL, msg, c);
+        return;
+    }
+    kv = r->succeeded ? NULL : preempt_etcd_reply_kv_(r, 0);
+    if (kv && kv->value) {
+        const char *carried;
+        unsigned w;
+
+        if (!preempt_claim_parse_(kv->value, &w, &carried)) { /* garbage: replaced by this claim */
+            CLOG(c, 2, "%s = \"%.40s\" is no claim: claiming over it", kv->key, kv->value);
+            coord_junk_set(c, kv->key, kv->value);
+            coord_claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
+            return;
+        }
+        holder = w;
+    }
+    if (!r->succeeded && !kv) {
+        /* released between the compare and the read, or the round has a
+         * step already (the claim's driver left): try again, proposing
+         * nothing */
+        char key[PREEMPT_KEY_MAX];
+
+        CKEY(c, key, CLAIM);
+        coord_junk_clear(c, key); /* the read found it empty */
+                         c->prop_step = 0;
+        coord_claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
+        return;
+    }
+    if (holder != c->me) {
+        /* Another worker drives the episode, also a final round this one
+         * asked for (its lease, and the claim with it, ended inside a
+         * step): its machine follows (claim-lost), so must its view, or it
+         * would act as the driver of a round it follows (sim seed 3606). */
+        coord_claim_in(c, PREEMPT_CLAIM_IN_LOST);
+        c->prop_step = 0;
+        ev.kind = PREEMPT_EV_CLAIM_LOST;
+        ev.u.claim_lost.worker = holder;
+        coord_cpost(c, ev);
+        coord_retell_agreed(c);
+        return;
+    }
+    coord_claim_in(c, PREEMPT_CLAIM_IN_WON);
+    c->prop_step = 0; /* it landed with the claim */
+    coord_cpost(c, ev);
+    coord_retell_agreed(c);
+}
+
+/* Claims the episode (create-if-absent, bound to the lease). A notice of
+ * this worker's that opens the episode goes in the claim's value ("<w>
+ * <notice record's value>"; when the claim fails, as notice/<me> in the
+ * same transaction), and its proposal of the save step goes in the same
+ * transaction (create-if-absent too: the claim is taken only when the
+ * round has no step), so that every worker learns of all three from one
+ * watch message of two events, the notice before the step. Each event a
+ * message holds is work for etcd at every watcher: in make bench, 32
+ * watchers on one loop, a three-event message took 15-30% longer to reach
+ * them all than a two-event one. A take-over proposes nothing (its machine
+ * does, when the round has no step). */
+static void claim_send(struct preempt_coord *c)
+{
+    char key[PREEMPT_KEY_MAX], me[128], nkey[PREEMPT_KEY_MAX], nval[96], akey[PREEMPT_KEY_MAX];
+    char aval[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_etcd_cmp cmp[] = { { .key = key }, { .key = akey } };
+    struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
+    struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
+    bool carry = c->my_notice_wall && coord_pub(c, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
+    bool coord_propose = c->prop_step && !c->view.r[0].have_agreed;
+    size_t n_ok = 1, n_fail = 1;
+
+    CKEY(c, key, CLAIM);
+    CKEY(c, akey, AGREED, .round = 0);
+    cmp[0].value = coord_junk_of(c, key);
+    cmp[1].value = coord_junk_of(c, akey);
+    (void)snprintf(me, sizeof(me), "%u", c->me);
+    if (carry) {
+        notice_record(c, nkey, nval, sizeof(nval));
+        (void)snprintf(me, sizeof(me), "%u %s", c->me, nval);
+        fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, nval, 0 };
+    }
+    if (coord_propose) {
+        (void)preempt_step_value_(aval, sizeof(aval), c->prop_step, c->prop_last);
+        ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, aval, 0 };
+    }
+    coord_write_call(c, PREEMPT_RQ_TXN(cmp, coord_propose ? 2 : 1, ok, n_ok, fail, n_fail), on_claim);
+}
+
+/* One step of a declared machine (decl-internal.h), logged; its action. */
+static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in)
+{
+    unsigned from = *state, a;
+    bool listed;
+
+    a = preempt_decl_step_(m, state, in, &listed);
+    if (listed)
+        CLOG(c, 0, "%s: %s --%s--> %s (%s)", m->name, preempt_decl_state_(m, from), preempt_decl_input_(m, in),
+             preempt_decl_state_(m, *state), preempt_decl_action_(m, a));
+    return a;
+}
+
+/* One input to the claim's machine (claim-internal.h: the only place that
+ * decides whether a claim goes and who holds it); runs its action. */
+void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in)
+{
+    unsigned st = c->claim, a = decl_in(c, &preempt_claim_decl_, &st, in);
+
+    c->claim = (enum preempt_claim_state)st;
+    if (a == PREEMPT_CLAIM_DO_SEND)
+        claim_send(c);
+    else if (a == PREEMPT_CLAIM_DO_REGRANT)
+        coord_regrant(c);
+}
+
+/* One input to the episode's machine (episode-internal.h); runs its
+ * action: the job's notices are withdrawn (the job's decision, read from
+ * its records; the source says so). */
+void coord_ep_in(struct preempt_coord *c, enum preempt_ep_input in)
+{
+    unsigned st = c->episode, a = decl_in(c, &preempt_ep_decl_, &st, in);
+    struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
+
+    c->episode = (enum preempt_ep_state)st;
+    if (a == PREEMPT_EP_DO_TELL_WITHDRAWN) {
+        ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
+        coord_cpost(c, ev);
+    }
+}
+
+/* One input to the membership's machine (membership-internal.h); runs its
+ * action. */
+void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in)
+{
+    unsigned st = c->mship, a = decl_in(c, &preempt_mship_decl_, &st, in);
+    char key[PREEMPT_KEY_MAX];
+
+    c->mship = (enum preempt_mship_state)st;
+    if (a == PREEMPT_MSHIP_DO_PUT_ALIVE) {
+        CKEY(c, key, ALIVE, .worker = c->me);
+        coord_put(c, key, c->member, c->lease);
+    } else if (a == PREEMPT_MSHIP_DO_REVOKE) {
+        (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
+    }
+}
+
+/* The machine is back in idle: this worker moves on to the next episode
+ * with an empty view of it, applies what it already holds of it, and
+ * brings along a notice of its own that no source withdrew (it came after
+ * the job decided to withdraw). */
+static void advance(struct preempt_coord *c)
+{
+    uint64_t live = coord_own_live(c) ? c->my_notice_wall : 0;
+    size_t keep = 0;
+
+    (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
+    coord_junk_clear(c, NULL);
+    coord_reset_round(c, 0);
+    coord_reset_round(c, 1);
+    coord_forget_gone(c);
+    c->my_withdrawn = false;
+    coord_ep_in(c, PREEMPT_EP_IN_NEXT_EPISODE);
+    coord_claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);
+    c->prop_step = 0;
+    coord_mship_in(c, PREEMPT_MSHIP_IN_NEXT_EPISODE); /* a last save that was an opportunistic one after all */
+                   c->my_notice_wall = c->my_deadline = 0;
+    if (live) {
+        struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
+        int src = preempt_source_from_string_(c->my_source);
+
+        CLOG(c, 1, "this worker's notice came after the job withdrew the others: it opens episode %" PRIu64,
+             c->view.ep);
+        ev.u.notice.source = src < 0 ? PREEMPT_SOURCE_INJECT : (enum preempt_source)src;
+        ev.u.notice.deadline = coord_mono_of_wall(c, live);
+        coord_cpost(c, ev);
+    }
+    /* In the order they came, in one pass: the ones of this episode are
+     * applied (the machine is draining: what this posts waits in its
+     * queue, and nothing here holds a record again), later ones kept. */
+    c->replaying = true;
+    for (size_t i = 0, n = c->n_held; i < n; i++) {
+        struct held h = c->held[i];
+
+        if (h.ep > c->view.ep) {
+            c->held[keep++] = h;
+            continue;
+        }
+        if (h.ep == c->view.ep)
+            coord_on_watch_event(PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h.key, .value = h.value }, c);
+        free(h.key);
+        free(h.value);
+    }
+    c->n_held = keep;
+    c->replaying = false;
+    coord_flush_merged(c);
+}
+
+bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
+                       uint64_t save_ms, const char *text)
+{
+    char key[PREEMPT_KEY_MAX], val[400];
+    unsigned k = round ? 1 : 0;
+
+    switch (fx->kind) {
+    case PREEMPT_FX_PUBLISH_NOTICE: {
+        uint64_t wall = coord_wall_of_mono(c, (uint64_t)fx->arg);
+        bool opens = c->episode == PREEMPT_EP_IDLE; /* the transition claims next, and the claim carries it */
+
+        coord_ep_in(c, PREEMPT_EP_IN_OWN);
+        if (!c->my_deadline || (uint64_t)fx->arg < c->my_deadline)
+            c->my_deadline = (uint64_t)fx->arg;
+        if (c->my_notice_wall && c->my_notice_wall <= wall)
+            return true; /* the earliest deadline is already published */
+        c->my_notice_wall = wall;
+        (void)snprintf(c->my_source, sizeof(c->my_source), "%s", text ? text : "");
+        if (opens)
+            (void)coord_pub(c, PREEMPT_PUB_IN_DEFER);
+        else
+            coord_notice_put(c);
+        return true;
+    }
+    case PREEMPT_FX_CLAIM_DRIVER:
+        c->prop_step = (uint64_t)fx->arg;
+        c->prop_last = last;
+        coord_claim_in(c, PREEMPT_CLAIM_IN_SEND);
+        return true;
+    case PREEMPT_FX_PROPOSE_STEP:
+        coord_propose_step(c, k, (uint64_t)fx->arg, last);
+        return true;
+    case PREEMPT_FX_REQUEST_FINAL: { /* final, and round 1's step unless it has one (a take-over's request) */
+        char akey[PREEMPT_KEY_MAX], aval[PREEMPT_STEP_VALUE_MAX];
+        struct preempt_etcd_cmp cmp = { .key = akey };
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_PUT, akey, aval, 0 } };
+
+        CKEY(c, key, FINAL);
+        (void)snprintf(val, sizeof(val), "%u", c->me);
+        CKEY(c, akey, AGREED, .round = 1);
+        cmp.value = coord_junk_of(c, akey);
+        (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
+        coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), coord_on_write);
+        return true;
+    }
+    case PREEMPT_FX_REPORT_SHARD:
+        coord_report(c, k, (uint64_t)fx->arg, last, save_ms);
+        return true;
+    case PREEMPT_FX_PUBLISH_ERROR: {
+        CKEY(c, key, ERROR);
+        (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
+        for (size_t i = 0; val[i]; i++) /* <message:text>: printable (a trainer's message may not be) */
+            if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
+                val[i] = ' ';
+        coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the first error wins */
+                         return true;
+    }
+    case PREEMPT_FX_ANNOUNCE_DONE:
+        CKEY(c, key, DONE, .worker = c->me);
+        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        coord_put(c, key, val, 0);
+        return true;
+    case PREEMPT_FX_CLEAR_ROUND: {
+        char wkey[PREEMPT_KEY_MAX];
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE_PREFIX, key, NULL, 0 },
+                                         { PREEMPT_ETCD_OP_DELETE_PREFIX, wkey, NULL, 0 } };
+
+        CRANGE(c, key, EPISODE, 0);
+        CRANGE(c, wkey, W_EPISODE, 0);
+        coord_write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), coord_on_write);
+        advance(c);
+        return true;
+    }
+    case PREEMPT_FX_PROPOSE_ABORT:
+        coord_abort_round(c, k, (uint64_t)fx->arg);
+        return true;
+    case PREEMPT_FX_EXIT:
+        /* A notice that made this worker exit (a second one, with second =
+         * exit) had no claim to carry it, and a notice its claim carries
+         * would go with the lease the exit revokes: it goes now (delivered
+         * by the exit's flush), so that its peers plan with the job's
+         * earliest deadline. A worker that departed with its last report
+         * leaves its lease, and its claim, to end by themselves. */
+        if (c->pub == PREEMPT_PUB_DEFERRED || (c->pub == PREEMPT_PUB_IN_CLAIM && c->mship != PREEMPT_MSHIP_DEPARTED))
+            coord_notice_put(c);
+        break; /* the rest is the shell's */
+    case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */
+    case PREEMPT_FX_DISCARD_SHARD:
+    case PREEMPT_FX_BEGIN_SAVE:
+    case PREEMPT_FX_ARM_TIMER:
+    case PREEMPT_FX_DISARM_TIMER:
+    case PREEMPT_FX__COUNT:
+        break;
+    }
+    return false;
+}
+
+void preempt_coord_leave_(struct preempt_coord *c)
+{
+    if (!c || LEFT(c))
+        return;
+    c->io->timer(c->io_arg, 0, NULL, NULL);
+    if (c->mship == PREEMPT_MSHIP_DEPARTED)
+        CLOG(c, 0, "leaving: the membership ended with the last report; the lease ends by itself");
+    coord_mship_in(c, PREEMPT_MSHIP_IN_LEAVE);
+}
+
+/* ---- the members watch (preempt_coord_watch_members_) ----------------------------------------- */
+
+/* A member record put or deleted: a peer's membership that ends without its
+ * done record is told to the owner. */
+static void member_record(struct preempt_coord *c, bool coord_put, const char *key)
+{
+    struct preempt_key k;
+    int id = preempt_key_parse_(key, c->jobp, &k);
+
+    if ((id != (int)PREEMPT_KEY_ALIVE && id != (int)PREEMPT_KEY_DONE) || k.inc != c->view.inc || k.worker >= c->n)
+        return;
+    if (id == (int)PREEMPT_KEY_DONE) {
+        c->m_done[k.worker] = c->m_done[k.worker] || coord_put;
+        return;
+    }
+    if (!coord_put && c->m_alive[k.worker] && !c->m_done[k.worker] && k.worker != c->me && !LEFT(c)) {
+        CLOG(c, 1, "worker %u's membership ended", k.worker);
+        c->m_gone(k.worker, "its membership ended: its lease expired or was revoked, or it left after its last save",
+                  c->m_arg);
+    }
+    c->m_alive[k.worker] = coord_put;
+}
+
+static void on_member_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    member_record(arg, type == PREEMPT_ETCD_PUT, kv->key);
+}
+
+/* A full read (the watch's start, or its re-read): a member that was
+ * alive and is not in it has ended too. */
+static void on_member_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    struct preempt_coord *c = arg;
+    char key[PREEMPT_KEY_MAX];
+
+    (void)rev;
+    for (size_t i = 0; i < n; i++)
+        member_record(c, true, kvs[i].key);
+    for (unsigned w = 0; w < c->n; w++) {
+        bool there = false;
+
+        CKEY(c, key, ALIVE, .worker = w);
+        for (size_t i = 0; i < n && !there; i++)
+            there = !strcmp(kvs[i].key, key);
+        if (!there)
+            member_record(c, false, key);
+    }
+}
+
+static void on_member_link(bool up, const char *why, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    CLOG(c, up ? 0 : 1, "watch of the member records %s (%s)", up ? "up" : "down", why);
+}
+
+int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned worker, const char *why, void *arg),
+                                 void *arg)
+{
+    static const struct preempt_etcd_watch_ops ops = {
+        .on_event = on_member_event, .on_reset = on_member_reset, .on_link = on_member_link,
+    };
+    char from[PREEMPT_KEY_MAX], to[PREEMPT_KEY_MAX];
+
+    if (!c || !c->io->watch_members)
+        return -ENOTSUP;
+    if (c->m_alive)
+        return 0; /* watched already: the owner's callback is the one it gave first */
+    c->m_alive = calloc(c->n, sizeof(*c->m_alive));
+    c->m_done = calloc(c->n, sizeof(*c->m_done));
+    if (!c->m_alive || !c->m_done) {
+        free(c->m_alive);
+        free(c->m_done);
+        c->m_alive = c->m_done = NULL;
+        return -ENOMEM;
+    }
+    c->m_gone = gone;
+    c->m_arg = arg;
+    /* [N/w/alive/, N/w/done0): the member records and the done records
+     * (nothing sorts between them) */
+    CRANGE(c, from, ALIVE, 'w');
+    CRANGE(c, to, DONE, 'w');
+    to[strlen(to) - 1] = '0';
+    return c->io->watch_members(c->io_arg, from, to, &ops, c);
+}
+
+void preempt_coord_history_(struct preempt_coord *c, const char *value)
+{
+    char key[PREEMPT_KEY_MAX], old[PREEMPT_KEY_MAX];
+
+    if (!c)
+        return;
+    CKEY(c, key, HISTORY, .worker = c->me);
+    (void)c->io->request(c->io_arg, PREEMPT_RQ_PUT(key, value, 0), c->give_up_ms, NULL, NULL);
+    if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
+        (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,
+                                 &(struct preempt_key){ .inc = c->view.inc - PREEMPT_HISTORY_KEPT });
+        (void)c->io->request(c->io_arg, PREEMPT_RQ_DELETE_UNDER(old), c->give_up_ms, NULL, NULL);
+    }
+}
+
+int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, char *buf, size_t size)
+{
+    return preempt_key_(buf, size, c->jobp, PREEMPT_KEY_DECISION,
+                        &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .round = round ? 1 : 0 });
+}
+
+unsigned preempt_coord_pending_(const struct preempt_coord *c)
+{
+    return c ? c->io->pending(c->io_arg) : 0;
+}
+
+unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms)
+{
+    return c ? c->io->flush(c->io_arg, bound_ms) : 0;
+}

@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/coord-rounds.c: per-worker records (lib/coord-state.h): counted in
+ * etcd, never watched by every worker: the rounds' proposals and steps,
+ * the shard reports, the driver's tally of them and the one decision that
+ * commits or aborts a round. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-state.h"
+
+/* ---- per-worker records: counted in etcd, never watched by every worker ---------------------- */
+
+static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
+{
+    return ep != c->view.ep ? "an ended episode's" : NULL;
+}
+
+/* What a range of round k's shard reports says, each "<save ms>[ last]":
+ * how many are well-formed, the slowest save, and whether any said last. */
+struct tally {
+    unsigned count;
+    uint64_t max;
+    bool last;
+};
+
+static struct tally tally(const struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r)
+{
+    const struct preempt_etcd_kv *kvs = r->res[0].kvs;
+    struct tally t = { 0 };
+
+    for (size_t i = 0; i < r->res[0].n; i++) {
+        struct preempt_key kk;
+        uint64_t n;
+        bool its_last;
+
+        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != (int)PREEMPT_KEY_SHARD || kk.inc != c->view.inc ||
+            kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
+            !preempt_step_value_parse_(kvs[i].value, &n, &its_last)) {
+            CLOG(c, 2, "ignoring %s = \"%.40s\": not a shard report", kvs[i].key, kvs[i].value);
+            continue;
+        }
+        t.count++;
+        if (n > t.max)
+            t.max = n;
+        t.last = t.last || its_last;
+    }
+    return t;
+}
+
+/* Makes cap round k's save step (docs/protocol.md, "Agreement without
+ * waits"): creates the record when the round has none (a driver that took
+ * the episode over from one that left no step), and raises it when this
+ * worker is past the step it knows (its machine asks only then): a
+ * compare-and-put on the value seen, so that of two raises the second
+ * fails and every worker follows the one record. A raise keeps a "last"
+ * the record said. When the view already holds a step at least as high,
+ * it is on its way to the machine: nothing to write. */
+void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last)
+{
+    char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX], seen[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 } };
+
+    CKEY(c, key, AGREED, .round = k);
+    cmp.value = coord_junk_of(c, key);
+    if (c->view.r[k].have_agreed) {
+        if (c->view.r[k].agreed >= cap)
+            return;
+        (void)preempt_step_value_(seen, sizeof(seen), c->view.r[k].agreed, c->view.r[k].last);
+        cmp.value = seen;
+        last = last || c->view.r[k].last;
+        CLOG(c, 1, "round %u: this worker is past the save step %" PRIu64 "; raising it to %" PRIu64, k,
+             c->view.r[k].agreed, cap);
+    }
+    (void)preempt_step_value_(val, sizeof(val), cap, last);
+    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), coord_on_write); /* the watch brings the round's step */
+                     }
+                     
+                     /* Proposes that round k, at step, is aborted (by this worker). */
+                     static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
+{
+    char val[PREEMPT_COMMITTED_VALUE_MAX];
+
+    (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", step, c->me);
+    coord_decide(c, k, val);
+}
+
+/* What the shard reports of round k at its step (r: their range) decide:
+ * the commit when every shard is there, with "last" when any report said
+ * so and the slowest save they name (every worker plans the final round
+ * with it); otherwise, when this worker asked to abort (or_abort), the
+ * abort. An earlier decision still wins. As the caps, they come from the
+ * records alone. */
+void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
+{
+    struct round *rd = &c->r[k];
+    struct tally t = { 0 };
+    char val[PREEMPT_COMMITTED_VALUE_MAX];
+
+    if (rd->commit_posted || c->view.r[k].decided)
+        return;
+    if (!r || (t = tally(c, k, r)).count < c->n) {
+        if (or_abort)
+            decide_abort(c, k, rd->agreed);
+        return;
+    }
+    rd->commit_posted = true;
+    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
+         " ms); proposing the commit%s", k, rd->agreed, t.max, t.last ? ", the last save" : "");
+    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t.last, t.max);
+    coord_decide(c, k, val);
+}
+
+/* The shard reports of round k at its step, read by the worker whose
+ * report completed them (or by the driver, complete_round). */
+static void on_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                      const char *msg)
+{
+    if (status != 0) {
+        coord_on_write(status, r, msg, c);
+        return;
+    }
+    if (!ep_stale(c, c->r[k].shard_ep))
+        coord_propose(c, k, r, false);
+}
+
+static void on_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_shards(arg, 0, status, r, msg);
+}
+
+static void on_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_shards(arg, 1, status, r, msg);
+}
+
+/* The reports read before an abort this worker proposes (abort_round):
+ * the commit when every shard is there after all, else the abort; when
+ * the read failed, the abort. */
+static void on_abort_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                            const char *msg)
+{
+    if (ep_stale(c, c->r[k].shard_ep))
+        return;
+    if (status != 0)
+        CLOG(c, 1, "round %u: the shard reports could not be read (%s); proposing the abort", k, msg ? msg : "");
+    coord_propose(c, k, status == 0 ? r : NULL, true);
+}
+
+static void on_abort_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_abort_shards(arg, 0, status, r, msg);
+}
+
+static void on_abort_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_abort_shards(arg, 1, status, r, msg);
+}
+
+/* This worker's machine gives round k up (its bound ran out, a peer was
+ * lost, etcd failed, a peer failed, a second notice says exit, its save
+ * failed). When it reported its shard at step, every other shard may be
+ * there too, and the worker whose report completed them may have died or
+ * been cut off before it proposed the commit: so it reads the reports
+ * first and proposes the commit when they are all there, the abort when
+ * not. An abort of a round whose every shard was written would discard a
+ * whole checkpoint for want of one proposal. */
+void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
+{
+    struct round *rd = &c->r[k];
+    char pre[PREEMPT_KEY_MAX];
+
+    if (!ep_stale(c, rd->shard_ep) && rd->agreed == step) {
+        CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
+        coord_write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_abort_shards1 : on_abort_shards0);
+        return;
+    }
+    decide_abort(c, k, step);
+}
+
+/* A shard report's answer: its transaction counted the round's shards at
+ * this step (the last op). The worker whose count reached the job's size
+ * reads the reports. */
+static void on_reported(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
+                        const char *msg)
+{
+    struct round *rd = &c->r[k];
+    char pre[PREEMPT_KEY_MAX];
+
+    if (status != 0) {
+        coord_on_write(status, r, msg, c);
+        return;
+    }
+    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided || r->n_res < 1 ||
+        preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
+        return;
+    CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
+    coord_write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_shards1 : on_shards0);
+}
+
+static void on_reported0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_reported(arg, 0, status, r, msg);
+}
+
+static void on_reported1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    on_reported(arg, 1, status, r, msg);
+}
+
+/* Reports this worker's shard of round k at step, with the slowest save
+ * it knows of (save_ms), and counts the round's shards at that step, in
+ * one transaction. A save that ends this worker's preemption (last: the
+ * agreed record said so, or the worker judges no time left for another
+ * round) says so, and the worker's membership ends in the same
+ * transaction: it has nothing more to give the job, and its exit then
+ * costs etcd nothing (no revoke; the lease ends by itself, holding
+ * nothing). */
+void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t save_ms)
+{
+    char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_PUT, key, val, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 } };
+
+    CKEY(c, alive, ALIVE, .worker = c->me);
+    CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
+    CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
+    (void)preempt_step_value_(val, sizeof(val), save_ms, last);
+    c->r[k].shard_ep = c->view.ep;
+    c->r[k].agreed = step;
+    coord_write_call(c, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
+                     k ? on_reported1 : on_reported0);
+    if (last)
+        coord_mship_in(c, PREEMPT_MSHIP_IN_LAST_REPORT);
+}
+
+/* The round's decision record: the one truth every worker follows. */
+static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d, const char *value)
+{
+    struct preempt_event ev = { 0 };
+
+    CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
+    if (d->what == PREEMPT_VIEW_ABORTED) {
+        ev.kind = PREEMPT_EV_ROUND_ABORTED;
+        ev.u.round_aborted.step = d->step;
+        coord_cpost(c, ev);
+        return;
+    }
+    ev.kind = PREEMPT_EV_CKPT_COMMITTED;
+    ev.u.ckpt_committed.step = d->step;
+    ev.u.ckpt_committed.last = d->last;
+    if (d->save_ms && c->ops.job_save) /* before the commit: the countdown plans with it */
+        c->ops.job_save(d->save_ms, c->arg);
+    if (coord_own_live(c)) {
+        /* The job withdrew the notices, then this worker got one whose
+         * record has not landed: the job returns to idle at this commit
+         * without it, so this worker does too, and brings its notice into
+         * the next episode (advance). Its machine took the notice as a
+         * reason to stay; the withdrawal is told again. */
+        coord_ep_in(c, PREEMPT_EP_IN_COMMITTED_OWN);
+    }
+    coord_cpost(c, ev);
+}
+
+void coord_reset_round(struct preempt_coord *c, unsigned k)
+{
+    c->r[k] = (struct round){ 0 };
+}
+
+/* Posts notice-withdrawn once when every notice record of the job is
+ * withdrawn (or advisory) and no operator's notice stands. The records
+ * arrive in revision order on every worker, so every worker decides the
+ * same way relative to the round's commit. */
+static void check_withdrawn(struct preempt_coord *c)
+{
+    struct preempt_view_summary sum;
+
+    preempt_view_summary_(&c->view, &sum);
+    if (sum.live || !sum.notices) {
+        coord_ep_in(c, PREEMPT_EP_IN_LIVE);
+        return;
+    }
+    if (c->episode == PREEMPT_EP_ACTIVE)
+        CLOG(c, 1, "every notice of the job is withdrawn or advisory");
+    coord_ep_in(c, PREEMPT_EP_IN_ALL_WITHDRAWN);
+}
+
+static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
+
+
+/* The current round's step may reach this worker before anything that
+ * brings its machine into the round: a claim that did not carry its
+ * driver's notice can land before the notice's own record, and the
+ * machine, idle then, ignores the step (a late answer of a withdrawn round,
+ * as far as it can tell). The view keeps it, and once a notice or the
+ * claim's answer has brought the machine into the round it is told again; in any
+ * other state the step is an echo (the table ignores it). The current
+ * round is the first without a decision. */
+void coord_retell_agreed(struct preempt_coord *c)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_STEP_AGREED };
+    unsigned k = c->view.r[0].decided ? 1 : 0;
+
+    if (!c->view.r[k].have_agreed)
+        return;
+    ev.u.step_agreed.step = c->view.r[k].agreed;
+    ev.u.step_agreed.last = c->view.r[k].last;
+    coord_cpost(c, ev);
+}
+
+/* A worker's notice record (the view has merged it; foreign: a record in
+ * this worker's slot that it did not write). */
+static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, const char *value, bool foreign)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_PEER_NOTICE };
+    /* This worker's own record tells its machine only when it undoes the
+     * job's withdrawal: its machine then follows the job's view exactly as
+     * every other worker's does. */
+    bool tell = n->worker != c->me || foreign || (c->episode == PREEMPT_EP_WITHDRAWN && !n->withdrawn);
+
+    coord_ep_in(c, PREEMPT_EP_IN_SEEN);
+    if (n->news && tell) {
+        ev.u.peer_notice.worker = n->worker;
+        ev.u.peer_notice.deadline = coord_mono_of_wall(c, n->wall);
+        CLOG(c, 1, "worker %u has a notice (%s)", n->worker, value);
+        coord_cpost(c, ev);
+        coord_retell_agreed(c);
+        /* a notice undoes the machine's withdrawal: when this one is
+         * withdrawn too (an advisory or periodic one), say so again */
+        coord_ep_in(c, PREEMPT_EP_IN_NEWS);
+    }
+    check_withdrawn(c);
+    maybe_claim(c, PREEMPT_CLAIM_IN_NOTICE); /* unless its own claim is on its way */
+}
+
+/* How long a peer's membership may be gone before the peer counts as
+ * lost: twice this worker's longest step. A synchronous trainer keeps its
+ * lease alive only at its boundaries, so a lease can end inside a step
+ * longer than any before (the first one, typically) and come back at the
+ * next boundary under a new lease. With steps of milliseconds that is at
+ * the first read that misses it. */
+static uint64_t lost_grace_ms(const struct preempt_coord *c)
+{
+    return 2 * c->longest_step_ms;
+}
+
+void coord_forget_gone(struct preempt_coord *c)
+{
+    memset(c->gone_at, 0, c->n * sizeof(*c->gone_at));
+    c->n_gone = 0;
+}
+
+/* The driver's read found every shard of round k reported at the step
+ * this worker reported (res: that round's shard keys) and no decision.
+ * The worker whose report completed them reads them and proposes the
+ * commit; when it died or was cut off between its report and its
+ * proposal, the round waited for its bound and was aborted, although every
+ * shard was written. So the driver proposes it too: the same range, the
+ * same value from the same records, create-if-absent. (When the
+ * completer's proposal was merely on its way, that costs two requests:
+ * only when a keep-alive tick falls between the last report and the
+ * decision.) */
+static void complete_round(struct preempt_coord *c, unsigned k, const struct preempt_etcd_res *res)
+{
+    struct round *rd = &c->r[k];
+    unsigned count = 0;
+    char pre[PREEMPT_KEY_MAX];
+
+    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided)
+        return;
+    for (size_t j = 0; j < res->n; j++) {
+        struct preempt_key kk;
+
+        if (preempt_key_parse_(res->kvs[j].key, c->jobp, &kk) == (int)PREEMPT_KEY_SHARD && kk.inc == c->view.inc &&
+            kk.ep == c->view.ep && kk.round == k && kk.step == rd->agreed && kk.worker < c->n)
+            count++;
+    }
+    if (count < c->n)
+        return;
+    CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported and no decision has come; proposing it in "
+         "place of the worker whose report completed them", k, rd->agreed);
+    CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
+    coord_write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_shards1 : on_shards0);
+}
+
+/* The driver's read of the memberships: a worker counts when it is a
+ * member, finished training, or reported a shard of the episode (the
+ * report of its last save ends its membership). One that stayed missing
+ * for the grace is lost: the driver publishes it, and every worker
+ * (itself included) follows that record. */
+static void on_members_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+    uint64_t now = c->ops.now_ms(c->arg);
+    char key[PREEMPT_KEY_MAX], val[16];
+
+    c->polling = false;
+    if (status < 0 || LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) {
+        if (status < 0)
+            CLOG(c, 1, "reading the memberships failed: %s", msg);
+        return;
+    }
+    memset(c->present, 0, c->n * sizeof(*c->present));
+    if (r->n_res < 4) {
+        CLOG(c, 2, "reading the memberships: a txn reply without the reads it was asked for");
+        return;
+    }
+    for (size_t i = 0; i < 4; i++) {
+        for (size_t j = 0; j < r->res[i].n; j++) {
+            struct preempt_key k;
+
+            if (preempt_key_parse_(r->res[i].kvs[j].key, c->jobp, &k) >= 0 && k.worker < c->n)
+                c->present[k.worker] = true;
+        }
+    }
+    complete_round(c, 0, &r->res[2]);
+    complete_round(c, 1, &r->res[3]);
+    for (unsigned w = 0; w < c->n; w++) {
+        if (w == c->me || c->present[w]) {
+            if (c->gone_at[w]) {
+                CLOG(c, 1, "worker %u is back (a new lease)", w);
+                c->gone_at[w] = 0;
+                c->n_gone--;
+            }
+            continue;
+        }
+        if (!c->gone_at[w]) {
+            c->gone_at[w] = now ? now : 1;
+            c->n_gone++;
+            if (lost_grace_ms(c))
+                CLOG(c, 1, "worker %u's membership is gone; it counts as lost unless it is back within %" PRIu64
+                     " ms", w, lost_grace_ms(c));
+        }
+        if (now - c->gone_at[w] < lost_grace_ms(c) || c->view.lost)
+            continue;
+        CKEY(c, key, LOST);
+        (void)snprintf(val, sizeof(val), "%u", w);
+        coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the watch brings it */
+                         return;
+    }
+}
+
+/* The driver reads who is still there: one transaction, once a keep-alive
+ * period, only while it drives an episode (O(1) requests; every other
+ * worker reads nothing). */
+void coord_read_members(struct preempt_coord *c)
+{
+    char alive[PREEMPT_KEY_MAX], done[PREEMPT_KEY_MAX], s0[PREEMPT_KEY_MAX], s1[PREEMPT_KEY_MAX];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_KEYS_PREFIX, alive, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, done, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
+                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
+
+    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || c->episode == PREEMPT_EP_IDLE || LEFT(c))
+        return;
+    CRANGE(c, alive, ALIVE, 'w');
+    CRANGE(c, done, DONE, 'w');
+    CRANGE(c, s0, SHARD, 'S', .round = 0);
+    CRANGE(c, s1, SHARD, 'S', .round = 1);
+    c->polling = true;
+    if (c->io->request(c->io_arg, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u,
+                       on_members_read, c) < 0)
+        c->polling = false;
+}
+
+
+/* Claims the episode when it has a live notice and nobody drives it: its
+ * driver's lease ended (the claim went), or the claim went while the job's
+ * notices were all withdrawn and one of them came back (sim seed 12558: the
+ * driver exited on a second notice, its claim went with its lease before its
+ * notice's return landed, and nobody drove the round to its end). */
+static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
+{
+    /* The claim that carried this worker's notice went with its lease (ended
+     * inside a long step): the notice must stand again, in the next claim
+     * or in its own record, for a worker that reads the records afresh. */
+    if (!c->view.claim)
+        (void)coord_pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
+    if (c->episode == PREEMPT_EP_ACTIVE && !LEFT(c) && !c->view.claim)
+        coord_claim_in(c, in);
+    if (c->pub == PREEMPT_PUB_DEFERRED && c->claim != PREEMPT_CLAIM_SENT)
+        coord_notice_put(c);
+}
+
+
+
+static struct held *held_find(struct preempt_coord *c, const char *key)
+{
+    for (size_t i = 0; i < c->n_held; i++)
+        if (!strcmp(c->held[i].key, key))
+            return &c->held[i];
+    return NULL;
+}
+
+/* Keeps the others in the order they came: an episode's records are
+ * applied as they landed (a notice before the step its claim proposed). */
+static void held_drop(struct preempt_coord *c, struct held *h)
+{
+    free(h->key);
+    free(h->value);
+    memmove(h, h + 1, (size_t)(&c->held[--c->n_held] - h) * sizeof(*h));
+}
+
+/* A record of an episode this worker has not reached yet: kept (one per
+ * key, the latest value) until it gets there. A delete just forgets. */
+static void hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep, const struct preempt_etcd_kv *kv)
+{
+    struct held *h = held_find(c, kv->key);
+    char *value;
+
+    if (type != PREEMPT_ETCD_PUT) {
+        if (h)
+            held_drop(c, h);
+        return;
+    }
+    value = strdup(kv->value ? kv->value : "");
+    if (value && h) {
+        free(h->value);
+        h->value = value;
+        return;
+    }
+    if (value && c->n_held == c->cap_held) {
+        size_t cap = c->cap_held ? 2 * c->cap_held : 16;
+        struct held *more = realloc(c->held, cap * sizeof(*more));
+
+        if (more) {
+            c->held = more;
+            c->cap_held = cap;
+        }
+    }
+    h = c->n_held < c->cap_held ? &c->held[c->n_held] : NULL;
+    if (!value || !h || !(h->key = strdup(kv->key))) {
+        free(value);
+        CLOG(c, 3, "out of memory: %s of a later episode is lost to this worker", kv->key);
+        return;
+    }
+    h->ep = ep;
+    h->value = value;
+    c->n_held++;
+}
+
+/* Which record of this worker's incarnation key is (-1: none); episode:
+ * whether it belongs to an episode (k->ep), a round's decision included
+ * (it outlives the episode's other records). */
+static int record_of(const struct preempt_coord *c, const char *key, struct preempt_key *k, bool *episode)
+{
+    int id = preempt_key_parse_(key, c->jobp, k);
+
+    if (id < 0 || k->inc != c->view.inc)
+        return -1;
+    *episode = preempt_key_has_(id, 'p');
+    return id;
+}
+
+
+/* Whether a notice in this worker's own slot (key: the notice record, or
+ * the claim that carries it) can be its own: a record there with an
+ * earlier deadline than any it published, or while it published none, was
+ * written by someone else (an operator's mistake, a foreign tool) and is
+ * reported instead of obeyed. A stale echo of its own earlier value only
+ * has a later deadline: the deadline it publishes only moves earlier. */
+static bool mine(const struct preempt_coord *c, const char *key, uint64_t wall)
+{
+    struct preempt_key k;
+
+    if (preempt_key_parse_(key, c->jobp, &k) != PREEMPT_KEY_NOTICE)
+        return true; /* the claim's: it is this worker's only if it claimed */
+    return c->my_notice_wall && wall >= c->my_notice_wall;
+}
+
+/* One input of the job's view, traced through ops.on_view. */
+struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_view_in in)
+{
+    struct preempt_view_ev ev = preempt_view_step_(&c->view, &in);
+
+    if (c->ops.on_view)
+        c->ops.on_view(&c->view, &in, &ev, c->arg);
+    return ev;
+}
+
+/* A record, read or watched: what the view makes of it goes to the machine. */
+void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    struct preempt_coord *c = arg;
+    const char *value = kv->value ? kv->value : "";
+    struct preempt_view_ev v = coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_RECORD,
+                                                                       .put = type == PREEMPT_ETCD_PUT,
+                                                                       .key = kv->key, .value = value });
+    struct preempt_event ev = { 0 };
+
+    if (v.what != PREEMPT_VIEW_MALFORMED)
+        coord_junk_clear(c, kv->key); /* a record, or nothing: no garbage there any more */
+                         switch (v.what) {
+    case PREEMPT_VIEW_NOTHING:
+    case PREEMPT_VIEW_CLAIM:
+        return;
+    case PREEMPT_VIEW_LATER:
+        hold(c, type, v.ep, kv);
+        return;
+    case PREEMPT_VIEW_MALFORMED: {
+        struct preempt_key k;
+        int id = preempt_key_parse_(kv->key, c->jobp, &k);
+
+        CLOG(c, 2, "ignoring %s = \"%.40s\": not %s", kv->key, value, v.text);
+        if ((id == (int)PREEMPT_KEY_CLAIM || id == (int)PREEMPT_KEY_AGREED) && k.inc == c->view.inc &&
+            k.ep == c->view.ep)
+            coord_junk_set(c, kv->key, value); /* a create-if-absent slot: the next write of it replaces it */
+                           return;
+    }
+    case PREEMPT_VIEW_NOTICE:
+        if (v.worker == c->me && !mine(c, kv->key, v.wall)) {
+            char val[PREEMPT_KEY_MAX + 64]; /* a notice value (at most ~280) and " withdrawn" */
+
+            /* every other worker takes it for this worker's notice, and
+             * only this worker can tell: it follows it as the others do
+             * (a peer's notice to its machine), and withdraws it for the
+             * whole job (one record that every worker follows): the round
+             * it opened saves, and the job goes back to idle */
+            if (!v.withdrawn) {
+                CLOG(c, 2, "%s = \"%.40s\" is in this worker's slot, but not its notice (it has %s): "
+                     "withdrawing it", kv->key, value, c->my_notice_wall ? "a later deadline" : "none");
+                (void)snprintf(val, sizeof(val), "%s withdrawn", value);
+                coord_put(c, kv->key, val, 0);
+            }
+            on_notice(c, &v, value, true);
+            return;
+        }
+        on_notice(c, &v, value, false);
+        return;
+    case PREEMPT_VIEW_OP_NOTICE:
+        ev.kind = PREEMPT_EV_NOTICE;
+        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
+        ev.u.notice.deadline = coord_mono_of_wall(c, v.wall);
+        CLOG(c, 1, "an operator's notice (%s)", value);
+        break;
+    case PREEMPT_VIEW_OP_GONE:
+        return; /* the operator took it back */
+    case PREEMPT_VIEW_CLAIM_GONE: /* the driver's lease ended: take the episode over */
+        coord_claim_in(c, PREEMPT_CLAIM_IN_GONE);
+        coord_forget_gone(c);
+        maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
+        return;
+    case PREEMPT_VIEW_FINAL:
+        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
+        ev.u.final_requested.worker = v.worker;
+        break;
+    case PREEMPT_VIEW_LOST:
+        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked; found by the driver)", v.worker);
+        ev.kind = PREEMPT_EV_PEER_LOST;
+        ev.u.peer_lost.worker = v.worker;
+        break;
+    case PREEMPT_VIEW_AGREED:
+        c->r[v.round].agreed = v.step;
+        ev.kind = PREEMPT_EV_STEP_AGREED;
+        ev.u.step_agreed.step = v.step;
+        ev.u.step_agreed.last = v.last;
+        break;
+    case PREEMPT_VIEW_COMMITTED:
+    case PREEMPT_VIEW_ABORTED:
+        on_decision(c, &v, value);
+        return;
+    case PREEMPT_VIEW_ERROR:
+        if (c->ops.on_error_msg)
+            c->ops.on_error_msg(v.text, c->arg);
+        if (v.worker == c->me)
+            return;
+        ev.kind = PREEMPT_EV_PEER_ERROR;
+        ev.u.peer_error.code = v.code;
+        ev.u.peer_error.worker = v.worker;
+        break;
+    }
+    coord_cpost(c, ev);
+}
+
+/* A full read of the watched records: every record is applied (the view
+ * makes that idempotent). */
+void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    bool current = false, later = false;
+
+    CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
+    /* a claim that went while the watch was down is not in the read */
+    (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REREAD });
+    for (size_t i = 0; i < n; i++) {
+        struct preempt_key k;
+        bool episode;
+        int id = record_of(c, kvs[i].key, &k, &episode);
+
+        if (id >= 0 && episode) {
+            /* a decision stays after the clear */
+            current = current || (k.ep == c->view.ep && id != PREEMPT_KEY_DECISION);
+            later = later || k.ep > c->view.ep;
+        }
+        coord_on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
+    }
+    /* A later episode and nothing left of this worker's: the job withdrew
+     * its notices and cleared the episode while this worker could not see
+     * it. Its machine is told so; back in idle it moves on (clear-round). */
+    if (later && !current && c->episode == PREEMPT_EP_ACTIVE) {
+        CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->view.ep);
+        coord_ep_in(c, PREEMPT_EP_IN_CLEARED);
+    }
+    if (!later)
+        maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
+}
+
+void coord_on_watch_link(bool up, const char *why, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    CLOG(c, up ? 0 : 1, "watch of %s %s (%s)", c->pre, up ? "up" : "down", why);
+    c->watch_up = up;
+}
+
+/* While the job's watch is down (etcd answering requests but not keeping a
+ * stream, or between re-opens) the worker would see no peer's notice, round
+ * or error. So each keep-alive tick reads the job's records instead and
+ * applies them as the watch's own re-read does: a broken stream slows what
+ * the worker learns to the tick's period, it never hides it. */
+void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct preempt_coord *c = arg;
+
+    (void)msg;
+    if (status < 0 || c->watch_up)
+        return; /* the next tick tries again, or the watch is back (it re-reads itself) */
+    CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
+    coord_on_watch_reset(r->res[0].kvs, r->res[0].n, r->rev, c);
+}

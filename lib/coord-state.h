@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/coord-state.h: the coordinator's state (struct preempt_coord) and
+ * what its files share: lib/coord.c (the running protocol's records and
+ * notices, the membership, the members watch, the life cycle),
+ * lib/coord-rounds.c (per-worker records: the rounds' proposals, shard
+ * reports, the driver's tally and the one decision) and lib/coord-effects.c
+ * (the machine's coordination effects turned into etcd requests). Functions
+ * shared between them carry the coord_ prefix; everything else stays
+ * static in its file. Only these three files include it. */
+#ifndef PREEMPT_COORD_STATE_H
+#define PREEMPT_COORD_STATE_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "coord-internal.h"
+#include "keys-internal.h"
+#include "claim-internal.h"
+#include "episode-internal.h"
+#include "membership-internal.h"
+#include "pub-internal.h"
+#include "records-internal.h"
+#include "view-internal.h"
+#include "platform-internal.h"
+
+struct round {
+    uint64_t agreed;
+    uint64_t shard_ep; /* the episode of this worker's shard report (answers of older ones are late) */
+    bool commit_posted;
+};
+
+#define JUNK_MAX 4 /* the claim and the two rounds' steps, and one spare */
+
+struct preempt_coord {
+    const struct preempt_coord_io *io;
+    void *io_arg;
+    struct preempt_coord_ops ops;
+    void *arg;
+    char jobp[PREEMPT_MAX_JOB + 16];
+    char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
+    char pre[PREEMPT_KEY_MAX]; /* P/N/: the watched range's start (for the logs) */
+    unsigned me, n;
+    unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
+    uint64_t longest_step_ms;  /* the longest step seen (the lease must outlive one) */
+    bool granting;         /* a lease grant is on its way (one at a time; the claim's machine may wait for it) */
+    uint64_t give_up_ms;
+    int64_t lease;
+    enum preempt_ep_state episode; /* where the current episode stands (episode-internal.h: declared) */
+    bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
+    uint64_t my_notice_wall;
+    uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
+    char my_source[32];
+    bool my_withdrawn;     /* this worker's notices are all withdrawn (or advisory) */
+    enum preempt_pub_state pub; /* where this worker's notice stands (pub-internal.h: a declared machine) */
+    enum preempt_claim_state claim; /* where this worker's driver claim stands (claim-internal.h: declared) */
+#define LEFT(c) ((c)->mship == PREEMPT_MSHIP_LEFT)
+    bool polling;          /* the driver's read of the memberships is on its way */
+    enum preempt_mship_state mship; /* where this worker's membership stands (membership-internal.h: declared) */
+    uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
+    bool prop_last;        /* with its opinion */
+    struct preempt_view view; /* the job's records, read (view-internal.h): its incarnation and episode */
+    bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
+    uint64_t *gone_at;     /* the driver's clock: w's membership was first found gone (0: it was not) */
+    unsigned n_gone;       /* how many gone_at are set */
+    struct round r[2];
+    /* What the episode's create-if-absent slots (the claim, a round's step)
+     * hold when it is no record: garbage an operator or a tool wrote. The
+     * writes that would create such a slot compare with that value instead
+     * of its absence, and so replace it (a valid record is never replaced:
+     * the compare is on the garbage itself). Data, not a decision. */
+    struct junk {
+        char *key, *value;
+    } junk[JUNK_MAX];
+    /* The member records as the members watch shows them (NULL: not
+     * watched): who is alive, who finished training. Observations told to
+     * the owner, not decisions of the protocol. */
+    bool *m_alive, *m_done;
+    void (*m_gone)(unsigned worker, const char *why, void *arg);
+    void *m_arg;
+    struct held *held;     /* records of later episodes, by key, until this worker gets there */
+    size_t n_held, cap_held;
+    bool replaying;        /* held records are being applied: peer notices are merged */
+    struct preempt_event merged; /* the earliest peer notice of a replay (kind 0: none) */
+};
+
+
+struct held {
+    uint64_t ep;
+    char *key, *value;
+};
+
+#define CLOG(c, level, ...) preempt_logf_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
+
+/* A key of the schema (keys-internal.h) in this worker's incarnation and
+ * episode; CRANGE: the range of a kind's records, or a range's. */
+#define CKEY(c, buf, id, ...)                                                                                        \
+    (void)preempt_key_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id,                                                \
+                       &(struct preempt_key){ .inc = (c)->view.inc, .ep = (c)->view.ep, __VA_ARGS__ })
+#define CRANGE(c, buf, id, upto, ...)                                                                                \
+    (void)preempt_key_range_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id, upto,                                    \
+                             &(struct preempt_key){ .inc = (c)->view.inc, .ep = (c)->view.ep, __VA_ARGS__ })
+
+/* ---- shared between the coordinator's files ---- */
+
+void coord_flush_merged(struct preempt_coord *c);
+void coord_cpost(struct preempt_coord *c, struct preempt_event ev);
+const char *coord_junk_of(const struct preempt_coord *c, const char *key);
+void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */;
+void coord_junk_set(struct preempt_coord *c, const char *key, const char *value);
+void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb);
+void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease);
+uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall);
+uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono);
+bool coord_own_live(const struct preempt_coord *c);
+void coord_decide(struct preempt_coord *c, unsigned k, const char *value);
+void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last);
+void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort);
+void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
+void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t save_ms);
+void coord_reset_round(struct preempt_coord *c, unsigned k);
+void coord_retell_agreed(struct preempt_coord *c);
+void coord_forget_gone(struct preempt_coord *c);
+void coord_read_members(struct preempt_coord *c);
+struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_view_in in);
+void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
+void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg);
+void coord_on_watch_link(bool up, const char *why, void *arg);
+void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+void coord_regrant(struct preempt_coord *c);
+enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_input in);
+void coord_notice_put(struct preempt_coord *c);
+void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in);
+void coord_ep_in(struct preempt_coord *c, enum preempt_ep_input in);
+void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in);
+
+#endif
