@@ -17,6 +17,7 @@
 #define PREEMPT_COORD_INTERNAL_H
 
 #include "etcd-internal.h"
+#include "keys-internal.h" /* enum preempt_key_id */
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
 #include "preempt_fsm.h"
 
@@ -259,5 +260,16 @@ bool preempt_coord_job_ok_(const char *job);
 
 /* The key prefix of a job ("/preempt/<job>/"). */
 int preempt_coord_prefix_(const char *job, char *buf, size_t size);
+
+/* What the members' records say at start-up (lib/offers.c), beside
+ * preempt_coord_plan_() and preempt_coord_member_(): the most steps a
+ * member offers; a field of a record of kind id read with its grammar
+ * (lib/records.c), copied into buf ("" when the record lacks it or does
+ * not read; a flag's text is its name); offers ordered by their worker
+ * index; and "pid P on host H, launch L" of a member's value. */
+#define MAX_STEPS_OFFERED 64
+const char *preempt_record_field_(enum preempt_key_id id, const char *v, const char *name, char *buf, size_t size);
+void preempt_offers_sort_(const char **offers, unsigned *idx, size_t n);
+const char *preempt_member_who_(const char *v, char *buf, size_t size);
 
 #endif

@@ -22,7 +22,6 @@
 #include "records-internal.h"
 #include "platform-internal.h"
 
-#define MAX_STEPS_OFFERED 64
 
 /* ---- start-up: join an incarnation and agree on the restore step ------------------------ */
 
@@ -168,160 +167,6 @@ static void on_opened(int status, const struct preempt_etcd_reply *r, const char
         join_read_inc(j); /* whoever opened it first, read what it is now */
 }
 
-/* A field of a record of kind id, read with its grammar (lib/records.c),
- * copied into buf: "" when the record lacks it or does not read. A flag's
- * text is its name. */
-static const char *rec_field(enum preempt_key_id id, const char *v, const char *name, char *buf, size_t size)
-{
-    struct preempt_record r;
-    const char *why, *s;
-    size_t len;
-
-    buf[0] = '\0';
-    if (v && preempt_record_parse_(id, v, PREEMPT_MAX_WORKERS, &r, &why) == 0 &&
-        (s = preempt_record_text_(&r, name, &len)) != NULL)
-        (void)snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), s);
-    return buf;
-}
-
-/* Reads the steps a member record offers ("... steps=a,b,c"). */
-static size_t parse_offer(const char *v, uint64_t *steps, size_t max)
-{
-    char list[MAX_STEPS_OFFERED * 21 + 1];
-    const char *p = rec_field(PREEMPT_KEY_ALIVE, v, "steps", list, sizeof(list));
-    size_t n = 0;
-
-    while (*p >= '0' && *p <= '9' && n < max) {
-        char *end;
-
-        steps[n++] = strtoull(p, &end, 10);
-        p = *end == ',' ? end + 1 : end;
-    }
-    return n;
-}
-
-static bool offered(const uint64_t *steps, size_t n, uint64_t s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (steps[i] == s)
-            return true;
-    return false;
-}
-
-/* Appends "steps=a,b,c" at buf + off. */
-static void put_steps(char *buf, size_t size, size_t off, const uint64_t *steps, size_t n_steps)
-{
-    if (off < size)
-        off += (size_t)snprintf(buf + off, size - off, "steps=");
-    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED && off < size; i++)
-        off += (size_t)snprintf(buf + off, size - off, "%s%" PRIu64, i ? "," : "", steps[i]);
-}
-
-/* Whether member record v asks to start over ("over=1"). */
-static bool asks_over(const char *v)
-{
-    char f[8];
-
-    return rec_field(PREEMPT_KEY_ALIVE, v, "over=1", f, sizeof(f))[0] != '\0';
-}
-
-void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret)
-{
-    uint64_t m[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
-    size_t off = 0;
-
-    *ret = (struct preempt_coord_plan){ 0 };
-    ret->lacking[0] = '\0';
-    for (size_t k = 0; k < n; k++) {
-        size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
-
-        ret->over |= asks_over(offers[k]);
-        for (size_t i = 0; i < nt; i++)
-            if (theirs[i] > ret->newest || !ret->held) {
-                ret->newest = theirs[i];
-                ret->held = true;
-            }
-    }
-    /* the restore step: the newest step every offer holds */
-    for (size_t i = 0, n0 = n ? parse_offer(offers[0], m, MAX_STEPS_OFFERED) : 0; i < n0; i++) {
-        bool all = true;
-
-        for (size_t k = 1; k < n && all; k++) {
-            size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
-
-            all = offered(theirs, nt, m[i]);
-        }
-        if (all && (!ret->have || m[i] > ret->step)) {
-            ret->have = true;
-            ret->step = m[i];
-        }
-    }
-    ret->at_risk = ret->held && (!ret->have || ret->newest > ret->step);
-    for (size_t k = 0; ret->at_risk && k < n; k++) {
-        size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
-
-        if (!offered(theirs, nt, ret->newest) && off < sizeof(ret->lacking)) {
-            off += (size_t)snprintf(ret->lacking + off, sizeof(ret->lacking) - off, "%s%u", off ? "," : "", idx[k]);
-            ret->n_lacking++;
-        }
-    }
-    if (off >= sizeof(ret->lacking)) /* too many to name: the first ones, and "..." */
-        (void)snprintf(ret->lacking + sizeof(ret->lacking) - 5, 5, ",...");
-}
-
-struct indexed_offer {
-    unsigned idx;
-    const char *offer;
-};
-
-static int by_index(const void *a, const void *b)
-{
-    unsigned x = ((const struct indexed_offer *)a)->idx, y = ((const struct indexed_offer *)b)->idx;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Orders offers[0..n) (and idx with them) by worker index: the range
- * comes in text order (1, 10, 11, 2), and the workers a refusal names
- * should read in order. Left as they are when out of memory. */
-static void sort_by_worker(const char **offers, unsigned *idx, size_t n)
-{
-    struct indexed_offer *v = calloc(n ? n : 1, sizeof(*v));
-
-    if (!v)
-        return;
-    for (size_t i = 0; i < n; i++)
-        v[i] = (struct indexed_offer){ idx[i], offers[i] };
-    qsort(v, n, sizeof(*v), by_index);
-    for (size_t i = 0; i < n; i++) {
-        idx[i] = v[i].idx;
-        offers[i] = v[i].offer;
-    }
-    free(v);
-}
-
-void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
-                           bool over, const uint64_t *steps, size_t n_steps)
-{
-    put_steps(buf, size,
-              (size_t)snprintf(buf, size, "pid=%ld host=%s launch=%s workers=%u %s", pid, host && *host ? host : "-",
-                               launch && *launch ? launch : "-", workers, over ? "over=1 " : ""),
-              steps, n_steps);
-}
-
-/* "pid 12 on host h" of a member record, for messages. */
-static const char *who(const char *v, char *buf, size_t size)
-{
-    char pid[24], host[PREEMPT_MAX_HOST + 1], launch[PREEMPT_MAX_LAUNCH + 1];
-
-    (void)rec_field(PREEMPT_KEY_ALIVE, v, "pid", pid, sizeof(pid));
-    (void)rec_field(PREEMPT_KEY_ALIVE, v, "host", host, sizeof(host));
-    (void)rec_field(PREEMPT_KEY_ALIVE, v, "launch", launch, sizeof(launch));
-    (void)snprintf(buf, size, "pid %s on host %s, launch %s", pid[0] ? pid : "?", host[0] ? host : "?",
-                   launch[0] ? launch : "-");
-    return buf;
-}
-
 static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
@@ -344,7 +189,7 @@ static bool workers_differ(struct join *j, enum preempt_key_id id, const char *v
 {
     char w[24];
 
-    if (strtoul(rec_field(id, value, "workers", w, sizeof(w)), NULL, 10) == j->cfg->workers)
+    if (strtoul(preempt_record_field_(id, value, "workers", w, sizeof(w)), NULL, 10) == j->cfg->workers)
         return false;
     join_finish(j, -EINVAL,
                 "job %s: incarnation %" PRIu64 " %s workers=%s, but this worker has workers=%u: every worker of a job "
@@ -361,9 +206,9 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
     char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24], refused[24], lacking[96];
     uint64_t step;
 
-    (void)rec_field(PREEMPT_KEY_READY, kv->value, "launch", launch, sizeof(launch));
-    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
-    (void)rec_field(PREEMPT_KEY_READY, kv->value, "restore", restore, sizeof(restore));
+    (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "launch", launch, sizeof(launch));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "restore", restore, sizeof(restore));
     if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with"))
         return;
     if (strcmp(launch, mine)) {
@@ -377,10 +222,10 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "this one joined): a second process with worker index %u, or a second job using this name "
                     "(nothing was changed)",
                     j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
-    } else if (rec_field(PREEMPT_KEY_READY, kv->value, "refused", refused, sizeof(refused))[0]) {
+    } else if (preempt_record_field_(PREEMPT_KEY_READY, kv->value, "refused", refused, sizeof(refused))[0]) {
         char target[48];
 
-        (void)rec_field(PREEMPT_KEY_READY, kv->value, "lacking", lacking, sizeof(lacking));
+        (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "lacking", lacking, sizeof(lacking));
         if (preempt_parse_u64_(restore, &step))
             (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
         else
@@ -395,7 +240,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
     } else {
         j->out->have_step = preempt_parse_u64_(restore, &step);
         j->out->step = j->out->have_step ? step : 0;
-        j->out->over = rec_field(PREEMPT_KEY_READY, kv->value, "over", refused, sizeof(refused))[0] != '\0';
+        j->out->over = preempt_record_field_(PREEMPT_KEY_READY, kv->value, "over", refused, sizeof(refused))[0] != '\0';
         j->out->incarnation = j->inc;
         j->out->lease = j->lease;
         (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
@@ -498,13 +343,13 @@ static void on_members(int status, const struct preempt_etcd_reply *r, const cha
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
-    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     for (size_t i = 0; i < n; i++) {
         const char *slash = strrchr(kvs[i].key, '/');
 
         if (kvs[i].value &&
-            strtoul(rec_field(PREEMPT_KEY_ALIVE, kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
-            !strcmp(rec_field(PREEMPT_KEY_ALIVE, kvs[i].value, "launch", f, sizeof(f)), mine)) {
+            strtoul(preempt_record_field_(PREEMPT_KEY_ALIVE, kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
+            !strcmp(preempt_record_field_(PREEMPT_KEY_ALIVE, kvs[i].value, "launch", f, sizeof(f)), mine)) {
             idx[k] = slash ? (unsigned)strtoul(slash + 1, NULL, 10) : 0;
             offers[k++] = kvs[i].value;
         }
@@ -515,7 +360,7 @@ static void on_members(int status, const struct preempt_etcd_reply *r, const cha
         wait_ready(j);
         return;
     }
-    sort_by_worker(offers, idx, k);
+    preempt_offers_sort_(offers, idx, k);
     preempt_coord_plan_(offers, idx, k, &j->plan);
     free(offers);
     free(idx);
@@ -547,7 +392,7 @@ static void write_ready(struct join *j, bool consume)
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
                            get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
-    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     if (plan->have)
         (void)snprintf(restore, sizeof(restore), "%" PRIu64, plan->step);
     else
@@ -685,7 +530,7 @@ static void on_holder_ttl(int status, const struct preempt_etcd_reply *r, const 
         join_finish(j, -EBUSY,
                     "job %s: worker index %u is taken by a live process (%s): two processes were started with worker "
                     "index %u, or a second job uses this job name (nothing was changed)",
-                    j->cfg->job, j->cfg->worker, who(j->holder_value, w, sizeof(w)), j->cfg->worker);
+                    j->cfg->job, j->cfg->worker, preempt_member_who_(j->holder_value, w, sizeof(w)), j->cfg->worker);
         return;
     }
     ms = ttl > 0 ? (uint64_t)ttl * 1000u + 500u : 300u;
@@ -704,13 +549,13 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
 {
     char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
 
-    (void)rec_field(PREEMPT_KEY_ALIVE, kv->value, "launch", theirs, sizeof(theirs));
-    (void)rec_field(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, kv->value, "launch", theirs, sizeof(theirs));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     if (strcmp(theirs, "-") && strcmp(mine, "-") && strcmp(theirs, mine)) {
         join_finish(j, -EBUSY,
                     "job %s is in use by another launch: its worker %u is %s; this worker is of launch %s. Two jobs "
                     "use one job name (give one of them another name; nothing was changed)",
-                    j->cfg->job, j->cfg->worker, who(kv->value, w, sizeof(w)), mine);
+                    j->cfg->job, j->cfg->worker, preempt_member_who_(kv->value, w, sizeof(w)), mine);
         return;
     }
     if (j->holder != kv->lease) {
