@@ -159,9 +159,17 @@ class ResumableLoader:
                 "generator": self._epoch_gen if self._epoch_gen is not None else self.generator.get_state()}
 
     def load_state_dict(self, st):
-        self.epoch, self.batch = st["epoch"], st["batch"]
-        self._epoch_gen = st["generator"] if st["batch"] else None
-        self.generator.set_state(st["generator"])
+        """Puts back what state_dict() returned; a position this loader
+        cannot be at (another dataset's, a damaged record) is ValueError,
+        nothing changed."""
+        epoch, batch, gen = st["epoch"], st["batch"], st["generator"]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (epoch, batch)) or epoch < 0 \
+                or not 0 <= batch <= len(self.loader) or not isinstance(gen, torch.ByteTensor):
+            raise ValueError("loader position epoch %r, batch %r of %d: not this loader's"
+                             % (epoch, batch, len(self.loader)))
+        self.generator.set_state(gen)  # refuses a state of another size
+        self.epoch, self.batch = epoch, batch
+        self._epoch_gen = gen if batch else None
 
 
 # ---- DistributedDataParallel ----------------------------------------------------------
@@ -252,7 +260,7 @@ class Checkpoint:
                 self.scheduler.load_state_dict(st["scheduler"])
             if self.loader is not None:
                 self.loader.load_state_dict(st["loader"])
-        except (KeyError, RuntimeError, ValueError) as e:  # another model's shape, a missing part
+        except (KeyError, RuntimeError, TypeError, ValueError) as e:  # another model's shape, a missing part
             raise libpreempt.CheckpointUnusable(str(e))
         self.extra.clear()
         self.extra.update(st["extra"])

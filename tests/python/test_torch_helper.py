@@ -151,3 +151,30 @@ def test_another_models_checkpoint_is_unusable(tmp_path):
     with pytest.raises(libpreempt.PreemptError):
         libpreempt.Handler(d, save=ok.save, restore=ok.restore)
     assert os.listdir(os.path.join(d, "aside"))
+
+
+@pytest.mark.parametrize("bad", [{"batch": 99}, {"batch": -1}, {"epoch": "1"}, {"generator": b"x"}])
+def test_a_damaged_loader_position_is_unusable(tmp_path, bad):
+    """A loader position this loader cannot be at (a batch past its epoch,
+    another dataset's, a damaged record) makes the checkpoint unusable:
+    set aside, never a crash or a silent resume elsewhere."""
+    net, opt, sched, loader = make(0)
+    ckpt = lpt.Checkpoint(model=net, loader=loader)
+    d = str(tmp_path / "ckpt")
+    real_state = loader.state_dict
+
+    def damaged():
+        st = real_state()
+        st.update(bad)
+        return st
+    loader.state_dict = damaged
+    with libpreempt.Handler(d, save=ckpt.save, restore=ckpt.restore) as h:
+        h.notify()
+        while not h.boundary():
+            pass
+    net, opt, sched, loader = make(0)
+    ckpt = lpt.Checkpoint(model=net, loader=loader)
+    with pytest.raises(libpreempt.PreemptError):
+        libpreempt.Handler(d, save=ckpt.save, restore=ckpt.restore)
+    assert os.listdir(os.path.join(d, "aside"))
+    assert loader.state_dict()["batch"] == 0  # nothing changed
