@@ -106,6 +106,20 @@
     ROW(s, SAVE_DONE, SAVE_OK, s, FX(REPORT_SHARD)),                                                     \
     ROW(s, SAVE_DONE, ALWAYS, EXIT, FX(PROPOSE_ABORT), FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT))
 
+/* The first checkpoint of a round, written (saving) or persisting: its
+ * outcome, a raise, and the job's one decision. Not the last save by the
+ * agreed record: whether time is left for another round is the decision
+ * record's word (any worker's report may say no, having measured its
+ * save), never each worker's own at its commit. */
+#define FIRST_SAVE_ROWS(s)                                                                               \
+    RAISED_ROWS(s),                                                                                      \
+    SAVE_ROWS(s),                                                                                        \
+    COMMIT_WITHDRAWN_ROW(s),                                                                             \
+    ROW(s, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                        \
+    ROW(s, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),                            \
+    DECIDE_ROWS(s),                                                                                      \
+    ROW0(s, CLAIM_WON, ALWAYS, s)
+
 static const struct preempt_row rows[] = {
     /* ---- idle ---- */
     ROW(IDLE, NOTICE, ALWAYS, OWN_SIGNAL, FX(PUBLISH_NOTICE), FX(CLAIM_DRIVER), FX(ARM_TIMER)),
@@ -152,19 +166,30 @@ static const struct preempt_row rows[] = {
     ACTIVE_ROWS(STEP_AGREED),
 
     /* ---- saving: the first checkpoint ---- */
-    RAISED_ROWS(SAVING),
-    SAVE_ROWS(SAVING),
-    COMMIT_WITHDRAWN_ROW(SAVING),
-    /* Not the last save by the agreed record: whether time is left for
-     * another round is the decision record's word (any worker's report may
-     * say no, having measured its save), never each worker's own at its
-     * commit. */
-    ROW(SAVING, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),
-    ROW(SAVING, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),
-    DECIDE_ROWS(SAVING),
-    ROW0(SAVING, CLAIM_WON, ALWAYS, SAVING),
+    FIRST_SAVE_ROWS(SAVING),
     WITHDRAW_MARK_ROW(SAVING),
     ACTIVE_ROWS(SAVING),
+
+    /* The save handed its snapshots over (a two-phase save): training goes
+     * on while they are made durable. A final save's are awaited instead
+     * (ignored below): nothing trains after the last checkpoint. */
+    ROW0(SAVING, PERSIST_STARTED, ALWAYS, PERSISTING),
+
+    /* ---- persisting: the checkpoint at S is made durable while training goes on ---- */
+    /* Its save-done comes once every blob is durable, and only then is the
+     * shard reported. A raise of the round's step to one this worker
+     * already passed (it trained on): it cannot save there, so it drops
+     * its copy and raises the step past its own, as a worker that learned
+     * the step late does. */
+    ROW(PERSISTING, STEP_AGREED, RAISED_SAVED_PAST, FOLLOWING, FX(DISCARD_SHARD), FX(PROPOSE_STEP), FX(ARM_TIMER)),
+    ROW(PERSISTING, SAVE_DONE, RAISED_OK_PAST, FOLLOWING, FX(DISCARD_SHARD), FX(PROPOSE_STEP), FX(ARM_TIMER)),
+    FIRST_SAVE_ROWS(PERSISTING),
+    /* A periodic checkpoint's round has no deadline: a persist that takes
+     * longer than bound_ms goes on (each write completes or fails). */
+    ROW0(PERSISTING, TIMER, CURRENT_WITHDRAWN, PERSISTING),
+    WITHDRAW_MARK_ROW(PERSISTING),
+    DONE_ROW(PERSISTING),
+    ACTIVE_ROWS(PERSISTING),
 
     /* ---- countdown: training through the grace period ---- */
     ROW(COUNTDOWN, STEP_REACHED, FINAL_DUE, OWN_SIGNAL, FX(REQUEST_FINAL), FX(ARM_TIMER)),
@@ -223,6 +248,13 @@ static const struct preempt_ignore ignored[] = {
     IGN(SAVING, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
     IGN(SAVING, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(SAVING, FINAL_REQUESTED, "the final round starts after this save"),
+
+    STALE_TIMER(PERSISTING),
+    IGN(PERSISTING, STEP_REACHED, "training on while the checkpoint persists"),
+    IGN(PERSISTING, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
+    IGN(PERSISTING, STEP_AGREED, "the echo of the round's step, or a lower one"),
+    IGN(PERSISTING, FINAL_REQUESTED, "the final round starts after this checkpoint"),
+    IGN(FINAL_SAVE, PERSIST_STARTED, "the last checkpoint: nothing trains after it, its persist is awaited"),
 
     STALE_TIMER(COUNTDOWN),
     IGN(COUNTDOWN, STEP_REACHED, "training through the grace period"),
@@ -346,6 +378,7 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
     case PREEMPT_STATE_IDLE:
     case PREEMPT_STATE_STEP_AGREED:
     case PREEMPT_STATE_COUNTDOWN:
+    case PREEMPT_STATE_PERSISTING: /* the checkpoint persists on the loop */
         return PREEMPT_ACTION_CONTINUE;
     case PREEMPT_STATE_OWN_SIGNAL:    /* the round's step is not known yet: on up to this worker's proposal */
     case PREEMPT_STATE_FOLLOWING:
@@ -433,6 +466,13 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return ev->u.step_agreed.step > c->save_step && c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_RAISED_OK:
         return ev->u.save_done.status == 0 && c->raised_to > c->save_step;
+    case PREEMPT_GUARD_RAISED_SAVED_PAST:
+        return ev->u.step_agreed.step > c->save_step && c->shard_out && !c->abort_proposed &&
+               f->run >= ev->u.step_agreed.step;
+    case PREEMPT_GUARD_RAISED_OK_PAST:
+        return ev->u.save_done.status == 0 && c->raised_to > c->save_step && f->run >= c->raised_to;
+    case PREEMPT_GUARD_CURRENT_WITHDRAWN:
+        return ev->u.timer.gen == c->timer_gen && c->withdrawn;
     case PREEMPT_GUARD_NO_STEP:
         return !c->have_step;
     case PREEMPT_GUARD_PAST_SAVE_STEP:
@@ -507,6 +547,12 @@ static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preem
     return d > INT64_MAX ? INT64_MAX : d;
 }
 
+/* The states in which this worker's checkpoint at S is being written. */
+static bool saving_state(enum preempt_state s)
+{
+    return s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_PERSISTING;
+}
+
 /* Records the event's payload in the context; runs for transitions only. */
 static void record(struct preempt_core *n, enum preempt_state from, const struct preempt_event *ev,
                    const struct preempt_facts *f)
@@ -531,7 +577,7 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         n->driver = false;
         break;
     case PREEMPT_EV_STEP_AGREED:
-        if (from == PREEMPT_STATE_SAVING || from == PREEMPT_STATE_FINAL_SAVE) {
+        if (saving_state(from)) {
             /* a raise: taken up when the save at the old step is done */
             n->raised_to = ev->u.step_agreed.step;
             n->raised_last = ev->u.step_agreed.last != 0;
@@ -560,6 +606,7 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         break;
     case PREEMPT_EV_FINAL_REQUESTED:
     case PREEMPT_EV_STEP_REACHED:
+    case PREEMPT_EV_PERSIST_STARTED:
     case PREEMPT_EV_TIMER:
     case PREEMPT_EV_PEER_LOST:
     case PREEMPT_EV_RESTART_REQUESTED:
@@ -570,8 +617,14 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     }
     /* Moved off a step by a raise: the copy there goes (discard-shard), and
      * the round is the raised step's. */
-    if ((from == PREEMPT_STATE_SAVING || from == PREEMPT_STATE_FINAL_SAVE) && n->state == PREEMPT_STATE_STEP_AGREED &&
-        n->raised_to > n->save_step) {
+    /* Raised to a step this worker passed while its checkpoint persisted:
+     * the copy goes, and the round is agreed anew from its own raise. */
+    if (from == PREEMPT_STATE_PERSISTING && n->state == PREEMPT_STATE_FOLLOWING) {
+        n->old_step = n->save_step;
+        n->raised_to = 0;
+        n->shard_out = false;
+    }
+    if (saving_state(from) && n->state == PREEMPT_STATE_STEP_AGREED && n->raised_to > n->save_step) {
         n->old_step = n->save_step;
         n->save_step = n->raised_to;
         n->last = n->raised_last;
@@ -669,6 +722,7 @@ const char *preempt_fsm_exit_why_(enum preempt_state from, const struct preempt_
         return "training is done";
     case PREEMPT_EV_PEER_NOTICE:
     case PREEMPT_EV_NOTICE_WITHDRAWN:
+    case PREEMPT_EV_PERSIST_STARTED:
     case PREEMPT_EV_CLAIM_WON:
     case PREEMPT_EV_CLAIM_LOST:
     case PREEMPT_EV_FINAL_REQUESTED:

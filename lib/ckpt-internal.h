@@ -34,6 +34,8 @@
 #define PREEMPT_CKPT_MAX_JOB 128
 #define PREEMPT_CKPT_MAX_LAUNCH 64
 
+#include "persist-internal.h"
+
 struct preempt_ckpt_store;
 struct preempt_ckpt_writer;
 
@@ -86,6 +88,24 @@ int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, co
  * writing, before the commit, which reads the file back for its size and
  * checksum and fsyncs it. Nothing is held in memory. */
 int preempt_ckpt_open_blob_(struct preempt_ckpt_writer *w, const char *name, int *ret_fd);
+
+/* Two-phase saves (lib/persist-internal.h). A snapshot blob (the same
+ * names and limits) is created empty now and written later, from data,
+ * by the persist phase; data stays the caller's and must live until the
+ * writer is committed or aborted. */
+int preempt_ckpt_add_snapshot_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len);
+/* Whether the save has snapshot blobs, so that it persists in two phases. */
+bool preempt_ckpt_two_phase_(const struct preempt_ckpt_writer *w);
+/* The blobs the persist phase makes durable: the snapshot ones and the
+ * ones the caller wrote through a descriptor, each opened (out[i].fd).
+ * *ret_n <= PREEMPT_CKPT_MAX_BLOBS. */
+int preempt_ckpt_persist_blobs_(struct preempt_ckpt_writer *w, struct preempt_persist_blob *out, size_t *ret_n);
+/* They are durable: their sizes and checksums go into the manifest and
+ * their descriptors are closed; preempt_ckpt_commit_() follows. */
+void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n);
+/* Closes the descriptors of preempt_ckpt_persist_blobs_() after a persist
+ * that did not end (the writer is aborted next). */
+void preempt_ckpt_persist_close_(struct preempt_persist_blob *b, size_t n);
 
 /* Writes the manifest and commits atomically, then applies max_to_keep
  * and removes the set-aside checkpoints older than this one (not when

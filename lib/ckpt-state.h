@@ -68,6 +68,9 @@ struct preempt_ckpt_writer {
     lpckpt_Manifest m;
     bool streamed[PREEMPT_CKPT_MAX_BLOBS]; /* written by the caller through a descriptor:
                                              sized and checksummed at commit */
+    const void *snap[PREEMPT_CKPT_MAX_BLOBS]; /* a two-phase save's snapshot: written by the
+                                               persist phase (NULL: written already) */
+    unsigned n_snap;
 };
 
 /* ---- shared between the checkpoint manager's files ---- */

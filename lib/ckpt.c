@@ -260,6 +260,83 @@ int preempt_ckpt_open_blob_(struct preempt_ckpt_writer *w, const char *name, int
     return 0;
 }
 
+int preempt_ckpt_add_snapshot_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len)
+{
+    int fd, r;
+
+    if (!w || (!data && len > 0))
+        return -EINVAL;
+    if ((r = blob_may_start(w, name)) < 0)
+        return r;
+    if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0 ||
+        (fd = openat(w->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+        w->failed = r < 0 ? r : -errno;
+        return w->failed;
+    }
+    (void)close(fd);
+    w->snap[w->m.blobs_count] = data ? data : "";
+    w->n_snap++;
+    (void)snprintf(w->m.blobs[w->m.blobs_count].name, sizeof(w->m.blobs[0].name), "%s", name);
+    w->m.blobs[w->m.blobs_count++].size = len;
+    return 0;
+}
+
+bool preempt_ckpt_two_phase_(const struct preempt_ckpt_writer *w)
+{
+    return w && w->n_snap > 0;
+}
+
+void preempt_ckpt_persist_close_(struct preempt_persist_blob *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].fd >= 0)
+            (void)close(b[i].fd);
+        b[i].fd = -1;
+    }
+}
+
+int preempt_ckpt_persist_blobs_(struct preempt_ckpt_writer *w, struct preempt_persist_blob *out, size_t *ret_n)
+{
+    size_t n = 0;
+
+    if (!w || w->failed)
+        return w ? w->failed : -EINVAL;
+    for (pb_size_t i = 0; i < w->m.blobs_count; i++) {
+        bool snap = w->snap[i] != NULL;
+        int fd;
+
+        if (!snap && !w->streamed[i])
+            continue; /* written (and made durable) by preempt_save_blob() */
+        fd = openat(w->fd, w->m.blobs[i].name, (snap ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            int r = -errno;
+            preempt_ckpt_persist_close_(out, n);
+            return r;
+        }
+        out[n++] = (struct preempt_persist_blob){ .fd = fd, .data = snap ? w->snap[i] : NULL,
+                                                  .len = snap ? w->m.blobs[i].size : 0 };
+    }
+    *ret_n = n;
+    return 0;
+}
+
+void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n)
+{
+    size_t k = 0;
+
+    for (pb_size_t i = 0; i < w->m.blobs_count && k < n; i++) {
+        if (!w->snap[i] && !w->streamed[i])
+            continue;
+        w->m.blobs[i].size = b[k].size;
+        w->m.blobs[i].crc32c = b[k].crc32c;
+        (void)close(b[k].fd);
+        w->snap[i] = NULL;
+        w->streamed[i] = false; /* sized, checksummed and durable */
+        k++;
+    }
+    w->n_snap = 0;
+}
+
 /* The blobs the caller wrote through descriptors: their sizes and
  * checksums, read back from the files, which are then made durable. */
 static int seal_streamed(struct preempt_ckpt_writer *w)

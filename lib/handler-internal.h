@@ -40,6 +40,7 @@
 #include "machine-internal.h"
 #include "metadata-internal.h"
 #include "platform-internal.h"
+#include "persist-internal.h"
 #include "progress-internal.h"
 #include "report-internal.h"
 #include "worker-internal.h"
@@ -84,6 +85,22 @@ struct preempt_handler {
     bool save_running;
     uint64_t save_t0_us, last_save_ms;
     unsigned saves;
+
+    /* A two-phase save (README "Two-phase saves"): the snapshots handed over
+     * (released when durable or dropped) and the persist of h->writer's
+     * blobs on the loop. Resources only: the machine's state (persisting)
+     * says what happens. */
+    struct preempt_persist *persist;            /* made at the first two-phase save */
+    enum preempt_persist_backend persist_want;  /* $PREEMPT_PERSIST */
+    struct hd_snap {
+        void *data;
+        preempt_release_cb release;
+        void *ud;
+    } snaps[PREEMPT_CKPT_MAX_BLOBS];
+    unsigned n_snaps;
+    struct preempt_persist_blob pblobs[PREEMPT_CKPT_MAX_BLOBS];
+    size_t n_pblobs;
+    uint64_t snapshot_ms, persist_bytes; /* of the save persisting */
 
     uint64_t step_t0_us;  /* start of the step being trained; 0: none */
     uint64_t proposed_ms; /* when this worker proposed a round's step (its agreement time runs) */
@@ -161,5 +178,7 @@ void hd_start_free(struct preempt_handler *h);
 void hd_flush_last(struct preempt_handler *h);
 enum preempt_action hd_action_of(const struct preempt_handler *h);
 uint64_t hd_count_step(struct preempt_handler *h);
+void hd_drop_persist(struct preempt_handler *h);
+void hd_persist_pace(struct preempt_handler *h);
 
 #endif

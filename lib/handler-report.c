@@ -200,6 +200,7 @@ static void check_invariants(const struct preempt_handler *h, enum preempt_state
 
     assert(!!evtimer_pending(h->ev_timer, NULL) == (preempt_state_timer_(s) != PREEMPT_TIMER_NONE));
     assert(!(h->wk.save_asked || h->save_running) || saving || s == PREEMPT_STATE_EXIT);
+    assert(!preempt_persist_busy_(h->persist) || saving || s == PREEMPT_STATE_PERSISTING);
     assert(s != PREEMPT_STATE_EXIT || (!event_pending(h->ev_sig, EV_READ, NULL) &&
                                        (!h->ev_poll || !event_pending(h->ev_poll, EV_TIMEOUT, NULL))));
 #else
@@ -213,9 +214,12 @@ void hd_after_step(struct preempt_sm *sm, enum preempt_state from, enum preempt_
     struct preempt_handler *h = arg;
 
     (void)sm;
+    if (to == PREEMPT_STATE_EXIT) /* a persist the exit cut short: the previous checkpoint stays */
+        hd_drop_persist(h);
     check_invariants(h, to);
     if (from == to)
         return;
+    hd_persist_pace(h);
     hd_log_msg(h, PREEMPT_LOG_DEBUG, "state %s -> %s", preempt_state_to_string(from), preempt_state_to_string(to));
     /* The trainer resumes training when a wait or a save ends. */
     if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_FOLLOWING || from == PREEMPT_STATE_SAVING)

@@ -63,11 +63,149 @@ int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret
     return r < 0 ? r : preempt_ckpt_open_blob_(h->writer, name, ret_fd);
 }
 
-int preempt_save_done(struct preempt_handler *h, int status)
+int preempt_save_snapshot(struct preempt_handler *h, const char *name, const void *data, size_t len,
+                          preempt_release_cb release, void *userdata)
+{
+    int r = blob_check(h, name && (data || !len) && release);
+
+    if (r < 0)
+        return r;
+    if (h->n_snaps >= PREEMPT_CKPT_MAX_BLOBS)
+        return -E2BIG;
+    if ((r = preempt_ckpt_add_snapshot_(h->writer, name, data, len)) == 0)
+        h->snaps[h->n_snaps++] = (struct hd_snap){ .data = (void *)(uintptr_t)data, .release = release, .ud = userdata };
+    return r;
+}
+
+/* The snapshots go back to the trainer (durable, or the save dropped). */
+static void release_snaps(struct preempt_handler *h)
+{
+    unsigned n = h->n_snaps;
+
+    h->n_snaps = 0;
+    h->in_cb++;
+    for (unsigned i = 0; i < n; i++)
+        h->snaps[i].release(h->snaps[i].data, h->snaps[i].ud);
+    h->in_cb--;
+}
+
+/* A save ended: its outcome measured, logged and fed to the machine.
+ * at_boundary: it ended at the trainer's step boundary (not on the loop
+ * while the trainer trains, as a persist does), so the next step starts now. */
+static void save_finished(struct preempt_handler *h, int status, const struct preempt_ckpt_info *info, bool at_boundary)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
+    uint64_t ms = (hd_now_us(h) - h->save_t0_us + 999) / 1000;
+
+    h->last_save_ms = ms;
+    preempt_worker_save_took_(&h->wk, ms); /* both phases: what a final save makes the trainer wait */
+    if (status == 0) {
+        uint64_t bytes = h->store ? info->bytes : 0; /* without a directory the save is the caller's own */
+
+        h->saves++;
+        h->bytes_saved += bytes;
+        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)bytes);
+        preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
+        if (!h->wk.coord) /* local mode: the local commit is the decision */
+            hd_committed(h, h->wk.save_step);
+        if (at_boundary)
+            hd_log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",
+                       (unsigned long long)h->wk.save_step, (unsigned long long)ms, h->store ? ": " : "",
+                       h->store ? info->path : "");
+        else
+            hd_log_msg(h, PREEMPT_LOG_INFO,
+                       "checkpoint at step %llu committed in %llu ms (snapshot %llu ms, then %llu bytes persisted "
+                       "with %s on the loop): %s",
+                       (unsigned long long)h->wk.save_step, (unsigned long long)ms,
+                       (unsigned long long)h->snapshot_ms, (unsigned long long)h->persist_bytes,
+                       preempt_persist_backend_name_(preempt_persist_backend_(h->persist)), info->path);
+    } else {
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->wk.save_step,
+                   strerror(-status));
+    }
+    if (at_boundary) {
+        h->step_t0_us = hd_now_us(h);
+        preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, h->step_t0_us);
+        preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
+    }
+    ev.u.save_done.status = status;
+    hd_post(h, ev);
+}
+
+/* Every blob of the persisting save is durable (0), or the persist failed. */
+static void on_persisted(int status, void *arg)
+{
+    struct preempt_handler *h = arg;
     struct preempt_ckpt_info info;
-    uint64_t ms;
+
+    if (status == 0) {
+        preempt_ckpt_persisted_(h->writer, h->pblobs, h->n_pblobs);
+        status = preempt_ckpt_commit_(h->writer, &info); /* consumes the writer */
+    } else {
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "persisting the checkpoint at step %llu failed: %s",
+                   (unsigned long long)h->wk.save_step, strerror(-status));
+        preempt_ckpt_persist_close_(h->pblobs, h->n_pblobs);
+        preempt_ckpt_abort_(h->writer);
+    }
+    h->writer = NULL;
+    h->n_pblobs = 0;
+    release_snaps(h);
+    save_finished(h, status, &info, false);
+}
+
+/* A persist's pace follows the trainer: one budget per step boundary
+ * while it trains, back to back while it waits (the last save). */
+void hd_persist_pace(struct preempt_handler *h)
+{
+    if (preempt_persist_busy_(h->persist))
+        preempt_persist_pace_(h->persist, hd_action_of(h) == PREEMPT_ACTION_WAIT);
+}
+
+void hd_drop_persist(struct preempt_handler *h)
+{
+    if (!preempt_persist_busy_(h->persist))
+        return;
+    preempt_persist_cancel_(h->persist);
+    preempt_ckpt_persist_close_(h->pblobs, h->n_pblobs);
+    h->n_pblobs = 0;
+    preempt_ckpt_abort_(h->writer); /* the previous checkpoint stays as it was */
+    h->writer = NULL;
+    hd_log_msg(h, PREEMPT_LOG_WARNING, "the checkpoint at step %llu was still persisting: dropped",
+               (unsigned long long)h->wk.save_step);
+    release_snaps(h);
+}
+
+/* The snapshot phase of a two-phase save ended: the persist starts. */
+static int start_persist(struct preempt_handler *h)
+{
+    const char *why;
+    int r;
+
+    if (!h->persist) {
+        if ((r = preempt_persist_new_(h->base, h->persist_want, &h->persist, &why)) < 0) {
+            hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot persist with %s: %s",
+                       preempt_persist_backend_name_(h->persist_want), strerror(-r));
+            return r;
+        }
+        if (why)
+            hd_log_msg(h, PREEMPT_LOG_WARNING, "%s: two-phase saves persist in chunks from the loop instead", why);
+    }
+    if ((r = preempt_ckpt_persist_blobs_(h->writer, h->pblobs, &h->n_pblobs)) < 0)
+        return r;
+    if ((r = preempt_persist_start_(h->persist, h->pblobs, h->n_pblobs, on_persisted, h)) < 0) {
+        preempt_ckpt_persist_close_(h->pblobs, h->n_pblobs);
+        h->n_pblobs = 0;
+        return r;
+    }
+    h->persist_bytes = 0;
+    for (size_t i = 0; i < h->n_pblobs; i++)
+        h->persist_bytes += h->pblobs[i].len;
+    return 0;
+}
+
+int preempt_save_done(struct preempt_handler *h, int status)
+{
+    struct preempt_ckpt_info info;
     int r = 0;
 
     if (!hd_handler_ok(h) || status > 0)
@@ -75,6 +213,21 @@ int preempt_save_done(struct preempt_handler *h, int status)
     if (!h->save_running)
         return -EALREADY;
     h->save_running = false;
+    if (h->writer && status == 0 && preempt_ckpt_two_phase_(h->writer)) {
+        if ((r = start_persist(h)) == 0) {
+            struct preempt_event ev = { .kind = PREEMPT_EV_PERSIST_STARTED };
+
+            h->snapshot_ms = (hd_now_us(h) - h->save_t0_us + 999) / 1000;
+            h->step_t0_us = hd_now_us(h);
+            preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, h->step_t0_us);
+            preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
+            ev.u.persist_started.bytes = h->persist_bytes;
+            hd_post(h, ev);
+            hd_persist_pace(h);
+            return 0;
+        }
+        status = r;
+    }
     if (h->writer && status == 0) {
         r = preempt_ckpt_commit_(h->writer, &info); /* consumes the writer */
         status = r;
@@ -84,30 +237,8 @@ int preempt_save_done(struct preempt_handler *h, int status)
             status = -EIO; /* the writer could not be opened */
     }
     h->writer = NULL;
-    ms = (hd_now_us(h) - h->save_t0_us + 999) / 1000;
-    h->last_save_ms = ms;
-    preempt_worker_save_took_(&h->wk, ms);
-    if (status == 0) {
-        uint64_t bytes = h->store ? info.bytes : 0; /* without a directory the save is the caller's own */
-
-        h->saves++;
-        h->bytes_saved += bytes;
-        preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)bytes);
-        preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
-        if (!h->wk.coord) /* local mode: the local commit is the decision */
-            hd_committed(h, h->wk.save_step);
-        hd_log_msg(h, PREEMPT_LOG_INFO, "checkpoint at step %llu committed in %llu ms%s%s",
-                   (unsigned long long)h->wk.save_step, (unsigned long long)ms, h->store ? ": " : "",
-                   h->store ? info.path : "");
-    } else {
-        hd_log_msg(h, PREEMPT_LOG_ERROR, "save at step %llu failed: %s", (unsigned long long)h->wk.save_step,
-                   strerror(-status));
-    }
-    h->step_t0_us = hd_now_us(h);
-    preempt_progress_boundary_(h->progress, preempt_sm_facts_(h->wk.sm)->run, h->step_t0_us);
-    preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_TRAINING);
-    ev.u.save_done.status = status;
-    hd_post(h, ev);
+    release_snaps(h);
+    save_finished(h, status, &info, true);
     return r;
 }
 

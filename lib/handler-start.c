@@ -899,6 +899,12 @@ int preempt_handler_new_size(struct event_base *base, const struct preempt_confi
     r = resolve_platform(h);
     if (r < 0)
         goto fail;
+    if (preempt_persist_backend_from_string_(getenv("PREEMPT_PERSIST"), &h->persist_want) < 0) {
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: PREEMPT_PERSIST=%s is not one of auto, io_uring, "
+                   "chunked", getenv("PREEMPT_PERSIST"));
+        r = -EINVAL;
+        goto fail;
+    }
     facts = (struct preempt_config_facts){
         .grace_ms = h->cfg.grace_ms, .bound_ms = cfg->bound_ms, .agree_timeout_ms = cfg->agree_timeout_ms,
         .margin_ms = cfg->margin_ms, .plan = cfg->plan, .second = cfg->second,

@@ -576,7 +576,12 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
                   if (h->ev_start)
         event_free(h->ev_start);
     preempt_meta_free_(h->meta);
+    hd_drop_persist(h);
+    preempt_persist_free_(h->persist);
     preempt_ckpt_abort_(h->writer);
+    for (unsigned i = 0; i < h->n_snaps; i++) /* a save dropped unfinished: its snapshots go back */
+        h->snaps[i].release(h->snaps[i].data, h->snaps[i].ud);
+    h->n_snaps = 0;
     if (h->ev_sig)
         event_free(h->ev_sig);
     if (h->ev_timer)
@@ -652,6 +657,7 @@ uint64_t hd_count_step(struct preempt_handler *h)
     if (h->cfg.save_every_steps && run % h->cfg.save_every_steps == 0)
         (void)request_checkpoint(h, "save_every_steps");
     preempt_worker_reached_(&h->wk);
+    preempt_persist_kick_(h->persist); /* a checkpoint persisting: its work of this boundary */
     return t;
 }
 

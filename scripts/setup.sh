@@ -6,7 +6,7 @@
 # configures the tree when that has not been done. Safe to run again.
 set -eu
 PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils \
-libevent-dev libcurl4-openssl-dev libjansson-dev check \
+libevent-dev libcurl4-openssl-dev libjansson-dev liburing-dev check \
 nanopb libnanopb-dev protobuf-compiler \
 etcd-server etcd-client curl graphviz valgrind strace \
 clang libclang-rt-14-dev openssl help2man locales \

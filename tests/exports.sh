@@ -3,7 +3,7 @@
 # libpreempt.so exports exactly the functions the public header marks
 # PREEMPT_EXPORT (all preempt_*, none of nanopb's pb_* or the internal
 # preempt_*_ helpers) as their default versions, under LIBPREEMPT_0 (0.1's)
-# or LIBPREEMPT_1.0 (lib/libpreempt.map), plus 0.1's interface for programs
+# LIBPREEMPT_1.0 or LIBPREEMPT_1.1 (lib/libpreempt.map), plus 0.1's interface for programs
 # built against it: every function of 0.1's header (tests/abi/0.1/) is
 # there as version LIBPREEMPT_0, and nothing else is. The header's
 # generated enums are the ones their tables make (scripts/public-enums.sh).
@@ -15,22 +15,22 @@ $NM -D --defined-only "$so" >"$TMP/nm" || fail "$NM -D $so" # $NM may carry opti
 awk '$2 ~ /^[TDBR]$/ { print $3 }' "$TMP/nm" | sort >"$TMP/versioned"
 # the default versions: the header's functions, under a node of lib/libpreempt.map
 grep '@@' "$TMP/versioned" >"$TMP/default"
-expect "every default symbol is of LIBPREEMPT_0 or LIBPREEMPT_1.0" \
-    test -z "$(grep -v -e '@@LIBPREEMPT_0$' -e '@@LIBPREEMPT_1\.0$' "$TMP/default")"
+expect "every default symbol is of LIBPREEMPT_0, LIBPREEMPT_1.0 or LIBPREEMPT_1.1" \
+    test -z "$(grep -v -e '@@LIBPREEMPT_0$' -e '@@LIBPREEMPT_1\.[01]$' "$TMP/default")"
 sed 's/@.*//' "$TMP/default" >"$TMP/exported"
 decl() { sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/\1/p' "$1" | sort; }
 decl "$top_srcdir/include/libpreempt/preempt.h" >"$TMP/declared"
 echo "exported: $(tr '\n' ' ' <"$TMP/exported")"
 # every function of the header is a default symbol, and every symbol 1.0
 # added or changed is in the header
-sed -n 's/@@LIBPREEMPT_1\.0$//p' "$TMP/default" | sort >"$TMP/new"
+sed -n 's/@@LIBPREEMPT_1\.[01]$//p' "$TMP/default" | sort >"$TMP/new"
 if [ ! -s "$TMP/declared" ]; then
     fail "no PREEMPT_EXPORT declaration found in preempt.h"
 elif [ -z "$(comm -23 "$TMP/declared" "$TMP/exported")" ] && [ -z "$(comm -13 "$TMP/declared" "$TMP/new")" ]; then
     ok
 else
     fail "the header's PREEMPT_EXPORT functions and the library's symbols differ: declared, not exported:" \
-        $(comm -23 "$TMP/declared" "$TMP/exported") "; of LIBPREEMPT_1.0, not declared:" $(comm -13 "$TMP/declared" "$TMP/new")
+        $(comm -23 "$TMP/declared" "$TMP/exported") "; of LIBPREEMPT_1.0 or 1.1, not declared:" $(comm -13 "$TMP/declared" "$TMP/new")
 fi
 # 0.1's interface: each of its functions as version LIBPREEMPT_0 (the
 # default when 1.0 kept it, else an older version beside 1.0's)

@@ -67,6 +67,10 @@ static const char usage[] =
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
     "  --save-every-steps N  a periodic checkpoint every N steps (training goes on)\n"
     "  --save-every-ms MS a periodic checkpoint MS after the last one committed\n"
+    "  --two-phase        save the model as a snapshot (a copy in memory): the\n"
+    "                     library writes it while training goes on, and commits\n"
+    "                     once it is durable ($PREEMPT_PERSIST: auto, io_uring or\n"
+    "                     chunked)\n"
     "  --early-threads N  start N threads before the notice signals are blocked,\n"
     "                     as Python and its libraries do (tests: run the trainer\n"
     "                     under preempt-exec)\n"
@@ -161,6 +165,7 @@ struct trainer {
     int raise_sig;
     const char *poll_file;
     bool custom_save, waiting, exited;
+    bool two_phase;              /* --two-phase: the model is a snapshot, persisted while training goes on */
     bool verbose;                /* --verbose: debug and info messages too */
     struct allreduce *ar;        /* --allreduce: a blocking collective in every step */
     int exit_code;
@@ -239,10 +244,31 @@ static int save_meta(struct trainer *t, uint64_t step)
     return preempt_save_blob(t->h, "meta", meta, strlen(meta));
 }
 
-/* Its second half: the model blob. */
+static void free_snapshot(void *data, void *ud)
+{
+    (void)ud;
+    free(data);
+}
+
+/* Its second half: the model blob. With --two-phase, a copy of the state
+ * handed over as a snapshot: the library persists it on its loop while
+ * training changes the state. */
 static int save_model(struct trainer *t)
 {
-    return t->custom_save ? 0 : preempt_save_blob(t->h, "model", t->state, t->words * sizeof(uint64_t));
+    size_t len = t->words * sizeof(uint64_t);
+    void *copy;
+    int r;
+
+    if (t->custom_save)
+        return 0;
+    if (!t->two_phase)
+        return preempt_save_blob(t->h, "model", t->state, len);
+    if (!(copy = malloc(len ? len : 1)))
+        return -ENOMEM;
+    memcpy(copy, t->state, len);
+    if ((r = preempt_save_snapshot(t->h, "model", copy, len, free_snapshot, NULL)) < 0)
+        free(copy); /* still the caller's on an error */
+    return r;
 }
 
 static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
@@ -635,7 +661,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
-       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS };
+       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS, OPT_TWO_PHASE };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -687,6 +713,7 @@ int main(int argc, char **argv)
         { "early-threads", required_argument, NULL, OPT_EARLY_THREADS },
         { "save-every-steps", required_argument, NULL, OPT_EVERY_STEPS },
         { "save-every-ms", required_argument, NULL, OPT_EVERY_MS },
+        { "two-phase", no_argument, NULL, OPT_TWO_PHASE },
         { NULL, 0, NULL, 0 },
     };
     struct trainer t = { .raise_sig = 0 };
@@ -814,6 +841,7 @@ int main(int argc, char **argv)
         case OPT_EARLY_THREADS: r = parse_u64("--early-threads", optarg, 16, &early_threads); break;
         case OPT_EVERY_STEPS: r = parse_u64("--save-every-steps", optarg, UINT32_MAX, &cfg.save_every_steps); break;
         case OPT_EVERY_MS: r = parse_u64("--save-every-ms", optarg, 86400000, &cfg.save_every_ms); break;
+        case OPT_TWO_PHASE: t.two_phase = true; break;
         default:
             return tool_option_error(NAME, c, argv);
         }

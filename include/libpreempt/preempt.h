@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define PREEMPT_VERSION_MAJOR 1
-#define PREEMPT_VERSION_MINOR 0
+#define PREEMPT_VERSION_MINOR 1
 #define PREEMPT_VERSION_PATCH 0
 
 #if defined(__GNUC__)
@@ -79,7 +79,9 @@ enum preempt_state {
     PREEMPT_STATE_FINAL_SAVE = 6,
     /** "exit": terminal: nothing armed, nothing pending; exit code decided */
     PREEMPT_STATE_EXIT = 7,
-    PREEMPT_STATE__COUNT = 8
+    /** "persisting": the checkpoint at S is snapshotted and being made durable on the loop while training goes on (a two-phase save); it is reported, and committed, only once every blob is durable */
+    PREEMPT_STATE_PERSISTING = 8,
+    PREEMPT_STATE__COUNT = 9
 };
 
 /** Why a handler decided to exit. */
@@ -638,12 +640,45 @@ PREEMPT_EXPORT int preempt_save_blob(struct preempt_handler *h, const char *name
  * preempt_save_blob(). */
 PREEMPT_EXPORT int preempt_save_blob_open(struct preempt_handler *h, const char *name, int *ret_fd);
 
+/** Releases a snapshot handed to preempt_save_snapshot(): @p data is the
+ * caller's again. Runs on the handler's loop (or inside
+ * preempt_handler_free()); callback-safe calls only. */
+typedef void (*preempt_release_cb)(void *data, void *userdata);
+
+/** Hands one named blob of the save in progress over as a snapshot, for a
+ * two-phase save (README "Two-phase saves"): nothing is written now. Once
+ * the save's snapshot phase ends (preempt_save_done() with 0), the
+ * library writes the snapshots, checksums them and makes them durable on
+ * its loop while training goes on (io_uring, or bounded chunks where the
+ * kernel does not permit it; no threads), and only then commits the
+ * checkpoint (manifest last, fsync, rename; in a job, the shard's report
+ * and the job's one decision). A save with at least one snapshot is
+ * two-phase: its preempt_save_blob_open() files are read back and made
+ * durable in the same persist. At most one save persists at a time, so a
+ * handler holds at most one set of snapshots (one copy of the state).
+ * Names and limits as preempt_save_blob().
+ * @return 0; -EINVAL for a bad or repeated name or a NULL @p release;
+ *         -ENOTSUP without a ckpt_dir; -EALREADY when no save is in
+ *         progress; -E2BIG past 64 blobs; or the negative errno of creating
+ *         its file.
+ * Ownership: on 0 the library holds @p data (it neither changes nor frees
+ * it) until it calls @p release(data, userdata), exactly once: when the
+ * blob is durable, when the save is dropped (a failure, an exit, the
+ * handler freed). On an error the caller keeps it. Callback-safe: as
+ * preempt_save_blob(). */
+PREEMPT_EXPORT int preempt_save_snapshot(struct preempt_handler *h, const char *name, const void *data, size_t len,
+                                         preempt_release_cb release, void *userdata);
+
 /** Finishes the save in progress: with @p status 0 and a ckpt_dir, the
  * checkpoint is committed atomically (manifest last, fsync, rename);
  * otherwise it is dropped. The outcome is fed to the machine. With several
  * workers the committed copy stays pending (never restored, never counted
  * by max_to_keep) until the job's one decision for the round: kept when
  * every worker's shard is in, deleted when the round aborts.
+ * A two-phase save (preempt_save_snapshot()) ends only its snapshot phase
+ * here: the machine goes to "persisting" (training goes on; the last save
+ * of a preemption is awaited instead: PREEMPT_ACTION_WAIT), and the
+ * commit follows on the loop once every blob is durable.
  * @return 0 or the commit's negative errno (the machine has been told);
  *         -EALREADY when no save is in progress. Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_save_done(struct preempt_handler *h, int status);

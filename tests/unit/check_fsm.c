@@ -673,6 +673,9 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     case PREEMPT_EV_ROUND_ABORTED:
         ev->u.round_aborted.step = rel[(v / 3) % 3];
         break;
+    case PREEMPT_EV_PERSIST_STARTED:
+        ev->u.persist_started.bytes = 1u << 20;
+        break;
     case PREEMPT_EV_NOTICE_WITHDRAWN:
     case PREEMPT_EV_CLAIM_WON:
     case PREEMPT_EV_CLAIM_LOST:
@@ -976,6 +979,7 @@ static void cut_countdown(struct preempt_row *rows, size_t n, struct preempt_mac
 {
     (void)m; /* nothing enters countdown any more */
     rows[find_row(rows, n, ST(SAVING), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_ALWAYS)].to = ST(SAVING);
+    rows[find_row(rows, n, ST(PERSISTING), PREEMPT_EV_CKPT_COMMITTED, PREEMPT_GUARD_ALWAYS)].to = ST(PERSISTING);
 }
 
 static void dead_row(struct preempt_row *rows, size_t n, struct preempt_machine_def *m)

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/persist-internal.h: the persist phase of a two-phase save (README
+ * "Two-phase saves"), part of the handler's shell.
+ *
+ * A save's snapshot phase hands the library buffers (or files the trainer
+ * wrote); this engine then writes them to their files, checksums them and
+ * makes them durable on the handler's event_base, while the trainer goes
+ * on training. It starts no thread. Two backends:
+ *
+ * - io_uring: writes of PREEMPT_PERSIST_CHUNK bytes are submitted to a
+ *   ring (at most PREEMPT_PERSIST_DEPTH in flight) whose completions come
+ *   through an eventfd on the loop; each file ends with a data fsync on
+ *   the ring. The kernel runs buffered writes in its own io_uring workers
+ *   (shown as iou-wrk-<tid> under /proc/self/task; they run no user code).
+ * - chunked: where io_uring is not permitted (a container's seccomp
+ *   profile, kernel.io_uring_disabled) or not wanted: one chunk per loop
+ *   pass is written into the page cache with pwrite(), and its writeback
+ *   started at once (sync_file_range(SYNC_FILE_RANGE_WRITE)), so that the
+ *   fdatasync() that ends each file finds the data mostly on disk.
+ *
+ * Either way, the loop's thread does at most PREEMPT_PERSIST_PASS_* bytes
+ * of work (checksums; the chunked backend's copies into the page cache)
+ * per kick: the handler kicks the persist at each of the trainer's step
+ * boundaries, so that is what a persist adds to one step, however the
+ * trainer runs the loop (a non-blocking loop run goes on while events are
+ * active: the budget, not the loop, ends the work). While the trainer
+ * waits (the last save of a preemption), the persist is eager: each pass
+ * kicks the next. */
+#ifndef PREEMPT_PERSIST_INTERNAL_H
+#define PREEMPT_PERSIST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct preempt_persist;
+
+#define PREEMPT_PERSIST_CHUNK (8u << 20) /* bytes per write */
+#define PREEMPT_PERSIST_DEPTH 8          /* io_uring: writes in flight */
+/* the loop thread's bytes of work per loop pass: checksums with io_uring;
+ * copies into the page cache and checksums in chunks */
+#define PREEMPT_PERSIST_PASS_URING (32u << 20)
+#define PREEMPT_PERSIST_PASS_CHUNKED (8u << 20)
+
+enum preempt_persist_backend {
+    PREEMPT_PERSIST_AUTO,    /* io_uring when the kernel permits it, else chunked */
+    PREEMPT_PERSIST_URING,
+    PREEMPT_PERSIST_CHUNKED,
+};
+
+/* One blob to make durable. fd is the caller's (open for writing when
+ * data is set, for reading otherwise) and stays open until the persist
+ * ended. data NULL: the file is written already (a blob the trainer wrote
+ * through a descriptor): it is read back for its size and checksum. */
+struct preempt_persist_blob {
+    int fd;
+    const void *data;
+    uint64_t len;     /* data's length */
+    /* set once the persist succeeded */
+    uint64_t size;
+    uint32_t crc32c;
+    /* the engine's progress */
+    uint64_t queued, written; /* bytes submitted (checksummed), bytes on file */
+    bool syncing, durable;
+};
+
+/* Called on the loop when every blob is durable (0) or the persist failed
+ * (a negative errno: -ENOSPC, -EIO ...). The blobs are the caller's again. */
+typedef void (*preempt_persist_done_fn)(int status, void *arg);
+
+/* A persist engine on base. want: the backend asked for; AUTO falls back
+ * to chunked when io_uring cannot be set up, and *ret_why (may be NULL)
+ * then says why (static text; NULL when nothing fell back). URING fails
+ * with the setup's errno instead. */
+int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend want, struct preempt_persist **ret,
+                         const char **ret_why);
+/* Stops a persist under way (waiting, at most 5 s, for the writes the
+ * kernel holds, which read the caller's buffers), frees everything.
+ * NULL-safe. */
+void preempt_persist_free_(struct preempt_persist *p);
+
+/* Starts persisting blobs[0..n) (borrowed until done is called or the
+ * persist is cancelled). The work runs on the loop's passes: nothing is
+ * written inside this call. -EBUSY while another persist runs. */
+int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blob *blobs, size_t n,
+                           preempt_persist_done_fn done, void *arg);
+/* Stops the persist under way without calling done (waiting for the
+ * kernel's writes as above); the blobs are the caller's again. */
+void preempt_persist_cancel_(struct preempt_persist *p);
+bool preempt_persist_busy_(const struct preempt_persist *p);
+/* A step boundary: a new budget, and a pass on the loop. */
+void preempt_persist_kick_(struct preempt_persist *p);
+/* eager: the trainer waits for the persist, so each pass kicks the next;
+ * else one budget per kick. NULL-safe. */
+void preempt_persist_pace_(struct preempt_persist *p, bool eager);
+enum preempt_persist_backend preempt_persist_backend_(const struct preempt_persist *p);
+const char *preempt_persist_backend_name_(enum preempt_persist_backend b); /* "auto", "io_uring", "chunked" */
+/* The backend named (as above, or NULL/"" for auto): 0, or -EINVAL. */
+int preempt_persist_backend_from_string_(const char *name, enum preempt_persist_backend *ret);
+
+#endif
