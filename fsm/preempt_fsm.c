@@ -172,8 +172,11 @@ static const struct preempt_row rows[] = {
 
     /* The save handed its snapshots over (a two-phase save): training goes
      * on while they are made durable. A final save's are awaited instead
-     * (ignored below): nothing trains after the last checkpoint. */
+     * (ignored below): nothing trains after the last checkpoint, unless the
+     * round is a periodic (or advisory) one, whose "last" save ends no
+     * preemption. */
     ROW0(SAVING, PERSIST_STARTED, ALWAYS, PERSISTING),
+    ROW0(FINAL_SAVE, PERSIST_STARTED, WITHDRAWN, PERSISTING),
 
     /* ---- persisting: the checkpoint at S is made durable while training goes on ---- */
     /* Its save-done comes once every blob is durable, and only then is the
@@ -254,7 +257,7 @@ static const struct preempt_ignore ignored[] = {
     IGN(PERSISTING, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
     IGN(PERSISTING, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(PERSISTING, FINAL_REQUESTED, "the final round starts after this checkpoint"),
-    IGN(FINAL_SAVE, PERSIST_STARTED, "the last checkpoint: nothing trains after it, its persist is awaited"),
+    IGN(FINAL_SAVE, PERSIST_STARTED, "the last checkpoint of a preemption: nothing trains after it, its persist is awaited"),
 
     STALE_TIMER(COUNTDOWN),
     IGN(COUNTDOWN, STEP_REACHED, "training through the grace period"),

@@ -1,0 +1,628 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* tests/unit/check_persist.c: two-phase saves. The persist engine
+ * (lib/persist.c) on real files, /dev/full and a seccomp filter that
+ * forbids io_uring as container profiles do; then the public API as an
+ * asynchronous trainer uses it: snapshots handed over, training going on
+ * while they persist (no thread but io_uring's kernel workers), the commit
+ * only once every blob is durable, and what an exit, a notice or a freed
+ * handler does to a persist under way. Each runs with both backends. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "check-main.h"
+#include "ckpt-internal.h"
+#include "persist-internal.h"
+#include "preempt.h"
+
+static const char *const backends[] = { "io_uring", "chunked" };
+static char dir[256];
+
+static void setup(void)
+{
+    sigset_t set;
+
+    (void)sigemptyset(&set);
+    (void)sigaddset(&set, SIGTERM);
+    ck_assert_int_eq(sigprocmask(SIG_BLOCK, &set, NULL), 0);
+    preempt_test_mkdtemp(dir, sizeof(dir), "check_persist");
+}
+
+static void teardown(void)
+{
+    preempt_test_rmrf(dir);
+    (void)unsetenv("PREEMPT_PERSIST");
+}
+
+/* The process's threads that run user code: /proc/self/task less the
+ * kernel's io_uring workers (iou-wrk-*, iou-sqp-*), which run none. */
+static int user_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        char path[300], comm[64] = "";
+        FILE *f;
+
+        if (e->d_name[0] == '.')
+            continue;
+        (void)snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue; /* it ended meanwhile (an idle io_uring worker does) */
+        if (!fgets(comm, sizeof(comm), f))
+            comm[0] = '\0';
+        (void)fclose(f);
+        if (comm[0] && strncmp(comm, "iou-", 4) != 0)
+            n++;
+    }
+    (void)closedir(d);
+    return n;
+}
+
+/* Whether this kernel lets the process set up io_uring at all. */
+static bool uring_permitted(struct event_base *base)
+{
+    struct preempt_persist *p;
+    int r = preempt_persist_new_(base, PREEMPT_PERSIST_URING, &p, NULL);
+
+    preempt_persist_free_(p = r == 0 ? p : NULL);
+    return r == 0;
+}
+
+static unsigned char *pattern(size_t len, unsigned seed)
+{
+    unsigned char *b = malloc(len);
+
+    ck_assert_ptr_nonnull(b);
+    for (size_t i = 0; i < len; i++)
+        b[i] = (unsigned char)((i * 2654435761u) >> 13 ^ seed);
+    return b;
+}
+
+/* ---- the engine ---------------------------------------------------------------------- */
+
+struct outcome {
+    int calls, status;
+};
+
+static void on_done(int status, void *arg)
+{
+    struct outcome *o = arg;
+
+    o->calls++;
+    o->status = status;
+}
+
+/* Runs the loop, one kick per pass (as step boundaries), until done. */
+static void run_until_done(struct event_base *base, struct preempt_persist *p, struct outcome *o)
+{
+    for (int i = 0; i < 100000 && !o->calls; i++) {
+        preempt_persist_kick_(p);
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
+    }
+    ck_assert_int_eq(o->calls, 1);
+}
+
+/* Two buffers and a file written beforehand: every byte lands, each
+ * checksum is the data's, one pass does at most one budget of work. */
+START_TEST(test_engine_writes_and_checksums)
+{
+    enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
+    struct event_base *base = event_base_new();
+    size_t len[3] = { (size_t)20 << 20, 12345, (size_t)3 << 20 };
+    unsigned char *data[3];
+    struct preempt_persist_blob b[3];
+    struct preempt_persist *p;
+    struct outcome o = { 0 };
+    char path[300];
+    int passes = 0;
+
+    if (want == PREEMPT_PERSIST_URING && !uring_permitted(base))
+        want = PREEMPT_PERSIST_AUTO; /* this kernel forbids io_uring: the fallback is what runs */
+    ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
+    for (int i = 0; i < 3; i++) {
+        data[i] = pattern(len[i], (unsigned)i);
+        (void)snprintf(path, sizeof(path), "%s/blob%d", dir, i);
+        b[i] = (struct preempt_persist_blob){ .fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+                                              .data = data[i], .len = len[i] };
+        ck_assert_int_ge(b[i].fd, 0);
+    }
+    /* the third was written by its owner: only read back and synced */
+    ck_assert_int_eq(write(b[2].fd, data[2], len[2]), (ssize_t)len[2]);
+    b[2].data = NULL;
+    ck_assert_int_eq(preempt_persist_start_(p, b, 3, on_done, &o), 0);
+    ck_assert_int_eq(preempt_persist_start_(p, b, 3, on_done, &o), -EBUSY);
+    ck_assert(preempt_persist_busy_(p));
+    while (!o.calls && passes < 100000) {
+        uint64_t before = 0, after = 0;
+
+        for (int i = 0; i < 3; i++)
+            before += b[i].queued;
+        preempt_persist_kick_(p);
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* runs while events are active */
+        for (int i = 0; i < 3; i++)
+            after += b[i].queued;
+        /* the budget, not the loop, ends a boundary's work */
+        ck_assert_uint_le(after - before, preempt_persist_backend_(p) == PREEMPT_PERSIST_URING
+                                              ? PREEMPT_PERSIST_PASS_URING
+                                              : PREEMPT_PERSIST_PASS_CHUNKED);
+        if (!o.calls)
+            (void)event_base_loop(base, EVLOOP_ONCE);
+        passes++;
+    }
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(o.status, 0);
+    ck_assert_int_gt(passes, 2); /* 23 MiB never went in one boundary */
+    ck_assert(!preempt_persist_busy_(p));
+    for (int i = 0; i < 3; i++) {
+        unsigned char *back = malloc(len[i]);
+
+        ck_assert(b[i].durable);
+        ck_assert_uint_eq(b[i].size, len[i]);
+        ck_assert_uint_eq(b[i].crc32c, preempt_crc32c_(0, data[i], len[i]));
+        ck_assert_int_eq(pread(b[i].fd, back, len[i], 0), (ssize_t)len[i]);
+        ck_assert_int_eq(memcmp(back, data[i], len[i]), 0);
+        free(back);
+        free(data[i]);
+        (void)close(b[i].fd);
+    }
+    preempt_persist_free_(p);
+    event_base_free(base);
+}
+END_TEST
+
+/* A full disk (/dev/full): the persist fails with -ENOSPC, once. */
+START_TEST(test_engine_full_disk)
+{
+    enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
+    struct event_base *base = event_base_new();
+    size_t len = (size_t)9 << 20;
+    unsigned char *data = pattern(len, 7);
+    struct preempt_persist_blob b = { .fd = open("/dev/full", O_WRONLY | O_CLOEXEC), .data = data, .len = len };
+    struct preempt_persist *p;
+    struct outcome o = { 0 };
+
+    if (want == PREEMPT_PERSIST_URING && !uring_permitted(base))
+        want = PREEMPT_PERSIST_AUTO;
+    ck_assert_int_ge(b.fd, 0);
+    ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
+    ck_assert_int_eq(preempt_persist_start_(p, &b, 1, on_done, &o), 0);
+    run_until_done(base, p, &o);
+    ck_assert_int_eq(o.status, -ENOSPC);
+    ck_assert(!b.durable);
+    ck_assert(!preempt_persist_busy_(p));
+    preempt_persist_free_(p);
+    (void)close(b.fd);
+    free(data);
+    event_base_free(base);
+}
+END_TEST
+
+/* Where a seccomp profile forbids io_uring (Docker's default does), AUTO
+ * falls back to chunks and says why; asking for io_uring itself fails. */
+START_TEST(test_engine_seccomp_fallback)
+{
+    pid_t pid = fork();
+    int status;
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct sock_filter f[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+        struct event_base *base;
+        struct preempt_persist *p;
+        const char *why = NULL;
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+            _exit(90);
+        base = event_base_new();
+        if (preempt_persist_new_(base, PREEMPT_PERSIST_URING, &p, NULL) != -EPERM)
+            _exit(91);
+        if (preempt_persist_new_(base, PREEMPT_PERSIST_AUTO, &p, &why) != 0)
+            _exit(92);
+        if (preempt_persist_backend_(p) != PREEMPT_PERSIST_CHUNKED)
+            _exit(93);
+        if (!why || !strstr(why, "not permitted"))
+            _exit(94);
+        preempt_persist_free_(p);
+        event_base_free(base);
+        _exit(0);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with %d", status);
+}
+END_TEST
+
+/* ---- the public API ---------------------------------------------------------------------- */
+
+struct rec {
+    int releases;
+    const void *released;
+    int exits;
+    enum preempt_exit reason;
+    char log[8192];
+    size_t restored_len;
+    unsigned char *restored;
+};
+
+static void rec_release(void *data, void *ud)
+{
+    struct rec *r = ud;
+
+    r->releases++;
+    r->released = data;
+}
+
+static void rec_exit(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    struct rec *r = ud;
+
+    (void)h;
+    (void)code;
+    r->exits++;
+    r->reason = reason;
+}
+
+static void rec_log(struct preempt_handler *h, enum preempt_log_level level, const char *msg, void *ud)
+{
+    struct rec *r = ud;
+    size_t len = strlen(r->log);
+
+    (void)h;
+    (void)snprintf(r->log + len, sizeof(r->log) - len, "%d:%s\n", (int)level, msg);
+}
+
+static int rec_restore(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    struct rec *r = ud;
+    void *data;
+    size_t len;
+    int e = preempt_restore_blob(h, "model", &data, &len);
+
+    (void)step;
+    if (e < 0)
+        return e;
+    free(r->restored);
+    r->restored = data;
+    r->restored_len = len;
+    return 0;
+}
+
+static const struct preempt_callbacks callbacks = { .restore = rec_restore, .on_exit = rec_exit, .log = rec_log };
+
+static struct preempt_config config(const char *sub)
+{
+    static char path[512];
+    struct preempt_config cfg;
+
+    preempt_config_init(&cfg);
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, sub);
+    cfg.ckpt_dir = path;
+    cfg.platform = PREEMPT_PLATFORM_NONE;
+    return cfg;
+}
+
+static int action(struct preempt_handler *h)
+{
+    enum preempt_action a;
+    int r = preempt_handler_get_action(h, &a);
+
+    return r < 0 ? r : (int)a;
+}
+
+static int step_end(struct preempt_handler *h)
+{
+    enum preempt_action a;
+    int r = preempt_step_end(h, &a);
+
+    return r < 0 ? r : (int)a;
+}
+
+static enum preempt_state state_of(struct preempt_handler *h)
+{
+    struct preempt_status st;
+
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    return st.state;
+}
+
+/* Trains (step_end and a loop pass per step) until the action is a save. */
+static uint64_t train_to_save(struct event_base *base, struct preempt_handler *h)
+{
+    uint64_t step;
+    int a = PREEMPT_ACTION_CONTINUE;
+
+    for (int i = 0; i < 1000 && a != PREEMPT_ACTION_SAVE && a != PREEMPT_ACTION_SAVE_EXIT; i++) {
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+        a = action(h);
+        if (a == PREEMPT_ACTION_CONTINUE)
+            a = step_end(h);
+    }
+    ck_assert_msg(a == PREEMPT_ACTION_SAVE || a == PREEMPT_ACTION_SAVE_EXIT, "no save asked for (%d)", a);
+    ck_assert_int_eq(preempt_save_begin(h, &step), 0);
+    return step;
+}
+
+static bool exists(const char *sub, uint64_t step)
+{
+    char path[700];
+    struct stat st;
+
+    (void)snprintf(path, sizeof(path), "%s/%s/ckpt-%020llu", dir, sub, (unsigned long long)step);
+    return stat(path, &st) == 0;
+}
+
+static int staging_dirs(const char *sub)
+{
+    char path[600];
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+
+    (void)snprintf(path, sizeof(path), "%s/%s", dir, sub);
+    ck_assert_ptr_nonnull(d = opendir(path));
+    while ((e = readdir(d)))
+        n += strncmp(e->d_name, ".staging-", 9) == 0;
+    (void)closedir(d);
+    return n;
+}
+
+/* A periodic two-phase checkpoint: training goes on while it persists,
+ * with no thread of user code; the commit comes only once every blob is
+ * durable; the snapshot is released once; a new handler restores it. */
+START_TEST(test_two_phase_checkpoint)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("tp");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)40 << 20;
+    unsigned char *model = pattern(len, 3), *own = pattern((size_t)5 << 20, 4);
+    struct rec r = { 0 };
+    struct preempt_status st;
+    uint64_t step, steps = 0;
+    int fd, most = 0;
+
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
+    if (_i == 0 && !uring_permitted(base))
+        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    step = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, NULL, &r), -EINVAL); /* release required */
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), -EINVAL); /* named twice */
+    ck_assert_int_eq(preempt_save_blob(h, "meta", "m", 1), 0);
+    ck_assert_int_eq(preempt_save_blob_open(h, "own", &fd), 0);
+    ck_assert_int_eq(write(fd, own, (size_t)5 << 20), (ssize_t)5 << 20);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    /* the snapshot phase is over: training goes on, nothing is committed yet */
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
+    ck_assert_int_eq(action(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert(!exists("tp", step));
+    ck_assert_int_eq(staging_dirs("tp"), 1);
+    ck_assert_int_eq(r.releases, 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), -EALREADY); /* one set of snapshots at a time */
+    while (state_of(h) == PREEMPT_STATE_PERSISTING && steps < 100000) {
+        int n = user_threads();
+
+        most = n > most ? n : most;
+        ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+        steps++;
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+        if (state_of(h) == PREEMPT_STATE_PERSISTING)
+            ck_assert(!exists("tp", step)); /* committed only once durable */
+        (void)usleep(200);
+    }
+    ck_assert_int_eq(most, 1); /* no thread but the trainer's (io_uring's kernel workers aside) */
+    ck_assert_uint_gt(steps, 2); /* the persist spread over steps: training went on */
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_IDLE);
+    ck_assert(exists("tp", step));
+    ck_assert_int_eq(staging_dirs("tp"), 0);
+    ck_assert_int_eq(r.releases, 1);
+    ck_assert_ptr_eq(r.released, model);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.saves, 1);
+    ck_assert_uint_eq(st.committed_step, step);
+    ck_assert_ptr_nonnull(strstr(r.log, _i == 0 && uring_permitted(base) ? "persisted with io_uring"
+                                                                         : "persisted with chunked"));
+    h = preempt_handler_free(h);
+    /* a restart restores every byte */
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.restored_step, step);
+    ck_assert_uint_eq(r.restored_len, len);
+    ck_assert_int_eq(memcmp(r.restored, model, len), 0);
+    h = preempt_handler_free(h);
+    free(r.restored);
+    free(model);
+    free(own);
+    event_base_free(base);
+}
+END_TEST
+
+/* The handler freed while a checkpoint persists: the snapshot is released,
+ * the unfinished checkpoint leaves nothing behind, and the previous one is
+ * what a restart restores. */
+START_TEST(test_free_during_persist)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("fr");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)64 << 20;
+    unsigned char *model = pattern(len, 5);
+    struct rec r = { 0 };
+    struct preempt_status st;
+    uint64_t first, second;
+
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
+    if (_i == 0 && !uring_permitted(base))
+        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    first = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_blob(h, "model", "old", 3), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    for (int i = 0; i < 100 && state_of(h) != PREEMPT_STATE_IDLE; i++)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    second = train_to_save(base, h);
+    ck_assert_uint_gt(second, first);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* the persist has begun */
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
+    h = preempt_handler_free(h);
+    ck_assert_int_eq(r.releases, 1);
+    ck_assert(exists("fr", first));
+    ck_assert(!exists("fr", second));
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.restored_step, first);
+    ck_assert_uint_eq(r.restored_len, 3);
+    ck_assert_int_eq(staging_dirs("fr"), 0);
+    h = preempt_handler_free(h);
+    free(r.restored);
+    free(model);
+    event_base_free(base);
+}
+END_TEST
+
+/* A notice while a periodic checkpoint persists: the persist finishes and
+ * commits (it is the preemption's checkpoint: no grace), and the handler
+ * exits "saved" at its step. */
+START_TEST(test_notice_during_persist)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("nt");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)32 << 20;
+    unsigned char *model = pattern(len, 6);
+    struct rec r = { 0 };
+    struct preempt_status st;
+    uint64_t step;
+
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
+    if (_i == 0 && !uring_permitted(base))
+        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    cfg.grace_ms = 0;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    step = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
+    ck_assert_int_eq(preempt_notify(h, 20000), 0);
+    for (int i = 0; i < 100000 && !r.exits; i++) {
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+        if (!r.exits && state_of(h) == PREEMPT_STATE_PERSISTING)
+            ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+        (void)usleep(200);
+    }
+    ck_assert_int_eq(r.exits, 1);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.committed_step, step);
+    ck_assert(exists("nt", step));
+    ck_assert_int_eq(r.releases, 1);
+    h = preempt_handler_free(h);
+    free(model);
+    event_base_free(base);
+}
+END_TEST
+
+/* The last save of a preemption is two-phase too, but nothing trains after
+ * it: the action is WAIT, and the persist runs back to back on the loop. */
+START_TEST(test_final_save_waits)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("fs");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)24 << 20;
+    unsigned char *model = pattern(len, 8);
+    struct rec r = { 0 };
+    uint64_t step;
+    int loops = 0;
+
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
+    if (_i == 0 && !uring_permitted(base))
+        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    cfg.grace_ms = 0;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_notify(h, 20000), 0);
+    step = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_FINAL_SAVE);
+    ck_assert_int_eq(action(h), PREEMPT_ACTION_WAIT);
+    while (!r.exits && loops++ < 100000)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0); /* no step: the loop alone persists */
+    ck_assert_int_eq(r.exits, 1);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
+    ck_assert(exists("fs", step));
+    ck_assert_int_eq(r.releases, 1);
+    h = preempt_handler_free(h);
+    free(model);
+    event_base_free(base);
+}
+END_TEST
+
+/* PREEMPT_PERSIST names a backend; anything else is a configuration error. */
+START_TEST(test_backend_setting)
+{
+    struct preempt_config cfg = config("cfg");
+    struct preempt_handler *h = NULL;
+    struct rec r = { 0 };
+
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", "threads", 1), 0);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.log, "PREEMPT_PERSIST=threads"));
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", "chunked", 1), 0);
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+    h = preempt_handler_free(h);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("persist");
+    TCase *tc = tcase_create("persist");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, test_engine_writes_and_checksums, 0, 2);
+    tcase_add_loop_test(tc, test_engine_full_disk, 0, 2);
+    tcase_add_test(tc, test_engine_seccomp_fallback);
+    tcase_add_loop_test(tc, test_two_phase_checkpoint, 0, 2);
+    tcase_add_loop_test(tc, test_free_during_persist, 0, 2);
+    tcase_add_loop_test(tc, test_notice_during_persist, 0, 2);
+    tcase_add_loop_test(tc, test_final_save_waits, 0, 2);
+    tcase_add_test(tc, test_backend_setting);
+    suite_add_tcase(s, tc);
+    return preempt_run_suite(s);
+}
