@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# Two-phase saves in the field, with each backend (io_uring, and the
+# chunked fallback): the reference trainer hands its model over as a
+# snapshot (--two-phase) and trains on while the library persists it. A
+# preemption with a grace period, periodic checkpoints, a SIGKILL in each
+# phase of a persist, and a job of two workers on a real etcd; every
+# restart resumes bitwise. No timed assertions: waits only bound hangs.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/etcd-lib.sh"
+. "$top_srcdir/tests/job-lib.sh"
+trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+export PREEMPT_PLATFORM=none
+
+ckpt() { printf 'ckpt-%020d' "$1"; }
+# digest NAME ARGS...: the trainer's final digest
+digest() {
+    _n=$1
+    shift
+    "$TRAINER" "$@" >"$TMP/$_n.out" 2>"$TMP/$_n.err"
+    field "$TMP/$_n.out" done state_digest
+}
+# persisted FILE: the commits the log reports as persisted on the loop, with which backend
+persisted() { grep -o 'persisted with [a-z_]* on the loop' "$1" | sort -u; }
+
+REF=$(digest ref --ckpt-dir "$TMP/ref" --steps 400 --state-kb 16384)
+expect "an uninterrupted run prints a digest" test -n "$REF"
+etcd_start tp || finish
+
+for be in io_uring chunked; do
+    export PREEMPT_PERSIST=$be
+
+    # ---- a preemption with a grace period: two two-phase saves, the first
+    # persisting while training goes on, the last awaited ----
+    d=$TMP/$be-grace
+    "$TRAINER" --ckpt-dir "$d" --steps 400 --state-kb 16384 --step-ms 3 --two-phase --raise-at 60 \
+        --grace-ms 3000 --verbose --trace "$TMP/$be-grace.trace" >"$TMP/$be-grace.out" 2>"$TMP/$be-grace.err"
+    eq "$be grace: preempted, saved" "$?" 42
+    expect "$be grace: the first checkpoint persisted while training went on" \
+        grep -q '"from":"persisting","to":"countdown"' "$TMP/$be-grace.out"
+    eq "$be grace: its backend" "$(persisted "$TMP/$be-grace.err")" "persisted with $be on the loop"
+    expect_rc 0 "$REPLAY" --quiet "$TMP/$be-grace.trace"
+    s=$(field "$TMP/$be-grace.out" exit saved_step)
+    "$TRAINER" --ckpt-dir "$d" --steps 400 --state-kb 16384 --two-phase >"$TMP/$be-grace2.out" 2>&1
+    eq "$be grace: restart" "$?" 0
+    eq "$be grace: restored the last save" "$(field "$TMP/$be-grace2.out" start restored_step)" "$s"
+    eq "$be grace: bitwise the uninterrupted run" "$(field "$TMP/$be-grace2.out" done state_digest)" "$REF"
+
+    # ---- periodic checkpoints: each persists while training goes on ----
+    d=$TMP/$be-periodic
+    "$TRAINER" --ckpt-dir "$d" --steps 400 --state-kb 16384 --step-ms 1 --two-phase --save-every-steps 100 \
+        --max-to-keep 0 --verbose >"$TMP/$be-periodic.out" 2>"$TMP/$be-periodic.err"
+    eq "$be periodic: done" "$?" 0
+    eq "$be periodic: bitwise" "$(field "$TMP/$be-periodic.out" done state_digest)" "$REF"
+    eq "$be periodic: three checkpoints persisted" \
+        "$(grep -c '"from":"persisting","to":"idle"' "$TMP/$be-periodic.out")" 3
+    for s in 101 201 301; do
+        expect "$be periodic: checkpoint $s" test -f "$d/$(ckpt "$s")/MANIFEST"
+    done
+    "$top_builddir/tools/preempt-ckpt" list "$d" >"$TMP/$be-periodic.list"
+    eq "$be periodic: every checkpoint verifies (sizes and checksums)" \
+        "$(awk '$4 == "ok"' "$TMP/$be-periodic.list" | wc -l)" 3
+
+    # ---- SIGKILL in the snapshot phase, then while persisting ----
+    # A first periodic checkpoint commits; the second is cut short. The
+    # restart restores the first, removes the unfinished one and ends
+    # bitwise.
+    for phase in snapshot persisting; do
+        d=$TMP/$be-kill-$phase
+        extra=
+        [ "$phase" = snapshot ] && extra="--save-ms 3000"
+        "$TRAINER" --ckpt-dir "$d" --steps 100000 --state-kb 65536 --step-ms 50 --two-phase \
+            --save-every-steps 5 --max-to-keep 0 --verbose $extra >"$TMP/$be-kill-$phase.out" \
+            2>"$TMP/$be-kill-$phase.err" &
+        pid=$!
+        if [ "$phase" = snapshot ]; then
+            # the first save's snapshot phase sleeps --save-ms: killed in it
+            wait_for "$TMP/$be-kill-$phase.out" '"event":"save-begin"' 60 && sleep 0.5
+        else
+            wait_for "$TMP/$be-kill-$phase.out" '"event":"saved"' 60 &&
+                wait_for "$TMP/$be-kill-$phase.out" '"from":"idle","to":"own-signal"' 60
+            # the second checkpoint: killed once it persists
+            while [ "$(grep -c '"to":"persisting"' "$TMP/$be-kill-$phase.out")" -lt 2 ] && kill -0 $pid 2>/dev/null; do
+                sleep 0.01
+            done
+        fi
+        kill -KILL $pid
+        wait $pid 2>/dev/null
+        committed=$(ls "$d" | grep -c '^ckpt-')
+        expect "$be kill in $phase: an unfinished checkpoint is left" test -n "$(ls -A "$d" | grep '^\.staging-')"
+        if [ "$phase" = snapshot ]; then
+            eq "$be kill in $phase: nothing committed" "$committed" 0
+        else
+            eq "$be kill in $phase: one checkpoint committed" "$committed" 1
+        fi
+        first=$(ls "$d" | grep '^ckpt-' | sed 's/ckpt-0*//')
+        "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 65536 --two-phase >"$TMP/$be-kill-$phase-2.out" 2>&1
+        eq "$be kill in $phase: restart" "$?" 0
+        eq "$be kill in $phase: restored the committed one" \
+            "$(field "$TMP/$be-kill-$phase-2.out" start restored_step)" "${first:-0}"
+        expect "$be kill in $phase: the unfinished one removed" test -z "$(ls -A "$d" | grep '^\.staging-')"
+        "$TRAINER" --ckpt-dir "$TMP/ref60-$be-$phase" --steps 60 --state-kb 65536 >"$TMP/ref60.out" 2>&1
+        eq "$be kill in $phase: bitwise" "$(field "$TMP/$be-kill-$phase-2.out" done state_digest)" \
+            "$(field "$TMP/ref60.out" done state_digest)"
+    done
+
+    # ---- a job of two workers on etcd: a preemption with a grace period
+    # and a periodic checkpoint before it ----
+    tag=job-$be
+    job_start "$tag" 2 --steps 400 --state-kb 16384 --step-ms 3 --two-phase --save-every-steps 40 \
+        --grace-ms 3000 --agree-timeout-ms 20000
+    for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"event":"start"' 30; done
+    wait_for "$TMP/$tag.0.out" '"from":"persisting"' 60 && kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
+    job_wait 60
+    saved_one_step "$tag" 2 "$be job"
+    for i in 0 1; do
+        expect "$be job: worker $i persisted while training went on" grep -q '"to":"persisting"' "$TMP/$tag.$i.out"
+        # a shard is reported only once it is durable: in the trace, every
+        # report-shard follows a save-done of a persist
+        expect "$be job: worker $i reports each shard after its persist" awk '
+            /persist-started/ { open = 1 }
+            /save-done/ { open = 0 }
+            /report-shard/ && open { bad = 1 }
+            END { exit bad }' "$TMP/$tag.$i.trace"
+    done
+    [ "$failures" -eq 0 ] || show_logs "$tag" 2
+    job_start "$tag" 2 --steps 400 --state-kb 16384 --two-phase
+    job_wait 60
+    eq "$be job: restart" "$RCS" "0 0"
+    eq "$be job: both resume at the saved step" "$(same "$tag" 2 start restored_step)" "$step"
+    eq "$be job: bitwise" "$(same "$tag" 2 done state_digest)" "$REF"
+    [ "$failures" -eq 0 ] || show_logs "$tag" 2
+done
+finish
