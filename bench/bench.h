@@ -35,12 +35,19 @@ int bench_ckpt(const struct bench_opts *o, json_t *out);
 int bench_plan(const struct bench_opts *o, json_t *out);
 int bench_memory(const struct bench_opts *o, json_t *out);
 int bench_scale(const struct bench_opts *o, json_t *out);
+/* dd bs=1M conv=fsync of mib MiB into dir/dd.bin: its seconds, or -1 (ckpt.c). */
+double bench_dd_fsync(const char *dir, uint64_t mib);
+int bench_persist(const struct bench_opts *o, json_t *out);
 
 /* Child modes (argv after the mode word); each returns the exit status. */
 int bench_child_step(int argc, char **argv);
 int bench_child_worker(int argc, char **argv);
 
 /* ---- helpers (util.c) ---- */
+
+struct preempt_callbacks;
+/* A benchmark's local handler: restores nothing, never exits the process. */
+extern const struct preempt_callbacks bench_quiet_callbacks;
 
 uint64_t bench_now_ns(void); /* CLOCK_MONOTONIC: the same clock in every process */
 

@@ -22,27 +22,11 @@
 #include "bench.h"
 #include "preempt.h"
 
-static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
-{
-    (void)h;
-    (void)reason;
-    (void)code;
-    (void)ud;
-}
-
-static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
-{
-    (void)h;
-    (void)step;
-    (void)ud;
-    return 0;
-}
-
 /* One commit of @p len bytes into @p dir; returns seconds or -1. */
 static double our_commit(const char *dir, const void *data, size_t len)
 {
     struct preempt_config cfg;
-    struct preempt_callbacks cb = { .restore = on_restore, .on_exit = on_exit_cb };
+    struct preempt_callbacks cb = bench_quiet_callbacks;
     struct preempt_handler *h = NULL;
     uint64_t step, t0, t1;
     enum preempt_action a = PREEMPT_ACTION_CONTINUE;
@@ -85,7 +69,7 @@ static double our_commit(const char *dir, const void *data, size_t len)
     return (double)(t1 - t0) / 1e9;
 }
 
-static double dd_fsync(const char *dir, uint64_t mib)
+double bench_dd_fsync(const char *dir, uint64_t mib)
 {
     char of[4200], count[64];
     char *argv[] = { "/bin/dd", "if=/dev/zero", of, "bs=1M", count, "conv=fsync", "status=none", NULL };
@@ -128,7 +112,7 @@ int bench_ckpt(const struct bench_opts *o, json_t *out)
         (void)snprintf(sub, sizeof(sub), "%s/trial-%u", dir, t);
         ours[n] = our_commit(sub, data, len);
         (void)bench_rm_rf(sub);
-        dd[n] = dd_fsync(dir, mib);
+        dd[n] = bench_dd_fsync(dir, mib);
         (void)bench_rm_rf(sub);
         (void)snprintf(sub, sizeof(sub), "%s/dd.bin", dir);
         (void)unlink(sub);

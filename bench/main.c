@@ -24,7 +24,7 @@ static const char usage[] =
     "private etcd (bench/run.sh); docs/benchmarks.md explains each figure.\n"
     "\n"
     "  --only LIST      sections to run, comma-separated (default all):\n"
-    "                   step, agree, ckpt, plan, memory, scale\n"
+    "                   step, agree, ckpt, plan, memory, scale, persist\n"
     "  --etcd URL       a local etcd's client URL (agree, memory and scale;\n"
     "                   without it only N = 1 and the local handler are measured)\n"
     "  --dir DIR        scratch directory for checkpoints and tool output\n"
@@ -36,7 +36,8 @@ static const char usage[] =
     "                   (default: bench-bare next to this program)\n"
     "  --trials N       agreement trials per worker count (default 20; the\n"
     "                   in-process section runs 5 at N >= 64)\n"
-    "  --ckpt-mib N     checkpoint size in MiB (default 1024)\n"
+    "  --ckpt-mib N     checkpoint size in MiB (default 1024; persist also\n"
+    "                   measures 64 MiB)\n"
     "  --quick          a smoke run: tiny sizes, N = 1 and 2 (in process 2 and 8),\n"
     "                   3 trials (make check)\n"
     "  --help           this text\n"
@@ -52,7 +53,7 @@ static const struct {
     int (*run)(const struct bench_opts *o, json_t *out);
 } sections[] = {
     { "step", bench_step }, { "agree", bench_agree }, { "ckpt", bench_ckpt }, { "plan", bench_plan },
-    { "memory", bench_memory }, { "scale", bench_scale },
+    { "memory", bench_memory }, { "scale", bench_scale }, { "persist", bench_persist },
 };
 
 int main(int argc, char **argv)

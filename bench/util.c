@@ -15,6 +15,25 @@
 #include <curl/curl.h>
 
 #include "bench.h"
+#include "preempt.h"
+
+static void quiet_exit(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
+{
+    (void)h;
+    (void)reason;
+    (void)code;
+    (void)ud;
+}
+
+static int quiet_restore(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    (void)h;
+    (void)step;
+    (void)ud;
+    return 0;
+}
+
+const struct preempt_callbacks bench_quiet_callbacks = { .restore = quiet_restore, .on_exit = quiet_exit };
 
 uint64_t bench_now_ns(void)
 {

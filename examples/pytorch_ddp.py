@@ -31,7 +31,9 @@ processes) over a DistributedSampler, epoch after epoch, and the package's
 PyTorch helper keeps it all (libpreempt.torch: Checkpoint, ResumableLoader,
 exact_ddp): a restart resumes mid-epoch at the next batch, bitwise.
 --trap rebuilds that DataLoader without its own generator, the trap the
-helper avoids: the resumed run drifts.
+helper avoids: the resumed run drifts. --two-phase makes its checkpoints
+two-phase: each is snapshotted into host memory at its step and written
+by the library while the ranks train on (README "Two-phase saves").
 
 With --async --watch-peers a rank that dies or hangs does not hold the
 others in their all-reduce: each step runs off the asyncio loop, the
@@ -108,6 +110,8 @@ def main():
     ap.add_argument("--save-every-steps", type=int, default=0, help="a periodic checkpoint every this many steps")
     ap.add_argument("--loader-workers", type=int, default=-1,
                     help="a DataLoader with this many workers, kept by libpreempt.torch (-1: batches from the step)")
+    ap.add_argument("--two-phase", action="store_true",
+                    help="with --loader-workers: two-phase checkpoints, persisted while training goes on")
     ap.add_argument("--trap", action="store_true",
                     help="with --loader-workers: a DataLoader without its own generator (drifts after a restart)")
     a = ap.parse_args()
@@ -131,7 +135,7 @@ def main():
         if a.trap:  # what the helper avoids: the workers' seed drawn from the global RNG
             a.loader.loader = DataLoader(data, batch_sampler=a.loader.loader.batch_sampler,
                                          num_workers=a.loader_workers)
-        ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=a.sched, loader=a.loader)
+        ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=a.sched, loader=a.loader, two_phase=a.two_phase)
         save, restore = ckpt.save, ckpt.restore
     else:
         save, restore = own_save(net, opt), own_restore(net, opt)
@@ -236,6 +240,8 @@ class Peers:
         self.h.request_restart("rank %d: %s" % (peer, why))  # every rank exits with the restart code
 
     def state(self, frm, to):  # also a peer's request: the job's error record ends this handler
+        if to == "persisting":
+            say(event="persisting")  # a two-phase checkpoint is written while training goes on
         if to == "exit" and self.stop and not self.stop.done():
             self.stop.set_result(None)
 

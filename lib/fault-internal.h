@@ -8,6 +8,8 @@
  *
  *   PREEMPT_FAULT=POINT:N     the Nth hit of POINT fails (once)
  *   PREEMPT_FAULT=POINT:N+    the Nth hit and every later one fail
+ *   PREEMPT_FAULT=POINT:N!    the process is SIGKILLed at the Nth hit (a
+ *                             crash at exactly that point)
  *   PREEMPT_FAULT_LOG=FILE    each failed hit appends "POINT N" to FILE
  *
  * The points and the failure each one stands for:

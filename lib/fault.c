@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ static const struct {
 static bool armed_read;
 static enum preempt_fault_point armed = PREEMPT_FAULT__COUNT;
 static unsigned long long armed_from, hits[PREEMPT_FAULT__COUNT];
-static bool armed_on;
+static bool armed_on, armed_kill;
 
 static void read_armed(void)
 {
@@ -43,9 +44,10 @@ static void read_armed(void)
         if (strlen(points[p].name) == (size_t)(colon - spec) && !strncmp(spec, points[p].name, (size_t)(colon - spec))) {
             errno = 0;
             armed_from = strtoull(colon + 1, &end, 10);
-            if (errno || end == colon + 1 || armed_from == 0 || (*end && strcmp(end, "+")))
+            if (errno || end == colon + 1 || armed_from == 0 || (*end && strcmp(end, "+") && strcmp(end, "!")))
                 return; /* malformed: nothing armed */
             armed_on = *end == '+';
+            armed_kill = *end == '!';
             armed = (enum preempt_fault_point)p;
         }
 }
@@ -79,6 +81,8 @@ int preempt_fault_(enum preempt_fault_point p)
     if (n < armed_from || (n > armed_from && !armed_on))
         return 0;
     report(p, n);
+    if (armed_kill)
+        (void)raise(SIGKILL); /* a crash at exactly this point */
     return -points[p].err;
 }
 #endif

@@ -59,7 +59,8 @@ local_case() {
     K=$((K + 1))
     _d=$TMP/l$K
     cp -a "$SEED" "$_d"
-    run_trainer "$_d" "$_spec" "$TMP/l$K.fired" --steps 100000 --raise-at 50 >"$TMP/l$K.out" 2>"$TMP/l$K.err"
+    # shellcheck disable=SC2086 # $TWO_PHASE: the two-phase runs' option
+    run_trainer "$_d" "$_spec" "$TMP/l$K.fired" --steps 100000 --raise-at 50 $TWO_PHASE >"$TMP/l$K.out" 2>"$TMP/l$K.err"
     _rc=$?
     [ -s "$TMP/l$K.fired" ] || return 1
     ok # it fired
@@ -92,6 +93,7 @@ sweep() {
     echo "$_scen: $_pt failed at each of its $((_n - 1)) hits${_on:+, and from each on}"
 }
 
+TWO_PHASE=
 sweep local alloc 2 42 75
 local_case alloc:1+ 2 || fail "alloc:1+ did not fire"
 for p in write fsync rename; do
@@ -103,6 +105,42 @@ local_case signalfd:2 42 || fail "signalfd:2 did not fire"  # reading it: taken 
 local_case signalfd:2+ 42 || fail "signalfd:2+ did not fire"
 sweep local timer 42 75                                       # a timer that cannot be armed fires now
 local_case timer:1+ 42 75 || fail "timer:1+ did not fire"
+
+# ---- one worker alone, two-phase saves, with each persist backend -------------
+# The same faults in the snapshot's files, the persist's writes and data
+# fsyncs and the commit; then a SIGKILL at each of those hits (POINT:N!):
+# a crash in every phase of a persist. The restart resumes at the seed's
+# step or, when the kill came after the rename, at the step being saved;
+# never anything else, and nothing of the unfinished save is left.
+# kill_case SPEC: one run killed at SPEC's hit; 1 when it was not reached.
+kill_case() {
+    K=$((K + 1))
+    _d=$TMP/l$K
+    cp -a "$SEED" "$_d"
+    # shellcheck disable=SC2086
+    run_trainer "$_d" "$1" "$TMP/l$K.fired" --steps 100000 --raise-at 50 $TWO_PHASE >"$TMP/l$K.out" 2>"$TMP/l$K.err"
+    _rc=$?
+    [ -s "$TMP/l$K.fired" ] || return 1
+    eq "$1: killed" "$_rc" 137
+    _s=$(field "$TMP/l$K.out" save-begin step)
+    "$TRAINER" --ckpt-dir "$_d" --steps 1 >"$TMP/l$K.next" 2>&1
+    _r=$(field "$TMP/l$K.next" start restored_step)
+    expect "$1 (killed while saving $_s): the restart resumes at 21 or $_s ($_r)" one_of "$_r" 21 "$_s"
+    eq "$1: no leftovers" "$(ls -A "$_d" | grep -v '^ckpt-' | grep -v '^\.lock$' | tr '\n' ' ')" ""
+    return 0
+}
+for be in io_uring chunked; do
+    export PREEMPT_PERSIST=$be
+    TWO_PHASE=--two-phase
+    for p in write fsync rename; do
+        sweep local "$p" 75
+        _n=1
+        while kill_case "$p:$_n!"; do _n=$((_n + 1)); [ "$_n" -le 100 ] || break; done
+        expect "two-phase $be: $p killed at each of its $((_n - 1)) hits" test "$_n" -gt 1
+    done
+done
+unset PREEMPT_PERSIST
+TWO_PHASE=
 
 # ---- two workers of a job on etcd ---------------------------------------------
 etcd_start faults || finish

@@ -173,6 +173,24 @@ restart loader --loader-workers 2
 eq "loader: bitwise the uninterrupted run's parameters" "$(same loader $W done digest)" "$LREF"
 [ "$failures" -eq 0 ] || logs loader
 
+# Two-phase checkpoints: periodic ones persist while the ranks train on (a
+# blocking all-reduce in every step), then the preemption's; the restart
+# is bitwise the same uninterrupted run.
+ranks twophase --steps $STEPS --step-ms 10 --loader-workers 2 --two-phase --save-every-steps 5
+for r in $(seq 0 $((W - 1))); do
+    wait_for "$TMP/twophase.$r.out" '"event":"persisting"' 120
+    expect "two-phase: rank $r trained on while a checkpoint persisted" grep -q '"event":"persisting"' "$TMP/twophase.$r.out"
+done
+# shellcheck disable=SC2086 # the pids, split
+kill -TERM $PIDS
+job_wait 120
+eq "two-phase: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
+S=$(same twophase $W exit saved_step)
+expect "two-phase: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 5"
+restart twophase --loader-workers 2 --two-phase
+eq "two-phase: bitwise the uninterrupted run's parameters" "$(same twophase $W done digest)" "$LREF"
+[ "$failures" -eq 0 ] || logs twophase
+
 # DDP's own bucketed all-reduce: a restored run sums in another order.
 reference nohook-ref --no-hook
 preempt nohook one --no-hook

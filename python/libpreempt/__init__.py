@@ -38,7 +38,7 @@ import os
 import shutil
 import signal
 
-__all__ = ["Handler", "PreemptError", "CheckpointUnusable", "block_signals", "version",
+__all__ = ["Handler", "Snapshot", "PreemptError", "CheckpointUnusable", "block_signals", "version",
            "CONTINUE", "SAVE", "SAVE_EXIT", "WAIT", "EXIT"]
 
 # preempt_action (frozen values)
@@ -47,8 +47,25 @@ CONTINUE, SAVE, SAVE_EXIT, WAIT, EXIT = 0, 1, 2, 3, 4
 # default) and PREEMPT_UNLIMITED (max_to_keep: keep every checkpoint)
 AUTO = UNLIMITED = -1
 _PLATFORMS = {"auto": 0, "none": 1, "gce": 2, "gce-gpu": 3, "aws": 4, "azure": 5}
-_STATES = ("idle", "own-signal", "following", "step-agreed", "saving", "countdown", "final-save", "exit")
+_STATES = ("idle", "own-signal", "following", "step-agreed", "saving", "countdown", "final-save", "exit",
+           "persisting")
 _EXITS = ("done", "saved", "not-saved", "error")
+
+
+class Snapshot:
+    """A blob for a two-phase save: put it in save()'s dictionary instead of
+    bytes. The library keeps a reference to `data` (bytes, or a writable
+    buffer: bytearray, memoryview, a numpy array, io.BytesIO.getbuffer())
+    and writes it on the handler's loop while training goes on; the
+    checkpoint commits once every blob is durable (README "Two-phase
+    saves"). Do not change the buffer until the library lets it go (after
+    the commit, or when the save is dropped): hand over a copy taken at the
+    step, as libpreempt.torch.Checkpoint(two_phase=True) does."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
 
 
 class _Reader:
@@ -194,6 +211,8 @@ _lib.preempt_save_blob.argtypes = [_H, _cstr, ctypes.c_char_p, ctypes.c_size_t]
 _lib.preempt_save_done.argtypes = [_H, _int]
 _lib.preempt_restore_blob.argtypes = [_H, _cstr, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
 _lib.preempt_save_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+_lib.preempt_save_snapshot.argtypes = [_H, _cstr, ctypes.c_void_p, ctypes.c_size_t, _RELEASE, ctypes.c_void_p]
 _lib.preempt_restore_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_notify.argtypes = [_H, _u64]
 _lib.preempt_request_restart.argtypes = [_H, ctypes.c_char_p]
@@ -265,6 +284,9 @@ class Handler:
         self.exit_reason = None
         self._h = _H()
         self._keep = []             # C strings and callbacks must outlive the handler
+        self._snaps = {}            # snapshots the library holds: key -> (object, C view)
+        self._next_snap = 1
+        self._release = _RELEASE(self._c_release)
         cfg = _config(signals)
         self._set(cfg, "ckpt_dir", ckpt_dir)
         self._set(cfg, "etcd_endpoints", etcd)
@@ -342,12 +364,37 @@ class Handler:
                         else:
                             shutil.copyfileobj(data, f, 1 << 20)
                     continue
+                if isinstance(data, Snapshot):
+                    self._snapshot(h, name, data.data, failed)
+                    continue
                 data = bytes(data)
                 r = _lib.preempt_save_blob(h, name.encode(), data, len(data))
                 if r < 0:
                     raise failed(name, r)
             return 0
         return self._guard(run, -errno.EIO)
+
+    def _snapshot(self, h, name, data, failed):
+        """Hands data over without a copy; it stays referenced until released."""
+        if isinstance(data, bytes):
+            view = ctypes.c_char_p(data)  # points into the bytes object itself
+            size = len(data)
+        else:
+            mv = memoryview(data).cast("B")
+            if mv.readonly:
+                raise TypeError("Snapshot: a read-only buffer other than bytes (hand over bytes, or a writable buffer)")
+            size = mv.nbytes
+            view = (ctypes.c_char * size).from_buffer(mv) if size else ctypes.c_char_p(b"")
+        key, self._next_snap = self._next_snap, self._next_snap + 1
+        self._snaps[key] = (data, view)
+        r = _lib.preempt_save_snapshot(h, name.encode(), ctypes.cast(view, ctypes.c_void_p), size, self._release,
+                                       ctypes.c_void_p(key))
+        if r < 0:
+            del self._snaps[key]
+            raise failed(name, r)
+
+    def _c_release(self, data, ud):
+        self._snaps.pop(ud, None)
 
     def _c_restore(self, h, step, ud):
         def run():

@@ -50,6 +50,7 @@ The snapshot is written by the handler's save (synchronously, before the
 next step). This module needs torch; numpy is used when it is installed.
 """
 import copy
+import io
 import random
 
 import torch
@@ -212,12 +213,20 @@ class Checkpoint:
     """What a trainer keeps for an exact resume: give its save and restore
     to libpreempt.Handler. Any of model, optimizer, scheduler and loader may
     be None; extra (a dict of picklable values, e.g. a metric's running
-    sum) is saved and put back in place."""
+    sum) is saved and put back in place.
 
-    def __init__(self, model=None, optimizer=None, scheduler=None, loader=None, extra=None, blob="state"):
+    two_phase=True makes every save two-phase (README "Two-phase saves"):
+    the snapshot is serialized into host memory at the step, handed over
+    as a libpreempt.Snapshot, and written by the library on its loop while
+    training goes on. It costs the serialized copy in memory until the
+    commit (one set in flight); the default writes it inside the step."""
+
+    def __init__(self, model=None, optimizer=None, scheduler=None, loader=None, extra=None, blob="state",
+                 two_phase=False):
         self.model, self.optimizer, self.scheduler, self.loader = model, optimizer, scheduler, loader
         self.extra = extra if extra is not None else {}
         self.blob = blob
+        self.two_phase = two_phase
 
     def snapshot(self, step):
         """The state at `step`, in host memory: later steps do not change it."""
@@ -236,6 +245,10 @@ class Checkpoint:
         """Handler(save=...): the snapshot at `step`, written by torch.save
         straight into the checkpoint's file."""
         snap = self.snapshot(step)
+        if self.two_phase:
+            buf = io.BytesIO()
+            torch.save(snap, buf)
+            return {self.blob: libpreempt.Snapshot(buf.getbuffer())}
         return {self.blob: lambda f: torch.save(snap, f)}
 
     def restore(self, step, read):

@@ -65,6 +65,51 @@ def test_periodic_checkpoints_train_on(tmp_path):
     assert sorted(n for n in os.listdir(tmp_path / "c") if n.startswith("ckpt-")) == ["ckpt-%020d" % s for s in saved]
 
 
+@pytest.mark.parametrize("backend", ["io_uring", "chunked"])
+def test_two_phase_snapshots_persist_while_training_goes_on(tmp_path, monkeypatch, backend):
+    monkeypatch.setenv("PREEMPT_PERSIST", backend)
+    size = 24 << 20
+    saved, states = [], []
+
+    def save(step):
+        saved.append(step)
+        # bytes and a writable buffer, both handed over without a copy
+        return {"model": libpreempt.Snapshot(bytes([step % 251]) * size),
+                "opt": libpreempt.Snapshot(bytearray(b"o%d" % step))}
+
+    def on_state(frm, to):
+        states.append(to)
+
+    with libpreempt.Handler(str(tmp_path / "c"), save=save, restore=lambda s, r: None, on_state=on_state) as h:
+        assert h.request_checkpoint()
+        steps = 0
+        while not saved or h.status()["state"] != "idle":
+            assert not h.boundary()  # training goes on, also while the checkpoint persists
+            steps += 1
+            assert steps < 100000
+        assert "persisting" in states
+        assert h._snaps == {}  # every snapshot was released once it was durable
+        h.done()
+    step = saved[0]
+    got = {}
+
+    def restore(s, read):
+        got.update(step=s, model=read("model"), opt=read("opt"))
+
+    with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {}, restore=restore):
+        pass
+    assert got == {"step": step, "model": bytes([step % 251]) * size, "opt": b"o%d" % step}
+
+
+def test_a_read_only_buffer_is_refused_as_a_snapshot(tmp_path):
+    with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {"m": libpreempt.Snapshot(memoryview(b"x" * 8)[2:])},
+                            restore=lambda s, r: None) as h:
+        assert h.request_checkpoint()
+        with pytest.raises(TypeError, match="read-only"):
+            for _ in range(50):
+                h.boundary()
+
+
 def test_async_start_runs_on_the_loop(tmp_path):
     with libpreempt.Handler(str(tmp_path / "c"), save=blobs(lambda s: b"at %d" % s), restore=lambda s, r: None) as h:
         h.notify()

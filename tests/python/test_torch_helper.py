@@ -6,6 +6,7 @@ checkpoint is bitwise the uninterrupted run, mid-epoch included, with
 DataLoader worker processes too; and the trap it avoids is real."""
 import os
 import random
+import shutil
 
 import numpy
 import pytest
@@ -95,6 +96,50 @@ def test_resume_is_bitwise(tmp_path, workers, sampler, cut):
         assert loader.state_dict()["batch"] == (saved - 1) % 12 + 1  # 12: the end of an epoch
         train(net, opt, sched, loader, steps, first=first)
     assert params(net) == want
+
+
+@pytest.mark.parametrize("backend", ["io_uring", "chunked"])
+def test_two_phase_checkpoints_are_the_steps(tmp_path, monkeypatch, backend):
+    """Checkpoint(two_phase=True): a periodic checkpoint persists while
+    training goes on (the weights change meanwhile), then a preemption's;
+    a restart from either one is bitwise the uninterrupted run."""
+    monkeypatch.setenv("PREEMPT_PERSIST", backend)
+    steps = 40
+    net, opt, sched, loader = make(2)
+    train(net, opt, sched, loader, steps)
+    want = params(net)
+
+    net, opt, sched, loader = make(2)
+    ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=sched, loader=loader, two_phase=True)
+    states = []
+    with libpreempt.Handler(str(tmp_path / "ckpt"), save=ckpt.save, restore=ckpt.restore, max_to_keep=5,
+                            on_state=lambda frm, to: states.append((to, h.status()["run"]))) as h:
+        def on_step(n):
+            if n == 9:
+                assert h.request_checkpoint()
+            if n == 25:
+                h.notify()
+            return h.boundary()
+        saved = train(net, opt, sched, loader, steps, on_step=on_step)
+        assert h.exit_code == 42
+    persisting = [run for to, run in states if to == "persisting"]
+    left = [run for to, run in states if to == "idle"]
+    assert persisting and left and left[0] > persisting[0], states  # trained on while it persisted
+    ckpts = sorted(n for n in os.listdir(tmp_path / "ckpt") if n.startswith("ckpt-"))
+    assert len(ckpts) == 2 and int(ckpts[-1][5:]) == saved
+    for keep in (ckpts[-1], ckpts[0]):  # the preemption's, then the periodic one alone
+        for n in ckpts:
+            if n > keep:
+                shutil.rmtree(tmp_path / "ckpt" / n)
+        torch.manual_seed(12345), numpy.random.seed(1), random.seed(2)
+        net, opt, sched, loader = make(2)
+        ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=sched, loader=loader, two_phase=True)
+        with libpreempt.Handler(str(tmp_path / "ckpt"), save=ckpt.save, restore=ckpt.restore) as h:
+            first = h.status()["run"]
+            assert first == int(keep[5:])
+            train(net, opt, sched, loader, steps, first=first)
+            h.done()
+        assert params(net) == want, keep
 
 
 def test_the_trap_is_real():
