@@ -112,7 +112,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
 
         CKEY(c, key, CLAIM);
         coord_junk_clear(c, key); /* the read found it empty */
-                         c->prop_step = 0;
+        c->prop_step = 0;
         coord_claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
         return;
     }
@@ -250,7 +250,7 @@ static void advance(struct preempt_coord *c)
     coord_claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);
     c->prop_step = 0;
     coord_mship_in(c, PREEMPT_MSHIP_IN_NEXT_EPISODE); /* a last save that was an opportunistic one after all */
-                   c->my_notice_wall = c->my_deadline = 0;
+    c->my_notice_wall = c->my_deadline = 0;
     if (live) {
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
         int src = preempt_source_from_string_(c->my_source);
@@ -337,7 +337,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
             if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
                 val[i] = ' ';
         coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the first error wins */
-                         return true;
+        return true;
     }
     case PREEMPT_FX_ANNOUNCE_DONE:
         CKEY(c, key, DONE, .worker = c->me);

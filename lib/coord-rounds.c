@@ -78,10 +78,10 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
     }
     (void)preempt_step_value_(val, sizeof(val), cap, last);
     coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), coord_on_write); /* the watch brings the round's step */
-                     }
-                     
-                     /* Proposes that round k, at step, is aborted (by this worker). */
-                     static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
+}
+
+/* Proposes that round k, at step, is aborted (by this worker). */
+static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 {
     char val[PREEMPT_COMMITTED_VALUE_MAX];
 
@@ -441,7 +441,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
         CKEY(c, key, LOST);
         (void)snprintf(val, sizeof(val), "%u", w);
         coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the watch brings it */
-                         return;
+        return;
     }
 }
 
@@ -595,7 +595,7 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
 
     if (v.what != PREEMPT_VIEW_MALFORMED)
         coord_junk_clear(c, kv->key); /* a record, or nothing: no garbage there any more */
-                         switch (v.what) {
+    switch (v.what) {
     case PREEMPT_VIEW_NOTHING:
     case PREEMPT_VIEW_CLAIM:
         return;
@@ -610,7 +610,7 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
         if ((id == (int)PREEMPT_KEY_CLAIM || id == (int)PREEMPT_KEY_AGREED) && k.inc == c->view.inc &&
             k.ep == c->view.ep)
             coord_junk_set(c, kv->key, value); /* a create-if-absent slot: the next write of it replaces it */
-                           return;
+        return;
     }
     case PREEMPT_VIEW_NOTICE:
         if (v.worker == c->me && !mine(c, kv->key, v.wall)) {

@@ -105,10 +105,9 @@ void coord_junk_set(struct preempt_coord *c, const char *key, const char *value)
     c->junk[i].value = strdup(value);
     if (!c->junk[i].key || !c->junk[i].value)
         coord_junk_clear(c, NULL); /* out of memory: such slots block, as before */
-                         }
-                         
-                         
-                         void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+}
+
+void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
     struct preempt_event ev = { .kind = PREEMPT_EV_COORD_FAILED };
@@ -189,11 +188,11 @@ void coord_decide(struct preempt_coord *c, unsigned k, const char *value)
 
     CKEY(c, key, DECISION, .round = k);
     coord_write_call(c, PREEMPT_RQ_CREATE(key, value), on_decide); /* the watch brings the winner */
-                     }
-                     
-                     /* ---- membership -------------------------------------------------------------------------------- */
-                     
-                     static void on_keep_timer(void *arg);
+}
+
+/* ---- membership -------------------------------------------------------------------------------- */
+
+static void on_keep_timer(void *arg);
 
 static void arm_keepalive(struct preempt_coord *c)
 {
@@ -235,11 +234,11 @@ static void on_regrant(int status, const struct preempt_etcd_reply *r, const cha
     if (r->ttl > 0)
         c->ttl_s = (unsigned)r->ttl;
     coord_mship_in(c, PREEMPT_MSHIP_IN_GRANTED); /* alive/<me> moves over, unless it went with the last report */
-                   coord_claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
-                   }
-                   
-                   /* Grants a new membership lease of the TTL needed now. */
-                   void coord_regrant(struct preempt_coord *c)
+    coord_claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
+}
+
+/* Grants a new membership lease of the TTL needed now. */
+void coord_regrant(struct preempt_coord *c)
 {
     unsigned ttl = ttl_needed(c);
 

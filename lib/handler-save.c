@@ -325,9 +325,9 @@ static int sync_boundary(struct preempt_handler *h)
                 if (h->trace)
                     (void)fflush(h->trace);
                 hd_flush_last(h); /* peers must learn of an error */
-                              exit(h->exit_code); /* the documented default: TF's behaviour */
-                              }
-                              return 1;
+                exit(h->exit_code); /* the documented default: TF's behaviour */
+            }
+            return 1;
         }
     }
 }

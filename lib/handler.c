@@ -123,10 +123,10 @@ void hd_on_periodic(evutil_socket_t fd, short what, void *arg)
     (void)what;
     (void)request_checkpoint(h, "save_every_ms");
     hd_periodic_restart(h); /* again after a full period, unless a commit restarts it sooner */
-                        }
-                        
-                        /* A step is committed (by the whole job): the periodic clock restarts. */
-                        void hd_committed(struct preempt_handler *h, uint64_t step)
+}
+
+/* A step is committed (by the whole job): the periodic clock restarts. */
+void hd_committed(struct preempt_handler *h, uint64_t step)
 {
     if (step > h->committed_step)
         h->committed_step = step;
@@ -573,7 +573,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
         event_free(h->ev_close);
     preempt_coord_free_(h->wk.coord);
     hd_start_free(h); /* freed during an asynchronous start-up */
-                  if (h->ev_start)
+    if (h->ev_start)
         event_free(h->ev_start);
     preempt_meta_free_(h->meta);
     hd_drop_persist(h);
