@@ -27,6 +27,11 @@ refuse to work together instead of misreading each other.
                 raise SystemExit(h.exit_code)
         h.done()
 
+A value may also be libpreempt.Snapshot(buffer): a two-phase save, whose
+bytes the library writes on its loop while training goes on and commits
+once durable (README "Two-phase saves"; libpreempt.torch.Checkpoint(...,
+two_phase=True) does it for PyTorch).
+
 The library never exits the process: a preemption ends in a return value
 (Handler.boundary(), Handler.astep()) and the exit code, which you pass to
 SystemExit so that finally blocks and atexit handlers run.

@@ -101,6 +101,44 @@ def test_two_phase_snapshots_persist_while_training_goes_on(tmp_path, monkeypatc
     assert got == {"step": step, "model": bytes([step % 251]) * size, "opt": b"o%d" % step}
 
 
+@pytest.mark.parametrize("backend", ["io_uring", "chunked"])
+def test_two_phase_on_asyncio(tmp_path, monkeypatch, backend):
+    """The persist runs on the asyncio loop through the handler's
+    descriptor (attach) while coroutines train; a SIGTERM after it ends
+    with the preemption's own two-phase save, awaited."""
+    monkeypatch.setenv("PREEMPT_PERSIST", backend)
+    states, saved = [], []
+
+    def save(step):
+        saved.append(step)
+        return {"model": libpreempt.Snapshot(bytes([step % 251]) * (16 << 20))}
+
+    async def train(h):
+        detach = h.attach()
+        try:
+            for step in range(1, 100000):
+                await asyncio.sleep(0.001)
+                if step == 3:
+                    assert h.request_checkpoint()
+                if step > 3 and states[-1] == "idle" and "persisting" in states and len(saved) == 1:
+                    asyncio.get_running_loop().call_later(0.01, os.kill, os.getpid(), signal.SIGTERM)
+                    saved.append(None)  # sent once
+                code = await h.astep()
+                if code is not None:
+                    return step, code
+        finally:
+            detach()
+
+    with libpreempt.Handler(str(tmp_path / "c"), save=save, restore=lambda s, r: None, max_to_keep=5,
+                            on_state=lambda f, t: states.append(t)) as h:
+        step, code = asyncio.run(train(h))
+        assert h._snaps == {}
+    assert code == 42
+    assert states.count("persisting") == 1 and "final-save" in states  # the periodic one persisted, the last awaited
+    ckpts = sorted(n for n in os.listdir(tmp_path / "c") if n.startswith("ckpt-"))
+    assert [int(n[5:]) for n in ckpts] == [s for s in saved if s is not None]
+
+
 def test_a_read_only_buffer_is_refused_as_a_snapshot(tmp_path):
     with libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {"m": libpreempt.Snapshot(memoryview(b"x" * 8)[2:])},
                             restore=lambda s, r: None) as h:
