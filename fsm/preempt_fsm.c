@@ -381,8 +381,13 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
     case PREEMPT_STATE_IDLE:
     case PREEMPT_STATE_STEP_AGREED:
     case PREEMPT_STATE_COUNTDOWN:
-    case PREEMPT_STATE_PERSISTING: /* the checkpoint persists on the loop */
         return PREEMPT_ACTION_CONTINUE;
+    case PREEMPT_STATE_PERSISTING:
+        /* training goes on while the checkpoint persists, unless a notice
+         * made it the preemption's last save (a periodic one a notice came
+         * into, without grace): steps after it are lost anyway, and the
+         * persist, awaited, runs back to back */
+        return preempt_fsm_save_is_last_(c) ? PREEMPT_ACTION_WAIT : PREEMPT_ACTION_CONTINUE;
     case PREEMPT_STATE_OWN_SIGNAL:    /* the round's step is not known yet: on up to this worker's proposal */
     case PREEMPT_STATE_FOLLOWING:
         return run < c->cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;

@@ -217,9 +217,9 @@ void hd_after_step(struct preempt_sm *sm, enum preempt_state from, enum preempt_
     if (to == PREEMPT_STATE_EXIT) /* a persist the exit cut short: the previous checkpoint stays */
         hd_drop_persist(h);
     check_invariants(h, to);
+    hd_persist_pace(h); /* also where the state stays: a notice can make a persist the last save */
     if (from == to)
         return;
-    hd_persist_pace(h);
     hd_log_msg(h, PREEMPT_LOG_DEBUG, "state %s -> %s", preempt_state_to_string(from), preempt_state_to_string(to));
     /* The trainer resumes training when a wait or a save ends. */
     if (from == PREEMPT_STATE_OWN_SIGNAL || from == PREEMPT_STATE_FOLLOWING || from == PREEMPT_STATE_SAVING)
