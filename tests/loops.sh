@@ -119,6 +119,42 @@ one_case() {
     [ "$failures" -eq "$c_f" ] || show_logs "$tag" "$c_n"
 }
 
+# two_phase_case LOOP IDIOM: one worker with two-phase saves: a periodic
+# checkpoint at run 5 persists on the loop while steps go on (its
+# snapshot released once durable), then SIGTERM's save (awaited) and the
+# restart from it. The persist's passes and its io_uring completions reach
+# the loop only through the handler's descriptor and timeout.
+two_phase_case() {
+    c_loop=$1 c_idiom=$2 c_ms=2 c_n=1 c_start=sync c_f=$failures
+    tag=tp-$c_loop-$c_idiom-$PREEMPT_PERSIST
+    what="two-phase ($PREEMPT_PERSIST), $c_loop, $c_idiom"
+    start_all --steps 100000000 --two-phase --checkpoint-at 5
+    wait_for "$TMP/$tag.0.out" "released" 30
+    grep -q '^persisting' "$TMP/$tag.0.out" && r=$(val "$TMP/$tag.0.out" run)
+    expect "$what: the periodic checkpoint persisted while training went on (released at run ${r:-none})" \
+        test "${r:-0}" -gt 6
+    # shellcheck disable=SC2086 # the pid, unquoted (it has a leading space)
+    kill -TERM $PIDS
+    job_wait 30
+    eq "$what: exit code" "$RCS" 42
+    eq "$what: both snapshots released" "$(grep -c '^released' "$TMP/$tag.0.out")" 2
+    s0=$(val "$TMP/$tag.0.out" step)
+    start_all --more 5 --two-phase
+    job_wait 30
+    eq "$what: restart" "$RCS" 0
+    eq "$what: restores the saved step exactly" "$(grep '^restored ' "$TMP/$tag.0.out")" "restored step=$s0 exact=1"
+    [ "$failures" -eq "$c_f" ] || show_logs "$tag" 1
+}
+for loop in glib uv poll; do
+    for idiom in ready every; do
+        for be in io_uring chunked; do
+            export PREEMPT_PERSIST=$be
+            two_phase_case "$loop" "$idiom"
+        done
+    done
+done
+unset PREEMPT_PERSIST
+
 # The case that starved first, then every loop, idiom and step length.
 one_case glib ready 2 2 1
 for loop in glib uv poll asyncio; do

@@ -15,6 +15,8 @@
  *                 caller's timer (re-armed from get_timeout() after every
  *                 step and every process()) fires
  *   --idiom every process() on every turn of the loop as well
+ *   --two-phase   saves hand the model over as a snapshot (persisted on the
+ *                 loop); --checkpoint-at N asks for a checkpoint at run N
  *
  *   --watch       a preemption watcher of the job instead of a worker,
  *                 through preempt_watcher_get_fd(), _get_timeout() and
@@ -28,7 +30,8 @@
  * loop like the rest (--start async: async_start).
  *
  * Output (stdout, one line each): "started run=R", "restored step=S
- * exact=1|0", "saved step=S", "exit code=C run=R"; a watcher's "notice
+ * exact=1|0", "saved step=S", "exit code=C run=R" (with --two-phase also
+ * "persisting" and "released run=R": a snapshot given back); a watcher's "notice
  * worker=W source=S withdrawn=0|1" and "exited incarnation=N". */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,6 +67,8 @@ struct trainer {
     bool training;       /* steps are being run (not waiting, not before start-up) */
     bool resume;         /* a callback said to ask the handler again: the next turn does */
     bool done;           /* on_exit ran */
+    bool two_phase;      /* --two-phase: the model is a snapshot, persisted on the loop */
+    uint64_t checkpoint_at; /* --checkpoint-at N: preempt_request_checkpoint() at run N; 0: none */
     int code;
     /* glib */
     GMainLoop *gloop;
@@ -106,13 +111,33 @@ static void set_training(struct trainer *t, bool on);
 static void rearm(struct trainer *t);
 static void stop_loop(struct trainer *t);
 
+static void release(void *data, void *ud)
+{
+    struct trainer *t = ud;
+    struct preempt_status st;
+
+    preempt_handler_get_status(t->h, &st);
+    printf("released run=%" PRIu64 "\n", st.run);
+    free(data);
+}
+
 static int save(struct trainer *t)
 {
     uint64_t step;
     int r = preempt_save_begin(t->h, &step);
 
-    if (r == 0)
+    if (r == 0 && t->two_phase) {
+        void *copy = malloc(sizeof(t->model));
+
+        r = copy ? 0 : -ENOMEM;
+        if (copy) {
+            memcpy(copy, t->model, sizeof(t->model));
+            if ((r = preempt_save_snapshot(t->h, "model", copy, sizeof(t->model), release, t)) < 0)
+                free(copy);
+        }
+    } else if (r == 0) {
         r = preempt_save_blob(t->h, "model", t->model, sizeof(t->model));
+    }
     if (r == 0)
         printf("saved step=%" PRIu64 "\n", step);
     if (r < 0)
@@ -183,6 +208,8 @@ static void one_step(struct trainer *t)
         enum preempt_action a;
         int r = preempt_step_end(t->h, &a);
 
+        if (r == 0 && t->checkpoint_at && st.run + 1 == t->checkpoint_at && preempt_request_checkpoint(t->h) == 0)
+            printf("checkpoint requested\n");
         act(t, r < 0 ? r : (int)a);
     }
 }
@@ -236,7 +263,9 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
 {
     struct trainer *t = ud;
 
-    (void)h, (void)from, (void)to;
+    (void)h, (void)from;
+    if (to == PREEMPT_STATE_PERSISTING)
+        printf("persisting\n");
     if (!t->training && !t->done && action_now(t) != PREEMPT_ACTION_WAIT) {
         t->resume = true;
         set_training(t, true);
@@ -462,6 +491,7 @@ static void run_uv(struct trainer *t, int fd)
 static void usage(void)
 {
     fputs("usage: loop-trainer --loop glib|uv|poll --idiom ready|every [--start sync|async] [--step-ms MS]\n"
+          "       [--two-phase] [--checkpoint-at N]\n"
           "       (--steps N | --more N) --ckpt-dir DIR [--etcd URL --job NAME --worker I --workers N]\n"
           "       loop-trainer --watch --loop glib|uv|poll --idiom ready|every --etcd URL --job NAME\n",
           stderr);
@@ -478,6 +508,7 @@ int main(int argc, char **argv)
         { "etcd", required_argument, NULL, 'e' },  { "job", required_argument, NULL, 'j' },
         { "worker", required_argument, NULL, 'w' }, { "workers", required_argument, NULL, 'W' },
         { "start", required_argument, NULL, 'S' },     { "watch", no_argument, NULL, 'a' },
+        { "two-phase", no_argument, NULL, 'T' },   { "checkpoint-at", required_argument, NULL, 'C' },
         { NULL, 0, NULL, 0 },
     };
     struct preempt_config cfg;
@@ -516,6 +547,8 @@ int main(int argc, char **argv)
                 usage();
             break;
         case 'W': cfg.workers = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'T': t.two_phase = true; break;
+        case 'C': t.checkpoint_at = strtoull(optarg, NULL, 10); break;
         default: usage();
         }
     }
