@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -475,13 +476,24 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
     return 0;
 }
 
-/* Waits for the writes the kernel holds: they read the caller's buffers. */
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits for the writes the kernel holds, CANCEL_WAIT_MS in all: they read
+ * the caller's buffers. */
 static void drain(struct preempt_persist *p)
 {
-    struct __kernel_timespec ts = { .tv_sec = CANCEL_WAIT_MS / 1000 };
+    int64_t until = mono_ms() + CANCEL_WAIT_MS, left;
     struct io_uring_cqe *cqe;
 
-    while (p->have_ring && p->inflight > 0) {
+    while (p->have_ring && p->inflight > 0 && (left = until - mono_ms()) > 0) {
+        struct __kernel_timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
+
         if (io_uring_wait_cqe_timeout(&p->ring, &cqe, &ts) < 0)
             break; /* past the bound: the ring's exit waits for them in the kernel */
         reap(p);
