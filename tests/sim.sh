@@ -4,7 +4,8 @@
 # tests/sim.sh: the deterministic simulation (tests/sim/). make check runs
 # 2000 seeds of whole jobs (1-64 workers, the real machine, start-up and
 # coordinator over an in-memory etcd, notices, crashes, outages, broken watches, stalls,
-# slow and failing saves, withdrawn and advisory notices) and wants no
+# slow and failing saves, withdrawn and advisory notices; two-phase saves
+# in 1000 more) and wants no
 # invariant violated. It also checks that a violation is reported as
 # promised (the seed, a rerun command, and a trace per worker that
 # preempt-replay reproduces) with a bug planted in the simulated trainer.
@@ -14,8 +15,27 @@ SIM="$top_builddir/tests/sim/preempt-sim"
 if expect_rc 0 "$SIM" --seeds "${SIM_SEEDS:-2000}" --trace-dir "$TMP"; then
     expect_output "violations"
     expect_output ", 0 violations"
+    expect_output "; 0 protocol errors" # no worker ever found itself past the agreed step
 fi
 sed 's/^/    /' "$TMP/out" | tail -n 3
+
+# Two-phase saves (--two-phase): every save is a snapshot that blocks,
+# then a persist while the worker trains on (the machine's persisting);
+# the shard is reported when it ends. 1000 seeds without a violation, and
+# the two ways a raise meets a worker that trained past the raised step
+# while persisting (it drops its copy and raises again, from following):
+# seed 30 learns of the raise when its persist ends (raised-ok-past), seed
+# 144 after it reported its shard (raised-saved-past).
+if expect_rc 0 "$SIM" --seeds 1000 --two-phase; then
+    expect_output ", 0 violations"
+    expect_output "; 0 protocol errors" # without the raise-past rows: 11 in the first 200 seeds
+fi
+expect_rc 0 "$SIM" --seed 30 --two-phase -v
+expect "seed 30: a raise past the step, at the persist's end" \
+    grep -q 'ev=save-done status=0 => persisting -> following fx=discard-shard:[0-9]*,propose-step' "$TMP/out"
+expect_rc 0 "$SIM" --seed 144 --two-phase -v
+expect "seed 144: a raise past the step, after the shard's report" \
+    grep -q 'ev=step-agreed .* => persisting -> following fx=discard-shard:[0-9]*,propose-step' "$TMP/out"
 
 # The regression seeds below replayed their scenarios until start-up ran in
 # the model (2026-11-24): start-up now takes virtual time and draws network

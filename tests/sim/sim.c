@@ -107,7 +107,7 @@ struct item {
 };
 
 enum sev_kind { E_STEP, E_SAVE, E_APPLY, E_ARRIVE, E_CRASH, E_PAUSE_END, E_PAUSE, E_ETCD_DOWN, E_ETCD_UP,
-                E_WBREAK, E_WUP, E_OPNOTICE, E_KILL, E_FLUSHED };
+                E_WBREAK, E_WUP, E_OPNOTICE, E_KILL, E_FLUSHED, E_SNAPSHOT };
 
 struct sev {
     uint64_t t, seq;
@@ -123,6 +123,8 @@ struct sev {
 struct worker {
     int id;
     bool async, alive, exited, crashed, paused, stepping, saving, save_fails;
+    bool persisting;      /* --two-phase: its checkpoint persists while it trains (E_SAVE ends it) */
+    uint64_t persist_us;  /* how long that persist takes */
     uint64_t exit_us;
     uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
     bool mtimer_armed;
@@ -200,6 +202,7 @@ struct world {
     char violation[512];
     bool verbose;
     bool sabotage;        /* a planted bug: worker 0 files its shards one step late (--sabotage) */
+    bool two_phase;       /* saves are two-phase (--two-phase): a snapshot, then a persist while training goes on */
     bool crash_completer; /* --crash-completer: the worker whose shard report completes a round crashes then */
     bool cc_crashed;      /* that crash happened (once per seed) */
     struct preempt_key cc_round; /* the round it completed: inc, ep, round */
@@ -208,6 +211,7 @@ struct world {
     /* figures */
     uint64_t max_late_us;
     uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
+    uint64_t proto_errors;                     /* protocol errors published (-EPROTO): a worker past the step */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
                                                   runs without an injected fault */
     bool faulted; /* a fault was injected: a crash, etcd down, a broken watch, a stall, a failing or
@@ -738,6 +742,8 @@ static const struct preempt_worker_ops wk_ops = {
 
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
 {
+    if (fx->kind == PREEMPT_FX_PUBLISH_ERROR && fx->arg == -EPROTO)
+        W->proto_errors++; /* a worker found the protocol broken (it went past the agreed step) */
     preempt_worker_run_fx_(sm, fx, &((struct worker *)arg)->wk);
 }
 
@@ -792,7 +798,12 @@ static void act(struct worker *w)
             W->faulted = true;
         }
         w->saving = true;
-        schedule(W->now_us + d, E_SAVE, w->id, ++w->save_gen, NULL, 0);
+        if (W->two_phase) { /* the snapshot blocks; its persist, four fifths of the save, does not */
+            w->persist_us = d - d / 5;
+            schedule(W->now_us + d / 5 + 1, E_SNAPSHOT, w->id, ++w->save_gen, NULL, 0);
+        } else {
+            schedule(W->now_us + d, E_SAVE, w->id, ++w->save_gen, NULL, 0);
+        }
     } else if (a == PREEMPT_ACTION_CONTINUE && preempt_sm_facts_(w->wk.sm)->run >= w->total_steps) {
         struct preempt_event ev = { .kind = PREEMPT_EV_TRAINING_DONE }; /* preempt_training_done() */
 
@@ -936,11 +947,25 @@ static void count_step(struct worker *w)
     preempt_worker_reached_(&w->wk);
 }
 
+/* A two-phase save's snapshot is taken: the handler's preempt_save_done()
+ * starts the persist (persist-started), and the trainer may train again. */
+static void snapshot_done(struct worker *w)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_PERSIST_STARTED };
+
+    w->saving = false;
+    w->wk.save_asked = false;
+    w->persisting = true;
+    ev.u.persist_started.bytes = 1;
+    post(w, ev);
+    schedule(W->now_us + w->persist_us, E_SAVE, w->id, w->save_gen, NULL, 0);
+}
+
 static void save_done(struct worker *w)
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
 
-    w->saving = false;
+    w->saving = w->persisting = false;
     w->wk.save_asked = false;
     if (w->save_fails && chance(30)) {
         ev.u.save_done.status = -ENOSPC;
@@ -1295,8 +1320,18 @@ static void handle(const struct sev *e)
         count_step(w);
         pump(w);
         break;
-    case E_SAVE:
+    case E_SNAPSHOT:
         if (!w->alive || e->gen != w->save_gen || !w->saving)
+            break;
+        if (w->paused) {
+            schedule(W->now_us + 1000, E_SNAPSHOT, w->id, e->gen, NULL, 0);
+            break;
+        }
+        snapshot_done(w);
+        pump(w);
+        break;
+    case E_SAVE:
+        if (!w->alive || e->gen != w->save_gen || !(w->saving || w->persisting))
             break;
         if (w->paused) {
             schedule(W->now_us + 1000, E_SAVE, w->id, e->gen, NULL, 0);
@@ -1651,7 +1686,7 @@ struct sim_opts {
     unsigned max_workers, scale;
     uint64_t rps;
     const char *trace_dir;
-    bool verbose, sabotage, crash_completer;
+    bool verbose, sabotage, crash_completer, two_phase;
 };
 
 static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
@@ -1668,6 +1703,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     W->verbose = o->verbose;
     W->sabotage = sabotage;
     W->crash_completer = o->crash_completer;
+    W->two_phase = o->two_phase;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
     if (W->n > max_workers)
@@ -1762,8 +1798,8 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     if (W->violation[0]) {
         fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n", seed,
                 W->n, W->incarnation, W->violation);
-        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s -v\n", seed, sabotage ? " --sabotage" : "",
-                o->crash_completer ? " --crash-completer" : "");
+        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s%s -v\n", seed, sabotage ? " --sabotage" : "",
+                o->crash_completer ? " --crash-completer" : "", o->two_phase ? " --two-phase" : "");
         if (o->trace_dir)
             dump_traces(o->trace_dir);
     }
@@ -1783,7 +1819,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
 
 static const char usage[] =
     "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--crash-completer]\n"
-    "                   [--trace-dir DIR] [-v]\n"
+    "                   [--two-phase] [--trace-dir DIR] [-v]\n"
     "       preempt-sim --scale N [--etcd-rps R] [--seeds N] [--first S] [--seed S]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
@@ -1793,6 +1829,9 @@ static const char usage[] =
     "  --max-workers N   at most N workers per job (1-64; default 64)\n"
     "  --sabotage        plant a bug in the simulated trainer (worker 0 files each shard\n"
     "                    one step late) to show that the checks catch it\n"
+    "  --two-phase       every save is two-phase: a snapshot (a fifth of the save's time)\n"
+    "                    blocks the trainer, then the checkpoint persists while it trains\n"
+    "                    on (persisting); its shard is reported once the persist ends\n"
     "  --crash-completer in jobs of 2 or more workers, the worker whose shard report\n"
     "                    completes a round crashes as etcd applies it (once per seed),\n"
     "                    before it can propose the commit; prints how those rounds\n"
@@ -1819,15 +1858,16 @@ int main(int argc, char **argv)
         { "trace-dir", required_argument, NULL, 't' }, { "verbose", no_argument, NULL, 'v' },
         { "sabotage", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' },
         { "scale", required_argument, NULL, 'S' }, { "etcd-rps", required_argument, NULL, 'r' },
-        { "crash-completer", no_argument, NULL, 'c' }, { NULL, 0, NULL, 0 },
+        { "crash-completer", no_argument, NULL, 'c' }, { "two-phase", no_argument, NULL, 'T' },
+        { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, finals[3] = { 0, 0, 0 }, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, cc[3] = { 0, 0, 0 };
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchS:r:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTS:r:", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
@@ -1858,6 +1898,7 @@ int main(int argc, char **argv)
         case 'v': o.verbose = true; break;
         case 'b': o.sabotage = true; break;
         case 'c': o.crash_completer = true; break;
+        case 'T': o.two_phase = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -1889,10 +1930,12 @@ int main(int argc, char **argv)
         finals[0] += wd.finals_committed;
         finals[1] += wd.finals_aborted;
         finals[2] += wd.finals_aborted_clean;
+        proto += wd.proto_errors;
     }
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
-           "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault)\n",
-           seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2]);
+           "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault); %" PRIu64
+           " protocol errors\n",
+           seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], proto);
     if (o.crash_completer) {
         qsort(cc_wait, n_wait, sizeof(*cc_wait), cmp_u64);
         printf("preempt-sim: completers crashed: %" PRIu64 "; their rounds committed %" PRIu64 ", aborted %" PRIu64
