@@ -101,7 +101,8 @@ bool preempt_ckpt_two_phase_(const struct preempt_ckpt_writer *w);
  * *ret_n <= PREEMPT_CKPT_MAX_BLOBS. */
 int preempt_ckpt_persist_blobs_(struct preempt_ckpt_writer *w, struct preempt_persist_blob *out, size_t *ret_n);
 /* They are durable: their sizes and checksums go into the manifest and
- * their descriptors are closed; preempt_ckpt_commit_() follows. */
+ * their descriptors are closed; preempt_ckpt_commit_() follows (before
+ * this it refuses a writer with snapshots: -EINVAL). */
 void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n);
 /* Closes the descriptors of preempt_ckpt_persist_blobs_() after a persist
  * that did not end (the writer is aborted next). */

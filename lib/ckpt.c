@@ -423,6 +423,10 @@ int preempt_ckpt_commit_(struct preempt_ckpt_writer *w, struct preempt_ckpt_info
     if (!w)
         return -EINVAL;
     s = w->s;
+    if (w->n_snap) { /* snapshots not persisted: their files are empty, their checksums unknown */
+        r = -EINVAL;
+        goto fail;
+    }
     if ((r = w->failed) < 0 || (r = seal_streamed(w)) < 0)
         goto fail;
     {

@@ -152,6 +152,26 @@ START_TEST(test_commit_and_restore)
 }
 END_TEST
 
+/* A two-phase save's snapshot is committed only once persisted: a commit
+ * before (a caller's bug) is refused and leaves the previous checkpoint. */
+START_TEST(test_unpersisted_snapshot_is_refused)
+{
+    struct preempt_ckpt_store *s = open_store(0);
+    struct preempt_ckpt_writer *w;
+    struct preempt_ckpt_info info;
+
+    save(s, 5, 'a', 100);
+    ck_assert_int_eq(preempt_ckpt_begin_(s, 9, 9, 1, NULL, &w), 0);
+    ck_assert_int_eq(preempt_ckpt_add_snapshot_(w, "state", "snapshot", 8), 0);
+    ck_assert_int_eq(preempt_ckpt_add_snapshot_(w, "state", "again", 5), -EINVAL); /* named twice */
+    ck_assert(preempt_ckpt_two_phase_(w));
+    ck_assert_int_eq(preempt_ckpt_commit_(w, &info), -EINVAL);
+    ck_assert_int_eq(preempt_ckpt_latest_(s, &info), 0);
+    ck_assert_uint_eq(info.step, 5);
+    preempt_ckpt_close_(s);
+}
+END_TEST
+
 START_TEST(test_modes)
 {
     struct preempt_ckpt_store *s;
@@ -752,6 +772,7 @@ int main(void)
     tcase_add_test(tc, test_sigkill_during_save);
     tcase_add_test(tc, test_write_failure_keeps_previous);
     tcase_add_test(tc, test_streamed_blob);
+    tcase_add_test(tc, test_unpersisted_snapshot_is_refused);
     tcase_add_loop_test(tc, test_streamed_blob_damaged, 0, 2);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
