@@ -117,9 +117,11 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
 
 /* The shard reports of round k at its step, read by the worker whose
  * report completed them (or by the driver, complete_round). */
-static void on_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                      const char *msg)
+static void on_shards(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
+    struct preempt_coord *c = ((struct round *)arg)->c;
+    unsigned k = ((struct round *)arg)->k;
+
     if (status != 0) {
         coord_on_write(status, r, msg, c);
         return;
@@ -128,37 +130,19 @@ static void on_shards(struct preempt_coord *c, unsigned k, int status, const str
         coord_propose(c, k, r, false);
 }
 
-static void on_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_shards(arg, 0, status, r, msg);
-}
-
-static void on_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_shards(arg, 1, status, r, msg);
-}
-
 /* The reports read before an abort this worker proposes (abort_round):
  * the commit when every shard is there after all, else the abort; when
  * the read failed, the abort. */
-static void on_abort_shards(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                            const char *msg)
+static void on_abort_shards(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
+    struct preempt_coord *c = ((struct round *)arg)->c;
+    unsigned k = ((struct round *)arg)->k;
+
     if (ep_stale(c, c->r[k].shard_ep))
         return;
     if (status != 0)
         CLOG(c, 1, "round %u: the shard reports could not be read (%s); proposing the abort", k, msg ? msg : "");
     coord_propose(c, k, status == 0 ? r : NULL, true);
-}
-
-static void on_abort_shards0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_abort_shards(arg, 0, status, r, msg);
-}
-
-static void on_abort_shards1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_abort_shards(arg, 1, status, r, msg);
 }
 
 /* This worker's machine gives round k up (its bound ran out, a peer was
@@ -176,7 +160,7 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
 
     if (!ep_stale(c, rd->shard_ep) && rd->agreed == step) {
         CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-        coord_write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_abort_shards1 : on_abort_shards0);
+        coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_abort_shards);
         return;
     }
     decide_abort(c, k, step);
@@ -185,10 +169,11 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
 /* A shard report's answer: its transaction counted the round's shards at
  * this step (the last op). The worker whose count reached the job's size
  * reads the reports. */
-static void on_reported(struct preempt_coord *c, unsigned k, int status, const struct preempt_etcd_reply *r,
-                        const char *msg)
+static void on_reported(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    struct round *rd = &c->r[k];
+    struct round *rd = arg;
+    struct preempt_coord *c = rd->c;
+    unsigned k = rd->k;
     char pre[PREEMPT_KEY_MAX];
 
     if (status != 0) {
@@ -199,17 +184,7 @@ static void on_reported(struct preempt_coord *c, unsigned k, int status, const s
         preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
         return;
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
-    coord_write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_shards1 : on_shards0);
-}
-
-static void on_reported0(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_reported(arg, 0, status, r, msg);
-}
-
-static void on_reported1(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    on_reported(arg, 1, status, r, msg);
+    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_shards);
 }
 
 /* Reports this worker's shard of round k at step, with the slowest save
@@ -233,8 +208,8 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     (void)preempt_step_value_(val, sizeof(val), save_ms, last);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
-    coord_write_call(c, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
-                     k ? on_reported1 : on_reported0);
+    coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
+                     on_reported);
     if (last)
         coord_mship_in(c, PREEMPT_MSHIP_IN_LAST_REPORT);
 }
@@ -269,7 +244,7 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
 
 void coord_reset_round(struct preempt_coord *c, unsigned k)
 {
-    c->r[k] = (struct round){ 0 };
+    c->r[k] = (struct round){ .c = c, .k = k };
 }
 
 /* Posts notice-withdrawn once when every notice record of the job is
@@ -385,7 +360,7 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported and no decision has come; proposing it in "
          "place of the worker whose report completed them", k, rd->agreed);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
-    coord_write_call(c, PREEMPT_RQ_UNDER(pre), k ? on_shards1 : on_shards0);
+    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_shards);
 }
 
 /* The driver's read of the memberships: a worker counts when it is a

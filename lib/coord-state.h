@@ -27,6 +27,8 @@
 #include "platform-internal.h"
 
 struct round {
+    struct preempt_coord *c; /* its coordinator, and its index in c->r: a reply's argument */
+    unsigned k;
     uint64_t agreed;
     uint64_t shard_ep; /* the episode of this worker's shard report (answers of older ones are late) */
     bool commit_posted;
@@ -112,6 +114,8 @@ void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every s
 void coord_junk_set(struct preempt_coord *c, const char *key, const char *value);
 void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb);
+/* The same for a request of round k: cb's argument is &c->r[k]. */
+void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb);
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease);
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall);
 uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono);

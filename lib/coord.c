@@ -137,6 +137,12 @@ void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *re
         coord_on_write(-ENOMEM, NULL, "out of memory", c);
 }
 
+void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
+{
+    if (c->io->request(c->io_arg, req, give_up(c), cb, &c->r[k]) < 0)
+        coord_on_write(-ENOMEM, NULL, "out of memory", c);
+}
+
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)
 {
     coord_write_call(c, PREEMPT_RQ_PUT(key, value, lease), coord_on_write);
@@ -315,6 +321,8 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     }
     c->io = io;
     c->io_arg = io_arg;
+    for (unsigned k = 0; k < 2; k++)
+        coord_reset_round(c, k); /* each round knows its coordinator: its replies' argument */
     c->ops = *ops;
     c->arg = arg;
     c->me = cfg->worker;
