@@ -657,7 +657,8 @@ uint64_t hd_count_step(struct preempt_handler *h)
     if (h->cfg.save_every_steps && run % h->cfg.save_every_steps == 0)
         (void)request_checkpoint(h, "save_every_steps");
     preempt_worker_reached_(&h->wk);
-    preempt_persist_kick_(h->persist); /* a checkpoint persisting: its work of this boundary */
+    if (h->persist) /* made at the first two-phase save: without one, not even a call */
+        preempt_persist_kick_(h->persist); /* a checkpoint persisting: its work of this boundary */
     return t;
 }
 
