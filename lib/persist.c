@@ -42,6 +42,7 @@ struct preempt_persist {
     struct preempt_persist_blob *blobs; /* NULL: no persist under way */
     size_t n;
     int failed;              /* the first error of the persist under way */
+    bool broken;             /* the ring refused a submission: given up once drained */
     uint64_t budget;         /* bytes of the loop thread's work left until the next kick */
     bool eager;              /* the trainer waits: passes follow each other */
     unsigned char *scratch;  /* read-back buffer of blobs the trainer wrote */
@@ -100,12 +101,19 @@ static void clear(struct preempt_persist *p)
     (void)event_del(p->ev_pass);
 }
 
+static void drop_ring(struct preempt_persist *p);
+
 static void finish(struct preempt_persist *p, int status)
 {
     preempt_persist_done_fn done = p->done;
     void *arg = p->arg;
 
     clear(p);
+    if (p->broken) { /* nothing of it in the kernel any more: the ring goes, the next persist is chunked */
+        drop_ring(p);
+        p->backend = PREEMPT_PERSIST_CHUNKED;
+        p->broken = false;
+    }
     done(status, arg);
 }
 
@@ -260,17 +268,15 @@ static void reap(struct preempt_persist *p)
     }
 }
 
-/* 1: every blob is durable; 0: more to come; or a negative errno. */
-static int uring_pass(struct preempt_persist *p)
+/* Queues the next writes and fsyncs within the budget (submitted by
+ * uring_pass). 1: every blob is durable; 0: more to come; or a negative errno. */
+static int uring_queue(struct preempt_persist *p)
 {
     uint64_t budget = p->budget;
     bool all = true;
     struct req *q = NULL;
     int r;
 
-    reap(p);
-    if (p->failed)
-        return p->inflight ? 0 : p->failed; /* the writes the kernel holds first */
     for (size_t i = 0; i < p->n; i++) {
         struct preempt_persist_blob *b = &p->blobs[i];
 
@@ -307,11 +313,38 @@ static int uring_pass(struct preempt_persist *p)
         }
     }
     p->budget = budget;
-    if (all)
-        return 1;
-    if ((r = io_uring_submit(&p->ring)) < 0)
-        return r;
-    return 0;
+    return all ? 1 : 0;
+}
+
+/* Hands what is queued to the kernel. A ring that cannot take it is given
+ * up (what it holds is waited for, what it did not take is dropped with
+ * it; later persists are chunked): its queue must never reach the kernel
+ * once the buffers it points at are the caller's again. */
+static int submit(struct preempt_persist *p)
+{
+    int r;
+
+    do
+        r = io_uring_submit(&p->ring);
+    while (r == -EINTR);
+    if (r >= 0)
+        return 0;
+    p->inflight -= io_uring_sq_ready(&p->ring);
+    p->broken = true;
+    return r;
+}
+
+/* One pass: the completions in, more writes out. 1: every blob is
+ * durable; 0: more to come; or a negative errno. */
+static int uring_pass(struct preempt_persist *p)
+{
+    int r, s;
+
+    reap(p);
+    r = p->failed ? (p->inflight ? 0 : p->failed) /* the writes the kernel holds first */
+                  : uring_queue(p);
+    s = submit(p); /* always: a resubmitted short write, or what was queued before an error */
+    return r == 0 && s < 0 ? s : r;
 }
 
 /* ---- the loop's callbacks ------------------------------------------------------------ */
@@ -506,6 +539,12 @@ void preempt_persist_cancel_(struct preempt_persist *p)
         return;
     clear(p);
     drain(p);
+    if (p->broken || p->inflight) { /* not all came back within the bound: this ring is not used again */
+        drop_ring(p);
+        p->backend = PREEMPT_PERSIST_CHUNKED;
+        p->broken = false;
+        p->inflight = 0;
+    }
 }
 
 void preempt_persist_free_(struct preempt_persist *p)
