@@ -79,9 +79,12 @@ for be in io_uring chunked; do
         else
             wait_for "$TMP/$be-kill-$phase.out" '"event":"saved"' 60 &&
                 wait_for "$TMP/$be-kill-$phase.out" '"from":"idle","to":"own-signal"' 60
-            # the second checkpoint: killed once it persists
-            while [ "$(grep -c '"to":"persisting"' "$TMP/$be-kill-$phase.out")" -lt 2 ] && kill -0 $pid 2>/dev/null; do
+            # the second checkpoint: killed once it persists (bounded: 60 s)
+            n=0
+            while [ "$(grep -c '"to":"persisting"' "$TMP/$be-kill-$phase.out")" -lt 2 ] && kill -0 $pid 2>/dev/null &&
+                [ "$n" -lt 6000 ]; do
                 sleep 0.01
+                n=$((n + 1))
             done
         fi
         kill -KILL $pid
