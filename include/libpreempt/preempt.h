@@ -123,7 +123,8 @@ enum preempt_exit {
  * are allowed: preempt_save_done(), preempt_notify(), the
  * preempt_handler_get_*() queries but for the descriptor's two, and the
  * name lookups, plus
- * preempt_save_blob() and preempt_save_blob_open() in cb->save, and
+ * preempt_save_blob(), preempt_save_blob_open() and preempt_save_snapshot()
+ * in cb->save, and
  * preempt_restore_blob() and preempt_restore_blob_open() in cb->restore. Every other call returns -EBUSY there (preempt_handler_free()
  * must not be called there at all). */
 
