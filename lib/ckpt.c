@@ -241,43 +241,54 @@ int preempt_ckpt_write_blob_(struct preempt_ckpt_writer *w, const char *name, co
     return 0;
 }
 
-int preempt_ckpt_open_blob_(struct preempt_ckpt_writer *w, const char *name, int *ret_fd)
+/* A blob whose bytes come later (through a descriptor, or a persist):
+ * its file created empty (opened with mode, *ret_fd) and its name entered
+ * as blob number *ret_i; the caller counts it in. An error fails the writer. */
+static int new_blob_file(struct preempt_ckpt_writer *w, const char *name, int mode, int *ret_fd, pb_size_t *ret_i)
 {
     int fd, r;
 
-    if (!w || !ret_fd)
-        return -EINVAL;
     if ((r = blob_may_start(w, name)) < 0)
         return r;
     if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0 ||
-        (fd = openat(w->fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+        (fd = openat(w->fd, name, mode | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
         w->failed = r < 0 ? r : -errno;
         return w->failed;
     }
-    w->streamed[w->m.blobs_count] = true;
-    (void)snprintf(w->m.blobs[w->m.blobs_count++].name, sizeof(w->m.blobs[0].name), "%s", name);
+    *ret_i = w->m.blobs_count;
+    (void)snprintf(w->m.blobs[*ret_i].name, sizeof(w->m.blobs[0].name), "%s", name);
     *ret_fd = fd;
+    return 0;
+}
+
+int preempt_ckpt_open_blob_(struct preempt_ckpt_writer *w, const char *name, int *ret_fd)
+{
+    pb_size_t i = 0;
+    int r;
+
+    if (!w || !ret_fd)
+        return -EINVAL;
+    if ((r = new_blob_file(w, name, O_RDWR, ret_fd, &i)) < 0)
+        return r;
+    w->streamed[i] = true;
+    w->m.blobs_count++;
     return 0;
 }
 
 int preempt_ckpt_add_snapshot_(struct preempt_ckpt_writer *w, const char *name, const void *data, size_t len)
 {
-    int fd, r;
+    pb_size_t i = 0;
+    int fd = -1, r;
 
     if (!w || (!data && len > 0))
         return -EINVAL;
-    if ((r = blob_may_start(w, name)) < 0)
+    if ((r = new_blob_file(w, name, O_WRONLY, &fd, &i)) < 0)
         return r;
-    if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0 ||
-        (fd = openat(w->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
-        w->failed = r < 0 ? r : -errno;
-        return w->failed;
-    }
     (void)close(fd);
-    w->snap[w->m.blobs_count] = data ? data : "";
+    w->snap[i] = data ? data : "";
     w->n_snap++;
-    (void)snprintf(w->m.blobs[w->m.blobs_count].name, sizeof(w->m.blobs[0].name), "%s", name);
-    w->m.blobs[w->m.blobs_count++].size = len;
+    w->m.blobs[i].size = len;
+    w->m.blobs_count++;
     return 0;
 }
 

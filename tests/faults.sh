@@ -52,17 +52,23 @@ expect_rc 42 "$TRAINER" --ckpt-dir "$SEED" --steps 100000 --step-ms 1 --raise-at
 eq "seed checkpoint" "$(ls "$SEED")" ckpt-00000000000000000021
 
 K=0
-# local SPEC ALLOWED...: one faulted run; returns 1 when the fault did not fire.
-local_case() {
-    _spec=$1
-    shift
+# seeded_run SPEC: the trainer with SPEC armed on a copy of the seed ($_d),
+# preempted during step 50; its status in $_rc; 1 when the fault did not fire.
+seeded_run() {
     K=$((K + 1))
     _d=$TMP/l$K
     cp -a "$SEED" "$_d"
     # shellcheck disable=SC2086 # $TWO_PHASE: the two-phase runs' option
-    run_trainer "$_d" "$_spec" "$TMP/l$K.fired" --steps 100000 --raise-at 50 $TWO_PHASE >"$TMP/l$K.out" 2>"$TMP/l$K.err"
+    run_trainer "$_d" "$1" "$TMP/l$K.fired" --steps 100000 --raise-at 50 $TWO_PHASE >"$TMP/l$K.out" 2>"$TMP/l$K.err"
     _rc=$?
-    [ -s "$TMP/l$K.fired" ] || return 1
+    [ -s "$TMP/l$K.fired" ]
+}
+
+# local SPEC ALLOWED...: one faulted run; returns 1 when the fault did not fire.
+local_case() {
+    _spec=$1
+    shift
+    seeded_run "$_spec" || return 1
     ok # it fired
     expect "$_spec: exit $_rc is one of $*" one_of "$_rc" "$@"
     expect "$_spec: no crash, leak or undefined behaviour" sane "$TMP/l$K.err"
@@ -114,13 +120,7 @@ local_case timer:1+ 42 75 || fail "timer:1+ did not fire"
 # never anything else, and nothing of the unfinished save is left.
 # kill_case SPEC: one run killed at SPEC's hit; 1 when it was not reached.
 kill_case() {
-    K=$((K + 1))
-    _d=$TMP/l$K
-    cp -a "$SEED" "$_d"
-    # shellcheck disable=SC2086
-    run_trainer "$_d" "$1" "$TMP/l$K.fired" --steps 100000 --raise-at 50 $TWO_PHASE >"$TMP/l$K.out" 2>"$TMP/l$K.err"
-    _rc=$?
-    [ -s "$TMP/l$K.fired" ] || return 1
+    seeded_run "$1" || return 1
     eq "$1: killed" "$_rc" 137
     _s=$(field "$TMP/l$K.out" save-begin step)
     "$TRAINER" --ckpt-dir "$_d" --steps 1 >"$TMP/l$K.next" 2>&1

@@ -97,6 +97,13 @@ static bool uring_permitted(struct event_base *base)
     return r == 0;
 }
 
+/* The handlers made next persist with backend i of backends[] (io_uring
+ * where this kernel permits it, else the fallback that then runs). */
+static void use_backend(int i, struct event_base *base)
+{
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", i == 0 && !uring_permitted(base) ? "auto" : backends[i], 1), 0);
+}
+
 static unsigned char *pattern(size_t len, unsigned seed)
 {
     unsigned char *b = malloc(len);
@@ -415,9 +422,7 @@ START_TEST(test_two_phase_checkpoint)
     uint64_t step, steps = 0;
     int fd, most = 0;
 
-    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
-    if (_i == 0 && !uring_permitted(base))
-        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    use_backend(_i, base);
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_request_checkpoint(h), 0);
     step = train_to_save(base, h);
@@ -488,9 +493,7 @@ START_TEST(test_free_during_persist)
     struct preempt_status st;
     uint64_t first, second;
 
-    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
-    if (_i == 0 && !uring_permitted(base))
-        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    use_backend(_i, base);
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_request_checkpoint(h), 0);
     first = train_to_save(base, h);
@@ -537,9 +540,7 @@ START_TEST(test_notice_during_persist)
     struct preempt_status st;
     uint64_t step;
 
-    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
-    if (_i == 0 && !uring_permitted(base))
-        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    use_backend(_i, base);
     cfg.grace_ms = 0;
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_request_checkpoint(h), 0);
@@ -581,9 +582,7 @@ START_TEST(test_final_save_waits)
     uint64_t step;
     int loops = 0;
 
-    ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[_i], 1), 0);
-    if (_i == 0 && !uring_permitted(base))
-        ck_assert_int_eq(setenv("PREEMPT_PERSIST", "auto", 1), 0);
+    use_backend(_i, base);
     cfg.grace_ms = 0;
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_notify(h, 20000), 0);
