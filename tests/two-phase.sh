@@ -69,8 +69,8 @@ for be in io_uring chunked; do
         d=$TMP/$be-kill-$phase
         extra=
         [ "$phase" = snapshot ] && extra="--save-ms 3000"
-        "$TRAINER" --ckpt-dir "$d" --steps 100000 --state-kb 65536 --step-ms 50 --two-phase \
-            --save-every-steps 5 --max-to-keep 0 --verbose $extra >"$TMP/$be-kill-$phase.out" \
+        "$TRAINER" --ckpt-dir "$d" --steps 100000 --state-kb 16384 --step-ms 50 --two-phase \
+            --save-every-steps 20 --max-to-keep 0 --verbose $extra >"$TMP/$be-kill-$phase.out" \
             2>"$TMP/$be-kill-$phase.err" &
         pid=$!
         if [ "$phase" = snapshot ]; then
@@ -97,12 +97,12 @@ for be in io_uring chunked; do
             eq "$be kill in $phase: one checkpoint committed" "$committed" 1
         fi
         first=$(ls "$d" | grep '^ckpt-' | sed 's/ckpt-0*//')
-        "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 65536 --two-phase >"$TMP/$be-kill-$phase-2.out" 2>&1
+        "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 16384 --two-phase >"$TMP/$be-kill-$phase-2.out" 2>&1
         eq "$be kill in $phase: restart" "$?" 0
         eq "$be kill in $phase: restored the committed one" \
             "$(field "$TMP/$be-kill-$phase-2.out" start restored_step)" "${first:-0}"
         expect "$be kill in $phase: the unfinished one removed" test -z "$(ls -A "$d" | grep '^\.staging-')"
-        "$TRAINER" --ckpt-dir "$TMP/ref60-$be-$phase" --steps 60 --state-kb 65536 >"$TMP/ref60.out" 2>&1
+        "$TRAINER" --ckpt-dir "$TMP/ref60-$be-$phase" --steps 60 --state-kb 16384 >"$TMP/ref60.out" 2>&1
         eq "$be kill in $phase: bitwise" "$(field "$TMP/$be-kill-$phase-2.out" done state_digest)" \
             "$(field "$TMP/ref60.out" done state_digest)"
     done
