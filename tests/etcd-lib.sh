@@ -15,8 +15,17 @@ ETCD_PID=
 # free_port LO SPAN: a random port in [LO, LO + SPAN) that no TCP socket of
 # this machine uses now (listening, connected or closing: /proc/net/tcp*).
 # Tests run side by side and each picks its ports at random: a port taken
-# by another made a test fail ("Address already in use").
+# by another made a test fail ("Address already in use"). The range must
+# lie below the kernel's ephemeral ports (ip_local_port_range, 32768 and up
+# by default): any outgoing connection of a test running beside may take
+# one of those between the pick and the bind (torch's rendezvous failed to
+# bind its master port so). A range reaching into them is refused.
 free_port() {
+    read -r _eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || _eph=32768
+    if [ $(($1 + $2)) -gt "$_eph" ]; then
+        echo "free_port $1 $2: reaches the ephemeral ports ($_eph and up)" >&2
+        return 1
+    fi
     while :; do
         _fp=$(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % $2))
         grep -q "$(printf ':%04X ' "$_fp")" /proc/net/tcp /proc/net/tcp6 2>/dev/null || break
@@ -24,12 +33,16 @@ free_port() {
     echo "$_fp"
 }
 
+# etcd's peer port is its client port + ETCD_PEER_OFFSET: client ports
+# 20000-25999, peer ports 26000-31999, both below the ephemeral ports.
+ETCD_PEER_OFFSET=6000
+
 etcd_start() {
     ETCD_DIR=$TMP/etcd-$1
     mkdir -p "$ETCD_DIR" && chmod 700 "$ETCD_DIR"
     ETCD_NAME=$1
     for _try in 1 2 3 4 5; do
-        ETCD_CPORT=$(free_port 20000 20000)
+        ETCD_CPORT=$(free_port 20000 6000)
         ETCD_URL=${ETCD_SCHEME:-http}://127.0.0.1:$ETCD_CPORT
         rm -rf "$ETCD_DIR/data"
         etcd_launch && return 0
@@ -39,10 +52,10 @@ etcd_start() {
     return 1
 }
 
-# etcd_launch: starts etcd on ETCD_CPORT (peer port + 20000) with the data
+# etcd_launch: starts etcd on ETCD_CPORT (peer port + ETCD_PEER_OFFSET) with the data
 # in ETCD_DIR/data and waits until it is healthy (10 s at most).
 etcd_launch() {
-    _p=$((ETCD_CPORT + 20000))
+    _p=$((ETCD_CPORT + ETCD_PEER_OFFSET))
     etcd --name "$ETCD_NAME" --data-dir "$ETCD_DIR/data" \
         --listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
         --listen-peer-urls "http://127.0.0.1:$_p" --initial-advertise-peer-urls "http://127.0.0.1:$_p" \
@@ -101,7 +114,7 @@ CLUSTER_PIDS=
 etcd_cluster_start() {
     CLUSTER_NAME=$1 CLUSTER_N=$2
     for _try in 1 2 3; do
-        CLUSTER_BASE=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 18000))
+        CLUSTER_BASE=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12000)) # below the ephemeral ports
         CLUSTER_URLS= CLUSTER_INIT= CLUSTER_PIDS=
         _i=0
         while [ "$_i" -lt "$2" ]; do

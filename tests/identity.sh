@@ -125,7 +125,7 @@ back_in_time() { # HOW: snapshot | wipe
     etcd_stop
     rm -rf "$ETCD_DIR/data"
     if [ "$1" = snapshot ]; then
-        _p=$((ETCD_CPORT + 20000))
+        _p=$((ETCD_CPORT + ETCD_PEER_OFFSET))
         etcdctl snapshot restore "$TMP/snap.db" --name "$ETCD_NAME" --data-dir "$ETCD_DIR/data" \
             --initial-cluster "$ETCD_NAME=http://127.0.0.1:$_p" \
             --initial-advertise-peer-urls "http://127.0.0.1:$_p" >/dev/null 2>&1 || fail "snapshot restore"

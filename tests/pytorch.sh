@@ -34,7 +34,7 @@ etcd_start pytorch || finish
 ranks() {
     _t=$1
     shift
-    _port=$(free_port 30000 20000)
+    _port=$(free_port 20000 12000)
     PIDS=
     for r in $(seq 0 $((W - 1))); do
         "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \
