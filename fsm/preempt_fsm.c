@@ -191,8 +191,32 @@ static const struct preempt_row rows[] = {
      * longer than bound_ms goes on (each write completes or fails). */
     ROW0(PERSISTING, TIMER, CURRENT_WITHDRAWN, PERSISTING),
     WITHDRAW_MARK_ROW(PERSISTING),
-    DONE_ROW(PERSISTING),
+    /* Training is done (a periodic checkpoint at the last step is the
+     * common case): the checkpoint is awaited, never dropped. */
+    ROW(PERSISTING, TRAINING_DONE, ALWAYS, FINISHING, FX(ARM_TIMER)),
     ACTIVE_ROWS(PERSISTING),
+
+    /* ---- finishing: training is done; the checkpoint persisting is awaited ---- */
+    /* Its commit ends the run as done. A raise of the round's step cannot
+     * be followed (nothing trains any more): the copy goes, and the run
+     * ends as done, as a trainer that finished before a round's step does.
+     * A save or round that fails exits with the not-saved code: the restart
+     * trains the last steps again and saves them, losing nothing. With
+     * nothing to train, the decision has a bound of its own: one agreement
+     * round from training's end and again from the shard's report (a peer
+     * that left without its shard must not hold the exit forever: the
+     * timer proposes the abort). A notice's deadline bounds it too. */
+    ROW(FINISHING, STEP_AGREED, RAISED_SAVED, EXIT, FX(DISCARD_SHARD), FX(ANNOUNCE_DONE), TO_EXIT(DONE)),
+    ROW0(FINISHING, STEP_AGREED, RAISED, FINISHING),
+    ROW(FINISHING, SAVE_DONE, RAISED_OK, EXIT, FX(DISCARD_SHARD), FX(ANNOUNCE_DONE), TO_EXIT(DONE)),
+    ROW(FINISHING, SAVE_DONE, SAVE_OK, FINISHING, FX(REPORT_SHARD), FX(ARM_TIMER)),
+    ROW(FINISHING, SAVE_DONE, ALWAYS, EXIT, FX(PROPOSE_ABORT), FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT)),
+    ROW(FINISHING, CKPT_COMMITTED, ALWAYS, EXIT, FX(KEEP_SHARD), FX(ANNOUNCE_DONE), TO_EXIT(DONE)),
+    DECIDE_ROWS(FINISHING),
+    ROW0(FINISHING, CLAIM_WON, ALWAYS, FINISHING),
+    ROW0(FINISHING, TIMER, CURRENT_WITHDRAWN, FINISHING),
+    WITHDRAW_MARK_ROW(FINISHING),
+    ACTIVE_ROWS(FINISHING),
 
     /* ---- countdown: training through the grace period ---- */
     ROW(COUNTDOWN, STEP_REACHED, FINAL_DUE, OWN_SIGNAL, FX(REQUEST_FINAL), FX(ARM_TIMER)),
@@ -258,6 +282,13 @@ static const struct preempt_ignore ignored[] = {
     IGN(PERSISTING, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(PERSISTING, FINAL_REQUESTED, "the final round starts after this checkpoint"),
     IGN(FINAL_SAVE, PERSIST_STARTED, "the last checkpoint of a preemption: nothing trains after it, its persist is awaited"),
+
+    STALE_TIMER(FINISHING),
+    IGN(FINISHING, STEP_REACHED, "training is done: no step comes"),
+    IGN(FINISHING, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
+    IGN(FINISHING, STEP_AGREED, "the echo of the round's step, or a lower one"),
+    IGN(FINISHING, FINAL_REQUESTED, "training is done: no final round follows"),
+    IGN(FINISHING, TRAINING_DONE, "told again"),
 
     STALE_TIMER(COUNTDOWN),
     IGN(COUNTDOWN, STEP_REACHED, "training through the grace period"),
@@ -393,6 +424,7 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
         return run < c->cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;
     case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
     case PREEMPT_STATE_FINAL_SAVE:
+    case PREEMPT_STATE_FINISHING:     /* training is done; the persist and the commit are awaited */
         return PREEMPT_ACTION_WAIT;
     case PREEMPT_STATE_EXIT:
     case PREEMPT_STATE__COUNT:
@@ -558,7 +590,8 @@ static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preem
 /* The states in which this worker's checkpoint at S is being written. */
 static bool saving_state(enum preempt_state s)
 {
-    return s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_PERSISTING;
+    return s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_PERSISTING ||
+           s == PREEMPT_STATE_FINISHING;
 }
 
 /* Records the event's payload in the context; runs for transitions only. */
@@ -661,6 +694,11 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     if ((ev->kind == PREEMPT_EV_CLAIM_WON || ev->kind == PREEMPT_EV_CLAIM_LOST) && n->agree_by_ms == 0 &&
         preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
         n->agree_by_ms = ev->now_ms + agree_bound(f);
+    /* Finishing: the job's decision on this worker's checkpoint is awaited
+     * with nothing to train; a fresh bound from training's end and from the
+     * shard's report (timer_at). */
+    if (n->state == PREEMPT_STATE_FINISHING && (from != PREEMPT_STATE_FINISHING || ev->kind == PREEMPT_EV_SAVE_DONE))
+        n->agree_by_ms = ev->now_ms + agree_bound(f);
     /* Back to idle: nothing is known any more. The timer generation goes on,
      * so that a timer of the old round stays stale. */
     if (n->state == PREEMPT_STATE_IDLE) {
@@ -690,6 +728,8 @@ static int64_t timer_at(const struct preempt_core *n, const struct preempt_facts
 
     if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
         at = min_known(at, n->agree_by_ms);
+    if (n->state == PREEMPT_STATE_FINISHING) /* a withdrawn round has no deadline: only the decision's bound */
+        at = n->withdrawn ? n->agree_by_ms : min_known(at, n->agree_by_ms);
     if (n->abort_proposed)
         at = n->decide_by_ms;
     return (int64_t)at;
@@ -767,8 +807,10 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PROPOSE_ABORT:
         return (int64_t)n->save_step;
-    case PREEMPT_FX_DISCARD_SHARD: /* the aborted round's step, or the one a raise moved this worker off */
-        return (int64_t)(ev->kind == PREEMPT_EV_ROUND_ABORTED ? n->save_step : n->old_step);
+    case PREEMPT_FX_DISCARD_SHARD: /* the aborted round's step, or the one a raise moved this worker off
+                                    * (or, leaving for exit, the step of the copy left behind) */
+        return (int64_t)(ev->kind == PREEMPT_EV_ROUND_ABORTED || n->state == PREEMPT_STATE_EXIT ? n->save_step
+                                                                                                : n->old_step);
     case PREEMPT_FX_KEEP_SHARD:
         return (int64_t)ev->u.ckpt_committed.step;
     case PREEMPT_FX_ARM_TIMER:

@@ -180,5 +180,6 @@ enum preempt_action hd_action_of(const struct preempt_handler *h);
 uint64_t hd_count_step(struct preempt_handler *h);
 void hd_drop_persist(struct preempt_handler *h);
 void hd_persist_pace(struct preempt_handler *h);
+void hd_sync_finish(struct preempt_handler *h);
 
 #endif

@@ -200,7 +200,8 @@ static void check_invariants(const struct preempt_handler *h, enum preempt_state
 
     assert(!!evtimer_pending(h->ev_timer, NULL) == (preempt_state_timer_(s) != PREEMPT_TIMER_NONE));
     assert(!(h->wk.save_asked || h->save_running) || saving || s == PREEMPT_STATE_EXIT);
-    assert(!preempt_persist_busy_(h->persist) || saving || s == PREEMPT_STATE_PERSISTING);
+    assert(!preempt_persist_busy_(h->persist) || saving || s == PREEMPT_STATE_PERSISTING ||
+           s == PREEMPT_STATE_FINISHING);
     assert(s != PREEMPT_STATE_EXIT || (!event_pending(h->ev_sig, EV_READ, NULL) &&
                                        (!h->ev_poll || !event_pending(h->ev_poll, EV_TIMEOUT, NULL))));
 #else

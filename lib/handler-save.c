@@ -332,6 +332,21 @@ static int sync_boundary(struct preempt_handler *h)
     }
 }
 
+/* Training is done while a checkpoint persists (finishing): a handler on
+ * its own base runs its loop here until that checkpoint is committed and
+ * the handler exits, so that the trainer's next call (free) drops nothing.
+ * The persist bounds the wait, as a save's own writes do. Never exits the
+ * process: the exit is on_exit's and preempt_handler_get_exit_code()'s. */
+void hd_sync_finish(struct preempt_handler *h)
+{
+    while (h->own_base && hd_action_of(h) == PREEMPT_ACTION_WAIT)
+        if (event_base_loop(h->base, EVLOOP_ONCE) != 0) { /* 1: nothing armed, a bug */
+            hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed",
+                       preempt_state_to_string(hd_state_of(h)));
+            break;
+        }
+}
+
 static int sync_check(const struct preempt_handler *h)
 {
     if (!hd_handler_ok(h) || !h->own_base || !h->cb.save)

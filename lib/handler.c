@@ -658,7 +658,7 @@ uint64_t hd_count_step(struct preempt_handler *h)
         (void)request_checkpoint(h, "save_every_steps");
     preempt_worker_reached_(&h->wk);
     if (h->persist) /* made at the first two-phase save: without one, not even a call */
-        preempt_persist_kick_(h->persist); /* a checkpoint persisting: its work of this boundary */
+        preempt_persist_kick_(h->persist, h->wk.step_ewma_us); /* a checkpoint persisting: this boundary's work */
     return t;
 }
 
@@ -699,6 +699,7 @@ int preempt_training_done(struct preempt_handler *h)
         return 0;
     ev.u.training_done.step = preempt_sm_facts_(h->wk.sm)->run;
     hd_post(h, ev);
+    hd_sync_finish(h);
     return 0;
 }
 

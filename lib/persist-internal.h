@@ -20,11 +20,12 @@
  *   fdatasync() that ends each file finds the data mostly on disk.
  *
  * Either way, the loop's thread does at most PREEMPT_PERSIST_PASS_* bytes
- * of work (checksums; the chunked backend's copies into the page cache)
- * per kick: the handler kicks the persist at each of the trainer's step
- * boundaries, so that is what a persist adds to one step, however the
- * trainer runs the loop (a non-blocking loop run goes on while events are
- * active: the budget, not the loop, ends the work). While the trainer
+ * of work (checksums; the chunked backend's copies into the page cache),
+ * or 1/PREEMPT_PERSIST_STEP_SHARE of the trainer's mean step time when
+ * that is more, per kick: the handler kicks the persist at each of the
+ * trainer's step boundaries, so that is what a persist adds to one step,
+ * however the trainer runs the loop (a non-blocking loop run goes on while
+ * events are active: the budget, not the loop, ends the work). While the trainer
  * waits (the last save of a preemption), the persist is eager: each pass
  * kicks the next. */
 #ifndef PREEMPT_PERSIST_INTERNAL_H
@@ -43,6 +44,14 @@ struct preempt_persist;
  * copies into the page cache and checksums in chunks */
 #define PREEMPT_PERSIST_PASS_URING (32u << 20)
 #define PREEMPT_PERSIST_PASS_CHUNKED (8u << 20)
+/* With long steps, a boundary may do more: as much as fits in 1/SHARE of
+ * the trainer's mean step time (measured at the rate of the earlier
+ * passes; at most one chunk, or one write's checksum, past it). io_uring's
+ * writes then grow so that a boundary's writes span its slice, up to
+ * WRITE_MAX each: with minute-long steps a 1 GiB persist commits within a
+ * few boundaries instead of 32 (or 128 chunked). */
+#define PREEMPT_PERSIST_STEP_SHARE 20
+#define PREEMPT_PERSIST_WRITE_MAX (256u << 20)
 
 enum preempt_persist_backend {
     PREEMPT_PERSIST_AUTO,    /* io_uring when the kernel permits it, else chunked */
@@ -90,8 +99,10 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
  * kernel's writes as above); the blobs are the caller's again. */
 void preempt_persist_cancel_(struct preempt_persist *p);
 bool preempt_persist_busy_(const struct preempt_persist *p);
-/* A step boundary: a new budget, and a pass on the loop. */
-void preempt_persist_kick_(struct preempt_persist *p);
+/* A step boundary: a new budget, and a pass on the loop. step_us: the
+ * trainer's mean step time (0: unknown): the pass may also use
+ * 1/PREEMPT_PERSIST_STEP_SHARE of it. */
+void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us);
 /* eager: the trainer waits for the persist, so each pass kicks the next;
  * else one budget per kick. NULL-safe. */
 void preempt_persist_pace_(struct preempt_persist *p, bool eager);

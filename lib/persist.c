@@ -43,7 +43,11 @@ struct preempt_persist {
     size_t n;
     int failed;              /* the first error of the persist under way */
     bool broken;             /* the ring refused a submission: given up once drained */
-    uint64_t budget;         /* bytes of the loop thread's work left until the next kick */
+    uint64_t budget;         /* bytes of the loop thread's work the boundary still owes (its minimum) */
+    uint64_t slice_us;       /* the boundary's time: a share of the trainer's mean step (0: none) */
+    uint64_t until_us;       /* the pass under way may go on until then (0: only the budget) */
+    uint64_t rate;           /* measured bytes of the loop thread's work per ms (0: not yet) */
+    uint64_t write_len;      /* io_uring: bytes per write (more with long steps) */
     bool eager;              /* the trainer waits: passes follow each other */
     unsigned char *scratch;  /* read-back buffer of blobs the trainer wrote */
     preempt_persist_done_fn done;
@@ -122,6 +126,27 @@ static uint64_t pass_bytes(const struct preempt_persist *p)
     return p->backend == PREEMPT_PERSIST_URING ? PREEMPT_PERSIST_PASS_URING : PREEMPT_PERSIST_PASS_CHUNKED;
 }
 
+static uint64_t mono_us(void)
+{
+    struct timespec t;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* Whether the pass under way may do n more bytes of work: within the
+ * boundary's minimum budget, or within its time slice. */
+static bool may_go_on(const struct preempt_persist *p)
+{
+    return p->budget > 0 || (p->until_us && mono_us() < p->until_us);
+}
+
+/* n bytes of work done: taken from the budget (the time slice covers the rest). */
+static void spend(struct preempt_persist *p, uint64_t n)
+{
+    p->budget = p->budget > n ? p->budget - n : 0;
+}
+
 static void next_pass(struct preempt_persist *p)
 {
     static const struct timeval now = { 0, 0 };
@@ -170,22 +195,19 @@ static int write_chunk(struct preempt_persist_blob *b, uint64_t n)
 
 static int chunked_pass(struct preempt_persist *p)
 {
-    uint64_t budget = p->budget;
-
-    p->budget = 0; /* one pass per kick: a fdatasync ends it too */
     for (size_t i = 0; i < p->n; i++) {
         struct preempt_persist_blob *b = &p->blobs[i];
         int r;
 
         if (b->durable)
             continue;
-        while (b->queued < b->len && budget > 0) {
+        while (b->queued < b->len && may_go_on(p)) {
             uint64_t n = b->len - b->queued;
 
             if (n > PREEMPT_PERSIST_CHUNK)
                 n = PREEMPT_PERSIST_CHUNK;
-            if (n > budget)
-                n = budget;
+            if (p->budget && n > p->budget)
+                n = p->budget; /* the minimum's last bytes (the slice goes on in whole chunks) */
             r = b->data ? write_chunk(b, n) : read_back(p, b, n);
             if (r < 0)
                 return r;
@@ -193,15 +215,17 @@ static int chunked_pass(struct preempt_persist *p)
             (void)sync_file_range(b->fd, (off_t)b->queued, (off_t)n, SYNC_FILE_RANGE_WRITE);
             b->queued += n;
             b->written += n;
-            budget -= n;
+            spend(p, n);
         }
         if (b->queued < b->len)
-            return 0; /* the budget is spent */
+            return 0; /* the budget and the slice are spent */
         if ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0 || fdatasync(b->fd) < 0)
             return r < 0 ? r : -errno;
         b->size = b->len;
         b->durable = true;
-        return 0; /* one fdatasync per pass */
+        p->budget = 0; /* a fdatasync ends the minimum: only the slice's time goes on */
+        if (i + 1 < p->n && !may_go_on(p))
+            return 0; /* the blobs are made durable in order: those after i are not yet */
     }
     return 1;
 }
@@ -272,7 +296,6 @@ static void reap(struct preempt_persist *p)
  * uring_pass). 1: every blob is durable; 0: more to come; or a negative errno. */
 static int uring_queue(struct preempt_persist *p)
 {
-    uint64_t budget = p->budget;
     bool all = true;
     struct req *q = NULL;
     int r;
@@ -283,14 +306,16 @@ static int uring_queue(struct preempt_persist *p)
         if (b->durable)
             continue;
         all = false;
-        while (b->queued < b->len && budget > 0 && (!b->data || (q = free_req(p)))) {
+        while (b->queued < b->len && may_go_on(p) && (!b->data || (q = free_req(p)))) {
             uint64_t n = b->len - b->queued;
 
-            if (n > PREEMPT_PERSIST_CHUNK)
-                n = PREEMPT_PERSIST_CHUNK;
+            if (n > p->write_len)
+                n = p->write_len;
             if (!b->data) { /* read back on the loop: the page cache has it */
-                if (n > budget)
-                    n = budget;
+                if (n > PREEMPT_PERSIST_CHUNK)
+                    n = PREEMPT_PERSIST_CHUNK; /* the read-back buffer's size */
+                if (p->budget && n > p->budget)
+                    n = p->budget;
                 if ((r = read_back(p, b, n)) < 0)
                     return r;
                 b->written += n;
@@ -302,7 +327,7 @@ static int uring_queue(struct preempt_persist *p)
                 submit_req(p, q);
             }
             b->queued += n;
-            budget = budget > n ? budget - n : 0;
+            spend(p, n);
         }
         if (b->queued == b->len && b->written == b->len && !b->syncing && (q = free_req(p))) {
             if ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0)
@@ -312,7 +337,6 @@ static int uring_queue(struct preempt_persist *p)
             b->syncing = true;
         }
     }
-    p->budget = budget;
     return all ? 1 : 0;
 }
 
@@ -349,9 +373,31 @@ static int uring_pass(struct preempt_persist *p)
 
 /* ---- the loop's callbacks ------------------------------------------------------------ */
 
+static uint64_t queued(const struct preempt_persist *p)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < p->n; i++)
+        n += p->blobs[i].queued;
+    return n;
+}
+
+/* Folds a pass's work (bytes in us microseconds) into the measured rate;
+ * passes of less than a chunk say little and are left out. */
+static void measure(struct preempt_persist *p, uint64_t bytes, uint64_t us)
+{
+    uint64_t r;
+
+    if (bytes < PREEMPT_PERSIST_CHUNK)
+        return;
+    r = bytes * 1000u / (us ? us : 1);
+    p->rate = p->rate ? (3 * p->rate + r) / 4 : r;
+}
+
 static void on_pass(evutil_socket_t fd, short what, void *arg)
 {
     struct preempt_persist *p = arg;
+    uint64_t t0, q0;
     int r;
 
     (void)fd;
@@ -360,7 +406,13 @@ static void on_pass(evutil_socket_t fd, short what, void *arg)
         return;
     if (p->eager)
         p->budget = pass_bytes(p);
+    t0 = mono_us();
+    q0 = queued(p);
+    p->until_us = p->slice_us ? t0 + p->slice_us : 0; /* a boundary's first pass has its slice */
+    p->slice_us = 0;
     r = p->backend == PREEMPT_PERSIST_URING ? uring_pass(p) : chunked_pass(p);
+    if (p->blobs)
+        measure(p, queued(p) - q0, mono_us() - t0);
     if (r < 0 && p->backend == PREEMPT_PERSIST_URING && p->inflight) {
         if (!p->failed)
             p->failed = r; /* ended once the kernel gave the buffers back */
@@ -372,11 +424,24 @@ static void on_pass(evutil_socket_t fd, short what, void *arg)
         next_pass(p); /* work is left that this thread can do now (else the ring's completions wake it) */
 }
 
-void preempt_persist_kick_(struct preempt_persist *p)
+void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us)
 {
+    uint64_t w = PREEMPT_PERSIST_CHUNK;
+
     if (!p || !p->blobs)
         return;
     p->budget = pass_bytes(p);
+    p->slice_us = step_us / PREEMPT_PERSIST_STEP_SHARE;
+    if (p->rate && p->slice_us) { /* long steps: larger writes, so that a boundary's writes span its slice */
+        uint64_t bytes = p->rate * (p->slice_us / 1000u);
+
+        if (bytes / PREEMPT_PERSIST_DEPTH > w)
+            w = bytes / PREEMPT_PERSIST_DEPTH;
+        if (w > PREEMPT_PERSIST_WRITE_MAX)
+            w = PREEMPT_PERSIST_WRITE_MAX;
+        w &= ~(uint64_t)((1u << 20) - 1); /* whole MiB */
+    }
+    p->write_len = w;
     next_pass(p);
 }
 
@@ -386,7 +451,7 @@ void preempt_persist_pace_(struct preempt_persist *p, bool eager)
         return;
     p->eager = eager;
     if (eager)
-        preempt_persist_kick_(p);
+        preempt_persist_kick_(p, 0);
 }
 
 static void on_cq(evutil_socket_t fd, short what, void *arg)
@@ -505,16 +570,13 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
     p->done = done;
     p->arg = arg;
     p->eager = false;
-    preempt_persist_kick_(p);
+    preempt_persist_kick_(p, 0);
     return 0;
 }
 
 static int64_t mono_ms(void)
 {
-    struct timespec t;
-
-    (void)clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    return (int64_t)(mono_us() / 1000u);
 }
 
 /* Waits for the writes the kernel holds, CANCEL_WAIT_MS in all: they read

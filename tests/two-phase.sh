@@ -27,6 +27,43 @@ REF=$(digest ref --ckpt-dir "$TMP/ref" --steps 400 --state-kb 16384)
 expect "an uninterrupted run prints a digest" test -n "$REF"
 etcd_start tp || finish
 
+# ---- long steps, and training that ends while a checkpoint persists ----
+# Long steps: 1.5 s steps, a 64 MiB state, a checkpoint requested every 2
+# steps. A boundary may also use a twentieth of the mean step time, so the
+# first checkpoint commits within a few steps (chunked, 8 MiB per boundary
+# alone took 8 steps and more). The end: a checkpoint at the last step is
+# still persisting when training ends; it is awaited (finishing) and
+# committed, never dropped, and the restart restores it.
+END_REF=$(digest endref --ckpt-dir "$TMP/endref" --steps 9 --state-kb 65536)
+for be in io_uring chunked; do
+    PREEMPT_PERSIST=$be "$TRAINER" --ckpt-dir "$TMP/$be-long" --steps 8 --state-kb 65536 --step-ms 1500 \
+        --two-phase --save-every-steps 2 --max-to-keep 0 --verbose >"$TMP/$be-long.out" 2>"$TMP/$be-long.err" &
+    eval "long_pid_$be=\$!"
+    PREEMPT_PERSIST=$be "$TRAINER" --ckpt-dir "$TMP/$be-end" --steps 9 --state-kb 65536 --two-phase \
+        --save-every-steps 8 --max-to-keep 0 --verbose >"$TMP/$be-end.out" 2>"$TMP/$be-end.err"
+    eq "$be end: done" "$?" 0
+    expect "$be end: the last checkpoint was awaited" grep -q '"from":"persisting","to":"finishing"' "$TMP/$be-end.out"
+    expect "$be end: then the exit" grep -q '"from":"finishing","to":"exit"' "$TMP/$be-end.out"
+    expect "$be end: committed" test -f "$TMP/$be-end/$(ckpt 9)/MANIFEST"
+    "$top_builddir/tools/preempt-ckpt" list "$TMP/$be-end" >"$TMP/$be-end.list"
+    eq "$be end: it verifies" "$(awk '$4 == "ok"' "$TMP/$be-end.list" | wc -l)" 1
+    "$TRAINER" --ckpt-dir "$TMP/$be-end" --steps 9 --state-kb 65536 --two-phase >"$TMP/$be-end2.out" 2>&1
+    eq "$be end: restart" "$?" 0
+    eq "$be end: restores it" "$(field "$TMP/$be-end2.out" start restored_step)" 9
+    eq "$be end: bitwise" "$(field "$TMP/$be-end2.out" done state_digest)" "$END_REF"
+done
+for be in io_uring chunked; do
+    eval "wait \$long_pid_$be"
+    eq "$be long steps: done" "$?" 0
+    # the run of the first save's persist, and of its commit
+    started=$(grep -m1 '"to":"persisting"' "$TMP/$be-long.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
+    committed=$(grep -m1 '"from":"persisting","to":"idle"' "$TMP/$be-long.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
+    expect "$be long steps: the first checkpoint persisted ($started) and committed ($committed)" \
+        test -n "$started" -a -n "$committed"
+    expect "$be long steps: committed within 4 steps (run $started to ${committed:-none})" \
+        test "${committed:-99}" -le $((${started:-0} + 4))
+done
+
 for be in io_uring chunked; do
     export PREEMPT_PERSIST=$be
 

@@ -81,7 +81,9 @@ enum preempt_state {
     PREEMPT_STATE_EXIT = 7,
     /** "persisting": the checkpoint at S is snapshotted and being made durable on the loop while training goes on (a two-phase save); it is reported, and committed, only once every blob is durable */
     PREEMPT_STATE_PERSISTING = 8,
-    PREEMPT_STATE__COUNT = 9
+    /** "finishing": training is done while a checkpoint persists: nothing trains any more; the persist, awaited, and the checkpoint's commit come before the exit */
+    PREEMPT_STATE_FINISHING = 9,
+    PREEMPT_STATE__COUNT = 10
 };
 
 /** Why a handler decided to exit. */
@@ -593,7 +595,12 @@ PREEMPT_EXPORT int preempt_save_checkpoint_if_preempted(struct preempt_handler *
 
 /** Tells the handler that training finished (all steps done). The handler
  * exits with PREEMPT_EXIT_DONE (code 0) unless it exited already; this call
- * never exits the process. @return 0, or -EBUSY inside a callback. */
+ * never exits the process. A two-phase checkpoint still persisting is not
+ * dropped: the handler waits in PREEMPT_STATE_FINISHING until it is
+ * committed (then "done"; "not saved" when it fails or the job's decision
+ * does not come). A handler with its own base runs its loop inside this
+ * call until then; with a borrowed base, run the loop until on_exit.
+ * @return 0, or -EBUSY inside a callback. */
 PREEMPT_EXPORT int preempt_training_done(struct preempt_handler *h);
 
 /* ---- asynchronous use (on the caller's loop; nothing here blocks) -------- */

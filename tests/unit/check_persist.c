@@ -132,7 +132,7 @@ static void on_done(int status, void *arg)
 static void run_until_done(struct event_base *base, struct preempt_persist *p, struct outcome *o)
 {
     for (int i = 0; i < 100000 && !o->calls; i++) {
-        preempt_persist_kick_(p);
+        preempt_persist_kick_(p, 0);
         ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
     }
     ck_assert_int_eq(o->calls, 1);
@@ -173,7 +173,7 @@ START_TEST(test_engine_writes_and_checksums)
 
         for (int i = 0; i < 3; i++)
             before += b[i].queued;
-        preempt_persist_kick_(p);
+        preempt_persist_kick_(p, 0);
         ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* runs while events are active */
         for (int i = 0; i < 3; i++)
             after += b[i].queued;
@@ -198,6 +198,62 @@ START_TEST(test_engine_writes_and_checksums)
         ck_assert_int_eq(pread(b[i].fd, back, len[i], 0), (ssize_t)len[i]);
         ck_assert_int_eq(memcmp(back, data[i], len[i]), 0);
         free(back);
+        free(data[i]);
+        (void)close(b[i].fd);
+    }
+    preempt_persist_free_(p);
+    event_base_free(base);
+}
+END_TEST
+
+/* Long steps: a boundary may also use a share of the trainer's mean step
+ * time, so that a large persist commits within a few boundaries of
+ * minute-long steps. With the byte budget alone, a boundary took 8 MiB of
+ * these 192 MiB chunked and 32 MiB with io_uring; with 60 s steps (a 3 s
+ * slice) the start's pass measures the rate, the next boundary does the
+ * rest. */
+START_TEST(test_engine_long_steps)
+{
+    enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
+    struct event_base *base = event_base_new();
+    size_t len[2] = { (size_t)160 << 20, (size_t)32 << 20 };
+    unsigned char *data[2];
+    struct preempt_persist_blob b[2];
+    struct preempt_persist *p;
+    struct outcome o = { 0 };
+    char path[300];
+
+    if (want == PREEMPT_PERSIST_URING && !uring_permitted(base))
+        want = PREEMPT_PERSIST_AUTO;
+    ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_ptr_nonnull(data[i] = malloc(len[i]));
+        for (size_t k = 0; k < len[i]; k += 4096)
+            memset(data[i] + k, (int)(k >> 12) + i, 4096);
+        (void)snprintf(path, sizeof(path), "%s/long%d", dir, i);
+        b[i] = (struct preempt_persist_blob){ .fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+                                              .data = data[i], .len = len[i] };
+        ck_assert_int_ge(b[i].fd, 0);
+    }
+    ck_assert_int_eq(preempt_persist_start_(p, b, 2, on_done, &o), 0);
+    ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* the start's pass: the rate is measured */
+    ck_assert_uint_lt(b[0].queued, len[0]);
+    preempt_persist_kick_(p, 60 * 1000000u); /* a boundary of 60 s steps: a 3 s slice */
+    ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+    /* the whole persist went in that one boundary: chunked wrote and synced
+     * it; io_uring handed every write to the kernel, whose completions then
+     * bring the fsyncs (no further boundary needed) */
+    ck_assert_uint_eq(b[0].queued, len[0]);
+    ck_assert_uint_eq(b[1].queued, len[1]);
+    if (preempt_persist_backend_(p) == PREEMPT_PERSIST_CHUNKED)
+        ck_assert_int_eq(o.calls, 1);
+    for (int i = 0; i < 1000 && !o.calls; i++)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0); /* the step: the kernel's completions only */
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(o.status, 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert(b[i].durable);
+        ck_assert_uint_eq(b[i].crc32c, preempt_crc32c_(0, data[i], len[i]));
         free(data[i]);
         (void)close(b[i].fd);
     }
@@ -525,6 +581,100 @@ START_TEST(test_free_during_persist)
 }
 END_TEST
 
+/* Training done while a checkpoint persists (a periodic checkpoint at the
+ * last step): it is awaited (finishing, action WAIT), committed, and the
+ * handler exits "done"; before, the exit dropped it. _i: the backend; the
+ * trainer runs its own loop (borrowed base) as asynchronous trainers do. */
+START_TEST(test_done_during_persist)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("dn");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)48 << 20;
+    unsigned char *model = pattern(len, 8);
+    struct rec r = { 0 };
+    uint64_t step;
+
+    use_backend(_i, base);
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    step = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
+    ck_assert_int_eq(preempt_training_done(h), 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_FINISHING);
+    ck_assert_int_eq(action(h), PREEMPT_ACTION_WAIT);
+    ck_assert_int_eq(r.exits, 0);
+    for (int i = 0; i < 100000 && !r.exits; i++)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
+    ck_assert_int_eq(r.exits, 1);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_DONE);
+    ck_assert_int_eq(r.releases, 1);
+    ck_assert(exists("dn", step));
+    ck_assert_int_eq(staging_dirs("dn"), 0);
+    h = preempt_handler_free(h);
+    free(model);
+    event_base_free(base);
+}
+END_TEST
+
+/* The same with the synchronous API (the handler's own base): the save
+ * callback hands a snapshot over, and preempt_training_done() runs the
+ * loop until that checkpoint is committed, so the free that follows drops
+ * nothing. */
+static unsigned char *sync_model;
+static size_t sync_len;
+static struct rec sync_rec;
+
+static int sync_save(struct preempt_handler *h, uint64_t step, void *ud)
+{
+    (void)step;
+    (void)ud;
+    return preempt_save_snapshot(h, "model", sync_model, sync_len, rec_release, &sync_rec);
+}
+
+static int no_step(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+START_TEST(test_done_during_persist_sync)
+{
+    struct preempt_config cfg = config("ds");
+    struct preempt_callbacks cb = { .save = sync_save, .restore = rec_restore, .on_exit = rec_exit };
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    bool exited = false;
+
+    struct event_base *probe = event_base_new();
+
+    use_backend(_i, probe);
+    event_base_free(probe);
+    sync_len = (size_t)48 << 20;
+    sync_model = pattern(sync_len, 9);
+    memset(&sync_rec, 0, sizeof(sync_rec));
+    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &cb, &sync_rec, &h), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(preempt_run(h, no_step, NULL, &exited), 0);
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    ck_assert_int_eq(preempt_run(h, no_step, NULL, &exited), 0); /* saves; the persist begins */
+    ck_assert(!exited);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
+    ck_assert_int_eq(preempt_training_done(h), 0);
+    ck_assert_int_eq(sync_rec.exits, 1);
+    ck_assert_int_eq(sync_rec.reason, PREEMPT_EXIT_DONE);
+    ck_assert_int_eq(sync_rec.releases, 1);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.state, PREEMPT_STATE_EXIT);
+    ck_assert(exists("ds", 4));
+    h = preempt_handler_free(h);
+    free(sync_model);
+    free(sync_rec.restored);
+}
+END_TEST
+
 /* A notice while a periodic checkpoint persists: without grace it becomes
  * the preemption's last save, so training stops (steps after it would be
  * lost) and the persist runs back to back on the loop; it commits, and the
@@ -627,12 +777,15 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_engine_writes_and_checksums, 0, 2);
+    tcase_add_loop_test(tc, test_engine_long_steps, 0, 2);
     tcase_add_loop_test(tc, test_engine_full_disk, 0, 2);
     tcase_add_test(tc, test_engine_seccomp_fallback);
     tcase_add_loop_test(tc, test_two_phase_checkpoint, 0, 2);
     tcase_add_loop_test(tc, test_free_during_persist, 0, 2);
     tcase_add_loop_test(tc, test_notice_during_persist, 0, 2);
     tcase_add_loop_test(tc, test_final_save_waits, 0, 2);
+    tcase_add_loop_test(tc, test_done_during_persist, 0, 2);
+    tcase_add_loop_test(tc, test_done_during_persist_sync, 0, 2);
     tcase_add_test(tc, test_backend_setting);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
