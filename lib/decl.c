@@ -13,11 +13,12 @@
 #include "outcome-internal.h"
 #include "phase-internal.h"
 #include "pub-internal.h"
+#include "restore-internal.h"
 
 const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_,
                                                       &preempt_ep_decl_, &preempt_out_decl_,
                                                       &preempt_pend_decl_, &preempt_offer_decl_,
-                                                      &preempt_shape_decl_, NULL };
+                                                      &preempt_shape_decl_, &preempt_rst_decl_, NULL };
 
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)
 {

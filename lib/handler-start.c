@@ -6,6 +6,7 @@
  * barrier, blocking or on the loop (async_start), and the end of start-up. */
 #define _GNU_SOURCE /* pipe2 */
 #include "handler-internal.h"
+#include "restore-internal.h"
 
 /* ---- creation ---------------------------------------------------------------------- */
 
@@ -207,6 +208,7 @@ struct start {
     size_t n_pend;
     struct preempt_ckpt_info info;      /* the checkpoint restored */
     int cb_r;                           /* this worker's restore callback's outcome */
+    unsigned rst;                       /* start-up's machine (restore-internal.h) */
     int outcome;                        /* the job's (PREEMPT_RESTORE_*) */
     uint64_t t0;
     char verdict[320], msg[512];
@@ -261,16 +263,6 @@ static int restore_cb(struct preempt_handler *h, const struct preempt_ckpt_info 
     return r < 0 ? r : 0;
 }
 
-/* Whether a restore's error says the checkpoint itself is unusable (bad
- * data, another model's shape, a blob missing or failing its checksum):
- * then it is set aside and an older one tried. Any other error (out of
- * memory, I/O, an interrupted call) may pass on a retry: nothing is set
- * aside and start-up fails with it. */
-static bool unusable(int err)
-{
-    return err == -EBADMSG || err == -EINVAL || err == -ENOENT || err == -EPROTO || err == -ERANGE;
-}
-
 /* A restore callback refused the checkpoint at step (why): it goes aside
  * and the next older one is tried. */
 static void refuse(struct preempt_handler *h, uint64_t step, const char *why)
@@ -280,17 +272,17 @@ static void refuse(struct preempt_handler *h, uint64_t step, const char *why)
         h->refused_step = step;
 }
 
-/* Joined (r 0): set aside what is newer than the job's step, restore it,
- * and report the restore at the restore barrier. */
 static void restore_end(struct preempt_handler *h, int r);
+static void rst_step(struct preempt_handler *h, unsigned in, int r);
 
+/* Joined (r 0): the job's step is set up for the restore, and start-up's
+ * machine (restore-internal.h) told what the join found. */
 static void on_job_joined(int r, void *arg)
 {
     struct preempt_handler *h = arg;
     struct start *st = h->start;
     const struct preempt_coord_join *join = &h->joined;
     char why[PREEMPT_MAX_JOB + 160];
-    int mine;
 
     st->phase = NULL;
     for (size_t i = 0; r == 0 && i < st->n_pend; i++)
@@ -298,7 +290,7 @@ static void on_job_joined(int r, void *arg)
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
                    h->cfg.workers, st->msg);
-        start_done(h, r);
+        rst_step(h, PREEMPT_RST_IN_JOIN_FAILED, r);
         return;
     }
     hd_log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
@@ -306,7 +298,7 @@ static void on_job_joined(int r, void *arg)
                join->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
                (unsigned long long)(join->have_step ? join->step : 0));
     if (!h->store) { /* no checkpoint directory: nothing to restore */
-        start_done(h, 0);
+        rst_step(h, PREEMPT_RST_IN_JOINED_NONE, 0);
         return;
     }
     if (join->over)
@@ -315,56 +307,120 @@ static void on_job_joined(int r, void *arg)
     else
         (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
                        (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
-    r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why);
-    if (r < 0 || !join->have_step) {
-        restore_end(h, r < 0 ? r : -ENOENT);
-        return;
-    }
+    if ((r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why)) < 0)
+        rst_step(h, PREEMPT_RST_IN_JOIN_FAILED, r);
+    else if (!join->have_step)
+        rst_step(h, h->fallbacks ? PREEMPT_RST_IN_NONE_LEFT : PREEMPT_RST_IN_JOINED_NONE, -ENOENT);
+    else
+        rst_step(h, PREEMPT_RST_IN_JOINED, 0);
+}
+
+/* The restore of the job's step: the restore callback; its outcome is the
+ * machine's next input. */
+static void restore_job_step(struct preempt_handler *h)
+{
+    struct start *st = h->start;
+    uint64_t step = h->joined.step;
+
     st->t0 = preempt_clock_ms_(CLOCK_MONOTONIC);
-    st->cb_r = preempt_ckpt_at_(h->store, join->step, &st->info);
+    st->cb_r = preempt_ckpt_at_(h->store, step, &st->info);
     if (st->cb_r == 0)
         st->cb_r = restore_cb(h, &st->info);
     if (st->cb_r < 0)
-        hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)join->step,
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)step,
                    strerror(-st->cb_r));
-    mine = st->cb_r == 0 ? PREEMPT_RESTORE_OK : unusable(st->cb_r) ? PREEMPT_RESTORE_UNUSABLE : PREEMPT_RESTORE_FAILED;
-    /* Every worker waits for the slowest restore: bounded by start-up's
-     * bound plus twice this worker's own restore time. */
-    r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-st->cb_r),
-                                      h->cfg.join_timeout_ms + 2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - st->t0),
-                                      &st->outcome, st->verdict, sizeof(st->verdict), st->msg, sizeof(st->msg),
-                                      on_job_restored, h, &st->phase);
+    rst_step(h, preempt_rst_restored_(st->cb_r), st->cb_r);
+}
+
+/* This worker's outcome at the restore barrier. Every worker waits for
+ * the slowest restore: bounded by start-up's bound plus twice this
+ * worker's own restore time. */
+static void report_restore(struct preempt_handler *h, int mine)
+{
+    struct start *st = h->start;
+    int r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-st->cb_r),
+                                          h->cfg.join_timeout_ms + 2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - st->t0),
+                                          &st->outcome, st->verdict, sizeof(st->verdict), st->msg, sizeof(st->msg),
+                                          on_job_restored, h, &st->phase);
+
     if (r < 0)
         on_job_restored(r, h);
 }
 
-/* The restore barrier's record: ok, the job starts; failed, start-up fails
- * everywhere with nothing set aside; unusable, every worker sets the step
- * aside and the job joins again without it. */
+/* The restore barrier's record (r 0), or its failure: the machine's input. */
 static void on_job_restored(int r, void *arg)
 {
     struct preempt_handler *h = arg;
     struct start *st = h->start;
-    char why[400];
 
     st->phase = NULL;
     if (r < 0 || st->outcome != PREEMPT_RESTORE_OK)
         h->joined.lease = 0; /* given back */
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: after the restore: %s", h->cfg.job, st->msg);
-        restore_end(h, r);
+        rst_step(h, PREEMPT_RST_IN_BARRIER_FAILED, r);
     } else if (st->outcome == PREEMPT_RESTORE_OK) {
-        restore_end(h, 0);
+        rst_step(h, PREEMPT_RST_IN_JOB_OK, 0);
     } else if (st->outcome == PREEMPT_RESTORE_FAILED) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
                    "restart tries again", h->cfg.job, st->verdict);
-        restore_end(h, st->cb_r < 0 ? st->cb_r : -EREMOTEIO);
+        rst_step(h, PREEMPT_RST_IN_JOB_FAILED, st->cb_r < 0 ? st->cb_r : -EREMOTEIO);
     } else {
         hd_log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and "
                    "the job falls back to an older one", h->cfg.job, st->verdict);
+        rst_step(h, PREEMPT_RST_IN_JOB_UNUSABLE, 0);
+    }
+}
+
+/* One step of start-up's machine on input (r: the error an input carries)
+ * and its action: the table decides, this runs it. */
+static void rst_step(struct preempt_handler *h, unsigned in, int r)
+{
+    struct start *st = h->start;
+    unsigned from = st->rst;
+    bool listed;
+    unsigned a = preempt_decl_step_(&preempt_rst_decl_, &st->rst, in, &listed);
+    char why[400];
+
+    hd_log_msg(h, PREEMPT_LOG_DEBUG, "start-up: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_rst_decl_, from),
+               preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, st->rst),
+               preempt_decl_action_(&preempt_rst_decl_, a));
+    switch ((enum preempt_rst_action)a) {
+    case PREEMPT_RST_DO_RESTORE:
+        restore_job_step(h);
+        break;
+    case PREEMPT_RST_DO_START_FRESH:
+        if (h->store)
+            restore_end(h, -ENOENT);
+        else
+            start_done(h, 0);
+        break;
+    case PREEMPT_RST_DO_REPORT_OK:
+        report_restore(h, PREEMPT_RESTORE_OK);
+        break;
+    case PREEMPT_RST_DO_REPORT_UNUSABLE:
+        report_restore(h, PREEMPT_RESTORE_UNUSABLE);
+        break;
+    case PREEMPT_RST_DO_REPORT_FAILED:
+        report_restore(h, PREEMPT_RESTORE_FAILED);
+        break;
+    case PREEMPT_RST_DO_TRAIN:
+        restore_end(h, 0);
+        break;
+    case PREEMPT_RST_DO_SET_ASIDE:
         (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", st->verdict);
         refuse(h, h->joined.step, why);
         join_job(h);
+        break;
+    case PREEMPT_RST_DO_FAIL:
+        restore_end(h, r < 0 ? r : -EPROTO);
+        break;
+    case PREEMPT_RST_DO_NONE:
+    case PREEMPT_RST_DO__COUNT:
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: start-up's machine has no row for %s in %s",
+                   preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, from));
+        start_done(h, -EPROTO);
+        break;
     }
 }
 
@@ -377,7 +433,7 @@ static void restore_local(struct preempt_handler *h)
     while ((r = preempt_ckpt_latest_(h->store, info)) == 0 && (r = restore_cb(h, info)) < 0) {
         char why[160];
 
-        if (!unusable(r)) {
+        if (!preempt_rst_unusable_(r)) {
             hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s (nothing set aside: a "
                        "restart tries again)", (unsigned long long)info->step, strerror(-r));
             start_done(h, r);

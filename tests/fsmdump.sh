@@ -101,7 +101,11 @@ declared shape 5 1 'none|write|check|trust' "written        absent        writte
     "written --> unwritten : rejoined"
 declared launch-outcome 10 10 'none' "app-failed-restartable  regroup       restartable             none" \
     "app_failed --> app_failed_restartable : resumable"
+# a worker's start-up in a job (restore-internal.h: "training" and "failed"
+# end it)
+declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|report-failed|train|set-aside|fail' \
+    "barrier        job-unusable   joining        set-aside" "barrier --> joining : job-unusable / set-aside"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end, offer, shape or launch-outcome)"
+expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode|\n"
-    "                          phase-end|offer|shape|launch-outcome]\n"
+    "                          phase-end|offer|shape|launch-outcome|restore]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -32,7 +32,9 @@ static const char usage[] =
     "                    start-up phase ends; offer: how a joining worker's\n"
     "                    offer is made; shape: who writes the incarnation's\n"
     "                    worker count; launch-outcome: what\n"
-    "                    preempt-launch's end says (its exit code)\n"
+    "                    preempt-launch's end says (its exit code); restore:\n"
+    "                    a worker's start-up in a job (join, restore, the\n"
+    "                    restore barrier, the fall-back)\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -602,7 +604,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode, phase-end, offer, shape or launch-outcome)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

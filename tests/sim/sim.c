@@ -41,6 +41,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "machine-internal.h"
+#include "restore-internal.h"
 #include "sim.h"
 #include "worker-internal.h"
 
@@ -120,6 +121,8 @@ struct sev {
     uint32_t src_gen;     /* and the source's withdrawal count then */
 };
 
+#define MAX_ATTEMPTS 32 /* joins of one start-up: each fall-back is one */
+
 struct worker {
     int id;
     bool async, alive, exited, crashed, paused, stepping, saving, save_fails;
@@ -146,7 +149,12 @@ struct worker {
     struct preempt_coord_pending cpend[4];
     int restore_outcome;
     char verdict[256], smsg[600];
-    bool started;         /* trains (start-up done) */
+    unsigned rst;         /* start-up's machine (lib/restore-internal.h), the handler's table */
+    unsigned attempt;     /* joins of this start-up (a fall-back joins again) */
+    unsigned fallbacks;   /* steps this start-up set aside */
+    bool started;         /* start-up ended: trains, or failed (start_failed) */
+    bool start_failed;    /* start-up failed (the restore record said failed, or nothing was left) */
+    bool none_left;       /* that is: every step the workers had in common was set aside */
     void (*keep_tick)(void *arg);
     void *keep_arg;
     struct preempt_etcd_watch_ops wops;
@@ -195,8 +203,21 @@ struct world {
     unsigned started;     /* workers whose start-up ended */
     struct ending *ended; /* n: the last incarnation's */
     bool have_ended;
-    bool inc_told, restore_told, restore_have; /* what start-up told the workers to restore */
+    /* What start-up told the workers, per join of the start-up (a fall-back
+     * joins again): the incarnation, the step to restore, the restore
+     * record's outcome. Every worker must be told the same. */
+    struct told {
+        bool inc, restore, outcome, restore_have;
+        uint64_t incarnation, restore_step;
+        int outcome_v;
+    } told[MAX_ATTEMPTS];
+    bool restore_have;    /* the last join's: what the workers restore */
     uint64_t restore_step;
+    bool restore_faults;  /* --restore-faults: some shards are unusable at the restore, some restores fail */
+    uint64_t aside[MAX_ATTEMPTS]; /* steps this start-up set aside */
+    unsigned n_aside, n_start_failed;
+    uint64_t fell_back, start_fails, none_left; /* figures: steps set aside, start-ups failed everywhere (of
+                                                   which with no step left) */
     uint64_t kill_us;     /* the job's deadline (0: none): the cloud kills at kill_us + bound */
     uint64_t bound_us, base_bound_us;
     char violation[512];
@@ -1111,44 +1132,176 @@ static void begin_training(struct worker *w, uint64_t run)
     act(w);
 }
 
-/* The step the job restores, as start-up told one worker: every worker
- * must be told the same. */
+/* The step the job restores, as start-up told one worker in its join
+ * attempt: every worker must be told the same. */
 static void restores(struct worker *w, bool have, uint64_t step)
 {
-    if (!W->restore_told) {
-        W->restore_told = true;
-        W->restore_have = have;
-        W->restore_step = step;
-    } else if (have != W->restore_have || step != W->restore_step) {
+    struct told *t = &W->told[w->attempt];
+
+    if (!t->restore) {
+        t->restore = true;
+        t->restore_have = have;
+        t->restore_step = step;
+    } else if (have != t->restore_have || step != t->restore_step) {
         violate("worker %d restores %s%" PRIu64 ", another worker %s%" PRIu64, w->id, have ? "step " : "nothing, ",
-                step, W->restore_have ? "step " : "nothing, ", W->restore_step);
+                step, t->restore_have ? "step " : "nothing, ", t->restore_step);
     }
+    W->restore_have = have;
+    W->restore_step = step;
     if (have && !holds(w, step))
         violate("worker %d is told to restore step %" PRIu64 ", which it does not hold", w->id, step);
 }
 
-static void on_restored(int status, void *arg)
+/* --restore-faults: whether this worker's shard of step is unusable (bad
+ * data: its restore callback refuses it), the same at every look. */
+static bool unusable_shard(const struct worker *w, uint64_t step)
 {
-    struct worker *w = arg;
+    uint64_t x = (W->seed * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)w->id << 40) ^ step;
+
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return W->restore_faults && x % (100u * W->n) < 12; /* about one step in eight: some worker cannot use it */
+}
+
+static bool set_aside(uint64_t step)
+{
+    for (unsigned i = 0; i < W->n_aside; i++)
+        if (W->aside[i] == step)
+            return true;
+    return false;
+}
+
+static void on_joined(int status, void *arg);
+static void on_restored(int status, void *arg);
+
+/* Joins the job (again, after a fall-back: the pending shards were
+ * settled at the first join). */
+static void join(struct worker *w)
+{
+    unsigned n_pend = w->attempt ? 0 : w->n_pend;
+
+    for (unsigned k = 0; k < n_pend; k++)
+        w->cpend[k] = (struct preempt_coord_pending){ .step = w->pend[k].step, .key = w->pend[k].key };
+    if (preempt_coord_join_begin_io_(&sim_io, io_open(w), &w->cc, w->shards, w->n_shards, w->cpend, n_pend,
+                                     &w->join, w->smsg, sizeof(w->smsg), on_joined, w, &w->phase) < 0)
+        violate("worker %d: start-up: %s", w->id, w->smsg);
+}
+
+/* Training begins: the machine and the coordinator, as the handler's
+ * start_finish() makes them. */
+static void train(struct worker *w)
+{
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
                                       .job_save = coord_job_save };
 
-    w->phase = NULL;
-    if (status < 0 || w->restore_outcome != PREEMPT_RESTORE_OK) {
-        violate("worker %d: the restore barrier of incarnation %" PRIu64 " failed: %s %s", w->id,
-                w->join.incarnation, status < 0 ? w->smsg : "", w->verdict);
-        return;
-    }
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
         abort();
     begin_training(w, 0);
 }
 
+/* One step of start-up's machine, the handler's table (lib/restore.c):
+ * the table decides, the simulated process runs the action. */
+static void rst_step(struct worker *w, unsigned in)
+{
+    unsigned from = w->rst;
+    bool listed;
+    unsigned a = preempt_decl_step_(&preempt_rst_decl_, &w->rst, in, &listed);
+    int cb_r = 0, mine = PREEMPT_RESTORE_OK;
+
+    if (W->verbose)
+        printf("%10.3f w%d start-up: %s --%s--> %s (%s)\n", (double)W->now_us / 1e6, w->id,
+               preempt_decl_state_(&preempt_rst_decl_, from), preempt_decl_input_(&preempt_rst_decl_, in),
+               preempt_decl_state_(&preempt_rst_decl_, w->rst), preempt_decl_action_(&preempt_rst_decl_, a));
+    switch ((enum preempt_rst_action)a) {
+    case PREEMPT_RST_DO_RESTORE: /* the simulated trainer's restore callback */
+        if (unusable_shard(w, w->join.step))
+            cb_r = -EBADMSG;
+        else if (W->restore_faults && between(1, 50u * W->n) == 1)
+            cb_r = -EIO; /* a retry may cure it (about one start-up in fifty) */
+        rst_step(w, preempt_rst_restored_(cb_r));
+        return;
+    case PREEMPT_RST_DO_REPORT_UNUSABLE:
+        mine = PREEMPT_RESTORE_UNUSABLE;
+        break;
+    case PREEMPT_RST_DO_REPORT_FAILED:
+        mine = PREEMPT_RESTORE_FAILED;
+        break;
+    case PREEMPT_RST_DO_REPORT_OK:
+        break;
+    case PREEMPT_RST_DO_START_FRESH:
+        train(w);
+        return;
+    case PREEMPT_RST_DO_TRAIN:
+        if (unusable_shard(w, w->join.step))
+            violate("worker %d trains from step %" PRIu64 ", whose shard it cannot use", w->id, w->join.step);
+        train(w);
+        return;
+    case PREEMPT_RST_DO_SET_ASIDE: /* every worker sets the step aside, and joins again */
+        for (size_t i = 0; i < w->n_shards; i++)
+            if (w->shards[i] == w->join.step) {
+                w->shards[i] = w->shards[--w->n_shards];
+                break;
+            }
+        if (!set_aside(w->join.step) && W->n_aside < MAX_ATTEMPTS) {
+            W->aside[W->n_aside++] = w->join.step;
+            W->fell_back++;
+        }
+        w->fallbacks++;
+        if (++w->attempt >= MAX_ATTEMPTS) {
+            violate("worker %d fell back %u times in one start-up", w->id, w->attempt);
+            return;
+        }
+        join(w);
+        return;
+    case PREEMPT_RST_DO_FAIL: /* the handler's creation fails: the process exits */
+        w->none_left = in == PREEMPT_RST_IN_NONE_LEFT;
+        w->start_failed = w->started = true;
+        W->started++;
+        W->n_start_failed++;
+        finish_worker(w);
+        return;
+    case PREEMPT_RST_DO_NONE:
+    case PREEMPT_RST_DO__COUNT:
+        violate("worker %d: start-up's machine has no row for %s in %s", w->id,
+                preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, from));
+        return;
+    }
+    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join, mine, cb_r ? strerror(-cb_r) : NULL,
+                                         w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),
+                                         w->smsg, sizeof(w->smsg), on_restored, w, &w->phase) < 0)
+        violate("worker %d: the restore barrier: %s", w->id, w->smsg);
+}
+
+static void on_restored(int status, void *arg)
+{
+    struct worker *w = arg;
+    struct told *t = &W->told[w->attempt];
+
+    w->phase = NULL;
+    if (status < 0) {
+        violate("worker %d: the restore barrier of incarnation %" PRIu64 " failed: %s", w->id, w->join.incarnation,
+                w->smsg);
+        return;
+    }
+    if (!t->outcome) {
+        t->outcome = true;
+        t->outcome_v = w->restore_outcome;
+    } else if (t->outcome_v != w->restore_outcome) {
+        violate("worker %d's restore record says %d, another worker's %d", w->id, w->restore_outcome, t->outcome_v);
+        return;
+    }
+    rst_step(w, w->restore_outcome == PREEMPT_RESTORE_OK         ? PREEMPT_RST_IN_JOB_OK
+                : w->restore_outcome == PREEMPT_RESTORE_UNUSABLE ? PREEMPT_RST_IN_JOB_UNUSABLE
+                                                                 : PREEMPT_RST_IN_JOB_FAILED);
+}
+
 static void on_joined(int status, void *arg)
 {
     struct worker *w = arg;
-    unsigned n_pend = w->n_pend; /* settling removes them from w->pend (w->cpend stays) */
+    struct told *t = &W->told[w->attempt];
+    unsigned n_pend = w->attempt ? 0 : w->n_pend; /* settling removes them from w->pend (w->cpend stays) */
 
     w->phase = NULL;
     if (status < 0) {
@@ -1157,19 +1310,17 @@ static void on_joined(int status, void *arg)
     }
     for (unsigned i = 0; i < n_pend; i++) /* as the handler: settle() each */
         wk_settle(w, w->cpend[i].step - (W->sabotage && w->id == 0), w->cpend[i].decision);
-    if (!W->inc_told) {
-        W->inc_told = true;
-        W->incarnation = w->join.incarnation;
-    } else if (W->incarnation != w->join.incarnation)
+    if (!t->inc) {
+        t->inc = true;
+        t->incarnation = w->join.incarnation;
+    } else if (t->incarnation != w->join.incarnation)
         violate("worker %d joined incarnation %" PRIu64 ", another worker %" PRIu64, w->id, w->join.incarnation,
-                W->incarnation);
+                t->incarnation);
+    W->incarnation = w->join.incarnation;
     restores(w, w->join.have_step, w->join.step);
-    /* The restore (the simulated trainer accepts every step), then the
-     * restore barrier. */
-    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join, PREEMPT_RESTORE_OK, NULL,
-                                         w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),
-                                         w->smsg, sizeof(w->smsg), on_restored, w, &w->phase) < 0)
-        violate("worker %d: the restore barrier: %s", w->id, w->smsg);
+    rst_step(w, w->join.have_step ? PREEMPT_RST_IN_JOINED
+                : w->fallbacks    ? PREEMPT_RST_IN_NONE_LEFT
+                                  : PREEMPT_RST_IN_JOINED_NONE);
 }
 
 /* Every worker's process starts: start-up runs (join, resolve its pending
@@ -1178,8 +1329,8 @@ static void start_incarnation(void)
 {
     W->kill_us = 0;
     W->started = 0;
-    W->inc_told = false;
-    W->restore_told = false;
+    memset(W->told, 0, sizeof(W->told));
+    W->n_start_failed = 0;
     for (unsigned i = 0; i < W->n; i++) {
         struct worker *w = &W->w[i];
         struct worker keep = *w;
@@ -1203,11 +1354,7 @@ static void start_incarnation(void)
         }
         w->cc = (struct preempt_coord_cfg){ .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
                                             .join_timeout_ms = 60000, .give_up_ms = W->give_up_ms };
-        for (unsigned k = 0; k < w->n_pend; k++)
-            w->cpend[k] = (struct preempt_coord_pending){ .step = w->pend[k].step, .key = w->pend[k].key };
-        if (preempt_coord_join_begin_io_(&sim_io, io_open(w), &w->cc, w->shards, w->n_shards, w->cpend, w->n_pend,
-                                         &w->join, w->smsg, sizeof(w->smsg), on_joined, w, &w->phase) < 0)
-            violate("worker %u: start-up: %s", i, w->smsg);
+        join(w);
     }
 }
 
@@ -1498,10 +1645,34 @@ static bool all_started(void)
 }
 
 /* A new process for every worker: start-up, until every worker trains. */
-static void start_job(void)
+static void teardown_incarnation(void);
+
+/* A new process for every worker: start-up, until every worker trains.
+ * A start-up that failed everywhere (a restore that failed, or no step
+ * left after the fall-backs) is started again, as a scheduler restarts a
+ * job whose processes exited (at most 4 times); false when it never
+ * trained. Failing on some workers only is a violation: the restore
+ * record is one. */
+static bool start_job(void)
 {
-    start_incarnation();
-    run_until(all_started, "not every worker's start-up ended");
+    W->n_aside = 0;
+    for (unsigned k = 0; k < 5; k++) {
+        start_incarnation();
+        run_until(all_started, "not every worker's start-up ended");
+        if (W->violation[0])
+            return false;
+        if (!W->n_start_failed)
+            return true;
+        if (W->n_start_failed != W->n) {
+            violate("%u of %u workers' start-up failed; the others train", W->n_start_failed, W->n);
+            return false;
+        }
+        W->start_fails++;
+        W->none_left += W->w[0].none_left;
+        teardown_incarnation();
+        W->now_us += 1000000; /* the restart */
+    }
+    return false;
 }
 
 /* Training, the preemptions, every worker's end. */
@@ -1565,7 +1736,7 @@ static void check_restart(void)
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++) {
         const struct ending *x = &W->ended[i];
 
-        if (x->exited && x->reason == PREEMPT_EXIT_SAVED)
+        if (x->exited && x->reason == PREEMPT_EXIT_SAVED && !set_aside(x->last_commit))
             for (unsigned k = 0; k < W->n && !W->violation[0]; k++)
                 if (!holds(&W->w[k], x->last_commit))
                     violate("worker %u exited saved at step %" PRIu64 ", but worker %u holds no shard of it", i,
@@ -1587,7 +1758,8 @@ static void check_restart(void)
         violate("the restart restores %s%" PRIu64 ", but the newest step every worker holds is %s%" PRIu64,
                 have_restore ? "step " : "nothing, ", restore, have_truth ? "step " : "none, ", truth);
     for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
-        if (W->ended[i].exited && W->ended[i].reason == PREEMPT_EXIT_SAVED && W->ended[i].last_commit > restore)
+        if (W->ended[i].exited && W->ended[i].reason == PREEMPT_EXIT_SAVED && W->ended[i].last_commit > restore &&
+            !set_aside(W->ended[i].last_commit))
             violate("worker %u exited saved at step %" PRIu64 ", newer than the restore step %" PRIu64, i,
                     W->ended[i].last_commit, restore);
     /* One decision per round: "saved" means the restart restores the step
@@ -1600,6 +1772,8 @@ static void check_restart(void)
 
         if (!x->exited || x->undecided || (x->reason != PREEMPT_EXIT_SAVED && x->reason != PREEMPT_EXIT_NOT_SAVED))
             continue;
+        if (have_want && set_aside(want))
+            continue; /* unusable at the restore: the job fell back past it, as it must */
         if (have_want != have_restore || (have_want && want != restore))
             violate("worker %u exited %s, but the restart restores %s%" PRIu64 " (it knew of %s%" PRIu64 ")", i,
                     preempt_exit_to_string_(x->reason), have_restore ? "step " : "nothing, ", restore,
@@ -1686,7 +1860,7 @@ struct sim_opts {
     unsigned max_workers, scale;
     uint64_t rps;
     const char *trace_dir;
-    bool verbose, sabotage, crash_completer, two_phase;
+    bool verbose, sabotage, crash_completer, two_phase, restore_faults;
 };
 
 static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
@@ -1704,6 +1878,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     W->sabotage = sabotage;
     W->crash_completer = o->crash_completer;
     W->two_phase = o->two_phase;
+    W->restore_faults = o->restore_faults;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
     if (W->n > max_workers)
@@ -1777,8 +1952,9 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     /* Each incarnation: start-up (the restart's, after the first: then
      * its checks), training and the preemptions, the exits. After the
      * last one that was preempted, one more start-up checks its restart. */
-    start_job();
-    for (unsigned k = 0; !W->violation[0]; k++) {
+    if (!start_job() && !W->violation[0])
+        incarnations = 0; /* never trained: nothing more to run */
+    for (unsigned k = 0; incarnations && !W->violation[0]; k++) {
         bool preempted = false;
 
         run_incarnation();
@@ -1790,7 +1966,8 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
             break;
         teardown_incarnation();
         W->now_us += 1000000; /* the restart */
-        start_job();
+        if (!start_job()) /* a violation, or a start-up that failed every time */
+            break;
         check_restart();
         if (k + 1 == incarnations)
             break;
@@ -1798,8 +1975,9 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     if (W->violation[0]) {
         fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n", seed,
                 W->n, W->incarnation, W->violation);
-        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s%s -v\n", seed, sabotage ? " --sabotage" : "",
-                o->crash_completer ? " --crash-completer" : "", o->two_phase ? " --two-phase" : "");
+        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s%s%s -v\n", seed, sabotage ? " --sabotage" : "",
+                o->crash_completer ? " --crash-completer" : "", o->two_phase ? " --two-phase" : "",
+                o->restore_faults ? " --restore-faults" : "");
         if (o->trace_dir)
             dump_traces(o->trace_dir);
     }
@@ -1819,7 +1997,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
 
 static const char usage[] =
     "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--crash-completer]\n"
-    "                   [--two-phase] [--trace-dir DIR] [-v]\n"
+    "                   [--two-phase] [--restore-faults] [--trace-dir DIR] [-v]\n"
     "       preempt-sim --scale N [--etcd-rps R] [--seeds N] [--first S] [--seed S]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
@@ -1832,6 +2010,11 @@ static const char usage[] =
     "  --two-phase       every save is two-phase: a snapshot (a fifth of the save's time)\n"
     "                    blocks the trainer, then the checkpoint persists while it trains\n"
     "                    on (persisting); its shard is reported once the persist ends\n"
+    "  --restore-faults  start-up meets unusable checkpoints: about one step in eight\n"
+    "                    has a shard its worker's restore refuses (bad data), and one restore\n"
+    "                    in fifty fails (I/O); start-up runs the handler's table\n"
+    "                    (fsmdump --machine restore): the job falls back to an older\n"
+    "                    step together, or fails everywhere and is started again\n"
     "  --crash-completer in jobs of 2 or more workers, the worker whose shard report\n"
     "                    completes a round crashes as etcd applies it (once per seed),\n"
     "                    before it can propose the commit; prints how those rounds\n"
@@ -1859,15 +2042,17 @@ int main(int argc, char **argv)
         { "sabotage", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' },
         { "scale", required_argument, NULL, 'S' }, { "etcd-rps", required_argument, NULL, 'r' },
         { "crash-completer", no_argument, NULL, 'c' }, { "two-phase", no_argument, NULL, 'T' },
+        { "restore-faults", no_argument, NULL, 'R' },
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
     uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, cc[3] = { 0, 0, 0 };
+    uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTS:r:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTRS:r:", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
@@ -1899,6 +2084,7 @@ int main(int argc, char **argv)
         case 'b': o.sabotage = true; break;
         case 'c': o.crash_completer = true; break;
         case 'T': o.two_phase = true; break;
+        case 'R': o.restore_faults = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -1931,11 +2117,18 @@ int main(int argc, char **argv)
         finals[1] += wd.finals_aborted;
         finals[2] += wd.finals_aborted_clean;
         proto += wd.proto_errors;
+        rf[0] += wd.fell_back;
+        rf[1] += wd.start_fails;
+        rf[2] += wd.none_left;
     }
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault); %" PRIu64
            " protocol errors\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], proto);
+    if (o.restore_faults)
+        printf("preempt-sim: restores: %" PRIu64 " steps set aside (the job fell back), %" PRIu64
+               " start-ups failed everywhere and started again (%" PRIu64 " with no step left)\n",
+               rf[0], rf[1], rf[2]);
     if (o.crash_completer) {
         qsort(cc_wait, n_wait, sizeof(*cc_wait), cmp_u64);
         printf("preempt-sim: completers crashed: %" PRIu64 "; their rounds committed %" PRIu64 ", aborted %" PRIu64

@@ -30,6 +30,7 @@
 #include "outcome-internal.h"
 #include "joining-internal.h"
 #include "phase-internal.h"
+#include "restore-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
 
@@ -1076,6 +1077,53 @@ START_TEST(test_phase_end)
 }
 END_TEST
 
+/* A worker's start-up in a job (restore-internal.h): the barrier's record,
+ * not this worker's own restore, decides; only "unusable" sets aside (and
+ * joins again); nothing trains after a failure; a start-up that set steps
+ * aside and finds none left fails instead of starting fresh. The errors a
+ * restore callback returns map as documented. */
+START_TEST(test_restore_machine)
+{
+    const struct preempt_decl *m = &preempt_rst_decl_;
+    static const enum preempt_rst_input fallback[] = { PREEMPT_RST_IN_JOINED, PREEMPT_RST_IN_UNUSABLE,
+                                                       PREEMPT_RST_IN_JOB_UNUSABLE, PREEMPT_RST_IN_JOINED,
+                                                       PREEMPT_RST_IN_RESTORED, PREEMPT_RST_IN_JOB_OK };
+    static const enum preempt_rst_action fallback_do[] = { PREEMPT_RST_DO_RESTORE, PREEMPT_RST_DO_REPORT_UNUSABLE,
+                                                           PREEMPT_RST_DO_SET_ASIDE, PREEMPT_RST_DO_RESTORE,
+                                                           PREEMPT_RST_DO_REPORT_OK, PREEMPT_RST_DO_TRAIN };
+    unsigned st = PREEMPT_RST_JOINING;
+    bool listed;
+
+    for (size_t i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
+        ck_assert_msg(preempt_decl_step_(m, &st, fallback[i], &listed) == fallback_do[i], "input %zu", i);
+    ck_assert_uint_eq(st, PREEMPT_RST_TRAINING);
+    /* this worker restored, another found the step unusable: set aside all the same */
+    st = PREEMPT_RST_BARRIER;
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_RST_IN_JOB_UNUSABLE, &listed), PREEMPT_RST_DO_SET_ASIDE);
+    /* this worker found it unusable, another's restore failed first: nothing set aside */
+    st = PREEMPT_RST_BARRIER;
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_RST_IN_JOB_FAILED, &listed), PREEMPT_RST_DO_FAIL);
+    st = PREEMPT_RST_JOINING;
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_RST_IN_NONE_LEFT, &listed), PREEMPT_RST_DO_FAIL);
+    for (unsigned s0 = 0; s0 < PREEMPT_RST__COUNT; s0++)
+        for (unsigned i = 0; i < PREEMPT_RST_IN__COUNT; i++) {
+            unsigned a;
+
+            st = s0;
+            a = preempt_decl_step_(m, &st, i, &listed);
+            ck_assert((a == PREEMPT_RST_DO_SET_ASIDE) == (s0 == PREEMPT_RST_BARRIER && i == PREEMPT_RST_IN_JOB_UNUSABLE));
+            ck_assert((a == PREEMPT_RST_DO_TRAIN) == (s0 == PREEMPT_RST_BARRIER && i == PREEMPT_RST_IN_JOB_OK));
+            if (s0 == PREEMPT_RST_TRAINING || s0 == PREEMPT_RST_FAILED)
+                ck_assert(!listed && st == s0); /* terminal */
+        }
+    ck_assert_uint_eq(preempt_rst_restored_(0), PREEMPT_RST_IN_RESTORED);
+    ck_assert_uint_eq(preempt_rst_restored_(-EBADMSG), PREEMPT_RST_IN_UNUSABLE);
+    ck_assert_uint_eq(preempt_rst_restored_(-ENOENT), PREEMPT_RST_IN_UNUSABLE);
+    ck_assert_uint_eq(preempt_rst_restored_(-ENOMEM), PREEMPT_RST_IN_RESTORE_FAILED);
+    ck_assert_uint_eq(preempt_rst_restored_(-EIO), PREEMPT_RST_IN_RESTORE_FAILED);
+}
+END_TEST
+
 START_TEST(test_launch_outcome)
 {
     static const enum preempt_out_input app[] = { PREEMPT_OUT_IN_APP_CODE },
@@ -1715,6 +1763,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_launch_outcome);
     tcase_add_test(t, test_phase_end);
+    tcase_add_test(t, test_restore_machine);
     tcase_add_test(t, test_joining_machines);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
