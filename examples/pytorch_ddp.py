@@ -237,6 +237,12 @@ class Peers:
         say(event="peer-lost", rank=self.a.rank, peer=peer, why=why)
         if dist.is_initialized():
             dist.destroy_process_group()  # gloo cannot cancel the all-reduce under way: it is abandoned
+            # gloo's threads may still hold what the interpreter's teardown
+            # would destroy, whether or not a step is waiting at the exit
+            # (a step that failed or ended just before it is not): leave
+            # without that teardown. Seen once in CI: a rank whose last step
+            # had ended returned normally and hung past 90 s.
+            self.abandoned = True
         self.h.request_restart("rank %d: %s" % (peer, why))  # every rank exits with the restart code
 
     def state(self, frm, to):  # also a peer's request: the job's error record ends this handler
