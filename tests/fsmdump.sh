@@ -105,7 +105,27 @@ declared launch-outcome 10 10 'none' "app-failed-restartable  regroup       rest
 # end it)
 declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|report-failed|train|set-aside|fail' \
     "barrier        job-unusable   joining        set-aside" "barrier --> joining : job-unusable / set-aside"
+# the job coordinator's machines together (--machine job), by the part of
+# a worker's life each belongs to: every one checked, each a cluster of its
+# part in DOT, a composite state in Mermaid, a headed table
+expect_rc 0 "$FSMDUMP" --machine job --check
+expect_output "fsmdump: check: job: 8 machines in 2 parts, 91 rows, no problems"
+expect_rc 0 "$FSMDUMP" --machine job
+expect_output 'subgraph "cluster_start_up" {'
+expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
+eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 10
+expect_rc 0 "$FSMDUMP" --machine job --format mermaid
+expect_output '    state "running" as running {'
+expect_output '            claim__none --> claim__sent : notice / send'
+expect_rc 0 "$FSMDUMP" --machine job --format table
+expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
+eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 91
+eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 8
+if [ -n "${DOT:-}" ]; then
+    expect "dot renders the job's machines" sh -c "'$FSMDUMP' -m job | '$DOT' -Tsvg >'$TMP/job.svg'"
+fi
+expect_rc 2 "$FSMDUMP" --machine job --trace "$trace"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)"
+expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

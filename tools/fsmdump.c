@@ -15,14 +15,18 @@
 #include "trace-internal.h"
 
 static const char usage[] =
-    "Usage: fsmdump [--machine handler|notice-record|claim|membership|episode|\n"
-    "                          phase-end|offer|shape|launch-outcome|restore]\n"
+    "Usage: fsmdump [--machine handler|job|notice-record|claim|membership|\n"
+    "                          episode|phase-end|offer|shape|launch-outcome|restore]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
     "Prints libpreempt's state machine from the same table the library runs.\n"
     "\n"
-    "  -m, --machine M   handler (default): the handler's machine;\n"
+    "  -m, --machine M   handler (default): the handler's machine; job: the\n"
+    "                    job coordinator's machines below, together, by the\n"
+    "                    part of a worker's life they belong to (start-up:\n"
+    "                    offer, shape, restore, phase-end; running: episode,\n"
+    "                    claim, notice-record, membership);\n"
     "                    notice-record: the job coordinator's machine for where\n"
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
@@ -579,6 +583,124 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
     return 0;
 }
 
+/* --machine job: the job coordinator's declared machines in one picture,
+ * grouped by the part of a worker's life in a job that each belongs to. */
+static const struct job_phase {
+    const char *name, *id, *what;
+    const char *machines[5];
+} job_phases[] = {
+    { "start-up", "start_up", "joining the job and restoring its step, before training",
+      { "offer", "shape", "restore", "phase-end", NULL } },
+    { "running", "running", "the preemption protocol beside training, until the membership ends",
+      { "episode", "claim", "notice-record", "membership", NULL } },
+};
+
+static void mermaid_name(const char *s)
+{
+    for (; *s; s++)
+        putchar(*s == '-' ? '_' : *s);
+}
+
+static int job_dump(enum format fmt, bool check)
+{
+    size_t n_phases = sizeof(job_phases) / sizeof(job_phases[0]), machines = 0, rows = 0;
+    unsigned problems = 0;
+
+    if (fmt == FMT_DOT && !check)
+        printf("digraph \"job\" {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
+    else if (fmt == FMT_MERMAID && !check)
+        printf("stateDiagram-v2\n");
+    for (size_t p = 0; p < n_phases; p++) {
+        const struct job_phase *ph = &job_phases[p];
+
+        if (check) {
+            for (size_t k = 0; ph->machines[k]; k++, machines++) {
+                problems += decl_check(decl_find(ph->machines[k]));
+                rows += decl_find(ph->machines[k])->n_rows;
+            }
+            continue;
+        }
+        if (fmt == FMT_DOT)
+            printf("  subgraph \"cluster_%s\" {\n    label=\"%s: %s\";\n", ph->id, ph->name, ph->what);
+        else if (fmt == FMT_MERMAID)
+            printf("    state \"%s\" as %s {\n", ph->name, ph->id);
+        for (size_t k = 0; ph->machines[k]; k++) {
+            const struct preempt_decl *m = decl_find(ph->machines[k]);
+
+            if (fmt == FMT_TABLE) {
+                printf("%s== %s / %s: %s ==\n", p || k ? "\n" : "", ph->name, m->name, m->what);
+                fflush(stdout);
+                if (decl_dump(m, FMT_TABLE, false) != 0)
+                    return 2;
+                continue;
+            }
+            if (fmt == FMT_DOT) {
+                printf("    subgraph \"cluster_%s\" {\n      label=\"%s\";\n", m->name, m->name);
+                for (unsigned st = 0; st < m->n_states; st++) {
+                    printf("      \"%s/%s\" [label=\"%s\", tooltip=\"", m->name, preempt_decl_state_(m, st),
+                           preempt_decl_state_(m, st));
+                    dot_escape(m->state_whats[st]);
+                    printf("\"];\n");
+                }
+                for (size_t i = 0; i < m->n_rows; i++)
+                    printf("      \"%s/%s\" -> \"%s/%s\" [label=\"%s%s%s\"];\n", m->name,
+                           preempt_decl_state_(m, m->rows[i].from), m->name, preempt_decl_state_(m, m->rows[i].to),
+                           preempt_decl_input_(m, m->rows[i].input), m->rows[i].action ? " / " : "",
+                           m->rows[i].action ? preempt_decl_action_(m, m->rows[i].action) : "");
+                printf("    }\n");
+                continue;
+            }
+            printf("        state \"%s\" as ", m->name); /* mermaid: a composite state per machine */
+            mermaid_name(m->name);
+            printf(" {\n");
+            for (unsigned st = 0; st < m->n_states; st++) {
+                printf("            state \"%s\" as ", preempt_decl_state_(m, st));
+                mermaid_name(m->name);
+                printf("__");
+                decl_mermaid_id(m, st);
+                printf("\n");
+            }
+            printf("            [*] --> ");
+            mermaid_name(m->name);
+            printf("__");
+            decl_mermaid_id(m, 0);
+            printf("\n");
+            for (size_t i = 0; i < m->n_rows; i++) {
+                printf("            ");
+                mermaid_name(m->name);
+                printf("__");
+                decl_mermaid_id(m, m->rows[i].from);
+                printf(" --> ");
+                mermaid_name(m->name);
+                printf("__");
+                decl_mermaid_id(m, m->rows[i].to);
+                printf(" : %s%s%s\n", preempt_decl_input_(m, m->rows[i].input), m->rows[i].action ? " / " : "",
+                       m->rows[i].action ? preempt_decl_action_(m, m->rows[i].action) : "");
+            }
+            printf("        }\n");
+        }
+        if (fmt == FMT_DOT)
+            printf("  }\n");
+        else if (fmt == FMT_MERMAID)
+            printf("    }\n");
+    }
+    if (check) {
+        if (problems) {
+            fprintf(stderr, "fsmdump: check: %u problem%s\n", problems, problems == 1 ? "" : "s");
+            return 1;
+        }
+        printf("fsmdump: check: job: %zu machines in %zu parts, %zu rows, no problems\n", machines, n_phases, rows);
+        return 0;
+    }
+    if (fmt == FMT_DOT)
+        printf("}\n");
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fsmdump: write error: %s\n", strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -595,6 +717,7 @@ int main(int argc, char **argv)
     const char *trace = NULL;
     bool check = false;
     const struct preempt_decl *decl = NULL; /* a coordinator's machine, or the handler's */
+    bool job = false;                       /* --machine job: the coordinator's machines together */
     int c;
 
     M = preempt_fsm_def_();
@@ -603,8 +726,9 @@ int main(int argc, char **argv)
         switch (c) {
         case 'm':
             decl = NULL;
-            if (strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)", optarg);
+            job = strcmp(optarg, "job") == 0;
+            if (!job && strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)
@@ -633,11 +757,12 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return tool_usage_error("fsmdump", "unexpected argument '%s'", argv[optind]);
-    if (decl) {
-        if (trace)
-            return tool_usage_error("fsmdump", "--trace lays a trace over the handler's machine only");
+    if ((decl || job) && trace)
+        return tool_usage_error("fsmdump", "--trace lays a trace over the handler's machine only");
+    if (job)
+        return job_dump(fmt, check);
+    if (decl)
         return decl_dump(decl, fmt, check);
-    }
     if (check) {
         unsigned n = preempt_fsm_check_(report, NULL);
         if (n > 0) {
