@@ -180,7 +180,7 @@ static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, u
     unsigned from = *state, a;
     bool listed;
 
-    a = preempt_decl_step_(m, state, in, &listed);
+    a = preempt_decl_step_traced_(m, state, in, &listed, &c->decl_trace);
     if (listed)
         CLOG(c, 0, "%s: %s --%s--> %s (%s)", m->name, preempt_decl_state_(m, from), preempt_decl_input_(m, in),
              preempt_decl_state_(m, *state), preempt_decl_action_(m, a));

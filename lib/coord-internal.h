@@ -16,6 +16,7 @@
 #ifndef PREEMPT_COORD_INTERNAL_H
 #define PREEMPT_COORD_INTERNAL_H
 
+#include "decl-internal.h"
 #include "etcd-internal.h"
 #include "keys-internal.h" /* enum preempt_key_id */
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
@@ -38,6 +39,8 @@ struct preempt_coord_cfg {
     uint64_t give_up_ms;       /* a write retried this long, then coord-failed */
     bool start_over;           /* start-up: restore the step every worker holds even when some hold newer
                                   ones (preempt_coord_plan_); theirs are set aside */
+    struct preempt_decl_tracer decl_trace; /* told every transition of start-up's and the coordinator's declared
+                                              machines (decl-internal.h); fn NULL: nobody */
 };
 
 /* What start-up agreed. */

@@ -41,6 +41,7 @@ struct preempt_coord {
     void *io_arg;
     struct preempt_coord_ops ops;
     void *arg;
+    struct preempt_decl_tracer decl_trace; /* the configuration's: told each transition of its machines */
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
     char pre[PREEMPT_KEY_MAX]; /* P/N/: the watched range's start (for the logs) */

@@ -329,6 +329,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->n = n;
     c->ttl_s = c->cfg_ttl_s = cfg->lease_ttl_s;
     c->give_up_ms = cfg->give_up_ms;
+    c->decl_trace = cfg->decl_trace;
     c->lease = join->lease;
     (void)snprintf(c->member, sizeof(c->member), "%s", join->member[0] ? join->member : "pid=0");
     r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));

@@ -46,6 +46,24 @@ struct preempt_decl {
  * nothing changes and the action is 0, "none"). Pure. */
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed);
 
+/* Who is told each transition of a declared machine: a trace writer (the
+ * handler's text trace: "decl" lines, which preempt-replay steps again
+ * through the table). fn NULL: nobody. */
+struct preempt_decl_tracer {
+    void (*fn)(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action, void *arg);
+    void *arg;
+};
+
+/* preempt_decl_step_(), and a row that matched told to tr (NULL: nobody). */
+unsigned preempt_decl_step_traced_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed,
+                                   const struct preempt_decl_tracer *tr);
+/* The machine of preempt_decls_ named name, and the index of a state,
+ * input or action by name (-1: none). */
+const struct preempt_decl *preempt_decl_find_(const char *name);
+int preempt_decl_state_index_(const struct preempt_decl *m, const char *name);
+int preempt_decl_input_index_(const struct preempt_decl *m, const char *name);
+int preempt_decl_action_index_(const struct preempt_decl *m, const char *name);
+
 /* A state's, input's or action's name, or "?" out of range. */
 const char *preempt_decl_state_(const struct preempt_decl *m, unsigned s);
 const char *preempt_decl_input_(const struct preempt_decl *m, unsigned in);

@@ -4,6 +4,7 @@
  * Pure. */
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "claim-internal.h"
 #include "decl-internal.h"
@@ -50,4 +51,52 @@ const char *preempt_decl_input_(const struct preempt_decl *m, unsigned in)
 const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a)
 {
     return text_of(m->action_names, m->n_actions, a);
+}
+
+unsigned preempt_decl_step_traced_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed,
+                                   const struct preempt_decl_tracer *tr)
+{
+    unsigned from = *state, a = preempt_decl_step_(m, state, input, listed);
+
+    if (*listed && tr && tr->fn)
+        tr->fn(m, from, input, *state, a, tr->arg);
+    return a;
+}
+
+static bool same(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+
+    return n == strlen(b) && memcmp(a, b, n) == 0;
+}
+
+static int index_of(const char *const *names, unsigned n, const char *name)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (same(names[i], name))
+            return (int)i;
+    return -1;
+}
+
+const struct preempt_decl *preempt_decl_find_(const char *name)
+{
+    for (const struct preempt_decl *const *m = preempt_decls_; *m; m++)
+        if (same((*m)->name, name))
+            return *m;
+    return NULL;
+}
+
+int preempt_decl_state_index_(const struct preempt_decl *m, const char *name)
+{
+    return index_of(m->state_names, m->n_states, name);
+}
+
+int preempt_decl_input_index_(const struct preempt_decl *m, const char *name)
+{
+    return index_of(m->input_names, m->n_inputs, name);
+}
+
+int preempt_decl_action_index_(const struct preempt_decl *m, const char *name)
+{
+    return index_of(m->action_names, m->n_actions, name);
 }

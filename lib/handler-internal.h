@@ -181,5 +181,8 @@ uint64_t hd_count_step(struct preempt_handler *h);
 void hd_drop_persist(struct preempt_handler *h);
 void hd_persist_pace(struct preempt_handler *h);
 void hd_sync_finish(struct preempt_handler *h);
+void hd_start_hold(struct preempt_handler *h, const char *line);
+void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,
+                   void *arg);
 
 #endif

@@ -120,29 +120,6 @@ static int arm_events(struct preempt_handler *h)
     return 0;
 }
 
-static int open_trace(struct preempt_handler *h)
-{
-    char line[256];
-    int fd;
-
-    if (!h->trace_path || !h->trace_path[0]) /* "": none, as NULL */
-        return 0;
-    fd = open(h->trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    h->trace = fdopen(fd, "w");
-    if (!h->trace) {
-        int r = -errno;
-
-        (void)close(fd);
-        return r;
-    }
-    if (preempt_trace_format_config_(line, sizeof(line), &preempt_sm_facts_(h->wk.sm)->cfg) < 0 ||
-        fprintf(h->trace, "# libpreempt %s trace of pid %ld\n%s\n", preempt_version(), (long)getpid(), line) < 0 ||
-        fflush(h->trace) != 0)
-        return -EIO;
-    return 0;
-}
 
 static void coord_log(int level, const char *msg, void *arg)
 {
@@ -189,6 +166,7 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
         .join_timeout_ms = c->join_timeout_ms,
         .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
         .start_over = c->start_over,
+        .decl_trace = { hd_decl_trace, h },
     };
 }
 
@@ -207,12 +185,68 @@ struct start {
     char keys[MAX_PENDING][512];
     size_t n_pend;
     struct preempt_ckpt_info info;      /* the checkpoint restored */
+    char *held;                         /* trace lines of start-up, until the trace opens at its end */
+    size_t held_len, held_cap;
     int cb_r;                           /* this worker's restore callback's outcome */
     unsigned rst;                       /* start-up's machine (restore-internal.h) */
     int outcome;                        /* the job's (PREEMPT_RESTORE_*) */
     uint64_t t0;
     char verdict[320], msg[512];
 };
+
+static int open_trace(struct preempt_handler *h)
+{
+    char line[256];
+    int fd;
+
+    if (!h->trace_path || !h->trace_path[0]) /* "": none, as NULL */
+        return 0;
+    fd = open(h->trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    h->trace = fdopen(fd, "w");
+    if (!h->trace) {
+        int r = -errno;
+
+        (void)close(fd);
+        return r;
+    }
+    if (preempt_trace_format_config_(line, sizeof(line), &preempt_sm_facts_(h->wk.sm)->cfg) < 0 ||
+        fprintf(h->trace, "# libpreempt %s trace of pid %ld\n%s\n", preempt_version(), (long)getpid(), line) < 0 ||
+        (h->start && h->start->held_len &&
+         fwrite(h->start->held, 1, h->start->held_len, h->trace) != h->start->held_len) ||
+        fflush(h->trace) != 0)
+        return -EIO;
+    return 0;
+}
+
+#define HELD_MAX (256u << 10) /* start-up's trace lines kept at most (a few hundred transitions) */
+
+/* A trace line of start-up, kept until the trace opens (start_finish()):
+ * start-up's declared machines step before it. Lines past HELD_MAX are
+ * dropped (the replay checks what the trace holds). */
+void hd_start_hold(struct preempt_handler *h, const char *line)
+{
+    struct start *st = h->start;
+    size_t n = strlen(line);
+
+    if (!st || !h->trace_path || !h->trace_path[0] || st->held_len + n + 1 > HELD_MAX)
+        return;
+    if (st->held_len + n + 1 > st->held_cap) {
+        size_t cap = st->held_cap ? 2 * st->held_cap : 4096;
+        char *more;
+
+        while (cap < st->held_len + n + 1)
+            cap *= 2;
+        if (!(more = realloc(st->held, cap)))
+            return; /* out of memory: the line is not traced */
+        st->held = more;
+        st->held_cap = cap;
+    }
+    memcpy(st->held + st->held_len, line, n);
+    st->held[st->held_len + n] = '\n';
+    st->held_len += n + 1;
+}
 
 static void start_done(struct preempt_handler *h, int r);
 static void on_job_joined(int r, void *arg);
@@ -379,7 +413,7 @@ static void rst_step(struct preempt_handler *h, unsigned in, int r)
     struct start *st = h->start;
     unsigned from = st->rst;
     bool listed;
-    unsigned a = preempt_decl_step_(&preempt_rst_decl_, &st->rst, in, &listed);
+    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, &st->rst, in, &listed, &st->cc.decl_trace);
     char why[400];
 
     hd_log_msg(h, PREEMPT_LOG_DEBUG, "start-up: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_rst_decl_, from),
@@ -616,6 +650,7 @@ void hd_start_free(struct preempt_handler *h)
     if (!h->start)
         return;
     preempt_coord_phase_free_(h->start->phase);
+    free(h->start->held);
     free(h->start);
     h->start = NULL;
 }

@@ -377,6 +377,22 @@ void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *i
         trace_line(h, line, preempt_trace_format_view_(line, sizeof(line), hd_now_ms(h), in, ev));
 }
 
+/* A transition of one of the job's declared machines (start-up's, the
+ * coordinator's): traced as a "decl" line, which a replay steps again. */
+void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,
+                   void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    int n = preempt_trace_format_decl_(line, sizeof(line), hd_now_ms(h), m, from, input, to, action);
+
+    if (h->trace)
+        trace_line(h, line, n);
+    else if (n > 0 && (size_t)n < sizeof(line))
+        hd_start_hold(h, line); /* start-up's: the trace opens when start-up ends */
+}
+
 /* ---- loop callbacks --------------------------------------------------------------- */
 
 void hd_on_drain(evutil_socket_t fd, short what, void *arg)

@@ -435,7 +435,7 @@ static enum preempt_shape_action shape_in(struct join *j, enum preempt_shape_inp
 {
     unsigned st = j->shape;
     bool listed;
-    unsigned a = preempt_decl_step_(&preempt_shape_decl_, &st, in, &listed);
+    unsigned a = preempt_decl_step_traced_(&preempt_shape_decl_, &st, in, &listed, &j->cfg->decl_trace);
 
     j->shape = (enum preempt_shape_state)st;
     return (enum preempt_shape_action)a;
@@ -675,7 +675,7 @@ static void offer_in(struct join *j, enum preempt_offer_input in)
 {
     unsigned st = j->offer;
     bool listed;
-    unsigned a = preempt_decl_step_(&preempt_offer_decl_, &st, in, &listed);
+    unsigned a = preempt_decl_step_traced_(&preempt_offer_decl_, &st, in, &listed, &j->cfg->decl_trace);
 
     j->offer = (enum preempt_offer_state)st;
     switch ((enum preempt_offer_action)a) {
@@ -827,7 +827,7 @@ static bool join_end(struct join *j, enum preempt_pend_input in)
     unsigned st = j->end, a;
     bool listed;
 
-    a = preempt_decl_step_(&preempt_pend_decl_, &st, in, &listed);
+    a = preempt_decl_step_traced_(&preempt_pend_decl_, &st, in, &listed, &j->cfg->decl_trace);
     j->end = (enum preempt_pend_state)st;
     switch ((enum preempt_pend_action)a) {
     case PREEMPT_PEND_DO_RUN_END:

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "decl-internal.h"
 #include "preempt_trace.h"
 #include "view-internal.h"
 
@@ -32,6 +33,9 @@ struct preempt_trace_file {
     unsigned view_n, view_me;
     struct preempt_trace_job *jobs;
     size_t n_jobs;
+    /* text: the declared machines' transitions ("decl" lines, below) */
+    struct preempt_trace_decl *decls;
+    size_t n_decls, cap_decls;
 };
 
 /* The job's view in a text trace (docs/design.md, "Traces"): a header
@@ -47,6 +51,24 @@ struct preempt_trace_file {
  * at PREEMPT_KEY_MAX + 64 (the schema's are shorter and need no escape). One
  * header per trace: a handler's view lives as long as its coordinator. */
 #define PREEMPT_TRACE_VALUE_MAX 480
+
+/* A transition of one of the job's declared machines (decl-internal.h:
+ * start-up's and the coordinator's), in a text trace:
+ *   decl t=MS m=MACHINE FROM --INPUT--> TO (ACTION)
+ * preempt-replay steps each again through the machine's table. */
+struct preempt_trace_decl {
+    unsigned line;
+    uint64_t t_ms;
+    const struct preempt_decl *m;
+    unsigned from, input, to, action;
+};
+
+int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m, unsigned from,
+                               unsigned input, unsigned to, unsigned action);
+/* Steps each decl line's (from, input) through its machine's table and
+ * compares the state and the action. 0 (*ret_n: lines replayed), or 1 at
+ * the first divergence (err says where and what). */
+int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 
 struct preempt_trace_job {
     unsigned line;

@@ -206,6 +206,102 @@ bad:
     return -EINVAL;
 }
 
+/* ---- the declared machines' lines ---------------------------------------------------- */
+
+int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m, unsigned from,
+                               unsigned input, unsigned to, unsigned action)
+{
+    return snprintf(buf, size, "decl t=%" PRIu64 " m=%s %s --%s--> %s (%s)", t_ms, m->name,
+                    preempt_decl_state_(m, from), preempt_decl_input_(m, input), preempt_decl_state_(m, to),
+                    preempt_decl_action_(m, action));
+}
+
+/* Copies the n bytes at p into buf (of size) as a string; false when they do not fit or n is 0. */
+static bool field(char *buf, size_t size, const char *p, size_t n)
+{
+    if (n == 0 || n >= size)
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return true;
+}
+
+/* A "decl" line's fields (after "decl "), into d: t=MS m=MACHINE FROM
+ * --INPUT--> TO (ACTION) (names may hold '-'; none holds a space). */
+static int decl_line(struct preempt_trace_decl *d, const char *s, char *err, size_t errsize)
+{
+    char t[32], m[64], from[64], in[64], to[64], act[64];
+    const char *p, *q, *r, *e;
+    int idx[4];
+
+    if (sscanf(s, "t=%31s m=%63s", t, m) != 2 || !preempt_parse_u64_(t, &d->t_ms) ||
+        !(p = strstr(s, " m=")) || !(p = strchr(p + 3, ' ')) || !(q = strstr(p + 1, " --")) ||
+        !(r = strstr(q + 3, "--> ")) || !(e = strstr(r + 4, " (")) || e[strlen(e) - 1] != ')' ||
+        !field(from, sizeof(from), p + 1, (size_t)(q - p - 1)) || !field(in, sizeof(in), q + 3, (size_t)(r - q - 3)) ||
+        !field(to, sizeof(to), r + 4, (size_t)(e - r - 4)) || !field(act, sizeof(act), e + 2, strlen(e + 2) - 1)) {
+        (void)snprintf(err, errsize, "a decl line is not \"decl t=MS m=MACHINE FROM --INPUT--> TO (ACTION)\"");
+        return -EINVAL;
+    }
+    if (!(d->m = preempt_decl_find_(m))) {
+        (void)snprintf(err, errsize, "a decl line names machine '%.60s', which this build does not have", m);
+        return -EINVAL;
+    }
+    idx[0] = preempt_decl_state_index_(d->m, from);
+    idx[1] = preempt_decl_input_index_(d->m, in);
+    idx[2] = preempt_decl_state_index_(d->m, to);
+    idx[3] = preempt_decl_action_index_(d->m, act);
+    if (idx[0] < 0 || idx[1] < 0 || idx[2] < 0 || idx[3] < 0) {
+        (void)snprintf(err, errsize, "a decl line of %s names a %s this build's machine does not have", d->m->name,
+                       idx[0] < 0 || idx[2] < 0 ? "state" : idx[1] < 0 ? "input" : "action");
+        return -EINVAL;
+    }
+    d->from = (unsigned)idx[0];
+    d->input = (unsigned)idx[1];
+    d->to = (unsigned)idx[2];
+    d->action = (unsigned)idx[3];
+    return 0;
+}
+
+static int push_decl(struct preempt_trace_file *t, const struct preempt_trace_decl *d, char *err, size_t errsize)
+{
+    if (t->n_decls == t->cap_decls) {
+        size_t c = t->cap_decls ? 2 * t->cap_decls : 64;
+        struct preempt_trace_decl *more = realloc(t->decls, c * sizeof(*more));
+
+        if (!more) {
+            (void)snprintf(err, errsize, "out of memory");
+            return -ENOMEM;
+        }
+        t->decls = more;
+        t->cap_decls = c;
+    }
+    t->decls[t->n_decls++] = *d;
+    return 1;
+}
+
+int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
+{
+    *ret_n = 0;
+    for (size_t i = 0; i < t->n_decls; i++) {
+        const struct preempt_trace_decl *d = &t->decls[i];
+        unsigned st = d->from, a;
+        bool listed;
+
+        a = preempt_decl_step_(d->m, &st, d->input, &listed);
+        if (!listed || st != d->to || a != d->action) {
+            (void)snprintf(err, errsize,
+                           "decl line %u (line %u) diverges: %s in %s\n  expected: %s (%s)\n  actual:   %s (%s)",
+                           (unsigned)i + 1, d->line, d->m->name, preempt_decl_state_(d->m, d->from),
+                           preempt_decl_state_(d->m, d->to), preempt_decl_action_(d->m, d->action),
+                           listed ? preempt_decl_state_(d->m, st) : "no row: ignored",
+                           preempt_decl_action_(d->m, a));
+            return 1;
+        }
+        (*ret_n)++;
+    }
+    return 0;
+}
+
 int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, unsigned lineno, size_t *cap, char *err,
                              size_t errsize)
 {
@@ -213,6 +309,11 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
     struct preempt_trace_job j = { .line = lineno };
     int r;
 
+    if (!strncmp(s, "decl ", 5)) {
+        struct preempt_trace_decl d = { .line = lineno };
+
+        return (r = decl_line(&d, s + 5, err, errsize)) < 0 ? r : push_decl(t, &d, err, errsize);
+    }
     if (!strncmp(s, "job-view ", 9))
         return header(t, s + 9, err, errsize) < 0 ? -EINVAL : 1;
     if (strncmp(s, "job ", 4))
@@ -253,6 +354,9 @@ void preempt_trace_jobs_free_(struct preempt_trace_file *t)
     t->jobs = NULL;
     t->n_jobs = 0;
     t->have_view = false;
+    free(t->decls);
+    t->decls = NULL;
+    t->n_decls = t->cap_decls = 0;
 }
 
 /* ---- replaying ----------------------------------------------------------------------- */

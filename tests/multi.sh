@@ -328,6 +328,28 @@ sed 's/=> agreed round=0 step=[0-9]*/=> agreed round=0 step=999999/' "$TMP/vtrac
 expect_rc 1 "$REPLAY" "$TMP/vtrace.altered"
 expect_output "diverges"
 expect_output "actual:   agreed round=0 step="
+# The declared machines' transitions (start-up's and the coordinator's)
+# are traced too ("decl" lines), and the replay steps each again through
+# its machine's table: start-up's restore machine, worker 0's claim sent
+# with its notice; a line altered to a transition the table does not make
+# is found, and a machine this build does not have is refused.
+for _i in 0 1; do
+    expect "decl trace $_i: start-up joined, and trained" \
+        grep -q '^decl t=[0-9]* m=restore joining --joined-none--> training (start-fresh)$' "$TMP/vtrace.$_i.trace"
+    expect_rc 0 "$REPLAY" "$TMP/vtrace.$_i.trace"
+    expect "decl trace $_i: every transition replayed" \
+        grep -Eq "; ([1-9][0-9]*) declared machines' transitions match" "$TMP/out"
+done
+expect "decl trace: worker 0's claim goes with its notice" \
+    grep -q '^decl t=[0-9]* m=claim none --send--> sent (send)$' "$TMP/vtrace.0.trace"
+sed 's/m=claim none --send--> sent (send)/m=claim none --send--> held (send)/' "$TMP/vtrace.0.trace" \
+    >"$TMP/dtrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/dtrace.altered"
+expect_output ") diverges: claim in none"
+expect_output "actual:   sent (send)"
+sed 's/m=claim none/m=nonesuch none/' "$TMP/vtrace.0.trace" >"$TMP/dtrace.foreign"
+expect_rc 2 "$REPLAY" "$TMP/dtrace.foreign"
+expect_output "names machine 'nonesuch', which this build does not have"
 
 # ---- the round's step before the notice --------------------------------------
 # A driver's claim and its proposed step are one transaction, its notice

@@ -20,7 +20,10 @@ static const char usage[] =
     "tests/traces/, or the library's text log) or a binary trace. A text\n"
     "trace of a worker of a job also holds the job's records as it read them\n"
     "(\"job\" lines): each goes through the job's view again, and its meaning\n"
-    "is compared (--print and --record keep only the machine's records).\n"
+    "is compared; and the transitions of the job's declared machines (\"decl\"\n"
+    "lines: start-up's and the coordinator's, fsmdump --machine job): each is\n"
+    "stepped through its machine's table again (--print and --record keep only\n"
+    "the machine's records).\n"
     "\n"
     "  -p, --print       print what the machine did, one text record per line\n"
     "                    (this converts a binary trace to text)\n"
@@ -65,7 +68,7 @@ int main(int argc, char **argv)
     struct preempt_trace_rec prev;
     FILE *out = NULL;
     char err[256], line[512];
-    size_t diverged = 0, n_jobs = 0;
+    size_t diverged = 0, n_jobs = 0, n_decls = 0;
     int c, rc = 0;
 
     opterr = 0;
@@ -141,11 +144,18 @@ int main(int argc, char **argv)
             goto done;
         }
     }
+    if (!diverged && preempt_trace_replay_decls_(&t, &n_decls, err, sizeof(err)) != 0) {
+        fprintf(stderr, "preempt-replay: %s: %s\n", argv[optind], err); /* a declared machine's transition */
+        rc = 1;
+        goto done;
+    }
     if (diverged)
         rc = 1;
     else if (!quiet)
-        fprintf(stderr, "preempt-replay: %s: %zu records match, final state %s; %zu job view lines match\n",
-                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs);
+        fprintf(stderr,
+                "preempt-replay: %s: %zu records match, final state %s; %zu job view lines match; %zu declared "
+                "machines' transitions match\n",
+                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls);
 done:
     if (out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno));

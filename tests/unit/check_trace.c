@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "claim-internal.h"
 #include "trace-internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -420,6 +421,59 @@ START_TEST(test_view_lines_malformed)
 }
 END_TEST
 
+/* The declared machines' lines: formatted from a transition, loaded back
+ * by name (names with '-' included), replayed through each table; a line
+ * altered to a transition its table does not make diverges; names this
+ * build does not have, and malformed lines, are refused with a reason. */
+START_TEST(test_decl_lines)
+{
+    const struct preempt_decl *claim = preempt_decl_find_("claim"), *rst = preempt_decl_find_("restore");
+    char text[2048], line[256], err[256];
+    struct preempt_trace_file t;
+    size_t n;
+    static const struct { const char *line, *why; } bad[] = {
+        { "decl t=1 m=nonesuch none --send--> sent (send)", "names machine 'nonesuch'" },
+        { "decl t=1 m=claim nowhere --send--> sent (send)", "names a state" },
+        { "decl t=1 m=claim none --shout--> sent (send)", "names a input" },
+        { "decl t=1 m=claim none --send--> sent (yell)", "names a action" },
+        { "decl t=1 m=claim none --send--> sent", "a decl line is not" },
+        { "decl t=x m=claim none --send--> sent (send)", "a decl line is not" },
+        { "decl m=claim none --send--> sent (send)", "a decl line is not" },
+    };
+
+    ck_assert_ptr_nonnull(claim);
+    ck_assert_ptr_nonnull(rst);
+    (void)preempt_trace_format_decl_(line, sizeof(line), 7, claim, PREEMPT_CLAIM_NONE, PREEMPT_CLAIM_IN_SEND,
+                                     PREEMPT_CLAIM_SENT, PREEMPT_CLAIM_DO_SEND);
+    ck_assert_str_eq(line, "decl t=7 m=claim none --send--> sent (send)");
+    (void)snprintf(text, sizeof(text),
+                   "%s%s\ndecl t=8 m=restore barrier --job-unusable--> joining (set-aside)\n"
+                   "decl t=9 m=claim await-lease --stale-lease--> await-lease (regrant)\n",
+                   VIEW_CONFIG, line);
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(t.n_decls, 3);
+    ck_assert_uint_eq(t.decls[1].t_ms, 8);
+    ck_assert_ptr_eq(t.decls[1].m, rst);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 0);
+    ck_assert_uint_eq(n, 3);
+    preempt_trace_file_free_(&t);
+    (void)snprintf(text, sizeof(text), "%s%s\ndecl t=8 m=restore barrier --job-unusable--> training (train)\n",
+                   VIEW_CONFIG, line);
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(strstr(err, "decl line 2 (line 4) diverges: restore in barrier") &&
+                      strstr(err, "expected: training (train)") && strstr(err, "actual:   joining (set-aside)"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        (void)snprintf(text, sizeof(text), "%s%s\n", VIEW_CONFIG, bad[i].line);
+        ck_assert_int_eq(load_text_trace(text, &t, err, sizeof(err)), -EINVAL);
+        ck_assert_msg(strstr(err, bad[i].why) && strstr(err, "line 3"), "'%s': %s", bad[i].line, err);
+    }
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
     struct preempt_trace_file t;
@@ -551,6 +605,7 @@ int main(void)
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
     tcase_add_test(tc, test_view_lines_malformed);
+    tcase_add_test(tc, test_decl_lines);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }
