@@ -118,6 +118,9 @@ for t in "$TMP"/t/sim-3-w*.trace; do
     expect_rc 0 "$REPLAY" -q "$t"
 done
 expect "every worker's trace was written" test "$n" -gt 1
+# they hold the declared machines' transitions too (start-up's restore
+# machine among them), and the replay above stepped them again
+expect "the traces hold start-up's transitions" grep -q '^decl t=[0-9]* m=restore joining ' "$TMP/t/sim-3-w0.trace"
 
 # The worker whose shard report completes a round dies before it reads
 # the reports and proposes the commit (--crash-completer: it crashes as

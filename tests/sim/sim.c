@@ -43,6 +43,7 @@
 #include "machine-internal.h"
 #include "restore-internal.h"
 #include "sim.h"
+#include "trace-internal.h"
 #include "worker-internal.h"
 
 #define SIM_JOBP "/preempt/sim/" /* the job "sim" (preempt_coord_prefix_) */
@@ -568,6 +569,19 @@ static void trace_add(struct worker *w, const char *line)
     w->trace_len += len;
     w->trace[w->trace_len++] = '\n';
     w->trace[w->trace_len] = '\0';
+}
+
+/* A transition of a declared machine (start-up's, the coordinator's): a
+ * "decl" line of the worker's trace, as the handler writes it, which
+ * preempt-replay steps again. */
+static void decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,
+                       void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n = preempt_trace_format_decl_(line, sizeof(line), now_ms(), m, from, input, to, action);
+
+    if (n > 0 && (size_t)n < sizeof(line))
+        trace_add(arg, line);
 }
 
 static void post(struct worker *w, struct preempt_event ev)
@@ -1207,7 +1221,7 @@ static void rst_step(struct worker *w, unsigned in)
 {
     unsigned from = w->rst;
     bool listed;
-    unsigned a = preempt_decl_step_(&preempt_rst_decl_, &w->rst, in, &listed);
+    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, &w->rst, in, &listed, &w->cc.decl_trace);
     int cb_r = 0, mine = PREEMPT_RESTORE_OK;
 
     if (W->verbose)
@@ -1353,7 +1367,8 @@ static void start_incarnation(void)
             continue;
         }
         w->cc = (struct preempt_coord_cfg){ .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
-                                            .join_timeout_ms = 60000, .give_up_ms = W->give_up_ms };
+                                            .join_timeout_ms = 60000, .give_up_ms = W->give_up_ms,
+                                            .decl_trace = { decl_trace, w } };
         join(w);
     }
 }
