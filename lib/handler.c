@@ -384,7 +384,6 @@ void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, 
 {
     struct preempt_handler *h = arg;
     char line[PREEMPT_TRACE_LINE_MAX];
-
     int n = preempt_trace_format_decl_(line, sizeof(line), hd_now_ms(h), m, from, input, to, action);
 
     if (h->trace)

@@ -134,8 +134,9 @@ static uint64_t mono_us(void)
     return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
-/* Whether the pass under way may do n more bytes of work: within the
- * boundary's minimum budget, or within its time slice. */
+/* Whether the pass under way may do more work (one more chunk, or one
+ * more write): its boundary's minimum budget is not spent, or its time
+ * slice has not ended. */
 static bool may_go_on(const struct preempt_persist *p)
 {
     return p->budget > 0 || (p->until_us && mono_us() < p->until_us);

@@ -22,7 +22,8 @@
 #      the partition's GraceTime.
 #   2. The time limit (in short): --time=1 --signal=B:USR1@55 sends USR1 to the batch
 #      script, which passes it on to the step: a save, exit 42, a requeue,
-#      and the next run restores that step.
+#      and the next run restores that step. This job's checkpoints are
+#      two-phase: the periodic ones persist while it trains.
 #   3. The kill-delay warning: in a partition without GraceTime (5 s to
 #      SIGKILL), a job whose last checkpoint took 4.7 s to save is warned at
 #      start, naming what it read.
@@ -176,7 +177,10 @@ preempt_low() { # JOB: a high-priority job takes the node from JOB
 # the others 1 each in a partition high does not preempt); the kill-delay
 # job's second run starts when its first has completed.
 # ---- 2. the time limit, 3. the kill-delay warning ---------------------------------
-TL=$(submit t -p short -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 --step-ms 20)
+# (with two-phase periodic checkpoints of a 16 MiB state: they persist
+# while the job trains, and USR1 finds one persisting or committed)
+TL=$(submit t -p short -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 --step-ms 20 --two-phase \
+    --state-kb 16384 --save-every-steps 200 --verbose)
 KARGS="--steps 40 --step-ms 20 --save-every-steps 30 --save-ms 4700"
 K1=$(submit k -p short -n 1 -- $KARGS) # a periodic checkpoint at step 30 that took 4.7 s
 K2=$(submit k -p short -n 1 --dependency=afterok:"$K1" -- $KARGS) # restores it, and is warned
@@ -255,6 +259,8 @@ wait_lines "$TMP/t.0.out" start 2 90
 expect "time limit: the batch script passed USR1 on" grep -qF "SIGUSR1 for job $TL; passed on to the step" "$TMP/t.job"
 s=$(nth "$TMP/t.0.out" exit saved_step 1)
 eq "time limit: exit with the restart code" "$(nth "$TMP/t.0.out" exit code 1)" 42
+expect "time limit: two-phase checkpoints persisted while the job trained" \
+    grep -q '"from":"persisting","to":"idle"' "$TMP/t.0.out"
 eq "time limit: the requeued run resumes at the step saved ($s)" "$(nth "$TMP/t.0.out" start restored_step 2)" "$s"
 scancel "$TL"
 

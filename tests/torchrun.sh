@@ -13,6 +13,8 @@
 #   - SIGTERM to one rank: both save at one step; torchrun exits 1.
 #   - Each restart (torchrun again, same arguments) resumes at the saved
 #     step and ends with the uninterrupted run's parameters, bitwise.
+#   - The same with two-phase checkpoints (libpreempt.torch, DataLoader
+#     workers): periodic ones persist while the ranks train on.
 #
 # Debian 12's torchrun fails at start with its default --redirects/--tee
 # of 0 under Python 3.11 ("'NoneType' object has no attribute 'get'"):
@@ -101,4 +103,35 @@ for who in torchrun rank; do
     eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
     [ "$failures" -eq 0 ] || tail -n 30 "$TMP/$_t.err"
 done
+
+# Two-phase checkpoints under torchrun (the libpreempt.torch helper, a
+# DataLoader with 2 workers per rank): periodic checkpoints persist while
+# the ranks train on through their all-reduce; SIGTERM to torchrun; both
+# ranks save at one step and exit 42; torchrun again resumes bitwise.
+launch tpref --loader-workers 2
+ended tpref 120
+eq "two-phase ref: exits 0" "$RC" 0
+TPREF=$(same tpref $W done digest)
+launch tp --step-ms 20 --loader-workers 2 --two-phase --save-every-steps 10
+if started tp; then
+    for r in $(seq 0 $((W - 1))); do
+        wait_for "$(rank_log tp $r)" '"event":"persisting"' 60
+    done
+    kill -TERM "$TPID"
+else
+    fail "tp: the ranks did not start"
+fi
+ended tp 60
+for r in $(seq 0 $((W - 1))); do
+    expect "two-phase: rank $r trained on while a checkpoint persisted" grep -q '"event":"persisting"' "$TMP/tp.$r.out"
+done
+eq "two-phase: every rank saved and exits 42" "$(same tp $W exit code)" 42
+S=$(same tp $W exit saved_step)
+expect "two-phase: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 10"
+launch tp --loader-workers 2 --two-phase
+ended tp 120
+eq "two-phase: the restart exits 0" "$RC" 0
+eq "two-phase: every rank resumed at the saved step" "$(same tp $W start restored_step)" "$S"
+eq "two-phase: bitwise the uninterrupted run's parameters" "$(same tp $W done digest)" "$TPREF"
+[ "$failures" -eq 0 ] || tail -n 30 "$TMP/tp.err"
 finish
