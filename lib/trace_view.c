@@ -251,8 +251,8 @@ static int decl_line(struct preempt_trace_decl *d, const char *s, char *err, siz
     idx[2] = preempt_decl_state_index_(d->m, to);
     idx[3] = preempt_decl_action_index_(d->m, act);
     if (idx[0] < 0 || idx[1] < 0 || idx[2] < 0 || idx[3] < 0) {
-        (void)snprintf(err, errsize, "a decl line of %s names a %s this build's machine does not have", d->m->name,
-                       idx[0] < 0 || idx[2] < 0 ? "state" : idx[1] < 0 ? "input" : "action");
+        (void)snprintf(err, errsize, "a decl line of %s names %s this build's machine does not have", d->m->name,
+                       idx[0] < 0 || idx[2] < 0 ? "a state" : idx[1] < 0 ? "an input" : "an action");
         return -EINVAL;
     }
     d->from = (unsigned)idx[0];

@@ -434,8 +434,8 @@ START_TEST(test_decl_lines)
     static const struct { const char *line, *why; } bad[] = {
         { "decl t=1 m=nonesuch none --send--> sent (send)", "names machine 'nonesuch'" },
         { "decl t=1 m=claim nowhere --send--> sent (send)", "names a state" },
-        { "decl t=1 m=claim none --shout--> sent (send)", "names a input" },
-        { "decl t=1 m=claim none --send--> sent (yell)", "names a action" },
+        { "decl t=1 m=claim none --shout--> sent (send)", "names an input" },
+        { "decl t=1 m=claim none --send--> sent (yell)", "names an action" },
         { "decl t=1 m=claim none --send--> sent", "a decl line is not" },
         { "decl t=x m=claim none --send--> sent (send)", "a decl line is not" },
         { "decl m=claim none --send--> sent (send)", "a decl line is not" },
