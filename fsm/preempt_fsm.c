@@ -201,11 +201,12 @@ static const struct preempt_row rows[] = {
      * be followed (nothing trains any more): the copy goes, and the run
      * ends as done, as a trainer that finished before a round's step does.
      * A save or round that fails exits with the not-saved code: the restart
-     * trains the last steps again and saves them, losing nothing. With
-     * nothing to train, the decision has a bound of its own: one agreement
-     * round from training's end and again from the shard's report (a peer
-     * that left without its shard must not hold the exit forever: the
-     * timer proposes the abort). A notice's deadline bounds it too. */
+     * trains the last steps again and saves them, losing nothing. A
+     * preemption's deadline bounds the wait, as in persisting. A periodic
+     * (withdrawn) round has none: there the decision has a bound of its
+     * own, one agreement round from training's end and again from the
+     * shard's report (a peer that left without its shard must not hold the
+     * exit forever: the timer proposes the abort). */
     ROW(FINISHING, STEP_AGREED, RAISED_SAVED, EXIT, FX(DISCARD_SHARD), FX(ANNOUNCE_DONE), TO_EXIT(DONE)),
     ROW0(FINISHING, STEP_AGREED, RAISED, FINISHING),
     ROW(FINISHING, SAVE_DONE, RAISED_OK, EXIT, FX(DISCARD_SHARD), FX(ANNOUNCE_DONE), TO_EXIT(DONE)),
@@ -728,8 +729,8 @@ static int64_t timer_at(const struct preempt_core *n, const struct preempt_facts
 
     if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
         at = min_known(at, n->agree_by_ms);
-    if (n->state == PREEMPT_STATE_FINISHING) /* a withdrawn round has no deadline: only the decision's bound */
-        at = n->withdrawn ? n->agree_by_ms : min_known(at, n->agree_by_ms);
+    if (n->state == PREEMPT_STATE_FINISHING && n->withdrawn) /* no deadline stands: the decision's own bound */
+        at = n->agree_by_ms;
     if (n->abort_proposed)
         at = n->decide_by_ms;
     return (int64_t)at;
