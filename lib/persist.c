@@ -113,11 +113,8 @@ static void finish(struct preempt_persist *p, int status)
     void *arg = p->arg;
 
     clear(p);
-    if (p->broken) { /* nothing of it in the kernel any more: the ring goes, the next persist is chunked */
+    if (p->broken) /* nothing of it in the kernel any more: the ring goes, the next persist is chunked */
         drop_ring(p);
-        p->backend = PREEMPT_PERSIST_CHUNKED;
-        p->broken = false;
-    }
     done(status, arg);
 }
 
@@ -483,6 +480,8 @@ static int setup_ring(struct preempt_persist *p)
     return 0;
 }
 
+/* The ring goes (nothing of a persist may be in it any more, or what is
+ * stays with the kernel's exit of it): whatever persists later is chunked. */
 static void drop_ring(struct preempt_persist *p)
 {
     if (p->ev_cq)
@@ -494,6 +493,9 @@ static void drop_ring(struct preempt_persist *p)
     if (p->efd >= 0)
         (void)close(p->efd);
     p->efd = -1;
+    p->backend = PREEMPT_PERSIST_CHUNKED;
+    p->broken = false;
+    p->inflight = 0;
 }
 
 static const char *why_not(int err)
@@ -536,7 +538,6 @@ int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend w
         }
         if (ret_why)
             *ret_why = why_not(r);
-        p->backend = PREEMPT_PERSIST_CHUNKED;
     }
     *ret = p;
     return 0;
@@ -602,12 +603,8 @@ void preempt_persist_cancel_(struct preempt_persist *p)
         return;
     clear(p);
     drain(p);
-    if (p->broken || p->inflight) { /* not all came back within the bound: this ring is not used again */
+    if (p->broken || p->inflight) /* not all came back within the bound: this ring is not used again */
         drop_ring(p);
-        p->backend = PREEMPT_PERSIST_CHUNKED;
-        p->broken = false;
-        p->inflight = 0;
-    }
 }
 
 void preempt_persist_free_(struct preempt_persist *p)
