@@ -101,8 +101,9 @@ int preempt_coord_join_begin_io_(const struct preempt_coord_io *io, void *io_arg
                                  size_t n_pend, struct preempt_coord_join *ret, char *msg, size_t msg_size,
                                  preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase);
 
-/* A worker's restore of the job's step, and the job's. */
-enum { PREEMPT_RESTORE_OK, PREEMPT_RESTORE_UNUSABLE, PREEMPT_RESTORE_FAILED };
+/* A worker's restore of the job's step, and the job's: PREEMPT_RESTORE_OK,
+ * _UNUSABLE, _FAILED (restore-internal.h). */
+#include "restore-internal.h"
 
 /* The restore barrier, after the restore of join's step: mine is this
  * worker's outcome: OK, UNUSABLE (the trainer cannot use that

@@ -393,17 +393,15 @@ static void on_job_restored(int r, void *arg)
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: after the restore: %s", h->cfg.job, st->msg);
         rst_step(h, PREEMPT_RST_IN_BARRIER_FAILED, r);
-    } else if (st->outcome == PREEMPT_RESTORE_OK) {
-        rst_step(h, PREEMPT_RST_IN_JOB_OK, 0);
-    } else if (st->outcome == PREEMPT_RESTORE_FAILED) {
+        return;
+    }
+    if (st->outcome == PREEMPT_RESTORE_FAILED)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
                    "restart tries again", h->cfg.job, st->verdict);
-        rst_step(h, PREEMPT_RST_IN_JOB_FAILED, st->cb_r < 0 ? st->cb_r : -EREMOTEIO);
-    } else {
+    else if (st->outcome != PREEMPT_RESTORE_OK)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and "
                    "the job falls back to an older one", h->cfg.job, st->verdict);
-        rst_step(h, PREEMPT_RST_IN_JOB_UNUSABLE, 0);
-    }
+    rst_step(h, preempt_rst_job_(st->outcome), st->cb_r < 0 ? st->cb_r : -EREMOTEIO); /* the error a failure carries */
 }
 
 /* One step of start-up's machine on input (r: the error an input carries)
@@ -430,13 +428,9 @@ static void rst_step(struct preempt_handler *h, unsigned in, int r)
             start_done(h, 0);
         break;
     case PREEMPT_RST_DO_REPORT_OK:
-        report_restore(h, PREEMPT_RESTORE_OK);
-        break;
     case PREEMPT_RST_DO_REPORT_UNUSABLE:
-        report_restore(h, PREEMPT_RESTORE_UNUSABLE);
-        break;
     case PREEMPT_RST_DO_REPORT_FAILED:
-        report_restore(h, PREEMPT_RESTORE_FAILED);
+        report_restore(h, preempt_rst_report_((enum preempt_rst_action)a));
         break;
     case PREEMPT_RST_DO_TRAIN:
         restore_end(h, 0);

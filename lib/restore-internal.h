@@ -74,6 +74,17 @@ PREEMPT_DECL_ENUMS(rst, PREEMPT_RST_, PREEMPT_RST_STATES, PREEMPT_RST_INPUTS, PR
 
 extern const struct preempt_decl preempt_rst_decl_; /* fsmdump --machine restore */
 
+/* A worker's restore of the job's step, and the job's (the restore
+ * barrier's record; lib/startup.c). */
+enum { PREEMPT_RESTORE_OK, PREEMPT_RESTORE_UNUSABLE, PREEMPT_RESTORE_FAILED };
+
+/* The input the restore barrier's record is (JOB_OK, JOB_UNUSABLE or
+ * JOB_FAILED). Pure. */
+enum preempt_rst_input preempt_rst_job_(int outcome);
+/* What a report action reports (PREEMPT_RESTORE_*), -1 for any other
+ * action. Pure. */
+int preempt_rst_report_(enum preempt_rst_action a);
+
 /* The input a restore callback's result is (RESTORED, UNUSABLE or
  * RESTORE_FAILED): an error that says the checkpoint itself is unusable
  * (-EBADMSG, -EINVAL, -ENOENT, -EPROTO, -ERANGE) sets it aside; any other

@@ -1222,7 +1222,7 @@ static void rst_step(struct worker *w, unsigned in)
     unsigned from = w->rst;
     bool listed;
     unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, &w->rst, in, &listed, &w->cc.decl_trace);
-    int cb_r = 0, mine = PREEMPT_RESTORE_OK;
+    int cb_r = 0;
 
     if (W->verbose)
         printf("%10.3f w%d start-up: %s --%s--> %s (%s)\n", (double)W->now_us / 1e6, w->id,
@@ -1236,14 +1236,10 @@ static void rst_step(struct worker *w, unsigned in)
             cb_r = -EIO; /* a retry may cure it (about one start-up in fifty) */
         rst_step(w, preempt_rst_restored_(cb_r));
         return;
-    case PREEMPT_RST_DO_REPORT_UNUSABLE:
-        mine = PREEMPT_RESTORE_UNUSABLE;
-        break;
-    case PREEMPT_RST_DO_REPORT_FAILED:
-        mine = PREEMPT_RESTORE_FAILED;
-        break;
     case PREEMPT_RST_DO_REPORT_OK:
-        break;
+    case PREEMPT_RST_DO_REPORT_UNUSABLE:
+    case PREEMPT_RST_DO_REPORT_FAILED:
+        break; /* below */
     case PREEMPT_RST_DO_START_FRESH:
         train(w);
         return;
@@ -1282,7 +1278,8 @@ static void rst_step(struct worker *w, unsigned in)
                 preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, from));
         return;
     }
-    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join, mine, cb_r ? strerror(-cb_r) : NULL,
+    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join,
+                                         preempt_rst_report_((enum preempt_rst_action)a), cb_r ? strerror(-cb_r) : NULL,
                                          w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),
                                          w->smsg, sizeof(w->smsg), on_restored, w, &w->phase) < 0)
         violate("worker %d: the restore barrier: %s", w->id, w->smsg);
@@ -1306,9 +1303,7 @@ static void on_restored(int status, void *arg)
         violate("worker %d's restore record says %d, another worker's %d", w->id, w->restore_outcome, t->outcome_v);
         return;
     }
-    rst_step(w, w->restore_outcome == PREEMPT_RESTORE_OK         ? PREEMPT_RST_IN_JOB_OK
-                : w->restore_outcome == PREEMPT_RESTORE_UNUSABLE ? PREEMPT_RST_IN_JOB_UNUSABLE
-                                                                 : PREEMPT_RST_IN_JOB_FAILED);
+    rst_step(w, preempt_rst_job_(w->restore_outcome));
 }
 
 static void on_joined(int status, void *arg)

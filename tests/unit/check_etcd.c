@@ -1121,6 +1121,14 @@ START_TEST(test_restore_machine)
     ck_assert_uint_eq(preempt_rst_restored_(-ENOENT), PREEMPT_RST_IN_UNUSABLE);
     ck_assert_uint_eq(preempt_rst_restored_(-ENOMEM), PREEMPT_RST_IN_RESTORE_FAILED);
     ck_assert_uint_eq(preempt_rst_restored_(-EIO), PREEMPT_RST_IN_RESTORE_FAILED);
+    /* the barrier's record and a report, as the handler and the simulator map them */
+    ck_assert_uint_eq(preempt_rst_job_(PREEMPT_RESTORE_OK), PREEMPT_RST_IN_JOB_OK);
+    ck_assert_uint_eq(preempt_rst_job_(PREEMPT_RESTORE_UNUSABLE), PREEMPT_RST_IN_JOB_UNUSABLE);
+    ck_assert_uint_eq(preempt_rst_job_(PREEMPT_RESTORE_FAILED), PREEMPT_RST_IN_JOB_FAILED);
+    ck_assert_int_eq(preempt_rst_report_(PREEMPT_RST_DO_REPORT_OK), PREEMPT_RESTORE_OK);
+    ck_assert_int_eq(preempt_rst_report_(PREEMPT_RST_DO_REPORT_UNUSABLE), PREEMPT_RESTORE_UNUSABLE);
+    ck_assert_int_eq(preempt_rst_report_(PREEMPT_RST_DO_REPORT_FAILED), PREEMPT_RESTORE_FAILED);
+    ck_assert_int_eq(preempt_rst_report_(PREEMPT_RST_DO_TRAIN), -1);
 }
 END_TEST
 
