@@ -502,6 +502,65 @@ static void decl_mermaid_id(const struct preempt_decl *m, unsigned st)
         putchar(*p == '-' ? '_' : *p);
 }
 
+static void mermaid_name(const char *s)
+{
+    for (; *s; s++)
+        putchar(*s == '-' ? '_' : *s);
+}
+
+/* A state's Mermaid id; qualified (several machines in one picture):
+ * "<machine>__<state>". */
+static void decl_mermaid_ref(const struct preempt_decl *m, unsigned st, bool qualified)
+{
+    if (qualified) {
+        mermaid_name(m->name);
+        printf("__");
+    }
+    decl_mermaid_id(m, st);
+}
+
+/* A machine's states and rows in DOT, each line after ind; qualified: node
+ * ids "<machine>/<state>", labelled with the state's name. */
+static void decl_dot_body(const struct preempt_decl *m, const char *ind, bool qualified)
+{
+    const char *pre = qualified ? m->name : "", *sep = qualified ? "/" : "";
+
+    for (unsigned st = 0; st < m->n_states; st++) {
+        printf("%s\"%s%s%s\" [", ind, pre, sep, preempt_decl_state_(m, st));
+        if (qualified)
+            printf("label=\"%s\", ", preempt_decl_state_(m, st));
+        printf("tooltip=\"");
+        dot_escape(m->state_whats[st]);
+        printf("\"];\n");
+    }
+    for (size_t i = 0; i < m->n_rows; i++)
+        printf("%s\"%s%s%s\" -> \"%s%s%s\" [label=\"%s%s%s\"];\n", ind, pre, sep,
+               preempt_decl_state_(m, m->rows[i].from), pre, sep, preempt_decl_state_(m, m->rows[i].to),
+               preempt_decl_input_(m, m->rows[i].input), m->rows[i].action ? " / " : "",
+               m->rows[i].action ? preempt_decl_action_(m, m->rows[i].action) : "");
+}
+
+/* The same in Mermaid (ids without '-', named as in the logs). */
+static void decl_mermaid_body(const struct preempt_decl *m, const char *ind, bool qualified)
+{
+    for (unsigned st = 0; st < m->n_states; st++) {
+        printf("%sstate \"%s\" as ", ind, preempt_decl_state_(m, st));
+        decl_mermaid_ref(m, st, qualified);
+        printf("\n");
+    }
+    printf("%s[*] --> ", ind);
+    decl_mermaid_ref(m, 0, qualified);
+    printf("\n");
+    for (size_t i = 0; i < m->n_rows; i++) {
+        printf("%s", ind);
+        decl_mermaid_ref(m, m->rows[i].from, qualified);
+        printf(" --> ");
+        decl_mermaid_ref(m, m->rows[i].to, qualified);
+        printf(" : %s%s%s\n", preempt_decl_input_(m, m->rows[i].input), m->rows[i].action ? " / " : "",
+               m->rows[i].action ? preempt_decl_action_(m, m->rows[i].action) : "");
+    }
+}
+
 static const struct preempt_decl *decl_find(const char *name)
 {
     for (const struct preempt_decl *const *m = preempt_decls_; *m; m++)
@@ -528,34 +587,11 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
     }
     if (fmt == FMT_DOT) {
         printf("digraph \"%s\" {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n", m->name);
-        for (unsigned st = 0; st < m->n_states; st++) {
-            printf("  \"%s\" [tooltip=\"", preempt_decl_state_(m, st));
-            dot_escape(m->state_whats[st]);
-            printf("\"];\n");
-        }
-        for (size_t i = 0; i < n; i++)
-            printf("  \"%s\" -> \"%s\" [label=\"%s%s%s\"];\n", preempt_decl_state_(m, rows[i].from),
-                   preempt_decl_state_(m, rows[i].to), preempt_decl_input_(m, rows[i].input),
-                   rows[i].action ? " / " : "", rows[i].action ? preempt_decl_action_(m, rows[i].action) : "");
+        decl_dot_body(m, "  ", false);
         printf("}\n");
     } else if (fmt == FMT_MERMAID) {
         printf("stateDiagram-v2\n");
-        for (unsigned st = 0; st < m->n_states; st++) { /* ids without '-', named as in the logs */
-            printf("    state \"%s\" as ", preempt_decl_state_(m, st));
-            decl_mermaid_id(m, st);
-            printf("\n");
-        }
-        printf("    [*] --> ");
-        decl_mermaid_id(m, 0);
-        printf("\n");
-        for (size_t i = 0; i < n; i++) {
-            printf("    ");
-            decl_mermaid_id(m, rows[i].from);
-            printf(" --> ");
-            decl_mermaid_id(m, rows[i].to);
-            printf(" : %s%s%s\n", preempt_decl_input_(m, rows[i].input), rows[i].action ? " / " : "",
-                   rows[i].action ? preempt_decl_action_(m, rows[i].action) : "");
-        }
+        decl_mermaid_body(m, "    ", false);
     } else {
         int ws = 14, wi = 13; /* the columns: the longest name and a space, at least these */
 
@@ -595,12 +631,6 @@ static const struct job_phase {
       { "episode", "claim", "notice-record", "membership", NULL } },
 };
 
-static void mermaid_name(const char *s)
-{
-    for (; *s; s++)
-        putchar(*s == '-' ? '_' : *s);
-}
-
 static int job_dump(enum format fmt, bool check)
 {
     size_t n_phases = sizeof(job_phases) / sizeof(job_phases[0]), machines = 0, rows = 0;
@@ -636,47 +666,14 @@ static int job_dump(enum format fmt, bool check)
             }
             if (fmt == FMT_DOT) {
                 printf("    subgraph \"cluster_%s\" {\n      label=\"%s\";\n", m->name, m->name);
-                for (unsigned st = 0; st < m->n_states; st++) {
-                    printf("      \"%s/%s\" [label=\"%s\", tooltip=\"", m->name, preempt_decl_state_(m, st),
-                           preempt_decl_state_(m, st));
-                    dot_escape(m->state_whats[st]);
-                    printf("\"];\n");
-                }
-                for (size_t i = 0; i < m->n_rows; i++)
-                    printf("      \"%s/%s\" -> \"%s/%s\" [label=\"%s%s%s\"];\n", m->name,
-                           preempt_decl_state_(m, m->rows[i].from), m->name, preempt_decl_state_(m, m->rows[i].to),
-                           preempt_decl_input_(m, m->rows[i].input), m->rows[i].action ? " / " : "",
-                           m->rows[i].action ? preempt_decl_action_(m, m->rows[i].action) : "");
+                decl_dot_body(m, "      ", true);
                 printf("    }\n");
                 continue;
             }
             printf("        state \"%s\" as ", m->name); /* mermaid: a composite state per machine */
             mermaid_name(m->name);
             printf(" {\n");
-            for (unsigned st = 0; st < m->n_states; st++) {
-                printf("            state \"%s\" as ", preempt_decl_state_(m, st));
-                mermaid_name(m->name);
-                printf("__");
-                decl_mermaid_id(m, st);
-                printf("\n");
-            }
-            printf("            [*] --> ");
-            mermaid_name(m->name);
-            printf("__");
-            decl_mermaid_id(m, 0);
-            printf("\n");
-            for (size_t i = 0; i < m->n_rows; i++) {
-                printf("            ");
-                mermaid_name(m->name);
-                printf("__");
-                decl_mermaid_id(m, m->rows[i].from);
-                printf(" --> ");
-                mermaid_name(m->name);
-                printf("__");
-                decl_mermaid_id(m, m->rows[i].to);
-                printf(" : %s%s%s\n", preempt_decl_input_(m, m->rows[i].input), m->rows[i].action ? " / " : "",
-                       m->rows[i].action ? preempt_decl_action_(m, m->rows[i].action) : "");
-            }
+            decl_mermaid_body(m, "            ", true);
             printf("        }\n");
         }
         if (fmt == FMT_DOT)
