@@ -166,7 +166,8 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
         .join_timeout_ms = c->join_timeout_ms,
         .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
         .start_over = c->start_over,
-        .decl_trace = { hd_decl_trace, h },
+        /* the declared machines' transitions: traced only where a trace is written */
+        .decl_trace = { h->trace_path && h->trace_path[0] ? hd_decl_trace : NULL, h },
     };
 }
 
@@ -230,7 +231,7 @@ void hd_start_hold(struct preempt_handler *h, const char *line)
     struct start *st = h->start;
     size_t n = strlen(line);
 
-    if (!st || !h->trace_path || !h->trace_path[0] || st->held_len + n + 1 > HELD_MAX)
+    if (!st || st->held_len + n + 1 > HELD_MAX)
         return;
     if (st->held_len + n + 1 > st->held_cap) {
         size_t cap = st->held_cap ? 2 * st->held_cap : 4096;
