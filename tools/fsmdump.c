@@ -561,14 +561,6 @@ static void decl_mermaid_body(const struct preempt_decl *m, const char *ind, boo
     }
 }
 
-static const struct preempt_decl *decl_find(const char *name)
-{
-    for (const struct preempt_decl *const *m = preempt_decls_; *m; m++)
-        if (strcmp((*m)->name, name) == 0)
-            return *m;
-    return NULL;
-}
-
 static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
 {
     const struct preempt_decl_row *rows = m->rows;
@@ -645,8 +637,8 @@ static int job_dump(enum format fmt, bool check)
 
         if (check) {
             for (size_t k = 0; ph->machines[k]; k++, machines++) {
-                problems += decl_check(decl_find(ph->machines[k]));
-                rows += decl_find(ph->machines[k])->n_rows;
+                problems += decl_check(preempt_decl_find_(ph->machines[k]));
+                rows += preempt_decl_find_(ph->machines[k])->n_rows;
             }
             continue;
         }
@@ -655,7 +647,7 @@ static int job_dump(enum format fmt, bool check)
         else if (fmt == FMT_MERMAID)
             printf("    state \"%s\" as %s {\n", ph->name, ph->id);
         for (size_t k = 0; ph->machines[k]; k++) {
-            const struct preempt_decl *m = decl_find(ph->machines[k]);
+            const struct preempt_decl *m = preempt_decl_find_(ph->machines[k]);
 
             if (fmt == FMT_TABLE) {
                 printf("%s== %s / %s: %s ==\n", p || k ? "\n" : "", ph->name, m->name, m->what);
@@ -724,7 +716,7 @@ int main(int argc, char **argv)
         case 'm':
             decl = NULL;
             job = strcmp(optarg, "job") == 0;
-            if (!job && strcmp(optarg, "handler") != 0 && !(decl = decl_find(optarg)))
+            if (!job && strcmp(optarg, "handler") != 0 && !(decl = preempt_decl_find_(optarg)))
                 return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)", optarg);
             break;
         case 'f':
