@@ -277,6 +277,17 @@ static int sync_save(struct preempt_handler *h)
     return preempt_save_done(h, r);
 }
 
+/* One turn of the loop while the action is to wait: bounded, because the
+ * states that wait arm the machine's timer (or a persist runs). -EIO when
+ * nothing is armed, a bug. */
+static int wait_once(struct preempt_handler *h)
+{
+    if (event_base_loop(h->base, EVLOOP_ONCE) == 0)
+        return 0;
+    hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed", preempt_state_to_string(hd_state_of(h)));
+    return -EIO;
+}
+
 /* Runs the loop and acts until training may go on (0) or the handler exited
  * (1). Before training goes on and before a save, the writes this boundary
  * caused (a claim with its proposed step, a raise, a shard) are delivered: the
@@ -308,12 +319,9 @@ static int sync_boundary(struct preempt_handler *h)
         case PREEMPT_ACTION_CONTINUE:
             h->step_t0_us = hd_now_us(h);
             return 0;
-        case PREEMPT_ACTION_WAIT: /* bounded: these states arm the machine's timer */
-            if (event_base_loop(h->base, EVLOOP_ONCE) != 0) { /* 1: nothing armed, a bug */
-                hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed",
-                           preempt_state_to_string(hd_state_of(h)));
+        case PREEMPT_ACTION_WAIT:
+            if (wait_once(h) < 0)
                 return -EIO;
-            }
             break;
         case PREEMPT_ACTION_SAVE:
         case PREEMPT_ACTION_SAVE_EXIT:
@@ -339,12 +347,8 @@ static int sync_boundary(struct preempt_handler *h)
  * process: the exit is on_exit's and preempt_handler_get_exit_code()'s. */
 void hd_sync_finish(struct preempt_handler *h)
 {
-    while (h->own_base && hd_action_of(h) == PREEMPT_ACTION_WAIT)
-        if (event_base_loop(h->base, EVLOOP_ONCE) != 0) { /* 1: nothing armed, a bug */
-            hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: waiting in %s with nothing armed",
-                       preempt_state_to_string(hd_state_of(h)));
-            break;
-        }
+    while (h->own_base && hd_action_of(h) == PREEMPT_ACTION_WAIT && wait_once(h) == 0)
+        ;
 }
 
 static int sync_check(const struct preempt_handler *h)
