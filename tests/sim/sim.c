@@ -153,9 +153,8 @@ struct worker {
     unsigned rst;         /* start-up's machine (lib/restore-internal.h), the handler's table */
     unsigned attempt;     /* joins of this start-up (a fall-back joins again) */
     unsigned fallbacks;   /* steps this start-up set aside */
-    bool started;         /* start-up ended: trains, or failed (start_failed) */
-    bool start_failed;    /* start-up failed (the restore record said failed, or nothing was left) */
-    bool none_left;       /* that is: every step the workers had in common was set aside */
+    bool started;         /* start-up ended: trains, or failed (its machine in failed) */
+    bool none_left;       /* it failed as every step the workers had in common was set aside */
     void (*keep_tick)(void *arg);
     void *keep_arg;
     struct preempt_etcd_watch_ops wops;
@@ -1267,7 +1266,7 @@ static void rst_step(struct worker *w, unsigned in)
         return;
     case PREEMPT_RST_DO_FAIL: /* the handler's creation fails: the process exits */
         w->none_left = in == PREEMPT_RST_IN_NONE_LEFT;
-        w->start_failed = w->started = true;
+        w->started = true;
         W->started++;
         W->n_start_failed++;
         finish_worker(w);
