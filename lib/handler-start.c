@@ -221,7 +221,7 @@ static int open_trace(struct preempt_handler *h)
     return 0;
 }
 
-#define HELD_MAX (256u << 10) /* start-up's trace lines kept at most (a few hundred transitions) */
+#define HELD_MAX (256u << 10) /* start-up's trace lines kept at most (some thousands of transitions) */
 
 /* A trace line of start-up, kept until the trace opens (start_finish()):
  * start-up's declared machines step before it. Lines past HELD_MAX are
