@@ -107,12 +107,12 @@
     ROW(s, SAVE_DONE, ALWAYS, EXIT, FX(PROPOSE_ABORT), FXH(PUBLISH_ERROR, EVENT), TO_EXIT(ABORT))
 
 /* The first checkpoint of a round, written (saving) or persisting: its
- * outcome, a raise, and the job's one decision. Not the last save by the
- * agreed record: whether time is left for another round is the decision
- * record's word (any worker's report may say no, having measured its
- * save), never each worker's own at its commit. */
+ * outcome and the job's one decision (a raise: each state's own rows).
+ * Not the last save by the agreed record: whether time is left for
+ * another round is the decision record's word (any worker's report may
+ * say no, having measured its save), never each worker's own at its
+ * commit. */
 #define FIRST_SAVE_ROWS(s)                                                                               \
-    RAISED_ROWS(s),                                                                                      \
     SAVE_ROWS(s),                                                                                        \
     COMMIT_WITHDRAWN_ROW(s),                                                                             \
     ROW(s, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                        \
@@ -166,6 +166,7 @@ static const struct preempt_row rows[] = {
     ACTIVE_ROWS(STEP_AGREED),
 
     /* ---- saving: the first checkpoint ---- */
+    RAISED_ROWS(SAVING),
     FIRST_SAVE_ROWS(SAVING),
     WITHDRAW_MARK_ROW(SAVING),
     ACTIVE_ROWS(SAVING),
@@ -174,18 +175,36 @@ static const struct preempt_row rows[] = {
      * on while they are made durable. A final save's are awaited instead
      * (ignored below): nothing trains after the last checkpoint, unless the
      * round is a periodic (or advisory) one, whose "last" save ends no
-     * preemption. */
+     * preemption. A raise that came while the snapshot was taken leaves
+     * nothing to persist: the copy cannot commit, and goes at once
+     * (raised-pending); training goes on to the raised step. */
+    ROW(SAVING, PERSIST_STARTED, RAISED_PENDING, STEP_AGREED, FX(DISCARD_SHARD)),
+    ROW(FINAL_SAVE, PERSIST_STARTED, RAISED_PENDING, STEP_AGREED, FX(DISCARD_SHARD)),
     ROW0(SAVING, PERSIST_STARTED, ALWAYS, PERSISTING),
     ROW0(FINAL_SAVE, PERSIST_STARTED, WITHDRAWN, PERSISTING),
 
     /* ---- persisting: the checkpoint at S is made durable while training goes on ---- */
     /* Its save-done comes once every blob is durable, and only then is the
-     * shard reported. A raise of the round's step to one this worker
-     * already passed (it trained on): it cannot save there, so it drops
-     * its copy and raises the step past its own, as a worker that learned
-     * the step late does. */
-    ROW(PERSISTING, STEP_AGREED, RAISED_SAVED_PAST, FOLLOWING, FX(DISCARD_SHARD), FX(PROPOSE_STEP), FX(ARM_TIMER)),
-    ROW(PERSISTING, SAVE_DONE, RAISED_OK_PAST, FOLLOWING, FX(DISCARD_SHARD), FX(PROPOSE_STEP), FX(ARM_TIMER)),
+     * shard reported. A raise of the round's step (no abort proposed) moves
+     * the round off S at once: the copy at S goes, persisting or reported
+     * (discard-shard stops a persist under way, so that the new save has
+     * the disk), and the persist is never awaited for a checkpoint that
+     * cannot commit. A raise to a step this worker already passed (it
+     * trained on) cannot be saved there either: it raises the step past its
+     * own, as a worker that learned the step late does. */
+    ROW(PERSISTING, STEP_AGREED, RAISED_OPEN_PAST, FOLLOWING, FX(DISCARD_SHARD), FX(PROPOSE_STEP), FX(ARM_TIMER)),
+    ROW(PERSISTING, STEP_AGREED, RAISED_OPEN, STEP_AGREED, FX(DISCARD_SHARD)),
+    /* after this worker proposed the abort, the decision decides */
+    ROW0(PERSISTING, STEP_AGREED, RAISED, PERSISTING),
+    /* A notice while a periodic round's checkpoint persists: the planner
+     * lets it finish, and it becomes the preemption's checkpoint (the rows
+     * below), or supersedes it (preempt_plan_supersede_(): a new save fits,
+     * and this one would be late, or as the last save lose more steps than
+     * the lead). Superseding is a raise: the copy goes, and the round's one
+     * step record moves to this worker's step plus the lead, which every
+     * worker follows (raised-open above), whatever its own notice said. */
+    ROW(PERSISTING, NOTICE, SUPERSEDES, FOLLOWING, FX(PUBLISH_NOTICE), FX(DISCARD_SHARD), FX(PROPOSE_STEP),
+        FX(ARM_TIMER)),
     FIRST_SAVE_ROWS(PERSISTING),
     /* A periodic checkpoint's round has no deadline: a persist that takes
      * longer than bound_ms goes on (each write completes or fails). */
@@ -450,6 +469,19 @@ bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts
                                    c->deadline_ms);
 }
 
+bool preempt_plan_supersede_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms,
+                             uint64_t save_step)
+{
+    uint64_t lost = f->run > save_step ? f->run - save_step : 0;
+
+    if (deadline_ms == 0 || f->save_ms == 0 || f->persist_left_ms == 0 ||
+        preempt_plan_final_due_(f, now_ms, deadline_ms))
+        return false; /* no new save is known to fit: the persist is the one chance */
+    if (now_ms + f->persist_left_ms + f->agree_ms + f->cfg.margin_ms > deadline_ms)
+        return true; /* it would be late; a new save is not */
+    return f->cfg.grace_ms == 0 && lost > preempt_plan_lead_(f, now_ms, deadline_ms);
+}
+
 bool preempt_fsm_save_is_last_(const struct preempt_core *c)
 {
     return c->last && !c->withdrawn;
@@ -470,6 +502,30 @@ bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_fac
     return fx->kind == PREEMPT_FX_REPORT_SHARD &&
            (preempt_fsm_save_is_last_(c) ||
             (!c->withdrawn && preempt_plan_final_due_(f, now_ms + f->agree_ms, c->deadline_ms)));
+}
+
+static uint64_t min_known(uint64_t a, uint64_t b)
+{
+    if (a == 0)
+        return b;
+    if (b == 0)
+        return a;
+    return a < b ? a : b;
+}
+
+/* The deadline a notice implies: the one it carries, capped by the grace
+ * period when one is configured; without either, the configured bound. */
+static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preempt_facts *f)
+{
+    uint64_t d = given;
+
+    if (f->cfg.grace_ms > 0)
+        d = min_known(d, now + f->cfg.grace_ms);
+    if (d == 0)
+        d = now + f->cfg.bound_ms;
+    /* Effects carry deadlines as int64: one past 2^63 ms (a garbled
+     * notice) is as good as never; found by fuzz-scenario. */
+    return d > INT64_MAX ? INT64_MAX : d;
 }
 
 /* ---- guards ---------------------------------------------------------------- */
@@ -507,11 +563,18 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return ev->u.step_agreed.step > c->save_step && c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_RAISED_OK:
         return ev->u.save_done.status == 0 && c->raised_to > c->save_step;
-    case PREEMPT_GUARD_RAISED_SAVED_PAST:
-        return ev->u.step_agreed.step > c->save_step && c->shard_out && !c->abort_proposed &&
-               f->run >= ev->u.step_agreed.step;
-    case PREEMPT_GUARD_RAISED_OK_PAST:
-        return ev->u.save_done.status == 0 && c->raised_to > c->save_step && f->run >= c->raised_to;
+    case PREEMPT_GUARD_RAISED_PENDING:
+        return c->raised_to > c->save_step;
+    case PREEMPT_GUARD_RAISED_OPEN_PAST:
+        return ev->u.step_agreed.step > c->save_step && !c->abort_proposed && f->run >= ev->u.step_agreed.step;
+    case PREEMPT_GUARD_RAISED_OPEN:
+        return ev->u.step_agreed.step > c->save_step && !c->abort_proposed;
+    case PREEMPT_GUARD_SUPERSEDES:
+        return !c->shard_out && !c->abort_proposed &&
+               !(c->noticed && f->cfg.second == PREEMPT_SECOND_EXIT) &&
+               preempt_plan_supersede_(f, ev->now_ms,
+                                       min_known(c->deadline_ms, notice_deadline(ev->u.notice.deadline, ev->now_ms, f)),
+                                       c->save_step);
     case PREEMPT_GUARD_CURRENT_WITHDRAWN:
         return ev->u.timer.gen == c->timer_gen && c->withdrawn;
     case PREEMPT_GUARD_NO_STEP:
@@ -562,30 +625,6 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
 static uint64_t agree_bound(const struct preempt_facts *f)
 {
     return f->cfg.agree_timeout_ms + PREEMPT_LEAD_MIN * (f->step_ms + 4 * f->step_dev_ms);
-}
-
-static uint64_t min_known(uint64_t a, uint64_t b)
-{
-    if (a == 0)
-        return b;
-    if (b == 0)
-        return a;
-    return a < b ? a : b;
-}
-
-/* The deadline a notice implies: the one it carries, capped by the grace
- * period when one is configured; without either, the configured bound. */
-static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preempt_facts *f)
-{
-    uint64_t d = given;
-
-    if (f->cfg.grace_ms > 0)
-        d = min_known(d, now + f->cfg.grace_ms);
-    if (d == 0)
-        d = now + f->cfg.bound_ms;
-    /* Effects carry deadlines as int64: one past 2^63 ms (a garbled
-     * notice) is as good as never; found by fuzz-scenario. */
-    return d > INT64_MAX ? INT64_MAX : d;
 }
 
 /* The states in which this worker's checkpoint at S is being written. */

@@ -123,6 +123,8 @@ struct preempt_facts {
     uint64_t step_dev_ms; /* measured mean deviation of the step time */
     uint64_t save_ms;   /* measured save time (0: none measured yet) */
     uint64_t agree_ms;  /* measured agreement round trip */
+    uint64_t persist_left_ms; /* the checkpoint persisting: the time its rest takes to be durable, estimated
+                                 at the rate it has persisted so far (0: none persists, or not known yet) */
 };
 
 /* ---- the core's own context: the state and what the machine remembers -- */
@@ -253,6 +255,20 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
  * save"); STEP_AGREED then carries the record's word, which every machine
  * follows. In local mode the worker's proposal is the record. */
 bool preempt_plan_last_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms, uint64_t step);
+
+/* A notice came while this worker's checkpoint at save_step persists (a
+ * periodic one, typically, training on to f->run): true when a new round
+ * should supersede it (the copy goes; the round's step is raised to this
+ * worker's step plus the lead), false when it should be let finish and
+ * become the preemption's checkpoint. It supersedes only when a new save
+ * fits before the deadline (as preempt_plan_final_due_ judges), and then
+ * when the persist's rest (f->persist_left_ms) and the commit's round trip
+ * would not end before the deadline less the margin, or when, as the
+ * preemption's last save (no grace period), it would lose more steps than
+ * the lead a new round needs anyway. Without a deadline, a measured save
+ * or an estimate of the persist, it lets it finish. */
+bool preempt_plan_supersede_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms,
+                             uint64_t save_step);
 
 /* Whether the round's save ends this worker's preemption: the agreed record
  * said "last", and the notices stand (a withdrawn round's save returns to

@@ -29,6 +29,7 @@ struct preempt_facts preempt_trace_facts_(const struct preempt_trace_rec *r, con
 {
     return (struct preempt_facts){
         .cfg = *cfg, .run = r->run, .step_ms = r->step_ms, .step_dev_ms = r->step_dev_ms, .save_ms = r->save_ms, .agree_ms = r->agree_ms,
+        .persist_left_ms = r->persist_left_ms,
     };
 }
 
@@ -44,6 +45,7 @@ void preempt_trace_from_step_(struct preempt_trace_rec *r, uint64_t seq, const s
     r->step_dev_ms = f->step_dev_ms;
     r->save_ms = f->save_ms;
     r->agree_ms = f->agree_ms;
+    r->persist_left_ms = f->persist_left_ms;
     r->from = from;
     r->to = st->verdict == PREEMPT_VERDICT_TRANSITION ? st->next.state : from;
     r->verdict = st->verdict;
@@ -187,6 +189,8 @@ int preempt_trace_format_(char *buf, size_t size, const struct preempt_trace_rec
         put(&o, " save-ms=%" PRIu64, r->save_ms);
     if (!prev || prev->agree_ms != r->agree_ms)
         put(&o, " agree-ms=%" PRIu64, r->agree_ms);
+    if (prev ? prev->persist_left_ms != r->persist_left_ms : r->persist_left_ms != 0)
+        put(&o, " persist-left-ms=%" PRIu64, r->persist_left_ms);
     put(&o, " ev=%s", ev_name);
     for (unsigned i = 0; i < PREEMPT_EVENT_PARAMS; i++)
         put_param(&o, &r->ev, &p[i]);
@@ -512,6 +516,7 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
     r->step_dev_ms = rd->last.step_dev_ms;
     r->save_ms = rd->last.save_ms;
     r->agree_ms = rd->last.agree_ms;
+    r->persist_left_ms = rd->last.persist_left_ms;
     while (next_tok(&s, &t)) {
         if (tok_is(&t, "=>")) {
             have_arrow = true;
@@ -550,6 +555,8 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
             num = &r->save_ms;
         else if (strcmp(key, "agree-ms") == 0)
             num = &r->agree_ms;
+        else if (strcmp(key, "persist-left-ms") == 0)
+            num = &r->persist_left_ms;
         else
             return fail(rd, "unknown field '%s' (before ev=)", key);
         if (!parse_u64(val, num))

@@ -15,8 +15,9 @@
  *   n=3 t=9 ev=timer gen=0 => step-agreed (ignored)
  *
  * Fields: n= (optional; when given it must be the record's number), t= (ms
- * since the trace began), the varying facts run=, step-ms=, save-ms=,
- * agree-ms= (each keeps its value until a record changes it), ev= and the
+ * since the trace began), the varying facts run=, step-ms=, step-dev-ms=,
+ * save-ms=, agree-ms=, persist-left-ms= (each keeps its value until a
+ * record changes it; step-dev-ms= and persist-left-ms= appear once not 0), ev= and the
  * event's parameters (missing ones are 0), then "=>" and the outcome. In an
  * expectation `*` matches anything: "-> *", "fx=*", or an effect's argument
  * ("arm-timer:*"). Names are always the machine's names, never numbers.
@@ -34,7 +35,7 @@
 struct preempt_trace_rec {
     uint64_t seq;                 /* 1-based */
     struct preempt_event ev;      /* ev.now_ms is the record's t */
-    uint64_t run, step_ms, step_dev_ms, save_ms, agree_ms;
+    uint64_t run, step_ms, step_dev_ms, save_ms, agree_ms, persist_left_ms;
     enum preempt_state from;
     enum preempt_state to;        /* equal to from unless the verdict is a transition */
     enum preempt_verdict verdict;

@@ -101,6 +101,8 @@ struct preempt_handler {
     struct preempt_persist_blob pblobs[PREEMPT_CKPT_MAX_BLOBS];
     size_t n_pblobs;
     uint64_t snapshot_ms, persist_bytes; /* of the save persisting */
+    uint64_t persist_t0_us;              /* its persist's start */
+    uint64_t persist_rate;               /* bytes per ms the last persist made durable (0: none yet) */
 
     uint64_t step_t0_us;  /* start of the step being trained; 0: none */
     uint64_t proposed_ms; /* when this worker proposed a round's step (its agreement time runs) */
@@ -151,6 +153,8 @@ void hd_log_msg(struct preempt_handler *h, enum preempt_log_level level, const c
 enum preempt_log_level hd_level_of(int level);
 void hd_ckpt_log(int level, const char *msg, void *arg);
 void hd_post(struct preempt_handler *h, struct preempt_event ev);
+/* The planner's persist_left_ms (handler-save.c). */
+uint64_t hd_persist_left_ms(const struct preempt_handler *h);
 enum preempt_state hd_state_of(const struct preempt_handler *h);
 bool hd_exited(const struct preempt_handler *h);
 void hd_periodic_restart(struct preempt_handler *h);
@@ -178,7 +182,9 @@ void hd_start_free(struct preempt_handler *h);
 void hd_flush_last(struct preempt_handler *h);
 enum preempt_action hd_action_of(const struct preempt_handler *h);
 uint64_t hd_count_step(struct preempt_handler *h);
-void hd_drop_persist(struct preempt_handler *h);
+/* Stops a persist under way, if any: the snapshots go back, the staging
+ * directory goes, the previous checkpoint stays; why is logged. */
+void hd_drop_persist(struct preempt_handler *h, const char *why);
 void hd_persist_pace(struct preempt_handler *h);
 void hd_sync_finish(struct preempt_handler *h);
 void hd_start_hold(struct preempt_handler *h, const char *line);

@@ -216,7 +216,7 @@ void hd_after_step(struct preempt_sm *sm, enum preempt_state from, enum preempt_
 
     (void)sm;
     if (to == PREEMPT_STATE_EXIT) /* a persist the exit cut short: the previous checkpoint stays */
-        hd_drop_persist(h);
+        hd_drop_persist(h, "the run exits");
     check_invariants(h, to);
     hd_persist_pace(h); /* also where the state stays: a notice can make a persist the last save */
     if (from == to)

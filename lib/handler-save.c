@@ -139,6 +139,9 @@ static void on_persisted(int status, void *arg)
     struct preempt_ckpt_info info;
 
     if (status == 0) {
+        uint64_t us = hd_now_us(h) - h->persist_t0_us;
+
+        h->persist_rate = h->persist_bytes * 1000u / (us ? us : 1);
         preempt_ckpt_persisted_(h->writer, h->pblobs, h->n_pblobs);
         status = preempt_ckpt_commit_(h->writer, &info); /* consumes the writer */
     } else {
@@ -161,7 +164,28 @@ void hd_persist_pace(struct preempt_handler *h)
         preempt_persist_pace_(h->persist, hd_action_of(h) == PREEMPT_ACTION_WAIT);
 }
 
-void hd_drop_persist(struct preempt_handler *h)
+/* The persisting checkpoint's rest: its estimated time to be durable, at
+ * the rate this persist went so far (from the snapshot's end: with the
+ * steps' time between boundaries counted, it errs long while the trainer
+ * trains), or, before its first chunk is on file, at the last persist's.
+ * 0: none persists, or no rate is known yet. */
+uint64_t hd_persist_left_ms(const struct preempt_handler *h)
+{
+    uint64_t done = 0, rate = h->persist_rate, us;
+
+    if (!preempt_persist_busy_(h->persist))
+        return 0;
+    for (size_t i = 0; i < h->n_pblobs; i++)
+        done += h->pblobs[i].written;
+    us = hd_now_us(h) - h->persist_t0_us;
+    if (done >= PREEMPT_PERSIST_CHUNK && us > 0)
+        rate = done * 1000u / us;
+    if (rate == 0)
+        return 0;
+    return (h->persist_bytes > done ? h->persist_bytes - done : 0) / rate + 1;
+}
+
+void hd_drop_persist(struct preempt_handler *h, const char *why)
 {
     if (!preempt_persist_busy_(h->persist))
         return;
@@ -170,8 +194,8 @@ void hd_drop_persist(struct preempt_handler *h)
     h->n_pblobs = 0;
     preempt_ckpt_abort_(h->writer); /* the previous checkpoint stays as it was */
     h->writer = NULL;
-    hd_log_msg(h, PREEMPT_LOG_WARNING, "the checkpoint at step %llu was still persisting: dropped",
-               (unsigned long long)h->wk.save_step);
+    hd_log_msg(h, PREEMPT_LOG_WARNING, "the checkpoint at step %llu was still persisting: dropped (%s)",
+               (unsigned long long)h->wk.save_step, why);
     release_snaps(h);
 }
 
@@ -198,6 +222,7 @@ static int start_persist(struct preempt_handler *h)
         return r;
     }
     h->persist_bytes = 0;
+    h->persist_t0_us = hd_now_us(h);
     for (size_t i = 0; i < h->n_pblobs; i++)
         h->persist_bytes += h->pblobs[i].len;
     return 0;

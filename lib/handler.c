@@ -247,6 +247,8 @@ void hd_settle(struct preempt_handler *h, uint64_t step, int decision)
 
     if (decision > 0)
         hd_committed(h, step);
+    if (decision < 0 && step == h->wk.save_step) /* a persist there is for nothing (a raise, an abort) */
+        hd_drop_persist(h, "its round moved on without it: a raise, a supersede or an abort");
     if (!h->store)
         return;
     r = decision > 0 ? preempt_ckpt_keep_(h->store, step) : decision < 0 ? preempt_ckpt_discard_(h->store, step) : 0;
@@ -327,6 +329,11 @@ static void wk_dropped(void *arg, enum preempt_event_kind kind)
     hd_log_msg(arg, PREEMPT_LOG_ERROR, "event queue full: %s dropped", preempt_event_to_string_(kind));
 }
 
+static uint64_t wk_persist_left_ms(void *arg)
+{
+    return hd_persist_left_ms(arg);
+}
+
 static void wk_bug(void *arg, const struct preempt_fx *fx)
 {
     hd_log_msg(arg, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
@@ -335,6 +342,7 @@ static void wk_bug(void *arg, const struct preempt_fx *fx)
 const struct preempt_worker_ops hd_wk_ops = {
     .now_ms = wk_now_ms, .arm_timer = wk_arm_timer, .disarm_timer = wk_disarm_timer, .begin_save = wk_begin_save,
     .settle = wk_settle, .exit = wk_exit, .fx_text = wk_fx_text, .dropped = wk_dropped, .bug = wk_bug,
+    .persist_left_ms = wk_persist_left_ms,
 };
 
 void hd_run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
@@ -591,7 +599,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     if (h->ev_start)
         event_free(h->ev_start);
     preempt_meta_free_(h->meta);
-    hd_drop_persist(h);
+    hd_drop_persist(h, "the handler is freed");
     preempt_persist_free_(h->persist);
     preempt_ckpt_abort_(h->writer);
     for (unsigned i = 0; i < h->n_snaps; i++) /* a save dropped unfinished: its snapshots go back */

@@ -62,6 +62,7 @@ static void record_to_msg(const struct preempt_trace_rec *r, lptrace_Record *m)
     m->run = r->run;
     m->step_ms = r->step_ms;
     m->step_dev_ms = r->step_dev_ms;
+    m->persist_left_ms = r->persist_left_ms;
     m->save_ms = r->save_ms;
     m->agree_ms = r->agree_ms;
     COPY_NAME(m->from, preempt_state_to_string(r->from));
@@ -165,6 +166,7 @@ static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preemp
     r->run = m->run;
     r->step_ms = m->step_ms;
     r->step_dev_ms = m->step_dev_ms;
+    r->persist_left_ms = m->persist_left_ms;
     r->save_ms = m->save_ms;
     r->agree_ms = m->agree_ms;
     if ((v = preempt_state_from_string_(m->from)) < 0)

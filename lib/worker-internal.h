@@ -30,6 +30,10 @@ struct preempt_worker_ops {
     const char *(*fx_text)(void *arg, const struct preempt_fx *fx); /* the text a publishing effect carries */
     void (*dropped)(void *arg, enum preempt_event_kind kind); /* the machine's queue was full */
     void (*bug)(void *arg, const struct preempt_fx *fx);      /* an effect nobody carries out */
+    /* The checkpoint persisting: its rest's estimated time to be durable, in
+     * ms (0: none persists, or not known yet); refreshed into the facts
+     * before each event the worker posts. */
+    uint64_t (*persist_left_ms)(void *arg);
 };
 
 /* A worker: its machine, its coordinator (NULL: local mode), and what the

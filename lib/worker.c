@@ -9,6 +9,7 @@
 void preempt_worker_post_(struct preempt_worker *w, struct preempt_event ev)
 {
     ev.now_ms = w->ops->now_ms(w->arg);
+    preempt_sm_facts_(w->sm)->persist_left_ms = w->ops->persist_left_ms(w->arg);
     if (preempt_sm_post_(w->sm, &ev) < 0)
         w->ops->dropped(w->arg, ev.kind);
 }

@@ -22,20 +22,32 @@ sed 's/^/    /' "$TMP/out" | tail -n 3
 # Two-phase saves (--two-phase): every save is a snapshot that blocks,
 # then a persist while the worker trains on (the machine's persisting);
 # the shard is reported when it ends. 1000 seeds without a violation, and
-# the two ways a raise meets a worker that trained past the raised step
-# while persisting (it drops its copy and raises again, from following):
-# seed 30 learns of the raise when its persist ends (raised-ok-past), seed
-# 144 after it reported its shard (raised-saved-past).
+# the ways a round moves past a checkpoint that persists: a raise while it
+# persists drops it at once and trains on to the raised step (seed 5,
+# raised-open; the raise may also come during the snapshot: raised-pending,
+# seed 5 too); a raise to a step the worker passed while persisting drops it
+# and raises again, from following (seed 711, raised-open-past); and a
+# notice that supersedes a periodic checkpoint persisting 3 s from its end
+# (seed 1649, supersedes): the notice's worker raises the step past its own,
+# every worker follows that one record, and the job commits the new step.
 if expect_rc 0 "$SIM" --seeds 1000 --two-phase; then
     expect_output ", 0 violations"
     expect_output "; 0 protocol errors" # without the raise-past rows: 11 in the first 200 seeds
 fi
-expect_rc 0 "$SIM" --seed 30 --two-phase -v
-expect "seed 30: a raise past the step, at the persist's end" \
-    grep -q 'ev=save-done status=0 => persisting -> following fx=discard-shard:[0-9]*,propose-step' "$TMP/out"
-expect_rc 0 "$SIM" --seed 144 --two-phase -v
-expect "seed 144: a raise past the step, after the shard's report" \
+expect_rc 0 "$SIM" --seed 5 --two-phase -v
+expect "seed 5: a raise while persisting drops the copy at once" \
+    grep -q 'ev=step-agreed .* => persisting -> step-agreed fx=discard-shard' "$TMP/out"
+expect "seed 5: a raise during the snapshot leaves nothing to persist" \
+    grep -q 'ev=persist-started .* => saving -> step-agreed fx=discard-shard' "$TMP/out"
+expect_rc 0 "$SIM" --seed 711 --two-phase -v
+expect "seed 711: a raise past the step while persisting" \
     grep -q 'ev=step-agreed .* => persisting -> following fx=discard-shard:[0-9]*,propose-step' "$TMP/out"
+expect_rc 0 "$SIM" --seed 1649 --two-phase -v
+expect "seed 1649: a notice supersedes the checkpoint persisting" \
+    grep -q 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:111,propose-step:116' "$TMP/out"
+expect "seed 1649: every worker commits the new round's step" \
+    test "$(grep -c 'ev=ckpt-committed step=124 last=1 => persisting -> exit' "$TMP/out")" -eq 11
+expect_output "1 superseded it (a new round)"
 
 # Restore faults (--restore-faults): about one step in eight has a shard
 # its worker's restore refuses as unusable, and about one start-up in

@@ -64,6 +64,46 @@ for be in io_uring chunked; do
         test "${committed:-99}" -le $((${started:-0} + 4))
 done
 
+# ---- a notice while a periodic checkpoint persists: finish it or supersede it ----
+# No grace period: the checkpoint persisting would be the preemption's
+# last. Periodic checkpoints of a 64 MiB state every 20 steps; the first
+# (step 21) measures the save, the second (step 41) is persisting when
+# SIGTERM comes. The chunked backend writes 8 MiB per step boundary, so the
+# 64 MiB persist takes at least 8 steps: it still runs at step 42 or 44,
+# whatever the disk. At step 42 the checkpoint is recent (one step behind,
+# the lead): it finishes, and the exit saves step 41. At step 44 it would
+# lose 3 steps: superseded, it is dropped (no staging left), a new round
+# saves step 45, and the restart resumes there bitwise. The traces replay.
+export PREEMPT_PERSIST=chunked
+SUP_REF=$(digest supref --ckpt-dir "$TMP/supref" --steps 60 --state-kb 65536)
+for at in 42 44; do
+    d=$TMP/sup-$at
+    "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 65536 --step-ms 5 --two-phase --save-every-steps 20 \
+        --max-to-keep 0 --raise-at $at --verbose --trace "$TMP/sup-$at.trace" >"$TMP/sup-$at.out" 2>"$TMP/sup-$at.err"
+    eq "notice at $at: preempted, saved" "$?" 42
+    expect_rc 0 "$REPLAY" --quiet "$TMP/sup-$at.trace"
+    expect "notice at $at: the first checkpoint committed" test -f "$d/$(ckpt 21)/MANIFEST"
+    expect "notice at $at: no unfinished checkpoint left" test -z "$(ls -A "$d" | grep '^\.staging-')"
+    if [ $at = 42 ]; then
+        expect "notice at $at: it came while the checkpoint persisted, which finished" \
+            grep -q 'ev=notice .* => persisting -> persisting' "$TMP/sup-$at.trace"
+        eq "notice at $at: the persisting checkpoint is the saved one" "$(field "$TMP/sup-$at.out" exit saved_step)" 41
+    else
+        expect "notice at $at: it came while the checkpoint persisted, which it superseded" \
+            grep -q 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:41,propose-step:45' \
+            "$TMP/sup-$at.trace"
+        expect "notice at $at: the log says the persist was dropped" \
+            grep -q 'checkpoint at step 41 was still persisting: dropped' "$TMP/sup-$at.err"
+        eq "notice at $at: the new round's checkpoint is the saved one" "$(field "$TMP/sup-$at.out" exit saved_step)" 45
+        expect "notice at $at: the superseded one never committed" test ! -e "$d/$(ckpt 41)"
+    fi
+    s=$(field "$TMP/sup-$at.out" exit saved_step)
+    "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 65536 --two-phase >"$TMP/sup-$at-2.out" 2>&1
+    eq "notice at $at: restart" "$?" 0
+    eq "notice at $at: restored the saved step" "$(field "$TMP/sup-$at-2.out" start restored_step)" "$s"
+    eq "notice at $at: bitwise" "$(field "$TMP/sup-$at-2.out" done state_digest)" "$SUP_REF"
+done
+
 for be in io_uring chunked; do
     export PREEMPT_PERSIST=$be
 

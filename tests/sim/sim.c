@@ -129,6 +129,7 @@ struct worker {
     bool async, alive, exited, crashed, paused, stepping, saving, save_fails;
     bool persisting;      /* --two-phase: its checkpoint persists while it trains (E_SAVE ends it) */
     uint64_t persist_us;  /* how long that persist takes */
+    uint64_t persist_end_us; /* when it ends (E_SAVE) */
     uint64_t exit_us;
     uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
     bool mtimer_armed;
@@ -233,6 +234,7 @@ struct world {
     uint64_t max_late_us;
     uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
     uint64_t proto_errors;                     /* protocol errors published (-EPROTO): a worker past the step */
+    uint64_t superseded, let_finish;           /* a notice while a checkpoint persisted: raised past it, or not */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
                                                   runs without an injected fault */
     bool faulted; /* a fault was injected: a crash, etcd down, a broken watch, a stall, a failing or
@@ -624,6 +626,12 @@ static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, v
     w->have_rec = true;
     if (W->verbose)
         fprintf(stderr, "%10.3f w%d %s\n", (double)W->now_us / 1e6, w->id, line);
+    if (rec->ev.kind == PREEMPT_EV_NOTICE && rec->from == PREEMPT_STATE_PERSISTING) {
+        if (rec->to == PREEMPT_STATE_FOLLOWING)
+            W->superseded++;
+        else if (rec->to == PREEMPT_STATE_PERSISTING)
+            W->let_finish++;
+    }
     if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->verdict != PREEMPT_VERDICT_IGNORED) {
         w->last_commit = rec->ev.u.ckpt_committed.step;
         w->have_commit = true;
@@ -738,6 +746,10 @@ static void wk_settle(void *arg, uint64_t step, int decision)
 
     if (decision == 0)
         violate("worker %d: its pending step %" PRIu64 " stays undecided", w->id, step);
+    if (decision < 0 && w->persisting && step == w->wk.save_step) { /* as hd_settle(): the persist stops */
+        w->persisting = false;
+        w->save_gen++;
+    }
     decide_pending(w, step + (W->sabotage && w->id == 0), decision > 0);
 }
 
@@ -769,9 +781,18 @@ static void wk_bug(void *arg, const struct preempt_fx *fx)
     violate("worker %d: effect %s not handled", ((struct worker *)arg)->id, preempt_fx_to_string_(fx->kind));
 }
 
+/* As the handler's estimate, but exact: the simulation knows when the persist ends. */
+static uint64_t wk_persist_left_ms(void *arg)
+{
+    const struct worker *w = arg;
+
+    return w->persisting && w->persist_end_us > W->now_us ? (w->persist_end_us - W->now_us) / 1000 + 1 : 0;
+}
+
 static const struct preempt_worker_ops wk_ops = {
     .now_ms = wk_now_ms, .arm_timer = wk_arm_timer, .disarm_timer = wk_disarm_timer, .begin_save = wk_begin_save,
     .settle = wk_settle, .exit = wk_exit, .fx_text = wk_fx_text, .dropped = wk_dropped, .bug = wk_bug,
+    .persist_left_ms = wk_persist_left_ms,
 };
 
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
@@ -990,9 +1011,10 @@ static void snapshot_done(struct worker *w)
     w->saving = false;
     w->wk.save_asked = false;
     w->persisting = true;
+    w->persist_end_us = W->now_us + w->persist_us;
     ev.u.persist_started.bytes = 1;
     post(w, ev);
-    schedule(W->now_us + w->persist_us, E_SAVE, w->id, w->save_gen, NULL, 0);
+    schedule(w->persist_end_us, E_SAVE, w->id, w->save_gen, NULL, 0);
 }
 
 static void save_done(struct worker *w)
@@ -1131,6 +1153,8 @@ static void machine_up(struct worker *w, uint64_t run)
     if (preempt_sm_new_(&W->cfg, &ops, w, &w->wk.sm) < 0)
         abort();
     preempt_sm_facts_(w->wk.sm)->run = run;
+    if (run > 0) /* as the handler: the restored checkpoint's manifest says how long its save took */
+        preempt_sm_facts_(w->wk.sm)->save_ms = w->max_save_ms;
     if (preempt_trace_format_config_(line, sizeof(line), &W->cfg) >= 0)
         trace_add(w, line);
 }
@@ -2055,7 +2079,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[2] = { 0, 0 }, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2126,6 +2150,8 @@ int main(int argc, char **argv)
         finals[1] += wd.finals_aborted;
         finals[2] += wd.finals_aborted_clean;
         proto += wd.proto_errors;
+        sup[0] += wd.superseded;
+        sup[1] += wd.let_finish;
         rf[0] += wd.fell_back;
         rf[1] += wd.start_fails;
         rf[2] += wd.none_left;
@@ -2134,6 +2160,9 @@ int main(int argc, char **argv)
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault); %" PRIu64
            " protocol errors\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], proto);
+    if (o.two_phase)
+        printf("preempt-sim: notices while a checkpoint persisted: %" PRIu64 " superseded it (a new round), %" PRIu64
+               " let it finish\n", sup[0], sup[1]);
     if (o.restore_faults)
         printf("preempt-sim: restores: %" PRIu64 " steps set aside (the job fell back), %" PRIu64
                " start-ups failed everywhere and started again (%" PRIu64 " with no step left)\n",

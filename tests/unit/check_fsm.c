@@ -30,7 +30,7 @@ struct fsm_case {
     const char *name;
     struct preempt_core cur;
     struct preempt_event ev;
-    uint64_t run, grace_ms, step_ms, save_ms;
+    uint64_t run, grace_ms, step_ms, save_ms, persist_left_ms;
     enum preempt_second second;
     enum preempt_verdict verdict;
     enum preempt_state next;
@@ -189,6 +189,67 @@ static const struct fsm_case cases[] = {
       CORE(PERSISTING, .noticed = true, .save_step = 96, .deadline_ms = 61000),
       EVT(TRAINING_DONE, 5000, .u.training_done = { 100 }), .run = 100, .verdict = T, .next = ST(FINISHING),
       .n_fx = 1, .fx = { FXA(ARM_TIMER, 60500) } },
+    /* A notice while a periodic checkpoint persists (preempt_plan_supersede_):
+     * one worker, so the lead is one step; a new save takes 2 s as measured. */
+    { "a notice while a periodic checkpoint 40 steps behind persists, no grace: superseded by a new round's save",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 100, .step_ms = 100, .save_ms = 2000,
+      .persist_left_ms = 1500, .verdict = T, .next = ST(FOLLOWING), .n_fx = 4,
+      .fx = { FXA(PUBLISH_NOTICE, 40000), FXA(DISCARD_SHARD, 60), FXA(PROPOSE_STEP, 101), FXA(ARM_TIMER, 20300) } },
+    { "the same notice one step after the checkpoint's step: recent enough, it finishes and is the preemption's",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 61, .step_ms = 100, .save_ms = 2000,
+      .persist_left_ms = 1500, .verdict = T, .next = ST(PERSISTING), .n_fx = 2,
+      .fx = { FXA(PUBLISH_NOTICE, 40000), FXA(ARM_TIMER, 39500) } },
+    { "with a grace period a recent persist that would be late is superseded: a new save still fits",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_AWS, 30000 }), .run = 61, .grace_ms = 60000, .step_ms = 100,
+      .save_ms = 2000, .persist_left_ms = 25000, .verdict = T, .next = ST(FOLLOWING), .n_fx = 4,
+      .fx = { FXA(PUBLISH_NOTICE, 30000), FXA(DISCARD_SHARD, 60), FXA(PROPOSE_STEP, 62), FXA(ARM_TIMER, 20300) } },
+    { "with a grace period a persist that ends in time finishes, however old: the grace period's save follows",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_AWS, 30000 }), .run = 100, .grace_ms = 60000, .step_ms = 100,
+      .save_ms = 2000, .persist_left_ms = 1500, .verdict = T, .next = ST(PERSISTING), .n_fx = 2,
+      .fx = { FXA(PUBLISH_NOTICE, 30000), FXA(ARM_TIMER, 29500) } },
+    { "no new save fits before the deadline: the late persist is the one chance, it goes on",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_AWS, 13000 }), .run = 100, .step_ms = 100, .save_ms = 2000,
+      .persist_left_ms = 5000, .verdict = T, .next = ST(PERSISTING), .n_fx = 2,
+      .fx = { FXA(PUBLISH_NOTICE, 13000), FXA(ARM_TIMER, 12500) } },
+    { "no save measured yet: a new one is not known to fit, the persist goes on",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 100, .step_ms = 100,
+      .persist_left_ms = 1500, .verdict = T, .next = ST(PERSISTING), .n_fx = 2,
+      .fx = { FXA(PUBLISH_NOTICE, 40000), FXA(ARM_TIMER, 39500) } },
+    { "no estimate of the persist yet: it goes on",
+      CORE(PERSISTING, .withdrawn = true, .save_step = 60, .timer_gen = 3),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 100, .step_ms = 100, .save_ms = 2000,
+      .verdict = T, .next = ST(PERSISTING), .n_fx = 2, .fx = { FXA(PUBLISH_NOTICE, 40000), FXA(ARM_TIMER, 39500) } },
+    { "a second notice, policy exit, is not a reason to supersede: it exits",
+      CORE(PERSISTING, .noticed = true, .save_step = 60, .timer_gen = 3, .deadline_ms = 40000),
+      EVT(NOTICE, 10000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 100, .step_ms = 100, .save_ms = 2000,
+      .persist_left_ms = 1500, .second = PREEMPT_SECOND_EXIT, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(PUBLISH_NOTICE, 40000), FXA(DISARM_TIMER, 0), FXA(EXIT, NOT_SAVED) } },
+    { "a raise while the persist runs: the copy goes at once (its persist stops), training goes on to the new step",
+      CORE(PERSISTING, .save_step = 60, .have_step = true, .timer_gen = 3, .deadline_ms = 40000),
+      EVT(STEP_AGREED, 11000, .u.step_agreed = { 105, 1 }), .run = 101, .verdict = T, .next = ST(STEP_AGREED),
+      .n_fx = 1, .fx = { FXA(DISCARD_SHARD, 60) } },
+    { "a raise to a step this worker passed while persisting: the copy goes, it raises past its own",
+      CORE(PERSISTING, .save_step = 60, .have_step = true, .timer_gen = 3, .deadline_ms = 40000),
+      EVT(STEP_AGREED, 11000, .u.step_agreed = { 105, 1 }), .run = 106, .step_ms = 100, .verdict = T,
+      .next = ST(FOLLOWING), .n_fx = 3, .fx = { FXA(DISCARD_SHARD, 60), FXA(PROPOSE_STEP, 107), FXA(ARM_TIMER, 21300) } },
+    { "a raise came while the snapshot was taken: nothing persists, the copy goes, training goes on to the new step",
+      CORE(SAVING, .save_step = 60, .have_step = true, .raised_to = 64, .timer_gen = 3, .deadline_ms = 40000),
+      EVT(PERSIST_STARTED, 11000, .u.persist_started = { 1u << 20 }), .run = 60, .verdict = T,
+      .next = ST(STEP_AGREED), .n_fx = 1, .fx = { FXA(DISCARD_SHARD, 60) } },
+    { "the same in a periodic round's final save",
+      CORE(FINAL_SAVE, .withdrawn = true, .save_step = 60, .have_step = true, .raised_to = 64, .timer_gen = 3),
+      EVT(PERSIST_STARTED, 11000, .u.persist_started = { 1u << 20 }), .run = 60, .verdict = T,
+      .next = ST(STEP_AGREED), .n_fx = 1, .fx = { FXA(DISCARD_SHARD, 60) } },
+    { "a raise after this worker proposed the abort: the decision decides",
+      CORE(PERSISTING, .save_step = 60, .have_step = true, .shard_out = true, .abort_proposed = true, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(STEP_AGREED, 11000, .u.step_agreed = { 105, 1 }), .run = 101, .verdict = T, .next = ST(PERSISTING) },
     { "the awaited persist ends: the shard is reported, the decision gets a bound of its own",
       CORE(FINISHING, .withdrawn = true, .save_step = 96, .deadline_ms = 3000, .agree_by_ms = 15000),
       EVT(SAVE_DONE, 20000, .u.save_done = { 0 }), .run = 100, .verdict = T, .next = ST(FINISHING), .n_fx = 2,
@@ -292,6 +353,7 @@ START_TEST(test_row)
     f.cfg.second = c->second;
     f.step_ms = c->step_ms;
     f.save_ms = c->save_ms;
+    f.persist_left_ms = c->persist_left_ms;
     st = preempt_fsm_step_(&c->cur, &c->ev, &f);
     ck_assert_msg(st.verdict == c->verdict, "%s: verdict %s, expected %s", c->name,
                   preempt_verdict_to_string_(st.verdict), preempt_verdict_to_string_(c->verdict));
@@ -645,6 +707,7 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     f->cfg.second = (v & 0x8) ? PREEMPT_SECOND_EXIT : PREEMPT_SECOND_IGNORE;
     f->step_ms = 100;
     f->save_ms = 300;
+    f->persist_left_ms = (v & 0x20) ? 40000 : 0; /* a persist that would be late, or none */
     memset(c, 0, sizeof(*c));
     c->state = state;
     c->save_step = 8;

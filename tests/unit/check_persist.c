@@ -719,6 +719,72 @@ START_TEST(test_notice_during_persist)
 }
 END_TEST
 
+/* A notice while a periodic checkpoint persists, steps after it, with no
+ * grace period: as the preemption's last save it would lose those steps,
+ * and a new save fits (the first checkpoint measured one), so the planner
+ * supersedes it: the persist stops (its snapshot goes back, its staging
+ * directory goes), a new round saves at the next step, and that
+ * checkpoint is the one committed. _i: the backend. No loop pass runs
+ * between the boundaries, so the persist cannot have ended by the notice
+ * (one budget of a 64 MiB persist at most). */
+START_TEST(test_supersede_during_persist)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("ss");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)64 << 20;
+    unsigned char *model = pattern(len, 7);
+    struct rec r = { 0 };
+    struct preempt_status st;
+    uint64_t first, second, third;
+
+    use_backend(_i, base);
+    cfg.grace_ms = 0;
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    /* a first periodic checkpoint: the save time and the persist's rate are measured */
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    first = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, (size_t)16 << 20, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    for (int i = 0; i < 100000 && state_of(h) != PREEMPT_STATE_IDLE; i++) {
+        ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
+    }
+    ck_assert(exists("ss", first));
+    /* the second, persisting, and two boundaries past its step */
+    ck_assert_int_eq(preempt_request_checkpoint(h), 0);
+    second = train_to_save(base, h);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_notify(h, 20000), 0);
+    ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* the notice, read */
+    ck_assert_int_eq(r.exits, 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_STEP_AGREED); /* superseded: a new round, agreed at once */
+    ck_assert_int_eq(r.releases, 2);                          /* the dropped persist's snapshot went back */
+    ck_assert_int_eq(staging_dirs("ss"), 0);
+    third = train_to_save(base, h);
+    ck_assert_uint_eq(third, second + 3); /* the step after the notice's boundary: nothing lost */
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    for (int i = 0; i < 100000 && !r.exits; i++)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
+    ck_assert_int_eq(r.exits, 1);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.committed_step, third);
+    ck_assert(exists("ss", third));
+    ck_assert(!exists("ss", second));
+    ck_assert_int_eq(staging_dirs("ss"), 0);
+    ck_assert_int_eq(r.releases, 3);
+    h = preempt_handler_free(h);
+    free(model);
+    event_base_free(base);
+}
+END_TEST
+
 /* The last save of a preemption is two-phase too, but nothing trains after
  * it: the action is WAIT, and the persist runs back to back on the loop. */
 START_TEST(test_final_save_waits)
@@ -783,6 +849,7 @@ int main(void)
     tcase_add_loop_test(tc, test_two_phase_checkpoint, 0, 2);
     tcase_add_loop_test(tc, test_free_during_persist, 0, 2);
     tcase_add_loop_test(tc, test_notice_during_persist, 0, 2);
+    tcase_add_loop_test(tc, test_supersede_during_persist, 0, 2);
     tcase_add_loop_test(tc, test_final_save_waits, 0, 2);
     tcase_add_loop_test(tc, test_done_during_persist, 0, 2);
     tcase_add_loop_test(tc, test_done_during_persist_sync, 0, 2);
