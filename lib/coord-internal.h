@@ -183,6 +183,14 @@ struct preempt_coord_io {
     void (*free)(void *io);              /* cancels everything; no callback runs after */
 };
 
+/* The real io on base (etcd's client of opts, borrowed as
+ * preempt_etcd_new_ says), for a reader of the job's records such as the
+ * watcher; free it with (*ret_ops)->free. 0 or a negative errno. */
+int preempt_coord_real_io_(struct event_base *base, const struct preempt_etcd_opts *opts,
+                           const struct preempt_coord_io **ret_ops, void **ret_io);
+/* The real io's etcd client (to run its base until a condition). */
+struct preempt_etcd *preempt_coord_real_etcd_(void *io);
+
 /* Runs the protocol over io (freed with the coordinator, also on error). */
 int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
                           const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,

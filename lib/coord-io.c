@@ -148,6 +148,21 @@ static int real_io_new(struct event_base *base, const struct preempt_etcd_opts *
     return 0;
 }
 
+int preempt_coord_real_io_(struct event_base *base, const struct preempt_etcd_opts *opts,
+                           const struct preempt_coord_io **ret_ops, void **ret_io)
+{
+    int rc = real_io_new(base, opts, NULL, NULL, ret_io);
+
+    if (rc == 0)
+        *ret_ops = &real_io_ops;
+    return rc;
+}
+
+struct preempt_etcd *preempt_coord_real_etcd_(void *io)
+{
+    return ((struct real_io *)io)->e;
+}
+
 int preempt_coord_new_(struct event_base *base, const struct preempt_coord_cfg *cfg,
                        const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
                        struct preempt_coord **ret)

@@ -26,7 +26,9 @@ struct preempt_etcd_watch;
 
 struct preempt_etcd_opts {
     const char *endpoints;    /* "http://127.0.0.1:2379,http://..." (http or https only) */
-    const char *user, *password; /* both or neither: authenticate for a token */
+    const char *user, *password; /* both or neither: authenticate for a token; the password is
+                                    borrowed, not copied: it must outlive the client (its owner
+                                    keeps the one copy, and wipes it) */
     const char *ca, *cert, *key; /* TLS: CA bundle, client certificate and key (PEM paths) */
     uint64_t timeout_ms;      /* one attempt of one request; 0: 2000 */
     uint64_t watch_idle_ms;   /* a watch silent this long is re-opened; 0: 30000 */

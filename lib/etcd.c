@@ -45,7 +45,8 @@ struct preempt_etcd {
     struct preempt_http *http;
     char *endpoints[MAX_ENDPOINTS];
     unsigned n_endpoints, cur;
-    char *user, *password, *ca, *cert, *key;
+    char *user, *ca, *cert, *key;
+    const char *password; /* the owner's (preempt_etcd_opts): one copy of the secret in memory */
     uint64_t timeout_ms, watch_idle_ms;
     void (*log)(int level, const char *msg, void *arg);
     void *log_arg;
@@ -810,14 +811,13 @@ int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o
     e->watch_idle_ms = o->watch_idle_ms ? o->watch_idle_ms : 30000;
     e->log = o->log;
     e->log_arg = o->log_arg;
+    e->password = o->password;
     e->ev_tick = event_new(base, -1, EV_PERSIST, on_tick, e);
     r = e->ev_tick && event_add(e->ev_tick, &(struct timeval){ .tv_usec = TICK_MS * 1000 }) == 0 ? 0 : -ENOMEM;
     if (r == 0)
         r = split_endpoints(e, o->endpoints);
     if (r == 0)
         r = dup_opt(o->user, &e->user);
-    if (r == 0)
-        r = dup_opt(o->password, &e->password);
     if (r == 0)
         r = dup_opt(o->ca, &e->ca);
     if (r == 0)
@@ -845,10 +845,7 @@ void preempt_etcd_free_(struct preempt_etcd *e)
     preempt_http_free_(e->http);
     for (unsigned i = 0; i < e->n_endpoints; i++)
         free(e->endpoints[i]);
-    if (e->password)
-        explicit_bzero(e->password, strlen(e->password));
     free(e->user);
-    free(e->password);
     free(e->ca);
     free(e->cert);
     free(e->key);

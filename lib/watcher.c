@@ -15,6 +15,7 @@
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
+#include "watcher-internal.h"
 #include "preempt_fsm.h"
 #include "preempt.h"
 
@@ -26,8 +27,10 @@ struct preempt_watcher {
     bool own_base, read, exited_posted;
     struct preempt_watcher_callbacks cb;
     void *ud;
-    struct preempt_etcd *e;
-    struct preempt_etcd_watch *watch;
+    const struct preempt_coord_io *io; /* the port the records come through (NULL: none yet) */
+    void *io_arg;
+    struct preempt_etcd *e;            /* the real port's client (preempt_watcher_wait), else NULL */
+    char *password;                    /* the etcd client's, borrowed: the one copy, wiped at the end */
     struct preempt_embed *embed; /* the base seen from another loop (preempt_watcher_get_fd), made on demand */
     char jobp[PREEMPT_MAX_JOB + 16];
     uint64_t inc;                     /* the newest incarnation seen */
@@ -211,43 +214,81 @@ static void on_link(bool up, const char *why, void *arg)
     (void)arg;
 }
 
+static struct preempt_watcher *watcher_alloc(const struct preempt_watcher_callbacks *cb, size_t cb_size,
+                                             void *userdata)
+{
+    struct preempt_watcher *w = calloc(1, sizeof(*w));
+
+    if (!w)
+        return NULL;
+    w->magic = WATCHER_MAGIC;
+    if (cb)
+        memcpy(&w->cb, cb, cb_size); /* an older layout: the later callbacks stay NULL */
+    w->ud = userdata;
+    return w;
+}
+
+/* Reads and watches the job's records through the port (w owns io_arg). */
+static int watcher_start(struct preempt_watcher *w, const struct preempt_coord_io *io, void *io_arg, const char *job)
+{
+    static const struct preempt_etcd_watch_ops ops = { .on_event = on_event, .on_reset = on_reset,
+                                                       .on_link = on_link };
+    int r;
+
+    w->io = io;
+    w->io_arg = io_arg;
+    r = preempt_coord_prefix_(job, w->jobp, sizeof(w->jobp));
+    if (r == 0) /* a watcher's view: every possible worker, none of them its own */
+        r = preempt_view_init_(&w->view, w->jobp, 0, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS);
+    return r < 0 ? r : io->watch(io_arg, w->jobp, NULL, &ops, w);
+}
+
+int preempt_watcher_new_io_(const struct preempt_coord_io *io, void *io_arg, const char *job,
+                            const struct preempt_watcher_callbacks *cb, void *userdata, struct preempt_watcher **ret)
+{
+    struct preempt_watcher *w = watcher_alloc(cb, sizeof(*cb), userdata);
+    int r = w ? watcher_start(w, io, io_arg, job) : -ENOMEM;
+
+    if (!w)
+        io->free(io_arg);
+    if (r < 0) {
+        preempt_watcher_free(w);
+        return r;
+    }
+    *ret = w;
+    return 0;
+}
+
 int preempt_watcher_new_size(struct event_base *base, const struct preempt_config *cfg,
                              const struct preempt_watcher_callbacks *cb, void *userdata, struct preempt_watcher **ret,
                              size_t cb_size)
 {
-    static const struct preempt_etcd_watch_ops ops = { .on_event = on_event, .on_reset = on_reset,
-                                                       .on_link = on_link };
     struct preempt_etcd_opts eo;
+    const struct preempt_coord_io *io;
     struct preempt_watcher *w;
+    void *io_arg;
     int r;
 
     if (!cfg || !ret || !preempt_config_size_ok_(cfg->size) || (cb && !preempt_watcher_callbacks_size_ok_(cb_size)) ||
         !cfg->etcd_endpoints || !cfg->etcd_user != !cfg->etcd_password) /* the fields read are in every layout */
         return -EINVAL;
-    w = calloc(1, sizeof(*w));
-    if (!w)
+    if (!(w = watcher_alloc(cb, cb_size, userdata)))
         return -ENOMEM;
-    w->magic = WATCHER_MAGIC;
-    if (cb)
-        memcpy(&w->cb, cb, cb_size); /* an older layout: the later callbacks stay NULL */
-    w->ud = userdata;
     w->base = base;
     if (!base) {
         w->base = event_base_new();
         w->own_base = true;
     }
+    r = cfg->etcd_password && !(w->password = strdup(cfg->etcd_password)) ? -ENOMEM : 0;
     eo = (struct preempt_etcd_opts){ .endpoints = cfg->etcd_endpoints, .user = cfg->etcd_user,
-                                     .password = cfg->etcd_password, .ca = cfg->etcd_ca, .cert = cfg->etcd_cert,
+                                     .password = w->password, .ca = cfg->etcd_ca, .cert = cfg->etcd_cert,
                                      .key = cfg->etcd_key, .timeout_ms = cfg->etcd_timeout_ms };
-    r = preempt_coord_prefix_(cfg->job, w->jobp, sizeof(w->jobp));
-    if (r == 0) /* a watcher's view: every possible worker, none of them its own */
-        r = preempt_view_init_(&w->view, w->jobp, 0, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS);
     if (r == 0 && !w->base)
         r = -ENOMEM;
-    if (r == 0)
-        r = preempt_etcd_new_(w->base, &eo, &w->e);
-    if (r == 0)
-        r = preempt_etcd_watch_(w->e, w->jobp, NULL, 0, &ops, w, &w->watch);
+    if (r == 0 && (r = preempt_coord_real_io_(w->base, &eo, &io, &io_arg)) == 0) {
+        w->e = preempt_coord_real_etcd_(io_arg);
+        r = watcher_start(w, io, io_arg, cfg->job);
+    }
     if (r < 0) {
         preempt_watcher_free(w);
         return r;
@@ -261,8 +302,11 @@ struct preempt_watcher *preempt_watcher_free(struct preempt_watcher *w)
     if (!watcher_ok(w))
         return NULL;
     preempt_embed_free_(w->embed);
-    preempt_etcd_watch_free_(w->watch);
-    preempt_etcd_free_(w->e);
+    if (w->io)
+        w->io->free(w->io_arg); /* its watch and, on the real port, etcd's client */
+    if (w->password)
+        explicit_bzero(w->password, strlen(w->password));
+    free(w->password);
     if (w->own_base && w->base)
         event_base_free(w->base);
     preempt_view_free_(&w->view);
@@ -300,7 +344,7 @@ static bool exited(void *arg)
 
 int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms)
 {
-    if (!watcher_ok(w) || !w->own_base)
+    if (!watcher_ok(w) || !w->own_base || !w->e)
         return -EINVAL;
     return preempt_etcd_run_until_(w->e, timeout_ms, exited, w);
 }
@@ -308,7 +352,7 @@ int preempt_watcher_wait(struct preempt_watcher *w, uint64_t timeout_ms)
 /* The watcher's base seen from another loop, made on the first call. */
 static int embed(struct preempt_watcher *w)
 {
-    if (!watcher_ok(w))
+    if (!watcher_ok(w) || !w->base)
         return -EINVAL;
     return w->embed ? 0 : preempt_embed_new_(w->base, &w->embed);
 }

@@ -44,6 +44,7 @@
 #include "restore-internal.h"
 #include "sim.h"
 #include "trace-internal.h"
+#include "watcher-internal.h"
 #include "worker-internal.h"
 
 #define SIM_JOBP "/preempt/sim/" /* the job "sim" (preempt_coord_prefix_) */
@@ -64,6 +65,20 @@ static uint64_t rnd(void)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* The observer's own stream (the watcher's delays and stream breaks), so
+ * that watching changes none of the job's draws: every seed runs the job
+ * as it did before the observer came. */
+static uint64_t obs_rng_state;
+
+static uint64_t obs_between(uint64_t lo, uint64_t hi) /* inclusive */
+{
+    uint64_t z = (obs_rng_state += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return lo + (z ^ (z >> 31)) % (hi - lo + 1);
 }
 
 static uint64_t between(uint64_t lo, uint64_t hi) /* inclusive */
@@ -196,7 +211,13 @@ struct world {
     bool etcd_down;
     unsigned n;
     bool local;           /* one worker without etcd (the local coordinator) */
-    struct worker *w;     /* n of them */
+    struct worker *w;     /* n of them, and in a job the observer's io at w[n] */
+    /* A job's observer: the real watcher (lib/watcher.c, as preemptctl
+     * watch runs it) over its own io, from the first start-up to the end,
+     * across etcd's faults and broken streams of its own. */
+    struct preempt_watcher *watcher;
+    uint64_t obs_inc;     /* the incarnation of the last notice it reported */
+    uint64_t obs_checked; /* incarnations whose notice it was checked to report */
     struct preempt_config_facts cfg;
     unsigned ttl_s;
     uint64_t give_up_ms, incarnation, restored;
@@ -326,9 +347,18 @@ static struct sev pop(void)
 }
 
 /* A one-way network delay to or from worker w: its base, sometimes much more. */
+static bool is_observer(const struct worker *w)
+{
+    return W->watcher && w == &W->w[W->n];
+}
+
 static uint64_t net_us(const struct worker *w)
 {
-    uint64_t d = w->delay_us + between(0, w->delay_us);
+    uint64_t d;
+
+    if (w == &W->w[W->n]) /* the observer (also while its watcher is made) */
+        return w->delay_us + obs_between(0, w->delay_us);
+    d = w->delay_us + between(0, w->delay_us);
 
     return chance(3) ? d + between(10000, 400000) : d;
 }
@@ -541,7 +571,7 @@ static void store_changed(int64_t before_rev)
         ;
     if (i == n) /* most writes (reports, members): nobody's */
         return;
-    for (unsigned k = 0; k < W->n; k++) {
+    for (unsigned k = 0; k < W->n + (W->watcher != NULL); k++) {
         struct worker *w = &W->w[k];
         bool hit = false;
 
@@ -1454,6 +1484,8 @@ static void arm_faults_and_notices(uint64_t span_us)
                  (int64_t)between(50000, 5000000));
         W->faulted = true;
     }
+    if (W->watcher && obs_between(0, 2) == 0) /* the observer's stream breaks (a re-read, or a catch-up) */
+        schedule(t0 + obs_between(0, span_us), E_WBREAK, (int)W->n, 0, NULL, (int64_t)obs_between(50000, 5000000));
     if (chance(5)) { /* a stall (swapping, a stuck file system): past the lease */
         uint64_t d = between(500000, 3000000ull * W->ttl_s);
 
@@ -1532,6 +1564,11 @@ static void handle(const struct sev *e)
             item_free(it);
             break;
         }
+        if (is_observer(w)) { /* a watcher's loop: nothing but its watch */
+            process(w, it);
+            item_free(it);
+            break;
+        }
         it->next = NULL;
         if (w->inbox_tail)
             w->inbox_tail->next = it;
@@ -1562,7 +1599,7 @@ static void handle(const struct sev *e)
         break;
     case E_ETCD_DOWN:
         W->etcd_down = true;
-        for (unsigned i = 0; i < W->n; i++)
+        for (unsigned i = 0; i < W->n + (W->watcher != NULL); i++)
             if (W->w[i].watching && W->w[i].wup && W->w[i].alive) {
                 W->w[i].wup = false;
                 if (!W->w[i].io_dead)
@@ -1572,12 +1609,12 @@ static void handle(const struct sev *e)
     case E_ETCD_UP:
         W->etcd_down = false;
         sim_etcd_refresh(W->etcd, W->now_us / 1000u); /* a new leader renews every lease */
-        for (unsigned i = 0; i < W->n; i++) {
+        for (unsigned i = 0; i < W->n + (W->watcher != NULL); i++) {
             struct worker *x = &W->w[i];
 
             if (x->watching && x->alive && !x->wup) {
                 x->wup = true;
-                if (chance(50))
+                if (is_observer(x) ? obs_between(0, 1) == 0 : chance(50))
                     watch_reset(x, W->now_us + net_us(x));
                 else
                     watch_catch_up(x, W->now_us + net_us(x));
@@ -1594,7 +1631,7 @@ static void handle(const struct sev *e)
     case E_WUP:
         if (w->watching && w->alive && !w->wup && !W->etcd_down) {
             w->wup = true;
-            if (chance(50))
+            if (is_observer(w) ? obs_between(0, 1) == 0 : chance(50))
                 watch_reset(w, W->now_us + net_us(w)); /* compacted: re-read */
             else
                 watch_catch_up(w, W->now_us + net_us(w));
@@ -1730,6 +1767,98 @@ static void run_incarnation(void)
                 W->max_late_us = W->w[i].exit_us - W->kill_us;
 }
 
+/* ---- the observer: the real watcher, as preemptctl watch runs it ----------------------------- */
+
+static void obs_notice(struct preempt_watcher *wt, const struct preempt_notice_info *n, void *ud)
+{
+    (void)wt;
+    (void)ud;
+    if (W->verbose)
+        fprintf(stderr, "%10.3f watcher: notice of incarnation %" PRIu64 ": deadline %" PRIu64 " worker %d %s%s\n",
+                (double)W->now_us / 1e6, n->incarnation, n->deadline_unix_ms, n->worker, n->source,
+                n->withdrawn ? " withdrawn" : "");
+    if (n->incarnation > W->obs_inc)
+        W->obs_inc = n->incarnation;
+}
+
+/* The observer has every change of the store (or cannot now: etcd down). */
+static bool obs_caught_up(void)
+{
+    const struct worker *o = &W->w[W->n];
+    size_t n;
+    const struct sim_ev *h = sim_etcd_history(W->etcd, &n);
+    int64_t last = 0; /* the newest change its watch covers (other writes send it nothing) */
+
+    while (n > 0 && !last) {
+        n--;
+        if (watchable(h[n].kv.key) && in_range(o, h[n].kv.key))
+            last = h[n].rev;
+    }
+    return W->etcd_down || (o->watching && o->wup && o->wnext > last);
+}
+
+/* A fresh reader: a second watcher whose io hands it one read of the
+ * store (the watch's first message), as a watcher started now would get. */
+static struct preempt_etcd_watch_ops fresh_ops;
+static void *fresh_arg;
+
+static int fresh_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops,
+                       void *arg)
+{
+    (void)io;
+    (void)key;
+    (void)end;
+    fresh_ops = *ops;
+    fresh_arg = arg;
+    return 0;
+}
+
+static void fresh_free(void *io)
+{
+    (void)io;
+}
+
+static const struct preempt_coord_io fresh_io = { .watch = fresh_watch, .free = fresh_free };
+
+/* After an incarnation, once the observer has caught up: whatever it went
+ * through (re-reads of a compacted store, etcd's restarts, its stream's
+ * breaks), it knows what a watcher started now reads. When a fresh read
+ * finds a notice of the incarnation (a worker's, the operator's, a
+ * claim's), the observer reported one of that incarnation, as early or
+ * earlier: it may have seen records that are gone since (a driver's claim,
+ * which carries its notice, goes with the driver's lease). */
+static void check_observer(void)
+{
+    struct preempt_etcd_kv *kvs = NULL;
+    struct preempt_watcher *fresh = NULL;
+    struct preempt_notice_info want, got;
+    size_t n = 0;
+    int64_t rev = sim_etcd_rev(W->etcd);
+
+    if (!W->watcher)
+        return;
+    run_until(obs_caught_up, "the watcher did not catch up");
+    if (W->violation[0] || W->etcd_down)
+        return;
+    if (preempt_watcher_new_io_(&fresh_io, NULL, "sim", NULL, NULL, &fresh) < 0)
+        abort();
+    (void)sim_etcd_snapshot(W->etcd, SIM_JOBP, NULL, &kvs, &n);
+    fresh_ops.on_reset(kvs, n, rev, fresh_arg);
+    preempt_etcd_kvs_free_(kvs, n);
+    if (preempt_watcher_get_notice(fresh, &want) == 0 && want.incarnation == W->incarnation) {
+        W->obs_checked++;
+        if (preempt_watcher_get_notice(W->watcher, &got) < 0)
+            violate("the watcher reported no notice; a fresh read finds one of incarnation %" PRIu64, want.incarnation);
+        else if (got.incarnation != want.incarnation || got.deadline_unix_ms > want.deadline_unix_ms)
+            violate("the watcher reports incarnation %" PRIu64 " deadline %" PRIu64 " worker %d %s%s; a fresh read: "
+                    "incarnation %" PRIu64 " deadline %" PRIu64 " worker %d %s%s",
+                    got.incarnation, got.deadline_unix_ms, got.worker, got.source, got.withdrawn ? " withdrawn" : "",
+                    want.incarnation, want.deadline_unix_ms, want.worker, want.source,
+                    want.withdrawn ? " withdrawn" : "");
+    }
+    preempt_watcher_free(fresh);
+}
+
 /* After an incarnation: its machines and its rounds. */
 static void check_incarnation(void)
 {
@@ -1857,6 +1986,12 @@ static void teardown_incarnation(void)
         preempt_sm_free_(w->wk.sm);
         w->wk.sm = NULL;
     }
+    if (W->watcher && W->w[W->n].watching) { /* the observer outlives the job's processes: what was */
+        struct worker *ob = &W->w[W->n];  /* on its way to it (dropped above) comes on */
+
+        ob->wup = true;
+        watch_catch_up(ob, W->now_us + net_us(ob));
+    }
 }
 
 /* One seed: returns true when every check held. */
@@ -1921,7 +2056,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
         W->scale = true;
         W->svc_us = o->rps ? (1000000 + o->rps - 1) / o->rps : 0;
     }
-    W->w = calloc(W->n, sizeof(*W->w));
+    W->w = calloc(W->n + 1, sizeof(*W->w)); /* and the observer's io */
     W->ended = calloc(W->n, sizeof(*W->ended));
     if (!W->w || !W->ended)
         abort();
@@ -1977,6 +2112,17 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
         step_us = 102000u; /* the slowest worker's */
         incarnations = 1;
     }
+    if (!W->local && !scale) { /* the observer: its own stream, so the job's draws stay as they were */
+        static const struct preempt_watcher_callbacks obs_cb = { .on_notice = obs_notice };
+        struct worker *ob = &W->w[W->n];
+
+        obs_rng_state = seed * 0x9E3779B97F4A7C15ull + 7;
+        ob->id = (int)W->n;
+        ob->alive = true;
+        ob->delay_us = obs_between(100, 5000);
+        if (preempt_watcher_new_io_(&sim_io, io_open(ob), "sim", &obs_cb, NULL, &W->watcher) < 0)
+            abort();
+    }
     /* The documented bound (docs/development.md, "Simulation"): two steps (one in
      * flight, one to the save step), the slowest save (slow saves take up
      * to 20x), the agreement's bound and the coordination writes' retry
@@ -1993,6 +2139,8 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
         run_incarnation();
         if (!W->violation[0])
             check_incarnation();
+        if (!W->violation[0])
+            check_observer();
         for (unsigned i = 0; i < W->n; i++)
             preempted = preempted || !W->w[i].exited || W->w[i].wk.exit_reason != PREEMPT_EXIT_DONE;
         if (W->violation[0] || !preempted) /* training finished: nothing to restart */
@@ -2014,6 +2162,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
         if (o->trace_dir)
             dump_traces(o->trace_dir);
     }
+    W->watcher = preempt_watcher_free(W->watcher); /* first: the teardown then frees what was on its way to it */
     teardown_incarnation();
     count_finals();
     ok = !W->violation[0];
@@ -2079,7 +2228,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[2] = { 0, 0 }, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2150,6 +2299,7 @@ int main(int argc, char **argv)
         finals[1] += wd.finals_aborted;
         finals[2] += wd.finals_aborted_clean;
         proto += wd.proto_errors;
+        watched += wd.obs_checked;
         sup[0] += wd.superseded;
         sup[1] += wd.let_finish;
         rf[0] += wd.fell_back;
@@ -2160,6 +2310,9 @@ int main(int argc, char **argv)
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault); %" PRIu64
            " protocol errors\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], proto);
+    if (!o.scale)
+        printf("preempt-sim: the watcher (lib/watcher.c, on its own io) checked against a fresh read in %" PRIu64
+               " incarnations with a notice\n", watched);
     if (o.two_phase)
         printf("preempt-sim: notices while a checkpoint persisted: %" PRIu64 " superseded it (a new round), %" PRIu64
                " let it finish\n", sup[0], sup[1]);
