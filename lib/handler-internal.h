@@ -46,7 +46,6 @@
 #include "worker-internal.h"
 
 #define HANDLER_MAGIC 0x70726d68u /* "prmh" */
-#define LAST_WRITES_MS 2000 /* bound on delivering the last coordination writes */
 #define SYNC_FLUSH_MS 200    /* bound on delivering a boundary's writes before a sync call returns */
 
 struct preempt_handler {

@@ -517,9 +517,9 @@ int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
  * cloud's approval of the events behind a committed save. */
 void hd_flush_last(struct preempt_handler *h)
 {
-    if (preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0)
+    if (preempt_coord_flush_(h->wk.coord, PREEMPT_LAST_WRITES_MS) > 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
-                   LAST_WRITES_MS);
+                   PREEMPT_LAST_WRITES_MS);
     if (h->meta && preempt_run_until_(h->base, h->cfg.metadata_timeout_ms + 100, preempt_meta_idle_, h->meta) < 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "metadata: the approval of the scheduled events did not finish within "
                    "%llu ms", (unsigned long long)h->cfg.metadata_timeout_ms);
@@ -559,7 +559,7 @@ static void on_close_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (left > 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
-                   LAST_WRITES_MS);
+                   PREEMPT_LAST_WRITES_MS);
     closed(h, h->close_cb, h->close_ud, left ? -ETIMEDOUT : 0);
 }
 
@@ -573,7 +573,7 @@ int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void
         return -EALREADY;
     preempt_coord_leave_(h->wk.coord);
     if (h->own_base) { /* the library's loop: delivered here, as preempt_handler_free() does */
-        closed(h, done, userdata, preempt_coord_flush_(h->wk.coord, LAST_WRITES_MS) > 0 ? -ETIMEDOUT : 0);
+        closed(h, done, userdata, preempt_coord_flush_(h->wk.coord, PREEMPT_LAST_WRITES_MS) > 0 ? -ETIMEDOUT : 0);
         return 0;
     }
     h->ev_close = evtimer_new(h->base, on_close_tick, h);
@@ -581,7 +581,7 @@ int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void
         return -ENOMEM;
     h->close_cb = done;
     h->close_ud = userdata;
-    h->close_by_ms = hd_now_ms(h) + LAST_WRITES_MS;
+    h->close_by_ms = hd_now_ms(h) + PREEMPT_LAST_WRITES_MS;
     return event_add(h->ev_close, &(struct timeval){ 0, 0 }) < 0 ? -EIO : 0;
 }
 

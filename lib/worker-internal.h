@@ -51,6 +51,11 @@ struct preempt_worker {
     void *arg;
 };
 
+/* At its exit a worker still delivers its coordination writes in flight
+ * and reads their replies (and sends what they cause) for at most this
+ * long: the handler's loop (hd_flush_last), the simulation's clock. */
+#define PREEMPT_LAST_WRITES_MS 2000
+
 /* Posts ev to the machine, stamped with the owner's clock. */
 void preempt_worker_post_(struct preempt_worker *w, struct preempt_event ev);
 

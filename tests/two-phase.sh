@@ -144,6 +144,40 @@ for i in 0 1; do expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"; done
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 resume_bitwise "job supersede" "$SUPJ_REF" --steps 80 --state-kb 98304 --two-phase
 
+# ---- under preempt-launch: two workers, periodic two-phase checkpoints
+# persisting while they train, then SIGTERM to the launcher, as a
+# scheduler sends it: the launcher passes it on, both workers save one step
+# (the last save awaited), the launch asks to be restarted; a second launch
+# resumes both there, bitwise. ----
+LAUNCH="$top_builddir/tools/preempt-launch"
+# w_field FILE WORKER EVENT KEY: KEY of WORKER's last EVENT line in the launcher's output
+w_field() { grep "\"event\":\"$3\"" "$1" | grep "\"worker\":$2[,}]" | tail -n 1 | sed -n "s/.*\"$4\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
+"$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job tplaunch --ckpt-dir "$TMP/tplaunch" --steps 100000 \
+    --state-kb 16384 --step-ms 5 --two-phase --save-every-steps 30 --max-to-keep 0 --verbose \
+    >"$TMP/tpl.out" 2>"$TMP/tpl.err" &
+lp=$!
+wait_for "$TMP/tpl.out" '"from":"persisting","to":"idle"' 60 && kill -TERM "$lp"
+wait "$lp"
+eq "launch: asks to be restarted" "$?" 42
+for i in 0 1; do
+    eq "launch: worker $i preempted, saved" "$(w_field "$TMP/tpl.out" $i exit reason) $(w_field "$TMP/tpl.out" $i exit code)" \
+        "preempted 42"
+done
+s=$(w_field "$TMP/tpl.out" 0 exit saved_step)
+eq "launch: one step saved by both (${s:-none})" "$(w_field "$TMP/tpl.out" 1 exit saved_step)" "$s"
+expect "launch: checkpoints persisted while the workers trained" \
+    test "$(grep -c '"from":"persisting","to":"idle"' "$TMP/tpl.out")" -ge 2
+n=$((${s:-0} + 40))
+"$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job tplaunch --ckpt-dir "$TMP/tplaunch" --steps "$n" \
+    --state-kb 16384 --two-phase >"$TMP/tpl2.out" 2>"$TMP/tpl2.err"
+eq "launch again: done" "$?" 0
+LREF=$(digest lref --ckpt-dir "$TMP/lref" --steps "$n" --state-kb 16384)
+for i in 0 1; do
+    eq "launch again: worker $i resumed at the saved step" "$(w_field "$TMP/tpl2.out" $i start restored_step)" "$s"
+    eq "launch again: worker $i bitwise" "$(w_field "$TMP/tpl2.out" $i done state_digest)" "$LREF"
+done
+[ "$failures" -eq 0 ] || { tail -n 20 "$TMP/tpl.err" "$TMP/tpl2.err"; }
+
 for be in io_uring chunked; do
     export PREEMPT_PERSIST=$be
 

@@ -864,12 +864,13 @@ static void act(struct worker *w)
     if (a == PREEMPT_ACTION_EXIT) {
         /* As the handler at its exit: the coordination writes still in
          * flight are delivered, their replies read (and what they cause
-         * sent), for at most 2 s; then the process is gone. */
+         * sent), for at most PREEMPT_LAST_WRITES_MS; then the process is
+         * gone. */
         if (!w->pending)
             finish_worker(w);
         else if (!w->flushing) {
             w->flushing = true;
-            schedule(W->now_us + 2000000u, E_FLUSHED, w->id, 0, NULL, 0);
+            schedule(W->now_us + PREEMPT_LAST_WRITES_MS * 1000u, E_FLUSHED, w->id, 0, NULL, 0);
         }
         return;
     }
