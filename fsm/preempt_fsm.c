@@ -420,7 +420,7 @@ uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint
     return lead < room ? lead : room > 1 ? room : 1;
 }
 
-enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked)
+enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked, bool alone)
 {
     enum preempt_state s = c->state;
 
@@ -434,11 +434,15 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
     case PREEMPT_STATE_COUNTDOWN:
         return PREEMPT_ACTION_CONTINUE;
     case PREEMPT_STATE_PERSISTING:
-        /* training goes on while the checkpoint persists, unless a notice
-         * made it the preemption's last save (a periodic one a notice came
-         * into, without grace): steps after it are lost anyway, and the
-         * persist, awaited, runs back to back */
-        return preempt_fsm_save_is_last_(c) ? PREEMPT_ACTION_WAIT : PREEMPT_ACTION_CONTINUE;
+        /* training goes on while the checkpoint persists. A worker alone
+         * stops once a notice made it the preemption's last save (steps
+         * after it are lost anyway, and the persist, awaited, runs back to
+         * back). In a job it trains on until the commit: a peer that has
+         * not read the notice yet may be inside a collective that waits for
+         * this worker's next step, and its loop runs only after it; a
+         * worker that stopped there held it until its lease ended
+         * (tests/torchrun.sh, 1 run in about 25). */
+        return preempt_fsm_save_is_last_(c) && alone ? PREEMPT_ACTION_WAIT : PREEMPT_ACTION_CONTINUE;
     case PREEMPT_STATE_OWN_SIGNAL:    /* the round's step is not known yet: on up to this worker's proposal */
     case PREEMPT_STATE_FOLLOWING:
         return run < c->cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;

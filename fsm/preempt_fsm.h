@@ -315,8 +315,9 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
  * (save_asked: a begin-save is pending), wait for the loop, or exit
  * (preempt_action()'s rule). While the job agrees, training goes on; a
  * worker that proposed a step (c->cap) waits there, and only there, until
- * the round's step reaches it. */
-enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked);
+ * the round's step reaches it. alone: the job has one worker (no peer can
+ * be waiting in a collective for this worker's next step). */
+enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked, bool alone);
 
 /* ---- names (preempt_names.c) ------------------------------------------- */
 

@@ -155,5 +155,7 @@ void preempt_worker_reached_(struct preempt_worker *w)
 
 enum preempt_action preempt_worker_action_(const struct preempt_worker *w)
 {
-    return preempt_action_of_(preempt_sm_core_(w->sm), preempt_sm_facts_(w->sm)->run, w->save_asked);
+    const struct preempt_facts *f = preempt_sm_facts_(w->sm);
+
+    return preempt_action_of_(preempt_sm_core_(w->sm), f->run, w->save_asked, f->cfg.workers <= 1);
 }

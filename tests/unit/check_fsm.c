@@ -979,7 +979,7 @@ START_TEST(test_claim_proposes_the_step)
     st = preempt_fsm_step_(&c, &peer, &f);
     ck_assert_int_eq(st.next.state, PREEMPT_STATE_FOLLOWING);
     ck_assert_uint_eq(st.n_fx, 1); /* the timer: no write */
-    ck_assert_int_eq(preempt_action_of_(&st.next, 1000000, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&st.next, 1000000, false, false), PREEMPT_ACTION_CONTINUE);
 }
 END_TEST
 
@@ -988,17 +988,25 @@ START_TEST(test_training_goes_on_to_the_cap)
     struct preempt_core c = { .state = PREEMPT_STATE_FOLLOWING, .cap = 46 };
 
     /* Peers may be blocked in a collective with this worker: it trains on. */
-    ck_assert_int_eq(preempt_action_of_(&c, 40, false), PREEMPT_ACTION_CONTINUE);
-    ck_assert_int_eq(preempt_action_of_(&c, 45, false), PREEMPT_ACTION_CONTINUE);
-    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_WAIT); /* its raise is on its way */
+    ck_assert_int_eq(preempt_action_of_(&c, 40, false, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 45, false, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, false), PREEMPT_ACTION_WAIT); /* its raise is on its way */
     c.state = PREEMPT_STATE_OWN_SIGNAL;
-    ck_assert_int_eq(preempt_action_of_(&c, 45, false), PREEMPT_ACTION_CONTINUE);
-    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_WAIT);
+    ck_assert_int_eq(preempt_action_of_(&c, 45, false, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, false), PREEMPT_ACTION_WAIT);
     c.state = PREEMPT_STATE_STEP_AGREED;
-    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_CONTINUE);
-    ck_assert_int_eq(preempt_action_of_(&c, 46, true), PREEMPT_ACTION_SAVE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, true, false), PREEMPT_ACTION_SAVE);
     c.state = PREEMPT_STATE_SAVING;
-    ck_assert_int_eq(preempt_action_of_(&c, 46, false), PREEMPT_ACTION_WAIT); /* every worker stands at S */
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, false), PREEMPT_ACTION_WAIT); /* every worker stands at S */
+    /* A notice made the checkpoint persisting the last save: a worker
+     * alone waits for it; in a job it trains on, since a peer may be in a
+     * collective that needs its next step before it can read the notice. */
+    c = (struct preempt_core){ .state = PREEMPT_STATE_PERSISTING, .save_step = 40, .last = true };
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, true), PREEMPT_ACTION_WAIT);
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, false), PREEMPT_ACTION_CONTINUE);
+    c.withdrawn = true; /* a periodic round's: training goes on either way */
+    ck_assert_int_eq(preempt_action_of_(&c, 46, false, true), PREEMPT_ACTION_CONTINUE);
 }
 END_TEST
 
