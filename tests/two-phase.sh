@@ -116,34 +116,6 @@ for at in 42 44; do
     eq "notice at $at: bitwise" "$(field "$TMP/sup-$at-2.out" done state_digest)" "$SUP_REF"
 done
 
-# The same in a job of two workers on etcd (chunked, a 96 MiB state: a
-# persist takes at least 12 boundaries). Periodic checkpoints every 25
-# steps: the first measures the save; the second (at 50 plus the lead,
-# about 4 steps) is persisting when worker 0 alone gets SIGTERM at step
-# 61, more than the lead after it: worker 0 supersedes it by raising the
-# round's one step record; worker 1, which had no notice, follows that
-# record (its persist dropped at once), and both save the new step.
-SUPJ_REF=$(digest supjref --ckpt-dir "$TMP/supjref" --steps 80 --state-kb 98304)
-tag=supjob
-JOB_ARGS_0="--raise-at 61"
-job_start "$tag" 2 --steps 80 --state-kb 98304 --step-ms 5 --two-phase \
-    --save-every-steps 25 --max-to-keep 0 --agree-timeout-ms 20000
-unset JOB_ARGS_0
-job_wait 120
-saved_one_step "$tag" 2 "job supersede"
-expect "job supersede: worker 0 superseded the persisting checkpoint" \
-    grep -q 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:[0-9]*,propose-step' \
-    "$TMP/$tag.0.trace"
-old=$(grep -o 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:[0-9]*' \
-    "$TMP/$tag.0.trace" | sed 's/.*discard-shard://')
-expect "job supersede: worker 1 followed the raised record, dropping its copy at once" \
-    grep -Eq "ev=step-agreed .* => persisting -> (step-agreed|following) fx=discard-shard:$old" "$TMP/$tag.1.trace"
-expect "job supersede: the new step ($step) is past the superseded one (${old:-none})" test "${step:-0}" -gt "${old:-99999}"
-expect "job supersede: the superseded checkpoint never committed" test ! -e "$TMP/$tag/$(ckpt "${old:-0}")"
-for i in 0 1; do expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"; done
-[ "$failures" -eq 0 ] || show_logs "$tag" 2
-resume_bitwise "job supersede" "$SUPJ_REF" --steps 80 --state-kb 98304 --two-phase
-
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a
 # scheduler sends it: the launcher passes it on, both workers save one step

@@ -216,7 +216,6 @@ struct world {
      * watch runs it) over its own io, from the first start-up to the end,
      * across etcd's faults and broken streams of its own. */
     struct preempt_watcher *watcher;
-    uint64_t obs_inc;     /* the incarnation of the last notice it reported */
     uint64_t obs_checked; /* incarnations whose notice it was checked to report */
     struct preempt_config_facts cfg;
     unsigned ttl_s;
@@ -1770,6 +1769,7 @@ static void run_incarnation(void)
 
 /* ---- the observer: the real watcher, as preemptctl watch runs it ----------------------------- */
 
+/* What the observer reports, shown with -v (the check reads its state). */
 static void obs_notice(struct preempt_watcher *wt, const struct preempt_notice_info *n, void *ud)
 {
     (void)wt;
@@ -1778,8 +1778,6 @@ static void obs_notice(struct preempt_watcher *wt, const struct preempt_notice_i
         fprintf(stderr, "%10.3f watcher: notice of incarnation %" PRIu64 ": deadline %" PRIu64 " worker %d %s%s\n",
                 (double)W->now_us / 1e6, n->incarnation, n->deadline_unix_ms, n->worker, n->source,
                 n->withdrawn ? " withdrawn" : "");
-    if (n->incarnation > W->obs_inc)
-        W->obs_inc = n->incarnation;
 }
 
 /* The observer has every change of the store (or cannot now: etcd down). */
@@ -1834,7 +1832,6 @@ static void check_observer(void)
     struct preempt_watcher *fresh = NULL;
     struct preempt_notice_info want, got;
     size_t n = 0;
-    int64_t rev = sim_etcd_rev(W->etcd);
 
     if (!W->watcher)
         return;
@@ -1844,7 +1841,7 @@ static void check_observer(void)
     if (preempt_watcher_new_io_(&fresh_io, NULL, "sim", NULL, NULL, &fresh) < 0)
         abort();
     (void)sim_etcd_snapshot(W->etcd, SIM_JOBP, NULL, &kvs, &n);
-    fresh_ops.on_reset(kvs, n, rev, fresh_arg);
+    fresh_ops.on_reset(kvs, n, sim_etcd_rev(W->etcd), fresh_arg);
     preempt_etcd_kvs_free_(kvs, n);
     if (preempt_watcher_get_notice(fresh, &want) == 0 && want.incarnation == W->incarnation) {
         W->obs_checked++;
