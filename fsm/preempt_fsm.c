@@ -112,9 +112,8 @@
  * another round is the decision record's word (any worker's report may
  * say no, having measured its save), never each worker's own at its
  * commit. */
-#define FIRST_SAVE_ROWS(s)                                                                               \
-    SAVE_ROWS(s),                                                                                        \
-    COMMIT_WITHDRAWN_ROW(s),                                                                             \
+#define FIRST_SAVE_ROWS(s) SAVE_ROWS(s), COMMIT_WITHDRAWN_ROW(s), COMMIT_ROWS(s)
+#define COMMIT_ROWS(s)                                                                                   \
     ROW(s, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                        \
     ROW(s, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),                            \
     DECIDE_ROWS(s),                                                                                      \
@@ -205,7 +204,17 @@ static const struct preempt_row rows[] = {
      * worker follows (raised-open above), whatever its own notice said. */
     ROW(PERSISTING, NOTICE, SUPERSEDES, FOLLOWING, FX(PUBLISH_NOTICE), FX(DISCARD_SHARD), FX(PROPOSE_STEP),
         FX(ARM_TIMER)),
-    FIRST_SAVE_ROWS(PERSISTING),
+    SAVE_ROWS(PERSISTING),
+    COMMIT_WITHDRAWN_ROW(PERSISTING),
+    /* The commit ends the preemption while this worker trained on past S:
+     * it does not exit at the boundary where the decision reached it (in a
+     * job, a peer that read it one boundary later would be left inside the
+     * next step's collective, waiting for this worker), but at the one stop
+     * step the decision record names (the reports' highest: each reporter's
+     * step plus the lead, so that the record reaches every worker before it
+     * gets there), as a synchronous save's workers all exit at S. */
+    ROW(PERSISTING, CKPT_COMMITTED, STOP_AHEAD, STOPPING, FX(KEEP_SHARD)),
+    COMMIT_ROWS(PERSISTING),
     /* A periodic checkpoint's round has no deadline: a persist that takes
      * longer than bound_ms goes on (each write completes or fails). */
     ROW0(PERSISTING, TIMER, CURRENT_WITHDRAWN, PERSISTING),
@@ -237,6 +246,15 @@ static const struct preempt_row rows[] = {
     ROW0(FINISHING, TIMER, CURRENT_WITHDRAWN, FINISHING),
     WITHDRAW_MARK_ROW(FINISHING),
     ACTIVE_ROWS(FINISHING),
+
+    /* ---- stopping: the preemption's last checkpoint is committed; on to the job's stop step ---- */
+    /* Nothing more is saved and the round is decided: the deadline (less
+     * the margin) still bounds the wait, and whatever else ends the
+     * preemption ends it here too, with the saved code (the checkpoint is
+     * committed). */
+    ROW(STOPPING, STEP_REACHED, AT_STOP, EXIT, TO_EXIT(SAVED)),
+    DONE_ROW(STOPPING),
+    ACTIVE_ROWS(STOPPING),
 
     /* ---- countdown: training through the grace period ---- */
     ROW(COUNTDOWN, STEP_REACHED, FINAL_DUE, OWN_SIGNAL, FX(REQUEST_FINAL), FX(ARM_TIMER)),
@@ -309,6 +327,16 @@ static const struct preempt_ignore ignored[] = {
     IGN(FINISHING, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(FINISHING, FINAL_REQUESTED, "training is done: no final round follows"),
     IGN(FINISHING, TRAINING_DONE, "told again"),
+
+    STALE_TIMER(STOPPING),
+    IGN(STOPPING, STEP_REACHED, "training on to the job's stop step"),
+    IGN(STOPPING, CLAIM_WON, "the round is decided; the claim no longer matters"),
+    IGN(STOPPING, CLAIM_LOST, "the round is decided; the claim no longer matters"),
+    IGN(STOPPING, STEP_AGREED, "the round is decided"),
+    IGN(STOPPING, FINAL_REQUESTED, "the commit ended the preemption: no final round follows"),
+    IGN(STOPPING, CKPT_COMMITTED, "the decision, told again"),
+    IGN(STOPPING, ROUND_ABORTED, "the round is decided: committed"),
+    IGN(STOPPING, NOTICE_WITHDRAWN, "the commit ended the preemption; the members left the job with their reports"),
 
     STALE_TIMER(COUNTDOWN),
     IGN(COUNTDOWN, STEP_REACHED, "training through the grace period"),
@@ -445,6 +473,7 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
         return preempt_fsm_save_is_last_(c) && alone ? PREEMPT_ACTION_WAIT : PREEMPT_ACTION_CONTINUE;
     case PREEMPT_STATE_OWN_SIGNAL:    /* the round's step is not known yet: on up to this worker's proposal */
     case PREEMPT_STATE_FOLLOWING:
+    case PREEMPT_STATE_STOPPING:      /* on up to the job's stop step, where step-reached exits */
         return run < c->cap ? PREEMPT_ACTION_CONTINUE : PREEMPT_ACTION_WAIT;
     case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
     case PREEMPT_STATE_FINAL_SAVE:
@@ -489,6 +518,22 @@ bool preempt_plan_supersede_(const struct preempt_facts *f, uint64_t now_ms, uin
 bool preempt_fsm_save_is_last_(const struct preempt_core *c)
 {
     return c->last && !c->withdrawn;
+}
+
+uint64_t preempt_fsm_fx_stop_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
+                              uint64_t now_ms)
+{
+    if (fx->kind != PREEMPT_FX_REPORT_SHARD || !preempt_fsm_fx_last_(c, f, fx, now_ms))
+        return 0;
+    struct preempt_facts later = *f;
+
+    if (c->state != PREEMPT_STATE_PERSISTING)
+        return f->run; /* waiting at S (or done training): it stops where it is */
+    /* The decision comes three round trips after the last report (its
+     * transaction, the reports' read, the decision's create) and is then
+     * watched: the lead of three agreements. */
+    later.agree_ms = 3 * (f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS);
+    return f->run + preempt_plan_lead_(&later, now_ms, c->deadline_ms);
 }
 
 bool preempt_fsm_fx_proposes_(enum preempt_fx_kind kind)
@@ -586,7 +631,11 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_PAST_SAVE_STEP:
         return ev->u.step_reached.step > c->save_step;
     case PREEMPT_GUARD_COMMITTED_LAST:
-        return ev->u.ckpt_committed.last != 0;
+        return ev->u.ckpt_committed.stop != 0;
+    case PREEMPT_GUARD_STOP_AHEAD:
+        return ev->u.ckpt_committed.stop > f->run;
+    case PREEMPT_GUARD_AT_STOP:
+        return ev->u.step_reached.step >= c->cap;
     case PREEMPT_GUARD_FINAL_AT_SAVE:
         return ev->u.step_reached.step == c->save_step && c->last;
     case PREEMPT_GUARD_AT_SAVE_STEP:
@@ -674,7 +723,9 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
         break;
     case PREEMPT_EV_CKPT_COMMITTED:
         n->committed = true;
-        n->last = n->last || ev->u.ckpt_committed.last; /* the decision record's word */
+        n->last = n->last || ev->u.ckpt_committed.stop != 0; /* the decision record's word */
+        if (from == PREEMPT_STATE_PERSISTING && n->state == PREEMPT_STATE_STOPPING)
+            n->cap = ev->u.ckpt_committed.stop; /* not passed: step-reached there exits */
         n->shard_out = n->abort_proposed = false; /* decided */
         break;
     case PREEMPT_EV_SAVE_DONE:

@@ -292,6 +292,17 @@ bool preempt_fsm_fx_proposes_(enum preempt_fx_kind kind);
 bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                           uint64_t now_ms);
 
+/* The stop step a report-shard effect carries (0 for the others, and for a
+ * save that does not end this worker's preemption): where this worker
+ * would have every worker stop training once the commit is decided. A
+ * worker waiting at S (a synchronous save) or done training stops where it
+ * is; one training on while its checkpoint persists names its step plus the
+ * lead for three agreement times (the decision comes three round trips
+ * after the last report). The decision record names the reports' highest
+ * (stopping). */
+uint64_t preempt_fsm_fx_stop_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
+                              uint64_t now_ms);
+
 /* The lead: how many steps past its current one a worker proposes the save
  * step, so that the proposal reaches every worker before it gets there
  * (docs/protocol.md, "Agreement without waits").

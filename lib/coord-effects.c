@@ -283,7 +283,7 @@ static void advance(struct preempt_coord *c)
 }
 
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t save_ms, const char *text)
+                       uint64_t stop, uint64_t save_ms, const char *text)
 {
     char key[PREEMPT_KEY_MAX], val[400];
     unsigned k = round ? 1 : 0;
@@ -328,7 +328,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         return true;
     }
     case PREEMPT_FX_REPORT_SHARD:
-        coord_report(c, k, (uint64_t)fx->arg, last, save_ms);
+        coord_report(c, k, (uint64_t)fx->arg, last, stop, save_ms);
         return true;
     case PREEMPT_FX_PUBLISH_ERROR: {
         CKEY(c, key, ERROR);

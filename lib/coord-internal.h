@@ -229,11 +229,13 @@ void preempt_coord_free_(struct preempt_coord *c);
  * claim-driver, propose-step and request-final this worker's opinion that
  * a save at the step it proposes is the last (the proposal carries it),
  * for report-shard that the save ends this worker's preemption (its
- * membership ends with the report); save_ms is the slowest save this
- * worker knows of (a report carries it); errmsg is the text of a
- * publish-error. Returns true when fx was a coordination effect. */
+ * membership ends with the report); stop is preempt_fsm_fx_stop_() (a
+ * report carries it: the step this worker would have the job stop at);
+ * save_ms is the slowest save this worker knows of (a report carries it);
+ * errmsg is the text of a publish-error. Returns true when fx was a
+ * coordination effect. */
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t save_ms, const char *errmsg);
+                       uint64_t stop, uint64_t save_ms, const char *errmsg);
 
 /* Marks this worker's notice record withdrawn (its sources cancelled every
  * notice, or the notice was advisory) or live again. Call it before the

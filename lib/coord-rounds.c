@@ -19,11 +19,12 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
     return ep != c->view.ep ? "an ended episode's" : NULL;
 }
 
-/* What a range of round k's shard reports says, each "<save ms>[ last]":
- * how many are well-formed, the slowest save, and whether any said last. */
+/* What a range of round k's shard reports says, each "<save ms>[ last][
+ * stop=<step>]": how many are well-formed, the slowest save, whether any
+ * said last, and the highest stop step named. */
 struct tally {
     unsigned count;
-    uint64_t max;
+    uint64_t max, stop;
     bool last;
 };
 
@@ -34,12 +35,12 @@ static struct tally tally(const struct preempt_coord *c, unsigned k, const struc
 
     for (size_t i = 0; i < r->res[0].n; i++) {
         struct preempt_key kk;
-        uint64_t n;
+        uint64_t n, stop;
         bool its_last;
 
         if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != (int)PREEMPT_KEY_SHARD || kk.inc != c->view.inc ||
             kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
-            !preempt_step_value_parse_(kvs[i].value, &n, &its_last)) {
+            !preempt_shard_value_parse_(kvs[i].value, &n, &its_last, &stop)) {
             CLOG(c, 2, "ignoring %s = \"%.40s\": not a shard report", kvs[i].key, kvs[i].value);
             continue;
         }
@@ -47,6 +48,8 @@ static struct tally tally(const struct preempt_coord *c, unsigned k, const struc
         if (n > t.max)
             t.max = n;
         t.last = t.last || its_last;
+        if (stop > t.stop)
+            t.stop = stop;
     }
     return t;
 }
@@ -91,8 +94,9 @@ static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 
 /* What the shard reports of round k at its step (r: their range) decide:
  * the commit when every shard is there, with "last" when any report said
- * so and the slowest save they name (every worker plans the final round
- * with it); otherwise, when this worker asked to abort (or_abort), the
+ * so, the slowest save they name (every worker plans the final round
+ * with it) and, with "last", the highest stop step they name (every worker
+ * training on stops there); otherwise, when this worker asked to abort (or_abort), the
  * abort. An earlier decision still wins. As the caps, they come from the
  * records alone. */
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
@@ -111,7 +115,9 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
     rd->commit_posted = true;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
          " ms); proposing the commit%s", k, rd->agreed, t.max, t.last ? ", the last save" : "");
-    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t.last, t.max);
+    /* a stop step only past the save step (a synchronous save's workers all wait there) */
+    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t.last, t.max,
+                                   t.last && t.stop > rd->agreed ? t.stop : 0);
     coord_decide(c, k, val);
 }
 
@@ -195,9 +201,9 @@ static void on_reported(int status, const struct preempt_etcd_reply *r, const ch
  * transaction: it has nothing more to give the job, and its exit then
  * costs etcd nothing (no revoke; the lease ends by itself, holding
  * nothing). */
-void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t save_ms)
+void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms)
 {
-    char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX];
+    char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_SHARD_VALUE_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
                                      { PREEMPT_ETCD_OP_PUT, key, val, 0 },
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 } };
@@ -205,7 +211,7 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-    (void)preempt_step_value_(val, sizeof(val), save_ms, last);
+    (void)preempt_shard_value_(val, sizeof(val), save_ms, last, last ? stop : 0);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
     coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
@@ -228,7 +234,9 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     }
     ev.kind = PREEMPT_EV_CKPT_COMMITTED;
     ev.u.ckpt_committed.step = d->step;
-    ev.u.ckpt_committed.last = d->last;
+    /* last: the commit ends the preemption, at the record's stop step,
+     * never before the step (older records name none) */
+    ev.u.ckpt_committed.stop = !d->last ? 0 : d->stop > d->step ? d->stop : d->step ? d->step : 1;
     if (d->save_ms && c->ops.job_save) /* before the commit: the countdown plans with it */
         c->ops.job_save(d->save_ms, c->arg);
     if (coord_own_live(c)) {

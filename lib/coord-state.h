@@ -125,7 +125,7 @@ void coord_decide(struct preempt_coord *c, unsigned k, const char *value);
 void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last);
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort);
 void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
-void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t save_ms);
+void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms);
 void coord_reset_round(struct preempt_coord *c, unsigned k);
 void coord_retell_agreed(struct preempt_coord *c);
 void coord_forget_gone(struct preempt_coord *c);

@@ -73,11 +73,13 @@
       "(compare-and-put on the value it saw)",                                                                       \
       "round k's save step: the driver's step plus the lead, or a raise's; `last` when the proposal said so: that " \
       "save ends the preemption (no countdown after it), for every worker")                                         \
-    X(DECISION, "{N}/decision/e{p}/r{k}", "(committed <step:u64>[ last][ save=<save:u64>]|aborted <step:u64> (<w:w>|restart))",            \
+    X(DECISION, "{N}/decision/e{p}/r{k}",                                                                           \
+      "(committed <step:u64>[ last][ save=<save:u64>][ stop=<stop:u64>]|aborted <step:u64> (<w:w>|restart))",        \
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
       "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
-      "the final round with. Kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy may " \
+      "the final round with; `stop`: with `last`, the highest stop step the reports name when past the step: every "    \
+      "worker that trained on while its checkpoint persisted stops there (without it: at the step). Kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy may " \
       "wait on it after the episode is cleared")                                                                     \
     X(W_RESTORED, "{N}/w/restored/{w}", "ok", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
@@ -89,10 +91,12 @@
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
       "last save")                                                                                                   \
     X(DONE, "{N}/w/done/{w}", "<step:u64>", "worker w", "w finished training")                                         \
-    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last]", "worker w, counted in the same transaction",    \
+    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last][ stop=<stop:u64>]",                               \
+      "worker w, counted in the same transaction",                                                                   \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
       "slowest save w knows of. `last`: w judges, its save done and measured, that no time is left for another "    \
-      "round")
+      "round; `stop`: then where w would have the job stop training (its step, or, training on while the "          \
+      "checkpoint persisted, its step plus the lead)")
 
 /* X(ID, pattern): the ranges read, counted, watched and deleted as a whole. */
 #define PREEMPT_RANGES(X)                                                                                            \
@@ -154,13 +158,22 @@ int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
  * else (a number with other words after it, a sign, nothing). */
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last);
 
-/* A committed decision, "committed <step>[ last] save=<ms>" (the round's
- * slowest save; older records lack it): writes it into buf as snprintf
- * does (PREEMPT_COMMITTED_VALUE_MAX); parses it, true with *step, *last
- * and *save_ms (0: not named) set, false for anything else (an abort
+/* A shard report, "<save>[ last][ stop=<step>]" (stop 0: not named):
+ * writes it into buf (PREEMPT_SHARD_VALUE_MAX) as snprintf does; parses
+ * it, true with *save_ms, *last and *stop (0: not named) set, false for
+ * anything else. */
+#define PREEMPT_SHARD_VALUE_MAX 64
+int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop);
+bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop);
+
+/* A committed decision, "committed <step>[ last] save=<ms>[ stop=<step>]"
+ * (the round's slowest save, older records lack it; the job's stop step,
+ * 0: not named): writes it into buf as snprintf does
+ * (PREEMPT_COMMITTED_VALUE_MAX); parses it, true with *step, *last and
+ * *save_ms (0: not named) set, false for anything else (an abort
  * included). */
-#define PREEMPT_COMMITTED_VALUE_MAX 64
-int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms);
+#define PREEMPT_COMMITTED_VALUE_MAX 96
+int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop);
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms);
 
 /* docs/protocol.md's key tables, in Markdown: the records under the

@@ -189,9 +189,35 @@ bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
     return preempt_record_u64_(&r, "step", step);
 }
 
-int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms)
+int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop)
 {
-    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64, step, last ? " last" : "", save_ms);
+    char s[32] = "";
+
+    if (stop)
+        (void)snprintf(s, sizeof(s), " stop=%" PRIu64, stop);
+    return snprintf(buf, size, "%" PRIu64 "%s%s", save_ms, last ? " last" : "", s);
+}
+
+bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop)
+{
+    struct preempt_record r;
+    const char *why;
+
+    if (!value || preempt_record_parse_(PREEMPT_KEY_SHARD, value, 0, &r, &why) < 0)
+        return false;
+    *last = preempt_record_has_(&r, "last");
+    if (!preempt_record_u64_(&r, "stop", stop))
+        *stop = 0;
+    return preempt_record_u64_(&r, "save", save_ms);
+}
+
+int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop)
+{
+    char s[32] = "";
+
+    if (stop)
+        (void)snprintf(s, sizeof(s), " stop=%" PRIu64, stop);
+    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s", step, last ? " last" : "", save_ms, s);
 }
 
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)

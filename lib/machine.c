@@ -134,7 +134,8 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     case PREEMPT_FX_REPORT_SHARD: /* its shard is every shard, its opinion the decision's */
         ev.kind = PREEMPT_EV_CKPT_COMMITTED;
         ev.u.ckpt_committed.step = (uint64_t)fx->arg;
-        ev.u.ckpt_committed.last = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms);
+        /* alone: it stops where it is (a persisting save's worker waited at its boundary) */
+        ev.u.ckpt_committed.stop = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms) ? (uint64_t)fx->arg : 0;
         break;
     case PREEMPT_FX_PUBLISH_NOTICE:
     case PREEMPT_FX_PUBLISH_ERROR:

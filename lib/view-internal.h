@@ -49,7 +49,8 @@ enum preempt_view_what {
     PREEMPT_VIEW_LOST,      /* the driver found worker's membership gone */
     PREEMPT_VIEW_AGREED,    /* round's save step: step; last: that save ends the preemption */
     PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step; last: the commit ends the preemption; save_ms:
-                               the round's slowest save (0: not named) */
+                               the round's slowest save (0: not named); stop: where training stops (0: not
+                               named) */
     PREEMPT_VIEW_ABORTED,   /* round's decision: aborted at step */
     PREEMPT_VIEW_ERROR,     /* the job's first error: code, worker, text (the message) */
 };
@@ -57,7 +58,7 @@ enum preempt_view_what {
 struct preempt_view_ev {
     enum preempt_view_what what;
     unsigned worker, round;
-    uint64_t wall, step, ep, save_ms;
+    uint64_t wall, step, ep, save_ms, stop;
     int64_t code;
     bool withdrawn, news, last;
     const char *text; /* into the record's value, or static; valid until the next call */

@@ -131,7 +131,7 @@ bool preempt_claim_parse_(const char *value, unsigned *worker, const char **noti
     return true;
 }
 
-/* A round's decision: "committed <step>[ last] save=<ms>" or "aborted <step> <w>|restart". */
+/* A round's decision: "committed <step>[ last] save=<ms>[ stop=<step>]" or "aborted <step> <w>|restart". */
 static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const struct preempt_record *r)
 {
     struct preempt_view_ev ev = { .round = k };
@@ -142,6 +142,7 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     ev.step = num(r, "step");
     ev.last = preempt_record_has_(r, "last");
     ev.save_ms = num(r, "save");
+    ev.stop = num(r, "stop");
     v->r[k].decided = true;
     return ev;
 }
@@ -314,12 +315,14 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
         return snprintf(buf, size, "%s worker=%u", name, ev->worker);
     case PREEMPT_VIEW_AGREED:
     case PREEMPT_VIEW_COMMITTED: {
-        char save[32] = ""; /* a commit's, when named (older records, and their traces, lack it) */
+        char save[32] = "", stop[32] = ""; /* a commit's, when named (older records, and their traces, lack them) */
 
         if (ev->save_ms)
             (void)snprintf(save, sizeof(save), " save=%" PRIu64, ev->save_ms);
-        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s", name, ev->round, ev->step,
-                        ev->last ? " last" : "", save);
+        if (ev->stop)
+            (void)snprintf(stop, sizeof(stop), " stop=%" PRIu64, ev->stop);
+        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s%s", name, ev->round, ev->step,
+                        ev->last ? " last" : "", save, stop);
     }
     case PREEMPT_VIEW_ABORTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);

@@ -23,8 +23,9 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
 
     /* who runs it is the table's (preempt_effects.def, column WHO) */
     if (preempt_fx_who_(fx->kind) != PREEMPT_WHO_SHELL) {
-        bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_sm_facts_(sm)->save_ms,
-                                                w->ops->fx_text(w->arg, fx))
+        bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last,
+                                                preempt_fsm_fx_stop_(core, preempt_sm_facts_(sm), fx, now),
+                                                preempt_sm_facts_(sm)->save_ms, w->ops->fx_text(w->arg, fx))
                             : preempt_local_coord_fx_(sm, fx, now);
 
         if (preempt_fx_who_(fx->kind) == PREEMPT_WHO_JOB) {

@@ -52,7 +52,7 @@ expect_rc 0 "$SIM" --seed 1649 --two-phase -v
 expect "seed 1649: a notice supersedes the checkpoint persisting" \
     grep -q 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:111,propose-step:116' "$TMP/out"
 expect "seed 1649: every worker commits the new round's step" \
-    test "$(grep -c 'ev=ckpt-committed step=124 last=1 => persisting -> exit' "$TMP/out")" -eq 11
+    test "$(grep -Ec 'ev=ckpt-committed step=124 stop=[0-9]+ => persisting -> (exit|stopping)' "$TMP/out")" -eq 11
 expect_output "1 superseded it (a new round)"
 
 # Restore faults (--restore-faults): about one step in eight has a shard

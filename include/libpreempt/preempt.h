@@ -83,7 +83,9 @@ enum preempt_state {
     PREEMPT_STATE_PERSISTING = 8,
     /** "finishing": training is done while a checkpoint persists: nothing trains any more; the persist, awaited, and the checkpoint's commit come before the exit */
     PREEMPT_STATE_FINISHING = 9,
-    PREEMPT_STATE__COUNT = 10
+    /** "stopping": a two-phase checkpoint that ends the preemption is committed while the job trained on past it: training goes on to the job's one stop step (the decision record's), where every worker exits, so that none is left inside a collective */
+    PREEMPT_STATE_STOPPING = 10,
+    PREEMPT_STATE__COUNT = 11
 };
 
 /** Why a handler decided to exit. */

@@ -53,7 +53,7 @@ CONTINUE, SAVE, SAVE_EXIT, WAIT, EXIT = 0, 1, 2, 3, 4
 AUTO = UNLIMITED = -1
 _PLATFORMS = {"auto": 0, "none": 1, "gce": 2, "gce-gpu": 3, "aws": 4, "azure": 5}
 _STATES = ("idle", "own-signal", "following", "step-agreed", "saving", "countdown", "final-save", "exit",
-           "persisting", "finishing")
+           "persisting", "finishing", "stopping")
 _EXITS = ("done", "saved", "not-saved", "error")
 
 

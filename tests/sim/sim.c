@@ -255,6 +255,8 @@ struct world {
     uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
     uint64_t proto_errors;                     /* protocol errors published (-EPROTO): a worker past the step */
     uint64_t superseded, let_finish;           /* a notice while a checkpoint persisted: raised past it, or not */
+    uint64_t stops_at, stops_past;             /* workers that trained on past the last checkpoint to its commit:
+                                                  stopped at the job's stop step, or were past it at the commit */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
                                                   runs without an injected fault */
     bool faulted; /* a fault was injected: a crash, etcd down, a broken watch, a stall, a failing or
@@ -661,6 +663,15 @@ static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, v
         else if (rec->to == PREEMPT_STATE_PERSISTING)
             W->let_finish++;
     }
+    /* the preemption's last checkpoint committed while this worker trained
+     * on past it (two-phase): it stopped at the job's stop step, or it was
+     * past that step when the decision reached it (the sim's workers do
+     * not step in lockstep, as a collective would make them) */
+    if (rec->to == PREEMPT_STATE_EXIT && rec->from == PREEMPT_STATE_STOPPING && rec->ev.kind == PREEMPT_EV_STEP_REACHED)
+        W->stops_at++;
+    if (rec->to == PREEMPT_STATE_EXIT && rec->from == PREEMPT_STATE_PERSISTING &&
+        rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->run > rec->ev.u.ckpt_committed.step)
+        W->stops_past++;
     if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->verdict != PREEMPT_VERDICT_IGNORED) {
         w->last_commit = rec->ev.u.ckpt_committed.step;
         w->have_commit = true;
@@ -2226,7 +2237,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2300,6 +2311,8 @@ int main(int argc, char **argv)
         watched += wd.obs_checked;
         sup[0] += wd.superseded;
         sup[1] += wd.let_finish;
+        sup[2] += wd.stops_at;
+        sup[3] += wd.stops_past;
         rf[0] += wd.fell_back;
         rf[1] += wd.start_fails;
         rf[2] += wd.none_left;
@@ -2313,7 +2326,8 @@ int main(int argc, char **argv)
                " incarnations with a notice\n", watched);
     if (o.two_phase)
         printf("preempt-sim: notices while a checkpoint persisted: %" PRIu64 " superseded it (a new round), %" PRIu64
-               " let it finish\n", sup[0], sup[1]);
+               " let it finish; workers that trained on to such a last commit: %" PRIu64 " stopped at the job's stop "
+               "step, %" PRIu64 " were past it at the commit\n", sup[0], sup[1], sup[2], sup[3]);
     if (o.restore_faults)
         printf("preempt-sim: restores: %" PRIu64 " steps set aside (the job fell back), %" PRIu64
                " start-ups failed everywhere and started again (%" PRIu64 " with no step left)\n",

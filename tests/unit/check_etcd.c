@@ -739,6 +739,28 @@ START_TEST(test_step_values)
 }
 END_TEST
 
+/* A shard report: "<save>[ last][ stop=<step>]"; nothing else is taken
+ * for one. */
+START_TEST(test_shard_values)
+{
+    static const char *bad[] = { "", "12 stop=", "12 stop=x", "12 stop=5 last", "12 last stop=-1", "12 stop=5 ",
+                                 "12 last  stop=5", "12 laststop=5" };
+    char buf[PREEMPT_SHARD_VALUE_MAX];
+    uint64_t save, stop;
+    bool last;
+
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX), 51);
+    ck_assert_str_eq(buf, "18446744073709551615 last stop=18446744073709551615");
+    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop) && save == UINT64_MAX && last &&
+              stop == UINT64_MAX);
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0), 3);
+    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop) && save == 700 && !last && stop == 0);
+    ck_assert(preempt_shard_value_parse_("700 last", &save, &last, &stop) && save == 700 && last && stop == 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!preempt_shard_value_parse_(bad[i], &save, &last, &stop), "\"%s\" taken", bad[i]);
+}
+END_TEST
+
 /* A committed decision: "committed <step>[ last] save=<ms>", and the
  * older form without the save time; nothing else is taken for one. */
 START_TEST(test_committed_values)
@@ -751,9 +773,12 @@ START_TEST(test_committed_values)
     uint64_t step, save;
     bool last;
 
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX), 61);
-    ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615");
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, UINT64_MAX), 87);
+    ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615 stop=18446744073709551615");
     ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == UINT64_MAX && last && save == UINT64_MAX);
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0), 22);
+    ck_assert_str_eq(buf, "committed 84 save=1500"); /* stop 0: not named */
+    ck_assert(!preempt_committed_parse_("committed 84 last stop=90 save=5", &step, &last, &save)); /* out of order */
     ck_assert(preempt_committed_parse_("committed 84 save=1500", &step, &last, &save) && step == 84 && !last &&
               save == 1500);
     ck_assert(preempt_committed_parse_("committed 84 last", &step, &last, &save) && step == 84 && last && save == 0);
@@ -1763,6 +1788,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_keys_rejected);
     tcase_add_test(t, test_keys_layout);
     tcase_add_test(t, test_step_values);
+    tcase_add_test(t, test_shard_values);
     tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_record_grammar);
     tcase_add_test(t, test_pub_machine);

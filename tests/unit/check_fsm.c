@@ -271,6 +271,47 @@ static const struct fsm_case cases[] = {
       CORE(FINISHING, .save_step = 96, .have_step = true, .shard_out = true, .deadline_ms = 31000),
       EVT(STEP_AGREED, 6000, .u.step_agreed = { 104 }), .run = 100, .verdict = T, .next = ST(EXIT), .n_fx = 4,
       .fx = { FXA(DISCARD_SHARD, 96), FXA(ANNOUNCE_DONE, 100), FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_DONE) } },
+    /* A notice made a persisting checkpoint the preemption's last while the
+     * job trained on: the commit names one stop step for every worker. */
+    { "the last checkpoint commits while this worker trained on: on to the decision's stop step",
+      CORE(PERSISTING, .noticed = true, .last = true, .save_step = 60, .shard_out = true, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(CKPT_COMMITTED, 11000, .u.ckpt_committed = { 60, 106 }), .run = 103, .verdict = T, .next = ST(STOPPING),
+      .n_fx = 1, .fx = { FXA(KEEP_SHARD, 60) } },
+    { "the same decision reaching a worker at its stop step: it exits there, saved",
+      CORE(PERSISTING, .noticed = true, .last = true, .save_step = 60, .shard_out = true, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(CKPT_COMMITTED, 11000, .u.ckpt_committed = { 60, 106 }), .run = 106, .verdict = T, .next = ST(EXIT),
+      .n_fx = 3, .fx = { FXA(KEEP_SHARD, 60), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "a decision that names no stop step past the save step (an older record): exit at the commit",
+      CORE(PERSISTING, .noticed = true, .last = true, .save_step = 60, .shard_out = true, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(CKPT_COMMITTED, 11000, .u.ckpt_committed = { 60, 60 }), .run = 103, .verdict = T, .next = ST(EXIT),
+      .n_fx = 3, .fx = { FXA(KEEP_SHARD, 60), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "a synchronous save's workers wait at S: a stop step past it does not hold them",
+      CORE(SAVING, .noticed = true, .last = true, .save_step = 60, .shard_out = true, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(CKPT_COMMITTED, 11000, .u.ckpt_committed = { 60, 66 }), .run = 60, .verdict = T, .next = ST(EXIT),
+      .n_fx = 3, .fx = { FXA(KEEP_SHARD, 60), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "stopping: a boundary before the stop step: training on",
+      CORE(STOPPING, .noticed = true, .committed = true, .last = true, .save_step = 60, .cap = 106, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(STEP_REACHED, 12000, .u.step_reached = { 105 }), .run = 105, .verdict = I, .next = ST(STOPPING) },
+    { "stopping: the stop step: exit, saved",
+      CORE(STOPPING, .noticed = true, .committed = true, .last = true, .save_step = 60, .cap = 106, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(STEP_REACHED, 12000, .u.step_reached = { 106 }), .run = 106, .verdict = T, .next = ST(EXIT), .n_fx = 2,
+      .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "stopping: the deadline less the margin before the stop step: exit, saved (the checkpoint is committed)",
+      CORE(STOPPING, .noticed = true, .committed = true, .last = true, .save_step = 60, .cap = 106, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(TIMER, 39500, .u.timer = { 3 }), .run = 104, .verdict = T, .next = ST(EXIT), .n_fx = 2,
+      .fx = { FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "stopping: training finished before the stop step: done",
+      CORE(STOPPING, .noticed = true, .committed = true, .last = true, .save_step = 60, .cap = 106, .timer_gen = 3,
+           .deadline_ms = 40000),
+      EVT(TRAINING_DONE, 12000, .u.training_done = { 104 }), .run = 104, .verdict = T, .next = ST(EXIT), .n_fx = 3,
+      .fx = { FXA(ANNOUNCE_DONE, 104), FXA(DISARM_TIMER, 0), FXA(EXIT, PREEMPT_EXIT_DONE) } },
     { "a notice's deadline passes before the awaited checkpoint commits: not saved",
       CORE(FINISHING, .noticed = true, .save_step = 96, .timer_gen = 2, .deadline_ms = 31000),
       EVT(TIMER, 30500, .u.timer = { 2 }), .run = 100, .verdict = T, .next = ST(EXIT), .n_fx = 2,
@@ -647,6 +688,23 @@ START_TEST(test_plan_last_judges_the_commit)
     ck_assert(preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 60500));
     c.withdrawn = true;
     ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 60500));
+    /* The stop step a report carries: none unless the save is the last; a
+     * worker waiting at S stops there; one training on while its
+     * checkpoint persisted names its step plus the lead. */
+    c.withdrawn = false;
+    c.last = true;
+    f.run = 8;
+    f.cfg.workers = 4;
+    f.step_ms = 100;
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000), 8);
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_PROPOSE_STEP, 8 }, 1000), 0);
+    c.state = PREEMPT_STATE_PERSISTING;
+    f.run = 13;
+    f.agree_ms = 250; /* three agreements, 750 ms: 8 steps, and the least lead's 3 */
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
+                      13 + 3 + 8);
+    c.withdrawn = true; /* a periodic round's commit ends nothing: no stop */
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000), 0);
 }
 END_TEST
 
@@ -741,9 +799,10 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     case PREEMPT_EV_STEP_REACHED:
         ev->u.step_reached.step = rel[(v / 3) % 3];
         break;
-    case PREEMPT_EV_CKPT_COMMITTED: /* a report said no time is left for another round, or none did */
+    case PREEMPT_EV_CKPT_COMMITTED: /* a report said no time is left for another round (its stop step: below,
+                                       at or past this worker's), or none did */
         ev->u.ckpt_committed.step = 8;
-        ev->u.ckpt_committed.last = (v & 0x400) != 0;
+        ev->u.ckpt_committed.stop = (v & 0x400) ? rel[(v / 3) % 3] + 1 : 0;
         break;
     case PREEMPT_EV_TIMER:
         ev->u.timer.gen = (v & 0x400) ? 2 : 1;
@@ -1007,6 +1066,10 @@ START_TEST(test_training_goes_on_to_the_cap)
     ck_assert_int_eq(preempt_action_of_(&c, 46, false, false), PREEMPT_ACTION_CONTINUE);
     c.withdrawn = true; /* a periodic round's: training goes on either way */
     ck_assert_int_eq(preempt_action_of_(&c, 46, false, true), PREEMPT_ACTION_CONTINUE);
+    /* Its commit came: on to the job's stop step, where step-reached exits. */
+    c = (struct preempt_core){ .state = PREEMPT_STATE_STOPPING, .save_step = 40, .last = true, .cap = 50 };
+    ck_assert_int_eq(preempt_action_of_(&c, 49, false, false), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(preempt_action_of_(&c, 50, false, false), PREEMPT_ACTION_WAIT);
 }
 END_TEST
 

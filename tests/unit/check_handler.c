@@ -930,7 +930,7 @@ START_TEST(test_notify_custom_save_and_trace)
     ck_assert_ptr_nonnull(strstr(buf, "config grace=0 bound=30000"));
     ck_assert_ptr_nonnull(strstr(buf, "run=40 "));
     ck_assert_ptr_nonnull(strstr(buf, "ev=notice source=inject deadline=0 => idle -> own-signal"));
-    ck_assert_ptr_nonnull(strstr(buf, "ev=ckpt-committed step=41 last=1 => final-save -> exit fx=keep-shard:41,disarm-timer,exit:saved"));
+    ck_assert_ptr_nonnull(strstr(buf, "ev=ckpt-committed step=41 stop=41 => final-save -> exit fx=keep-shard:41,disarm-timer,exit:saved"));
 }
 END_TEST
 
