@@ -223,20 +223,14 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
 /* The round's decision record: the one truth every worker follows. */
 static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d, const char *value)
 {
-    struct preempt_event ev = { 0 };
+    struct preempt_event ev;
 
     CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
+    (void)preempt_view_event_(d, c->me, &ev);
     if (d->what == PREEMPT_VIEW_ABORTED) {
-        ev.kind = PREEMPT_EV_ROUND_ABORTED;
-        ev.u.round_aborted.step = d->step;
         coord_cpost(c, ev);
         return;
     }
-    ev.kind = PREEMPT_EV_CKPT_COMMITTED;
-    ev.u.ckpt_committed.step = d->step;
-    /* last: the commit ends the preemption, at the record's stop step,
-     * never before the step (older records name none) */
-    ev.u.ckpt_committed.stop = !d->last ? 0 : d->stop > d->step ? d->stop : d->step ? d->step : 1;
     if (d->save_ms && c->ops.job_save) /* before the commit: the countdown plans with it */
         c->ops.job_save(d->save_ms, c->arg);
     if (coord_own_live(c)) {
@@ -629,19 +623,12 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
         maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
         return;
     case PREEMPT_VIEW_FINAL:
-        ev.kind = PREEMPT_EV_FINAL_REQUESTED;
-        ev.u.final_requested.worker = v.worker;
         break;
     case PREEMPT_VIEW_LOST:
         CLOG(c, 2, "worker %u lost its membership (lease expired or revoked; found by the driver)", v.worker);
-        ev.kind = PREEMPT_EV_PEER_LOST;
-        ev.u.peer_lost.worker = v.worker;
         break;
     case PREEMPT_VIEW_AGREED:
         c->r[v.round].agreed = v.step;
-        ev.kind = PREEMPT_EV_STEP_AGREED;
-        ev.u.step_agreed.step = v.step;
-        ev.u.step_agreed.last = v.last;
         break;
     case PREEMPT_VIEW_COMMITTED:
     case PREEMPT_VIEW_ABORTED:
@@ -650,13 +637,12 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
     case PREEMPT_VIEW_ERROR:
         if (c->ops.on_error_msg)
             c->ops.on_error_msg(v.text, c->arg);
-        if (v.worker == c->me)
-            return;
-        ev.kind = PREEMPT_EV_PEER_ERROR;
-        ev.u.peer_error.code = v.code;
-        ev.u.peer_error.worker = v.worker;
         break;
     }
+    /* the event this record tells every worker's machine (the one mapping,
+     * which preempt-replay checks the machine's events against) */
+    if (v.what != PREEMPT_VIEW_OP_NOTICE && !preempt_view_event_(&v, c->me, &ev))
+        return;
     coord_cpost(c, ev);
 }
 

@@ -391,3 +391,77 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
     preempt_view_free_(&v);
     return rc;
 }
+
+/* The events only the job's records tell a machine in a job. */
+static bool caused_by_records(enum preempt_event_kind k)
+{
+    return k == PREEMPT_EV_STEP_AGREED || k == PREEMPT_EV_CKPT_COMMITTED || k == PREEMPT_EV_ROUND_ABORTED ||
+           k == PREEMPT_EV_FINAL_REQUESTED || k == PREEMPT_EV_PEER_LOST || k == PREEMPT_EV_PEER_ERROR;
+}
+
+static bool same_event(const struct preempt_event *a, const struct preempt_event *b)
+{
+    const union preempt_event_payload *x = &a->u, *y = &b->u;
+
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == PREEMPT_EV_STEP_AGREED)
+        return x->step_agreed.step == y->step_agreed.step && x->step_agreed.last == y->step_agreed.last;
+    if (a->kind == PREEMPT_EV_CKPT_COMMITTED)
+        return x->ckpt_committed.step == y->ckpt_committed.step && x->ckpt_committed.stop == y->ckpt_committed.stop;
+    if (a->kind == PREEMPT_EV_ROUND_ABORTED)
+        return x->round_aborted.step == y->round_aborted.step;
+    if (a->kind == PREEMPT_EV_FINAL_REQUESTED)
+        return x->final_requested.worker == y->final_requested.worker;
+    if (a->kind == PREEMPT_EV_PEER_LOST)
+        return x->peer_lost.worker == y->peer_lost.worker;
+    return a->kind == PREEMPT_EV_PEER_ERROR && x->peer_error.code == y->peer_error.code &&
+           x->peer_error.worker == y->peer_error.worker;
+}
+
+int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
+{
+    struct preempt_view v;
+    struct preempt_event *told;
+    size_t n_told = 0, j = 0;
+    int rc = 0;
+
+    *ret_n = 0;
+    if (!t->have_view || !t->lines)
+        return 0;
+    told = malloc((t->n_jobs ? t->n_jobs : 1) * sizeof(*told));
+    if (!told || preempt_view_init_(&v, t->view_jobp, t->view_inc, t->view_n, t->view_me) < 0) {
+        free(told);
+        (void)snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < t->n && rc == 0; i++) {
+        const struct preempt_event *e = &t->recs[i].ev;
+        bool found = false;
+
+        for (; j < t->n_jobs && t->jobs[j].line < t->lines[i]; j++) {
+            struct preempt_view_ev ev = preempt_view_step_(&v, &t->jobs[j].in);
+
+            n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]);
+        }
+        if (!caused_by_records(e->kind))
+            continue;
+        for (size_t k = n_told; k-- > 0 && !found;)
+            found = same_event(&told[k], e);
+        if (!found) {
+            char line[512];
+
+            (void)preempt_trace_format_(line, sizeof(line), &t->recs[i], NULL);
+            (void)snprintf(err, errsize,
+                           "record %zu (line %u) has no cause: no record the job's view read before it tells %s "
+                           "with these parameters\n  %s",
+                           i + 1, t->lines[i], preempt_event_to_string_(e->kind), line);
+            rc = 1;
+            break;
+        }
+        (*ret_n)++;
+    }
+    preempt_view_free_(&v);
+    free(told);
+    return rc;
+}

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "keys-internal.h" /* PREEMPT_KEY_MAX */
+#include "preempt_fsm.h"   /* struct preempt_event */
 
 struct preempt_view {
     char jobp[PREEMPT_KEY_MAX];
@@ -123,5 +124,18 @@ struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct p
 /* A meaning as text: "notice worker=2 wall=5000 news=1 withdrawn=0"
  * (only the fields its kind has). Returns the length as snprintf. */
 int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *ev);
+
+/* The machine event a record's meaning tells worker me's machine whatever
+ * the coordinator's state: a round's step (step-agreed), its decision
+ * (ckpt-committed, whose stop is the decision's stop step when it ends the
+ * preemption, never before its step, and 0 when it does not;
+ * round-aborted), the final round (final-requested), a lost peer
+ * (peer-lost), another worker's error (peer-error). Fills *ev but its
+ * now_ms and returns true; false for every other meaning (a notice, whose
+ * telling depends on the episode; an operator's, whose deadline needs the
+ * clock's offset). The coordinator posts these, and preempt-replay checks
+ * every such event a machine was told against the records read before it
+ * (preempt_trace_replay_causes_). Pure. */
+bool preempt_view_event_(const struct preempt_view_ev *v, unsigned me, struct preempt_event *ev);
 
 #endif

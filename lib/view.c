@@ -337,3 +337,49 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     }
     return snprintf(buf, size, "%s", name);
 }
+
+bool preempt_view_event_(const struct preempt_view_ev *v, unsigned me, struct preempt_event *ev)
+{
+    *ev = (struct preempt_event){ 0 };
+    switch (v->what) {
+    case PREEMPT_VIEW_AGREED:
+        ev->kind = PREEMPT_EV_STEP_AGREED;
+        ev->u.step_agreed.step = v->step;
+        ev->u.step_agreed.last = v->last;
+        return true;
+    case PREEMPT_VIEW_COMMITTED:
+        ev->kind = PREEMPT_EV_CKPT_COMMITTED;
+        ev->u.ckpt_committed.step = v->step;
+        ev->u.ckpt_committed.stop = !v->last ? 0 : v->stop > v->step ? v->stop : v->step ? v->step : 1;
+        return true;
+    case PREEMPT_VIEW_ABORTED:
+        ev->kind = PREEMPT_EV_ROUND_ABORTED;
+        ev->u.round_aborted.step = v->step;
+        return true;
+    case PREEMPT_VIEW_FINAL:
+        ev->kind = PREEMPT_EV_FINAL_REQUESTED;
+        ev->u.final_requested.worker = v->worker;
+        return true;
+    case PREEMPT_VIEW_LOST:
+        ev->kind = PREEMPT_EV_PEER_LOST;
+        ev->u.peer_lost.worker = v->worker;
+        return true;
+    case PREEMPT_VIEW_ERROR:
+        if (v->worker == me) /* its own: its machine knows */
+            return false;
+        ev->kind = PREEMPT_EV_PEER_ERROR;
+        ev->u.peer_error.code = v->code;
+        ev->u.peer_error.worker = v->worker;
+        return true;
+    case PREEMPT_VIEW_NOTHING:
+    case PREEMPT_VIEW_LATER:
+    case PREEMPT_VIEW_MALFORMED:
+    case PREEMPT_VIEW_NOTICE:
+    case PREEMPT_VIEW_OP_NOTICE:
+    case PREEMPT_VIEW_OP_GONE:
+    case PREEMPT_VIEW_CLAIM:
+    case PREEMPT_VIEW_CLAIM_GONE:
+        break;
+    }
+    return false;
+}

@@ -328,6 +328,21 @@ sed 's/=> agreed round=0 step=[0-9]*/=> agreed round=0 step=999999/' "$TMP/vtrac
 expect_rc 1 "$REPLAY" "$TMP/vtrace.altered"
 expect_output "diverges"
 expect_output "actual:   agreed round=0 step="
+# What the job told each machine (its round's step, the decision) is
+# checked against the records read before it: every step-agreed and
+# ckpt-committed has its record. A decision record altered, consistently,
+# into an abort (the view's replay agrees with it, the machine's records
+# are untouched) leaves the machine's commit without a cause: found.
+for _i in 0 1; do
+    expect_rc 0 "$REPLAY" "$TMP/vtrace.$_i.trace"
+    expect "cause trace $_i: the round's step and the decision were checked against their records" \
+        grep -Eq "; ([2-9]|[1-9][0-9]+) events the job told the machine have their records" "$TMP/out"
+done
+sed -E 's|(k=/preempt/vtrace/1/decision/e0/r0) v=committed%20([0-9]+)[^ ]* => committed round=0 step=[0-9]+.*|\1 v=aborted%20\2%201 => aborted round=0 step=\2|' \
+    "$TMP/vtrace.1.trace" >"$TMP/ctrace.altered"
+expect "cause trace: the decision line was altered" grep -q '=> aborted round=0 step=' "$TMP/ctrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/ctrace.altered"
+expect_output "has no cause: no record the job's view read before it tells ckpt-committed"
 # The declared machines' transitions (start-up's and the coordinator's)
 # are traced too ("decl" lines), and the replay steps each again through
 # its machine's table: start-up's restore machine, worker 0's claim sent

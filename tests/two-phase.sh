@@ -130,12 +130,12 @@ done
 # the one step the decision record names, and exit saved. ----
 tag=stop
 # the reference: the same job uninterrupted (the all-reduce's sums enter the state)
-job_start stopref 2 --steps 100 --state-kb 98304 --allreduce "$(free_port 10000 10000)"
+job_start stopref 2 --steps 60 --state-kb 98304 --allreduce "$(free_port 10000 10000)"
 job_wait 90
 eq "stop ref: done" "$RCS" "0 0"
 STOP_REF=$(same stopref 2 done state_digest)
 JOB_ARGS_0="--raise-at 28"
-job_start "$tag" 2 --steps 100 --state-kb 98304 --step-ms 15 --two-phase --save-every-steps 20 --max-to-keep 0 \
+job_start "$tag" 2 --steps 60 --state-kb 98304 --step-ms 15 --two-phase --save-every-steps 20 --max-to-keep 0 \
     --allreduce "$(free_port 10000 10000)"
 JOB_ARGS_0=
 job_wait 90
@@ -155,7 +155,7 @@ for i in 0 1; do
     expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"
 done
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
-resume_bitwise "stop" "$STOP_REF" --steps 100 --state-kb 98304 --two-phase --allreduce "$(free_port 10000 10000)"
+resume_bitwise "stop" "$STOP_REF" --steps 60 --state-kb 98304 --two-phase --allreduce "$(free_port 10000 10000)"
 
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a

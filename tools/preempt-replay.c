@@ -22,8 +22,10 @@ static const char usage[] =
     "(\"job\" lines): each goes through the job's view again, and its meaning\n"
     "is compared; and the transitions of the job's declared machines (\"decl\"\n"
     "lines: start-up's and the coordinator's, fsmdump --machine job): each is\n"
-    "stepped through its machine's table again (--print and --record keep only\n"
-    "the machine's records).\n"
+    "stepped through its machine's table again; and every event the job told\n"
+    "the machine (a round's step, its decision, the final round, a lost peer,\n"
+    "a peer's error) must be what a job line read before it says (--print and\n"
+    "--record keep only the machine's records).\n"
     "\n"
     "  -p, --print       print what the machine did, one text record per line\n"
     "                    (this converts a binary trace to text)\n"
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
     struct preempt_trace_rec prev;
     FILE *out = NULL;
     char err[256], line[512];
-    size_t diverged = 0, n_jobs = 0, n_decls = 0;
+    size_t diverged = 0, n_jobs = 0, n_decls = 0, n_causes = 0;
     int c, rc = 0;
 
     opterr = 0;
@@ -149,13 +151,22 @@ int main(int argc, char **argv)
         rc = 1;
         goto done;
     }
+    if (!diverged) { /* what the job told the machine: each from a record read before it */
+        int v = preempt_trace_replay_causes_(&t, &n_causes, err, sizeof(err));
+
+        if (v != 0) {
+            fprintf(stderr, "preempt-replay: %s: %s\n", argv[optind], err);
+            rc = v < 0 ? 2 : 1;
+            goto done;
+        }
+    }
     if (diverged)
         rc = 1;
     else if (!quiet)
         fprintf(stderr,
                 "preempt-replay: %s: %zu records match, final state %s; %zu job view lines match; %zu declared "
-                "machines' transitions match\n",
-                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls);
+                "machines' transitions match; %zu events the job told the machine have their records\n",
+                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls, n_causes);
 done:
     if (out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno));

@@ -1442,6 +1442,23 @@ START_TEST(test_view_rounds)
         ck_assert_int_gt(preempt_view_format_(m, sizeof(m), &ev), 0);
         ck_assert_str_eq(m, "committed round=1 step=20 last save=1500");
     }
+    {
+        /* what the decision tells the machine: the commit ends the
+         * preemption at the step (the record names no stop step) */
+        struct preempt_event me;
+        struct preempt_view_ev d = ev;
+
+        ck_assert(preempt_view_event_(&ev, 1, &me));
+        ck_assert_int_eq(me.kind, PREEMPT_EV_CKPT_COMMITTED);
+        ck_assert_uint_eq(me.u.ckpt_committed.step, 20);
+        ck_assert_uint_eq(me.u.ckpt_committed.stop, 20);
+        d.stop = 26; /* a two-phase round's: every worker training on stops there */
+        ck_assert(preempt_view_event_(&d, 1, &me) && me.u.ckpt_committed.stop == 26);
+        d.stop = 12; /* never before the step */
+        ck_assert(preempt_view_event_(&d, 1, &me) && me.u.ckpt_committed.stop == 20);
+        d.last = false; /* a commit that ends nothing */
+        ck_assert(preempt_view_event_(&d, 1, &me) && me.u.ckpt_committed.stop == 0);
+    }
     /* the driver's records */
     WHAT(vput(&v, JOBP "7/e0/claim", "2"), PREEMPT_VIEW_CLAIM);
     ck_assert(v.claim);
@@ -1463,6 +1480,13 @@ START_TEST(test_view_rounds)
     ck_assert_int_eq(ev.code, -5);
     ck_assert_uint_eq(ev.worker, 2);
     ck_assert_str_eq(ev.text, "disk full: /ckpt");
+    {
+        struct preempt_event me;
+
+        ck_assert(preempt_view_event_(&ev, 1, &me));
+        ck_assert(me.kind == PREEMPT_EV_PEER_ERROR && me.u.peer_error.code == -5 && me.u.peer_error.worker == 2);
+        ck_assert(!preempt_view_event_(&ev, 2, &me)); /* its own error: its machine knows */
+    }
     WHAT(vput(&v, JOBP "7/error", "-1 0 other"), PREEMPT_VIEW_NOTHING);
     preempt_view_free_(&v);
 }
