@@ -523,10 +523,10 @@ bool preempt_fsm_save_is_last_(const struct preempt_core *c)
 uint64_t preempt_fsm_fx_stop_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                               uint64_t now_ms)
 {
-    if (fx->kind != PREEMPT_FX_REPORT_SHARD || !preempt_fsm_fx_last_(c, f, fx, now_ms))
-        return 0;
     struct preempt_facts later = *f;
 
+    if (fx->kind != PREEMPT_FX_REPORT_SHARD || !preempt_fsm_fx_last_(c, f, fx, now_ms))
+        return 0;
     if (c->state != PREEMPT_STATE_PERSISTING)
         return f->run; /* waiting at S (or done training): it stops where it is */
     /* The decision comes three round trips after the last report (its

@@ -94,11 +94,11 @@ static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 
 /* What the shard reports of round k at its step (r: their range) decide:
  * the commit when every shard is there, with "last" when any report said
- * so, the slowest save they name (every worker plans the final round
- * with it) and, with "last", the highest stop step they name (every worker
- * training on stops there); otherwise, when this worker asked to abort (or_abort), the
- * abort. An earlier decision still wins. As the caps, they come from the
- * records alone. */
+ * so, the slowest save they name (every worker plans the final round with
+ * it) and, with "last", the highest stop step they name (every worker
+ * training on stops there); otherwise, when this worker asked to abort
+ * (or_abort), the abort. An earlier decision still wins. As the caps, they
+ * come from the records alone. */
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
 {
     struct round *rd = &c->r[k];

@@ -18,6 +18,7 @@
 #include "fault-internal.h"
 #include "http-internal.h"
 #include "platform-internal.h" /* preempt_tv_ms_ */
+#include "records-internal.h"  /* preempt_record_check_put_ */
 
 #define MAX_ENDPOINTS 8
 #define MAX_REPLY (4u << 20)    /* a reply larger than this is refused */
@@ -456,11 +457,39 @@ static struct req *typed_call(struct preempt_etcd *e, const struct preempt_etcd_
     return q;
 }
 
+/* One value the request would write: a job's record whose value is not its
+ * grammar is never sent (a writer that drifted from the schema). */
+static bool put_ok(struct preempt_etcd *e, const char *key, const char *value)
+{
+    const char *why;
+
+    if (preempt_record_check_put_(key, value, &why) == 0)
+        return true;
+    elog(e, 3, "etcd: not writing %s = \"%.80s\": not its record's grammar (expected %s)", key, value ? value : "",
+         why);
+    return false;
+}
+
+static bool puts_ok(struct preempt_etcd *e, const struct preempt_etcd_req *req)
+{
+    if (req->kind == PREEMPT_ETCD_RQ_PUT || req->kind == PREEMPT_ETCD_RQ_CREATE)
+        return put_ok(e, req->key, req->value);
+    for (size_t i = 0; req->kind == PREEMPT_ETCD_RQ_TXN && i < req->n_ok + req->n_fail; i++) {
+        const struct preempt_etcd_op *op = i < req->n_ok ? &req->ok[i] : &req->fail[i - req->n_ok];
+
+        if (op->kind == PREEMPT_ETCD_OP_PUT && !put_ok(e, op->key, op->value))
+            return false;
+    }
+    return true;
+}
+
 int preempt_etcd_do_(struct preempt_etcd *e, const struct preempt_etcd_req *req, uint64_t give_up_ms,
                      preempt_etcd_reply_cb cb, void *arg)
 {
     if (!e || !req)
         return -EINVAL;
+    if (!puts_ok(e, req))
+        return -EBADMSG;
     return typed_call(e, req, give_up_ms, cb, arg, true) ? 0 : -ENOMEM;
 }
 

@@ -122,8 +122,11 @@ static void join_call(struct join *j, const struct preempt_etcd_req *req, preemp
 {
     if (FINISHED(j)) /* an answer that came after the end: nothing more is asked */
         return;
-    if (j->io->request(j->io_arg, req, join_left(j), cb, j) < 0)
-        join_finish(j, -ENOMEM, "out of memory");
+    int r = j->io->request(j->io_arg, req, join_left(j), cb, j);
+
+    if (r < 0)
+        join_finish(j, r, r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
+                                        : "out of memory");
 }
 
 /* What read number i of r found; an empty record (value NULL) when none. */

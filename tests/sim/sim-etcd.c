@@ -134,20 +134,10 @@ static void record(struct sim_etcd *m, enum preempt_etcd_ev type, const struct p
  * simulation where it wrote. */
 static void check_value(const char *key, const char *value)
 {
-    char jobp[PREEMPT_KEY_MAX];
-    const char *end = strncmp(key, "/preempt/", 9) ? NULL : strchr(key + 9, '/'), *why;
-    struct preempt_record r;
-    struct preempt_key k;
-    int id;
+    const char *why;
 
-    if (!end || (size_t)(end - key) + 2 > sizeof(jobp))
-        return;
-    memcpy(jobp, key, (size_t)(end - key) + 1);
-    jobp[end - key + 1] = '\0';
-    id = preempt_key_parse_(key, jobp, &k);
-    if (id >= 0 && preempt_record_parse_((enum preempt_key_id)id, value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
-        fprintf(stderr, "preempt-sim: %s = \"%s\" is not its record's grammar (%s): not %s\n", key, value,
-                preempt_record_grammar_((enum preempt_key_id)id), why);
+    if (preempt_record_check_put_(key, value, &why) < 0) { /* the check the real etcd client makes */
+        fprintf(stderr, "preempt-sim: %s = \"%s\" is not its record's grammar: not %s\n", key, value, why);
         abort();
     }
 }

@@ -1727,6 +1727,42 @@ START_TEST(test_step_does_not_time_out_a_request)
 }
 END_TEST
 
+/* The client never writes a job's record whose value is not its grammar
+ * (the issue's garbage notice, as a drifted writer would make it): refused
+ * at once, nothing sent; a key outside a job, and a valid value, go. */
+START_TEST(test_no_write_outside_the_schema)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_etcd *e;
+    struct answer a = { 0 };
+    struct gateway g;
+    struct preempt_etcd_op bad[] = { { PREEMPT_ETCD_OP_PUT, "/preempt/j/1/e0/r0/agreed", "12", 0 },
+                                     { PREEMPT_ETCD_OP_PUT, "/preempt/j/1/w/e0/r0/shard/12/0", "5 stop=", 0 } };
+
+    fake_gateway(0, &g);
+    e = gateway_client(&g, base, 300);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("/preempt/j/1/e0/notice/1", "zzz not-a-deadline", 0), 5000,
+                                      on_answer, &a),
+                     -EBADMSG);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_CREATE("/preempt/j/1/decision/e0/r0", "committed 12 stop=9 last"),
+                                      5000, on_answer, &a),
+                     -EBADMSG);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_TXN(NULL, 0, bad, 1, bad + 1, 1), 5000, on_answer, &a), -EBADMSG);
+    ck_assert_uint_eq(preempt_etcd_pending_(e), 0);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("elsewhere", "anything at all", 0), 5000, on_answer, &a), 0);
+    ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
+    ck_assert_int_eq(a.status, 0);
+    a = (struct answer){ 0 };
+    bad[1].value = "5 last stop=13";
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_TXN(NULL, 0, bad, 1, bad + 1, 1), 5000, on_answer, &a), 0);
+    ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
+    ck_assert_int_eq(gateway_count(&g, 'r'), 2); /* the two that went */
+    preempt_etcd_free_(e);
+    event_base_free(base);
+    gateway_stop(&g);
+}
+END_TEST
+
 static void ignore_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     (void)type;
@@ -1831,6 +1867,7 @@ static Suite *suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("client");
     tcase_add_test(t, test_step_does_not_time_out_a_request);
+    tcase_add_test(t, test_no_write_outside_the_schema);
     tcase_add_test(t, test_watch_keeps_its_own_connection);
     tcase_set_timeout(t, 20);
     suite_add_tcase(s, t);
