@@ -18,7 +18,7 @@
 #include "fault-internal.h"
 #include "http-internal.h"
 #include "platform-internal.h" /* preempt_tv_ms_ */
-#include "records-internal.h"  /* preempt_record_check_put_ */
+#include "keys-internal.h"     /* preempt_record_check_put_ */
 
 #define MAX_ENDPOINTS 8
 #define MAX_REPLY (4u << 20)    /* a reply larger than this is refused */

@@ -78,8 +78,9 @@
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
       "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
-      "the final round with; `stop`: with `last`, the highest stop step the reports name when past the step: every "    \
-      "worker that trained on while its checkpoint persisted stops there (without it: at the step). Kept for the incarnation's life, outside `e<p>/`, because a worker's pending copy may " \
+      "the final round with; `stop`: with `last`, the highest stop step the reports name when past the step: "     \
+      "every worker that trained on while its checkpoint persisted stops there (without it: at the step). Kept "    \
+      "for the incarnation's life, outside `e<p>/`, because a worker's pending copy may "                            \
       "wait on it after the episode is cleared")                                                                     \
     X(W_RESTORED, "{N}/w/restored/{w}", "ok", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
@@ -175,6 +176,14 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
 #define PREEMPT_COMMITTED_VALUE_MAX 96
 int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop);
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms);
+
+/* Whether a value may be written at key: 0 when key is no record of a job
+ * (outside /preempt/<job>/, or no kind's pattern) or its value reads as
+ * that kind's grammar (records-internal.h; worker indices up to
+ * PREEMPT_MAX_WORKERS); else -EBADMSG with *why (static text: what was
+ * expected). Every write of the etcd client (lib/etcd.c) and of the
+ * simulation passes through it. Pure. */
+int preempt_record_check_put_(const char *key, const char *value, const char **why);
 
 /* docs/protocol.md's key tables, in Markdown: the records under the
  * watched range and the job (watched), or those under {N}/w/ (per-worker).

@@ -74,13 +74,6 @@ bool preempt_record_has_(const struct preempt_record *r, const char *name);
 /* A field's text (not NUL-terminated), NULL when absent; *len its length. */
 const char *preempt_record_text_(const struct preempt_record *r, const char *name, size_t *len);
 
-/* Whether a value may be written at key: 0 when key is no record of a job
- * (outside /preempt/<job>/, or no kind's pattern) or its value reads as
- * that kind's grammar (worker indices up to PREEMPT_MAX_WORKERS); else
- * -EBADMSG with *why (static text). Every write of the etcd client
- * (lib/etcd.c) and of the simulation passes through it. Pure. */
-int preempt_record_check_put_(const char *key, const char *value, const char **why);
-
 /* id's grammar, as the key table's value column; NULL for no such id. */
 const char *preempt_record_grammar_(enum preempt_key_id id);
 

@@ -7,8 +7,6 @@
 
 #include "records-internal.h"
 
-#include "preempt.h" /* PREEMPT_MAX_WORKERS */
-
 struct match {
     struct preempt_record *r;
     unsigned workers;
@@ -260,23 +258,4 @@ const char *preempt_record_text_(const struct preempt_record *r, const char *nam
         return NULL;
     *len = r->f[i].len;
     return r->f[i].s;
-}
-
-int preempt_record_check_put_(const char *key, const char *value, const char **why)
-{
-    char jobp[PREEMPT_KEY_MAX];
-    const char *end = key && !strncmp(key, "/preempt/", 9) ? strchr(key + 9, '/') : NULL;
-    struct preempt_record r;
-    struct preempt_key k;
-    int id;
-
-    *why = NULL;
-    if (!end || (size_t)(end - key) + 2 > sizeof(jobp))
-        return 0;
-    memcpy(jobp, key, (size_t)(end - key) + 1);
-    jobp[end - key + 1] = '\0';
-    id = preempt_key_parse_(key, jobp, &k);
-    if (id < 0)
-        return 0;
-    return preempt_record_parse_((enum preempt_key_id)id, value ? value : "", PREEMPT_MAX_WORKERS, &r, why);
 }

@@ -120,10 +120,11 @@ static uint64_t join_left(const struct join *j)
 
 static void join_call(struct join *j, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
 {
+    int r;
+
     if (FINISHED(j)) /* an answer that came after the end: nothing more is asked */
         return;
-    int r = j->io->request(j->io_arg, req, join_left(j), cb, j);
-
+    r = j->io->request(j->io_arg, req, join_left(j), cb, j);
     if (r < 0)
         join_finish(j, r, r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
                                         : "out of memory");
