@@ -183,6 +183,11 @@ struct preempt_coord_io {
     void (*free)(void *io);              /* cancels everything; no callback runs after */
 };
 
+/* Why the port refused a request at once (its negative return): a value
+ * it would write is not its record's grammar (-EBADMSG: a bug, which the
+ * etcd client logged), or out of memory. */
+const char *preempt_coord_refused_(int r);
+
 /* The real io on base (etcd's client of opts, borrowed as
  * preempt_etcd_new_ says), for a reader of the job's records such as the
  * watcher; free it with (*ret_ops)->free. 0 or a negative errno. */

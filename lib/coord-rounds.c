@@ -280,14 +280,13 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
  * round is the first without a decision. */
 void coord_retell_agreed(struct preempt_coord *c)
 {
-    struct preempt_event ev = { .kind = PREEMPT_EV_STEP_AGREED };
     unsigned k = c->view.r[0].decided ? 1 : 0;
+    struct preempt_view_ev v = { .what = PREEMPT_VIEW_AGREED, .round = k, .step = c->view.r[k].agreed,
+                                 .last = c->view.r[k].last };
+    struct preempt_event ev;
 
-    if (!c->view.r[k].have_agreed)
-        return;
-    ev.u.step_agreed.step = c->view.r[k].agreed;
-    ev.u.step_agreed.last = c->view.r[k].last;
-    coord_cpost(c, ev);
+    if (c->view.r[k].have_agreed && preempt_view_event_(&v, c->me, &ev)) /* the record's event, again */
+        coord_cpost(c, ev);
 }
 
 /* A worker's notice record (the view has merged it; foreign: a record in

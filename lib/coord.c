@@ -131,19 +131,12 @@ static uint64_t give_up(const struct preempt_coord *c)
     return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
 }
 
-/* Why a request could not be sent (the port refused it at once). */
-static const char *coord_call_failed(int r)
-{
-    return r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
-                         : "out of memory";
-}
-
 void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
 {
     int r = c->io->request(c->io_arg, req, give_up(c), cb, c);
 
     if (r < 0)
-        coord_on_write(r, NULL, coord_call_failed(r), c);
+        coord_on_write(r, NULL, preempt_coord_refused_(r), c);
 }
 
 void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
@@ -151,7 +144,7 @@ void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_
     int r = c->io->request(c->io_arg, req, give_up(c), cb, &c->r[k]);
 
     if (r < 0)
-        coord_on_write(r, NULL, coord_call_failed(r), c);
+        coord_on_write(r, NULL, preempt_coord_refused_(r), c);
 }
 
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)

@@ -189,13 +189,21 @@ bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
     return preempt_record_u64_(&r, "step", step);
 }
 
+/* The optional " stop=<step>" of a shard report and a decision (stop 0:
+ * none) into s (32 bytes). */
+static const char *stop_field(char s[32], uint64_t stop)
+{
+    s[0] = '\0';
+    if (stop)
+        (void)snprintf(s, 32, " stop=%" PRIu64, stop);
+    return s;
+}
+
 int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop)
 {
-    char s[32] = "";
+    char s[32];
 
-    if (stop)
-        (void)snprintf(s, sizeof(s), " stop=%" PRIu64, stop);
-    return snprintf(buf, size, "%" PRIu64 "%s%s", save_ms, last ? " last" : "", s);
+    return snprintf(buf, size, "%" PRIu64 "%s%s", save_ms, last ? " last" : "", stop_field(s, stop));
 }
 
 bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop)
@@ -213,11 +221,10 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
 
 int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop)
 {
-    char s[32] = "";
+    char s[32];
 
-    if (stop)
-        (void)snprintf(s, sizeof(s), " stop=%" PRIu64, stop);
-    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s", step, last ? " last" : "", save_ms, s);
+    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s", step, last ? " last" : "", save_ms,
+                    stop_field(s, stop));
 }
 
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)

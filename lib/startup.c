@@ -126,8 +126,7 @@ static void join_call(struct join *j, const struct preempt_etcd_req *req, preemp
         return;
     r = j->io->request(j->io_arg, req, join_left(j), cb, j);
     if (r < 0)
-        join_finish(j, r, r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
-                                        : "out of memory");
+        join_finish(j, r, "%s", preempt_coord_refused_(r));
 }
 
 /* What read number i of r found; an empty record (value NULL) when none. */
