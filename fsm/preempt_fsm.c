@@ -431,6 +431,11 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
  * before it gets there; the driver itself waits at S only if S has not
  * come back by then (bounded by the round's timer), and a worker past S
  * raises it by the same lead. */
+bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last)
+{
+    return every && run / every > last / every;
+}
+
 uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
 {
     uint64_t step = f->step_ms ? f->step_ms : 1, agree = f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS;
@@ -819,7 +824,10 @@ static uint64_t decide_by(const struct preempt_core *n, const struct preempt_eve
 
 static int64_t timer_at(const struct preempt_core *n, const struct preempt_facts *f)
 {
-    uint64_t at = n->deadline_ms > f->cfg.margin_ms ? n->deadline_ms - f->cfg.margin_ms : n->deadline_ms;
+    /* A deadline within the margin of the clock's start is due at once (1:
+     * 0 means none); it is never the deadline itself, which would give the
+     * save the margin's time. */
+    uint64_t at = !n->deadline_ms ? 0 : n->deadline_ms > f->cfg.margin_ms ? n->deadline_ms - f->cfg.margin_ms : 1;
 
     if (preempt_state_timer_(n->state) == PREEMPT_TIMER_AGREE)
         at = min_known(at, n->agree_by_ms);

@@ -303,6 +303,14 @@ bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_fac
 uint64_t preempt_fsm_fx_stop_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                               uint64_t now_ms);
 
+/* save_every_steps: a periodic checkpoint is due at the boundary of @p run
+ * when the run has reached a multiple of @p every past @p last, the newer
+ * of the last committed step and the run of the last periodic request.
+ * A multiple reached while a round was still under way is not lost: the
+ * checkpoint is due at the first boundary after the round ends. 0 every:
+ * never. */
+bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last);
+
 /* The lead: how many steps past its current one a worker proposes the save
  * step, so that the proposal reaches every worker before it gets there
  * (docs/protocol.md, "Agreement without waits").

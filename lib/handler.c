@@ -202,6 +202,7 @@ static void arm_timer(struct preempt_handler *h, uint64_t at_ms)
     struct timeval tv = preempt_tv_ms_(in);
 
     h->timer_gen = preempt_sm_core_(h->wk.sm)->timer_gen;
+    h->timer_at_ms = at_ms;
     if (preempt_fault_(PREEMPT_FAULT_TIMER) < 0 || evtimer_add(h->ev_timer, &tv) < 0) {
         /* Every timer of the machine bounds a wait: one that cannot be
          * armed fires now, so the wait ends early rather than never. */
@@ -677,8 +678,18 @@ uint64_t hd_count_step(struct preempt_handler *h)
     h->step_t0_us = 0;
     run = preempt_sm_facts_(h->wk.sm)->run;
     preempt_progress_boundary_(h->progress, run, t); /* plain stores: no system call */
-    if (h->cfg.save_every_steps && run % h->cfg.save_every_steps == 0)
-        (void)request_checkpoint(h, "save_every_steps");
+    /* The machine hears its events in time order: a timer already due when
+     * the boundary comes (the step ran outside the loop, or the loop would
+     * dispatch the boundary first) fires before it, or a save would begin
+     * after the time the machine gave it had run out. */
+    if (h->timer_at_ms <= t / 1000u && evtimer_pending(h->ev_timer, NULL)) {
+        (void)evtimer_del(h->ev_timer);
+        hd_on_timer(-1, EV_TIMEOUT, h);
+    }
+    if (preempt_plan_periodic_due_(run, h->cfg.save_every_steps,
+                                   h->committed_step > h->periodic_run ? h->committed_step : h->periodic_run) &&
+        request_checkpoint(h, "save_every_steps") == 0)
+        h->periodic_run = run;
     preempt_worker_reached_(&h->wk);
     if (h->persist) /* made at the first two-phase save: without one, not even a call */
         preempt_persist_kick_(h->persist, h->wk.step_ewma_us); /* a checkpoint persisting: this boundary's work */

@@ -239,7 +239,9 @@ struct preempt_config {
     uint64_t poll_interval_ms;   /**< period of the poll callback (default 1000) */
     uint64_t save_every_steps;   /**< a periodic checkpoint every this many steps (the
                                       run counter a multiple of it), training going on;
-                                      0 (default): none. Every worker knows the step */
+                                      0 (default): none. Every worker knows the step. A
+                                      multiple reached while the previous checkpoint is
+                                      under way is saved right after it commits */
     uint64_t save_every_ms;      /**< a periodic checkpoint this long after the last one
                                       committed (or the start); 0 (default): none. In a
                                       job the first worker whose period ends starts the

@@ -55,6 +55,10 @@ static const struct fsm_case cases[] = {
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_AWS, 8000 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
       .fx = { FXA(PUBLISH_NOTICE, 8000), FXA(CLAIM_DRIVER, 6), FXA(ARM_TIMER, 7500) } },
+    { "a deadline within the margin of the clock's start: the timer is due at once, not at the deadline",
+      CORE(IDLE), EVT(NOTICE, 18, .u.notice = { PREEMPT_SOURCE_AZURE, 19 }), .run = 3,
+      .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
+      .fx = { FXA(PUBLISH_NOTICE, 19), FXA(CLAIM_DRIVER, 4), FXA(ARM_TIMER, 1) } },
     { "grace caps the deadline",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5, .grace_ms = 5000,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
@@ -995,6 +999,23 @@ START_TEST(test_plan_tf_ignores_save_time)
 }
 END_TEST
 
+/* save_every_steps: due at a multiple past the newer of the last commit and
+ * the last request, and at the first boundary after a round that outlasted
+ * a multiple. */
+START_TEST(test_periodic_due)
+{
+    ck_assert(!preempt_plan_periodic_due_(40, 0, 0)); /* none configured */
+    ck_assert(!preempt_plan_periodic_due_(39, 40, 0));
+    ck_assert(preempt_plan_periodic_due_(40, 40, 0));
+    ck_assert(!preempt_plan_periodic_due_(41, 40, 40)); /* requested at 40: once */
+    ck_assert(!preempt_plan_periodic_due_(79, 40, 52)); /* committed at 52 */
+    ck_assert(preempt_plan_periodic_due_(80, 40, 52));
+    ck_assert(preempt_plan_periodic_due_(93, 40, 52)); /* the round of 40 committed at 52 only after 80 */
+    ck_assert(!preempt_plan_periodic_due_(130, 40, 124)); /* restored at 124 */
+    ck_assert(preempt_plan_periodic_due_(160, 40, 124));
+}
+END_TEST
+
 /* Agreement without boundary waits: a worker acknowledges a cap (its step
  * plus the lead), S is the highest cap, and training goes on up to the cap. */
 START_TEST(test_lead_covers_the_agreement_in_steps)
@@ -1295,6 +1316,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_plan_measured_counts_save_and_agreement);
     tcase_add_test(tc, test_plan_tf_ignores_save_time);
     tcase_add_test(tc, test_lead_covers_the_agreement_in_steps);
+    tcase_add_test(tc, test_periodic_due);
     tcase_add_test(tc, test_claim_proposes_the_step);
     tcase_add_test(tc, test_training_goes_on_to_the_cap);
     tcase_add_test(tc, test_plan_measured_budgets_step_deviation);

@@ -934,6 +934,35 @@ START_TEST(test_notify_custom_save_and_trace)
 }
 END_TEST
 
+/* A notice whose deadline, less the exit margin, has passed by the next
+ * step boundary: the machine's timer is due before the boundary, so the
+ * machine hears the timer first and exits not-saved, whichever of the two
+ * the loop would dispatch first (the trainer's boundary came first under
+ * load: a save began although its time had run out). Early in the
+ * handler's life (the clock starts at 0) the timer is due at once, not at
+ * the deadline. */
+START_TEST(test_overdue_timer_before_boundary)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("ckpt");
+    struct preempt_handler *h = NULL;
+    struct preempt_status st;
+    struct rec r = { 0 };
+
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    ck_assert_int_eq(preempt_notify(h, 2), 0);
+    ck_assert_int_eq(action_of(h), PREEMPT_ACTION_CONTINUE);
+    (void)usleep(5000); /* the step: the loop does not run */
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_EXIT);
+    ck_assert_int_eq(exit_code_of(h), 75);
+    ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
+    preempt_handler_get_status(h, &st);
+    ck_assert_uint_eq(st.saves, 0);
+    h = preempt_handler_free(h);
+    event_base_free(base);
+}
+END_TEST
+
 START_TEST(test_failed_save_is_not_saved)
 {
     struct event_base *base = event_base_new();
@@ -1162,6 +1191,7 @@ int main(void)
     tcase_add_test(tc, test_periodic_checkpoints);
     tcase_add_test(tc, test_notify_custom_save_and_trace);
     tcase_add_test(tc, test_failed_save_is_not_saved);
+    tcase_add_test(tc, test_overdue_timer_before_boundary);
     tcase_add_test(tc, test_sync_calls_need_own_base_and_save);
     tcase_add_test(tc, test_sync_save_callback_rules);
     tcase_add_test(tc, test_async_start);

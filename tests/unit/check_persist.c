@@ -439,6 +439,15 @@ static uint64_t train_to_save(struct event_base *base, struct preempt_handler *h
     return step;
 }
 
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
 static bool exists(const char *sub, uint64_t step)
 {
     char path[700];
@@ -531,6 +540,49 @@ START_TEST(test_two_phase_checkpoint)
     free(r.restored);
     free(model);
     free(own);
+    event_base_free(base);
+}
+END_TEST
+
+/* save_every_steps while a checkpoint persists: a multiple of the period
+ * reached then is not lost. The next periodic checkpoint begins at the
+ * first boundary after the commit; it used to wait for the next multiple
+ * (under load a job's round outlasted a multiple and the job saved a whole
+ * period less often than configured: tests/periodic.sh, 6 checkpoints for
+ * 7 multiples). */
+START_TEST(test_periodic_multiple_during_persist)
+{
+    struct event_base *base = event_base_new();
+    struct preempt_config cfg = config("pp");
+    struct preempt_handler *h = NULL;
+    size_t len = (size_t)40 << 20;
+    unsigned char *model = pattern(len, 5);
+    struct rec r = { 0 };
+    struct preempt_status st;
+    uint64_t step, run;
+
+    cfg.save_every_steps = 4;
+    use_backend(1, base); /* chunked: the persist spreads over boundaries */
+    ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
+    step = train_to_save(base, h); /* the first multiple, 4; saved at the next boundary */
+    ck_assert_uint_eq(step, 5);
+    ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    while (state_of(h) == PREEMPT_STATE_PERSISTING) {
+        ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+        (void)usleep(200);
+    }
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.committed_step, step);
+    run = st.run;
+    ck_assert_msg(run / 4 > step / 4, "the persist ended at run %llu, before the next multiple",
+                  (unsigned long long)run); /* the case's premise */
+    ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_STEP_AGREED); /* the next round, at once */
+    ck_assert_int_eq(count_of(r.log, "a periodic checkpoint (save_every_steps)"), 2);
+    h = preempt_handler_free(h);
+    free(model);
     event_base_free(base);
 }
 END_TEST
@@ -846,6 +898,7 @@ int main(void)
     tcase_add_loop_test(tc, test_engine_long_steps, 0, 2);
     tcase_add_loop_test(tc, test_engine_full_disk, 0, 2);
     tcase_add_test(tc, test_engine_seccomp_fallback);
+    tcase_add_test(tc, test_periodic_multiple_during_persist);
     tcase_add_loop_test(tc, test_two_phase_checkpoint, 0, 2);
     tcase_add_loop_test(tc, test_free_during_persist, 0, 2);
     tcase_add_loop_test(tc, test_notice_during_persist, 0, 2);
