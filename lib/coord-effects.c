@@ -231,6 +231,14 @@ void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in)
     }
 }
 
+enum preempt_dec_action coord_dec_in(struct preempt_coord *c, unsigned k, enum preempt_dec_input in)
+{
+    unsigned st = c->r[k].dec, a = decl_in(c, &preempt_dec_decl_, &st, in);
+
+    c->r[k].dec = (enum preempt_dec_state)st;
+    return (enum preempt_dec_action)a;
+}
+
 /* The machine is back in idle: this worker moves on to the next episode
  * with an empty view of it, applies what it already holds of it, and
  * brings along a notice of its own that no source withdrew (it came after
@@ -242,8 +250,10 @@ static void advance(struct preempt_coord *c)
 
     (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
     coord_junk_clear(c, NULL);
-    coord_reset_round(c, 0);
-    coord_reset_round(c, 1);
+    for (unsigned k = 0; k < 2; k++) {
+        (void)coord_dec_in(c, k, PREEMPT_DEC_IN_NEXT_EPISODE);
+        coord_reset_round(c, k);
+    }
     coord_forget_gone(c);
     c->my_withdrawn = false;
     coord_ep_in(c, PREEMPT_EP_IN_NEXT_EPISODE);

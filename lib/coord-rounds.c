@@ -105,14 +105,15 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
     struct tally t = { 0 };
     char val[PREEMPT_COMMITTED_VALUE_MAX];
 
-    if (rd->commit_posted || c->view.r[k].decided)
+    if (c->view.r[k].decided)
         return;
     if (!r || (t = tally(c, k, r)).count < c->n) {
-        if (or_abort)
+        if (or_abort && coord_dec_in(c, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
             decide_abort(c, k, rd->agreed);
         return;
     }
-    rd->commit_posted = true;
+    if (coord_dec_in(c, k, PREEMPT_DEC_IN_ALL_REPORTED) != PREEMPT_DEC_DO_PROPOSE_COMMIT)
+        return;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
          " ms); proposing the commit%s", k, rd->agreed, t.max, t.last ? ", the last save" : "");
     /* a stop step only past the save step (a synchronous save's workers all wait there) */
@@ -169,7 +170,8 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
         coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_abort_shards);
         return;
     }
-    decide_abort(c, k, step);
+    if (coord_dec_in(c, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
+        decide_abort(c, k, step);
 }
 
 /* A shard report's answer: its transaction counted the round's shards at
@@ -186,7 +188,7 @@ static void on_reported(int status, const struct preempt_etcd_reply *r, const ch
         coord_on_write(status, r, msg, c);
         return;
     }
-    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided || r->n_res < 1 ||
+    if (ep_stale(c, rd->shard_ep) || rd->dec == PREEMPT_DEC_COMMIT_PROPOSED || c->view.r[k].decided || r->n_res < 1 ||
         preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
         return;
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
@@ -244,9 +246,10 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     coord_cpost(c, ev);
 }
 
+/* Round k starts over; its decision machine was told why (it stays). */
 void coord_reset_round(struct preempt_coord *c, unsigned k)
 {
-    c->r[k] = (struct round){ .c = c, .k = k };
+    c->r[k] = (struct round){ .c = c, .k = k, .dec = c->r[k].dec };
 }
 
 /* Posts notice-withdrawn once when every notice record of the job is
@@ -293,15 +296,14 @@ void coord_retell_agreed(struct preempt_coord *c)
  * this worker's slot that it did not write). */
 static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, const char *value, bool foreign)
 {
-    struct preempt_event ev = { .kind = PREEMPT_EV_PEER_NOTICE };
+    struct preempt_event ev;
     /* This worker's own record tells its machine only when it undoes the
      * job's withdrawal: its machine then follows the job's view exactly as
      * every other worker's does. */
     bool tell = n->worker != c->me || foreign || (c->episode == PREEMPT_EP_WITHDRAWN && !n->withdrawn);
 
     coord_ep_in(c, PREEMPT_EP_IN_SEEN);
-    if (n->news && tell) {
-        ev.u.peer_notice.worker = n->worker;
+    if (tell && preempt_view_notice_event_(n, &ev)) {
         ev.u.peer_notice.deadline = coord_mono_of_wall(c, n->wall);
         CLOG(c, 1, "worker %u has a notice (%s)", n->worker, value);
         coord_cpost(c, ev);
@@ -347,7 +349,7 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
     unsigned count = 0;
     char pre[PREEMPT_KEY_MAX];
 
-    if (ep_stale(c, rd->shard_ep) || rd->commit_posted || c->view.r[k].decided)
+    if (ep_stale(c, rd->shard_ep) || rd->dec == PREEMPT_DEC_COMMIT_PROPOSED || c->view.r[k].decided)
         return;
     for (size_t j = 0; j < res->n; j++) {
         struct preempt_key kk;

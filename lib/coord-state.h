@@ -19,6 +19,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "claim-internal.h"
+#include "decision-internal.h"
 #include "episode-internal.h"
 #include "membership-internal.h"
 #include "pub-internal.h"
@@ -31,7 +32,7 @@ struct round {
     unsigned k;
     uint64_t agreed;
     uint64_t shard_ep; /* the episode of this worker's shard report (answers of older ones are late) */
-    bool commit_posted;
+    enum preempt_dec_state dec; /* what this worker proposed of its decision (decision-internal.h: declared) */
 };
 
 #define JUNK_MAX 4 /* the claim and the two rounds' steps, and one spare */
@@ -141,5 +142,7 @@ void coord_notice_put(struct preempt_coord *c);
 void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in);
 void coord_ep_in(struct preempt_coord *c, enum preempt_ep_input in);
 void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in);
+/* Round k's decision machine: returns the action, which the caller runs. */
+enum preempt_dec_action coord_dec_in(struct preempt_coord *c, unsigned k, enum preempt_dec_input in);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "claim-internal.h"
+#include "decision-internal.h"
 #include "decl-internal.h"
 #include "episode-internal.h"
 #include "joining-internal.h"
@@ -19,7 +20,7 @@
 const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_,
                                                       &preempt_ep_decl_, &preempt_out_decl_,
                                                       &preempt_pend_decl_, &preempt_offer_decl_,
-                                                      &preempt_shape_decl_, &preempt_rst_decl_, NULL };
+                                                      &preempt_shape_decl_, &preempt_rst_decl_, &preempt_dec_decl_, NULL };
 
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)
 {

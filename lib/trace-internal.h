@@ -88,11 +88,12 @@ int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const stru
 int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 
 /* The causes of what the job told the machine: every step-agreed,
- * ckpt-committed, round-aborted, final-requested, peer-lost and peer-error
- * record of the machine must be an event that a job line read before it
- * tells (preempt_view_event_(), the coordinator's one mapping, with the
- * same parameters): the machine followed the job's records and nothing
- * else. 0 (*ret_n: such records checked; none without a job-view line),
+ * ckpt-committed, round-aborted, final-requested, peer-lost, peer-error and
+ * peer-notice record of the machine must be an event that a job line read
+ * before it tells (preempt_view_event_() and preempt_view_notice_event_(),
+ * the coordinator's mappings, with the same parameters; a peer-notice's by
+ * its worker: its deadline is the machine's clock): the machine followed
+ * the job's records and nothing else. 0 (*ret_n: such records checked; none without a job-view line),
  * -ENOMEM, or 1 at the first record without its cause (err says which). */
 int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 

@@ -396,7 +396,8 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
 static bool caused_by_records(enum preempt_event_kind k)
 {
     return k == PREEMPT_EV_STEP_AGREED || k == PREEMPT_EV_CKPT_COMMITTED || k == PREEMPT_EV_ROUND_ABORTED ||
-           k == PREEMPT_EV_FINAL_REQUESTED || k == PREEMPT_EV_PEER_LOST || k == PREEMPT_EV_PEER_ERROR;
+           k == PREEMPT_EV_FINAL_REQUESTED || k == PREEMPT_EV_PEER_LOST || k == PREEMPT_EV_PEER_ERROR ||
+           k == PREEMPT_EV_PEER_NOTICE;
 }
 
 static bool same_event(const struct preempt_event *a, const struct preempt_event *b)
@@ -415,6 +416,8 @@ static bool same_event(const struct preempt_event *a, const struct preempt_event
         return x->final_requested.worker == y->final_requested.worker;
     if (a->kind == PREEMPT_EV_PEER_LOST)
         return x->peer_lost.worker == y->peer_lost.worker;
+    if (a->kind == PREEMPT_EV_PEER_NOTICE) /* the deadline is the machine's clock: not in the records */
+        return x->peer_notice.worker == y->peer_notice.worker;
     return a->kind == PREEMPT_EV_PEER_ERROR && x->peer_error.code == y->peer_error.code &&
            x->peer_error.worker == y->peer_error.worker;
 }
@@ -442,7 +445,8 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
         for (; j < t->n_jobs && t->jobs[j].line < t->lines[i]; j++) {
             struct preempt_view_ev ev = preempt_view_step_(&v, &t->jobs[j].in);
 
-            n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]);
+            n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
+                      preempt_view_notice_event_(&ev, &told[n_told]);
         }
         if (!caused_by_records(e->kind))
             continue;

@@ -338,6 +338,14 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     return snprintf(buf, size, "%s", name);
 }
 
+bool preempt_view_notice_event_(const struct preempt_view_ev *v, struct preempt_event *ev)
+{
+    if (v->what != PREEMPT_VIEW_NOTICE || !v->news)
+        return false;
+    *ev = (struct preempt_event){ .kind = PREEMPT_EV_PEER_NOTICE, .u.peer_notice.worker = v->worker };
+    return true;
+}
+
 bool preempt_view_event_(const struct preempt_view_ev *v, unsigned me, struct preempt_event *ev)
 {
     *ev = (struct preempt_event){ 0 };

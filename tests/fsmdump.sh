@@ -101,6 +101,9 @@ declared shape 5 1 'none|write|check|trust' "written        absent        writte
     "written --> unwritten : rejoined"
 declared launch-outcome 10 10 'none' "app-failed-restartable  regroup       restartable             none" \
     "app_failed --> app_failed_restartable : resumable"
+# what a worker proposed of a round's one decision (decision-internal.h)
+declared decision 3 3 'none|propose-commit|propose-abort' "commit-proposed  next-episode  open             none" \
+    "open --> commit_proposed : all-reported / propose-commit"
 # a worker's start-up in a job (restore-internal.h: "training" and "failed"
 # end it)
 declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|report-failed|train|set-aside|fail' \
@@ -109,18 +112,18 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # a worker's life each belongs to: every one checked, each a cluster of its
 # part in DOT, a composite state in Mermaid, a headed table
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 8 machines in 2 parts, 91 rows, no problems"
+expect_output "fsmdump: check: job: 9 machines in 2 parts, 94 rows, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
-eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 10
+eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 11
 expect_rc 0 "$FSMDUMP" --machine job --format mermaid
 expect_output '    state "running" as running {'
 expect_output '            claim__none --> claim__sent : notice / send'
 expect_rc 0 "$FSMDUMP" --machine job --format table
 expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
-eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 91
-eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 8
+eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 94
+eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 9
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the job's machines" sh -c "'$FSMDUMP' -m job | '$DOT' -Tsvg >'$TMP/job.svg'"
 fi

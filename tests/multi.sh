@@ -343,6 +343,15 @@ sed -E 's|(k=/preempt/vtrace/1/decision/e0/r0) v=committed%20([0-9]+)[^ ]* => co
 expect "cause trace: the decision line was altered" grep -q '=> aborted round=0 step=' "$TMP/ctrace.altered"
 expect_rc 1 "$REPLAY" "$TMP/ctrace.altered"
 expect_output "has no cause: no record the job's view read before it tells ckpt-committed"
+# A peer's notice is checked by its worker (its deadline is the machine's
+# clock): worker 1's machine learned worker 0's from the claim; the same
+# record altered to name worker 1 (the machine's replay agrees: the worker
+# changes no transition) has no record behind it
+expect "cause trace: worker 1's machine was told worker 0's notice" \
+    grep -q 'ev=peer-notice worker=0 ' "$TMP/vtrace.1.trace"
+sed 's/ev=peer-notice worker=0 /ev=peer-notice worker=1 /' "$TMP/vtrace.1.trace" >"$TMP/ntrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/ntrace.altered"
+expect_output "has no cause: no record the job's view read before it tells peer-notice"
 # The declared machines' transitions (start-up's and the coordinator's)
 # are traced too ("decl" lines), and the replay steps each again through
 # its machine's table: start-up's restore machine, worker 0's claim sent

@@ -26,7 +26,7 @@ static const char usage[] =
     "                    job coordinator's machines below, together, by the\n"
     "                    part of a worker's life they belong to (start-up:\n"
     "                    offer, shape, restore, phase-end; running: episode,\n"
-    "                    claim, notice-record, membership);\n"
+    "                    claim, notice-record, membership, decision);\n"
     "                    notice-record: the job coordinator's machine for where\n"
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
@@ -38,7 +38,8 @@ static const char usage[] =
     "                    worker count; launch-outcome: what\n"
     "                    preempt-launch's end says (its exit code); restore:\n"
     "                    a worker's start-up in a job (join, restore, the\n"
-    "                    restore barrier, the fall-back)\n"
+    "                    restore barrier, the fall-back); decision: what this\n"
+    "                    worker proposed of a round's one decision\n"
     "  -f, --format FMT  dot (default): Graphviz, render with `dot -Tsvg`;\n"
     "                    mermaid: a Mermaid stateDiagram-v2;\n"
     "                    table: every row, then the ignored and the illegal pairs\n"
@@ -615,12 +616,12 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
  * grouped by the part of a worker's life in a job that each belongs to. */
 static const struct job_phase {
     const char *name, *id, *what;
-    const char *machines[5];
+    const char *machines[6];
 } job_phases[] = {
     { "start-up", "start_up", "joining the job and restoring its step, before training",
       { "offer", "shape", "restore", "phase-end", NULL } },
     { "running", "running", "the preemption protocol beside training, until the membership ends",
-      { "episode", "claim", "notice-record", "membership", NULL } },
+      { "episode", "claim", "notice-record", "membership", "decision", NULL } },
 };
 
 static int job_dump(enum format fmt, bool check)

@@ -26,6 +26,7 @@
 #include "records-internal.h"
 #include "claim-internal.h"
 #include "episode-internal.h"
+#include "decision-internal.h"
 #include "membership-internal.h"
 #include "outcome-internal.h"
 #include "joining-internal.h"
@@ -1202,6 +1203,38 @@ START_TEST(test_episode_machine)
 }
 END_TEST
 
+/* A round's decision machine (decision-internal.h): the commit is proposed
+ * once, never after it the abort; the abort may be proposed again (the
+ * record's creation makes it one); the episode's end starts the round over. */
+START_TEST(test_decision_machine)
+{
+    const struct preempt_decl *m = &preempt_dec_decl_;
+    unsigned st = PREEMPT_DEC_OPEN;
+    bool listed;
+
+    for (unsigned s = 0; s < PREEMPT_DEC__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_DEC_IN__COUNT; in++) {
+            unsigned to = s, a = preempt_decl_step_(m, &to, in, &listed);
+
+            if (a == PREEMPT_DEC_DO_PROPOSE_COMMIT)
+                ck_assert(s == PREEMPT_DEC_OPEN && to == PREEMPT_DEC_COMMIT_PROPOSED);
+            if (s == PREEMPT_DEC_COMMIT_PROPOSED)
+                ck_assert_uint_eq(a, PREEMPT_DEC_DO_NONE);
+            if (in == PREEMPT_DEC_IN_NEXT_EPISODE)
+                ck_assert_uint_eq(to, PREEMPT_DEC_OPEN);
+        }
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_DEC_IN_GIVE_UP, &listed), PREEMPT_DEC_DO_PROPOSE_ABORT);
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_DEC_IN_GIVE_UP, &listed), PREEMPT_DEC_DO_PROPOSE_ABORT);
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_DEC_IN_ALL_REPORTED, &listed),
+                      PREEMPT_DEC_DO_PROPOSE_COMMIT); /* the reports were complete after all */
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_DEC_IN_ALL_REPORTED, &listed), PREEMPT_DEC_DO_NONE);
+    ck_assert(!listed);
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_DEC_IN_GIVE_UP, &listed), PREEMPT_DEC_DO_NONE);
+    ck_assert_uint_eq(preempt_decl_step_(m, &st, PREEMPT_DEC_IN_NEXT_EPISODE, &listed), PREEMPT_DEC_DO_NONE);
+    ck_assert_uint_eq(st, PREEMPT_DEC_OPEN);
+}
+END_TEST
+
 /* The layout's promises: the records every worker watches lie in
  * [P/N/, P/N/w/), the per-worker ones outside it; an episode's records lie
  * in its two ranges (which its clear deletes) but for the decision, which
@@ -1263,8 +1296,22 @@ START_TEST(test_view_notices)
     ck_assert(ev.news && !ev.withdrawn);
     ck_assert_uint_eq(ev.worker, 2);
     ck_assert_uint_eq(ev.wall, 5000);
+    {
+        /* the peer-notice it tells a machine when told: the worker; the
+         * deadline is the machine's clock, the coordinator's to convert */
+        struct preempt_event me;
+
+        ck_assert(preempt_view_notice_event_(&ev, &me));
+        ck_assert(me.kind == PREEMPT_EV_PEER_NOTICE && me.u.peer_notice.worker == 2 && me.u.peer_notice.deadline == 0);
+        ck_assert(!preempt_view_event_(&ev, 0, &me)); /* not a record's event whatever the state */
+    }
     ev = vput(&v, JOBP "7/e0/notice/2", "9000 gce"); /* a later deadline: the earliest stays */
     ck_assert(!ev.news);
+    {
+        struct preempt_event me;
+
+        ck_assert(!preempt_view_notice_event_(&ev, &me)); /* no news: nothing to tell */
+    }
     ck_assert_uint_eq(v.notice_wall[2], 5000);
     ev = vput(&v, JOBP "7/e0/notice/2", "5000 signal withdrawn");
     ck_assert(!ev.news && ev.withdrawn);
@@ -1855,6 +1902,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_episode_machine);
+    tcase_add_test(t, test_decision_machine);
     tcase_add_test(t, test_launch_outcome);
     tcase_add_test(t, test_phase_end);
     tcase_add_test(t, test_restore_machine);
