@@ -536,8 +536,11 @@ uint64_t preempt_fsm_fx_stop_(const struct preempt_core *c, const struct preempt
         return f->run; /* waiting at S (or done training): it stops where it is */
     /* The decision comes three round trips after the last report (its
      * transaction, the reports' read, the decision's create) and is then
-     * watched: the lead of three agreements. */
+     * watched: the lead of three agreements, and never less than
+     * PREEMPT_STOP_LEAD_MIN_MS (the mean agreement is no bound on one). */
     later.agree_ms = 3 * (f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS);
+    if (later.agree_ms < PREEMPT_STOP_LEAD_MIN_MS)
+        later.agree_ms = PREEMPT_STOP_LEAD_MIN_MS;
     return f->run + preempt_plan_lead_(&later, now_ms, c->deadline_ms);
 }
 

@@ -298,8 +298,13 @@ bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_fac
  * worker waiting at S (a synchronous save) or done training stops where it
  * is; one training on while its checkpoint persists names its step plus the
  * lead for three agreement times (the decision comes three round trips
- * after the last report). The decision record names the reports' highest
+ * after the last report), at least PREEMPT_STOP_LEAD_MIN_MS: a worker that
+ * learns the decision only after the stop step exits at once, and with a
+ * collective in every step a peer that stopped leaves it inside the next
+ * one, so the lead covers a slow round trip, not the mean one. The
+ * deadline still caps it. The decision record names the reports' highest
  * (stopping). */
+#define PREEMPT_STOP_LEAD_MIN_MS 500
 uint64_t preempt_fsm_fx_stop_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                               uint64_t now_ms);
 

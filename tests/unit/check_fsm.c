@@ -707,6 +707,13 @@ START_TEST(test_plan_last_judges_the_commit)
     f.agree_ms = 250; /* three agreements, 750 ms: 8 steps, and the least lead's 3 */
     ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
                       13 + 3 + 8);
+    f.agree_ms = 2; /* three fast agreements: still PREEMPT_STOP_LEAD_MIN_MS, 5 steps */
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
+                      13 + 3 + 5);
+    c.deadline_ms = 2200; /* the deadline caps it: after the save (200) and the margin (500), 5 steps */
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
+                      13 + 5);
+    c.deadline_ms = 0;
     c.withdrawn = true; /* a periodic round's commit ends nothing: no stop */
     ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000), 0);
 }
