@@ -424,6 +424,11 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
     f->step_dev_ms = (*dev_us + 999) / 1000;
 }
 
+bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last)
+{
+    return every && run / every > last / every;
+}
+
 /* Agreement without boundary waits: a worker whose peers run a collective
  * inside every step must not stop at its boundary for them (they would be
  * blocked in the next collective, waiting for it). The driver proposes S =
@@ -431,11 +436,6 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
  * before it gets there; the driver itself waits at S only if S has not
  * come back by then (bounded by the round's timer), and a worker past S
  * raises it by the same lead. */
-bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last)
-{
-    return every && run / every > last / every;
-}
-
 uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
 {
     uint64_t step = f->step_ms ? f->step_ms : 1, agree = f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS;

@@ -93,8 +93,9 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
  * before it tells (preempt_view_event_() and preempt_view_notice_event_(),
  * the coordinator's mappings, with the same parameters; a peer-notice's by
  * its worker: its deadline is the machine's clock): the machine followed
- * the job's records and nothing else. 0 (*ret_n: such records checked; none without a job-view line),
- * -ENOMEM, or 1 at the first record without its cause (err says which). */
+ * the job's records and nothing else. 0 (*ret_n: such records checked;
+ * none without a job-view line), -ENOMEM, or 1 at the first record without
+ * its cause (err says which). */
 int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 
 /* For the loader: a "job-view" or "job" line read into t (1), not one (0),
