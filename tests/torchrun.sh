@@ -112,7 +112,7 @@ launch tpref --loader-workers 2
 ended tpref 120
 eq "two-phase ref: exits 0" "$RC" 0
 TPREF=$(same tpref $W done digest)
-launch tp --step-ms 20 --loader-workers 2 --two-phase --save-every-steps 10
+launch tp --step-ms 20 --loader-workers 2 --two-phase --save-every-steps 10 --trace "$TMP/tp.trace"
 if started tp; then
     for r in $(seq 0 $((W - 1))); do
         wait_for "$(rank_log tp $r)" '"event":"persisting"' 60
@@ -128,6 +128,15 @@ done
 eq "two-phase: every rank saved and exits 42" "$(same tp $W exit code)" 42
 S=$(same tp $W exit saved_step)
 expect "two-phase: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 10"
+for r in $(seq 0 $((W - 1))); do expect_rc 0 "$REPLAY" --quiet "$TMP/tp.trace.$r"; done
+if [ "$failures" -gt 0 ]; then # the ranks' last lines, before the restart replaces them
+    for r in $(seq 0 $((W - 1))); do
+        echo "--- tp rank $r"
+        tail -n 15 "$TMP/tp.$r.out"
+        grep -v '^decl\|^job' "$TMP/tp.trace.$r" | tail -n 12
+    done
+    tail -n 40 "$TMP/tp.err"
+fi
 launch tp --loader-workers 2 --two-phase
 ended tp 120
 eq "two-phase: the restart exits 0" "$RC" 0
