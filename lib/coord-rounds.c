@@ -611,8 +611,7 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
         on_notice(c, &v, value, false);
         return;
     case PREEMPT_VIEW_OP_NOTICE:
-        ev.kind = PREEMPT_EV_NOTICE;
-        ev.u.notice.source = PREEMPT_SOURCE_INJECT;
+        (void)preempt_view_notice_event_(&v, &ev); /* source "operator" */
         ev.u.notice.deadline = coord_mono_of_wall(c, v.wall);
         CLOG(c, 1, "an operator's notice (%s)", value);
         break;

@@ -392,12 +392,15 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
     return rc;
 }
 
-/* The events only the job's records tell a machine in a job. */
-static bool caused_by_records(enum preempt_event_kind k)
+/* The events only the job's records tell a machine in a job (an
+ * operator's notice among the notices). */
+static bool caused_by_records(const struct preempt_event *e)
 {
+    enum preempt_event_kind k = e->kind;
+
     return k == PREEMPT_EV_STEP_AGREED || k == PREEMPT_EV_CKPT_COMMITTED || k == PREEMPT_EV_ROUND_ABORTED ||
            k == PREEMPT_EV_FINAL_REQUESTED || k == PREEMPT_EV_PEER_LOST || k == PREEMPT_EV_PEER_ERROR ||
-           k == PREEMPT_EV_PEER_NOTICE;
+           k == PREEMPT_EV_PEER_NOTICE || (k == PREEMPT_EV_NOTICE && e->u.notice.source == PREEMPT_SOURCE_OPERATOR);
 }
 
 static bool same_event(const struct preempt_event *a, const struct preempt_event *b)
@@ -418,6 +421,8 @@ static bool same_event(const struct preempt_event *a, const struct preempt_event
         return x->peer_lost.worker == y->peer_lost.worker;
     if (a->kind == PREEMPT_EV_PEER_NOTICE) /* the deadline is the machine's clock: not in the records */
         return x->peer_notice.worker == y->peer_notice.worker;
+    if (a->kind == PREEMPT_EV_NOTICE) /* the operator's: its deadline is the machine's clock too */
+        return x->notice.source == y->notice.source;
     return a->kind == PREEMPT_EV_PEER_ERROR && x->peer_error.code == y->peer_error.code &&
            x->peer_error.worker == y->peer_error.worker;
 }
@@ -448,7 +453,7 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
             n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
                       preempt_view_notice_event_(&ev, &told[n_told]);
         }
-        if (!caused_by_records(e->kind))
+        if (!caused_by_records(e))
             continue;
         for (size_t k = n_told; k-- > 0 && !found;)
             found = same_event(&told[k], e);

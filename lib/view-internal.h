@@ -138,13 +138,15 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
  * (preempt_trace_replay_causes_). Pure. */
 bool preempt_view_event_(const struct preempt_view_ev *v, unsigned me, struct preempt_event *ev);
 
-/* The peer-notice a worker's notice record tells a machine when the
- * coordinator tells it (news: its first, an earlier deadline, or live
- * again; whether it is told is the episode's, lib/coord-rounds.c), with
- * the worker and deadline 0: the deadline is the machine's clock, the
- * record's wall time converted by the coordinator. False for every other
- * meaning. preempt-replay checks each peer-notice a machine was told
- * against these, by worker. Pure. */
+/* The notice a notice record tells a machine, with deadline 0 (the
+ * deadline is the machine's clock: the coordinator converts the record's
+ * wall time): a worker's record that is news (its first, an earlier
+ * deadline, or live again; whether it is told is the episode's,
+ * lib/coord-rounds.c) tells a peer-notice of that worker; the operator's
+ * record (preemptctl notice) a notice of source "operator" to every
+ * worker. False for every other meaning. preempt-replay checks each
+ * peer-notice a machine was told against these by worker, and each
+ * operator notice by its source. Pure. */
 bool preempt_view_notice_event_(const struct preempt_view_ev *v, struct preempt_event *ev);
 
 #endif

@@ -340,6 +340,10 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
 
 bool preempt_view_notice_event_(const struct preempt_view_ev *v, struct preempt_event *ev)
 {
+    if (v->what == PREEMPT_VIEW_OP_NOTICE) {
+        *ev = (struct preempt_event){ .kind = PREEMPT_EV_NOTICE, .u.notice.source = PREEMPT_SOURCE_OPERATOR };
+        return true;
+    }
     if (v->what != PREEMPT_VIEW_NOTICE || !v->news)
         return false;
     *ev = (struct preempt_event){ .kind = PREEMPT_EV_PEER_NOTICE, .u.peer_notice.worker = v->worker };

@@ -197,6 +197,7 @@ hist_run() { # WHAT: one run of job hist ended by WHAT (w0, w1, op, or done)
     esac
     job_wait 60
     steps="$steps $(same hist 2 exit saved_step)"
+    for i in 0 1; do cp "$TMP/hist.$i.trace" "$TMP/hist-$1.$i.trace"; done
 }
 # the bound: the job is at incarnation 20 (the history of 5 and 9 kept);
 # its runs 20 to 23 each delete the history 16 before theirs
@@ -224,7 +225,7 @@ assert lines[0]["incarnation"] == 9 and "restart_ms" not in lines[0], lines[0]
 assert lines[0]["outcome"] == "saved" and lines[0]["exits"] == [75, 42], lines[0]
 steps = sys.argv[2].split()
 assert [r["incarnation"] for r in runs] == [20, 21, 22, 23], runs
-assert [r.get("source") for r in runs] == ["signal", "signal", "inject", None], runs
+assert [r.get("source") for r in runs] == ["signal", "signal", "operator", None], runs
 assert [r.get("worker") for r in runs[:2]] == [0, 1], runs
 assert [r["exits"] for r in runs] == [[42, 42]] * 3 + [[0, 0]], runs
 assert [str(r["committed_step"]) for r in runs[:3]] == steps[:3], (runs, steps)
@@ -233,6 +234,21 @@ assert all(r["restart_ms"] > 0 for r in runs[1:]) and "restart_ms" not in runs[0
 assert total["trained_ms"] > 0 and total["lost_ms"] == sum(r["restart_ms"] for r in runs[1:]), total
 ' "$TMP/hist.json" "$steps"
 [ "$failures" -eq 0 ] || cat "$TMP/hist.json"
+# The operator's notice reaches every worker's machine as a notice of
+# source "operator", from the job's record (the one mapping, the view's),
+# and preempt-replay checks it against that record; a worker's own signal
+# altered to read as the operator's has no record behind it.
+for i in 0 1; do
+    expect "history: worker $i's machine was told the operator's notice" \
+        grep -q ' ev=notice source=operator ' "$TMP/hist-op.$i.trace"
+    expect_rc 0 "$REPLAY" "$TMP/hist-op.$i.trace"
+    expect_output "events the job told the machine have their records"
+done
+expect "history: worker 0's machine was told its signal in run w0" \
+    grep -q ' ev=notice source=signal ' "$TMP/hist-w0.0.trace"
+sed 's/ ev=notice source=signal / ev=notice source=operator /' "$TMP/hist-w0.0.trace" >"$TMP/op.altered"
+expect_rc 1 "$REPLAY" "$TMP/op.altered"
+expect_output "has no cause: no record the job's view read before it tells notice"
 
 # The launch's timeline: 4 workers with a grace period, SIGTERM to the
 # launcher. The picture renders (rsvg-convert), and says who got the

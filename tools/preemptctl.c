@@ -27,7 +27,7 @@ static const char usage[] =
     "                        notices with their deadlines, driver, rounds (save\n"
     "                        step, saved shards) and error\n"
     "  notice JOB [MS]       inject a notice for every worker of the current\n"
-    "                        incarnation (source \"inject\"), with a deadline MS\n"
+    "                        incarnation (source \"operator\"), with a deadline MS\n"
     "                        from now (default: none given)\n"
     "  start-over JOB        the job's next start-up starts over even when some\n"
     "                        workers lack checkpoints that others hold (a lost\n"
@@ -445,7 +445,7 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
         return rc == -ENOENT ? 3 : 1;
     dl = in ? wall_ms() + in : 0;
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_NOTICE_OP, &(struct preempt_key){ .inc = inc });
-    (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", dl);
+    (void)snprintf(val, sizeof(val), "%" PRIu64 " operator", dl);
     if (call(s, PREEMPT_RQ_PUT(key, val, 0), "writing the notice") < 0)
         return 1;
     printf("notice injected for job %s, incarnation %" PRIu64 ": %s\n", job, inc, key);

@@ -420,7 +420,8 @@ struct preempt_status {
     uint64_t incarnation;     /**< the job's incarnation (multi-worker), 0 in local mode */
     enum preempt_platform platform; /**< the platform in effect (never AUTO) */
     const char *notice_source; /**< source of the last notice ("signal", "poll", "gce",
-                                    "aws", "azure", "inject"), NULL before any; static */
+                                    "aws", "azure", "inject", "operator": preemptctl
+                                    notice), NULL before any; static */
     uint64_t kill_delay_ms;   /**< the kill delay in effect, 0 when unknown */
     uint64_t grace_ms;        /**< the grace period in effect (the platform's default resolved) */
     int exit_code;            /**< the "saved, restart me" code in effect */

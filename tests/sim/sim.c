@@ -1654,7 +1654,7 @@ static void handle(const struct sev *e)
         rev0 = sim_etcd_rev(W->etcd);
         (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_NOTICE_OP,
                            &(struct preempt_key){ .inc = W->incarnation });
-        (void)snprintf(val, sizeof(val), "%" PRIu64 " inject", (uint64_t)(EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a));
+        (void)snprintf(val, sizeof(val), "%" PRIu64 " operator", (uint64_t)(EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a));
         if (!W->etcd_down) {
             sim_etcd_put(W->etcd, key, val, 0, now_ms());
             store_changed(rev0);

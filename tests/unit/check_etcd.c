@@ -1326,9 +1326,18 @@ START_TEST(test_view_notices)
     ck_assert_uint_eq(v.notice_wall[2], 4000);
 
     /* the operator's notice: the earliest deadline, until taken back */
-    ev = vput(&v, JOBP "7/notice/op", "8000 inject");
+    ev = vput(&v, JOBP "7/notice/op", "8000 operator");
     WHAT(ev, PREEMPT_VIEW_OP_NOTICE);
     ck_assert_uint_eq(ev.wall, 8000);
+    {
+        /* it tells every worker's machine a notice of source "operator"
+         * (written by an older preemptctl as "inject": the same) */
+        struct preempt_event me;
+
+        ck_assert(preempt_view_notice_event_(&ev, &me));
+        ck_assert(me.kind == PREEMPT_EV_NOTICE && me.u.notice.source == PREEMPT_SOURCE_OPERATOR &&
+                  me.u.notice.deadline == 0);
+    }
     WHAT(vput(&v, JOBP "7/notice/op", "9000 inject"), PREEMPT_VIEW_NOTHING);
     WHAT(vput(&v, JOBP "7/notice/op", "0 inject"), PREEMPT_VIEW_NOTHING);
     WHAT(vput(&v, JOBP "7/notice/op", "6000 inject"), PREEMPT_VIEW_OP_NOTICE);
