@@ -174,6 +174,16 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
         decide_abort(c, k, step);
 }
 
+/* Whether round k's reports are still this worker's to read: its episode
+ * is current, it has not proposed the commit (the decision machine), and
+ * no decision stands (the view). */
+static bool reports_open(const struct preempt_coord *c, unsigned k)
+{
+    const struct round *rd = &c->r[k];
+
+    return !ep_stale(c, rd->shard_ep) && rd->dec != PREEMPT_DEC_COMMIT_PROPOSED && !c->view.r[k].decided;
+}
+
 /* A shard report's answer: its transaction counted the round's shards at
  * this step (the last op). The worker whose count reached the job's size
  * reads the reports. */
@@ -188,8 +198,7 @@ static void on_reported(int status, const struct preempt_etcd_reply *r, const ch
         coord_on_write(status, r, msg, c);
         return;
     }
-    if (ep_stale(c, rd->shard_ep) || rd->dec == PREEMPT_DEC_COMMIT_PROPOSED || c->view.r[k].decided || r->n_res < 1 ||
-        preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
+    if (!reports_open(c, k) || r->n_res < 1 || preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
         return;
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
     coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_shards);
@@ -349,7 +358,7 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
     unsigned count = 0;
     char pre[PREEMPT_KEY_MAX];
 
-    if (ep_stale(c, rd->shard_ep) || rd->dec == PREEMPT_DEC_COMMIT_PROPOSED || c->view.r[k].decided)
+    if (!reports_open(c, k))
         return;
     for (size_t j = 0; j < res->n; j++) {
         struct preempt_key kk;
