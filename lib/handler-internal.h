@@ -63,7 +63,7 @@ struct preempt_handler {
     uint64_t committed_step;       /* the newest step committed (job-wide), or the restored one */
     int sigfd;
     uint32_t timer_gen;   /* generation of the armed machine timer */
-    uint64_t timer_at_ms; /* when it is due (hd_now_ms()) */
+    uint64_t timer_at_ms; /* when it is due (hd_now_ms()); UINT64_MAX: none armed */
     uint64_t periodic_run; /* the run of the last save_every_steps request taken */
     bool poll_noticed;    /* the poll callback reported a notice already */
 

@@ -97,6 +97,7 @@ static int open_signals(struct preempt_handler *h)
 static int open_events(struct preempt_handler *h)
 {
     h->ev_timer = evtimer_new(h->base, hd_on_timer, h);
+    h->timer_at_ms = UINT64_MAX;
     h->ev_drain = event_new(h->base, -1, 0, hd_on_drain, h);
     if (!h->ev_timer || !h->ev_drain)
         return -ENOMEM;

@@ -279,7 +279,10 @@ static void wk_arm_timer(void *arg, uint64_t at_ms)
 
 static void wk_disarm_timer(void *arg)
 {
-    (void)evtimer_del(((struct preempt_handler *)arg)->ev_timer);
+    struct preempt_handler *h = arg;
+
+    h->timer_at_ms = UINT64_MAX;
+    (void)evtimer_del(h->ev_timer);
 }
 
 static void wk_begin_save(void *arg, uint64_t step)
@@ -419,6 +422,7 @@ void hd_on_timer(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    h->timer_at_ms = UINT64_MAX; /* fired: none armed (what the event re-arms sets it again) */
     ev.u.timer.gen = h->timer_gen;
     hd_post(h, ev);
 }
@@ -682,11 +686,12 @@ uint64_t hd_count_step(struct preempt_handler *h)
      * the boundary comes (the step ran outside the loop, or the loop would
      * dispatch the boundary first) fires before it, or a save would begin
      * after the time the machine gave it had run out. */
-    if (h->timer_at_ms <= t / 1000u && evtimer_pending(h->ev_timer, NULL)) {
+    if (h->timer_at_ms <= t / 1000u && evtimer_pending(h->ev_timer, NULL)) { /* none armed: UINT64_MAX */
         (void)evtimer_del(h->ev_timer);
         hd_on_timer(-1, EV_TIMEOUT, h);
     }
-    if (preempt_plan_periodic_due_(run, h->cfg.save_every_steps,
+    if (h->cfg.save_every_steps &&
+        preempt_plan_periodic_due_(run, h->cfg.save_every_steps,
                                    h->committed_step > h->periodic_run ? h->committed_step : h->periodic_run) &&
         request_checkpoint(h, "save_every_steps") == 0)
         h->periodic_run = run;

@@ -47,9 +47,25 @@ int preempt_sm_post_(struct preempt_sm *sm, const struct preempt_event *ev);
 /* Drains the queue (bounded; see schedule_drain). */
 void preempt_sm_drain_(struct preempt_sm *sm);
 
+/* What a machine begins with (struct preempt_sm's first member, so that a
+ * pointer to the machine is one to it): the accessors below are inline,
+ * since every step boundary reads both. Write the core only through
+ * preempt_sm_post_(). */
+struct preempt_sm_head {
+    struct preempt_core core;
+    struct preempt_facts facts;
+};
+
 /* The facts the owner keeps up to date (run counter, measured times). */
-struct preempt_facts *preempt_sm_facts_(struct preempt_sm *sm);
-const struct preempt_core *preempt_sm_core_(const struct preempt_sm *sm);
+static inline struct preempt_facts *preempt_sm_facts_(struct preempt_sm *sm)
+{
+    return &((struct preempt_sm_head *)(void *)sm)->facts;
+}
+
+static inline const struct preempt_core *preempt_sm_core_(const struct preempt_sm *sm)
+{
+    return &((const struct preempt_sm_head *)(const void *)sm)->core;
+}
 
 /* Events the machine judged illegal, and events dropped on a full queue. */
 unsigned preempt_sm_illegal_(const struct preempt_sm *sm);

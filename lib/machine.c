@@ -9,8 +9,7 @@
 #include "machine-internal.h"
 
 struct preempt_sm {
-    struct preempt_core core;
-    struct preempt_facts facts;
+    struct preempt_sm_head h; /* first: the inline accessors (machine-internal.h) */
     struct preempt_sm_ops ops;
     void *arg;
     struct preempt_event q[PREEMPT_EVQ_SIZE];
@@ -30,8 +29,8 @@ int preempt_sm_new_(const struct preempt_config_facts *cfg, const struct preempt
     sm = calloc(1, sizeof(*sm));
     if (!sm)
         return -ENOMEM;
-    sm->core = preempt_fsm_init_();
-    sm->facts.cfg = *cfg;
+    sm->h.core = preempt_fsm_init_();
+    sm->h.facts.cfg = *cfg;
     sm->ops = *ops;
     sm->arg = arg;
     *ret = sm;
@@ -43,15 +42,6 @@ void preempt_sm_free_(struct preempt_sm *sm)
     free(sm);
 }
 
-struct preempt_facts *preempt_sm_facts_(struct preempt_sm *sm)
-{
-    return &sm->facts;
-}
-
-const struct preempt_core *preempt_sm_core_(const struct preempt_sm *sm)
-{
-    return &sm->core;
-}
 
 unsigned preempt_sm_illegal_(const struct preempt_sm *sm)
 {
@@ -66,14 +56,14 @@ unsigned preempt_sm_dropped_(const struct preempt_sm *sm)
 /* The one writer of the state: step, assign, record, then run the effects. */
 static void machine_apply(struct preempt_sm *sm, const struct preempt_event *ev)
 {
-    struct preempt_step st = preempt_fsm_step_(&sm->core, ev, &sm->facts);
-    enum preempt_state from = sm->core.state;
+    struct preempt_step st = preempt_fsm_step_(&sm->h.core, ev, &sm->h.facts);
+    enum preempt_state from = sm->h.core.state;
     struct preempt_trace_rec rec;
 
-    sm->core = st.next; /* the only assignment */
+    sm->h.core = st.next; /* the only assignment */
     if (st.verdict == PREEMPT_VERDICT_ILLEGAL)
         sm->illegal++;
-    preempt_trace_from_step_(&rec, ++sm->seq, ev, &sm->facts, from, &st);
+    preempt_trace_from_step_(&rec, ++sm->seq, ev, &sm->h.facts, from, &st);
     if (sm->ops.on_record)
         sm->ops.on_record(sm, &rec, sm->arg);
     for (unsigned k = 0; k < st.n_fx; k++)
@@ -129,13 +119,13 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     case PREEMPT_FX_REQUEST_FINAL:
         ev.kind = PREEMPT_EV_STEP_AGREED;
         ev.u.step_agreed.step = (uint64_t)fx->arg;
-        ev.u.step_agreed.last = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms);
+        ev.u.step_agreed.last = preempt_fsm_fx_last_(&sm->h.core, &sm->h.facts, fx, now_ms);
         break;
     case PREEMPT_FX_REPORT_SHARD: /* its shard is every shard, its opinion the decision's */
         ev.kind = PREEMPT_EV_CKPT_COMMITTED;
         ev.u.ckpt_committed.step = (uint64_t)fx->arg;
         /* alone: it stops where it is (a persisting save's worker waited at its boundary) */
-        ev.u.ckpt_committed.stop = preempt_fsm_fx_last_(&sm->core, &sm->facts, fx, now_ms) ? (uint64_t)fx->arg : 0;
+        ev.u.ckpt_committed.stop = preempt_fsm_fx_last_(&sm->h.core, &sm->h.facts, fx, now_ms) ? (uint64_t)fx->arg : 0;
         break;
     case PREEMPT_FX_PUBLISH_NOTICE:
     case PREEMPT_FX_PUBLISH_ERROR:
