@@ -118,6 +118,38 @@ for at in 42 44; do
     eq "notice at $at: bitwise" "$(field "$TMP/sup-$at-2.out" done state_digest)" "$SUP_REF"
 done
 
+# The same in a job of two workers on etcd: a 128 MiB state of cheap steps
+# (--step-kb: a step updates 64 KiB of it), so that a persist takes 16
+# boundaries whatever the build (chunked: 8 MiB a boundary; a twentieth of
+# a step, itself 10 ms and the pass, writes less than a chunk). Periodic
+# checkpoints every 25 steps, the first measuring the save. Worker 0 alone
+# gets SIGTERM 13 steps after the step of its second (whichever step the
+# job agreed): that checkpoint still persists, and is more than the lead
+# behind (3 steps and an agreement's: under 13 for agreements under 90
+# ms). Worker 0 supersedes it by raising the round's one step record;
+# worker 1, which had no notice, follows that record (its persist dropped
+# at once); both save the new step, and the restart resumes it bitwise.
+SUPJ_REF=$(digest supjref --ckpt-dir "$TMP/supjref" --steps 100 --state-kb 131072 --step-kb 64)
+tag=supjob
+JOB_ARGS_0="--raise-after-save 2:13"
+job_start "$tag" 2 --steps 100 --state-kb 131072 --step-kb 64 --step-ms 10 --two-phase \
+    --save-every-steps 25 --max-to-keep 0
+JOB_ARGS_0=
+job_wait 120
+saved_one_step "$tag" 2 "job supersede"
+expect "job supersede: worker 0 superseded the persisting checkpoint" \
+    grep -q 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:[0-9]*,propose-step' \
+    "$TMP/$tag.0.trace"
+old=$(grep -o 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:[0-9]*' \
+    "$TMP/$tag.0.trace" | sed 's/.*discard-shard://')
+expect "job supersede: worker 1 followed the raised record, dropping its copy at once" \
+    grep -Eq "ev=step-agreed .* => persisting -> (step-agreed|following) fx=discard-shard:$old" "$TMP/$tag.1.trace"
+expect "job supersede: the new step ($step) is past the superseded one (${old:-none})" test "${step:-0}" -gt "${old:-99999}"
+expect "job supersede: the superseded checkpoint never committed" test ! -e "$TMP/$tag/$(ckpt "${old:-0}")"
+for i in 0 1; do expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"; done
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+resume_bitwise "job supersede" "$SUPJ_REF" --steps 100 --state-kb 131072 --step-kb 64 --two-phase
+
 # ---- the same in a job whose workers step in lockstep (a blocking
 # all-reduce inside every step, as data-parallel training does). The first
 # periodic checkpoint is agreed at step 20 plus the lead (at most 7 steps

@@ -42,6 +42,9 @@ static const char usage[] =
     "  --steps N          train until global step N\n"
     "  --step-ms MS       time one step takes (default 0)\n"
     "  --state-kb KB      model state size (default 64)\n"
+    "  --step-kb KB       each step updates KB of the state, a window that moves\n"
+    "                     along it (default: all of it): a large checkpoint of\n"
+    "                     cheap steps, as an embedding table a step touches in part\n"
     "  --grace-ms MS      keep training this long after the first save (default:\n"
     "                     the platform's, 3600000 on gce-gpu, else 0)\n"
     "  --exit-code C      exit code after a preemption save (default: the\n"
@@ -62,6 +65,9 @@ static const char usage[] =
     "  --poll-ms MS       poll period (default 100)\n"
     "  --raise-at STEP    raise the first notice signal during step STEP (tests;\n"
     "                     up to 4 times for several signals)\n"
+    "  --raise-after-save N:K  raise it during the K-th step after the step of\n"
+    "                     this process's N-th save (tests: a notice while a\n"
+    "                     two-phase checkpoint persists, whenever it was agreed)\n"
     "  --long-step STEP:MS  step STEP takes MS instead of --step-ms (tests: a worker\n"
     "                     busy in one long step at a chosen moment)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
@@ -160,6 +166,10 @@ struct trainer {
     uint64_t steps, step_ms, save_ms, fail_at, fail_restore_at, saving_step;
     uint64_t long_step, long_step_ms; /* --long-step (0: none) */
     uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
+    uint64_t raise_save, raise_after; /* --raise-after-save N:K (0: unused) */
+    uint64_t raise_dyn;          /* the step it names, once the N-th save came (0: not yet) */
+    unsigned saves_seen;         /* saves this process made */
+    size_t step_words;           /* --step-kb: words a step updates (0: all) */
     unsigned n_raise;
     unsigned printed_saves;
     int raise_sig;
@@ -204,8 +214,10 @@ static uint64_t mix(uint64_t z)
 static void model_step(struct trainer *t, uint64_t step)
 {
     uint64_t carry = step * 0x9e3779b97f4a7c15ull;
+    size_t n = t->step_words && t->step_words < t->words ? t->step_words : t->words;
+    size_t i = n < t->words ? (size_t)(step * n % t->words) : 0; /* --step-kb: the window of this step */
 
-    for (size_t i = 0; i < t->words; i++) {
+    for (size_t k = 0; k < n; k++, i = i + 1 < t->words ? i + 1 : 0) {
         t->state[i] = mix(t->state[i] + carry + i);
         carry = t->state[i];
     }
@@ -277,6 +289,8 @@ static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
     int r;
 
     (void)h;
+    if (++t->saves_seen == t->raise_save && t->raise_save)
+        t->raise_dyn = step + t->raise_after;
     r = save_meta(t, step);
     if (r < 0)
         return r;
@@ -447,6 +461,8 @@ static int train_one(void *arg)
     for (unsigned i = 0; i < t->n_raise; i++)
         if (step == t->raise_at[i])
             (void)kill(getpid(), t->raise_sig); /* a real signal, read through the signalfd */
+    if (t->raise_dyn && step == t->raise_dyn)
+        (void)kill(getpid(), t->raise_sig);
     return 0;
 }
 
@@ -623,19 +639,20 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret
 }
 
 /* --long-step STEP:MS */
-static int parse_long_step(const char *arg, struct trainer *t)
+/* OPT A:B (what: "A:B", as the usage names them), each at most its max. */
+static int parse_pair(const char *opt, const char *what, const char *arg, uint64_t *a, uint64_t max_a, uint64_t *b,
+                      uint64_t max_b)
 {
-    char step[32];
+    char first[32];
     const char *colon = strchr(arg, ':');
 
-    if (!colon || (size_t)(colon - arg) >= sizeof(step)) {
-        (void)tool_usage_error(NAME, "--long-step: want STEP:MS, got '%s'", arg);
+    if (!colon || (size_t)(colon - arg) >= sizeof(first)) {
+        (void)tool_usage_error(NAME, "%s: want %s, got '%s'", opt, what, arg);
         return -EINVAL;
     }
-    memcpy(step, arg, (size_t)(colon - arg));
-    step[colon - arg] = '\0';
-    if (parse_u64("--long-step", step, UINT32_MAX, &t->long_step) < 0 ||
-        parse_u64("--long-step", colon + 1, 3600000, &t->long_step_ms) < 0)
+    memcpy(first, arg, (size_t)(colon - arg));
+    first[colon - arg] = '\0';
+    if (parse_u64(opt, first, max_a, a) < 0 || parse_u64(opt, colon + 1, max_b, b) < 0)
         return -EINVAL;
     return 0;
 }
@@ -661,7 +678,8 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_ASYNC, OPT_VERBOSE, OPT_HELP, OPT_ETCD, OPT_JOB, OPT_LAUNCH, OPT_WORKER, OPT_WORKERS, OPT_USER, OPT_CA, OPT_CERT,
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
-       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS, OPT_TWO_PHASE };
+       OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS, OPT_TWO_PHASE,
+       OPT_RAISE_AFTER_SAVE, OPT_STEP_KB };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -691,7 +709,9 @@ int main(int argc, char **argv)
         { "plan", required_argument, NULL, OPT_PLAN }, { "save-ms", required_argument, NULL, OPT_SAVE_MS },
         { "custom-save", no_argument, NULL, OPT_CUSTOM }, { "poll-file", required_argument, NULL, OPT_POLL_FILE },
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
-        { "long-step", required_argument, NULL, OPT_LONG_STEP }, { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
+        { "long-step", required_argument, NULL, OPT_LONG_STEP },
+        { "raise-after-save", required_argument, NULL, OPT_RAISE_AFTER_SAVE },
+        { "step-kb", required_argument, NULL, OPT_STEP_KB }, { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
         { "async-start", no_argument, NULL, OPT_ASYNC_START }, { "watch-peers", no_argument, NULL, OPT_WATCH_PEERS },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
         { "version", no_argument, NULL, TOOL_OPT_VERSION },
@@ -720,7 +740,7 @@ int main(int argc, char **argv)
     struct preempt_config cfg;
     struct preempt_callbacks cb = { .save = on_save, .restore = on_restore, .on_state = on_state,
                                     .on_exit = on_exit_cb, .log = on_log, .on_start = on_start_cb };
-    uint64_t v, state_kb = 64, n_signals = 0, allreduce_port = 0, early_threads = 0;
+    uint64_t v, state_kb = 64, step_kb = 0, n_signals = 0, allreduce_port = 0, early_threads = 0;
     char shard_dir[4096];
     bool have_steps = false, async = false, have_worker = false, watch_peers = false;
     int c, r, code;
@@ -787,7 +807,13 @@ int main(int argc, char **argv)
             }
             r = parse_u64("--raise-at", optarg, UINT32_MAX, &t.raise_at[t.n_raise++]);
             break;
-        case OPT_LONG_STEP: r = parse_long_step(optarg, &t); break;
+        case OPT_LONG_STEP:
+            r = parse_pair("--long-step", "STEP:MS", optarg, &t.long_step, UINT32_MAX, &t.long_step_ms, 3600000);
+            break;
+        case OPT_RAISE_AFTER_SAVE:
+            r = parse_pair("--raise-after-save", "N:K", optarg, &t.raise_save, UINT32_MAX, &t.raise_after, UINT32_MAX);
+            break;
+        case OPT_STEP_KB: r = parse_u64("--step-kb", optarg, 1048576, &step_kb); break;
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
         case OPT_FAIL_RESTORE: r = parse_u64("--fail-restore-at", optarg, UINT32_MAX, &t.fail_restore_at); break;
         case OPT_ASYNC: async = true; break;
@@ -892,6 +918,7 @@ int main(int argc, char **argv)
         return 2;
     }
     t.words = (size_t)state_kb * 1024 / sizeof(uint64_t);
+    t.step_words = (size_t)step_kb * 1024 / sizeof(uint64_t);
     t.state = calloc(t.words ? t.words : 1, sizeof(uint64_t));
     if (!t.state) {
         fprintf(stderr, "preempt-trainer: out of memory for %" PRIu64 " KiB of state\n", state_kb);
