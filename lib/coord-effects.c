@@ -67,6 +67,13 @@ void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
     coord_notice_put(c);
 }
 
+void preempt_coord_live_(struct preempt_coord *c, const char *source)
+{
+    if (c && c->my_withdrawn)
+        (void)snprintf(c->my_source, sizeof(c->my_source), "%s", source);
+    preempt_coord_withdraw_(c, false);
+}
+
 static void on_claim(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;

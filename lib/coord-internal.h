@@ -248,6 +248,13 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
  * already withdrawn. When every record of the job is withdrawn, every
  * worker gets notice-withdrawn. */
 void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn);
+/* A live notice of source (its name) came: the record is written live
+ * again (preempt_coord_withdraw_(c, false)), and, when the one published
+ * was withdrawn (an advisory or periodic notice, or one its source took
+ * back), it names this source: a SIGTERM during a periodic checkpoint's
+ * episode is the signal's, not the period's. The published deadline
+ * stays the earliest. NULL-safe. */
+void preempt_coord_live_(struct preempt_coord *c, const char *source);
 
 /* Watches the job's member records ([N/w/alive/, N/w/done/] only: O(W) for
  * this worker, nothing for the others) and calls gone(worker, why, arg) on

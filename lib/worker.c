@@ -105,7 +105,7 @@ void preempt_worker_notice_(struct preempt_worker *w, enum preempt_source src, u
     ev.u.notice.deadline = deadline_in_ms ? w->ops->now_ms(w->arg) + deadline_in_ms : 0;
     if (!advisory) {
         w->live[src] = true;
-        preempt_coord_withdraw_(w->coord, false);
+        preempt_coord_live_(w->coord, preempt_source_to_string_(src));
     } else if (w->coord) {
         preempt_coord_withdraw_(w->coord, true); /* the record is written withdrawn */
     }

@@ -146,6 +146,11 @@ expect "job supersede: worker 1 followed the raised record, dropping its copy at
     grep -Eq "ev=step-agreed .* => persisting -> (step-agreed|following) fx=discard-shard:$old" "$TMP/$tag.1.trace"
 expect "job supersede: the new step ($step) is past the superseded one (${old:-none})" test "${step:-0}" -gt "${old:-99999}"
 expect "job supersede: the superseded checkpoint never committed" test ! -e "$TMP/$tag/$(ckpt "${old:-0}")"
+# the periodic checkpoint's episode had published worker 0's notice record
+# withdrawn (advisory); the signal's makes it live, naming the signal
+expect "job supersede: worker 0's notice record names the signal, not the period" \
+    grep -Eq "^job t=[0-9]+ put k=/preempt/$tag/1/e[0-9]+/notice/0 v=[0-9]+%20signal => notice worker=0 .* withdrawn=0" \
+    "$TMP/$tag.1.trace"
 for i in 0 1; do expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"; done
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 resume_bitwise "job supersede" "$SUPJ_REF" --steps 100 --state-kb 131072 --step-kb 64 --two-phase
