@@ -196,14 +196,15 @@ resume_bitwise "stop" "$STOP_REF" --steps 60 --state-kb 98304 --two-phase --allr
 
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a
-# scheduler sends it: the launcher passes it on, both workers save one step
-# (the last save awaited), the launch asks to be restarted; a second launch
-# resumes both there, bitwise. ----
+# scheduler sends it, with a grace period: the launcher passes it on, both
+# workers save one step, persisted while they train on in the grace
+# period, then one final step (its save awaited); the launch asks to be
+# restarted, and a second launch resumes both there, bitwise. ----
 LAUNCH="$top_builddir/tools/preempt-launch"
 # w_field FILE WORKER EVENT KEY: KEY of WORKER's last EVENT line in the launcher's output
 w_field() { grep "\"event\":\"$3\"" "$1" | grep "\"worker\":$2[,}]" | tail -n 1 | sed -n "s/.*\"$4\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 "$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job tplaunch --ckpt-dir "$TMP/tplaunch" --steps 100000 \
-    --state-kb 16384 --step-ms 5 --two-phase --save-every-steps 30 --max-to-keep 0 --verbose \
+    --state-kb 16384 --step-ms 5 --two-phase --save-every-steps 30 --max-to-keep 0 --grace-ms 2000 --verbose \
     >"$TMP/tpl.out" 2>"$TMP/tpl.err" &
 lp=$!
 wait_for "$TMP/tpl.out" '"from":"persisting","to":"idle"' 60 && kill -TERM "$lp"
@@ -217,6 +218,12 @@ s=$(w_field "$TMP/tpl.out" 0 exit saved_step)
 eq "launch: one step saved by both (${s:-none})" "$(w_field "$TMP/tpl.out" 1 exit saved_step)" "$s"
 expect "launch: checkpoints persisted while the workers trained" \
     test "$(grep -c '"from":"persisting","to":"idle"' "$TMP/tpl.out")" -ge 2
+for i in 0 1; do
+    expect "launch: worker $i's first save persisted while it trained in the grace period" \
+        grep -q "\"worker\":$i,\"from\":\"persisting\",\"to\":\"countdown\"" "$TMP/tpl.out"
+    expect "launch: worker $i's grace period ended in a final save" \
+        grep -q "\"worker\":$i,\"from\":\"final-save\",\"to\":\"exit\"" "$TMP/tpl.out"
+done
 n=$((${s:-0} + 40))
 "$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job tplaunch --ckpt-dir "$TMP/tplaunch" --steps "$n" \
     --state-kb 16384 --two-phase >"$TMP/tpl2.out" 2>"$TMP/tpl2.err"
