@@ -156,43 +156,51 @@ for i in 0 1; do expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"; done
 resume_bitwise "job supersede" "$SUPJ_REF" --steps 100 --state-kb 131072 --step-kb 64 --two-phase
 
 # ---- the same in a job whose workers step in lockstep (a blocking
-# all-reduce inside every step, as data-parallel training does). The first
-# periodic checkpoint is agreed at step 20 plus the lead (at most 7 steps
-# of at least 15 ms while no agreement is measured yet), so it persists at
-# step 28 (96 MiB: 12 boundaries at the least budget), when worker 0 gets
-# SIGTERM. Without a measured save it is never superseded: it finishes and
-# is the preemption's last, while both workers train on. Neither may exit
-# at the boundary where the commit reached it: the other, reading it one
-# boundary later, would be left inside the next all-reduce. Both stop at
-# the one step the decision record names, and exit saved. ----
-tag=stop
+# all-reduce inside every step, as data-parallel training does), with each
+# backend. The first periodic checkpoint (96 MiB of cheap steps: at least
+# 12 boundaries chunked, 3 with io_uring, whose boundary checksums 32 MiB)
+# persists when worker 0 gets SIGTERM, the step after its save's. Without
+# a measured save it is never superseded: it finishes and is the
+# preemption's last, while both workers train on. Neither may exit at the
+# boundary where the commit reached it: the other, reading it one boundary
+# later, would be left inside the next all-reduce. Both stop at the one
+# step the decision record names, and exit saved. ----
 # the reference: the same job uninterrupted (the all-reduce's sums enter the state)
-job_start stopref 2 --steps 60 --state-kb 98304 --allreduce "$(free_port 10000 10000)"
+job_start stopref 2 --steps 100 --state-kb 98304 --step-kb 64 --allreduce "$(free_port 10000 10000)"
 job_wait 90
 eq "stop ref: done" "$RCS" "0 0"
 STOP_REF=$(same stopref 2 done state_digest)
-JOB_ARGS_0="--raise-at 28"
-job_start "$tag" 2 --steps 60 --state-kb 98304 --step-ms 15 --two-phase --save-every-steps 20 --max-to-keep 0 \
-    --allreduce "$(free_port 10000 10000)"
-JOB_ARGS_0=
-job_wait 90
-eq "stop: both saved" "$RCS" "42 42"
-step=$(same "$tag" 2 exit saved_step)
-expect "stop: the checkpoint persisting at the notice is the saved one ($step)" test "${step:-99}" -lt 28
-expect "stop: the notice came while it persisted, and it finished" \
-    grep -q 'ev=notice .* => persisting -> persisting' "$TMP/$tag.0.trace"
-# the decision: "committed <step> last save=<ms> stop=<step>"
-stop=$(sed -n "s/.*the job.s decision is \"committed $step last save=[0-9]* stop=\([0-9]*\)\".*/\1/p" \
-    "$TMP/$tag.0.err" | head -n 1)
-expect "stop: the decision names a stop step past the notice (${stop:-none})" test "${stop:-0}" -gt 28
-for i in 0 1; do
-    expect "stop: worker $i trained on to it" grep -q '"from":"persisting","to":"stopping"' "$TMP/$tag.$i.out"
-    ran=$(grep '"from":"stopping","to":"exit"' "$TMP/$tag.$i.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
-    eq "stop: worker $i stopped at the decision's stop step" "$ran" "$stop"
-    expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"
+for be in chunked io_uring; do
+    export PREEMPT_PERSIST=$be
+    tag=stop-$be
+    JOB_ARGS_0="--raise-after-save 1:1"
+    job_start "$tag" 2 --steps 100 --state-kb 98304 --step-kb 64 --step-ms 15 --two-phase --save-every-steps 20 \
+        --max-to-keep 0 --allreduce "$(free_port 10000 10000)"
+    JOB_ARGS_0=
+    job_wait 90
+    eq "$be stop: both saved" "$RCS" "42 42"
+    step=$(same "$tag" 2 exit saved_step)
+    first=$(grep -m1 '"event":"save-begin"' "$TMP/$tag.0.out" | sed 's/.*"step":\([0-9]*\).*/\1/')
+    eq "$be stop: the checkpoint persisting at the notice is the saved one" "$step" "${first:-none}"
+    expect "$be stop: the notice came while it persisted, and it finished" \
+        grep -q 'ev=notice .* => persisting -> persisting' "$TMP/$tag.0.trace"
+    # the decision: "committed <step> last save=<ms> stop=<step>"
+    stop=$(sed -n "s/.*the job.s decision is \"committed $step last save=[0-9]* stop=\([0-9]*\)\".*/\1/p" \
+        "$TMP/$tag.0.err" | head -n 1)
+    expect "$be stop: the decision names a stop step past the notice (${stop:-none})" \
+        test "${stop:-0}" -gt "$((${first:-99} + 1))"
+    for i in 0 1; do
+        expect "$be stop: worker $i trained on to it" grep -q '"from":"persisting","to":"stopping"' "$TMP/$tag.$i.out"
+        ran=$(grep '"from":"stopping","to":"exit"' "$TMP/$tag.$i.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
+        eq "$be stop: worker $i stopped at the decision's stop step" "$ran" "$stop"
+        expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"
+    done
+    eq "$be stop: its backend" "$(persisted "$TMP/$tag.0.err")" "persisted with $be on the loop"
+    [ "$failures" -eq 0 ] || show_logs "$tag" 2
+    resume_bitwise "$be stop" "$STOP_REF" --steps 100 --state-kb 98304 --step-kb 64 --two-phase \
+        --allreduce "$(free_port 10000 10000)"
 done
-[ "$failures" -eq 0 ] || show_logs "$tag" 2
-resume_bitwise "stop" "$STOP_REF" --steps 60 --state-kb 98304 --two-phase --allreduce "$(free_port 10000 10000)"
+export PREEMPT_PERSIST=chunked
 
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a
