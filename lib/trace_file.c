@@ -323,7 +323,7 @@ int preempt_trace_load_mem_(const char *name, const unsigned char *data, size_t 
                   : load_text(&c, data, len, &t);
     if (rc == -ENOMEM)
         (void)snprintf(err, errsize, "%s: out of memory", name);
-    if (rc == 0 && t.n == 0) {
+    if (rc == 0 && t.n == 0 && t.n_jobs == 0 && t.n_decls == 0) { /* a worker's job lines alone: one killed early */
         (void)snprintf(err, errsize, "%s: empty trace: no record", name);
         rc = -ENODATA;
     }

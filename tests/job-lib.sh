@@ -17,6 +17,7 @@ job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
 # i also gets the words of $JOB_ARGS_i, when set (one slow disk, ...).
 job_start() {
     _tag=$1 _n=$2
+    JOB_TAG=$1 JOB_N=$2 # job_wait replays the workers' traces
     shift 2
     PIDS=
     _i=0
@@ -36,6 +37,10 @@ job_start() {
 }
 
 # job_wait SECONDS: waits for every worker (bounded); their statuses in $RCS.
+# Then every worker's trace of the job must replay (preempt-replay: the
+# machine's records, the job's records through the view, the declared
+# machines' transitions, and each event the job told the machine against
+# the record behind it), whatever the case did to the job.
 job_wait() {
     _n=0
     while :; do
@@ -56,6 +61,17 @@ job_wait() {
         RCS="$RCS $?"
     done
     RCS=${RCS# }
+    _i=0
+    while [ "$_i" -lt "${JOB_N:-0}" ]; do
+        if [ ! -s "$TMP/$JOB_TAG.$_i.trace" ]; then
+            : # a worker that did not start writes none
+        elif "$REPLAY" --quiet "$TMP/$JOB_TAG.$_i.trace" >"$TMP/job-replay.out" 2>&1; then
+            ok
+        else
+            fail "job $JOB_TAG: worker $_i's trace does not replay: $(head -c 1500 "$TMP/job-replay.out")"
+        fi
+        _i=$((_i + 1))
+    done
 }
 
 # same TAG N EVENT KEY: prints the value when every worker's last EVENT

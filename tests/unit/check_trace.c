@@ -302,6 +302,33 @@ START_TEST(test_empty_traces)
 }
 END_TEST
 
+/* A worker of a job killed before its machine took an event wrote the
+ * job's records it read and its start-up's transitions, and no record:
+ * that trace is not empty, and replays. */
+START_TEST(test_trace_without_records)
+{
+    static const char text[] =
+        "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"
+        "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+        "job t=1 put k=/preempt/j/3/e0/notice/1 v=5000%20signal => notice worker=1 wall=5000 news=1 withdrawn=0\n"
+        "decl t=1 m=restore joining --joined-none--> training (start-fresh)\n";
+    struct preempt_trace_file t;
+    char err[256];
+    size_t n;
+
+    ck_assert_msg(preempt_trace_load_mem_("k", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(t.n, 0);
+    ck_assert_uint_eq(t.n_jobs, 1);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)), 0);
+    preempt_trace_file_free_(&t);
+}
+END_TEST
+
 /* ---- the job's view in text traces ------------------------------------------ */
 
 #define VIEW_CONFIG "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n" \
@@ -601,6 +628,7 @@ int main(void)
     tcase_add_test(tc, test_binary_unknown_name);
     tcase_add_test(tc, test_binary_out_of_order);
     tcase_add_test(tc, test_empty_traces);
+    tcase_add_test(tc, test_trace_without_records);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
