@@ -55,7 +55,7 @@
       "job joins again (a new incarnation) without it; or (failed: out of memory, I/O) every worker's start-up "     \
       "fails, nothing set aside")                                                                                    \
     X(NOTICE_OP, "{N}/notice/op", "<deadline:unixms> <source:word>", "`preemptctl notice`",                                      \
-      "an operator's notice: every worker's own (source operator)")                                                                    \
+      "an operator's notice: every worker's own (source operator)")                                                 \
     X(ERROR, "{N}/error", "<code:int> <w:w> <message:text>", "create-if-absent", "the job's first error")                     \
     X(NOTICE, "{N}/e{p}/notice/{w}", "<deadline:unixms> <source:word>[ withdrawn]", "worker w",                       \
       "w's earliest notice; `withdrawn` when its sources cancelled it or it was advisory. When every record is "     \

@@ -42,7 +42,6 @@ void preempt_sm_free_(struct preempt_sm *sm)
     free(sm);
 }
 
-
 unsigned preempt_sm_illegal_(const struct preempt_sm *sm)
 {
     return sm->illegal;
