@@ -209,9 +209,9 @@ END_TEST
 /* Long steps: a boundary may also use a share of the trainer's mean step
  * time, so that a large persist commits within a few boundaries of
  * minute-long steps. With the byte budget alone, a boundary took 8 MiB of
- * these 192 MiB chunked and 32 MiB with io_uring; with 60 s steps (a 3 s
- * slice) the start's pass measures the rate, the next boundary does the
- * rest. */
+ * these 192 MiB chunked and 32 MiB with io_uring; with 10-minute steps
+ * (a 30 s slice) the start's pass measures the rate, the next boundary
+ * does the rest. */
 START_TEST(test_engine_long_steps)
 {
     enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
@@ -238,7 +238,10 @@ START_TEST(test_engine_long_steps)
     ck_assert_int_eq(preempt_persist_start_(p, b, 2, on_done, &o), 0);
     ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* the start's pass: the rate is measured */
     ck_assert_uint_lt(b[0].queued, len[0]);
-    preempt_persist_kick_(p, 60 * 1000000u); /* a boundary of 60 s steps: a 3 s slice */
+    /* a boundary of 10-minute steps: a 30 s slice, which covers the rest
+     * under valgrind too (a 3 s slice of 60 s steps did not, once: the
+     * slice is the time the pass may take, not bytes) */
+    preempt_persist_kick_(p, 600 * 1000000u);
     ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
     /* the whole persist went in that one boundary: chunked wrote and synced
      * it; io_uring handed every write to the kernel, whose completions then
