@@ -66,8 +66,10 @@ struct preempt_trace_decl {
 int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m, unsigned from,
                                unsigned input, unsigned to, unsigned action);
 /* Steps each decl line's (from, input) through its machine's table and
- * compares the state and the action. 0 (*ret_n: lines replayed), or 1 at
- * the first divergence (err says where and what). */
+ * compares the state and the action; an input a record causes (every
+ * machine's next-episode, the episode machine's seen) must follow the job
+ * line of such a record. 0 (*ret_n: lines replayed), or 1 at the first
+ * divergence (err says where and what). */
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 
 struct preempt_trace_job {

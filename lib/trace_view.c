@@ -279,11 +279,31 @@ static int push_decl(struct preempt_trace_file *t, const struct preempt_trace_de
     return 1;
 }
 
+/* What the job line just before a declared machine's input must be, when
+ * a record read causes that input (the coordinator steps the machine right
+ * after the view reads it): an episode's end (every machine's
+ * next-episode: the view moved to the next episode), or a notice record
+ * (the episode machine's seen). NULL: no record causes it. */
+static const char *decl_cause(const struct preempt_trace_decl *d, const struct preempt_trace_job *before)
+{
+    const char *in = preempt_decl_input_(d->m, d->input);
+
+    if (!strcmp(in, "next-episode"))
+        return before && before->in.kind == PREEMPT_VIEW_IN_EPISODE ? NULL : "the view's next episode";
+    if (!strcmp(d->m->name, "episode") && !strcmp(in, "seen"))
+        return before && !strncmp(before->meaning, "notice ", 7) ? NULL : "a notice record";
+    return NULL;
+}
+
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
+    size_t j = 0;
+
     *ret_n = 0;
     for (size_t i = 0; i < t->n_decls; i++) {
         const struct preempt_trace_decl *d = &t->decls[i];
+        const struct preempt_trace_job *before;
+        const char *want;
         unsigned st = d->from, a;
         bool listed;
 
@@ -295,6 +315,18 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
                            preempt_decl_state_(d->m, d->to), preempt_decl_action_(d->m, d->action),
                            listed ? preempt_decl_state_(d->m, st) : "no row: ignored",
                            preempt_decl_action_(d->m, a));
+            return 1;
+        }
+        while (j < t->n_jobs && t->jobs[j].line < d->line)
+            j++;
+        before = j ? &t->jobs[j - 1] : NULL;
+        if ((want = decl_cause(d, before)) != NULL) {
+            (void)snprintf(err, errsize,
+                           "decl line %u (line %u) has no cause: %s %s --%s--> needs %s read just before it, "
+                           "and the job line before it %s%s",
+                           (unsigned)i + 1, d->line, d->m->name, preempt_decl_state_(d->m, d->from),
+                           preempt_decl_input_(d->m, d->input), want, before ? "says " : "is none",
+                           before ? before->meaning : "");
             return 1;
         }
         (*ret_n)++;

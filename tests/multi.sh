@@ -374,6 +374,16 @@ expect_output "actual:   sent (send)"
 sed 's/m=claim none/m=nonesuch none/' "$TMP/vtrace.0.trace" >"$TMP/dtrace.foreign"
 expect_rc 2 "$REPLAY" "$TMP/dtrace.foreign"
 expect_output "names machine 'nonesuch', which this build does not have"
+# An input that a record causes must follow that record's job line: worker
+# 0's episode began with its own notice ("own"); the same line altered to
+# "seen" (a row the table has, so the table's replay agrees) has no notice
+# record read just before it (check_trace: the same for next-episode).
+expect "decl trace: worker 0's episode began with its own notice" \
+    grep -q '^decl t=[0-9]* m=episode idle --own--> active (none)$' "$TMP/vtrace.0.trace"
+sed 's/m=episode idle --own--> active (none)/m=episode idle --seen--> active (none)/' "$TMP/vtrace.0.trace" \
+    >"$TMP/etrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/etrace.altered"
+expect_output "has no cause: episode idle --seen--> needs a notice record read just before it"
 
 # ---- the round's step before the notice --------------------------------------
 # A driver's claim and its proposed step are one transaction, its notice

@@ -302,6 +302,49 @@ START_TEST(test_empty_traces)
 }
 END_TEST
 
+/* An input a record causes follows that record's job line: the episode
+ * machine's seen a notice record, every machine's next-episode the view's
+ * move to the next episode. */
+START_TEST(test_decl_causes)
+{
+#define DECL_HEAD                                                                                                     \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"                                                                \
+    "job t=1 put k=/preempt/j/3/e0/notice/1 v=5000%20signal => notice worker=1 wall=5000 news=1 withdrawn=0\n"
+    static const char good[] = DECL_HEAD "decl t=1 m=episode idle --seen--> active (none)\n"
+                                         "job t=2 episode ep=1 => nothing\n"
+                                         "decl t=2 m=episode active --next-episode--> idle (none)\n";
+    static const char no_episode[] = DECL_HEAD "decl t=1 m=episode idle --seen--> active (none)\n"
+                                               "decl t=2 m=episode active --next-episode--> idle (none)\n";
+    static const char no_notice[] = DECL_HEAD "job t=2 episode ep=1 => nothing\n"
+                                              "decl t=2 m=episode idle --seen--> active (none)\n";
+#undef DECL_HEAD
+    struct preempt_trace_file t;
+    char err[256];
+    size_t n;
+
+    ck_assert_msg(preempt_trace_load_mem_("g", (const unsigned char *)good, strlen(good), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 2);
+    preempt_trace_file_free_(&t);
+    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)no_episode, strlen(no_episode), &t, err,
+                                      sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(strstr(err, "decl line 2 (line 5) has no cause: episode active --next-episode--> needs the view's "
+                              "next episode read just before it, and the job line before it says notice worker=1"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+    ck_assert(preempt_trace_load_mem_("n", (const unsigned char *)no_notice, strlen(no_notice), &t, err,
+                                      sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "needs a notice record read just before it, and the job line before it says nothing"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+}
+END_TEST
+
 /* A worker of a job killed before its machine took an event wrote the
  * job's records it read and its start-up's transitions, and no record:
  * that trace is not empty, and replays. */
@@ -629,6 +672,7 @@ int main(void)
     tcase_add_test(tc, test_binary_out_of_order);
     tcase_add_test(tc, test_empty_traces);
     tcase_add_test(tc, test_trace_without_records);
+    tcase_add_test(tc, test_decl_causes);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
