@@ -1315,9 +1315,8 @@ static Suite *fsm_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("sweep");
-    /* 4 million steps: about 20 s in the sanitized build alone, and that
-     * build's make -j2 check runs another test beside it (60 s expired
-     * once in a fresh-clone CI) */
+    /* about 4.5 million steps, in the sanitized build beside another test
+     * of its make -j2 check: 60 s expired once in a fresh-clone CI */
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_sweep_all_pairs);
     suite_add_tcase(s, tc);
