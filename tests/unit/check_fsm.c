@@ -1315,8 +1315,9 @@ static Suite *fsm_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("sweep");
-    /* about 4.5 million steps, in the sanitized build beside another test
-     * of its make -j2 check: 60 s expired once in a fresh-clone CI */
+    /* 3.4 million steps (11 states x 19 events x 8192 variants, twice), in
+     * the sanitized build beside another test of its make -j2 check: 60 s
+     * expired once in a fresh-clone CI */
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_sweep_all_pairs);
     suite_add_tcase(s, tc);
