@@ -46,12 +46,30 @@ FAIL: ${name%.log}$label (log: $log)"
     done
 }
 
+# slowest DIR LABEL: the six longest shell tests in DIR (their "took N s"
+# lines), to keep the suite's time in view.
+slowest() {
+    for log in "$1"/tests/*.log; do
+        t=$(sed -n 's/^took \([0-9]*\) s$/\1/p' "$log" 2>/dev/null | tail -n 1)
+        [ -n "$t" ] && { name=${log#"$1"/}; echo "$t ${name%.log}"; }
+    done | sort -rn | head -n 6 | awk -v l="$2" 'NR == 1 { printf "slowest tests%s:", l } { printf " %s %d s,", $2, $1 } END { if (NR) print "" }'
+}
+
+# stage_done NAME: the time since the last stage ended.
+stage_clock=$(date +%s)
+stage_done() {
+    now=$(date +%s)
+    echo "== $1: $((now - stage_clock)) s"
+    stage_clock=$now
+}
+
 summary() {
     status=$?
     trap - EXIT
     count . ""
+    slowest . ""
     for d in libpreempt-*/_build/sub; do
-        [ -d "$d" ] && count "$d" " (sanitized build, make distcheck)"
+        [ -d "$d" ] && { count "$d" " (sanitized build, make distcheck)"; slowest "$d" " (sanitized)"; }
     done
     if [ "$status" -ne 0 ] && [ -z "$failures" ]; then
         failed=$((failed + 1))
@@ -79,15 +97,20 @@ tree_state() {
 before=$(tree_state)
 
 scripts/setup.sh
+stage_done setup
 stage="the build (make)"
 make -j2
+stage_done "$stage"
 stage="make check"
 make -j2 check || { show_logs .; exit 1; }
+stage_done "$stage"
 stage="make check-valgrind"
 make check-valgrind
+stage_done "$stage"
 stage="make distcheck (sanitized build)"
 # distcheck leaves its build behind on failure: show why.
 make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" ||
     { for d in libpreempt-*/_build/sub; do show_logs "$d"; done; exit 1; }
+stage_done "$stage"
 stage="the tree after the tests: they left files that git shows (git status)"
 [ "$(tree_state)" = "$before" ]

@@ -13,6 +13,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 failures=0
 checks=0
+started_at=$(date +%s)
 
 fail() {
     echo "FAIL: $*"
@@ -55,6 +56,7 @@ struct_fields() {
 }
 
 finish() {
+    echo "took $(($(date +%s) - started_at)) s"
     echo "$checks checks, $failures failures"
     [ "$failures" -eq 0 ]
     exit $?
