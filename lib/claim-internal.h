@@ -84,4 +84,35 @@ PREEMPT_DECL_ENUMS(claim, PREEMPT_CLAIM_, PREEMPT_CLAIM_STATES, PREEMPT_CLAIM_IN
 
 extern const struct preempt_decl preempt_claim_decl_; /* fsmdump --machine claim */
 
+/* An answer to this worker's claim, as the coordinator got it: the
+ * transaction's status (0, or a negative errno: -ENOENT is etcd's
+ * "requested lease not found"), whether the create landed, and, when it
+ * did not, the claim record its failure branch read (read: one was there;
+ * held: its value, NULL for none). left: this worker left the job. */
+struct preempt_claim_answer {
+    int status;
+    bool succeeded, read, left;
+    const char *held;
+};
+
+/* What the answer says: the claim machine's input (won, lost, failed,
+ * stale-lease or unreadable), who holds the claim (holder: this worker,
+ * me, when won), and, for unreadable, whether a record was there that is
+ * no claim (garbage: the next claim replaces it) or none was (released
+ * between the compare and the read). Pure; the coordinator steps the
+ * machine with it, and preempt-replay computes it again from the traced
+ * answer. */
+struct preempt_claim_says {
+    enum preempt_claim_input input;
+    unsigned holder;
+    bool garbage;
+};
+struct preempt_claim_says preempt_claim_answer_(const struct preempt_claim_answer *a, unsigned me);
+
+/* The answer and what it says, as a trace line's fields and meaning:
+ * "status=S succeeded=B read=B held=V left=B" (V percent-encoded by the
+ * caller) and "won", "lost worker=W", "failed", "stale-lease",
+ * "unreadable[ garbage]". Return the length as snprintf. */
+int preempt_claim_says_format_(char *buf, size_t size, const struct preempt_claim_says *s);
+
 #endif

@@ -78,66 +78,56 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
 {
     struct preempt_coord *c = arg;
     struct preempt_event ev = { .kind = PREEMPT_EV_CLAIM_WON };
-    const struct preempt_etcd_kv *kv;
-    uint64_t holder = c->me;
+    const struct preempt_etcd_kv *kv = status == 0 && !r->succeeded ? preempt_etcd_reply_kv_(r, 0) : NULL;
+    struct preempt_claim_answer a = { .status = status, .succeeded = status == 0 && r->succeeded, .read = kv != NULL,
+                                      .held = kv ? kv->value : NULL, .left = LEFT(c) };
+    struct preempt_claim_says says = preempt_claim_answer_(&a, c->me); /* what it says: one pure reading */
+    char key[PREEMPT_KEY_MAX];
 
+    if (c->ops.on_claim_answer)
+        c->ops.on_claim_answer(&c->view, &a, &says, c->arg);
     /* a notice the claim carried: in the claim's value, or (the claim
      * lost) written by the transaction's failure branch, or (no answer)
      * to go with the next claim or the put below */
     (void)coord_pub(c, status < 0 ? PREEMPT_PUB_IN_CLAIM_FAILED
                  : r->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST);
-    if (status == -ENOENT && !LEFT(c)) { /* "requested lease not found": it ended inside a long step */
+    if (says.input == PREEMPT_CLAIM_IN_STALE_LEASE) {
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
-        coord_claim_in(c, PREEMPT_CLAIM_IN_STALE_LEASE);
+        coord_claim_in(c, says.input);
         return;
     }
     if (c->pub == PREEMPT_PUB_DEFERRED)
         coord_notice_put(c);
-    if (status < 0) {
-        coord_claim_in(c, PREEMPT_CLAIM_IN_FAILED);
+    if (says.input == PREEMPT_CLAIM_IN_FAILED) {
+        coord_claim_in(c, says.input);
         coord_on_write(status, NULL, msg, c);
         return;
     }
-    kv = r->succeeded ? NULL : preempt_etcd_reply_kv_(r, 0);
-    if (kv && kv->value) {
-        const char *carried;
-        unsigned w;
-
-        if (!preempt_claim_parse_(kv->value, &w, &carried)) { /* garbage: replaced by this claim */
-            CLOG(c, 2, "%s = \"%.40s\" is no claim: claiming over it", kv->key, kv->value);
-            coord_junk_set(c, kv->key, kv->value);
-            coord_claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
-            return;
-        }
-        holder = w;
-    }
-    if (!r->succeeded && !kv) {
-        /* released between the compare and the read, or the round has a
-         * step already (the claim's driver left): try again, proposing
-         * nothing */
-        char key[PREEMPT_KEY_MAX];
-
+    if (says.input == PREEMPT_CLAIM_IN_UNREADABLE) {
         CKEY(c, key, CLAIM);
-        coord_junk_clear(c, key); /* the read found it empty */
-        c->prop_step = 0;
-        coord_claim_in(c, PREEMPT_CLAIM_IN_UNREADABLE);
+        if (says.garbage) { /* replaced by this claim */
+            CLOG(c, 2, "%s = \"%.40s\" is no claim: claiming over it", key, a.held ? a.held : "");
+            coord_junk_set(c, key, a.held ? a.held : "");
+        } else {
+            /* released between the compare and the read, or the round
+             * has a step already (the claim's driver left): try again,
+             * proposing nothing */
+            coord_junk_clear(c, key); /* the read found it empty */
+            c->prop_step = 0;
+        }
+        coord_claim_in(c, says.input);
         return;
     }
-    if (holder != c->me) {
+    if (says.input == PREEMPT_CLAIM_IN_LOST) {
         /* Another worker drives the episode, also a final round this one
          * asked for (its lease, and the claim with it, ended inside a
          * step): its machine follows (claim-lost), so must its view, or it
          * would act as the driver of a round it follows (sim seed 3606). */
-        coord_claim_in(c, PREEMPT_CLAIM_IN_LOST);
-        c->prop_step = 0;
         ev.kind = PREEMPT_EV_CLAIM_LOST;
-        ev.u.claim_lost.worker = holder;
-        coord_cpost(c, ev);
-        coord_retell_agreed(c);
-        return;
+        ev.u.claim_lost.worker = says.holder;
     }
-    coord_claim_in(c, PREEMPT_CLAIM_IN_WON);
-    c->prop_step = 0; /* it landed with the claim */
+    coord_claim_in(c, says.input); /* won or lost */
+    c->prop_step = 0; /* it landed with the claim, or the round follows another's */
     coord_cpost(c, ev);
     coord_retell_agreed(c);
 }

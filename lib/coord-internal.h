@@ -16,6 +16,7 @@
 #ifndef PREEMPT_COORD_INTERNAL_H
 #define PREEMPT_COORD_INTERNAL_H
 
+#include "claim-internal.h" /* struct preempt_claim_answer */
 #include "decl-internal.h"
 #include "etcd-internal.h"
 #include "keys-internal.h" /* enum preempt_key_id */
@@ -151,6 +152,10 @@ struct preempt_coord_ops {
      * told): what a trace records, so that a replay can check it. */
     void (*on_view)(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                     void *arg);
+    /* An answer to this worker's claim came, and says says (NULL: nobody
+     * is told): traced too, so that a replay reads it again. */
+    void (*on_claim_answer)(const struct preempt_view *v, const struct preempt_claim_answer *a,
+                            const struct preempt_claim_says *says, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

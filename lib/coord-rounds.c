@@ -19,41 +19,6 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
     return ep != c->view.ep ? "an ended episode's" : NULL;
 }
 
-/* What a range of round k's shard reports says, each "<save ms>[ last][
- * stop=<step>]": how many are well-formed, the slowest save, whether any
- * said last, and the highest stop step named. */
-struct tally {
-    unsigned count;
-    uint64_t max, stop;
-    bool last;
-};
-
-static struct tally tally(const struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r)
-{
-    const struct preempt_etcd_kv *kvs = r->res[0].kvs;
-    struct tally t = { 0 };
-
-    for (size_t i = 0; i < r->res[0].n; i++) {
-        struct preempt_key kk;
-        uint64_t n, stop;
-        bool its_last;
-
-        if (preempt_key_parse_(kvs[i].key, c->jobp, &kk) != (int)PREEMPT_KEY_SHARD || kk.inc != c->view.inc ||
-            kk.ep != c->view.ep || kk.round != k || kk.worker >= c->n ||
-            !preempt_shard_value_parse_(kvs[i].value, &n, &its_last, &stop)) {
-            CLOG(c, 2, "ignoring %s = \"%.40s\": not a shard report", kvs[i].key, kvs[i].value);
-            continue;
-        }
-        t.count++;
-        if (n > t.max)
-            t.max = n;
-        t.last = t.last || its_last;
-        if (stop > t.stop)
-            t.stop = stop;
-    }
-    return t;
-}
-
 /* Makes cap round k's save step (docs/protocol.md, "Agreement without
  * waits"): creates the record when the round has none (a driver that took
  * the episode over from one that left no step), and raises it when this
@@ -92,6 +57,27 @@ static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
     coord_decide(c, k, val);
 }
 
+/* A range of round k's shard reports at its step, read through the job's
+ * view (traced, so that a replay counts them again): it counts each
+ * worker's well-formed report once (c->view.r[k].reports). */
+static void read_reports(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r)
+{
+    (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REPORTS, .round = k,
+                                                       .step = c->r[k].agreed });
+    for (size_t i = 0; i < r->res[0].n; i++) {
+        const struct preempt_etcd_kv *kv = &r->res[0].kvs[i];
+        const char *value = kv->value ? kv->value : "";
+        struct preempt_view_ev v = coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_RECORD,
+                                                                           .put = true, .key = kv->key,
+                                                                           .value = value });
+
+        if (v.what != PREEMPT_VIEW_SHARD)
+            CLOG(c, 2, "ignoring %s = \"%.40s\": not a shard report of round %u at step %" PRIu64 "%s%s", kv->key,
+                 value, k, c->r[k].agreed, v.what == PREEMPT_VIEW_MALFORMED ? ": not " : "",
+                 v.what == PREEMPT_VIEW_MALFORMED ? v.text : "");
+    }
+}
+
 /* What the shard reports of round k at its step (r: their range) decide:
  * the commit when every shard is there, with "last" when any report said
  * so, the slowest save they name (every worker plans the final round with
@@ -102,12 +88,14 @@ static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
 {
     struct round *rd = &c->r[k];
-    struct tally t = { 0 };
+    const struct preempt_view_reports *t = &c->view.r[k].reports;
     char val[PREEMPT_COMMITTED_VALUE_MAX];
 
     if (c->view.r[k].decided)
         return;
-    if (!r || (t = tally(c, k, r)).count < c->n) {
+    if (r)
+        read_reports(c, k, r);
+    if (!r || t->count < c->n) {
         if (or_abort && coord_dec_in(c, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
             decide_abort(c, k, rd->agreed);
         return;
@@ -115,10 +103,10 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
     if (coord_dec_in(c, k, PREEMPT_DEC_IN_ALL_REPORTED) != PREEMPT_DEC_DO_PROPOSE_COMMIT)
         return;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
-         " ms); proposing the commit%s", k, rd->agreed, t.max, t.last ? ", the last save" : "");
+         " ms); proposing the commit%s", k, rd->agreed, t->slowest, t->last ? ", the last save" : "");
     /* a stop step only past the save step (a synchronous save's workers all wait there) */
-    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t.last, t.max,
-                                   t.last && t.stop > rd->agreed ? t.stop : 0);
+    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t->last, t->slowest,
+                                   t->last && t->stop > rd->agreed ? t->stop : 0);
     coord_decide(c, k, val);
 }
 
@@ -585,6 +573,7 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
     switch (v.what) {
     case PREEMPT_VIEW_NOTHING:
     case PREEMPT_VIEW_CLAIM:
+    case PREEMPT_VIEW_SHARD: /* only a read of the reports counts them (coord_propose) */
         return;
     case PREEMPT_VIEW_LATER:
         hold(c, type, v.ep, kv);

@@ -374,6 +374,19 @@ void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *r
     trace_line(h, line, n);
 }
 
+/* Whether the job's lines are traced; the first writes the job-view
+ * header (once per trace) from v. */
+static bool job_traced(struct preempt_handler *h, const struct preempt_view *v)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (h->trace && !h->view_traced) {
+        h->view_traced = true;
+        trace_line(h, line, preempt_trace_format_view_header_(line, sizeof(line), v));
+    }
+    return h->trace != NULL;
+}
+
 /* The job's view took an input: traced (trace-internal.h), for a replay. */
 void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                    void *arg)
@@ -381,12 +394,19 @@ void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *i
     struct preempt_handler *h = arg;
     char line[PREEMPT_TRACE_LINE_MAX];
 
-    if (h->trace && !h->view_traced) {
-        h->view_traced = true;
-        trace_line(h, line, preempt_trace_format_view_header_(line, sizeof(line), v));
-    }
-    if (h->trace)
+    if (job_traced(h, v))
         trace_line(h, line, preempt_trace_format_view_(line, sizeof(line), hd_now_ms(h), in, ev));
+}
+
+/* An answer to the claim came: traced with what it says, for a replay. */
+void hd_coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
+                           const struct preempt_claim_says *says, void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (job_traced(h, v))
+        trace_line(h, line, preempt_trace_format_claim_(line, sizeof(line), hd_now_ms(h), a, says));
 }
 
 /* A transition of one of the job's declared machines (start-up's, the

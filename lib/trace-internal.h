@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "claim-internal.h"
 #include "decl-internal.h"
 #include "preempt_trace.h"
 #include "view-internal.h"
@@ -45,6 +46,7 @@ struct preempt_trace_file {
  *   job t=MS del k=KEY => MEANING
  *   job t=MS episode ep=P => nothing
  *   job t=MS reread => nothing
+ *   job t=MS reports round=K step=S => nothing
  * KEY and VALUE percent-encoded (spaces, '%', controls, non-ASCII) and cut
  * to fit a line: a VALUE at PREEMPT_TRACE_VALUE_MAX encoded bytes (only an
  * error's message is that long, and its meaning does not hold it), a KEY
@@ -67,17 +69,29 @@ int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const stru
                                unsigned input, unsigned to, unsigned action);
 /* Steps each decl line's (from, input) through its machine's table and
  * compares the state and the action; an input a record causes (every
- * machine's next-episode, the episode machine's seen) must follow the job
- * line of such a record. 0 (*ret_n: lines replayed), or 1 at the first
+ * machine's next-episode, the episode machine's seen, the decision
+ * machine's all-reported) must follow the job line of such a record. 0 (*ret_n: lines replayed), or 1 at the first
  * divergence (err says where and what). */
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 
 struct preempt_trace_job {
     unsigned line;
     uint64_t t_ms;
+    bool claim;                  /* an answer line (below), not the view's input */
+    struct preempt_claim_answer ans; /* claim: the answer, held owned */
     struct preempt_view_in in; /* key and value owned */
-    char meaning[96];
+    char meaning[PREEMPT_VIEW_MEANING_MAX];
 };
+
+/* An answer to the worker's claim, and what it says (claim-internal.h),
+ * among the job lines:
+ *   answer t=MS claim status=S succeeded=B read=B held=VALUE left=B => SAYS
+ * VALUE percent-encoded as a record's. A replay reads each again
+ * (preempt_claim_answer_()) and compares what it says; the claim machine's
+ * won, lost, failed, stale-lease and unreadable inputs, and the machine's
+ * claim-won and claim-lost events, must follow such a line. */
+int preempt_trace_format_claim_(char *buf, size_t size, uint64_t t_ms, const struct preempt_claim_answer *a,
+                                const struct preempt_claim_says *says);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);
@@ -85,7 +99,8 @@ int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const stru
                                const struct preempt_view_ev *ev);
 
 /* Replays t's job lines through a view made from its header and compares
- * each meaning. 0 (*ret_n: lines replayed), -ENOMEM, or 1 at the first
+ * each meaning; a round's commit must also say what the round's reports
+ * say, when the trace read every one of them at its step. 0 (*ret_n: lines replayed), -ENOMEM, or 1 at the first
  * divergence (err names the line, the expected and the actual meaning). */
 int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 

@@ -81,7 +81,7 @@ int preempt_trace_format_view_header_(char *buf, size_t size, const struct preem
 int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const struct preempt_view_in *in,
                                const struct preempt_view_ev *ev)
 {
-    char key[PREEMPT_KEY_MAX + 65], value[PREEMPT_TRACE_VALUE_MAX + 1], meaning[96];
+    char key[PREEMPT_KEY_MAX + 65], value[PREEMPT_TRACE_VALUE_MAX + 1], meaning[PREEMPT_VIEW_MEANING_MAX];
 
     (void)preempt_view_format_(meaning, sizeof(meaning), ev);
     switch (in->kind) {
@@ -93,10 +93,24 @@ int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const stru
         return snprintf(buf, size, "job t=%" PRIu64 " put k=%s v=%s => %s", t_ms, key, value, meaning);
     case PREEMPT_VIEW_IN_EPISODE:
         return snprintf(buf, size, "job t=%" PRIu64 " episode ep=%" PRIu64 " => %s", t_ms, in->ep, meaning);
+    case PREEMPT_VIEW_IN_REPORTS:
+        return snprintf(buf, size, "job t=%" PRIu64 " reports round=%u step=%" PRIu64 " => %s", t_ms, in->round,
+                        in->step, meaning);
     case PREEMPT_VIEW_IN_REREAD:
         break;
     }
     return snprintf(buf, size, "job t=%" PRIu64 " reread => %s", t_ms, meaning);
+}
+
+int preempt_trace_format_claim_(char *buf, size_t size, uint64_t t_ms, const struct preempt_claim_answer *a,
+                                const struct preempt_claim_says *says)
+{
+    char held[PREEMPT_TRACE_VALUE_MAX + 1], meaning[PREEMPT_VIEW_MEANING_MAX];
+
+    encode(held, sizeof(held), a->held ? a->held : "", PREEMPT_TRACE_VALUE_MAX);
+    (void)preempt_claim_says_format_(meaning, sizeof(meaning), says);
+    return snprintf(buf, size, "answer t=%" PRIu64 " claim status=%d succeeded=%d read=%d held=%s left=%d => %s",
+                    t_ms, a->status, a->succeeded, a->read, held, a->left, meaning);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -169,10 +183,67 @@ static int header(struct preempt_trace_file *t, const char *s, char *err, size_t
     return 0;
 }
 
+static bool bool_named(const char **s, const char *name, bool *ret)
+{
+    uint64_t u;
+
+    if (!u64_named(s, name, &u) || u > 1)
+        return false;
+    *ret = u == 1;
+    return true;
+}
+
+/* The "=> MEANING" that ends a job or answer line, into j. */
+static bool meaning_of(struct preempt_trace_job *j, const char *s)
+{
+    size_t n = 0;
+    const char *tok = token(&s, &n);
+
+    if (!tok || n != 2 || strncmp(tok, "=>", 2))
+        return false;
+    s += strspn(s, " \t");
+    if (!*s || strlen(s) >= sizeof(j->meaning))
+        return false;
+    (void)snprintf(j->meaning, sizeof(j->meaning), "%s", s);
+    return true;
+}
+
+/* An "answer" line's fields (after "answer "), into j. */
+static int answer_line(struct preempt_trace_job *j, const char *s, char *err, size_t errsize)
+{
+    const char *kind, *v;
+    size_t kn = 0, vn = 0;
+    uint64_t status;
+    bool neg;
+
+    j->claim = true;
+    if (!u64_named(&s, "t", &j->t_ms) || !(kind = token(&s, &kn)) || kn != 5 || strncmp(kind, "claim", 5))
+        goto bad;
+    s += strspn(s, " \t");
+    neg = !strncmp(s, "status=-", 8);
+    if (neg) {
+        s += 8;
+        if (!(v = token(&s, &vn)) || !u64_of(v, vn, &status) || status > 4095)
+            goto bad;
+    } else if (!u64_named(&s, "status", &status) || status != 0) {
+        goto bad;
+    }
+    j->ans.status = neg ? -(int)status : 0;
+    if (!bool_named(&s, "succeeded", &j->ans.succeeded) || !bool_named(&s, "read", &j->ans.read) ||
+        !(v = named(&s, "held", &vn)) || !(j->ans.held = decode(v, vn)) || !bool_named(&s, "left", &j->ans.left) ||
+        !meaning_of(j, s))
+        goto bad;
+    return 0;
+bad:
+    (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
+                                 "left=B => SAYS)");
+    return -EINVAL;
+}
+
 static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_t errsize)
 {
-    const char *v, *kind, *tok;
-    size_t n = 0, vn = 0, kn = 0;
+    const char *v, *kind;
+    size_t vn = 0, kn = 0;
 
     if (!u64_named(&s, "t", &j->t_ms) || !(kind = token(&s, &kn)))
         goto bad;
@@ -189,20 +260,23 @@ static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_
             goto bad;
     } else if (kn == 6 && !strncmp(kind, "reread", 6)) {
         j->in.kind = PREEMPT_VIEW_IN_REREAD;
+    } else if (kn == 7 && !strncmp(kind, "reports", 7)) {
+        uint64_t round;
+
+        j->in.kind = PREEMPT_VIEW_IN_REPORTS;
+        if (!u64_named(&s, "round", &round) || round > 1 || !u64_named(&s, "step", &j->in.step))
+            goto bad;
+        j->in.round = (unsigned)round;
     } else {
         goto bad;
     }
-    tok = token(&s, &n);
-    if (!tok || n != 2 || strncmp(tok, "=>", 2))
+    if (!meaning_of(j, s))
         goto bad;
-    s += strspn(s, " \t");
-    if (!*s || strlen(s) >= sizeof(j->meaning))
-        goto bad;
-    (void)snprintf(j->meaning, sizeof(j->meaning), "%s", s);
     return 0;
 bad:
     (void)snprintf(err, errsize,
-                   "malformed job line (job t=MS put k=KEY v=VALUE|del k=KEY|episode ep=P|reread => MEANING)");
+                   "malformed job line (job t=MS put k=KEY v=VALUE|del k=KEY|episode ep=P|reread|"
+                   "reports round=K step=S => MEANING)");
     return -EINVAL;
 }
 
@@ -279,12 +353,24 @@ static int push_decl(struct preempt_trace_file *t, const struct preempt_trace_de
     return 1;
 }
 
+/* The count of reports a "shard" meaning says ("... reports=C"), or 0. */
+static unsigned reports_of(const char *meaning)
+{
+    const char *p = strstr(meaning, " reports=");
+    uint64_t u = 0;
+
+    return !strncmp(meaning, "shard ", 6) && p && u64_of(p + 9, strlen(p + 9), &u) ? (unsigned)u : 0;
+}
+
 /* What the job line just before a declared machine's input must be, when
  * a record read causes that input (the coordinator steps the machine right
  * after the view reads it): an episode's end (every machine's
- * next-episode: the view moved to the next episode), or a notice record
- * (the episode machine's seen). NULL: no record causes it. */
-static const char *decl_cause(const struct preempt_trace_decl *d, const struct preempt_trace_job *before)
+ * next-episode: the view moved to the next episode), a notice record (the
+ * episode machine's seen), or the last of every worker's shard report in a
+ * read of the round's reports (the decision machine's all-reported). NULL:
+ * no record causes it. */
+static const char *decl_cause(const struct preempt_trace_file *t, const struct preempt_trace_decl *d,
+                              const struct preempt_trace_job *before)
 {
     const char *in = preempt_decl_input_(d->m, d->input);
 
@@ -292,6 +378,14 @@ static const char *decl_cause(const struct preempt_trace_decl *d, const struct p
         return before && before->in.kind == PREEMPT_VIEW_IN_EPISODE ? NULL : "the view's next episode";
     if (!strcmp(d->m->name, "episode") && !strcmp(in, "seen"))
         return before && !strncmp(before->meaning, "notice ", 7) ? NULL : "a notice record";
+    if (!strcmp(d->m->name, "decision") && !strcmp(in, "all-reported"))
+        return before && reports_of(before->meaning) == t->view_n ? NULL : "every worker's shard report";
+    if (!strcmp(d->m->name, "claim") && (!strcmp(in, "won") || !strcmp(in, "lost") || !strcmp(in, "failed") ||
+                                         !strcmp(in, "stale-lease") || !strcmp(in, "unreadable")))
+        return before && before->claim && !strncmp(before->meaning, in, strlen(in)) &&
+                       (before->meaning[strlen(in)] == '\0' || before->meaning[strlen(in)] == ' ')
+                   ? NULL
+                   : "an answer to the claim that says so";
     return NULL;
 }
 
@@ -320,7 +414,7 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
         while (j < t->n_jobs && t->jobs[j].line < d->line)
             j++;
         before = j ? &t->jobs[j - 1] : NULL;
-        if ((want = decl_cause(d, before)) != NULL) {
+        if ((want = decl_cause(t, d, before)) != NULL) {
             (void)snprintf(err, errsize,
                            "decl line %u (line %u) has no cause: %s %s --%s--> needs %s read just before it, "
                            "and the job line before it %s%s",
@@ -332,6 +426,13 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
         (*ret_n)++;
     }
     return 0;
+}
+
+static void job_free(struct preempt_trace_job *j)
+{
+    free((char *)j->in.key);
+    free((char *)j->in.value);
+    free((char *)j->ans.held);
 }
 
 int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, unsigned lineno, size_t *cap, char *err,
@@ -348,15 +449,14 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
     }
     if (!strncmp(s, "job-view ", 9))
         return header(t, s + 9, err, errsize) < 0 ? -EINVAL : 1;
-    if (strncmp(s, "job ", 4))
+    if (strncmp(s, "job ", 4) && strncmp(s, "answer ", 7))
         return 0;
     if (!t->have_view) {
-        (void)snprintf(err, errsize, "a job line before the job-view line");
+        (void)snprintf(err, errsize, "a %s line before the job-view line", s[0] == 'j' ? "job" : "answer");
         return -EINVAL;
     }
-    if ((r = job_line(&j, s + 4, err, errsize)) < 0) {
-        free((char *)j.in.key);
-        free((char *)j.in.value);
+    if ((r = s[0] == 'j' ? job_line(&j, s + 4, err, errsize) : answer_line(&j, s + 7, err, errsize)) < 0) {
+        job_free(&j);
         return r;
     }
     if (t->n_jobs == *cap) {
@@ -364,8 +464,7 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
         struct preempt_trace_job *more = realloc(t->jobs, c * sizeof(*more));
 
         if (!more) {
-            free((char *)j.in.key);
-            free((char *)j.in.value);
+            job_free(&j);
             (void)snprintf(err, errsize, "out of memory");
             return -ENOMEM;
         }
@@ -378,10 +477,8 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
 
 void preempt_trace_jobs_free_(struct preempt_trace_file *t)
 {
-    for (size_t i = 0; i < t->n_jobs; i++) {
-        free((char *)t->jobs[i].in.key);
-        free((char *)t->jobs[i].in.value);
-    }
+    for (size_t i = 0; i < t->n_jobs; i++)
+        job_free(&t->jobs[i]);
     free(t->jobs);
     t->jobs = NULL;
     t->n_jobs = 0;
@@ -392,6 +489,27 @@ void preempt_trace_jobs_free_(struct preempt_trace_file *t)
 }
 
 /* ---- replaying ----------------------------------------------------------------------- */
+
+/* One truth per decision: a commit of a round at a step whose every
+ * report the view counted must say what they say (the slowest save, "last"
+ * when any said it, the highest stop step they name past the step), since
+ * every worker that proposes it proposes exactly that. NULL: it does, or
+ * the reports of its step were not all read here; else what differs. */
+static const char *commit_differs(const struct preempt_view *v, const struct preempt_view_ev *ev)
+{
+    const struct preempt_view_reports *t;
+
+    if (ev->what != PREEMPT_VIEW_COMMITTED || ev->round > 1)
+        return NULL;
+    t = &v->r[ev->round].reports;
+    if (!t->open || t->step != ev->step || t->count < v->n)
+        return NULL;
+    if (ev->save_ms != t->slowest)
+        return "the slowest save";
+    if (ev->last != t->last)
+        return "last";
+    return ev->stop != (t->last && t->stop > ev->step ? t->stop : 0) ? "the stop step" : NULL;
+}
 
 int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
@@ -407,14 +525,30 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
     }
     for (size_t i = 0; i < t->n_jobs; i++) {
         const struct preempt_trace_job *j = &t->jobs[i];
-        struct preempt_view_ev ev = preempt_view_step_(&v, &j->in);
-        char got[96];
+        struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING };
+        char got[PREEMPT_VIEW_MEANING_MAX];
+        const char *why;
 
-        (void)preempt_view_format_(got, sizeof(got), &ev);
+        if (j->claim) { /* an answer: what it says, read again */
+            struct preempt_claim_says says = preempt_claim_answer_(&j->ans, t->view_me);
+
+            (void)preempt_claim_says_format_(got, sizeof(got), &says);
+        } else {
+            ev = preempt_view_step_(&v, &j->in);
+            (void)preempt_view_format_(got, sizeof(got), &ev);
+        }
         if (strcmp(got, j->meaning)) {
             (void)snprintf(err, errsize, "job line %u (line %u) diverges\n  expected: %s\n  actual:   %s",
                            (unsigned)i + 1,
                            j->line, j->meaning, got);
+            rc = 1;
+            break;
+        }
+        if ((why = commit_differs(&v, &ev)) != NULL) {
+            (void)snprintf(err, errsize,
+                           "job line %u (line %u): the round's decision is not what every worker's reports, "
+                           "read before it, make of it (%s)\n  %s",
+                           (unsigned)i + 1, j->line, why, j->meaning);
             rc = 1;
             break;
         }
@@ -424,13 +558,28 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
     return rc;
 }
 
-/* The events only the job's records tell a machine in a job (an
- * operator's notice among the notices). */
+/* The event an answer to the claim tells the machine (the coordinator's
+ * mapping): claim-won, or claim-lost to its holder; false for the rest. */
+static bool claim_event(const struct preempt_trace_job *j, unsigned me, struct preempt_event *ev)
+{
+    struct preempt_claim_says says = preempt_claim_answer_(&j->ans, me);
+
+    *ev = (struct preempt_event){ .kind = PREEMPT_EV_CLAIM_WON };
+    if (says.input == PREEMPT_CLAIM_IN_LOST) {
+        ev->kind = PREEMPT_EV_CLAIM_LOST;
+        ev->u.claim_lost.worker = says.holder;
+    }
+    return says.input == PREEMPT_CLAIM_IN_WON || says.input == PREEMPT_CLAIM_IN_LOST;
+}
+
+/* The events only the job's records, and the answers to the claim, tell a
+ * machine in a job (an operator's notice among the notices). */
 static bool caused_by_records(const struct preempt_event *e)
 {
     enum preempt_event_kind k = e->kind;
 
-    return k == PREEMPT_EV_STEP_AGREED || k == PREEMPT_EV_CKPT_COMMITTED || k == PREEMPT_EV_ROUND_ABORTED ||
+    return k == PREEMPT_EV_CLAIM_WON || k == PREEMPT_EV_CLAIM_LOST || k == PREEMPT_EV_STEP_AGREED ||
+           k == PREEMPT_EV_CKPT_COMMITTED || k == PREEMPT_EV_ROUND_ABORTED ||
            k == PREEMPT_EV_FINAL_REQUESTED || k == PREEMPT_EV_PEER_LOST || k == PREEMPT_EV_PEER_ERROR ||
            k == PREEMPT_EV_PEER_NOTICE || (k == PREEMPT_EV_NOTICE && e->u.notice.source == PREEMPT_SOURCE_OPERATOR);
 }
@@ -451,6 +600,10 @@ static bool same_event(const struct preempt_event *a, const struct preempt_event
         return x->final_requested.worker == y->final_requested.worker;
     if (a->kind == PREEMPT_EV_PEER_LOST)
         return x->peer_lost.worker == y->peer_lost.worker;
+    if (a->kind == PREEMPT_EV_CLAIM_LOST)
+        return x->claim_lost.worker == y->claim_lost.worker;
+    if (a->kind == PREEMPT_EV_CLAIM_WON)
+        return true;
     if (a->kind == PREEMPT_EV_PEER_NOTICE) /* the deadline is the machine's clock: not in the records */
         return x->peer_notice.worker == y->peer_notice.worker;
     if (a->kind == PREEMPT_EV_NOTICE) /* the operator's: its deadline is the machine's clock too */
@@ -480,8 +633,13 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
         bool found = false;
 
         for (; j < t->n_jobs && t->jobs[j].line < t->lines[i]; j++) {
-            struct preempt_view_ev ev = preempt_view_step_(&v, &t->jobs[j].in);
+            struct preempt_view_ev ev;
 
+            if (t->jobs[j].claim) {
+                n_told += claim_event(&t->jobs[j], t->view_me, &told[n_told]);
+                continue;
+            }
+            ev = preempt_view_step_(&v, &t->jobs[j].in);
             n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
                       preempt_view_notice_event_(&ev, &told[n_told]);
         }
@@ -494,7 +652,8 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
 
             (void)preempt_trace_format_(line, sizeof(line), &t->recs[i], NULL);
             (void)snprintf(err, errsize,
-                           "record %zu (line %u) has no cause: no record the job's view read before it tells %s "
+                           "record %zu (line %u) has no cause: no record the job's view read, nor answer, before it "
+                           "tells %s "
                            "with these parameters\n  %s",
                            i + 1, t->lines[i], preempt_event_to_string_(e->kind), line);
             rc = 1;

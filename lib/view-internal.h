@@ -32,7 +32,18 @@ struct preempt_view {
         bool have_agreed, decided;
         bool last; /* the agreed save is the preemption's last */
         uint64_t agreed;
+        /* a read of the round's shard reports (preempt_view_reports_):
+         * the step read, and what the reports counted so far say */
+        struct preempt_view_reports {
+            bool open;        /* a read is under way or done (the episode's end closes it) */
+            uint64_t step;    /* the step whose reports are read */
+            unsigned count;   /* well-formed reports counted, one per worker */
+            uint64_t slowest; /* the slowest save they name (ms) */
+            uint64_t stop;    /* the highest stop step they name (0: none) */
+            bool last;        /* any said "last" */
+        } reports;
     } r[2];
+    bool *reported; /* per round and worker (k * n + w): its report counted in the read */
 };
 
 enum preempt_view_what {
@@ -54,11 +65,13 @@ enum preempt_view_what {
                                named) */
     PREEMPT_VIEW_ABORTED,   /* round's decision: aborted at step */
     PREEMPT_VIEW_ERROR,     /* the job's first error: code, worker, text (the message) */
+    PREEMPT_VIEW_SHARD,     /* worker's shard report, counted in a read of round's reports at step: save_ms, last,
+                               stop (0: not named); count: the reports counted so far in that read */
 };
 
 struct preempt_view_ev {
     enum preempt_view_what what;
-    unsigned worker, round;
+    unsigned worker, round, count;
     uint64_t wall, step, ep, save_ms, stop;
     int64_t code;
     bool withdrawn, news, last;
@@ -90,6 +103,12 @@ void preempt_view_episode_(struct preempt_view *v, uint64_t ep);
  * (one that went meanwhile is not in the read). */
 void preempt_view_reread_(struct preempt_view *v);
 
+/* A read of round k's shard reports at step follows (the worker whose
+ * report completed them, or one giving the round up): the records read
+ * are counted afresh in r[k].reports, each worker's once. What the round's
+ * decision proposes comes from that count alone. */
+void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step);
+
 /* The episode's notices in sum: what the coordinator (has every notice
  * been withdrawn?), the watcher (the job's earliest deadline) and
  * preemptctl status (how many, how many stand) each read of them. */
@@ -108,21 +127,31 @@ void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_sum
 const char *preempt_view_what_name_(enum preempt_view_what what);
 
 /* One input of the view, as traced and replayed: a record, the move to an
- * episode, or a full read's start. */
-enum preempt_view_in_kind { PREEMPT_VIEW_IN_RECORD, PREEMPT_VIEW_IN_EPISODE, PREEMPT_VIEW_IN_REREAD };
+ * episode, a full read's start, or a read of a round's reports. */
+enum preempt_view_in_kind {
+    PREEMPT_VIEW_IN_RECORD,
+    PREEMPT_VIEW_IN_EPISODE,
+    PREEMPT_VIEW_IN_REREAD,
+    PREEMPT_VIEW_IN_REPORTS
+};
 
 struct preempt_view_in {
     enum preempt_view_in_kind kind;
     bool put;                /* RECORD: put (else deleted) */
     const char *key, *value; /* RECORD */
     uint64_t ep;             /* EPISODE */
+    unsigned round;          /* REPORTS */
+    uint64_t step;           /* REPORTS */
 };
 
-/* Applies one input (preempt_view_apply_, _episode_ or _reread_). */
+/* Applies one input (preempt_view_apply_, _episode_, _reread_ or _reports_). */
 struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct preempt_view_in *in);
 
 /* A meaning as text: "notice worker=2 wall=5000 news=1 withdrawn=0"
- * (only the fields its kind has). Returns the length as snprintf. */
+ * (only the fields its kind has). Returns the length as snprintf; the
+ * longest (a shard report's, every number at its largest) fits in
+ * PREEMPT_VIEW_MEANING_MAX. */
+#define PREEMPT_VIEW_MEANING_MAX 160
 int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *ev);
 
 /* The machine event a record's meaning tells worker me's machine whatever

@@ -17,7 +17,8 @@ int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, u
     (void)snprintf(v->jobp, sizeof(v->jobp), "%s", jobp);
     v->notice_wall = calloc(n ? n : 1, sizeof(*v->notice_wall));
     v->notice_withdrawn = calloc(n ? n : 1, sizeof(*v->notice_withdrawn));
-    if (!v->notice_wall || !v->notice_withdrawn) {
+    v->reported = calloc(2 * (n ? n : 1), sizeof(*v->reported));
+    if (!v->notice_wall || !v->notice_withdrawn || !v->reported) {
         preempt_view_free_(v);
         return -ENOMEM;
     }
@@ -28,8 +29,10 @@ void preempt_view_free_(struct preempt_view *v)
 {
     free(v->notice_wall);
     free(v->notice_withdrawn);
+    free(v->reported);
     v->notice_wall = NULL;
     v->notice_withdrawn = NULL;
+    v->reported = NULL;
 }
 
 void preempt_view_episode_(struct preempt_view *v, uint64_t ep)
@@ -52,6 +55,14 @@ void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc)
 void preempt_view_reread_(struct preempt_view *v)
 {
     v->claim = false;
+}
+
+void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step)
+{
+    if (k > 1)
+        return;
+    v->r[k].reports = (struct preempt_view_reports){ .open = true, .step = step };
+    memset(&v->reported[k * v->n], 0, v->n * sizeof(*v->reported));
 }
 
 void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s)
@@ -147,6 +158,34 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     return ev;
 }
 
+/* A shard report "<save>[ last][ stop=<step>]": counted when a read of
+ * its round's reports at its step is open and its worker's is not counted
+ * yet (anything else is nothing: the reports come only by such a read). */
+static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt_key *k,
+                                    const struct preempt_record *r)
+{
+    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING, .round = k->round };
+    struct preempt_view_reports *t = &v->r[k->round].reports;
+    bool *counted = &v->reported[k->round * v->n + k->worker];
+
+    if (!t->open || k->step != t->step || *counted)
+        return ev;
+    *counted = true;
+    ev.what = PREEMPT_VIEW_SHARD;
+    ev.worker = k->worker;
+    ev.step = k->step;
+    ev.save_ms = num(r, "save");
+    ev.last = preempt_record_has_(r, "last");
+    ev.stop = num(r, "stop");
+    ev.count = ++t->count;
+    if (ev.save_ms > t->slowest)
+        t->slowest = ev.save_ms;
+    if (ev.stop > t->stop)
+        t->stop = ev.stop;
+    t->last = t->last || ev.last;
+    return ev;
+}
+
 /* The first record of a kind whose value names a worker ("<w>", not
  * skip): seen marks it found. */
 static struct preempt_view_ev first_worker(bool *seen, const struct preempt_record *r, unsigned skip,
@@ -206,6 +245,8 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
         return ev;
     case PREEMPT_KEY_DECISION:
         return decision(v, k->round, r);
+    case PREEMPT_KEY_SHARD:
+        return shard(v, k, r);
     default:
         return ev;
     }
@@ -278,6 +319,7 @@ const char *preempt_view_what_name_(enum preempt_view_what what)
         [PREEMPT_VIEW_FINAL] = "final",         [PREEMPT_VIEW_LOST] = "lost",
         [PREEMPT_VIEW_AGREED] = "agreed",       [PREEMPT_VIEW_COMMITTED] = "committed",
         [PREEMPT_VIEW_ABORTED] = "aborted",     [PREEMPT_VIEW_ERROR] = "error",
+        [PREEMPT_VIEW_SHARD] = "shard",
     };
 
     return (unsigned)what < sizeof(names) / sizeof(names[0]) && names[what] ? names[what] : "?";
@@ -293,6 +335,9 @@ struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct p
         break;
     case PREEMPT_VIEW_IN_REREAD:
         preempt_view_reread_(v);
+        break;
+    case PREEMPT_VIEW_IN_REPORTS:
+        preempt_view_reports_(v, in->round, in->step);
         break;
     }
     return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
@@ -314,15 +359,19 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     case PREEMPT_VIEW_LOST:
         return snprintf(buf, size, "%s worker=%u", name, ev->worker);
     case PREEMPT_VIEW_AGREED:
-    case PREEMPT_VIEW_COMMITTED: {
-        char save[32] = "", stop[32] = ""; /* a commit's, when named (older records, and their traces, lack them) */
+    case PREEMPT_VIEW_COMMITTED:
+    case PREEMPT_VIEW_SHARD: {
+        char save[32] = "", stop[32] = "", who[48] = ""; /* a commit's, when named (older records, and their
+                                                            traces, lack them) */
 
-        if (ev->save_ms)
+        if (ev->save_ms || ev->what == PREEMPT_VIEW_SHARD)
             (void)snprintf(save, sizeof(save), " save=%" PRIu64, ev->save_ms);
         if (ev->stop)
             (void)snprintf(stop, sizeof(stop), " stop=%" PRIu64, ev->stop);
-        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s%s", name, ev->round, ev->step,
-                        ev->last ? " last" : "", save, stop);
+        if (ev->what == PREEMPT_VIEW_SHARD)
+            (void)snprintf(who, sizeof(who), " worker=%u reports=%u", ev->worker, ev->count);
+        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s%s%s", name, ev->round, ev->step,
+                        ev->last ? " last" : "", save, stop, who);
     }
     case PREEMPT_VIEW_ABORTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);
@@ -391,6 +440,7 @@ bool preempt_view_event_(const struct preempt_view_ev *v, unsigned me, struct pr
     case PREEMPT_VIEW_OP_GONE:
     case PREEMPT_VIEW_CLAIM:
     case PREEMPT_VIEW_CLAIM_GONE:
+    case PREEMPT_VIEW_SHARD:
         break;
     }
     return false;

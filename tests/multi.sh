@@ -342,7 +342,7 @@ sed -E 's|(k=/preempt/vtrace/1/decision/e0/r0) v=committed%20([0-9]+)[^ ]* => co
     "$TMP/vtrace.1.trace" >"$TMP/ctrace.altered"
 expect "cause trace: the decision line was altered" grep -q '=> aborted round=0 step=' "$TMP/ctrace.altered"
 expect_rc 1 "$REPLAY" "$TMP/ctrace.altered"
-expect_output "has no cause: no record the job's view read before it tells ckpt-committed"
+expect_output "has no cause: no record the job's view read, nor answer, before it tells ckpt-committed"
 # A peer's notice is checked by its worker (its deadline is the machine's
 # clock): worker 1's machine learned worker 0's from the claim; the same
 # record altered to name worker 1 (the machine's replay agrees: the worker
@@ -351,7 +351,7 @@ expect "cause trace: worker 1's machine was told worker 0's notice" \
     grep -q 'ev=peer-notice worker=0 ' "$TMP/vtrace.1.trace"
 sed 's/ev=peer-notice worker=0 /ev=peer-notice worker=1 /' "$TMP/vtrace.1.trace" >"$TMP/ntrace.altered"
 expect_rc 1 "$REPLAY" "$TMP/ntrace.altered"
-expect_output "has no cause: no record the job's view read before it tells peer-notice"
+expect_output "has no cause: no record the job's view read, nor answer, before it tells peer-notice"
 # The declared machines' transitions (start-up's and the coordinator's)
 # are traced too ("decl" lines), and the replay steps each again through
 # its machine's table: start-up's restore machine, worker 0's claim sent
@@ -384,6 +384,45 @@ sed 's/m=episode idle --own--> active (none)/m=episode idle --seen--> active (no
     >"$TMP/etrace.altered"
 expect_rc 1 "$REPLAY" "$TMP/etrace.altered"
 expect_output "has no cause: episode idle --seen--> needs a notice record read just before it"
+
+# The worker whose report completed the round read every report through
+# the view ("reports" and "shard" lines), and proposed the commit from what
+# they say: a report's value altered diverges at its line; the completing
+# report removed leaves all-reported without its cause; the decision
+# altered, value and meaning alike, to another slowest save is not what the
+# reports read before it say (one truth per decision).
+rt=
+for _i in 0 1; do grep -q '^job t=[0-9]* reports round=0 step=' "$TMP/vtrace.$_i.trace" && rt="$TMP/vtrace.$_i.trace"; done
+expect "reports trace: a worker read the round's reports" test -n "$rt"
+expect "reports trace: it counted both" grep -Eq '=> shard round=0 step=[0-9]+ .*worker=[01] reports=2$' "${rt:-/}"
+expect "reports trace: and proposed the commit" \
+    grep -q 'm=decision open --all-reported--> commit-proposed (propose-commit)$' "${rt:-/}"
+sed -E '/ reports=2$/s/ v=([0-9]+)/ v=1\1/' "${rt:-/}" >"$TMP/rtrace.value"
+expect_rc 1 "$REPLAY" "$TMP/rtrace.value"
+expect_output "diverges"
+expect_output "  actual:   shard round=0 step="
+sed '/ reports=2$/d' "${rt:-/}" >"$TMP/rtrace.early"
+expect_rc 1 "$REPLAY" "$TMP/rtrace.early"
+expect_output "has no cause: decision open --all-reported--> needs every worker's shard report read just before it"
+sed -E '/decision\/e0\/r0 v=committed/s/save=([0-9]+)/save=9\1/g' "${rt:-/}" >"$TMP/rtrace.commit"
+expect "reports trace: the decision was altered" grep -q 'committed round=0 step=[0-9]*.* save=9' "$TMP/rtrace.commit"
+expect_rc 1 "$REPLAY" "$TMP/rtrace.commit"
+expect_output "the round's decision is not what every worker's reports, read before it, make of it (the slowest save)"
+
+# The answer to worker 0's claim is traced with what it says ("answer"
+# lines), and read again by the replay: the claim machine's won and the
+# machine's claim-won each need it before them. Without the answer line
+# the claim machine's won has no cause; without it and that transition,
+# the machine's claim-won has none.
+expect "answer trace: worker 0's claim was answered: won" \
+    grep -q '^answer t=[0-9]* claim status=0 succeeded=1 read=0 held= left=0 => won$' "$TMP/vtrace.0.trace"
+expect "answer trace: the machine was told" grep -q 'ev=claim-won' "$TMP/vtrace.0.trace"
+grep -v '^answer t=[0-9]* claim ' "$TMP/vtrace.0.trace" >"$TMP/atrace.decl"
+expect_rc 1 "$REPLAY" "$TMP/atrace.decl"
+expect_output "has no cause: claim sent --won--> needs an answer to the claim that says so read just before it"
+grep -v -e '^answer t=[0-9]* claim ' -e ' m=claim sent --won--> ' "$TMP/vtrace.0.trace" >"$TMP/atrace.machine"
+expect_rc 1 "$REPLAY" "$TMP/atrace.machine"
+expect_output "has no cause: no record the job's view read, nor answer, before it tells claim-won"
 
 # ---- the round's step before the notice --------------------------------------
 # A driver's claim and its proposed step are one transaction, its notice

@@ -248,7 +248,7 @@ expect "history: worker 0's machine was told its signal in run w0" \
     grep -q ' ev=notice source=signal ' "$TMP/hist-w0.0.trace"
 sed 's/ ev=notice source=signal / ev=notice source=operator /' "$TMP/hist-w0.0.trace" >"$TMP/op.altered"
 expect_rc 1 "$REPLAY" "$TMP/op.altered"
-expect_output "has no cause: no record the job's view read before it tells notice"
+expect_output "has no cause: no record the job's view read, nor answer, before it tells notice"
 
 # The launch's timeline: 4 workers with a grace period, SIGTERM to the
 # launcher. The picture renders (rsvg-convert), and says who got the

@@ -1548,6 +1548,94 @@ START_TEST(test_view_rounds)
 }
 END_TEST
 
+/* A read of a round's shard reports: each worker's well-formed report at
+ * the step read counts once; what they say in sum (the slowest save, last,
+ * the highest stop step) is what the round's commit proposes. */
+START_TEST(test_view_reports)
+{
+    struct preempt_view v;
+    struct preempt_view_ev ev;
+    const struct preempt_view_reports *t = &v.r[1].reports;
+    char m[PREEMPT_VIEW_MEANING_MAX];
+
+    ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 3, 1), 0);
+    /* outside a read, a report counts nothing */
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100"), PREEMPT_VIEW_NOTHING);
+    preempt_view_reports_(&v, 1, 20);
+    ck_assert(t->open && t->step == 20 && t->count == 0);
+    ev = vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100");
+    WHAT(ev, PREEMPT_VIEW_SHARD);
+    ck_assert(ev.round == 1 && ev.step == 20 && ev.worker == 0 && ev.save_ms == 100 && !ev.last && ev.count == 1);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "900"), PREEMPT_VIEW_NOTHING); /* a worker's, once */
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/19/1", "100"), PREEMPT_VIEW_NOTHING); /* another step's */
+    WHAT(vput(&v, JOBP "7/w/e0/r0/shard/20/1", "100"), PREEMPT_VIEW_NOTHING); /* the other round's */
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/1", "zzz"), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/1", "300 last stop=x"), PREEMPT_VIEW_MALFORMED);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/3", "300"), PREEMPT_VIEW_MALFORMED); /* not a worker of 3 */
+    WHAT(vput(&v, JOBP "7/w/e1/r1/shard/20/1", "300"), PREEMPT_VIEW_LATER);
+    ck_assert_uint_eq(t->count, 1);
+    ev = vput(&v, JOBP "7/w/e0/r1/shard/20/1", "300 last stop=26");
+    WHAT(ev, PREEMPT_VIEW_SHARD);
+    ck_assert_int_gt(preempt_view_format_(m, sizeof(m), &ev), 0);
+    ck_assert_str_eq(m, "shard round=1 step=20 last save=300 stop=26 worker=1 reports=2");
+    ev = vput(&v, JOBP "7/w/e0/r1/shard/20/2", "250 last stop=24");
+    ck_assert_uint_eq(ev.count, 3);
+    ck_assert(t->count == 3 && t->slowest == 300 && t->last && t->stop == 26);
+    /* the longest meaning fits */
+    ev = (struct preempt_view_ev){ .what = PREEMPT_VIEW_SHARD, .round = 1, .step = UINT64_MAX, .last = true,
+                                   .save_ms = UINT64_MAX, .stop = UINT64_MAX, .worker = PREEMPT_MAX_WORKERS,
+                                   .count = PREEMPT_MAX_WORKERS };
+    ck_assert_int_lt(preempt_view_format_(m, sizeof(m), &ev), (int)sizeof(m));
+    /* a new read counts afresh; the episode's end closes it */
+    preempt_view_reports_(&v, 1, 20);
+    ck_assert(t->count == 0 && t->slowest == 0 && !t->last);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100"), PREEMPT_VIEW_SHARD);
+    preempt_view_episode_(&v, 1);
+    ck_assert(!t->open);
+    WHAT(vput(&v, JOBP "7/w/e1/r1/shard/20/1", "300"), PREEMPT_VIEW_NOTHING);
+    preempt_view_free_(&v);
+}
+END_TEST
+
+/* What an answer to this worker's claim says: one pure reading, which the
+ * coordinator steps the claim machine with and a replay computes again. */
+START_TEST(test_claim_answer)
+{
+    struct preempt_claim_answer a = { 0 };
+    struct preempt_claim_says s;
+    char m[PREEMPT_VIEW_MEANING_MAX];
+
+#define SAYS(want)                                                                                                   \
+    do {                                                                                                             \
+        s = preempt_claim_answer_(&a, 1);                                                                            \
+        ck_assert_int_gt(preempt_claim_says_format_(m, sizeof(m), &s), 0);                                           \
+        ck_assert_str_eq(m, want);                                                                                   \
+    } while (0)
+    a.succeeded = true;
+    SAYS("won");
+    ck_assert_uint_eq(s.holder, 1);
+    a = (struct preempt_claim_answer){ .read = true, .held = "2 1795467103998 signal" };
+    SAYS("lost worker=2");
+    ck_assert(s.input == PREEMPT_CLAIM_IN_LOST && s.holder == 2);
+    a.held = "1"; /* its own claim stood already */
+    SAYS("won");
+    a.held = "zzz"; /* garbage: the next claim replaces it */
+    SAYS("unreadable garbage");
+    a.held = NULL; /* a record read without a value is no claim either */
+    SAYS("unreadable garbage");
+    a.read = false; /* released between the compare and the read */
+    SAYS("unreadable");
+    ck_assert(!s.garbage);
+    a = (struct preempt_claim_answer){ .status = -ENOENT };
+    SAYS("stale-lease");
+    a.left = true; /* a worker that left claims nothing again */
+    SAYS("failed");
+    a = (struct preempt_claim_answer){ .status = -ETIMEDOUT, .succeeded = true };
+    SAYS("failed");
+#undef SAYS
+}
+END_TEST
+
 /* Episodes and incarnations: a later episode's record is the caller's to
  * hold; an ended one's is history; a new episode starts from nothing but
  * the job's error and the operator's notice; records of other incarnations,
@@ -1920,6 +2008,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_claim_carries_notice);
     tcase_add_test(t, test_view_rounds);
+    tcase_add_test(t, test_view_reports);
+    tcase_add_test(t, test_claim_answer);
     tcase_add_test(t, test_view_episodes);
     suite_add_tcase(s, t);
     t = tcase_create("client");

@@ -345,6 +345,125 @@ START_TEST(test_decl_causes)
 }
 END_TEST
 
+/* A round's reports read, and the decision that follows: replayed, each
+ * report counted again; a report's value edited diverges at its line; an
+ * all-reported without every report read just before it has no cause; a
+ * commit that says other than the reports it follows is refused. */
+START_TEST(test_reports_replayed)
+{
+#define R_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"                                                                \
+    "job t=1 put k=/preempt/j/3/e0/r0/agreed v=42 => agreed round=0 step=42\n"                                       \
+    "job t=2 reports round=0 step=42 => nothing\n"                                                                   \
+    "job t=2 put k=/preempt/j/3/w/e0/r0/shard/42/0 v=120 => shard round=0 step=42 save=120 worker=0 reports=1\n"
+#define R_LAST                                                                                                       \
+    "job t=2 put k=/preempt/j/3/w/e0/r0/shard/42/1 v=304%20last%20stop=58 => shard round=0 step=42 last save=304 "  \
+    "stop=58 worker=1 reports=2\n"
+#define R_DECIDE "decl t=2 m=decision open --all-reported--> commit-proposed (propose-commit)\n"
+#define R_COMMIT(v, m) "job t=3 put k=/preempt/j/3/decision/e0/r0 v=" v " => " m "\n"
+    static const char good[] =
+        R_HEAD R_LAST R_DECIDE R_COMMIT("committed%2042%20last%20save=304%20stop=58",
+                                        "committed round=0 step=42 last save=304 stop=58");
+    static const char edited[] =
+        R_HEAD "job t=2 put k=/preempt/j/3/w/e0/r0/shard/42/1 v=305%20last%20stop=58 => shard round=0 step=42 last "
+               "save=304 stop=58 worker=1 reports=2\n" R_DECIDE;
+    static const char early[] = R_HEAD R_DECIDE R_LAST;
+    static const char other[] =
+        R_HEAD R_LAST R_DECIDE R_COMMIT("committed%2042%20last%20save=999%20stop=58",
+                                        "committed round=0 step=42 last save=999 stop=58");
+#undef R_HEAD
+#undef R_LAST
+#undef R_DECIDE
+#undef R_COMMIT
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+
+    ck_assert_msg(preempt_trace_load_mem_("g", (const unsigned char *)good, strlen(good), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 1);
+    preempt_trace_file_free_(&t);
+
+    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)edited, strlen(edited), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "job line 4 (line 6) diverges\n  expected: shard round=0 step=42 last save=304 stop=58 "
+                              "worker=1 reports=2\n  actual:   shard round=0 step=42 last save=305"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+
+    ck_assert(preempt_trace_load_mem_("a", (const unsigned char *)early, strlen(early), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "has no cause: decision open --all-reported--> needs every worker's shard report read "
+                              "just before it, and the job line before it says shard round=0 step=42 save=120 "
+                              "worker=0 reports=1"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+
+    ck_assert(preempt_trace_load_mem_("o", (const unsigned char *)other, strlen(other), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "job line 5 (line 8): the round's decision is not what every worker's reports, read "
+                              "before it, make of it (the slowest save)"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+}
+END_TEST
+
+/* An answer to the claim, traced with what it says: read again by the
+ * replay; one edited diverges; the claim machine's won needs it just
+ * before. */
+START_TEST(test_claim_answer_replayed)
+{
+    static const struct preempt_claim_answer lost = { .read = true, .held = "1 5000 signal" };
+    struct preempt_claim_says says = preempt_claim_answer_(&lost, 0);
+    char line[PREEMPT_TRACE_LINE_MAX], text[2048];
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+
+#define A_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+    ck_assert_int_gt(preempt_trace_format_claim_(line, sizeof(line), 7, &lost, &says), 0);
+    ck_assert_str_eq(line, "answer t=7 claim status=0 succeeded=0 read=1 held=1%205000%20signal left=0 => lost worker=1");
+    (void)snprintf(text, sizeof(text), A_HEAD "%s\ndecl t=7 m=claim sent --lost--> none (none)\n", line);
+    ck_assert_msg(preempt_trace_load_mem_("a", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(t.n_jobs == 1 && t.jobs[0].claim && t.jobs[0].ans.read && !strcmp(t.jobs[0].ans.held, "1 5000 signal"));
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    preempt_trace_file_free_(&t);
+    /* the holder edited: it says won (this worker's own claim stood) */
+    (void)snprintf(text, sizeof(text), A_HEAD "answer t=7 claim status=0 succeeded=0 read=1 held=0 left=0 => lost "
+                                              "worker=1\n");
+    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "job line 1 (line 3) diverges\n  expected: lost worker=1\n  actual:   won"), "%s", err);
+    preempt_trace_file_free_(&t);
+    /* a failed claim's answer, and a won input without its answer */
+    (void)snprintf(text, sizeof(text), A_HEAD "answer t=7 claim status=-110 succeeded=0 read=0 held= left=0 => "
+                                              "failed\ndecl t=8 m=claim sent --won--> held (none)\n");
+    ck_assert(preempt_trace_load_mem_("w", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(t.jobs[0].ans.status, -110);
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "has no cause: claim sent --won--> needs an answer to the claim that says so read just "
+                              "before it, and the job line before it says failed"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+    /* malformed */
+    (void)snprintf(text, sizeof(text), A_HEAD "answer t=7 claim status=0 succeeded=2 read=0 held= left=0 => won\n");
+    ck_assert_int_eq(preempt_trace_load_mem_("m", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)),
+                     -EINVAL);
+    ck_assert_msg(strstr(err, "malformed answer line"), "%s", err);
+#undef A_HEAD
+}
+END_TEST
+
 /* A worker of a job killed before its machine took an event wrote the
  * job's records it read and its start-up's transitions, and no record:
  * that trace is not empty, and replays. */
@@ -518,7 +637,7 @@ START_TEST(test_decl_lines)
     ck_assert_str_eq(line, "decl t=7 m=claim none --send--> sent (send)");
     (void)snprintf(text, sizeof(text),
                    "%s%s\ndecl t=8 m=restore barrier --job-unusable--> joining (set-aside)\n"
-                   "decl t=9 m=claim await-lease --stale-lease--> await-lease (regrant)\n",
+                   "decl t=9 m=claim await-lease --granted--> sent (send)\n",
                    VIEW_CONFIG, line);
     ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(t.n_decls, 3);
@@ -673,6 +792,8 @@ int main(void)
     tcase_add_test(tc, test_empty_traces);
     tcase_add_test(tc, test_trace_without_records);
     tcase_add_test(tc, test_decl_causes);
+    tcase_add_test(tc, test_reports_replayed);
+    tcase_add_test(tc, test_claim_answer_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
