@@ -443,7 +443,6 @@ void coord_read_members(struct preempt_coord *c)
         c->polling = false;
 }
 
-
 /* Claims the episode when it has a live notice and nobody drives it: its
  * driver's lease ended (the claim went), or the claim went while the job's
  * notices were all withdrawn and one of them came back (sim seed 12558: the

@@ -374,6 +374,8 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
 {
     const char *in = preempt_decl_input_(d->m, d->input);
 
+    if (!t->have_view)
+        return NULL; /* a trace without the job's lines (the simulator's, an older library's) */
     if (!strcmp(in, "next-episode"))
         return before && before->in.kind == PREEMPT_VIEW_IN_EPISODE ? NULL : "the view's next episode";
     if (!strcmp(d->m->name, "episode") && !strcmp(in, "seen"))

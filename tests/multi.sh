@@ -392,9 +392,9 @@ expect_output "has no cause: episode idle --seen--> needs a notice record read j
 # altered, value and meaning alike, to another slowest save is not what the
 # reports read before it say (one truth per decision).
 rt=
-for _i in 0 1; do grep -q '^job t=[0-9]* reports round=0 step=' "$TMP/vtrace.$_i.trace" && rt="$TMP/vtrace.$_i.trace"; done
-expect "reports trace: a worker read the round's reports" test -n "$rt"
-expect "reports trace: it counted both" grep -Eq '=> shard round=0 step=[0-9]+ .*worker=[01] reports=2$' "${rt:-/}"
+for _i in 0 1; do grep -Eq '=> shard round=0 step=[0-9]+ .*worker=[01] reports=2$' "$TMP/vtrace.$_i.trace" && rt="$TMP/vtrace.$_i.trace"; done
+expect "reports trace: a worker read the round's reports and counted both" test -n "$rt"
+expect "reports trace: the read began with its step" grep -q '^job t=[0-9]* reports round=0 step=[0-9]* => nothing$' "${rt:-/}"
 expect "reports trace: and proposed the commit" \
     grep -q 'm=decision open --all-reported--> commit-proposed (propose-commit)$' "${rt:-/}"
 sed -E '/ reports=2$/s/ v=([0-9]+)/ v=1\1/' "${rt:-/}" >"$TMP/rtrace.value"

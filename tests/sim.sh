@@ -151,6 +151,38 @@ expect "every worker's trace was written" test "$n" -gt 1
 # they hold the declared machines' transitions too (start-up's restore
 # machine among them), and the replay above stepped them again
 expect "the traces hold start-up's transitions" grep -q '^decl t=[0-9]* m=restore joining ' "$TMP/t/sim-3-w0.trace"
+expect "the traces hold the job's records as read" grep -q '^job t=[0-9]* put k=' "$TMP/t/sim-3-w0.trace"
+
+# Every worker's trace of 200 seeds, and of 80 with two-phase saves
+# (--trace-all), replayed as a real worker's: the machine's records, the
+# job's records, the shard reports and the claim's answers as the real
+# coordinator read them (take-overs, lost peers, etcd down, slow and
+# failing saves), the declared machines' transitions, and the cause of
+# each event the job told the machine: the simulation's runs are checked
+# by the replay's rules, and the rules against the simulation's runs.
+for run in "200" "80 --two-phase"; do
+    rm -rf "$TMP/all" && mkdir "$TMP/all"
+    # shellcheck disable=SC2086 # the seeds and the flag, split
+    set -- $run
+    expect_rc 0 "$SIM" --seeds "$@" --trace-dir "$TMP/all" --trace-all
+    n=0 bad=0
+    for t in "$TMP"/all/*.trace; do
+        n=$((n + 1))
+        "$REPLAY" -q "$t" >"$TMP/out" 2>&1 && continue
+        if ! grep -qv -e '^#' -e '^config ' "$t"; then # a worker that never started: nothing to replay
+            n=$((n - 1))
+            continue
+        fi
+        bad=$((bad + 1))
+        [ "$bad" -gt 3 ] || sed 's/^/    /' "$TMP/out"
+    done
+    answers=$(grep -l '^answer t=' "$TMP"/all/*.trace | wc -l)
+    reports=$(grep -l '^job t=[0-9]* reports round=' "$TMP"/all/*.trace | wc -l)
+    echo "seeds $run: $n traces, $answers with claim answers, $reports with a read of the reports"
+    expect "seeds $run: the traces hold claim answers and reads of the reports" \
+        test "$n" -gt 500 -a "$answers" -gt 10 -a "$reports" -gt 5
+    eq "seeds $run: every worker's trace replays" "$bad" 0
+done
 
 # The worker whose shard report completes a round dies before it reads
 # the reports and proposes the commit (--crash-completer: it crashes as

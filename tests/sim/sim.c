@@ -194,6 +194,7 @@ struct worker {
     size_t trace_len, trace_cap;
     struct preempt_trace_rec last_rec;
     bool have_rec;
+    bool view_traced; /* its trace has the job-view header */
 };
 
 /* How a worker's process ended, kept for the restart's checks. */
@@ -205,6 +206,7 @@ struct ending {
 
 struct world {
     uint64_t seed, now_us, seq;
+    bool trace_job;       /* --trace-dir: the traces hold the job's lines (view inputs, claim answers) too */
     struct sev *heap;
     size_t n_heap, cap_heap;
     struct sim_etcd *etcd;
@@ -613,6 +615,45 @@ static void decl_trace(const struct preempt_decl *m, unsigned from, unsigned inp
     int n = preempt_trace_format_decl_(line, sizeof(line), now_ms(), m, from, input, to, action);
 
     if (n > 0 && (size_t)n < sizeof(line))
+        trace_add(arg, line);
+}
+
+/* The job's lines of a worker's trace, as the handler writes them (only
+ * with --trace-dir: each worker reads every record, O(N^2) lines in all):
+ * the job-view header once, then each input of the job's view and each
+ * answer to the claim, which preempt-replay reads again. */
+static bool job_traced(struct worker *w, const struct preempt_view *v)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (!W->trace_job)
+        return false;
+    if (!w->view_traced && preempt_trace_format_view_header_(line, sizeof(line), v) > 0) {
+        w->view_traced = true;
+        trace_add(w, line);
+    }
+    return true;
+}
+
+static void coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
+                       void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n;
+
+    if (job_traced(arg, v) && (n = preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev)) > 0 &&
+        (size_t)n < sizeof(line))
+        trace_add(arg, line);
+}
+
+static void coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
+                               const struct preempt_claim_says *says, void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n;
+
+    if (job_traced(arg, v) && (n = preempt_trace_format_claim_(line, sizeof(line), now_ms(), a, says)) > 0 &&
+        (size_t)n < sizeof(line))
         trace_add(arg, line);
 }
 
@@ -1271,7 +1312,8 @@ static void join(struct worker *w)
 static void train(struct worker *w)
 {
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
-                                      .job_save = coord_job_save };
+                                      .job_save = coord_job_save, .on_view = coord_view,
+                                      .on_claim_answer = coord_claim_answer };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
@@ -2037,7 +2079,7 @@ struct sim_opts {
     unsigned max_workers, scale;
     uint64_t rps;
     const char *trace_dir;
-    bool verbose, sabotage, crash_completer, two_phase, restore_faults;
+    bool verbose, sabotage, crash_completer, two_phase, restore_faults, trace_all;
 };
 
 static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
@@ -2056,6 +2098,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     W->crash_completer = o->crash_completer;
     W->two_phase = o->two_phase;
     W->restore_faults = o->restore_faults;
+    W->trace_job = o->trace_dir != NULL;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
     if (W->n > max_workers)
@@ -2170,6 +2213,8 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
                 o->restore_faults ? " --restore-faults" : "");
         if (o->trace_dir)
             dump_traces(o->trace_dir);
+    } else if (o->trace_all && o->trace_dir) {
+        dump_traces(o->trace_dir); /* the last incarnation's, for preempt-replay */
     }
     W->watcher = preempt_watcher_free(W->watcher); /* first: the teardown then frees what was on its way to it */
     teardown_incarnation();
@@ -2188,12 +2233,15 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
 
 static const char usage[] =
     "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--crash-completer]\n"
-    "                   [--two-phase] [--restore-faults] [--trace-dir DIR] [-v]\n"
+    "                   [--two-phase] [--restore-faults] [--trace-dir DIR [--trace-all]] [-v]\n"
     "       preempt-sim --scale N [--etcd-rps R] [--seeds N] [--first S] [--seed S]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
     "violates one; each violation prints its seed, and with --trace-dir writes\n"
-    "every worker's machine trace there (preempt-replay reproduces it).\n"
+    "every worker's trace there (preempt-replay reproduces it: the machine's records,\n"
+    "the job's records and the claim's answers as it read them, its declared machines'\n"
+    "transitions).\n"
+    "  --trace-all       with --trace-dir: every seed's traces (its last incarnation's)\n"
     "  --seed S          one seed (with -v: the whole run, event by event)\n"
     "  --max-workers N   at most N workers per job (1-64; default 64)\n"
     "  --sabotage        plant a bug in the simulated trainer (worker 0 files each shard\n"
@@ -2233,7 +2281,7 @@ int main(int argc, char **argv)
         { "sabotage", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' },
         { "scale", required_argument, NULL, 'S' }, { "etcd-rps", required_argument, NULL, 'r' },
         { "crash-completer", no_argument, NULL, 'c' }, { "two-phase", no_argument, NULL, 'T' },
-        { "restore-faults", no_argument, NULL, 'R' },
+        { "restore-faults", no_argument, NULL, 'R' }, { "trace-all", no_argument, NULL, 'A' },
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
@@ -2243,7 +2291,7 @@ int main(int argc, char **argv)
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTRS:r:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTRAS:r:", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
@@ -2274,6 +2322,7 @@ int main(int argc, char **argv)
         case 'v': o.verbose = true; break;
         case 'b': o.sabotage = true; break;
         case 'c': o.crash_completer = true; break;
+        case 'A': o.trace_all = true; break;
         case 'T': o.two_phase = true; break;
         case 'R': o.restore_faults = true; break;
         case 'h': fputs(usage, stdout); return 0;

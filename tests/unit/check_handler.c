@@ -776,7 +776,9 @@ START_TEST(test_foreign_poll_loop)
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
     for (int i = 0; i < 200 && (preempt_handler_get_status(h, &st), st.state == PREEMPT_STATE_IDLE); i++)
         (void)wait_and_process(h, false, 1000);
-    ck_assert_int_eq(r.poll_calls, 3);
+    /* the third call said "notice"; a slow wait may run the 10 ms timer
+     * twice before the machine's state is read (4 seen in a busy CI) */
+    ck_assert_int_ge(r.poll_calls, 3);
     ck_assert_int_eq(st.state, PREEMPT_STATE_STEP_AGREED);
     /* the timers (the poll callback's every 10 ms, the deadline's about
      * 500 ms away) wake a loop that waits on the descriptor alone: no wait
