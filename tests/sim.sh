@@ -161,7 +161,10 @@ expect "the traces hold the job's records as read" grep -q '^job t=[0-9]* put k=
 # each event the job told the machine: the simulation's runs are checked
 # by the replay's rules, and the rules against the simulation's runs.
 runs="200|80 --two-phase"
-[ -z "${SANITIZE:-}" ] || runs="60|20 --two-phase" # the rules are the main build's to check; here the reader's memory
+# the rules are the main build's to check; the sanitized build checks the
+# reader's memory, which every job test's replays also do (60|20 seeds
+# took 46 s there; 20 ordinary ones hold answers and reads of the reports)
+[ -z "${SANITIZE:-}" ] || runs="20"
 IFS='|'
 set -- $runs
 unset IFS
@@ -185,7 +188,7 @@ for run in "$@"; do
     reports=$(grep -l '^job t=[0-9]* reports round=' "$TMP"/all/*.trace | wc -l)
     echo "seeds $run: $n traces, $answers with claim answers, $reports with a read of the reports"
     expect "seeds $run: the traces hold claim answers and reads of the reports" \
-        test "$n" -gt 200 -a "$answers" -gt 0 -a "$reports" -gt 0
+        test "$n" -gt 50 -a "$answers" -gt 0 -a "$reports" -gt 0
     eq "seeds $run: every worker's trace replays" "$bad" 0
 done
 
