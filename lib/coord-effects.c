@@ -251,7 +251,7 @@ static void advance(struct preempt_coord *c)
         (void)coord_dec_in(c, k, PREEMPT_DEC_IN_NEXT_EPISODE);
         coord_reset_round(c, k);
     }
-    coord_forget_gone(c);
+    preempt_lost_forget_(&c->lost);
     c->my_withdrawn = false;
     coord_ep_in(c, PREEMPT_EP_IN_NEXT_EPISODE);
     coord_claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);

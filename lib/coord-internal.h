@@ -17,6 +17,7 @@
 #define PREEMPT_COORD_INTERNAL_H
 
 #include "claim-internal.h" /* struct preempt_claim_answer */
+#include "lost-internal.h"  /* struct preempt_lost_read */
 #include "decl-internal.h"
 #include "etcd-internal.h"
 #include "keys-internal.h" /* enum preempt_key_id */
@@ -156,6 +157,10 @@ struct preempt_coord_ops {
      * is told): traced too, so that a replay reads it again. */
     void (*on_claim_answer)(const struct preempt_view *v, const struct preempt_claim_answer *a,
                             const struct preempt_claim_says *says, void *arg);
+    /* The driver read the memberships (r), and preempt_lost_read_() says
+     * who is lost (NULL: nobody is told): traced too, read again by a replay. */
+    void (*on_lost_read)(const struct preempt_view *v, const struct preempt_lost_read *r,
+                         const struct preempt_lost_says *says, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

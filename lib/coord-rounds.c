@@ -324,12 +324,6 @@ static uint64_t lost_grace_ms(const struct preempt_coord *c)
     return 2 * c->longest_step_ms;
 }
 
-void coord_forget_gone(struct preempt_coord *c)
-{
-    memset(c->gone_at, 0, c->n * sizeof(*c->gone_at));
-    c->n_gone = 0;
-}
-
 /* The driver's read found every shard of round k reported at the step
  * this worker reported (res: that round's shard keys) and no decision.
  * The worker whose report completed them reads them and proposes the
@@ -365,59 +359,59 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
 
 /* The driver's read of the memberships: a worker counts when it is a
  * member, finished training, or reported a shard of the episode (the
- * report of its last save ends its membership). One that stayed missing
- * for the grace is lost: the driver publishes it, and every worker
- * (itself included) follows that record. */
+ * report of its last save ends its membership). Who is lost is the pure
+ * preempt_lost_read_()'s to say (lost-internal.h), traced with the read;
+ * the driver writes the lost record it names, and every worker (itself
+ * included) follows that record. */
 static void on_members_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
-    uint64_t now = c->ops.now_ms(c->arg);
+    struct preempt_lost_read rd = { .status = status, .complete = status == 0 && r->n_res >= 4,
+                                    .known = c->view.lost, .absent = c->absent,
+                                    .now_ms = c->ops.now_ms(c->arg), .grace_ms = lost_grace_ms(c) };
+    struct preempt_lost_says says;
     char key[PREEMPT_KEY_MAX], val[16];
 
     c->polling = false;
-    if (status < 0 || LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) {
-        if (status < 0)
-            CLOG(c, 1, "reading the memberships failed: %s", msg);
+    if (LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) /* no longer the driver's: nobody reads it */
         return;
-    }
-    memset(c->present, 0, c->n * sizeof(*c->present));
-    if (r->n_res < 4) {
-        CLOG(c, 2, "reading the memberships: a txn reply without the reads it was asked for");
-        return;
-    }
-    for (size_t i = 0; i < 4; i++) {
+    memset(c->absent, 0xff, (c->n + 7) / 8);
+    for (size_t i = 0; rd.complete && i < 4; i++) {
         for (size_t j = 0; j < r->res[i].n; j++) {
             struct preempt_key k;
 
             if (preempt_key_parse_(r->res[i].kvs[j].key, c->jobp, &k) >= 0 && k.worker < c->n)
-                c->present[k.worker] = true;
+                c->absent[k.worker / 8] &= (uint8_t)~(1u << (k.worker % 8));
         }
+    }
+    c->absent[c->me / 8] &= (uint8_t)~(1u << (c->me % 8)); /* its own bit is not read */
+    says = preempt_lost_read_(&c->lost, &rd);
+    if (c->ops.on_lost_read)
+        c->ops.on_lost_read(&c->view, &rd, &says, c->arg);
+    if (says.kind == PREEMPT_LOST_FAILED || says.kind == PREEMPT_LOST_UNREADABLE) {
+        if (says.kind == PREEMPT_LOST_FAILED)
+            CLOG(c, 1, "reading the memberships failed: %s", msg);
+        else
+            CLOG(c, 2, "reading the memberships: a txn reply without the reads it was asked for");
+        return;
     }
     complete_round(c, 0, &r->res[2]);
     complete_round(c, 1, &r->res[3]);
-    for (unsigned w = 0; w < c->n; w++) {
-        if (w == c->me || c->present[w]) {
-            if (c->gone_at[w]) {
-                CLOG(c, 1, "worker %u is back (a new lease)", w);
-                c->gone_at[w] = 0;
-                c->n_gone--;
-            }
-            continue;
-        }
-        if (!c->gone_at[w]) {
-            c->gone_at[w] = now ? now : 1;
-            c->n_gone++;
-            if (lost_grace_ms(c))
-                CLOG(c, 1, "worker %u's membership is gone; it counts as lost unless it is back within %" PRIu64
-                     " ms", w, lost_grace_ms(c));
-        }
-        if (now - c->gone_at[w] < lost_grace_ms(c) || c->view.lost)
-            continue;
-        CKEY(c, key, LOST);
-        (void)snprintf(val, sizeof(val), "%u", w);
-        coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the watch brings it */
-        return;
+    if (says.back)
+        CLOG(c, 1, "%u worker%s back (a new lease)", says.back, says.back == 1 ? " is" : "s are");
+    if (says.newly && rd.grace_ms) {
+        char who[128];
+
+        if (preempt_lost_absent_format_(who, sizeof(who), c->absent, c->n) < 0)
+            (void)snprintf(who, sizeof(who), "%u of them", says.missing);
+        CLOG(c, 1, "the memberships of workers %s are gone; one counts as lost unless it is back within %" PRIu64
+             " ms", who, rd.grace_ms);
     }
+    if (says.kind != PREEMPT_LOST_WORKER)
+        return;
+    CKEY(c, key, LOST);
+    (void)snprintf(val, sizeof(val), "%u", says.worker);
+    coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the watch brings it */
 }
 
 /* The driver reads who is still there: one transaction, once a keep-alive
@@ -616,7 +610,7 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
         return; /* the operator took it back */
     case PREEMPT_VIEW_CLAIM_GONE: /* the driver's lease ended: take the episode over */
         coord_claim_in(c, PREEMPT_CLAIM_IN_GONE);
-        coord_forget_gone(c);
+        preempt_lost_forget_(&c->lost);
         maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
         return;
     case PREEMPT_VIEW_FINAL:

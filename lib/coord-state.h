@@ -19,6 +19,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "claim-internal.h"
+#include "lost-internal.h"
 #include "decision-internal.h"
 #include "episode-internal.h"
 #include "membership-internal.h"
@@ -66,9 +67,8 @@ struct preempt_coord {
     uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
     bool prop_last;        /* with its opinion */
     struct preempt_view view; /* the job's records, read (view-internal.h): its incarnation and episode */
-    bool *present;         /* the driver's last read: w is a member, done, or reported a shard */
-    uint64_t *gone_at;     /* the driver's clock: w's membership was first found gone (0: it was not) */
-    unsigned n_gone;       /* how many gone_at are set */
+    uint8_t *absent;       /* the driver's last read of the memberships: a bit per worker nothing named */
+    struct preempt_lost lost; /* who has been missing since when (lost-internal.h: the lost decision's memory) */
     struct round r[2];
     /* What the episode's create-if-absent slots (the claim, a round's step)
      * hold when it is no record: garbage an operator or a tool wrote. The
@@ -129,7 +129,6 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
 void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms);
 void coord_reset_round(struct preempt_coord *c, unsigned k);
 void coord_retell_agreed(struct preempt_coord *c);
-void coord_forget_gone(struct preempt_coord *c);
 void coord_read_members(struct preempt_coord *c);
 struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_view_in in);
 void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);

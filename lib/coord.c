@@ -341,9 +341,9 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
         r = preempt_view_init_(&c->view, c->jobp, join->incarnation, n, c->me);
     CRANGE(c, c->pre, INC, 0);
     CRANGE(c, wpre, WORKERS, 0);
-    c->present = calloc(n, sizeof(*c->present));
-    c->gone_at = calloc(n, sizeof(*c->gone_at));
-    if (r == 0 && (!c->present || !c->gone_at))
+    c->absent = calloc((n + 7) / 8, 1);
+    c->lost = (struct preempt_lost){ .n = n, .me = c->me, .gone_at = calloc(n, sizeof(uint64_t)) };
+    if (r == 0 && (!c->absent || !c->lost.gone_at))
         r = -ENOMEM;
     if (r == 0)
         r = io->watch(io_arg, c->pre, wpre, &wops, c); /* [P/N/, P/N/w/) */
@@ -370,7 +370,7 @@ void preempt_coord_free_(struct preempt_coord *c)
     free(c->m_done);
     coord_junk_clear(c, NULL);
     preempt_view_free_(&c->view);
-    free(c->present);
-    free(c->gone_at);
+    free(c->absent);
+    free(c->lost.gone_at);
     free(c);
 }

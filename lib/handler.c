@@ -409,6 +409,18 @@ void hd_coord_claim_answer(const struct preempt_view *v, const struct preempt_cl
         trace_line(h, line, preempt_trace_format_claim_(line, sizeof(line), hd_now_ms(h), a, says));
 }
 
+/* The driver read the memberships: traced with who it says is lost, at
+ * the read's time (the decision's clock), for a replay. */
+void hd_coord_lost_read(const struct preempt_view *v, const struct preempt_lost_read *r,
+                        const struct preempt_lost_says *says, void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (job_traced(h, v))
+        trace_line(h, line, preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says));
+}
+
 /* A transition of one of the job's declared machines (start-up's, the
  * coordinator's): traced as a "decl" line, which a replay steps again. */
 void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,

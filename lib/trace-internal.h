@@ -9,6 +9,7 @@
 
 #include "claim-internal.h"
 #include "decl-internal.h"
+#include "lost-internal.h"
 #include "preempt_trace.h"
 #include "view-internal.h"
 
@@ -77,8 +78,11 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
 struct preempt_trace_job {
     unsigned line;
     uint64_t t_ms;
-    bool claim;                  /* an answer line (below), not the view's input */
+    bool claim;                  /* an answer line of the claim (below), not the view's input */
     struct preempt_claim_answer ans; /* claim: the answer, held owned */
+    bool members;                /* an answer line of the memberships' read (below) */
+    struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
+    bool cut;                    /* members: its absent workers did not fit the line */
     struct preempt_view_in in; /* key and value owned */
     char meaning[PREEMPT_VIEW_MEANING_MAX];
 };
@@ -92,6 +96,17 @@ struct preempt_trace_job {
  * claim-won and claim-lost events, must follow such a line. */
 int preempt_trace_format_claim_(char *buf, size_t size, uint64_t t_ms, const struct preempt_claim_answer *a,
                                 const struct preempt_claim_says *says);
+
+/* The driver's read of the memberships, and who it says is lost
+ * (lost-internal.h), among the job lines:
+ *   answer t=MS members status=S complete=B known=B absent=LIST grace=MS => SAYS
+ * LIST the workers nothing named, as ranges ("-": none). A replay reads
+ * each again in order, with the memory of the reads before it
+ * (preempt_lost_read_()), and compares what it says. The workers of a read
+ * of a job of thousands may not fit a line: then "absent=cut", and that
+ * read and every later one are not compared. */
+int preempt_trace_format_lost_(char *buf, size_t size, uint64_t t_ms, unsigned n, const struct preempt_lost_read *r,
+                               const struct preempt_lost_says *says);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);

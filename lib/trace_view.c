@@ -113,6 +113,21 @@ int preempt_trace_format_claim_(char *buf, size_t size, uint64_t t_ms, const str
                     t_ms, a->status, a->succeeded, a->read, held, a->left, meaning);
 }
 
+int preempt_trace_format_lost_(char *buf, size_t size, uint64_t t_ms, unsigned n, const struct preempt_lost_read *r,
+                               const struct preempt_lost_says *says)
+{
+    char absent[PREEMPT_TRACE_VALUE_MAX + 1], meaning[PREEMPT_VIEW_MEANING_MAX];
+
+    if (!r->complete)
+        (void)snprintf(absent, sizeof(absent), "-"); /* nothing was read */
+    else if (preempt_lost_absent_format_(absent, sizeof(absent), r->absent, n) < 0)
+        (void)snprintf(absent, sizeof(absent), "cut");
+    (void)preempt_lost_says_format_(meaning, sizeof(meaning), says);
+    return snprintf(buf, size,
+                    "answer t=%" PRIu64 " members status=%d complete=%d known=%d absent=%s grace=%" PRIu64 " => %s",
+                    t_ms, r->status, r->complete, r->known, absent, r->grace_ms, meaning);
+}
+
 /* ---- reading ------------------------------------------------------------------------- */
 
 /* The next space-separated token of *s: its start, length in *n. */
@@ -208,27 +223,61 @@ static bool meaning_of(struct preempt_trace_job *j, const char *s)
     return true;
 }
 
+/* "status=S" (0 or a negative errno) at *s, into *ret. */
+static bool status_named(const char **s, int *ret)
+{
+    const char *v;
+    size_t vn = 0;
+    uint64_t u;
+
+    *s += strspn(*s, " \t");
+    if (strncmp(*s, "status=-", 8))
+        return u64_named(s, "status", &u) && u == 0 && (*ret = 0, true);
+    *s += 8;
+    if (!(v = token(s, &vn)) || !u64_of(v, vn, &u) || u == 0 || u > 4095)
+        return false;
+    *ret = -(int)u;
+    return true;
+}
+
+/* The fields of a read of the memberships (after "members"), into j:
+ * absent is kept as ranges of the view's workers, "cut" as none read. */
+static bool members_fields(struct preempt_trace_job *j, const char *s, unsigned n)
+{
+    const char *v;
+    size_t vn = 0;
+    uint8_t *absent;
+
+    j->members = true;
+    if (!status_named(&s, &j->read.status) || !bool_named(&s, "complete", &j->read.complete) ||
+        !bool_named(&s, "known", &j->read.known) || !(v = named(&s, "absent", &vn)))
+        return false;
+    if (!(absent = calloc((n + 7) / 8, 1)))
+        return false;
+    j->read.absent = absent;
+    j->cut = vn == 3 && !strncmp(v, "cut", 3);
+    if (!j->cut && !preempt_lost_absent_parse_(v, vn, absent, n))
+        return false;
+    return u64_named(&s, "grace", &j->read.grace_ms) && meaning_of(j, s);
+}
+
 /* An "answer" line's fields (after "answer "), into j. */
-static int answer_line(struct preempt_trace_job *j, const char *s, char *err, size_t errsize)
+static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, char *err, size_t errsize)
 {
     const char *kind, *v;
     size_t kn = 0, vn = 0;
-    uint64_t status;
-    bool neg;
 
-    j->claim = true;
-    if (!u64_named(&s, "t", &j->t_ms) || !(kind = token(&s, &kn)) || kn != 5 || strncmp(kind, "claim", 5))
+    if (!u64_named(&s, "t", &j->t_ms) || !(kind = token(&s, &kn)))
         goto bad;
-    s += strspn(s, " \t");
-    neg = !strncmp(s, "status=-", 8);
-    if (neg) {
-        s += 8;
-        if (!(v = token(&s, &vn)) || !u64_of(v, vn, &status) || status > 4095)
+    if (kn == 7 && !strncmp(kind, "members", 7)) {
+        if (!members_fields(j, s, n))
             goto bad;
-    } else if (!u64_named(&s, "status", &status) || status != 0) {
-        goto bad;
+        j->read.now_ms = j->t_ms;
+        return 0;
     }
-    j->ans.status = neg ? -(int)status : 0;
+    j->claim = true;
+    if (kn != 5 || strncmp(kind, "claim", 5) || !status_named(&s, &j->ans.status))
+        goto bad;
     if (!bool_named(&s, "succeeded", &j->ans.succeeded) || !bool_named(&s, "read", &j->ans.read) ||
         !(v = named(&s, "held", &vn)) || !(j->ans.held = decode(v, vn)) || !bool_named(&s, "left", &j->ans.left) ||
         !meaning_of(j, s))
@@ -236,7 +285,8 @@ static int answer_line(struct preempt_trace_job *j, const char *s, char *err, si
     return 0;
 bad:
     (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
-                                 "left=B => SAYS)");
+                                 "left=B => SAYS, or answer t=MS members status=S complete=B known=B absent=LIST "
+                                 "grace=MS => SAYS)");
     return -EINVAL;
 }
 
@@ -435,6 +485,7 @@ static void job_free(struct preempt_trace_job *j)
     free((char *)j->in.key);
     free((char *)j->in.value);
     free((char *)j->ans.held);
+    free((uint8_t *)j->read.absent);
 }
 
 int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, unsigned lineno, size_t *cap, char *err,
@@ -457,7 +508,7 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
         (void)snprintf(err, errsize, "a %s line before the job-view line", s[0] == 'j' ? "job" : "answer");
         return -EINVAL;
     }
-    if ((r = s[0] == 'j' ? job_line(&j, s + 4, err, errsize) : answer_line(&j, s + 7, err, errsize)) < 0) {
+    if ((r = s[0] == 'j' ? job_line(&j, s + 4, err, errsize) : answer_line(&j, s + 7, t->view_n, err, errsize)) < 0) {
         job_free(&j);
         return r;
     }
@@ -516,12 +567,16 @@ static const char *commit_differs(const struct preempt_view *v, const struct pre
 int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
     struct preempt_view v;
+    struct preempt_lost lost = { .n = t->view_n, .me = t->view_me };
+    bool cut = false; /* a read of the memberships did not fit its line: the later ones are not compared */
     int rc = 0;
 
     *ret_n = 0;
     if (!t->have_view)
         return 0;
-    if (preempt_view_init_(&v, t->view_jobp, t->view_inc, t->view_n, t->view_me) < 0) {
+    lost.gone_at = calloc(t->view_n, sizeof(*lost.gone_at));
+    if (!lost.gone_at || preempt_view_init_(&v, t->view_jobp, t->view_inc, t->view_n, t->view_me) < 0) {
+        free(lost.gone_at);
         (void)snprintf(err, errsize, "out of memory");
         return -ENOMEM;
     }
@@ -531,7 +586,14 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
         char got[PREEMPT_VIEW_MEANING_MAX];
         const char *why;
 
-        if (j->claim) { /* an answer: what it says, read again */
+        if (j->members) { /* a read of the memberships: what it says, with the reads before it */
+            struct preempt_lost_says says;
+
+            if ((cut = cut || j->cut))
+                continue;
+            says = preempt_lost_read_(&lost, &j->read);
+            (void)preempt_lost_says_format_(got, sizeof(got), &says);
+        } else if (j->claim) { /* an answer: what it says, read again */
             struct preempt_claim_says says = preempt_claim_answer_(&j->ans, t->view_me);
 
             (void)preempt_claim_says_format_(got, sizeof(got), &says);
@@ -557,6 +619,7 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
         (*ret_n)++;
     }
     preempt_view_free_(&v);
+    free(lost.gone_at);
     return rc;
 }
 
@@ -641,6 +704,8 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
                 n_told += claim_event(&t->jobs[j], t->view_me, &told[n_told]);
                 continue;
             }
+            if (t->jobs[j].members) /* tells the machine nothing: its lost record, read later, does */
+                continue;
             ev = preempt_view_step_(&v, &t->jobs[j].in);
             n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
                       preempt_view_notice_event_(&ev, &told[n_told]);

@@ -188,6 +188,21 @@ for i in 0 1; do
         "$TMP/$tag.$i.err"
 done
 eq "killed worker: nothing was committed" "$(same "$tag" 2 exit saved_step)" 0
+# The driver found worker 2 missing in its reads of the memberships and,
+# a grace later, lost: each read is traced with what it says ("answer ...
+# members" lines, lost-internal.h), and the replay reads them again in
+# order (job_wait replayed them). A read altered to name nobody missing
+# diverges there: the lost worker has no read behind it.
+lt=
+for _i in 0 1; do grep -q '^answer t=[0-9]* members .* => lost worker=2 ' "$TMP/$tag.$_i.trace" && lt="$TMP/$tag.$_i.trace"; done
+expect "killed worker: the driver's read of the memberships says worker 2 is lost" test -n "$lt"
+expect "killed worker: a read before it found worker 2 missing" \
+    grep -q '^answer t=[0-9]* members status=0 complete=1 known=0 absent=2 grace=[0-9]* => nothing missing=1 newly=1' \
+    "${lt:-/}"
+sed -E '/^answer t=[0-9]* members .* => lost worker=2 /s/ absent=2 / absent=- /' "${lt:-/}" >"$TMP/ltrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/ltrace.altered"
+expect_output "diverges"
+expect_output "  actual:   nothing missing=0 newly=0 back=1"
 
 # ---- a peer's membership ends: the hook for collectives ----------------------
 # preempt_handler_on_peer_lost() (the trainer's --watch-peers) tells the

@@ -184,11 +184,13 @@ for run in "$@"; do
         bad=$((bad + 1))
         [ "$bad" -gt 3 ] || sed 's/^/    /' "$TMP/out"
     done
-    answers=$(grep -l '^answer t=' "$TMP"/all/*.trace | wc -l)
+    answers=$(grep -l '^answer t=[0-9]* claim ' "$TMP"/all/*.trace | wc -l)
+    members=$(grep -l '^answer t=[0-9]* members ' "$TMP"/all/*.trace | wc -l)
     reports=$(grep -l '^job t=[0-9]* reports round=' "$TMP"/all/*.trace | wc -l)
-    echo "seeds $run: $n traces, $answers with claim answers, $reports with a read of the reports"
-    expect "seeds $run: the traces hold claim answers and reads of the reports" \
-        test "$n" -gt 50 -a "$answers" -gt 0 -a "$reports" -gt 0
+    echo "seeds $run: $n traces, $answers with claim answers, $members with reads of the memberships," \
+        "$reports with a read of the reports"
+    expect "seeds $run: the traces hold claim answers, reads of the memberships and of the reports" \
+        test "$n" -gt 50 -a "$answers" -gt 0 -a "$members" -gt 0 -a "$reports" -gt 0
     eq "seeds $run: every worker's trace replays" "$bad" 0
 done
 

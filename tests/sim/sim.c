@@ -621,7 +621,8 @@ static void decl_trace(const struct preempt_decl *m, unsigned from, unsigned inp
 /* The job's lines of a worker's trace, as the handler writes them (only
  * with --trace-dir: each worker reads every record, O(N^2) lines in all):
  * the job-view header once, then each input of the job's view and each
- * answer to the claim, which preempt-replay reads again. */
+ * answer to the claim and read of the memberships, which preempt-replay
+ * reads again. */
 static bool job_traced(struct worker *w, const struct preempt_view *v)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
@@ -653,6 +654,17 @@ static void coord_claim_answer(const struct preempt_view *v, const struct preemp
     int n;
 
     if (job_traced(arg, v) && (n = preempt_trace_format_claim_(line, sizeof(line), now_ms(), a, says)) > 0 &&
+        (size_t)n < sizeof(line))
+        trace_add(arg, line);
+}
+
+static void coord_lost_read(const struct preempt_view *v, const struct preempt_lost_read *r,
+                            const struct preempt_lost_says *says, void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n;
+
+    if (job_traced(arg, v) && (n = preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says)) > 0 &&
         (size_t)n < sizeof(line))
         trace_add(arg, line);
 }
@@ -1313,7 +1325,7 @@ static void train(struct worker *w)
 {
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
                                       .job_save = coord_job_save, .on_view = coord_view,
-                                      .on_claim_answer = coord_claim_answer };
+                                      .on_claim_answer = coord_claim_answer, .on_lost_read = coord_lost_read };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)

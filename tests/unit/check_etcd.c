@@ -1599,6 +1599,74 @@ END_TEST
 
 /* What an answer to this worker's claim says: one pure reading, which the
  * coordinator steps the claim machine with and a replay computes again. */
+/* Who is lost (lost-internal.h): a worker missing from a read is
+ * remembered, lost once missing for the grace, forgotten when back; this
+ * worker's own bit is not read; a lost record that stands already is not
+ * written again; a failed or short read changes nothing; the lowest worker
+ * lost is named; the absent workers' ranges read back as written. */
+START_TEST(test_lost_decision)
+{
+    uint64_t gone[20] = { 0 };
+    struct preempt_lost l = { .n = 20, .me = 1, .gone_at = gone };
+    uint8_t absent[3] = { 0 }, back[3];
+    struct preempt_lost_read rd = { .complete = true, .absent = absent, .now_ms = 1000, .grace_ms = 100 };
+    struct preempt_lost_says s;
+    char buf[64];
+
+    PREEMPT_LOST_SET(absent, 1); /* its own: never missing */
+    PREEMPT_LOST_SET(absent, 5);
+    PREEMPT_LOST_SET(absent, 6);
+    s = preempt_lost_read_(&l, &rd);
+    ck_assert(s.kind == PREEMPT_LOST_NOTHING && s.missing == 2 && s.newly == 2 && s.back == 0);
+    rd.now_ms = 1099; /* within the grace */
+    s = preempt_lost_read_(&l, &rd);
+    ck_assert(s.kind == PREEMPT_LOST_NOTHING && s.missing == 2 && s.newly == 0);
+    rd.status = -ETIMEDOUT; /* a failed read: nothing learned, nobody back */
+    rd.now_ms = 5000;
+    s = preempt_lost_read_(&l, &rd);
+    ck_assert(s.kind == PREEMPT_LOST_FAILED && gone[5] == 1000 && gone[6] == 1000);
+    rd.status = 0;
+    rd.complete = false;
+    ck_assert(preempt_lost_read_(&l, &rd).kind == PREEMPT_LOST_UNREADABLE && gone[5] == 1000);
+    rd.complete = true;
+    rd.known = true; /* a lost record stands: none is written again */
+    ck_assert(preempt_lost_read_(&l, &rd).kind == PREEMPT_LOST_NOTHING);
+    rd.known = false;
+    rd.now_ms = 1100;
+    s = preempt_lost_read_(&l, &rd);
+    ck_assert(s.kind == PREEMPT_LOST_WORKER && s.worker == 5);
+    ck_assert_int_gt(preempt_lost_says_format_(buf, sizeof(buf), &s), 0);
+    ck_assert_str_eq(buf, "lost worker=5 missing=2 newly=0 back=0");
+    absent[0] = 1u << 6; /* 5 is back (a new lease) */
+    s = preempt_lost_read_(&l, &rd);
+    ck_assert(s.kind == PREEMPT_LOST_WORKER && s.worker == 6 && s.back == 1 && s.missing == 1 && gone[5] == 0);
+    preempt_lost_forget_(&l);
+    ck_assert(gone[6] == 0);
+    /* at the clock's start a worker found missing is not lost at once */
+    rd.now_ms = 0;
+    rd.grace_ms = 0;
+    s = preempt_lost_read_(&l, &rd);
+    ck_assert(s.kind == PREEMPT_LOST_NOTHING && gone[6] == 1);
+    /* the ranges */
+    memset(absent, 0, sizeof(absent));
+    ck_assert_int_eq(preempt_lost_absent_format_(buf, sizeof(buf), absent, 20), 1);
+    ck_assert_str_eq(buf, "-");
+    for (unsigned w = 2; w <= 5; w++)
+        PREEMPT_LOST_SET(absent, w);
+    PREEMPT_LOST_SET(absent, 9);
+    PREEMPT_LOST_SET(absent, 19);
+    ck_assert_int_gt(preempt_lost_absent_format_(buf, sizeof(buf), absent, 20), 0);
+    ck_assert_str_eq(buf, "2-5,9,19");
+    ck_assert(preempt_lost_absent_parse_(buf, strlen(buf), back, 20) && !memcmp(back, absent, sizeof(back)));
+    ck_assert_int_eq(preempt_lost_absent_format_(buf, 8, absent, 20), -1); /* does not fit */
+    ck_assert(!preempt_lost_absent_parse_("2-5,9,20", 8, back, 20));
+    ck_assert(!preempt_lost_absent_parse_("5-2", 3, back, 20));
+    ck_assert(!preempt_lost_absent_parse_("", 0, back, 20));
+    ck_assert(!preempt_lost_absent_parse_("1,,2", 4, back, 20));
+    ck_assert(!preempt_lost_absent_parse_("123456", 6, back, 20));
+}
+END_TEST
+
 START_TEST(test_claim_answer)
 {
     struct preempt_claim_answer a = { 0 };
@@ -2010,6 +2078,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_view_rounds);
     tcase_add_test(t, test_view_reports);
     tcase_add_test(t, test_claim_answer);
+    tcase_add_test(t, test_lost_decision);
     tcase_add_test(t, test_view_episodes);
     suite_add_tcase(s, t);
     t = tcase_create("client");

@@ -464,6 +464,79 @@ START_TEST(test_claim_answer_replayed)
 }
 END_TEST
 
+/* The driver's reads of the memberships are traced with who they say is
+ * lost, and replayed in order with the memory of the reads before: a worker
+ * missing in one read is lost in a later one a grace on; an edited read
+ * diverges at its line; a read whose absent workers did not fit a line
+ * ("cut") ends the comparison; a malformed one is refused. */
+START_TEST(test_lost_read_replayed)
+{
+    uint64_t gone[3] = { 0 };
+    struct preempt_lost l = { .n = 3, .me = 0, .gone_at = gone };
+    uint8_t absent[1] = { 1u << 2 };
+    struct preempt_lost_read rd = { .complete = true, .absent = absent, .now_ms = 100, .grace_ms = 40 };
+    struct preempt_lost_says says = preempt_lost_read_(&l, &rd);
+    char line[PREEMPT_TRACE_LINE_MAX], first[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+
+#define L_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=3 me=0\n"
+    ck_assert_int_gt(preempt_trace_format_lost_(first, sizeof(first), rd.now_ms, 3, &rd, &says), 0);
+    ck_assert_str_eq(first, "answer t=100 members status=0 complete=1 known=0 absent=2 grace=40 => nothing missing=1 "
+                            "newly=1 back=0");
+    rd.now_ms = 140;
+    says = preempt_lost_read_(&l, &rd);
+    ck_assert_int_gt(preempt_trace_format_lost_(line, sizeof(line), rd.now_ms, 3, &rd, &says), 0);
+    ck_assert_str_eq(line, "answer t=140 members status=0 complete=1 known=0 absent=2 grace=40 => lost worker=2 "
+                           "missing=1 newly=0 back=0");
+    (void)snprintf(text, sizeof(text), L_HEAD "%s\n%s\n", first, line);
+    ck_assert_msg(preempt_trace_load_mem_("l", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(t.n_jobs == 2 && t.jobs[1].members && !t.jobs[1].claim && t.jobs[1].read.grace_ms == 40 &&
+              t.jobs[1].read.now_ms == 140 && PREEMPT_LOST_BIT(t.jobs[1].read.absent, 2));
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_msg(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    preempt_trace_file_free_(&t);
+    /* the first read removed: the second finds worker 2 missing only now */
+    (void)snprintf(text, sizeof(text), L_HEAD "%s\n", line);
+    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "job line 1 (line 3) diverges\n  expected: lost worker=2 missing=1 newly=0 back=0\n"
+                              "  actual:   nothing missing=1 newly=1 back=0"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+    /* a cut read is not compared, nor is any after it */
+    (void)snprintf(text, sizeof(text),
+                   L_HEAD "answer t=100 members status=0 complete=1 known=0 absent=cut grace=40 => nothing missing=9 "
+                          "newly=9 back=0\n%s\n",
+                   line);
+    ck_assert(preempt_trace_load_mem_("c", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 0);
+    preempt_trace_file_free_(&t);
+    /* malformed: a worker the job does not have, ranges out of order, a bad status */
+    static const char *const bad[] = {
+        "answer t=1 members status=0 complete=1 known=0 absent=3 grace=40 => nothing missing=0 newly=0 back=0",
+        "answer t=1 members status=0 complete=1 known=0 absent=2,1 grace=40 => nothing missing=0 newly=0 back=0",
+        "answer t=1 members status=0 complete=1 known=0 absent=1- grace=40 => nothing missing=0 newly=0 back=0",
+        "answer t=1 members status=-0 complete=1 known=0 absent=- grace=40 => nothing missing=0 newly=0 back=0",
+        "answer t=1 members status=0 complete=1 known=0 absent=- => nothing missing=0 newly=0 back=0",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        (void)snprintf(text, sizeof(text), L_HEAD "%s\n", bad[i]);
+        ck_assert_msg(preempt_trace_load_mem_("m", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) ==
+                          -EINVAL,
+                      "%s", bad[i]);
+        ck_assert_msg(strstr(err, "malformed answer line"), "%s", err);
+    }
+#undef L_HEAD
+}
+END_TEST
+
 /* A worker of a job killed before its machine took an event wrote the
  * job's records it read and its start-up's transitions, and no record:
  * that trace is not empty, and replays. */
@@ -794,6 +867,7 @@ int main(void)
     tcase_add_test(tc, test_decl_causes);
     tcase_add_test(tc, test_reports_replayed);
     tcase_add_test(tc, test_claim_answer_replayed);
+    tcase_add_test(tc, test_lost_read_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
