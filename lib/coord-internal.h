@@ -161,6 +161,10 @@ struct preempt_coord_ops {
      * who is lost (NULL: nobody is told): traced too, read again by a replay. */
     void (*on_lost_read)(const struct preempt_view *v, const struct preempt_lost_read *r,
                          const struct preempt_lost_says *says, void *arg);
+    /* A write failed past its retry bound with status (a negative errno),
+     * which the machine is told as coord-failed (NULL: nobody is told):
+     * traced, so that a replay finds the cause of that event. */
+    void (*on_write_failed)(const struct preempt_view *v, int status, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

@@ -116,6 +116,8 @@ void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *
     if (status == 0)
         return;
     CLOG(c, 3, "coordination write failed: %s", msg);
+    if (c->ops.on_write_failed)
+        c->ops.on_write_failed(&c->view, status, c->arg);
     ev.u.coord_failed.err = status;
     coord_cpost(c, ev);
 }

@@ -421,6 +421,17 @@ void hd_coord_lost_read(const struct preempt_view *v, const struct preempt_lost_
         trace_line(h, line, preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says));
 }
 
+/* A write of the job failed for good (the machine is told coord-failed):
+ * traced, so that a replay finds that event's cause. */
+void hd_coord_write_failed(const struct preempt_view *v, int status, void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (job_traced(h, v))
+        trace_line(h, line, preempt_trace_format_write_(line, sizeof(line), hd_now_ms(h), status));
+}
+
 /* A transition of one of the job's declared machines (start-up's, the
  * coordinator's): traced as a "decl" line, which a replay steps again. */
 void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,

@@ -83,6 +83,7 @@ struct preempt_trace_job {
     bool members;                /* an answer line of the memberships' read (below) */
     struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
     bool cut;                    /* members: its absent workers did not fit the line */
+    bool write;                  /* a failed write's answer line (below); its status in ans.status */
     struct preempt_view_in in; /* key and value owned */
     char meaning[PREEMPT_VIEW_MEANING_MAX];
 };
@@ -107,6 +108,13 @@ int preempt_trace_format_claim_(char *buf, size_t size, uint64_t t_ms, const str
  * read and every later one are not compared. */
 int preempt_trace_format_lost_(char *buf, size_t size, uint64_t t_ms, unsigned n, const struct preempt_lost_read *r,
                                const struct preempt_lost_says *says);
+
+/* A write of the job that failed past its retry bound, which tells the
+ * machine coord-failed with its status, among the job lines:
+ *   answer t=MS write status=S => failed
+ * (a write that succeeds tells the machine nothing, and is not traced). The
+ * machine's coord-failed must follow such a line with its status. */
+int preempt_trace_format_write_(char *buf, size_t size, uint64_t t_ms, int status);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);

@@ -128,6 +128,11 @@ int preempt_trace_format_lost_(char *buf, size_t size, uint64_t t_ms, unsigned n
                     t_ms, r->status, r->complete, r->known, absent, r->grace_ms, meaning);
 }
 
+int preempt_trace_format_write_(char *buf, size_t size, uint64_t t_ms, int status)
+{
+    return snprintf(buf, size, "answer t=%" PRIu64 " write status=%d => failed", t_ms, status);
+}
+
 /* ---- reading ------------------------------------------------------------------------- */
 
 /* The next space-separated token of *s: its start, length in *n. */
@@ -275,6 +280,12 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
         j->read.now_ms = j->t_ms;
         return 0;
     }
+    if (kn == 5 && !strncmp(kind, "write", 5)) {
+        j->write = true;
+        if (!status_named(&s, &j->ans.status) || j->ans.status == 0 || !meaning_of(j, s))
+            goto bad;
+        return 0;
+    }
     j->claim = true;
     if (kn != 5 || strncmp(kind, "claim", 5) || !status_named(&s, &j->ans.status))
         goto bad;
@@ -285,8 +296,8 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
     return 0;
 bad:
     (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
-                                 "left=B => SAYS, or answer t=MS members status=S complete=B known=B absent=LIST "
-                                 "grace=MS => SAYS)");
+                                 "left=B => SAYS, answer t=MS members status=S complete=B known=B absent=LIST "
+                                 "grace=MS => SAYS, or answer t=MS write status=S => failed)");
     return -EINVAL;
 }
 
@@ -593,6 +604,8 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
                 continue;
             says = preempt_lost_read_(&lost, &j->read);
             (void)preempt_lost_says_format_(got, sizeof(got), &says);
+        } else if (j->write) { /* a failed write: what it tells the machine */
+            (void)snprintf(got, sizeof(got), "failed");
         } else if (j->claim) { /* an answer: what it says, read again */
             struct preempt_claim_says says = preempt_claim_answer_(&j->ans, t->view_me);
 
@@ -637,8 +650,8 @@ static bool claim_event(const struct preempt_trace_job *j, unsigned me, struct p
     return says.input == PREEMPT_CLAIM_IN_WON || says.input == PREEMPT_CLAIM_IN_LOST;
 }
 
-/* The events only the job's records, and the answers to the claim, tell a
- * machine in a job (an operator's notice among the notices). */
+/* The events only the job's records, the answers to the claim and failed
+ * writes tell a machine in a job (an operator's notice among the notices). */
 static bool caused_by_records(const struct preempt_event *e)
 {
     enum preempt_event_kind k = e->kind;
@@ -646,7 +659,8 @@ static bool caused_by_records(const struct preempt_event *e)
     return k == PREEMPT_EV_CLAIM_WON || k == PREEMPT_EV_CLAIM_LOST || k == PREEMPT_EV_STEP_AGREED ||
            k == PREEMPT_EV_CKPT_COMMITTED || k == PREEMPT_EV_ROUND_ABORTED ||
            k == PREEMPT_EV_FINAL_REQUESTED || k == PREEMPT_EV_PEER_LOST || k == PREEMPT_EV_PEER_ERROR ||
-           k == PREEMPT_EV_PEER_NOTICE || (k == PREEMPT_EV_NOTICE && e->u.notice.source == PREEMPT_SOURCE_OPERATOR);
+           k == PREEMPT_EV_PEER_NOTICE || k == PREEMPT_EV_COORD_FAILED ||
+           (k == PREEMPT_EV_NOTICE && e->u.notice.source == PREEMPT_SOURCE_OPERATOR);
 }
 
 static bool same_event(const struct preempt_event *a, const struct preempt_event *b)
@@ -669,6 +683,8 @@ static bool same_event(const struct preempt_event *a, const struct preempt_event
         return x->claim_lost.worker == y->claim_lost.worker;
     if (a->kind == PREEMPT_EV_CLAIM_WON)
         return true;
+    if (a->kind == PREEMPT_EV_COORD_FAILED)
+        return x->coord_failed.err == y->coord_failed.err;
     if (a->kind == PREEMPT_EV_PEER_NOTICE) /* the deadline is the machine's clock: not in the records */
         return x->peer_notice.worker == y->peer_notice.worker;
     if (a->kind == PREEMPT_EV_NOTICE) /* the operator's: its deadline is the machine's clock too */
@@ -706,6 +722,11 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
             }
             if (t->jobs[j].members) /* tells the machine nothing: its lost record, read later, does */
                 continue;
+            if (t->jobs[j].write) {
+                told[n_told++] = (struct preempt_event){ .kind = PREEMPT_EV_COORD_FAILED,
+                                                         .u.coord_failed.err = t->jobs[j].ans.status };
+                continue;
+            }
             ev = preempt_view_step_(&v, &t->jobs[j].in);
             n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
                       preempt_view_notice_event_(&ev, &told[n_told]);

@@ -669,6 +669,16 @@ static void coord_lost_read(const struct preempt_view *v, const struct preempt_l
         trace_add(arg, line);
 }
 
+static void coord_write_failed(const struct preempt_view *v, int status, void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n;
+
+    if (job_traced(arg, v) && (n = preempt_trace_format_write_(line, sizeof(line), now_ms(), status)) > 0 &&
+        (size_t)n < sizeof(line))
+        trace_add(arg, line);
+}
+
 static void post(struct worker *w, struct preempt_event ev)
 {
     preempt_worker_post_(&w->wk, ev);
@@ -1325,7 +1335,8 @@ static void train(struct worker *w)
 {
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
                                       .job_save = coord_job_save, .on_view = coord_view,
-                                      .on_claim_answer = coord_claim_answer, .on_lost_read = coord_lost_read };
+                                      .on_claim_answer = coord_claim_answer, .on_lost_read = coord_lost_read,
+                                      .on_write_failed = coord_write_failed };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)

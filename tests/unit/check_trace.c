@@ -537,6 +537,55 @@ START_TEST(test_lost_read_replayed)
 }
 END_TEST
 
+/* A write that failed for good is traced before the machine's
+ * coord-failed, which must follow it with its status: without the line,
+ * or with another status, the event has no cause. */
+START_TEST(test_write_failed_replayed)
+{
+    char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+
+#define W_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=1\n"
+#define W_EV "t=5000 ev=coord-failed err=-110 => idle -> exit fx=exit:not-saved\n"
+    ck_assert_int_gt(preempt_trace_format_write_(line, sizeof(line), 4999, -110), 0);
+    ck_assert_str_eq(line, "answer t=4999 write status=-110 => failed");
+    (void)snprintf(text, sizeof(text), W_HEAD "%s\n" W_EV, line);
+    ck_assert_msg(preempt_trace_load_mem_("w", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(t.n_jobs == 1 && t.jobs[0].write && t.jobs[0].ans.status == -110);
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 1);
+    preempt_trace_file_free_(&t);
+    /* another status, and none */
+    (void)snprintf(text, sizeof(text), W_HEAD "answer t=4999 write status=-5 => failed\n" W_EV);
+    ck_assert(preempt_trace_load_mem_("o", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "has no cause: no record the job's view read, nor answer, before it tells coord-failed"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+    (void)snprintf(text, sizeof(text), W_HEAD W_EV);
+    ck_assert(preempt_trace_load_mem_("n", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)), 1);
+    preempt_trace_file_free_(&t);
+    /* what a failed write says is "failed"; a write of status 0 is no line */
+    (void)snprintf(text, sizeof(text), W_HEAD "answer t=4999 write status=-110 => won\n");
+    ck_assert(preempt_trace_load_mem_("s", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "expected: won\n  actual:   failed"), "%s", err);
+    preempt_trace_file_free_(&t);
+    (void)snprintf(text, sizeof(text), W_HEAD "answer t=4999 write status=0 => failed\n");
+    ck_assert_int_eq(preempt_trace_load_mem_("z", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)),
+                     -EINVAL);
+#undef W_EV
+#undef W_HEAD
+}
+END_TEST
+
 /* A worker of a job killed before its machine took an event wrote the
  * job's records it read and its start-up's transitions, and no record:
  * that trace is not empty, and replays. */
@@ -868,6 +917,7 @@ int main(void)
     tcase_add_test(tc, test_reports_replayed);
     tcase_add_test(tc, test_claim_answer_replayed);
     tcase_add_test(tc, test_lost_read_replayed);
+    tcase_add_test(tc, test_write_failed_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
