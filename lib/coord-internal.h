@@ -165,6 +165,10 @@ struct preempt_coord_ops {
      * which the machine is told as coord-failed (NULL: nobody is told):
      * traced, so that a replay finds the cause of that event. */
     void (*on_write_failed)(const struct preempt_view *v, int status, void *arg);
+    /* A new membership lease was granted (status 0, of ttl_s seconds) or
+     * not (a negative errno): the claim and membership machines take it
+     * (NULL: nobody is told); traced, the cause of their inputs. */
+    void (*on_grant)(const struct preempt_view *v, int status, int64_t ttl_s, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

@@ -235,6 +235,8 @@ static void on_regrant(int status, const struct preempt_etcd_reply *r, const cha
     c->granting = false;
     if (LEFT(c))
         return;
+    if (c->ops.on_grant)
+        c->ops.on_grant(&c->view, status, status < 0 ? 0 : r->ttl, c->arg);
     if (status < 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", msg);
         coord_claim_in(c, PREEMPT_CLAIM_IN_GRANT_FAILED);

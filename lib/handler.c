@@ -432,6 +432,17 @@ void hd_coord_write_failed(const struct preempt_view *v, int status, void *arg)
         trace_line(h, line, preempt_trace_format_write_(line, sizeof(line), hd_now_ms(h), status));
 }
 
+/* A membership lease's grant answered: traced, the cause of the claim and
+ * membership machines' inputs it makes. */
+void hd_coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (job_traced(h, v))
+        trace_line(h, line, preempt_trace_format_grant_(line, sizeof(line), hd_now_ms(h), status, ttl_s));
+}
+
 /* A transition of one of the job's declared machines (start-up's, the
  * coordinator's): traced as a "decl" line, which a replay steps again. */
 void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,

@@ -84,6 +84,8 @@ struct preempt_trace_job {
     struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
     bool cut;                    /* members: its absent workers did not fit the line */
     bool write;                  /* a failed write's answer line (below); its status in ans.status */
+    bool grant;                  /* a lease grant's answer line (below); its status in ans.status */
+    uint64_t ttl_s;              /* grant: the lease's TTL */
     struct preempt_view_in in; /* key and value owned */
     char meaning[PREEMPT_VIEW_MEANING_MAX];
 };
@@ -115,6 +117,12 @@ int preempt_trace_format_lost_(char *buf, size_t size, uint64_t t_ms, unsigned n
  * (a write that succeeds tells the machine nothing, and is not traced). The
  * machine's coord-failed must follow such a line with its status. */
 int preempt_trace_format_write_(char *buf, size_t size, uint64_t t_ms, int status);
+
+/* A new membership lease's grant, among the job lines:
+ *   answer t=MS grant status=S ttl=T => granted ttl=T | failed
+ * The claim and membership machines' granted and the claim machine's
+ * grant-failed must follow such a line that says so. */
+int preempt_trace_format_grant_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);

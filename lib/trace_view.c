@@ -133,6 +133,21 @@ int preempt_trace_format_write_(char *buf, size_t size, uint64_t t_ms, int statu
     return snprintf(buf, size, "answer t=%" PRIu64 " write status=%d => failed", t_ms, status);
 }
 
+/* What a grant's answer says: the meaning the replay computes again. */
+static int grant_says(char *buf, size_t size, int status, uint64_t ttl_s)
+{
+    return status < 0 ? snprintf(buf, size, "failed") : snprintf(buf, size, "granted ttl=%" PRIu64, ttl_s);
+}
+
+int preempt_trace_format_grant_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s)
+{
+    char says[32];
+    uint64_t ttl = ttl_s > 0 ? (uint64_t)ttl_s : 0;
+
+    (void)grant_says(says, sizeof(says), status, ttl);
+    return snprintf(buf, size, "answer t=%" PRIu64 " grant status=%d ttl=%" PRIu64 " => %s", t_ms, status, ttl, says);
+}
+
 /* ---- reading ------------------------------------------------------------------------- */
 
 /* The next space-separated token of *s: its start, length in *n. */
@@ -280,6 +295,12 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
         j->read.now_ms = j->t_ms;
         return 0;
     }
+    if (kn == 5 && !strncmp(kind, "grant", 5)) {
+        j->grant = true;
+        if (!status_named(&s, &j->ans.status) || !u64_named(&s, "ttl", &j->ttl_s) || !meaning_of(j, s))
+            goto bad;
+        return 0;
+    }
     if (kn == 5 && !strncmp(kind, "write", 5)) {
         j->write = true;
         if (!status_named(&s, &j->ans.status) || j->ans.status == 0 || !meaning_of(j, s))
@@ -297,7 +318,8 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
 bad:
     (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
                                  "left=B => SAYS, answer t=MS members status=S complete=B known=B absent=LIST "
-                                 "grace=MS => SAYS, or answer t=MS write status=S => failed)");
+                                 "grace=MS => SAYS, answer t=MS write status=S => failed, or answer t=MS grant "
+                                 "status=S ttl=T => SAYS)");
     return -EINVAL;
 }
 
@@ -428,8 +450,9 @@ static unsigned reports_of(const char *meaning)
  * after the view reads it): an episode's end (every machine's
  * next-episode: the view moved to the next episode), a notice record (the
  * episode machine's seen), or the last of every worker's shard report in a
- * read of the round's reports (the decision machine's all-reported). NULL:
- * no record causes it. */
+ * read of the round's reports (the decision machine's all-reported), an
+ * answer (the claim machine's answers, a lease's grant). NULL: no record
+ * causes it. */
 static const char *decl_cause(const struct preempt_trace_file *t, const struct preempt_trace_decl *d,
                               const struct preempt_trace_job *before)
 {
@@ -443,6 +466,11 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
         return before && !strncmp(before->meaning, "notice ", 7) ? NULL : "a notice record";
     if (!strcmp(d->m->name, "decision") && !strcmp(in, "all-reported"))
         return before && reports_of(before->meaning) == t->view_n ? NULL : "every worker's shard report";
+    if ((!strcmp(d->m->name, "claim") || !strcmp(d->m->name, "membership")) &&
+        (!strcmp(in, "granted") || !strcmp(in, "grant-failed")))
+        return before && before->grant && !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
+                   ? NULL
+                   : "a lease's grant that says so";
     if (!strcmp(d->m->name, "claim") && (!strcmp(in, "won") || !strcmp(in, "lost") || !strcmp(in, "failed") ||
                                          !strcmp(in, "stale-lease") || !strcmp(in, "unreadable")))
         return before && before->claim && !strncmp(before->meaning, in, strlen(in)) &&
@@ -604,6 +632,8 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
                 continue;
             says = preempt_lost_read_(&lost, &j->read);
             (void)preempt_lost_says_format_(got, sizeof(got), &says);
+        } else if (j->grant) { /* a lease's grant: what it says */
+            (void)grant_says(got, sizeof(got), j->ans.status, j->ttl_s);
         } else if (j->write) { /* a failed write: what it tells the machine */
             (void)snprintf(got, sizeof(got), "failed");
         } else if (j->claim) { /* an answer: what it says, read again */
@@ -720,7 +750,7 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
                 n_told += claim_event(&t->jobs[j], t->view_me, &told[n_told]);
                 continue;
             }
-            if (t->jobs[j].members) /* tells the machine nothing: its lost record, read later, does */
+            if (t->jobs[j].members || t->jobs[j].grant) /* they tell the machine nothing */
                 continue;
             if (t->jobs[j].write) {
                 told[n_told++] = (struct preempt_event){ .kind = PREEMPT_EV_COORD_FAILED,

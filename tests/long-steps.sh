@@ -39,6 +39,19 @@ case_run() {
     expect "$tag: both saved one step ($step)" one_step "$step"
     [ "$failures" -eq 0 ] || show_logs "$tag" 2
     [ "$failures" -eq 0 ] || return
+    # Steps longer than a third of the lease's TTL: the lease grew, granted
+    # anew; the grant's answer is traced before the membership and claim
+    # machines take it (job_wait replayed that), and without it they have
+    # no cause.
+    if [ "$ms" -ge 3000 ] && [ "$*" = "--lease-ttl 3" ]; then
+        expect "$tag: worker 0's trace holds the new lease's grant" \
+            grep -q '^answer t=[0-9]* grant status=0 ttl=[0-9]* => granted ttl=[0-9]*$' "$TMP/$tag.0.trace"
+        expect "$tag: and the membership machine took it" \
+            grep -q '^decl t=[0-9]* m=membership member --granted--> ' "$TMP/$tag.0.trace"
+        grep -v '^answer t=[0-9]* grant ' "$TMP/$tag.0.trace" >"$TMP/$tag.nogrant"
+        expect_rc 1 "$REPLAY" "$TMP/$tag.nogrant"
+        expect_output "needs a lease's grant that says so read just before it"
+    fi
     job_start "$tag" 2 --steps "$((step + 1))" --step-ms "$ms" "$@"
     job_wait "$bound"
     eq "$tag: the restart finishes" "$RCS" "0 0"

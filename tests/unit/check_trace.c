@@ -586,6 +586,50 @@ START_TEST(test_write_failed_replayed)
 }
 END_TEST
 
+/* A membership lease's grant is traced before the claim and membership
+ * machines take it: their granted and grant-failed inputs need a grant's
+ * answer that says so just before them; an edited TTL diverges. */
+START_TEST(test_grant_replayed)
+{
+    char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+
+#define G_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=1\n"
+#define G_DECL "decl t=9 m=membership member --granted--> member (put-alive)\n"
+    ck_assert_int_gt(preempt_trace_format_grant_(line, sizeof(line), 9, 0, 27), 0);
+    ck_assert_str_eq(line, "answer t=9 grant status=0 ttl=27 => granted ttl=27");
+    (void)snprintf(text, sizeof(text), G_HEAD "%s\n" G_DECL, line);
+    ck_assert_msg(preempt_trace_load_mem_("g", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(t.n_jobs == 1 && t.jobs[0].grant && t.jobs[0].ttl_s == 27);
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    preempt_trace_file_free_(&t);
+    /* a failed grant is no cause of granted; nothing is none */
+    ck_assert_int_gt(preempt_trace_format_grant_(line, sizeof(line), 9, -110, 0), 0);
+    ck_assert_str_eq(line, "answer t=9 grant status=-110 ttl=0 => failed");
+    for (int k = 0; k < 2; k++) {
+        (void)snprintf(text, sizeof(text), G_HEAD "%s%s" G_DECL, k ? "" : line, k ? "" : "\n");
+        ck_assert(preempt_trace_load_mem_("f", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+        ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+        ck_assert_msg(strstr(err, "membership member --granted--> needs a lease's grant that says so"), "%s", err);
+        preempt_trace_file_free_(&t);
+    }
+    /* the TTL edited in the meaning */
+    (void)snprintf(text, sizeof(text), G_HEAD "answer t=9 grant status=0 ttl=27 => granted ttl=30\n");
+    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "expected: granted ttl=30\n  actual:   granted ttl=27"), "%s", err);
+    preempt_trace_file_free_(&t);
+#undef G_DECL
+#undef G_HEAD
+}
+END_TEST
+
 /* A worker of a job killed before its machine took an event wrote the
  * job's records it read and its start-up's transitions, and no record:
  * that trace is not empty, and replays. */
@@ -918,6 +962,7 @@ int main(void)
     tcase_add_test(tc, test_claim_answer_replayed);
     tcase_add_test(tc, test_lost_read_replayed);
     tcase_add_test(tc, test_write_failed_replayed);
+    tcase_add_test(tc, test_grant_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
