@@ -21,7 +21,9 @@ static void on_notice_put(int status, const struct preempt_etcd_reply *r, const 
 {
     struct preempt_coord *c = arg;
 
-    (void)coord_pub(c, status < 0 ? PREEMPT_PUB_IN_PUT_FAILED : PREEMPT_PUB_IN_PUT_OK);
+    if (c->ops.on_put_answer)
+        c->ops.on_put_answer(&c->view, status, c->arg);
+    (void)coord_pub(c, preempt_pub_of_put_(status));
     if (status < 0)
         coord_on_write(status, r, msg, c);
 }
@@ -89,8 +91,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
     /* a notice the claim carried: in the claim's value, or (the claim
      * lost) written by the transaction's failure branch, or (no answer)
      * to go with the next claim or the put below */
-    (void)coord_pub(c, status < 0 ? PREEMPT_PUB_IN_CLAIM_FAILED
-                 : r->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST);
+    (void)coord_pub(c, preempt_pub_of_claim_(&a));
     if (says.input == PREEMPT_CLAIM_IN_STALE_LEASE) {
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
         coord_claim_in(c, says.input);

@@ -169,6 +169,10 @@ struct preempt_coord_ops {
      * not (a negative errno): the claim and membership machines take it
      * (NULL: nobody is told); traced, the cause of their inputs. */
     void (*on_grant)(const struct preempt_view *v, int status, int64_t ttl_s, void *arg);
+    /* The put of this worker's notice record was answered (status 0, or a
+     * negative errno): the notice record's machine takes it (NULL: nobody
+     * is told); traced, the cause of its put-ok and put-failed. */
+    void (*on_put_answer)(const struct preempt_view *v, int status, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

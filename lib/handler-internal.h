@@ -174,6 +174,7 @@ void hd_coord_lost_read(const struct preempt_view *v, const struct preempt_lost_
                         const struct preempt_lost_says *says, void *arg);
 void hd_coord_write_failed(const struct preempt_view *v, int status, void *arg);
 void hd_coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, void *arg);
+void hd_coord_put_answer(const struct preempt_view *v, int status, void *arg);
 void hd_coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
                            const struct preempt_claim_says *says, void *arg);
 void hd_metrics_flush(struct preempt_handler *h);

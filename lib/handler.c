@@ -443,6 +443,17 @@ void hd_coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, voi
         trace_line(h, line, preempt_trace_format_grant_(line, sizeof(line), hd_now_ms(h), status, ttl_s));
 }
 
+/* The put of the worker's notice record answered: traced, the cause of
+ * the notice record machine's put-ok or put-failed. */
+void hd_coord_put_answer(const struct preempt_view *v, int status, void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (job_traced(h, v))
+        trace_line(h, line, preempt_trace_format_put_(line, sizeof(line), hd_now_ms(h), status));
+}
+
 /* A transition of one of the job's declared machines (start-up's, the
  * coordinator's): traced as a "decl" line, which a replay steps again. */
 void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,

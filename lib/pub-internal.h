@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "claim-internal.h" /* struct preempt_claim_answer */
 #include "decl-internal.h"
 
 /* X(ID, "name", "what is true") */
@@ -77,6 +78,20 @@
 PREEMPT_DECL_ENUMS(pub, PREEMPT_PUB_, PREEMPT_PUB_STATES, PREEMPT_PUB_INPUTS, PREEMPT_PUB_ACTIONS);
 
 extern const struct preempt_decl preempt_pub_decl_; /* fsmdump --machine notice-record */
+
+/* What an answer to the claim (claim-internal.h) tells this machine: the
+ * value it carried landed with the claim (claim-won), the transaction's
+ * failure branch wrote notice/<me> instead (claim-lost: another claim, or
+ * none, stood), or nothing of it landed (claim-failed). Pure; the
+ * coordinator steps the machine with it, and preempt-replay computes it
+ * again from the traced answer. */
+enum preempt_pub_input preempt_pub_of_claim_(const struct preempt_claim_answer *a);
+
+/* What a put's answer tells this machine: put-ok or put-failed. */
+static inline enum preempt_pub_input preempt_pub_of_put_(int status)
+{
+    return status < 0 ? PREEMPT_PUB_IN_PUT_FAILED : PREEMPT_PUB_IN_PUT_OK;
+}
 
 /* One step of the table (decl-internal.h). Pure. */
 static inline enum preempt_pub_action preempt_pub_step_(enum preempt_pub_state *state, enum preempt_pub_input input,

@@ -5,3 +5,10 @@
 
 PREEMPT_DECL_DEFINE(preempt_pub_decl_, "notice-record", "where this worker's notice record stands", PREEMPT_PUB_,
                     PREEMPT_PUB_STATES, PREEMPT_PUB_INPUTS, PREEMPT_PUB_ACTIONS, PREEMPT_PUB_TABLE, 0);
+
+enum preempt_pub_input preempt_pub_of_claim_(const struct preempt_claim_answer *a)
+{
+    if (a->status < 0)
+        return PREEMPT_PUB_IN_CLAIM_FAILED;
+    return a->succeeded ? PREEMPT_PUB_IN_CLAIM_WON : PREEMPT_PUB_IN_CLAIM_LOST;
+}

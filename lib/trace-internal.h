@@ -85,6 +85,7 @@ struct preempt_trace_job {
     bool cut;                    /* members: its absent workers did not fit the line */
     bool write;                  /* a failed write's answer line (below); its status in ans.status */
     bool grant;                  /* a lease grant's answer line (below); its status in ans.status */
+    bool put;                    /* a notice put's answer line (below); its status in ans.status */
     uint64_t ttl_s;              /* grant: the lease's TTL */
     struct preempt_view_in in; /* key and value owned */
     char meaning[PREEMPT_VIEW_MEANING_MAX];
@@ -123,6 +124,13 @@ int preempt_trace_format_write_(char *buf, size_t size, uint64_t t_ms, int statu
  * The claim and membership machines' granted and the claim machine's
  * grant-failed must follow such a line that says so. */
 int preempt_trace_format_grant_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s);
+
+/* The answer to the put of the worker's notice record, among the job lines:
+ *   answer t=MS put status=S => put-ok | put-failed
+ * The notice record's machine's put-ok and put-failed must follow one that
+ * says so, and its claim-won, claim-lost and claim-failed an answer to the
+ * claim that says so (preempt_pub_of_claim_()). */
+int preempt_trace_format_put_(char *buf, size_t size, uint64_t t_ms, int status);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "platform-internal.h" /* preempt_parse_u64_ */
+#include "pub-internal.h"      /* preempt_pub_of_claim_ */
 #include "trace-internal.h"
 
 /* Percent-encodes s into buf, at most max bytes (cut at a whole byte's
@@ -146,6 +147,12 @@ int preempt_trace_format_grant_(char *buf, size_t size, uint64_t t_ms, int statu
 
     (void)grant_says(says, sizeof(says), status, ttl);
     return snprintf(buf, size, "answer t=%" PRIu64 " grant status=%d ttl=%" PRIu64 " => %s", t_ms, status, ttl, says);
+}
+
+int preempt_trace_format_put_(char *buf, size_t size, uint64_t t_ms, int status)
+{
+    return snprintf(buf, size, "answer t=%" PRIu64 " put status=%d => %s", t_ms, status,
+                    preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(status)));
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -301,6 +308,12 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
             goto bad;
         return 0;
     }
+    if (kn == 3 && !strncmp(kind, "put", 3)) {
+        j->put = true;
+        if (!status_named(&s, &j->ans.status) || !meaning_of(j, s))
+            goto bad;
+        return 0;
+    }
     if (kn == 5 && !strncmp(kind, "write", 5)) {
         j->write = true;
         if (!status_named(&s, &j->ans.status) || j->ans.status == 0 || !meaning_of(j, s))
@@ -318,8 +331,8 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
 bad:
     (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
                                  "left=B => SAYS, answer t=MS members status=S complete=B known=B absent=LIST "
-                                 "grace=MS => SAYS, answer t=MS write status=S => failed, or answer t=MS grant "
-                                 "status=S ttl=T => SAYS)");
+                                 "grace=MS => SAYS, answer t=MS write status=S => failed, answer t=MS grant "
+                                 "status=S ttl=T => SAYS, or answer t=MS put status=S => SAYS)");
     return -EINVAL;
 }
 
@@ -466,6 +479,15 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
         return before && !strncmp(before->meaning, "notice ", 7) ? NULL : "a notice record";
     if (!strcmp(d->m->name, "decision") && !strcmp(in, "all-reported"))
         return before && reports_of(before->meaning) == t->view_n ? NULL : "every worker's shard report";
+    if (d->m == &preempt_pub_decl_ && (!strcmp(in, "put-ok") || !strcmp(in, "put-failed")))
+        return before && before->put && preempt_pub_of_put_(before->ans.status) == (enum preempt_pub_input)d->input
+                   ? NULL
+                   : "an answer to the notice's put that says so";
+    if (d->m == &preempt_pub_decl_ && (!strcmp(in, "claim-won") || !strcmp(in, "claim-lost") ||
+                                       !strcmp(in, "claim-failed")))
+        return before && before->claim && preempt_pub_of_claim_(&before->ans) == (enum preempt_pub_input)d->input
+                   ? NULL
+                   : "an answer to the claim that says so";
     if ((!strcmp(d->m->name, "claim") || !strcmp(d->m->name, "membership")) &&
         (!strcmp(in, "granted") || !strcmp(in, "grant-failed")))
         return before && before->grant && !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
@@ -504,7 +526,9 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
         }
         while (j < t->n_jobs && t->jobs[j].line < d->line)
             j++;
-        before = j ? &t->jobs[j - 1] : NULL;
+        before = NULL;
+        for (size_t b = j; b > 0 && !before; b--) /* a failed write tells a declared machine nothing */
+            before = t->jobs[b - 1].write ? NULL : &t->jobs[b - 1];
         if ((want = decl_cause(t, d, before)) != NULL) {
             (void)snprintf(err, errsize,
                            "decl line %u (line %u) has no cause: %s %s --%s--> needs %s read just before it, "
@@ -632,6 +656,9 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
                 continue;
             says = preempt_lost_read_(&lost, &j->read);
             (void)preempt_lost_says_format_(got, sizeof(got), &says);
+        } else if (j->put) { /* a notice put's answer: what it tells the notice record's machine */
+            (void)snprintf(got, sizeof(got), "%s",
+                           preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(j->ans.status)));
         } else if (j->grant) { /* a lease's grant: what it says */
             (void)grant_says(got, sizeof(got), j->ans.status, j->ttl_s);
         } else if (j->write) { /* a failed write: what it tells the machine */
@@ -750,7 +777,7 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
                 n_told += claim_event(&t->jobs[j], t->view_me, &told[n_told]);
                 continue;
             }
-            if (t->jobs[j].members || t->jobs[j].grant) /* they tell the machine nothing */
+            if (t->jobs[j].members || t->jobs[j].grant || t->jobs[j].put) /* they tell the machine nothing */
                 continue;
             if (t->jobs[j].write) {
                 told[n_told++] = (struct preempt_event){ .kind = PREEMPT_EV_COORD_FAILED,

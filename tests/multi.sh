@@ -425,17 +425,23 @@ expect_rc 1 "$REPLAY" "$TMP/rtrace.commit"
 expect_output "the round's decision is not what every worker's reports, read before it, make of it (the slowest save)"
 
 # The answer to worker 0's claim is traced with what it says ("answer"
-# lines), and read again by the replay: the claim machine's won and the
-# machine's claim-won each need it before them. Without the answer line
-# the claim machine's won has no cause; without it and that transition,
-# the machine's claim-won has none.
+# lines), and read again by the replay: the claim machine's won, the
+# notice record machine's claim-won (the claim carried worker 0's notice)
+# and the machine's claim-won each need it before them. Without the
+# answer line the declared machines' inputs have no cause; without it and
+# those transitions, the machine's claim-won has none.
 expect "answer trace: worker 0's claim was answered: won" \
     grep -q '^answer t=[0-9]* claim status=0 succeeded=1 read=0 held= left=0 => won$' "$TMP/vtrace.0.trace"
 expect "answer trace: the machine was told" grep -q 'ev=claim-won' "$TMP/vtrace.0.trace"
+expect "answer trace: so was the notice record's machine" \
+    grep -q '^decl t=[0-9]* m=notice-record carried --claim-won--> in-claim (none)$' "$TMP/vtrace.0.trace"
 grep -v '^answer t=[0-9]* claim ' "$TMP/vtrace.0.trace" >"$TMP/atrace.decl"
 expect_rc 1 "$REPLAY" "$TMP/atrace.decl"
-expect_output "--won--> needs an answer to the claim that says so read just before it"
-grep -v -e '^answer t=[0-9]* claim ' -e ' m=claim [a-z-]* --won--> ' "$TMP/vtrace.0.trace" >"$TMP/atrace.machine"
+expect_output "notice-record carried --claim-won--> needs an answer to the claim that says so read just before it"
+grep -v -e ' m=notice-record [a-z-]* --claim-won--> ' "$TMP/atrace.decl" >"$TMP/atrace.claim"
+expect_rc 1 "$REPLAY" "$TMP/atrace.claim"
+expect_output "claim sent --won--> needs an answer to the claim that says so read just before it"
+grep -v -e ' m=claim [a-z-]* --won--> ' "$TMP/atrace.claim" >"$TMP/atrace.machine"
 expect_rc 1 "$REPLAY" "$TMP/atrace.machine"
 expect_output "has no cause: no record the job's view read, nor answer, before it tells claim-won"
 

@@ -38,9 +38,16 @@ eq "every 40 steps: committed checkpoints on disk" "$(ls "$TMP/e/worker-2" | gre
 job_start t $N --steps $STEPS --save-every-ms 300 $ARGS
 job_wait 60
 eq "every 300 ms: every worker completes" "$RCS" "$(rcs_of $N 0)"
-t0=$(saved_steps "$TMP/t.0.out")
+# what each worker committed (on disk: every checkpoint is kept). Not its
+# "saved" events: a round's step that a worker already past it raised
+# makes the others save twice in that round, the first copy discarded
+# (seen with the suite four tests at a time: 68 128 186 191 258 on two
+# workers, 68 128 191 258 on the third, the same four committed)
+committed_steps() { ls "$TMP/$1/worker-$2" | sed -n 's/^ckpt-0*\([0-9]\)/\1/p' | tr '\n' ' '; }
+t0=$(committed_steps t 0)
 expect "every 300 ms: at least one checkpoint ($t0)" test -n "$t0"
-for i in 1 2; do eq "every 300 ms: worker $i saved the same steps (one round each)" "$(saved_steps "$TMP/t.$i.out")" "$t0"; done
+for i in 1 2; do eq "every 300 ms: worker $i committed the same steps" "$(committed_steps t $i)" "$t0"; done
+expect "every 300 ms: worker 0 saved each of them" test "$(saved_steps "$TMP/t.0.out" | wc -w)" -ge "$(echo $t0 | wc -w)"
 
 # a crash without any notice
 job_start c $N --steps 100000 --save-every-steps 40 $ARGS

@@ -689,6 +689,16 @@ static void coord_grant(const struct preempt_view *v, int status, int64_t ttl_s,
         trace_add(arg, line);
 }
 
+static void coord_put_answer(const struct preempt_view *v, int status, void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n;
+
+    if (job_traced(arg, v) && (n = preempt_trace_format_put_(line, sizeof(line), now_ms(), status)) > 0 &&
+        (size_t)n < sizeof(line))
+        trace_add(arg, line);
+}
+
 static void post(struct worker *w, struct preempt_event ev)
 {
     preempt_worker_post_(&w->wk, ev);
@@ -1346,7 +1356,8 @@ static void train(struct worker *w)
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
                                       .job_save = coord_job_save, .on_view = coord_view,
                                       .on_claim_answer = coord_claim_answer, .on_lost_read = coord_lost_read,
-                                      .on_write_failed = coord_write_failed, .on_grant = coord_grant };
+                                      .on_write_failed = coord_write_failed, .on_grant = coord_grant,
+                                      .on_put_answer = coord_put_answer };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)

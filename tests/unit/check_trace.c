@@ -630,6 +630,64 @@ START_TEST(test_grant_replayed)
 }
 END_TEST
 
+/* The notice record's machine takes the answers to its put and to the
+ * claim that carried its value: each of those inputs must follow the
+ * answer that says so (a failed write's line between them is no cause and
+ * is passed over); an edited put answer diverges. */
+START_TEST(test_put_answer_replayed)
+{
+    char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+    static const struct {
+        const char *lines;
+        int rc;
+        const char *why;
+    } cases[] = {
+        { "answer t=5 put status=0 => put-ok\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n", 0, NULL },
+        { "decl t=5 m=notice-record putting --put-ok--> idle (none)\n", 1,
+          "notice-record putting --put-ok--> needs an answer to the notice's put that says so" },
+        { "answer t=5 put status=-110 => put-failed\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n", 1,
+          "needs an answer to the notice's put that says so read just before it, and the job line before it says "
+          "put-failed" },
+        { "answer t=5 claim status=0 succeeded=1 read=0 held= left=0 => won\n"
+          "decl t=5 m=notice-record carried --claim-won--> in-claim (none)\n"
+          "answer t=5 write status=-5 => failed\ndecl t=5 m=claim sent --won--> held (none)\n",
+          0, NULL },
+        { "answer t=5 claim status=0 succeeded=0 read=1 held=1%205000%20signal left=0 => lost worker=1\n"
+          "decl t=5 m=notice-record carried --claim-won--> in-claim (none)\n",
+          1, "notice-record carried --claim-won--> needs an answer to the claim that says so" },
+        { "answer t=5 claim status=-110 succeeded=0 read=0 held= left=0 => failed\n"
+          "decl t=5 m=notice-record carried --claim-failed--> deferred (none)\n",
+          0, NULL },
+    };
+
+#define P_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+    ck_assert_int_gt(preempt_trace_format_put_(line, sizeof(line), 5, 0), 0);
+    ck_assert_str_eq(line, "answer t=5 put status=0 => put-ok");
+    ck_assert_int_gt(preempt_trace_format_put_(line, sizeof(line), 5, -110), 0);
+    ck_assert_str_eq(line, "answer t=5 put status=-110 => put-failed");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        (void)snprintf(text, sizeof(text), P_HEAD "%s", cases[i].lines);
+        ck_assert_msg(preempt_trace_load_mem_("p", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
+                      "%zu: %s", i, err);
+        ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%zu: %s", i, err);
+        ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == cases[i].rc, "%zu: %s", i, err);
+        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
+        preempt_trace_file_free_(&t);
+    }
+    (void)snprintf(text, sizeof(text), P_HEAD "answer t=5 put status=0 => put-failed\n");
+    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "expected: put-failed\n  actual:   put-ok"), "%s", err);
+    preempt_trace_file_free_(&t);
+#undef P_HEAD
+}
+END_TEST
+
 /* A worker of a job killed before its machine took an event wrote the
  * job's records it read and its start-up's transitions, and no record:
  * that trace is not empty, and replays. */
@@ -963,6 +1021,7 @@ int main(void)
     tcase_add_test(tc, test_lost_read_replayed);
     tcase_add_test(tc, test_write_failed_replayed);
     tcase_add_test(tc, test_grant_replayed);
+    tcase_add_test(tc, test_put_answer_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
     tcase_add_test(tc, test_view_lines_replayed);
