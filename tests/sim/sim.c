@@ -636,67 +636,63 @@ static bool job_traced(struct worker *w, const struct preempt_view *v)
     return true;
 }
 
+/* A job line formatted into line (n: its length, as snprintf's) added
+ * to the worker's trace, as the handler's trace_line() does. */
+static void job_add(void *arg, const char *line, int n)
+{
+    if (n > 0 && (size_t)n < PREEMPT_TRACE_LINE_MAX)
+        trace_add(arg, line);
+}
+
 static void coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                        void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (job_traced(arg, v) && (n = preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev)) > 0 &&
-        (size_t)n < sizeof(line))
-        trace_add(arg, line);
+    if (job_traced(arg, v))
+        job_add(arg, line, preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev));
 }
 
 static void coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
                                const struct preempt_claim_says *says, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (job_traced(arg, v) && (n = preempt_trace_format_claim_(line, sizeof(line), now_ms(), a, says)) > 0 &&
-        (size_t)n < sizeof(line))
-        trace_add(arg, line);
+    if (job_traced(arg, v))
+        job_add(arg, line, preempt_trace_format_claim_(line, sizeof(line), now_ms(), a, says));
 }
 
 static void coord_lost_read(const struct preempt_view *v, const struct preempt_lost_read *r,
                             const struct preempt_lost_says *says, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (job_traced(arg, v) && (n = preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says)) > 0 &&
-        (size_t)n < sizeof(line))
-        trace_add(arg, line);
+    if (job_traced(arg, v))
+        job_add(arg, line, preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says));
 }
 
 static void coord_write_failed(const struct preempt_view *v, int status, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (job_traced(arg, v) && (n = preempt_trace_format_write_(line, sizeof(line), now_ms(), status)) > 0 &&
-        (size_t)n < sizeof(line))
-        trace_add(arg, line);
+    if (job_traced(arg, v))
+        job_add(arg, line, preempt_trace_format_write_(line, sizeof(line), now_ms(), status));
 }
 
 static void coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (job_traced(arg, v) && (n = preempt_trace_format_grant_(line, sizeof(line), now_ms(), status, ttl_s)) > 0 &&
-        (size_t)n < sizeof(line))
-        trace_add(arg, line);
+    if (job_traced(arg, v))
+        job_add(arg, line, preempt_trace_format_grant_(line, sizeof(line), now_ms(), status, ttl_s));
 }
 
 static void coord_put_answer(const struct preempt_view *v, int status, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (job_traced(arg, v) && (n = preempt_trace_format_put_(line, sizeof(line), now_ms(), status)) > 0 &&
-        (size_t)n < sizeof(line))
-        trace_add(arg, line);
+    if (job_traced(arg, v))
+        job_add(arg, line, preempt_trace_format_put_(line, sizeof(line), now_ms(), status));
 }
 
 static void post(struct worker *w, struct preempt_event ev)
