@@ -247,7 +247,7 @@ static void advance(struct preempt_coord *c)
     size_t keep = 0;
 
     (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
-    coord_junk_clear(c, NULL);
+    coord_junk_clear_episode(c);
     for (unsigned k = 0; k < 2; k++) {
         (void)coord_dec_in(c, k, PREEMPT_DEC_IN_NEXT_EPISODE);
         coord_reset_round(c, k);
@@ -344,7 +344,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         for (size_t i = 0; val[i]; i++) /* <message:text>: printable (a trainer's message may not be) */
             if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
                 val[i] = ' ';
-        coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the first error wins */
+        coord_create(c, key, val, coord_on_write); /* the first error wins */
         return true;
     }
     case PREEMPT_FX_ANNOUNCE_DONE:

@@ -411,7 +411,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
         return;
     CKEY(c, key, LOST);
     (void)snprintf(val, sizeof(val), "%u", says.worker);
-    coord_write_call(c, PREEMPT_RQ_CREATE(key, val), coord_on_write); /* the watch brings it */
+    coord_create(c, key, val, coord_on_write); /* the watch brings it */
 }
 
 /* The driver reads who is still there: one transaction, once a keep-alive
@@ -576,8 +576,9 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
         int id = preempt_key_parse_(kv->key, c->jobp, &k);
 
         CLOG(c, 2, "ignoring %s = \"%.40s\": not %s", kv->key, value, v.text);
-        if ((id == (int)PREEMPT_KEY_CLAIM || id == (int)PREEMPT_KEY_AGREED) && k.inc == c->view.inc &&
-            k.ep == c->view.ep)
+        if (((id == (int)PREEMPT_KEY_CLAIM || id == (int)PREEMPT_KEY_AGREED || id == (int)PREEMPT_KEY_LOST ||
+              id == (int)PREEMPT_KEY_DECISION) && k.inc == c->view.inc && k.ep == c->view.ep) ||
+            (id == (int)PREEMPT_KEY_ERROR && k.inc == c->view.inc))
             coord_junk_set(c, kv->key, value); /* a create-if-absent slot: the next write of it replaces it */
         return;
     }

@@ -36,7 +36,7 @@ struct round {
     enum preempt_dec_state dec; /* what this worker proposed of its decision (decision-internal.h: declared) */
 };
 
-#define JUNK_MAX 4 /* the claim and the two rounds' steps, and one spare */
+#define JUNK_MAX 8 /* the claim, the two rounds' steps and decisions, the lost record, the error, one spare */
 
 struct preempt_coord {
     const struct preempt_coord_io *io;
@@ -70,8 +70,9 @@ struct preempt_coord {
     uint8_t *absent;       /* the driver's last read of the memberships: a bit per worker nothing named */
     struct preempt_lost lost; /* who has been missing since when (lost-internal.h: the lost decision's memory) */
     struct round r[2];
-    /* What the episode's create-if-absent slots (the claim, a round's step)
-     * hold when it is no record: garbage an operator or a tool wrote. The
+    /* What the create-if-absent slots (the episode's claim, a round's step
+     * and decision, the lost record; the incarnation's error) hold when it
+     * is no record: garbage an operator or a tool wrote. The
      * writes that would create such a slot compare with that value instead
      * of its absence, and so replace it (a valid record is never replaced:
      * the compare is on the garbage itself). Data, not a decision. */
@@ -113,7 +114,12 @@ void coord_flush_merged(struct preempt_coord *c);
 void coord_cpost(struct preempt_coord *c, struct preempt_event ev);
 const char *coord_junk_of(const struct preempt_coord *c, const char *key);
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */;
+void coord_junk_clear_episode(struct preempt_coord *c); /* every slot but the incarnation's error */
 void coord_junk_set(struct preempt_coord *c, const char *key, const char *value);
+/* Creates key = value where nothing stands, or where the garbage the
+ * coordinator saw stands (replacing exactly it); when another record
+ * stands, the reply's failure branch reads it (a create's). */
+void coord_create(struct preempt_coord *c, const char *key, const char *value, preempt_etcd_reply_cb cb);
 void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb);
 /* The same for a request of round k: cb's argument is &c->r[k]. */

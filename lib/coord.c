@@ -91,7 +91,18 @@ void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every s
         }
 }
 
-/* Slot key of this episode holds value, which is no record. */
+/* The next episode: its slots are new; the incarnation's error slot stays. */
+void coord_junk_clear_episode(struct preempt_coord *c)
+{
+    char ekey[PREEMPT_KEY_MAX];
+
+    CKEY(c, ekey, ERROR);
+    for (size_t i = 0; i < JUNK_MAX; i++)
+        if (c->junk[i].key && strcmp(c->junk[i].key, ekey))
+            coord_junk_clear(c, c->junk[i].key);
+}
+
+/* Slot key (of this episode, or the error's) holds value, which is no record. */
 void coord_junk_set(struct preempt_coord *c, const char *key, const char *value)
 {
     size_t i = 0;
@@ -131,6 +142,14 @@ static uint64_t give_up(const struct preempt_coord *c)
     uint64_t now = c->ops.now_ms(c->arg);
 
     return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
+}
+
+void coord_create(struct preempt_coord *c, const char *key, const char *value, preempt_etcd_reply_cb cb)
+{
+    struct preempt_etcd_cmp cmp = { .key = key, .value = coord_junk_of(c, key) }; /* NULL: absent */
+    struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, 0 }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
+
+    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, &put, 1, &get, 1), cb);
 }
 
 void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
@@ -199,7 +218,7 @@ void coord_decide(struct preempt_coord *c, unsigned k, const char *value)
     char key[PREEMPT_KEY_MAX];
 
     CKEY(c, key, DECISION, .round = k);
-    coord_write_call(c, PREEMPT_RQ_CREATE(key, value), on_decide); /* the watch brings the winner */
+    coord_create(c, key, value, on_decide); /* the watch brings the winner */
 }
 
 /* ---- membership -------------------------------------------------------------------------------- */

@@ -519,6 +519,40 @@ saved_one_step "$tag" 3 "garbage, then SIGTERM"
 # garbage: a SIGTERM saves one step on both.
 written_then_term garbage-slots 1 "not a claim" "soon"
 
+# Garbage in the other create-if-absent slots: round 0's decision, the
+# episode's lost record, the incarnation's error. The writes that create
+# them replace exactly that garbage too: a SIGTERM saves one step on both
+# (75 75 before: the garbage decision could not be replaced, and the round
+# ended at its bound without one); a worker's error then reaches its peer
+# (before, the garbage held the slot and the peer saw only the worker's
+# membership end: 3 75).
+tag=garbage-decision
+job_start "$tag" 2 --steps 100000 --step-ms 10
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
+inc=$(etcdctl --endpoints="$ETCD_URL" get "/preempt/$tag/incarnation" --print-value-only)
+gp=/preempt/$tag/$inc
+etcdctl --endpoints="$ETCD_URL" put "$gp/decision/e0/r0" "not a decision" >/dev/null
+etcdctl --endpoints="$ETCD_URL" put "$gp/e0/lost" "nobody" >/dev/null
+for i in 0 1; do wait_for "$TMP/$tag.$i.err" "ignoring $gp/e0/lost" 30; done
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
+job_wait 60
+saved_one_step "$tag" 2 "garbage decision and lost records, then SIGTERM"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+tag=garbage-error
+JOB_ARGS_1="--fail-at 600"
+job_start "$tag" 2 --steps 100000 --step-ms 10
+unset JOB_ARGS_1
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+inc=$(etcdctl --endpoints="$ETCD_URL" get "/preempt/$tag/incarnation" --print-value-only)
+etcdctl --endpoints="$ETCD_URL" put "/preempt/$tag/$inc/error" "boom 1 a message" >/dev/null
+job_wait 60
+eq "garbage error, then an application error: both exit with its code" "$RCS" "3 3"
+eq "garbage error: both report the worker's message" "$(same "$tag" 2 exit message)" \
+    "worker 1: step 600 failed with code 3"
+expect "garbage error: the slot held garbage when the error came" grep -q "ignoring /preempt/$tag/$inc/error = " \
+    "$TMP/$tag.0.err"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
 # A well-formed notice in worker 1's own slot that worker 1 did not write:
 # the others cannot tell it from worker 1's, worker 1 can. It reports it and
 # withdraws it for the whole job, and follows it as the others do: one
