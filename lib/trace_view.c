@@ -464,8 +464,9 @@ static unsigned reports_of(const char *meaning)
  * next-episode: the view moved to the next episode), a notice record (the
  * episode machine's seen), or the last of every worker's shard report in a
  * read of the round's reports (the decision machine's all-reported), an
- * answer (the claim machine's answers, a lease's grant). NULL: no record
- * causes it. */
+ * answer that says so (the claim machine's answers; the notice record
+ * machine's, of its put or of the claim; the claim and membership
+ * machines' of a lease's grant). NULL: no record causes it. */
 static const char *decl_cause(const struct preempt_trace_file *t, const struct preempt_trace_decl *d,
                               const struct preempt_trace_job *before)
 {
@@ -654,6 +655,14 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
 
             if ((cut = cut || j->cut))
                 continue;
+            if (j->read.known != v.lost) { /* what the view read says of the lost record */
+                (void)snprintf(err, errsize,
+                               "job line %u (line %u) diverges: the read says known=%d, and the records read "
+                               "before it %s a lost record",
+                               (unsigned)i + 1, j->line, j->read.known, v.lost ? "hold" : "hold no");
+                rc = 1;
+                break;
+            }
             says = preempt_lost_read_(&lost, &j->read);
             (void)preempt_lost_says_format_(got, sizeof(got), &says);
         } else if (j->put) { /* a notice put's answer: what it tells the notice record's machine */

@@ -509,6 +509,14 @@ START_TEST(test_lost_read_replayed)
                               "  actual:   nothing missing=1 newly=1 back=0"),
                   "%s", err);
     preempt_trace_file_free_(&t);
+    /* a read that says a lost record stands, where the view read none */
+    (void)snprintf(text, sizeof(text),
+                   L_HEAD "answer t=100 members status=0 complete=1 known=1 absent=2 grace=40 => nothing missing=1 "
+                          "newly=1 back=0\n");
+    ck_assert(preempt_trace_load_mem_("k", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
+    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "the read says known=1, and the records read before it hold no lost record"), "%s", err);
+    preempt_trace_file_free_(&t);
     /* a cut read is not compared, nor is any after it */
     (void)snprintf(text, sizeof(text),
                    L_HEAD "answer t=100 members status=0 complete=1 known=0 absent=cut grace=40 => nothing missing=9 "
