@@ -658,8 +658,8 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
             if (j->read.known != v.lost) { /* what the view read says of the lost record */
                 (void)snprintf(err, errsize,
                                "job line %u (line %u) diverges: the read says known=%d, and the records read "
-                               "before it %s a lost record",
-                               (unsigned)i + 1, j->line, j->read.known, v.lost ? "hold" : "hold no");
+                               "before it hold %s lost record",
+                               (unsigned)i + 1, j->line, j->read.known, v.lost ? "a" : "no");
                 rc = 1;
                 break;
             }
