@@ -117,15 +117,21 @@ expect "raise-in-save: the raise came during worker 1's save at $early, which it
 restores_step "$tag"
 
 # ---- grace period: two saves, the final one before the deadline -----------
+# 6 s of grace: with 2 s, a first save measured slow (the sanitizers, four
+# tests at a time) was once judged the last, rightly (1.5 saves, the lead,
+# the round trip and the margin did not fit again): one save, not the two
+# this case is about. A worker whose copy at a step a raise moved saves
+# once more in that round: at least two saves each.
 tag=grace
-job_start "$tag" 3 --steps 2000 --step-ms 10 --grace-ms 2000
+job_start "$tag" 3 --steps 2000 --step-ms 10 --grace-ms 6000
 for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
 sleep 0.3
 kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
 job_wait 60
 eq "grace: every worker exits 42" "$RCS" "42 42 42"
 for i in 0 1 2; do
-    eq "grace: worker $i saved twice" "$(count_events "$TMP/$tag.$i.out" saved)" 2
+    expect "grace: worker $i saved twice ($(count_events "$TMP/$tag.$i.out" saved))" \
+        test "$(count_events "$TMP/$tag.$i.out" saved)" -ge 2
     left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
     expect "grace: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
 done
