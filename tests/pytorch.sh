@@ -104,11 +104,25 @@ done
 # 2 x 2 s + 1 s) and exits 75; after the kill, the restart resumes at the
 # last periodic checkpoint and ends bitwise as the uninterrupted run.
 # lose TAG SIGNAL WHAT
+# committed_ckpts DIR: the committed checkpoints of the ranks under DIR
+# (examples/pytorch_ddp.py's rank-R; a copy whose decision is not known
+# yet has a .pending marker)
+committed_ckpts() {
+    _c=0
+    for _k in "$1"/rank-*/ckpt-*; do
+        [ -d "$_k" ] && [ ! -e "$_k/.pending" ] && _c=$((_c + 1))
+    done
+    echo "$_c"
+}
 lose() {
     _t=$1 _sig=$2
     ranks "$_t" --steps $STEPS --step-ms 10 --async --lease-ttl-s 2 --save-every-steps 20 --watch-peers
     for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs "$_t"; finish; }; done
-    sleep 1.5
+    # a periodic checkpoint committed on every rank first (the loss comes
+    # after one): a fixed pause of 1.5 s did not always see one when the
+    # suite ran three tests at a time beside these four torch processes
+    _n=0
+    until [ "$(committed_ckpts "$TMP/$_t")" -ge "$W" ] || [ "$_n" -ge 600 ]; do sleep 0.1; _n=$((_n + 1)); done
     # shellcheck disable=SC2086 # the pids, split
     set -- $PIDS
     _at=$(date +%s%3N)
