@@ -105,11 +105,10 @@ stage_done "$stage"
 # more than they compute (tests/faults.sh under the sanitizers: 36 s of
 # CPU in 263 s; long-steps 5 of 107, metadata 6 of 71, multi 15 of 64),
 # and four at a time took the whole CI from 29.3 to 22.4 min; but the
-# load it made changed what timing-planned tests decide (a grace period's
-# first save judged the last, a round's step raised, a periodic
-# checkpoint not yet committed at a fixed pause) in 2 of 3 runs, and 1 of
-# 1 at three at a time. Those tests are being made independent of the
-# load first.
+# load it made changed what timing-planned tests decide (a round's step
+# raised, a grace period's final round aborted, a periodic checkpoint not
+# yet committed at a fixed pause) in 2 of 3 runs, and 1 of 1 at three at
+# a time. Those tests are being made independent of the load first.
 jobs=${TEST_JOBS:-2}
 stage="make check"
 make -j"$jobs" check || { show_logs .; exit 1; }
