@@ -75,17 +75,24 @@ int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const stru
  * divergence (err says where and what). */
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
 
+/* What a job line holds: an input of the view ("job" lines) or one of the
+ * answers below ("answer" lines). */
+enum preempt_trace_job_kind {
+    PREEMPT_TRACE_JOB_VIEW,    /* the view's input (in) */
+    PREEMPT_TRACE_JOB_CLAIM,   /* an answer to the claim (ans; held owned) */
+    PREEMPT_TRACE_JOB_MEMBERS, /* a read of the memberships (read) */
+    PREEMPT_TRACE_JOB_WRITE,   /* a write that failed for good (ans.status) */
+    PREEMPT_TRACE_JOB_GRANT,   /* a lease's grant (ans.status, ttl_s) */
+    PREEMPT_TRACE_JOB_PUT,     /* the notice record's put (ans.status) */
+};
+
 struct preempt_trace_job {
     unsigned line;
     uint64_t t_ms;
-    bool claim;                  /* an answer line of the claim (below), not the view's input */
-    struct preempt_claim_answer ans; /* claim: the answer, held owned */
-    bool members;                /* an answer line of the memberships' read (below) */
+    enum preempt_trace_job_kind kind;
+    struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put: the status */
     struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
     bool cut;                    /* members: its absent workers did not fit the line */
-    bool write;                  /* a failed write's answer line (below); its status in ans.status */
-    bool grant;                  /* a lease grant's answer line (below); its status in ans.status */
-    bool put;                    /* a notice put's answer line (below); its status in ans.status */
     uint64_t ttl_s;              /* grant: the lease's TTL */
     struct preempt_view_in in; /* key and value owned */
     char meaning[PREEMPT_VIEW_MEANING_MAX];

@@ -275,7 +275,7 @@ static bool members_fields(struct preempt_trace_job *j, const char *s, unsigned 
     size_t vn = 0;
     uint8_t *absent;
 
-    j->members = true;
+    j->kind = PREEMPT_TRACE_JOB_MEMBERS;
     if (!status_named(&s, &j->read.status) || !bool_named(&s, "complete", &j->read.complete) ||
         !bool_named(&s, "known", &j->read.known) || !(v = named(&s, "absent", &vn)))
         return false;
@@ -303,24 +303,24 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
         return 0;
     }
     if (kn == 5 && !strncmp(kind, "grant", 5)) {
-        j->grant = true;
+        j->kind = PREEMPT_TRACE_JOB_GRANT;
         if (!status_named(&s, &j->ans.status) || !u64_named(&s, "ttl", &j->ttl_s) || !meaning_of(j, s))
             goto bad;
         return 0;
     }
     if (kn == 3 && !strncmp(kind, "put", 3)) {
-        j->put = true;
+        j->kind = PREEMPT_TRACE_JOB_PUT;
         if (!status_named(&s, &j->ans.status) || !meaning_of(j, s))
             goto bad;
         return 0;
     }
     if (kn == 5 && !strncmp(kind, "write", 5)) {
-        j->write = true;
+        j->kind = PREEMPT_TRACE_JOB_WRITE;
         if (!status_named(&s, &j->ans.status) || j->ans.status == 0 || !meaning_of(j, s))
             goto bad;
         return 0;
     }
-    j->claim = true;
+    j->kind = PREEMPT_TRACE_JOB_CLAIM;
     if (kn != 5 || strncmp(kind, "claim", 5) || !status_named(&s, &j->ans.status))
         goto bad;
     if (!bool_named(&s, "succeeded", &j->ans.succeeded) || !bool_named(&s, "read", &j->ans.read) ||
@@ -481,22 +481,22 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
     if (!strcmp(d->m->name, "decision") && !strcmp(in, "all-reported"))
         return before && reports_of(before->meaning) == t->view_n ? NULL : "every worker's shard report";
     if (d->m == &preempt_pub_decl_ && (!strcmp(in, "put-ok") || !strcmp(in, "put-failed")))
-        return before && before->put && preempt_pub_of_put_(before->ans.status) == (enum preempt_pub_input)d->input
+        return before && before->kind == PREEMPT_TRACE_JOB_PUT && preempt_pub_of_put_(before->ans.status) == (enum preempt_pub_input)d->input
                    ? NULL
                    : "an answer to the notice's put that says so";
     if (d->m == &preempt_pub_decl_ && (!strcmp(in, "claim-won") || !strcmp(in, "claim-lost") ||
                                        !strcmp(in, "claim-failed")))
-        return before && before->claim && preempt_pub_of_claim_(&before->ans) == (enum preempt_pub_input)d->input
+        return before && before->kind == PREEMPT_TRACE_JOB_CLAIM && preempt_pub_of_claim_(&before->ans) == (enum preempt_pub_input)d->input
                    ? NULL
                    : "an answer to the claim that says so";
     if ((!strcmp(d->m->name, "claim") || !strcmp(d->m->name, "membership")) &&
         (!strcmp(in, "granted") || !strcmp(in, "grant-failed")))
-        return before && before->grant && !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
+        return before && before->kind == PREEMPT_TRACE_JOB_GRANT && !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
                    ? NULL
                    : "a lease's grant that says so";
     if (!strcmp(d->m->name, "claim") && (!strcmp(in, "won") || !strcmp(in, "lost") || !strcmp(in, "failed") ||
                                          !strcmp(in, "stale-lease") || !strcmp(in, "unreadable")))
-        return before && before->claim && !strncmp(before->meaning, in, strlen(in)) &&
+        return before && before->kind == PREEMPT_TRACE_JOB_CLAIM && !strncmp(before->meaning, in, strlen(in)) &&
                        (before->meaning[strlen(in)] == '\0' || before->meaning[strlen(in)] == ' ')
                    ? NULL
                    : "an answer to the claim that says so";
@@ -529,7 +529,7 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
             j++;
         before = NULL;
         for (size_t b = j; b > 0 && !before; b--) /* a failed write tells a declared machine nothing */
-            before = t->jobs[b - 1].write ? NULL : &t->jobs[b - 1];
+            before = t->jobs[b - 1].kind == PREEMPT_TRACE_JOB_WRITE ? NULL : &t->jobs[b - 1];
         if ((want = decl_cause(t, d, before)) != NULL) {
             (void)snprintf(err, errsize,
                            "decl line %u (line %u) has no cause: %s %s --%s--> needs %s read just before it, "
@@ -650,7 +650,8 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
         char got[PREEMPT_VIEW_MEANING_MAX];
         const char *why;
 
-        if (j->members) { /* a read of the memberships: what it says, with the reads before it */
+        switch (j->kind) {
+        case PREEMPT_TRACE_JOB_MEMBERS: { /* a read of the memberships: what it says, with the reads before it */
             struct preempt_lost_says says;
 
             if ((cut = cut || j->cut))
@@ -665,21 +666,31 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
             }
             says = preempt_lost_read_(&lost, &j->read);
             (void)preempt_lost_says_format_(got, sizeof(got), &says);
-        } else if (j->put) { /* a notice put's answer: what it tells the notice record's machine */
+            break;
+        }
+        case PREEMPT_TRACE_JOB_PUT: /* a notice put's answer: what it tells the notice record's machine */
             (void)snprintf(got, sizeof(got), "%s",
                            preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(j->ans.status)));
-        } else if (j->grant) { /* a lease's grant: what it says */
+            break;
+        case PREEMPT_TRACE_JOB_GRANT: /* a lease's grant: what it says */
             (void)grant_says(got, sizeof(got), j->ans.status, j->ttl_s);
-        } else if (j->write) { /* a failed write: what it tells the machine */
+            break;
+        case PREEMPT_TRACE_JOB_WRITE: /* a failed write: what it tells the machine */
             (void)snprintf(got, sizeof(got), "failed");
-        } else if (j->claim) { /* an answer: what it says, read again */
+            break;
+        case PREEMPT_TRACE_JOB_CLAIM: { /* an answer: what it says, read again */
             struct preempt_claim_says says = preempt_claim_answer_(&j->ans, t->view_me);
 
             (void)preempt_claim_says_format_(got, sizeof(got), &says);
-        } else {
+            break;
+        }
+        case PREEMPT_TRACE_JOB_VIEW:
             ev = preempt_view_step_(&v, &j->in);
             (void)preempt_view_format_(got, sizeof(got), &ev);
+            break;
         }
+        if (rc)
+            break;
         if (strcmp(got, j->meaning)) {
             (void)snprintf(err, errsize, "job line %u (line %u) diverges\n  expected: %s\n  actual:   %s",
                            (unsigned)i + 1,
@@ -782,20 +793,24 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
         for (; j < t->n_jobs && t->jobs[j].line < t->lines[i]; j++) {
             struct preempt_view_ev ev;
 
-            if (t->jobs[j].claim) {
+            switch (t->jobs[j].kind) {
+            case PREEMPT_TRACE_JOB_CLAIM:
                 n_told += claim_event(&t->jobs[j], t->view_me, &told[n_told]);
-                continue;
-            }
-            if (t->jobs[j].members || t->jobs[j].grant || t->jobs[j].put) /* they tell the machine nothing */
-                continue;
-            if (t->jobs[j].write) {
+                break;
+            case PREEMPT_TRACE_JOB_MEMBERS: /* they tell the machine nothing */
+            case PREEMPT_TRACE_JOB_GRANT:
+            case PREEMPT_TRACE_JOB_PUT:
+                break;
+            case PREEMPT_TRACE_JOB_WRITE:
                 told[n_told++] = (struct preempt_event){ .kind = PREEMPT_EV_COORD_FAILED,
                                                          .u.coord_failed.err = t->jobs[j].ans.status };
-                continue;
+                break;
+            case PREEMPT_TRACE_JOB_VIEW:
+                ev = preempt_view_step_(&v, &t->jobs[j].in);
+                n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
+                          preempt_view_notice_event_(&ev, &told[n_told]);
+                break;
             }
-            ev = preempt_view_step_(&v, &t->jobs[j].in);
-            n_told += preempt_view_event_(&ev, t->view_me, &told[n_told]) ||
-                      preempt_view_notice_event_(&ev, &told[n_told]);
         }
         if (!caused_by_records(e))
             continue;

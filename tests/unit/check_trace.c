@@ -127,6 +127,27 @@ static void assert_same_record(const struct preempt_trace_rec *a, const struct p
 
 #define N_RANDOM 2000
 
+static int load_text_trace(const char *text, struct preempt_trace_file *t, char *err, size_t errsize)
+{
+    return preempt_trace_load_mem_("view", (const unsigned char *)text, strlen(text), t, err, errsize);
+}
+
+/* Loads a text trace and runs one of the replays on it: the replay's 0 or
+ * 1 (a divergence, err says where), or the load's negative errno. */
+typedef int (*replay_fn)(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize);
+static int replay_text(const char *text, replay_fn replay, char *err, size_t errsize)
+{
+    struct preempt_trace_file t;
+    size_t n;
+    int r = load_text_trace(text, &t, err, errsize);
+
+    if (r < 0)
+        return r;
+    r = replay(&t, &n, err, errsize);
+    preempt_trace_file_free_(&t);
+    return r;
+}
+
 START_TEST(test_text_round_trip)
 {
     struct preempt_text_reader rd;
@@ -432,7 +453,7 @@ START_TEST(test_claim_answer_replayed)
     (void)snprintf(text, sizeof(text), A_HEAD "%s\ndecl t=7 m=claim sent --lost--> none (none)\n", line);
     ck_assert_msg(preempt_trace_load_mem_("a", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert(t.n_jobs == 1 && t.jobs[0].claim && t.jobs[0].ans.read && !strcmp(t.jobs[0].ans.held, "1 5000 signal"));
+    ck_assert(t.n_jobs == 1 && t.jobs[0].kind == PREEMPT_TRACE_JOB_CLAIM && t.jobs[0].ans.read && !strcmp(t.jobs[0].ans.held, "1 5000 signal"));
     ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(n, 1);
     ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
@@ -440,10 +461,8 @@ START_TEST(test_claim_answer_replayed)
     /* the holder edited: it says won (this worker's own claim stood) */
     (void)snprintf(text, sizeof(text), A_HEAD "answer t=7 claim status=0 succeeded=0 read=1 held=0 left=0 => lost "
                                               "worker=1\n");
-    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "job line 1 (line 3) diverges\n  expected: lost worker=1\n  actual:   won"), "%s", err);
-    preempt_trace_file_free_(&t);
     /* a failed claim's answer, and a won input without its answer */
     (void)snprintf(text, sizeof(text), A_HEAD "answer t=7 claim status=-110 succeeded=0 read=0 held= left=0 => "
                                               "failed\ndecl t=8 m=claim sent --won--> held (none)\n");
@@ -495,7 +514,7 @@ START_TEST(test_lost_read_replayed)
     (void)snprintf(text, sizeof(text), L_HEAD "%s\n%s\n", first, line);
     ck_assert_msg(preempt_trace_load_mem_("l", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert(t.n_jobs == 2 && t.jobs[1].members && !t.jobs[1].claim && t.jobs[1].read.grace_ms == 40 &&
+    ck_assert(t.n_jobs == 2 && t.jobs[1].kind == PREEMPT_TRACE_JOB_MEMBERS && t.jobs[1].read.grace_ms == 40 &&
               t.jobs[1].read.now_ms == 140 && PREEMPT_LOST_BIT(t.jobs[1].read.absent, 2));
     ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(n, 2);
@@ -503,20 +522,16 @@ START_TEST(test_lost_read_replayed)
     preempt_trace_file_free_(&t);
     /* the first read removed: the second finds worker 2 missing only now */
     (void)snprintf(text, sizeof(text), L_HEAD "%s\n", line);
-    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "job line 1 (line 3) diverges\n  expected: lost worker=2 missing=1 newly=0 back=0\n"
                               "  actual:   nothing missing=1 newly=1 back=0"),
                   "%s", err);
-    preempt_trace_file_free_(&t);
     /* a read that says a lost record stands, where the view read none */
     (void)snprintf(text, sizeof(text),
                    L_HEAD "answer t=100 members status=0 complete=1 known=1 absent=2 grace=40 => nothing missing=1 "
                           "newly=1 back=0\n");
-    ck_assert(preempt_trace_load_mem_("k", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "the read says known=1, and the records read before it hold no lost record"), "%s", err);
-    preempt_trace_file_free_(&t);
     /* a cut read is not compared, nor is any after it */
     (void)snprintf(text, sizeof(text),
                    L_HEAD "answer t=100 members status=0 complete=1 known=0 absent=cut grace=40 => nothing missing=9 "
@@ -564,28 +579,22 @@ START_TEST(test_write_failed_replayed)
     (void)snprintf(text, sizeof(text), W_HEAD "%s\n" W_EV, line);
     ck_assert_msg(preempt_trace_load_mem_("w", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert(t.n_jobs == 1 && t.jobs[0].write && t.jobs[0].ans.status == -110);
+    ck_assert(t.n_jobs == 1 && t.jobs[0].kind == PREEMPT_TRACE_JOB_WRITE && t.jobs[0].ans.status == -110);
     ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(n, 1);
     preempt_trace_file_free_(&t);
     /* another status, and none */
     (void)snprintf(text, sizeof(text), W_HEAD "answer t=4999 write status=-5 => failed\n" W_EV);
-    ck_assert(preempt_trace_load_mem_("o", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_causes_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "has no cause: no record the job's view read, nor answer, before it tells coord-failed"),
                   "%s", err);
-    preempt_trace_file_free_(&t);
     (void)snprintf(text, sizeof(text), W_HEAD W_EV);
-    ck_assert(preempt_trace_load_mem_("n", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_causes_(&t, &n, err, sizeof(err)), 1);
-    preempt_trace_file_free_(&t);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_causes_, err, sizeof(err)), 1);
     /* what a failed write says is "failed"; a write of status 0 is no line */
     (void)snprintf(text, sizeof(text), W_HEAD "answer t=4999 write status=-110 => won\n");
-    ck_assert(preempt_trace_load_mem_("s", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "expected: won\n  actual:   failed"), "%s", err);
-    preempt_trace_file_free_(&t);
     (void)snprintf(text, sizeof(text), W_HEAD "answer t=4999 write status=0 => failed\n");
     ck_assert_int_eq(preempt_trace_load_mem_("z", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)),
                      -EINVAL);
@@ -613,7 +622,7 @@ START_TEST(test_grant_replayed)
     (void)snprintf(text, sizeof(text), G_HEAD "%s\n" G_DECL, line);
     ck_assert_msg(preempt_trace_load_mem_("g", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert(t.n_jobs == 1 && t.jobs[0].grant && t.jobs[0].ttl_s == 27);
+    ck_assert(t.n_jobs == 1 && t.jobs[0].kind == PREEMPT_TRACE_JOB_GRANT && t.jobs[0].ttl_s == 27);
     ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     preempt_trace_file_free_(&t);
@@ -622,17 +631,13 @@ START_TEST(test_grant_replayed)
     ck_assert_str_eq(line, "answer t=9 grant status=-110 ttl=0 => failed");
     for (int k = 0; k < 2; k++) {
         (void)snprintf(text, sizeof(text), G_HEAD "%s%s" G_DECL, k ? "" : line, k ? "" : "\n");
-        ck_assert(preempt_trace_load_mem_("f", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-        ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+        ck_assert_int_eq(replay_text(text, preempt_trace_replay_decls_, err, sizeof(err)), 1);
         ck_assert_msg(strstr(err, "membership member --granted--> needs a lease's grant that says so"), "%s", err);
-        preempt_trace_file_free_(&t);
     }
     /* the TTL edited in the meaning */
     (void)snprintf(text, sizeof(text), G_HEAD "answer t=9 grant status=0 ttl=27 => granted ttl=30\n");
-    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "expected: granted ttl=30\n  actual:   granted ttl=27"), "%s", err);
-    preempt_trace_file_free_(&t);
 #undef G_DECL
 #undef G_HEAD
 }
@@ -688,10 +693,8 @@ START_TEST(test_put_answer_replayed)
         preempt_trace_file_free_(&t);
     }
     (void)snprintf(text, sizeof(text), P_HEAD "answer t=5 put status=0 => put-failed\n");
-    ck_assert(preempt_trace_load_mem_("e", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
-    ck_assert_int_eq(preempt_trace_replay_view_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "expected: put-failed\n  actual:   put-ok"), "%s", err);
-    preempt_trace_file_free_(&t);
 #undef P_HEAD
 }
 END_TEST
@@ -728,11 +731,6 @@ END_TEST
 #define VIEW_CONFIG "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n" \
                     "t=0 run=1 step-ms=100 ev=notice source=signal deadline=0 => idle -> own-signal " \
                     "fx=publish-notice:30000,claim-driver:2,arm-timer:29500\n"
-
-static int load_text_trace(const char *text, struct preempt_trace_file *t, char *err, size_t errsize)
-{
-    return preempt_trace_load_mem_("view", (const unsigned char *)text, strlen(text), t, err, errsize);
-}
 
 /* What the view made of each input, formatted, loads back, and replays;
  * a value with spaces, '%', a newline or nothing survives the encoding. */
