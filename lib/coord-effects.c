@@ -21,8 +21,7 @@ static void on_notice_put(int status, const struct preempt_etcd_reply *r, const 
 {
     struct preempt_coord *c = arg;
 
-    if (c->ops.on_put_answer)
-        c->ops.on_put_answer(&c->view, status, c->arg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_PUT, .status = status });
     (void)coord_pub(c, preempt_pub_of_put_(status));
     if (status < 0)
         coord_on_write(status, r, msg, c);
@@ -86,8 +85,8 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
     struct preempt_claim_says says = preempt_claim_answer_(&a, c->me); /* what it says: one pure reading */
     char key[PREEMPT_KEY_MAX];
 
-    if (c->ops.on_claim_answer)
-        c->ops.on_claim_answer(&c->view, &a, &says, c->arg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_CLAIM, .status = status, .claim = &a,
+                                                 .claim_says = &says });
     /* a notice the claim carried: in the claim's value, or (the claim
      * lost) written by the transaction's failure branch, or (no answer)
      * to go with the next claim or the put below */
@@ -195,7 +194,22 @@ void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in)
     if (a == PREEMPT_CLAIM_DO_SEND)
         claim_send(c);
     else if (a == PREEMPT_CLAIM_DO_REGRANT)
-        coord_regrant(c);
+        coord_lease_in(c, PREEMPT_LEASE_IN_WANTED); /* the lease's machine grants one, unless one is on its way */
+}
+
+/* One input to the lease's machine (lease-internal.h: the only place that
+ * decides whether a new lease is granted); runs its action. Nothing once
+ * this worker left the job. */
+void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in)
+{
+    unsigned st = c->lease_st, a;
+
+    if (LEFT(c))
+        return;
+    a = decl_in(c, &preempt_lease_decl_, &st, in);
+    c->lease_st = (enum preempt_lease_state)st;
+    if (a == PREEMPT_LEASE_DO_GRANT)
+        coord_grant(c);
 }
 
 /* One input to the episode's machine (episode-internal.h); runs its

@@ -18,6 +18,7 @@
 
 #include "claim-internal.h" /* struct preempt_claim_answer */
 #include "lost-internal.h"  /* struct preempt_lost_read */
+#include "answer-internal.h"
 #include "decl-internal.h"
 #include "etcd-internal.h"
 #include "keys-internal.h" /* enum preempt_key_id */
@@ -153,26 +154,11 @@ struct preempt_coord_ops {
      * told): what a trace records, so that a replay can check it. */
     void (*on_view)(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                     void *arg);
-    /* An answer to this worker's claim came, and says says (NULL: nobody
-     * is told): traced too, so that a replay reads it again. */
-    void (*on_claim_answer)(const struct preempt_view *v, const struct preempt_claim_answer *a,
-                            const struct preempt_claim_says *says, void *arg);
-    /* The driver read the memberships (r), and preempt_lost_read_() says
-     * who is lost (NULL: nobody is told): traced too, read again by a replay. */
-    void (*on_lost_read)(const struct preempt_view *v, const struct preempt_lost_read *r,
-                         const struct preempt_lost_says *says, void *arg);
-    /* A write failed past its retry bound with status (a negative errno),
-     * which the machine is told as coord-failed (NULL: nobody is told):
-     * traced, so that a replay finds the cause of that event. */
-    void (*on_write_failed)(const struct preempt_view *v, int status, void *arg);
-    /* A new membership lease was granted (status 0, of ttl_s seconds) or
-     * not (a negative errno): the claim and membership machines take it
-     * (NULL: nobody is told); traced, the cause of their inputs. */
-    void (*on_grant)(const struct preempt_view *v, int status, int64_t ttl_s, void *arg);
-    /* The put of this worker's notice record was answered (status 0, or a
-     * negative errno): the notice record's machine takes it (NULL: nobody
-     * is told); traced, the cause of its put-ok and put-failed. */
-    void (*on_put_answer)(const struct preempt_view *v, int status, void *arg);
+    /* An answer the coordinator acts on came (below), with what it says
+     * (NULL: nobody is told): traced, so that a replay reads it again and
+     * finds the cause of what the declared machines and the handler's
+     * machine were told of it. */
+    void (*on_answer)(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

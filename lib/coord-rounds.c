@@ -386,8 +386,8 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
     }
     c->absent[c->me / 8] &= (uint8_t)~(1u << (c->me % 8)); /* its own bit is not read */
     says = preempt_lost_read_(&c->lost, &rd);
-    if (c->ops.on_lost_read)
-        c->ops.on_lost_read(&c->view, &rd, &says, c->arg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_MEMBERS, .status = rd.status, .read = &rd,
+                                                 .lost_says = &says });
     if (says.kind == PREEMPT_LOST_FAILED || says.kind == PREEMPT_LOST_UNREADABLE) {
         if (says.kind == PREEMPT_LOST_FAILED)
             CLOG(c, 1, "reading the memberships failed: %s", msg);

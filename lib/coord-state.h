@@ -23,6 +23,7 @@
 #include "decision-internal.h"
 #include "episode-internal.h"
 #include "membership-internal.h"
+#include "lease-internal.h"
 #include "pub-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
@@ -50,7 +51,7 @@ struct preempt_coord {
     unsigned me, n;
     unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
     uint64_t longest_step_ms;  /* the longest step seen (the lease must outlive one) */
-    bool granting;         /* a lease grant is on its way (one at a time; the claim's machine may wait for it) */
+    enum preempt_lease_state lease_st; /* where the membership lease stands (lease-internal.h: declared) */
     uint64_t give_up_ms;
     int64_t lease;
     enum preempt_ep_state episode; /* where the current episode stands (episode-internal.h: declared) */
@@ -141,7 +142,10 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
 void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg);
 void coord_on_watch_link(bool up, const char *why, void *arg);
 void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
-void coord_regrant(struct preempt_coord *c);
+/* Tells the owner of an answer the coordinator acts on (ops.on_answer). */
+void coord_answer(struct preempt_coord *c, struct preempt_job_answer a);
+void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in);
+void coord_grant(struct preempt_coord *c); /* the lease machine's grant: sends it */
 enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_input in);
 void coord_notice_put(struct preempt_coord *c);
 void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in);

@@ -127,8 +127,7 @@ void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *
     if (status == 0)
         return;
     CLOG(c, 3, "coordination write failed: %s", msg);
-    if (c->ops.on_write_failed)
-        c->ops.on_write_failed(&c->view, status, c->arg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_WRITE, .status = status });
     ev.u.coord_failed.err = status;
     coord_cpost(c, ev);
 }
@@ -247,17 +246,15 @@ static unsigned ttl_needed(const struct preempt_coord *c)
     return s < MAX_TTL_S ? (unsigned)s : MAX_TTL_S;
 }
 
-static void on_regrant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+/* A grant's answer (status 0: r holds the new lease): the lease's machine,
+ * then the membership and claim machines, take it. */
+static void granted(struct preempt_coord *c, int status, const struct preempt_etcd_reply *r, const char *msg)
 {
-    struct preempt_coord *c = arg;
-
-    c->granting = false;
-    if (LEFT(c))
-        return;
-    if (c->ops.on_grant)
-        c->ops.on_grant(&c->view, status, status < 0 ? 0 : r->ttl, c->arg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_GRANT, .status = status,
+                                                 .ttl_s = status < 0 ? 0 : r->ttl });
     if (status < 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", msg);
+        coord_lease_in(c, PREEMPT_LEASE_IN_GRANT_FAILED);
         coord_claim_in(c, PREEMPT_CLAIM_IN_GRANT_FAILED);
         return;
     }
@@ -266,20 +263,26 @@ static void on_regrant(int status, const struct preempt_etcd_reply *r, const cha
     c->lease = r->id;
     if (r->ttl > 0)
         c->ttl_s = (unsigned)r->ttl;
+    coord_lease_in(c, PREEMPT_LEASE_IN_GRANTED);
     coord_mship_in(c, PREEMPT_MSHIP_IN_GRANTED); /* alive/<me> moves over, unless it went with the last report */
     coord_claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
 }
 
-/* Grants a new membership lease of the TTL needed now. */
-void coord_regrant(struct preempt_coord *c)
+static void on_regrant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    unsigned ttl = ttl_needed(c);
+    struct preempt_coord *c = arg;
 
-    if (c->granting || LEFT(c))
-        return;
-    c->granting = true;
-    if (c->io->request(c->io_arg, PREEMPT_RQ_GRANT(ttl), c->give_up_ms, on_regrant, c) < 0)
-        c->granting = false;
+    if (!LEFT(c))
+        granted(c, status, r, msg);
+}
+
+/* The lease machine's grant: a new lease of the TTL needed now. */
+void coord_grant(struct preempt_coord *c)
+{
+    int r = c->io->request(c->io_arg, PREEMPT_RQ_GRANT(ttl_needed(c)), c->give_up_ms, on_regrant, c);
+
+    if (r < 0)
+        granted(c, r, NULL, "the request could not be sent");
 }
 
 void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
@@ -291,23 +294,38 @@ void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
      * driver's claim is bound to the current lease). */
     if (ttl_needed(c) > c->ttl_s && c->episode == PREEMPT_EP_IDLE) {
         CLOG(c, 1, "a step took %" PRIu64 " ms: the membership lease grows to %u s", step_ms, ttl_needed(c));
-        coord_regrant(c);
+        coord_lease_in(c, PREEMPT_LEASE_IN_GREW);
     }
 }
 
+/* A keep-alive's answer: what it says is one pure reading, traced; a
+ * lease etcd knows no more is the lease machine's expired. */
 static void on_keepalive(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;
+    int64_t ttl = status < 0 ? 0 : r->ttl;
 
     if (LEFT(c))
         return;
-    if (status < 0) {
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_KEEP, .status = status, .ttl_s = ttl });
+    switch (preempt_keep_answer_(status, ttl)) {
+    case PREEMPT_KEEP_FAILED:
         CLOG(c, 2, "lease keep-alive failed: %s", msg);
-    } else if (r->ttl <= 0) {
+        break;
+    case PREEMPT_KEEP_EXPIRED:
         CLOG(c, 2, "the membership lease expired; joining again with a new one");
-        coord_regrant(c);
+        coord_lease_in(c, PREEMPT_LEASE_IN_EXPIRED);
+        break;
+    case PREEMPT_KEEP_KEPT:
+        break;
     }
     arm_keepalive(c);
+}
+
+void coord_answer(struct preempt_coord *c, struct preempt_job_answer a)
+{
+    if (c->ops.on_answer)
+        c->ops.on_answer(&c->view, &a, c->arg);
 }
 
 static void on_keep_timer(void *arg)

@@ -11,6 +11,7 @@
 #include "decl-internal.h"
 #include "episode-internal.h"
 #include "joining-internal.h"
+#include "lease-internal.h"
 #include "membership-internal.h"
 #include "outcome-internal.h"
 #include "phase-internal.h"
@@ -18,7 +19,7 @@
 #include "restore-internal.h"
 
 const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_,
-                                                      &preempt_ep_decl_, &preempt_out_decl_,
+                                                      &preempt_lease_decl_, &preempt_ep_decl_, &preempt_out_decl_,
                                                       &preempt_pend_decl_, &preempt_offer_decl_,
                                                       &preempt_shape_decl_, &preempt_rst_decl_, &preempt_dec_decl_, NULL };
 

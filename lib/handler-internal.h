@@ -170,13 +170,7 @@ void hd_run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg);
 void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec);
 void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                    void *arg);
-void hd_coord_lost_read(const struct preempt_view *v, const struct preempt_lost_read *r,
-                        const struct preempt_lost_says *says, void *arg);
-void hd_coord_write_failed(const struct preempt_view *v, int status, void *arg);
-void hd_coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, void *arg);
-void hd_coord_put_answer(const struct preempt_view *v, int status, void *arg);
-void hd_coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
-                           const struct preempt_claim_says *says, void *arg);
+void hd_coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg);
 void hd_metrics_flush(struct preempt_handler *h);
 void hd_report_exit(struct preempt_handler *h, enum preempt_exit reason);
 void hd_on_record(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg);

@@ -622,9 +622,7 @@ static int start_finish(struct preempt_handler *h)
     if (h->cfg.etcd_endpoints) {
         static const struct preempt_coord_ops cops = {
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
-            .on_view = hd_coord_view, .on_claim_answer = hd_coord_claim_answer, .on_lost_read = hd_coord_lost_read,
-            .on_write_failed = hd_coord_write_failed, .on_grant = hd_coord_grant,
-            .on_put_answer = hd_coord_put_answer, .job_save = coord_job_save,
+            .on_view = hd_coord_view, .on_answer = hd_coord_answer, .job_save = coord_job_save,
         };
 
         r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->wk.coord);

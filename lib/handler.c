@@ -398,60 +398,16 @@ void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *i
         trace_line(h, line, preempt_trace_format_view_(line, sizeof(line), hd_now_ms(h), in, ev));
 }
 
-/* An answer to the claim came: traced with what it says, for a replay. */
-void hd_coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
-                           const struct preempt_claim_says *says, void *arg)
+/* An answer the coordinator acts on came: traced with what it says, for a
+ * replay (a read of the memberships at the read's time, the lost
+ * decision's clock). */
+void hd_coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg)
 {
     struct preempt_handler *h = arg;
     char line[PREEMPT_TRACE_LINE_MAX];
 
     if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_claim_(line, sizeof(line), hd_now_ms(h), a, says));
-}
-
-/* The driver read the memberships: traced with who it says is lost, at
- * the read's time (the decision's clock), for a replay. */
-void hd_coord_lost_read(const struct preempt_view *v, const struct preempt_lost_read *r,
-                        const struct preempt_lost_says *says, void *arg)
-{
-    struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says));
-}
-
-/* A write of the job failed for good (the machine is told coord-failed):
- * traced, so that a replay finds that event's cause. */
-void hd_coord_write_failed(const struct preempt_view *v, int status, void *arg)
-{
-    struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_write_(line, sizeof(line), hd_now_ms(h), status));
-}
-
-/* A membership lease's grant answered: traced, the cause of the claim and
- * membership machines' inputs it makes. */
-void hd_coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, void *arg)
-{
-    struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_grant_(line, sizeof(line), hd_now_ms(h), status, ttl_s));
-}
-
-/* The put of the worker's notice record answered: traced, the cause of
- * the notice record machine's put-ok or put-failed. */
-void hd_coord_put_answer(const struct preempt_view *v, int status, void *arg)
-{
-    struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_put_(line, sizeof(line), hd_now_ms(h), status));
+        trace_line(h, line, preempt_trace_format_answer_(line, sizeof(line), hd_now_ms(h), v->n, a));
 }
 
 /* A transition of one of the job's declared machines (start-up's, the

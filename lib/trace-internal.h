@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "answer-internal.h"
 #include "claim-internal.h"
 #include "decl-internal.h"
 #include "lost-internal.h"
@@ -84,6 +85,7 @@ enum preempt_trace_job_kind {
     PREEMPT_TRACE_JOB_WRITE,   /* a write that failed for good (ans.status) */
     PREEMPT_TRACE_JOB_GRANT,   /* a lease's grant (ans.status, ttl_s) */
     PREEMPT_TRACE_JOB_PUT,     /* the notice record's put (ans.status) */
+    PREEMPT_TRACE_JOB_KEEP,    /* a keep-alive of the lease (ans.status, ttl_s) */
 };
 
 struct preempt_trace_job {
@@ -93,7 +95,7 @@ struct preempt_trace_job {
     struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put: the status */
     struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
     bool cut;                    /* members: its absent workers did not fit the line */
-    uint64_t ttl_s;              /* grant: the lease's TTL */
+    uint64_t ttl_s;              /* grant, keep: the lease's TTL */
     struct preempt_view_in in; /* key and value owned */
     char meaning[PREEMPT_VIEW_MEANING_MAX];
 };
@@ -138,6 +140,16 @@ int preempt_trace_format_grant_(char *buf, size_t size, uint64_t t_ms, int statu
  * says so, and its claim-won, claim-lost and claim-failed an answer to the
  * claim that says so (preempt_pub_of_claim_()). */
 int preempt_trace_format_put_(char *buf, size_t size, uint64_t t_ms, int status);
+
+/* A keep-alive of the membership lease, among the job lines:
+ *   answer t=MS keep status=S ttl=T => kept | failed | expired
+ * (preempt_keep_answer_()). The lease machine's expired must follow one
+ * that says so. */
+int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s);
+
+/* Any of the answers above (answer-internal.h), at now_ms (a read of the
+ * memberships at its own time), in a job of n workers. */
+int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n, const struct preempt_job_answer *a);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);

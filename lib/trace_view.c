@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "platform-internal.h" /* preempt_parse_u64_ */
+#include "lease-internal.h"    /* preempt_keep_answer_ */
 #include "pub-internal.h"      /* preempt_pub_of_claim_ */
 #include "trace-internal.h"
 
@@ -153,6 +154,33 @@ int preempt_trace_format_put_(char *buf, size_t size, uint64_t t_ms, int status)
 {
     return snprintf(buf, size, "answer t=%" PRIu64 " put status=%d => %s", t_ms, status,
                     preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(status)));
+}
+
+int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s)
+{
+    uint64_t ttl = ttl_s > 0 ? (uint64_t)ttl_s : 0;
+
+    return snprintf(buf, size, "answer t=%" PRIu64 " keep status=%d ttl=%" PRIu64 " => %s", t_ms, status, ttl,
+                    preempt_keep_says_name_(preempt_keep_answer_(status, ttl_s)));
+}
+
+int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n, const struct preempt_job_answer *a)
+{
+    switch (a->kind) {
+    case PREEMPT_JOB_ANSWER_CLAIM:
+        return preempt_trace_format_claim_(buf, size, now_ms, a->claim, a->claim_says);
+    case PREEMPT_JOB_ANSWER_MEMBERS:
+        return preempt_trace_format_lost_(buf, size, a->read->now_ms, n, a->read, a->lost_says);
+    case PREEMPT_JOB_ANSWER_WRITE:
+        return preempt_trace_format_write_(buf, size, now_ms, a->status);
+    case PREEMPT_JOB_ANSWER_GRANT:
+        return preempt_trace_format_grant_(buf, size, now_ms, a->status, a->ttl_s);
+    case PREEMPT_JOB_ANSWER_PUT:
+        return preempt_trace_format_put_(buf, size, now_ms, a->status);
+    case PREEMPT_JOB_ANSWER_KEEP:
+        return preempt_trace_format_keep_(buf, size, now_ms, a->status, a->ttl_s);
+    }
+    return -1;
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -308,6 +336,12 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
             goto bad;
         return 0;
     }
+    if (kn == 4 && !strncmp(kind, "keep", 4)) {
+        j->kind = PREEMPT_TRACE_JOB_KEEP;
+        if (!status_named(&s, &j->ans.status) || !u64_named(&s, "ttl", &j->ttl_s) || !meaning_of(j, s))
+            goto bad;
+        return 0;
+    }
     if (kn == 3 && !strncmp(kind, "put", 3)) {
         j->kind = PREEMPT_TRACE_JOB_PUT;
         if (!status_named(&s, &j->ans.status) || !meaning_of(j, s))
@@ -332,7 +366,8 @@ bad:
     (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
                                  "left=B => SAYS, answer t=MS members status=S complete=B known=B absent=LIST "
                                  "grace=MS => SAYS, answer t=MS write status=S => failed, answer t=MS grant "
-                                 "status=S ttl=T => SAYS, or answer t=MS put status=S => SAYS)");
+                                 "status=S ttl=T => SAYS, answer t=MS keep status=S ttl=T => SAYS, or answer t=MS "
+                                 "put status=S => SAYS)");
     return -EINVAL;
 }
 
@@ -489,11 +524,16 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
         return before && before->kind == PREEMPT_TRACE_JOB_CLAIM && preempt_pub_of_claim_(&before->ans) == (enum preempt_pub_input)d->input
                    ? NULL
                    : "an answer to the claim that says so";
-    if ((!strcmp(d->m->name, "claim") || !strcmp(d->m->name, "membership")) &&
+    if ((!strcmp(d->m->name, "claim") || !strcmp(d->m->name, "membership") || d->m == &preempt_lease_decl_) &&
         (!strcmp(in, "granted") || !strcmp(in, "grant-failed")))
         return before && before->kind == PREEMPT_TRACE_JOB_GRANT && !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
                    ? NULL
                    : "a lease's grant that says so";
+    if (d->m == &preempt_lease_decl_ && !strcmp(in, "expired"))
+        return before && before->kind == PREEMPT_TRACE_JOB_KEEP &&
+                       preempt_keep_answer_(before->ans.status, before->ttl_s > 0 ? 1 : 0) == PREEMPT_KEEP_EXPIRED
+                   ? NULL
+                   : "a keep-alive's answer that says the lease expired";
     if (!strcmp(d->m->name, "claim") && (!strcmp(in, "won") || !strcmp(in, "lost") || !strcmp(in, "failed") ||
                                          !strcmp(in, "stale-lease") || !strcmp(in, "unreadable")))
         return before && before->kind == PREEMPT_TRACE_JOB_CLAIM && !strncmp(before->meaning, in, strlen(in)) &&
@@ -675,6 +715,12 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
         case PREEMPT_TRACE_JOB_GRANT: /* a lease's grant: what it says */
             (void)grant_says(got, sizeof(got), j->ans.status, j->ttl_s);
             break;
+        case PREEMPT_TRACE_JOB_KEEP: /* a keep-alive: what it says */
+            (void)snprintf(got, sizeof(got), "%s",
+                           preempt_keep_says_name_(preempt_keep_answer_(j->ans.status,
+                                                                        j->ttl_s > INT64_MAX ? INT64_MAX
+                                                                                             : (int64_t)j->ttl_s)));
+            break;
         case PREEMPT_TRACE_JOB_WRITE: /* a failed write: what it tells the machine */
             (void)snprintf(got, sizeof(got), "failed");
             break;
@@ -799,6 +845,7 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
                 break;
             case PREEMPT_TRACE_JOB_MEMBERS: /* they tell the machine nothing */
             case PREEMPT_TRACE_JOB_GRANT:
+            case PREEMPT_TRACE_JOB_KEEP:
             case PREEMPT_TRACE_JOB_PUT:
                 break;
             case PREEMPT_TRACE_JOB_WRITE:

@@ -91,6 +91,9 @@ declared claim 27 17 'none|send|regrant' "sent           stale-lease   await-lea
     "await_lease --> sent : granted / send"
 declared membership 5 7 'none|put-alive|revoke' "departed       next-episode  member         put-alive" \
     "member --> member : granted / put-alive"
+# its membership lease (lease-internal.h): kept alive, or a new one granted
+declared lease 5 5 'none|grant' "kept           expired       granting       grant" \
+    "granting --> kept : granted"
 declared episode 9 15 'none|tell-withdrawn' "active         all-withdrawn withdrawn      tell-withdrawn" \
     "idle --> active : own"
 declared phase-end 7 18 'none|run-end|revoke|release' "ending         end-revoke    revoking       revoke" \
@@ -112,23 +115,23 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # a worker's life each belongs to: every one checked, each a cluster of its
 # part in DOT, a composite state in Mermaid, a headed table
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 9 machines in 2 parts, 94 rows, no problems"
+expect_output "fsmdump: check: job: 10 machines in 2 parts, 99 rows, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
-eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 11
+eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 12
 expect_rc 0 "$FSMDUMP" --machine job --format mermaid
 expect_output '    state "running" as running {'
 expect_output '            claim__none --> claim__sent : notice / send'
 expect_rc 0 "$FSMDUMP" --machine job --format table
 expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
-eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 94
-eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 9
+eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 99
+eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 10
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the job's machines" sh -c "'$FSMDUMP' -m job | '$DOT' -Tsvg >'$TMP/job.svg'"
 fi
 expect_rc 2 "$FSMDUMP" --machine job --trace "$trace"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, episode, phase-end, offer, shape, launch-outcome or restore)"
+expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, lease, episode, phase-end, offer, shape, launch-outcome, restore or decision)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

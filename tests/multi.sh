@@ -241,6 +241,43 @@ job_wait 60
 eq "peer lost: the others exit 75 (not saved)" "$RCS" "75 75"
 [ "$failures" -eq 0 ] || show_logs "$tag" 3
 
+# ---- a membership lease revoked under a running worker ---------------------
+# Worker 1's lease ends while it trains (an operator revokes it; etcd
+# expires it the same way after a partition longer than its TTL). Its next
+# keep-alive's answer says so: the lease machine grants a new one, the
+# membership record is put again under it, and a SIGTERM then saves one
+# step on both workers. The answer is traced ("answer ... keep" lines,
+# lease-internal.h) with the transition it causes, and the replay holds
+# the one to the other.
+tag=revoked
+job_start "$tag" 2 --steps 100000 --step-ms 10 --lease-ttl 2
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+set -- $PIDS
+lease=$(etcdctl --endpoints="$ETCD_URL" get --prefix "/preempt/$tag/" -w json | python3 -c '
+import base64, json, sys
+for kv in json.load(sys.stdin).get("kvs", []):
+    if base64.b64decode(kv["key"]).decode().endswith("/w/alive/1"):
+        print("%x" % kv["lease"])')
+expect "revoked lease: worker 1's membership record has a lease" test -n "$lease"
+expect_rc 0 etcdctl --endpoints="$ETCD_URL" lease revoke "${lease:-0}"
+wait_for "$TMP/$tag.1.err" 'the membership lease expired' 15 && ok
+kill -TERM "$1"
+job_wait 60
+eq "revoked lease: both workers exit 42" "$RCS" "42 42"
+step=$(same "$tag" 2 exit saved_step)
+expect "revoked lease: both saved one step ($step)" one_step "$step"
+expect "revoked lease: worker 1's trace holds the keep-alive that found it ended" \
+    grep -q '^answer t=[0-9]* keep status=0 ttl=0 => expired$' "$TMP/$tag.1.trace"
+expect "revoked lease: and the lease machine's grant it caused" \
+    grep -q '^decl t=[0-9]* m=lease kept --expired--> granting (grant)$' "$TMP/$tag.1.trace"
+grep -v '^answer t=[0-9]* keep status=0 ttl=0 => expired$' "$TMP/$tag.1.trace" >"$TMP/$tag.nokeep"
+expect_rc 1 "$REPLAY" "$TMP/$tag.nokeep"
+expect_output "needs a keep-alive's answer that says the lease expired read just before it"
+sed 's/^\(answer t=[0-9]* keep status=0 \)ttl=0 => expired$/\1ttl=2 => expired/' "$TMP/$tag.1.trace" >"$TMP/$tag.ttl"
+expect_rc 1 "$REPLAY" "$TMP/$tag.ttl"
+expect_output "  actual:   kept"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
 # ---- etcd stopped and restarted during a run --------------------------------
 # The notice arrives while etcd is down: the worker keeps training, its
 # writes are retried and the watches resume from the last revision seen.

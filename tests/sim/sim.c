@@ -653,46 +653,12 @@ static void coord_view(const struct preempt_view *v, const struct preempt_view_i
         job_add(arg, line, preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev));
 }
 
-static void coord_claim_answer(const struct preempt_view *v, const struct preempt_claim_answer *a,
-                               const struct preempt_claim_says *says, void *arg)
+static void coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
 
     if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_claim_(line, sizeof(line), now_ms(), a, says));
-}
-
-static void coord_lost_read(const struct preempt_view *v, const struct preempt_lost_read *r,
-                            const struct preempt_lost_says *says, void *arg)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_lost_(line, sizeof(line), r->now_ms, v->n, r, says));
-}
-
-static void coord_write_failed(const struct preempt_view *v, int status, void *arg)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_write_(line, sizeof(line), now_ms(), status));
-}
-
-static void coord_grant(const struct preempt_view *v, int status, int64_t ttl_s, void *arg)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_grant_(line, sizeof(line), now_ms(), status, ttl_s));
-}
-
-static void coord_put_answer(const struct preempt_view *v, int status, void *arg)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_put_(line, sizeof(line), now_ms(), status));
+        job_add(arg, line, preempt_trace_format_answer_(line, sizeof(line), now_ms(), v->n, a));
 }
 
 static void post(struct worker *w, struct preempt_event ev)
@@ -1351,9 +1317,7 @@ static void train(struct worker *w)
 {
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
                                       .job_save = coord_job_save, .on_view = coord_view,
-                                      .on_claim_answer = coord_claim_answer, .on_lost_read = coord_lost_read,
-                                      .on_write_failed = coord_write_failed, .on_grant = coord_grant,
-                                      .on_put_answer = coord_put_answer };
+                                      .on_answer = coord_answer };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)

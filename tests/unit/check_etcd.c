@@ -28,6 +28,7 @@
 #include "episode-internal.h"
 #include "decision-internal.h"
 #include "membership-internal.h"
+#include "lease-internal.h"
 #include "outcome-internal.h"
 #include "joining-internal.h"
 #include "phase-internal.h"
@@ -986,6 +987,41 @@ START_TEST(test_membership_machine)
         ck_assert(!listed); /* a new lease does not bring back a membership that went with the last report */
     }
     ck_assert(m->terminal == 1u << PREEMPT_MSHIP_LEFT);
+}
+END_TEST
+
+/* The membership lease's machine (lease-internal.h): a grant goes only
+ * from kept, whatever asks for it (a step that outgrew the lease, a
+ * keep-alive that found it ended, the claim's machine), so one is on its
+ * way at a time; its answer, either way, brings the lease back to kept.
+ * A keep-alive's answer is read by one pure function. */
+START_TEST(test_lease_machine)
+{
+    const struct preempt_decl *m = &preempt_lease_decl_;
+
+    for (unsigned s = 0; s < PREEMPT_LEASE__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_LEASE_IN__COUNT; in++) {
+            unsigned st = s;
+            bool listed;
+            unsigned a = preempt_decl_step_(m, &st, in, &listed);
+            bool asks = in == PREEMPT_LEASE_IN_GREW || in == PREEMPT_LEASE_IN_EXPIRED || in == PREEMPT_LEASE_IN_WANTED;
+
+            ck_assert((a == PREEMPT_LEASE_DO_GRANT) == (s == PREEMPT_LEASE_KEPT && asks));
+            if (a == PREEMPT_LEASE_DO_GRANT)
+                ck_assert_uint_eq(st, PREEMPT_LEASE_GRANTING);
+            if (s == PREEMPT_LEASE_GRANTING)
+                ck_assert_uint_eq(st, asks ? PREEMPT_LEASE_GRANTING : PREEMPT_LEASE_KEPT);
+            if (s == PREEMPT_LEASE_KEPT && !asks)
+                ck_assert(!listed); /* an answer nobody asked for changes nothing */
+        }
+    ck_assert_uint_eq(m->terminal, 0);
+    ck_assert_int_eq(preempt_keep_answer_(0, 10), PREEMPT_KEEP_KEPT);
+    ck_assert_int_eq(preempt_keep_answer_(0, 1), PREEMPT_KEEP_KEPT);
+    ck_assert_int_eq(preempt_keep_answer_(0, 0), PREEMPT_KEEP_EXPIRED);
+    ck_assert_int_eq(preempt_keep_answer_(0, -1), PREEMPT_KEEP_EXPIRED);
+    ck_assert_int_eq(preempt_keep_answer_(-ETIMEDOUT, 0), PREEMPT_KEEP_FAILED);
+    ck_assert_int_eq(preempt_keep_answer_(-ECONNREFUSED, 10), PREEMPT_KEEP_FAILED);
+    ck_assert_str_eq(preempt_keep_says_name_(PREEMPT_KEEP_EXPIRED), "expired");
 }
 END_TEST
 
@@ -2066,6 +2102,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
+    tcase_add_test(t, test_lease_machine);
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_decision_machine);
     tcase_add_test(t, test_launch_outcome);

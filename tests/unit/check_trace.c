@@ -643,6 +643,64 @@ START_TEST(test_grant_replayed)
 }
 END_TEST
 
+/* A keep-alive of the membership lease is traced (through the one answer
+ * formatter the owners call) before the lease machine takes it: its
+ * expired must follow an answer that says so; an edited TTL diverges; a
+ * grant's answer is the cause of the lease machine's granted. */
+START_TEST(test_keep_replayed)
+{
+    char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
+    char err[512];
+    static const struct {
+        const char *lines;
+        int rc;
+        const char *why;
+    } cases[] = {
+        { "answer t=7 keep status=0 ttl=0 => expired\ndecl t=7 m=lease kept --expired--> granting (grant)\n"
+          "answer t=8 grant status=0 ttl=2 => granted ttl=2\ndecl t=8 m=lease granting --granted--> kept (none)\n",
+          0, NULL },
+        { "decl t=7 m=lease kept --expired--> granting (grant)\n", 1,
+          "lease kept --expired--> needs a keep-alive's answer that says the lease expired" },
+        { "answer t=7 keep status=0 ttl=2 => kept\ndecl t=7 m=lease kept --expired--> granting (grant)\n", 1,
+          "the job line before it says kept" },
+        { "answer t=7 keep status=-110 ttl=0 => failed\ndecl t=7 m=lease kept --expired--> granting (grant)\n", 1,
+          "the job line before it says failed" },
+        { "answer t=7 keep status=0 ttl=0 => expired\ndecl t=7 m=lease kept --expired--> granting (grant)\n"
+          "decl t=8 m=lease granting --granted--> kept (none)\n",
+          1, "lease granting --granted--> needs a lease's grant that says so" },
+    };
+    struct preempt_job_answer a = { .kind = PREEMPT_JOB_ANSWER_KEEP, .status = 0, .ttl_s = 0 };
+
+#define K_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=1\n"
+    ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 7, 2, &a), 0);
+    ck_assert_str_eq(line, "answer t=7 keep status=0 ttl=0 => expired");
+    a.ttl_s = -1; /* what etcd may answer for a lease it knows no more */
+    ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 7, 2, &a), 0);
+    ck_assert_str_eq(line, "answer t=7 keep status=0 ttl=0 => expired");
+    a.ttl_s = 9;
+    ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 7, 2, &a), 0);
+    ck_assert_str_eq(line, "answer t=7 keep status=0 ttl=9 => kept");
+    a.status = -110;
+    ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 7, 2, &a), 0);
+    ck_assert_str_eq(line, "answer t=7 keep status=-110 ttl=9 => failed");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        (void)snprintf(text, sizeof(text), K_HEAD "%s", cases[i].lines);
+        ck_assert_msg(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)) == 0, "%zu: %s", i, err);
+        ck_assert_int_eq(replay_text(text, preempt_trace_replay_decls_, err, sizeof(err)), cases[i].rc);
+        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
+    }
+    /* what a keep-alive says is read again: an edited TTL diverges */
+    (void)snprintf(text, sizeof(text), K_HEAD "answer t=7 keep status=0 ttl=5 => expired\n");
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "expected: expired\n  actual:   kept"), "%s", err);
+    (void)snprintf(text, sizeof(text), K_HEAD "answer t=7 keep status=0 => kept\n");
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), -EINVAL);
+#undef K_HEAD
+}
+END_TEST
+
 /* The notice record's machine takes the answers to its put and to the
  * claim that carried its value: each of those inputs must follow the
  * answer that says so (a failed write's line between them is no cause and
@@ -1027,6 +1085,7 @@ int main(void)
     tcase_add_test(tc, test_lost_read_replayed);
     tcase_add_test(tc, test_write_failed_replayed);
     tcase_add_test(tc, test_grant_replayed);
+    tcase_add_test(tc, test_keep_replayed);
     tcase_add_test(tc, test_put_answer_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
