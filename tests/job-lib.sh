@@ -17,7 +17,7 @@ job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
 # i also gets the words of $JOB_ARGS_i, when set (one slow disk, ...).
 job_start() {
     _tag=$1 _n=$2
-    JOB_TAG=$1 JOB_N=$2 # job_wait replays the workers' traces
+    JOB_TAG=$1 JOB_N=$2 JOB_TRACES= # job_wait replays the workers' traces
     shift 2
     PIDS=
     _i=0
@@ -63,9 +63,13 @@ job_wait() {
     RCS=${RCS# }
     _i=0
     while [ "$_i" -lt "${JOB_N:-0}" ]; do
-        if [ ! -s "$TMP/$JOB_TAG.$_i.trace" ]; then
+        # JOB_TRACES: the traces' prefix when they are PREFIX.<worker> (the
+        # PyTorch example's --trace), else $TMP/TAG.<worker>.trace
+        _tr=${JOB_TRACES:+$JOB_TRACES.$_i}
+        _tr=${_tr:-$TMP/$JOB_TAG.$_i.trace}
+        if [ ! -s "$_tr" ]; then
             : # a worker that did not start writes none
-        elif "$REPLAY" --quiet "$TMP/$JOB_TAG.$_i.trace" >"$TMP/job-replay.out" 2>&1; then
+        elif "$REPLAY" --quiet "$_tr" >"$TMP/job-replay.out" 2>&1; then
             ok
         else
             fail "job $JOB_TAG: worker $_i's trace does not replay: $(head -c 1500 "$TMP/job-replay.out")"

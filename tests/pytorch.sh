@@ -30,15 +30,20 @@ STEPS=200
 
 etcd_start pytorch || finish
 
-# ranks TAG ARGS...: the W ranks of job TAG, on a fresh gloo port.
+# ranks TAG ARGS...: the W ranks of job TAG, on a fresh gloo port. Each
+# rank traces its run (TAG.N.trace.<rank>, N counting the runs), and
+# job_wait replays every rank's trace with every rule of preempt-replay.
+RUNS=0
 ranks() {
     _t=$1
     shift
     _port=$(free_port 20000 12000)
+    RUNS=$((RUNS + 1))
+    JOB_TAG=$_t JOB_N=$W JOB_TRACES=$TMP/$_t.$RUNS.trace
     PIDS=
     for r in $(seq 0 $((W - 1))); do
         "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \
-            --master-port $_port "$@" >"$TMP/$_t.$r.out" 2>"$TMP/$_t.$r.err" &
+            --master-port $_port --trace "$JOB_TRACES" "$@" >"$TMP/$_t.$r.out" 2>"$TMP/$_t.$r.err" &
         PIDS="$PIDS $!"
     done
 }
@@ -189,8 +194,10 @@ eq "loader: bitwise the uninterrupted run's parameters" "$(same loader $W done d
 
 # Two-phase checkpoints: periodic ones persist while the ranks train on (a
 # blocking all-reduce in every step), then the preemption's; the restart
-# is bitwise the same uninterrupted run.
-ranks twophase --steps $STEPS --step-ms 10 --loader-workers 2 --two-phase --save-every-steps 5
+# is bitwise the same uninterrupted run. Steps of 30 ms: the SIGTERM must
+# come while the ranks train (with 10 ms they once finished all 200 steps
+# before it, 1 run in 3: the case's precondition, not what it checks).
+ranks twophase --steps $STEPS --step-ms 30 --loader-workers 2 --two-phase --save-every-steps 5
 for r in $(seq 0 $((W - 1))); do
     wait_for "$TMP/twophase.$r.out" '"event":"persisting"' 120
     expect "two-phase: rank $r trained on while a checkpoint persisted" grep -q '"event":"persisting"' "$TMP/twophase.$r.out"
