@@ -92,7 +92,7 @@ struct preempt_trace_job {
     unsigned line;
     uint64_t t_ms;
     enum preempt_trace_job_kind kind;
-    struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put: the status */
+    struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put, keep: the status */
     struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
     bool cut;                    /* members: its absent workers did not fit the line */
     uint64_t ttl_s;              /* grant, keep: the lease's TTL */
@@ -149,7 +149,8 @@ int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status
 
 /* Any of the answers above (answer-internal.h), at now_ms (a read of the
  * memberships at its own time), in a job of n workers. */
-int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n, const struct preempt_job_answer *a);
+int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n,
+                                 const struct preempt_job_answer *a);
 
 /* The two kinds of line. Return the length as snprintf. */
 int preempt_trace_format_view_header_(char *buf, size_t size, const struct preempt_view *v);

@@ -164,7 +164,8 @@ int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status
                     preempt_keep_says_name_(preempt_keep_answer_(status, ttl_s)));
 }
 
-int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n, const struct preempt_job_answer *a)
+int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n,
+                                 const struct preempt_job_answer *a)
 {
     switch (a->kind) {
     case PREEMPT_JOB_ANSWER_CLAIM:
@@ -493,6 +494,12 @@ static unsigned reports_of(const char *meaning)
     return !strncmp(meaning, "shard ", 6) && p && u64_of(p + 9, strlen(p + 9), &u) ? (unsigned)u : 0;
 }
 
+/* What a keep-alive's answer line says, read again (lease-internal.h). */
+static enum preempt_keep_says keep_says(const struct preempt_trace_job *j)
+{
+    return preempt_keep_answer_(j->ans.status, j->ttl_s > INT64_MAX ? INT64_MAX : (int64_t)j->ttl_s);
+}
+
 /* What the job line just before a declared machine's input must be, when
  * a record read causes that input (the coordinator steps the machine right
  * after the view reads it): an episode's end (every machine's
@@ -516,22 +523,24 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
     if (!strcmp(d->m->name, "decision") && !strcmp(in, "all-reported"))
         return before && reports_of(before->meaning) == t->view_n ? NULL : "every worker's shard report";
     if (d->m == &preempt_pub_decl_ && (!strcmp(in, "put-ok") || !strcmp(in, "put-failed")))
-        return before && before->kind == PREEMPT_TRACE_JOB_PUT && preempt_pub_of_put_(before->ans.status) == (enum preempt_pub_input)d->input
+        return before && before->kind == PREEMPT_TRACE_JOB_PUT &&
+                       preempt_pub_of_put_(before->ans.status) == (enum preempt_pub_input)d->input
                    ? NULL
                    : "an answer to the notice's put that says so";
     if (d->m == &preempt_pub_decl_ && (!strcmp(in, "claim-won") || !strcmp(in, "claim-lost") ||
                                        !strcmp(in, "claim-failed")))
-        return before && before->kind == PREEMPT_TRACE_JOB_CLAIM && preempt_pub_of_claim_(&before->ans) == (enum preempt_pub_input)d->input
+        return before && before->kind == PREEMPT_TRACE_JOB_CLAIM &&
+                       preempt_pub_of_claim_(&before->ans) == (enum preempt_pub_input)d->input
                    ? NULL
                    : "an answer to the claim that says so";
     if ((!strcmp(d->m->name, "claim") || !strcmp(d->m->name, "membership") || d->m == &preempt_lease_decl_) &&
         (!strcmp(in, "granted") || !strcmp(in, "grant-failed")))
-        return before && before->kind == PREEMPT_TRACE_JOB_GRANT && !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
+        return before && before->kind == PREEMPT_TRACE_JOB_GRANT &&
+                       !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
                    ? NULL
                    : "a lease's grant that says so";
     if (d->m == &preempt_lease_decl_ && !strcmp(in, "expired"))
-        return before && before->kind == PREEMPT_TRACE_JOB_KEEP &&
-                       preempt_keep_answer_(before->ans.status, before->ttl_s > 0 ? 1 : 0) == PREEMPT_KEEP_EXPIRED
+        return before && before->kind == PREEMPT_TRACE_JOB_KEEP && keep_says(before) == PREEMPT_KEEP_EXPIRED
                    ? NULL
                    : "a keep-alive's answer that says the lease expired";
     if (!strcmp(d->m->name, "claim") && (!strcmp(in, "won") || !strcmp(in, "lost") || !strcmp(in, "failed") ||
@@ -716,10 +725,7 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
             (void)grant_says(got, sizeof(got), j->ans.status, j->ttl_s);
             break;
         case PREEMPT_TRACE_JOB_KEEP: /* a keep-alive: what it says */
-            (void)snprintf(got, sizeof(got), "%s",
-                           preempt_keep_says_name_(preempt_keep_answer_(j->ans.status,
-                                                                        j->ttl_s > INT64_MAX ? INT64_MAX
-                                                                                             : (int64_t)j->ttl_s)));
+            (void)snprintf(got, sizeof(got), "%s", preempt_keep_says_name_(keep_says(j)));
             break;
         case PREEMPT_TRACE_JOB_WRITE: /* a failed write: what it tells the machine */
             (void)snprintf(got, sizeof(got), "failed");
