@@ -253,7 +253,7 @@ tag=revoked
 job_start "$tag" 2 --steps 100000 --step-ms 10 --lease-ttl 2
 for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
 set -- $PIDS
-lease=$(etcdctl --endpoints="$ETCD_URL" get --prefix "/preempt/$tag/" -w json | python3 -c '
+lease=$(etcdctl --endpoints="$ETCD_URL" get --prefix "/preempt/$tag/" -w json | /usr/bin/python3 -c '
 import base64, json, sys
 for kv in json.load(sys.stdin).get("kvs", []):
     if base64.b64decode(kv["key"]).decode().endswith("/w/alive/1"):
