@@ -81,14 +81,19 @@ const char *coord_junk_of(const struct preempt_coord *c, const char *key)
     return NULL;
 }
 
+/* Forgets slot i (by index: a key naming it may be the slot's own). */
+static void junk_drop(struct preempt_coord *c, size_t i)
+{
+    free(c->junk[i].key);
+    free(c->junk[i].value);
+    c->junk[i].key = c->junk[i].value = NULL;
+}
+
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */
-                      {
+{
     for (size_t i = 0; i < JUNK_MAX; i++)
-        if (c->junk[i].key && (!key || !strcmp(c->junk[i].key, key))) {
-            free(c->junk[i].key);
-            free(c->junk[i].value);
-            c->junk[i].key = c->junk[i].value = NULL;
-        }
+        if (c->junk[i].key && (!key || !strcmp(c->junk[i].key, key)))
+            junk_drop(c, i);
 }
 
 /* The next episode: its slots are new; the incarnation's error slot stays. */
@@ -99,7 +104,7 @@ void coord_junk_clear_episode(struct preempt_coord *c)
     CKEY(c, ekey, ERROR);
     for (size_t i = 0; i < JUNK_MAX; i++)
         if (c->junk[i].key && strcmp(c->junk[i].key, ekey))
-            coord_junk_clear(c, c->junk[i].key);
+            junk_drop(c, i);
 }
 
 /* Slot key (of this episode, or the error's) holds value, which is no record. */
@@ -111,7 +116,7 @@ void coord_junk_set(struct preempt_coord *c, const char *key, const char *value)
     while (i < JUNK_MAX - 1 && c->junk[i].key)
         i++;
     if (c->junk[i].key) /* full: the spare goes */
-        coord_junk_clear(c, c->junk[i].key);
+        junk_drop(c, i);
     c->junk[i].key = strdup(key);
     c->junk[i].value = strdup(value);
     if (!c->junk[i].key || !c->junk[i].value)

@@ -21,6 +21,7 @@
 
 #include "check-main.h"
 #include "coord-internal.h"
+#include "coord-state.h" /* the garbage slots' table (test_junk_slots) */
 #include "etcd-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
@@ -987,6 +988,49 @@ START_TEST(test_membership_machine)
         ck_assert(!listed); /* a new lease does not bring back a membership that went with the last report */
     }
     ck_assert(m->terminal == 1u << PREEMPT_MSHIP_LEFT);
+}
+END_TEST
+
+/* The garbage remembered in create-if-absent slots (coord-state.h): a new
+ * episode forgets its slots but the incarnation's error; a full table
+ * gives up its spare. Each clear names the slot by the key it holds, so
+ * under valgrind or ASan a clear that read that key after freeing it is
+ * found (it did: coord_junk_clear() compared the later slots with it). */
+START_TEST(test_junk_slots)
+{
+    struct preempt_coord *c = calloc(1, sizeof(*c));
+    char key[PREEMPT_KEY_MAX], ekey[PREEMPT_KEY_MAX];
+
+    ck_assert_ptr_nonnull(c);
+    (void)snprintf(c->jobp, sizeof(c->jobp), "/preempt/j/");
+    c->view.inc = 3;
+    c->view.ep = 1;
+    CKEY(c, ekey, ERROR);
+    coord_junk_set(c, ekey, "zz not an error");
+    for (unsigned k = 0; k < 2; k++) {
+        CKEY(c, key, DECISION, .round = k);
+        coord_junk_set(c, key, "garbage");
+        CKEY(c, key, AGREED, .round = k);
+        coord_junk_set(c, key, "garbage");
+    }
+    CKEY(c, key, CLAIM);
+    coord_junk_set(c, key, "junk");
+    coord_junk_clear_episode(c);
+    ck_assert_str_eq(coord_junk_of(c, ekey), "zz not an error");
+    ck_assert_ptr_null(coord_junk_of(c, key));
+    CKEY(c, key, DECISION, .round = 1);
+    ck_assert_ptr_null(coord_junk_of(c, key));
+    /* more slots than the table holds: the spare goes, the others stay */
+    for (unsigned k = 0; k < JUNK_MAX + 2; k++) {
+        c->view.ep = 10 + k;
+        CKEY(c, key, CLAIM);
+        coord_junk_set(c, key, "junk");
+        ck_assert_str_eq(coord_junk_of(c, key), "junk");
+    }
+    ck_assert_str_eq(coord_junk_of(c, ekey), "zz not an error");
+    coord_junk_clear(c, NULL);
+    ck_assert_ptr_null(coord_junk_of(c, ekey));
+    free(c);
 }
 END_TEST
 
@@ -2103,6 +2147,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_lease_machine);
+    tcase_add_test(t, test_junk_slots);
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_decision_machine);
     tcase_add_test(t, test_launch_outcome);
