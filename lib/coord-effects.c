@@ -212,6 +212,35 @@ void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in)
         coord_grant(c);
 }
 
+/* One input to the watch's machine (watch-internal.h: the only place that
+ * decides whether the records are read instead of watched, and whether a
+ * read is applied); runs its action. r: a read's reply (input read). */
+void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const struct preempt_etcd_reply *r)
+{
+    unsigned st = c->watch, a = decl_in(c, &preempt_watch_decl_, &st, in);
+    char wpre[PREEMPT_KEY_MAX];
+
+    c->watch = (enum preempt_watch_state)st;
+    if (a == PREEMPT_WATCH_DO_READ) { /* the watched range, [P/N/, P/N/w/) */
+        CRANGE(c, wpre, WORKERS, 0);
+        if (c->io->request(c->io_arg, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), coord_on_poll_read, c) < 0)
+            coord_watch_in(c, PREEMPT_WATCH_IN_READ_FAILED, NULL);
+    } else if (a == PREEMPT_WATCH_DO_APPLY) {
+        CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
+        coord_on_watch_reset(r->res[0].kvs, r->res[0].n, r->rev, c);
+    }
+}
+
+/* One input to the roll call's machine (watch-internal.h); runs its read. */
+void coord_roll_in(struct preempt_coord *c, enum preempt_roll_input in)
+{
+    unsigned st = c->roll, a = decl_in(c, &preempt_roll_decl_, &st, in);
+
+    c->roll = (enum preempt_roll_state)st;
+    if (a == PREEMPT_ROLL_DO_READ)
+        coord_roll_read(c);
+}
+
 /* One input to the episode's machine (episode-internal.h); runs its
  * action: the job's notices are withdrawn (the job's decision, read from
  * its records; the source says so). */

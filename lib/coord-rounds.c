@@ -372,7 +372,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
     struct preempt_lost_says says;
     char key[PREEMPT_KEY_MAX], val[16];
 
-    c->polling = false;
+    coord_roll_in(c, PREEMPT_ROLL_IN_ANSWERED);
     if (LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) /* no longer the driver's: nobody reads it */
         return;
     memset(c->absent, 0xff, (c->n + 7) / 8);
@@ -416,8 +416,15 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
 
 /* The driver reads who is still there: one transaction, once a keep-alive
  * period, only while it drives an episode (O(1) requests; every other
- * worker reads nothing). */
+ * worker reads nothing); the roll call's machine keeps one on its way. */
 void coord_read_members(struct preempt_coord *c)
+{
+    if (c->claim == PREEMPT_CLAIM_HELD && c->episode != PREEMPT_EP_IDLE && !LEFT(c))
+        coord_roll_in(c, PREEMPT_ROLL_IN_DUE);
+}
+
+/* The roll call's read (its machine's action). */
+void coord_roll_read(struct preempt_coord *c)
 {
     char alive[PREEMPT_KEY_MAX], done[PREEMPT_KEY_MAX], s0[PREEMPT_KEY_MAX], s1[PREEMPT_KEY_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_KEYS_PREFIX, alive, NULL, 0 },
@@ -425,16 +432,12 @@ void coord_read_members(struct preempt_coord *c)
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
                                      { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
 
-    if (c->polling || c->claim != PREEMPT_CLAIM_HELD || c->episode == PREEMPT_EP_IDLE || LEFT(c))
-        return;
     CRANGE(c, alive, ALIVE, 'w');
     CRANGE(c, done, DONE, 'w');
     CRANGE(c, s0, SHARD, 'S', .round = 0);
     CRANGE(c, s1, SHARD, 'S', .round = 1);
-    c->polling = true;
-    if (c->io->request(c->io_arg, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u,
-                       on_members_read, c) < 0)
-        c->polling = false;
+    if (c->io->request(c->io_arg, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), coord_tick_ms(c), on_members_read, c) < 0)
+        coord_roll_in(c, PREEMPT_ROLL_IN_ANSWERED);
 }
 
 /* Claims the episode when it has a live notice and nobody drives it: its
@@ -677,21 +680,13 @@ void coord_on_watch_link(bool up, const char *why, void *arg)
     struct preempt_coord *c = arg;
 
     CLOG(c, up ? 0 : 1, "watch of %s %s (%s)", c->pre, up ? "up" : "down", why);
-    c->watch_up = up;
+    coord_watch_in(c, up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
 }
 
-/* While the job's watch is down (etcd answering requests but not keeping a
- * stream, or between re-opens) the worker would see no peer's notice, round
- * or error. So each keep-alive tick reads the job's records instead and
- * applies them as the watch's own re-read does: a broken stream slows what
- * the worker learns to the tick's period, it never hides it. */
+/* The answer of the read that stands in for the watch while it is down
+ * (watch-internal.h): the machine says whether it is applied. */
 void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    struct preempt_coord *c = arg;
-
     (void)msg;
-    if (status < 0 || c->watch_up)
-        return; /* the next tick tries again, or the watch is back (it re-reads itself) */
-    CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
-    coord_on_watch_reset(r->res[0].kvs, r->res[0].n, r->rev, c);
+    coord_watch_in(arg, status < 0 ? PREEMPT_WATCH_IN_READ_FAILED : PREEMPT_WATCH_IN_READ, r);
 }

@@ -27,6 +27,7 @@
 #include "pub-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
+#include "watch-internal.h"
 #include "platform-internal.h"
 
 struct round {
@@ -55,7 +56,7 @@ struct preempt_coord {
     uint64_t give_up_ms;
     int64_t lease;
     enum preempt_ep_state episode; /* where the current episode stands (episode-internal.h: declared) */
-    bool watch_up;         /* the job's watch is up (else the keep-alive tick reads the records) */
+    enum preempt_watch_state watch; /* the job's watch, or the reads standing in for it (watch-internal.h: declared) */
     uint64_t my_notice_wall;
     uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
     char my_source[32];
@@ -63,7 +64,7 @@ struct preempt_coord {
     enum preempt_pub_state pub; /* where this worker's notice stands (pub-internal.h: a declared machine) */
     enum preempt_claim_state claim; /* where this worker's driver claim stands (claim-internal.h: declared) */
 #define LEFT(c) ((c)->mship == PREEMPT_MSHIP_LEFT)
-    bool polling;          /* the driver's read of the memberships is on its way */
+    enum preempt_roll_state roll; /* the driver's read of the memberships (watch-internal.h: declared) */
     enum preempt_mship_state mship; /* where this worker's membership stands (membership-internal.h: declared) */
     uint64_t prop_step;    /* the claim carries this proposal of round 0's save step (0: none) */
     bool prop_last;        /* with its opinion */
@@ -137,14 +138,21 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
 void coord_reset_round(struct preempt_coord *c, unsigned k);
 void coord_retell_agreed(struct preempt_coord *c);
 void coord_read_members(struct preempt_coord *c);
+void coord_roll_read(struct preempt_coord *c); /* the roll call's read: sends it */
 struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_view_in in);
 void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
 void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg);
 void coord_on_watch_link(bool up, const char *why, void *arg);
 void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+unsigned coord_tick_ms(const struct preempt_coord *c);
 /* Tells the owner of an answer the coordinator acts on (ops.on_answer). */
 void coord_answer(struct preempt_coord *c, struct preempt_job_answer a);
 void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in);
+/* The watch's machine and the roll call's (watch-internal.h): one input
+ * each; they run their actions (a read of the records, applying one; the
+ * read of the memberships). */
+void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const struct preempt_etcd_reply *r);
+void coord_roll_in(struct preempt_coord *c, enum preempt_roll_input in);
 void coord_grant(struct preempt_coord *c); /* the lease machine's grant: sends it */
 enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_input in);
 void coord_notice_put(struct preempt_coord *c);

@@ -229,11 +229,16 @@ void coord_decide(struct preempt_coord *c, unsigned k, const char *value)
 
 static void on_keep_timer(void *arg);
 
+/* The keep-alive tick's period: a third of the lease's TTL (at least
+ * 1 s); it also bounds the requests a tick sends. */
+unsigned coord_tick_ms(const struct preempt_coord *c)
+{
+    return (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
+}
+
 static void arm_keepalive(struct preempt_coord *c)
 {
-    unsigned s = c->ttl_s / 3 ? c->ttl_s / 3 : 1;
-
-    c->io->timer(c->io_arg, s * 1000u, on_keep_timer, c);
+    c->io->timer(c->io_arg, coord_tick_ms(c), on_keep_timer, c);
 }
 
 /* The TTL the membership lease needs: a synchronous trainer keeps it
@@ -336,14 +341,10 @@ void coord_answer(struct preempt_coord *c, struct preempt_job_answer a)
 static void on_keep_timer(void *arg)
 {
     struct preempt_coord *c = arg;
-    uint64_t bound = (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
-    char wpre[PREEMPT_KEY_MAX];
 
-    CRANGE(c, wpre, WORKERS, 0);
-    if (!c->watch_up) /* the watched range, [P/N/, P/N/w/) */
-        (void)c->io->request(c->io_arg, PREEMPT_RQ_SPAN(c->pre, wpre), bound, coord_on_poll_read, c);
+    coord_watch_in(c, PREEMPT_WATCH_IN_TICK, NULL); /* while the watch is down, a read of the records */
     coord_read_members(c);
-    if (c->io->request(c->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), bound, on_keepalive, c) < 0)
+    if (c->io->request(c->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), on_keepalive, c) < 0)
         arm_keepalive(c);
 }
 

@@ -281,18 +281,26 @@ expect_output "  actual:   kept"
 # ---- etcd stopped and restarted during a run --------------------------------
 # The notice arrives while etcd is down: the worker keeps training, its
 # writes are retried and the watches resume from the last revision seen.
+# While its watch is down, each keep-alive tick (a 3 s lease: every
+# second) reads the job's records instead: the watch's machine
+# (watch-internal.h), traced and replayed.
 tag=restart
-job_start "$tag" 2 --steps 4000 --step-ms 10
+job_start "$tag" 2 --steps 4000 --step-ms 10 --lease-ttl 3
 for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
 etcd_stop
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
-# etcd stays down until worker 1 has seen its watch go down (bounded; under
-# sanitizers and load that can take longer than any fixed pause).
+# etcd stays down until worker 1 has seen its watch go down and a tick
+# has tried to read the records instead (bounded; under sanitizers and
+# load that can take longer than any fixed pause).
 wait_for "$TMP/$tag.1.err" ' down (' 30 && ok
+wait_for "$TMP/$tag.1.trace" 'm=watch blind --tick--> reading (read)' 30 && ok
 etcd_restart
 job_wait 60
 saved_one_step "$tag" 2 "etcd restart"
 expect "etcd restart: worker 1 saw the watch go down" grep -q 'watch of .* down' "$TMP/$tag.1.err"
+expect "etcd restart: its watch machine went blind, read on a tick, and watched again" \
+    sh -c "grep -o 'm=watch [a-z-]* --[a-z-]*--> [a-z-]* ([a-z]*)' '$TMP/$tag.1.trace' | tr '\n' ';' |
+           grep -q 'watching --down--> blind (none);.*blind --tick--> reading (read);.*--up--> watching (none)'"
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # ---- keys of an earlier incarnation never trigger anything ----------------

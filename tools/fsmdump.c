@@ -16,8 +16,8 @@
 
 static const char usage[] =
     "Usage: fsmdump [--machine handler|job|notice-record|claim|membership|lease|\n"
-    "                          episode|phase-end|offer|shape|launch-outcome|restore|\n"
-    "                          decision]\n"
+    "                          watch|roll-call|episode|phase-end|offer|shape|\n"
+    "                          launch-outcome|restore|decision]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -27,13 +27,17 @@ static const char usage[] =
     "                    job coordinator's machines below, together, by the\n"
     "                    part of a worker's life they belong to (start-up:\n"
     "                    offer, shape, restore, phase-end; running: episode,\n"
-    "                    claim, notice-record, membership, lease, decision);\n"
+    "                    claim, notice-record, membership, lease, watch,\n"
+    "                    roll-call, decision);\n"
     "                    notice-record: the job coordinator's machine for where\n"
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
     "                    worker's driver claim stands; membership: where its\n"
     "                    membership of the job stands; lease: its membership\n"
-    "                    lease, kept alive or granted anew; episode: where the\n"
+    "                    lease, kept alive or granted anew; watch: the job's\n"
+    "                    watch, or the reads standing in for it while it is\n"
+    "                    down; roll-call: the driver's read of the\n"
+    "                    memberships; episode: where the\n"
     "                    current preemption stands for it; phase-end: how a\n"
     "                    start-up phase ends; offer: how a joining worker's\n"
     "                    offer is made; shape: who writes the incarnation's\n"
@@ -618,12 +622,12 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
  * grouped by the part of a worker's life in a job that each belongs to. */
 static const struct job_phase {
     const char *name, *id, *what;
-    const char *machines[7];
+    const char *machines[9];
 } job_phases[] = {
     { "start-up", "start_up", "joining the job and restoring its step, before training",
       { "offer", "shape", "restore", "phase-end", NULL } },
     { "running", "running", "the preemption protocol beside training, until the membership ends",
-      { "episode", "claim", "notice-record", "membership", "lease", "decision", NULL } },
+      { "episode", "claim", "notice-record", "membership", "lease", "watch", "roll-call", "decision", NULL } },
 };
 
 static int job_dump(enum format fmt, bool check)
@@ -720,7 +724,7 @@ int main(int argc, char **argv)
             decl = NULL;
             job = strcmp(optarg, "job") == 0;
             if (!job && strcmp(optarg, "handler") != 0 && !(decl = preempt_decl_find_(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, lease, episode, phase-end, offer, shape, launch-outcome, restore or decision)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, lease, watch, roll-call, episode, phase-end, offer, shape, launch-outcome, restore or decision)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

@@ -30,6 +30,7 @@
 #include "decision-internal.h"
 #include "membership-internal.h"
 #include "lease-internal.h"
+#include "watch-internal.h"
 #include "outcome-internal.h"
 #include "joining-internal.h"
 #include "phase-internal.h"
@@ -1066,6 +1067,46 @@ START_TEST(test_lease_machine)
     ck_assert_int_eq(preempt_keep_answer_(-ETIMEDOUT, 0), PREEMPT_KEEP_FAILED);
     ck_assert_int_eq(preempt_keep_answer_(-ECONNREFUSED, 10), PREEMPT_KEEP_FAILED);
     ck_assert_str_eq(preempt_keep_says_name_(PREEMPT_KEEP_EXPIRED), "expired");
+}
+END_TEST
+
+/* The watch's machine (watch-internal.h): a tick reads the records only
+ * while the watch is down and no read is on its way; a read is applied
+ * only while the watch is still down (one that comes after it is back is
+ * dropped: the watch re-read the records itself); a watch going down
+ * never sends anything by itself. The roll call: one read at a time. */
+START_TEST(test_watch_machine)
+{
+    const struct preempt_decl *m = &preempt_watch_decl_, *r = &preempt_roll_decl_;
+
+    ck_assert_uint_eq(PREEMPT_WATCH_BLIND, 0); /* not up before the watch says so */
+    for (unsigned s = 0; s < PREEMPT_WATCH__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_WATCH_IN__COUNT; in++) {
+            unsigned st = s;
+            bool listed;
+            unsigned a = preempt_decl_step_(m, &st, in, &listed);
+
+            ck_assert((a == PREEMPT_WATCH_DO_READ) == (s == PREEMPT_WATCH_BLIND && in == PREEMPT_WATCH_IN_TICK));
+            ck_assert((a == PREEMPT_WATCH_DO_APPLY) == (s == PREEMPT_WATCH_READING && in == PREEMPT_WATCH_IN_READ));
+            if (in == PREEMPT_WATCH_IN_UP)
+                ck_assert_uint_eq(st, PREEMPT_WATCH_WATCHING);
+            if (in == PREEMPT_WATCH_IN_DOWN)
+                ck_assert_uint_eq(st, s == PREEMPT_WATCH_WATCHING ? PREEMPT_WATCH_BLIND : s);
+            if (s == PREEMPT_WATCH_WATCHING && in != PREEMPT_WATCH_IN_DOWN)
+                ck_assert(!listed); /* ticks and late answers change nothing */
+            if (s == PREEMPT_WATCH_READING && in == PREEMPT_WATCH_IN_TICK)
+                ck_assert(!listed && st == PREEMPT_WATCH_READING); /* one read at a time */
+        }
+    ck_assert_uint_eq(m->terminal, 0);
+    for (unsigned s = 0; s < PREEMPT_ROLL__COUNT; s++)
+        for (unsigned in = 0; in < PREEMPT_ROLL_IN__COUNT; in++) {
+            unsigned st = s;
+            bool listed;
+            unsigned a = preempt_decl_step_(r, &st, in, &listed);
+
+            ck_assert((a == PREEMPT_ROLL_DO_READ) == (s == PREEMPT_ROLL_IDLE && in == PREEMPT_ROLL_IN_DUE));
+            ck_assert_uint_eq(st, in == PREEMPT_ROLL_IN_DUE ? PREEMPT_ROLL_READING : PREEMPT_ROLL_IDLE);
+        }
 }
 END_TEST
 
@@ -2147,6 +2188,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_lease_machine);
+    tcase_add_test(t, test_watch_machine);
     tcase_add_test(t, test_junk_slots);
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_decision_machine);

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/watch-internal.h: the job's watch and what stands in for it while it
+ * is down, and the driver's roll call: two declared machines of the
+ * coordinator (lib/coord.c; decl-internal.h).
+ *
+ * The watch brings every record of the job. While it is down (etcd
+ * answering requests but keeping no stream, or between re-opens) a worker
+ * would see no peer's notice, round or error; so each keep-alive tick then
+ * reads the job's records once and applies them as the watch's own
+ * re-read does: a broken stream slows what the worker learns to the tick's
+ * period, it never hides it. One read at a time; a read whose answer comes
+ * after the watch is back is not applied (the watch re-read the records
+ * itself). This table replaced the coordinator's flag watch_up.
+ *
+ * The roll call is the driver's read of the memberships (lost-internal.h
+ * says what one read means): once a keep-alive period while it drives an
+ * episode, one at a time. It replaced the flag polling. */
+#ifndef PREEMPT_WATCH_INTERNAL_H
+#define PREEMPT_WATCH_INTERNAL_H
+
+#include "decl-internal.h"
+
+/* X(ID, "name", "what is true") */
+#define PREEMPT_WATCH_STATES(X, P)                                                                                   \
+    X(P, BLIND, "blind", "the watch is down (or not up yet); no read of the records is on its way")                  \
+    X(P, WATCHING, "watching", "the job's watch is up: it brings every record")                                      \
+    X(P, READING, "reading", "the watch is down; a read of the job's records stands in for it")
+
+/* X(ID, "name", "what happened") */
+#define PREEMPT_WATCH_INPUTS(X, P)                                                                                   \
+    X(P, DOWN, "down", "the watch went down (etcd unreachable, the stream broken or silent)")                        \
+    X(P, UP, "up", "the watch is up again (it re-read the records itself)")                                          \
+    X(P, TICK, "tick", "the keep-alive timer's tick")                                                                \
+    X(P, READ, "read", "the read's answer came: the job's records")                                                  \
+    X(P, READ_FAILED, "read-failed", "the read failed or could not be sent")
+
+/* X(ID, "name", "what the coordinator does") */
+#define PREEMPT_WATCH_ACTIONS(X, P)                                                                                  \
+    X(P, NONE, "none", "nothing")                                                                                    \
+    X(P, READ, "read", "read the job's records (the watched range) once")                                            \
+    X(P, APPLY, "apply", "apply the records read, as the watch's own re-read does")
+
+/* X(FROM, INPUT, TO, ACTION): the transitions. */
+#define PREEMPT_WATCH_TABLE(X, P)                                                                                    \
+    X(P, WATCHING, DOWN, BLIND, NONE)                                                                                \
+    X(P, BLIND, UP, WATCHING, NONE)                                                                                  \
+    X(P, BLIND, TICK, READING, READ)                                                                                 \
+    X(P, READING, UP, WATCHING, NONE)                                                                                \
+    X(P, READING, READ, BLIND, APPLY)                                                                                \
+    X(P, READING, READ_FAILED, BLIND, NONE)
+
+PREEMPT_DECL_ENUMS(watch, PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS);
+
+extern const struct preempt_decl preempt_watch_decl_; /* fsmdump --machine watch */
+
+/* The roll call. X(ID, "name", "what is true") */
+#define PREEMPT_ROLL_STATES(X, P)                                                                                    \
+    X(P, IDLE, "idle", "no read of the memberships is on its way")                                                   \
+    X(P, READING, "reading", "the driver's read of the memberships is on its way")
+
+/* X(ID, "name", "what happened") */
+#define PREEMPT_ROLL_INPUTS(X, P)                                                                                    \
+    X(P, DUE, "due", "the keep-alive timer's tick while this worker drives an episode")                              \
+    X(P, ANSWERED, "answered", "the read's answer came, failed, or could not be sent")
+
+/* X(ID, "name", "what the coordinator does") */
+#define PREEMPT_ROLL_ACTIONS(X, P)                                                                                   \
+    X(P, NONE, "none", "nothing")                                                                                    \
+    X(P, READ, "read", "read the memberships, the workers done and both rounds' reports (one transaction)")
+
+#define PREEMPT_ROLL_TABLE(X, P)                                                                                     \
+    X(P, IDLE, DUE, READING, READ)                                                                                   \
+    X(P, READING, ANSWERED, IDLE, NONE)
+
+PREEMPT_DECL_ENUMS(roll, PREEMPT_ROLL_, PREEMPT_ROLL_STATES, PREEMPT_ROLL_INPUTS, PREEMPT_ROLL_ACTIONS);
+
+extern const struct preempt_decl preempt_roll_decl_; /* fsmdump --machine roll-call */
+
+#endif

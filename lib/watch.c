@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/watch.c: the job's watch and the driver's roll call, two declared
+ * machines (watch-internal.h). Pure. */
+#include "watch-internal.h"
+
+PREEMPT_DECL_DEFINE(preempt_watch_decl_, "watch",
+                    "the job's watch: up, or down with a read of the records on each tick standing in for it",
+                    PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS,
+                    PREEMPT_WATCH_TABLE, 0);
+
+PREEMPT_DECL_DEFINE(preempt_roll_decl_, "roll-call",
+                    "the driver's read of the memberships: once a keep-alive period, one at a time", PREEMPT_ROLL_,
+                    PREEMPT_ROLL_STATES, PREEMPT_ROLL_INPUTS, PREEMPT_ROLL_ACTIONS, PREEMPT_ROLL_TABLE, 0);
