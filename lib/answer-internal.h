@@ -24,6 +24,7 @@ enum preempt_job_answer_kind {
     PREEMPT_JOB_ANSWER_GRANT,   /* a new membership lease's grant: status, ttl_s */
     PREEMPT_JOB_ANSWER_PUT,     /* the put of this worker's notice record: status */
     PREEMPT_JOB_ANSWER_KEEP,    /* a keep-alive of the membership lease: status, ttl_s (0 or less: it ended) */
+    PREEMPT_JOB_ANSWER_RECORDS, /* the read of the job's records that stands in for a watch that is down: status */
 };
 
 struct preempt_job_answer {

@@ -222,9 +222,12 @@ void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const 
 
     c->watch = (enum preempt_watch_state)st;
     if (a == PREEMPT_WATCH_DO_READ) { /* the watched range, [P/N/, P/N/w/) */
+        int rc;
+
         CRANGE(c, wpre, WORKERS, 0);
-        if (c->io->request(c->io_arg, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), coord_on_poll_read, c) < 0)
-            coord_watch_in(c, PREEMPT_WATCH_IN_READ_FAILED, NULL);
+        rc = c->io->request(c->io_arg, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), coord_on_poll_read, c);
+        if (rc < 0)
+            coord_on_poll_read(rc, NULL, "not sent", c);
     } else if (a == PREEMPT_WATCH_DO_APPLY) {
         CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
         coord_on_watch_reset(r->res[0].kvs, r->res[0].n, r->rev, c);

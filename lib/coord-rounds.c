@@ -684,9 +684,14 @@ void coord_on_watch_link(bool up, const char *why, void *arg)
 }
 
 /* The answer of the read that stands in for the watch while it is down
- * (watch-internal.h): the machine says whether it is applied. */
+ * (watch-internal.h; r NULL when it could not be sent): traced, and the
+ * machine says whether it is applied. */
 void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
-    (void)msg;
-    coord_watch_in(arg, status < 0 ? PREEMPT_WATCH_IN_READ_FAILED : PREEMPT_WATCH_IN_READ, r);
+    struct preempt_coord *c = arg;
+
+    if (status < 0)
+        CLOG(c, 0, "reading the records of %s while the watch is down failed: %s", c->pre, msg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_RECORDS, .status = status });
+    coord_watch_in(c, preempt_watch_of_read_(status), r);
 }

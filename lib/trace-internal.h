@@ -86,13 +86,14 @@ enum preempt_trace_job_kind {
     PREEMPT_TRACE_JOB_GRANT,   /* a lease's grant (ans.status, ttl_s) */
     PREEMPT_TRACE_JOB_PUT,     /* the notice record's put (ans.status) */
     PREEMPT_TRACE_JOB_KEEP,    /* a keep-alive of the lease (ans.status, ttl_s) */
+    PREEMPT_TRACE_JOB_RECORDS, /* a read of the records standing in for the watch (ans.status) */
 };
 
 struct preempt_trace_job {
     unsigned line;
     uint64_t t_ms;
     enum preempt_trace_job_kind kind;
-    struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put, keep: the status */
+    struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put, keep, records: the status */
     struct preempt_lost_read read; /* members: the read, absent owned (of view_n bits) */
     bool cut;                    /* members: its absent workers did not fit the line */
     uint64_t ttl_s;              /* grant, keep: the lease's TTL */
@@ -146,6 +147,13 @@ int preempt_trace_format_put_(char *buf, size_t size, uint64_t t_ms, int status)
  * (preempt_keep_answer_()). The lease machine's expired must follow one
  * that says so. */
 int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s);
+
+/* The answer of a read of the job's records that stands in for its watch
+ * while it is down (watch-internal.h), among the job lines:
+ *   answer t=MS records status=S => read | read-failed
+ * (preempt_watch_of_read_()). The watch machine's read and read-failed
+ * must follow one that says so. */
+int preempt_trace_format_records_(char *buf, size_t size, uint64_t t_ms, int status);
 
 /* Any of the answers above (answer-internal.h), at now_ms (a read of the
  * memberships at its own time), in a job of n workers. */

@@ -11,6 +11,7 @@
 
 #include "platform-internal.h" /* preempt_parse_u64_ */
 #include "lease-internal.h"    /* preempt_keep_answer_ */
+#include "watch-internal.h"    /* preempt_watch_of_read_ */
 #include "pub-internal.h"      /* preempt_pub_of_claim_ */
 #include "trace-internal.h"
 
@@ -164,6 +165,12 @@ int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status
                     preempt_keep_says_name_(preempt_keep_answer_(status, ttl_s)));
 }
 
+int preempt_trace_format_records_(char *buf, size_t size, uint64_t t_ms, int status)
+{
+    return snprintf(buf, size, "answer t=%" PRIu64 " records status=%d => %s", t_ms, status,
+                    preempt_decl_input_(&preempt_watch_decl_, preempt_watch_of_read_(status)));
+}
+
 int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n,
                                  const struct preempt_job_answer *a)
 {
@@ -180,6 +187,8 @@ int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsign
         return preempt_trace_format_put_(buf, size, now_ms, a->status);
     case PREEMPT_JOB_ANSWER_KEEP:
         return preempt_trace_format_keep_(buf, size, now_ms, a->status, a->ttl_s);
+    case PREEMPT_JOB_ANSWER_RECORDS:
+        return preempt_trace_format_records_(buf, size, now_ms, a->status);
     }
     return -1;
 }
@@ -343,6 +352,12 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
             goto bad;
         return 0;
     }
+    if (kn == 7 && !strncmp(kind, "records", 7)) {
+        j->kind = PREEMPT_TRACE_JOB_RECORDS;
+        if (!status_named(&s, &j->ans.status) || !meaning_of(j, s))
+            goto bad;
+        return 0;
+    }
     if (kn == 3 && !strncmp(kind, "put", 3)) {
         j->kind = PREEMPT_TRACE_JOB_PUT;
         if (!status_named(&s, &j->ans.status) || !meaning_of(j, s))
@@ -367,8 +382,8 @@ bad:
     (void)snprintf(err, errsize, "malformed answer line (answer t=MS claim status=S succeeded=B read=B held=VALUE "
                                  "left=B => SAYS, answer t=MS members status=S complete=B known=B absent=LIST "
                                  "grace=MS => SAYS, answer t=MS write status=S => failed, answer t=MS grant "
-                                 "status=S ttl=T => SAYS, answer t=MS keep status=S ttl=T => SAYS, or answer t=MS "
-                                 "put status=S => SAYS)");
+                                 "status=S ttl=T => SAYS, answer t=MS keep status=S ttl=T => SAYS, answer t=MS "
+                                 "put status=S => SAYS, or answer t=MS records status=S => SAYS)");
     return -EINVAL;
 }
 
@@ -539,6 +554,11 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
                        !strncmp(before->meaning, strcmp(in, "granted") ? "failed" : "granted", 6)
                    ? NULL
                    : "a lease's grant that says so";
+    if (d->m == &preempt_watch_decl_ && (!strcmp(in, "read") || !strcmp(in, "read-failed")))
+        return before && before->kind == PREEMPT_TRACE_JOB_RECORDS &&
+                       preempt_watch_of_read_(before->ans.status) == (enum preempt_watch_input)d->input
+                   ? NULL
+                   : "an answer of a read of the records that says so";
     if (d->m == &preempt_lease_decl_ && !strcmp(in, "expired"))
         return before && before->kind == PREEMPT_TRACE_JOB_KEEP && keep_says(before) == PREEMPT_KEEP_EXPIRED
                    ? NULL
@@ -727,6 +747,10 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
         case PREEMPT_TRACE_JOB_KEEP: /* a keep-alive: what it says */
             (void)snprintf(got, sizeof(got), "%s", preempt_keep_says_name_(keep_says(j)));
             break;
+        case PREEMPT_TRACE_JOB_RECORDS: /* a read of the records: what it tells the watch's machine */
+            (void)snprintf(got, sizeof(got), "%s",
+                           preempt_decl_input_(&preempt_watch_decl_, preempt_watch_of_read_(j->ans.status)));
+            break;
         case PREEMPT_TRACE_JOB_WRITE: /* a failed write: what it tells the machine */
             (void)snprintf(got, sizeof(got), "failed");
             break;
@@ -853,6 +877,7 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
             case PREEMPT_TRACE_JOB_GRANT:
             case PREEMPT_TRACE_JOB_KEEP:
             case PREEMPT_TRACE_JOB_PUT:
+            case PREEMPT_TRACE_JOB_RECORDS:
                 break;
             case PREEMPT_TRACE_JOB_WRITE:
                 told[n_told++] = (struct preempt_event){ .kind = PREEMPT_EV_COORD_FAILED,

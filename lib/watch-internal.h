@@ -54,6 +54,10 @@ PREEMPT_DECL_ENUMS(watch, PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_IN
 
 extern const struct preempt_decl preempt_watch_decl_; /* fsmdump --machine watch */
 
+/* What the answer of a read of the records tells the watch's machine:
+ * read (status 0) or read-failed (a negative errno). Pure. */
+enum preempt_watch_input preempt_watch_of_read_(int status);
+
 /* The roll call. X(ID, "name", "what is true") */
 #define PREEMPT_ROLL_STATES(X, P)                                                                                    \
     X(P, IDLE, "idle", "no read of the memberships is on its way")                                                   \

@@ -9,6 +9,11 @@ PREEMPT_DECL_DEFINE(preempt_watch_decl_, "watch",
                     PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS,
                     PREEMPT_WATCH_TABLE, 0);
 
+enum preempt_watch_input preempt_watch_of_read_(int status)
+{
+    return status < 0 ? PREEMPT_WATCH_IN_READ_FAILED : PREEMPT_WATCH_IN_READ;
+}
+
 PREEMPT_DECL_DEFINE(preempt_roll_decl_, "roll-call",
                     "the driver's read of the memberships: once a keep-alive period, one at a time", PREEMPT_ROLL_,
                     PREEMPT_ROLL_STATES, PREEMPT_ROLL_INPUTS, PREEMPT_ROLL_ACTIONS, PREEMPT_ROLL_TABLE, 0);

@@ -301,6 +301,13 @@ expect "etcd restart: worker 1 saw the watch go down" grep -q 'watch of .* down'
 expect "etcd restart: its watch machine went blind, read on a tick, and watched again" \
     sh -c "grep -o 'm=watch [a-z-]* --[a-z-]*--> [a-z-]* ([a-z]*)' '$TMP/$tag.1.trace' | tr '\n' ';' |
            grep -q 'watching --down--> blind (none);.*blind --tick--> reading (read);.*--up--> watching (none)'"
+# the read's answer is traced ("answer ... records"), and what it says is
+# read again by the replay: the first one's meaning swapped diverges
+expect "etcd restart: the read's answer is traced" grep -qE '^answer t=[0-9]+ records status=' "$TMP/$tag.1.trace"
+awk '!d && /^answer t=[0-9]+ records / { if (!sub(/=> read-failed$/, "=> read")) sub(/=> read$/, "=> read-failed"); d = 1 }
+     { print }' "$TMP/$tag.1.trace" >"$TMP/$tag.swapped"
+expect_rc 1 "$REPLAY" "$TMP/$tag.swapped"
+expect_output "diverges"
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # ---- keys of an earlier incarnation never trigger anything ----------------

@@ -701,6 +701,57 @@ START_TEST(test_keep_replayed)
 }
 END_TEST
 
+/* A read of the records while the watch is down (watch-internal.h): the
+ * watch machine's read and read-failed must follow the answer that says
+ * so; an edited status diverges. */
+START_TEST(test_records_replayed)
+{
+    char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
+    char err[512];
+    static const struct {
+        const char *lines;
+        int rc;
+        const char *why;
+    } cases[] = {
+        { "decl t=5 m=watch blind --tick--> reading (read)\nanswer t=6 records status=0 => read\n"
+          "decl t=6 m=watch reading --read--> blind (apply)\ndecl t=7 m=watch blind --tick--> reading (read)\n"
+          "answer t=8 records status=-110 => read-failed\ndecl t=8 m=watch reading --read-failed--> blind (none)\n",
+          0, NULL },
+        { "decl t=5 m=watch blind --tick--> reading (read)\ndecl t=6 m=watch reading --read--> blind (apply)\n", 1,
+          "watch reading --read--> needs an answer of a read of the records that says so" },
+        { "decl t=5 m=watch blind --tick--> reading (read)\nanswer t=6 records status=-110 => read-failed\n"
+          "decl t=6 m=watch reading --read--> blind (apply)\n",
+          1, "the job line before it says read-failed" },
+        { "decl t=5 m=watch blind --tick--> reading (read)\nanswer t=6 records status=0 => read\n"
+          "decl t=6 m=watch reading --read-failed--> blind (none)\n",
+          1, "the job line before it says read" },
+    };
+    struct preempt_job_answer a = { .kind = PREEMPT_JOB_ANSWER_RECORDS, .status = 0 };
+
+#define K_HEAD                                                                                                       \
+    "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"                        \
+    "job-view job=/preempt/j/ inc=3 workers=2 me=1\n"
+    ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 6, 2, &a), 0);
+    ck_assert_str_eq(line, "answer t=6 records status=0 => read");
+    a.status = -ECONNREFUSED;
+    ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 6, 2, &a), 0);
+    ck_assert_str_eq(line, "answer t=6 records status=-111 => read-failed");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        (void)snprintf(text, sizeof(text), K_HEAD "%s", cases[i].lines);
+        ck_assert_msg(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)) == 0, "%zu: %s", i, err);
+        ck_assert_int_eq(replay_text(text, preempt_trace_replay_decls_, err, sizeof(err)), cases[i].rc);
+        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
+    }
+    /* what an answer says is read again: an edited status diverges */
+    (void)snprintf(text, sizeof(text), K_HEAD "answer t=6 records status=-5 => read\n");
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "expected: read\n  actual:   read-failed"), "%s", err);
+    (void)snprintf(text, sizeof(text), K_HEAD "answer t=6 records => read\n");
+    ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), -EINVAL);
+#undef K_HEAD
+}
+END_TEST
+
 /* The notice record's machine takes the answers to its put and to the
  * claim that carried its value: each of those inputs must follow the
  * answer that says so (a failed write's line between them is no cause and
@@ -1086,6 +1137,7 @@ int main(void)
     tcase_add_test(tc, test_write_failed_replayed);
     tcase_add_test(tc, test_grant_replayed);
     tcase_add_test(tc, test_keep_replayed);
+    tcase_add_test(tc, test_records_replayed);
     tcase_add_test(tc, test_put_answer_replayed);
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_view_lines_round_trip);
