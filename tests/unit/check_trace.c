@@ -148,6 +148,28 @@ static int replay_text(const char *text, replay_fn replay, char *err, size_t err
     return r;
 }
 
+/* Traces of a job's answers and the transitions they cause: each text
+ * (HEAD, then lines) replays through the view, and through the declared
+ * machines with status rc and, when it fails, an error holding why. */
+struct decl_case {
+    const char *lines;
+    int rc;
+    const char *why;
+};
+
+static void check_decl_cases(const char *head, const struct decl_case *cases, size_t n)
+{
+    char text[4 * PREEMPT_TRACE_LINE_MAX], err[512];
+
+    for (size_t i = 0; i < n; i++) {
+        (void)snprintf(text, sizeof(text), "%s%s", head, cases[i].lines);
+        ck_assert_msg(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)) == 0, "%zu: %s", i, err);
+        ck_assert_msg(replay_text(text, preempt_trace_replay_decls_, err, sizeof(err)) == cases[i].rc, "%zu: %s", i,
+                      err);
+        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
+    }
+}
+
 START_TEST(test_text_round_trip)
 {
     struct preempt_text_reader rd;
@@ -651,11 +673,7 @@ START_TEST(test_keep_replayed)
 {
     char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
     char err[512];
-    static const struct {
-        const char *lines;
-        int rc;
-        const char *why;
-    } cases[] = {
+    static const struct decl_case cases[] = {
         { "answer t=7 keep status=0 ttl=0 => expired\ndecl t=7 m=lease kept --expired--> granting (grant)\n"
           "answer t=8 grant status=0 ttl=2 => granted ttl=2\ndecl t=8 m=lease granting --granted--> kept (none)\n",
           0, NULL },
@@ -685,12 +703,7 @@ START_TEST(test_keep_replayed)
     a.status = -110;
     ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 7, 2, &a), 0);
     ck_assert_str_eq(line, "answer t=7 keep status=-110 ttl=9 => failed");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        (void)snprintf(text, sizeof(text), K_HEAD "%s", cases[i].lines);
-        ck_assert_msg(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)) == 0, "%zu: %s", i, err);
-        ck_assert_int_eq(replay_text(text, preempt_trace_replay_decls_, err, sizeof(err)), cases[i].rc);
-        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
-    }
+    check_decl_cases(K_HEAD, cases, sizeof(cases) / sizeof(cases[0]));
     /* what a keep-alive says is read again: an edited TTL diverges */
     (void)snprintf(text, sizeof(text), K_HEAD "answer t=7 keep status=0 ttl=5 => expired\n");
     ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
@@ -708,11 +721,7 @@ START_TEST(test_records_replayed)
 {
     char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
     char err[512];
-    static const struct {
-        const char *lines;
-        int rc;
-        const char *why;
-    } cases[] = {
+    static const struct decl_case cases[] = {
         { "decl t=5 m=watch blind --tick--> reading (read)\nanswer t=6 records status=0 => read\n"
           "decl t=6 m=watch reading --read--> blind (apply)\ndecl t=7 m=watch blind --tick--> reading (read)\n"
           "answer t=8 records status=-110 => read-failed\ndecl t=8 m=watch reading --read-failed--> blind (none)\n",
@@ -736,12 +745,7 @@ START_TEST(test_records_replayed)
     a.status = -ECONNREFUSED;
     ck_assert_int_gt(preempt_trace_format_answer_(line, sizeof(line), 6, 2, &a), 0);
     ck_assert_str_eq(line, "answer t=6 records status=-111 => read-failed");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        (void)snprintf(text, sizeof(text), K_HEAD "%s", cases[i].lines);
-        ck_assert_msg(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)) == 0, "%zu: %s", i, err);
-        ck_assert_int_eq(replay_text(text, preempt_trace_replay_decls_, err, sizeof(err)), cases[i].rc);
-        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
-    }
+    check_decl_cases(K_HEAD, cases, sizeof(cases) / sizeof(cases[0]));
     /* what an answer says is read again: an edited status diverges */
     (void)snprintf(text, sizeof(text), K_HEAD "answer t=6 records status=-5 => read\n");
     ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
@@ -759,14 +763,8 @@ END_TEST
 START_TEST(test_put_answer_replayed)
 {
     char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
-    struct preempt_trace_file t;
     char err[512];
-    size_t n;
-    static const struct {
-        const char *lines;
-        int rc;
-        const char *why;
-    } cases[] = {
+    static const struct decl_case cases[] = {
         { "answer t=5 put status=0 => put-ok\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n", 0, NULL },
         { "decl t=5 m=notice-record putting --put-ok--> idle (none)\n", 1,
           "notice-record putting --put-ok--> needs an answer to the notice's put that says so" },
@@ -792,15 +790,7 @@ START_TEST(test_put_answer_replayed)
     ck_assert_str_eq(line, "answer t=5 put status=0 => put-ok");
     ck_assert_int_gt(preempt_trace_format_put_(line, sizeof(line), 5, -110), 0);
     ck_assert_str_eq(line, "answer t=5 put status=-110 => put-failed");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        (void)snprintf(text, sizeof(text), P_HEAD "%s", cases[i].lines);
-        ck_assert_msg(preempt_trace_load_mem_("p", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
-                      "%zu: %s", i, err);
-        ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%zu: %s", i, err);
-        ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == cases[i].rc, "%zu: %s", i, err);
-        ck_assert_msg(!cases[i].why || strstr(err, cases[i].why), "%zu: %s", i, err);
-        preempt_trace_file_free_(&t);
-    }
+    check_decl_cases(P_HEAD, cases, sizeof(cases) / sizeof(cases[0]));
     (void)snprintf(text, sizeof(text), P_HEAD "answer t=5 put status=0 => put-failed\n");
     ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "expected: put-failed\n  actual:   put-ok"), "%s", err);
