@@ -13,6 +13,8 @@
 #include "lease-internal.h"    /* preempt_keep_answer_ */
 #include "watch-internal.h"    /* preempt_watch_of_read_ */
 #include "pub-internal.h"      /* preempt_pub_of_claim_ */
+#include "episode-internal.h"  /* the machines that run once per trace */
+#include "membership-internal.h"
 #include "trace-internal.h"
 
 /* Percent-encodes s into buf, at most max bytes (cut at a whole byte's
@@ -572,9 +574,21 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
     return NULL;
 }
 
+/* The running coordinator's machines that exist once per trace (one
+ * coordinator, its machines starting in their first state): each line of
+ * one of them must start where its last one ended. A round's decision
+ * (two of them, the line names neither) and start-up's machines (a phase's
+ * end once per phase; an offer per join) are stepped line by line only. */
+static const struct preempt_decl *const continuous[] = {
+    &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_, &preempt_lease_decl_,
+    &preempt_ep_decl_,  &preempt_watch_decl_, &preempt_roll_decl_,
+};
+#define N_CONTINUOUS (sizeof(continuous) / sizeof(continuous[0]))
+
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
     size_t j = 0;
+    unsigned now[N_CONTINUOUS] = { 0 }, last_line[N_CONTINUOUS] = { 0 };
 
     *ret_n = 0;
     for (size_t i = 0; i < t->n_decls; i++) {
@@ -583,6 +597,21 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
         const char *want;
         unsigned st = d->from, a;
         bool listed;
+
+        for (size_t m = 0; m < N_CONTINUOUS; m++) {
+            if (continuous[m] != d->m)
+                continue;
+            if (d->from != now[m]) { /* a transition left out, or a state changed untraced */
+                (void)snprintf(err, errsize,
+                               "decl line %u (line %u) diverges: %s starts from %s, but its machine is in %s (%s)",
+                               (unsigned)i + 1, d->line, d->m->name, preempt_decl_state_(d->m, d->from),
+                               preempt_decl_state_(d->m, now[m]),
+                               last_line[m] ? "after its transition before" : "its first state");
+                return 1;
+            }
+            now[m] = d->to;
+            last_line[m] = d->line;
+        }
 
         a = preempt_decl_step_(d->m, &st, d->input, &listed);
         if (!listed || st != d->to || a != d->action) {

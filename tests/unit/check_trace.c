@@ -472,7 +472,8 @@ START_TEST(test_claim_answer_replayed)
     "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
     ck_assert_int_gt(preempt_trace_format_claim_(line, sizeof(line), 7, &lost, &says), 0);
     ck_assert_str_eq(line, "answer t=7 claim status=0 succeeded=0 read=1 held=1%205000%20signal left=0 => lost worker=1");
-    (void)snprintf(text, sizeof(text), A_HEAD "%s\ndecl t=7 m=claim sent --lost--> none (none)\n", line);
+    (void)snprintf(text, sizeof(text), A_HEAD "decl t=6 m=claim none --send--> sent (send)\n%s\n"
+                                              "decl t=7 m=claim sent --lost--> none (none)\n", line);
     ck_assert_msg(preempt_trace_load_mem_("a", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0,
                   "%s", err);
     ck_assert(t.n_jobs == 1 && t.jobs[0].kind == PREEMPT_TRACE_JOB_CLAIM && t.jobs[0].ans.read && !strcmp(t.jobs[0].ans.held, "1 5000 signal"));
@@ -486,7 +487,8 @@ START_TEST(test_claim_answer_replayed)
     ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "job line 1 (line 3) diverges\n  expected: lost worker=1\n  actual:   won"), "%s", err);
     /* a failed claim's answer, and a won input without its answer */
-    (void)snprintf(text, sizeof(text), A_HEAD "answer t=7 claim status=-110 succeeded=0 read=0 held= left=0 => "
+    (void)snprintf(text, sizeof(text), A_HEAD "decl t=6 m=claim none --send--> sent (send)\n"
+                                              "answer t=7 claim status=-110 succeeded=0 read=0 held= left=0 => "
                                               "failed\ndecl t=8 m=claim sent --won--> held (none)\n");
     ck_assert(preempt_trace_load_mem_("w", (const unsigned char *)text, strlen(text), &t, err, sizeof(err)) == 0);
     ck_assert_int_eq(t.jobs[0].ans.status, -110);
@@ -762,23 +764,31 @@ END_TEST
  * is passed over); an edited put answer diverges. */
 START_TEST(test_put_answer_replayed)
 {
+/* how the machines got where the cases start (each starts in its first
+ * state: the replay holds every transition to the one before) */
+#define W_PUT "decl t=4 m=notice-record idle --write--> putting (put)\n"
+#define C_CLAIM                                                                                                      \
+    "decl t=4 m=notice-record idle --defer--> deferred (none)\n"                                                     \
+    "decl t=4 m=notice-record deferred --claim-sent--> carried (carry)\ndecl t=4 m=claim none --send--> sent (send)\n"
     char line[PREEMPT_TRACE_LINE_MAX], text[4 * PREEMPT_TRACE_LINE_MAX];
     char err[512];
     static const struct decl_case cases[] = {
-        { "answer t=5 put status=0 => put-ok\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n", 0, NULL },
-        { "decl t=5 m=notice-record putting --put-ok--> idle (none)\n", 1,
+        { W_PUT "answer t=5 put status=0 => put-ok\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n", 0,
+          NULL },
+        { W_PUT "decl t=5 m=notice-record putting --put-ok--> idle (none)\n", 1,
           "notice-record putting --put-ok--> needs an answer to the notice's put that says so" },
-        { "answer t=5 put status=-110 => put-failed\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n", 1,
+        { W_PUT "answer t=5 put status=-110 => put-failed\ndecl t=5 m=notice-record putting --put-ok--> idle (none)\n",
+          1,
           "needs an answer to the notice's put that says so read just before it, and the job line before it says "
           "put-failed" },
-        { "answer t=5 claim status=0 succeeded=1 read=0 held= left=0 => won\n"
+        { C_CLAIM "answer t=5 claim status=0 succeeded=1 read=0 held= left=0 => won\n"
           "decl t=5 m=notice-record carried --claim-won--> in-claim (none)\n"
           "answer t=5 write status=-5 => failed\ndecl t=5 m=claim sent --won--> held (none)\n",
           0, NULL },
-        { "answer t=5 claim status=0 succeeded=0 read=1 held=1%205000%20signal left=0 => lost worker=1\n"
+        { C_CLAIM "answer t=5 claim status=0 succeeded=0 read=1 held=1%205000%20signal left=0 => lost worker=1\n"
           "decl t=5 m=notice-record carried --claim-won--> in-claim (none)\n",
           1, "notice-record carried --claim-won--> needs an answer to the claim that says so" },
-        { "answer t=5 claim status=-110 succeeded=0 read=0 held= left=0 => failed\n"
+        { C_CLAIM "answer t=5 claim status=-110 succeeded=0 read=0 held= left=0 => failed\n"
           "decl t=5 m=notice-record carried --claim-failed--> deferred (none)\n",
           0, NULL },
     };
@@ -795,6 +805,8 @@ START_TEST(test_put_answer_replayed)
     ck_assert_int_eq(replay_text(text, preempt_trace_replay_view_, err, sizeof(err)), 1);
     ck_assert_msg(strstr(err, "expected: put-failed\n  actual:   put-ok"), "%s", err);
 #undef P_HEAD
+#undef W_PUT
+#undef C_CLAIM
 }
 END_TEST
 
@@ -966,14 +978,33 @@ START_TEST(test_decl_lines)
     ck_assert_str_eq(line, "decl t=7 m=claim none --send--> sent (send)");
     (void)snprintf(text, sizeof(text),
                    "%s%s\ndecl t=8 m=restore barrier --job-unusable--> joining (set-aside)\n"
+                   "decl t=9 m=claim sent --stale-lease--> await-lease (regrant)\n"
                    "decl t=9 m=claim await-lease --granted--> sent (send)\n",
                    VIEW_CONFIG, line);
     ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_uint_eq(t.n_decls, 3);
+    ck_assert_uint_eq(t.n_decls, 4);
     ck_assert_uint_eq(t.decls[1].t_ms, 8);
     ck_assert_ptr_eq(t.decls[1].m, rst);
     ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 0);
-    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(n, 4);
+    preempt_trace_file_free_(&t);
+    /* the running coordinator's machines are held from their first state
+     * through every transition: one left out, or a first line that does
+     * not start there, diverges */
+    (void)snprintf(text, sizeof(text),
+                   "%s%s\ndecl t=9 m=claim await-lease --granted--> sent (send)\n", VIEW_CONFIG, line);
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "decl line 2 (line 4) diverges: claim starts from await-lease, but its machine is in "
+                              "sent (after its transition before)"),
+                  "%s", err);
+    preempt_trace_file_free_(&t);
+    (void)snprintf(text, sizeof(text), "%sdecl t=9 m=lease granting --granted--> kept (none)\n", VIEW_CONFIG);
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, "decl line 1 (line 3) diverges: lease starts from granting, but its machine is in kept "
+                              "(its first state)"),
+                  "%s", err);
     preempt_trace_file_free_(&t);
     (void)snprintf(text, sizeof(text), "%s%s\ndecl t=8 m=restore barrier --job-unusable--> training (train)\n",
                    VIEW_CONFIG, line);
