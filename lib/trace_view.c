@@ -15,6 +15,7 @@
 #include "pub-internal.h"      /* preempt_pub_of_claim_ */
 #include "episode-internal.h"  /* the machines that run once per trace */
 #include "membership-internal.h"
+#include "restore-internal.h"
 #include "trace-internal.h"
 
 /* Percent-encodes s into buf, at most max bytes (cut at a whole byte's
@@ -574,14 +575,14 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
     return NULL;
 }
 
-/* The running coordinator's machines that exist once per trace (one
- * coordinator, its machines starting in their first state): each line of
- * one of them must start where its last one ended. A round's decision
- * (two of them, the line names neither) and start-up's machines (a phase's
- * end once per phase; an offer per join) are stepped line by line only. */
+/* The machines that exist once per trace (one start-up, one coordinator,
+ * each machine starting in its first state): each line of one of them
+ * must start where its last one ended. A round's decision (two of them,
+ * the line names neither) and the joins' machines (a phase's end once per
+ * phase, an offer and a shape per join) are stepped line by line only. */
 static const struct preempt_decl *const continuous[] = {
     &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_, &preempt_lease_decl_,
-    &preempt_ep_decl_,  &preempt_watch_decl_, &preempt_roll_decl_,
+    &preempt_ep_decl_,  &preempt_watch_decl_, &preempt_roll_decl_, &preempt_rst_decl_,
 };
 #define N_CONTINUOUS (sizeof(continuous) / sizeof(continuous[0]))
 

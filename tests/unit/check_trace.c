@@ -971,22 +971,26 @@ START_TEST(test_decl_lines)
         { "decl m=claim none --send--> sent (send)", "a decl line is not" },
     };
 
+/* start-up's machine from its first state to its barrier */
+#define RESTORE_TO_BARRIER                                                                                           \
+    "decl t=8 m=restore joining --joined--> restoring (restore)\n"                                                   \
+    "decl t=8 m=restore restoring --restored--> barrier (report-ok)\n"
     ck_assert_ptr_nonnull(claim);
     ck_assert_ptr_nonnull(rst);
     (void)preempt_trace_format_decl_(line, sizeof(line), 7, claim, PREEMPT_CLAIM_NONE, PREEMPT_CLAIM_IN_SEND,
                                      PREEMPT_CLAIM_SENT, PREEMPT_CLAIM_DO_SEND);
     ck_assert_str_eq(line, "decl t=7 m=claim none --send--> sent (send)");
     (void)snprintf(text, sizeof(text),
-                   "%s%s\ndecl t=8 m=restore barrier --job-unusable--> joining (set-aside)\n"
+                   "%s%s\n" RESTORE_TO_BARRIER "decl t=8 m=restore barrier --job-unusable--> joining (set-aside)\n"
                    "decl t=9 m=claim sent --stale-lease--> await-lease (regrant)\n"
                    "decl t=9 m=claim await-lease --granted--> sent (send)\n",
                    VIEW_CONFIG, line);
     ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_uint_eq(t.n_decls, 4);
+    ck_assert_uint_eq(t.n_decls, 6);
     ck_assert_uint_eq(t.decls[1].t_ms, 8);
     ck_assert_ptr_eq(t.decls[1].m, rst);
     ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 0);
-    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(n, 6);
     preempt_trace_file_free_(&t);
     /* the running coordinator's machines are held from their first state
      * through every transition: one left out, or a first line that does
@@ -1006,12 +1010,13 @@ START_TEST(test_decl_lines)
                               "(its first state)"),
                   "%s", err);
     preempt_trace_file_free_(&t);
-    (void)snprintf(text, sizeof(text), "%s%s\ndecl t=8 m=restore barrier --job-unusable--> training (train)\n",
+    (void)snprintf(text, sizeof(text),
+                   "%s%s\n" RESTORE_TO_BARRIER "decl t=8 m=restore barrier --job-unusable--> training (train)\n",
                    VIEW_CONFIG, line);
     ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
     ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
-    ck_assert_uint_eq(n, 1);
-    ck_assert_msg(strstr(err, "decl line 2 (line 4) diverges: restore in barrier") &&
+    ck_assert_uint_eq(n, 3);
+    ck_assert_msg(strstr(err, "decl line 4 (line 6) diverges: restore in barrier") &&
                       strstr(err, "expected: training (train)") && strstr(err, "actual:   joining (set-aside)"),
                   "%s", err);
     preempt_trace_file_free_(&t);
@@ -1020,6 +1025,7 @@ START_TEST(test_decl_lines)
         ck_assert_int_eq(load_text_trace(text, &t, err, sizeof(err)), -EINVAL);
         ck_assert_msg(strstr(err, bad[i].why) && strstr(err, "line 3"), "'%s': %s", bad[i].line, err);
     }
+#undef RESTORE_TO_BARRIER
 }
 END_TEST
 
