@@ -21,6 +21,7 @@
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "platform-internal.h"
+#include "watch-internal.h"
 
 
 /* ---- start-up: join an incarnation and agree on the restore step ------------------------ */
@@ -52,7 +53,7 @@ struct join {
     int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
     int64_t present;   /* the members counted when this worker joined */
     enum preempt_shape_state shape; /* who writes the incarnation's shape (joining-internal.h: declared) */
-    bool ready_up;     /* the watch of the awaited record is up */
+    enum preempt_watch_state await; /* the awaited record's watch, or the reads standing in (watch-internal.h) */
     int restore_mine;  /* the restore barrier: this worker's outcome (PREEMPT_RESTORE_*) */
     const char *restore_why; /* when not ok, why */
     int *ret_restored;       /* out: the job's outcome */
@@ -266,31 +267,49 @@ static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t 
         on_ready_event(PREEMPT_ETCD_PUT, &kvs[0], arg);
 }
 
+static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+
+/* One input to the awaited record's watch machine (watch-internal.h:
+ * await, the coordinator's watch table): while the watch is not up (etcd
+ * answering requests but not keeping a stream) each keep-alive tick reads
+ * the record instead, one read at a time: a broken stream slows the
+ * barrier, it never hides it. A failed read is only retried. r: a read's
+ * reply (input read). */
+static void await_in(struct join *j, enum preempt_watch_input in, const struct preempt_etcd_reply *r)
+{
+    unsigned st = j->await, a;
+    bool listed;
+    char key[PREEMPT_KEY_MAX];
+
+    a = preempt_decl_step_traced_(&preempt_await_decl_, &st, in, &listed, &j->cfg->decl_trace);
+    j->await = (enum preempt_watch_state)st;
+    if (a == PREEMPT_WATCH_DO_READ) {
+        (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
+        if (j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j) < 0)
+            await_in(j, PREEMPT_WATCH_IN_READ_FAILED, NULL);
+    } else if (a == PREEMPT_WATCH_DO_APPLY) {
+        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, j);
+    }
+}
+
 static void on_ready_link(bool up, const char *why, void *arg)
 {
     (void)why;
-    ((struct join *)arg)->ready_up = up;
+    await_in(arg, up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
 }
 
 static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     (void)msg;
-    if (status == 0)
-        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, arg);
+    await_in(arg, preempt_watch_of_read_(status), r);
 }
 
-/* While the watch of the awaited record is not up (etcd answering
- * requests but not keeping a stream), the keep-alive tick reads the record
- * instead: a broken stream slows the barrier, it never hides it. A failed
- * read is only retried. */
+/* The keep-alive tick: while the awaited record's watch is not up, a read
+ * of it (its machine's to say). */
 static void read_ready(struct join *j)
 {
-    char key[PREEMPT_KEY_MAX];
-
-    if (!j->watching || j->ready_up || FINISHED(j))
-        return;
-    (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
-    (void)j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j);
+    if (j->watching && !FINISHED(j))
+        await_in(j, PREEMPT_WATCH_IN_TICK, NULL);
 }
 
 /* Waits for the awaited record without polling: a watch of that one key. */

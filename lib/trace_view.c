@@ -16,6 +16,7 @@
 #include "episode-internal.h"  /* the machines that run once per trace */
 #include "membership-internal.h"
 #include "restore-internal.h"
+#include "decision-internal.h"
 #include "trace-internal.h"
 
 /* Percent-encodes s into buf, at most max bytes (cut at a whole byte's
@@ -577,9 +578,10 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
 
 /* The machines that exist once per trace (one start-up, one coordinator,
  * each machine starting in its first state): each line of one of them
- * must start where its last one ended. A round's decision (two of them,
- * the line names neither) and the joins' machines (a phase's end once per
- * phase, an offer and a shape per join) are stepped line by line only. */
+ * must start where its last one ended. The two rounds' decision machines
+ * (the line names neither) are held as a pair: a line must start where one
+ * of them is. The joins' machines (a phase's end once per phase, an offer,
+ * a shape and an await per join) are stepped line by line only. */
 static const struct preempt_decl *const continuous[] = {
     &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_, &preempt_lease_decl_,
     &preempt_ep_decl_,  &preempt_watch_decl_, &preempt_roll_decl_, &preempt_rst_decl_,
@@ -590,6 +592,7 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
 {
     size_t j = 0;
     unsigned now[N_CONTINUOUS] = { 0 }, last_line[N_CONTINUOUS] = { 0 };
+    unsigned rounds_in[PREEMPT_DEC__COUNT] = { 2 }; /* how many of the two decision machines are in each state */
 
     *ret_n = 0;
     for (size_t i = 0; i < t->n_decls; i++) {
@@ -612,6 +615,17 @@ int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_
             }
             now[m] = d->to;
             last_line[m] = d->line;
+        }
+        if (d->m == &preempt_dec_decl_) {
+            if (d->from >= PREEMPT_DEC__COUNT || d->to >= PREEMPT_DEC__COUNT || !rounds_in[d->from]) {
+                (void)snprintf(err, errsize,
+                               "decl line %u (line %u) diverges: decision starts from %s, but neither round's machine "
+                               "is there",
+                               (unsigned)i + 1, d->line, preempt_decl_state_(d->m, d->from));
+                return 1;
+            }
+            rounds_in[d->from]--;
+            rounds_in[d->to]++;
         }
 
         a = preempt_decl_step_(d->m, &st, d->input, &listed);

@@ -13,6 +13,10 @@
  * after the watch is back is not applied (the watch re-read the records
  * itself). This table replaced the coordinator's flag watch_up.
  *
+ * Start-up's barriers await one record each the same way (lib/startup.c:
+ * the join's barrier record, the restore barrier's): the same table,
+ * named await, once per phase; it replaced the flag ready_up.
+ *
  * The roll call is the driver's read of the memberships (lost-internal.h
  * says what one read means): once a keep-alive period while it drives an
  * episode, one at a time. It replaced the flag polling. */
@@ -53,6 +57,7 @@
 PREEMPT_DECL_ENUMS(watch, PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS);
 
 extern const struct preempt_decl preempt_watch_decl_; /* fsmdump --machine watch */
+extern const struct preempt_decl preempt_await_decl_; /* the same table for start-up's awaited record: --machine await */
 
 /* What the answer of a read of the records tells the watch's machine:
  * read (status 0) or read-failed (a negative errno). Pure. */

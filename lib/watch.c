@@ -9,6 +9,12 @@ PREEMPT_DECL_DEFINE(preempt_watch_decl_, "watch",
                     PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS,
                     PREEMPT_WATCH_TABLE, 0);
 
+PREEMPT_DECL_DEFINE(preempt_await_decl_, "await",
+                    "start-up's watch of the record its barrier awaits: up, or down with a read of it on each tick "
+                    "standing in for it",
+                    PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS,
+                    PREEMPT_WATCH_TABLE, 0);
+
 enum preempt_watch_input preempt_watch_of_read_(int status)
 {
     return status < 0 ? PREEMPT_WATCH_IN_READ_FAILED : PREEMPT_WATCH_IN_READ;

@@ -100,6 +100,9 @@ declared watch 6 9 'none|read|apply' "reading        read          blind        
     "blind --> reading : tick / read"
 declared roll-call 2 2 'none|read' "idle           due           reading        read" \
     "idle --> reading : due / read"
+# start-up's barriers await their record with the watch's table
+declared await 6 9 'none|read|apply' "blind          tick          reading        read" \
+    "reading --> blind : read / apply"
 declared episode 9 15 'none|tell-withdrawn' "active         all-withdrawn withdrawn      tell-withdrawn" \
     "idle --> active : own"
 declared phase-end 7 18 'none|run-end|revoke|release' "ending         end-revoke    revoking       revoke" \
@@ -121,23 +124,23 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # a worker's life each belongs to: every one checked, each a cluster of its
 # part in DOT, a composite state in Mermaid, a headed table
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 12 machines in 2 parts, 107 rows, no problems"
+expect_output "fsmdump: check: job: 13 machines in 2 parts, 113 rows, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
-eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 14
+eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 15
 expect_rc 0 "$FSMDUMP" --machine job --format mermaid
 expect_output '    state "running" as running {'
 expect_output '            claim__none --> claim__sent : notice / send'
 expect_rc 0 "$FSMDUMP" --machine job --format table
 expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
-eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 107
-eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 12
+eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 113
+eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 13
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the job's machines" sh -c "'$FSMDUMP' -m job | '$DOT' -Tsvg >'$TMP/job.svg'"
 fi
 expect_rc 2 "$FSMDUMP" --machine job --trace "$trace"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, lease, watch, roll-call, episode, phase-end, offer, shape, launch-outcome, restore or decision)"
+expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, lease, watch, roll-call, await, episode, phase-end, offer, shape, launch-outcome, restore or decision)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

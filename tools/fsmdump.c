@@ -16,8 +16,8 @@
 
 static const char usage[] =
     "Usage: fsmdump [--machine handler|job|notice-record|claim|membership|lease|\n"
-    "                          watch|roll-call|episode|phase-end|offer|shape|\n"
-    "                          launch-outcome|restore|decision]\n"
+    "                          watch|roll-call|await|episode|phase-end|offer|\n"
+    "                          shape|launch-outcome|restore|decision]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -26,7 +26,8 @@ static const char usage[] =
     "  -m, --machine M   handler (default): the handler's machine; job: the\n"
     "                    job coordinator's machines below, together, by the\n"
     "                    part of a worker's life they belong to (start-up:\n"
-    "                    offer, shape, restore, phase-end; running: episode,\n"
+    "                    offer, shape, restore, await, phase-end; running:\n"
+    "                    episode,\n"
     "                    claim, notice-record, membership, lease, watch,\n"
     "                    roll-call, decision);\n"
     "                    notice-record: the job coordinator's machine for where\n"
@@ -37,7 +38,9 @@ static const char usage[] =
     "                    lease, kept alive or granted anew; watch: the job's\n"
     "                    watch, or the reads standing in for it while it is\n"
     "                    down; roll-call: the driver's read of the\n"
-    "                    memberships; episode: where the\n"
+    "                    memberships; await: start-up's watch of the record\n"
+    "                    its barrier awaits (the watch's table); episode:\n"
+    "                    where the\n"
     "                    current preemption stands for it; phase-end: how a\n"
     "                    start-up phase ends; offer: how a joining worker's\n"
     "                    offer is made; shape: who writes the incarnation's\n"
@@ -625,7 +628,7 @@ static const struct job_phase {
     const char *machines[9];
 } job_phases[] = {
     { "start-up", "start_up", "joining the job and restoring its step, before training",
-      { "offer", "shape", "restore", "phase-end", NULL } },
+      { "offer", "shape", "restore", "await", "phase-end", NULL } },
     { "running", "running", "the preemption protocol beside training, until the membership ends",
       { "episode", "claim", "notice-record", "membership", "lease", "watch", "roll-call", "decision", NULL } },
 };
@@ -724,7 +727,7 @@ int main(int argc, char **argv)
             decl = NULL;
             job = strcmp(optarg, "job") == 0;
             if (!job && strcmp(optarg, "handler") != 0 && !(decl = preempt_decl_find_(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, lease, watch, roll-call, episode, phase-end, offer, shape, launch-outcome, restore or decision)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, lease, watch, roll-call, await, episode, phase-end, offer, shape, launch-outcome, restore or decision)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

@@ -1107,6 +1107,10 @@ START_TEST(test_watch_machine)
             ck_assert((a == PREEMPT_ROLL_DO_READ) == (s == PREEMPT_ROLL_IDLE && in == PREEMPT_ROLL_IN_DUE));
             ck_assert_uint_eq(st, in == PREEMPT_ROLL_IN_DUE ? PREEMPT_ROLL_READING : PREEMPT_ROLL_IDLE);
         }
+    /* start-up's awaited record: the watch's own table, under its own name */
+    ck_assert_str_eq(preempt_await_decl_.name, "await");
+    ck_assert_uint_eq(preempt_await_decl_.n_rows, m->n_rows);
+    ck_assert(!memcmp(preempt_await_decl_.rows, m->rows, m->n_rows * sizeof(*m->rows)));
 }
 END_TEST
 

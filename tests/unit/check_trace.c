@@ -170,6 +170,20 @@ static void check_decl_cases(const char *head, const struct decl_case *cases, si
     }
 }
 
+/* A text trace that the declared machines' replay finds diverging, with
+ * an error holding why. */
+static void decls_diverge(const char *text, const char *why)
+{
+    struct preempt_trace_file t;
+    char err[512];
+    size_t n;
+
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
+    ck_assert_msg(strstr(err, why), "%s", err);
+    preempt_trace_file_free_(&t);
+}
+
 START_TEST(test_text_round_trip)
 {
     struct preempt_text_reader rd;
@@ -997,19 +1011,26 @@ START_TEST(test_decl_lines)
      * not start there, diverges */
     (void)snprintf(text, sizeof(text),
                    "%s%s\ndecl t=9 m=claim await-lease --granted--> sent (send)\n", VIEW_CONFIG, line);
-    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
-    ck_assert_msg(strstr(err, "decl line 2 (line 4) diverges: claim starts from await-lease, but its machine is in "
-                              "sent (after its transition before)"),
-                  "%s", err);
-    preempt_trace_file_free_(&t);
+    decls_diverge(text, "decl line 2 (line 4) diverges: claim starts from await-lease, but its machine is in "
+                        "sent (after its transition before)");
     (void)snprintf(text, sizeof(text), "%sdecl t=9 m=lease granting --granted--> kept (none)\n", VIEW_CONFIG);
+    decls_diverge(text, "decl line 1 (line 3) diverges: lease starts from granting, but its machine is in kept "
+                        "(its first state)");
+    /* the two rounds' decision machines, held as a pair: a line starts
+     * where one of them is */
+#define DEC_COMMIT "decl t=9 m=decision open --all-reported--> commit-proposed (propose-commit)\n"
+#define DEC_NEXT "decl t=9 m=decision commit-proposed --next-episode--> open (none)\n"
+    (void)snprintf(text, sizeof(text), "%s" DEC_COMMIT DEC_COMMIT DEC_NEXT DEC_COMMIT DEC_NEXT DEC_NEXT, VIEW_CONFIG);
     ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_int_eq(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)), 1);
-    ck_assert_msg(strstr(err, "decl line 1 (line 3) diverges: lease starts from granting, but its machine is in kept "
-                              "(its first state)"),
-                  "%s", err);
+    ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
     preempt_trace_file_free_(&t);
+    (void)snprintf(text, sizeof(text), "%s" DEC_COMMIT DEC_COMMIT DEC_COMMIT, VIEW_CONFIG);
+    decls_diverge(text, "decl line 3 (line 5) diverges: decision starts from open, but neither round's "
+                        "machine is there");
+    (void)snprintf(text, sizeof(text), "%s" DEC_NEXT, VIEW_CONFIG);
+    decls_diverge(text, "decision starts from commit-proposed, but neither round's machine is there");
+#undef DEC_COMMIT
+#undef DEC_NEXT
     (void)snprintf(text, sizeof(text),
                    "%s%s\n" RESTORE_TO_BARRIER "decl t=8 m=restore barrier --job-unusable--> training (train)\n",
                    VIEW_CONFIG, line);
