@@ -155,10 +155,22 @@ int preempt_trace_format_grant_(char *buf, size_t size, uint64_t t_ms, int statu
     return snprintf(buf, size, "answer t=%" PRIu64 " grant status=%d ttl=%" PRIu64 " => %s", t_ms, status, ttl, says);
 }
 
+/* What the answer to the notice's put says (the notice record machine's
+ * input), and what a read of the records says (the watch machine's): one
+ * text for the trace line and for its replay. */
+static const char *put_says(int status)
+{
+    return preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(status));
+}
+
+static const char *records_says(int status)
+{
+    return preempt_decl_input_(&preempt_watch_decl_, preempt_watch_of_read_(status));
+}
+
 int preempt_trace_format_put_(char *buf, size_t size, uint64_t t_ms, int status)
 {
-    return snprintf(buf, size, "answer t=%" PRIu64 " put status=%d => %s", t_ms, status,
-                    preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(status)));
+    return snprintf(buf, size, "answer t=%" PRIu64 " put status=%d => %s", t_ms, status, put_says(status));
 }
 
 int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status, int64_t ttl_s)
@@ -171,8 +183,7 @@ int preempt_trace_format_keep_(char *buf, size_t size, uint64_t t_ms, int status
 
 int preempt_trace_format_records_(char *buf, size_t size, uint64_t t_ms, int status)
 {
-    return snprintf(buf, size, "answer t=%" PRIu64 " records status=%d => %s", t_ms, status,
-                    preempt_decl_input_(&preempt_watch_decl_, preempt_watch_of_read_(status)));
+    return snprintf(buf, size, "answer t=%" PRIu64 " records status=%d => %s", t_ms, status, records_says(status));
 }
 
 int preempt_trace_format_answer_(char *buf, size_t size, uint64_t now_ms, unsigned n,
@@ -782,8 +793,7 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
             break;
         }
         case PREEMPT_TRACE_JOB_PUT: /* a notice put's answer: what it tells the notice record's machine */
-            (void)snprintf(got, sizeof(got), "%s",
-                           preempt_decl_input_(&preempt_pub_decl_, preempt_pub_of_put_(j->ans.status)));
+            (void)snprintf(got, sizeof(got), "%s", put_says(j->ans.status));
             break;
         case PREEMPT_TRACE_JOB_GRANT: /* a lease's grant: what it says */
             (void)grant_says(got, sizeof(got), j->ans.status, j->ttl_s);
@@ -792,8 +802,7 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
             (void)snprintf(got, sizeof(got), "%s", preempt_keep_says_name_(keep_says(j)));
             break;
         case PREEMPT_TRACE_JOB_RECORDS: /* a read of the records: what it tells the watch's machine */
-            (void)snprintf(got, sizeof(got), "%s",
-                           preempt_decl_input_(&preempt_watch_decl_, preempt_watch_of_read_(j->ans.status)));
+            (void)snprintf(got, sizeof(got), "%s", records_says(j->ans.status));
             break;
         case PREEMPT_TRACE_JOB_WRITE: /* a failed write: what it tells the machine */
             (void)snprintf(got, sizeof(got), "failed");

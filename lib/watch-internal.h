@@ -57,7 +57,7 @@
 PREEMPT_DECL_ENUMS(watch, PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS);
 
 extern const struct preempt_decl preempt_watch_decl_; /* fsmdump --machine watch */
-extern const struct preempt_decl preempt_await_decl_; /* the same table for start-up's awaited record: --machine await */
+extern const struct preempt_decl preempt_await_decl_; /* the same table, start-up's: --machine await */
 
 /* What the answer of a read of the records tells the watch's machine:
  * read (status 0) or read-failed (a negative errno). Pure. */
