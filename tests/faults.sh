@@ -173,7 +173,11 @@ restart_job() {
     wait "$_q1"
 }
 # etcd SPEC ALLOWED...: both workers armed, worker 0 preempted during step 50
-# of 2000 (a worker that never hears of it trains on to the end: 0).
+# of 2000 (a worker that never hears of it trains on to the end: 0). The
+# notice's deadline is 8 s away (--kill-delay-ms): a worker with a notice
+# of its own retries an unreachable etcd up to it (bound_ms' default, 30 s,
+# made each of the persistent etcd failures that reach a claim wait 30 s:
+# 4 of the sweep's 14 cases, half of this test's time).
 etcd_case() {
     _spec=$1
     shift
@@ -183,7 +187,7 @@ etcd_case() {
         _ra=
         [ "$_i" -eq 0 ] && _ra="--raise-at 50"
         run_trainer "$TMP/$_tag" "$_spec" "$TMP/$_tag.$_i.fired" --steps 2000 --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" \
-            --workers 2 --lease-ttl 2 --agree-timeout-ms 3000 --join-timeout-ms 5000 $_ra \
+            --workers 2 --lease-ttl 2 --agree-timeout-ms 3000 --join-timeout-ms 5000 --kill-delay-ms 8000 $_ra \
             >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
         eval "_p$_i=\$!"
     done

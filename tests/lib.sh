@@ -62,6 +62,38 @@ finish() {
     exit $?
 }
 
+# bg_start NAME FUNCTION ARGS...: runs one case of the test beside the rest
+# of it, in a subshell with its own directory (its $TMP is $TMP/NAME), its
+# output kept and its checks counted apart; bg_join NAME waits for it,
+# prints its output and adds its counts. For cases that mostly wait (long
+# steps, a deadline); a test that uses it stops them in its EXIT trap
+# (bg_kill), and a case stopped so stops its workers (job_kill).
+bg_start() {
+    _name=$1
+    shift
+    mkdir -p "$TMP/$_name"
+    (
+        TMP=$TMP/$_name checks=0 failures=0
+        trap 'exit 143' TERM
+        trap '! type job_kill >/dev/null 2>&1 || job_kill' EXIT
+        "$@" >"$TMP/log" 2>&1
+        echo "$checks $failures" >"$TMP/counts"
+    ) &
+    eval "BG_$_name=\$!"
+    BG_PIDS="${BG_PIDS:-} $!"
+}
+bg_join() {
+    eval "wait \"\$BG_$1\""
+    cat "$TMP/$1/log"
+    if read -r _c _f <"$TMP/$1/counts"; then
+        checks=$((checks + _c))
+        failures=$((failures + _f))
+    else
+        fail "$1: the case ended without its counts"
+    fi
+}
+bg_kill() { for _p in ${BG_PIDS:-}; do kill -TERM "$_p" 2>/dev/null; done; }
+
 # ---- helpers for tests that run the reference trainer -----------------------
 TRAINER="$top_builddir/tools/preempt-trainer"
 
