@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* bench/persist.c: what a periodic checkpoint costs the training loop,
- * synchronous against two-phase, with each persist backend.
+ * synchronous against two-phase, with each persist backend (io_uring,
+ * Linux AIO past the page cache, chunks into the page cache).
  *
  * A trainer with a state of S MiB (64 and --ckpt-mib, pseudo-random bytes)
  * and steps of 50 ms (a sleep: the processor is free, as it is while a GPU
@@ -299,7 +300,7 @@ fail:
 
 int bench_persist(const struct bench_opts *o, json_t *out)
 {
-    static const char *const backends[] = { "io_uring", "chunked" };
+    static const char *const backends[] = { "io_uring", "aio", "chunked" };
     uint64_t sizes[2] = { o->quick ? 4 : 64, o->quick ? 8 : o->ckpt_mib };
     struct statvfs vfs;
 
@@ -312,7 +313,7 @@ int bench_persist(const struct bench_opts *o, json_t *out)
            STEP_MS, o->quick ? 1 : 3);
     printf("   %-8s %6s %9s %9s %9s %8s %8s %6s %8s %8s %8s %6s %7s\n", "backend", "MiB", "copy", "sync", "snapshot",
            "/copy", "p.steps", "steps", "ms/step", "MiB/s", "dd MiB/s", "/dd", "+MiB");
-    for (unsigned b = 0; b < 2; b++) {
+    for (unsigned b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
         json_t *sec = json_object();
 
         for (unsigned s = 0; s < 2; s++) {

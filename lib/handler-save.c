@@ -212,7 +212,10 @@ static int start_persist(struct preempt_handler *h)
             return r;
         }
         if (why)
-            hd_log_msg(h, PREEMPT_LOG_WARNING, "%s: two-phase saves persist in chunks from the loop instead", why);
+            hd_log_msg(h, PREEMPT_LOG_WARNING, "%s: two-phase saves persist %s instead", why,
+                       preempt_persist_backend_(h->persist) == PREEMPT_PERSIST_AIO
+                           ? "through Linux AIO, past the page cache,"
+                           : "in chunks from the loop");
     }
     if ((r = preempt_ckpt_persist_blobs_(h->writer, h->pblobs, &h->n_pblobs)) < 0)
         return r;

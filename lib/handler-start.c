@@ -988,7 +988,7 @@ int preempt_handler_new_size(struct event_base *base, const struct preempt_confi
         goto fail;
     if (preempt_persist_backend_from_string_(getenv("PREEMPT_PERSIST"), &h->persist_want) < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "invalid configuration: PREEMPT_PERSIST=%s is not one of auto, io_uring, "
-                   "chunked", getenv("PREEMPT_PERSIST"));
+                   "aio, chunked", getenv("PREEMPT_PERSIST"));
         r = -EINVAL;
         goto fail;
     }

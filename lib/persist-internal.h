@@ -13,8 +13,18 @@
  *   through an eventfd on the loop; each file ends with a data fsync on
  *   the ring. The kernel runs buffered writes in its own io_uring workers
  *   (shown as iou-wrk-<tid> under /proc/self/task; they run no user code).
- * - chunked: where io_uring is not permitted (a container's seccomp
- *   profile, kernel.io_uring_disabled) or not wanted: one chunk per loop
+ * - aio: where io_uring is not permitted (a container's seccomp profile,
+ *   kernel.io_uring_disabled) but Linux AIO is (Docker's default profile
+ *   permits it): the files are opened to O_DIRECT for the persist, their
+ *   space allocated (fallocate), and writes of PREEMPT_PERSIST_CHUNK bytes
+ *   (at most PREEMPT_PERSIST_AIO_DEPTH in flight) go to the device past
+ *   the page cache, from the buffers themselves where they are aligned for
+ *   it, else from the engine's bounce buffers (PREEMPT_PERSIST_AIO_DEPTH
+ *   chunks, kept for the next persist: the copy into them is the loop
+ *   thread's work); completions come through an eventfd on the loop, and
+ *   each file ends with a data fsync submitted the same way. A file whose
+ *   filesystem refuses O_DIRECT makes the persist chunked.
+ * - chunked: where neither is permitted or wanted: one chunk per loop
  *   pass is written into the page cache with pwrite(), and its writeback
  *   started at once (sync_file_range(SYNC_FILE_RANGE_WRITE)), so that the
  *   fdatasync() that ends each file finds the data mostly on disk.
@@ -40,8 +50,11 @@ struct preempt_persist;
 
 #define PREEMPT_PERSIST_CHUNK (8u << 20) /* bytes per write */
 #define PREEMPT_PERSIST_DEPTH 8          /* io_uring: writes in flight */
+#define PREEMPT_PERSIST_AIO_DEPTH 4      /* aio: writes in flight (and bounce buffers) */
+#define PREEMPT_PERSIST_DIO_ALIGN 4096u  /* aio: O_DIRECT's alignment of memory, offsets and lengths */
 /* the loop thread's bytes of work per loop pass: checksums with io_uring;
- * copies into the page cache and checksums in chunks */
+ * checksums and copies into resident bounce buffers with aio (as uring's
+ * figure); copies into the page cache and checksums in chunks */
 #define PREEMPT_PERSIST_PASS_URING (32u << 20)
 #define PREEMPT_PERSIST_PASS_CHUNKED (8u << 20)
 /* With long steps, a boundary may do more: as much as fits in 1/SHARE of
@@ -54,9 +67,10 @@ struct preempt_persist;
 #define PREEMPT_PERSIST_WRITE_MAX (256u << 20)
 
 enum preempt_persist_backend {
-    PREEMPT_PERSIST_AUTO,    /* io_uring when the kernel permits it, else chunked */
+    PREEMPT_PERSIST_AUTO,    /* io_uring when the kernel permits it, else aio, else chunked */
     PREEMPT_PERSIST_URING,
     PREEMPT_PERSIST_CHUNKED,
+    PREEMPT_PERSIST_AIO,
 };
 
 /* One blob to make durable. fd is the caller's (open for writing when
@@ -73,6 +87,7 @@ struct preempt_persist_blob {
     /* the engine's progress */
     uint64_t queued, written; /* bytes submitted (checksummed), bytes on file */
     bool syncing, durable;
+    bool direct; /* aio: the engine opened fd to O_DIRECT for the persist */
 };
 
 /* Called on the loop when every blob is durable (0) or the persist failed
@@ -80,9 +95,9 @@ struct preempt_persist_blob {
 typedef void (*preempt_persist_done_fn)(int status, void *arg);
 
 /* A persist engine on base. want: the backend asked for; AUTO falls back
- * to chunked when io_uring cannot be set up, and *ret_why (may be NULL)
- * then says why (static text; NULL when nothing fell back). URING fails
- * with the setup's errno instead. */
+ * to aio when io_uring cannot be set up, and to chunked when neither can,
+ * and *ret_why (may be NULL) then says why (static text; NULL when
+ * nothing fell back). URING and AIO fail with the setup's errno instead. */
 int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend want, struct preempt_persist **ret,
                          const char **ret_why);
 /* Stops a persist under way (waiting, at most 5 s, for the writes the
@@ -107,7 +122,7 @@ void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us);
  * else one budget per kick. NULL-safe. */
 void preempt_persist_pace_(struct preempt_persist *p, bool eager);
 enum preempt_persist_backend preempt_persist_backend_(const struct preempt_persist *p);
-const char *preempt_persist_backend_name_(enum preempt_persist_backend b); /* "auto", "io_uring", "chunked" */
+const char *preempt_persist_backend_name_(enum preempt_persist_backend b); /* "auto", "io_uring", "aio", "chunked" */
 /* The backend named (as above, or NULL/"" for auto): 0, or -EINVAL. */
 int preempt_persist_backend_from_string_(const char *name, enum preempt_persist_backend *ret);
 

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/persist.c: the persist phase of a two-phase save on the handler's
- * loop (lib/persist-internal.h): io_uring with its completions on the
- * loop, or bounded chunks from the loop's passes. No threads. */
-#define _GNU_SOURCE /* sync_file_range */
+ * loop (lib/persist-internal.h): io_uring or Linux AIO with their
+ * completions on the loop, or bounded chunks from the loop's passes. No
+ * threads. */
+#define _GNU_SOURCE /* sync_file_range, fallocate, O_DIRECT */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,19 +26,27 @@
 
 #define CANCEL_WAIT_MS 5000
 
-/* One request on the ring: a write of a blob's range, or its fsync. */
+#define DIO_ALIGN PREEMPT_PERSIST_DIO_ALIGN
+
+/* One request in the kernel's queue (io_uring's or AIO's): a write of a
+ * blob's range from buf, or its fsync. */
 struct req {
     bool used, fsync;
     size_t blob;
     uint64_t off, len;
+    const unsigned char *buf;
 };
 
 struct preempt_persist {
     struct event_base *base;
     enum preempt_persist_backend backend;
+    enum preempt_persist_backend run; /* the persist's under way, or the last one's (aio's may run chunked) */
     struct io_uring ring;
     bool have_ring;
-    int efd;                 /* the ring's completions (io_uring), else -1 */
+    aio_context_t aio;       /* aio's context (0: none) */
+    struct iocb iocb[PREEMPT_PERSIST_AIO_DEPTH];
+    unsigned char *bounce;   /* aio: AIO_DEPTH aligned chunks for data not aligned for O_DIRECT */
+    int efd;                 /* the ring's or AIO's completions, else -1 */
     struct event *ev_cq;     /* efd readable */
     struct event *ev_pass;   /* the next pass (a timer due at once) */
     struct req req[PREEMPT_PERSIST_DEPTH];
@@ -63,6 +75,8 @@ const char *preempt_persist_backend_name_(enum preempt_persist_backend b)
         return "io_uring";
     case PREEMPT_PERSIST_CHUNKED:
         return "chunked";
+    case PREEMPT_PERSIST_AIO:
+        return "aio";
     }
     return "?";
 }
@@ -70,7 +84,7 @@ const char *preempt_persist_backend_name_(enum preempt_persist_backend b)
 int preempt_persist_backend_from_string_(const char *name, enum preempt_persist_backend *ret)
 {
     static const enum preempt_persist_backend all[] = { PREEMPT_PERSIST_AUTO, PREEMPT_PERSIST_URING,
-                                                        PREEMPT_PERSIST_CHUNKED };
+                                                        PREEMPT_PERSIST_AIO, PREEMPT_PERSIST_CHUNKED };
 
     if (!name || !*name) {
         *ret = PREEMPT_PERSIST_AUTO;
@@ -87,7 +101,7 @@ int preempt_persist_backend_from_string_(const char *name, enum preempt_persist_
 
 enum preempt_persist_backend preempt_persist_backend_(const struct preempt_persist *p)
 {
-    return p->backend;
+    return p->run;
 }
 
 bool preempt_persist_busy_(const struct preempt_persist *p)
@@ -97,8 +111,12 @@ bool preempt_persist_busy_(const struct preempt_persist *p)
 
 /* ---- the end of a persist ----------------------------------------------------------- */
 
+static void unset_direct(struct preempt_persist_blob *b);
+
 static void clear(struct preempt_persist *p)
 {
+    for (size_t i = 0; i < p->n; i++)
+        unset_direct(&p->blobs[i]); /* the descriptors are the caller's again, as they were */
     p->blobs = NULL;
     p->n = 0;
     p->failed = 0;
@@ -120,7 +138,13 @@ static void finish(struct preempt_persist *p, int status)
 
 static uint64_t pass_bytes(const struct preempt_persist *p)
 {
-    return p->backend == PREEMPT_PERSIST_URING ? PREEMPT_PERSIST_PASS_URING : PREEMPT_PERSIST_PASS_CHUNKED;
+    return p->run == PREEMPT_PERSIST_CHUNKED ? PREEMPT_PERSIST_PASS_CHUNKED : PREEMPT_PERSIST_PASS_URING;
+}
+
+/* Whether the persist under way has requests in the kernel's queue (io_uring's or AIO's). */
+static bool queued_in_kernel(const struct preempt_persist *p)
+{
+    return p->run != PREEMPT_PERSIST_CHUNKED;
 }
 
 static uint64_t mono_us(void)
@@ -230,9 +254,12 @@ static int chunked_pass(struct preempt_persist *p)
 
 /* ---- io_uring ---------------------------------------------------------------------- */
 
+/* A request not in flight (of io_uring's DEPTH, or aio's AIO_DEPTH). */
 static struct req *free_req(struct preempt_persist *p)
 {
-    for (unsigned i = 0; i < PREEMPT_PERSIST_DEPTH; i++)
+    unsigned depth = p->run == PREEMPT_PERSIST_AIO ? PREEMPT_PERSIST_AIO_DEPTH : PREEMPT_PERSIST_DEPTH;
+
+    for (unsigned i = 0; i < depth; i++)
         if (!p->req[i].used)
             return &p->req[i];
     return NULL;
@@ -246,10 +273,42 @@ static void submit_req(struct preempt_persist *p, struct req *q)
     if (q->fsync)
         io_uring_prep_fsync(sqe, b->fd, IORING_FSYNC_DATASYNC);
     else
-        io_uring_prep_write(sqe, b->fd, (const char *)b->data + q->off, (unsigned)q->len, q->off);
+        io_uring_prep_write(sqe, b->fd, q->buf, (unsigned)q->len, q->off);
     io_uring_sqe_set_data64(sqe, (uint64_t)(q - p->req));
     q->used = true;
     p->inflight++;
+}
+
+/* A request came back from the kernel with res (bytes written, or a
+ * negative errno). true: a short write, whose rest (q now) must be
+ * submitted again. */
+static bool took(struct preempt_persist *p, struct req *q, int64_t res)
+{
+    struct preempt_persist_blob *b;
+
+    q->used = false;
+    p->inflight--;
+    if (!p->blobs)
+        return false; /* cancelled: only waited for */
+    b = &p->blobs[q->blob];
+    if (res < 0 || (res == 0 && !q->fsync && q->len)) {
+        if (!p->failed)
+            p->failed = res < 0 ? (int)res : -EIO;
+        return false;
+    }
+    if (q->fsync) {
+        b->size = b->len;
+        b->durable = true;
+    } else if ((uint64_t)res < q->len) { /* short: the rest again */
+        q->off += (uint64_t)res;
+        q->len -= (uint64_t)res;
+        q->buf += res;
+        b->written += (uint64_t)res;
+        return true;
+    } else {
+        b->written += q->len; /* an aio write's zeros past a file's end are not the file's */
+    }
+    return false;
 }
 
 /* Takes in the completed requests. */
@@ -262,80 +321,9 @@ static void reap(struct preempt_persist *p)
         int res = cqe->res;
 
         io_uring_cqe_seen(&p->ring, cqe);
-        q->used = false;
-        p->inflight--;
-        if (!p->blobs)
-            continue; /* cancelled: only waited for */
-        if (res < 0) {
-            if (!p->failed)
-                p->failed = res;
-            continue;
-        }
-        if (q->fsync) {
-            p->blobs[q->blob].size = p->blobs[q->blob].len;
-            p->blobs[q->blob].durable = true;
-        } else if ((uint64_t)res < q->len) { /* short: the rest again */
-            if (res == 0) {
-                if (!p->failed)
-                    p->failed = -EIO;
-                continue;
-            }
-            q->off += (uint64_t)res;
-            q->len -= (uint64_t)res;
-            p->blobs[q->blob].written += (uint64_t)res;
+        if (took(p, q, res))
             submit_req(p, q);
-        } else {
-            p->blobs[q->blob].written += q->len;
-        }
     }
-}
-
-/* Queues the next writes and fsyncs within the budget (submitted by
- * uring_pass). 1: every blob is durable; 0: more to come; or a negative errno. */
-static int uring_queue(struct preempt_persist *p)
-{
-    bool all = true;
-    struct req *q = NULL;
-    int r;
-
-    for (size_t i = 0; i < p->n; i++) {
-        struct preempt_persist_blob *b = &p->blobs[i];
-
-        if (b->durable)
-            continue;
-        all = false;
-        while (b->queued < b->len && may_go_on(p) && (!b->data || (q = free_req(p)))) {
-            uint64_t n = b->len - b->queued;
-
-            if (n > p->write_len)
-                n = p->write_len;
-            if (!b->data) { /* read back on the loop: the page cache has it */
-                if (n > PREEMPT_PERSIST_CHUNK)
-                    n = PREEMPT_PERSIST_CHUNK; /* the read-back buffer's size */
-                if (p->budget && n > p->budget)
-                    n = p->budget;
-                if ((r = read_back(p, b, n)) < 0)
-                    return r;
-                b->written += n;
-            } else {
-                if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0)
-                    return r;
-                b->crc32c = preempt_crc32c_(b->crc32c, (const char *)b->data + b->queued, (size_t)n);
-                *q = (struct req){ .blob = i, .off = b->queued, .len = n };
-                submit_req(p, q);
-            }
-            b->queued += n;
-            spend(p, n);
-        }
-        if (b->queued == b->len && b->written == b->len && !b->syncing && (q = free_req(p))) {
-            if ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0)
-                return r;
-            *q = (struct req){ .blob = i, .fsync = true };
-            submit_req(p, q);
-            b->syncing = true;
-        }
-    }
-    return all ? 1 : 0;
 }
 
 /* Hands what is queued to the kernel. A ring that cannot take it is given
@@ -356,6 +344,184 @@ static int submit(struct preempt_persist *p)
     return r;
 }
 
+
+/* ---- Linux AIO, past the page cache --------------------------------------------------- */
+
+static uint64_t dio_round(uint64_t n)
+{
+    return (n + DIO_ALIGN - 1) & ~(uint64_t)(DIO_ALIGN - 1);
+}
+
+/* Opens a blob's file to O_DIRECT for the persist and allocates its space,
+ * so that the writes neither extend the file nor allocate in io_submit()
+ * (ext4 and XFS then write asynchronously). false: the filesystem refuses
+ * O_DIRECT. */
+static bool set_direct(struct preempt_persist_blob *b)
+{
+    int fl = fcntl(b->fd, F_GETFL);
+
+    if (fl < 0 || fcntl(b->fd, F_SETFL, fl | O_DIRECT) < 0)
+        return false;
+    b->direct = true;
+    if (b->len)
+        (void)fallocate(b->fd, 0, 0, (off_t)dio_round(b->len)); /* where it cannot, the writes allocate */
+    return true;
+}
+
+static void unset_direct(struct preempt_persist_blob *b)
+{
+    int fl;
+
+    if (!b->direct)
+        return;
+    b->direct = false;
+    if ((fl = fcntl(b->fd, F_GETFL)) >= 0)
+        (void)fcntl(b->fd, F_SETFL, fl & ~O_DIRECT);
+}
+
+/* Hands one request to the kernel; a write's length is rounded up to the
+ * alignment (the zeros past a file's end are cut off before its fsync). */
+static int aio_submit(struct preempt_persist *p, struct req *q)
+{
+    unsigned k = (unsigned)(q - p->req);
+    struct iocb *cb = &p->iocb[k], *cbs[1] = { cb };
+    const struct preempt_persist_blob *b = &p->blobs[q->blob];
+
+    *cb = (struct iocb){ .aio_data = k, .aio_fildes = (uint32_t)b->fd, .aio_flags = IOCB_FLAG_RESFD,
+                         .aio_resfd = (uint32_t)p->efd };
+    if (q->fsync) {
+        cb->aio_lio_opcode = IOCB_CMD_FDSYNC;
+    } else {
+        cb->aio_lio_opcode = IOCB_CMD_PWRITE;
+        cb->aio_buf = (uint64_t)(uintptr_t)q->buf;
+        cb->aio_nbytes = dio_round(q->len);
+        cb->aio_offset = (int64_t)q->off;
+    }
+    while (syscall(SYS_io_submit, p->aio, 1L, cbs) < 0)
+        if (errno != EINTR)
+            return -errno;
+    q->used = true;
+    p->inflight++;
+    return 0;
+}
+
+/* Takes in the completed requests, waiting up to wait_us for one when
+ * wait_us is not 0. */
+static void aio_reap(struct preempt_persist *p, uint64_t wait_us)
+{
+    struct io_event ev[PREEMPT_PERSIST_AIO_DEPTH];
+    struct timespec ts = { .tv_sec = (time_t)(wait_us / 1000000u), .tv_nsec = (long)(wait_us % 1000000u) * 1000 };
+    long n;
+    int r;
+
+    do
+        n = syscall(SYS_io_getevents, p->aio, wait_us ? 1L : 0L, (long)PREEMPT_PERSIST_AIO_DEPTH, ev, &ts);
+    while (n < 0 && errno == EINTR);
+    for (long i = 0; i < n; i++) {
+        struct req *q = &p->req[ev[i].data % PREEMPT_PERSIST_AIO_DEPTH];
+
+        if (took(p, q, ev[i].res) && (r = aio_submit(p, q)) < 0 && !p->failed)
+            p->failed = r;
+    }
+}
+
+/* A free request: one now, or, while a boundary's time slice lasts (long
+ * steps), one that the kernel gives back within it. NULL: every request
+ * is in flight; their completions bring the next pass. */
+static struct req *aio_next_req(struct preempt_persist *p)
+{
+    struct req *q;
+    uint64_t now;
+
+    while (!(q = free_req(p)) && !p->failed && p->until_us && (now = mono_us()) < p->until_us)
+        aio_reap(p, p->until_us - now);
+    return p->failed ? NULL : q;
+}
+
+/* ---- either kernel queue: writes and fsyncs within the budget ------------------------- */
+
+/* Hands a request to the kernel: AIO's at once, io_uring's with the
+ * pass's submission. */
+static int submit_one(struct preempt_persist *p, struct req *q)
+{
+    if (p->run == PREEMPT_PERSIST_AIO)
+        return aio_submit(p, q);
+    submit_req(p, q);
+    return 0;
+}
+
+/* Through a bounce buffer, a write of data not aligned for O_DIRECT (or
+ * of a file's last bytes, with zeros past them). */
+static void aio_bounce(struct preempt_persist *p, struct req *q)
+{
+    unsigned char *bb = p->bounce + (size_t)(q - p->req) * PREEMPT_PERSIST_CHUNK;
+
+    if ((uintptr_t)q->buf % DIO_ALIGN == 0 && q->len % DIO_ALIGN == 0)
+        return;
+    memcpy(bb, q->buf, (size_t)q->len);
+    memset(bb + q->len, 0, (size_t)(dio_round(q->len) - q->len));
+    q->buf = bb;
+}
+
+/* Queues the next writes and fsyncs within the budget: io_uring's (which
+ * uring_pass then submits) or AIO's (submitted one by one). 1: every blob
+ * is durable; 0: more to come; or a negative errno. */
+static int kernel_queue(struct preempt_persist *p)
+{
+    bool aio = p->run == PREEMPT_PERSIST_AIO;
+    bool all = true;
+    struct req *q;
+    int r;
+
+    for (size_t i = 0; i < p->n; i++) {
+        struct preempt_persist_blob *b = &p->blobs[i];
+
+        if (b->durable)
+            continue;
+        all = false;
+        while (b->queued < b->len && may_go_on(p)) {
+            const unsigned char *src = (const unsigned char *)b->data + b->queued;
+            uint64_t n = b->len - b->queued, most = aio ? PREEMPT_PERSIST_CHUNK : p->write_len;
+
+            if (n > most)
+                n = most;
+            if (!b->data) { /* read back on the loop: the page cache has it */
+                if (n > PREEMPT_PERSIST_CHUNK)
+                    n = PREEMPT_PERSIST_CHUNK; /* the read-back buffer's size */
+                if (p->budget && n > p->budget)
+                    n = p->budget;
+                if ((r = read_back(p, b, n)) < 0)
+                    return r;
+                b->written += n;
+            } else {
+                if (!(q = aio ? aio_next_req(p) : free_req(p)))
+                    break; /* every request in flight: their completions bring the next pass */
+                if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0)
+                    return r;
+                b->crc32c = preempt_crc32c_(b->crc32c, src, (size_t)n);
+                *q = (struct req){ .blob = i, .off = b->queued, .len = n, .buf = src };
+                if (aio)
+                    aio_bounce(p, q);
+                if ((r = submit_one(p, q)) < 0)
+                    return r;
+            }
+            b->queued += n;
+            spend(p, n);
+        }
+        if (b->queued == b->len && b->written == b->len && !b->syncing && (q = free_req(p))) {
+            if ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0)
+                return r;
+            if (b->direct && b->len % DIO_ALIGN && ftruncate(b->fd, (off_t)b->len) < 0)
+                return -errno; /* the last aio write's zeros go */
+            *q = (struct req){ .blob = i, .fsync = true };
+            if ((r = submit_one(p, q)) < 0)
+                return r;
+            b->syncing = true;
+        }
+    }
+    return all ? 1 : 0;
+}
+
 /* One pass: the completions in, more writes out. 1: every blob is
  * durable; 0: more to come; or a negative errno. */
 static int uring_pass(struct preempt_persist *p)
@@ -364,9 +530,47 @@ static int uring_pass(struct preempt_persist *p)
 
     reap(p);
     r = p->failed ? (p->inflight ? 0 : p->failed) /* the writes the kernel holds first */
-                  : uring_queue(p);
+                  : kernel_queue(p);
     s = submit(p); /* always: a resubmitted short write, or what was queued before an error */
     return r == 0 && s < 0 ? s : r;
+}
+
+/* The same with AIO. */
+static int aio_pass(struct preempt_persist *p)
+{
+    int r;
+
+    aio_reap(p, 0);
+    r = p->failed ? 0 : kernel_queue(p);
+    if (r >= 0 && p->failed) /* a completion said so, before the pass or while it waited for one */
+        r = p->inflight ? 0 : p->failed; /* the writes the kernel holds first */
+    return r;
+}
+
+/* The persist's files to O_DIRECT, and the bounce buffers it needs: the
+ * persist runs with aio; or, when a file refuses O_DIRECT, chunked. */
+static int aio_prepare(struct preempt_persist *p, struct preempt_persist_blob *blobs, size_t n)
+{
+    bool bounce = false;
+
+    p->run = PREEMPT_PERSIST_AIO;
+    for (size_t i = 0; i < n && p->run == PREEMPT_PERSIST_AIO; i++) {
+        if (!blobs[i].data)
+            continue;
+        if (!set_direct(&blobs[i]))
+            p->run = PREEMPT_PERSIST_CHUNKED;
+        bounce = bounce || (uintptr_t)blobs[i].data % DIO_ALIGN || blobs[i].len % DIO_ALIGN;
+    }
+    if (p->run == PREEMPT_PERSIST_AIO && bounce && !p->bounce) {
+        size_t len = (size_t)PREEMPT_PERSIST_AIO_DEPTH * PREEMPT_PERSIST_CHUNK;
+
+        if (!(p->bounce = aligned_alloc(DIO_ALIGN, len))) /* kept: resident from its first persist on */
+            return -ENOMEM;
+    }
+    if (p->run == PREEMPT_PERSIST_CHUNKED)
+        for (size_t i = 0; i < n; i++)
+            unset_direct(&blobs[i]);
+    return 0;
 }
 
 /* ---- the loop's callbacks ------------------------------------------------------------ */
@@ -408,18 +612,18 @@ static void on_pass(evutil_socket_t fd, short what, void *arg)
     q0 = queued(p);
     p->until_us = p->slice_us ? t0 + p->slice_us : 0; /* a boundary's first pass has its slice */
     p->slice_us = 0;
-    r = p->backend == PREEMPT_PERSIST_URING ? uring_pass(p) : chunked_pass(p);
+    r = p->run == PREEMPT_PERSIST_URING ? uring_pass(p) : p->run == PREEMPT_PERSIST_AIO ? aio_pass(p) : chunked_pass(p);
     if (p->blobs)
         measure(p, queued(p) - q0, mono_us() - t0);
-    if (r < 0 && p->backend == PREEMPT_PERSIST_URING && p->inflight) {
+    if (r < 0 && queued_in_kernel(p) && p->inflight) {
         if (!p->failed)
             p->failed = r; /* ended once the kernel gave the buffers back */
         return;
     }
     if (r != 0)
         finish(p, r < 0 ? r : 0);
-    else if (p->eager && (p->backend == PREEMPT_PERSIST_CHUNKED || p->budget == 0))
-        next_pass(p); /* work is left that this thread can do now (else the ring's completions wake it) */
+    else if (p->eager && (!queued_in_kernel(p) || p->budget == 0))
+        next_pass(p); /* work is left that this thread can do now (else the kernel's completions wake it) */
 }
 
 void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us)
@@ -464,6 +668,17 @@ static void on_cq(evutil_socket_t fd, short what, void *arg)
 
 /* ---- life ------------------------------------------------------------------------------ */
 
+/* The completions' eventfd on the loop (the ring or the AIO context then
+ * signals it). */
+static int setup_cq(struct preempt_persist *p)
+{
+    if ((p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        return -errno;
+    if (!(p->ev_cq = event_new(p->base, p->efd, EV_READ | EV_PERSIST, on_cq, p)) || event_add(p->ev_cq, NULL) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
 static int setup_ring(struct preempt_persist *p)
 {
     int r = io_uring_queue_init(PREEMPT_PERSIST_DEPTH, &p->ring, 0);
@@ -471,17 +686,23 @@ static int setup_ring(struct preempt_persist *p)
     if (r < 0)
         return r;
     p->have_ring = true;
-    if ((p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
-        return -errno;
-    if ((r = io_uring_register_eventfd(&p->ring, p->efd)) < 0)
+    if ((r = setup_cq(p)) < 0)
         return r;
-    if (!(p->ev_cq = event_new(p->base, p->efd, EV_READ | EV_PERSIST, on_cq, p)) || event_add(p->ev_cq, NULL) < 0)
-        return -ENOMEM;
-    return 0;
+    return io_uring_register_eventfd(&p->ring, p->efd);
 }
 
-/* The ring goes (nothing of a persist may be in it any more, or what is
- * stays with the kernel's exit of it): whatever persists later is chunked. */
+static int setup_aio(struct preempt_persist *p)
+{
+    if (syscall(SYS_io_setup, (long)PREEMPT_PERSIST_AIO_DEPTH, &p->aio) < 0) {
+        p->aio = 0;
+        return -errno;
+    }
+    return setup_cq(p);
+}
+
+/* The ring or the AIO context goes (nothing of a persist may be in it any
+ * more, or what is stays with the kernel's exit of it, which waits for
+ * AIO's writes): whatever persists later is chunked. */
 static void drop_ring(struct preempt_persist *p)
 {
     if (p->ev_cq)
@@ -490,10 +711,13 @@ static void drop_ring(struct preempt_persist *p)
     if (p->have_ring)
         io_uring_queue_exit(&p->ring);
     p->have_ring = false;
+    if (p->aio)
+        (void)syscall(SYS_io_destroy, p->aio);
+    p->aio = 0;
     if (p->efd >= 0)
         (void)close(p->efd);
     p->efd = -1;
-    p->backend = PREEMPT_PERSIST_CHUNKED;
+    p->backend = p->run = PREEMPT_PERSIST_CHUNKED;
     p->broken = false;
     p->inflight = 0;
 }
@@ -513,10 +737,25 @@ static const char *why_not(int err)
     }
 }
 
+static const char *why_not_aio(int err)
+{
+    switch (err) {
+    case -EPERM:
+    case -EACCES:
+    case -ENOSYS:
+        return "neither io_uring nor Linux AIO is permitted here (a seccomp profile)";
+    case -EAGAIN:
+        return "io_uring is not permitted here and Linux AIO's requests are used up (fs.aio-max-nr)";
+    default:
+        return "neither io_uring nor Linux AIO could be set up";
+    }
+}
+
 int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend want, struct preempt_persist **ret,
                          const char **ret_why)
 {
     struct preempt_persist *p = calloc(1, sizeof(*p));
+    const char *why = NULL;
     int r = 0;
 
     if (ret_why)
@@ -525,27 +764,39 @@ int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend w
         return -ENOMEM;
     p->base = base;
     p->efd = -1;
-    p->backend = want == PREEMPT_PERSIST_CHUNKED ? PREEMPT_PERSIST_CHUNKED : PREEMPT_PERSIST_URING;
+    p->backend = want == PREEMPT_PERSIST_AUTO ? PREEMPT_PERSIST_URING : want;
     if (!(p->ev_pass = evtimer_new(base, on_pass, p))) {
         free(p);
         return -ENOMEM;
     }
     if (p->backend == PREEMPT_PERSIST_URING && (r = setup_ring(p)) < 0) {
         drop_ring(p);
-        if (want == PREEMPT_PERSIST_URING) {
-            preempt_persist_free_(p);
-            return r;
-        }
-        if (ret_why)
-            *ret_why = why_not(r);
+        if (want == PREEMPT_PERSIST_URING)
+            goto fail;
+        why = why_not(r);
+        p->backend = PREEMPT_PERSIST_AIO;
     }
+    if (p->backend == PREEMPT_PERSIST_AIO && (r = setup_aio(p)) < 0) {
+        drop_ring(p);
+        if (want == PREEMPT_PERSIST_AIO)
+            goto fail;
+        why = why_not_aio(r);
+    }
+    p->run = p->backend;
+    if (ret_why)
+        *ret_why = why;
     *ret = p;
     return 0;
+fail:
+    preempt_persist_free_(p);
+    return r;
 }
 
 int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blob *blobs, size_t n,
                            preempt_persist_done_fn done, void *arg)
 {
+    int r;
+
     if (!p || (!blobs && n) || !done)
         return -EINVAL;
     if (p->blobs)
@@ -555,7 +806,7 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
 
         b->queued = b->written = b->size = 0;
         b->crc32c = 0;
-        b->syncing = b->durable = false;
+        b->syncing = b->durable = b->direct = false;
         if (!b->data) {
             struct stat st;
 
@@ -565,6 +816,12 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
             if (!p->scratch && !(p->scratch = malloc(PREEMPT_PERSIST_CHUNK)))
                 return -ENOMEM;
         }
+    }
+    p->run = p->backend;
+    if (p->backend == PREEMPT_PERSIST_AIO && (r = aio_prepare(p, blobs, n)) < 0) {
+        for (size_t i = 0; i < n; i++)
+            unset_direct(&blobs[i]);
+        return r;
     }
     p->blobs = blobs;
     p->n = n;
@@ -595,6 +852,8 @@ static void drain(struct preempt_persist *p)
             break; /* past the bound: the ring's exit waits for them in the kernel */
         reap(p);
     }
+    while (p->aio && p->inflight > 0 && (left = until - mono_ms()) > 0)
+        aio_reap(p, (uint64_t)left * 1000u); /* past the bound: io_destroy() waits for them */
 }
 
 void preempt_persist_cancel_(struct preempt_persist *p)
@@ -603,7 +862,7 @@ void preempt_persist_cancel_(struct preempt_persist *p)
         return;
     clear(p);
     drain(p);
-    if (p->broken || p->inflight) /* not all came back within the bound: this ring is not used again */
+    if (p->broken || p->inflight) /* not all came back within the bound: this queue is not used again */
         drop_ring(p);
 }
 
@@ -616,5 +875,6 @@ void preempt_persist_free_(struct preempt_persist *p)
     if (p->ev_pass)
         event_free(p->ev_pass);
     free(p->scratch);
+    free(p->bounce);
     free(p);
 }

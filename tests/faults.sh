@@ -129,7 +129,7 @@ kill_case() {
     eq "$1: no leftovers" "$(ls -A "$_d" | grep -v '^ckpt-' | grep -v '^\.lock$' | tr '\n' ' ')" ""
     return 0
 }
-for be in io_uring chunked; do
+for be in io_uring aio chunked; do
     export PREEMPT_PERSIST=$be
     TWO_PHASE=--two-phase
     for p in write fsync rename; do

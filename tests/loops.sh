@@ -147,7 +147,9 @@ two_phase_case() {
 }
 for loop in glib uv poll; do
     for idiom in ready every; do
-        for be in io_uring chunked; do
+        bes="io_uring chunked"
+        [ "$loop" = glib ] && bes="io_uring aio chunked" # aio's completions: an eventfd, as io_uring's
+        for be in $bes; do
             export PREEMPT_PERSIST=$be
             two_phase_case "$loop" "$idiom"
         done

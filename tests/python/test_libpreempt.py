@@ -65,7 +65,7 @@ def test_periodic_checkpoints_train_on(tmp_path):
     assert sorted(n for n in os.listdir(tmp_path / "c") if n.startswith("ckpt-")) == ["ckpt-%020d" % s for s in saved]
 
 
-@pytest.mark.parametrize("backend", ["io_uring", "chunked"])
+@pytest.mark.parametrize("backend", ["io_uring", "aio", "chunked"])
 def test_two_phase_snapshots_persist_while_training_goes_on(tmp_path, monkeypatch, backend):
     monkeypatch.setenv("PREEMPT_PERSIST", backend)
     size = 24 << 20
@@ -101,7 +101,7 @@ def test_two_phase_snapshots_persist_while_training_goes_on(tmp_path, monkeypatc
     assert got == {"step": step, "model": bytes([step % 251]) * size, "opt": b"o%d" % step}
 
 
-@pytest.mark.parametrize("backend", ["io_uring", "chunked"])
+@pytest.mark.parametrize("backend", ["io_uring", "aio", "chunked"])
 def test_two_phase_on_asyncio(tmp_path, monkeypatch, backend):
     """The persist runs on the asyncio loop through the handler's
     descriptor (attach) while coroutines train; a SIGTERM after it ends

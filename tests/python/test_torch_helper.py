@@ -98,7 +98,7 @@ def test_resume_is_bitwise(tmp_path, workers, sampler, cut):
     assert params(net) == want
 
 
-@pytest.mark.parametrize("backend", ["io_uring", "chunked"])
+@pytest.mark.parametrize("backend", ["io_uring", "aio", "chunked"])
 def test_two_phase_checkpoints_are_the_steps(tmp_path, monkeypatch, backend):
     """Checkpoint(two_phase=True): a periodic checkpoint persists while
     training goes on (the weights change meanwhile), then a preemption's;

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_persist.c: two-phase saves. The persist engine
- * (lib/persist.c) on real files, /dev/full and a seccomp filter that
- * forbids io_uring as container profiles do; then the public API as an
- * asynchronous trainer uses it: snapshots handed over, training going on
- * while they persist (no thread but io_uring's kernel workers), the commit
- * only once every blob is durable, and what an exit, a notice or a freed
- * handler does to a persist under way. Each runs with both backends. */
+ * (lib/persist.c) on real files, /dev/full and seccomp filters that
+ * forbid io_uring (and Linux AIO) as container profiles do; then the
+ * public API as an asynchronous trainer uses it: snapshots handed over,
+ * training going on while they persist (no thread but io_uring's kernel
+ * workers), the commit only once every blob is durable, and what an exit,
+ * a notice or a freed handler does to a persist under way. Each runs with
+ * every backend: io_uring, chunked and aio. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,7 +33,10 @@
 #include "persist-internal.h"
 #include "preempt.h"
 
-static const char *const backends[] = { "io_uring", "chunked" };
+/* the backends of the loop tests (_i) */
+static const char *const backends[] = { "io_uring", "chunked", "aio" };
+static const enum preempt_persist_backend backend_of[] = { PREEMPT_PERSIST_URING, PREEMPT_PERSIST_CHUNKED,
+                                                           PREEMPT_PERSIST_AIO };
 static char dir[256];
 
 static void setup(void)
@@ -87,21 +92,61 @@ static int user_threads(void)
     return n;
 }
 
-/* Whether this kernel lets the process set up io_uring at all. */
-static bool uring_permitted(struct event_base *base)
+/* Whether this kernel lets the process set up the backend b at all. */
+static bool permitted(struct event_base *base, enum preempt_persist_backend b)
 {
     struct preempt_persist *p;
-    int r = preempt_persist_new_(base, PREEMPT_PERSIST_URING, &p, NULL);
+    int r = preempt_persist_new_(base, b, &p, NULL);
 
     preempt_persist_free_(p = r == 0 ? p : NULL);
     return r == 0;
 }
 
-/* The handlers made next persist with backend i of backends[] (io_uring
- * where this kernel permits it, else the fallback that then runs). */
+/* The backend the engine of loop test i asks for: backends[i], or auto
+ * where this kernel forbids it (the fallback is what then runs). */
+static enum preempt_persist_backend engine_backend(int i, struct event_base *base)
+{
+    return backend_of[i] == PREEMPT_PERSIST_CHUNKED || permitted(base, backend_of[i]) ? backend_of[i]
+                                                                                     : PREEMPT_PERSIST_AUTO;
+}
+
+/* The handlers made next persist with backend i of backends[] (as above). */
 static void use_backend(int i, struct event_base *base)
 {
-    ck_assert_int_eq(setenv("PREEMPT_PERSIST", i == 0 && !uring_permitted(base) ? "auto" : backends[i], 1), 0);
+    enum preempt_persist_backend b = engine_backend(i, base);
+
+    ck_assert_int_eq(setenv("PREEMPT_PERSIST", preempt_persist_backend_name_(b), 1), 0);
+}
+
+/* The name of the backend that then runs. */
+static const char *running_backend(int i, struct event_base *base)
+{
+    struct preempt_persist *p;
+    const char *name;
+
+    ck_assert_int_eq(preempt_persist_new_(base, engine_backend(i, base), &p, NULL), 0);
+    name = preempt_persist_backend_name_(preempt_persist_backend_(p));
+    preempt_persist_free_(p);
+    return name;
+}
+
+/* How many of a file's pages are in the page cache (mapped PROT_NONE:
+ * mincore() needs no access, and valgrind reads a readable mapping's
+ * first pages to see whether it is an object file). */
+static size_t cached_pages(int fd, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page, cached = 0;
+    unsigned char *vec = malloc(n);
+    void *m = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+
+    ck_assert_ptr_nonnull(vec);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    ck_assert_int_eq(mincore(m, len, vec), 0);
+    for (size_t i = 0; i < n; i++)
+        cached += vec[i] & 1;
+    (void)munmap(m, len);
+    free(vec);
+    return cached;
 }
 
 static unsigned char *pattern(size_t len, unsigned seed)
@@ -142,8 +187,8 @@ static void run_until_done(struct event_base *base, struct preempt_persist *p, s
  * checksum is the data's, one pass does at most one budget of work. */
 START_TEST(test_engine_writes_and_checksums)
 {
-    enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
     struct event_base *base = event_base_new();
+    enum preempt_persist_backend want = engine_backend(_i, base);
     size_t len[3] = { (size_t)20 << 20, 12345, (size_t)3 << 20 };
     unsigned char *data[3];
     struct preempt_persist_blob b[3];
@@ -152,11 +197,17 @@ START_TEST(test_engine_writes_and_checksums)
     char path[300];
     int passes = 0;
 
-    if (want == PREEMPT_PERSIST_URING && !uring_permitted(base))
-        want = PREEMPT_PERSIST_AUTO; /* this kernel forbids io_uring: the fallback is what runs */
     ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
     for (int i = 0; i < 3; i++) {
         data[i] = pattern(len[i], (unsigned)i);
+        if (i == 0) { /* aligned for O_DIRECT: aio writes it from the buffer itself (the others: bounced) */
+            unsigned char *a = aligned_alloc(PREEMPT_PERSIST_DIO_ALIGN, len[i]);
+
+            ck_assert_ptr_nonnull(a);
+            memcpy(a, data[i], len[i]);
+            free(data[i]);
+            data[i] = a;
+        }
         (void)snprintf(path, sizeof(path), "%s/blob%d", dir, i);
         b[i] = (struct preempt_persist_blob){ .fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
                                               .data = data[i], .len = len[i] };
@@ -178,21 +229,30 @@ START_TEST(test_engine_writes_and_checksums)
         for (int i = 0; i < 3; i++)
             after += b[i].queued;
         /* the budget, not the loop, ends a boundary's work */
-        ck_assert_uint_le(after - before, preempt_persist_backend_(p) == PREEMPT_PERSIST_URING
-                                              ? PREEMPT_PERSIST_PASS_URING
-                                              : PREEMPT_PERSIST_PASS_CHUNKED);
+        ck_assert_uint_le(after - before, preempt_persist_backend_(p) == PREEMPT_PERSIST_CHUNKED
+                                              ? PREEMPT_PERSIST_PASS_CHUNKED
+                                              : PREEMPT_PERSIST_PASS_URING);
         if (!o.calls)
             (void)event_base_loop(base, EVLOOP_ONCE);
         passes++;
     }
     ck_assert_int_eq(o.calls, 1);
     ck_assert_int_eq(o.status, 0);
-    ck_assert_int_gt(passes, 2); /* 23 MiB never went in one boundary */
+    if (preempt_persist_backend_(p) == PREEMPT_PERSIST_CHUNKED)
+        ck_assert_int_gt(passes, 2); /* 23 MiB in 8 MiB budgets (io_uring's and aio's 32 MiB take it in one) */
     ck_assert(!preempt_persist_busy_(p));
+    ck_assert_int_eq(preempt_persist_backend_(p), want == PREEMPT_PERSIST_AUTO ? preempt_persist_backend_(p) : want);
+    if (want == PREEMPT_PERSIST_AIO) /* the buffers' files went past the page cache */
+        for (int i = 0; i < 2; i++)
+            ck_assert_uint_eq(cached_pages(b[i].fd, len[i]), 0);
     for (int i = 0; i < 3; i++) {
         unsigned char *back = malloc(len[i]);
+        struct stat st;
 
         ck_assert(b[i].durable);
+        ck_assert_int_eq(fstat(b[i].fd, &st), 0);
+        ck_assert_int_eq(st.st_size, (off_t)len[i]); /* no zeros of an aligned write's tail left */
+        ck_assert_int_eq(fcntl(b[i].fd, F_GETFL) & O_DIRECT, 0); /* the descriptor as it was */
         ck_assert_uint_eq(b[i].size, len[i]);
         ck_assert_uint_eq(b[i].crc32c, preempt_crc32c_(0, data[i], len[i]));
         ck_assert_int_eq(pread(b[i].fd, back, len[i], 0), (ssize_t)len[i]);
@@ -214,8 +274,8 @@ END_TEST
  * does the rest. */
 START_TEST(test_engine_long_steps)
 {
-    enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
     struct event_base *base = event_base_new();
+    enum preempt_persist_backend want = engine_backend(_i, base);
     size_t len[2] = { (size_t)160 << 20, (size_t)32 << 20 };
     unsigned char *data[2];
     struct preempt_persist_blob b[2];
@@ -223,8 +283,6 @@ START_TEST(test_engine_long_steps)
     struct outcome o = { 0 };
     char path[300];
 
-    if (want == PREEMPT_PERSIST_URING && !uring_permitted(base))
-        want = PREEMPT_PERSIST_AUTO;
     ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
     for (int i = 0; i < 2; i++) {
         ck_assert_ptr_nonnull(data[i] = malloc(len[i]));
@@ -268,19 +326,19 @@ END_TEST
 /* A full disk (/dev/full): the persist fails with -ENOSPC, once. */
 START_TEST(test_engine_full_disk)
 {
-    enum preempt_persist_backend want = _i == 0 ? PREEMPT_PERSIST_URING : PREEMPT_PERSIST_CHUNKED;
     struct event_base *base = event_base_new();
+    enum preempt_persist_backend want = engine_backend(_i, base);
     size_t len = (size_t)9 << 20;
     unsigned char *data = pattern(len, 7);
     struct preempt_persist_blob b = { .fd = open("/dev/full", O_WRONLY | O_CLOEXEC), .data = data, .len = len };
     struct preempt_persist *p;
     struct outcome o = { 0 };
 
-    if (want == PREEMPT_PERSIST_URING && !uring_permitted(base))
-        want = PREEMPT_PERSIST_AUTO;
     ck_assert_int_ge(b.fd, 0);
     ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
     ck_assert_int_eq(preempt_persist_start_(p, &b, 1, on_done, &o), 0);
+    if (want == PREEMPT_PERSIST_AIO) /* a device that refuses O_DIRECT: this persist is chunked */
+        ck_assert_int_eq(preempt_persist_backend_(p), PREEMPT_PERSIST_CHUNKED);
     run_until_done(base, p, &o);
     ck_assert_int_eq(o.status, -ENOSPC);
     ck_assert(!b.durable);
@@ -292,8 +350,28 @@ START_TEST(test_engine_full_disk)
 }
 END_TEST
 
+/* The child's seccomp filter: io_uring_setup(), and also io_setup() when
+ * aio_too, fail with EPERM, as container profiles make them. */
+static int forbid(bool aio_too)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, aio_too ? __NR_io_setup : __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+        return -1;
+    return 0;
+}
+
 /* Where a seccomp profile forbids io_uring (Docker's default does), AUTO
- * falls back to chunks and says why; asking for io_uring itself fails. */
+ * falls back to Linux AIO (which that profile permits), and where it
+ * forbids both, to chunks, and says why; asking for one forbidden itself
+ * fails. A persist in the child then runs with what was chosen. */
 START_TEST(test_engine_seccomp_fallback)
 {
     pid_t pid = fork();
@@ -301,28 +379,40 @@ START_TEST(test_engine_seccomp_fallback)
 
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        struct sock_filter f[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+        bool aio_too = _i == 1;
         struct event_base *base;
         struct preempt_persist *p;
         const char *why = NULL;
+        static unsigned char data[3 << 20];
+        struct preempt_persist_blob b;
+        struct outcome o = { 0 };
+        char path[300];
 
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+        if (forbid(aio_too) < 0)
             _exit(90);
         base = event_base_new();
         if (preempt_persist_new_(base, PREEMPT_PERSIST_URING, &p, NULL) != -EPERM)
             _exit(91);
-        if (preempt_persist_new_(base, PREEMPT_PERSIST_AUTO, &p, &why) != 0)
+        if (aio_too && preempt_persist_new_(base, PREEMPT_PERSIST_AIO, &p, NULL) != -EPERM)
             _exit(92);
-        if (preempt_persist_backend_(p) != PREEMPT_PERSIST_CHUNKED)
+        if (preempt_persist_new_(base, PREEMPT_PERSIST_AUTO, &p, &why) != 0)
             _exit(93);
-        if (!why || !strstr(why, "not permitted"))
+        if (preempt_persist_backend_(p) != (aio_too ? PREEMPT_PERSIST_CHUNKED : PREEMPT_PERSIST_AIO))
             _exit(94);
+        if (!why || !strstr(why, aio_too ? "neither io_uring nor Linux AIO is permitted" : "io_uring is not permitted"))
+            _exit(95);
+        memset(data, 7, sizeof(data));
+        (void)snprintf(path, sizeof(path), "%s/seccomp%d", dir, _i);
+        b = (struct preempt_persist_blob){ .fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+                                           .data = data, .len = sizeof(data) - 1 };
+        if (b.fd < 0 || preempt_persist_start_(p, &b, 1, on_done, &o) < 0)
+            _exit(96);
+        for (int i = 0; i < 100000 && !o.calls; i++) {
+            preempt_persist_kick_(p, 0);
+            (void)event_base_loop(base, EVLOOP_ONCE);
+        }
+        if (o.calls != 1 || o.status != 0 || b.crc32c != preempt_crc32c_(0, data, sizeof(data) - 1))
+            _exit(97);
         preempt_persist_free_(p);
         event_base_free(base);
         _exit(0);
@@ -530,8 +620,12 @@ START_TEST(test_two_phase_checkpoint)
     ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
     ck_assert_uint_eq(st.saves, 1);
     ck_assert_uint_eq(st.committed_step, step);
-    ck_assert_ptr_nonnull(strstr(r.log, _i == 0 && uring_permitted(base) ? "persisted with io_uring"
-                                                                         : "persisted with chunked"));
+    {
+        char said[64];
+
+        (void)snprintf(said, sizeof(said), "persisted with %s on the loop", running_backend(_i, base));
+        ck_assert_msg(strstr(r.log, said), "the log lacks \"%s\": %s", said, r.log);
+    }
     h = preempt_handler_free(h);
     /* a restart restores every byte */
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
@@ -884,9 +978,12 @@ START_TEST(test_backend_setting)
     ck_assert_int_eq(setenv("PREEMPT_PERSIST", "threads", 1), 0);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EINVAL);
     ck_assert_ptr_nonnull(strstr(r.log, "PREEMPT_PERSIST=threads"));
-    ck_assert_int_eq(setenv("PREEMPT_PERSIST", "chunked", 1), 0);
-    ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
-    h = preempt_handler_free(h);
+    ck_assert_ptr_nonnull(strstr(r.log, "not one of auto, io_uring, aio, chunked"));
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+        ck_assert_int_eq(setenv("PREEMPT_PERSIST", backends[i], 1), 0);
+        ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), 0);
+        h = preempt_handler_free(h);
+    }
 }
 END_TEST
 
@@ -897,18 +994,18 @@ int main(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, test_engine_writes_and_checksums, 0, 2);
-    tcase_add_loop_test(tc, test_engine_long_steps, 0, 2);
-    tcase_add_loop_test(tc, test_engine_full_disk, 0, 2);
-    tcase_add_test(tc, test_engine_seccomp_fallback);
+    tcase_add_loop_test(tc, test_engine_writes_and_checksums, 0, 3);
+    tcase_add_loop_test(tc, test_engine_long_steps, 0, 3);
+    tcase_add_loop_test(tc, test_engine_full_disk, 0, 3);
+    tcase_add_loop_test(tc, test_engine_seccomp_fallback, 0, 2);
     tcase_add_test(tc, test_periodic_multiple_during_persist);
-    tcase_add_loop_test(tc, test_two_phase_checkpoint, 0, 2);
-    tcase_add_loop_test(tc, test_free_during_persist, 0, 2);
-    tcase_add_loop_test(tc, test_notice_during_persist, 0, 2);
-    tcase_add_loop_test(tc, test_supersede_during_persist, 0, 2);
-    tcase_add_loop_test(tc, test_final_save_waits, 0, 2);
-    tcase_add_loop_test(tc, test_done_during_persist, 0, 2);
-    tcase_add_loop_test(tc, test_done_during_persist_sync, 0, 2);
+    tcase_add_loop_test(tc, test_two_phase_checkpoint, 0, 3);
+    tcase_add_loop_test(tc, test_free_during_persist, 0, 3);
+    tcase_add_loop_test(tc, test_notice_during_persist, 0, 3);
+    tcase_add_loop_test(tc, test_supersede_during_persist, 0, 3);
+    tcase_add_loop_test(tc, test_final_save_waits, 0, 3);
+    tcase_add_loop_test(tc, test_done_during_persist, 0, 3);
+    tcase_add_loop_test(tc, test_done_during_persist_sync, 0, 3);
     tcase_add_test(tc, test_backend_setting);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
