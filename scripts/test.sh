@@ -4,7 +4,8 @@
 # scripts/test.sh: the whole test suite, as the README and CI run it.
 # Installs what is missing, builds with warnings as errors, runs make check,
 # the unit tests and the reference trainer under valgrind, and make distcheck,
-# whose build from the tarball runs the whole suite again under
+# whose build from the tarball runs the suite again (but the PyTorch,
+# packaging, ABI and long-step tests: Makefile.am says why) under
 # AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer, with
 # the fault points compiled in (tests/faults.sh then sweeps them), and then
 # builds the examples against its installed prefix with pkg-config alone

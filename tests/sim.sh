@@ -16,8 +16,12 @@
 # these 2000 seeds fail).
 . "$top_srcdir/tests/lib.sh"
 SIM="$top_builddir/tests/sim/preempt-sim"
+# Under the sanitizers, which check the memory of the code these runs
+# take (the main build checks the protocol's cases), half the seeds.
+SEEDS=2000 SEEDS_MORE=1000
+[ -z "${SANITIZE:-}" ] || { SEEDS=1000 SEEDS_MORE=500; }
 
-if expect_rc 0 "$SIM" --seeds "${SIM_SEEDS:-2000}" --trace-dir "$TMP"; then
+if expect_rc 0 "$SIM" --seeds "${SIM_SEEDS:-$SEEDS}" --trace-dir "$TMP"; then
     expect_output "violations"
     expect_output ", 0 violations"
     expect_output "; 0 protocol errors" # no worker ever found itself past the agreed step
@@ -36,7 +40,7 @@ sed 's/^/    /' "$TMP/out" | tail -n 3
 # notice that supersedes a periodic checkpoint persisting 3 s from its end
 # (seed 1649, supersedes): the notice's worker raises the step past its own,
 # every worker follows that one record, and the job commits the new step.
-if expect_rc 0 "$SIM" --seeds 1000 --two-phase; then
+if expect_rc 0 "$SIM" --seeds "$SEEDS_MORE" --two-phase; then
     expect_output ", 0 violations"
     expect_output "; 0 protocol errors" # without the raise-past rows: 11 in the first 200 seeds
 fi
@@ -77,7 +81,7 @@ expect_output "7 stopped at the job's stop step, 3 were past it at the commit"
 # and both paths taken (the figures are not zero). With the table's
 # job-unusable row sending workers to train instead, 20 of 300 seeds
 # failed ("trains from step N, whose shard it cannot use").
-if expect_rc 0 "$SIM" --seeds 1000 --restore-faults; then
+if expect_rc 0 "$SIM" --seeds "$SEEDS_MORE" --restore-faults; then
     expect_output ", 0 violations"
     expect "restore faults: some steps set aside" grep -Eq 'restores: [1-9][0-9]* steps set aside' "$TMP/out"
     expect "restore faults: some start-ups failed everywhere" \
