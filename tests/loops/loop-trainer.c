@@ -16,7 +16,7 @@
  *                 step and every process()) fires
  *   --idiom every process() on every turn of the loop as well
  *   --two-phase   saves hand the model over as a snapshot (persisted on the
- *                 loop), and a 24 MiB optimizer state beside it (so that the
+ *                 loop), and a 96 MiB optimizer state beside it (so that the
  *                 persist spans steps); --checkpoint-at N asks for a
  *                 checkpoint at run N
  *
@@ -114,10 +114,12 @@ static void rearm(struct trainer *t);
 static void stop_loop(struct trainer *t);
 
 /* --two-phase: the optimizer's state beside the model, handed over as a
- * second snapshot: big enough (24 MiB, three of the chunked backend's
- * 8 MiB budgets) that its persist spans several steps with either
- * backend, as a real model's does; restores ignore it. */
-#define BALLAST_BYTES ((size_t)24 << 20)
+ * second snapshot: big enough (96 MiB, three of io_uring's and aio's
+ * 32 MiB budgets per step boundary) that its persist spans several steps
+ * with every backend, as a real model's does (with 24 MiB, aio's writes
+ * past the page cache were durable one step after the save, once);
+ * restores ignore it. */
+#define BALLAST_BYTES ((size_t)96 << 20)
 
 static void release_ballast(void *data, void *ud)
 {
