@@ -344,7 +344,6 @@ static int submit(struct preempt_persist *p)
     return r;
 }
 
-
 /* ---- Linux AIO, past the page cache --------------------------------------------------- */
 
 static uint64_t dio_round(uint64_t n)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
 # Two-phase saves in the field, with each backend (io_uring, Linux AIO
-# past the page cache, and the chunked fallback): the reference trainer hands its model over as a
-# snapshot (--two-phase) and trains on while the library persists it. A
+# past the page cache, and the chunked fallback): the reference trainer
+# hands its model over as a snapshot (--two-phase) and trains on while the
+# library persists it. A
 # preemption with a grace period, periodic checkpoints, a SIGKILL in each
 # phase of a persist, and a job of two workers on a real etcd; every
 # restart resumes bitwise. No timed assertions: waits only bound hangs.
