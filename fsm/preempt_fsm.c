@@ -424,6 +424,15 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
     f->step_dev_ms = (*dev_us + 999) / 1000;
 }
 
+void preempt_facts_measure_save_(struct preempt_facts *f, struct preempt_save_times *t, uint64_t ms, bool paced)
+{
+    uint64_t *longest = paced ? &t->paced_ms : &t->awaited_ms;
+
+    if (ms > *longest)
+        *longest = ms;
+    f->save_ms = t->awaited_ms ? t->awaited_ms : t->paced_ms;
+}
+
 bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last)
 {
     return every && run / every > last / every;

@@ -335,6 +335,23 @@ void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
  * ms) from them: what every shell does with a measured step. */
 void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
 
+/* The saves a shell measured, as the planner needs them: the longest
+ * awaited (a synchronous save; a two-phase save whose persist ran back to
+ * back while the trainer waited, as a final save's does; another worker's
+ * that the job reported; a restored manifest's), and the longest paced
+ * (a two-phase save whose persist went one budget per step boundary while
+ * training went on: its time from the snapshot's start to the commit
+ * counts the steps between, so it is longer than the same save awaited). */
+struct preempt_save_times {
+    uint64_t awaited_ms, paced_ms;
+};
+
+/* A save took ms (paced: as above): the facts' save_ms, what the planner
+ * expects a final save to take, becomes the longest awaited save, or,
+ * before one was measured, the longest paced one (an estimate that errs
+ * long: training time given up, never a deadline missed). */
+void preempt_facts_measure_save_(struct preempt_facts *f, struct preempt_save_times *t, uint64_t ms, bool paced);
+
 /* What the trainer does in context c after @p run steps: train, save
  * (save_asked: a begin-save is pending), wait for the loop, or exit
  * (preempt_action()'s rule). While the job agrees, training goes on; a

@@ -46,6 +46,7 @@ typedef void (*preempt_ckpt_log_fn)(int level, const char *msg, void *arg);
 struct preempt_ckpt_info {
     uint64_t step, run, generation;
     uint64_t save_ms;             /* how long its save took (0: unknown, older manifests) */
+    bool save_paced;              /* save_ms counts steps its persist waited for (preempt_ckpt_persisted_()) */
     uint64_t bytes;               /* its blobs' total size */
     unsigned n_blobs;
     char path[4096];              /* the checkpoint's directory */
@@ -102,8 +103,10 @@ bool preempt_ckpt_two_phase_(const struct preempt_ckpt_writer *w);
 int preempt_ckpt_persist_blobs_(struct preempt_ckpt_writer *w, struct preempt_persist_blob *out, size_t *ret_n);
 /* They are durable: their sizes and checksums go into the manifest and
  * their descriptors are closed; preempt_ckpt_commit_() follows (before
- * this it refuses a writer with snapshots: -EINVAL). */
-void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n);
+ * this it refuses a writer with snapshots: -EINVAL). paced: the persist
+ * waited for steps while training went on (the manifest's save_paced). */
+void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n,
+                             bool paced);
 /* Closes the descriptors of preempt_ckpt_persist_blobs_() after a persist
  * that did not end (the writer is aborted next). */
 void preempt_ckpt_persist_close_(struct preempt_persist_blob *b, size_t n);

@@ -331,9 +331,12 @@ int preempt_ckpt_persist_blobs_(struct preempt_ckpt_writer *w, struct preempt_pe
     return 0;
 }
 
-void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n)
+void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt_persist_blob *b, size_t n,
+                             bool paced)
 {
     size_t k = 0;
+
+    w->m.save_paced = paced;
 
     for (pb_size_t i = 0; i < w->m.blobs_count && k < n; i++) {
         if (!w->snap[i] && !w->streamed[i])
@@ -416,6 +419,7 @@ static void fill_info(const struct preempt_ckpt_store *s, const lpckpt_Manifest 
     info->generation = m->generation;
     info->n_blobs = m->blobs_count;
     info->save_ms = m->save_ms;
+    info->save_paced = m->save_paced;
     info->bytes = 0;
     for (pb_size_t i = 0; i < m->blobs_count; i++)
         info->bytes += m->blobs[i].size;

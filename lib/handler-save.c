@@ -98,7 +98,8 @@ static void save_finished(struct preempt_handler *h, int status, const struct pr
     uint64_t ms = (hd_now_us(h) - h->save_t0_us + 999) / 1000;
 
     h->last_save_ms = ms;
-    preempt_worker_save_took_(&h->wk, ms); /* both phases: what a final save makes the trainer wait */
+    /* both phases; a persist that waited for steps counts only until an awaited save is known */
+    preempt_worker_save_took_(&h->wk, ms, !at_boundary && preempt_persist_paced_(h->persist));
     if (status == 0) {
         uint64_t bytes = h->store ? info->bytes : 0; /* without a directory the save is the caller's own */
 
@@ -142,7 +143,7 @@ static void on_persisted(int status, void *arg)
         uint64_t us = hd_now_us(h) - h->persist_t0_us;
 
         h->persist_rate = h->persist_bytes * 1000u / (us ? us : 1);
-        preempt_ckpt_persisted_(h->writer, h->pblobs, h->n_pblobs);
+        preempt_ckpt_persisted_(h->writer, h->pblobs, h->n_pblobs, preempt_persist_paced_(h->persist));
         status = preempt_ckpt_commit_(h->writer, &info); /* consumes the writer */
     } else {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "persisting the checkpoint at step %llu failed: %s",

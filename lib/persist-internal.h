@@ -121,6 +121,10 @@ void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us);
 /* eager: the trainer waits for the persist, so each pass kicks the next;
  * else one budget per kick. NULL-safe. */
 void preempt_persist_pace_(struct preempt_persist *p, bool eager);
+/* Whether the persist under way, or the last one, was paced: a step
+ * boundary kicked it while it was not eager (its time then counts the
+ * steps it waited for). NULL-safe. */
+bool preempt_persist_paced_(const struct preempt_persist *p);
 enum preempt_persist_backend preempt_persist_backend_(const struct preempt_persist *p);
 const char *preempt_persist_backend_name_(enum preempt_persist_backend b); /* "auto", "io_uring", "aio", "chunked" */
 /* The backend named (as above, or NULL/"" for auto): 0, or -EINVAL. */

@@ -61,6 +61,7 @@ struct preempt_persist {
     uint64_t rate;           /* measured bytes of the loop thread's work per ms (0: not yet) */
     uint64_t write_len;      /* io_uring: bytes per write (more with long steps) */
     bool eager;              /* the trainer waits: passes follow each other */
+    bool paced;              /* the persist under way (or the last) spanned a step boundary while training went on */
     unsigned char *scratch;  /* read-back buffer of blobs the trainer wrote */
     preempt_persist_done_fn done;
     void *arg;
@@ -625,12 +626,10 @@ static void on_pass(evutil_socket_t fd, short what, void *arg)
         next_pass(p); /* work is left that this thread can do now (else the kernel's completions wake it) */
 }
 
-void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us)
+static void kick(struct preempt_persist *p, uint64_t step_us)
 {
     uint64_t w = PREEMPT_PERSIST_CHUNK;
 
-    if (!p || !p->blobs)
-        return;
     p->budget = pass_bytes(p);
     p->slice_us = step_us / PREEMPT_PERSIST_STEP_SHARE;
     if (p->rate && p->slice_us) { /* long steps: larger writes, so that a boundary's writes span its slice */
@@ -646,13 +645,27 @@ void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us)
     next_pass(p);
 }
 
+void preempt_persist_kick_(struct preempt_persist *p, uint64_t step_us)
+{
+    if (!p || !p->blobs)
+        return;
+    if (!p->eager)
+        p->paced = true; /* a step ended while the persist waited for the next boundary */
+    kick(p, step_us);
+}
+
+bool preempt_persist_paced_(const struct preempt_persist *p)
+{
+    return p && p->paced;
+}
+
 void preempt_persist_pace_(struct preempt_persist *p, bool eager)
 {
-    if (!p)
+    if (!p || !p->blobs)
         return;
     p->eager = eager;
     if (eager)
-        preempt_persist_kick_(p, 0);
+        kick(p, 0);
 }
 
 static void on_cq(evutil_socket_t fd, short what, void *arg)
@@ -827,8 +840,8 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
     p->failed = 0;
     p->done = done;
     p->arg = arg;
-    p->eager = false;
-    preempt_persist_kick_(p, 0);
+    p->eager = p->paced = false;
+    kick(p, 0);
     return 0;
 }
 

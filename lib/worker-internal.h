@@ -47,6 +47,7 @@ struct preempt_worker {
     uint64_t save_step;
     enum preempt_exit exit_reason;    /* valid in state exit */
     uint64_t step_ewma_us, step_dev_us; /* the step time's moving mean and mean deviation */
+    struct preempt_save_times saves;  /* the saves measured (the facts' save_ms comes from them) */
     const struct preempt_worker_ops *ops;
     void *arg;
 };
@@ -87,11 +88,14 @@ bool preempt_worker_may_checkpoint_(const struct preempt_worker *w);
  * membership lease for it and counts it. */
 void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us);
 
-/* A save took ms: this worker's own, or the slowest of a round the job
- * committed (the coordinator's job_save). The planner plans with the
- * slowest seen, so that the final round is opened in time for the slowest
- * worker of the job, not only for this one. */
-void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms);
+/* A save took ms: this worker's own, the slowest of a round the job
+ * committed (the coordinator's job_save), or the restored checkpoint's.
+ * The planner plans with the slowest seen, so that the final round is
+ * opened in time for the slowest worker of the job, not only for this one;
+ * a paced save (a two-phase save that persisted while training went on)
+ * counts only until an awaited one is known
+ * (preempt_facts_measure_save_()). */
+void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, bool paced);
 
 /* Tells the machine the step its run counter reached, while a notice is
  * known (in idle the machine has nothing to do with steps). */

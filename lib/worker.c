@@ -134,12 +134,9 @@ void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us)
     f->run++;
 }
 
-void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms)
+void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, bool paced)
 {
-    struct preempt_facts *f = preempt_sm_facts_(w->sm);
-
-    if (ms > f->save_ms)
-        f->save_ms = ms;
+    preempt_facts_measure_save_(preempt_sm_facts_(w->sm), &w->saves, ms, paced);
 }
 
 void preempt_worker_reached_(struct preempt_worker *w)

@@ -119,6 +119,33 @@ for at in 42 44; do
     eq "notice at $at: bitwise" "$(field "$TMP/sup-$at-2.out" done state_digest)" "$SUP_REF"
 done
 
+# ---- the planner's save time: awaited saves, not paced ones ----
+# A preemption's last save is awaited: its persist runs back to back while
+# the trainer waits (final-save), and its manifest says so. The restart
+# plans with that time from the start; a periodic checkpoint's persist
+# then waits for steps (1 s steps, 96 MiB: more than a boundary's budget),
+# so its time from snapshot to commit counts them, longer than the awaited
+# save's (the check's precondition), and it must not become
+# the planner's figure (before: every later final save was planned as if
+# it waited for steps too, and a grace period gave up training for it).
+d=$TMP/plan
+PREEMPT_PERSIST=aio "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 98304 --two-phase --raise-at 3 \
+    --trace "$TMP/plan-1.trace" >"$TMP/plan-1.out" 2>"$TMP/plan-1.err"
+eq "planned saves: preempted, saved" "$?" 42
+expect "planned saves: the last save was awaited (no persisting state)" \
+    test -z "$(grep -e '-> persisting' "$TMP/plan-1.trace")"
+PREEMPT_PERSIST=aio "$TRAINER" --ckpt-dir "$d" --steps 10 --step-ms 1000 --state-kb 98304 --two-phase \
+    --save-every-steps 4 --verbose --trace "$TMP/plan-2.trace" >"$TMP/plan-2.out" 2>"$TMP/plan-2.err"
+eq "planned saves: the restart is done" "$?" 0
+restored=$(grep -m1 -o 'save-ms=[0-9]*' "$TMP/plan-2.trace")
+paced=$(sed -n 's/.*checkpoint at step [0-9]* committed in \([0-9]*\) ms (snapshot.*/\1/p' "$TMP/plan-2.err" | head -n 1)
+expect "planned saves: the restart knows the awaited save's time (${restored:-none})" test -n "$restored"
+expect "planned saves: a periodic checkpoint persisted over steps (${paced:-none} ms, ${restored:-none})" \
+    test "${paced:-0}" -gt "${restored#save-ms=}"
+eq "planned saves: the planner kept the awaited time" "$(grep -o 'save-ms=[0-9]*' "$TMP/plan-2.trace" | sort -u)" \
+    "$restored"
+expect_rc 0 "$REPLAY" --quiet "$TMP/plan-2.trace"
+
 # The same in a job of two workers on etcd: a 128 MiB state of cheap steps
 # (--step-kb: a step updates 64 KiB of it), so that a persist takes 16
 # boundaries whatever the build (chunked: 8 MiB a boundary; a twentieth of

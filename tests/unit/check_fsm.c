@@ -994,6 +994,30 @@ START_TEST(test_step_stats_follow_mean_and_deviation)
 }
 END_TEST
 
+/* A paced save (a two-phase save whose persist waited for steps) is the
+ * planner's figure only until an awaited one is known; then the longest
+ * awaited save is, however long the paced ones take. */
+START_TEST(test_paced_saves_count_until_an_awaited_one)
+{
+    struct preempt_facts f = { 0 };
+    struct preempt_save_times t = { 0 };
+
+    preempt_facts_measure_save_(&f, &t, 3000, true);
+    ck_assert_uint_eq(f.save_ms, 3000); /* nothing better known: it errs long */
+    preempt_facts_measure_save_(&f, &t, 2000, true);
+    ck_assert_uint_eq(f.save_ms, 3000); /* the longest */
+    preempt_facts_measure_save_(&f, &t, 400, false);
+    ck_assert_uint_eq(f.save_ms, 400); /* an awaited save: what a final save takes */
+    preempt_facts_measure_save_(&f, &t, 5000, true);
+    ck_assert_uint_eq(f.save_ms, 400);
+    preempt_facts_measure_save_(&f, &t, 300, false);
+    ck_assert_uint_eq(f.save_ms, 400); /* the longest awaited */
+    preempt_facts_measure_save_(&f, &t, 900, false);
+    ck_assert_uint_eq(f.save_ms, 900);
+    ck_assert_uint_eq(t.paced_ms, 5000);
+}
+END_TEST
+
 START_TEST(test_plan_tf_ignores_save_time)
 {
     struct preempt_facts f = facts(0, 60000);
@@ -1332,6 +1356,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_training_goes_on_to_the_cap);
     tcase_add_test(tc, test_plan_measured_budgets_step_deviation);
     tcase_add_test(tc, test_step_stats_follow_mean_and_deviation);
+    tcase_add_test(tc, test_paced_saves_count_until_an_awaited_one);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("check");

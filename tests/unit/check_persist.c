@@ -240,6 +240,7 @@ START_TEST(test_engine_writes_and_checksums)
     ck_assert_int_eq(o.status, 0);
     if (preempt_persist_backend_(p) == PREEMPT_PERSIST_CHUNKED)
         ck_assert_int_gt(passes, 2); /* 23 MiB in 8 MiB budgets (io_uring's and aio's 32 MiB take it in one) */
+    ck_assert(preempt_persist_paced_(p)); /* kicked by boundaries: its time counts them */
     ck_assert(!preempt_persist_busy_(p));
     ck_assert_int_eq(preempt_persist_backend_(p), want == PREEMPT_PERSIST_AUTO ? preempt_persist_backend_(p) : want);
     if (want == PREEMPT_PERSIST_AIO) /* the buffers' files went past the page cache */
@@ -261,6 +262,46 @@ START_TEST(test_engine_writes_and_checksums)
         free(data[i]);
         (void)close(b[i].fd);
     }
+    preempt_persist_free_(p);
+    event_base_free(base);
+}
+END_TEST
+
+/* A persist the trainer waits for runs back to back and is not paced (its
+ * time is what a final save takes); one that a step boundary kicked while
+ * training went on is, even if it was awaited after (a save's time that
+ * counts steps: the planner's figure only until an awaited one is known). */
+START_TEST(test_engine_paced_or_awaited)
+{
+    struct event_base *base = event_base_new();
+    enum preempt_persist_backend want = engine_backend(_i, base);
+    size_t len = (size_t)48 << 20; /* more than a pass: chunked's and io_uring's */
+    unsigned char *data = pattern(len, 7);
+    struct preempt_persist *p;
+    char path[300];
+
+    ck_assert_int_eq(preempt_persist_new_(base, want, &p, NULL), 0);
+    ck_assert(!preempt_persist_paced_(p));
+    for (int kicked = 0; kicked < 2; kicked++) {
+        struct preempt_persist_blob b;
+        struct outcome o = { 0 };
+
+        (void)snprintf(path, sizeof(path), "%s/paced%d", dir, kicked);
+        b = (struct preempt_persist_blob){ .fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+                                           .data = data, .len = len };
+        ck_assert_int_ge(b.fd, 0);
+        ck_assert_int_eq(preempt_persist_start_(p, &b, 1, on_done, &o), 0);
+        if (kicked) /* a boundary while training goes on, then the trainer waits */
+            preempt_persist_kick_(p, 0);
+        preempt_persist_pace_(p, true);
+        for (int i = 0; i < 100000 && !o.calls; i++)
+            ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
+        ck_assert_int_eq(o.calls, 1);
+        ck_assert_int_eq(o.status, 0);
+        ck_assert(preempt_persist_paced_(p) == (kicked == 1));
+        (void)close(b.fd);
+    }
+    free(data);
     preempt_persist_free_(p);
     event_base_free(base);
 }
@@ -996,6 +1037,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, test_engine_writes_and_checksums, 0, 3);
     tcase_add_loop_test(tc, test_engine_long_steps, 0, 3);
+    tcase_add_loop_test(tc, test_engine_paced_or_awaited, 0, 3);
     tcase_add_loop_test(tc, test_engine_full_disk, 0, 3);
     tcase_add_loop_test(tc, test_engine_seccomp_fallback, 0, 2);
     tcase_add_test(tc, test_periodic_multiple_during_persist);
