@@ -739,7 +739,13 @@ kill "$FPID" 2>/dev/null
 kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
 job_wait 60
 eq "episodes: every worker saved and exited 42" "$RCS" "42 42 42"
-eq "episodes: two checkpoints each" "$(count_events "$TMP/adv2.0.out" saved)" 2
+# committed ones: a worker past a round's step raises it, and one that had
+# saved at the old step saves again (its first copy dropped; README "Known
+# limits"): seen once, 3 saves and 2 commits
+for _i in 0 1 2; do
+    eq "episodes: worker $_i has two checkpoints committed" \
+        "$(grep -c 'the job committed step' "$TMP/adv2.$_i.err")" 2
+done
 eq "episodes: the second at one step" "$(same adv2 3 saved step)" "$(field "$TMP/adv2.1.out" saved step)"
 expect "episodes: episode 1 agreed its step" sh -c \
     "etcdctl --endpoints=$ETCD_URL get --keys-only /preempt/adv2/1/e1/r0/agreed | grep -q agreed"

@@ -198,7 +198,7 @@ job_start stopref 2 --steps 100 --state-kb 98304 --step-kb 64 --allreduce "$(fre
 job_wait 90
 eq "stop ref: done" "$RCS" "0 0"
 STOP_REF=$(same stopref 2 done state_digest)
-for be in chunked io_uring; do
+for be in chunked io_uring aio; do
     export PREEMPT_PERSIST=$be
     tag=stop-$be
     JOB_ARGS_0="--raise-after-save 1:1"
