@@ -337,7 +337,6 @@ void preempt_ckpt_persisted_(struct preempt_ckpt_writer *w, const struct preempt
     size_t k = 0;
 
     w->m.save_paced = paced;
-
     for (pb_size_t i = 0; i < w->m.blobs_count && k < n; i++) {
         if (!w->snap[i] && !w->streamed[i])
             continue;

@@ -13,7 +13,9 @@
 #include "coord-state.h"
 
 /* The coordinator's declared machines (decl-internal.h): one input each. */
-static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in);
+static unsigned decl_step(struct preempt_coord *c, const struct preempt_decl *m, unsigned instance, unsigned *state,
+                          unsigned in);
+#define decl_in(c, m, state, in) decl_step(c, m, 0, state, in) /* a machine the coordinator has one of */
 
 /* ---- effects ------------------------------------------------------------------------------------ */
 
@@ -172,12 +174,13 @@ static void claim_send(struct preempt_coord *c)
 }
 
 /* One step of a declared machine (decl-internal.h), logged; its action. */
-static unsigned decl_in(struct preempt_coord *c, const struct preempt_decl *m, unsigned *state, unsigned in)
+static unsigned decl_step(struct preempt_coord *c, const struct preempt_decl *m, unsigned instance, unsigned *state,
+                          unsigned in)
 {
     unsigned from = *state, a;
     bool listed;
 
-    a = preempt_decl_step_traced_(m, state, in, &listed, &c->decl_trace);
+    a = preempt_decl_step_traced_(m, instance, state, in, &listed, &c->decl_trace);
     if (listed)
         CLOG(c, 0, "%s: %s --%s--> %s (%s)", m->name, preempt_decl_state_(m, from), preempt_decl_input_(m, in),
              preempt_decl_state_(m, *state), preempt_decl_action_(m, a));
@@ -277,7 +280,7 @@ void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in)
 
 enum preempt_dec_action coord_dec_in(struct preempt_coord *c, unsigned k, enum preempt_dec_input in)
 {
-    unsigned st = c->r[k].dec, a = decl_in(c, &preempt_dec_decl_, &st, in);
+    unsigned st = c->r[k].dec, a = decl_step(c, &preempt_dec_decl_, k + 1, &st, in); /* instance: the round + 1 */
 
     c->r[k].dec = (enum preempt_dec_state)st;
     return (enum preempt_dec_action)a;

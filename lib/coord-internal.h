@@ -44,6 +44,8 @@ struct preempt_coord_cfg {
                                   ones (preempt_coord_plan_); theirs are set aside */
     struct preempt_decl_tracer decl_trace; /* told every transition of start-up's and the coordinator's declared
                                               machines (decl-internal.h); fn NULL: nobody */
+    unsigned phase_no;         /* start-up: the number a phase begun now gives its machines in the trace (the
+                                  caller counts its phases from 1; decl-internal.h's instance) */
 };
 
 /* What start-up agreed. */

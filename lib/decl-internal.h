@@ -48,15 +48,20 @@ unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsig
 
 /* Who is told each transition of a declared machine: a trace writer (the
  * handler's text trace: "decl" lines, which preempt-replay steps again
- * through the table). fn NULL: nobody. */
+ * through the table). fn NULL: nobody. instance: which of the machine's
+ * instances stepped: 0 for a machine a worker has one of; a round's
+ * decision machine its round + 1; a start-up phase's machines (phase-end,
+ * offer, shape, await) the phase's number (struct preempt_coord_cfg's
+ * phase_no), so that each instance is replayed from its first state. */
 struct preempt_decl_tracer {
-    void (*fn)(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action, void *arg);
+    void (*fn)(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
+               unsigned action, void *arg);
     void *arg;
 };
 
 /* preempt_decl_step_(), and a row that matched told to tr (NULL: nobody). */
-unsigned preempt_decl_step_traced_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed,
-                                   const struct preempt_decl_tracer *tr);
+unsigned preempt_decl_step_traced_(const struct preempt_decl *m, unsigned instance, unsigned *state, unsigned input,
+                                   bool *listed, const struct preempt_decl_tracer *tr);
 /* The machine of preempt_decls_ named name, and the index of a state,
  * input or action by name (-1: none). */
 const struct preempt_decl *preempt_decl_find_(const char *name);

@@ -58,13 +58,13 @@ const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a)
     return text_of(m->action_names, m->n_actions, a);
 }
 
-unsigned preempt_decl_step_traced_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed,
-                                   const struct preempt_decl_tracer *tr)
+unsigned preempt_decl_step_traced_(const struct preempt_decl *m, unsigned instance, unsigned *state, unsigned input,
+                                   bool *listed, const struct preempt_decl_tracer *tr)
 {
     unsigned from = *state, a = preempt_decl_step_(m, state, input, listed);
 
     if (*listed && tr && tr->fn)
-        tr->fn(m, from, input, *state, a, tr->arg);
+        tr->fn(m, instance, from, input, *state, a, tr->arg);
     return a;
 }
 

@@ -190,7 +190,7 @@ void hd_drop_persist(struct preempt_handler *h, const char *why);
 void hd_persist_pace(struct preempt_handler *h);
 void hd_sync_finish(struct preempt_handler *h);
 void hd_start_hold(struct preempt_handler *h, const char *line);
-void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,
-                   void *arg);
+void hd_decl_trace(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
+                   unsigned action, void *arg);
 
 #endif

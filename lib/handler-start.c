@@ -277,6 +277,7 @@ static void join_job(struct preempt_handler *h)
             st->n_pend++;
         }
     free(ps);
+    st->cc.phase_no++; /* the phase's machines in the trace */
     r = preempt_coord_join_begin_(st->base, &st->cc, steps, n, st->pend, st->n_pend, &h->joined, st->msg,
                                   sizeof(st->msg), on_job_joined, h, &st->phase);
     free(steps);
@@ -374,10 +375,13 @@ static void restore_job_step(struct preempt_handler *h)
 static void report_restore(struct preempt_handler *h, int mine)
 {
     struct start *st = h->start;
-    int r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-st->cb_r),
-                                          h->cfg.join_timeout_ms + 2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - st->t0),
-                                          &st->outcome, st->verdict, sizeof(st->verdict), st->msg, sizeof(st->msg),
-                                          on_job_restored, h, &st->phase);
+    int r;
+
+    st->cc.phase_no++; /* the phase's machines in the trace */
+    r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-st->cb_r),
+                                      h->cfg.join_timeout_ms + 2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - st->t0),
+                                      &st->outcome, st->verdict, sizeof(st->verdict), st->msg, sizeof(st->msg),
+                                      on_job_restored, h, &st->phase);
 
     if (r < 0)
         on_job_restored(r, h);
@@ -413,7 +417,7 @@ static void rst_step(struct preempt_handler *h, unsigned in, int r)
     struct start *st = h->start;
     unsigned from = st->rst;
     bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, &st->rst, in, &listed, &st->cc.decl_trace);
+    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &st->rst, in, &listed, &st->cc.decl_trace);
     char why[400];
 
     hd_log_msg(h, PREEMPT_LOG_DEBUG, "start-up: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_rst_decl_, from),

@@ -412,12 +412,12 @@ void hd_coord_answer(const struct preempt_view *v, const struct preempt_job_answ
 
 /* A transition of one of the job's declared machines (start-up's, the
  * coordinator's): traced as a "decl" line, which a replay steps again. */
-void hd_decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,
-                   void *arg)
+void hd_decl_trace(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
+                   unsigned action, void *arg)
 {
     struct preempt_handler *h = arg;
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n = preempt_trace_format_decl_(line, sizeof(line), hd_now_ms(h), m, from, input, to, action);
+    int n = preempt_trace_format_decl_(line, sizeof(line), hd_now_ms(h), m, instance, from, input, to, action);
 
     if (h->trace)
         trace_line(h, line, n);

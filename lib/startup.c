@@ -34,6 +34,7 @@ struct join {
      * times in io->mono_ms (0: off) */
     uint64_t t_keep, t_wait;          /* the lease's keep-alive; the wait for a holder's lease */
     enum preempt_pend_state end;      /* how the phase ends (phase-internal.h: declared) */
+    unsigned instance;                /* the phase's number: its machines' instance in the trace */
     bool watching;                    /* the awaited record is watched */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
@@ -281,7 +282,7 @@ static void await_in(struct join *j, enum preempt_watch_input in, const struct p
     bool listed;
     char key[PREEMPT_KEY_MAX];
 
-    a = preempt_decl_step_traced_(&preempt_await_decl_, &st, in, &listed, &j->cfg->decl_trace);
+    a = preempt_decl_step_traced_(&preempt_await_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
     j->await = (enum preempt_watch_state)st;
     if (a == PREEMPT_WATCH_DO_READ) {
         (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
@@ -457,7 +458,7 @@ static enum preempt_shape_action shape_in(struct join *j, enum preempt_shape_inp
 {
     unsigned st = j->shape;
     bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_shape_decl_, &st, in, &listed, &j->cfg->decl_trace);
+    unsigned a = preempt_decl_step_traced_(&preempt_shape_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
 
     j->shape = (enum preempt_shape_state)st;
     return (enum preempt_shape_action)a;
@@ -697,7 +698,7 @@ static void offer_in(struct join *j, enum preempt_offer_input in)
 {
     unsigned st = j->offer;
     bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_offer_decl_, &st, in, &listed, &j->cfg->decl_trace);
+    unsigned a = preempt_decl_step_traced_(&preempt_offer_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
 
     j->offer = (enum preempt_offer_state)st;
     switch ((enum preempt_offer_action)a) {
@@ -849,7 +850,7 @@ static bool join_end(struct join *j, enum preempt_pend_input in)
     unsigned st = j->end, a;
     bool listed;
 
-    a = preempt_decl_step_traced_(&preempt_pend_decl_, &st, in, &listed, &j->cfg->decl_trace);
+    a = preempt_decl_step_traced_(&preempt_pend_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
     j->end = (enum preempt_pend_state)st;
     switch ((enum preempt_pend_action)a) {
     case PREEMPT_PEND_DO_RUN_END:
@@ -948,6 +949,7 @@ static struct preempt_coord_phase *phase_begin(struct join *init, const struct p
         return NULL;
     }
     *j = *init;
+    j->instance = init->cfg->phase_no ? init->cfg->phase_no : 1;
     *ret_r = join_begin(j, io, io_arg, bound_ms, start);
     if (*ret_r < 0) {
         preempt_coord_phase_free_((struct preempt_coord_phase *)j);

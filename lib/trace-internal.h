@@ -58,17 +58,21 @@ struct preempt_trace_file {
 
 /* A transition of one of the job's declared machines (decl-internal.h:
  * start-up's and the coordinator's), in a text trace:
- *   decl t=MS m=MACHINE FROM --INPUT--> TO (ACTION)
- * preempt-replay steps each again through the machine's table. */
+ *   decl t=MS m=MACHINE[#I] FROM --INPUT--> TO (ACTION)
+ * #I names the instance of a machine a worker has several of (a round's
+ * decision, a start-up phase's machines; decl-internal.h); traces written
+ * before it do not. preempt-replay steps each again through the machine's
+ * table. */
 struct preempt_trace_decl {
     unsigned line;
     uint64_t t_ms;
     const struct preempt_decl *m;
+    unsigned instance; /* 0: not named */
     unsigned from, input, to, action;
 };
 
-int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m, unsigned from,
-                               unsigned input, unsigned to, unsigned action);
+int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m,
+                               unsigned instance, unsigned from, unsigned input, unsigned to, unsigned action);
 /* Steps each decl line's (from, input) through its machine's table and
  * compares the state and the action; an input a record causes (every
  * machine's next-episode, the episode machine's seen, the decision

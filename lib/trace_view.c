@@ -444,10 +444,14 @@ bad:
 
 /* ---- the declared machines' lines ---------------------------------------------------- */
 
-int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m, unsigned from,
-                               unsigned input, unsigned to, unsigned action)
+int preempt_trace_format_decl_(char *buf, size_t size, uint64_t t_ms, const struct preempt_decl *m,
+                               unsigned instance, unsigned from, unsigned input, unsigned to, unsigned action)
 {
-    return snprintf(buf, size, "decl t=%" PRIu64 " m=%s %s --%s--> %s (%s)", t_ms, m->name,
+    char inst[16] = "";
+
+    if (instance)
+        (void)snprintf(inst, sizeof(inst), "#%u", instance);
+    return snprintf(buf, size, "decl t=%" PRIu64 " m=%s%s %s --%s--> %s (%s)", t_ms, m->name, inst,
                     preempt_decl_state_(m, from), preempt_decl_input_(m, input), preempt_decl_state_(m, to),
                     preempt_decl_action_(m, action));
 }
@@ -462,22 +466,31 @@ static bool field(char *buf, size_t size, const char *p, size_t n)
     return true;
 }
 
-/* A "decl" line's fields (after "decl "), into d: t=MS m=MACHINE FROM
- * --INPUT--> TO (ACTION) (names may hold '-'; none holds a space). */
+/* A "decl" line's fields (after "decl "), into d: t=MS m=MACHINE[#I] FROM
+ * --INPUT--> TO (ACTION) (names may hold '-'; none holds a space or '#'). */
 static int decl_line(struct preempt_trace_decl *d, const char *s, char *err, size_t errsize)
 {
-    char t[32], m[64], from[64], in[64], to[64], act[64];
+    char t[32], m[64], from[64], in[64], to[64], act[64], *hash;
     const char *p, *q, *r, *e;
     int idx[4];
+    uint64_t inst = 0;
 
     if (sscanf(s, "t=%31s m=%63s", t, m) != 2 || !preempt_parse_u64_(t, &d->t_ms) ||
         !(p = strstr(s, " m=")) || !(p = strchr(p + 3, ' ')) || !(q = strstr(p + 1, " --")) ||
         !(r = strstr(q + 3, "--> ")) || !(e = strstr(r + 4, " (")) || e[strlen(e) - 1] != ')' ||
         !field(from, sizeof(from), p + 1, (size_t)(q - p - 1)) || !field(in, sizeof(in), q + 3, (size_t)(r - q - 3)) ||
         !field(to, sizeof(to), r + 4, (size_t)(e - r - 4)) || !field(act, sizeof(act), e + 2, strlen(e + 2) - 1)) {
-        (void)snprintf(err, errsize, "a decl line is not \"decl t=MS m=MACHINE FROM --INPUT--> TO (ACTION)\"");
+        (void)snprintf(err, errsize, "a decl line is not \"decl t=MS m=MACHINE[#I] FROM --INPUT--> TO (ACTION)\"");
         return -EINVAL;
     }
+    if ((hash = strchr(m, '#')) != NULL) { /* an instance of a machine a worker has several of */
+        *hash = '\0';
+        if (!preempt_parse_u64_(hash + 1, &inst) || inst == 0 || inst > 1000000) {
+            (void)snprintf(err, errsize, "a decl line of %s names instance '%.20s', not 1-1000000", m, hash + 1);
+            return -EINVAL;
+        }
+    }
+    d->instance = (unsigned)inst;
     if (!(d->m = preempt_decl_find_(m))) {
         (void)snprintf(err, errsize, "a decl line names machine '%.60s', which this build does not have", m);
         return -EINVAL;
@@ -587,47 +600,76 @@ static const char *decl_cause(const struct preempt_trace_file *t, const struct p
     return NULL;
 }
 
-/* The machines that exist once per trace (one start-up, one coordinator,
- * each machine starting in its first state): each line of one of them
- * must start where its last one ended. The two rounds' decision machines
- * (the line names neither) are held as a pair: a line must start where one
- * of them is. The joins' machines (a phase's end once per phase, an offer,
- * a shape and an await per join) are stepped line by line only. */
+/* Every machine's instance starts in its first state (0), and each of its
+ * lines must start where its last one ended: the machines a worker has
+ * one of (its start-up's, its coordinator's: unnamed lines), and the named
+ * instances of those it has several of (decl-internal.h: a round's
+ * decision, a start-up phase's machines). Traces written before instances
+ * were named: their two rounds' decision machines are held as a pair (a
+ * line must start where one of them is), their joins' machines (a phase's
+ * end, an offer, a shape, an await) are stepped line by line only. */
 static const struct preempt_decl *const continuous[] = {
     &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_, &preempt_lease_decl_,
     &preempt_ep_decl_,  &preempt_watch_decl_, &preempt_roll_decl_, &preempt_rst_decl_,
 };
 #define N_CONTINUOUS (sizeof(continuous) / sizeof(continuous[0]))
+#define MAX_INSTANCES 64 /* machine instances held (a start-up names up to six per attempt; more: line by line) */
+
+struct held_machine {
+    const struct preempt_decl *m;
+    unsigned instance, now, last_line;
+};
+
+/* The state a line's machine instance is held in (NULL: not held). */
+static struct held_machine *held_machine(struct held_machine *h, size_t *n, const struct preempt_trace_decl *d)
+{
+    bool one = false;
+
+    for (size_t m = 0; m < N_CONTINUOUS && !d->instance; m++)
+        one = one || continuous[m] == d->m;
+    if (!one && !d->instance)
+        return NULL;
+    for (size_t k = 0; k < *n; k++)
+        if (h[k].m == d->m && h[k].instance == d->instance)
+            return &h[k];
+    if (*n == MAX_INSTANCES)
+        return NULL;
+    h[*n] = (struct held_machine){ .m = d->m, .instance = d->instance };
+    return &h[(*n)++];
+}
 
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
-    size_t j = 0;
-    unsigned now[N_CONTINUOUS] = { 0 }, last_line[N_CONTINUOUS] = { 0 };
+    size_t j = 0, n_held = 0;
+    struct held_machine held[MAX_INSTANCES];
     unsigned rounds_in[PREEMPT_DEC__COUNT] = { 2 }; /* how many of the two decision machines are in each state */
 
     *ret_n = 0;
     for (size_t i = 0; i < t->n_decls; i++) {
         const struct preempt_trace_decl *d = &t->decls[i];
+        struct held_machine *h = held_machine(held, &n_held, d);
         const struct preempt_trace_job *before;
         const char *want;
         unsigned st = d->from, a;
         bool listed;
 
-        for (size_t m = 0; m < N_CONTINUOUS; m++) {
-            if (continuous[m] != d->m)
-                continue;
-            if (d->from != now[m]) { /* a transition left out, or a state changed untraced */
+        if (h) {
+            if (d->from != h->now) { /* a transition left out, or a state changed untraced */
+                char inst[16] = "";
+
+                if (d->instance)
+                    (void)snprintf(inst, sizeof(inst), "#%u", d->instance);
                 (void)snprintf(err, errsize,
-                               "decl line %u (line %u) diverges: %s starts from %s, but its machine is in %s (%s)",
-                               (unsigned)i + 1, d->line, d->m->name, preempt_decl_state_(d->m, d->from),
-                               preempt_decl_state_(d->m, now[m]),
-                               last_line[m] ? "after its transition before" : "its first state");
+                               "decl line %u (line %u) diverges: %s%s starts from %s, but its machine is in %s (%s)",
+                               (unsigned)i + 1, d->line, d->m->name, inst, preempt_decl_state_(d->m, d->from),
+                               preempt_decl_state_(d->m, h->now),
+                               h->last_line ? "after its transition before" : "its first state");
                 return 1;
             }
-            now[m] = d->to;
-            last_line[m] = d->line;
+            h->now = d->to;
+            h->last_line = d->line;
         }
-        if (d->m == &preempt_dec_decl_) {
+        if (d->m == &preempt_dec_decl_ && !d->instance) {
             if (d->from >= PREEMPT_DEC__COUNT || d->to >= PREEMPT_DEC__COUNT || !rounds_in[d->from]) {
                 (void)snprintf(err, errsize,
                                "decl line %u (line %u) diverges: decision starts from %s, but neither round's machine "

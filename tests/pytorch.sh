@@ -22,7 +22,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
-trap 'bg_kill; job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
 . "$top_srcdir/tests/python-lib.sh"
 DDP="$top_srcdir/examples/pytorch_ddp.py"
 export PYTHONFAULTHANDLER=1 # a rank ended by a fatal signal (the watchdog's SIGABRT below) prints its threads' stacks
@@ -170,26 +170,21 @@ lose lost-stop STOP hung
 # client's 2 s request bound, with a 3 s lease that would lapse inside
 # every step did it not grow. SIGTERM reaches rank 1 in the middle of a
 # step (the second one: the first is measured); the ranks, blocked in the
-# step's all-reduce between boundaries, still agree on one step. The case
-# waits through its steps (48 s, most of it asleep): it runs beside the
-# helper's and the loader's cases, which check no time.
-case_long() {
-    _t=long
-    ranks $_t --steps $STEPS --step-ms 4000 --lease-ttl-s 3
-    for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs $_t; return; }; done
-    sleep 6
-    # shellcheck disable=SC2086 # the pids, split
-    set -- $PIDS
-    kill -TERM "$2"
-    job_wait 180
-    eq "$_t: 4 s steps, a 3 s lease: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
-    S=$(same $_t $W exit saved_step)
-    expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 0"
-    [ "$failures" -eq 0 ] || logs $_t
-    restart $_t
-    eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
-}
-bg_start long case_long
+# step's all-reduce between boundaries, still agree on one step.
+_t=long
+ranks $_t --steps $STEPS --step-ms 4000 --lease-ttl-s 3
+for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs $_t; finish; }; done
+sleep 6
+# shellcheck disable=SC2086 # the pids, split
+set -- $PIDS
+kill -TERM "$2"
+job_wait 180
+eq "$_t: 4 s steps, a 3 s lease: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
+S=$(same $_t $W exit saved_step)
+expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 0"
+[ "$failures" -eq 0 ] || logs $_t
+restart $_t
+eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
 
 # The PyTorch helper.
 "$EXEC" -- $PY -m pytest -q -p no:cacheprovider "$top_srcdir/tests/python/test_torch_helper.py" >"$TMP/pytest" 2>&1
@@ -204,7 +199,6 @@ echo "loader: saved at step $S, batch $(( (S - 1) % 24 + 1 )) of epoch $(( (S - 
 restart loader --loader-workers 2
 eq "loader: bitwise the uninterrupted run's parameters" "$(same loader $W done digest)" "$LREF"
 [ "$failures" -eq 0 ] || logs loader
-bg_join long
 
 # Two-phase checkpoints: periodic ones persist while the ranks train on (a
 # blocking all-reduce in every step), then the preemption's; the restart

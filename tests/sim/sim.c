@@ -608,11 +608,11 @@ static void trace_add(struct worker *w, const char *line)
 /* A transition of a declared machine (start-up's, the coordinator's): a
  * "decl" line of the worker's trace, as the handler writes it, which
  * preempt-replay steps again. */
-static void decl_trace(const struct preempt_decl *m, unsigned from, unsigned input, unsigned to, unsigned action,
-                       void *arg)
+static void decl_trace(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
+                       unsigned action, void *arg)
 {
     char line[PREEMPT_TRACE_LINE_MAX];
-    int n = preempt_trace_format_decl_(line, sizeof(line), now_ms(), m, from, input, to, action);
+    int n = preempt_trace_format_decl_(line, sizeof(line), now_ms(), m, instance, from, input, to, action);
 
     if (n > 0 && (size_t)n < sizeof(line))
         trace_add(arg, line);
@@ -1306,6 +1306,7 @@ static void join(struct worker *w)
 
     for (unsigned k = 0; k < n_pend; k++)
         w->cpend[k] = (struct preempt_coord_pending){ .step = w->pend[k].step, .key = w->pend[k].key };
+    w->cc.phase_no++; /* the phase's machines in the trace, as the handler counts them */
     if (preempt_coord_join_begin_io_(&sim_io, io_open(w), &w->cc, w->shards, w->n_shards, w->cpend, n_pend,
                                      &w->join, w->smsg, sizeof(w->smsg), on_joined, w, &w->phase) < 0)
         violate("worker %d: start-up: %s", w->id, w->smsg);
@@ -1331,7 +1332,7 @@ static void rst_step(struct worker *w, unsigned in)
 {
     unsigned from = w->rst;
     bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, &w->rst, in, &listed, &w->cc.decl_trace);
+    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &w->rst, in, &listed, &w->cc.decl_trace);
     int cb_r = 0;
 
     if (W->verbose)
@@ -1388,6 +1389,7 @@ static void rst_step(struct worker *w, unsigned in)
                 preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, from));
         return;
     }
+    w->cc.phase_no++;
     if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join,
                                          preempt_rst_report_((enum preempt_rst_action)a), cb_r ? strerror(-cb_r) : NULL,
                                          w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "claim-internal.h"
+#include "decision-internal.h"
 #include "trace-internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -991,7 +992,7 @@ START_TEST(test_decl_lines)
     "decl t=8 m=restore restoring --restored--> barrier (report-ok)\n"
     ck_assert_ptr_nonnull(claim);
     ck_assert_ptr_nonnull(rst);
-    (void)preempt_trace_format_decl_(line, sizeof(line), 7, claim, PREEMPT_CLAIM_NONE, PREEMPT_CLAIM_IN_SEND,
+    (void)preempt_trace_format_decl_(line, sizeof(line), 7, claim, 0, PREEMPT_CLAIM_NONE, PREEMPT_CLAIM_IN_SEND,
                                      PREEMPT_CLAIM_SENT, PREEMPT_CLAIM_DO_SEND);
     ck_assert_str_eq(line, "decl t=7 m=claim none --send--> sent (send)");
     (void)snprintf(text, sizeof(text),
@@ -1031,6 +1032,42 @@ START_TEST(test_decl_lines)
     decls_diverge(text, "decision starts from commit-proposed, but neither round's machine is there");
 #undef DEC_COMMIT
 #undef DEC_NEXT
+    /* named instances (a round's decision #round+1, a start-up phase's
+     * machines #phase): each held from its own first state */
+    {
+        char named[160];
+
+        (void)preempt_trace_format_decl_(named, sizeof(named), 7, &preempt_dec_decl_, 2, PREEMPT_DEC_OPEN,
+                                         PREEMPT_DEC_IN_ALL_REPORTED, PREEMPT_DEC_COMMIT_PROPOSED,
+                                         PREEMPT_DEC_DO_PROPOSE_COMMIT);
+        ck_assert_str_eq(named, "decl t=7 m=decision#2 open --all-reported--> commit-proposed (propose-commit)");
+    }
+#define DEC_COMMIT(k) "decl t=9 m=decision#" #k " open --all-reported--> commit-proposed (propose-commit)\n"
+#define DEC_NEXT(k) "decl t=9 m=decision#" #k " commit-proposed --next-episode--> open (none)\n"
+#define END_RUN(k) "decl t=9 m=phase-end#" #k " running --finish--> ending (run-end)\n"
+#define END_DONE(k) "decl t=9 m=phase-end#" #k " ending --end-keep--> done (release)\n"
+    (void)snprintf(text, sizeof(text), "%s" END_RUN(1) DEC_COMMIT(1) END_RUN(2) DEC_COMMIT(2) END_DONE(1) DEC_NEXT(1)
+                   END_DONE(2) DEC_COMMIT(1), VIEW_CONFIG);
+    ck_assert_msg(load_text_trace(text, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(t.decls[2].instance, 2);
+    ck_assert_msg(preempt_trace_replay_decls_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 8);
+    preempt_trace_file_free_(&t);
+    /* a phase's machine that does not start in its first state, or a
+     * round's that skips a transition (unnamed, both passed as a pair) */
+    (void)snprintf(text, sizeof(text), "%s" END_RUN(1) END_DONE(1) END_DONE(2), VIEW_CONFIG);
+    decls_diverge(text, "decl line 3 (line 5) diverges: phase-end#2 starts from ending, but its machine is in "
+                        "running (its first state)");
+    (void)snprintf(text, sizeof(text), "%s" DEC_COMMIT(1) DEC_COMMIT(1), VIEW_CONFIG);
+    decls_diverge(text, "decl line 2 (line 4) diverges: decision#1 starts from open, but its machine is in "
+                        "commit-proposed (after its transition before)");
+    (void)snprintf(text, sizeof(text), "%s" END_RUN(0), VIEW_CONFIG);
+    ck_assert_int_lt(load_text_trace(text, &t, err, sizeof(err)), 0);
+    ck_assert_msg(strstr(err, "names instance '0'"), "%s", err);
+#undef DEC_COMMIT
+#undef DEC_NEXT
+#undef END_RUN
+#undef END_DONE
     (void)snprintf(text, sizeof(text),
                    "%s%s\n" RESTORE_TO_BARRIER "decl t=8 m=restore barrier --job-unusable--> training (train)\n",
                    VIEW_CONFIG, line);
