@@ -424,13 +424,24 @@ void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uin
     f->step_dev_ms = (*dev_us + 999) / 1000;
 }
 
-void preempt_facts_measure_save_(struct preempt_facts *f, struct preempt_save_times *t, uint64_t ms, bool paced)
+uint64_t preempt_save_own_(const struct preempt_save_times *t)
 {
-    uint64_t *longest = paced ? &t->paced_ms : &t->awaited_ms;
+    return t->awaited_ms ? t->awaited_ms : t->paced_ms;
+}
 
-    if (ms > *longest)
-        *longest = ms;
-    f->save_ms = t->awaited_ms ? t->awaited_ms : t->paced_ms;
+void preempt_facts_measure_save_(struct preempt_facts *f, struct preempt_save_times *t, uint64_t ms,
+                                 enum preempt_save_kind kind)
+{
+    uint64_t own;
+
+    if (kind == PREEMPT_SAVE_JOB)
+        t->job_ms = ms;
+    else if (kind == PREEMPT_SAVE_PACED && ms > t->paced_ms)
+        t->paced_ms = ms;
+    else if (kind == PREEMPT_SAVE_AWAITED && ms > t->awaited_ms)
+        t->awaited_ms = ms;
+    own = preempt_save_own_(t);
+    f->save_ms = own > t->job_ms ? own : t->job_ms;
 }
 
 bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last)

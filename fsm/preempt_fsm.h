@@ -335,22 +335,39 @@ void preempt_step_stats_(uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
  * ms) from them: what every shell does with a measured step. */
 void preempt_facts_measure_step_(struct preempt_facts *f, uint64_t *mean_us, uint64_t *dev_us, uint64_t d_us);
 
-/* The saves a shell measured, as the planner needs them: the longest
- * awaited (a synchronous save; a two-phase save whose persist ran back to
- * back while the trainer waited, as a final save's does; another worker's
- * that the job reported; a restored manifest's), and the longest paced
- * (a two-phase save whose persist went one budget per step boundary while
- * training went on: its time from the snapshot's start to the commit
- * counts the steps between, so it is longer than the same save awaited). */
+/* What a save's figure is, as the planner needs to know it:
+ * - AWAITED: this worker's save that the trainer waited for (a
+ *   synchronous save; a two-phase save whose persist ran back to back, as
+ *   a final save's does; a restored manifest's such save): what a final
+ *   save takes here;
+ * - PACED: this worker's two-phase save whose persist went one budget per
+ *   step boundary while training went on (its time from the snapshot's
+ *   start to the commit counts the steps between, so it is longer than
+ *   the same save awaited);
+ * - JOB: the job's figure, the slowest save the last decision record
+ *   names (the slowest of every worker's own figure, below): it replaces
+ *   the job's previous one, so a job whose workers measured an awaited
+ *   save after a paced one plans with the awaited. */
+enum preempt_save_kind { PREEMPT_SAVE_AWAITED, PREEMPT_SAVE_PACED, PREEMPT_SAVE_JOB };
+
+/* The saves a shell measured: the longest awaited and paced saves of its
+ * own, and the job's last figure. */
 struct preempt_save_times {
-    uint64_t awaited_ms, paced_ms;
+    uint64_t awaited_ms, paced_ms, job_ms;
 };
 
-/* A save took ms (paced: as above): the facts' save_ms, what the planner
- * expects a final save to take, becomes the longest awaited save, or,
- * before one was measured, the longest paced one (an estimate that errs
- * long: training time given up, never a deadline missed). */
-void preempt_facts_measure_save_(struct preempt_facts *f, struct preempt_save_times *t, uint64_t ms, bool paced);
+/* This worker's own figure, the one its shard reports carry: its longest
+ * awaited save, or, before one was measured, its longest paced one (an
+ * estimate that errs long: training time given up, never a deadline
+ * missed). 0: none measured. Never the job's figure: a report of it would
+ * feed every decision's figure back into the next. */
+uint64_t preempt_save_own_(const struct preempt_save_times *t);
+
+/* A save of kind took ms: the facts' save_ms, what the planner expects a
+ * final save to take, becomes the longer of this worker's own figure and
+ * the job's. */
+void preempt_facts_measure_save_(struct preempt_facts *f, struct preempt_save_times *t, uint64_t ms,
+                                 enum preempt_save_kind kind);
 
 /* What the trainer does in context c after @p run steps: train, save
  * (save_asked: a begin-save is pending), wait for the loop, or exit

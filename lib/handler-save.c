@@ -96,10 +96,11 @@ static void save_finished(struct preempt_handler *h, int status, const struct pr
 {
     struct preempt_event ev = { .kind = PREEMPT_EV_SAVE_DONE };
     uint64_t ms = (hd_now_us(h) - h->save_t0_us + 999) / 1000;
+    bool paced = !at_boundary && preempt_persist_paced_(h->persist);
 
     h->last_save_ms = ms;
     /* both phases; a persist that waited for steps counts only until an awaited save is known */
-    preempt_worker_save_took_(&h->wk, ms, !at_boundary && preempt_persist_paced_(h->persist));
+    preempt_worker_save_took_(&h->wk, ms, paced ? PREEMPT_SAVE_PACED : PREEMPT_SAVE_AWAITED);
     if (status == 0) {
         uint64_t bytes = h->store ? info->bytes : 0; /* without a directory the save is the caller's own */
 

@@ -129,7 +129,7 @@ static void coord_log(int level, const char *msg, void *arg)
 
 static void coord_job_save(uint64_t ms, void *arg)
 {
-    preempt_worker_save_took_(&((struct preempt_handler *)arg)->wk, ms, false); /* the job's figure: its shards' */
+    preempt_worker_save_took_(&((struct preempt_handler *)arg)->wk, ms, PREEMPT_SAVE_JOB); /* its shards' slowest */
 }
 
 static void coord_post(const struct preempt_event *ev, void *arg)
@@ -498,7 +498,8 @@ static void restore_end(struct preempt_handler *h, int r)
         h->restored_step = h->committed_step = info->step;
         h->generation = info->generation + 1;
         preempt_sm_facts_(h->wk.sm)->run = info->run;
-        preempt_worker_save_took_(&h->wk, info->save_ms, info->save_paced); /* the planner knows it from the start */
+        /* the planner knows it from the start */
+        preempt_worker_save_took_(&h->wk, info->save_ms, info->save_paced ? PREEMPT_SAVE_PACED : PREEMPT_SAVE_AWAITED);
         hd_log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info->step, info->path,
                    h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
     }

@@ -78,10 +78,10 @@
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
       "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
-      "the final round with; `stop`: with `last`, the highest stop step the reports name when past the step: "     \
-      "every worker that trained on while its checkpoint persisted stops there (without it: at the step). Kept "    \
-      "for the incarnation's life, outside `e<p>/`, because a worker's pending copy may "                            \
-      "wait on it after the episode is cleared")                                                                     \
+      "the final round with (until the next decision names another); `stop`: with `last`, the highest stop "      \
+      "step the reports name when past the step: every worker that trained on while its checkpoint persisted "     \
+      "stops there (without it: at the step). Kept for the incarnation's life, outside `e<p>/`, because a "        \
+      "worker's pending copy may wait on it after the episode is cleared")                                   \
     X(W_RESTORED, "{N}/w/restored/{w}", "ok", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
     X(JOINED, "{N}/w/joined/{w}", PREEMPT_MEMBER_GRAMMAR_, "worker w at start",                  \
@@ -95,9 +95,10 @@
     X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last][ stop=<stop:u64>]",                               \
       "worker w, counted in the same transaction",                                                                   \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
-      "slowest save w knows of. `last`: w judges, its save done and measured, that no time is left for another "    \
-      "round; `stop`: then where w would have the job stop training (its step, or, training on while the "          \
-      "checkpoint persisted, its step plus the lead)")
+      "longest save w measured itself (awaited by the trainer; before one was, persisted while it trained on; "     \
+      "never the job's figure a decision named). `last`: w judges, its save done and measured, that no time is "   \
+      "left for another round; `stop`: then where w would have the job stop training (its step, or, training on "  \
+      "while the checkpoint persisted, its step plus the lead)")
 
 /* X(ID, pattern): the ranges read, counted, watched and deleted as a whole. */
 #define PREEMPT_RANGES(X)                                                                                            \

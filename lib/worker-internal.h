@@ -88,14 +88,16 @@ bool preempt_worker_may_checkpoint_(const struct preempt_worker *w);
  * membership lease for it and counts it. */
 void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us);
 
-/* A save took ms: this worker's own, the slowest of a round the job
- * committed (the coordinator's job_save), or the restored checkpoint's.
- * The planner plans with the slowest seen, so that the final round is
- * opened in time for the slowest worker of the job, not only for this one;
- * a paced save (a two-phase save that persisted while training went on)
- * counts only until an awaited one is known
- * (preempt_facts_measure_save_()). */
-void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, bool paced);
+/* A save of kind took ms: this worker's own (awaited or paced), the
+ * restored checkpoint's, or the job's (the slowest save a committed
+ * round's decision names: the coordinator's job_save). The planner plans
+ * with the longer of this worker's own figure and the job's last, so that
+ * the final round is opened in time for the slowest worker of the job, not
+ * only for this one; a paced save (a two-phase save that persisted while
+ * training went on) counts only until an awaited one is known; this
+ * worker's shard reports carry its own figure
+ * (preempt_facts_measure_save_(), preempt_save_own_()). */
+void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, enum preempt_save_kind kind);
 
 /* Tells the machine the step its run counter reached, while a notice is
  * known (in idle the machine has nothing to do with steps). */

@@ -25,7 +25,7 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     if (preempt_fx_who_(fx->kind) != PREEMPT_WHO_SHELL) {
         bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last,
                                                 preempt_fsm_fx_stop_(core, preempt_sm_facts_(sm), fx, now),
-                                                preempt_sm_facts_(sm)->save_ms, w->ops->fx_text(w->arg, fx))
+                                                preempt_save_own_(&w->saves), w->ops->fx_text(w->arg, fx))
                             : preempt_local_coord_fx_(sm, fx, now);
 
         if (preempt_fx_who_(fx->kind) == PREEMPT_WHO_JOB) {
@@ -134,9 +134,9 @@ void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us)
     f->run++;
 }
 
-void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, bool paced)
+void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, enum preempt_save_kind kind)
 {
-    preempt_facts_measure_save_(preempt_sm_facts_(w->sm), &w->saves, ms, paced);
+    preempt_facts_measure_save_(preempt_sm_facts_(w->sm), &w->saves, ms, kind);
 }
 
 void preempt_worker_reached_(struct preempt_worker *w)

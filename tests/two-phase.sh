@@ -145,6 +145,32 @@ expect "planned saves: a periodic checkpoint persisted over steps (${paced:-none
 eq "planned saves: the planner kept the awaited time" "$(grep -o 'save-ms=[0-9]*' "$TMP/plan-2.trace" | sort -u)" \
     "$restored"
 expect_rc 0 "$REPLAY" --quiet "$TMP/plan-2.trace"
+# The same in a job of two workers: the job's figure is the slowest save
+# its decision record names, and every worker's report names its own
+# (awaited, or paced until an awaited one is known). A fresh job's first
+# periodic checkpoint is paced on every worker (1 s steps, 96 MiB), so its
+# decision's figure is; the preemption (SIGTERM to worker 0 four steps
+# after it, no grace) saves awaited, and its decision names the awaited
+# saves: every worker's planner follows it down. Before, the job's figure
+# counted as an awaited save of each worker's: the longest forever after,
+# carried by every later report (seen: save=1233 in both decisions).
+tag=planjob
+JOB_ARGS_0="--raise-after-save 1:4"
+PREEMPT_PERSIST=aio job_start "$tag" 2 --steps 60 --step-ms 1000 --state-kb 98304 --two-phase --save-every-steps 4 \
+    --max-to-keep 0
+JOB_ARGS_0=
+job_wait 90
+saved_one_step "$tag" 2 "planned job saves"
+# decision_save N: the save figure of worker 0's N-th decision line ("... save=<ms>")
+decision_save() { grep 'decision is "committed' "$TMP/$tag.0.err" | sed -n "$1s/.* save=\([0-9]*\).*/\1/p"; }
+paced=$(decision_save 1) awaited=$(decision_save 2)
+expect "planned job saves: the periodic checkpoint's figure is paced, longer (${paced:-none} ms, ${awaited:-none})" \
+    test "${paced:-0}" -gt "${awaited:-99999}"
+for i in 0 1; do
+    eq "planned job saves: worker $i's planner follows the last decision" \
+        "$(grep -o 'save-ms=[0-9]*' "$TMP/$tag.$i.trace" | tail -n 1)" "save-ms=$awaited"
+done
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # The same in a job of two workers on etcd: a 128 MiB state of cheap steps
 # (--step-kb: a step updates 64 KiB of it), so that a persist takes 16

@@ -673,7 +673,7 @@ static void coord_post(const struct preempt_event *ev, void *arg)
 
 static void coord_job_save(uint64_t ms, void *arg)
 {
-    preempt_worker_save_took_(&((struct worker *)arg)->wk, ms, false);
+    preempt_worker_save_took_(&((struct worker *)arg)->wk, ms, PREEMPT_SAVE_JOB);
 }
 
 static uint64_t coord_now(void *arg)
@@ -1123,7 +1123,7 @@ static void save_done(struct worker *w)
             w->n_pend++;
         }
     }
-    preempt_worker_save_took_(&w->wk, w->max_save_ms, false);
+    preempt_worker_save_took_(&w->wk, w->max_save_ms, PREEMPT_SAVE_AWAITED);
     post(w, ev);
 }
 
@@ -1240,7 +1240,7 @@ static void machine_up(struct worker *w, uint64_t run)
         abort();
     preempt_sm_facts_(w->wk.sm)->run = run;
     if (run > 0) /* as the handler: the restored checkpoint's manifest says how long its save took */
-        preempt_worker_save_took_(&w->wk, w->max_save_ms, false);
+        preempt_worker_save_took_(&w->wk, w->max_save_ms, PREEMPT_SAVE_AWAITED);
     if (preempt_trace_format_config_(line, sizeof(line), &W->cfg) >= 0)
         trace_add(w, line);
 }

@@ -1002,19 +1002,47 @@ START_TEST(test_paced_saves_count_until_an_awaited_one)
     struct preempt_facts f = { 0 };
     struct preempt_save_times t = { 0 };
 
-    preempt_facts_measure_save_(&f, &t, 3000, true);
+    preempt_facts_measure_save_(&f, &t, 3000, PREEMPT_SAVE_PACED);
     ck_assert_uint_eq(f.save_ms, 3000); /* nothing better known: it errs long */
-    preempt_facts_measure_save_(&f, &t, 2000, true);
+    preempt_facts_measure_save_(&f, &t, 2000, PREEMPT_SAVE_PACED);
     ck_assert_uint_eq(f.save_ms, 3000); /* the longest */
-    preempt_facts_measure_save_(&f, &t, 400, false);
+    preempt_facts_measure_save_(&f, &t, 400, PREEMPT_SAVE_AWAITED);
     ck_assert_uint_eq(f.save_ms, 400); /* an awaited save: what a final save takes */
-    preempt_facts_measure_save_(&f, &t, 5000, true);
+    preempt_facts_measure_save_(&f, &t, 5000, PREEMPT_SAVE_PACED);
     ck_assert_uint_eq(f.save_ms, 400);
-    preempt_facts_measure_save_(&f, &t, 300, false);
+    preempt_facts_measure_save_(&f, &t, 300, PREEMPT_SAVE_AWAITED);
     ck_assert_uint_eq(f.save_ms, 400); /* the longest awaited */
-    preempt_facts_measure_save_(&f, &t, 900, false);
+    preempt_facts_measure_save_(&f, &t, 900, PREEMPT_SAVE_AWAITED);
     ck_assert_uint_eq(f.save_ms, 900);
     ck_assert_uint_eq(t.paced_ms, 5000);
+}
+END_TEST
+
+/* The job's figure (the slowest save a decision names) counts beside this
+ * worker's own, and the next decision's replaces it: a job that committed
+ * a paced periodic checkpoint (every worker's figure paced, so the
+ * decision's) plans with the awaited saves the next decision names. The
+ * reports carry the own figure, never the job's: before, the decision's
+ * figure went in as an awaited save of this worker's, the longest forever
+ * after, and every report carried it on. */
+START_TEST(test_job_figure_replaced_by_the_next_decision)
+{
+    struct preempt_facts f = { 0 };
+    struct preempt_save_times t = { 0 };
+
+    preempt_facts_measure_save_(&f, &t, 1200, PREEMPT_SAVE_PACED); /* a periodic checkpoint, paced */
+    preempt_facts_measure_save_(&f, &t, 1300, PREEMPT_SAVE_JOB);   /* the job's decision: a peer's was slower */
+    ck_assert_uint_eq(f.save_ms, 1300);
+    ck_assert_uint_eq(preempt_save_own_(&t), 1200); /* what this worker's next report says */
+    preempt_facts_measure_save_(&f, &t, 150, PREEMPT_SAVE_AWAITED); /* the preemption's save, awaited */
+    ck_assert_uint_eq(preempt_save_own_(&t), 150);
+    ck_assert_uint_eq(f.save_ms, 1300); /* until the job says otherwise */
+    preempt_facts_measure_save_(&f, &t, 180, PREEMPT_SAVE_JOB); /* that round's decision: every worker's own */
+    ck_assert_uint_eq(f.save_ms, 180);
+    preempt_facts_measure_save_(&f, &t, 90, PREEMPT_SAVE_JOB);
+    ck_assert_uint_eq(f.save_ms, 150); /* never below this worker's own */
+    ck_assert_uint_eq(t.awaited_ms, 150);
+    ck_assert_uint_eq(t.paced_ms, 1200);
 }
 END_TEST
 
@@ -1357,6 +1385,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_plan_measured_budgets_step_deviation);
     tcase_add_test(tc, test_step_stats_follow_mean_and_deviation);
     tcase_add_test(tc, test_paced_saves_count_until_an_awaited_one);
+    tcase_add_test(tc, test_job_figure_replaced_by_the_next_decision);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("check");
