@@ -46,6 +46,8 @@ struct preempt_coord_cfg {
                                               machines (decl-internal.h); fn NULL: nobody */
     unsigned phase_no;         /* start-up: the number a phase begun now gives its machines in the trace (the
                                   caller counts its phases from 1; decl-internal.h's instance) */
+    long pid;                  /* this worker's identity, as its member record names it: the shell's */
+    const char *host;          /* getpid() and gethostname() (NULL, or a name with ' ' or '=': "-") */
 };
 
 /* What start-up agreed. */

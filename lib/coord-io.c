@@ -28,12 +28,6 @@ struct real_io {
     void *log_arg;
 };
 
-const char *preempt_coord_refused_(int r)
-{
-    return r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
-                         : "out of memory";
-}
-
 static int real_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
                         void *arg)
 {

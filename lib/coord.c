@@ -123,6 +123,12 @@ void coord_junk_set(struct preempt_coord *c, const char *key, const char *value)
         coord_junk_clear(c, NULL); /* out of memory: such slots block, as before */
 }
 
+const char *preempt_coord_refused_(int r)
+{
+    return r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
+                         : "out of memory";
+}
+
 void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_coord *c = arg;

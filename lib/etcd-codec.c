@@ -488,16 +488,6 @@ int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, st
     return r;
 }
 
-const struct preempt_etcd_kv *preempt_etcd_reply_kv_(const struct preempt_etcd_reply *r, size_t i)
-{
-    return r && i < r->n_res && r->res[i].n > 0 ? &r->res[i].kvs[0] : NULL;
-}
-
-int64_t preempt_etcd_reply_count_(const struct preempt_etcd_reply *r, size_t i)
-{
-    return r && i < r->n_res ? r->res[i].count : -1;
-}
-
 /* ---- a request's copy ---------------------------------------------------------------------- */
 
 struct req_copy {

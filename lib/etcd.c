@@ -116,19 +116,6 @@ static uint64_t active_ms(struct preempt_etcd *e)
     return e->active;
 }
 
-void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-
-    if (!log)
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    log(level, buf, arg);
-}
-
 #define elog(e, ...) preempt_logf_((e)->log, (e)->log_arg, __VA_ARGS__)  /* the client's log */
 
 /* ---- requests ---------------------------------------------------------------------------------- */

@@ -194,6 +194,7 @@ struct start {
     int outcome;                        /* the job's (PREEMPT_RESTORE_*) */
     uint64_t t0;
     char verdict[320], msg[512];
+    char host[PREEMPT_MAX_HOST + 1];    /* this process's (cc.host) */
 };
 
 static int open_trace(struct preempt_handler *h)
@@ -516,6 +517,9 @@ static void start_begin(struct preempt_handler *h)
     int r;
 
     h->start->cc = coord_cfg(h);
+    h->start->cc.pid = (long)getpid(); /* who this worker is, for its member record */
+    if (gethostname(h->start->host, sizeof(h->start->host) - 1) == 0)
+        h->start->cc.host = h->start->host;
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->wk.sm)->run = h->cfg.start_run;
         if (multi)

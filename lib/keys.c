@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "keys-internal.h"
 #include "records-internal.h"
+#include "platform-internal.h" /* preempt_parse_u64_ */
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
 
 static const struct {
@@ -283,4 +285,15 @@ int preempt_record_check_put_(const char *key, const char *value, const char **w
     if (id < 0)
         return 0;
     return preempt_record_parse_((enum preempt_key_id)id, value ? value : "", PREEMPT_MAX_WORKERS, &r, why);
+}
+
+bool preempt_parse_u64_(const char *s, uint64_t *ret)
+{
+    char *end;
+
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    *ret = strtoull(s, &end, 10);
+    return errno == 0 && *end == '\0';
 }

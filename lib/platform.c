@@ -178,17 +178,6 @@ uint64_t preempt_platform_signal_ms_(enum preempt_platform p)
     return p == PREEMPT_PLATFORM_GCE || p == PREEMPT_PLATFORM_GCE_GPU ? GCE_SHUTDOWN_MS : 0;
 }
 
-bool preempt_parse_u64_(const char *s, uint64_t *ret)
-{
-    char *end;
-
-    if (!s || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    *ret = strtoull(s, &end, 10);
-    return errno == 0 && *end == '\0';
-}
-
 /* The next "Key=Value" word of a slurm.conf line (a value may be in
  * double quotes); false at the line's end. *p advances. */
 static bool conf_word(const char **p, const char *end, char *key, size_t ksize, char *val, size_t vsize)

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "coord-internal.h"
 #include "joining-internal.h"
@@ -677,7 +676,7 @@ static void join_try(struct join *j, bool rejoin)
 static void join_make_offer(struct join *j)
 {
     uint64_t all[MAX_STEPS_OFFERED];
-    char host[PREEMPT_MAX_HOST + 1] = "";
+    const char *host = j->cfg->host && !strpbrk(j->cfg->host, " =") ? j->cfg->host : "-";
     size_t n = 0;
 
     for (size_t i = 0; i < j->n_pend && n < MAX_STEPS_OFFERED; i++)
@@ -685,9 +684,7 @@ static void join_make_offer(struct join *j)
             all[n++] = j->pend[i].step;
     for (size_t i = 0; i < j->n_steps && n < MAX_STEPS_OFFERED; i++)
         all[n++] = j->steps[i];
-    if (gethostname(host, sizeof(host) - 1) < 0 || strpbrk(host, " ="))
-        (void)snprintf(host, sizeof(host), "-");
-    preempt_coord_member_(j->member, sizeof(j->member), (long)getpid(), host, j->cfg->launch, j->cfg->workers,
+    preempt_coord_member_(j->member, sizeof(j->member), j->cfg->pid, host, j->cfg->launch, j->cfg->workers,
                           j->cfg->start_over, all, n);
 }
 

@@ -7,7 +7,8 @@
 # schema (lib/records.c) and the coordinator's declared machines (lib/decl.c,
 # lib/pub.c, lib/claim.c, lib/membership.c, lib/episode.c, lib/outcome.c,
 # lib/phase.c, lib/joining.c, lib/restore.c) are checked the same way, and the job view
-# (lib/view.c) with allocation allowed.
+# (lib/view.c) with allocation allowed; the coordinator itself (below)
+# with allocation allowed, on the typed port alone.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
 lib="$(cd "$top_builddir" && pwd)/fsm/.libs/libpreempt-fsm.a"
@@ -91,6 +92,50 @@ if [ -n "$obj" ] && (cd "$TMP" && ar x "$shell" "$obj"); then
 else
     fail "no view object in $shell"
 fi
+
+# The coordinator (lib/coord.c, coord-rounds.c, coord-effects.c: the
+# running protocol; lib/startup.c, offers.c: start-up; lib/worker.c: the
+# machine's shell side of a worker) runs on the typed port alone: every
+# request goes out and every answer comes in through a table of function
+# pointers (struct preempt_coord_io: the libevent and libcurl adapter is
+# lib/coord-io.c, the simulator's is its own), the clock is the port's, and
+# who the worker is (its pid and host) is the shell's configuration. Its
+# objects, and the pure helpers they call (lib/port.c: a reply's accessors
+# and the log formatter; lib/keys.c; lib/machine.c), reference no I/O,
+# clock, libevent, libcurl, jansson or nanopb symbol: only allocation,
+# string and formatting calls, and symbols defined by themselves, fsm/, the
+# declared machines, the schema and the view (checked above). Seen
+# failing: startup.o's getpid and gethostname, before they moved to the
+# shell; and a call of the etcd client's, before port.c.
+net="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-net.a"
+core="coord coord-rounds coord-effects startup offers worker port"
+pure="keys machine records decl pub claim lost membership lease watch episode outcome phase joining restore decision view"
+: >"$TMP/core-defined"
+for part in $core $pure; do
+    case " $core " in *" $part "*) a=$net ;; *) a=$shell ;; esac
+    obj=$(ar t "$a" | grep -- "-$part\.o\$")
+    if [ -z "$obj" ] || ! (cd "$TMP" && ar x "$a" "$obj"); then
+        fail "no $part object in $a"
+        continue
+    fi
+    $NM --defined-only "$TMP/$obj" | awk 'NF == 3 { print $3 }' >>"$TMP/core-defined"
+done
+cat "$TMP/defined" >>"$TMP/core-defined"
+sort -u -o "$TMP/core-defined" "$TMP/core-defined"
+for part in $core keys machine; do
+    case " $core " in *" $part "*) a=$net ;; *) a=$shell ;; esac
+    obj=$(ar t "$a" | grep -- "-$part\.o\$")
+    [ -n "$obj" ] || continue
+    $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u | comm -23 - "$TMP/core-defined" >"$TMP/ext"
+    $NM --defined-only "$TMP/$obj" | grep -qE " (preempt|coord)_" && ok || fail "nm found no definition in $obj (the test cannot see)"
+    echo "$obj: undefined symbols outside the core: $(tr '\n' ' ' <"$TMP/ext")"
+    if grep -vE '^(calloc|malloc|realloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strdup|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|qsort|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_)$' "$TMP/ext" >"$TMP/bad"; then
+        fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
+    else
+        ok
+    fi
+done
+grep -qx preempt_coord_fx_ "$TMP/core-defined" && ok || fail "nm found no preempt_coord_fx_ in the core (the test cannot see)"
 
 # A program linked with fsm/ only needs none of libevent, libcurl, jansson, nanopb.
 prog="$top_builddir/tests/unit/check_fsm"

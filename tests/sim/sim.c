@@ -1475,7 +1475,8 @@ static void start_incarnation(void)
         }
         w->cc = (struct preempt_coord_cfg){ .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
                                             .join_timeout_ms = 60000, .give_up_ms = W->give_up_ms,
-                                            .decl_trace = { decl_trace, w } };
+                                            .decl_trace = { decl_trace, w }, .pid = 1000 + (long)i,
+                                            .host = "sim" };
         join(w);
     }
 }
