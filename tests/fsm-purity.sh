@@ -57,6 +57,19 @@ fi
 # strlen (and the key table's grammar and placeholder accessors, and the
 # machines' tables; _GLOBAL_OFFSET_TABLE_ is the linker's, for the list of
 # tables that lib/decl.c reads).
+# only_calls OBJ LABEL ALLOWED: OBJ (extracted into $TMP) defines symbols
+# of ours, and what it calls ($TMP/ext, its undefined symbols LABEL)
+# matches the extended regular expression ALLOWED, each symbol whole.
+only_calls() {
+    $NM --defined-only "$TMP/$1" | grep -qE " (preempt|coord)_" && ok || fail "nm found no definition in $1 (the test cannot see)"
+    echo "$1: undefined symbols$2: $(tr '\n' ' ' <"$TMP/ext")"
+    if grep -vE "^($3)\$" "$TMP/ext" >"$TMP/bad"; then
+        fail "$1 references $(tr '\n' ' ' <"$TMP/bad")"
+    else
+        ok
+    fi
+}
+
 shell="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-shell.a"
 for part in records decl pub claim lost membership lease watch episode outcome phase joining restore decision; do
     obj=$(ar t "$shell" | grep "$part\.o$")
@@ -65,13 +78,7 @@ for part in records decl pub claim lost membership lease watch episode outcome p
         continue
     fi
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
-    $NM --defined-only "$TMP/$obj" | grep -q "preempt_" && ok || fail "nm found no definition in $obj (the test cannot see)"
-    echo "$obj: undefined symbols: $(tr '\n' ' ' <"$TMP/ext")"
-    if grep -vE '^(memchr|memcmp|memset|strlen|snprintf|preempt_claim_parse_|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_lease_decl_|preempt_watch_decl_|preempt_roll_decl_|preempt_await_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|preempt_offer_decl_|preempt_shape_decl_|preempt_rst_decl_|preempt_dec_decl_|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_)$' "$TMP/ext" >"$TMP/bad"; then
-        fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
-    else
-        ok
-    fi
+    only_calls "$obj" "" 'memchr|memcmp|memset|strlen|snprintf|preempt_claim_parse_|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_lease_decl_|preempt_watch_decl_|preempt_roll_decl_|preempt_await_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|preempt_offer_decl_|preempt_shape_decl_|preempt_rst_decl_|preempt_dec_decl_|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
 done
 
 # The job view (lib/view.c: the job's records reduced to their meaning, the
@@ -127,13 +134,7 @@ for part in $core keys machine; do
     obj=$(ar t "$a" | grep -- "-$part\.o\$")
     [ -n "$obj" ] || continue
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u | comm -23 - "$TMP/core-defined" >"$TMP/ext"
-    $NM --defined-only "$TMP/$obj" | grep -qE " (preempt|coord)_" && ok || fail "nm found no definition in $obj (the test cannot see)"
-    echo "$obj: undefined symbols outside the core: $(tr '\n' ' ' <"$TMP/ext")"
-    if grep -vE '^(calloc|malloc|realloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strdup|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|qsort|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_)$' "$TMP/ext" >"$TMP/bad"; then
-        fail "$obj references $(tr '\n' ' ' <"$TMP/bad")"
-    else
-        ok
-    fi
+    only_calls "$obj" " outside the core" 'calloc|malloc|realloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strdup|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|qsort|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
 done
 grep -qx preempt_coord_fx_ "$TMP/core-defined" && ok || fail "nm found no preempt_coord_fx_ in the core (the test cannot see)"
 
