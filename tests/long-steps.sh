@@ -8,8 +8,9 @@
 #   - 3 s steps with the default options (etcd_timeout_ms 2 s): version 0.1
 #     let worker 0 exit 75 after 12 s while worker 1 never heard of the
 #     notice and trained to the end (exit 0).
-#   - 12 s steps with a 3 s lease (the same ratio as 40 s steps with the
-#     default 10 s lease): the lease lapsed inside every step.
+#   - 8 s steps with a 2 s lease, the shortest etcd keeps (the same ratio as
+#     40 s steps with the default 10 s lease): the lease lapsed inside every
+#     step.
 #
 # SIGTERM reaches worker 0 once both train; both must save one step and exit
 # 42, and the restart must resume at that step. Slower cases (30 s and
@@ -43,7 +44,7 @@ case_run() {
     # anew; the grant's answer is traced before the membership and claim
     # machines take it (job_wait replayed that), and without it they have
     # no cause.
-    if [ "$ms" -ge 3000 ] && [ "$*" = "--lease-ttl 3" ]; then
+    if [ "$ms" -ge 3000 ] && [ "$*" = "--lease-ttl 2" ]; then
         expect "$tag: worker 0's trace holds the new lease's grant" \
             grep -q '^answer t=[0-9]* grant status=0 ttl=[0-9]* => granted ttl=[0-9]*$' "$TMP/$tag.0.trace"
         expect "$tag: and the membership machine took it" \
@@ -66,7 +67,7 @@ if [ "${LONG:-0}" = 1 ]; then
     bg_join s30
 else
     bg_start s3 case_run s3 3000 120
-    case_run s12 12000 300 --lease-ttl 3
+    case_run s8 8000 300 --lease-ttl 2
     bg_join s3
 fi
 finish
