@@ -16,7 +16,7 @@
 # that arming one has no effect.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
-trap 'etcd_stop; rm -rf "$TMP"' EXIT
+trap 'bg_kill; etcd_stop; rm -rf "$TMP"' EXIT
 
 run_trainer() { # DIR SPEC LOG ARGS...: the trainer with SPEC armed, bounded
     _d=$1 _spec=$2 _log=$3
@@ -83,34 +83,67 @@ local_case() {
     return 0
 }
 
+# hit_of NAME FUNCTION ARGS...: runs it as a hit of a sweep named NAME
+# (its runs' tags and jobs carry the name: $TAGP); its status in $TMP/rc
+# (a bg_start case's).
+hit_of() {
+    TAGP=$1
+    shift
+    "$@"
+    echo $? >"$TMP/rc"
+}
+
 # sweep SCENARIO POINT[+] ALLOWED...: fails hit 1, 2, ... once (POINT+:
 # from that hit on) until the point is no longer reached; prints how many
-# hits it took.
+# hits it took. With BATCH=N, N hits run at once, each a case of its own
+# beside the others (bg_start: the job's runs mostly wait, for a bound or a
+# lease; one after the other they were most of this test's time).
 sweep() {
     _scen=$1 _pt=${2%+} _on=
     [ "$_pt" = "$2" ] || _on=+
     shift 2
     _n=1
-    while "${_scen}_case" "$_pt:$_n$_on" "$@"; do
-        _n=$((_n + 1))
-        [ "$_n" -le 400 ] || { fail "$_pt: still firing after 400 hits"; break; }
+    SWEEPS=$((${SWEEPS:-0} + 1))
+    while [ "$_n" -le 400 ]; do
+        if [ "${BATCH:-1}" -le 1 ]; then
+            "${_scen}_case" "$_pt:$_n$_on" "$@" || break
+            _n=$((_n + 1))
+            continue
+        fi
+        _first=$_n _b=0
+        while [ "$_b" -lt "$BATCH" ]; do
+            bg_start "s${SWEEPS}h$((_first + _b))" hit_of "s${SWEEPS}h$((_first + _b))" "${_scen}_case" "$_pt:$((_first + _b))$_on" "$@"
+            _b=$((_b + 1))
+        done
+        _b=0
+        while [ "$_b" -lt "$BATCH" ]; do
+            bg_join "s${SWEEPS}h$((_first + _b))"
+            # counted up to the first hit not reached (the later ones are not reached either)
+            [ "$(cat "$TMP/s${SWEEPS}h$((_first + _b))/rc" 2>/dev/null)" = 0 ] && [ "$_n" -eq "$((_first + _b))" ] && _n=$((_n + 1))
+            _b=$((_b + 1))
+        done
+        [ "$_n" -eq "$((_first + BATCH))" ] || break
     done
+    [ "$_n" -le 400 ] || fail "$_pt: still firing after 400 hits"
     expect "$_scen $_pt: reached at least once" test "$_n" -gt 1
     echo "$_scen: $_pt failed at each of its $((_n - 1)) hits${_on:+, and from each on}"
 }
 
-TWO_PHASE=
-sweep local alloc 2 42 75
-local_case alloc:1+ 2 || fail "alloc:1+ did not fire"
-for p in write fsync rename; do
-    sweep local "$p" 75
-    local_case "$p:1+" 75 || fail "$p:1+ did not fire"
-done
-local_case signalfd:1 2 || fail "signalfd:1 did not fire"   # creating it: the handler does not start
-local_case signalfd:2 42 || fail "signalfd:2 did not fire"  # reading it: taken as a notice
-local_case signalfd:2+ 42 || fail "signalfd:2+ did not fire"
-sweep local timer 42 75                                       # a timer that cannot be armed fires now
-local_case timer:1+ 42 75 || fail "timer:1+ did not fire"
+local_all() {
+    TWO_PHASE=
+    sweep local alloc 2 42 75
+    local_case alloc:1+ 2 || fail "alloc:1+ did not fire"
+    for p in write fsync rename; do
+        sweep local "$p" 75
+        local_case "$p:1+" 75 || fail "$p:1+ did not fire"
+    done
+    local_case signalfd:1 2 || fail "signalfd:1 did not fire"   # creating it: the handler does not start
+    local_case signalfd:2 42 || fail "signalfd:2 did not fire"  # reading it: taken as a notice
+    local_case signalfd:2+ 42 || fail "signalfd:2+ did not fire"
+    sweep local timer 42 75                                       # a timer that cannot be armed fires now
+    local_case timer:1+ 42 75 || fail "timer:1+ did not fire"
+    two_phase_all
+}
 
 # ---- one worker alone, two-phase saves, with each persist backend -------------
 # The same faults in the snapshot's files, the persist's writes and data
@@ -129,21 +162,22 @@ kill_case() {
     eq "$1: no leftovers" "$(ls -A "$_d" | grep -v '^ckpt-' | grep -v '^\.lock$' | tr '\n' ' ')" ""
     return 0
 }
-for be in io_uring aio chunked; do
-    export PREEMPT_PERSIST=$be
-    TWO_PHASE=--two-phase
-    for p in write fsync rename; do
-        sweep local "$p" 75
-        _n=1
-        while kill_case "$p:$_n!"; do _n=$((_n + 1)); [ "$_n" -le 100 ] || break; done
-        expect "two-phase $be: $p killed at each of its $((_n - 1)) hits" test "$_n" -gt 1
+two_phase_all() {
+    for be in io_uring aio chunked; do
+        export PREEMPT_PERSIST=$be
+        TWO_PHASE=--two-phase
+        for p in write fsync rename; do
+            sweep local "$p" 75
+            _n=1
+            while kill_case "$p:$_n!"; do _n=$((_n + 1)); [ "$_n" -le 100 ] || break; done
+            expect "two-phase $be: $p killed at each of its $((_n - 1)) hits" test "$_n" -gt 1
+        done
     done
-done
-unset PREEMPT_PERSIST
-TWO_PHASE=
+    unset PREEMPT_PERSIST
+    TWO_PHASE=
+}
 
 # ---- two workers of a job on etcd ---------------------------------------------
-etcd_start faults || finish
 
 # ckpts DIR committed|pending: how many checkpoints of the job's workers
 # under DIR are committed, or pending (written, the job's decision not
@@ -182,7 +216,7 @@ etcd_case() {
     _spec=$1
     shift
     K=$((K + 1))
-    _tag=e$K
+    _tag=e${TAGP:-}$K
     for _i in 0 1; do
         _ra=
         [ "$_i" -eq 0 ] && _ra="--raise-at 50"
@@ -232,20 +266,32 @@ etcd_case() {
     return 0
 }
 
-sweep etcd etcd 42                # a lost reply is retried (also one that etcd applied)
-sweep etcd etcd+ 0 2 42 75          # persistently: joining or coordination fails within its bound
-sweep etcd watch 42               # a broken stream is re-opened
-etcd_case watch:1+ 42 || fail "watch:1+ did not fire" # records are read on the keep-alive tick instead
-for p in write fsync rename; do
-    etcd_case "$p:1" 75 || fail "$p:1 did not fire"   # one shard fails: nobody commits
-    etcd_case "$p:1+" 75 || fail "$p:1+ did not fire"
-done
-etcd_case signalfd:2 42 || fail "signalfd:2 did not fire"
-etcd_case timer:1 75 || fail "timer:1 did not fire"   # the agreement's bound ends at once
-etcd_case timer:1+ 75 || fail "timer:1+ did not fire"
-# allocations: a sample of hits (a run makes about 150)
-for n in 1 2 3 5 8 13 21 34 55 89 144; do
-    etcd_case "alloc:$n" 0 2 42 75 || break
-done
-etcd_case alloc:30+ 0 2 75 || fail "alloc:30+ did not fire"
+# The job's cases, three hits of a sweep at a time, each job its own
+# (e<K>, a sweep's hit e<sweep and hit>1), all on the one etcd.
+etcd_all() {
+    BATCH=3
+    sweep etcd etcd 42                # a lost reply is retried (also one that etcd applied)
+    sweep etcd etcd+ 0 2 42 75        # persistently: joining or coordination fails within its bound
+    sweep etcd watch 42               # a broken stream is re-opened
+    BATCH=
+    etcd_case watch:1+ 42 || fail "watch:1+ did not fire" # records are read on the keep-alive tick instead
+    for p in write fsync rename; do
+        etcd_case "$p:1" 75 || fail "$p:1 did not fire"   # one shard fails: nobody commits
+        etcd_case "$p:1+" 75 || fail "$p:1+ did not fire"
+    done
+    etcd_case signalfd:2 42 || fail "signalfd:2 did not fire"
+    etcd_case timer:1 75 || fail "timer:1 did not fire"   # the agreement's bound ends at once
+    etcd_case timer:1+ 75 || fail "timer:1+ did not fire"
+    # allocations: a sample of hits (a run makes about 150)
+    for n in 1 2 3 5 8 13 21 34 55 89 144; do
+        etcd_case "alloc:$n" 0 2 42 75 || break
+    done
+    etcd_case alloc:30+ 0 2 75 || fail "alloc:30+ did not fire"
+}
+
+# The job's cases mostly wait: they run beside one worker's.
+etcd_start faults || finish
+bg_start job etcd_all
+local_all
+bg_join job
 finish
