@@ -148,17 +148,19 @@ expect_rc 0 "$REPLAY" --quiet "$TMP/plan-2.trace"
 # The same in a job of two workers: the job's figure is the slowest save
 # its decision record names, and every worker's report names its own
 # (awaited, or paced until an awaited one is known). A fresh job's first
-# periodic checkpoint is paced on every worker (1 s steps, 96 MiB), so its
+# periodic checkpoint is paced on every worker (0.5 s steps, 96 MiB), so its
 # decision's figure is; the preemption (SIGTERM to worker 0 four steps
 # after it, no grace) saves awaited, and its decision names the awaited
 # saves: every worker's planner follows it down. Before, the job's figure
 # counted as an awaited save of each worker's: the longest forever after,
-# carried by every later report (seen: save=1233 in both decisions).
+# carried by every later report (seen: save=3221 in both decisions). The
+# signal waits for the periodic checkpoint's commit (a notice while it
+# persists would make it the preemption's: seen once with 0.5 s steps
+# and the signal four steps after its save began).
 tag=planjob
-JOB_ARGS_0="--raise-after-save 1:4"
-PREEMPT_PERSIST=aio job_start "$tag" 2 --steps 60 --step-ms 1000 --state-kb 98304 --two-phase --save-every-steps 4 \
+PREEMPT_PERSIST=aio job_start "$tag" 2 --steps 200 --step-ms 500 --state-kb 98304 --two-phase --save-every-steps 4 \
     --max-to-keep 0
-JOB_ARGS_0=
+wait_for "$TMP/$tag.0.out" '"from":"persisting","to":"idle"' 60 && kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
 job_wait 90
 saved_one_step "$tag" 2 "planned job saves"
 # decision_save N: the save figure of worker 0's N-th decision line ("... save=<ms>")
