@@ -112,14 +112,16 @@ sweep() {
         fi
         _first=$_n _b=0
         while [ "$_b" -lt "$BATCH" ]; do
-            bg_start "s${SWEEPS}h$((_first + _b))" hit_of "s${SWEEPS}h$((_first + _b))" "${_scen}_case" "$_pt:$((_first + _b))$_on" "$@"
+            _h=s${SWEEPS}h$((_first + _b)) # the hit's case: its name, its tag's part
+            bg_start "$_h" hit_of "$_h" "${_scen}_case" "$_pt:$((_first + _b))$_on" "$@"
             _b=$((_b + 1))
         done
         _b=0
         while [ "$_b" -lt "$BATCH" ]; do
-            bg_join "s${SWEEPS}h$((_first + _b))"
+            _h=s${SWEEPS}h$((_first + _b))
+            bg_join "$_h"
             # counted up to the first hit not reached (the later ones are not reached either)
-            [ "$(cat "$TMP/s${SWEEPS}h$((_first + _b))/rc" 2>/dev/null)" = 0 ] && [ "$_n" -eq "$((_first + _b))" ] && _n=$((_n + 1))
+            [ "$(cat "$TMP/$_h/rc" 2>/dev/null)" = 0 ] && [ "$_n" -eq "$((_first + _b))" ] && _n=$((_n + 1))
             _b=$((_b + 1))
         done
         [ "$_n" -eq "$((_first + BATCH))" ] || break

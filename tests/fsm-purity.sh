@@ -117,10 +117,14 @@ fi
 net="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-net.a"
 core="coord coord-rounds coord-effects startup offers worker port"
 pure="keys machine records decl pub claim lost membership lease watch episode outcome phase joining restore decision view"
+# member PART: PART's object in its archive ($obj, $a: the coordinator's are libpreempt-net's)
+member() {
+    case " $core " in *" $1 "*) a=$net ;; *) a=$shell ;; esac
+    obj=$(ar t "$a" | grep -- "-$1\.o\$")
+}
 : >"$TMP/core-defined"
 for part in $core $pure; do
-    case " $core " in *" $part "*) a=$net ;; *) a=$shell ;; esac
-    obj=$(ar t "$a" | grep -- "-$part\.o\$")
+    member "$part"
     if [ -z "$obj" ] || ! (cd "$TMP" && ar x "$a" "$obj"); then
         fail "no $part object in $a"
         continue
@@ -130,8 +134,7 @@ done
 cat "$TMP/defined" >>"$TMP/core-defined"
 sort -u -o "$TMP/core-defined" "$TMP/core-defined"
 for part in $core keys machine; do
-    case " $core " in *" $part "*) a=$net ;; *) a=$shell ;; esac
-    obj=$(ar t "$a" | grep -- "-$part\.o\$")
+    member "$part" # extracted above
     [ -n "$obj" ] || continue
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u | comm -23 - "$TMP/core-defined" >"$TMP/ext"
     only_calls "$obj" " outside the core" 'calloc|malloc|realloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strdup|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|qsort|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
