@@ -151,7 +151,8 @@ expect_rc 0 "$REPLAY" --quiet "$TMP/plan-2.trace"
 # periodic checkpoint is paced on every worker (0.5 s steps, 96 MiB), so its
 # decision's figure is; the preemption (SIGTERM to worker 0 four steps
 # after it, no grace) saves awaited, and its decision names the awaited
-# saves: every worker's planner follows it down. Before, the job's figure
+# saves: every worker's planner follows it down. The workers step in
+# lockstep (a blocking all-reduce in every step), as data-parallel ones do. Before, the job's figure
 # counted as an awaited save of each worker's: the longest forever after,
 # carried by every later report (seen: save=3221 in both decisions). The
 # signal waits for the periodic checkpoint's commit (a notice while it
@@ -159,7 +160,7 @@ expect_rc 0 "$REPLAY" --quiet "$TMP/plan-2.trace"
 # and the signal four steps after its save began).
 tag=planjob
 PREEMPT_PERSIST=aio job_start "$tag" 2 --steps 200 --step-ms 500 --state-kb 98304 --two-phase --save-every-steps 4 \
-    --max-to-keep 0
+    --max-to-keep 0 --allreduce "$(free_port 10000 10000)"
 wait_for "$TMP/$tag.0.out" '"from":"persisting","to":"idle"' 60 && kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
 job_wait 90
 saved_one_step "$tag" 2 "planned job saves"
