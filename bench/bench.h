@@ -23,6 +23,7 @@ struct bench_opts {
     const char *valgrind;   /* NULL: instructions per step not measured */
     const char *strace;     /* NULL: system calls per step not measured */
     const char *bare;       /* the bench-bare program (memory without the library) */
+    const char *worker;     /* the bench-worker program (memory with it, linked as a trainer is) */
     unsigned trials;        /* agreement trials per N (default 20) */
     uint64_t ckpt_mib;      /* checkpoint size (default 1024) */
 };
@@ -55,9 +56,9 @@ uint64_t bench_now_ns(void); /* CLOCK_MONOTONIC: the same clock in every process
 double bench_pct(double *v, size_t n, double p);
 
 /* Runs argv with stdout and stderr sent to out_path (NULL: /dev/null);
- * returns the exit status (or -1), and the child's peak RSS in KiB in
- * *ret_rss_kib when not NULL. Bounded by timeout_s (the child is killed). */
-int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long *ret_rss_kib);
+ * returns the exit status (or -1). Bounded by timeout_s (the child is
+ * killed). */
+int bench_run(char *const argv[], const char *out_path, unsigned timeout_s);
 
 /* Removes a directory tree (rm -rf, bounded); returns rm's status. */
 int bench_rm_rf(const char *path);

@@ -78,7 +78,7 @@ double bench_dd_fsync(const char *dir, uint64_t mib)
 
     (void)snprintf(of, sizeof(of), "of=%s/dd.bin", dir);
     (void)snprintf(count, sizeof(count), "count=%llu", (unsigned long long)mib);
-    r = bench_run(argv, NULL, 600, NULL);
+    r = bench_run(argv, NULL, 600);
     if (r != 0)
         return -1;
     return (double)(bench_now_ns() - t0) / 1e9;

@@ -33,7 +33,8 @@ static const char usage[] =
     "  --valgrind PATH  valgrind, for instructions per step (default: none)\n"
     "  --strace PATH    strace, for system calls per step (default: none)\n"
     "  --bare PATH      the bench-bare program, for the memory baseline\n"
-    "                   (default: bench-bare next to this program)\n"
+    "                   (default: bench-bare next to this program); the\n"
+    "                   memory figures' worker is bench-worker next to it\n"
     "  --trials N       agreement trials per worker count (default 20; the\n"
     "                   in-process section runs 5 at N >= 64)\n"
     "  --ckpt-mib N     checkpoint size in MiB (default 1024; persist also\n"
@@ -56,6 +57,15 @@ static const struct {
     { "memory", bench_memory }, { "scale", bench_scale }, { "persist", bench_persist },
 };
 
+/* The program name next to self (an absolute path) in buf. */
+static const char *neighbour(char *buf, size_t size, const char *self, const char *name)
+{
+    const char *slash = strrchr(self, '/');
+
+    (void)snprintf(buf, size, "%.*s%s", (int)(slash - self + 1), self, name);
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -67,7 +77,7 @@ int main(int argc, char **argv)
         { "help", no_argument, NULL, OPT_HELP }, { NULL, 0, NULL, 0 },
     };
     struct bench_opts o = { .trials = 20, .ckpt_mib = 1024 };
-    static char self[PATH_MAX], bare[PATH_MAX + 16], tmpdir[PATH_MAX];
+    static char self[PATH_MAX], bare[PATH_MAX + 16], worker[PATH_MAX + 16], tmpdir[PATH_MAX];
     const char *only = NULL, *json_path = NULL;
     unsigned wanted = 0; /* sections named by --only, one bit each */
     struct utsname un;
@@ -135,14 +145,9 @@ int main(int argc, char **argv)
     }
     self[n] = '\0';
     o.self = self;
-    if (!o.bare) {
-        char *slash;
-
-        (void)snprintf(bare, sizeof(bare), "%s", self);
-        slash = strrchr(bare, '/');
-        (void)snprintf(slash + 1, sizeof(bare) - (size_t)(slash + 1 - bare), "bench-bare");
-        o.bare = bare;
-    }
+    if (!o.bare)
+        o.bare = neighbour(bare, sizeof(bare), self, "bench-bare");
+    o.worker = neighbour(worker, sizeof(worker), self, "bench-worker");
     if (!o.dir) {
         const char *t = getenv("TMPDIR");
 

@@ -150,7 +150,7 @@ static int tool_run(const struct bench_opts *o, char **tool_argv, size_t n_tool,
     argv[k++] = (char *)mode;
     argv[k++] = num;
     argv[k] = NULL;
-    return bench_run(argv, out, 600, NULL);
+    return bench_run(argv, out, 600);
 }
 
 /* callgrind's instruction total of one child run, or -1. */
@@ -306,28 +306,39 @@ int bench_step(const struct bench_opts *o, json_t *out)
 
 /* A worker's peak RSS: the same loop in a program without the library
  * (bench-bare), with a local handler, and with a handler in a one-worker
- * etcd job. Peak RSS of each child process (wait4), the median of 5 runs
+ * etcd job (bench-worker, linked with libpreempt only, as a trainer is).
+ * Each child reports its own peak (VmHWM, work.h); the median of 5 runs
  * taken in turns. */
 int bench_memory(const struct bench_opts *o, json_t *out)
 {
-    static const char *const label[] = { "without the library (bench-bare)", "with a local handler",
+    static const char *const label[] = { "without the library (bench-bare)", "with a local handler (bench-worker)",
                                          "with a handler in an etcd job" };
     static const char *const key[] = { "bare_kib", "local_kib", "etcd_kib" };
     char *argv[3][6] = {
         { (char *)o->bare, "100000", NULL },
-        { (char *)o->self, "child-step", "async", "100000", NULL },
-        { (char *)o->self, "child-step", "async", "100000", (char *)o->etcd, NULL },
+        { (char *)o->worker, "100000", NULL },
+        { (char *)o->worker, "100000", (char *)o->etcd, NULL },
     };
+    char path[4096];
     double samples[3][5];
     long rss[3] = { 0, 0, 0 };
     int rows = o->etcd ? 3 : 2;
 
+    (void)snprintf(path, sizeof(path), "%s/memory.out", o->dir);
     for (int k = 0; k < 5; k++) {
         for (int i = 0; i < rows; i++) {
             long kib = 0;
+            FILE *f;
 
-            if (bench_run(argv[i], NULL, 120, &kib) != 0) {
+            if (bench_run(argv[i], path, 120) != 0 || !(f = fopen(path, "r"))) {
                 fprintf(stderr, "preempt-bench: %s failed\n", label[i]);
+                return -1;
+            }
+            if (fscanf(f, "hwm_kib %ld", &kib) != 1)
+                kib = 0;
+            (void)fclose(f);
+            if (kib <= 0) {
+                fprintf(stderr, "preempt-bench: %s did not say its peak resident set\n", label[i]);
                 return -1;
             }
             samples[i][k] = (double)kib;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,9 +64,8 @@ double bench_pct(double *v, size_t n, double p)
     return v[rank - 1];
 }
 
-int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long *ret_rss_kib)
+int bench_run(char *const argv[], const char *out_path, unsigned timeout_s)
 {
-    struct rusage ru;
     uint64_t until = bench_now_ns() + (uint64_t)timeout_s * 1000000000u;
     int status = 0;
     pid_t pid = fork();
@@ -86,7 +84,7 @@ int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long
         _exit(127);
     }
     for (;;) {
-        pid_t r = wait4(pid, &status, WNOHANG, &ru);
+        pid_t r = waitpid(pid, &status, WNOHANG);
         struct timespec ts = { 0, 5000000 };
 
         if (r == pid)
@@ -96,13 +94,11 @@ int bench_run(char *const argv[], const char *out_path, unsigned timeout_s, long
         if (bench_now_ns() > until) {
             fprintf(stderr, "preempt-bench: %s ran past %u s; killed\n", argv[0], timeout_s);
             (void)kill(pid, SIGKILL);
-            (void)wait4(pid, &status, 0, &ru);
+            (void)waitpid(pid, &status, 0);
             return -1;
         }
         (void)nanosleep(&ts, NULL);
     }
-    if (ret_rss_kib)
-        *ret_rss_kib = ru.ru_maxrss;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -110,7 +106,7 @@ int bench_rm_rf(const char *path)
 {
     char *argv[] = { "/bin/rm", "-rf", (char *)path, NULL };
 
-    return bench_run(argv, NULL, 120, NULL);
+    return bench_run(argv, NULL, 120);
 }
 
 char *bench_slurp(const char *path)

@@ -840,8 +840,9 @@ int preempt_etcd_new_(struct event_base *base, const struct preempt_etcd_opts *o
         r = dup_opt(o->cert, &e->cert);
     if (r == 0)
         r = dup_opt(o->key, &e->key);
-    if (r == 0)
-        r = preempt_http_new_(base, &e->http);
+    if (r == 0 && (r = preempt_http_new_(base, &e->http)) == -ELIBACC)
+        elog(e, 3, "etcd: cannot load libcurl, which a job's etcd client needs: %s (Debian: apt-get install libcurl4)",
+             preempt_curl_error_());
     if (r < 0) {
         preempt_etcd_free_(e);
         return r;

@@ -22,6 +22,8 @@
  *   rename    the rename that commits a checkpoint (EIO)
  *   signalfd  creating or reading the handler's signalfd (EMFILE)
  *   timer     arming the machine's timer (ENOMEM)
+ *   libcurl   loading libcurl, when a job or a cloud source first needs
+ *             it (ELIBACC, as when it is not installed)
  * The outcomes are documented in README.md, "Fault injection". */
 #ifndef PREEMPT_FAULT_INTERNAL_H
 #define PREEMPT_FAULT_INTERNAL_H
@@ -35,6 +37,7 @@ enum preempt_fault_point {
     PREEMPT_FAULT_RENAME,
     PREEMPT_FAULT_SIGNALFD,
     PREEMPT_FAULT_TIMER,
+    PREEMPT_FAULT_LIBCURL,
     PREEMPT_FAULT__COUNT
 };
 

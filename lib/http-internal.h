@@ -10,12 +10,15 @@
  * when the transfer ends. A handle added from inside curl's own callbacks
  * (where curl refuses calls into the multi handle) is queued and added on
  * the next loop pass. preempt_http_remove_() stops a transfer without
- * calling done(); the easy handle stays the owner's to clean up. */
+ * calling done(); the easy handle stays the owner's to clean up.
+ *
+ * preempt_http_new_() is where libcurl is loaded (curl-api.h): nothing
+ * calls into it before one succeeded. */
 #ifndef PREEMPT_HTTP_INTERNAL_H
 #define PREEMPT_HTTP_INTERNAL_H
 
 #include <stdbool.h>
-#include <curl/curl.h>
+#include "curl-api.h" /* libcurl, loaded when first needed */
 #include <event2/event.h>
 
 struct preempt_http;
@@ -30,6 +33,8 @@ int preempt_run_until_(struct event_base *base, uint64_t bound_ms, bool (*done)(
  * into this API. */
 typedef void (*preempt_http_done)(CURL *easy, CURLcode res, void *arg);
 
+/* Returns 0, -ENOMEM, or -ELIBACC when libcurl cannot be loaded
+ * (preempt_curl_error_() says why). */
 int preempt_http_new_(struct event_base *base, struct preempt_http **ret);
 /* Frees the multi handle; the owner removes its transfers first. NULL-safe. */
 void preempt_http_free_(struct preempt_http *h);

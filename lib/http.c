@@ -210,7 +210,10 @@ bool preempt_http_in_callback_(const struct preempt_http *h)
 int preempt_http_new_(struct event_base *base, struct preempt_http **ret)
 {
     struct preempt_http *h;
+    int r = preempt_curl_load_();
 
+    if (r < 0)
+        return r;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return -ENOMEM;
     h = calloc(1, sizeof(*h));

@@ -718,6 +718,9 @@ int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o
     m->url = strdup(o->url);
     m->first_events = true;
     r = m->url ? preempt_http_new_(base, &m->http) : -ENOMEM;
+    if (r == -ELIBACC)
+        mlog(m, 3, "metadata: cannot load libcurl, which a cloud metadata source needs: %s (Debian: apt-get install "
+             "libcurl4)", preempt_curl_error_());
     if (m->url)
         for (n = strlen(m->url); n > 0 && m->url[n - 1] == '/'; n--)
             m->url[n - 1] = '\0';

@@ -284,6 +284,9 @@ etcd_all() {
     etcd_case signalfd:2 42 || fail "signalfd:2 did not fire"
     etcd_case timer:1 75 || fail "timer:1 did not fire"   # the agreement's bound ends at once
     etcd_case timer:1+ 75 || fail "timer:1+ did not fire"
+    # libcurl cannot be loaded (not installed): the job does not start, and says why
+    etcd_case libcurl:1 2 || fail "libcurl:1 did not fire"
+    expect "libcurl:1: the worker says why it cannot start" grep -q 'cannot load libcurl' "$TMP/$_tag.0.err"
     # allocations: a sample of hits (a run makes about 150)
     for n in 1 2 3 5 8 13 21 34 55 89 144; do
         etcd_case "alloc:$n" 0 2 42 75 || break

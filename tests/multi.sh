@@ -38,6 +38,9 @@ done
 tag=many
 job_start "$tag" 4 --steps 400 --step-ms 10
 for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+# a job's worker has loaded libcurl for its etcd client (lib/curl-api.h;
+# tests/trainer.sh: a local handler never does)
+expect "a job's worker maps libcurl" grep -q libcurl "/proc/$(echo $PIDS | cut -d' ' -f1)/maps"
 sleep 0.3
 kill -TERM $(echo $PIDS | cut -d' ' -f1-3)
 job_wait 60

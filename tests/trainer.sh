@@ -209,11 +209,15 @@ printf '\377' | dd of="$m" bs=1 seek=100 conv=notrunc status=none
 restart_from_previous corrupt "warning: checkpoint: $TMP/corrupt/$(ckpt_name 11) is corrupt"
 
 # ---- one thread during a whole run, preemption and grace period included -------------------------
+# and libcurl never loaded: only a job's etcd client or a cloud source loads it
+# (lib/curl-api.h), and a local handler has neither
 start threads --ckpt-dir "$TMP/threads" --steps 1000000 --step-ms 2 --raise-at 50 --grace-ms 800
-max=0 samples=0
+max=0 samples=0 curl_maps=0 lib_maps=0
 while kill -0 "$pid" 2>/dev/null; do
     n=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
     [ "$n" -gt "$max" ] && max=$n
+    grep -q 'libpreempt\.so' "/proc/$pid/maps" 2>/dev/null && lib_maps=$((lib_maps + 1))
+    grep -q 'libcurl' "/proc/$pid/maps" 2>/dev/null && curl_maps=$((curl_maps + 1))
     samples=$((samples + 1))
     sleep 0.02
 done
@@ -221,6 +225,8 @@ finish_bg
 eq "threads: status" "$rc" 42
 eq "threads: most threads seen in $samples samples" "$max" 1
 expect "threads: sampled during the run" test "$samples" -gt 5
+expect "threads: the maps show libpreempt.so (the look can see a library)" test "$lib_maps" -gt 0
+eq "threads: samples whose maps hold libcurl (a local handler)" "$curl_maps" 0
 
 # ---- application error; bad usage and configuration get a clear message ---------------------
 for mode in sync async; do
