@@ -725,12 +725,11 @@ int preempt_meta_new_(struct event_base *base, const struct preempt_meta_opts *o
         for (n = strlen(m->url); n > 0 && m->url[n - 1] == '/'; n--)
             m->url[n - 1] = '\0';
     m->n_ch = o->platform == PREEMPT_PLATFORM_GCE || o->platform == PREEMPT_PLATFORM_GCE_GPU ? 3 : 1;
-    for (unsigned i = 0; r == 0 && i < m->n_ch; i++) {
+    for (unsigned i = 0; i < m->n_ch; i++) { /* every channel names m: preempt_meta_free_() stops each */
         m->ch[i].m = m;
         m->ch[i].reported = -1;
         m->ch[i].key = i == 0 ? "maintenance-event" : i == 1 ? "preempted" : "upcoming-maintenance";
-        m->ch[i].ev_next = evtimer_new(base, on_next, &m->ch[i]);
-        if (!m->ch[i].ev_next)
+        if (r == 0 && !(m->ch[i].ev_next = evtimer_new(base, on_next, &m->ch[i])))
             r = -ENOMEM;
     }
     if (r < 0) {

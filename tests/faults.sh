@@ -133,6 +133,14 @@ sweep() {
 
 local_all() {
     TWO_PHASE=
+    # libcurl cannot be loaded for a cloud metadata source (on loopback:
+    # nothing is sent): the handler does not start, and says why
+    run_trainer "$TMP/lc" libcurl:1 "$TMP/lc.fired" --steps 10 --platform gce --metadata-url http://127.0.0.1:9 \
+        >"$TMP/lc.out" 2>"$TMP/lc.err"
+    eq "libcurl:1, a cloud source: exit" "$?" 2
+    expect "libcurl:1, a cloud source: it fired" test -s "$TMP/lc.fired"
+    expect "libcurl:1, a cloud source: the trainer says why" grep -q 'cannot load libcurl, which a cloud' "$TMP/lc.err"
+    expect "libcurl:1, a cloud source: no crash, leak or undefined behaviour" sane "$TMP/lc.err"
     sweep local alloc 2 42 75
     local_case alloc:1+ 2 || fail "alloc:1+ did not fire"
     for p in write fsync rename; do
