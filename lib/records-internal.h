@@ -74,6 +74,9 @@ bool preempt_record_has_(const struct preempt_record *r, const char *name);
 /* A field's text (not NUL-terminated), NULL when absent; *len its length. */
 const char *preempt_record_text_(const struct preempt_record *r, const char *name, size_t *len);
 
+/* Whether c may be in a word field (A-Z a-z 0-9 . _ : / -). */
+bool preempt_record_word_char_(char c);
+
 /* id's grammar, as the key table's value column; NULL for no such id. */
 const char *preempt_record_grammar_(enum preempt_key_id id);
 

@@ -47,7 +47,7 @@ static bool add(struct match *m, const char *name, size_t name_len, const char *
     return true;
 }
 
-static bool is_word_char(char c)
+bool preempt_record_word_char_(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
            c == ':' || c == '/' || c == '-';
@@ -96,9 +96,9 @@ static const char *field(struct match *m, const char *g, const char *gend, const
             return (m->why = "an integer"), NULL;
         u = neg ? (uint64_t)-(int64_t)u : u;
     } else if (IS("word")) {
-        while (is_word_char(*p) && p - v < 255)
+        while (preempt_record_word_char_(*p) && p - v < 255)
             p++;
-        if (p == v || is_word_char(*p))
+        if (p == v || preempt_record_word_char_(*p))
             return (m->why = "a word (1-255 of A-Z a-z 0-9 . _ : / -)"), NULL;
     } else if (IS("list")) {
         while (((*p >= '0' && *p <= '9') || *p == ',' || *p == '.') && p - v < 1024)

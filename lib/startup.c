@@ -676,9 +676,16 @@ static void join_try(struct join *j, bool rejoin)
 static void join_make_offer(struct join *j)
 {
     uint64_t all[MAX_STEPS_OFFERED];
-    const char *host = j->cfg->host && !strpbrk(j->cfg->host, " =") ? j->cfg->host : "-";
+    char host[PREEMPT_MAX_HOST + 1] = "-";
     size_t n = 0;
 
+    /* The host as the record's word: a character outside it (a Linux host
+     * name may hold any byte) becomes '-', so that the schema takes the
+     * record (it refused it, and the join failed). */
+    for (size_t i = 0; j->cfg->host && j->cfg->host[i] && i < PREEMPT_MAX_HOST; i++) {
+        host[i] = preempt_record_word_char_(j->cfg->host[i]) ? j->cfg->host[i] : '-';
+        host[i + 1] = '\0';
+    }
     for (size_t i = 0; i < j->n_pend && n < MAX_STEPS_OFFERED; i++)
         if (j->pend[i].decision > 0)
             all[n++] = j->pend[i].step;

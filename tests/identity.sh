@@ -188,4 +188,32 @@ expect "restart after a crash, busy etcd: no step both reported saved is lost ($
     test "${r:-0}" -ge "${reported:-0}"
 [ "$failures" -eq 0 ] || show_logs h 2
 
+# ---- a host name outside the records' word ------------------------------------------------------
+# A Linux host name may hold any byte; the member record's host is a word
+# (A-Z a-z 0-9 . _ : / -). Each other character is written as '-': before,
+# the schema refused the record and the worker could not join. The worker
+# runs in a UTS namespace of its own (unshare -u; -r where not root), its
+# name set through /proc (hostname(1) refuses such names; the kernel not).
+userns=
+[ "$(id -u)" -eq 0 ] || userns=-r
+if unshare -u $userns true 2>/dev/null; then
+    # shellcheck disable=SC2086 # $ARGS: the options, split
+    unshare -u $userns sh -c 'printf "node+1@x" >/proc/sys/kernel/hostname && exec "$@"' sh "$TRAINER" --etcd "$ETCD_URL" --job oddhost \
+        --ckpt-dir "$TMP/oddhost" --steps 1000000 --verbose $ARGS >"$TMP/oddhost.out" 2>"$TMP/oddhost.err" &
+    NEWPID=$!
+    if wait_for "$TMP/oddhost.out" '"event":"start"' 30; then
+        ok
+        expect "odd host name: the member record names it as a word (node-1-x)" \
+            sh -c "etcdctl --endpoints='$ETCD_URL' get --prefix /preempt/oddhost/ | grep -q 'host=node-1-x '"
+    else
+        fail "odd host name: the worker did not start: $(tail -n 3 "$TMP/oddhost.err")"
+    fi
+    kill -TERM "$NEWPID"
+    wait "$NEWPID"
+    eq "odd host name: a SIGTERM saves (42)" "$?" 42
+    NEWPID=
+else
+    fail "cannot make a UTS namespace (unshare -u $userns)"
+fi
+
 finish
