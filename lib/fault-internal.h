@@ -24,6 +24,8 @@
  *   timer     arming the machine's timer (ENOMEM)
  *   libcurl   loading libcurl, when a job or a cloud source first needs
  *             it (ELIBACC, as when it is not installed)
+ *   io-setup  setting up io_uring or Linux AIO for a two-phase save's
+ *             persist (EPERM, as under a seccomp profile that forbids it)
  * The outcomes are documented in README.md, "Fault injection". */
 #ifndef PREEMPT_FAULT_INTERNAL_H
 #define PREEMPT_FAULT_INTERNAL_H
@@ -38,6 +40,7 @@ enum preempt_fault_point {
     PREEMPT_FAULT_SIGNALFD,
     PREEMPT_FAULT_TIMER,
     PREEMPT_FAULT_LIBCURL,
+    PREEMPT_FAULT_IO_SETUP,
     PREEMPT_FAULT__COUNT
 };
 

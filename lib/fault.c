@@ -23,7 +23,7 @@ static const struct {
     [PREEMPT_FAULT_WATCH] = { "watch", EPIPE },      [PREEMPT_FAULT_WRITE] = { "write", ENOSPC },
     [PREEMPT_FAULT_FSYNC] = { "fsync", EIO },        [PREEMPT_FAULT_RENAME] = { "rename", EIO },
     [PREEMPT_FAULT_SIGNALFD] = { "signalfd", EMFILE }, [PREEMPT_FAULT_TIMER] = { "timer", ENOMEM },
-    [PREEMPT_FAULT_LIBCURL] = { "libcurl", ELIBACC },
+    [PREEMPT_FAULT_LIBCURL] = { "libcurl", ELIBACC }, [PREEMPT_FAULT_IO_SETUP] = { "io-setup", EPERM },
 };
 
 /* The armed point (PREEMPT_FAULT__COUNT: none), read once; one process has

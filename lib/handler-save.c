@@ -204,17 +204,19 @@ void hd_drop_persist(struct preempt_handler *h, const char *why)
 /* The snapshot phase of a two-phase save ended: the persist starts. */
 static int start_persist(struct preempt_handler *h)
 {
+    const bool named = h->persist_want != PREEMPT_PERSIST_AUTO;
     const char *why;
     int r;
 
     if (!h->persist) {
         if ((r = preempt_persist_new_(h->base, h->persist_want, &h->persist, &why)) < 0) {
-            hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot persist with %s: %s",
-                       preempt_persist_backend_name_(h->persist_want), strerror(-r));
+            hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot set up the persist of a two-phase save: %s", strerror(-r));
             return r;
         }
-        if (why)
-            hd_log_msg(h, PREEMPT_LOG_WARNING, "%s: two-phase saves persist %s instead", why,
+        if (why) /* a backend named (PREEMPT_PERSIST) gives way too: the checkpoint comes first */
+            hd_log_msg(h, PREEMPT_LOG_WARNING, "%s%s%s%s: two-phase saves persist %s instead",
+                       named ? "PREEMPT_PERSIST=" : "", named ? preempt_persist_backend_name_(h->persist_want) : "",
+                       named ? ": " : "", why,
                        preempt_persist_backend_(h->persist) == PREEMPT_PERSIST_AIO
                            ? "through Linux AIO, past the page cache,"
                            : "in chunks from the loop");

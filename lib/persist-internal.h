@@ -94,10 +94,10 @@ struct preempt_persist_blob {
  * (a negative errno: -ENOSPC, -EIO ...). The blobs are the caller's again. */
 typedef void (*preempt_persist_done_fn)(int status, void *arg);
 
-/* A persist engine on base. want: the backend asked for; AUTO falls back
- * to aio when io_uring cannot be set up, and to chunked when neither can,
- * and *ret_why (may be NULL) then says why (static text; NULL when
- * nothing fell back). URING and AIO fail with the setup's errno instead. */
+/* A persist engine on base. want: the backend asked for; one that cannot
+ * be set up here falls back, named or AUTO: io_uring to aio, aio to
+ * chunked (always there), and *ret_why (may be NULL) then says why
+ * (static text; NULL when nothing fell back). Fails only with -ENOMEM. */
 int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend want, struct preempt_persist **ret,
                          const char **ret_why);
 /* Stops a persist under way (waiting, at most 5 s, for the writes the

@@ -693,8 +693,10 @@ static int setup_cq(struct preempt_persist *p)
 
 static int setup_ring(struct preempt_persist *p)
 {
-    int r = io_uring_queue_init(PREEMPT_PERSIST_DEPTH, &p->ring, 0);
+    int r = preempt_fault_(PREEMPT_FAULT_IO_SETUP);
 
+    if (r == 0)
+        r = io_uring_queue_init(PREEMPT_PERSIST_DEPTH, &p->ring, 0);
     if (r < 0)
         return r;
     p->have_ring = true;
@@ -705,6 +707,10 @@ static int setup_ring(struct preempt_persist *p)
 
 static int setup_aio(struct preempt_persist *p)
 {
+    int r = preempt_fault_(PREEMPT_FAULT_IO_SETUP);
+
+    if (r < 0)
+        return r;
     if (syscall(SYS_io_setup, (long)PREEMPT_PERSIST_AIO_DEPTH, &p->aio) < 0) {
         p->aio = 0;
         return -errno;
@@ -749,17 +755,20 @@ static const char *why_not(int err)
     }
 }
 
-static const char *why_not_aio(int err)
+/* ring: io_uring was tried first, and could not be set up either. */
+static const char *why_not_aio(int err, bool ring)
 {
     switch (err) {
     case -EPERM:
     case -EACCES:
     case -ENOSYS:
-        return "neither io_uring nor Linux AIO is permitted here (a seccomp profile)";
+        return ring ? "neither io_uring nor Linux AIO is permitted here (a seccomp profile)"
+                    : "Linux AIO is not permitted here (a seccomp profile)";
     case -EAGAIN:
-        return "io_uring is not permitted here and Linux AIO's requests are used up (fs.aio-max-nr)";
+        return ring ? "io_uring is not permitted here and Linux AIO's requests are used up (fs.aio-max-nr)"
+                    : "Linux AIO's requests are used up (fs.aio-max-nr)";
     default:
-        return "neither io_uring nor Linux AIO could be set up";
+        return ring ? "neither io_uring nor Linux AIO could be set up" : "Linux AIO could not be set up";
     }
 }
 
@@ -781,27 +790,23 @@ int preempt_persist_new_(struct event_base *base, enum preempt_persist_backend w
         free(p);
         return -ENOMEM;
     }
+    /* A backend that cannot be set up here gives way to the next, named
+     * or not: io_uring to Linux AIO, Linux AIO to chunks (always there).
+     * The checkpoint matters more than the way it is written. */
     if (p->backend == PREEMPT_PERSIST_URING && (r = setup_ring(p)) < 0) {
         drop_ring(p);
-        if (want == PREEMPT_PERSIST_URING)
-            goto fail;
         why = why_not(r);
         p->backend = PREEMPT_PERSIST_AIO;
     }
     if (p->backend == PREEMPT_PERSIST_AIO && (r = setup_aio(p)) < 0) {
         drop_ring(p);
-        if (want == PREEMPT_PERSIST_AIO)
-            goto fail;
-        why = why_not_aio(r);
+        why = why_not_aio(r, why != NULL);
     }
     p->run = p->backend;
     if (ret_why)
         *ret_why = why;
     *ret = p;
     return 0;
-fail:
-    preempt_persist_free_(p);
-    return r;
 }
 
 int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blob *blobs, size_t n,

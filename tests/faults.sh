@@ -183,6 +183,16 @@ two_phase_all() {
             expect "two-phase $be: $p killed at each of its $((_n - 1)) hits" test "$_n" -gt 1
         done
     done
+    # io_uring and Linux AIO cannot be set up (a seccomp profile): the
+    # persist gives way to the next backend, named or not, and the save
+    # commits (it failed, 75, where a backend was named)
+    TWO_PHASE=--two-phase
+    for be in io_uring aio auto; do
+        export PREEMPT_PERSIST=$be
+        local_case io-setup:1+ 42 || fail "io-setup:1+ ($be) did not fire"
+        expect "io-setup:1+ ($be): the trainer says it persists in chunks instead" \
+            grep -q 'two-phase saves persist in chunks from the loop instead' "$TMP/l$K.err"
+    done
     unset PREEMPT_PERSIST
     TWO_PHASE=
 }

@@ -208,8 +208,8 @@ eq "loader: bitwise the uninterrupted run's parameters" "$(same loader $W done d
 # They persist through Linux AIO past the page cache (PREEMPT_PERSIST=aio,
 # the backend where io_uring is not permitted, as in Docker's default
 # seccomp profile); tests/torchrun.sh's ranks persist with io_uring. A
-# backend named but not usable fails the persist (the save, and the exit
-# is 75: seen with fs.aio-max-nr=1), so the commits below were aio's.
+# backend named but not usable gives way to chunks and says so (seen with
+# fs.aio-max-nr=1); no rank says so below, so the commits were aio's.
 export PREEMPT_PERSIST=aio
 ranks twophase --steps $STEPS --step-ms 30 --loader-workers 2 --two-phase --save-every-steps 5
 for r in $(seq 0 $((W - 1))); do
@@ -220,6 +220,8 @@ done
 kill -TERM $PIDS
 job_wait 120
 eq "two-phase: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
+expect "two-phase: every rank persisted through aio (none fell back)" \
+    test -z "$(grep -l 'two-phase saves persist .* instead' "$TMP"/twophase.*.err)"
 S=$(same twophase $W exit saved_step)
 expect "two-phase: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 5"
 unset PREEMPT_PERSIST

@@ -411,8 +411,9 @@ static int forbid(bool aio_too)
 
 /* Where a seccomp profile forbids io_uring (Docker's default does), AUTO
  * falls back to Linux AIO (which that profile permits), and where it
- * forbids both, to chunks, and says why; asking for one forbidden itself
- * fails. A persist in the child then runs with what was chosen. */
+ * forbids both, to chunks, and says why; a backend named but forbidden
+ * gives way the same (it failed: every two-phase save was lost). A persist
+ * in the child then runs with what was chosen. */
 START_TEST(test_engine_seccomp_fallback)
 {
     pid_t pid = fork();
@@ -432,10 +433,17 @@ START_TEST(test_engine_seccomp_fallback)
         if (forbid(aio_too) < 0)
             _exit(90);
         base = event_base_new();
-        if (preempt_persist_new_(base, PREEMPT_PERSIST_URING, &p, NULL) != -EPERM)
+        if (preempt_persist_new_(base, PREEMPT_PERSIST_URING, &p, &why) != 0 ||
+            preempt_persist_backend_(p) != (aio_too ? PREEMPT_PERSIST_CHUNKED : PREEMPT_PERSIST_AIO) || !why ||
+            !strstr(why, aio_too ? "neither io_uring nor Linux AIO is permitted" : "io_uring is not permitted"))
             _exit(91);
-        if (aio_too && preempt_persist_new_(base, PREEMPT_PERSIST_AIO, &p, NULL) != -EPERM)
+        preempt_persist_free_(p);
+        if (aio_too && (preempt_persist_new_(base, PREEMPT_PERSIST_AIO, &p, &why) != 0 ||
+                        preempt_persist_backend_(p) != PREEMPT_PERSIST_CHUNKED || !why ||
+                        strcmp(why, "Linux AIO is not permitted here (a seccomp profile)") != 0))
             _exit(92);
+        if (aio_too)
+            preempt_persist_free_(p);
         if (preempt_persist_new_(base, PREEMPT_PERSIST_AUTO, &p, &why) != 0)
             _exit(93);
         if (preempt_persist_backend_(p) != (aio_too ? PREEMPT_PERSIST_CHUNKED : PREEMPT_PERSIST_AIO))
