@@ -85,6 +85,7 @@ struct preempt_handler {
 
     bool save_running;
     uint64_t save_t0_us, last_save_ms;
+    uint64_t last_stall_ms; /* the training the last save stopped (a paced persist's: its snapshot phase) */
     unsigned saves;
 
     /* A two-phase save (README "Two-phase saves"): the snapshots handed over

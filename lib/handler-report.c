@@ -145,7 +145,7 @@ void hd_report_exit(struct preempt_handler *h, enum preempt_exit reason)
         .notice_to_agreed_ms = h->notice_ms && agreed_at ? (int64_t)(agreed_at - h->notice_ms) : -1,
         .agreed_to_commit_ms = agreed_at && h->commit_ms >= agreed_at ? (int64_t)(h->commit_ms - agreed_at) : -1,
         .notice_to_exit_ms = h->notice_ms ? (int64_t)(now - h->notice_ms) : -1, .saves = h->saves,
-        .bytes_saved = h->bytes_saved, .save_ms = h->last_save_ms, .restored_step = h->restored_step,
+        .bytes_saved = h->bytes_saved, .save_ms = h->last_save_ms, .stall_ms = h->last_stall_ms, .restored_step = h->restored_step,
         .restore_ms = h->restored_step || h->fallbacks ? (int64_t)(h->restore_us / 1000) : -1,
         .restore_fallbacks = h->fallbacks,
     };

@@ -99,6 +99,7 @@ static void save_finished(struct preempt_handler *h, int status, const struct pr
     bool paced = !at_boundary && preempt_persist_paced_(h->persist);
 
     h->last_save_ms = ms;
+    h->last_stall_ms = paced ? h->snapshot_ms : ms; /* a persist the trainer waited for stopped training too */
     /* both phases; a persist that waited for steps counts only until an awaited save is known */
     preempt_worker_save_took_(&h->wk, ms, paced ? PREEMPT_SAVE_PACED : PREEMPT_SAVE_AWAITED);
     if (status == 0) {
@@ -108,6 +109,7 @@ static void save_finished(struct preempt_handler *h, int status, const struct pr
         h->bytes_saved += bytes;
         preempt_metrics_add_(h->metrics, PREEMPT_METRIC_SAVED_BYTES, "", (double)bytes);
         preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_SAVE, (double)ms / 1000.0);
+        preempt_metrics_observe_(h->metrics, PREEMPT_METRIC_STALL, (double)h->last_stall_ms / 1000.0);
         if (!h->wk.coord) /* local mode: the local commit is the decision */
             hd_committed(h, h->wk.save_step);
         if (at_boundary)

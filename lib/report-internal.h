@@ -28,7 +28,7 @@ struct preempt_report {
     uint64_t agreed_step, committed_step, run, grace_steps, steps_lost;
     int64_t notice_to_agreed_ms, agreed_to_commit_ms, notice_to_exit_ms;
     unsigned saves;
-    uint64_t bytes_saved, save_ms;
+    uint64_t bytes_saved, save_ms, stall_ms;
     uint64_t restored_step;
     int64_t restore_ms;
     unsigned restore_fallbacks;
@@ -57,6 +57,8 @@ int preempt_report_write_(const char *path, const char *json, size_t len);
       "From a preemption's notice to the job's commit of its checkpoint")                                           \
     X(AGREEMENT, "preempt_agreement_seconds", "histogram", "From a proposed save step to the job's agreement on it")  \
     X(SAVE, "preempt_save_seconds", "histogram", "This worker's save of one checkpoint, to its local commit")        \
+    X(STALL, "preempt_save_stall_seconds", "histogram",                                                            \
+      "The training one save stopped: a two-phase save's snapshot phase, any other save whole")                    \
     X(RESTORE, "preempt_restore_seconds", "histogram", "Start-up's restore of a checkpoint")                        \
     X(SAVED_BYTES, "preempt_saved_bytes_total", "counter", "Bytes of checkpoints this worker committed")            \
     X(STEPS_LOST, "preempt_steps_lost_total", "counter",                                                            \

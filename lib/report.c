@@ -74,6 +74,7 @@ int preempt_report_json_(const struct preempt_report *r, char *buf, size_t size)
     set_u64(o, "saves", r->saves);
     set_u64(o, "bytes_saved", r->bytes_saved);
     set_u64(o, "save_ms", r->save_ms);
+    set_u64(o, "stall_ms", r->stall_ms);
     set_u64(o, "restored_step", r->restored_step);
     set_ms(o, "restore_ms", r->restore_ms);
     set_u64(o, "restore_fallbacks", r->restore_fallbacks);

@@ -60,7 +60,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["notice_at_ms"] <= r["exit_at_ms"] < r["deadline_ms"], r
 assert r["notice_to_exit_ms"] >= r["agreed_to_commit_ms"] >= 0, r
-assert r["bytes_saved"] > 0 and r["saves"] >= 2 and r["steps_lost"] == 0, r' "$d/term.json"
+assert r["bytes_saved"] > 0 and r["saves"] >= 2 and r["steps_lost"] == 0, r
+assert r["stall_ms"] == r["save_ms"], r  # a synchronous save stops training whole' "$d/term.json"
 [ "$failures" -eq 0 ] || cat "$d/term.json"
 m=$d/prom/local-0.prom
 eq "local: one preemption, saved" "$(series "$m" 'preempt_preemptions_total{job="",worker="0",source="signal",outcome="saved"}')" 1

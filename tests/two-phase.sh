@@ -49,8 +49,9 @@ etcd_start tp || finish
 # committed, never dropped, and the restart restores it.
 END_REF=$(digest endref --ckpt-dir "$TMP/endref" --steps 9 --state-kb 65536)
 for be in io_uring aio chunked; do
-    PREEMPT_PERSIST=$be "$TRAINER" --ckpt-dir "$TMP/$be-long" --steps 8 --state-kb 65536 --step-ms 1500 \
-        --two-phase --save-every-steps 2 --max-to-keep 0 --verbose >"$TMP/$be-long.out" 2>"$TMP/$be-long.err" &
+    PREEMPT_PERSIST=$be PREEMPT_METRICS_PATH=$TMP/$be-long.prom "$TRAINER" --ckpt-dir "$TMP/$be-long" --steps 8 \
+        --state-kb 65536 --step-ms 1500 --two-phase --save-every-steps 2 --max-to-keep 0 --verbose \
+        >"$TMP/$be-long.out" 2>"$TMP/$be-long.err" &
     eval "long_pid_$be=\$!"
     PREEMPT_PERSIST=$be "$TRAINER" --ckpt-dir "$TMP/$be-end" --steps 9 --state-kb 65536 --two-phase \
         --save-every-steps 8 --max-to-keep 0 --verbose >"$TMP/$be-end.out" 2>"$TMP/$be-end.err"
@@ -75,6 +76,13 @@ for be in io_uring aio chunked; do
         test -n "$started" -a -n "$committed"
     expect "$be long steps: committed within 4 steps (run $started to ${committed:-none})" \
         test "${committed:-99}" -le $((${started:-0} + 4))
+    # The metrics: the stall of a save that persisted while training went on
+    # is its snapshot phase, far less than the save (whole steps long)
+    m() { awk -v n="$1" '$1 ~ "^"n"[{]" { print $2 }' "$TMP/$be-long.prom"; }
+    eq "$be long steps: a stall measured for each save" "$(m preempt_save_stall_seconds_count)" \
+        "$(m preempt_save_seconds_count)"
+    expect "$be long steps: the stalls ($(m preempt_save_stall_seconds_sum) s) are shorter than the saves ($(m preempt_save_seconds_sum) s)" \
+        awk -v a="$(m preempt_save_stall_seconds_sum)" -v b="$(m preempt_save_seconds_sum)" 'BEGIN { exit !(a > 0 && a < b) }'
 done
 
 # ---- a notice while a periodic checkpoint persists: finish it or supersede it ----
