@@ -590,19 +590,46 @@ static uint64_t min_known(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* The deadline a notice implies: the one it carries, capped by the grace
- * period when one is configured; without either, the configured bound. */
-static uint64_t notice_deadline(uint64_t given, uint64_t now, const struct preempt_facts *f)
+/* One agreement round's bound: the configured timeout, plus the step
+ * boundaries the round needs (a trainer that reads records only at its
+ * boundaries sends the proposal at one, a raise at another, and learns the
+ * raised step at a third), so that steps longer than the timeout still
+ * agree. */
+static uint64_t agree_bound(const struct preempt_facts *f)
 {
-    uint64_t d = given;
+    return f->cfg.agree_timeout_ms + PREEMPT_LEAD_MIN * (f->step_ms + 4 * f->step_dev_ms);
+}
 
-    if (f->cfg.grace_ms > 0)
+/* The deadline a notice implies: the one it carries, capped by the grace
+ * period when one is configured; without either, the configured bound.
+ * A periodic checkpoint's notice (periodic: its source) ends no process:
+ * without a deadline of its own, its round's is the round's own bound,
+ * agreement's (agree_timeout_ms plus three measured steps) and a save,
+ * when that is longer than the configured bound, and no grace period
+ * caps it. With bound_ms alone, steps longer than it never reached the
+ * round's step in time: the first periodic checkpoint ended the run
+ * (75), locally and in a job. */
+static uint64_t notice_deadline(uint64_t given, bool periodic, uint64_t now, const struct preempt_facts *f)
+{
+    uint64_t d = given, own;
+
+    if (periodic && d == 0) {
+        own = agree_bound(f) + f->save_ms + f->cfg.margin_ms;
+        d = now + (own > f->cfg.bound_ms ? own : f->cfg.bound_ms);
+    }
+    if (f->cfg.grace_ms > 0 && !periodic)
         d = min_known(d, now + f->cfg.grace_ms);
     if (d == 0)
         d = now + f->cfg.bound_ms;
     /* Effects carry deadlines as int64: one past 2^63 ms (a garbled
      * notice) is as good as never; found by fuzz-scenario. */
     return d > INT64_MAX ? INT64_MAX : d;
+}
+
+/* The deadline this worker's own notice (ev) implies. */
+static uint64_t own_deadline(const struct preempt_event *ev, const struct preempt_facts *f)
+{
+    return notice_deadline(ev->u.notice.deadline, ev->u.notice.source == PREEMPT_SOURCE_PERIODIC, ev->now_ms, f);
 }
 
 /* ---- guards ---------------------------------------------------------------- */
@@ -650,7 +677,7 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return !c->shard_out && !c->abort_proposed &&
                !(c->noticed && f->cfg.second == PREEMPT_SECOND_EXIT) &&
                preempt_plan_supersede_(f, ev->now_ms,
-                                       min_known(c->deadline_ms, notice_deadline(ev->u.notice.deadline, ev->now_ms, f)),
+                                       min_known(c->deadline_ms, own_deadline(ev, f)),
                                        c->save_step);
     case PREEMPT_GUARD_CURRENT_WITHDRAWN:
         return ev->u.timer.gen == c->timer_gen && c->withdrawn;
@@ -698,16 +725,6 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
 
 /* ---- what a transition records ------------------------------------------- */
 
-/* One agreement round's bound: the configured timeout, plus the step
- * boundaries the round needs (a trainer that reads records only at its
- * boundaries sends the proposal at one, a raise at another, and learns the
- * raised step at a third), so that steps longer than the timeout still
- * agree. */
-static uint64_t agree_bound(const struct preempt_facts *f)
-{
-    return f->cfg.agree_timeout_ms + PREEMPT_LEAD_MIN * (f->step_ms + 4 * f->step_dev_ms);
-}
-
 /* The states in which this worker's checkpoint at S is being written. */
 static bool saving_state(enum preempt_state s)
 {
@@ -723,11 +740,11 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_NOTICE:
         n->noticed = true;
         n->withdrawn = false; /* a new notice stands, whatever was withdrawn before */
-        n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.notice.deadline, ev->now_ms, f));
+        n->deadline_ms = min_known(n->deadline_ms, own_deadline(ev, f));
         break;
     case PREEMPT_EV_PEER_NOTICE:
         n->withdrawn = false;
-        n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.peer_notice.deadline, ev->now_ms, f));
+        n->deadline_ms = min_known(n->deadline_ms, notice_deadline(ev->u.peer_notice.deadline, false, ev->now_ms, f));
         break;
     case PREEMPT_EV_NOTICE_WITHDRAWN:
         n->withdrawn = true;
@@ -922,7 +939,7 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
 {
     switch (s->kind) {
     case PREEMPT_FX_PUBLISH_NOTICE:
-        return (int64_t)notice_deadline(ev->u.notice.deadline, ev->now_ms, f);
+        return (int64_t)own_deadline(ev, f);
     case PREEMPT_FX_CLAIM_DRIVER: /* a proposal: this worker's step plus the lead */
     case PREEMPT_FX_PROPOSE_STEP:
     case PREEMPT_FX_REQUEST_FINAL:

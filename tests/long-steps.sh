@@ -15,7 +15,13 @@
 # SIGTERM reaches worker 0 once both train; both must save one step and exit
 # 42, and the restart must resume at that step. Slower cases (30 s and
 # 120 s steps at the defaults) are `make check-long` (tests/long-steps.sh
-# with LONG=1); they take about 4 and 15 minutes.
+# with LONG=1); they take about 4 and 15 minutes. Beside them, 60 s steps
+# with two-phase checkpoints through Linux AIO (PREEMPT_PERSIST=aio), one
+# at every step of a 64 MiB state: each persists at the boundary after its
+# snapshot (a twentieth of a step's time is more than the whole) while the
+# job trains on, and SIGTERM comes mid-step once the first has committed
+# (about 12 minutes). Before, a periodic round assumed bound_ms (30 s) as
+# its deadline: the first ended the run, 75 on both workers.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
@@ -31,13 +37,24 @@ case_run() {
     # GraceTime or Kubernetes' terminationGracePeriodSeconds would give it)
     job_start "$tag" 2 --steps 100000 --step-ms "$ms" --kill-delay-ms $((ms * 12 + 20000)) "$@"
     for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-    # one whole step measured first, then the signal arrives mid-step
-    sleep "$(awk -v ms="$ms" 'BEGIN { printf "%.3f", ms * 1.5 / 1000 }')"
+    # one whole step measured first (or, with CASE_READY, what worker 0
+    # prints it), then the signal arrives mid-step
+    if [ -n "${CASE_READY:-}" ]; then
+        wait_for "$TMP/$tag.0.out" "$CASE_READY" "$bound"
+        sleep "$(awk -v ms="$ms" 'BEGIN { printf "%.3f", ms * 0.5 / 1000 }')"
+    else
+        sleep "$(awk -v ms="$ms" 'BEGIN { printf "%.3f", ms * 1.5 / 1000 }')"
+    fi
     kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
     job_wait "$bound"
     eq "$tag: both workers exit 42" "$RCS" "42 42"
     step=$(same "$tag" 2 exit saved_step)
     expect "$tag: both saved one step ($step)" one_step "$step"
+    case " $* " in *" --two-phase "*)
+        expect "$tag: a checkpoint persisted while the job trained" grep -q '"to":"persisting"' "$TMP/$tag.0.out"
+        expect "$tag: persisted with ${PREEMPT_PERSIST:-auto}, no fallback" \
+            test -z "$(grep -l 'two-phase saves persist .* instead' "$TMP/$tag".*.err)" ;;
+    esac
     [ "$failures" -eq 0 ] || show_logs "$tag" 2
     [ "$failures" -eq 0 ] || return
     # Steps longer than a third of the lease's TTL: the lease grew, granted
@@ -61,10 +78,21 @@ case_run() {
 
 # The two cases run at once, two jobs on the one etcd (they wait far more
 # than they compute): the shorter one beside the longer.
+# aio_case ARGS...: case_run with two-phase saves through Linux AIO, the
+# signal once the first periodic checkpoint has committed (in a bg_start
+# subshell: the variables stay there)
+aio_case() {
+    PREEMPT_PERSIST=aio CASE_READY='"from":"persisting","to":"idle"'
+    export PREEMPT_PERSIST
+    case_run "$@" --two-phase --state-kb 65536 --save-every-steps 1
+}
+
 if [ "${LONG:-0}" = 1 ]; then
     bg_start s30 case_run s30 30000 600
+    bg_start s60tp aio_case s60tp 60000 1200
     case_run s120 120000 1800
     bg_join s30
+    bg_join s60tp
 else
     bg_start s3 case_run s3 3000 120
     case_run s8 8000 300 --lease-ttl 2

@@ -221,7 +221,10 @@ struct preempt_config {
                                       PREEMPT_AUTO: the platform's, 3600000 on GCE with
                                       a GPU (TensorFlow's), else 0 */
     uint64_t bound_ms;           /**< deadline assumed when a notice gives none and
-                                      grace_ms is 0 (default 30000) */
+                                      grace_ms is 0 (default 30000); a periodic
+                                      checkpoint's round takes the longer of it and
+                                      its own bound (agree_timeout_ms plus 3
+                                      measured steps and a save) */
     uint64_t agree_timeout_ms;   /**< bound on one agreement round, plus 3 measured
                                       steps (the boundaries the round needs), counted from
                                       the claim's answer when this worker's own notice
@@ -498,7 +501,10 @@ PREEMPT_EXPORT int preempt_block_signals(const struct preempt_config *cfg);
  *         lack checkpoints others hold (see start_over);
  *         -ENOTRECOVERABLE when the restore callback failed on every
  *         checkpoint (all set aside: the next start begins at step 0); or
- *         -EINTR when a SIGINT ended a blocking start-up; or
+ *         -EINTR when a SIGINT ended a blocking start-up; -ELIBACC when
+ *         libcurl, which a job's etcd client and a cloud platform's
+ *         metadata source load when they start, cannot be loaded (a local
+ *         handler never loads it); or
  *         the negative errno of a failed open, signalfd, restore or trace
  *         file. With cfg->async_start, only the errors found before
  *         start-up (configuration, signals, memory); the others reach

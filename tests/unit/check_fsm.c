@@ -51,6 +51,24 @@ static const struct fsm_case cases[] = {
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
       .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 6), FXA(ARM_TIMER, 30500) } },
+    /* A periodic checkpoint's notice ends no process: its round's deadline
+     * is the round's own bound (agreement's: agree_timeout_ms plus three
+     * measured steps, and a save) when longer than bound_ms. With bound_ms
+     * alone, 60 s steps never reached the round's step in time: the first
+     * periodic checkpoint ended the run, 75 (tests/long-steps.sh, make
+     * check-long). */
+    { "a periodic checkpoint with 60 s steps: its round's own bound, not bound_ms",
+      CORE(IDLE), EVT(NOTICE, 60000, .u.notice = { PREEMPT_SOURCE_PERIODIC, 0 }), .run = 1, .step_ms = 60000,
+      .save_ms = 2000, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
+      .fx = { FXA(PUBLISH_NOTICE, 252500), FXA(CLAIM_DRIVER, 2), FXA(ARM_TIMER, 252000) } },
+    { "a periodic checkpoint with short steps: bound_ms, the longer",
+      CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_PERIODIC, 0 }), .run = 5, .step_ms = 100,
+      .save_ms = 2000, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
+      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 6), FXA(ARM_TIMER, 30500) } },
+    { "a periodic checkpoint in a grace period's configuration: not the grace's end (nothing ends then)",
+      CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_PERIODIC, 0 }), .run = 5, .step_ms = 100,
+      .grace_ms = 3000, .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
+      .fx = { FXA(PUBLISH_NOTICE, 31000), FXA(CLAIM_DRIVER, 6), FXA(ARM_TIMER, 30500) } },
     { "a notice's own deadline wins over the bound",
       CORE(IDLE), EVT(NOTICE, 1000, .u.notice = { PREEMPT_SOURCE_AWS, 8000 }), .run = 5,
       .verdict = T, .next = ST(OWN_SIGNAL), .n_fx = 3,
