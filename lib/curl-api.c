@@ -29,7 +29,7 @@ static void load(void)
         (void)snprintf(why, sizeof(why), "%s", err ? err : "cannot load " PREEMPT_CURL_SONAME);
         return;
     }
-#define X(n)                                                                                                          \
+#define X(ret, n, params)                                                                                             \
     if (!(sym = dlsym(lib, "curl_" #n))) {                                                                            \
         (void)snprintf(why, sizeof(why), "%s lacks curl_" #n, PREEMPT_CURL_SONAME);                                  \
         return; /* the library stays mapped: it may be the process's own libcurl */                                   \

@@ -20,30 +20,32 @@
 
 #include <curl/curl.h>
 
-/* The functions used, by their names less "curl_". */
+/* The functions used: X(return type, name less "curl_", parameters). The
+ * table's fields and the loader's lookups are both made from this list, so
+ * that no field can stay unfilled. */
 #define PREEMPT_CURL_FUNCS(X)                                                                                         \
-    X(global_init) X(global_cleanup) X(easy_init) X(easy_setopt) X(easy_getinfo) X(easy_cleanup) X(easy_strerror)     \
-    X(multi_init) X(multi_setopt) X(multi_add_handle) X(multi_remove_handle) X(multi_assign) X(multi_socket_action) \
-    X(multi_info_read) X(multi_cleanup) X(slist_append) X(slist_free_all)
+    X(CURLcode, global_init, (long flags))                                                                            \
+    X(void, global_cleanup, (void))                                                                                   \
+    X(CURL *, easy_init, (void))                                                                                      \
+    X(CURLcode, easy_setopt, (CURL * easy, CURLoption option, ...))                                                   \
+    X(CURLcode, easy_getinfo, (CURL * easy, CURLINFO info, ...))                                                      \
+    X(void, easy_cleanup, (CURL * easy))                                                                              \
+    X(const char *, easy_strerror, (CURLcode code))                                                                   \
+    X(CURLM *, multi_init, (void))                                                                                    \
+    X(CURLMcode, multi_setopt, (CURLM * multi, CURLMoption option, ...))                                              \
+    X(CURLMcode, multi_add_handle, (CURLM * multi, CURL * easy))                                                      \
+    X(CURLMcode, multi_remove_handle, (CURLM * multi, CURL * easy))                                                   \
+    X(CURLMcode, multi_assign, (CURLM * multi, curl_socket_t s, void *arg))                                           \
+    X(CURLMcode, multi_socket_action, (CURLM * multi, curl_socket_t s, int mask, int *running))                       \
+    X(CURLMsg *, multi_info_read, (CURLM * multi, int *left))                                                         \
+    X(CURLMcode, multi_cleanup, (CURLM * multi))                                                                      \
+    X(struct curl_slist *, slist_append, (struct curl_slist * list, const char *s))                                   \
+    X(void, slist_free_all, (struct curl_slist * list))
 
 struct preempt_curl_api {
-    CURLcode (*global_init)(long flags);
-    void (*global_cleanup)(void);
-    CURL *(*easy_init)(void);
-    CURLcode (*easy_setopt)(CURL *easy, CURLoption option, ...);
-    CURLcode (*easy_getinfo)(CURL *easy, CURLINFO info, ...);
-    void (*easy_cleanup)(CURL *easy);
-    const char *(*easy_strerror)(CURLcode code);
-    CURLM *(*multi_init)(void);
-    CURLMcode (*multi_setopt)(CURLM *multi, CURLMoption option, ...);
-    CURLMcode (*multi_add_handle)(CURLM *multi, CURL *easy);
-    CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *easy);
-    CURLMcode (*multi_assign)(CURLM *multi, curl_socket_t s, void *arg);
-    CURLMcode (*multi_socket_action)(CURLM *multi, curl_socket_t s, int mask, int *running);
-    CURLMsg *(*multi_info_read)(CURLM *multi, int *left);
-    CURLMcode (*multi_cleanup)(CURLM *multi);
-    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
-    void (*slist_free_all)(struct curl_slist *list);
+#define PREEMPT_CURL_FIELD_(ret, name, params) ret(*name) params;
+    PREEMPT_CURL_FUNCS(PREEMPT_CURL_FIELD_)
+#undef PREEMPT_CURL_FIELD_
 };
 
 /* Filled once by the first successful preempt_curl_load_(); read-only after. */
