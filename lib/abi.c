@@ -20,7 +20,7 @@
     X(termination_log) X(metrics_path)
 #define STATUS_FIELDS(X)                                                                                              \
     X(state) X(run) X(restored_step) X(start_status) X(committed_step) X(restore_fallbacks) X(refused_step) X(save_step) X(deadline_in_ms) X(step_us)    \
-    X(save_ms) X(saves) X(incarnation) X(platform) X(notice_source) X(kill_delay_ms) X(grace_ms) X(exit_code)
+    X(save_ms) X(saves) X(incarnation) X(platform) X(notice_source) X(kill_delay_ms) X(grace_ms) X(exit_code) X(stall_ms)
 #define CALLBACK_FIELDS(X) X(save) X(restore) X(poll) X(on_state) X(on_exit) X(log) X(on_start)
 #define NOTICE_FIELDS(X) X(incarnation) X(worker) X(source) X(deadline_unix_ms) X(withdrawn)
 #define WATCHER_CALLBACK_FIELDS(X) X(on_notice) X(on_exited)

@@ -16,9 +16,11 @@
 #define MAX_INTERVAL_MS (24ull * 3600 * 1000)
 
 /* The layouts of the public structures this library reads or writes: the
- * sizes of 0.1's and its own (fields are only appended). A caller's struct
- * of an older layout is read (or written) up to its size; the newer fields
- * keep their defaults. 0.1's config also spelled the automatic exit_code
+ * sizes each release had (0.1's, 1.0's) and its own (fields are only
+ * appended, README "ABI and versions"). A caller's struct of an older
+ * layout is read (or written) up to its size; the newer fields keep their
+ * defaults. A release that appends a field adds its predecessor's size
+ * here. 0.1's config also spelled the automatic exit_code
  * and kill_delay_ms, and keeping every checkpoint, as 0: its configuration
  * is read with 0.1's meanings. */
 #define PREEMPT_LAYOUT_END_(T, last) \
@@ -28,6 +30,11 @@
 #define PREEMPT_STATUS_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_status, exit_code)
 #define PREEMPT_NOTICE_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_notice_info, withdrawn)
 #define PREEMPT_WATCHER_CALLBACKS_SIZE_0_1 PREEMPT_LAYOUT_END_(struct preempt_watcher_callbacks, on_exited)
+#define PREEMPT_CONFIG_SIZE_1_0 PREEMPT_LAYOUT_END_(struct preempt_config, metrics_path)
+#define PREEMPT_CALLBACKS_SIZE_1_0 PREEMPT_CALLBACKS_SIZE_0_1
+#define PREEMPT_STATUS_SIZE_1_0 PREEMPT_STATUS_SIZE_0_1 /* 1.1 appended stall_ms */
+#define PREEMPT_NOTICE_SIZE_1_0 PREEMPT_NOTICE_SIZE_0_1
+#define PREEMPT_WATCHER_CALLBACKS_SIZE_1_0 PREEMPT_WATCHER_CALLBACKS_SIZE_0_1
 bool preempt_config_size_ok_(size_t size);
 bool preempt_callbacks_size_ok_(size_t size);
 bool preempt_status_size_ok_(size_t size);

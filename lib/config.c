@@ -15,33 +15,39 @@
 #include "platform-internal.h"
 #include "preempt_trace.h" /* the machine's defaults */
 
-/* The layouts of the public structures this library reads or writes: 0.1's
- * and its own. A caller's struct of an older layout is read (or written) up
- * to its size; the newer fields keep their defaults. */
+/* The layouts of the public structures this library reads or writes:
+ * each release's and its own (config-internal.h). A caller's struct of an
+ * older layout is read (or written) up to its size; the newer fields keep
+ * their defaults. */
 
 bool preempt_config_size_ok_(size_t size)
 {
-    return size == PREEMPT_CONFIG_SIZE_0_1 || size == sizeof(struct preempt_config);
+    return size == PREEMPT_CONFIG_SIZE_0_1 || size == PREEMPT_CONFIG_SIZE_1_0 ||
+           size == sizeof(struct preempt_config);
 }
 
 bool preempt_callbacks_size_ok_(size_t size)
 {
-    return size == PREEMPT_CALLBACKS_SIZE_0_1 || size == sizeof(struct preempt_callbacks);
+    return size == PREEMPT_CALLBACKS_SIZE_0_1 || size == PREEMPT_CALLBACKS_SIZE_1_0 ||
+           size == sizeof(struct preempt_callbacks);
 }
 
 bool preempt_status_size_ok_(size_t size)
 {
-    return size == PREEMPT_STATUS_SIZE_0_1 || size == sizeof(struct preempt_status);
+    return size == PREEMPT_STATUS_SIZE_0_1 || size == PREEMPT_STATUS_SIZE_1_0 ||
+           size == sizeof(struct preempt_status);
 }
 
 bool preempt_notice_size_ok_(size_t size)
 {
-    return size == PREEMPT_NOTICE_SIZE_0_1 || size == sizeof(struct preempt_notice_info);
+    return size == PREEMPT_NOTICE_SIZE_0_1 || size == PREEMPT_NOTICE_SIZE_1_0 ||
+           size == sizeof(struct preempt_notice_info);
 }
 
 bool preempt_watcher_callbacks_size_ok_(size_t size)
 {
-    return size == PREEMPT_WATCHER_CALLBACKS_SIZE_0_1 || size == sizeof(struct preempt_watcher_callbacks);
+    return size == PREEMPT_WATCHER_CALLBACKS_SIZE_0_1 || size == PREEMPT_WATCHER_CALLBACKS_SIZE_1_0 ||
+           size == sizeof(struct preempt_watcher_callbacks);
 }
 
 static void config_defaults(struct preempt_config *cfg);

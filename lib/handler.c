@@ -813,6 +813,7 @@ int preempt_handler_get_status_size(const struct preempt_handler *h, struct pree
         .kill_delay_ms = h->kill_delay_ms,
         .grace_ms = h->cfg.grace_ms,
         .exit_code = h->cfg.exit_code,
+        .stall_ms = h->last_stall_ms,
     };
     if (c->deadline_ms) {
         uint64_t now = hd_now_ms(h);

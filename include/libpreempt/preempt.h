@@ -428,6 +428,12 @@ struct preempt_status {
     uint64_t kill_delay_ms;   /**< the kill delay in effect, 0 when unknown */
     uint64_t grace_ms;        /**< the grace period in effect (the platform's default resolved) */
     int exit_code;            /**< the "saved, restart me" code in effect */
+    /* 1.1: */
+    uint64_t stall_ms;        /**< the training the last save stopped: for a two-phase
+                                   save whose blobs persisted while training went on,
+                                   its snapshot phase; for any other, save_ms. 0 before
+                                   any. A caller built against 1.0's header passes 1.0's
+                                   size and does not get it */
 };
 
 /** Fills @p cfg with the defaults listed in struct preempt_config, and its

@@ -157,7 +157,8 @@ class _Status(ctypes.Structure):
                 ("restore_fallbacks", _uint),
                 ("refused_step", _u64), ("save_step", _u64), ("deadline_in_ms", _i64), ("step_us", _u64),
                 ("save_ms", _u64), ("saves", _uint), ("incarnation", _u64), ("platform", _int),
-                ("notice_source", _cstr), ("kill_delay_ms", _u64), ("grace_ms", _u64), ("exit_code", _int)]
+                ("notice_source", _cstr), ("kill_delay_ms", _u64), ("grace_ms", _u64), ("exit_code", _int),
+                ("stall_ms", _u64)]
 
 
 _H = ctypes.c_void_p

@@ -89,6 +89,8 @@ def test_two_phase_snapshots_persist_while_training_goes_on(tmp_path, monkeypatc
             assert steps < 100000
         assert "persisting" in states
         assert h._snaps == {}  # every snapshot was released once it was durable
+        st = h.status()  # the training it stopped: its snapshot phase, less than the save
+        assert st["saves"] == 1 and st["stall_ms"] <= st["save_ms"], st
         h.done()
     step = saved[0]
     got = {}

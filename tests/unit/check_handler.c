@@ -291,6 +291,23 @@ START_TEST(test_async_signal_save_exit_restore)
     ck_assert_int_eq(r.in_cb_exit_code, 42);
     ck_assert_int_eq(r.in_cb_action, PREEMPT_ACTION_EXIT);
     ck_assert_int_eq(step_end(h), PREEMPT_ACTION_EXIT);
+    /* a synchronous save stopped training for all of it */
+    preempt_handler_get_status(h, &st);
+    ck_assert_uint_eq(st.saves, 1);
+    ck_assert_uint_eq(st.stall_ms, st.save_ms);
+    {
+        /* a caller built against 1.0's header (the same layout as 0.1's) passes its size and gets
+         * what that layout has, no byte after it */
+        size_t old = offsetof(struct preempt_status, stall_ms);
+        unsigned char buf[sizeof(struct preempt_status) + 8];
+
+        memset(buf, 0xa5, sizeof(buf));
+        ck_assert_int_eq(preempt_handler_get_status_size(h, (struct preempt_status *)(void *)buf, old), 0);
+        ck_assert_uint_eq(((struct preempt_status *)(void *)buf)->saves, 1);
+        for (size_t i = old; i < sizeof(buf); i++)
+            ck_assert_uint_eq(buf[i], 0xa5);
+        ck_assert_int_eq(preempt_handler_get_status_size(h, &st, old + 4), -EINVAL); /* no release's */
+    }
     h = preempt_handler_free(h);
     ck_assert_ptr_null(h);
 

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -581,6 +582,14 @@ static uint64_t train_to_save(struct event_base *base, struct preempt_handler *h
     return step;
 }
 
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static int count_of(const char *text, const char *what)
 {
     int n = 0;
@@ -626,13 +635,14 @@ START_TEST(test_two_phase_checkpoint)
     unsigned char *model = pattern(len, 3), *own = pattern((size_t)5 << 20, 4);
     struct rec r = { 0 };
     struct preempt_status st;
-    uint64_t step, steps = 0;
+    uint64_t step, steps = 0, t0, snapshot_ms, whole_ms;
     int fd, most = 0;
 
     use_backend(_i, base);
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     ck_assert_int_eq(preempt_request_checkpoint(h), 0);
     step = train_to_save(base, h);
+    t0 = mono_ms();
     ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, NULL, &r), -EINVAL); /* release required */
     ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), 0);
     ck_assert_int_eq(preempt_save_snapshot(h, "model", model, len, rec_release, &r), -EINVAL); /* named twice */
@@ -641,6 +651,7 @@ START_TEST(test_two_phase_checkpoint)
     ck_assert_int_eq(write(fd, own, (size_t)5 << 20), (ssize_t)5 << 20);
     ck_assert_int_eq(close(fd), 0);
     ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    snapshot_ms = mono_ms() - t0;
     /* the snapshot phase is over: training goes on, nothing is committed yet */
     ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
     ck_assert_int_eq(action(h), PREEMPT_ACTION_CONTINUE);
@@ -662,6 +673,7 @@ START_TEST(test_two_phase_checkpoint)
     ck_assert_int_eq(most, 1); /* no thread but the trainer's (io_uring's kernel workers aside) */
     ck_assert_uint_gt(steps, 2); /* the persist spread over steps: training went on */
     ck_assert_int_eq(state_of(h), PREEMPT_STATE_IDLE);
+    whole_ms = mono_ms() - t0;
     ck_assert(exists("tp", step));
     ck_assert_int_eq(staging_dirs("tp"), 0);
     ck_assert_int_eq(r.releases, 1);
@@ -669,6 +681,12 @@ START_TEST(test_two_phase_checkpoint)
     ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
     ck_assert_uint_eq(st.saves, 1);
     ck_assert_uint_eq(st.committed_step, step);
+    /* training stopped for the snapshot phase only; the save counts the persist too */
+    ck_assert_msg(st.stall_ms <= snapshot_ms + 1 && st.stall_ms <= st.save_ms,
+                  "stall %llu ms, snapshot phase %llu ms, save %llu ms", (unsigned long long)st.stall_ms,
+                  (unsigned long long)snapshot_ms, (unsigned long long)st.save_ms);
+    ck_assert_msg(whole_ms > snapshot_ms + 1, "the persist took %llu ms: the stall cannot be told from the save",
+                  (unsigned long long)(whole_ms - snapshot_ms));
     {
         char said[64];
 
