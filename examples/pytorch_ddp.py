@@ -108,6 +108,8 @@ def main():
     ap.add_argument("--watch-peers", action="store_true",
                     help="with --async: a lost peer aborts the process group and restarts the job (exit 75)")
     ap.add_argument("--save-every-steps", type=int, default=0, help="a periodic checkpoint every this many steps")
+    ap.add_argument("--bound-ms", type=int,
+                    help="the deadline assumed for a notice that gives none (default: the library's, 30 s)")
     ap.add_argument("--trace", help="write each rank's machine trace to TRACE.<rank> (preempt-replay reads it)")
     ap.add_argument("--loader-workers", type=int, default=-1,
                     help="a DataLoader with this many workers, kept by libpreempt.torch (-1: batches from the step)")
@@ -147,7 +149,7 @@ def main():
     os.makedirs(a.ckpt_dir, exist_ok=True)
     h = libpreempt.Handler(os.path.join(a.ckpt_dir, "rank-%d" % a.rank), save=save, restore=restore,
                            etcd=a.etcd, job=a.job, worker=a.rank, workers=a.world, async_start=a.use_async,
-                           lease_ttl_s=a.lease_ttl_s, save_every_steps=a.save_every_steps,
+                           lease_ttl_s=a.lease_ttl_s, save_every_steps=a.save_every_steps, bound_ms=a.bound_ms,
                            trace_path="%s.%d" % (a.trace, a.rank) if a.trace else None,
                            on_peer_lost=peers.lost if a.watch_peers else None, on_state=peers.state,
                            log=lambda lvl, msg: lvl >= 2 and print("rank %d: %s" % (a.rank, msg), file=sys.stderr))

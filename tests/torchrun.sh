@@ -143,4 +143,23 @@ eq "two-phase: the restart exits 0" "$RC" 0
 eq "two-phase: every rank resumed at the saved step" "$(same tp $W start restored_step)" "$S"
 eq "two-phase: bitwise the uninterrupted run's parameters" "$(same tp $W done digest)" "$TPREF"
 [ "$failures" -eq 0 ] || tail -n 30 "$TMP/tp.err"
+
+# Steps longer than the deadline a notice that gives none is assumed to
+# have (bound_ms: here 1 s against 1.5 s steps, as the default 30 s against
+# minute-long steps): a periodic checkpoint's round takes its own bound, so
+# both ranks reach its step, persist it while they train on through their
+# all-reduce, and finish. (Before 2026-11-28 the round took bound_ms, and
+# the first periodic checkpoint ended the job, not saved: 75 75.)
+launch long --step-ms 1500 --bound-ms 1000 --steps 12 --save-every-steps 3 --loader-workers 2 --two-phase \
+    --trace "$TMP/long.trace"
+ended long 120
+eq "long steps: torchrun exits 0" "$RC" 0
+eq "long steps: every rank trained to the end" "$(same long $W done step)" 12
+for r in $(seq 0 $((W - 1))); do
+    _n=$(find "$TMP/long/rank-$r" -maxdepth 1 -name 'ckpt-*' | wc -l)
+    expect "long steps: rank $r committed periodic checkpoints ($_n)" test "$_n" -ge 1
+    expect "long steps: rank $r trained on while one persisted" grep -q '"event":"persisting"' "$TMP/long.$r.out"
+    expect_rc 0 "$REPLAY" --quiet "$TMP/long.trace.$r"
+done
+[ "$failures" -eq 0 ] || { tail -n 20 "$TMP/long.0.out"; tail -n 30 "$TMP/long.err"; }
 finish
