@@ -23,7 +23,9 @@
 #   2. The time limit (in short): --time=1 --signal=B:USR1@55 sends USR1 to the batch
 #      script, which passes it on to the step: a save, exit 42, a requeue,
 #      and the next run restores that step. This job's checkpoints are
-#      two-phase: the periodic ones persist while it trains.
+#      two-phase: the periodic ones persist while it trains, through Linux
+#      AIO (PREEMPT_PERSIST=aio, the backend where a seccomp profile
+#      forbids io_uring), without falling back.
 #   3. The kill-delay warning: in a partition without GraceTime (5 s to
 #      SIGKILL), a job whose last checkpoint took 4.7 s to save is warned at
 #      start, naming what it read.
@@ -179,8 +181,8 @@ preempt_low() { # JOB: a high-priority job takes the node from JOB
 # ---- 2. the time limit, 3. the kill-delay warning ---------------------------------
 # (with two-phase periodic checkpoints of a 16 MiB state: they persist
 # while the job trains, and USR1 finds one persisting or committed)
-TL=$(submit t -p short -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 --step-ms 20 --two-phase \
-    --state-kb 16384 --save-every-steps 200 --verbose)
+TL=$(export PREEMPT_PERSIST=aio; submit t -p short -n 1 --time=1 --signal=B:USR1@55 -- --steps 1000000 \
+    --step-ms 20 --two-phase --state-kb 16384 --save-every-steps 200 --verbose)
 KARGS="--steps 40 --step-ms 20 --save-every-steps 30 --save-ms 4700"
 K1=$(submit k -p short -n 1 -- $KARGS) # a periodic checkpoint at step 30 that took 4.7 s
 K2=$(submit k -p short -n 1 --dependency=afterok:"$K1" -- $KARGS) # restores it, and is warned
@@ -261,6 +263,8 @@ s=$(nth "$TMP/t.0.out" exit saved_step 1)
 eq "time limit: exit with the restart code" "$(nth "$TMP/t.0.out" exit code 1)" 42
 expect "time limit: two-phase checkpoints persisted while the job trained" \
     grep -q '"from":"persisting","to":"idle"' "$TMP/t.0.out"
+expect "time limit: they persisted through aio" grep -q "persisted with aio on the loop" "$TMP/t.0.err"
+expect "time limit: aio did not fall back" sh -c "! grep 'two-phase saves persist .* instead' '$TMP/t.0.err'"
 eq "time limit: the requeued run resumes at the step saved ($s)" "$(nth "$TMP/t.0.out" start restored_step 2)" "$s"
 scancel "$TL"
 
