@@ -177,7 +177,9 @@ class _Callbacks(ctypes.Structure):
 
 
 def _check_layout(struct, name):
-    """The library's layout of struct `name` is this binding's, field by field."""
+    """The library's layout of struct `name` begins with this binding's, field by field: the library is this
+    binding's version or a newer one (structures grow at their end only, and the library reads and writes only as
+    much as the caller's size says; python3-libpreempt depends on libpreempt0 >= its own version)."""
     text = _lib.preempt_abi_layout(name.encode())
     if not text:
         raise ImportError("libpreempt: the library does not describe struct %s" % name)
@@ -189,7 +191,7 @@ def _check_layout(struct, name):
         off, fsize = rest.split(":")
         theirs.append((fname, int(off), int(fsize)))
     mine = [(f[0], getattr(struct, f[0]).offset, getattr(struct, f[0]).size) for f in struct._fields_]
-    if size != ctypes.sizeof(struct) or mine != theirs:
+    if size < ctypes.sizeof(struct) or mine != theirs[:len(mine)]:
         raise ImportError("libpreempt: struct %s of the library (%s) differs from this binding's: the Python "
                           "package and the C library are of different versions" % (name, text.decode()))
 

@@ -18,13 +18,29 @@ def blobs(value):
     return lambda step: {"model": value(step)}
 
 
-def test_layouts_are_checked():
-    class Older(ctypes.Structure):  # a binding of another version: a field less
-        _fields_ = libpreempt._Config._fields_[:-1]
+def test_layouts_are_checked(tmp_path):
+    class Newer(ctypes.Structure):  # a binding of a newer version: a field the library lacks
+        _fields_ = libpreempt._Status._fields_ + [("next_field", ctypes.c_uint64)]
 
-    with pytest.raises(ImportError, match="different versions"):
-        libpreempt._check_layout(Older, "preempt_config")
+    class Moved(ctypes.Structure):  # a field of another type: every later one moves
+        _fields_ = [("state", ctypes.c_int), ("run", ctypes.c_uint32)] + libpreempt._Status._fields_[2:]
+
+    class Older(ctypes.Structure):  # 1.0's binding: the library appended stall_ms in 1.1
+        _fields_ = [f for f in libpreempt._Status._fields_ if f[0] != "stall_ms"]
+
+    for struct in (Newer, Moved):
+        with pytest.raises(ImportError, match="different versions"):
+            libpreempt._check_layout(struct, "preempt_status")
     libpreempt._check_layout(libpreempt._Config, "preempt_config")  # this one matches
+    libpreempt._check_layout(Older, "preempt_status")  # an older binding runs on a newer library
+    st = Older()  # and the library takes its size
+    h = libpreempt.Handler(str(tmp_path / "c"), save=lambda s: {}, restore=lambda s, r: None)
+    try:
+        assert libpreempt._lib.preempt_handler_get_status_size(h._h, ctypes.cast(ctypes.byref(st), ctypes.POINTER(
+            libpreempt._Status)), ctypes.sizeof(Older)) == 0
+        assert st.state == 0 and st.exit_code == 42
+    finally:
+        h.close()
     assert libpreempt.version().count(".") == 2
 
 
