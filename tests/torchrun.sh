@@ -15,6 +15,8 @@
 #     step and ends with the uninterrupted run's parameters, bitwise.
 #   - The same with two-phase checkpoints (libpreempt.torch, DataLoader
 #     workers): periodic ones persist while the ranks train on.
+#   - Steps longer than bound_ms with periodic two-phase checkpoints: they
+#     commit while the ranks train on, and the job trains to its end.
 #
 # Debian 12's torchrun fails at start with its default --redirects/--tee
 # of 0 under Python 3.11 ("'NoneType' object has no attribute 'get'"):
