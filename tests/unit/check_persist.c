@@ -1011,6 +1011,7 @@ START_TEST(test_final_save_waits)
     size_t len = (size_t)24 << 20;
     unsigned char *model = pattern(len, 8);
     struct rec r = { 0 };
+    struct preempt_status st;
     uint64_t step;
     int loops = 0;
 
@@ -1029,6 +1030,10 @@ START_TEST(test_final_save_waits)
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
     ck_assert(exists("fs", step));
     ck_assert_int_eq(r.releases, 1);
+    /* nothing trained while it persisted: the whole save stopped training */
+    ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
+    ck_assert_uint_eq(st.saves, 1);
+    ck_assert_uint_eq(st.stall_ms, st.save_ms);
     h = preempt_handler_free(h);
     free(model);
     event_base_free(base);
