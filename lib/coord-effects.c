@@ -19,14 +19,12 @@ static unsigned decl_step(struct preempt_coord *c, const struct preempt_decl *m,
 
 /* ---- effects ------------------------------------------------------------------------------------ */
 
-static void on_notice_put(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_notice_put(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-
-    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_PUT, .status = status });
-    (void)coord_pub(c, preempt_pub_of_put_(status));
-    if (status < 0)
-        coord_on_write(status, r, msg, c);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_PUT, .status = in->status });
+    (void)coord_pub(c, preempt_pub_of_put_(in->status));
+    if (in->status < 0)
+        coord_failed(c, in->status, in->msg);
 }
 
 /* notice/<me>'s key and value as they should be now. */
@@ -50,7 +48,7 @@ enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_inpu
         char key[PREEMPT_KEY_MAX], val[96];
 
         notice_record(c, key, val, sizeof(val));
-        coord_write_call(c, PREEMPT_RQ_PUT(key, val, 0), on_notice_put);
+        coord_write_call(c, PREEMPT_RQ_PUT(key, val, 0), PREEMPT_COORD_IN_NOTICE_PUT);
     }
     return a;
 }
@@ -77,9 +75,10 @@ void preempt_coord_live_(struct preempt_coord *c, const char *source)
     preempt_coord_withdraw_(c, false);
 }
 
-static void on_claim(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
+    int status = in->status;
+    const struct preempt_etcd_reply *r = in->reply;
     struct preempt_event ev = { .kind = PREEMPT_EV_CLAIM_WON };
     const struct preempt_etcd_kv *kv = status == 0 && !r->succeeded ? preempt_etcd_reply_kv_(r, 0) : NULL;
     struct preempt_claim_answer a = { .status = status, .succeeded = status == 0 && r->succeeded, .read = kv != NULL,
@@ -102,7 +101,7 @@ static void on_claim(int status, const struct preempt_etcd_reply *r, const char 
         coord_notice_put(c);
     if (says.input == PREEMPT_CLAIM_IN_FAILED) {
         coord_claim_in(c, says.input);
-        coord_on_write(status, NULL, msg, c);
+        coord_failed(c, status, in->msg);
         return;
     }
     if (says.input == PREEMPT_CLAIM_IN_UNREADABLE) {
@@ -170,7 +169,7 @@ static void claim_send(struct preempt_coord *c)
         (void)preempt_step_value_(aval, sizeof(aval), c->prop_step, c->prop_last);
         ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, aval, 0 };
     }
-    coord_write_call(c, PREEMPT_RQ_TXN(cmp, coord_propose ? 2 : 1, ok, n_ok, fail, n_fail), on_claim);
+    coord_write_call(c, PREEMPT_RQ_TXN(cmp, coord_propose ? 2 : 1, ok, n_ok, fail, n_fail), PREEMPT_COORD_IN_CLAIMED);
 }
 
 /* One step of a declared machine (decl-internal.h), logged; its action. */
@@ -228,12 +227,13 @@ void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const 
         int rc;
 
         CRANGE(c, wpre, WORKERS, 0);
-        rc = c->io->request(c->io_arg, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), coord_on_poll_read, c);
+        rc = coord_send(c, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), PREEMPT_COORD_IN_READ);
         if (rc < 0)
-            coord_on_poll_read(rc, NULL, "not sent", c);
+            coord_in_read(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_READ, .status = rc,
+                                                         .msg = "not sent" });
     } else if (a == PREEMPT_WATCH_DO_APPLY) {
         CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
-        coord_on_watch_reset(r->res[0].kvs, r->res[0].n, r->rev, c);
+        coord_apply_records(c, r->res[0].kvs, r->res[0].n, r->rev);
     }
 }
 
@@ -330,7 +330,7 @@ static void advance(struct preempt_coord *c)
             continue;
         }
         if (h.ep == c->view.ep)
-            coord_on_watch_event(PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h.key, .value = h.value }, c);
+            coord_apply_record(c, PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h.key, .value = h.value });
         free(h.key);
         free(h.value);
     }
@@ -381,7 +381,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         CKEY(c, akey, AGREED, .round = 1);
         cmp.value = coord_junk_of(c, akey);
         (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
-        coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), coord_on_write);
+        coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), PREEMPT_COORD_IN_WRITTEN);
         return true;
     }
     case PREEMPT_FX_REPORT_SHARD:
@@ -393,7 +393,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
         for (size_t i = 0; val[i]; i++) /* <message:text>: printable (a trainer's message may not be) */
             if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
                 val[i] = ' ';
-        coord_create(c, key, val, coord_on_write); /* the first error wins */
+        coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN); /* the first error wins */
         return true;
     }
     case PREEMPT_FX_ANNOUNCE_DONE:
@@ -408,7 +408,7 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
 
         CRANGE(c, key, EPISODE, 0);
         CRANGE(c, wkey, W_EPISODE, 0);
-        coord_write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), coord_on_write);
+        coord_write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), PREEMPT_COORD_IN_WRITTEN);
         advance(c);
         return true;
     }
@@ -469,19 +469,19 @@ static void member_record(struct preempt_coord *c, bool coord_put, const char *k
     c->m_alive[k.worker] = coord_put;
 }
 
-static void on_member_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+void coord_in_member(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    member_record(arg, type == PREEMPT_ETCD_PUT, kv->key);
+    member_record(c, in->ev == PREEMPT_ETCD_PUT, in->kv->key);
 }
 
 /* A full read (the watch's start, or its re-read): a member that was
  * alive and is not in it has ended too. */
-static void on_member_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+void coord_in_members_read(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
+    const struct preempt_etcd_kv *kvs = in->kvs;
+    size_t n = in->n;
     char key[PREEMPT_KEY_MAX];
 
-    (void)rev;
     for (size_t i = 0; i < n; i++)
         member_record(c, true, kvs[i].key);
     for (unsigned w = 0; w < c->n; w++) {
@@ -495,19 +495,14 @@ static void on_member_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t
     }
 }
 
-static void on_member_link(bool up, const char *why, void *arg)
+void coord_in_members_link(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-
-    CLOG(c, up ? 0 : 1, "watch of the member records %s (%s)", up ? "up" : "down", why);
+    CLOG(c, in->up ? 0 : 1, "watch of the member records %s (%s)", in->up ? "up" : "down", in->why);
 }
 
 int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned worker, const char *why, void *arg),
                                  void *arg)
 {
-    static const struct preempt_etcd_watch_ops ops = {
-        .on_event = on_member_event, .on_reset = on_member_reset, .on_link = on_member_link,
-    };
     char from[PREEMPT_KEY_MAX], to[PREEMPT_KEY_MAX];
 
     if (!c || !c->io->watch_members)
@@ -529,7 +524,7 @@ int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned 
     CRANGE(c, from, ALIVE, 'w');
     CRANGE(c, to, DONE, 'w');
     to[strlen(to) - 1] = '0';
-    return c->io->watch_members(c->io_arg, from, to, &ops, c);
+    return c->io->watch_members(c->io_arg, from, to, &coord_watch_ops, &c->tok[PREEMPT_COORD_IN_MEMBER][0]);
 }
 
 void preempt_coord_history_(struct preempt_coord *c, const char *value)

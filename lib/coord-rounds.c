@@ -45,7 +45,8 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
              c->view.r[k].agreed, cap);
     }
     (void)preempt_step_value_(val, sizeof(val), cap, last);
-    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), coord_on_write); /* the watch brings the round's step */
+    /* the watch brings the round's step */
+    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), PREEMPT_COORD_IN_WRITTEN);
 }
 
 /* Proposes that round k, at step, is aborted (by this worker). */
@@ -112,32 +113,31 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
 
 /* The shard reports of round k at its step, read by the worker whose
  * report completed them (or by the driver, complete_round). */
-static void on_shards(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_shards(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = ((struct round *)arg)->c;
-    unsigned k = ((struct round *)arg)->k;
+    unsigned k = in->round;
 
-    if (status != 0) {
-        coord_on_write(status, r, msg, c);
+    if (in->status != 0) {
+        coord_failed(c, in->status, in->msg);
         return;
     }
     if (!ep_stale(c, c->r[k].shard_ep))
-        coord_propose(c, k, r, false);
+        coord_propose(c, k, in->reply, false);
 }
 
 /* The reports read before an abort this worker proposes (abort_round):
  * the commit when every shard is there after all, else the abort; when
  * the read failed, the abort. */
-static void on_abort_shards(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_abort_shards(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = ((struct round *)arg)->c;
-    unsigned k = ((struct round *)arg)->k;
+    unsigned k = in->round;
 
     if (ep_stale(c, c->r[k].shard_ep))
         return;
-    if (status != 0)
-        CLOG(c, 1, "round %u: the shard reports could not be read (%s); proposing the abort", k, msg ? msg : "");
-    coord_propose(c, k, status == 0 ? r : NULL, true);
+    if (in->status != 0)
+        CLOG(c, 1, "round %u: the shard reports could not be read (%s); proposing the abort", k,
+             in->msg ? in->msg : "");
+    coord_propose(c, k, in->status == 0 ? in->reply : NULL, true);
 }
 
 /* This worker's machine gives round k up (its bound ran out, a peer was
@@ -155,7 +155,7 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
 
     if (!ep_stale(c, rd->shard_ep) && rd->agreed == step) {
         CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-        coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_abort_shards);
+        coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_ABORT_SHARDS);
         return;
     }
     if (coord_dec_in(c, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
@@ -175,21 +175,21 @@ static bool reports_open(const struct preempt_coord *c, unsigned k)
 /* A shard report's answer: its transaction counted the round's shards at
  * this step (the last op). The worker whose count reached the job's size
  * reads the reports. */
-static void on_reported(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct round *rd = arg;
-    struct preempt_coord *c = rd->c;
-    unsigned k = rd->k;
+    const struct preempt_etcd_reply *r = in->reply;
+    unsigned k = in->round;
+    struct round *rd = &c->r[k];
     char pre[PREEMPT_KEY_MAX];
 
-    if (status != 0) {
-        coord_on_write(status, r, msg, c);
+    if (in->status != 0) {
+        coord_failed(c, in->status, in->msg);
         return;
     }
     if (!reports_open(c, k) || r->n_res < 1 || preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
         return;
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
-    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_shards);
+    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_SHARDS);
 }
 
 /* Reports this worker's shard of round k at step, with the slowest save
@@ -214,7 +214,7 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
     coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
-                     on_reported);
+                     PREEMPT_COORD_IN_REPORTED);
     if (last)
         coord_mship_in(c, PREEMPT_MSHIP_IN_LAST_REPORT);
 }
@@ -246,7 +246,7 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
 /* Round k starts over; its decision machine was told why (it stays). */
 void coord_reset_round(struct preempt_coord *c, unsigned k)
 {
-    c->r[k] = (struct round){ .c = c, .k = k, .dec = c->r[k].dec };
+    c->r[k] = (struct round){ .dec = c->r[k].dec };
 }
 
 /* Posts notice-withdrawn once when every notice record of the job is
@@ -354,7 +354,7 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported and no decision has come; proposing it in "
          "place of the worker whose report completed them", k, rd->agreed);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
-    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), on_shards);
+    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_SHARDS);
 }
 
 /* The driver's read of the memberships: a worker counts when it is a
@@ -363,9 +363,10 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
  * preempt_lost_read_()'s to say (lost-internal.h), traced with the read;
  * the driver writes the lost record it names, and every worker (itself
  * included) follows that record. */
-static void on_members_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
+    int status = in->status;
+    const struct preempt_etcd_reply *r = in->reply;
     struct preempt_lost_read rd = { .status = status, .complete = status == 0 && r->n_res >= 4,
                                     .known = c->view.lost, .absent = c->absent,
                                     .now_ms = c->ops.now_ms(c->arg), .grace_ms = lost_grace_ms(c) };
@@ -390,7 +391,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
                                                  .lost_says = &says });
     if (says.kind == PREEMPT_LOST_FAILED || says.kind == PREEMPT_LOST_UNREADABLE) {
         if (says.kind == PREEMPT_LOST_FAILED)
-            CLOG(c, 1, "reading the memberships failed: %s", msg);
+            CLOG(c, 1, "reading the memberships failed: %s", in->msg);
         else
             CLOG(c, 2, "reading the memberships: a txn reply without the reads it was asked for");
         return;
@@ -411,7 +412,7 @@ static void on_members_read(int status, const struct preempt_etcd_reply *r, cons
         return;
     CKEY(c, key, LOST);
     (void)snprintf(val, sizeof(val), "%u", says.worker);
-    coord_create(c, key, val, coord_on_write); /* the watch brings it */
+    coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN); /* the watch brings it */
 }
 
 /* The driver reads who is still there: one transaction, once a keep-alive
@@ -436,7 +437,7 @@ void coord_roll_read(struct preempt_coord *c)
     CRANGE(c, done, DONE, 'w');
     CRANGE(c, s0, SHARD, 'S', .round = 0);
     CRANGE(c, s1, SHARD, 'S', .round = 1);
-    if (c->io->request(c->io_arg, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), coord_tick_ms(c), on_members_read, c) < 0)
+    if (coord_send(c, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), coord_tick_ms(c), PREEMPT_COORD_IN_MEMBERS) < 0)
         coord_roll_in(c, PREEMPT_ROLL_IN_ANSWERED);
 }
 
@@ -555,9 +556,8 @@ struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_v
 }
 
 /* A record, read or watched: what the view makes of it goes to the machine. */
-void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv)
 {
-    struct preempt_coord *c = arg;
     const char *value = kv->value ? kv->value : "";
     struct preempt_view_ev v = coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_RECORD,
                                                                        .put = type == PREEMPT_ETCD_PUT,
@@ -643,10 +643,8 @@ void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_k
 
 /* A full read of the watched records: every record is applied (the view
  * makes that idempotent). */
-void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev)
 {
-    struct preempt_coord *c = arg;
-
     bool current = false, later = false;
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
@@ -662,7 +660,7 @@ void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t r
             current = current || (k.ep == c->view.ep && id != PREEMPT_KEY_DECISION);
             later = later || k.ep > c->view.ep;
         }
-        coord_on_watch_event(PREEMPT_ETCD_PUT, &kvs[i], c);
+        coord_apply_record(c, PREEMPT_ETCD_PUT, &kvs[i]);
     }
     /* A later episode and nothing left of this worker's: the job withdrew
      * its notices and cleared the episode while this worker could not see
@@ -675,23 +673,29 @@ void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t r
         maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
 }
 
-void coord_on_watch_link(bool up, const char *why, void *arg)
+void coord_in_record(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
+    coord_apply_record(c, in->ev, in->kv);
+}
 
-    CLOG(c, up ? 0 : 1, "watch of %s %s (%s)", c->pre, up ? "up" : "down", why);
-    coord_watch_in(c, up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
+void coord_in_records(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    coord_apply_records(c, in->kvs, in->n, in->rev);
+}
+
+void coord_in_link(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    CLOG(c, in->up ? 0 : 1, "watch of %s %s (%s)", c->pre, in->up ? "up" : "down", in->why);
+    coord_watch_in(c, in->up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
 }
 
 /* The answer of the read that stands in for the watch while it is down
  * (watch-internal.h; r NULL when it could not be sent): traced, and the
  * machine says whether it is applied. */
-void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_read(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-
-    if (status < 0)
-        CLOG(c, 0, "reading the records of %s while the watch is down failed: %s", c->pre, msg);
-    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_RECORDS, .status = status });
-    coord_watch_in(c, preempt_watch_of_read_(status), r);
+    if (in->status < 0)
+        CLOG(c, 0, "reading the records of %s while the watch is down failed: %s", c->pre, in->msg);
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_RECORDS, .status = in->status });
+    coord_watch_in(c, preempt_watch_of_read_(in->status), in->reply);
 }

@@ -30,9 +30,50 @@
 #include "watch-internal.h"
 #include "platform-internal.h"
 
+/* The running coordinator's inputs from its port (coord-inputs.def), each
+ * one typed value; the fields its kind has are set. */
+enum preempt_coord_in_kind {
+#define PREEMPT_COORD_INPUT(id, name, fn, what) PREEMPT_COORD_IN_##id,
+#include "coord-inputs.def"
+#undef PREEMPT_COORD_INPUT
+    PREEMPT_COORD_IN__COUNT
+};
+
+struct preempt_coord_in {
+    enum preempt_coord_in_kind kind;
+    unsigned round;                        /* the answer to a round's request: its round */
+    int status;                            /* an answer: 0 or a negative errno; */
+    const struct preempt_etcd_reply *reply; /*   its reply (status 0), */
+    const char *msg;                       /*   why it failed */
+    enum preempt_etcd_ev ev;               /* a watch event: put or delete, */
+    const struct preempt_etcd_kv *kv;      /*   of this record */
+    const struct preempt_etcd_kv *kvs;     /* a watch's read: its records, */
+    size_t n;
+    int64_t rev;                           /*   at this revision */
+    bool up;                               /* a watch's link: up or down, */
+    const char *why;                       /*   and why */
+};
+
+/* Hands one input to its handler (coord-inputs.def). The only way the
+ * port's answers, watch events and ticks enter the coordinator. */
+void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in *in);
+#define PREEMPT_COORD_INPUT(id, name, fn, what) void fn(struct preempt_coord *c, const struct preempt_coord_in *in);
+#include "coord-inputs.def"
+#undef PREEMPT_COORD_INPUT
+const char *preempt_coord_input_name_(enum preempt_coord_in_kind kind);
+/* Both watches' callbacks: their argument is the token of the watch's event
+ * input (RECORD or MEMBER). */
+extern const struct preempt_etcd_watch_ops coord_watch_ops;
+
+/* What a request's answer is: its input's kind and round (the port's
+ * callback argument). */
+struct coord_token {
+    struct preempt_coord *c;
+    enum preempt_coord_in_kind kind;
+    unsigned round;
+};
+
 struct round {
-    struct preempt_coord *c; /* its coordinator, and its index in c->r: a reply's argument */
-    unsigned k;
     uint64_t agreed;
     uint64_t shard_ep; /* the episode of this worker's shard report (answers of older ones are late) */
     enum preempt_dec_state dec; /* what this worker proposed of its decision (decision-internal.h: declared) */
@@ -43,6 +84,7 @@ struct round {
 struct preempt_coord {
     const struct preempt_coord_io *io;
     void *io_arg;
+    struct coord_token tok[PREEMPT_COORD_IN__COUNT][2]; /* each answer's kind (and round): its callback's argument */
     struct preempt_coord_ops ops;
     void *arg;
     struct preempt_decl_tracer decl_trace; /* the configuration's: told each transition of its machines */
@@ -121,11 +163,17 @@ void coord_junk_set(struct preempt_coord *c, const char *key, const char *value)
 /* Creates key = value where nothing stands, or where the garbage the
  * coordinator saw stands (replacing exactly it); when another record
  * stands, the reply's failure branch reads it (a create's). */
-void coord_create(struct preempt_coord *c, const char *key, const char *value, preempt_etcd_reply_cb cb);
-void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
-void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb);
-/* The same for a request of round k: cb's argument is &c->r[k]. */
-void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb);
+void coord_create(struct preempt_coord *c, const char *key, const char *value, enum preempt_coord_in_kind answer);
+/* A write failed for good (status < 0; msg: why): the machine's coord-failed. */
+void coord_failed(struct preempt_coord *c, int status, const char *msg);
+/* Sends a write; its answer comes back as the input answer (of round 0). */
+void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, enum preempt_coord_in_kind answer);
+/* The same for a request of round k. */
+void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req,
+                      enum preempt_coord_in_kind answer);
+/* Sends a request that is retried for give_up_ms; 0, or the port's refusal (no answer comes). */
+int coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+               enum preempt_coord_in_kind answer);
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease);
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall);
 uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono);
@@ -140,10 +188,10 @@ void coord_retell_agreed(struct preempt_coord *c);
 void coord_read_members(struct preempt_coord *c);
 void coord_roll_read(struct preempt_coord *c); /* the roll call's read: sends it */
 struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_view_in in);
-void coord_on_watch_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
-void coord_on_watch_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg);
-void coord_on_watch_link(bool up, const char *why, void *arg);
-void coord_on_poll_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+/* A record, read or watched (also one a write's answer carries), and a
+ * full read of the watched records, applied to the view. */
+void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv);
+void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev);
 unsigned coord_tick_ms(const struct preempt_coord *c);
 /* Tells the owner of an answer the coordinator acts on (ops.on_answer). */
 void coord_answer(struct preempt_coord *c, struct preempt_job_answer a);

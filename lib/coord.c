@@ -129,18 +129,90 @@ const char *preempt_coord_refused_(int r)
                          : "out of memory";
 }
 
-void coord_on_write(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_failed(struct preempt_coord *c, int status, const char *msg)
 {
-    struct preempt_coord *c = arg;
     struct preempt_event ev = { .kind = PREEMPT_EV_COORD_FAILED };
 
-    (void)r;
-    if (status == 0)
-        return;
     CLOG(c, 3, "coordination write failed: %s", msg);
     coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_WRITE, .status = status });
     ev.u.coord_failed.err = status;
     coord_cpost(c, ev);
+}
+
+void coord_in_written(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    if (in->status != 0)
+        coord_failed(c, in->status, in->msg);
+}
+
+/* ---- the port's inputs ------------------------------------------------------------------------- */
+
+static void (*const input_fn[PREEMPT_COORD_IN__COUNT])(struct preempt_coord *, const struct preempt_coord_in *) = {
+#define PREEMPT_COORD_INPUT(id, name, fn, what) [PREEMPT_COORD_IN_##id] = fn,
+#include "coord-inputs.def"
+#undef PREEMPT_COORD_INPUT
+};
+
+static const char *const input_name[PREEMPT_COORD_IN__COUNT] = {
+#define PREEMPT_COORD_INPUT(id, name, fn, what) [PREEMPT_COORD_IN_##id] = name,
+#include "coord-inputs.def"
+#undef PREEMPT_COORD_INPUT
+};
+
+const char *preempt_coord_input_name_(enum preempt_coord_in_kind kind)
+{
+    return (unsigned)kind < PREEMPT_COORD_IN__COUNT ? input_name[kind] : "?";
+}
+
+void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    if ((unsigned)in->kind < PREEMPT_COORD_IN__COUNT)
+        input_fn[in->kind](c, in);
+}
+
+/* The port's callbacks: each makes its typed input, nothing more. */
+static void answered(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    const struct coord_token *t = arg;
+
+    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind, .round = t->round, .status = status,
+                                                           .reply = r, .msg = msg });
+}
+
+/* A watch's callbacks, for both watches: the argument is the token of its
+ * event input, and its read and link inputs follow it in coord-inputs.def. */
+_Static_assert(PREEMPT_COORD_IN_RECORDS == PREEMPT_COORD_IN_RECORD + 1 &&
+                   PREEMPT_COORD_IN_LINK == PREEMPT_COORD_IN_RECORD + 2 &&
+                   PREEMPT_COORD_IN_MEMBERS_READ == PREEMPT_COORD_IN_MEMBER + 1 &&
+                   PREEMPT_COORD_IN_MEMBERS_LINK == PREEMPT_COORD_IN_MEMBER + 2,
+               "a watch's inputs are event, read, link, in that order");
+
+static void watched(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    const struct coord_token *t = arg;
+
+    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind, .ev = type, .kv = kv });
+}
+
+static void reread(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+{
+    const struct coord_token *t = arg;
+
+    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind + 1, .kvs = kvs, .n = n, .rev = rev });
+}
+
+static void linked(bool up, const char *why, void *arg)
+{
+    const struct coord_token *t = arg;
+
+    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind + 2, .up = up, .why = why });
+}
+
+const struct preempt_etcd_watch_ops coord_watch_ops = { .on_event = watched, .on_reset = reread, .on_link = linked };
+
+static void ticked(void *arg)
+{
+    preempt_coord_input_(arg, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_TICK });
 }
 
 /* How long a write retries. While this worker has a notice of its own, up
@@ -154,33 +226,37 @@ static uint64_t give_up(const struct preempt_coord *c)
     return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
 }
 
-void coord_create(struct preempt_coord *c, const char *key, const char *value, preempt_etcd_reply_cb cb)
+void coord_create(struct preempt_coord *c, const char *key, const char *value, enum preempt_coord_in_kind answer)
 {
     struct preempt_etcd_cmp cmp = { .key = key, .value = coord_junk_of(c, key) }; /* NULL: absent */
     struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, 0 }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
-    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, &put, 1, &get, 1), cb);
+    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, &put, 1, &get, 1), answer);
 }
 
-void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
+int coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+               enum preempt_coord_in_kind answer)
 {
-    int r = c->io->request(c->io_arg, req, give_up(c), cb, c);
-
-    if (r < 0)
-        coord_on_write(r, NULL, preempt_coord_refused_(r), c);
+    return c->io->request(c->io_arg, req, give_up_ms, answered, &c->tok[answer][0]);
 }
 
-void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
+void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req,
+                      enum preempt_coord_in_kind answer)
 {
-    int r = c->io->request(c->io_arg, req, give_up(c), cb, &c->r[k]);
+    int r = c->io->request(c->io_arg, req, give_up(c), answered, &c->tok[answer][k]);
 
     if (r < 0)
-        coord_on_write(r, NULL, preempt_coord_refused_(r), c);
+        coord_failed(c, r, preempt_coord_refused_(r));
+}
+
+void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, enum preempt_coord_in_kind answer)
+{
+    coord_round_call(c, 0, req, answer);
 }
 
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)
 {
-    coord_write_call(c, PREEMPT_RQ_PUT(key, value, lease), coord_on_write);
+    coord_write_call(c, PREEMPT_RQ_PUT(key, value, lease), PREEMPT_COORD_IN_WRITTEN);
 }
 
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall)
@@ -212,15 +288,15 @@ bool coord_own_live(const struct preempt_coord *c)
 /* A proposal's answer. When another record landed first, the reply carries
  * it: it is applied as the watch would apply it (the watch may be slow or
  * down; the record is the same). */
-static void on_decide(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_decided(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-    const struct preempt_etcd_kv *kv = status == 0 && !r->succeeded ? preempt_etcd_reply_kv_(r, 0) : NULL;
+    const struct preempt_etcd_kv *kv = in->status == 0 && !in->reply->succeeded ? preempt_etcd_reply_kv_(in->reply, 0)
+                                                                                 : NULL;
 
-    if (status != 0)
-        coord_on_write(status, r, msg, arg);
+    if (in->status != 0)
+        coord_failed(c, in->status, in->msg);
     else if (kv)
-        coord_on_watch_event(PREEMPT_ETCD_PUT, kv, c);
+        coord_apply_record(c, PREEMPT_ETCD_PUT, kv);
 }
 
 void coord_decide(struct preempt_coord *c, unsigned k, const char *value)
@@ -228,12 +304,10 @@ void coord_decide(struct preempt_coord *c, unsigned k, const char *value)
     char key[PREEMPT_KEY_MAX];
 
     CKEY(c, key, DECISION, .round = k);
-    coord_create(c, key, value, on_decide); /* the watch brings the winner */
+    coord_create(c, key, value, PREEMPT_COORD_IN_DECIDED); /* the watch brings the winner */
 }
 
 /* ---- membership -------------------------------------------------------------------------------- */
-
-static void on_keep_timer(void *arg);
 
 /* The keep-alive tick's period: a third of the lease's TTL (at least
  * 1 s); it also bounds the requests a tick sends. */
@@ -244,7 +318,7 @@ unsigned coord_tick_ms(const struct preempt_coord *c)
 
 static void arm_keepalive(struct preempt_coord *c)
 {
-    c->io->timer(c->io_arg, coord_tick_ms(c), on_keep_timer, c);
+    c->io->timer(c->io_arg, coord_tick_ms(c), ticked, c);
 }
 
 /* The TTL the membership lease needs: a synchronous trainer keeps it
@@ -284,18 +358,16 @@ static void granted(struct preempt_coord *c, int status, const struct preempt_et
     coord_claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
 }
 
-static void on_regrant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_granted(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-
     if (!LEFT(c))
-        granted(c, status, r, msg);
+        granted(c, in->status, in->reply, in->msg);
 }
 
 /* The lease machine's grant: a new lease of the TTL needed now. */
 void coord_grant(struct preempt_coord *c)
 {
-    int r = c->io->request(c->io_arg, PREEMPT_RQ_GRANT(ttl_needed(c)), c->give_up_ms, on_regrant, c);
+    int r = coord_send(c, PREEMPT_RQ_GRANT(ttl_needed(c)), c->give_up_ms, PREEMPT_COORD_IN_GRANTED);
 
     if (r < 0)
         granted(c, r, NULL, "the request could not be sent");
@@ -316,17 +388,16 @@ void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
 
 /* A keep-alive's answer: what it says is one pure reading, traced; a
  * lease etcd knows no more is the lease machine's expired. */
-static void on_keepalive(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+void coord_in_kept(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-    int64_t ttl = status < 0 ? 0 : r->ttl;
+    int64_t ttl = in->status < 0 ? 0 : in->reply->ttl;
 
     if (LEFT(c))
         return;
-    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_KEEP, .status = status, .ttl_s = ttl });
-    switch (preempt_keep_answer_(status, ttl)) {
+    coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_KEEP, .status = in->status, .ttl_s = ttl });
+    switch (preempt_keep_answer_(in->status, ttl)) {
     case PREEMPT_KEEP_FAILED:
-        CLOG(c, 2, "lease keep-alive failed: %s", msg);
+        CLOG(c, 2, "lease keep-alive failed: %s", in->msg);
         break;
     case PREEMPT_KEEP_EXPIRED:
         CLOG(c, 2, "the membership lease expired; joining again with a new one");
@@ -344,13 +415,12 @@ void coord_answer(struct preempt_coord *c, struct preempt_job_answer a)
         c->ops.on_answer(&c->view, &a, c->arg);
 }
 
-static void on_keep_timer(void *arg)
+void coord_in_tick(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    struct preempt_coord *c = arg;
-
+    (void)in;
     coord_watch_in(c, PREEMPT_WATCH_IN_TICK, NULL); /* while the watch is down, a read of the records */
     coord_read_members(c);
-    if (c->io->request(c->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), on_keepalive, c) < 0)
+    if (coord_send(c, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), PREEMPT_COORD_IN_KEPT) < 0)
         arm_keepalive(c);
 }
 
@@ -359,9 +429,6 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
                           const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
                           struct preempt_coord **ret)
 {
-    static const struct preempt_etcd_watch_ops wops = {
-        .on_event = coord_on_watch_event, .on_reset = coord_on_watch_reset, .on_link = coord_on_watch_link,
-    };
     struct preempt_coord *c;
     unsigned n = cfg->workers;
     char wpre[PREEMPT_KEY_MAX];
@@ -378,8 +445,9 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     }
     c->io = io;
     c->io_arg = io_arg;
-    for (unsigned k = 0; k < 2; k++)
-        coord_reset_round(c, k); /* each round knows its coordinator: its replies' argument */
+    for (unsigned i = 0; i < PREEMPT_COORD_IN__COUNT; i++)
+        for (unsigned k = 0; k < 2; k++)
+            c->tok[i][k] = (struct coord_token){ .c = c, .kind = (enum preempt_coord_in_kind)i, .round = k };
     c->ops = *ops;
     c->arg = arg;
     c->me = cfg->worker;
@@ -398,8 +466,8 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     c->lost = (struct preempt_lost){ .n = n, .me = c->me, .gone_at = calloc(n, sizeof(uint64_t)) };
     if (r == 0 && (!c->absent || !c->lost.gone_at))
         r = -ENOMEM;
-    if (r == 0)
-        r = io->watch(io_arg, c->pre, wpre, &wops, c); /* [P/N/, P/N/w/) */
+    if (r == 0) /* [P/N/, P/N/w/) */
+        r = io->watch(io_arg, c->pre, wpre, &coord_watch_ops, &c->tok[PREEMPT_COORD_IN_RECORD][0]);
     if (r < 0) {
         preempt_coord_free_(c);
         return r;
