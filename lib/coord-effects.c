@@ -62,17 +62,30 @@ void coord_notice_put(struct preempt_coord *c)
 
 void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
 {
-    if (!c || c->my_withdrawn == withdrawn)
+    if (c)
+        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_WITHDRAW,
+                                                            .withdrawn = withdrawn });
+}
+
+void coord_in_withdraw(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    if (c->my_withdrawn == in->withdrawn)
         return;
-    c->my_withdrawn = withdrawn;
+    c->my_withdrawn = in->withdrawn;
     coord_notice_put(c);
 }
 
 void preempt_coord_live_(struct preempt_coord *c, const char *source)
 {
-    if (c && c->my_withdrawn)
-        (void)snprintf(c->my_source, sizeof(c->my_source), "%s", source);
-    preempt_coord_withdraw_(c, false);
+    if (c)
+        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_LIVE, .text = source });
+}
+
+void coord_in_live(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    if (c->my_withdrawn)
+        (void)snprintf(c->my_source, sizeof(c->my_source), "%s", in->text);
+    coord_in_withdraw(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_WITHDRAW, .withdrawn = false });
 }
 
 void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -339,8 +352,28 @@ static void advance(struct preempt_coord *c)
     coord_flush_merged(c);
 }
 
+static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last, uint64_t stop,
+                   uint64_t save_ms, const char *text);
+
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
                        uint64_t stop, uint64_t save_ms, const char *text)
+{
+    bool ran = false;
+
+    preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_EFFECT, .round = round, .fx = fx,
+                                                        .last = last, .stop = stop, .save_ms = save_ms, .text = text,
+                                                        .ran = &ran });
+    return ran;
+}
+
+/* Runs a coordination effect; *in->ran says whether it was one. */
+void coord_in_effect(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    *in->ran = effect(c, in->fx, in->round, in->last, in->stop, in->save_ms, in->text);
+}
+
+static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last, uint64_t stop,
+                   uint64_t save_ms, const char *text)
 {
     char key[PREEMPT_KEY_MAX], val[400];
     unsigned k = round ? 1 : 0;
@@ -438,7 +471,14 @@ bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, uns
 
 void preempt_coord_leave_(struct preempt_coord *c)
 {
-    if (!c || LEFT(c))
+    if (c)
+        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_LEAVE });
+}
+
+void coord_in_leave(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    (void)in;
+    if (LEFT(c))
         return;
     c->io->timer(c->io_arg, 0, NULL, NULL);
     if (c->mship == PREEMPT_MSHIP_DEPARTED)
@@ -529,12 +569,16 @@ int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned 
 
 void preempt_coord_history_(struct preempt_coord *c, const char *value)
 {
+    if (c)
+        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_HISTORY, .text = value });
+}
+
+void coord_in_history(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
     char key[PREEMPT_KEY_MAX], old[PREEMPT_KEY_MAX];
 
-    if (!c)
-        return;
     CKEY(c, key, HISTORY, .worker = c->me);
-    (void)c->io->request(c->io_arg, PREEMPT_RQ_PUT(key, value, 0), c->give_up_ms, NULL, NULL);
+    (void)c->io->request(c->io_arg, PREEMPT_RQ_PUT(key, in->text, 0), c->give_up_ms, NULL, NULL);
     if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
         (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,
                                  &(struct preempt_key){ .inc = c->view.inc - PREEMPT_HISTORY_KEPT });

@@ -52,6 +52,13 @@ struct preempt_coord_in {
     int64_t rev;                           /*   at this revision */
     bool up;                               /* a watch's link: up or down, */
     const char *why;                       /*   and why */
+    const struct preempt_fx *fx;           /* an effect (its arguments: preempt_coord_fx_()), */
+    bool last;
+    uint64_t stop, save_ms;
+    const char *text;                      /*   an effect's text; a source's name; a history value */
+    bool *ran;                             /*   out: whether the effect was the coordinator's */
+    uint64_t step_ms;                      /* a step's time */
+    bool withdrawn;                        /* withdrawn, or live again */
 };
 
 /* Hands one input to its handler (coord-inputs.def). The only way the

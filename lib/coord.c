@@ -375,7 +375,15 @@ void coord_grant(struct preempt_coord *c)
 
 void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
 {
-    if (!c || step_ms <= c->longest_step_ms)
+    if (c && step_ms > c->longest_step_ms) /* the common case: nothing to tell */
+        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_STEP, .step_ms = step_ms });
+}
+
+void coord_in_step(struct preempt_coord *c, const struct preempt_coord_in *in)
+{
+    uint64_t step_ms = in->step_ms;
+
+    if (step_ms <= c->longest_step_ms)
         return;
     c->longest_step_ms = step_ms;
     /* A longer lease while nothing is going on (during a preemption the
