@@ -30,8 +30,8 @@
 #include "watch-internal.h"
 #include "platform-internal.h"
 
-/* The running coordinator's inputs from its port (coord-inputs.def), each
- * one typed value; the fields its kind has are set. */
+/* The running coordinator's inputs (coord-inputs.def: the port's and the
+ * shell's), each one typed value; the fields its kind has are set. */
 enum preempt_coord_in_kind {
 #define PREEMPT_COORD_INPUT(id, name, fn, what) PREEMPT_COORD_IN_##id,
 #include "coord-inputs.def"
@@ -62,12 +62,12 @@ struct preempt_coord_in {
 };
 
 /* Hands one input to its handler (coord-inputs.def). The only way the
- * port's answers, watch events and ticks enter the coordinator. */
+ * port's answers, watch events and ticks, and the shell's calls, enter the
+ * coordinator. */
 void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in *in);
 #define PREEMPT_COORD_INPUT(id, name, fn, what) void fn(struct preempt_coord *c, const struct preempt_coord_in *in);
 #include "coord-inputs.def"
 #undef PREEMPT_COORD_INPUT
-const char *preempt_coord_input_name_(enum preempt_coord_in_kind kind);
 /* Both watches' callbacks: their argument is the token of the watch's event
  * input (RECORD or MEMBER). */
 extern const struct preempt_etcd_watch_ops coord_watch_ops;

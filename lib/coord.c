@@ -145,24 +145,13 @@ void coord_in_written(struct preempt_coord *c, const struct preempt_coord_in *in
         coord_failed(c, in->status, in->msg);
 }
 
-/* ---- the port's inputs ------------------------------------------------------------------------- */
+/* ---- the inputs ------------------------------------------------------------------------------- */
 
 static void (*const input_fn[PREEMPT_COORD_IN__COUNT])(struct preempt_coord *, const struct preempt_coord_in *) = {
 #define PREEMPT_COORD_INPUT(id, name, fn, what) [PREEMPT_COORD_IN_##id] = fn,
 #include "coord-inputs.def"
 #undef PREEMPT_COORD_INPUT
 };
-
-static const char *const input_name[PREEMPT_COORD_IN__COUNT] = {
-#define PREEMPT_COORD_INPUT(id, name, fn, what) [PREEMPT_COORD_IN_##id] = name,
-#include "coord-inputs.def"
-#undef PREEMPT_COORD_INPUT
-};
-
-const char *preempt_coord_input_name_(enum preempt_coord_in_kind kind)
-{
-    return (unsigned)kind < PREEMPT_COORD_IN__COUNT ? input_name[kind] : "?";
-}
 
 void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
