@@ -60,25 +60,12 @@ void coord_notice_put(struct preempt_coord *c)
     (void)coord_pub(c, c->my_notice_wall ? PREEMPT_PUB_IN_WRITE : PREEMPT_PUB_IN_NOTHING);
 }
 
-void preempt_coord_withdraw_(struct preempt_coord *c, bool withdrawn)
-{
-    if (c)
-        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_WITHDRAW,
-                                                            .withdrawn = withdrawn });
-}
-
 void coord_in_withdraw(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     if (c->my_withdrawn == in->withdrawn)
         return;
     c->my_withdrawn = in->withdrawn;
     coord_notice_put(c);
-}
-
-void preempt_coord_live_(struct preempt_coord *c, const char *source)
-{
-    if (c)
-        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_LIVE, .text = source });
 }
 
 void coord_in_live(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -121,7 +108,7 @@ void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in
         CKEY(c, key, CLAIM);
         if (says.garbage) { /* replaced by this claim */
             CLOG(c, 2, "%s = \"%.40s\" is no claim: claiming over it", key, a.held ? a.held : "");
-            coord_junk_set(c, key, a.held ? a.held : "");
+            coord_junk_set(c, key, kv ? kv->mod_rev : 0);
         } else {
             /* released between the compare and the read, or the round
              * has a step already (the claim's driver left): try again,
@@ -161,7 +148,7 @@ static void claim_send(struct preempt_coord *c)
 {
     char key[PREEMPT_KEY_MAX], me[128], nkey[PREEMPT_KEY_MAX], nval[96], akey[PREEMPT_KEY_MAX];
     char aval[PREEMPT_STEP_VALUE_MAX];
-    struct preempt_etcd_cmp cmp[] = { { .key = key }, { .key = akey } };
+    struct preempt_etcd_cmp cmp[2];
     struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
     struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
     bool carry = c->my_notice_wall && coord_pub(c, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
@@ -170,8 +157,8 @@ static void claim_send(struct preempt_coord *c)
 
     CKEY(c, key, CLAIM);
     CKEY(c, akey, AGREED, .round = 0);
-    cmp[0].value = coord_junk_of(c, key);
-    cmp[1].value = coord_junk_of(c, akey);
+    cmp[0] = coord_slot(c, key);
+    cmp[1] = coord_slot(c, akey);
     (void)snprintf(me, sizeof(me), "%u", c->me);
     if (carry) {
         notice_record(c, nkey, nval, sizeof(nval));
@@ -237,13 +224,8 @@ void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const 
 
     c->watch = (enum preempt_watch_state)st;
     if (a == PREEMPT_WATCH_DO_READ) { /* the watched range, [P/N/, P/N/w/) */
-        int rc;
-
         CRANGE(c, wpre, WORKERS, 0);
-        rc = coord_send(c, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), PREEMPT_COORD_IN_READ);
-        if (rc < 0)
-            coord_in_read(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_READ, .status = rc,
-                                                         .msg = "not sent" });
+        coord_send(c, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), PREEMPT_COORD_IN_READ);
     } else if (a == PREEMPT_WATCH_DO_APPLY) {
         CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
         coord_apply_records(c, r->res[0].kvs, r->res[0].n, r->rev);
@@ -287,7 +269,7 @@ void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in)
         CKEY(c, key, ALIVE, .worker = c->me);
         coord_put(c, key, c->member, c->lease);
     } else if (a == PREEMPT_MSHIP_DO_REVOKE) {
-        (void)c->io->request(c->io_arg, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, NULL, NULL);
+        coord_send(c, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, COORD_NO_ANSWER);
     }
 }
 
@@ -306,7 +288,6 @@ enum preempt_dec_action coord_dec_in(struct preempt_coord *c, unsigned k, enum p
 static void advance(struct preempt_coord *c)
 {
     uint64_t live = coord_own_live(c) ? c->my_notice_wall : 0;
-    size_t keep = 0;
 
     (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
     coord_junk_clear_episode(c);
@@ -331,40 +312,12 @@ static void advance(struct preempt_coord *c)
         ev.u.notice.deadline = coord_mono_of_wall(c, live);
         coord_cpost(c, ev);
     }
-    /* In the order they came, in one pass: the ones of this episode are
-     * applied (the machine is draining: what this posts waits in its
-     * queue, and nothing here holds a record again), later ones kept. */
-    c->replaying = true;
-    for (size_t i = 0, n = c->n_held; i < n; i++) {
-        struct held h = c->held[i];
-
-        if (h.ep > c->view.ep) {
-            c->held[keep++] = h;
-            continue;
-        }
-        if (h.ep == c->view.ep)
-            coord_apply_record(c, PREEMPT_ETCD_PUT, &(struct preempt_etcd_kv){ .key = h.key, .value = h.value });
-        free(h.key);
-        free(h.value);
-    }
-    c->n_held = keep;
-    c->replaying = false;
-    coord_flush_merged(c);
+    coord_held_replay(c);
 }
 
 static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last, uint64_t stop,
                    uint64_t save_ms, const char *text);
 
-bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t stop, uint64_t save_ms, const char *text)
-{
-    bool ran = false;
-
-    preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_EFFECT, .round = round, .fx = fx,
-                                                        .last = last, .stop = stop, .save_ms = save_ms, .text = text,
-                                                        .ran = &ran });
-    return ran;
-}
 
 /* Runs a coordination effect; *in->ran says whether it was one. */
 void coord_in_effect(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -406,13 +359,13 @@ static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigne
         return true;
     case PREEMPT_FX_REQUEST_FINAL: { /* final, and round 1's step unless it has one (a take-over's request) */
         char akey[PREEMPT_KEY_MAX], aval[PREEMPT_STEP_VALUE_MAX];
-        struct preempt_etcd_cmp cmp = { .key = akey };
+        struct preempt_etcd_cmp cmp;
         struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_PUT, akey, aval, 0 } };
 
         CKEY(c, key, FINAL);
         (void)snprintf(val, sizeof(val), "%u", c->me);
         CKEY(c, akey, AGREED, .round = 1);
-        cmp.value = coord_junk_of(c, akey);
+        cmp = coord_slot(c, akey);
         (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
         coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), PREEMPT_COORD_IN_WRITTEN);
         return true;
@@ -469,18 +422,12 @@ static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigne
     return false;
 }
 
-void preempt_coord_leave_(struct preempt_coord *c)
-{
-    if (c)
-        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_LEAVE });
-}
-
 void coord_in_leave(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     (void)in;
     if (LEFT(c))
         return;
-    c->io->timer(c->io_arg, 0, NULL, NULL);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_TIMER, .ms = 0 });
     if (c->mship == PREEMPT_MSHIP_DEPARTED)
         CLOG(c, 0, "leaving: the membership ended with the last report; the lease ends by itself");
     coord_mship_in(c, PREEMPT_MSHIP_IN_LEAVE);
@@ -503,8 +450,9 @@ static void member_record(struct preempt_coord *c, bool coord_put, const char *k
     }
     if (!coord_put && c->m_alive[k.worker] && !c->m_done[k.worker] && k.worker != c->me && !LEFT(c)) {
         CLOG(c, 1, "worker %u's membership ended", k.worker);
-        c->m_gone(k.worker, "its membership ended: its lease expired or was revoked, or it left after its last save",
-                  c->m_arg);
+        coord_out(c, &(struct preempt_coord_out){
+                         .kind = PREEMPT_COORD_OUT_GONE, .worker = k.worker,
+                         .text = "its membership ended: its lease expired or was revoked, or it left after its last save" });
     }
     c->m_alive[k.worker] = coord_put;
 }
@@ -540,49 +488,16 @@ void coord_in_members_link(struct preempt_coord *c, const struct preempt_coord_i
     CLOG(c, in->up ? 0 : 1, "watch of the member records %s (%s)", in->up ? "up" : "down", in->why);
 }
 
-int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned worker, const char *why, void *arg),
-                                 void *arg)
-{
-    char from[PREEMPT_KEY_MAX], to[PREEMPT_KEY_MAX];
-
-    if (!c || !c->io->watch_members)
-        return -ENOTSUP;
-    if (c->m_alive)
-        return 0; /* watched already: the owner's callback is the one it gave first */
-    c->m_alive = calloc(c->n, sizeof(*c->m_alive));
-    c->m_done = calloc(c->n, sizeof(*c->m_done));
-    if (!c->m_alive || !c->m_done) {
-        free(c->m_alive);
-        free(c->m_done);
-        c->m_alive = c->m_done = NULL;
-        return -ENOMEM;
-    }
-    c->m_gone = gone;
-    c->m_arg = arg;
-    /* [N/w/alive/, N/w/done0): the member records and the done records
-     * (nothing sorts between them) */
-    CRANGE(c, from, ALIVE, 'w');
-    CRANGE(c, to, DONE, 'w');
-    to[strlen(to) - 1] = '0';
-    return c->io->watch_members(c->io_arg, from, to, &coord_watch_ops, &c->tok[PREEMPT_COORD_IN_MEMBER][0]);
-}
-
-void preempt_coord_history_(struct preempt_coord *c, const char *value)
-{
-    if (c)
-        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_HISTORY, .text = value });
-}
-
 void coord_in_history(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     char key[PREEMPT_KEY_MAX], old[PREEMPT_KEY_MAX];
 
     CKEY(c, key, HISTORY, .worker = c->me);
-    (void)c->io->request(c->io_arg, PREEMPT_RQ_PUT(key, in->text, 0), c->give_up_ms, NULL, NULL);
+    coord_send(c, PREEMPT_RQ_PUT(key, in->text, 0), c->give_up_ms, COORD_NO_ANSWER);
     if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
         (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,
                                  &(struct preempt_key){ .inc = c->view.inc - PREEMPT_HISTORY_KEPT });
-        (void)c->io->request(c->io_arg, PREEMPT_RQ_DELETE_UNDER(old), c->give_up_ms, NULL, NULL);
+        coord_send(c, PREEMPT_RQ_DELETE_UNDER(old), c->give_up_ms, COORD_NO_ANSWER);
     }
 }
 
@@ -592,12 +507,3 @@ int preempt_coord_decision_key_(const struct preempt_coord *c, unsigned round, c
                         &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .round = round ? 1 : 0 });
 }
 
-unsigned preempt_coord_pending_(const struct preempt_coord *c)
-{
-    return c ? c->io->pending(c->io_arg) : 0;
-}
-
-unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms)
-{
-    return c ? c->io->flush(c->io_arg, bound_ms) : 0;
-}

@@ -30,11 +30,11 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
 void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last)
 {
     char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX], seen[PREEMPT_STEP_VALUE_MAX];
-    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_cmp cmp;
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 } };
 
     CKEY(c, key, AGREED, .round = k);
-    cmp.value = coord_junk_of(c, key);
+    cmp = coord_slot(c, key);
     if (c->view.r[k].have_agreed) {
         if (c->view.r[k].agreed >= cap)
             return;
@@ -230,8 +230,8 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
         coord_cpost(c, ev);
         return;
     }
-    if (d->save_ms && c->ops.job_save) /* before the commit: the countdown plans with it */
-        c->ops.job_save(d->save_ms, c->arg);
+    if (d->save_ms) /* before the commit: the countdown plans with it */
+        coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_JOB_SAVE, .ms = d->save_ms });
     if (coord_own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit
@@ -369,7 +369,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     const struct preempt_etcd_reply *r = in->reply;
     struct preempt_lost_read rd = { .status = status, .complete = status == 0 && r->n_res >= 4,
                                     .known = c->view.lost, .absent = c->absent,
-                                    .now_ms = c->ops.now_ms(c->arg), .grace_ms = lost_grace_ms(c) };
+                                    .now_ms = c->now_ms, .grace_ms = lost_grace_ms(c) };
     struct preempt_lost_says says;
     char key[PREEMPT_KEY_MAX], val[16];
 
@@ -437,8 +437,7 @@ void coord_roll_read(struct preempt_coord *c)
     CRANGE(c, done, DONE, 'w');
     CRANGE(c, s0, SHARD, 'S', .round = 0);
     CRANGE(c, s1, SHARD, 'S', .round = 1);
-    if (coord_send(c, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), coord_tick_ms(c), PREEMPT_COORD_IN_MEMBERS) < 0)
-        coord_roll_in(c, PREEMPT_ROLL_IN_ANSWERED);
+    coord_send(c, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), coord_tick_ms(c), PREEMPT_COORD_IN_MEMBERS);
 }
 
 /* Claims the episode when it has a live notice and nobody drives it: its
@@ -460,61 +459,6 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
 }
 
 
-
-static struct held *held_find(struct preempt_coord *c, const char *key)
-{
-    for (size_t i = 0; i < c->n_held; i++)
-        if (!strcmp(c->held[i].key, key))
-            return &c->held[i];
-    return NULL;
-}
-
-/* Keeps the others in the order they came: an episode's records are
- * applied as they landed (a notice before the step its claim proposed). */
-static void held_drop(struct preempt_coord *c, struct held *h)
-{
-    free(h->key);
-    free(h->value);
-    memmove(h, h + 1, (size_t)(&c->held[--c->n_held] - h) * sizeof(*h));
-}
-
-/* A record of an episode this worker has not reached yet: kept (one per
- * key, the latest value) until it gets there. A delete just forgets. */
-static void hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep, const struct preempt_etcd_kv *kv)
-{
-    struct held *h = held_find(c, kv->key);
-    char *value;
-
-    if (type != PREEMPT_ETCD_PUT) {
-        if (h)
-            held_drop(c, h);
-        return;
-    }
-    value = strdup(kv->value ? kv->value : "");
-    if (value && h) {
-        free(h->value);
-        h->value = value;
-        return;
-    }
-    if (value && c->n_held == c->cap_held) {
-        size_t cap = c->cap_held ? 2 * c->cap_held : 16;
-        struct held *more = realloc(c->held, cap * sizeof(*more));
-
-        if (more) {
-            c->held = more;
-            c->cap_held = cap;
-        }
-    }
-    h = c->n_held < c->cap_held ? &c->held[c->n_held] : NULL;
-    if (!value || !h || !(h->key = strdup(kv->key))) {
-        free(value);
-        CLOG(c, 3, "out of memory: %s of a later episode is lost to this worker", kv->key);
-        return;
-    }
-    h->ep = ep;
-    h->value = value;
-    c->n_held++;
-}
 
 /* Which record of this worker's incarnation key is (-1: none); episode:
  * whether it belongs to an episode (k->ep), a round's decision included
@@ -550,8 +494,7 @@ struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_v
 {
     struct preempt_view_ev ev = preempt_view_step_(&c->view, &in);
 
-    if (c->ops.on_view)
-        c->ops.on_view(&c->view, &in, &ev, c->arg);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_VIEW, .view_in = &in, .view_ev = &ev });
     return ev;
 }
 
@@ -572,7 +515,7 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
     case PREEMPT_VIEW_SHARD: /* only a read of the reports counts them (coord_propose) */
         return;
     case PREEMPT_VIEW_LATER:
-        hold(c, type, v.ep, kv);
+        coord_hold(c, type, v.ep, kv);
         return;
     case PREEMPT_VIEW_MALFORMED: {
         struct preempt_key k;
@@ -582,7 +525,7 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
         if (((id == (int)PREEMPT_KEY_CLAIM || id == (int)PREEMPT_KEY_AGREED || id == (int)PREEMPT_KEY_LOST ||
               id == (int)PREEMPT_KEY_DECISION) && k.inc == c->view.inc && k.ep == c->view.ep) ||
             (id == (int)PREEMPT_KEY_ERROR && k.inc == c->view.inc))
-            coord_junk_set(c, kv->key, value); /* a create-if-absent slot: the next write of it replaces it */
+            coord_junk_set(c, kv->key, kv->mod_rev); /* a create-if-absent slot: the next write of it replaces it */
         return;
     }
     case PREEMPT_VIEW_NOTICE:
@@ -630,8 +573,7 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
         on_decision(c, &v, value);
         return;
     case PREEMPT_VIEW_ERROR:
-        if (c->ops.on_error_msg)
-            c->ops.on_error_msg(v.text, c->arg);
+        coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_ERROR_MSG, .text = v.text });
         break;
     }
     /* the event this record tells every worker's machine (the one mapping,

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/coord-state.h: the coordinator's state (struct preempt_coord) and
- * what its files share: lib/coord.c (the running protocol's records and
- * notices, the membership, the members watch, the life cycle),
+/* lib/coord-state.h: the coordinator's state (struct preempt_coord), its
+ * typed inputs and outputs, and what its files share. The core, its step:
+ * lib/coord.c (writes, the membership lease, the inputs' dispatch),
  * lib/coord-rounds.c (per-worker records: the rounds' proposals, shard
- * reports, the driver's tally and the one decision) and lib/coord-effects.c
- * (the machine's coordination effects turned into etcd requests). Functions
- * shared between them carry the coord_ prefix; everything else stays
- * static in its file. Only these three files include it. */
+ * reports, the driver's tally and the one decision; the records applied)
+ * and lib/coord-effects.c (the machine's coordination effects turned into
+ * etcd requests; the declared machines' inputs; the members watch). Around
+ * it: lib/coord-mem.c (its memory) and lib/coord-shell.c (the port, the
+ * owner's callbacks, the clocks). Functions shared between them carry the
+ * coord_ prefix; everything else stays static in its file. Only these
+ * files (and a unit test of the garbage slots) include it. */
 #ifndef PREEMPT_COORD_STATE_H
 #define PREEMPT_COORD_STATE_H
 
@@ -59,26 +62,49 @@ struct preempt_coord_in {
     bool *ran;                             /*   out: whether the effect was the coordinator's */
     uint64_t step_ms;                      /* a step's time */
     bool withdrawn;                        /* withdrawn, or live again */
+    uint64_t now_ms, wall_ms;              /* every input: when it came, by the machine's clock and the wall
+                                              clock (the shell's, which stamps it: the core reads no clock) */
 };
 
-/* Hands one input to its handler (coord-inputs.def). The only way the
- * port's answers, watch events and ticks, and the shell's calls, enter the
- * coordinator. */
+/* Hands one input to its handler (coord-inputs.def), with the input's
+ * time as the clock of everything it does. The only way the port's
+ * answers, watch events and ticks, and the shell's calls, enter the
+ * coordinator (lib/coord-shell.c makes them). */
 void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in *in);
 #define PREEMPT_COORD_INPUT(id, name, fn, what) void fn(struct preempt_coord *c, const struct preempt_coord_in *in);
 #include "coord-inputs.def"
 #undef PREEMPT_COORD_INPUT
-/* Both watches' callbacks: their argument is the token of the watch's event
- * input (RECORD or MEMBER). */
-extern const struct preempt_etcd_watch_ops coord_watch_ops;
+#define COORD_NO_ANSWER PREEMPT_COORD_IN__COUNT /* a request whose answer nobody wants */
 
-/* What a request's answer is: its input's kind and round (the port's
- * callback argument). */
-struct coord_token {
-    struct preempt_coord *c;
-    enum preempt_coord_in_kind kind;
-    unsigned round;
+/* The running coordinator's outputs (coord-outputs.def), each one typed
+ * value: the core makes them, the shell (lib/coord-shell.c) runs them. The
+ * fields its kind has are set; its pointers live until the shell's sink
+ * returns (it runs each one as it is made, before the step goes on). */
+enum preempt_coord_out_kind {
+#define PREEMPT_COORD_OUTPUT(id, name, what) PREEMPT_COORD_OUT_##id,
+#include "coord-outputs.def"
+#undef PREEMPT_COORD_OUTPUT
+    PREEMPT_COORD_OUT__COUNT
 };
+
+struct preempt_coord_out {
+    enum preempt_coord_out_kind kind;
+    const struct preempt_etcd_req *req;     /* a request: what, */
+    uint64_t give_up_ms;                    /*   retried for this long; */
+    enum preempt_coord_in_kind answer;      /*   its answer's input (COORD_NO_ANSWER: none), */
+    unsigned round;                         /*   of this round */
+    uint64_t ms;                            /* the timer: after ms (0: none); job-save: the save's ms */
+    struct preempt_event ev;                /* post: the machine's event */
+    int level;                              /* log: 0 debug .. 3 error */
+    const char *text;                       /* log: the line; error-msg: the job's error; gone: why */
+    unsigned worker;                        /* gone: who */
+    const struct preempt_view_in *view_in;  /* view: what the view took */
+    const struct preempt_view_ev *view_ev;  /*   and made of it */
+    const struct preempt_job_answer *said;  /* answer: an answer and what it says */
+};
+
+/* The shell: what runs the core's outputs (lib/coord-shell.c). */
+struct coord_shell;
 
 struct round {
     uint64_t agreed;
@@ -89,11 +115,10 @@ struct round {
 #define JUNK_MAX 8 /* the claim, the two rounds' steps and decisions, the lost record, the error, one spare */
 
 struct preempt_coord {
-    const struct preempt_coord_io *io;
-    void *io_arg;
-    struct coord_token tok[PREEMPT_COORD_IN__COUNT][2]; /* each answer's kind (and round): its callback's argument */
-    struct preempt_coord_ops ops;
-    void *arg;
+    struct coord_shell *shell; /* runs the outputs: */
+    void (*sink)(struct coord_shell *shell, const struct preempt_coord_out *out);
+    bool logs;                 /* the shell takes log lines (else they are not formatted) */
+    uint64_t now_ms, wall_ms;  /* the clocks, as of the input being handled */
     struct preempt_decl_tracer decl_trace; /* the configuration's: told each transition of its machines */
     char jobp[PREEMPT_MAX_JOB + 16];
     char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
@@ -124,18 +149,18 @@ struct preempt_coord {
     /* What the create-if-absent slots (the episode's claim, a round's step
      * and decision, the lost record; the incarnation's error) hold when it
      * is no record: garbage an operator or a tool wrote. The
-     * writes that would create such a slot compare with that value instead
-     * of its absence, and so replace it (a valid record is never replaced:
-     * the compare is on the garbage itself). Data, not a decision. */
+     * writes that would create such a slot compare with that garbage's
+     * revision instead of its absence, and so replace it (a valid record is
+     * never replaced: the compare is on the garbage itself, as last seen).
+     * Data, not a decision; fixed slots, nothing allocated in a step. */
     struct junk {
-        char *key, *value;
+        char key[PREEMPT_KEY_MAX]; /* "": none */
+        int64_t rev;               /* the garbage's revision: the write compares with it */
     } junk[JUNK_MAX];
     /* The member records as the members watch shows them (NULL: not
      * watched): who is alive, who finished training. Observations told to
-     * the owner, not decisions of the protocol. */
+     * the owner (output gone), not decisions of the protocol. */
     bool *m_alive, *m_done;
-    void (*m_gone)(unsigned worker, const char *why, void *arg);
-    void *m_arg;
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
     size_t n_held, cap_held;
     bool replaying;        /* held records are being applied: peer notices are merged */
@@ -148,7 +173,17 @@ struct held {
     char *key, *value;
 };
 
-#define CLOG(c, level, ...) preempt_logf_((c)->ops.log, (c)->arg, level, __VA_ARGS__)
+/* A log line: the output log. */
+void coord_log(struct preempt_coord *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define CLOG(c, level, ...) coord_log(c, level, __VA_ARGS__)
+/* Hands one output to the shell, which runs it at once. */
+void coord_out(struct preempt_coord *c, const struct preempt_coord_out *out);
+/* Sets up the core's state (the shell's sink runs its outputs); 0 or a
+ * negative errno (then coord_fini frees what it has). */
+int coord_init(struct preempt_coord *c, const struct preempt_coord_cfg *cfg, const struct preempt_coord_join *join);
+void coord_fini(struct preempt_coord *c);
+/* The keep-alive tick, after its period (the timer output). */
+void coord_arm_keepalive(struct preempt_coord *c);
 
 /* A key of the schema (keys-internal.h) in this worker's incarnation and
  * episode; CRANGE: the range of a kind's records, or a range's. */
@@ -163,10 +198,11 @@ struct held {
 
 void coord_flush_merged(struct preempt_coord *c);
 void coord_cpost(struct preempt_coord *c, struct preempt_event ev);
-const char *coord_junk_of(const struct preempt_coord *c, const char *key);
+/* The compare of a write that creates key: absent, or the garbage seen there. */
+struct preempt_etcd_cmp coord_slot(const struct preempt_coord *c, const char *key);
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */;
 void coord_junk_clear_episode(struct preempt_coord *c); /* every slot but the incarnation's error */
-void coord_junk_set(struct preempt_coord *c, const char *key, const char *value);
+void coord_junk_set(struct preempt_coord *c, const char *key, int64_t rev);
 /* Creates key = value where nothing stands, or where the garbage the
  * coordinator saw stands (replacing exactly it); when another record
  * stands, the reply's failure branch reads it (a create's). */
@@ -178,9 +214,11 @@ void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *re
 /* The same for a request of round k. */
 void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req,
                       enum preempt_coord_in_kind answer);
-/* Sends a request that is retried for give_up_ms; 0, or the port's refusal (no answer comes). */
-int coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
-               enum preempt_coord_in_kind answer);
+/* Sends a request that is retried for give_up_ms (the output request);
+ * its answer, or its failure when the port refuses it, comes back as the
+ * input answer. */
+void coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+                enum preempt_coord_in_kind answer);
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease);
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall);
 uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono);
@@ -199,6 +237,11 @@ struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_v
  * full read of the watched records, applied to the view. */
 void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv);
 void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev);
+/* The records of later episodes (lib/coord-mem.c): holds a put (a
+ * delete forgets), applies the current episode's, frees them all. */
+void coord_hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep, const struct preempt_etcd_kv *kv);
+void coord_held_replay(struct preempt_coord *c);
+void coord_held_free(struct preempt_coord *c);
 unsigned coord_tick_ms(const struct preempt_coord *c);
 /* Tells the owner of an answer the coordinator acts on (ops.on_answer). */
 void coord_answer(struct preempt_coord *c, struct preempt_job_answer a);

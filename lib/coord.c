@@ -13,6 +13,8 @@
  * (clear-round), so that the records of an ended episode, however late they
  * land or are deleted, never touch the next one. Round 0 is the first save;
  * round 1 the final save of a grace period. */
+#include <stdarg.h>
+
 #include "coord-state.h"
 
 bool preempt_coord_job_ok_(const char *job)
@@ -52,7 +54,7 @@ void coord_flush_merged(struct preempt_coord *c)
     if (ev.kind != PREEMPT_EV_PEER_NOTICE)
         return;
     c->merged.kind = 0;
-    c->ops.post(&ev, c->arg);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_POST, .ev = ev });
 }
 
 /* Posts ev to the machine. While held records are replayed (inside one of
@@ -68,32 +70,44 @@ void coord_cpost(struct preempt_coord *c, struct preempt_event ev)
         return;
     }
     coord_flush_merged(c);
-    c->ops.post(&ev, c->arg);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_POST, .ev = ev });
+}
+
+void coord_out(struct preempt_coord *c, const struct preempt_coord_out *out)
+{
+    c->sink(c->shell, out);
+}
+
+void coord_log(struct preempt_coord *c, int level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (!c->logs)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_LOG, .level = level, .text = buf });
 }
 
 
-/* The garbage slot key holds, as last seen; NULL when it holds none. */
-const char *coord_junk_of(const struct preempt_coord *c, const char *key)
+/* The compare a write that creates key makes: nothing stands there, or
+ * the garbage this worker saw there stands (its revision: replacing
+ * exactly it). */
+struct preempt_etcd_cmp coord_slot(const struct preempt_coord *c, const char *key)
 {
     for (size_t i = 0; i < JUNK_MAX; i++)
-        if (c->junk[i].key && !strcmp(c->junk[i].key, key))
-            return c->junk[i].value;
-    return NULL;
-}
-
-/* Forgets slot i (by index: a key naming it may be the slot's own). */
-static void junk_drop(struct preempt_coord *c, size_t i)
-{
-    free(c->junk[i].key);
-    free(c->junk[i].value);
-    c->junk[i].key = c->junk[i].value = NULL;
+        if (!strcmp(c->junk[i].key, key))
+            return (struct preempt_etcd_cmp){ .key = key, .mod_rev = c->junk[i].rev };
+    return (struct preempt_etcd_cmp){ .key = key };
 }
 
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */
 {
     for (size_t i = 0; i < JUNK_MAX; i++)
-        if (c->junk[i].key && (!key || !strcmp(c->junk[i].key, key)))
-            junk_drop(c, i);
+        if (!key || !strcmp(c->junk[i].key, key))
+            c->junk[i] = (struct junk){ 0 };
 }
 
 /* The next episode: its slots are new; the incarnation's error slot stays. */
@@ -103,24 +117,23 @@ void coord_junk_clear_episode(struct preempt_coord *c)
 
     CKEY(c, ekey, ERROR);
     for (size_t i = 0; i < JUNK_MAX; i++)
-        if (c->junk[i].key && strcmp(c->junk[i].key, ekey))
-            junk_drop(c, i);
+        if (strcmp(c->junk[i].key, ekey))
+            c->junk[i] = (struct junk){ 0 };
 }
 
-/* Slot key (of this episode, or the error's) holds value, which is no record. */
-void coord_junk_set(struct preempt_coord *c, const char *key, const char *value)
+/* Slot key (of this episode, or the error's) holds garbage, written at
+ * revision rev. */
+void coord_junk_set(struct preempt_coord *c, const char *key, int64_t rev)
 {
-    size_t i = 0;
+    size_t i = 0, n = strlen(key);
 
     coord_junk_clear(c, key);
-    while (i < JUNK_MAX - 1 && c->junk[i].key)
+    if (n == 0 || n >= sizeof(c->junk[0].key) || rev <= 0) /* no slot of this worker's: nothing to replace */
+        return;
+    while (i < JUNK_MAX - 1 && c->junk[i].key[0])
         i++;
-    if (c->junk[i].key) /* full: the spare goes */
-        junk_drop(c, i);
-    c->junk[i].key = strdup(key);
-    c->junk[i].value = strdup(value);
-    if (!c->junk[i].key || !c->junk[i].value)
-        coord_junk_clear(c, NULL); /* out of memory: such slots block, as before */
+    memcpy(c->junk[i].key, key, n + 1); /* full: the spare goes */
+    c->junk[i].rev = rev;
 }
 
 const char *preempt_coord_refused_(int r)
@@ -155,53 +168,15 @@ static void (*const input_fn[PREEMPT_COORD_IN__COUNT])(struct preempt_coord *, c
 
 void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    if ((unsigned)in->kind < PREEMPT_COORD_IN__COUNT)
-        input_fn[in->kind](c, in);
-}
+    uint64_t now = c->now_ms, wall = c->wall_ms; /* an input inside another's step (an effect of a post) */
 
-/* The port's callbacks: each makes its typed input, nothing more. */
-static void answered(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
-{
-    const struct coord_token *t = arg;
-
-    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind, .round = t->round, .status = status,
-                                                           .reply = r, .msg = msg });
-}
-
-/* A watch's callbacks, for both watches: the argument is the token of its
- * event input, and its read and link inputs follow it in coord-inputs.def. */
-_Static_assert(PREEMPT_COORD_IN_RECORDS == PREEMPT_COORD_IN_RECORD + 1 &&
-                   PREEMPT_COORD_IN_LINK == PREEMPT_COORD_IN_RECORD + 2 &&
-                   PREEMPT_COORD_IN_MEMBERS_READ == PREEMPT_COORD_IN_MEMBER + 1 &&
-                   PREEMPT_COORD_IN_MEMBERS_LINK == PREEMPT_COORD_IN_MEMBER + 2,
-               "a watch's inputs are event, read, link, in that order");
-
-static void watched(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
-{
-    const struct coord_token *t = arg;
-
-    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind, .ev = type, .kv = kv });
-}
-
-static void reread(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
-{
-    const struct coord_token *t = arg;
-
-    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind + 1, .kvs = kvs, .n = n, .rev = rev });
-}
-
-static void linked(bool up, const char *why, void *arg)
-{
-    const struct coord_token *t = arg;
-
-    preempt_coord_input_(t->c, &(struct preempt_coord_in){ .kind = t->kind + 2, .up = up, .why = why });
-}
-
-const struct preempt_etcd_watch_ops coord_watch_ops = { .on_event = watched, .on_reset = reread, .on_link = linked };
-
-static void ticked(void *arg)
-{
-    preempt_coord_input_(arg, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_TICK });
+    if ((unsigned)in->kind >= PREEMPT_COORD_IN__COUNT)
+        return;
+    c->now_ms = in->now_ms;
+    c->wall_ms = in->wall_ms;
+    input_fn[in->kind](c, in);
+    c->now_ms = now;
+    c->wall_ms = wall;
 }
 
 /* How long a write retries. While this worker has a notice of its own, up
@@ -210,32 +185,31 @@ static void ticked(void *arg)
  * every other worker. */
 static uint64_t give_up(const struct preempt_coord *c)
 {
-    uint64_t now = c->ops.now_ms(c->arg);
+    uint64_t now = c->now_ms;
 
     return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
 }
 
 void coord_create(struct preempt_coord *c, const char *key, const char *value, enum preempt_coord_in_kind answer)
 {
-    struct preempt_etcd_cmp cmp = { .key = key, .value = coord_junk_of(c, key) }; /* NULL: absent */
+    struct preempt_etcd_cmp cmp = coord_slot(c, key);
     struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, 0 }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
     coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, &put, 1, &get, 1), answer);
 }
 
-int coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
-               enum preempt_coord_in_kind answer)
+void coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+                enum preempt_coord_in_kind answer)
 {
-    return c->io->request(c->io_arg, req, give_up_ms, answered, &c->tok[answer][0]);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_REQUEST, .req = req, .give_up_ms = give_up_ms,
+                                              .answer = answer });
 }
 
 void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req,
                       enum preempt_coord_in_kind answer)
 {
-    int r = c->io->request(c->io_arg, req, give_up(c), answered, &c->tok[answer][k]);
-
-    if (r < 0)
-        coord_failed(c, r, preempt_coord_refused_(r));
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_REQUEST, .req = req, .give_up_ms = give_up(c),
+                                              .answer = answer, .round = k });
 }
 
 void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, enum preempt_coord_in_kind answer)
@@ -250,7 +224,7 @@ void coord_put(struct preempt_coord *c, const char *key, const char *value, int6
 
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall)
 {
-    uint64_t now = c->ops.now_ms(c->arg), w = c->io->wall_ms(c->io_arg);
+    uint64_t now = c->now_ms, w = c->wall_ms;
 
     if (wall == 0)
         return 0;
@@ -261,7 +235,7 @@ uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall)
 
 uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono)
 {
-    uint64_t now = c->ops.now_ms(c->arg), w = c->io->wall_ms(c->io_arg);
+    uint64_t now = c->now_ms, w = c->wall_ms;
 
     return mono >= now ? w + (mono - now) : w - (now - mono);
 }
@@ -305,9 +279,9 @@ unsigned coord_tick_ms(const struct preempt_coord *c)
     return (c->ttl_s / 3 ? c->ttl_s / 3 : 1) * 1000u;
 }
 
-static void arm_keepalive(struct preempt_coord *c)
+void coord_arm_keepalive(struct preempt_coord *c)
 {
-    c->io->timer(c->io_arg, coord_tick_ms(c), ticked, c);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_TIMER, .ms = coord_tick_ms(c) });
 }
 
 /* The TTL the membership lease needs: a synchronous trainer keeps it
@@ -356,16 +330,7 @@ void coord_in_granted(struct preempt_coord *c, const struct preempt_coord_in *in
 /* The lease machine's grant: a new lease of the TTL needed now. */
 void coord_grant(struct preempt_coord *c)
 {
-    int r = coord_send(c, PREEMPT_RQ_GRANT(ttl_needed(c)), c->give_up_ms, PREEMPT_COORD_IN_GRANTED);
-
-    if (r < 0)
-        granted(c, r, NULL, "the request could not be sent");
-}
-
-void preempt_coord_step_(struct preempt_coord *c, uint64_t step_ms)
-{
-    if (c && step_ms > c->longest_step_ms) /* the common case: nothing to tell */
-        preempt_coord_input_(c, &(struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_STEP, .step_ms = step_ms });
+    coord_send(c, PREEMPT_RQ_GRANT(ttl_needed(c)), c->give_up_ms, PREEMPT_COORD_IN_GRANTED);
 }
 
 void coord_in_step(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -403,13 +368,12 @@ void coord_in_kept(struct preempt_coord *c, const struct preempt_coord_in *in)
     case PREEMPT_KEEP_KEPT:
         break;
     }
-    arm_keepalive(c);
+    coord_arm_keepalive(c);
 }
 
 void coord_answer(struct preempt_coord *c, struct preempt_job_answer a)
 {
-    if (c->ops.on_answer)
-        c->ops.on_answer(&c->view, &a, c->arg);
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_ANSWER, .said = &a });
 }
 
 void coord_in_tick(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -417,78 +381,5 @@ void coord_in_tick(struct preempt_coord *c, const struct preempt_coord_in *in)
     (void)in;
     coord_watch_in(c, PREEMPT_WATCH_IN_TICK, NULL); /* while the watch is down, a read of the records */
     coord_read_members(c);
-    if (coord_send(c, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), PREEMPT_COORD_IN_KEPT) < 0)
-        arm_keepalive(c);
-}
-
-/* ---- life cycle ---------------------------------------------------------------------------------- */
-int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
-                          const struct preempt_coord_join *join, const struct preempt_coord_ops *ops, void *arg,
-                          struct preempt_coord **ret)
-{
-    struct preempt_coord *c;
-    unsigned n = cfg->workers;
-    char wpre[PREEMPT_KEY_MAX];
-    int r;
-
-    if (!ops || !ops->post || !ops->now_ms || n == 0 || n > PREEMPT_MAX_WORKERS || cfg->worker >= n) {
-        io->free(io_arg);
-        return -EINVAL;
-    }
-    c = calloc(1, sizeof(*c));
-    if (!c) {
-        io->free(io_arg);
-        return -ENOMEM;
-    }
-    c->io = io;
-    c->io_arg = io_arg;
-    for (unsigned i = 0; i < PREEMPT_COORD_IN__COUNT; i++)
-        for (unsigned k = 0; k < 2; k++)
-            c->tok[i][k] = (struct coord_token){ .c = c, .kind = (enum preempt_coord_in_kind)i, .round = k };
-    c->ops = *ops;
-    c->arg = arg;
-    c->me = cfg->worker;
-    c->n = n;
-    c->ttl_s = c->cfg_ttl_s = cfg->lease_ttl_s;
-    c->give_up_ms = cfg->give_up_ms;
-    c->decl_trace = cfg->decl_trace;
-    c->lease = join->lease;
-    (void)snprintf(c->member, sizeof(c->member), "%s", join->member[0] ? join->member : "pid=0");
-    r = preempt_coord_prefix_(cfg->job, c->jobp, sizeof(c->jobp));
-    if (r == 0)
-        r = preempt_view_init_(&c->view, c->jobp, join->incarnation, n, c->me);
-    CRANGE(c, c->pre, INC, 0);
-    CRANGE(c, wpre, WORKERS, 0);
-    c->absent = calloc((n + 7) / 8, 1);
-    c->lost = (struct preempt_lost){ .n = n, .me = c->me, .gone_at = calloc(n, sizeof(uint64_t)) };
-    if (r == 0 && (!c->absent || !c->lost.gone_at))
-        r = -ENOMEM;
-    if (r == 0) /* [P/N/, P/N/w/) */
-        r = io->watch(io_arg, c->pre, wpre, &coord_watch_ops, &c->tok[PREEMPT_COORD_IN_RECORD][0]);
-    if (r < 0) {
-        preempt_coord_free_(c);
-        return r;
-    }
-    arm_keepalive(c);
-    *ret = c;
-    return 0;
-}
-
-void preempt_coord_free_(struct preempt_coord *c)
-{
-    if (!c)
-        return;
-    c->io->free(c->io_arg);
-    for (size_t i = 0; i < c->n_held; i++) {
-        free(c->held[i].key);
-        free(c->held[i].value);
-    }
-    free(c->held);
-    free(c->m_alive);
-    free(c->m_done);
-    coord_junk_clear(c, NULL);
-    preempt_view_free_(&c->view);
-    free(c->absent);
-    free(c->lost.gone_at);
-    free(c);
+    coord_send(c, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), PREEMPT_COORD_IN_KEPT);
 }

@@ -214,11 +214,14 @@ static json_t *txn_body(const struct preempt_etcd_cmp *cmp, size_t n_cmp, const 
 
     for (size_t i = 0; cmps && i < n_cmp; i++) {
         json_t *c = key_body(cmp[i].key, false);
-        bool absent = !cmp[i].value;
+        bool mod = cmp[i].mod_rev > 0, absent = !mod && !cmp[i].value;
+        const char *target = mod ? "MOD" : absent ? "CREATE" : "VALUE";
 
-        if (!c || json_object_set_new(c, "target", json_string(absent ? "CREATE" : "VALUE")) != 0 ||
+        if (!c || json_object_set_new(c, "target", json_string(target)) != 0 ||
             json_object_set_new(c, "result", json_string("EQUAL")) != 0 ||
-            !(absent ? preempt_etcd_set_i64(c, "create_revision", 0) : set_b64(c, "value", cmp[i].value)) ||
+            !(mod      ? preempt_etcd_set_i64(c, "mod_revision", cmp[i].mod_rev)
+              : absent ? preempt_etcd_set_i64(c, "create_revision", 0)
+                       : set_b64(c, "value", cmp[i].value)) ||
             json_array_append_new(cmps, c) != 0) {
             json_decref(c);
             json_decref(cmps);
@@ -572,6 +575,7 @@ struct preempt_etcd_req *preempt_etcd_req_copy_(const struct preempt_etcd_req *r
     for (size_t i = 0; ok && i < req->n_cmp; i++) {
         char *k, *v;
 
+        c->cmp[i].mod_rev = req->cmp[i].mod_rev;
         ok = copy_str(req->cmp[i].key, &k, &c->cmp[i].key) && copy_str(req->cmp[i].value, &v, &c->cmp[i].value);
         if (!ok) { /* what was copied of it is freed here; the rest with the copy */
             free(k);

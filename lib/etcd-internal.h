@@ -97,10 +97,12 @@ void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg
  * through them (coord-internal.h's io), so that the simulation
  * (tests/sim/) answers the same records from its in-memory store. */
 
-/* A txn's compare: the key is absent (value NULL) or holds value. */
+/* A txn's compare: the key was last written at revision mod_rev (> 0:
+ * whatever it holds), or else is absent (value NULL) or holds value. */
 struct preempt_etcd_cmp {
     const char *key;
     const char *value;
+    int64_t mod_rev;
 };
 /* A txn's operation. */
 struct preempt_etcd_op {

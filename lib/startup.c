@@ -627,7 +627,7 @@ static void on_joined(int status, const struct preempt_etcd_reply *r, const char
 static void join_open(struct join *j, uint64_t inc)
 {
     char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], cur[24], next[24];
-    struct preempt_etcd_cmp cmp = { key, inc > 1 ? cur : NULL };
+    struct preempt_etcd_cmp cmp = { .key = key, .value = inc > 1 ? cur : NULL };
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, next, 0 },
                                      { PREEMPT_ETCD_OP_DELETE_PREFIX, pre, NULL, 0 } };
 
@@ -657,7 +657,7 @@ static void join_try(struct join *j, bool rejoin)
     (void)JRANGE(j, members, ALIVE, 'w');
     (void)JKEY(j, shape, SHAPE);
     {
-        struct preempt_etcd_cmp cmp[] = { { counter, cur }, { rejoin ? alive : joined, NULL } };
+        struct preempt_etcd_cmp cmp[] = { { .key = counter, .value = cur }, { .key = rejoin ? alive : joined } };
         struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
                                         { PREEMPT_ETCD_OP_PUT, alive, j->member, j->lease },
                                         { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },

@@ -115,7 +115,7 @@ fi
 # failing: startup.o's getpid and gethostname, before they moved to the
 # shell; and a call of the etcd client's, before port.c.
 net="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-net.a"
-core="coord coord-rounds coord-effects startup offers worker port"
+core="coord coord-rounds coord-effects coord-mem coord-shell startup offers worker port"
 pure="keys machine records decl pub claim lost membership lease watch episode outcome phase joining restore decision view"
 # member PART: PART's object in its archive ($obj, $a: the coordinator's are libpreempt-net's)
 member() {
@@ -140,6 +140,24 @@ for part in $core keys machine; do
     only_calls "$obj" " outside the core" 'calloc|malloc|realloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strdup|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|qsort|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
 done
 grep -qx preempt_coord_fx_ "$TMP/core-defined" && ok || fail "nm found no preempt_coord_fx_ in the core (the test cannot see)"
+
+# The running protocol's step (lib/coord.c, coord-rounds.c, coord-effects.c:
+# typed inputs in, typed outputs out) allocates nothing and reads no
+# clock: the input carries the time, the shell (coord-shell.c, which alone
+# sees the port and the owner's callbacks) runs the outputs, and the
+# memory is coord-mem.c's (setup, teardown, and the records of later
+# episodes). Seen failing: coord.o's calloc and free, while the setup and
+# teardown were in it.
+for part in coord coord-rounds coord-effects; do
+    member "$part" # extracted above
+    [ -n "$obj" ] || continue
+    $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u | comm -23 - "$TMP/core-defined" >"$TMP/ext"
+    only_calls "$obj" " outside the core (the step)" 'memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
+done
+member coord-mem
+for f in coord_init coord_fini coord_hold coord_held_replay; do
+    $NM --defined-only "$TMP/$obj" | grep -q " T $f\$" && ok || fail "$f is not coord-mem's (where the step's memory is)"
+done
 
 # A program linked with fsm/ only needs none of libevent, libcurl, jansson, nanopb.
 prog="$top_builddir/tests/unit/check_fsm"

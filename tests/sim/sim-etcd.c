@@ -349,6 +349,8 @@ static bool compare(struct sim_etcd *m, const struct preempt_etcd_cmp *c)
     bool found = false;
     size_t i = find(m, c->key, &found);
 
+    if (c->mod_rev > 0)
+        return found && m->kvs[i].mod_rev == c->mod_rev;
     return c->value ? found && !strcmp(m->kvs[i].value, c->value) : !found;
 }
 

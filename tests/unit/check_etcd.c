@@ -117,7 +117,7 @@ START_TEST(test_bodies)
 {
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_COUNT_PREFIX, "/pc/w/", NULL, 0 },
                                      { PREEMPT_ETCD_OP_DELETE, "/pc/x", NULL, 0 } };
-    struct preempt_etcd_cmp cmp = { "/pc/a", "1" };
+    struct preempt_etcd_cmp cmp = { .key = "/pc/a", .value = "1" };
     const char *path;
 
     expect_body(PREEMPT_RQ_PUT("/pc/workers/w1", "alive", 7), "kv/put",
@@ -138,6 +138,11 @@ START_TEST(test_bodies)
                 "{\"compare\":[{\"key\":\"L3BjL2E=\",\"result\":\"EQUAL\",\"target\":\"VALUE\",\"value\":\"MQ==\"}"
                 "],\"failure\":[],\"success\":[{\"request_range\":{\"count_only\":true,\"key\":\"L3BjL3cv\","
                 "\"range_end\":\"L3BjL3cw\"}},{\"request_delete_range\":{\"key\":\"L3BjL3g=\"}}]}");
+    /* replace exactly what was written at a revision (whatever it holds) */
+    expect_body(PREEMPT_RQ_TXN((&(struct preempt_etcd_cmp){ .key = "/pc/a", .mod_rev = 42 }), 1, ops + 1, 1, NULL, 0),
+                "kv/txn",
+                "{\"compare\":[{\"key\":\"L3BjL2E=\",\"mod_revision\":\"42\",\"result\":\"EQUAL\","
+                "\"target\":\"MOD\"}],\"failure\":[],\"success\":[{\"request_delete_range\":{\"key\":\"L3BjL3g=\"}}]}");
     expect_body(PREEMPT_RQ_GRANT(30), "lease/grant", "{\"TTL\":\"30\"}");
     expect_body(PREEMPT_RQ_LEASE(KEEPALIVE, 7594838405), "lease/keepalive", "{\"ID\":\"7594838405\"}");
     expect_body(PREEMPT_RQ_LEASE(REVOKE, 7), "lease/revoke", "{\"ID\":\"7\"}");
@@ -292,9 +297,9 @@ END_TEST
 START_TEST(test_req_copy)
 {
     char key[16] = "/pc/a", val[16] = "1";
-    struct preempt_etcd_cmp cmp = { key, NULL };
+    struct preempt_etcd_cmp cmp[] = { { .key = key }, { .key = key, .mod_rev = 77 } };
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 9 }, { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
-    struct preempt_etcd_req *c = preempt_etcd_req_copy_(PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops + 1, 1));
+    struct preempt_etcd_req *c = preempt_etcd_req_copy_(PREEMPT_RQ_TXN(cmp, 2, ops, 2, ops + 1, 1));
     char *s;
 
     ck_assert_ptr_nonnull(c);
@@ -303,6 +308,8 @@ START_TEST(test_req_copy)
     ops[0].lease = 0;
     ck_assert_str_eq(c->cmp[0].key, "/pc/a");
     ck_assert_ptr_null(c->cmp[0].value);
+    ck_assert_int_eq(c->cmp[0].mod_rev, 0);
+    ck_assert_int_eq(c->cmp[1].mod_rev, 77);
     ck_assert_str_eq(c->ok[0].value, "1");
     ck_assert_int_eq(c->ok[0].lease, 9);
     ck_assert_str_eq(c->fail[0].key, "/pc/a");
@@ -992,45 +999,70 @@ START_TEST(test_membership_machine)
 }
 END_TEST
 
-/* The garbage remembered in create-if-absent slots (coord-state.h): a new
+/* The garbage remembered in create-if-absent slots (coord-state.h): a
+ * create compares with the garbage's revision, not its absence; a new
  * episode forgets its slots but the incarnation's error; a full table
- * gives up its spare. Each clear names the slot by the key it holds, so
- * under valgrind or ASan a clear that read that key after freeing it is
- * found (it did: coord_junk_clear() compared the later slots with it). */
+ * gives up its spare; a key no slot can hold, or garbage of no known
+ * revision, is not remembered (its create compares with absence). */
+static int64_t slot_rev(const struct preempt_coord *c, const char *key)
+{
+    struct preempt_etcd_cmp cmp = coord_slot(c, key);
+
+    ck_assert_str_eq(cmp.key, key);
+    ck_assert_ptr_null(cmp.value);
+    return cmp.mod_rev;
+}
+
 START_TEST(test_junk_slots)
 {
     struct preempt_coord *c = calloc(1, sizeof(*c));
-    char key[PREEMPT_KEY_MAX], ekey[PREEMPT_KEY_MAX];
+    char key[PREEMPT_KEY_MAX], ekey[PREEMPT_KEY_MAX], huge[PREEMPT_KEY_MAX + 8];
 
     ck_assert_ptr_nonnull(c);
     (void)snprintf(c->jobp, sizeof(c->jobp), "/preempt/j/");
     c->view.inc = 3;
     c->view.ep = 1;
     CKEY(c, ekey, ERROR);
-    coord_junk_set(c, ekey, "zz not an error");
+    ck_assert_int_eq(slot_rev(c, ekey), 0);
+    coord_junk_set(c, ekey, 5);
+    ck_assert_int_eq(slot_rev(c, ekey), 5);
     for (unsigned k = 0; k < 2; k++) {
         CKEY(c, key, DECISION, .round = k);
-        coord_junk_set(c, key, "garbage");
+        coord_junk_set(c, key, 6 + k);
         CKEY(c, key, AGREED, .round = k);
-        coord_junk_set(c, key, "garbage");
+        coord_junk_set(c, key, 8 + k);
     }
     CKEY(c, key, CLAIM);
-    coord_junk_set(c, key, "junk");
+    coord_junk_set(c, key, 10);
+    coord_junk_set(c, key, 11); /* written again: its latest revision */
+    ck_assert_int_eq(slot_rev(c, key), 11);
     coord_junk_clear_episode(c);
-    ck_assert_str_eq(coord_junk_of(c, ekey), "zz not an error");
-    ck_assert_ptr_null(coord_junk_of(c, key));
+    ck_assert_int_eq(slot_rev(c, ekey), 5);
+    ck_assert_int_eq(slot_rev(c, key), 0);
     CKEY(c, key, DECISION, .round = 1);
-    ck_assert_ptr_null(coord_junk_of(c, key));
+    ck_assert_int_eq(slot_rev(c, key), 0);
     /* more slots than the table holds: the spare goes, the others stay */
     for (unsigned k = 0; k < JUNK_MAX + 2; k++) {
         c->view.ep = 10 + k;
         CKEY(c, key, CLAIM);
-        coord_junk_set(c, key, "junk");
-        ck_assert_str_eq(coord_junk_of(c, key), "junk");
+        coord_junk_set(c, key, 100 + k);
+        ck_assert_int_eq(slot_rev(c, key), 100 + k);
     }
-    ck_assert_str_eq(coord_junk_of(c, ekey), "zz not an error");
+    ck_assert_int_eq(slot_rev(c, ekey), 5);
+    c->view.ep = 10;
+    CKEY(c, key, CLAIM);
+    ck_assert_int_eq(slot_rev(c, key), 100);
+    /* a cleared slot compares with absence again */
+    coord_junk_clear(c, key);
+    ck_assert_int_eq(slot_rev(c, key), 0);
+    coord_junk_set(c, key, 0);
+    ck_assert_int_eq(slot_rev(c, key), 0);
+    memset(huge, 'k', sizeof(huge) - 1);
+    huge[sizeof(huge) - 1] = '\0';
+    coord_junk_set(c, huge, 7);
+    ck_assert_int_eq(slot_rev(c, huge), 0);
     coord_junk_clear(c, NULL);
-    ck_assert_ptr_null(coord_junk_of(c, ekey));
+    ck_assert_int_eq(slot_rev(c, ekey), 0);
     free(c);
 }
 END_TEST
