@@ -28,6 +28,8 @@
 #define PREEMPT_MAX_JOB 128
 
 struct preempt_coord;
+struct preempt_coord_in;
+struct preempt_coord_out;
 struct preempt_view;
 struct preempt_view_in;
 struct preempt_view_ev;
@@ -163,6 +165,15 @@ struct preempt_coord_ops {
      * finds the cause of what the declared machines and the handler's
      * machine were told of it. */
     void (*on_answer)(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg);
+    /* Each input of the coordinator (coord-state.h), before it is handled,
+     * and each output but the log's and the trace's own (a request, the
+     * timer, a post, a commit's slowest save, the job's error, a peer
+     * gone), before it runs; depth: 0 for an input from the loop or the
+     * owner, 1 + the depth of the input whose output (a post, a refused
+     * request) caused it. What a trace records (lib/trace_coord.c), so that
+     * a replay runs the coordinator again. NULL: nobody is told. */
+    void (*on_input)(const struct preempt_coord_in *in, unsigned depth, void *arg);
+    void (*on_output)(const struct preempt_coord_out *out, unsigned depth, void *arg);
 };
 
 /* Runs the protocol on base after a successful join. Copies cfg. */

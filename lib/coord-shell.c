@@ -29,11 +29,12 @@ struct coord_shell {
     void *arg;
     void (*gone)(unsigned worker, const char *why, void *arg); /* the members watch's owner */
     void *gone_arg;
+    unsigned depth; /* inputs being handled (an output's input causes one inside another) */
 };
 
-static struct coord_shell *shell_of(struct preempt_coord *c)
+static struct coord_shell *shell_of(const struct preempt_coord *c)
 {
-    return c->shell;
+    return c->sink_arg;
 }
 
 /* Stamps in with the clocks and hands it to the core. */
@@ -41,7 +42,11 @@ static void feed(struct coord_shell *sh, struct preempt_coord_in in)
 {
     in.now_ms = sh->ops.now_ms(sh->arg);
     in.wall_ms = sh->io->wall_ms(sh->io_arg);
+    if (sh->ops.on_input)
+        sh->ops.on_input(&in, sh->depth, sh->arg);
+    sh->depth++;
     preempt_coord_input_(&sh->c, &in);
+    sh->depth--;
 }
 
 /* ---- the port's callbacks: each makes its typed input, nothing more ---------------------------- */
@@ -93,8 +98,12 @@ static void ticked(void *arg)
 
 /* ---- the outputs ------------------------------------------------------------------------------ */
 
-static void run(struct coord_shell *sh, const struct preempt_coord_out *o)
+static void run(void *arg, const struct preempt_coord_out *o)
 {
+    struct coord_shell *sh = arg;
+
+    if (sh->ops.on_output && o->kind < PREEMPT_COORD_OUT_LOG) /* not the owner's log and trace lines */
+        sh->ops.on_output(o, sh->depth ? sh->depth - 1 : 0, sh->arg);
     switch (o->kind) {
     case PREEMPT_COORD_OUT_REQUEST: {
         struct coord_token *t = o->answer == COORD_NO_ANSWER ? NULL : &sh->tok[o->answer][o->round ? 1 : 0];
@@ -190,16 +199,8 @@ int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned 
 
     if (!c || !sh->io->watch_members)
         return -ENOTSUP;
-    if (c->m_alive)
+    if (sh->gone)
         return 0; /* watched already: the owner's callback is the one it gave first */
-    c->m_alive = calloc(c->n, sizeof(*c->m_alive));
-    c->m_done = calloc(c->n, sizeof(*c->m_done));
-    if (!c->m_alive || !c->m_done) {
-        free(c->m_alive);
-        free(c->m_done);
-        c->m_alive = c->m_done = NULL;
-        return -ENOMEM;
-    }
     sh->gone = gone;
     sh->gone_arg = arg;
     /* [N/w/alive/, N/w/done0): the member records and the done records
@@ -212,7 +213,7 @@ int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned 
 
 unsigned preempt_coord_pending_(const struct preempt_coord *c)
 {
-    return c ? c->shell->io->pending(c->shell->io_arg) : 0;
+    return c ? shell_of(c)->io->pending(shell_of(c)->io_arg) : 0;
 }
 
 unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms)
@@ -249,7 +250,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
     for (unsigned i = 0; i < PREEMPT_COORD_IN__COUNT; i++)
         for (unsigned k = 0; k < 2; k++)
             sh->tok[i][k] = (struct coord_token){ .sh = sh, .kind = (enum preempt_coord_in_kind)i, .round = k };
-    c->shell = sh;
+    c->sink_arg = sh;
     c->sink = run;
     c->logs = ops->log != NULL;
     c->now_ms = ops->now_ms(arg);

@@ -10,7 +10,9 @@
  * it: lib/coord-mem.c (its memory) and lib/coord-shell.c (the port, the
  * owner's callbacks, the clocks). Functions shared between them carry the
  * coord_ prefix; everything else stays static in its file. Only these
- * files (and a unit test of the garbage slots) include it. */
+ * files, lib/trace_coord.c (which traces the inputs and outputs and runs
+ * the core again over a trace's) and a unit test of the garbage slots
+ * include it. */
 #ifndef PREEMPT_COORD_STATE_H
 #define PREEMPT_COORD_STATE_H
 
@@ -103,8 +105,6 @@ struct preempt_coord_out {
     const struct preempt_job_answer *said;  /* answer: an answer and what it says */
 };
 
-/* The shell: what runs the core's outputs (lib/coord-shell.c). */
-struct coord_shell;
 
 struct round {
     uint64_t agreed;
@@ -115,8 +115,8 @@ struct round {
 #define JUNK_MAX 8 /* the claim, the two rounds' steps and decisions, the lost record, the error, one spare */
 
 struct preempt_coord {
-    struct coord_shell *shell; /* runs the outputs: */
-    void (*sink)(struct coord_shell *shell, const struct preempt_coord_out *out);
+    void (*sink)(void *arg, const struct preempt_coord_out *out); /* runs the outputs (the shell's, a replay's) */
+    void *sink_arg;
     bool logs;                 /* the shell takes log lines (else they are not formatted) */
     uint64_t now_ms, wall_ms;  /* the clocks, as of the input being handled */
     struct preempt_decl_tracer decl_trace; /* the configuration's: told each transition of its machines */
@@ -157,9 +157,9 @@ struct preempt_coord {
         char key[PREEMPT_KEY_MAX]; /* "": none */
         int64_t rev;               /* the garbage's revision: the write compares with it */
     } junk[JUNK_MAX];
-    /* The member records as the members watch shows them (NULL: not
-     * watched): who is alive, who finished training. Observations told to
-     * the owner (output gone), not decisions of the protocol. */
+    /* The member records as the members watch shows them (when the owner
+     * watches them): who is alive, who finished training. Observations
+     * told to the owner (output gone), not decisions of the protocol. */
     bool *m_alive, *m_done;
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
     size_t n_held, cap_held;

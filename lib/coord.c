@@ -75,7 +75,7 @@ void coord_cpost(struct preempt_coord *c, struct preempt_event ev)
 
 void coord_out(struct preempt_coord *c, const struct preempt_coord_out *out)
 {
-    c->sink(c->shell, out);
+    c->sink(c->sink_arg, out);
 }
 
 void coord_log(struct preempt_coord *c, int level, const char *fmt, ...)

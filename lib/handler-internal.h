@@ -169,6 +169,10 @@ void hd_settle(struct preempt_handler *h, uint64_t step, int decision);
 extern const struct preempt_worker_ops hd_wk_ops;
 void hd_run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg);
 void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec);
+/* A text line for the trace (n: its formatting's result); nothing when none is open. */
+void hd_trace_text(const char *line, int n, void *arg);
+void hd_coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg);
+void hd_coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg);
 void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                    void *arg);
 void hd_coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg);

@@ -220,6 +220,8 @@ static int open_trace(struct preempt_handler *h)
          fwrite(h->start->held, 1, h->start->held_len, h->trace) != h->start->held_len) ||
         fflush(h->trace) != 0)
         return -EIO;
+    if (h->wk.coord) /* as it stands before its first input: a replay starts from it */
+        preempt_trace_coord_start_(h->wk.coord, hd_trace_text, h);
     return 0;
 }
 
@@ -632,6 +634,7 @@ static int start_finish(struct preempt_handler *h)
         static const struct preempt_coord_ops cops = {
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
             .on_view = hd_coord_view, .on_answer = hd_coord_answer, .job_save = coord_job_save,
+            .on_input = hd_coord_in, .on_output = hd_coord_out,
         };
 
         r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->wk.coord);

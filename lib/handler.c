@@ -364,6 +364,34 @@ static void trace_line(struct preempt_handler *h, const char *line, int n)
     }
 }
 
+void hd_trace_text(const char *line, int n, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    if (h->trace)
+        trace_line(h, line, n);
+}
+
+/* The coordinator's inputs and outputs: traced (lib/trace_coord.c), so
+ * that a replay runs it again. */
+void hd_coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    if (h->trace)
+        preempt_trace_coord_in_(in, depth, hd_trace_text, h);
+}
+
+void hd_coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg)
+{
+    struct preempt_handler *h = arg;
+    char line[PREEMPT_TRACE_LINE_MAX];
+    int n;
+
+    if (h->trace && (n = preempt_trace_format_coord_out_(line, sizeof(line), out, depth)) != 0)
+        trace_line(h, line, n);
+}
+
 void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec)
 {
     char line[PREEMPT_TRACE_LINE_MAX];

@@ -222,6 +222,25 @@ static int push(struct preempt_trace_file *t, const struct preempt_trace_rec *r,
     return 0;
 }
 
+static int push_coord(struct preempt_trace_file *t, const char *line, unsigned lineno)
+{
+    char *s;
+
+    if (t->n_coord == t->cap_coord) {
+        size_t cap = t->cap_coord ? 2 * t->cap_coord : 256;
+        struct preempt_trace_coord *more = realloc(t->coord, cap * sizeof(*more));
+
+        if (!more)
+            return -ENOMEM;
+        t->coord = more;
+        t->cap_coord = cap;
+    }
+    if (!(s = strdup(line)))
+        return -ENOMEM;
+    t->coord[t->n_coord++] = (struct preempt_trace_coord){ .line = lineno, .s = s };
+    return 0;
+}
+
 static int load_binary(struct ctx *c, const unsigned char *data, size_t len, struct preempt_trace_file *t)
 {
     pb_istream_t is = pb_istream_from_buffer(data, len);
@@ -289,6 +308,12 @@ static int load_text(struct ctx *c, const unsigned char *data, size_t len, struc
         memcpy(line, data + pos, n);
         line[n] = '\0';
         pos += n + (nl ? 1 : 0);
+        if (!strncmp(line, "coord ", 6)) { /* the coordinator's: kept as written, read by its replay */
+            rd.line++;
+            if ((rc = push_coord(t, line, rd.line)) < 0)
+                return rc;
+            continue;
+        }
         rc = preempt_trace_view_line_(t, line, rd.line + 1, &jcap, vmsg, sizeof(vmsg));
         if (rc < 0) {
             (void)snprintf(c->err, c->errsize, "%s: line %u: %s", c->name, rd.line + 1, vmsg);
@@ -323,7 +348,7 @@ int preempt_trace_load_mem_(const char *name, const unsigned char *data, size_t 
                   : load_text(&c, data, len, &t);
     if (rc == -ENOMEM)
         (void)snprintf(err, errsize, "%s: out of memory", name);
-    if (rc == 0 && t.n == 0 && t.n_jobs == 0 && t.n_decls == 0) { /* a worker's job lines alone: one killed early */
+    if (rc == 0 && t.n == 0 && t.n_jobs == 0 && t.n_decls == 0 && t.n_coord == 0) { /* a worker's job lines alone: one killed early */
         (void)snprintf(err, errsize, "%s: empty trace: no record", name);
         rc = -ENODATA;
     }
@@ -382,6 +407,11 @@ void preempt_trace_file_free_(struct preempt_trace_file *t)
     free(t->recs);
     free(t->lines);
     preempt_trace_jobs_free_(t);
+    for (size_t i = 0; i < t->n_coord; i++)
+        free(t->coord[i].s);
+    free(t->coord);
+    t->coord = NULL;
+    t->n_coord = t->cap_coord = 0;
     t->recs = NULL;
     t->lines = NULL;
     t->n = 0;

@@ -19,9 +19,12 @@
 #include "decision-internal.h"
 #include "trace-internal.h"
 
-/* Percent-encodes s into buf, at most max bytes (cut at a whole byte's
- * encoding). */
 static void encode(char *buf, size_t size, const char *s, size_t max)
+{
+    (void)preempt_trace_encode_(buf, size, s, max);
+}
+
+bool preempt_trace_encode_(char *buf, size_t size, const char *s, size_t max)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = 0;
@@ -30,20 +33,22 @@ static void encode(char *buf, size_t size, const char *s, size_t max)
         max = size - 1;
     for (; *s; s++) {
         unsigned char b = (unsigned char)*s;
+        bool plain = b > 0x20 && b < 0x7f && b != '%';
 
-        if (b > 0x20 && b < 0x7f && b != '%') {
-            if (n + 1 > max)
-                break;
-            buf[n++] = (char)b;
-        } else {
-            if (n + 3 > max)
-                break;
-            buf[n++] = '%';
-            buf[n++] = hex[b >> 4];
-            buf[n++] = hex[b & 15];
+        if (n + (plain ? 1 : 3) > max) {
+            buf[n] = '\0';
+            return false;
         }
+        if (plain) {
+            buf[n++] = (char)b;
+            continue;
+        }
+        buf[n++] = '%';
+        buf[n++] = hex[b >> 4];
+        buf[n++] = hex[b & 15];
     }
     buf[n] = '\0';
+    return true;
 }
 
 static int hexval(char c)
@@ -55,8 +60,12 @@ static int hexval(char c)
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* Decodes n bytes of p into a new string; NULL when malformed (or out of memory). */
 static char *decode(const char *p, size_t n)
+{
+    return preempt_trace_decode_(p, n);
+}
+
+char *preempt_trace_decode_(const char *p, size_t n)
 {
     char *out = malloc(n + 1);
     size_t k = 0;

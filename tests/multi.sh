@@ -443,6 +443,29 @@ expect "cause trace: worker 1's machine was told worker 0's notice" \
 sed 's/ev=peer-notice worker=0 /ev=peer-notice worker=1 /' "$TMP/vtrace.1.trace" >"$TMP/ntrace.altered"
 expect_rc 1 "$REPLAY" "$TMP/ntrace.altered"
 expect_output "has no cause: no record the job's view read, nor answer, before it tells peer-notice"
+# The coordinator's own inputs are traced too ("coord" lines: its start,
+# each input with everything it carries, each output), and the replay runs
+# the coordinator again over them: each output it makes must be the
+# trace's. A record's value altered in its coord line alone (the view's
+# job line untouched) makes it post another step; an output dropped from
+# the trace is one the coordinator still makes.
+for _i in 0 1; do
+    expect_rc 0 "$REPLAY" "$TMP/vtrace.$_i.trace"
+    expect "coord trace $_i: the coordinator ran again and made the trace's outputs" \
+        grep -Eq "the coordinator ran again over [1-9][0-9]* inputs and made the trace's [1-9][0-9]* outputs" "$TMP/out"
+    expect "coord trace $_i: its start, its effects and its requests are traced" \
+        sh -c "grep -q '^coord start job=/preempt/vtrace/ inc=1 workers=2 me=$_i ' '$TMP/vtrace.$_i.trace' &&
+               grep -q '^coord in d=[0-9]* t=[0-9]* wall=[0-9]* effect round=0 fx=report-shard ' '$TMP/vtrace.$_i.trace' &&
+               grep -q '^coord out d=[0-9]* request txn ' '$TMP/vtrace.$_i.trace'"
+done
+expect "coord trace: worker 1 read the agreed step" grep -q '^coord kv k=/preempt/vtrace/1/e0/r0/agreed v=[0-9]' "$TMP/vtrace.1.trace"
+sed -E 's|^(coord kv k=/preempt/vtrace/1/e0/r0/agreed v=)[0-9]+|\1999999|' "$TMP/vtrace.1.trace" >"$TMP/otrace.altered"
+expect_rc 1 "$REPLAY" "$TMP/otrace.altered"
+expect_output "the coordinator diverges: it made"
+expect_output "post step-agreed step=999999"
+awk '/^coord out .* post step-agreed / && !done { done = 1; next } { print }' "$TMP/vtrace.1.trace" >"$TMP/otrace.dropped"
+expect_rc 1 "$REPLAY" "$TMP/otrace.dropped"
+expect_output "the coordinator diverges: it made"
 # The declared machines' transitions (start-up's and the coordinator's)
 # are traced too ("decl" lines), and the replay steps each again through
 # its machine's table: start-up's restore machine, worker 0's claim sent

@@ -194,10 +194,16 @@ for run in "$@"; do
     reports=$(grep -l '^job t=[0-9]* reports round=' "$TMP"/all/*.trace | wc -l)
     writes=$(grep -l '^answer t=[0-9]* write ' "$TMP"/all/*.trace | wc -l)
     wtotal=$((wtotal + writes))
+    # the coordinator's own lines: each trace's replay ran it again over
+    # its inputs (nested ones among them: an effect inside a post)
+    coords=$(grep -l '^coord start ' "$TMP"/all/*.trace | wc -l)
+    nested=$(grep -l '^coord in d=1 ' "$TMP"/all/*.trace | wc -l)
     echo "seeds $run: $n traces, $answers with claim answers, $members with reads of the memberships," \
         "$reports with a read of the reports, $writes with a write that failed for good (coord-failed)"
     expect "seeds $run: the traces hold claim answers, reads of the memberships and of the reports" \
         test "$n" -gt 50 -a "$answers" -gt 0 -a "$members" -gt 0 -a "$reports" -gt 0
+    echo "seeds $run: $coords traces with the coordinator's inputs and outputs, $nested with an input inside an output"
+    expect "seeds $run: the replays ran the coordinator again (most traces hold its lines)" test "$coords" -gt $((n / 2))
     eq "seeds $run: every worker's trace replays" "$bad" 0
 done
 # a machine's coord-failed must follow its failed write's line: the

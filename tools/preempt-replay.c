@@ -39,8 +39,13 @@ static const char usage[] =
     "every event the job told the machine (the claim's answer, a round's\n"
     "step, its decision, the final round, a lost peer, a peer's error, a\n"
     "peer's notice, the operator's notice, a failed write) must be what a\n"
-    "line read before it says (--print and --record keep only the machine's\n"
-    "records).\n"
+    "line read before it says. Such a trace also holds each input of the\n"
+    "job's coordinator with all it carries (an answer, a watch's records, a\n"
+    "tick, an effect of the machine ...) and each of its outputs (a request,\n"
+    "its timer, an event for the machine ...: \"coord\" lines): the\n"
+    "coordinator runs again from its start over those inputs, and each\n"
+    "output it makes must be the trace's (--print and --record keep only\n"
+    "the machine's records).\n"
     "\n"
     "  -p, --print       print what the machine did, one text record per line\n"
     "                    (this converts a binary trace to text)\n"
@@ -84,8 +89,8 @@ int main(int argc, char **argv)
     struct preempt_core core = preempt_fsm_init_();
     struct preempt_trace_rec prev;
     FILE *out = NULL;
-    char err[256], line[512];
-    size_t diverged = 0, n_jobs = 0, n_decls = 0, n_causes = 0;
+    char err[4096], line[512];
+    size_t diverged = 0, n_jobs = 0, n_decls = 0, n_causes = 0, n_cin = 0, n_cout = 0;
     int c, rc = 0;
 
     opterr = 0;
@@ -175,13 +180,23 @@ int main(int argc, char **argv)
             goto done;
         }
     }
+    if (!diverged) { /* the coordinator again, over its inputs */
+        int v = preempt_trace_replay_coord_(&t, &n_cin, &n_cout, err, sizeof(err));
+
+        if (v != 0) {
+            fprintf(stderr, "preempt-replay: %s: %s\n", argv[optind], err);
+            rc = v;
+            goto done;
+        }
+    }
     if (diverged)
         rc = 1;
     else if (!quiet)
         fprintf(stderr,
                 "preempt-replay: %s: %zu records match, final state %s; %zu job view lines match; %zu declared "
-                "machines' transitions match; %zu events the job told the machine have their records\n",
-                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls, n_causes);
+                "machines' transitions match; %zu events the job told the machine have their records; the "
+                "coordinator ran again over %zu inputs and made the trace's %zu outputs\n",
+                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls, n_causes, n_cin, n_cout);
 done:
     if (out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno));

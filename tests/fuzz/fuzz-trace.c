@@ -4,7 +4,8 @@
  * (nanopb) and text (the scenario parser). The input is loaded as a trace
  * file (text or binary, told apart by the magic, as preempt-replay does);
  * every record it yields is replayed through the pure core and printed in
- * the text form, which must parse back to the same outcome. Built with
+ * the text form, which must parse back to the same outcome; its
+ * coordinator lines ("coord") run the coordinator again. Built with
  * FUZZ_MODE 0 (the bytes as they are: mostly text), or 1 (the binary magic
  * is put in front, so every input takes the nanopb path). */
 #include <assert.h>
@@ -63,8 +64,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(buf + len, data, size);
     len += size;
     if (preempt_trace_load_mem_("fuzz", buf, len, &t, err, sizeof(err)) == 0) {
-        assert(t.n > 0);
+        size_t n_in, n_out;
+        char cerr[4096] = "";
+        int rc;
+
         round_trip(&t);
+        /* the coordinator's lines: run again over whatever they hold */
+        rc = preempt_trace_replay_coord_(&t, &n_in, &n_out, cerr, sizeof(cerr));
+        assert(rc >= 0 && rc <= 2 && (rc == 0 || cerr[0] != '\0')); /* a divergence or refusal says why */
         preempt_trace_file_free_(&t);
     } else {
         assert(err[0] != '\0'); /* every refusal says why */

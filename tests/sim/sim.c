@@ -195,6 +195,7 @@ struct worker {
     struct preempt_trace_rec last_rec;
     bool have_rec;
     bool view_traced; /* its trace has the job-view header */
+    bool coord_traced; /* its trace has the coordinator's start (as the handler's trace opens after it) */
 };
 
 /* How a worker's process ended, kept for the restart's checks. */
@@ -659,6 +660,27 @@ static void coord_answer(const struct preempt_view *v, const struct preempt_job_
 
     if (job_traced(arg, v))
         job_add(arg, line, preempt_trace_format_answer_(line, sizeof(line), now_ms(), v->n, a));
+}
+
+/* The coordinator's inputs and outputs ("coord" lines), as the handler
+ * traces them: preempt-replay runs the coordinator again over them. */
+static void coord_line(const char *line, int n, void *arg)
+{
+    job_add(arg, line, n);
+}
+
+static void coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
+{
+    if (((struct worker *)arg)->coord_traced)
+        preempt_trace_coord_in_(in, depth, coord_line, arg);
+}
+
+static void coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg)
+{
+    char line[PREEMPT_TRACE_LINE_MAX];
+
+    if (((struct worker *)arg)->coord_traced)
+        job_add(arg, line, preempt_trace_format_coord_out_(line, sizeof(line), out, depth));
 }
 
 static void post(struct worker *w, struct preempt_event ev)
@@ -1318,11 +1340,15 @@ static void train(struct worker *w)
 {
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
                                       .job_save = coord_job_save, .on_view = coord_view,
-                                      .on_answer = coord_answer };
+                                      .on_answer = coord_answer, .on_input = coord_in, .on_output = coord_out };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
         abort();
+    if (W->trace_job) { /* as the handler's trace opens: before the coordinator's first input */
+        preempt_trace_coord_start_(w->wk.coord, coord_line, w);
+        w->coord_traced = true;
+    }
     begin_training(w, 0);
 }
 
