@@ -144,7 +144,9 @@ void preempt_trace_coord_in_(const struct preempt_coord_in *in, unsigned depth, 
     n = snprintf(buf, sizeof(buf), "coord in d=%u t=%" PRIu64 " wall=%" PRIu64 " %s", depth, in->now_ms, in->wall_ms,
                  in_names[in->kind]);
     len = n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0;
-#define ADD(...) (len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, __VA_ARGS__))
+#define ADD(...)                                                                                             \
+    (len += (size_t)snprintf(buf + (len < sizeof(buf) ? len : 0), len < sizeof(buf) ? sizeof(buf) - len : 0,      \
+                             __VA_ARGS__))
     switch (shape_of(in->kind)) {
     case EVENT:
         ADD(" ev=%s", in->ev == PREEMPT_ETCD_PUT ? "put" : "del");
