@@ -115,6 +115,8 @@ def main():
                     help="a DataLoader with this many workers, kept by libpreempt.torch (-1: batches from the step)")
     ap.add_argument("--two-phase", action="store_true",
                     help="with --loader-workers: two-phase checkpoints, persisted while training goes on")
+    ap.add_argument("--state-mb", type=int, default=0,
+                    help="with --loader-workers: this many MiB more state in every checkpoint (a large model's)")
     ap.add_argument("--trap", action="store_true",
                     help="with --loader-workers: a DataLoader without its own generator (drifts after a restart)")
     a = ap.parse_args()
@@ -138,7 +140,9 @@ def main():
         if a.trap:  # what the helper avoids: the workers' seed drawn from the global RNG
             a.loader.loader = DataLoader(data, batch_sampler=a.loader.loader.batch_sampler,
                                          num_workers=a.loader_workers)
-        ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=a.sched, loader=a.loader, two_phase=a.two_phase)
+        extra = {"ballast": torch.zeros(a.state_mb << 18)} if a.state_mb > 0 else None  # saved, put back
+        ckpt = lpt.Checkpoint(model=net, optimizer=opt, scheduler=a.sched, loader=a.loader, extra=extra,
+                              two_phase=a.two_phase)
         save, restore = ckpt.save, ckpt.restore
     else:
         save, restore = own_save(net, opt), own_restore(net, opt)

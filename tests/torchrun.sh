@@ -17,6 +17,9 @@
 #     workers): periodic ones persist while the ranks train on.
 #   - Steps longer than bound_ms with periodic two-phase checkpoints: they
 #     commit while the ranks train on, and the job trains to its end.
+#   - A large state's periodic checkpoint persists while the ranks train on;
+#     the preemption after it plans with the awaited saves its decision
+#     names, not the paced one's.
 #
 # Debian 12's torchrun fails at start with its default --redirects/--tee
 # of 0 under Python 3.11 ("'NoneType' object has no attribute 'get'"):
@@ -164,4 +167,37 @@ for r in $(seq 0 $((W - 1))); do
     expect_rc 0 "$REPLAY" --quiet "$TMP/long.trace.$r"
 done
 [ "$failures" -eq 0 ] || { tail -n 20 "$TMP/long.0.out"; tail -n 30 "$TMP/long.err"; }
+
+# The job's save figure (README "Planning after a two-phase save"): 96 MiB
+# more state (--state-mb) and 0.5 s steps, two-phase periodic checkpoints
+# every 4 steps. The first persists while the ranks train on (paced), and
+# its decision names that figure; SIGTERM to torchrun once it committed:
+# the preemption's saves are awaited, its decision names theirs, and every
+# rank's planner follows it down. Before 2026-11-27 the job's figure
+# counted as an awaited save of each rank's, the longest forever, carried
+# by every later report: both decisions named the paced figure.
+launch plan --step-ms 500 --steps 40 --loader-workers 0 --two-phase --save-every-steps 4 --state-mb 96 \
+    --trace "$TMP/plan.trace"
+if started plan; then
+    wait_for "$TMP/plan.trace.0" " ev=ckpt-committed " 60 && kill -TERM "$TPID"
+else
+    fail "plan: the ranks did not start"
+fi
+ended plan 90
+eq "planned job: every rank saved and exits 42" "$(same plan $W exit code)" 42
+# decision_save TRACE N: the save figure of the N-th decision the trace read
+decision_save() {
+    grep -o 'decision/e[0-9]*/r0 v=committed%20[^ ]*' "$1" | awk '!seen[$0]++' | sed -n "$2s/.*save=\([0-9]*\).*/\1/p"
+}
+paced=$(decision_save "$TMP/plan.trace.0" 1) awaited=$(decision_save "$TMP/plan.trace.0" 2)
+expect "planned job: the periodic checkpoint's figure is paced, longer (${paced:-none} ms, ${awaited:-none})" \
+    test "${paced:-0}" -gt "${awaited:-99999}"
+for r in $(seq 0 $((W - 1))); do
+    expect "planned job: rank $r trained on while the checkpoint persisted" grep -q '"event":"persisting"' \
+        "$TMP/plan.$r.out"
+    eq "planned job: rank $r's planner follows the last decision" \
+        "$(grep -o 'save-ms=[0-9]*' "$TMP/plan.trace.$r" | tail -n 1)" "save-ms=$awaited"
+    expect_rc 0 "$REPLAY" --quiet "$TMP/plan.trace.$r"
+done
+[ "$failures" -eq 0 ] || { tail -n 20 "$TMP/plan.0.out"; tail -n 30 "$TMP/plan.err"; }
 finish
