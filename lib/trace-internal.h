@@ -97,7 +97,8 @@ int preempt_trace_format_coord_out_(char *buf, size_t size, const struct preempt
  * (*ret_in inputs fed, *ret_out outputs matched; no coord lines: none), 1
  * at the first divergence, 2 when the lines cannot be replayed (err says
  * where and why). A trace that ends inside an input, or a value that was
- * cut, ends the comparison there. */
+ * cut, ends the comparison there: 0, and err says up to which line and
+ * why (else err is left as it was). */
 int preempt_trace_replay_coord_(const struct preempt_trace_file *t, size_t *ret_in, size_t *ret_out, char *err,
                                 size_t errsize);
 

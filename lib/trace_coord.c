@@ -443,6 +443,20 @@ static bool is(const struct preempt_trace_coord *l, const char *kind)
     return l && !strncmp(l->s, kind, n) && l->s[n] == ' ';
 }
 
+/* Nothing more can be compared from here (not a divergence): why, once. */
+static void stop(struct replay *rp, const char *why)
+{
+    const struct preempt_trace_coord *l = cur(rp);
+
+    if (!rp->ended && rp->status == 0) {
+        if (l)
+            (void)snprintf(rp->err, rp->errsize, "compared up to line %u: %s", l->line, why);
+        else
+            (void)snprintf(rp->err, rp->errsize, "compared to the end: %s", why);
+    }
+    rp->ended = true;
+}
+
 static void bad(struct replay *rp, unsigned line, const char *what)
 {
     if (rp->status == 0)
@@ -491,8 +505,8 @@ static bool read_kvs(struct replay *rp, struct preempt_etcd_kv *kvs, size_t n)
         size_t vn = 0;
         const char *v;
 
-        if (!l) { /* the trace ends inside an input: a worker killed while it wrote */
-            rp->ended = true;
+        if (!l) { /* a worker killed while it wrote */
+            stop(rp, "the trace ends inside an input");
             return false;
         }
         if (!is(l, "coord kv")) {
@@ -501,7 +515,7 @@ static bool read_kvs(struct replay *rp, struct preempt_etcd_kv *kvs, size_t n)
         }
         split(l->s, &fs);
         if (cut(&fs)) {
-            rp->ended = true;
+            stop(rp, "a record did not fit its line (cut=1)");
             return false;
         }
         if (!(v = get(&fs, "k", &vn)) || !(kvs[k].key = preempt_trace_decode_(v, vn)) ||
@@ -526,8 +540,8 @@ static struct preempt_etcd_kv *more_kvs(struct replay *rp, struct payload *p, si
 {
     struct preempt_etcd_kv *kvs;
 
-    if (n > rp->t->n_coord - rp->i) { /* more records than lines: the trace ends inside the input */
-        rp->ended = true;
+    if (n > rp->t->n_coord - rp->i) { /* more records than lines */
+        stop(rp, "the trace ends inside an input");
         return NULL;
     }
     kvs = calloc(n ? n : 1, sizeof(*kvs));
@@ -557,7 +571,7 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
         return false;
     }
     if (cut(&fs)) {
-        rp->ended = true;
+        stop(rp, "an input's text did not fit its line (cut=1)");
         return false;
     }
     in->kind = (enum preempt_coord_in_kind)kind;
@@ -662,7 +676,7 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
             struct fields rf;
 
             if (!rl) {
-                rp->ended = true;
+                stop(rp, "the trace ends inside an input");
                 return false;
             }
             if (!is(rl, "coord res")) {
@@ -713,7 +727,7 @@ static void replay_sink(void *arg, const struct preempt_coord_out *o)
     }
     l = cur(rp);
     if (!l) {
-        rp->ended = true;
+        stop(rp, "the trace ends before an output the coordinator made");
         return;
     }
     if (strcmp(l->s, want)) {

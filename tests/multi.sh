@@ -466,6 +466,14 @@ expect_output "post step-agreed step=999999"
 awk '/^coord out .* post step-agreed / && !done { done = 1; next } { print }' "$TMP/vtrace.1.trace" >"$TMP/otrace.dropped"
 expect_rc 1 "$REPLAY" "$TMP/otrace.dropped"
 expect_output "the coordinator diverges: it made"
+# a trace cut inside an input (a worker killed while it wrote: here after
+# a read's first line, before its records) is compared up to there, and
+# the replay says so
+awk '{ print } /^coord in .* records rev=[0-9]* kvs=[1-9]/ { exit }' "$TMP/vtrace.1.trace" >"$TMP/otrace.cut"
+expect "coord trace: the cut trace ends on a read's line" grep -Eq '^coord in .* records rev=[0-9]+ kvs=[1-9]' \
+    "$TMP/otrace.cut"
+expect_rc 0 "$REPLAY" "$TMP/otrace.cut"
+expect_output "(compared to the end: the trace ends inside an input)"
 # The declared machines' transitions (start-up's and the coordinator's)
 # are traced too ("decl" lines), and the replay steps each again through
 # its machine's table: start-up's restore machine, worker 0's claim sent

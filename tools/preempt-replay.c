@@ -180,6 +180,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
+    err[0] = '\0'; /* stays empty unless the coordinator's replay stops early, or diverges */
     if (!diverged) { /* the coordinator again, over its inputs */
         int v = preempt_trace_replay_coord_(&t, &n_cin, &n_cout, err, sizeof(err));
 
@@ -195,8 +196,9 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "preempt-replay: %s: %zu records match, final state %s; %zu job view lines match; %zu declared "
                 "machines' transitions match; %zu events the job told the machine have their records; the "
-                "coordinator ran again over %zu inputs and made the trace's %zu outputs\n",
-                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls, n_causes, n_cin, n_cout);
+                "coordinator ran again over %zu inputs and made the trace's %zu outputs%s%s%s\n",
+                argv[optind], t.n, preempt_state_to_string(core.state), n_jobs, n_decls, n_causes, n_cin, n_cout,
+                err[0] ? " (" : "", err, err[0] ? ")" : "");
 done:
     if (out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "preempt-replay: cannot write %s: %s\n", record, strerror(errno));
