@@ -108,6 +108,8 @@ bool preempt_trace_encode_(char *buf, size_t size, const char *s, size_t max);
 /* Decodes n bytes of p into a new string (free it); NULL when malformed
  * (or out of memory). */
 char *preempt_trace_decode_(const char *p, size_t n);
+/* Reads n bytes of p (not terminated) as a u64 (preempt_parse_u64_). */
+bool preempt_trace_u64_(const char *p, size_t n, uint64_t *ret);
 
 /* A transition of one of the job's declared machines (decl-internal.h:
  * start-up's and the coordinator's), in a text trace:

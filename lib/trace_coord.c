@@ -391,13 +391,8 @@ static bool get_u64(const struct fields *fs, const char *name, uint64_t *ret)
 {
     size_t n = 0;
     const char *v = get(fs, name, &n);
-    char num[24];
 
-    if (!v || n == 0 || n >= sizeof(num))
-        return false;
-    memcpy(num, v, n);
-    num[n] = '\0';
-    return preempt_parse_u64_(num, ret);
+    return v && preempt_trace_u64_(v, n, ret);
 }
 
 /* A text field, decoded (free it); NULL when absent or malformed. */
@@ -496,23 +491,36 @@ static void payload_free(struct payload *p)
     free(p->texts[1]);
 }
 
+/* Line j, which an input's payload has of kind (NULL, after stop() or
+ * bad(), when the trace ends there or holds another line). */
+static const struct preempt_trace_coord *payload_line(struct replay *rp, size_t j, const char *kind)
+{
+    const struct preempt_trace_coord *l = j < rp->t->n_coord ? &rp->t->coord[j] : NULL;
+    char what[32];
+
+    if (!l) { /* a worker killed while it wrote */
+        stop(rp, "the trace ends inside an input");
+        return NULL;
+    }
+    if (!is(l, kind)) {
+        (void)snprintf(what, sizeof(what), "a %s line expected", kind);
+        bad(rp, l->line, what);
+        return NULL;
+    }
+    return l;
+}
+
 /* Reads n "coord kv" lines into kvs (allocated, n of them). */
 static bool read_kvs(struct replay *rp, struct preempt_etcd_kv *kvs, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
-        const struct preempt_trace_coord *l = cur(rp);
+        const struct preempt_trace_coord *l = payload_line(rp, rp->i, "coord kv");
         struct fields fs;
         size_t vn = 0;
         const char *v;
 
-        if (!l) { /* a worker killed while it wrote */
-            stop(rp, "the trace ends inside an input");
+        if (!l)
             return false;
-        }
-        if (!is(l, "coord kv")) {
-            bad(rp, l->line, "a coord kv line expected");
-            return false;
-        }
         split(l->s, &fs);
         if (cut(&fs)) {
             stop(rp, "a record did not fit its line (cut=1)");
@@ -672,17 +680,11 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
         }
         /* the results' kv lines follow each result's line: counted first */
         for (size_t k = 0, j = rp->i; k < n_res; k++) {
-            const struct preempt_trace_coord *rl = j < rp->t->n_coord ? &rp->t->coord[j] : NULL;
+            const struct preempt_trace_coord *rl = payload_line(rp, j, "coord res");
             struct fields rf;
 
-            if (!rl) {
-                stop(rp, "the trace ends inside an input");
+            if (!rl)
                 return false;
-            }
-            if (!is(rl, "coord res")) {
-                bad(rp, rl->line, "a coord res line expected");
-                return false;
-            }
             split(rl->s, &rf);
             if (!get_i64(&rf, "count", &r->res[k].count) || !get_u64(&rf, "kvs", &u) || u > 10000000) {
                 bad(rp, rl->line, "a malformed coord res line");

@@ -19,11 +19,6 @@
 #include "decision-internal.h"
 #include "trace-internal.h"
 
-static void encode(char *buf, size_t size, const char *s, size_t max)
-{
-    (void)preempt_trace_encode_(buf, size, s, max);
-}
-
 bool preempt_trace_encode_(char *buf, size_t size, const char *s, size_t max)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -58,11 +53,6 @@ static int hexval(char c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static char *decode(const char *p, size_t n)
-{
-    return preempt_trace_decode_(p, n);
 }
 
 char *preempt_trace_decode_(const char *p, size_t n)
@@ -102,10 +92,10 @@ int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const stru
     (void)preempt_view_format_(meaning, sizeof(meaning), ev);
     switch (in->kind) {
     case PREEMPT_VIEW_IN_RECORD:
-        encode(key, sizeof(key), in->key ? in->key : "", PREEMPT_KEY_MAX + 64);
+        (void)preempt_trace_encode_(key, sizeof(key), in->key ? in->key : "", PREEMPT_KEY_MAX + 64);
         if (!in->put)
             return snprintf(buf, size, "job t=%" PRIu64 " del k=%s => %s", t_ms, key, meaning);
-        encode(value, sizeof(value), in->value ? in->value : "", PREEMPT_TRACE_VALUE_MAX);
+        (void)preempt_trace_encode_(value, sizeof(value), in->value ? in->value : "", PREEMPT_TRACE_VALUE_MAX);
         return snprintf(buf, size, "job t=%" PRIu64 " put k=%s v=%s => %s", t_ms, key, value, meaning);
     case PREEMPT_VIEW_IN_EPISODE:
         return snprintf(buf, size, "job t=%" PRIu64 " episode ep=%" PRIu64 " => %s", t_ms, in->ep, meaning);
@@ -123,7 +113,7 @@ int preempt_trace_format_claim_(char *buf, size_t size, uint64_t t_ms, const str
 {
     char held[PREEMPT_TRACE_VALUE_MAX + 1], meaning[PREEMPT_VIEW_MEANING_MAX];
 
-    encode(held, sizeof(held), a->held ? a->held : "", PREEMPT_TRACE_VALUE_MAX);
+    (void)preempt_trace_encode_(held, sizeof(held), a->held ? a->held : "", PREEMPT_TRACE_VALUE_MAX);
     (void)preempt_claim_says_format_(meaning, sizeof(meaning), says);
     return snprintf(buf, size, "answer t=%" PRIu64 " claim status=%d succeeded=%d read=%d held=%s left=%d => %s",
                     t_ms, a->status, a->succeeded, a->read, held, a->left, meaning);
@@ -242,7 +232,7 @@ static const char *named(const char **s, const char *name, size_t *vn)
     return tok + len + 1;
 }
 
-static bool u64_of(const char *p, size_t n, uint64_t *ret)
+bool preempt_trace_u64_(const char *p, size_t n, uint64_t *ret)
 {
     char num[24];
 
@@ -258,7 +248,7 @@ static bool u64_named(const char **s, const char *name, uint64_t *ret)
     size_t vn = 0;
     const char *v = named(s, name, &vn);
 
-    return v && u64_of(v, vn, ret);
+    return v && preempt_trace_u64_(v, vn, ret);
 }
 
 static int header(struct preempt_trace_file *t, const char *s, char *err, size_t errsize)
@@ -323,7 +313,7 @@ static bool status_named(const char **s, int *ret)
     if (strncmp(*s, "status=-", 8))
         return u64_named(s, "status", &u) && u == 0 && (*ret = 0, true);
     *s += 8;
-    if (!(v = token(s, &vn)) || !u64_of(v, vn, &u) || u == 0 || u > 4095)
+    if (!(v = token(s, &vn)) || !preempt_trace_u64_(v, vn, &u) || u == 0 || u > 4095)
         return false;
     *ret = -(int)u;
     return true;
@@ -398,8 +388,8 @@ static int answer_line(struct preempt_trace_job *j, const char *s, unsigned n, c
     if (kn != 5 || strncmp(kind, "claim", 5) || !status_named(&s, &j->ans.status))
         goto bad;
     if (!bool_named(&s, "succeeded", &j->ans.succeeded) || !bool_named(&s, "read", &j->ans.read) ||
-        !(v = named(&s, "held", &vn)) || !(j->ans.held = decode(v, vn)) || !bool_named(&s, "left", &j->ans.left) ||
-        !meaning_of(j, s))
+        !(v = named(&s, "held", &vn)) || !(j->ans.held = preempt_trace_decode_(v, vn)) ||
+        !bool_named(&s, "left", &j->ans.left) || !meaning_of(j, s))
         goto bad;
     return 0;
 bad:
@@ -421,9 +411,9 @@ static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_
     if (kn == 3 && (!strncmp(kind, "put", 3) || !strncmp(kind, "del", 3))) {
         j->in.kind = PREEMPT_VIEW_IN_RECORD;
         j->in.put = kind[0] == 'p';
-        if (!(v = named(&s, "k", &vn)) || !(j->in.key = decode(v, vn)))
+        if (!(v = named(&s, "k", &vn)) || !(j->in.key = preempt_trace_decode_(v, vn)))
             goto bad;
-        if (j->in.put && (!(v = named(&s, "v", &vn)) || !(j->in.value = decode(v, vn))))
+        if (j->in.put && (!(v = named(&s, "v", &vn)) || !(j->in.value = preempt_trace_decode_(v, vn))))
             goto bad;
     } else if (kn == 7 && !strncmp(kind, "episode", 7)) {
         j->in.kind = PREEMPT_VIEW_IN_EPISODE;
@@ -543,7 +533,7 @@ static unsigned reports_of(const char *meaning)
     const char *p = strstr(meaning, " reports=");
     uint64_t u = 0;
 
-    return !strncmp(meaning, "shard ", 6) && p && u64_of(p + 9, strlen(p + 9), &u) ? (unsigned)u : 0;
+    return !strncmp(meaning, "shard ", 6) && p && preempt_trace_u64_(p + 9, strlen(p + 9), &u) ? (unsigned)u : 0;
 }
 
 /* What a keep-alive's answer line says, read again (lease-internal.h). */

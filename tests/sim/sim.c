@@ -639,7 +639,7 @@ static bool job_traced(struct worker *w, const struct preempt_view *v)
 
 /* A job line formatted into line (n: its length, as snprintf's) added
  * to the worker's trace, as the handler's trace_line() does. */
-static void job_add(void *arg, const char *line, int n)
+static void job_add(const char *line, int n, void *arg)
 {
     if (n > 0 && (size_t)n < PREEMPT_TRACE_LINE_MAX)
         trace_add(arg, line);
@@ -651,7 +651,7 @@ static void coord_view(const struct preempt_view *v, const struct preempt_view_i
     char line[PREEMPT_TRACE_LINE_MAX];
 
     if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev));
+        job_add(line, preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev), arg);
 }
 
 static void coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg)
@@ -659,20 +659,15 @@ static void coord_answer(const struct preempt_view *v, const struct preempt_job_
     char line[PREEMPT_TRACE_LINE_MAX];
 
     if (job_traced(arg, v))
-        job_add(arg, line, preempt_trace_format_answer_(line, sizeof(line), now_ms(), v->n, a));
+        job_add(line, preempt_trace_format_answer_(line, sizeof(line), now_ms(), v->n, a), arg);
 }
 
 /* The coordinator's inputs and outputs ("coord" lines), as the handler
  * traces them: preempt-replay runs the coordinator again over them. */
-static void coord_line(const char *line, int n, void *arg)
-{
-    job_add(arg, line, n);
-}
-
 static void coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
 {
     if (((struct worker *)arg)->coord_traced)
-        preempt_trace_coord_in_(in, depth, coord_line, arg);
+        preempt_trace_coord_in_(in, depth, job_add, arg);
 }
 
 static void coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg)
@@ -680,7 +675,7 @@ static void coord_out(const struct preempt_coord_out *out, unsigned depth, void 
     char line[PREEMPT_TRACE_LINE_MAX];
 
     if (((struct worker *)arg)->coord_traced)
-        job_add(arg, line, preempt_trace_format_coord_out_(line, sizeof(line), out, depth));
+        job_add(line, preempt_trace_format_coord_out_(line, sizeof(line), out, depth), arg);
 }
 
 static void post(struct worker *w, struct preempt_event ev)
@@ -1346,7 +1341,7 @@ static void train(struct worker *w)
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
         abort();
     if (W->trace_job) { /* as the handler's trace opens: before the coordinator's first input */
-        preempt_trace_coord_start_(w->wk.coord, coord_line, w);
+        preempt_trace_coord_start_(w->wk.coord, job_add, w);
         w->coord_traced = true;
     }
     begin_training(w, 0);
