@@ -700,7 +700,13 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
     case PREEMPT_GUARD_WITHDRAWN:
         return c->withdrawn;
     case PREEMPT_GUARD_FINAL_DUE:
-        return c->driver && preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms);
+        /* Without a grace period there is nothing to train through: a
+         * countdown then comes only from a first checkpoint whose reports
+         * preceded the notice (a periodic one's, withdrawn when reported:
+         * its decision names no stop step), and its final round is due at
+         * once. Before, the job trained on towards the bound and exited
+         * "done" if training ended first (tests/two-phase.sh, "late"). */
+        return c->driver && (f->cfg.grace_ms == 0 || preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms));
     case PREEMPT_GUARD_IS_DRIVER:
         return c->driver;
     case PREEMPT_GUARD_SHARD_OUT:

@@ -267,6 +267,49 @@ for be in chunked io_uring aio; do
 done
 export PREEMPT_PERSIST=chunked
 
+# ---- a notice after a periodic checkpoint's reports, before its decision ----
+# No grace period. Worker 0 persists the larger shard (32 MiB beside 64
+# KiB), so its report is the job's last; SIGTERM comes as the library
+# releases its snapshot (--raise-at-release), that is as that report goes
+# out, saying "not the last save" (the round was periodic, withdrawn). The
+# decision then names no stop step, and both workers count down; without
+# a grace period there is nothing to count down through: the driver opens
+# the final round at the next step, both save one step and exit saved,
+# and the restart resumes it bitwise. Before, both trained on towards the
+# 30 s bound and exited "done" when training ended (tests/torchrun.sh saw
+# it once in five CI runs; here every run). The workers step in lockstep.
+JOB_ARGS_0="--state-kb 32768 --step-kb 64" JOB_ARGS_1="--state-kb 64"
+job_start lateref 2 --steps 300 --allreduce "$(free_port 10000 10000)"
+job_wait 90
+eq "late ref: done" "$RCS" "0 0"
+tag=late
+JOB_ARGS_0="--state-kb 32768 --step-kb 64 --raise-at-release 1"
+job_start "$tag" 2 --steps 300 --step-ms 10 --two-phase --save-every-steps 20 --max-to-keep 0 \
+    --allreduce "$(free_port 10000 10000)"
+job_wait 90
+eq "late: both saved" "$RCS" "42 42"
+step=$(same "$tag" 2 exit saved_step)
+expect "late: one step saved, after the periodic one ($step)" test "${step#differs}" = "$step" -a "${step:-0}" -gt 20
+rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
+sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
+expect "late: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
+    test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
+for i in 0 1; do
+    expect "late: worker $i counted down from the periodic commit" grep -q '"from":"persisting","to":"countdown"' \
+        "$TMP/$tag.$i.out"
+done
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+JOB_ARGS_0="--state-kb 32768 --step-kb 64"
+job_start "$tag" 2 --steps 300 --two-phase --allreduce "$(free_port 10000 10000)"
+job_wait 90
+JOB_ARGS_0= JOB_ARGS_1=
+eq "late again: done" "$RCS" "0 0"
+for i in 0 1; do
+    eq "late again: worker $i resumed at the saved step" "$(field "$TMP/$tag.$i.out" start restored_step)" "$step"
+    eq "late again: worker $i bitwise" "$(field "$TMP/$tag.$i.out" done state_digest)" \
+        "$(field "$TMP/lateref.$i.out" done state_digest)"
+done
+
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a
 # scheduler sends it, with a grace period: the launcher passes it on, both
