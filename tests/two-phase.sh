@@ -268,46 +268,63 @@ done
 export PREEMPT_PERSIST=chunked
 
 # ---- a notice after a periodic checkpoint's reports, before its decision ----
-# No grace period. Worker 0 persists the larger shard (32 MiB beside 64
-# KiB), so its report is the job's last; SIGTERM comes as the library
-# releases its snapshot (--raise-at-release), that is as that report goes
-# out, saying "not the last save" (the round was periodic, withdrawn). The
-# decision then names no stop step, and both workers count down; without
-# a grace period there is nothing to count down through: the driver opens
-# the final round at the next step, both save one step and exit saved,
-# and the restart resumes it bitwise. Before, both trained on towards the
-# 30 s bound and exited "done" when training ended (tests/torchrun.sh saw
-# it once in five CI runs; here every run). The workers step in lockstep.
+# No grace period. Worker 0's shard is the job's last to be reported: it
+# persists the larger shard (32 MiB beside 64 KiB), or, saving
+# synchronously, its saves take 300 ms longer. SIGTERM comes as its save
+# ends (--raise-at-save-end: a two-phase one's snapshot released, durable;
+# a synchronous one's callback returned), that is as that report goes out,
+# saying "not the last save" (the round was periodic, withdrawn). The
+# decision then names no stop step. Two-phase, both workers trained on
+# while it persisted, and count down from its commit; without a grace
+# period there is nothing to count down through: the driver opens the
+# final round at the next step, both save one step and exit saved, and
+# the restart resumes it bitwise. Before, both trained on towards the 30 s
+# bound and exited "done" when training ended (tests/torchrun.sh saw it
+# once in five CI runs; here every run). Synchronous, both wait at the
+# periodic step for its commit (the round's record said "last": final-save),
+# which the notice makes the preemption's: both exit saved there. The
+# workers step in lockstep.
 JOB_ARGS_0="--state-kb 32768 --step-kb 64" JOB_ARGS_1="--state-kb 64"
 job_start lateref 2 --steps 300 --allreduce "$(free_port 10000 10000)"
 job_wait 90
 eq "late ref: done" "$RCS" "0 0"
-tag=late
-JOB_ARGS_0="--state-kb 32768 --step-kb 64 --raise-at-release 1"
-job_start "$tag" 2 --steps 300 --step-ms 10 --two-phase --save-every-steps 20 --max-to-keep 0 \
-    --allreduce "$(free_port 10000 10000)"
-job_wait 90
-eq "late: both saved" "$RCS" "42 42"
-step=$(same "$tag" 2 exit saved_step)
-expect "late: one step saved, after the periodic one ($step)" test "${step#differs}" = "$step" -a "${step:-0}" -gt 20
-rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
-sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
-expect "late: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
-    test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
-for i in 0 1; do
-    expect "late: worker $i counted down from the periodic commit" grep -q '"from":"persisting","to":"countdown"' \
-        "$TMP/$tag.$i.out"
-done
-[ "$failures" -eq 0 ] || show_logs "$tag" 2
-JOB_ARGS_0="--state-kb 32768 --step-kb 64"
-job_start "$tag" 2 --steps 300 --two-phase --allreduce "$(free_port 10000 10000)"
-job_wait 90
-JOB_ARGS_0= JOB_ARGS_1=
-eq "late again: done" "$RCS" "0 0"
-for i in 0 1; do
-    eq "late again: worker $i resumed at the saved step" "$(field "$TMP/$tag.$i.out" start restored_step)" "$step"
-    eq "late again: worker $i bitwise" "$(field "$TMP/$tag.$i.out" done state_digest)" \
-        "$(field "$TMP/lateref.$i.out" done state_digest)"
+for tag in late late-sync; do
+    if [ $tag = late ]; then
+        mode=--two-phase slow= ends='"from":"persisting","to":"countdown"' how="counted down from the periodic commit"
+    else
+        mode= slow="--save-ms 300" ends='"from":"final-save","to":"exit"' how="exited at the periodic commit"
+    fi
+    JOB_ARGS_0="--state-kb 32768 --step-kb 64 $slow --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
+    job_start "$tag" 2 --steps 300 --step-ms 10 $mode --save-every-steps 20 --max-to-keep 0 \
+        --allreduce "$(free_port 10000 10000)"
+    job_wait 90
+    eq "$tag: both saved" "$RCS" "42 42"
+    step=$(same "$tag" 2 exit saved_step)
+    first=$(grep -m1 '"event":"save-begin"' "$TMP/$tag.0.out" | sed 's/.*"step":\([0-9]*\).*/\1/')
+    if [ $tag = late ]; then
+        expect "$tag: one step saved, after the periodic one ($step, $first)" \
+            test "${step#differs}" = "$step" -a "${step:-0}" -gt "${first:-999}"
+    else
+        eq "$tag: the periodic step saved" "$step" "${first:-none}"
+    fi
+    rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
+    sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
+    expect "$tag: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
+        test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
+    for i in 0 1; do
+        expect "$tag: worker $i $how" grep -q "$ends" "$TMP/$tag.$i.out"
+    done
+    [ "$failures" -eq 0 ] || show_logs "$tag" 2
+    JOB_ARGS_0="--state-kb 32768 --step-kb 64"
+    job_start "$tag" 2 --steps 300 $mode --allreduce "$(free_port 10000 10000)"
+    job_wait 90
+    JOB_ARGS_0= JOB_ARGS_1=
+    eq "$tag again: done" "$RCS" "0 0"
+    for i in 0 1; do
+        eq "$tag again: worker $i resumed at the saved step" "$(field "$TMP/$tag.$i.out" start restored_step)" "$step"
+        eq "$tag again: worker $i bitwise" "$(field "$TMP/$tag.$i.out" done state_digest)" \
+            "$(field "$TMP/lateref.$i.out" done state_digest)"
+    done
 done
 
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints

@@ -68,9 +68,10 @@ static const char usage[] =
     "  --raise-after-save N:K  raise it during the K-th step after the step of\n"
     "                     this process's N-th save (tests: a notice while a\n"
     "                     two-phase checkpoint persists, whenever it was agreed)\n"
-    "  --raise-at-release N  raise it when the library releases this process's\n"
-    "                     N-th snapshot (--two-phase; tests: a notice right after a\n"
-    "                     persist, as its shard is reported)\n"
+    "  --raise-at-save-end N  raise it as this process's N-th save ends: a\n"
+    "                     synchronous one as its callback returns, a two-phase one\n"
+    "                     when the library releases its snapshot, durable (tests:\n"
+    "                     a notice just after a save, as its shard is reported)\n"
     "  --long-step STEP:MS  step STEP takes MS instead of --step-ms (tests: a worker\n"
     "                     busy in one long step at a chosen moment)\n"
     "  --fail-at STEP     fail step STEP with application code 3 (tests)\n"
@@ -171,9 +172,8 @@ struct trainer {
     uint64_t raise_at[4];        /* --raise-at steps (0: unused) */
     uint64_t raise_save, raise_after; /* --raise-after-save N:K (0: unused) */
     uint64_t raise_dyn;          /* the step it names, once the N-th save came (0: not yet) */
-    uint64_t raise_release;      /* --raise-at-release N (0: unused) */
+    uint64_t raise_end;          /* --raise-at-save-end N (0: unused) */
     unsigned saves_seen;         /* saves this process made */
-    unsigned released;           /* snapshots the library released */
     size_t step_words;           /* --step-kb: words a step updates (0: all) */
     unsigned n_raise;
     unsigned printed_saves;
@@ -266,7 +266,7 @@ static void free_snapshot(void *data, void *ud)
     struct trainer *t = ud;
 
     free(data);
-    if (++t->released == t->raise_release) /* the persist is over: its shard's report comes next */
+    if (t->raise_end && t->saves_seen == t->raise_end) /* the persist is over: its report comes next */
         (void)kill(getpid(), t->raise_sig);
 }
 
@@ -304,7 +304,10 @@ static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
         return r;
     if (t->save_ms && !t->custom_save)
         sleep_ms(t->save_ms); /* slow storage: the checkpoint is half written here */
-    return save_model(t);
+    r = save_model(t);
+    if (r == 0 && !t->two_phase && t->raise_end && t->saves_seen == t->raise_end)
+        (void)kill(getpid(), t->raise_sig); /* read once the save returned: after its report went out */
+    return r;
 }
 
 static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
@@ -687,7 +690,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
        OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS, OPT_TWO_PHASE,
-       OPT_RAISE_AFTER_SAVE, OPT_RAISE_RELEASE, OPT_STEP_KB };
+       OPT_RAISE_AFTER_SAVE, OPT_RAISE_END, OPT_STEP_KB };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -719,7 +722,7 @@ int main(int argc, char **argv)
         { "poll-ms", required_argument, NULL, OPT_POLL_MS }, { "raise-at", required_argument, NULL, OPT_RAISE },
         { "long-step", required_argument, NULL, OPT_LONG_STEP },
         { "raise-after-save", required_argument, NULL, OPT_RAISE_AFTER_SAVE },
-        { "raise-at-release", required_argument, NULL, OPT_RAISE_RELEASE },
+        { "raise-at-save-end", required_argument, NULL, OPT_RAISE_END },
         { "step-kb", required_argument, NULL, OPT_STEP_KB }, { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
         { "async-start", no_argument, NULL, OPT_ASYNC_START }, { "watch-peers", no_argument, NULL, OPT_WATCH_PEERS },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
@@ -822,8 +825,8 @@ int main(int argc, char **argv)
         case OPT_RAISE_AFTER_SAVE:
             r = parse_pair("--raise-after-save", "N:K", optarg, &t.raise_save, UINT32_MAX, &t.raise_after, UINT32_MAX);
             break;
-        case OPT_RAISE_RELEASE:
-            r = parse_u64("--raise-at-release", optarg, UINT32_MAX, &t.raise_release);
+        case OPT_RAISE_END:
+            r = parse_u64("--raise-at-save-end", optarg, UINT32_MAX, &t.raise_end);
             break;
         case OPT_STEP_KB: r = parse_u64("--step-kb", optarg, 1048576, &step_kb); break;
         case OPT_FAIL: r = parse_u64("--fail-at", optarg, UINT32_MAX, &t.fail_at); break;
