@@ -146,6 +146,7 @@ struct worker {
     uint64_t persist_us;  /* how long that persist takes */
     uint64_t persist_end_us; /* when it ends (E_SAVE) */
     uint64_t exit_us;
+    uint64_t countdown_us; /* when it entered the countdown (0: not in it) */
     uint32_t step_gen, save_gen, keep_gen, mtimer_gen;
     bool mtimer_armed;
     uint64_t step_base_us, save_base_us, step_t0_us, max_save_ms, total_steps;
@@ -258,6 +259,9 @@ struct world {
     uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
     uint64_t proto_errors;                     /* protocol errors published (-EPROTO): a worker past the step */
     uint64_t superseded, let_finish;           /* a notice while a checkpoint persisted: raised past it, or not */
+    bool nar_done;                             /* the notice at a report came (once per seed) */
+    uint64_t nar, countdowns0;                 /* notices right after a withdrawn round's report; countdowns
+                                                  entered without a grace period */
     uint64_t stops_at, stops_past;             /* workers that trained on past the last checkpoint to its commit:
                                                   stopped at the job's stop step, or were past it at the commit */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
@@ -719,6 +723,24 @@ static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, v
     w->have_rec = true;
     if (W->verbose)
         fprintf(stderr, "%10.3f w%d %s\n", (double)W->now_us / 1e6, w->id, line);
+    /* Without a grace period there is nothing to count down through: a
+     * countdown (a first checkpoint whose reports all came before the
+     * notice) ends with the final round, which the driver opens at its
+     * next step. In a run without faults, no worker waits in it longer
+     * than an agreement round takes; before, it trained on towards the
+     * bound (30 s), and a job whose training ended first exited "done". */
+    if (rec->to == PREEMPT_STATE_COUNTDOWN && rec->from != PREEMPT_STATE_COUNTDOWN) {
+        w->countdown_us = W->now_us;
+        W->countdowns0 += W->cfg.grace_ms == 0;
+    }
+    if (rec->from == PREEMPT_STATE_COUNTDOWN && rec->to != PREEMPT_STATE_COUNTDOWN) {
+        uint64_t in = W->now_us - w->countdown_us, bound = W->cfg.agree_timeout_ms * 1000u + 3 * w->step_base_us;
+
+        if (W->cfg.grace_ms == 0 && !W->faulted && in > bound)
+            violate("worker %d: %.3f s in the countdown without a grace period (more than an agreement's %.3f s)",
+                    w->id, (double)in / 1e6, (double)bound / 1e6);
+        w->countdown_us = 0;
+    }
     if (rec->ev.kind == PREEMPT_EV_NOTICE && rec->from == PREEMPT_STATE_PERSISTING) {
         if (rec->to == PREEMPT_STATE_FOLLOWING)
             W->superseded++;
@@ -897,10 +919,37 @@ static const struct preempt_worker_ops wk_ops = {
     .persist_left_ms = wk_persist_left_ms,
 };
 
+/* A signal right after this worker reports its shard of a withdrawn round
+ * (an advisory or withdrawn cloud notice's checkpoint), before the round's
+ * decision can come: the report said "not the last save", so no decision
+ * names a stop step (tests/two-phase.sh, "late", opens the same window with
+ * --raise-at-save-end). One seed in four, once per seed; drawn from the
+ * seed, not the run's random stream, so that seeds where it never comes
+ * run as before. */
+static void notice_at_report(struct preempt_sm *sm, const struct preempt_fx *fx, struct worker *w)
+{
+    uint64_t h = (W->seed + 1) * 0xD6E8FEB86659FD93ull;
+    struct item *it;
+    uint64_t at;
+
+    h ^= h >> 32;
+    if (fx->kind != PREEMPT_FX_REPORT_SHARD || W->local || W->scale || W->nar_done || h % 4 != 0 ||
+        !preempt_sm_core_(sm)->withdrawn)
+        return;
+    W->nar_done = true;
+    W->nar++;
+    at = W->now_us + (h >> 8) % 3000;
+    it = item_new(IT_NOTICE);
+    it->src = PREEMPT_SOURCE_SIGNAL;
+    it->kill_us = at + (W->cfg.grace_ms ? W->cfg.grace_ms : W->cfg.bound_ms) * 1000u;
+    arrive(w, it, at);
+}
+
 static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
 {
     if (fx->kind == PREEMPT_FX_PUBLISH_ERROR && fx->arg == -EPROTO)
         W->proto_errors++; /* a worker found the protocol broken (it went past the agreed step) */
+    notice_at_report(sm, fx, arg);
     preempt_worker_run_fx_(sm, fx, &((struct worker *)arg)->wk);
 }
 
@@ -2313,7 +2362,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[3] = { 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2390,6 +2439,8 @@ int main(int argc, char **argv)
         sup[1] += wd.let_finish;
         sup[2] += wd.stops_at;
         sup[3] += wd.stops_past;
+        nar[0] += wd.nar;
+        nar[1] += wd.countdowns0;
         rf[0] += wd.fell_back;
         rf[1] += wd.start_fails;
         rf[2] += wd.none_left;
@@ -2398,9 +2449,12 @@ int main(int argc, char **argv)
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault); %" PRIu64
            " protocol errors\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], proto);
-    if (!o.scale)
+    if (!o.scale) {
         printf("preempt-sim: the watcher (lib/watcher.c, on its own io) checked against a fresh read in %" PRIu64
                " incarnations with a notice\n", watched);
+        printf("preempt-sim: signals right after a withdrawn round's report: %" PRIu64 "; countdowns without a grace "
+               "period (their final round opened at once): %" PRIu64 "\n", nar[0], nar[1]);
+    }
     if (o.two_phase)
         printf("preempt-sim: notices while a checkpoint persisted: %" PRIu64 " superseded it (a new round), %" PRIu64
                " let it finish; workers that trained on to such a last commit: %" PRIu64 " stopped at the job's stop "
