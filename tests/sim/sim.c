@@ -259,9 +259,8 @@ struct world {
     uint64_t finals_committed, finals_aborted; /* the grace periods' final rounds, by their decisions */
     uint64_t proto_errors;                     /* protocol errors published (-EPROTO): a worker past the step */
     uint64_t superseded, let_finish;           /* a notice while a checkpoint persisted: raised past it, or not */
-    bool nar_done;                             /* the notice at a report came (once per seed) */
-    uint64_t nar, countdowns0;                 /* notices right after a withdrawn round's report; countdowns
-                                                  entered without a grace period */
+    bool nar_done;                             /* the signal at a withdrawn round's moment came (once per seed) */
+    uint64_t nar, countdowns0;                 /* those signals; countdowns entered without a grace period */
     uint64_t stops_at, stops_past;             /* workers that trained on past the last checkpoint to its commit:
                                                   stopped at the job's stop step, or were past it at the commit */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
@@ -919,22 +918,29 @@ static const struct preempt_worker_ops wk_ops = {
     .persist_left_ms = wk_persist_left_ms,
 };
 
-/* A signal right after this worker reports its shard of a withdrawn round
- * (an advisory or withdrawn cloud notice's checkpoint), before the round's
- * decision can come: the report said "not the last save", so no decision
- * names a stop step (tests/two-phase.sh, "late", opens the same window with
- * --raise-at-save-end). One seed in four, once per seed; drawn from the
+/* A signal to a worker at a chosen moment of a withdrawn round (an
+ * advisory or withdrawn cloud notice's checkpoint), within 3 ms of the
+ * effect that marks it, once per seed; which moment is drawn from the
  * seed, not the run's random stream, so that seeds where it never comes
- * run as before. */
-static void notice_at_report(struct preempt_sm *sm, const struct preempt_fx *fx, struct worker *w)
+ * run as before. Three seeds in eight:
+ *   - as it reports its shard, before the round's decision can come: the
+ *     report said "not the last save", so no decision names a stop step
+ *     (tests/two-phase.sh, "late", opens the same window with
+ *     --raise-at-save-end);
+ *   - as it keeps its shard at the commit, when its machine goes back to
+ *     idle and it moves on to the next episode, perhaps before its peers;
+ *   - as it begins the save, inside the snapshot (two-phase) or the save. */
+static void notice_at_moment(struct preempt_sm *sm, const struct preempt_fx *fx, struct worker *w)
 {
+    static const enum preempt_fx_kind at_fx[8] = { PREEMPT_FX_REPORT_SHARD, PREEMPT_FX_KEEP_SHARD,
+                                                   PREEMPT_FX_BEGIN_SAVE, PREEMPT_FX__COUNT, PREEMPT_FX__COUNT,
+                                                   PREEMPT_FX__COUNT, PREEMPT_FX__COUNT, PREEMPT_FX__COUNT };
     uint64_t h = (W->seed + 1) * 0xD6E8FEB86659FD93ull;
     struct item *it;
     uint64_t at;
 
     h ^= h >> 32;
-    if (fx->kind != PREEMPT_FX_REPORT_SHARD || W->local || W->scale || W->nar_done || h % 4 != 0 ||
-        !preempt_sm_core_(sm)->withdrawn)
+    if (fx->kind != at_fx[h % 8] || W->local || W->scale || W->nar_done || !preempt_sm_core_(sm)->withdrawn)
         return;
     W->nar_done = true;
     W->nar++;
@@ -949,7 +955,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
 {
     if (fx->kind == PREEMPT_FX_PUBLISH_ERROR && fx->arg == -EPROTO)
         W->proto_errors++; /* a worker found the protocol broken (it went past the agreed step) */
-    notice_at_report(sm, fx, arg);
+    notice_at_moment(sm, fx, arg);
     preempt_worker_run_fx_(sm, fx, &((struct worker *)arg)->wk);
 }
 
@@ -2452,7 +2458,7 @@ int main(int argc, char **argv)
     if (!o.scale) {
         printf("preempt-sim: the watcher (lib/watcher.c, on its own io) checked against a fresh read in %" PRIu64
                " incarnations with a notice\n", watched);
-        printf("preempt-sim: signals right after a withdrawn round's report: %" PRIu64 "; countdowns without a grace "
+        printf("preempt-sim: signals at a withdrawn round's report, commit or save: %" PRIu64 "; countdowns without a grace "
                "period (their final round opened at once): %" PRIu64 "\n", nar[0], nar[1]);
     }
     if (o.two_phase)
