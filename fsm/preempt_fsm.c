@@ -705,7 +705,7 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
          * preceded the notice (a periodic one's, withdrawn when reported:
          * its decision names no stop step), and its final round is due at
          * once. Before, the job trained on towards the bound and exited
-         * "done" if training ended first (tests/two-phase.sh, "late"). */
+         * "done" if training ended first (tests/two-phase.sh, "late-*"). */
         return c->driver && (f->cfg.grace_ms == 0 || preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms));
     case PREEMPT_GUARD_IS_DRIVER:
         return c->driver;

@@ -268,8 +268,9 @@ done
 export PREEMPT_PERSIST=chunked
 
 # ---- a notice after a periodic checkpoint's reports, before its decision ----
-# No grace period. Worker 0's shard is the job's last to be reported: it
-# persists the larger shard (32 MiB beside 64 KiB), or, saving
+# No grace period; each backend, and synchronous saves. Worker 0's shard is
+# the job's last to be reported: it persists the larger shard (32 MiB
+# beside 64 KiB), or, saving
 # synchronously, its saves take 300 ms longer. SIGTERM comes as its save
 # ends (--raise-at-save-end: a two-phase one's snapshot released, durable;
 # a synchronous one's callback returned), that is as that report goes out,
@@ -288,11 +289,12 @@ JOB_ARGS_0="--state-kb 32768 --step-kb 64" JOB_ARGS_1="--state-kb 64"
 job_start lateref 2 --steps 300 --allreduce "$(free_port 10000 10000)"
 job_wait 90
 eq "late ref: done" "$RCS" "0 0"
-for tag in late late-sync; do
-    if [ $tag = late ]; then
-        mode=--two-phase slow= ends='"from":"persisting","to":"countdown"' how="counted down from the periodic commit"
-    else
+for tag in late-chunked late-io_uring late-aio late-sync; do
+    if [ $tag = late-sync ]; then
         mode= slow="--save-ms 300" ends='"from":"final-save","to":"exit"' how="exited at the periodic commit"
+    else
+        export PREEMPT_PERSIST="${tag#late-}"
+        mode=--two-phase slow= ends='"from":"persisting","to":"countdown"' how="counted down from the periodic commit"
     fi
     JOB_ARGS_0="--state-kb 32768 --step-kb 64 $slow --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
     job_start "$tag" 2 --steps 300 --step-ms 10 $mode --save-every-steps 20 --max-to-keep 0 \
@@ -301,7 +303,8 @@ for tag in late late-sync; do
     eq "$tag: both saved" "$RCS" "42 42"
     step=$(same "$tag" 2 exit saved_step)
     first=$(grep -m1 '"event":"save-begin"' "$TMP/$tag.0.out" | sed 's/.*"step":\([0-9]*\).*/\1/')
-    if [ $tag = late ]; then
+    if [ $tag != late-sync ]; then
+        eq "$tag: its backend" "$(persisted "$TMP/$tag.0.err")" "persisted with $PREEMPT_PERSIST on the loop"
         expect "$tag: one step saved, after the periodic one ($step, $first)" \
             test "${step#differs}" = "$step" -a "${step:-0}" -gt "${first:-999}"
     else
@@ -326,6 +329,7 @@ for tag in late late-sync; do
             "$(field "$TMP/lateref.$i.out" done state_digest)"
     done
 done
+export PREEMPT_PERSIST=chunked
 
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a

@@ -925,7 +925,7 @@ static const struct preempt_worker_ops wk_ops = {
  * run as before. Three seeds in eight:
  *   - as it reports its shard, before the round's decision can come: the
  *     report said "not the last save", so no decision names a stop step
- *     (tests/two-phase.sh, "late", opens the same window with
+ *     (tests/two-phase.sh, the late-* cases, open the same window with
  *     --raise-at-save-end);
  *   - as it keeps its shard at the commit, when its machine goes back to
  *     idle and it moves on to the next episode, perhaps before its peers;
