@@ -8,6 +8,11 @@ field() {
     grep -F "\"event\":\"$2\"" "$1" | tail -n 1 | sed -n "s/.*\"$3\":\"\{0,1\}\([^\",}]*\).*/\1/p"
 }
 
+# first_field FILE EVENT KEY: KEY's value in the first JSON line of FILE for EVENT.
+first_field() {
+    grep -m1 -F "\"event\":\"$2\"" "$1" | sed -n "s/.*\"$3\":\"\{0,1\}\([^\",}]*\).*/\1/p"
+}
+
 # count_events FILE EVENT: how many JSON lines of FILE are of EVENT.
 count_events() {
     grep -cF "\"event\":\"$2\"" "$1"

@@ -112,7 +112,7 @@ restores_step "$tag"
 # step (trace 028 with real processes).
 tag=raise-in-save
 skewed "$tag" 1.5 "--step-ms 1 --long-step 300:2500" "--step-ms 10 --async --save-ms 2000 --trace $TMP/$tag.1.trace"
-early=$(sed -n 's/.*"event":"save-begin".*"step":\([0-9]*\).*/\1/p' "$TMP/$tag.1.out" | head -n 1)
+early=$(first_field "$TMP/$tag.1.out" save-begin step)
 expect "raise-in-save: worker 1 saved at its own proposal first (${early:-none} < 300)" test "${early:-300}" -lt 300
 expect "raise-in-save: worker 0 raised the step past its long step ($step)" test "${step:-0}" -gt 300
 expect "raise-in-save: the raise came during worker 1's save at $early, which it dropped at the save's end" \

@@ -245,7 +245,7 @@ for be in chunked io_uring aio; do
     job_wait 90
     eq "$be stop: both saved" "$RCS" "42 42"
     step=$(same "$tag" 2 exit saved_step)
-    first=$(grep -m1 '"event":"save-begin"' "$TMP/$tag.0.out" | sed 's/.*"step":\([0-9]*\).*/\1/')
+    first=$(first_field "$TMP/$tag.0.out" save-begin step)
     eq "$be stop: the checkpoint persisting at the notice is the saved one" "$step" "${first:-none}"
     expect "$be stop: the notice came while it persisted, and it finished" \
         grep -q 'ev=notice .* => persisting -> persisting' "$TMP/$tag.0.trace"
@@ -302,7 +302,7 @@ for tag in late-chunked late-io_uring late-aio late-sync; do
     job_wait 90
     eq "$tag: both saved" "$RCS" "42 42"
     step=$(same "$tag" 2 exit saved_step)
-    first=$(grep -m1 '"event":"save-begin"' "$TMP/$tag.0.out" | sed 's/.*"step":\([0-9]*\).*/\1/')
+    first=$(first_field "$TMP/$tag.0.out" save-begin step)
     if [ $tag != late-sync ]; then
         eq "$tag: its backend" "$(persisted "$TMP/$tag.0.err")" "persisted with $PREEMPT_PERSIST on the loop"
         expect "$tag: one step saved, after the periodic one ($step, $first)" \

@@ -261,13 +261,17 @@ static int save_meta(struct trainer *t, uint64_t step)
     return preempt_save_blob(t->h, "meta", meta, strlen(meta));
 }
 
+/* --raise-at-save-end: the N-th save ended (its shard's report went out). */
+static void save_ended(struct trainer *t)
+{
+    if (t->raise_end && t->saves_seen == t->raise_end)
+        (void)kill(getpid(), t->raise_sig); /* read through the signalfd once the loop runs again */
+}
+
 static void free_snapshot(void *data, void *ud)
 {
-    struct trainer *t = ud;
-
     free(data);
-    if (t->raise_end && t->saves_seen == t->raise_end) /* the persist is over: its report comes next */
-        (void)kill(getpid(), t->raise_sig);
+    save_ended(ud); /* the persist is over */
 }
 
 /* Its second half: the model blob. With --two-phase, a copy of the state
@@ -305,8 +309,8 @@ static int on_save(struct preempt_handler *h, uint64_t step, void *ud)
     if (t->save_ms && !t->custom_save)
         sleep_ms(t->save_ms); /* slow storage: the checkpoint is half written here */
     r = save_model(t);
-    if (r == 0 && !t->two_phase && t->raise_end && t->saves_seen == t->raise_end)
-        (void)kill(getpid(), t->raise_sig); /* read once the save returned: after its report went out */
+    if (r == 0 && !t->two_phase)
+        save_ended(t); /* a two-phase save ends when its snapshot is released */
     return r;
 }
 

@@ -932,15 +932,15 @@ static const struct preempt_worker_ops wk_ops = {
  *   - as it begins the save, inside the snapshot (two-phase) or the save. */
 static void notice_at_moment(struct preempt_sm *sm, const struct preempt_fx *fx, struct worker *w)
 {
-    static const enum preempt_fx_kind at_fx[8] = { PREEMPT_FX_REPORT_SHARD, PREEMPT_FX_KEEP_SHARD,
-                                                   PREEMPT_FX_BEGIN_SAVE, PREEMPT_FX__COUNT, PREEMPT_FX__COUNT,
-                                                   PREEMPT_FX__COUNT, PREEMPT_FX__COUNT, PREEMPT_FX__COUNT };
+    static const enum preempt_fx_kind moment[] = { PREEMPT_FX_REPORT_SHARD, PREEMPT_FX_KEEP_SHARD,
+                                                   PREEMPT_FX_BEGIN_SAVE };
     uint64_t h = (W->seed + 1) * 0xD6E8FEB86659FD93ull;
     struct item *it;
     uint64_t at;
 
     h ^= h >> 32;
-    if (fx->kind != at_fx[h % 8] || W->local || W->scale || W->nar_done || !preempt_sm_core_(sm)->withdrawn)
+    if (h % 8 >= 3 || fx->kind != moment[h % 8] || W->local || W->scale || W->nar_done ||
+        !preempt_sm_core_(sm)->withdrawn)
         return;
     W->nar_done = true;
     W->nar++;
