@@ -456,14 +456,14 @@ bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last)
  * before it gets there; the driver itself waits at S only if S has not
  * come back by then (bounded by the round's timer), and a worker past S
  * raises it by the same lead. */
-uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
+static uint64_t lead_with(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms, uint64_t extra)
 {
     uint64_t step = f->step_ms ? f->step_ms : 1, agree = f->agree_ms ? f->agree_ms : PREEMPT_AGREE_GUESS_MS;
     uint64_t lead, room;
 
     if (f->cfg.workers <= 1)
         return 1; /* nobody to hear from: save at the next boundary */
-    lead = PREEMPT_LEAD_MIN + (agree + step - 1) / step;
+    lead = PREEMPT_LEAD_MIN + (agree + step - 1) / step + extra;
     if (deadline_ms == 0)
         return lead;
     /* The save at S must still end before the deadline less the margin. */
@@ -471,6 +471,28 @@ uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint
                ? (deadline_ms - now_ms - f->save_ms - f->cfg.margin_ms) / step
                : 0;
     return lead < room ? lead : room > 1 ? room : 1;
+}
+
+uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
+{
+    return lead_with(f, now_ms, deadline_ms, 0);
+}
+
+/* The final round's allowance for drift. Workers that train through a
+ * grace period without a collective drift apart, by a share of the steps
+ * they train; one that is past the final round's step when it learns it
+ * raises the step by its own lead, and the driver, if it is the slowest,
+ * may then not reach the raised step before the deadline (the round ends
+ * aborted: the countdown's training is lost). Opening the final round
+ * earlier by the drift, with a lead longer by as many steps, proposes the
+ * same step at a driver's steady pace (it trains no step less), and tells
+ * workers up to that many steps ahead before they get there: they wait at
+ * it instead of raising it. */
+uint64_t preempt_plan_drift_(const struct preempt_core *c, const struct preempt_facts *f)
+{
+    if (f->cfg.grace_ms == 0 || f->cfg.workers <= 1 || f->run <= c->save_step)
+        return 0;
+    return (f->run - c->save_step + PREEMPT_DRIFT_SHARE - 1) / PREEMPT_DRIFT_SHARE;
 }
 
 enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked, bool alone)
@@ -706,7 +728,9 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
          * its decision names no stop step), and its final round is due at
          * once. Before, the job trained on towards the bound and exited
          * "done" if training ended first (tests/two-phase.sh, "late-*"). */
-        return c->driver && (f->cfg.grace_ms == 0 || preempt_plan_final_due_(f, ev->now_ms, c->deadline_ms));
+        return c->driver && (f->cfg.grace_ms == 0 ||
+                             preempt_plan_final_due_(f, ev->now_ms + preempt_plan_drift_(c, f) * f->step_ms,
+                                                     c->deadline_ms));
     case PREEMPT_GUARD_IS_DRIVER:
         return c->driver;
     case PREEMPT_GUARD_SHARD_OUT:
@@ -948,8 +972,9 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
         return (int64_t)own_deadline(ev, f);
     case PREEMPT_FX_CLAIM_DRIVER: /* a proposal: this worker's step plus the lead */
     case PREEMPT_FX_PROPOSE_STEP:
-    case PREEMPT_FX_REQUEST_FINAL:
         return (int64_t)(f->run + preempt_plan_lead_(f, ev->now_ms, n->deadline_ms));
+    case PREEMPT_FX_REQUEST_FINAL: /* the lead and the drift (the countdown's first step is still save_step) */
+        return (int64_t)(f->run + lead_with(f, ev->now_ms, n->deadline_ms, preempt_plan_drift_(n, f)));
     case PREEMPT_FX_ANNOUNCE_DONE:
         return (int64_t)f->run;
     case PREEMPT_FX_BEGIN_SAVE:

@@ -326,6 +326,17 @@ bool preempt_plan_periodic_due_(uint64_t run, uint64_t every, uint64_t last);
 #define PREEMPT_AGREE_GUESS_MS 50
 uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms);
 
+/* The final round's allowance, in steps, for the workers' drift through a
+ * grace period: a PREEMPT_DRIFT_SHARE-th of the steps this worker trained
+ * since the first save's step (c->save_step), 0 without a grace period or
+ * in local mode. The driver opens the final round that many steps earlier
+ * (the final-due guard) and proposes its step plus the lead plus the drift
+ * (request-final), so that the step is the same at its own pace and peers
+ * ahead of it learn it before they get there (docs/protocol.md, "The last
+ * save"). */
+#define PREEMPT_DRIFT_SHARE 4
+uint64_t preempt_plan_drift_(const struct preempt_core *c, const struct preempt_facts *f);
+
 /* Folds one measured step time @p d_us into the moving mean and mean
  * deviation the planner uses (both 1/4 gain; the first step sets the mean
  * and half of it as the deviation, as RFC 6298 does for round trips). */

@@ -1124,6 +1124,53 @@ START_TEST(test_lead_covers_the_agreement_in_steps)
 }
 END_TEST
 
+/* The final round allows for the workers' drift through the grace period
+ * (a PREEMPT_DRIFT_SHARE-th of the steps since the first save): the driver
+ * opens it that many steps earlier and proposes as many steps further, so
+ * that at its own pace the step is the one it proposed without the
+ * allowance, and a peer up to that many steps ahead learns it before it
+ * gets there (instead of raising it past what the driver reaches in time:
+ * tests/multi.sh's grace case). */
+START_TEST(test_final_round_allows_for_drift)
+{
+    struct preempt_core c = { .state = PREEMPT_STATE_COUNTDOWN, .driver = true, .committed = true, .save_step = 8,
+                              .cap = UINT64_MAX, .deadline_ms = 61000 };
+    struct preempt_facts f = facts(48, 60000);
+    struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED, .u.step_reached = { 48 } };
+    uint64_t lead, need, drift, due;
+    struct preempt_step st;
+
+    f.cfg.workers = 4;
+    f.step_ms = 100;
+    f.agree_ms = 250;
+    f.save_ms = 200;
+    lead = preempt_plan_lead_(&f, 0, 0);
+    ck_assert_uint_eq(lead, PREEMPT_LEAD_MIN + 3);
+    need = (lead + 1) * 100 + 250 + 200 + 100 + f.cfg.margin_ms;
+    drift = (48 - 8 + PREEMPT_DRIFT_SHARE - 1) / PREEMPT_DRIFT_SHARE;
+    ck_assert_uint_eq(preempt_plan_drift_(&c, &f), drift);
+    ck_assert_uint_gt(drift, 0);
+    due = 61000 - need - drift * 100;
+    ev.now_ms = due - 1;
+    ck_assert_int_eq(preempt_fsm_step_(&c, &ev, &f).verdict, PREEMPT_VERDICT_IGNORED);
+    ev.now_ms = due;
+    st = preempt_fsm_step_(&c, &ev, &f);
+    ck_assert_int_eq(st.next.state, PREEMPT_STATE_OWN_SIGNAL);
+    ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_REQUEST_FINAL);
+    /* the step it would have proposed drift steps later without the allowance */
+    ck_assert_int_eq(st.fx[0].arg, (int64_t)(48 + drift + lead));
+    ck_assert_uint_eq(st.next.cap, 48 + drift + lead);
+    /* a peer's raise is its step plus the lead alone */
+    ck_assert_uint_eq(preempt_plan_lead_(&f, due, 61000), lead);
+    /* without a grace period, or alone, no allowance */
+    f.cfg.grace_ms = 0;
+    ck_assert_uint_eq(preempt_plan_drift_(&c, &f), 0);
+    f.cfg.grace_ms = 60000;
+    f.cfg.workers = 1;
+    ck_assert_uint_eq(preempt_plan_drift_(&c, &f), 0);
+}
+END_TEST
+
 /* The driver proposes its step plus the lead and trains no further before
  * the round's step comes back; a follower proposes nothing and trains on. */
 START_TEST(test_claim_proposes_the_step)
@@ -1405,6 +1452,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_plan_measured_counts_save_and_agreement);
     tcase_add_test(tc, test_plan_tf_ignores_save_time);
     tcase_add_test(tc, test_lead_covers_the_agreement_in_steps);
+    tcase_add_test(tc, test_final_round_allows_for_drift);
     tcase_add_test(tc, test_periodic_due);
     tcase_add_test(tc, test_claim_proposes_the_step);
     tcase_add_test(tc, test_training_goes_on_to_the_cap);
