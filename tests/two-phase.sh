@@ -285,6 +285,21 @@ export PREEMPT_PERSIST=chunked
 # periodic step for its commit (the round's record said "last": final-save),
 # which the notice makes the preemption's: both exit saved there. The
 # workers step in lockstep.
+# late_resume [MODE]: the restart of $tag resumes $step on both workers,
+# bitwise against lateref's uninterrupted run with the same shards.
+late_resume() {
+    [ "$failures" -eq 0 ] || show_logs "$tag" 2
+    JOB_ARGS_0="--state-kb 32768 --step-kb 64"
+    job_start "$tag" 2 --steps 300 "$@" --allreduce "$(free_port 10000 10000)"
+    job_wait 90
+    JOB_ARGS_0= JOB_ARGS_1=
+    eq "$tag again: done" "$RCS" "0 0"
+    for i in 0 1; do
+        eq "$tag again: worker $i resumed at the saved step" "$(field "$TMP/$tag.$i.out" start restored_step)" "$step"
+        eq "$tag again: worker $i bitwise" "$(field "$TMP/$tag.$i.out" done state_digest)" \
+            "$(field "$TMP/lateref.$i.out" done state_digest)"
+    done
+}
 JOB_ARGS_0="--state-kb 32768 --step-kb 64" JOB_ARGS_1="--state-kb 64"
 job_start lateref 2 --steps 300 --allreduce "$(free_port 10000 10000)"
 job_wait 90
@@ -317,19 +332,37 @@ for tag in late-chunked late-io_uring late-aio late-sync; do
     for i in 0 1; do
         expect "$tag: worker $i $how" grep -q "$ends" "$TMP/$tag.$i.out"
     done
-    [ "$failures" -eq 0 ] || show_logs "$tag" 2
-    JOB_ARGS_0="--state-kb 32768 --step-kb 64"
-    job_start "$tag" 2 --steps 300 $mode --allreduce "$(free_port 10000 10000)"
-    job_wait 90
-    JOB_ARGS_0= JOB_ARGS_1=
-    eq "$tag again: done" "$RCS" "0 0"
-    for i in 0 1; do
-        eq "$tag again: worker $i resumed at the saved step" "$(field "$TMP/$tag.$i.out" start restored_step)" "$step"
-        eq "$tag again: worker $i bitwise" "$(field "$TMP/$tag.$i.out" done state_digest)" \
-            "$(field "$TMP/lateref.$i.out" done state_digest)"
-    done
+    late_resume $mode
 done
 export PREEMPT_PERSIST=chunked
+
+# The same window with a grace period (2 s), two-phase, chunked: the
+# commit of the periodic checkpoint starts the countdown; both train
+# through it in lockstep, the driver opens the final round in time, and
+# both save once more and exit saved at that step before the deadline;
+# the restart resumes it bitwise.
+tag=late-grace
+JOB_ARGS_0="--state-kb 32768 --step-kb 64 --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
+job_start "$tag" 2 --steps 300 --step-ms 10 --two-phase --save-every-steps 20 --max-to-keep 0 --grace-ms 2000 \
+    --allreduce "$(free_port 10000 10000)"
+job_wait 90
+eq "$tag: both saved" "$RCS" "42 42"
+step=$(same "$tag" 2 exit saved_step)
+first=$(first_field "$TMP/$tag.0.out" save-begin step)
+rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
+sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
+expect "$tag: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
+    test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
+expect "$tag: one step saved, a countdown after the periodic one ($step, $first)" \
+    test "${step#differs}" = "$step" -a "${step:-0}" -gt "$((${first:-999} + 20))"
+for i in 0 1; do
+    expect "$tag: worker $i counted down from the periodic commit" \
+        grep -q '"from":"persisting","to":"countdown"' "$TMP/$tag.$i.out"
+    expect "$tag: worker $i saved the final round's step last" grep -q '"from":"final-save","to":"exit"' "$TMP/$tag.$i.out"
+    left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
+    expect "$tag: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+done
+late_resume --two-phase
 
 # ---- under preempt-launch: two workers, periodic two-phase checkpoints
 # persisting while they train, then SIGTERM to the launcher, as a
