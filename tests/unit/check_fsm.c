@@ -1160,8 +1160,15 @@ START_TEST(test_final_round_allows_for_drift)
     /* the step it would have proposed drift steps later without the allowance */
     ck_assert_int_eq(st.fx[0].arg, (int64_t)(48 + drift + lead));
     ck_assert_uint_eq(st.next.cap, 48 + drift + lead);
-    /* a peer's raise is its step plus the lead alone */
-    ck_assert_uint_eq(preempt_plan_lead_(&f, due, 61000), lead);
+    /* a follower past that step raises it by its step plus the lead alone */
+    c = (struct preempt_core){ .state = PREEMPT_STATE_FOLLOWING, .committed = true, .round = 1, .save_step = 8,
+                               .cap = UINT64_MAX, .deadline_ms = 61000 };
+    f.run = 70;
+    ev = (struct preempt_event){ .kind = PREEMPT_EV_STEP_AGREED, .now_ms = due, .u.step_agreed = { 66, 1 } };
+    st = preempt_fsm_step_(&c, &ev, &f);
+    ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_PROPOSE_STEP);
+    ck_assert_int_eq(st.fx[0].arg, (int64_t)(70 + lead));
+    c = (struct preempt_core){ .state = PREEMPT_STATE_COUNTDOWN, .save_step = 8 };
     /* without a grace period, or alone, no allowance */
     f.cfg.grace_ms = 0;
     ck_assert_uint_eq(preempt_plan_drift_(&c, &f), 0);
