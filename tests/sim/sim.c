@@ -265,7 +265,7 @@ struct world {
                                                   stopped at the job's stop step, or were past it at the commit */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
                                                   runs without an injected fault */
-    uint64_t finals_aborted_raised;            /* of those, the ones whose step a worker raised */
+    uint64_t finals_aborted_why[3];            /* of those, by enum final_why */
     bool faulted; /* a fault was injected: a crash, etcd down, a broken watch, a stall, a failing or
                      slow save, a second notice that ends a worker */
     /* --scale: one clean preemption of a large job, measured */
@@ -2129,21 +2129,35 @@ static void teardown_incarnation(void)
     }
 }
 
-/* Whether round 1 of the decision's episode had its step raised: its
- * agreed record was put more than once (created, then raised). */
-static bool final_raised(const struct sim_ev *h, size_t n, const struct preempt_key *d)
+/* Why round 1 of the decision's episode may have been aborted: its step
+ * was raised (its agreed record put more than once: created, then
+ * raised), else a notice came after the round was requested (a worker's
+ * or an operator's, perhaps with an earlier deadline than the round was
+ * planned for), else neither (a worker behind the driver's step). */
+enum final_why { FINAL_RAISED, FINAL_LATER_NOTICE, FINAL_OTHER };
+
+static enum final_why final_why(const struct sim_ev *h, size_t n, const struct preempt_key *d)
 {
     unsigned puts = 0;
+    bool requested = false, later = false;
 
     for (size_t i = 0; i < n; i++) {
-        struct preempt_key k;
+        struct preempt_key k = { 0 };
+        int id;
 
-        if (h[i].type == PREEMPT_ETCD_PUT &&
-            preempt_key_parse_(h[i].kv.key, SIM_JOBP, &k) == (int)PREEMPT_KEY_AGREED && k.inc == d->inc &&
-            k.ep == d->ep && k.round == 1)
+        if (h[i].type != PREEMPT_ETCD_PUT)
+            continue;
+        id = preempt_key_parse_(h[i].kv.key, SIM_JOBP, &k);
+        if (id < 0 || k.inc != d->inc)
+            continue;
+        if (id == (int)PREEMPT_KEY_AGREED && k.ep == d->ep && k.round == 1)
             puts++;
+        if (id == (int)PREEMPT_KEY_FINAL && k.ep == d->ep)
+            requested = true;
+        if (requested && (id == (int)PREEMPT_KEY_NOTICE_OP || (id == (int)PREEMPT_KEY_NOTICE && k.ep == d->ep)))
+            later = true;
     }
-    return puts > 1;
+    return puts > 1 ? FINAL_RAISED : later ? FINAL_LATER_NOTICE : FINAL_OTHER;
 }
 
 /* One seed: returns true when every check held. */
@@ -2172,7 +2186,7 @@ static void count_finals(void)
                 W->finals_aborted++;
                 if (!W->faulted && W->cfg.plan == PREEMPT_PLAN_MEASURED) {
                     W->finals_aborted_clean++;
-                    W->finals_aborted_raised += final_raised(h, n, &k);
+                    W->finals_aborted_why[final_why(h, n, &k)]++;
                 }
             }
         }
@@ -2390,7 +2404,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[4] = { 0, 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[6] = { 0, 0, 0, 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2461,7 +2475,8 @@ int main(int argc, char **argv)
         finals[0] += wd.finals_committed;
         finals[1] += wd.finals_aborted;
         finals[2] += wd.finals_aborted_clean;
-        finals[3] += wd.finals_aborted_raised;
+        for (int i = 0; i < 3; i++)
+            finals[3 + i] += wd.finals_aborted_why[i];
         proto += wd.proto_errors;
         watched += wd.obs_checked;
         sup[0] += wd.superseded;
@@ -2475,10 +2490,10 @@ int main(int argc, char **argv)
         rf[2] += wd.none_left;
     }
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
-           "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault, %" PRIu64
-           " of them raised); %" PRIu64 " protocol errors\n",
+           "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault: %" PRIu64
+           " raised, %" PRIu64 " after a later notice, %" PRIu64 " with neither); %" PRIu64 " protocol errors\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], finals[3],
-           proto);
+           finals[4], finals[5], proto);
     if (!o.scale) {
         printf("preempt-sim: the watcher (lib/watcher.c, on its own io) checked against a fresh read in %" PRIu64
                " incarnations with a notice\n", watched);
