@@ -139,7 +139,11 @@ enum preempt_exit {
 struct event_base;
 struct preempt_handler; /* opaque */
 
-/** How the final save of a grace period is planned. */
+/** How the final save of a grace period is planned. In a job, either plan
+ * allows for the workers' drift: the driver opens the final round earlier
+ * by a quarter of the steps it trained since the first save and proposes
+ * as many steps further (the same step at its own pace), so that workers
+ * that drifted ahead learn the step before they pass it. */
 enum preempt_plan {
     PREEMPT_PLAN_MEASURED = 0, /**< from measured step, save and agreement times (default) */
     PREEMPT_PLAN_TF = 1,       /**< TensorFlow's rule: 6 x mean step time before the
