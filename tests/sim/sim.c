@@ -2164,8 +2164,7 @@ static enum final_why final_why(const struct sim_ev *h, size_t n, const struct p
 /* The grace periods' final rounds of the run, by their decision records
  * (each written once: create-if-absent). One aborted without a fault is
  * grace training lost; not a violation (a fault may be the cause), a
- * figure, with how many of those had their step raised (a worker ahead of
- * the final round's step when it learnt it: the drift allowance's case). */
+ * figure, sorted by why (final_why: a raise is the drift allowance's case). */
 static void count_finals(void)
 {
     size_t n;
