@@ -285,6 +285,24 @@ export PREEMPT_PERSIST=chunked
 # periodic step for its commit (the round's record said "last": final-save),
 # which the notice makes the preemption's: both exit saved there. The
 # workers step in lockstep.
+# late_run SLOW [ARGS]: job $tag of two workers in lockstep, periodic saves
+# every 20 steps; worker 0 (the larger shard, and SLOW) raises SIGTERM as
+# its first save ends. Both exit saved; $step is the saved step, $first
+# worker 0's first save's, and the notice came after worker 0's report.
+late_run() {
+    JOB_ARGS_0="--state-kb 32768 --step-kb 64 $1 --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
+    shift
+    job_start "$tag" 2 --steps 300 --step-ms 10 --save-every-steps 20 --max-to-keep 0 "$@" \
+        --allreduce "$(free_port 10000 10000)"
+    job_wait 90
+    eq "$tag: both saved" "$RCS" "42 42"
+    step=$(same "$tag" 2 exit saved_step)
+    first=$(first_field "$TMP/$tag.0.out" save-begin step)
+    rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
+    sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
+    expect "$tag: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
+        test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
+}
 # late_resume [MODE]: the restart of $tag resumes $step on both workers,
 # bitwise against lateref's uninterrupted run with the same shards.
 late_resume() {
@@ -311,13 +329,7 @@ for tag in late-chunked late-io_uring late-aio late-sync; do
         export PREEMPT_PERSIST="${tag#late-}"
         mode=--two-phase slow= ends='"from":"persisting","to":"countdown"' how="counted down from the periodic commit"
     fi
-    JOB_ARGS_0="--state-kb 32768 --step-kb 64 $slow --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
-    job_start "$tag" 2 --steps 300 --step-ms 10 $mode --save-every-steps 20 --max-to-keep 0 \
-        --allreduce "$(free_port 10000 10000)"
-    job_wait 90
-    eq "$tag: both saved" "$RCS" "42 42"
-    step=$(same "$tag" 2 exit saved_step)
-    first=$(first_field "$TMP/$tag.0.out" save-begin step)
+    late_run "$slow" $mode
     if [ $tag != late-sync ]; then
         eq "$tag: its backend" "$(persisted "$TMP/$tag.0.err")" "persisted with $PREEMPT_PERSIST on the loop"
         expect "$tag: one step saved, after the periodic one ($step, $first)" \
@@ -325,10 +337,6 @@ for tag in late-chunked late-io_uring late-aio late-sync; do
     else
         eq "$tag: the periodic step saved" "$step" "${first:-none}"
     fi
-    rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
-    sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
-    expect "$tag: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
-        test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
     for i in 0 1; do
         expect "$tag: worker $i $how" grep -q "$ends" "$TMP/$tag.$i.out"
     done
@@ -342,17 +350,7 @@ export PREEMPT_PERSIST=chunked
 # both save once more and exit saved at that step before the deadline;
 # the restart resumes it bitwise.
 tag=late-grace
-JOB_ARGS_0="--state-kb 32768 --step-kb 64 --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
-job_start "$tag" 2 --steps 300 --step-ms 10 --two-phase --save-every-steps 20 --max-to-keep 0 --grace-ms 2000 \
-    --allreduce "$(free_port 10000 10000)"
-job_wait 90
-eq "$tag: both saved" "$RCS" "42 42"
-step=$(same "$tag" 2 exit saved_step)
-first=$(first_field "$TMP/$tag.0.out" save-begin step)
-rep=$(grep -n -m1 'fx=report-shard:' "$TMP/$tag.0.trace" | cut -d: -f1)
-sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
-expect "$tag: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
-    test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
+late_run "" --two-phase --grace-ms 2000
 expect "$tag: one step saved, a countdown after the periodic one ($step, $first)" \
     test "${step#differs}" = "$step" -a "${step:-0}" -gt "$((${first:-999} + 20))"
 for i in 0 1; do
