@@ -383,6 +383,11 @@ struct preempt_core preempt_fsm_init_(void)
  * in a row overran the deadline (make bench, planning sweep). TensorFlow's
  * rule (PREEMPT_PLAN_TF) is deadline - 6 x mean step time and ignores the
  * save and agreement times. */
+static uint64_t measured_need(const struct preempt_facts *f, uint64_t steps, uint64_t step_ms)
+{
+    return steps * (step_ms + 4 * f->step_dev_ms) + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
+}
+
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
 {
     uint64_t need = 0;
@@ -391,8 +396,7 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
         return false;
     switch (f->cfg.plan) {
     case PREEMPT_PLAN_MEASURED:
-        need = (preempt_plan_lead_(f, 0, 0) + 1) * (f->step_ms + 4 * f->step_dev_ms) + f->agree_ms + f->save_ms +
-               f->save_ms / 2 + f->cfg.margin_ms;
+        need = measured_need(f, preempt_plan_lead_(f, 0, 0) + 1, f->step_ms);
         break;
     case PREEMPT_PLAN_TF:
         /* TF's rule, measured from the moment the shell's timer ends the
@@ -493,6 +497,36 @@ uint64_t preempt_plan_drift_(const struct preempt_core *c, const struct preempt_
     if (f->cfg.grace_ms == 0 || f->cfg.workers <= 1 || f->run <= c->save_step)
         return 0;
     return (f->run - c->save_step + PREEMPT_DRIFT_SHARE - 1) / PREEMPT_DRIFT_SHARE;
+}
+
+uint64_t preempt_plan_behind_(const struct preempt_facts *f, uint64_t now_ms)
+{
+    uint64_t slow;
+
+    if (f->cfg.grace_ms == 0 || f->cfg.workers <= 1 || f->slow_step_ms == 0 || now_ms < f->slow_at_ms)
+        return 0;
+    slow = f->slow_step + (now_ms - f->slow_at_ms) / f->slow_step_ms;
+    return f->run > slow ? f->run - slow : 0;
+}
+
+/* A driver faster than a peer trains ahead of it through the countdown:
+ * planned for its own pace alone, the final round's step was one the
+ * peer could not reach before the deadline less the margin, and the round
+ * was aborted (tests/multi.sh, "grace-pace"). The peer must cover the
+ * lead, the drift allowance and the steps it is behind, at its own pace. */
+bool preempt_plan_final_due_job_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms,
+                                 uint64_t deadline_ms)
+{
+    uint64_t drift = preempt_plan_drift_(c, f), behind;
+
+    if (preempt_plan_final_due_(f, now_ms + drift * f->step_ms, deadline_ms))
+        return true;
+    behind = preempt_plan_behind_(f, now_ms);
+    if (behind == 0 || deadline_ms == 0 || f->cfg.plan != PREEMPT_PLAN_MEASURED)
+        return false;
+    return now_ms + measured_need(f, preempt_plan_lead_(f, 0, 0) + drift + behind + 1,
+                                  f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >=
+           deadline_ms;
 }
 
 enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked, bool alone)
@@ -728,9 +762,7 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
          * its decision names no stop step), and its final round is due at
          * once. Before, the job trained on towards the bound and exited
          * "done" if training ended first (tests/two-phase.sh, "late-*"). */
-        return c->driver && (f->cfg.grace_ms == 0 ||
-                             preempt_plan_final_due_(f, ev->now_ms + preempt_plan_drift_(c, f) * f->step_ms,
-                                                     c->deadline_ms));
+        return c->driver && (f->cfg.grace_ms == 0 || preempt_plan_final_due_job_(c, f, ev->now_ms, c->deadline_ms));
     case PREEMPT_GUARD_IS_DRIVER:
         return c->driver;
     case PREEMPT_GUARD_SHARD_OUT:

@@ -125,6 +125,9 @@ struct preempt_facts {
     uint64_t agree_ms;  /* measured agreement round trip */
     uint64_t persist_left_ms; /* the checkpoint persisting: the time its rest takes to be durable, estimated
                                  at the rate it has persisted so far (0: none persists, or not known yet) */
+    uint64_t slow_step;    /* the job's slowest worker, as the last commit named it: at slow_at_ms every */
+    uint64_t slow_at_ms;   /*   worker had reached at least slow_step, and none trains slower than */
+    uint64_t slow_step_ms; /*   slow_step_ms a step (0: not known) */
 };
 
 /* ---- the core's own context: the state and what the machine remembers -- */
@@ -336,6 +339,21 @@ uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint
  * save"). */
 #define PREEMPT_DRIFT_SHARE 4
 uint64_t preempt_plan_drift_(const struct preempt_core *c, const struct preempt_facts *f);
+
+/* How many steps the job's slowest worker is behind this one at now_ms, at
+ * least: the facts' slow_step plus the steps at slow_step_ms since
+ * slow_at_ms (the last commit's, whose reports named each worker's step and
+ * pace), against f->run. 0 when not known, in local mode, without a grace
+ * period, or when none is behind. */
+uint64_t preempt_plan_behind_(const struct preempt_facts *f, uint64_t now_ms);
+
+/* The final-due guard's planner: the final round must start now so that
+ * this worker (the driver) and the job's slowest worker both reach its step
+ * (this worker's step plus the lead plus the drift allowance) and save
+ * before the deadline less the margin. Without a slower worker behind, the
+ * plain rule (preempt_plan_final_due_) the drift allowance's steps later. */
+bool preempt_plan_final_due_job_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms,
+                                 uint64_t deadline_ms);
 
 /* Folds one measured step time @p d_us into the moving mean and mean
  * deviation the planner uses (both 1/4 gain; the first step sets the mean

@@ -29,7 +29,8 @@ struct preempt_facts preempt_trace_facts_(const struct preempt_trace_rec *r, con
 {
     return (struct preempt_facts){
         .cfg = *cfg, .run = r->run, .step_ms = r->step_ms, .step_dev_ms = r->step_dev_ms, .save_ms = r->save_ms, .agree_ms = r->agree_ms,
-        .persist_left_ms = r->persist_left_ms,
+        .persist_left_ms = r->persist_left_ms, .slow_step = r->slow_step, .slow_at_ms = r->slow_at_ms,
+        .slow_step_ms = r->slow_step_ms,
     };
 }
 
@@ -46,6 +47,9 @@ void preempt_trace_from_step_(struct preempt_trace_rec *r, uint64_t seq, const s
     r->save_ms = f->save_ms;
     r->agree_ms = f->agree_ms;
     r->persist_left_ms = f->persist_left_ms;
+    r->slow_step = f->slow_step;
+    r->slow_at_ms = f->slow_at_ms;
+    r->slow_step_ms = f->slow_step_ms;
     r->from = from;
     r->to = st->verdict == PREEMPT_VERDICT_TRANSITION ? st->next.state : from;
     r->verdict = st->verdict;
@@ -191,6 +195,12 @@ int preempt_trace_format_(char *buf, size_t size, const struct preempt_trace_rec
         put(&o, " agree-ms=%" PRIu64, r->agree_ms);
     if (prev ? prev->persist_left_ms != r->persist_left_ms : r->persist_left_ms != 0)
         put(&o, " persist-left-ms=%" PRIu64, r->persist_left_ms);
+    if (prev ? prev->slow_step != r->slow_step : r->slow_step != 0)
+        put(&o, " slow-step=%" PRIu64, r->slow_step);
+    if (prev ? prev->slow_at_ms != r->slow_at_ms : r->slow_at_ms != 0)
+        put(&o, " slow-at-ms=%" PRIu64, r->slow_at_ms);
+    if (prev ? prev->slow_step_ms != r->slow_step_ms : r->slow_step_ms != 0)
+        put(&o, " slow-step-ms=%" PRIu64, r->slow_step_ms);
     put(&o, " ev=%s", ev_name);
     for (unsigned i = 0; i < PREEMPT_EVENT_PARAMS; i++)
         put_param(&o, &r->ev, &p[i]);
@@ -517,6 +527,9 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
     r->save_ms = rd->last.save_ms;
     r->agree_ms = rd->last.agree_ms;
     r->persist_left_ms = rd->last.persist_left_ms;
+    r->slow_step = rd->last.slow_step;
+    r->slow_at_ms = rd->last.slow_at_ms;
+    r->slow_step_ms = rd->last.slow_step_ms;
     while (next_tok(&s, &t)) {
         if (tok_is(&t, "=>")) {
             have_arrow = true;
@@ -557,6 +570,12 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
             num = &r->agree_ms;
         else if (strcmp(key, "persist-left-ms") == 0)
             num = &r->persist_left_ms;
+        else if (strcmp(key, "slow-step") == 0)
+            num = &r->slow_step;
+        else if (strcmp(key, "slow-at-ms") == 0)
+            num = &r->slow_at_ms;
+        else if (strcmp(key, "slow-step-ms") == 0)
+            num = &r->slow_step_ms;
         else
             return fail(rd, "unknown field '%s' (before ev=)", key);
         if (!parse_u64(val, num))

@@ -36,6 +36,7 @@ struct preempt_trace_rec {
     uint64_t seq;                 /* 1-based */
     struct preempt_event ev;      /* ev.now_ms is the record's t */
     uint64_t run, step_ms, step_dev_ms, save_ms, agree_ms, persist_left_ms;
+    uint64_t slow_step, slow_at_ms, slow_step_ms;
     enum preempt_state from;
     enum preempt_state to;        /* equal to from unless the verdict is a transition */
     enum preempt_verdict verdict;

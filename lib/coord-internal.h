@@ -156,6 +156,12 @@ struct preempt_coord_ops {
      * (preempt_worker_job_save_), so that the final round is opened in
      * time for the slowest worker. NULL: not told. */
     void (*job_save)(uint64_t ms, void *arg);
+    /* A commit named its reports' lowest step and slowest pace, and came at
+     * at_ms (the machine's clock): at at_ms every worker had reached at
+     * least pace.step, and none trains slower than pace.ms a step. The
+     * owner's planner opens the final round in time for the job's slowest
+     * worker with it (preempt_worker_job_pace_). NULL: not told. */
+    void (*job_pace)(struct preempt_pace pace, uint64_t at_ms, void *arg);
     /* The job's view took input in and made ev of it (NULL: nothing is
      * told): what a trace records, so that a replay can check it. */
     void (*on_view)(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
@@ -259,11 +265,11 @@ void preempt_coord_free_(struct preempt_coord *c);
  * for report-shard that the save ends this worker's preemption (its
  * membership ends with the report); stop is preempt_fsm_fx_stop_() (a
  * report carries it: the step this worker would have the job stop at);
- * save_ms is the slowest save this worker knows of (a report carries it);
- * errmsg is the text of a publish-error. Returns true when fx was a
- * coordination effect. */
+ * save_ms is the slowest save this worker knows of and pace its step and
+ * mean step time (a report carries them); errmsg is the text of a
+ * publish-error. Returns true when fx was a coordination effect. */
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t stop, uint64_t save_ms, const char *errmsg);
+                       uint64_t stop, uint64_t save_ms, struct preempt_pace pace, const char *errmsg);
 
 /* Marks this worker's notice record withdrawn (its sources cancelled every
  * notice, or the notice was advisory) or live again. Call it before the

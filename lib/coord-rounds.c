@@ -82,8 +82,9 @@ static void read_reports(struct preempt_coord *c, unsigned k, const struct preem
 /* What the shard reports of round k at its step (r: their range) decide:
  * the commit when every shard is there, with "last" when any report said
  * so, the slowest save they name (every worker plans the final round with
- * it) and, with "last", the highest stop step they name (every worker
- * training on stops there); otherwise, when this worker asked to abort
+ * it), with "last" the highest stop step they name (every worker training
+ * on stops there), and the lowest step and slowest pace they name (the
+ * driver plans the final round for the job's slowest worker); otherwise, when this worker asked to abort
  * (or_abort), the abort. An earlier decision still wins. As the caps, they
  * come from the records alone. */
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
@@ -107,7 +108,7 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
          " ms); proposing the commit%s", k, rd->agreed, t->slowest, t->last ? ", the last save" : "");
     /* a stop step only past the save step (a synchronous save's workers all wait there) */
     (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t->last, t->slowest,
-                                   t->last && t->stop > rd->agreed ? t->stop : 0);
+                                   t->last && t->stop > rd->agreed ? t->stop : 0, preempt_view_reports_pace_(t));
     coord_decide(c, k, val);
 }
 
@@ -193,14 +194,15 @@ void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *i
 }
 
 /* Reports this worker's shard of round k at step, with the slowest save
- * it knows of (save_ms), and counts the round's shards at that step, in
+ * it knows of (save_ms) and its step and pace (pace), and counts the round's shards at that step, in
  * one transaction. A save that ends this worker's preemption (last: the
  * agreed record said so, or the worker judges no time left for another
  * round) says so, and the worker's membership ends in the same
  * transaction: it has nothing more to give the job, and its exit then
  * costs etcd nothing (no revoke; the lease ends by itself, holding
  * nothing). */
-void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms)
+void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
+                  struct preempt_pace pace)
 {
     char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_SHARD_VALUE_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
@@ -210,7 +212,7 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-    (void)preempt_shard_value_(val, sizeof(val), save_ms, last, last ? stop : 0);
+    (void)preempt_shard_value_(val, sizeof(val), save_ms, last, last ? stop : 0, pace);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
     coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
@@ -232,6 +234,9 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     }
     if (d->save_ms) /* before the commit: the countdown plans with it */
         coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_JOB_SAVE, .ms = d->save_ms });
+    if (d->pace.ms) /* and the driver, with the slowest worker's step and pace as of now */
+        coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_JOB_PACE, .pace = d->pace,
+                                                     .ms = c->now_ms });
     if (coord_own_live(c)) {
         /* The job withdrew the notices, then this worker got one whose
          * record has not landed: the job returns to idle at this commit

@@ -123,6 +123,10 @@ static void run(void *arg, const struct preempt_coord_out *o)
         if (sh->ops.job_save)
             sh->ops.job_save(o->ms, sh->arg);
         return;
+    case PREEMPT_COORD_OUT_JOB_PACE:
+        if (sh->ops.job_pace)
+            sh->ops.job_pace(o->pace, o->ms, sh->arg);
+        return;
     case PREEMPT_COORD_OUT_ERROR_MSG:
         if (sh->ops.on_error_msg)
             sh->ops.on_error_msg(o->text, sh->arg);
@@ -151,13 +155,13 @@ static void run(void *arg, const struct preempt_coord_out *o)
 /* ---- the shell's calls: each makes its typed input -------------------------------------------- */
 
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t stop, uint64_t save_ms, const char *text)
+                       uint64_t stop, uint64_t save_ms, struct preempt_pace pace, const char *text)
 {
     bool ran = false;
 
     feed(shell_of(c), (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_EFFECT, .round = round, .fx = fx,
-                                                 .last = last, .stop = stop, .save_ms = save_ms, .text = text,
-                                                 .ran = &ran });
+                                                 .last = last, .stop = stop, .save_ms = save_ms, .pace = pace,
+                                                 .text = text, .ran = &ran });
     return ran;
 }
 

@@ -60,6 +60,7 @@ struct preempt_coord_in {
     const struct preempt_fx *fx;           /* an effect (its arguments: preempt_coord_fx_()), */
     bool last;
     uint64_t stop, save_ms;
+    struct preempt_pace pace;              /*   a report's: this worker's step and pace */
     const char *text;                      /*   an effect's text; a source's name; a history value */
     bool *ran;                             /*   out: whether the effect was the coordinator's */
     uint64_t step_ms;                      /* a step's time */
@@ -95,7 +96,9 @@ struct preempt_coord_out {
     uint64_t give_up_ms;                    /*   retried for this long; */
     enum preempt_coord_in_kind answer;      /*   its answer's input (COORD_NO_ANSWER: none), */
     unsigned round;                         /*   of this round */
-    uint64_t ms;                            /* the timer: after ms (0: none); job-save: the save's ms */
+    uint64_t ms;                            /* the timer: after ms (0: none); job-save: the save's ms; job-pace:
+                                               the time the commit came (the machine's clock) */
+    struct preempt_pace pace;               /* job-pace: the lowest step and the slowest pace the commit named */
     struct preempt_event ev;                /* post: the machine's event */
     int level;                              /* log: 0 debug .. 3 error */
     const char *text;                       /* log: the line; error-msg: the job's error; gone: why */
@@ -227,7 +230,8 @@ void coord_decide(struct preempt_coord *c, unsigned k, const char *value);
 void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last);
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort);
 void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
-void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms);
+void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
+                  struct preempt_pace pace);
 void coord_reset_round(struct preempt_coord *c, unsigned k);
 void coord_retell_agreed(struct preempt_coord *c);
 void coord_read_members(struct preempt_coord *c);

@@ -132,6 +132,11 @@ static void coord_job_save(uint64_t ms, void *arg)
     preempt_worker_save_took_(&((struct preempt_handler *)arg)->wk, ms, PREEMPT_SAVE_JOB); /* its shards' slowest */
 }
 
+static void coord_job_pace(struct preempt_pace pace, uint64_t at_ms, void *arg)
+{
+    preempt_worker_job_pace_(&((struct preempt_handler *)arg)->wk, pace.step, pace.ms, at_ms);
+}
+
 static void coord_post(const struct preempt_event *ev, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -634,6 +639,7 @@ static int start_finish(struct preempt_handler *h)
         static const struct preempt_coord_ops cops = {
             .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
             .on_view = hd_coord_view, .on_answer = hd_coord_answer, .job_save = coord_job_save,
+            .job_pace = coord_job_pace,
             .on_input = hd_coord_in, .on_output = hd_coord_out,
         };
 

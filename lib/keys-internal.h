@@ -74,13 +74,15 @@
       "round k's save step: the driver's step plus the lead, or a raise's; `last` when the proposal said so: that " \
       "save ends the preemption (no countdown after it), for every worker")                                         \
     X(DECISION, "{N}/decision/e{p}/r{k}",                                                                           \
-      "(committed <step:u64>[ last][ save=<save:u64>][ stop=<stop:u64>]|aborted <step:u64> (<w:w>|restart))",        \
+      "(committed <step:u64>[ last][ save=<save:u64>][ stop=<stop:u64>][ from=<from:u64> pace=<pace:u64>]|"         \
+      "aborted <step:u64> (<w:w>|restart))",        \
       "create-if-absent: the first to land wins",                                                                    \
       "round k's one decision; `last` when a worker's report said no time is left for another round: the commit "   \
       "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
       "the final round with (until the next decision names another); `stop`: with `last`, the highest stop "      \
       "step the reports name when past the step: every worker that trained on while its checkpoint persisted "     \
-      "stops there (without it: at the step). Kept for the incarnation's life, outside `e<p>/`, because a "        \
+      "stops there (without it: at the step); `from` and `pace`: the lowest step the reports name and the "      \
+      "slowest pace (ms a step), with which the driver plans the final round for the job's slowest worker. Kept for the incarnation's life, outside `e<p>/`, because a "        \
       "worker's pending copy may wait on it after the episode is cleared")                                   \
     X(W_RESTORED, "{N}/w/restored/{w}", "ok", "worker w, counted in the same transaction",                         \
       "w's restore callback accepted the step")                                                                      \
@@ -92,13 +94,14 @@
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
       "last save")                                                                                                   \
     X(DONE, "{N}/w/done/{w}", "<step:u64>", "worker w", "w finished training")                                         \
-    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last][ stop=<stop:u64>]",                               \
+    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last][ stop=<stop:u64>][ run=<run:u64> pace=<pace:u64>]",                               \
       "worker w, counted in the same transaction",                                                                   \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
       "longest save w measured itself (awaited by the trainer; before one was, persisted while it trained on; "     \
       "never the job's figure a decision named). `last`: w judges, its save done and measured, that no time is "   \
       "left for another round; `stop`: then where w would have the job stop training (its step, or, training on "  \
-      "while the checkpoint persisted, its step plus the lead)")
+      "while the checkpoint persisted, its step plus the lead); `run` and `pace`: the step w had reached as it "     \
+      "reported, and its mean step time (ms)")
 
 /* X(ID, pattern): the ranges read, counted, watched and deleted as a whole. */
 #define PREEMPT_RANGES(X)                                                                                            \
@@ -160,22 +163,33 @@ int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
  * else (a number with other words after it, a sign, nothing). */
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last);
 
-/* A shard report, "<save>[ last][ stop=<step>]" (stop 0: not named):
- * writes it into buf (PREEMPT_SHARD_VALUE_MAX) as snprintf does; parses
- * it, true with *save_ms, *last and *stop (0: not named) set, false for
- * anything else. */
-#define PREEMPT_SHARD_VALUE_MAX 64
-int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop);
-bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop);
+/* A worker's step and pace as a shard report names them (run=, pace=),
+ * or the lowest step and the slowest pace of a round's reports as its
+ * commit names them (from=, pace=); ms 0: not named. */
+struct preempt_pace {
+    uint64_t step, ms;
+};
 
-/* A committed decision, "committed <step>[ last] save=<ms>[ stop=<step>]"
- * (the round's slowest save, older records lack it; the job's stop step,
- * 0: not named): writes it into buf as snprintf does
+/* A shard report, "<save>[ last][ stop=<step>][ run=<step> pace=<ms>]"
+ * (stop 0: not named): writes it into buf (PREEMPT_SHARD_VALUE_MAX) as
+ * snprintf does; parses it, true with *save_ms, *last, *stop (0: not
+ * named) and *pace set, false for anything else. */
+#define PREEMPT_SHARD_VALUE_MAX 112
+int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
+                         struct preempt_pace pace);
+bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop,
+                                struct preempt_pace *pace);
+
+/* A committed decision, "committed <step>[ last] save=<ms>[ stop=<step>]
+ * [ from=<step> pace=<ms>]" (the round's slowest save, older records lack
+ * it; the job's stop step, 0: not named; the reports' lowest step and
+ * slowest pace, pace.ms 0: not named): writes it into buf as snprintf does
  * (PREEMPT_COMMITTED_VALUE_MAX); parses it, true with *step, *last and
  * *save_ms (0: not named) set, false for anything else (an abort
  * included). */
-#define PREEMPT_COMMITTED_VALUE_MAX 96
-int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop);
+#define PREEMPT_COMMITTED_VALUE_MAX 144
+int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
+                             struct preempt_pace pace);
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms);
 
 /* Whether a value may be written at key: 0 when key is no record of a job

@@ -201,14 +201,33 @@ static const char *stop_field(char s[32], uint64_t stop)
     return s;
 }
 
-int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop)
+/* The optional " <at>=<step> pace=<ms>" of a shard report (at "run") and
+ * a decision ("from") into s (64 bytes). */
+static const char *pace_field(char s[64], const char *at, struct preempt_pace pace)
 {
-    char s[32];
-
-    return snprintf(buf, size, "%" PRIu64 "%s%s", save_ms, last ? " last" : "", stop_field(s, stop));
+    s[0] = '\0';
+    if (pace.ms)
+        (void)snprintf(s, 64, " %s=%" PRIu64 " pace=%" PRIu64, at, pace.step, pace.ms);
+    return s;
 }
 
-bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop)
+static void pace_of(const struct preempt_record *r, const char *at, struct preempt_pace *pace)
+{
+    if (!preempt_record_u64_(r, at, &pace->step) || !preempt_record_u64_(r, "pace", &pace->ms))
+        *pace = (struct preempt_pace){ 0, 0 };
+}
+
+int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
+                         struct preempt_pace pace)
+{
+    char s[32], p[64];
+
+    return snprintf(buf, size, "%" PRIu64 "%s%s%s", save_ms, last ? " last" : "", stop_field(s, stop),
+                    pace_field(p, "run", pace));
+}
+
+bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop,
+                                struct preempt_pace *pace)
 {
     struct preempt_record r;
     const char *why;
@@ -218,15 +237,17 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
     *last = preempt_record_has_(&r, "last");
     if (!preempt_record_u64_(&r, "stop", stop))
         *stop = 0;
+    pace_of(&r, "run", pace);
     return preempt_record_u64_(&r, "save", save_ms);
 }
 
-int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop)
+int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
+                             struct preempt_pace pace)
 {
-    char s[32];
+    char s[32], p[64];
 
-    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s", step, last ? " last" : "", save_ms,
-                    stop_field(s, stop));
+    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s%s", step, last ? " last" : "", save_ms,
+                    stop_field(s, stop), pace_field(p, "from", pace));
 }
 
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)

@@ -163,8 +163,11 @@ void preempt_trace_coord_in_(const struct preempt_coord_in *in, unsigned depth, 
     case EFFECT:
         if (in->text)
             whole = text_field(more, sizeof(more), "text", in->text);
-        ADD(" round=%u fx=%s arg=%" PRId64 " last=%d stop=%" PRIu64 " save=%" PRIu64 "%s", in->round,
-            preempt_fx_to_string_(in->fx->kind), in->fx->arg, in->last, in->stop, in->save_ms, more);
+        ADD(" round=%u fx=%s arg=%" PRId64 " last=%d stop=%" PRIu64 " save=%" PRIu64, in->round,
+            preempt_fx_to_string_(in->fx->kind), in->fx->arg, in->last, in->stop, in->save_ms);
+        if (in->pace.ms) /* older traces lack it */
+            ADD(" run=%" PRIu64 " pace=%" PRIu64, in->pace.step, in->pace.ms);
+        ADD("%s", more);
         break;
     case STEP:
         ADD(" step=%" PRIu64, in->step_ms);
@@ -266,6 +269,9 @@ static int out_text(char *buf, size_t size, const struct preempt_coord_out *o)
         return snprintf(buf, size, "timer ms=%" PRIu64, o->ms);
     case PREEMPT_COORD_OUT_JOB_SAVE:
         return snprintf(buf, size, "job-save ms=%" PRIu64, o->ms);
+    case PREEMPT_COORD_OUT_JOB_PACE:
+        return snprintf(buf, size, "job-pace from=%" PRIu64 " pace=%" PRIu64 " at=%" PRIu64, o->pace.step,
+                        o->pace.ms, o->ms);
     case PREEMPT_COORD_OUT_ERROR_MSG:
         (void)preempt_trace_encode_(key, sizeof(key), o->text ? o->text : "", TEXT_MAX);
         return snprintf(buf, size, "error-msg text=%s", key);
@@ -628,6 +634,8 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
         in->ran = &p->ran;
         in->round = u ? 1 : 0;
         in->last = v != 0;
+        if (!get_u64(&fs, "pace", &in->pace.ms) || !get_u64(&fs, "run", &in->pace.step))
+            in->pace = (struct preempt_pace){ 0, 0 };
         in->text = p->texts[0] = get_text(&fs, "text");
         return true;
     }

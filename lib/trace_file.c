@@ -63,6 +63,9 @@ static void record_to_msg(const struct preempt_trace_rec *r, lptrace_Record *m)
     m->step_ms = r->step_ms;
     m->step_dev_ms = r->step_dev_ms;
     m->persist_left_ms = r->persist_left_ms;
+    m->slow_step = r->slow_step;
+    m->slow_at_ms = r->slow_at_ms;
+    m->slow_step_ms = r->slow_step_ms;
     m->save_ms = r->save_ms;
     m->agree_ms = r->agree_ms;
     COPY_NAME(m->from, preempt_state_to_string(r->from));
@@ -167,6 +170,9 @@ static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preemp
     r->step_ms = m->step_ms;
     r->step_dev_ms = m->step_dev_ms;
     r->persist_left_ms = m->persist_left_ms;
+    r->slow_step = m->slow_step;
+    r->slow_at_ms = m->slow_at_ms;
+    r->slow_step_ms = m->slow_step_ms;
     r->save_ms = m->save_ms;
     r->agree_ms = m->agree_ms;
     if ((v = preempt_state_from_string_(m->from)) < 0)

@@ -40,6 +40,8 @@ struct preempt_view {
             unsigned count;   /* well-formed reports counted, one per worker */
             uint64_t slowest; /* the slowest save they name (ms) */
             uint64_t stop;    /* the highest stop step they name (0: none) */
+            struct preempt_pace pace; /* the lowest step and the slowest pace they name */
+            bool unpaced;     /* one named none: the job's slowest is not known (pace not named) */
             bool last;        /* any said "last" */
         } reports;
     } r[2];
@@ -62,17 +64,19 @@ enum preempt_view_what {
     PREEMPT_VIEW_AGREED,    /* round's save step: step; last: that save ends the preemption */
     PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step; last: the commit ends the preemption; save_ms:
                                the round's slowest save (0: not named); stop: where training stops (0: not
-                               named) */
+                               named); pace: the reports' lowest step and slowest pace (ms 0: not named) */
     PREEMPT_VIEW_ABORTED,   /* round's decision: aborted at step */
     PREEMPT_VIEW_ERROR,     /* the job's first error: code, worker, text (the message) */
     PREEMPT_VIEW_SHARD,     /* worker's shard report, counted in a read of round's reports at step: save_ms, last,
-                               stop (0: not named); count: the reports counted so far in that read */
+                               stop (0: not named), pace (its worker's step and pace; ms 0: not named); count:
+                               the reports counted so far in that read */
 };
 
 struct preempt_view_ev {
     enum preempt_view_what what;
     unsigned worker, round, count;
     uint64_t wall, step, ep, save_ms, stop;
+    struct preempt_pace pace;
     int64_t code;
     bool withdrawn, news, last;
     const char *text; /* into the record's value, or static; valid until the next call */
@@ -89,6 +93,10 @@ void preempt_view_free_(struct preempt_view *v);
  * *worker and *notice (into value; NULL when the claim carries none) set,
  * false for anything else. */
 bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice);
+
+/* What a round's commit names of its reports' pace (t: a read of them):
+ * the lowest step and the slowest pace, or ms 0 when one named none. */
+struct preempt_pace preempt_view_reports_pace_(const struct preempt_view_reports *t);
 
 /* Applies one record (put, or deleted: value ignored). */
 struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, const char *key, const char *value);

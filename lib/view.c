@@ -61,8 +61,13 @@ void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step)
 {
     if (k > 1)
         return;
-    v->r[k].reports = (struct preempt_view_reports){ .open = true, .step = step };
+    v->r[k].reports = (struct preempt_view_reports){ .open = true, .step = step, .pace = { UINT64_MAX, 0 } };
     memset(&v->reported[k * v->n], 0, v->n * sizeof(*v->reported));
+}
+
+struct preempt_pace preempt_view_reports_pace_(const struct preempt_view_reports *t)
+{
+    return t->unpaced || t->count == 0 ? (struct preempt_pace){ 0, 0 } : t->pace;
 }
 
 void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s)
@@ -142,7 +147,16 @@ bool preempt_claim_parse_(const char *value, unsigned *worker, const char **noti
     return true;
 }
 
-/* A round's decision: "committed <step>[ last] save=<ms>[ stop=<step>]" or "aborted <step> <w>|restart". */
+/* A record's "<at>=<step> pace=<ms>" (ms 0: not named). */
+static struct preempt_pace pace_of(const struct preempt_record *r, const char *at)
+{
+    struct preempt_pace p = { num(r, at), num(r, "pace") };
+
+    return p.ms ? p : (struct preempt_pace){ 0, 0 };
+}
+
+/* A round's decision: "committed <step>[ last] save=<ms>[ stop=<step>][ from=<step> pace=<ms>]" or
+ * "aborted <step> <w>|restart". */
 static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const struct preempt_record *r)
 {
     struct preempt_view_ev ev = { .round = k };
@@ -154,11 +168,12 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     ev.last = preempt_record_has_(r, "last");
     ev.save_ms = num(r, "save");
     ev.stop = num(r, "stop");
+    ev.pace = pace_of(r, "from");
     v->r[k].decided = true;
     return ev;
 }
 
-/* A shard report "<save>[ last][ stop=<step>]": counted when a read of
+/* A shard report "<save>[ last][ stop=<step>][ run=<step> pace=<ms>]": counted when a read of
  * its round's reports at its step is open and its worker's is not counted
  * yet (anything else is nothing: the reports come only by such a read). */
 static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt_key *k,
@@ -177,9 +192,15 @@ static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt
     ev.save_ms = num(r, "save");
     ev.last = preempt_record_has_(r, "last");
     ev.stop = num(r, "stop");
+    ev.pace = pace_of(r, "run");
     ev.count = ++t->count;
     if (ev.save_ms > t->slowest)
         t->slowest = ev.save_ms;
+    t->unpaced = t->unpaced || !ev.pace.ms;
+    if (ev.pace.ms && ev.pace.step < t->pace.step)
+        t->pace.step = ev.pace.step;
+    if (ev.pace.ms > t->pace.ms)
+        t->pace.ms = ev.pace.ms;
     if (ev.stop > t->stop)
         t->stop = ev.stop;
     t->last = t->last || ev.last;
@@ -361,17 +382,20 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
     case PREEMPT_VIEW_AGREED:
     case PREEMPT_VIEW_COMMITTED:
     case PREEMPT_VIEW_SHARD: {
-        char save[32] = "", stop[32] = "", who[48] = ""; /* a commit's, when named (older records, and their
-                                                            traces, lack them) */
+        char save[32] = "", stop[32] = "", who[48] = "", pace[64] = ""; /* a commit's, when named (older
+                                                                            records, and their traces, lack them) */
 
         if (ev->save_ms || ev->what == PREEMPT_VIEW_SHARD)
             (void)snprintf(save, sizeof(save), " save=%" PRIu64, ev->save_ms);
         if (ev->stop)
             (void)snprintf(stop, sizeof(stop), " stop=%" PRIu64, ev->stop);
+        if (ev->pace.ms)
+            (void)snprintf(pace, sizeof(pace), " %s=%" PRIu64 " pace=%" PRIu64,
+                           ev->what == PREEMPT_VIEW_SHARD ? "run" : "from", ev->pace.step, ev->pace.ms);
         if (ev->what == PREEMPT_VIEW_SHARD)
             (void)snprintf(who, sizeof(who), " worker=%u reports=%u", ev->worker, ev->count);
-        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s%s%s", name, ev->round, ev->step,
-                        ev->last ? " last" : "", save, stop, who);
+        return snprintf(buf, size, "%s round=%u step=%" PRIu64 "%s%s%s%s%s", name, ev->round, ev->step,
+                        ev->last ? " last" : "", save, stop, pace, who);
     }
     case PREEMPT_VIEW_ABORTED:
         return snprintf(buf, size, "%s round=%u step=%" PRIu64, name, ev->round, ev->step);

@@ -99,6 +99,13 @@ void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us);
  * (preempt_facts_measure_save_(), preempt_save_own_()). */
 void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, enum preempt_save_kind kind);
 
+/* A committed round's decision named its reports' lowest step and slowest
+ * pace (step_ms a step), and came at at_ms (the machine's clock): the
+ * planner's facts of the job's slowest worker (the coordinator's
+ * job_pace), with which a driver ahead of it opens the final round in time
+ * for it (preempt_plan_behind_()). */
+void preempt_worker_job_pace_(struct preempt_worker *w, uint64_t step, uint64_t step_ms, uint64_t at_ms);
+
 /* Tells the machine the step its run counter reached, while a notice is
  * known (in idle the machine has nothing to do with steps). */
 void preempt_worker_reached_(struct preempt_worker *w);

@@ -19,13 +19,15 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     struct preempt_worker *w = worker;
     const struct preempt_core *core = preempt_sm_core_(sm);
     uint64_t now = w->ops->now_ms(w->arg);
-    bool last = preempt_fsm_fx_last_(core, preempt_sm_facts_(sm), fx, now);
+    const struct preempt_facts *f = preempt_sm_facts_(sm);
+    bool last = preempt_fsm_fx_last_(core, f, fx, now);
 
     /* who runs it is the table's (preempt_effects.def, column WHO) */
     if (preempt_fx_who_(fx->kind) != PREEMPT_WHO_SHELL) {
-        bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last,
-                                                preempt_fsm_fx_stop_(core, preempt_sm_facts_(sm), fx, now),
-                                                preempt_save_own_(&w->saves), w->ops->fx_text(w->arg, fx))
+        bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_fsm_fx_stop_(core, f, fx, now),
+                                                preempt_save_own_(&w->saves),
+                                                (struct preempt_pace){ f->run, f->step_ms ? f->step_ms : 1 },
+                                                w->ops->fx_text(w->arg, fx))
                             : preempt_local_coord_fx_(sm, fx, now);
 
         if (preempt_fx_who_(fx->kind) == PREEMPT_WHO_JOB) {
@@ -137,6 +139,15 @@ void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us)
 void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, enum preempt_save_kind kind)
 {
     preempt_facts_measure_save_(preempt_sm_facts_(w->sm), &w->saves, ms, kind);
+}
+
+void preempt_worker_job_pace_(struct preempt_worker *w, uint64_t step, uint64_t step_ms, uint64_t at_ms)
+{
+    struct preempt_facts *f = preempt_sm_facts_(w->sm);
+
+    f->slow_step = step;
+    f->slow_step_ms = step_ms;
+    f->slow_at_ms = at_ms;
 }
 
 void preempt_worker_reached_(struct preempt_worker *w)

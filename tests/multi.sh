@@ -162,28 +162,49 @@ eq "grace: same digest after the restart" "$(same "$tag" 3 done state_digest)" "
 # waits at it. Without the allowance it was past the step, raised it, and
 # the driver could not reach the raised step before the deadline less the
 # margin: the round was aborted and both exited with the first save only.
-tag=grace-drift
-JOB_ARGS_0="--step-ms 10" JOB_ARGS_1="--step-ms 12"
-job_start "$tag" 2 --steps 4000 --grace-ms 3000
-unset JOB_ARGS_0 JOB_ARGS_1
-for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-sleep 0.3
-kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
-job_wait 60
-eq "grace-drift: both exit 42" "$RCS" "42 42"
-final=$(same "$tag" 2 exit saved_step)
-first=$(first_field "$TMP/$tag.1.out" saved step)
-asked=$(sed -n 's/.*fx=request-final:\([0-9]*\).*/\1/p' "$TMP/$tag.1.trace" | head -n 1)
-expect "grace-drift: the final save is the one the driver proposed ($first, then $final; proposed ${asked:-none})" \
-    test "${final:-0}" = "${asked:-none}" -a "${final:-0}" -gt "${first:-0}"
+# pace_run TAG W: the two workers at 10 and 12 ms a step, 3 s of grace,
+# SIGTERM to worker W (it drives); both exit 42 with the step W's
+# request-final proposed, after the first, and both final saves end before
+# the deadline.
+pace_run() {
+    tag=$1
+    JOB_ARGS_0="--step-ms 10" JOB_ARGS_1="--step-ms 12"
+    job_start "$tag" 2 --steps 4000 --grace-ms 3000
+    unset JOB_ARGS_0 JOB_ARGS_1
+    for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+    sleep 0.3
+    kill -TERM "$(echo $PIDS | cut -d' ' -f$(($2 + 1)))"
+    job_wait 60
+    eq "$tag: both exit 42" "$RCS" "42 42"
+    final=$(same "$tag" 2 exit saved_step)
+    first=$(first_field "$TMP/$tag.$2.out" saved step)
+    asked=$(sed -n 's/.*fx=request-final:\([0-9]*\).*/\1/p' "$TMP/$tag.$2.trace" | head -n 1)
+    expect "$tag: the final save is the one the driver proposed ($first, then $final; proposed ${asked:-none})" \
+        test "${final:-0}" = "${asked:-none}" -a "${final:-0}" -gt "${first:-0}"
+    for i in 0 1; do
+        left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
+        expect "$tag: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+    done
+}
+pace_run grace-drift 1
 # (a raise in the first round, where the faster worker may be ahead by
 # more than the lead already, is not the case's: the final round's only)
 raised=$(sed -n '/ev=final-requested/,$p' "$TMP/$tag.0.trace" | grep -c 'fx=propose-step')
 expect "grace-drift: the faster worker did not raise the final round's step ($raised)" test "$raised" -eq 0
-for i in 0 1; do
-    left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
-    expect "grace-drift: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
-done
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
+# ---- grace period, the faster worker drives: planned for the slowest -------
+# The same two paces, SIGTERM to the faster worker (10 ms a step): it
+# drives, and trains ahead of its peer through the countdown. The first
+# round's reports name each worker's step and pace, its commit the lowest
+# and the slowest, and the driver opens the final round in time for the
+# slower worker to reach the step. Planned for its own pace alone, it
+# proposed a step the slower worker reached too late: the round was
+# aborted and both exited with the first save only (3 runs of 3).
+pace_run grace-pace 0
+slow=$(sed -n 's/.* slow-step-ms=\([0-9]*\).*/\1/p' "$TMP/$tag.0.trace" | head -n 1)
+expect "grace-pace: the first commit told the driver the slower worker's pace (${slow:-none} ms)" \
+    test "${slow:-0}" -ge 12
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # ---- an application error on one worker reaches every worker --------------

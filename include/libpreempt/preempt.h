@@ -143,7 +143,11 @@ struct preempt_handler; /* opaque */
  * allows for the workers' drift: the driver opens the final round earlier
  * by a quarter of the steps it trained since the first save and proposes
  * as many steps further (the same step at its own pace), so that workers
- * that drifted ahead learn the step before they pass it. */
+ * that drifted ahead learn the step before they pass it. The measured plan
+ * also plans for the job's slowest worker: the first save's commit names
+ * the lowest step and the slowest step time its workers reported, and a
+ * driver ahead of that worker opens the final round early enough for it to
+ * reach the step and save before the deadline less margin_ms. */
 enum preempt_plan {
     PREEMPT_PLAN_MEASURED = 0, /**< from measured step, save and agreement times (default) */
     PREEMPT_PLAN_TF = 1,       /**< TensorFlow's rule: 6 x mean step time before the

@@ -697,6 +697,11 @@ static void coord_job_save(uint64_t ms, void *arg)
     preempt_worker_save_took_(&((struct worker *)arg)->wk, ms, PREEMPT_SAVE_JOB);
 }
 
+static void coord_job_pace(struct preempt_pace pace, uint64_t at_ms, void *arg)
+{
+    preempt_worker_job_pace_(&((struct worker *)arg)->wk, pace.step, pace.ms, at_ms);
+}
+
 static uint64_t coord_now(void *arg)
 {
     (void)arg;
@@ -1390,7 +1395,7 @@ static void join(struct worker *w)
 static void train(struct worker *w)
 {
     struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
-                                      .job_save = coord_job_save, .on_view = coord_view,
+                                      .job_save = coord_job_save, .job_pace = coord_job_pace, .on_view = coord_view,
                                       .on_answer = coord_answer, .on_input = coord_in, .on_output = coord_out };
 
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */

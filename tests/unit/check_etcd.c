@@ -750,25 +750,35 @@ START_TEST(test_step_values)
 }
 END_TEST
 
-/* A shard report: "<save>[ last][ stop=<step>]"; nothing else is taken
- * for one. */
+/* A shard report: "<save>[ last][ stop=<step>][ run=<step> pace=<ms>]";
+ * nothing else is taken for one. */
 START_TEST(test_shard_values)
 {
     static const char *bad[] = { "", "12 stop=", "12 stop=x", "12 stop=5 last", "12 last stop=-1", "12 stop=5 ",
-                                 "12 last  stop=5", "12 laststop=5" };
+                                 "12 last  stop=5", "12 laststop=5", "12 run=5", "12 pace=10", "12 pace=10 run=5",
+                                 "12 run=5 pace=10 stop=7", "12 run=5 pace=", "12 run=-5 pace=10", "12 run=5  pace=10" };
+    static const struct preempt_pace max = { UINT64_MAX, UINT64_MAX }, none = { 0, 0 };
     char buf[PREEMPT_SHARD_VALUE_MAX];
     uint64_t save, stop;
+    struct preempt_pace pace;
     bool last;
 
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX), 51);
-    ck_assert_str_eq(buf, "18446744073709551615 last stop=18446744073709551615");
-    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop) && save == UINT64_MAX && last &&
-              stop == UINT64_MAX);
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0), 3);
-    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop) && save == 700 && !last && stop == 0);
-    ck_assert(preempt_shard_value_parse_("700 last", &save, &last, &stop) && save == 700 && last && stop == 0);
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, max), 102);
+    ck_assert_str_eq(buf, "18446744073709551615 last stop=18446744073709551615 run=18446744073709551615 "
+                          "pace=18446744073709551615");
+    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == UINT64_MAX && last &&
+              stop == UINT64_MAX && pace.step == UINT64_MAX && pace.ms == UINT64_MAX);
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, none), 3);
+    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == 700 && !last && stop == 0 &&
+              pace.ms == 0);
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, (struct preempt_pace){ 42, 12 }), 18);
+    ck_assert_str_eq(buf, "700 run=42 pace=12");
+    ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == 700 && !last && stop == 0 &&
+              pace.step == 42 && pace.ms == 12);
+    ck_assert(preempt_shard_value_parse_("700 last", &save, &last, &stop, &pace) && save == 700 && last &&
+              stop == 0 && pace.ms == 0);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(!preempt_shard_value_parse_(bad[i], &save, &last, &stop), "\"%s\" taken", bad[i]);
+        ck_assert_msg(!preempt_shard_value_parse_(bad[i], &save, &last, &stop, &pace), "\"%s\" taken", bad[i]);
 }
 END_TEST
 
@@ -779,16 +789,25 @@ START_TEST(test_committed_values)
     static const char *bad[] = { "committed", "committed ", "committed save=5", "committed 12 save=",
                                  "committed 12 save=x", "committed 12 save=-1", "committed 12 save=5 last",
                                  "committed 12 lastsave=5", "committed 12  save=5", "committed 12 save=5 ",
-                                 "aborted 12 3", "committed 12 last save=99999999999999999999" };
+                                 "aborted 12 3", "committed 12 last save=99999999999999999999",
+                                 "committed 12 save=5 from=3", "committed 12 save=5 pace=3",
+                                 "committed 12 save=5 from=3 pace=10 stop=20", "committed 12 save=5 run=3 pace=10" };
     char buf[PREEMPT_COMMITTED_VALUE_MAX];
     uint64_t step, save;
     bool last;
 
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, UINT64_MAX), 87);
-    ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615 stop=18446744073709551615");
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, UINT64_MAX,
+                                              (struct preempt_pace){ UINT64_MAX, UINT64_MAX }),
+                     139);
+    ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615 stop=18446744073709551615 "
+                          "from=18446744073709551615 pace=18446744073709551615");
     ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == UINT64_MAX && last && save == UINT64_MAX);
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0), 22);
-    ck_assert_str_eq(buf, "committed 84 save=1500"); /* stop 0: not named */
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 0, 0 }), 22);
+    ck_assert_str_eq(buf, "committed 84 save=1500"); /* stop 0, pace 0: not named */
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 84, 12 }),
+                     38);
+    ck_assert_str_eq(buf, "committed 84 save=1500 from=84 pace=12");
+    ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == 84 && !last && save == 1500);
     ck_assert(!preempt_committed_parse_("committed 84 last stop=90 save=5", &step, &last, &save)); /* out of order */
     ck_assert(preempt_committed_parse_("committed 84 save=1500", &step, &last, &save) && step == 84 && !last &&
               save == 1500);

@@ -1178,6 +1178,64 @@ START_TEST(test_final_round_allows_for_drift)
 }
 END_TEST
 
+/* A driver faster than the job's slowest worker opens the final round in
+ * time for that worker: it must cover the lead, the drift allowance and
+ * the steps it is behind, at its own pace, and still save before the
+ * deadline less the margin (the last commit named its step and pace). */
+static struct preempt_step probe_slow(struct preempt_facts *f, uint64_t now, uint64_t slow_step)
+{
+    struct preempt_core c = { .state = PREEMPT_STATE_COUNTDOWN, .driver = true, .committed = true, .save_step = 8,
+                              .cap = UINT64_MAX, .deadline_ms = 61000 };
+    struct preempt_event ev = { .kind = PREEMPT_EV_STEP_REACHED, .now_ms = now, .u.step_reached = { 48 } };
+
+    f->slow_step = slow_step;
+    f->slow_at_ms = now - 4000; /* the commit came 4 s ago: 32 steps of 125 ms since */
+    return preempt_fsm_step_(&c, &ev, f);
+}
+
+START_TEST(test_final_round_plans_for_the_slowest)
+{
+    struct preempt_facts f = facts(48, 60000);
+    uint64_t lead, drift = (48 - 8 + PREEMPT_DRIFT_SHARE - 1) / PREEMPT_DRIFT_SHARE, fixed, due, plain;
+    struct preempt_step st;
+
+    f.cfg.workers = 4;
+    f.step_ms = 100;
+    f.agree_ms = 250;
+    f.save_ms = 200;
+    f.slow_step_ms = 125;
+    lead = preempt_plan_lead_(&f, 0, 0);
+    fixed = 250 + 200 + 100 + f.cfg.margin_ms;
+    plain = 61000 - ((lead + 1) * 100 + fixed) - drift * 100;
+    /* the slowest was at step 8 at the commit and is at 40 now: 8 behind */
+    f.slow_step = 8;
+    f.slow_at_ms = 50000;
+    ck_assert_uint_eq(preempt_plan_behind_(&f, 54000), 8);
+    ck_assert_uint_eq(preempt_plan_behind_(&f, 49999), 0); /* before the commit's time: nothing known */
+    due = 61000 - ((lead + drift + 8 + 1) * 125 + fixed);
+    ck_assert_uint_lt(due, plain);
+    ck_assert_int_eq(probe_slow(&f, due - 1, 8).verdict, PREEMPT_VERDICT_IGNORED);
+    st = probe_slow(&f, due, 8);
+    ck_assert_int_eq(st.next.state, PREEMPT_STATE_OWN_SIGNAL);
+    ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_REQUEST_FINAL);
+    ck_assert_int_eq(st.fx[0].arg, (int64_t)(48 + lead + drift)); /* the same step: it opens earlier */
+    /* none behind (the slowest was at 48 at the commit), or not known: the
+     * rule of the driver's own pace and the drift allowance */
+    ck_assert_int_eq(probe_slow(&f, due, 48).verdict, PREEMPT_VERDICT_IGNORED);
+    f.slow_step_ms = 0;
+    ck_assert_int_eq(probe_slow(&f, plain - 1, 8).verdict, PREEMPT_VERDICT_IGNORED);
+    ck_assert_int_eq(probe_slow(&f, plain, 8).next.state, PREEMPT_STATE_OWN_SIGNAL);
+    /* without a grace period, or alone, nobody is behind */
+    f.slow_step_ms = 125;
+    f.slow_at_ms = 50000;
+    f.cfg.grace_ms = 0;
+    ck_assert_uint_eq(preempt_plan_behind_(&f, 54000), 0);
+    f.cfg.grace_ms = 60000;
+    f.cfg.workers = 1;
+    ck_assert_uint_eq(preempt_plan_behind_(&f, 54000), 0);
+}
+END_TEST
+
 /* The driver proposes its step plus the lead and trains no further before
  * the round's step comes back; a follower proposes nothing and trains on. */
 START_TEST(test_claim_proposes_the_step)
@@ -1460,6 +1518,7 @@ static Suite *fsm_suite(void)
     tcase_add_test(tc, test_plan_tf_ignores_save_time);
     tcase_add_test(tc, test_lead_covers_the_agreement_in_steps);
     tcase_add_test(tc, test_final_round_allows_for_drift);
+    tcase_add_test(tc, test_final_round_plans_for_the_slowest);
     tcase_add_test(tc, test_periodic_due);
     tcase_add_test(tc, test_claim_proposes_the_step);
     tcase_add_test(tc, test_training_goes_on_to_the_cap);
