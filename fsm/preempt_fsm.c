@@ -525,8 +525,7 @@ bool preempt_plan_final_due_job_(const struct preempt_core *c, const struct pree
     if (behind == 0 || deadline_ms == 0 || f->cfg.plan != PREEMPT_PLAN_MEASURED)
         return false;
     return now_ms + measured_need(f, preempt_plan_lead_(f, 0, 0) + drift + behind + 1,
-                                  f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >=
-           deadline_ms;
+                                  f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >= deadline_ms;
 }
 
 enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked, bool alone)

@@ -126,7 +126,7 @@ struct preempt_facts {
     uint64_t persist_left_ms; /* the checkpoint persisting: the time its rest takes to be durable, estimated
                                  at the rate it has persisted so far (0: none persists, or not known yet) */
     uint64_t slow_step;    /* the job's slowest worker, as the last commit named it: at slow_at_ms every */
-    uint64_t slow_at_ms;   /*   worker had reached at least slow_step, and none trains slower than */
+    uint64_t slow_at_ms;   /*   worker had reached at least slow_step, and none trained slower than */
     uint64_t slow_step_ms; /*   slow_step_ms a step (0: not known) */
 };
 

@@ -315,19 +315,21 @@ static void advance(struct preempt_coord *c)
     coord_held_replay(c);
 }
 
-static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last, uint64_t stop,
-                   uint64_t save_ms, struct preempt_pace pace, const char *text);
+static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in);
 
 
 /* Runs a coordination effect; *in->ran says whether it was one. */
 void coord_in_effect(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    *in->ran = effect(c, in->fx, in->round, in->last, in->stop, in->save_ms, in->pace, in->text);
+    *in->ran = effect(c, in);
 }
 
-static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last, uint64_t stop,
-                   uint64_t save_ms, struct preempt_pace pace, const char *text)
+static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
+    const struct preempt_fx *fx = in->fx;
+    unsigned round = in->round;
+    bool last = in->last;
+    const char *text = in->text;
     char key[PREEMPT_KEY_MAX], val[400];
     unsigned k = round ? 1 : 0;
 
@@ -371,7 +373,7 @@ static bool effect(struct preempt_coord *c, const struct preempt_fx *fx, unsigne
         return true;
     }
     case PREEMPT_FX_REPORT_SHARD:
-        coord_report(c, k, (uint64_t)fx->arg, last, stop, save_ms, pace);
+        coord_report(c, k, (uint64_t)fx->arg, last, in->stop, in->save_ms, in->pace, in->trains_on);
         return true;
     case PREEMPT_FX_PUBLISH_ERROR: {
         CKEY(c, key, ERROR);

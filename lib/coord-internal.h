@@ -265,11 +265,13 @@ void preempt_coord_free_(struct preempt_coord *c);
  * for report-shard that the save ends this worker's preemption (its
  * membership ends with the report); stop is preempt_fsm_fx_stop_() (a
  * report carries it: the step this worker would have the job stop at);
- * save_ms is the slowest save this worker knows of and pace its step and
- * mean step time (a report carries them); errmsg is the text of a
- * publish-error. Returns true when fx was a coordination effect. */
+ * save_ms is the slowest save this worker knows of, pace its step and
+ * mean step time and trains_on whether it trains on from that step now (a
+ * report carries them); errmsg is the text of a publish-error. Returns true
+ * when fx was a coordination effect. */
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t stop, uint64_t save_ms, struct preempt_pace pace, const char *errmsg);
+                       uint64_t stop, uint64_t save_ms, struct preempt_pace pace, bool trains_on,
+                       const char *errmsg);
 
 /* Marks this worker's notice record withdrawn (its sources cancelled every
  * notice, or the notice was advisory) or live again. Call it before the

@@ -64,7 +64,7 @@ static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 static void read_reports(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r)
 {
     (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REPORTS, .round = k,
-                                                       .step = c->r[k].agreed });
+                                                       .step = c->r[k].agreed, .wall = c->wall_ms });
     for (size_t i = 0; i < r->res[0].n; i++) {
         const struct preempt_etcd_kv *kv = &r->res[0].kvs[i];
         const char *value = kv->value ? kv->value : "";
@@ -194,7 +194,9 @@ void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *i
 }
 
 /* Reports this worker's shard of round k at step, with the slowest save
- * it knows of (save_ms) and its step and pace (pace), and counts the round's shards at that step, in
+ * it knows of (save_ms) and its step and pace (pace; trains_on: it trains
+ * on from there now, its checkpoint persisting, else it waits for the
+ * decision), and counts the round's shards at that step, in
  * one transaction. A save that ends this worker's preemption (last: the
  * agreed record said so, or the worker judges no time left for another
  * round) says so, and the worker's membership ends in the same
@@ -202,7 +204,7 @@ void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *i
  * costs etcd nothing (no revoke; the lease ends by itself, holding
  * nothing). */
 void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
-                  struct preempt_pace pace)
+                  struct preempt_pace pace, bool trains_on)
 {
     char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_SHARD_VALUE_MAX];
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
@@ -212,6 +214,7 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
+    pace.at = trains_on ? c->wall_ms : 0;
     (void)preempt_shard_value_(val, sizeof(val), save_ms, last, last ? stop : 0, pace);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;

@@ -155,13 +155,14 @@ static void run(void *arg, const struct preempt_coord_out *o)
 /* ---- the shell's calls: each makes its typed input -------------------------------------------- */
 
 bool preempt_coord_fx_(struct preempt_coord *c, const struct preempt_fx *fx, unsigned round, bool last,
-                       uint64_t stop, uint64_t save_ms, struct preempt_pace pace, const char *text)
+                       uint64_t stop, uint64_t save_ms, struct preempt_pace pace, bool trains_on,
+                       const char *text)
 {
     bool ran = false;
 
     feed(shell_of(c), (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_EFFECT, .round = round, .fx = fx,
                                                  .last = last, .stop = stop, .save_ms = save_ms, .pace = pace,
-                                                 .text = text, .ran = &ran });
+                                                 .trains_on = trains_on, .text = text, .ran = &ran });
     return ran;
 }
 

@@ -60,7 +60,8 @@ struct preempt_coord_in {
     const struct preempt_fx *fx;           /* an effect (its arguments: preempt_coord_fx_()), */
     bool last;
     uint64_t stop, save_ms;
-    struct preempt_pace pace;              /*   a report's: this worker's step and pace */
+    struct preempt_pace pace;              /*   a report's: this worker's step and pace (at: 0), */
+    bool trains_on;                        /*   and whether it trains on from there (else it waits) */
     const char *text;                      /*   an effect's text; a source's name; a history value */
     bool *ran;                             /*   out: whether the effect was the coordinator's */
     uint64_t step_ms;                      /* a step's time */
@@ -231,7 +232,7 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort);
 void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
 void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
-                  struct preempt_pace pace);
+                  struct preempt_pace pace, bool trains_on);
 void coord_reset_round(struct preempt_coord *c, unsigned k);
 void coord_retell_agreed(struct preempt_coord *c);
 void coord_read_members(struct preempt_coord *c);

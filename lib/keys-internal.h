@@ -81,7 +81,8 @@
       "ends the preemption for every worker; `save`: the slowest save the reports name, which every worker plans "   \
       "the final round with (until the next decision names another); `stop`: with `last`, the highest stop "      \
       "step the reports name when past the step: every worker that trained on while its checkpoint persisted "     \
-      "stops there (without it: at the step); `from` and `pace`: the lowest step the reports name and the "      \
+      "stops there (without it: at the step); `from` and `pace`: the lowest step a worker had reached as the "   \
+      "reports were read (a report's step, plus, with `at`, its steps since at its pace) and the "                  \
       "slowest pace (ms a step), with which the driver plans the final round for the job's slowest worker. Kept for the incarnation's life, outside `e<p>/`, because a "        \
       "worker's pending copy may wait on it after the episode is cleared")                                   \
     X(W_RESTORED, "{N}/w/restored/{w}", "ok", "worker w, counted in the same transaction",                         \
@@ -94,14 +95,15 @@
       "the member record: membership, identity and the checkpoint steps w offers. Deleted with the report of w's "   \
       "last save")                                                                                                   \
     X(DONE, "{N}/w/done/{w}", "<step:u64>", "worker w", "w finished training")                                         \
-    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last][ stop=<stop:u64>][ run=<run:u64> pace=<pace:u64>]",                               \
+    X(SHARD, "{N}/w/e{p}/r{k}/shard/{S}/{w}", "<save:u64>[ last][ stop=<stop:u64>][ run=<run:u64> pace=<pace:u64>[ at=<at:unixms>]]",                               \
       "worker w, counted in the same transaction",                                                                   \
       "w's shard of round k, at step S, is written (still pending: see \"One decision per round\"), and the "       \
       "longest save w measured itself (awaited by the trainer; before one was, persisted while it trained on; "     \
       "never the job's figure a decision named). `last`: w judges, its save done and measured, that no time is "   \
       "left for another round; `stop`: then where w would have the job stop training (its step, or, training on "  \
       "while the checkpoint persisted, its step plus the lead); `run` and `pace`: the step w had reached as it "     \
-      "reported, and its mean step time (ms)")
+      "reported, and its mean step time (ms); `at`: when w trains on from there (its checkpoint persisted while "  \
+      "it trained; without it, w waits at its step for the decision)")
 
 /* X(ID, pattern): the ranges read, counted, watched and deleted as a whole. */
 #define PREEMPT_RANGES(X)                                                                                            \
@@ -163,18 +165,20 @@ int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
  * else (a number with other words after it, a sign, nothing). */
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last);
 
-/* A worker's step and pace as a shard report names them (run=, pace=),
- * or the lowest step and the slowest pace of a round's reports as its
- * commit names them (from=, pace=); ms 0: not named. */
+/* A worker's step and pace as a shard report names them (run=, pace=,
+ * and at=: the wall-clock time from which it trains on from that step; 0:
+ * it waits there for the decision), or the lowest step and the slowest
+ * pace of a round's reports as its commit names them (from=, pace=; at 0);
+ * ms 0: not named. */
 struct preempt_pace {
-    uint64_t step, ms;
+    uint64_t step, ms, at;
 };
 
-/* A shard report, "<save>[ last][ stop=<step>][ run=<step> pace=<ms>]"
+/* A shard report, "<save>[ last][ stop=<step>][ run=<step> pace=<ms>[ at=<unixms>]]"
  * (stop 0: not named): writes it into buf (PREEMPT_SHARD_VALUE_MAX) as
  * snprintf does; parses it, true with *save_ms, *last, *stop (0: not
  * named) and *pace set, false for anything else. */
-#define PREEMPT_SHARD_VALUE_MAX 112
+#define PREEMPT_SHARD_VALUE_MAX 136
 int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
                          struct preempt_pace pace);
 bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop,

@@ -201,26 +201,33 @@ static const char *stop_field(char s[32], uint64_t stop)
     return s;
 }
 
-/* The optional " <at>=<step> pace=<ms>" of a shard report (at "run") and
- * a decision ("from") into s (64 bytes). */
-static const char *pace_field(char s[64], const char *at, struct preempt_pace pace)
+/* The optional " <name>=<step> pace=<ms>[ at=<unixms>]" of a shard report
+ * (name "run") and a decision ("from", at 0) into s (96 bytes). */
+static const char *pace_field(char s[96], const char *name, struct preempt_pace pace)
 {
+    int n;
+
     s[0] = '\0';
-    if (pace.ms)
-        (void)snprintf(s, 64, " %s=%" PRIu64 " pace=%" PRIu64, at, pace.step, pace.ms);
+    if (pace.ms) {
+        n = snprintf(s, 96, " %s=%" PRIu64 " pace=%" PRIu64, name, pace.step, pace.ms);
+        if (pace.at && n > 0 && n < 96)
+            (void)snprintf(s + n, 96 - (size_t)n, " at=%" PRIu64, pace.at);
+    }
     return s;
 }
 
-static void pace_of(const struct preempt_record *r, const char *at, struct preempt_pace *pace)
+static void pace_of(const struct preempt_record *r, const char *name, struct preempt_pace *pace)
 {
-    if (!preempt_record_u64_(r, at, &pace->step) || !preempt_record_u64_(r, "pace", &pace->ms))
-        *pace = (struct preempt_pace){ 0, 0 };
+    if (!preempt_record_u64_(r, name, &pace->step) || !preempt_record_u64_(r, "pace", &pace->ms))
+        *pace = (struct preempt_pace){ 0, 0, 0 };
+    else if (!preempt_record_u64_(r, "at", &pace->at))
+        pace->at = 0;
 }
 
 int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
                          struct preempt_pace pace)
 {
-    char s[32], p[64];
+    char s[32], p[96];
 
     return snprintf(buf, size, "%" PRIu64 "%s%s%s", save_ms, last ? " last" : "", stop_field(s, stop),
                     pace_field(p, "run", pace));
@@ -244,7 +251,7 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
 int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
                              struct preempt_pace pace)
 {
-    char s[32], p[64];
+    char s[32], p[96];
 
     return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s%s", step, last ? " last" : "", save_ms,
                     stop_field(s, stop), pace_field(p, "from", pace));

@@ -166,7 +166,7 @@ void preempt_trace_coord_in_(const struct preempt_coord_in *in, unsigned depth, 
         ADD(" round=%u fx=%s arg=%" PRId64 " last=%d stop=%" PRIu64 " save=%" PRIu64, in->round,
             preempt_fx_to_string_(in->fx->kind), in->fx->arg, in->last, in->stop, in->save_ms);
         if (in->pace.ms) /* older traces lack it */
-            ADD(" run=%" PRIu64 " pace=%" PRIu64, in->pace.step, in->pace.ms);
+            ADD(" run=%" PRIu64 " pace=%" PRIu64 " trains-on=%d", in->pace.step, in->pace.ms, in->trains_on);
         ADD("%s", more);
         break;
     case STEP:
@@ -635,7 +635,8 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
         in->round = u ? 1 : 0;
         in->last = v != 0;
         if (!get_u64(&fs, "pace", &in->pace.ms) || !get_u64(&fs, "run", &in->pace.step))
-            in->pace = (struct preempt_pace){ 0, 0 };
+            in->pace = (struct preempt_pace){ 0, 0, 0 };
+        in->trains_on = get_i64(&fs, "trains-on", &v) && v;
         in->text = p->texts[0] = get_text(&fs, "text");
         return true;
     }

@@ -100,6 +100,9 @@ int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const stru
     case PREEMPT_VIEW_IN_EPISODE:
         return snprintf(buf, size, "job t=%" PRIu64 " episode ep=%" PRIu64 " => %s", t_ms, in->ep, meaning);
     case PREEMPT_VIEW_IN_REPORTS:
+        if (in->wall) /* older traces lack it */
+            return snprintf(buf, size, "job t=%" PRIu64 " reports round=%u step=%" PRIu64 " wall=%" PRIu64 " => %s",
+                            t_ms, in->round, in->step, in->wall, meaning);
         return snprintf(buf, size, "job t=%" PRIu64 " reports round=%u step=%" PRIu64 " => %s", t_ms, in->round,
                         in->step, meaning);
     case PREEMPT_VIEW_IN_REREAD:
@@ -428,6 +431,8 @@ static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_
         if (!u64_named(&s, "round", &round) || round > 1 || !u64_named(&s, "step", &j->in.step))
             goto bad;
         j->in.round = (unsigned)round;
+        if (strncmp(s + strspn(s, " "), "wall=", 5) == 0 && !u64_named(&s, "wall", &j->in.wall))
+            goto bad; /* older traces lack it */
     } else {
         goto bad;
     }

@@ -37,10 +37,12 @@ struct preempt_view {
         struct preempt_view_reports {
             bool open;        /* a read is under way or done (the episode's end closes it) */
             uint64_t step;    /* the step whose reports are read */
+            uint64_t wall;    /* when they are read (unix ms; 0: not known): a report that trains on
+                                 from its step is counted at its step plus its steps since */
             unsigned count;   /* well-formed reports counted, one per worker */
             uint64_t slowest; /* the slowest save they name (ms) */
             uint64_t stop;    /* the highest stop step they name (0: none) */
-            struct preempt_pace pace; /* the lowest step and the slowest pace they name */
+            struct preempt_pace pace; /* the lowest step a worker is at and the slowest pace they name */
             bool unpaced;     /* one named none: the job's slowest is not known (pace not named) */
             bool last;        /* any said "last" */
         } reports;
@@ -114,8 +116,10 @@ void preempt_view_reread_(struct preempt_view *v);
 /* A read of round k's shard reports at step follows (the worker whose
  * report completed them, or one giving the round up): the records read
  * are counted afresh in r[k].reports, each worker's once. What the round's
- * decision proposes comes from that count alone. */
-void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step);
+ * decision proposes comes from that count alone; wall is when the reports
+ * are read (unix ms, 0: not known), the time at which the lowest step a
+ * worker is at is counted (preempt_view_reports_pace_). */
+void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step, uint64_t wall);
 
 /* The episode's notices in sum: what the coordinator (has every notice
  * been withdrawn?), the watcher (the job's earliest deadline) and
@@ -150,6 +154,7 @@ struct preempt_view_in {
     uint64_t ep;             /* EPISODE */
     unsigned round;          /* REPORTS */
     uint64_t step;           /* REPORTS */
+    uint64_t wall;           /* REPORTS: when they are read (unix ms; 0: not known, older traces) */
 };
 
 /* Applies one input (preempt_view_apply_, _episode_, _reread_ or _reports_). */
@@ -159,7 +164,7 @@ struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct p
  * (only the fields its kind has). Returns the length as snprintf; the
  * longest (a shard report's, every number at its largest) fits in
  * PREEMPT_VIEW_MEANING_MAX. */
-#define PREEMPT_VIEW_MEANING_MAX 160
+#define PREEMPT_VIEW_MEANING_MAX 208
 int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *ev);
 
 /* The machine event a record's meaning tells worker me's machine whatever

@@ -57,17 +57,18 @@ void preempt_view_reread_(struct preempt_view *v)
     v->claim = false;
 }
 
-void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step)
+void preempt_view_reports_(struct preempt_view *v, unsigned k, uint64_t step, uint64_t wall)
 {
     if (k > 1)
         return;
-    v->r[k].reports = (struct preempt_view_reports){ .open = true, .step = step, .pace = { UINT64_MAX, 0 } };
+    v->r[k].reports = (struct preempt_view_reports){ .open = true, .step = step, .wall = wall,
+                                                     .pace = { UINT64_MAX, 0, 0 } };
     memset(&v->reported[k * v->n], 0, v->n * sizeof(*v->reported));
 }
 
 struct preempt_pace preempt_view_reports_pace_(const struct preempt_view_reports *t)
 {
-    return t->unpaced || t->count == 0 ? (struct preempt_pace){ 0, 0 } : t->pace;
+    return t->unpaced || t->count == 0 ? (struct preempt_pace){ 0, 0, 0 } : t->pace;
 }
 
 void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s)
@@ -147,12 +148,22 @@ bool preempt_claim_parse_(const char *value, unsigned *worker, const char **noti
     return true;
 }
 
-/* A record's "<at>=<step> pace=<ms>" (ms 0: not named). */
-static struct preempt_pace pace_of(const struct preempt_record *r, const char *at)
+/* A record's "<name>=<step> pace=<ms>[ at=<unixms>]" (ms 0: not named). */
+static struct preempt_pace pace_of(const struct preempt_record *r, const char *name)
 {
-    struct preempt_pace p = { num(r, at), num(r, "pace") };
+    struct preempt_pace p = { num(r, name), num(r, "pace"), num(r, "at") };
 
-    return p.ms ? p : (struct preempt_pace){ 0, 0 };
+    return p.ms ? p : (struct preempt_pace){ 0, 0, 0 };
+}
+
+/* Where a report's worker is at least when the reports are read (wall):
+ * its step, plus, when it trains on from there (at), the steps of its pace
+ * since (none when the clocks disagree: at after wall). */
+static uint64_t pace_at(struct preempt_pace p, uint64_t wall)
+{
+    uint64_t more = p.at && wall > p.at ? (wall - p.at) / p.ms : 0;
+
+    return p.step > UINT64_MAX - more ? UINT64_MAX : p.step + more;
 }
 
 /* A round's decision: "committed <step>[ last] save=<ms>[ stop=<step>][ from=<step> pace=<ms>]" or
@@ -197,8 +208,8 @@ static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt
     if (ev.save_ms > t->slowest)
         t->slowest = ev.save_ms;
     t->unpaced = t->unpaced || !ev.pace.ms;
-    if (ev.pace.ms && ev.pace.step < t->pace.step)
-        t->pace.step = ev.pace.step;
+    if (ev.pace.ms && pace_at(ev.pace, t->wall) < t->pace.step)
+        t->pace.step = pace_at(ev.pace, t->wall);
     if (ev.pace.ms > t->pace.ms)
         t->pace.ms = ev.pace.ms;
     if (ev.stop > t->stop)
@@ -358,7 +369,7 @@ struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct p
         preempt_view_reread_(v);
         break;
     case PREEMPT_VIEW_IN_REPORTS:
-        preempt_view_reports_(v, in->round, in->step);
+        preempt_view_reports_(v, in->round, in->step, in->wall);
         break;
     }
     return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
@@ -390,7 +401,7 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
         if (ev->stop)
             (void)snprintf(stop, sizeof(stop), " stop=%" PRIu64, ev->stop);
         if (ev->pace.ms)
-            (void)snprintf(pace, sizeof(pace), " %s=%" PRIu64 " pace=%" PRIu64,
+            (void)snprintf(pace, sizeof(pace), " %s=%" PRIu64 " pace=%" PRIu64, /* a report's at is its record's */
                            ev->what == PREEMPT_VIEW_SHARD ? "run" : "from", ev->pace.step, ev->pace.ms);
         if (ev->what == PREEMPT_VIEW_SHARD)
             (void)snprintf(who, sizeof(who), " worker=%u reports=%u", ev->worker, ev->count);

@@ -47,6 +47,8 @@ struct preempt_worker {
     uint64_t save_step;
     enum preempt_exit exit_reason;    /* valid in state exit */
     uint64_t step_ewma_us, step_dev_us; /* the step time's moving mean and mean deviation */
+    bool pace_began;                  /* the first step boundary came, at pace_t0_ms with run pace_run0: */
+    uint64_t pace_t0_ms, pace_run0;   /*   the progress since then gives the pace a report names */
     struct preempt_save_times saves;  /* the saves measured (the facts' save_ms comes from them) */
     const struct preempt_worker_ops *ops;
     void *arg;
@@ -87,6 +89,16 @@ bool preempt_worker_may_checkpoint_(const struct preempt_worker *w);
 /* A step of step_us ended (0: not measured): measures it, grows the
  * membership lease for it and counts it. */
 void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us);
+
+/* The pace a shard report names (ms a step): the lower of the step time's
+ * moving mean and the progress since the first step boundary (time over
+ * steps, everything counted). The mean alone follows a passing stall (a
+ * snapshot, a persist's passes, a lockstep peer's): a report made then
+ * named a pace the worker does not keep; the progress alone counts the
+ * waits at earlier commits, which a countdown does not have. Fewer than
+ * PREEMPT_PACE_MIN_STEPS since the first boundary: the mean. */
+#define PREEMPT_PACE_MIN_STEPS 8
+uint64_t preempt_worker_pace_(const struct preempt_worker *w, uint64_t now_ms);
 
 /* A save of kind took ms: this worker's own (awaited or paced), the
  * restored checkpoint's, or the job's (the slowest save a committed

@@ -26,7 +26,8 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     if (preempt_fx_who_(fx->kind) != PREEMPT_WHO_SHELL) {
         bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_fsm_fx_stop_(core, f, fx, now),
                                                 preempt_save_own_(&w->saves),
-                                                (struct preempt_pace){ f->run, f->step_ms ? f->step_ms : 1 },
+                                                (struct preempt_pace){ f->run, preempt_worker_pace_(w, now), 0 },
+                                                preempt_action_of_(core, f->run, false, false) == PREEMPT_ACTION_CONTINUE,
                                                 w->ops->fx_text(w->arg, fx))
                             : preempt_local_coord_fx_(sm, fx, now);
 
@@ -133,7 +134,24 @@ void preempt_worker_step_(struct preempt_worker *w, uint64_t step_us)
         preempt_facts_measure_step_(f, &w->step_ewma_us, &w->step_dev_us, step_us);
         preempt_coord_step_(w->coord, step_us / 1000);
     }
+    if (!w->pace_began) {
+        w->pace_began = true;
+        w->pace_t0_ms = w->ops->now_ms(w->arg);
+        w->pace_run0 = f->run + 1;
+    }
     f->run++;
+}
+
+uint64_t preempt_worker_pace_(const struct preempt_worker *w, uint64_t now_ms)
+{
+    const struct preempt_facts *f = preempt_sm_facts_(w->sm);
+    uint64_t mean = f->step_ms ? f->step_ms : 1, steps, rate;
+
+    if (!w->pace_began || f->run < w->pace_run0 + PREEMPT_PACE_MIN_STEPS || now_ms < w->pace_t0_ms)
+        return mean;
+    steps = f->run - w->pace_run0;
+    rate = (now_ms - w->pace_t0_ms + steps - 1) / steps;
+    return rate && rate < mean ? rate : mean;
 }
 
 void preempt_worker_save_took_(struct preempt_worker *w, uint64_t ms, enum preempt_save_kind kind)

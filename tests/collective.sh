@@ -119,7 +119,7 @@ for i in 0 1 2 3; do
     eq "sync4-grace-unknown-slow-disk: worker $i saved once (the decision record said last)" \
         "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-unknown-slow-disk.$i.first")" 1
     expect "sync4-grace-unknown-slow-disk: worker $i followed the commit's last" \
-        grep -q 'the job.s decision is "committed [0-9]* last save=[0-9]*"' "$TMP/sync4-grace-unknown-slow-disk.$i.first-err"
+        grep -q 'the job.s decision is "committed [0-9]* last save=[0-9]*[ "]' "$TMP/sync4-grace-unknown-slow-disk.$i.first-err"
 done
 
 # A grace period with one slow disk, and the driver's fast: worker 2's

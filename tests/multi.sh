@@ -570,7 +570,7 @@ expect_output "has no cause: episode idle --seen--> needs a notice record read j
 rt=
 for _i in 0 1; do grep -Eq '=> shard round=0 step=[0-9]+ .*worker=[01] reports=2$' "$TMP/vtrace.$_i.trace" && rt="$TMP/vtrace.$_i.trace"; done
 expect "reports trace: a worker read the round's reports and counted both" test -n "$rt"
-expect "reports trace: the read began with its step" grep -q '^job t=[0-9]* reports round=0 step=[0-9]* => nothing$' "${rt:-/}"
+expect "reports trace: the read began with its step" grep -Eq '^job t=[0-9]* reports round=0 step=[0-9]*( wall=[0-9]*)? => nothing$' "${rt:-/}"
 expect "reports trace: and proposed the commit" \
     grep -q 'm=decision#1 open --all-reported--> commit-proposed (propose-commit)$' "${rt:-/}"
 sed -E '/ reports=2$/s/ v=([0-9]+)/ v=1\1/' "${rt:-/}" >"$TMP/rtrace.value"

@@ -249,8 +249,8 @@ for be in chunked io_uring aio; do
     eq "$be stop: the checkpoint persisting at the notice is the saved one" "$step" "${first:-none}"
     expect "$be stop: the notice came while it persisted, and it finished" \
         grep -q 'ev=notice .* => persisting -> persisting' "$TMP/$tag.0.trace"
-    # the decision: "committed <step> last save=<ms> stop=<step>"
-    stop=$(sed -n "s/.*the job.s decision is \"committed $step last save=[0-9]* stop=\([0-9]*\)\".*/\1/p" \
+    # the decision: "committed <step> last save=<ms> stop=<step>[ from=<step> pace=<ms>]"
+    stop=$(sed -n "s/.*the job.s decision is \"committed $step last save=[0-9]* stop=\([0-9]*\)[^\"]*\".*/\1/p" \
         "$TMP/$tag.0.err" | head -n 1)
     expect "$be stop: the decision names a stop step past the notice (${stop:-none})" \
         test "${stop:-0}" -gt "$((${first:-99} + 1))"

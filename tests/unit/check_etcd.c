@@ -756,25 +756,30 @@ START_TEST(test_shard_values)
 {
     static const char *bad[] = { "", "12 stop=", "12 stop=x", "12 stop=5 last", "12 last stop=-1", "12 stop=5 ",
                                  "12 last  stop=5", "12 laststop=5", "12 run=5", "12 pace=10", "12 pace=10 run=5",
-                                 "12 run=5 pace=10 stop=7", "12 run=5 pace=", "12 run=-5 pace=10", "12 run=5  pace=10" };
-    static const struct preempt_pace max = { UINT64_MAX, UINT64_MAX }, none = { 0, 0 };
+                                 "12 run=5 pace=10 stop=7", "12 run=5 pace=", "12 run=-5 pace=10", "12 run=5  pace=10",
+                                 "12 at=5", "12 run=5 pace=10 at=", "12 run=5 pace=10 at=100000000000001",
+                                 "12 run=5 at=5 pace=10" };
+    static const struct preempt_pace max = { UINT64_MAX, UINT64_MAX, 100000000000000u }, none = { 0, 0, 0 };
     char buf[PREEMPT_SHARD_VALUE_MAX];
     uint64_t save, stop;
     struct preempt_pace pace;
     bool last;
 
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, max), 102);
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, max), 121);
     ck_assert_str_eq(buf, "18446744073709551615 last stop=18446744073709551615 run=18446744073709551615 "
-                          "pace=18446744073709551615");
+                          "pace=18446744073709551615 at=100000000000000");
     ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == UINT64_MAX && last &&
-              stop == UINT64_MAX && pace.step == UINT64_MAX && pace.ms == UINT64_MAX);
+              stop == UINT64_MAX && pace.step == UINT64_MAX && pace.ms == UINT64_MAX &&
+              pace.at == 100000000000000u);
     ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, none), 3);
     ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == 700 && !last && stop == 0 &&
               pace.ms == 0);
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, (struct preempt_pace){ 42, 12 }), 18);
-    ck_assert_str_eq(buf, "700 run=42 pace=12");
+    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, (struct preempt_pace){ 42, 12, 0 }), 18);
+    ck_assert_str_eq(buf, "700 run=42 pace=12"); /* at 0: it waits at its step */
     ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == 700 && !last && stop == 0 &&
-              pace.step == 42 && pace.ms == 12);
+              pace.step == 42 && pace.ms == 12 && pace.at == 0);
+    ck_assert(preempt_shard_value_parse_("700 run=42 pace=12 at=1790000000000", &save, &last, &stop, &pace) &&
+              pace.step == 42 && pace.ms == 12 && pace.at == 1790000000000u);
     ck_assert(preempt_shard_value_parse_("700 last", &save, &last, &stop, &pace) && save == 700 && last &&
               stop == 0 && pace.ms == 0);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -797,14 +802,14 @@ START_TEST(test_committed_values)
     bool last;
 
     ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, UINT64_MAX,
-                                              (struct preempt_pace){ UINT64_MAX, UINT64_MAX }),
+                                              (struct preempt_pace){ UINT64_MAX, UINT64_MAX, 0 }),
                      139);
     ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615 stop=18446744073709551615 "
                           "from=18446744073709551615 pace=18446744073709551615");
     ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == UINT64_MAX && last && save == UINT64_MAX);
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 0, 0 }), 22);
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 0, 0, 0 }), 22);
     ck_assert_str_eq(buf, "committed 84 save=1500"); /* stop 0, pace 0: not named */
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 84, 12 }),
+    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 84, 12, 0 }),
                      38);
     ck_assert_str_eq(buf, "committed 84 save=1500 from=84 pace=12");
     ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == 84 && !last && save == 1500);
@@ -1737,7 +1742,7 @@ START_TEST(test_view_reports)
     ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 3, 1), 0);
     /* outside a read, a report counts nothing */
     WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100"), PREEMPT_VIEW_NOTHING);
-    preempt_view_reports_(&v, 1, 20);
+    preempt_view_reports_(&v, 1, 20, 0);
     ck_assert(t->open && t->step == 20 && t->count == 0);
     ev = vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100");
     WHAT(ev, PREEMPT_VIEW_SHARD);
@@ -1758,12 +1763,35 @@ START_TEST(test_view_reports)
     ck_assert_uint_eq(ev.count, 3);
     ck_assert(t->count == 3 && t->slowest == 300 && t->last && t->stop == 26);
     /* the longest meaning fits */
+    ck_assert_uint_eq(preempt_view_reports_pace_(t).ms, 0); /* none named a pace */
     ev = (struct preempt_view_ev){ .what = PREEMPT_VIEW_SHARD, .round = 1, .step = UINT64_MAX, .last = true,
                                    .save_ms = UINT64_MAX, .stop = UINT64_MAX, .worker = PREEMPT_MAX_WORKERS,
-                                   .count = PREEMPT_MAX_WORKERS };
+                                   .count = PREEMPT_MAX_WORKERS, .pace = { UINT64_MAX, UINT64_MAX, 0 } };
     ck_assert_int_lt(preempt_view_format_(m, sizeof(m), &ev), (int)sizeof(m));
+    /* the lowest step a worker is at as the reports are read (wall 1600): a
+     * report's step, plus, training on from it since at, its steps since;
+     * and the slowest pace */
+    preempt_view_reports_(&v, 1, 20, 1600);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100 run=20 pace=10"), PREEMPT_VIEW_SHARD); /* waits at 20 */
+    ck_assert(preempt_view_reports_pace_(t).step == 20 && preempt_view_reports_pace_(t).ms == 10);
+    ev = vput(&v, JOBP "7/w/e0/r1/shard/20/1", "100 run=24 pace=12 at=1000"); /* 24 + 600 / 12 = 74 */
+    ck_assert_int_gt(preempt_view_format_(m, sizeof(m), &ev), 0);
+    ck_assert_str_eq(m, "shard round=1 step=20 save=100 run=24 pace=12 worker=1 reports=2");
+    ck_assert(preempt_view_reports_pace_(t).step == 20 && preempt_view_reports_pace_(t).ms == 12);
+    preempt_view_reports_(&v, 1, 20, 1600);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/1", "100 run=24 pace=12 at=1000"), PREEMPT_VIEW_SHARD);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/2", "100 run=30 pace=20 at=1900"), PREEMPT_VIEW_SHARD); /* clocks: 30 */
+    ck_assert(preempt_view_reports_pace_(t).step == 30 && preempt_view_reports_pace_(t).ms == 20);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100 run=21 pace=10 at=1500"), PREEMPT_VIEW_SHARD); /* 31 */
+    ck_assert(preempt_view_reports_pace_(t).step == 30 && preempt_view_reports_pace_(t).ms == 20);
+    /* one report without: the job's slowest is not known */
+    preempt_view_reports_(&v, 1, 20, 1600);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/2", "100 run=30 pace=20"), PREEMPT_VIEW_SHARD);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/1", "100"), PREEMPT_VIEW_SHARD);
+    WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100 run=21 pace=10"), PREEMPT_VIEW_SHARD);
+    ck_assert(t->count == 3 && preempt_view_reports_pace_(t).ms == 0);
     /* a new read counts afresh; the episode's end closes it */
-    preempt_view_reports_(&v, 1, 20);
+    preempt_view_reports_(&v, 1, 20, 0);
     ck_assert(t->count == 0 && t->slowest == 0 && !t->last);
     WHAT(vput(&v, JOBP "7/w/e0/r1/shard/20/0", "100"), PREEMPT_VIEW_SHARD);
     preempt_view_episode_(&v, 1);
