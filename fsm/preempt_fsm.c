@@ -385,7 +385,11 @@ struct preempt_core preempt_fsm_init_(void)
  * save and agreement times. */
 static uint64_t measured_need(const struct preempt_facts *f, uint64_t steps, uint64_t step_ms)
 {
-    return steps * (step_ms + 4 * f->step_dev_ms) + f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms;
+    uint64_t fixed = f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms, per = step_ms + 4 * f->step_dev_ms;
+
+    if (per < step_ms || (steps && per > (UINT64_MAX - fixed) / steps))
+        return UINT64_MAX; /* a job's record named an absurd pace: due at once */
+    return steps * per + fixed;
 }
 
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
@@ -524,8 +528,9 @@ bool preempt_plan_final_due_job_(const struct preempt_core *c, const struct pree
     behind = preempt_plan_behind_(f, now_ms);
     if (behind == 0 || deadline_ms == 0 || f->cfg.plan != PREEMPT_PLAN_MEASURED)
         return false;
-    return now_ms + measured_need(f, preempt_plan_lead_(f, 0, 0) + drift + behind + 1,
-                                  f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >= deadline_ms;
+    return measured_need(f, preempt_plan_lead_(f, 0, 0) + drift + behind + 1,
+                         f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >=
+           (deadline_ms > now_ms ? deadline_ms - now_ms : 0);
 }
 
 enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t run, bool save_asked, bool alone)

@@ -340,11 +340,12 @@ uint64_t preempt_plan_lead_(const struct preempt_facts *f, uint64_t now_ms, uint
 #define PREEMPT_DRIFT_SHARE 4
 uint64_t preempt_plan_drift_(const struct preempt_core *c, const struct preempt_facts *f);
 
-/* How many steps the job's slowest worker is behind this one at now_ms, at
- * least: the facts' slow_step plus the steps at slow_step_ms since
- * slow_at_ms (the last commit's, whose reports named each worker's step and
- * pace), against f->run. 0 when not known, in local mode, without a grace
- * period, or when none is behind. */
+/* How many steps the job's slowest worker may be behind this one at
+ * now_ms: f->run against the least step every worker has reached, the
+ * facts' slow_step plus the steps at slow_step_ms since slow_at_ms (the
+ * last commit's, whose reports named each worker's step and pace). 0 when
+ * not known, in local mode, without a grace period, or when none is
+ * behind. */
 uint64_t preempt_plan_behind_(const struct preempt_facts *f, uint64_t now_ms);
 
 /* The final-due guard's planner: the final round must start now so that

@@ -83,10 +83,11 @@ static void read_reports(struct preempt_coord *c, unsigned k, const struct preem
  * the commit when every shard is there, with "last" when any report said
  * so, the slowest save they name (every worker plans the final round with
  * it), with "last" the highest stop step they name (every worker training
- * on stops there), and the lowest step and slowest pace they name (the
- * driver plans the final round for the job's slowest worker); otherwise, when this worker asked to abort
- * (or_abort), the abort. An earlier decision still wins. As the caps, they
- * come from the records alone. */
+ * on stops there), and the lowest step a worker is at and the slowest pace
+ * they name (the driver plans the final round for the job's slowest
+ * worker); otherwise, when this worker asked to abort (or_abort), the
+ * abort. An earlier decision still wins. As the caps, they come from the
+ * records alone. */
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
 {
     struct round *rd = &c->r[k];

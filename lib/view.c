@@ -184,9 +184,10 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     return ev;
 }
 
-/* A shard report "<save>[ last][ stop=<step>][ run=<step> pace=<ms>]": counted when a read of
- * its round's reports at its step is open and its worker's is not counted
- * yet (anything else is nothing: the reports come only by such a read). */
+/* A shard report "<save>[ last][ stop=<step>][ run=<step> pace=<ms>[ at=<unixms>]]":
+ * counted when a read of its round's reports at its step is open and its
+ * worker's is not counted yet (anything else is nothing: the reports come
+ * only by such a read). */
 static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt_key *k,
                                     const struct preempt_record *r)
 {

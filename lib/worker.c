@@ -24,10 +24,11 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
 
     /* who runs it is the table's (preempt_effects.def, column WHO) */
     if (preempt_fx_who_(fx->kind) != PREEMPT_WHO_SHELL) {
+        /* a report names this worker's step and pace, and whether it trains on from there (persisting) */
+        bool on = preempt_action_of_(core, f->run, false, false) == PREEMPT_ACTION_CONTINUE;
         bool ran = w->coord ? preempt_coord_fx_(w->coord, fx, core->round, last, preempt_fsm_fx_stop_(core, f, fx, now),
                                                 preempt_save_own_(&w->saves),
-                                                (struct preempt_pace){ f->run, preempt_worker_pace_(w, now), 0 },
-                                                preempt_action_of_(core, f->run, false, false) == PREEMPT_ACTION_CONTINUE,
+                                                (struct preempt_pace){ f->run, preempt_worker_pace_(w, now), 0 }, on,
                                                 w->ops->fx_text(w->arg, fx))
                             : preempt_local_coord_fx_(sm, fx, now);
 

@@ -289,6 +289,13 @@ export PREEMPT_PERSIST=chunked
 # every 20 steps; worker 0 (the larger shard, and SLOW) raises SIGTERM as
 # its first save ends. Both exit saved; $step is the saved step, $first
 # worker 0's first save's, and the notice came after worker 0's report.
+# $late is "window" when worker 0's notice record landed before the
+# periodic round's decision (the case's window), "episode" when after it:
+# its put and the decision go to etcd on two connections, and in a slow
+# (sanitized) build the decision landed first once in CI. Then the job
+# committed the periodic checkpoint as the withdrawn round's, and worker
+# 0's notice opened the next episode (docs/protocol.md, "The last save"):
+# both save again at a later step, which the case then checks instead.
 late_run() {
     JOB_ARGS_0="--state-kb 32768 --step-kb 64 $1 --raise-at-save-end 1" JOB_ARGS_1="--state-kb 64"
     shift
@@ -302,6 +309,13 @@ late_run() {
     sig=$(grep -n -m1 'ev=notice source=signal' "$TMP/$tag.0.trace" | cut -d: -f1)
     expect "$tag: the notice came after worker 0's report (lines ${rep:-none}, ${sig:-none})" \
         test "${rep:-0}" -gt 0 -a "${sig:-0}" -gt "${rep:-0}"
+    late=window
+    if grep -q "notice came after the job withdrew the others: it opens episode" "$TMP/$tag.0.err"; then
+        late=episode
+        echo "$tag: worker 0's notice landed after the periodic round's decision: it opened the next episode"
+        expect "$tag: (a new episode) one step saved, after the periodic one ($step, $first)" \
+            test "${step#differs}" = "$step" -a "${step:-0}" -gt "${first:-999}"
+    fi
 }
 # late_resume [MODE]: the restart of $tag resumes $step on both workers,
 # bitwise against lateref's uninterrupted run with the same shards.
@@ -330,7 +344,9 @@ for tag in late-chunked late-io_uring late-aio late-sync; do
         mode=--two-phase slow= ends='"from":"persisting","to":"countdown"' how="counted down from the periodic commit"
     fi
     late_run "$slow" $mode
-    if [ $tag != late-sync ]; then
+    if [ $late = episode ]; then
+        :
+    elif [ $tag != late-sync ]; then
         eq "$tag: its backend" "$(persisted "$TMP/$tag.0.err")" "persisted with $PREEMPT_PERSIST on the loop"
         expect "$tag: one step saved, after the periodic one ($step, $first)" \
             test "${step#differs}" = "$step" -a "${step:-0}" -gt "${first:-999}"
@@ -338,7 +354,7 @@ for tag in late-chunked late-io_uring late-aio late-sync; do
         eq "$tag: the periodic step saved" "$step" "${first:-none}"
     fi
     for i in 0 1; do
-        expect "$tag: worker $i $how" grep -q "$ends" "$TMP/$tag.$i.out"
+        [ $late = episode ] || expect "$tag: worker $i $how" grep -q "$ends" "$TMP/$tag.$i.out"
     done
     late_resume $mode
 done
@@ -354,7 +370,7 @@ late_run "" --two-phase --grace-ms 2000
 expect "$tag: one step saved, a countdown after the periodic one ($step, $first)" \
     test "${step#differs}" = "$step" -a "${step:-0}" -gt "$((${first:-999} + 20))"
 for i in 0 1; do
-    expect "$tag: worker $i counted down from the periodic commit" \
+    [ $late = episode ] || expect "$tag: worker $i counted down from the periodic commit" \
         grep -q '"from":"persisting","to":"countdown"' "$TMP/$tag.$i.out"
     expect "$tag: worker $i saved the final round's step last" grep -q '"from":"final-save","to":"exit"' "$TMP/$tag.$i.out"
     left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)

@@ -1233,6 +1233,11 @@ START_TEST(test_final_round_plans_for_the_slowest)
     f.cfg.grace_ms = 60000;
     f.cfg.workers = 1;
     ck_assert_uint_eq(preempt_plan_behind_(&f, 54000), 0);
+    /* an absurd pace (a record's, valid by its grammar) does not wrap the
+     * plan around: the round is due at once */
+    f.cfg.workers = 4;
+    f.slow_step_ms = UINT64_MAX / 3;
+    ck_assert_int_eq(probe_slow(&f, 30000, 8).next.state, PREEMPT_STATE_OWN_SIGNAL);
 }
 END_TEST
 
