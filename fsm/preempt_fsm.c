@@ -383,13 +383,18 @@ struct preempt_core preempt_fsm_init_(void)
  * in a row overran the deadline (make bench, planning sweep). TensorFlow's
  * rule (PREEMPT_PLAN_TF) is deadline - 6 x mean step time and ignores the
  * save and agreement times. */
-static uint64_t measured_need(const struct preempt_facts *f, uint64_t steps, uint64_t step_ms)
+/* The measured rule's time: the lead's steps and the one in flight at
+ * the mean plus four deviations (step_ms a step), more steps at the mean
+ * alone (over many steps the deviations average out), the agreement, 1.5
+ * saves and the margin. */
+static uint64_t measured_need(const struct preempt_facts *f, uint64_t more, uint64_t step_ms)
 {
     uint64_t fixed = f->agree_ms + f->save_ms + f->save_ms / 2 + f->cfg.margin_ms, per = step_ms + 4 * f->step_dev_ms;
+    uint64_t lead = preempt_plan_lead_(f, 0, 0) + 1;
 
-    if (per < step_ms || (steps && per > (UINT64_MAX - fixed) / steps))
+    if (per < step_ms || per > (UINT64_MAX - fixed) / lead / 2 || (more && step_ms > (UINT64_MAX - fixed) / more / 2))
         return UINT64_MAX; /* a job's record named an absurd pace: due at once */
-    return steps * per + fixed;
+    return lead * per + more * step_ms + fixed;
 }
 
 bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uint64_t deadline_ms)
@@ -400,7 +405,7 @@ bool preempt_plan_final_due_(const struct preempt_facts *f, uint64_t now_ms, uin
         return false;
     switch (f->cfg.plan) {
     case PREEMPT_PLAN_MEASURED:
-        need = measured_need(f, preempt_plan_lead_(f, 0, 0) + 1, f->step_ms);
+        need = measured_need(f, 0, f->step_ms);
         break;
     case PREEMPT_PLAN_TF:
         /* TF's rule, measured from the moment the shell's timer ends the
@@ -517,7 +522,10 @@ uint64_t preempt_plan_behind_(const struct preempt_facts *f, uint64_t now_ms)
  * planned for its own pace alone, the final round's step was one the
  * peer could not reach before the deadline less the margin, and the round
  * was aborted (tests/multi.sh, "grace-pace"). The peer must cover the
- * lead, the drift allowance and the steps it is behind, at its own pace. */
+ * lead, the drift allowance and the steps it is behind, at its own pace:
+ * the lead budgeted as the plain rule does, the others at the mean (with
+ * four deviations each, a worker a step behind in a lockstep job opened
+ * the final round 20 steps early in the sanitized build). */
 bool preempt_plan_final_due_job_(const struct preempt_core *c, const struct preempt_facts *f, uint64_t now_ms,
                                  uint64_t deadline_ms)
 {
@@ -528,8 +536,7 @@ bool preempt_plan_final_due_job_(const struct preempt_core *c, const struct pree
     behind = preempt_plan_behind_(f, now_ms);
     if (behind == 0 || deadline_ms == 0 || f->cfg.plan != PREEMPT_PLAN_MEASURED)
         return false;
-    return measured_need(f, preempt_plan_lead_(f, 0, 0) + drift + behind + 1,
-                         f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >=
+    return measured_need(f, drift + behind, f->slow_step_ms > f->step_ms ? f->slow_step_ms : f->step_ms) >=
            (deadline_ms > now_ms ? deadline_ms - now_ms : 0);
 }
 

@@ -1212,13 +1212,21 @@ START_TEST(test_final_round_plans_for_the_slowest)
     f.slow_at_ms = 50000;
     ck_assert_uint_eq(preempt_plan_behind_(&f, 54000), 8);
     ck_assert_uint_eq(preempt_plan_behind_(&f, 49999), 0); /* before the commit's time: nothing known */
-    due = 61000 - ((lead + drift + 8 + 1) * 125 + fixed);
+    due = 61000 - ((lead + drift + 8 + 1) * 125 + fixed); /* no deviation: each step at the mean */
     ck_assert_uint_lt(due, plain);
     ck_assert_int_eq(probe_slow(&f, due - 1, 8).verdict, PREEMPT_VERDICT_IGNORED);
     st = probe_slow(&f, due, 8);
     ck_assert_int_eq(st.next.state, PREEMPT_STATE_OWN_SIGNAL);
     ck_assert_int_eq(st.fx[0].kind, PREEMPT_FX_REQUEST_FINAL);
     ck_assert_int_eq(st.fx[0].arg, (int64_t)(48 + lead + drift)); /* the same step: it opens earlier */
+    /* with a deviation, the lead's steps and the one in flight carry four
+     * each, as the plain rule's do; the drift's and the behind's the mean */
+    f.step_dev_ms = 10;
+    lead = preempt_plan_lead_(&f, 0, 0);
+    due = 61000 - ((lead + 1) * (125 + 40) + (drift + 8) * 125 + fixed);
+    ck_assert_int_eq(probe_slow(&f, due - 1, 8).verdict, PREEMPT_VERDICT_IGNORED);
+    ck_assert_int_eq(probe_slow(&f, due, 8).next.state, PREEMPT_STATE_OWN_SIGNAL);
+    f.step_dev_ms = 0;
     /* none behind (the slowest was at 48 at the commit), or not known: the
      * rule of the driver's own pace and the drift allowance */
     ck_assert_int_eq(probe_slow(&f, due, 48).verdict, PREEMPT_VERDICT_IGNORED);
