@@ -780,7 +780,8 @@ void preempt_trace_jobs_free_(struct preempt_trace_file *t)
 /* One truth per decision: a commit of a round at a step whose every
  * report the view counted must say what they say (the slowest save, "last"
  * when any said it, the highest stop step they name past the step, the
- * lowest step and the slowest pace), since
+ * slowest pace; not the lowest step a worker is at, which counts the steps
+ * since the reports up to the time each reader read them), since
  * every worker that proposes it proposes exactly that. NULL: it does, or
  * the reports of its step were not all read here; else what differs. */
 static const char *commit_differs(const struct preempt_view *v, const struct preempt_view_ev *ev)
@@ -796,7 +797,7 @@ static const char *commit_differs(const struct preempt_view *v, const struct pre
         return "the slowest save";
     if (ev->last != t->last)
         return "last";
-    if (ev->pace.ms != preempt_view_reports_pace_(t).ms || ev->pace.step != preempt_view_reports_pace_(t).step)
+    if (ev->pace.ms != preempt_view_reports_pace_(t).ms)
         return "the slowest pace";
     return ev->stop != (t->last && t->stop > ev->step ? t->stop : 0) ? "the stop step" : NULL;
 }
