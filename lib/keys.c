@@ -216,14 +216,6 @@ static const char *pace_field(char s[96], const char *name, struct preempt_pace 
     return s;
 }
 
-static void pace_of(const struct preempt_record *r, const char *name, struct preempt_pace *pace)
-{
-    if (!preempt_record_u64_(r, name, &pace->step) || !preempt_record_u64_(r, "pace", &pace->ms))
-        *pace = (struct preempt_pace){ 0, 0, 0 };
-    else if (!preempt_record_u64_(r, "at", &pace->at))
-        pace->at = 0;
-}
-
 int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
                          struct preempt_pace pace)
 {
@@ -244,7 +236,7 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
     *last = preempt_record_has_(&r, "last");
     if (!preempt_record_u64_(&r, "stop", stop))
         *stop = 0;
-    pace_of(&r, "run", pace);
+    *pace = preempt_record_pace_(&r, "run");
     return preempt_record_u64_(&r, "save", save_ms);
 }
 

@@ -68,6 +68,10 @@ bool preempt_record_valid_(enum preempt_key_id id, const char *value, unsigned w
  * the record has no field of that name. */
 bool preempt_record_u64_(const struct preempt_record *r, const char *name, uint64_t *ret);
 
+/* A shard report's or a decision's "<name>=<step> pace=<ms>[ at=<unixms>]"
+ * (name "run" or "from"): all 0 when it names no pace. */
+struct preempt_pace preempt_record_pace_(const struct preempt_record *r, const char *name);
+
 /* Whether the record has the field or flag name. */
 bool preempt_record_has_(const struct preempt_record *r, const char *name);
 

@@ -245,6 +245,17 @@ bool preempt_record_u64_(const struct preempt_record *r, const char *name, uint6
     return true;
 }
 
+struct preempt_pace preempt_record_pace_(const struct preempt_record *r, const char *name)
+{
+    struct preempt_pace p = { 0, 0, 0 };
+
+    if (!preempt_record_u64_(r, "pace", &p.ms) || p.ms == 0 || !preempt_record_u64_(r, name, &p.step))
+        return (struct preempt_pace){ 0, 0, 0 };
+    if (!preempt_record_u64_(r, "at", &p.at))
+        p.at = 0;
+    return p;
+}
+
 bool preempt_record_has_(const struct preempt_record *r, const char *name)
 {
     return find(r, name) >= 0;

@@ -148,14 +148,6 @@ bool preempt_claim_parse_(const char *value, unsigned *worker, const char **noti
     return true;
 }
 
-/* A record's "<name>=<step> pace=<ms>[ at=<unixms>]" (ms 0: not named). */
-static struct preempt_pace pace_of(const struct preempt_record *r, const char *name)
-{
-    struct preempt_pace p = { num(r, name), num(r, "pace"), num(r, "at") };
-
-    return p.ms ? p : (struct preempt_pace){ 0, 0, 0 };
-}
-
 /* Where a report's worker is at least when the reports are read (wall):
  * its step, plus, when it trains on from there (at), the steps of its pace
  * since (none when the clocks disagree: at after wall). */
@@ -179,7 +171,7 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     ev.last = preempt_record_has_(r, "last");
     ev.save_ms = num(r, "save");
     ev.stop = num(r, "stop");
-    ev.pace = pace_of(r, "from");
+    ev.pace = preempt_record_pace_(r, "from");
     v->r[k].decided = true;
     return ev;
 }
@@ -204,7 +196,7 @@ static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt
     ev.save_ms = num(r, "save");
     ev.last = preempt_record_has_(r, "last");
     ev.stop = num(r, "stop");
-    ev.pace = pace_of(r, "run");
+    ev.pace = preempt_record_pace_(r, "run");
     ev.count = ++t->count;
     if (ev.save_ms > t->slowest)
         t->slowest = ev.save_ms;
