@@ -28,9 +28,13 @@
  * coordination store, a stale deadline or a peer's protocol failure all end
  * the preemption the same way: "abort" exits with the saved code when a
  * checkpoint of this preemption is committed and with the not-saved code
- * otherwise. The previous checkpoint is never touched. */
+ * otherwise. The previous checkpoint is never touched. A worker that exits
+ * on a second notice tells the job it left (the lost record names it):
+ * its peers follow that as a lost peer at once, instead of waiting at
+ * their bound for a save it will not make (a final round it would not
+ * report). */
 #define ACTIVE_ROWS(s)                                                                                   \
-    ROW(s, NOTICE, SECOND_EXITS, EXIT, FX(PUBLISH_NOTICE), TO_EXIT(ABORT)),                             \
+    ROW(s, NOTICE, SECOND_EXITS, EXIT, FX(PUBLISH_NOTICE), FX(ANNOUNCE_LEFT), TO_EXIT(ABORT)),          \
     ROW(s, NOTICE, ALWAYS, s, FX(PUBLISH_NOTICE), FX(ARM_TIMER)), /* the earliest deadline re-plans */ \
     ROW(s, PEER_NOTICE, ALWAYS, s, FX(ARM_TIMER)),                                                       \
     ROW(s, TIMER, CURRENT, EXIT, TO_EXIT(ABORT)),                                                        \
@@ -1019,6 +1023,7 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     case PREEMPT_FX_REQUEST_FINAL: /* the lead and the drift (the countdown's first step is still save_step) */
         return (int64_t)(f->run + lead_with(f, ev->now_ms, n->deadline_ms, preempt_plan_drift_(n, f)));
     case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_ANNOUNCE_LEFT:
         return (int64_t)f->run;
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_REPORT_SHARD:

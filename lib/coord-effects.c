@@ -389,6 +389,19 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
         coord_put(c, key, val, 0);
         return true;
+    case PREEMPT_FX_ANNOUNCE_LEFT:
+        /* The episode's one lost record, naming this worker: its peers stop
+         * waiting for it (a roll call would not find it missing: its report
+         * of the first round counts it there). One stands already: they
+         * follow that. */
+        if (c->view.lost)
+            return true;
+        CLOG(c, 1, "leaving the job at step %" PRId64 " before the preemption's end: the job's lost record names "
+             "this worker", fx->arg);
+        CKEY(c, key, LOST);
+        (void)snprintf(val, sizeof(val), "%u left", c->me);
+        coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN);
+        return true;
     case PREEMPT_FX_CLEAR_ROUND: {
         char wkey[PREEMPT_KEY_MAX];
         struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE_PREFIX, key, NULL, 0 },

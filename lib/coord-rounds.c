@@ -572,7 +572,10 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
     case PREEMPT_VIEW_FINAL:
         break;
     case PREEMPT_VIEW_LOST:
-        CLOG(c, 2, "worker %u lost its membership (lease expired or revoked; found by the driver)", v.worker);
+        if (v.text)
+            CLOG(c, 1, "worker %u left the job before the preemption's end (a second notice)", v.worker);
+        else
+            CLOG(c, 2, "worker %u lost its membership (lease expired or revoked; found by the driver)", v.worker);
         break;
     case PREEMPT_VIEW_AGREED:
         c->r[v.round].agreed = v.step;

@@ -65,8 +65,10 @@
       "create-if-absent, lease-bound, in one transaction with round 0's step",                                       \
       "the driver of the preemption, and its notice when that opened the episode (w's notice record until w "       \
       "writes one: when the notice changes, or when the claim goes with w's lease or w's exit)")                    \
-    X(LOST, "{N}/e{p}/lost", "<w:w>", "the driver, create-if-absent",                                                \
-      "w's membership is gone (its lease ended): every worker gets `peer-lost`")                                     \
+    X(LOST, "{N}/e{p}/lost", "<w:w>[ left]",                                                                      \
+      "the driver, create-if-absent; or w itself (`left`) as it exits on a second notice",                           \
+      "w's membership is gone (its lease ended), or w left the job before the preemption's end: every worker "     \
+      "gets `peer-lost`")                                                                                            \
     X(FINAL, "{N}/e{p}/final", "<w:w>", "the driver", "the final round (grace period) is open")                      \
     X(AGREED, "{N}/e{p}/r{k}/agreed", "<step:u64>[ last]",                                                             \
       "the driver, with its claim (round 0) or `final` (round 1), create-if-absent; raised by a worker past it "    \

@@ -129,6 +129,7 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     case PREEMPT_FX_PUBLISH_NOTICE:
     case PREEMPT_FX_PUBLISH_ERROR:
     case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_ANNOUNCE_LEFT:
     case PREEMPT_FX_CLEAR_ROUND:
     case PREEMPT_FX_PROPOSE_ABORT: /* the local commit is the decision */
         return true; /* nobody else to tell */

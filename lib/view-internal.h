@@ -62,7 +62,8 @@ enum preempt_view_what {
     PREEMPT_VIEW_CLAIM,     /* the episode has a driver */
     PREEMPT_VIEW_CLAIM_GONE, /* the driver's claim went (its lease ended) */
     PREEMPT_VIEW_FINAL,     /* worker (not this one) opened the final round */
-    PREEMPT_VIEW_LOST,      /* the driver found worker's membership gone */
+    PREEMPT_VIEW_LOST,      /* the driver found worker's membership gone; or (text "left") worker left the job
+                               before the preemption's end */
     PREEMPT_VIEW_AGREED,    /* round's save step: step; last: that save ends the preemption */
     PREEMPT_VIEW_COMMITTED, /* round's decision: committed at step; last: the commit ends the preemption; save_ms:
                                the round's slowest save (0: not named); stop: where training stops (0: not

@@ -255,7 +255,9 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
     case PREEMPT_KEY_FINAL: /* the driver's; this worker's own opened nothing new to it */
         return first_worker(&v->final, r, v->me, PREEMPT_VIEW_FINAL);
     case PREEMPT_KEY_LOST:
-        return first_worker(&v->lost, r, v->n, PREEMPT_VIEW_LOST);
+        ev = first_worker(&v->lost, r, v->n, PREEMPT_VIEW_LOST);
+        ev.text = ev.what == PREEMPT_VIEW_LOST && preempt_record_has_(r, "left") ? "left" : NULL;
+        return ev;
     case PREEMPT_KEY_AGREED:
         u = num(r, "step");
         last = preempt_record_has_(r, "last");

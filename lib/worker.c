@@ -66,6 +66,7 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PUBLISH_ERROR:
     case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_ANNOUNCE_LEFT:
     case PREEMPT_FX_CLEAR_ROUND:
     case PREEMPT_FX_PROPOSE_ABORT:
     case PREEMPT_FX__COUNT:

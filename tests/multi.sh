@@ -207,6 +207,36 @@ expect "grace-pace: the first commit told the driver the slower worker's pace ($
     test "${slow:-0}" -ge 12
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
+# ---- a worker leaves in the countdown: its peers do not wait for it -------
+# Worker 1 (second = exit) gets SIGTERM and drives; once the first save is
+# committed, a second SIGTERM makes it exit with that save. Its report of
+# the first round counted it present in the driver's roll call, so its
+# peer trained on, opened a final round it could not complete, and waited
+# for that round's bound (most of the 20 s grace period) to exit with the
+# same first save. Now the leaving worker's exit writes the job's lost
+# record ("1 left"), and worker 0 follows it at once.
+tag=left
+JOB_ARGS_1="--second exit"
+job_start "$tag" 2 --steps 100000 --step-ms 10 --grace-ms 20000
+unset JOB_ARGS_1
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+sleep 0.3
+w1=$(echo $PIDS | cut -d' ' -f2)
+kill -TERM "$w1"
+for i in 0 1; do wait_for "$TMP/$tag.$i.trace" 'ev=ckpt-committed' 30; done
+kill -TERM "$w1"
+job_wait 60
+eq "left: both exit 42" "$RCS" "42 42"
+step=$(same "$tag" 2 exit saved_step)
+expect "left: both exit with the first save ($step)" one_step "$step"
+eq "left: the job's lost record names the worker that left" \
+    "$(etcdctl --endpoints="$ETCD_URL" get --print-value-only /preempt/$tag/1/e0/lost)" "1 left"
+expect "left: worker 0 followed it in its countdown" \
+    grep -q 'ev=peer-lost worker=1 => countdown -> exit' "$TMP/$tag.0.trace"
+finals=$(grep -c 'final-requested\|request-final' "$TMP/$tag.0.trace")
+eq "left: worker 0 opened no final round" "$finals" 0
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
 # ---- an application error on one worker reaches every worker --------------
 tag=apperr
 PIDS=

@@ -870,6 +870,9 @@ START_TEST(test_record_grammar)
         { PREEMPT_KEY_INCARNATION, "-7", false },
         { PREEMPT_KEY_LOST, "2", true },
         { PREEMPT_KEY_LOST, "", false },
+        { PREEMPT_KEY_LOST, "2 left", true },
+        { PREEMPT_KEY_LOST, "2 gone", false },
+        { PREEMPT_KEY_LOST, "2left", false },
     };
     struct preempt_record r;
     const char *why, *s;
@@ -1709,8 +1712,15 @@ START_TEST(test_view_rounds)
     ck_assert_uint_eq(ev.worker, 2);
     WHAT(vput(&v, JOBP "7/e0/final", "0"), PREEMPT_VIEW_NOTHING);
     WHAT(vput(&v, JOBP "7/e0/lost", "3"), PREEMPT_VIEW_MALFORMED); /* not a worker of 3 */
-    WHAT(vput(&v, JOBP "7/e0/lost", "0"), PREEMPT_VIEW_LOST);
+    ev = vput(&v, JOBP "7/e0/lost", "0");
+    WHAT(ev, PREEMPT_VIEW_LOST);
+    ck_assert_ptr_null(ev.text); /* the driver's: found missing */
     WHAT(vput(&v, JOBP "7/e0/lost", "2"), PREEMPT_VIEW_NOTHING);
+    v.lost = false; /* as in the next episode: a worker that left says so */
+    ev = vput(&v, JOBP "7/e0/lost", "2 left");
+    WHAT(ev, PREEMPT_VIEW_LOST);
+    ck_assert_uint_eq(ev.worker, 2);
+    ck_assert_str_eq(ev.text, "left");
     /* the job's first error, with its message */
     ev = vput(&v, JOBP "7/error", "-5 2 disk full: /ckpt");
     WHAT(ev, PREEMPT_VIEW_ERROR);

@@ -68,6 +68,7 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PUBLISH_ERROR:
     case PREEMPT_FX_ANNOUNCE_DONE:
+    case PREEMPT_FX_ANNOUNCE_LEFT:
     case PREEMPT_FX_CLEAR_ROUND:
     case PREEMPT_FX_PROPOSE_ABORT:
     case PREEMPT_FX__COUNT:
