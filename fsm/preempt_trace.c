@@ -25,31 +25,29 @@ struct preempt_config_facts preempt_config_defaults_(void)
     };
 }
 
+/* dst's facts from src's (a record's or the machine's: the same names) */
+#define COPY_FACT(field, key, shown) dst->field = src->field;
+
 struct preempt_facts preempt_trace_facts_(const struct preempt_trace_rec *r, const struct preempt_config_facts *cfg)
 {
-    return (struct preempt_facts){
-        .cfg = *cfg, .run = r->run, .step_ms = r->step_ms, .step_dev_ms = r->step_dev_ms, .save_ms = r->save_ms, .agree_ms = r->agree_ms,
-        .persist_left_ms = r->persist_left_ms, .slow_step = r->slow_step, .slow_at_ms = r->slow_at_ms,
-        .slow_step_ms = r->slow_step_ms,
-    };
+    struct preempt_facts f = { .cfg = *cfg }, *dst = &f;
+    const struct preempt_trace_rec *src = r;
+
+    PREEMPT_TRACE_FACTS(COPY_FACT)
+    return f;
 }
 
 void preempt_trace_from_step_(struct preempt_trace_rec *r, uint64_t seq, const struct preempt_event *ev,
                               const struct preempt_facts *f, enum preempt_state from,
                               const struct preempt_step *st)
 {
+    struct preempt_trace_rec *dst = r;
+    const struct preempt_facts *src = f;
+
     memset(r, 0, sizeof(*r));
     r->seq = seq;
     r->ev = *ev;
-    r->run = f->run;
-    r->step_ms = f->step_ms;
-    r->step_dev_ms = f->step_dev_ms;
-    r->save_ms = f->save_ms;
-    r->agree_ms = f->agree_ms;
-    r->persist_left_ms = f->persist_left_ms;
-    r->slow_step = f->slow_step;
-    r->slow_at_ms = f->slow_at_ms;
-    r->slow_step_ms = f->slow_step_ms;
+    PREEMPT_TRACE_FACTS(COPY_FACT)
     r->from = from;
     r->to = st->verdict == PREEMPT_VERDICT_TRANSITION ? st->next.state : from;
     r->verdict = st->verdict;
@@ -183,24 +181,15 @@ int preempt_trace_format_(char *buf, size_t size, const struct preempt_trace_rec
     if (!p || !ev_name || !preempt_state_to_string(r->from) || !preempt_state_to_string(r->to))
         return -EINVAL;
     put(&o, "n=%" PRIu64 " t=%" PRIu64, r->seq, r->ev.now_ms);
-    if (!prev || prev->run != r->run)
-        put(&o, " run=%" PRIu64, r->run);
-    if (!prev || prev->step_ms != r->step_ms)
-        put(&o, " step-ms=%" PRIu64, r->step_ms);
-    if (prev ? prev->step_dev_ms != r->step_dev_ms : r->step_dev_ms != 0) /* traces before it stay as they were */
-        put(&o, " step-dev-ms=%" PRIu64, r->step_dev_ms);
-    if (!prev || prev->save_ms != r->save_ms)
-        put(&o, " save-ms=%" PRIu64, r->save_ms);
-    if (!prev || prev->agree_ms != r->agree_ms)
-        put(&o, " agree-ms=%" PRIu64, r->agree_ms);
-    if (prev ? prev->persist_left_ms != r->persist_left_ms : r->persist_left_ms != 0)
-        put(&o, " persist-left-ms=%" PRIu64, r->persist_left_ms);
-    if (prev ? prev->slow_step != r->slow_step : r->slow_step != 0)
-        put(&o, " slow-step=%" PRIu64, r->slow_step);
-    if (prev ? prev->slow_at_ms != r->slow_at_ms : r->slow_at_ms != 0)
-        put(&o, " slow-at-ms=%" PRIu64, r->slow_at_ms);
-    if (prev ? prev->slow_step_ms != r->slow_step_ms : r->slow_step_ms != 0)
-        put(&o, " slow-step-ms=%" PRIu64, r->slow_step_ms);
+#define FIRST(field) !prev
+#define SET(field) (!prev && r->field != 0)
+#define PUT_FACT(field, key, shown)                                                                                  \
+    if (shown(field) || (prev && prev->field != r->field))                                                            \
+        put(&o, " " key "=%" PRIu64, r->field);
+    PREEMPT_TRACE_FACTS(PUT_FACT)
+#undef PUT_FACT
+#undef SET
+#undef FIRST
     put(&o, " ev=%s", ev_name);
     for (unsigned i = 0; i < PREEMPT_EVENT_PARAMS; i++)
         put_param(&o, &r->ev, &p[i]);
@@ -519,17 +508,12 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
     bool have_t = false, have_ev = false, have_arrow = false;
     int rc;
 
+    struct preempt_trace_rec *dst = r;
+    const struct preempt_trace_rec *src = &rd->last;
+
     memset(r, 0, sizeof(*r));
     r->seq = rd->seq + 1;
-    r->run = rd->last.run;
-    r->step_ms = rd->last.step_ms;
-    r->step_dev_ms = rd->last.step_dev_ms;
-    r->save_ms = rd->last.save_ms;
-    r->agree_ms = rd->last.agree_ms;
-    r->persist_left_ms = rd->last.persist_left_ms;
-    r->slow_step = rd->last.slow_step;
-    r->slow_at_ms = rd->last.slow_at_ms;
-    r->slow_step_ms = rd->last.slow_step_ms;
+    PREEMPT_TRACE_FACTS(COPY_FACT) /* each keeps its value until a record changes it */
     while (next_tok(&s, &t)) {
         if (tok_is(&t, "=>")) {
             have_arrow = true;
@@ -558,24 +542,12 @@ static int parse_record(struct preempt_text_reader *rd, const char *s, struct pr
         else if (strcmp(key, "t") == 0) {
             num = &r->ev.now_ms;
             have_t = true;
-        } else if (strcmp(key, "run") == 0)
-            num = &r->run;
-        else if (strcmp(key, "step-ms") == 0)
-            num = &r->step_ms;
-        else if (strcmp(key, "step-dev-ms") == 0)
-            num = &r->step_dev_ms;
-        else if (strcmp(key, "save-ms") == 0)
-            num = &r->save_ms;
-        else if (strcmp(key, "agree-ms") == 0)
-            num = &r->agree_ms;
-        else if (strcmp(key, "persist-left-ms") == 0)
-            num = &r->persist_left_ms;
-        else if (strcmp(key, "slow-step") == 0)
-            num = &r->slow_step;
-        else if (strcmp(key, "slow-at-ms") == 0)
-            num = &r->slow_at_ms;
-        else if (strcmp(key, "slow-step-ms") == 0)
-            num = &r->slow_step_ms;
+        }
+#define FIND_FACT(field, name, shown)                                                                                \
+        else if (strcmp(key, name) == 0)                                                                              \
+            num = &r->field;
+        PREEMPT_TRACE_FACTS(FIND_FACT)
+#undef FIND_FACT
         else
             return fail(rd, "unknown field '%s' (before ev=)", key);
         if (!parse_u64(val, num))

@@ -15,9 +15,8 @@
  *   n=3 t=9 ev=timer gen=0 => step-agreed (ignored)
  *
  * Fields: n= (optional; when given it must be the record's number), t= (ms
- * since the trace began), the varying facts run=, step-ms=, step-dev-ms=,
- * save-ms=, agree-ms=, persist-left-ms= (each keeps its value until a
- * record changes it; step-dev-ms= and persist-left-ms= appear once not 0), ev= and the
+ * since the trace began), the varying facts (PREEMPT_TRACE_FACTS: run=,
+ * step-ms=, ...; each keeps its value until a record changes it), ev= and the
  * event's parameters (missing ones are 0), then "=>" and the outcome. In an
  * expectation `*` matches anything: "-> *", "fx=*", or an effect's argument
  * ("arm-timer:*"). Names are always the machine's names, never numbers.
@@ -27,6 +26,25 @@
 
 #include "preempt_fsm.h"
 
+/* X(field, "key", SHOWN): the facts that vary during a run, which every
+ * record carries (struct preempt_facts' fields of the same names, and
+ * proto/trace.proto's), in the order the text form writes them. SHOWN:
+ * FIRST, written in a trace's first record and wherever it changes; SET,
+ * written once it is not 0 and wherever it changes (facts added later:
+ * the traces written before them stay as they were). From this one list
+ * come the record's fields, the text form's writer and reader, and the
+ * binary form's (lib/trace_file.c). */
+#define PREEMPT_TRACE_FACTS(X)                                                                                        \
+    X(run, "run", FIRST)                                                                                              \
+    X(step_ms, "step-ms", FIRST)                                                                                      \
+    X(step_dev_ms, "step-dev-ms", SET)                                                                                \
+    X(save_ms, "save-ms", FIRST)                                                                                      \
+    X(agree_ms, "agree-ms", FIRST)                                                                                    \
+    X(persist_left_ms, "persist-left-ms", SET)                                                                        \
+    X(slow_step, "slow-step", SET)                                                                                    \
+    X(slow_at_ms, "slow-at-ms", SET)                                                                                  \
+    X(slow_step_ms, "slow-step-ms", SET)
+
 /* Wildcard bits of a parsed expectation. */
 #define PREEMPT_WILD_TO 0x1u       /* "-> *" */
 #define PREEMPT_WILD_FX 0x2u       /* "fx=*" */
@@ -35,8 +53,9 @@
 struct preempt_trace_rec {
     uint64_t seq;                 /* 1-based */
     struct preempt_event ev;      /* ev.now_ms is the record's t */
-    uint64_t run, step_ms, step_dev_ms, save_ms, agree_ms, persist_left_ms;
-    uint64_t slow_step, slow_at_ms, slow_step_ms;
+#define PREEMPT_TRACE_FACT_FIELD_(field, key, shown) uint64_t field;
+    PREEMPT_TRACE_FACTS(PREEMPT_TRACE_FACT_FIELD_)
+#undef PREEMPT_TRACE_FACT_FIELD_
     enum preempt_state from;
     enum preempt_state to;        /* equal to from unless the verdict is a transition */
     enum preempt_verdict verdict;

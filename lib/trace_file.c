@@ -59,15 +59,9 @@ static void record_to_msg(const struct preempt_trace_rec *r, lptrace_Record *m)
             break;
         }
     }
-    m->run = r->run;
-    m->step_ms = r->step_ms;
-    m->step_dev_ms = r->step_dev_ms;
-    m->persist_left_ms = r->persist_left_ms;
-    m->slow_step = r->slow_step;
-    m->slow_at_ms = r->slow_at_ms;
-    m->slow_step_ms = r->slow_step_ms;
-    m->save_ms = r->save_ms;
-    m->agree_ms = r->agree_ms;
+#define TO_MSG(field, key, shown) m->field = r->field;
+    PREEMPT_TRACE_FACTS(TO_MSG) /* the message's fields have the record's names */
+#undef TO_MSG
     COPY_NAME(m->from, preempt_state_to_string(r->from));
     COPY_NAME(m->to, preempt_state_to_string(r->to));
     COPY_NAME(m->verdict, preempt_verdict_to_string_(r->verdict));
@@ -166,15 +160,9 @@ static int record_from_msg(struct ctx *c, const lptrace_Record *m, struct preemp
     for (pb_size_t i = 0; i < m->params_count; i++)
         if ((rc = param_from_msg(c, &m->params[i], r)) < 0)
             return rc;
-    r->run = m->run;
-    r->step_ms = m->step_ms;
-    r->step_dev_ms = m->step_dev_ms;
-    r->persist_left_ms = m->persist_left_ms;
-    r->slow_step = m->slow_step;
-    r->slow_at_ms = m->slow_at_ms;
-    r->slow_step_ms = m->slow_step_ms;
-    r->save_ms = m->save_ms;
-    r->agree_ms = m->agree_ms;
+#define FROM_MSG(field, key, shown) r->field = m->field;
+    PREEMPT_TRACE_FACTS(FROM_MSG)
+#undef FROM_MSG
     if ((v = preempt_state_from_string_(m->from)) < 0)
         return bad(c, "unknown state '%s'", m->from);
     r->from = (enum preempt_state)v;

@@ -211,6 +211,35 @@ START_TEST(test_text_round_trip)
 }
 END_TEST
 
+/* Which facts a line shows (PREEMPT_TRACE_FACTS' SHOWN): a trace's first
+ * line has run=, step-ms=, save-ms= and agree-ms= even at 0, and the
+ * later facts only once they are not 0, as the traces written before
+ * them had it; a later line has the facts that changed. */
+START_TEST(test_format_shows_facts)
+{
+    struct preempt_trace_rec r = { .seq = 1, .ev = { .kind = PREEMPT_EV_TIMER, .now_ms = 5 },
+                                   .from = PREEMPT_STATE_IDLE, .to = PREEMPT_STATE_IDLE,
+                                   .verdict = PREEMPT_VERDICT_IGNORED },
+                             prev;
+    char line[1024];
+
+    ck_assert_int_gt(preempt_trace_format_(line, sizeof(line), &r, NULL), 0);
+    ck_assert_str_eq(line, "n=1 t=5 run=0 step-ms=0 save-ms=0 agree-ms=0 ev=timer gen=0 => idle (ignored)");
+    r.step_dev_ms = 3;
+    r.slow_step_ms = 12;
+    ck_assert_int_gt(preempt_trace_format_(line, sizeof(line), &r, NULL), 0);
+    ck_assert_str_eq(line, "n=1 t=5 run=0 step-ms=0 step-dev-ms=3 save-ms=0 agree-ms=0 slow-step-ms=12 ev=timer gen=0 "
+                           "=> idle (ignored)");
+    prev = r;
+    r.seq = 2;
+    r.run = 7;
+    r.step_dev_ms = 0;
+    r.persist_left_ms = 40;
+    ck_assert_int_gt(preempt_trace_format_(line, sizeof(line), &r, &prev), 0);
+    ck_assert_str_eq(line, "n=2 t=5 run=7 step-dev-ms=0 persist-left-ms=40 ev=timer gen=0 => idle (ignored)");
+}
+END_TEST
+
 START_TEST(test_format_reports_small_buffer)
 {
     struct preempt_trace_rec r;
@@ -1202,6 +1231,7 @@ int main(void)
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_text_round_trip);
+    tcase_add_test(tc, test_format_shows_facts);
     tcase_add_test(tc, test_format_reports_small_buffer);
     tcase_add_loop_test(tc, test_bad_line, 0, (int)ARRAY_SIZE(bad_lines));
     tcase_add_test(tc, test_config_after_record);
