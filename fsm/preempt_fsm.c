@@ -91,6 +91,18 @@
  * opportunistic checkpoint) and then returns to idle. */
 #define WITHDRAW_MARK_ROW(s) ROW0(s, NOTICE_WITHDRAWN, ALWAYS, s)
 
+/* The notices withdrawn in the final round, before this worker saves in it:
+ * back to idle, as from the countdown, and the final round is given up
+ * (the first checkpoint stands). Every worker of the job comes to the same
+ * end, whichever of the two records (the withdrawal, the driver's request
+ * of the final round) its watch brought first: one still counting down
+ * when the withdrawal came went to idle and never saves in the round, so
+ * no worker may finish it alone. Before, a driver that requested the round
+ * just before its watch brought the withdrawal trained on to the round's
+ * step, saved alone, and exited at the round's bound while its peers
+ * trained on in idle (sim seed 6548). */
+#define FINAL_WITHDRAWN_ROW(s) ROW(s, NOTICE_WITHDRAWN, COMMITTED, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND))
+
 /* A committed checkpoint after a withdrawal: back to idle. */
 #define COMMIT_WITHDRAWN_ROW(s) ROW(s, CKPT_COMMITTED, WITHDRAWN, IDLE, FX(KEEP_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND))
 
@@ -142,6 +154,7 @@ static const struct preempt_row rows[] = {
     ROW(OWN_SIGNAL, CLAIM_WON, ALWAYS, OWN_SIGNAL, FX(ARM_TIMER)),
     ROW(OWN_SIGNAL, CLAIM_LOST, ALWAYS, FOLLOWING, FX(ARM_TIMER)), /* another worker drives, and its step is S */
     AGREED_ROWS(OWN_SIGNAL),
+    FINAL_WITHDRAWN_ROW(OWN_SIGNAL),
     WITHDRAW_MARK_ROW(OWN_SIGNAL),
     DONE_ROW(OWN_SIGNAL),
     ABORTED_ROW(OWN_SIGNAL),
@@ -152,6 +165,7 @@ static const struct preempt_row rows[] = {
     ROW(FOLLOWING, CLAIM_WON, NO_STEP, OWN_SIGNAL, FX(PROPOSE_STEP)),
     ROW0(FOLLOWING, CLAIM_WON, ALWAYS, OWN_SIGNAL),
     AGREED_ROWS(FOLLOWING),
+    FINAL_WITHDRAWN_ROW(FOLLOWING),
     WITHDRAW_MARK_ROW(FOLLOWING),
     DONE_ROW(FOLLOWING),
     ABORTED_ROW(FOLLOWING),
@@ -163,6 +177,7 @@ static const struct preempt_row rows[] = {
     ROW(STEP_AGREED, STEP_REACHED, AT_SAVE_STEP, SAVING, FX(BEGIN_SAVE)),
     ROW0(STEP_AGREED, STEP_AGREED, RAISED, STEP_AGREED), /* a worker was past S: on to the higher step */
     ROW0(STEP_AGREED, CLAIM_WON, ALWAYS, STEP_AGREED), /* take-over: this worker drives the final round */
+    FINAL_WITHDRAWN_ROW(STEP_AGREED),
     WITHDRAW_MARK_ROW(STEP_AGREED),
     DONE_ROW(STEP_AGREED),
     ABORTED_ROW(STEP_AGREED),
@@ -182,6 +197,7 @@ static const struct preempt_row rows[] = {
      * nothing to persist: the copy cannot commit, and goes at once
      * (raised-pending); training goes on to the raised step. */
     ROW(SAVING, PERSIST_STARTED, RAISED_PENDING, STEP_AGREED, FX(DISCARD_SHARD)),
+    ROW(FINAL_SAVE, PERSIST_STARTED, GIVEN_UP, IDLE, FX(DISCARD_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND)),
     ROW(FINAL_SAVE, PERSIST_STARTED, RAISED_PENDING, STEP_AGREED, FX(DISCARD_SHARD)),
     ROW0(SAVING, PERSIST_STARTED, ALWAYS, PERSISTING),
     ROW0(FINAL_SAVE, PERSIST_STARTED, WITHDRAWN, PERSISTING),
@@ -270,6 +286,19 @@ static const struct preempt_row rows[] = {
     ACTIVE_ROWS(COUNTDOWN),
 
     /* ---- final-save: the last checkpoint before exit ---- */
+    /* The notices withdrawn while this worker saves in the final round
+     * (FINAL_WITHDRAWN_ROW: peers that had not begun to save went to idle
+     * and will not report): the round is given up here too. A reported
+     * shard proposes the abort at once (the round commits after all when
+     * every shard was reported first, and its commit then returns to
+     * idle); a save still running is discarded when it ends, unreported,
+     * whatever the round's decision meanwhile (no deadline stands: the
+     * timer goes); an abort returns to idle, not to the exit. */
+    ROW(FINAL_SAVE, NOTICE_WITHDRAWN, COMMITTED_SHARD_OUT, FINAL_SAVE, FX(PROPOSE_ABORT), FX(ARM_TIMER)),
+    ROW(FINAL_SAVE, NOTICE_WITHDRAWN, COMMITTED_SAVING, FINAL_SAVE, FX(DISARM_TIMER)),
+    ROW(FINAL_SAVE, SAVE_DONE, GIVEN_UP, IDLE, FX(DISCARD_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND)),
+    ROW0(FINAL_SAVE, ROUND_ABORTED, GIVEN_UP_SAVING, FINAL_SAVE),
+    ROW(FINAL_SAVE, ROUND_ABORTED, GIVEN_UP, IDLE, FX(DISCARD_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND)),
     RAISED_ROWS(FINAL_SAVE),
     SAVE_ROWS(FINAL_SAVE),
     COMMIT_WITHDRAWN_ROW(FINAL_SAVE),
@@ -770,6 +799,16 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return ev->u.save_done.status == 0;
     case PREEMPT_GUARD_WITHDRAWN:
         return c->withdrawn;
+    case PREEMPT_GUARD_COMMITTED:
+        return c->committed;
+    case PREEMPT_GUARD_COMMITTED_SHARD_OUT:
+        return c->committed && c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_GIVEN_UP:
+        return c->committed && c->withdrawn;
+    case PREEMPT_GUARD_COMMITTED_SAVING:
+        return c->committed && !c->shard_out && !c->abort_proposed;
+    case PREEMPT_GUARD_GIVEN_UP_SAVING:
+        return c->committed && c->withdrawn && !c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_FINAL_DUE:
         /* Without a grace period there is nothing to train through: a
          * countdown then comes only from a first checkpoint whose reports
@@ -916,13 +955,17 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
      * shard's report (timer_at). */
     if (n->state == PREEMPT_STATE_FINISHING && (from != PREEMPT_STATE_FINISHING || ev->kind == PREEMPT_EV_SAVE_DONE))
         n->agree_by_ms = ev->now_ms + agree_bound(f);
-    /* Back to idle: nothing is known any more. The timer generation goes on,
-     * so that a timer of the old round stays stale. */
-    if (n->state == PREEMPT_STATE_IDLE) {
-        uint32_t gen = n->timer_gen;
-        *n = preempt_fsm_init_();
-        n->timer_gen = gen;
-    }
+}
+
+/* Back to idle: nothing is known any more (after the effects' arguments
+ * are made: a copy discarded on the way names its step). The timer
+ * generation goes on, so that a timer of the old round stays stale. */
+static void forget(struct preempt_core *n)
+{
+    uint32_t gen = n->timer_gen;
+
+    *n = preempt_fsm_init_();
+    n->timer_gen = gen;
 }
 
 /* ---- effect arguments ---------------------------------------------------- */
@@ -1030,9 +1073,11 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
     case PREEMPT_FX_PROPOSE_ABORT:
         return (int64_t)n->save_step;
     case PREEMPT_FX_DISCARD_SHARD: /* the aborted round's step, or the one a raise moved this worker off
-                                    * (or, leaving for exit, the step of the copy left behind) */
-        return (int64_t)(ev->kind == PREEMPT_EV_ROUND_ABORTED || n->state == PREEMPT_STATE_EXIT ? n->save_step
-                                                                                                : n->old_step);
+                                    * (or, leaving for exit or idle, the step of the copy left behind) */
+        return (int64_t)(ev->kind == PREEMPT_EV_ROUND_ABORTED || n->state == PREEMPT_STATE_EXIT ||
+                                 n->state == PREEMPT_STATE_IDLE
+                             ? n->save_step
+                             : n->old_step);
     case PREEMPT_FX_KEEP_SHARD:
         return (int64_t)ev->u.ckpt_committed.step;
     case PREEMPT_FX_ARM_TIMER:
@@ -1111,6 +1156,8 @@ struct preempt_step preempt_fsm_step_(const struct preempt_core *cur, const stru
                 st.next.cap = (uint64_t)st.fx[k].arg;
         }
         st.n_fx = r->n_fx;
+        if (st.next.state == PREEMPT_STATE_IDLE)
+            forget(&st.next);
         return st;
     }
     st.verdict = preempt_fsm_fallback_(cur->state, ev->kind, NULL);

@@ -871,6 +871,49 @@ eq "episodes: episode 0 was cleared" \
     "$(etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/adv2/1/e0/ | grep -c e0/)" 0
 [ "$failures" -eq 0 ] || show_logs adv2 3
 
+# ---- the notice withdrawn in the final round: every worker gives it up ----
+# Worker 1 runs on "azure" (the fake metadata service): a Preempt event for
+# its VM is its notice, 8 s of grace; once the driver (worker 1) requested
+# the final round, Azure cancels the event. Every worker returns to idle
+# without saving in that round (the first checkpoint stands) and trains on
+# to the end. The round is given up, as a worker still counting down gives
+# it up, so that no worker finishes it alone: a driver whose request landed
+# after the withdrawal did (sim seed 6548: it saved alone and exited while
+# its peers trained on). Before, every worker here saved again in the round
+# (the round's two saves, then idle).
+tag=wdfinal
+mkdir -p "$TMP/az/metadata/instance/compute"
+printf vm-7 >"$TMP/az/metadata/instance/compute/name"
+printf '{"DocumentIncarnation": 1, "Events": []}' >"$TMP/az/metadata/scheduledevents"
+"$FAKE" "$TMP/az" >"$TMP/$tag.md.log" 2>&1 &
+FPID=$!
+wait_for "$TMP/$tag.md.log" "port " 5
+_murl="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$tag.md.log")"
+JOB_ARGS_1="--platform azure --metadata-url $_murl --metadata-poll-ms 50"
+job_start "$tag" 2 --steps 60 --step-ms 200 --grace-ms 8000 --platform none
+unset JOB_ARGS_1
+for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+_nb=$(LC_ALL=C date -u -d "+40 seconds" '+%a, %d %b %Y %H:%M:%S GMT')
+_ev='{"EventId": "A1", "EventStatus": "Scheduled", "EventType": "Preempt", "ResourceType": "VirtualMachine", "Resources": ["vm-7"], "NotBefore": "'"$_nb"'", "Description": "", "EventSource": "Platform", "DurationInSeconds": -1}'
+printf '{"DocumentIncarnation": 2, "Events": [%s]}' "$_ev" >"$TMP/az/metadata/sched.tmp" &&
+    mv "$TMP/az/metadata/sched.tmp" "$TMP/az/metadata/scheduledevents"
+wait_for "$TMP/$tag.1.trace" 'fx=request-final' 30
+printf '{"DocumentIncarnation": 3, "Events": []}' >"$TMP/az/metadata/sched.tmp" &&
+    mv "$TMP/az/metadata/sched.tmp" "$TMP/az/metadata/scheduledevents"
+job_wait 60
+kill "$FPID" 2>/dev/null
+eq "withdrawn final round: both train to the end" "$RCS" "0 0"
+for i in 0 1; do
+    expect "withdrawn final round: worker $i gave the round up before saving in it" \
+        grep -Eq 'ev=notice-withdrawn .*=> (own-signal|following|step-agreed) -> idle' "$TMP/$tag.$i.trace"
+    eq "withdrawn final round: worker $i saved once (the first round)" "$(grep -c 'fx=begin-save' "$TMP/$tag.$i.trace")" 1
+done
+eq "withdrawn final round: no decision of the final round" \
+    "$(etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/$tag/1/decision/e0/r1 | grep -c r1)" 0
+eq "withdrawn final round: the uninterrupted digest" "$(same "$tag" 2 done state_digest)" \
+    "$(same "$tag" 2 done state_digest | grep -v differs)"
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
 # ---- authentication -------------------------------------------------------
 EC="etcdctl --endpoints=$ETCD_URL"
 $EC user add root:rootpw >/dev/null && $EC user grant-role root root >/dev/null &&
