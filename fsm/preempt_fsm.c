@@ -63,7 +63,8 @@
  * the copy stays pending the same way. */
 #define DECIDE_ROWS(s)                                                                                   \
     ROW(s, ROUND_ABORTED, ALWAYS, EXIT, FX(DISCARD_SHARD), TO_EXIT(ABORT)),                              \
-    ROW(s, NOTICE, SECOND_EXITS_SHARD_OUT, EXIT, FX(PUBLISH_NOTICE), FX(PROPOSE_ABORT), TO_EXIT(ABORT)), \
+    ROW(s, NOTICE, SECOND_EXITS_SHARD_OUT, EXIT, FX(PUBLISH_NOTICE), FX(PROPOSE_ABORT), FX(ANNOUNCE_LEFT),  \
+        TO_EXIT(ABORT)),                                                                                 \
     ROW(s, TIMER, CURRENT_PROPOSED, EXIT, TO_EXIT(ABORT)),                                              \
     ROW(s, TIMER, CURRENT_SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                              \
     ROW(s, PEER_LOST, SHARD_OUT, s, FX(PROPOSE_ABORT), FX(ARM_TIMER)),                                  \
@@ -127,10 +128,15 @@
  * Not the last save by the agreed record: whether time is left for
  * another round is the decision record's word (any worker's report may
  * say no, having measured its save), never each worker's own at its
- * commit. */
+ * commit. A commit after a peer's membership ended (peer-lost while this
+ * worker's shard was out: it proposed the abort, and the commit landed
+ * first) ends the preemption here: no final round can complete without
+ * that peer, and a countdown would only wait for its bound (sim seed
+ * 4821: a worker left on a second notice just after its report). */
 #define FIRST_SAVE_ROWS(s) SAVE_ROWS(s), COMMIT_WITHDRAWN_ROW(s), COMMIT_ROWS(s)
 #define COMMIT_ROWS(s)                                                                                   \
     ROW(s, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                        \
+    ROW(s, CKPT_COMMITTED, PEER_GONE, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                             \
     ROW(s, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),                            \
     DECIDE_ROWS(s),                                                                                      \
     ROW0(s, CLAIM_WON, ALWAYS, s)
@@ -805,6 +811,8 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return c->committed && c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_GIVEN_UP:
         return c->committed && c->withdrawn;
+    case PREEMPT_GUARD_PEER_GONE:
+        return c->peer_gone;
     case PREEMPT_GUARD_COMMITTED_SAVING:
         return c->committed && !c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_GIVEN_UP_SAVING:
@@ -901,11 +909,13 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_ROUND_ABORTED:
         n->shard_out = n->abort_proposed = false; /* decided */
         break;
+    case PREEMPT_EV_PEER_LOST:
+        n->peer_gone = true;
+        break;
     case PREEMPT_EV_FINAL_REQUESTED:
     case PREEMPT_EV_STEP_REACHED:
     case PREEMPT_EV_PERSIST_STARTED:
     case PREEMPT_EV_TIMER:
-    case PREEMPT_EV_PEER_LOST:
     case PREEMPT_EV_RESTART_REQUESTED:
     case PREEMPT_EV_COORD_FAILED:
     case PREEMPT_EV_TRAINING_DONE:

@@ -141,6 +141,7 @@ struct preempt_core {
     bool withdrawn;       /* the notices were withdrawn: return to idle after the save */
     bool shard_out;       /* this worker reported its shard of the round; the decision is not known */
     bool abort_proposed;  /* this worker proposed the round's abort; the decision is not known */
+    bool peer_gone;       /* a peer's membership ended (peer-lost) in this preemption: no final round can complete */
     uint32_t timer_gen;   /* generation of the last armed timer */
     uint64_t save_step;   /* S: the agreed save step of the current round */
     bool last;            /* the round's save at S ends the preemption (the agreed or the decision record's word) */
@@ -159,7 +160,7 @@ struct preempt_core {
 
 /* ---- a step's result ---------------------------------------------------- */
 
-#define PREEMPT_FX_MAX 4
+#define PREEMPT_FX_MAX 5
 
 struct preempt_fx {
     enum preempt_fx_kind kind;

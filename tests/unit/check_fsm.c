@@ -197,6 +197,25 @@ static const struct fsm_case cases[] = {
      * first checkpoint stands), whichever record it saw first. Sim seed
      * 6548: the driver requested the round just before its watch brought
      * the withdrawal, saved alone and exited at the round's bound. */
+    /* sim seed 4821: a peer left on a second notice just after its report;
+     * the round committed first, and the countdown waited for a final
+     * round that peer could not report in */
+    { "a commit after a peer's membership ended: the preemption ends at it",
+      CORE(SAVING, .save_step = 32, .have_step = true, .shard_out = true, .abort_proposed = true, .peer_gone = true,
+           .timer_gen = 4, .deadline_ms = 27834),
+      EVT(CKPT_COMMITTED, 16500, .u.ckpt_committed = { 32, 0 }), .run = 32, .verdict = T, .next = ST(EXIT),
+      .n_fx = 3, .fx = { FXA(KEEP_SHARD, 32), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "a peer lost while this worker's shard is out: it proposes the abort, and remembers the peer",
+      CORE(SAVING, .save_step = 32, .have_step = true, .shard_out = true, .timer_gen = 4, .deadline_ms = 27834),
+      EVT(PEER_LOST, 16400, .u.peer_lost = { 1 }), .run = 32, .verdict = T, .next = ST(SAVING), .n_fx = 2,
+      .fx = { FXA(PROPOSE_ABORT, 32), FXA(ARM_TIMER, 26400) } },
+    { "a second notice, policy exit, with the shard out: the abort proposed, the job told it left",
+      CORE(SAVING, .noticed = true, .save_step = 32, .have_step = true, .shard_out = true, .timer_gen = 4,
+           .deadline_ms = 27834),
+      EVT(NOTICE, 16405, .u.notice = { PREEMPT_SOURCE_OPERATOR, 33947 }), .run = 32, .second = PREEMPT_SECOND_EXIT,
+      .verdict = T, .next = ST(EXIT), .n_fx = 5,
+      .fx = { FXA(PUBLISH_NOTICE, 33947), FXA(PROPOSE_ABORT, 32), FXA(ANNOUNCE_LEFT, 32), FXA(DISARM_TIMER, 0),
+              FXA(EXIT, NOT_SAVED) } },
     { "the notices withdrawn just after the driver requested the final round: back to idle",
       CORE(OWN_SIGNAL, .noticed = true, .committed = true, .driver = true, .round = 1, .save_step = 107,
            .have_step = true, .timer_gen = 6, .deadline_ms = 8962),
@@ -880,9 +899,11 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     c->decide_by_ms = c->abort_proposed ? 12000 : 0;
     /* on abort_proposed's bit, not a bit of their own (that would double
      * the sweep): a follower that knows the round's step; a save that a
-     * raise overtook. The sweep checks the table, every row fires, whether
-     * or not the job can produce each combination. */
+     * raise overtook; with noticed's, a peer gone. The sweep checks the
+     * table, every row fires, whether or not the job can produce each
+     * combination. */
     c->have_step = v & 0x1000;
+    c->peer_gone = (v & 0x1000) && (v & 0x40);
     c->raised_to = (v & 0x1000) && !c->shard_out ? 9 : 0;
     c->cap = 9;
     memset(ev, 0, sizeof(*ev));

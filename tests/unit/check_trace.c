@@ -1155,8 +1155,9 @@ static const struct bad_line {
     { "t=0 ev=timer gen=1 => idle -> exit fx=launch", "line 1: unknown effect 'launch'" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done,", "line 1: trailing comma" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done,,exit:done", "line 1: empty effect" },
-    { "t=0 ev=timer gen=1 => idle -> exit fx=disarm-timer,disarm-timer,disarm-timer,disarm-timer,disarm-timer",
-      "line 1: more than 4 effects" },
+    { "t=0 ev=timer gen=1 => idle -> exit fx=disarm-timer,disarm-timer,disarm-timer,disarm-timer,disarm-timer,"
+      "disarm-timer",
+      "line 1: more than 5 effects" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=arm-timer:soon", "line 1: effect arm-timer needs a non-negative integer" },
     { "t=0 ev=timer gen=1 => idle -> exit fx=exit:done trailing", "line 1: unexpected 'trailing' after the effects" },
     { "t=0 ev=timer ev=timer => idle (ignored)", "line 1: two events on one line" },
