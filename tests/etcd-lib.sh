@@ -19,7 +19,12 @@ ETCD_PID=
 # lie below the kernel's ephemeral ports (ip_local_port_range, 32768 and up
 # by default): any outgoing connection of a test running beside may take
 # one of those between the pick and the bind (torch's rendezvous failed to
-# bind its master port so). A range reaching into them is refused.
+# bind its master port so). A range reaching into them is refused. A pick
+# is reserved for an hour (reserve_port): a test that binds its port only
+# later (a Slurm job's all-reduce, once the job runs) had it taken by a
+# test beside it that picked the same port meanwhile ("cannot connect the
+# workers through port 22303: Address already in use", CI, once).
+# Ports 20000-31999 are etcd's (below); the other servers' are 10000-19999.
 free_port() {
     read -r _eph _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || _eph=32768
     if [ $(($1 + $2)) -gt "$_eph" ]; then
@@ -28,9 +33,19 @@ free_port() {
     fi
     while :; do
         _fp=$(($1 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % $2))
-        grep -q "$(printf ':%04X ' "$_fp")" /proc/net/tcp /proc/net/tcp6 2>/dev/null || break
+        grep -q "$(printf ':%04X ' "$_fp")" /proc/net/tcp /proc/net/tcp6 2>/dev/null && continue
+        reserve_port "$_fp" && break
     done
     echo "$_fp"
+}
+
+# reserve_port PORT: true when no test of this machine reserved PORT in the
+# last hour (one directory per port: mkdir is atomic), and now this one has.
+PORTS_DIR=${TMPDIR:-/tmp}/preempt-test-ports.$(id -u)
+reserve_port() {
+    mkdir -p "$PORTS_DIR" 2>/dev/null
+    find "$PORTS_DIR" -mindepth 1 -maxdepth 1 -mmin +60 -exec rmdir {} + 2>/dev/null
+    mkdir "$PORTS_DIR/$1" 2>/dev/null
 }
 
 # etcd's peer port is its client port + ETCD_PEER_OFFSET: client ports
@@ -43,6 +58,7 @@ etcd_start() {
     ETCD_NAME=$1
     for _try in 1 2 3 4 5; do
         ETCD_CPORT=$(free_port 20000 6000)
+        reserve_port $((ETCD_CPORT + ETCD_PEER_OFFSET)) || continue
         ETCD_URL=${ETCD_SCHEME:-http}://127.0.0.1:$ETCD_CPORT
         rm -rf "$ETCD_DIR/data"
         etcd_launch && return 0
@@ -115,6 +131,12 @@ etcd_cluster_start() {
     CLUSTER_NAME=$1 CLUSTER_N=$2
     for _try in 1 2 3; do
         CLUSTER_BASE=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12000)) # below the ephemeral ports
+        _ok=1 _k=0
+        while [ "$_k" -lt $((2 * $2)) ]; do # each member's client and peer port, reserved (free_port)
+            reserve_port $((CLUSTER_BASE + _k)) || _ok=
+            _k=$((_k + 1))
+        done
+        [ -n "$_ok" ] || continue
         CLUSTER_URLS= CLUSTER_INIT= CLUSTER_PIDS=
         _i=0
         while [ "$_i" -lt "$2" ]; do

@@ -307,7 +307,7 @@ eq "timeline of 64: each worker's checkpoint" \
 eq "timeline of 64: every fourth labelled" "$(grep -c '>worker [0-9]*</text>' "$TMP/tl64.svg")" 16
 expect_rc 0 rsvg-convert -o "$TMP/tl64.png" "$TMP/tl64.svg"
 
-port=$(free_port 20000 12000)
+port=$(free_port 10000 9950)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
     --collector.textfile --collector.textfile.directory="$TMP/prom" >"$TMP/node.log" 2>&1 &
 NPID=$!

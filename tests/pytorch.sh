@@ -38,7 +38,7 @@ RUNS=0
 ranks() {
     _t=$1
     shift
-    _port=$(free_port 20000 12000)
+    _port=$(free_port 10000 9950)
     RUNS=$((RUNS + 1))
     JOB_TAG=$_t JOB_N=$W JOB_TRACES=$TMP/$_t.$RUNS.trace
     PIDS=

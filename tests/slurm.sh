@@ -72,7 +72,7 @@ slurm_start() {
     munged -F -f --socket="$SL/munge/sock" --key-file="$SL/munge/key" --pid-file="$SL/munge/pid" \
         --log-file="$SL/munge/log" --seed-file="$SL/munge/seed" &
     MUNGED_PID=$!
-    _port=$(free_port 20000 12000)
+    _port=$(free_port 10000 9950)
     cat >"$SL/slurm.conf" <<EOF
 ClusterName=lptest
 SlurmctldHost=localhost(127.0.0.1)
@@ -190,7 +190,7 @@ K2=$(submit k -p short -n 1 --dependency=afterok:"$K1" -- $KARGS) # restores it,
 # ---- 1. preemption, twice --------------------------------------------------------
 STEPS=900
 # the reference: the same two workers, uninterrupted, outside Slurm
-_p=$(free_port 20000 12000) _r=
+_p=$(free_port 10000 9950) _r=
 for w in 0 1; do
     env -u SLURM_JOB_ID "$TRAINER" --platform none --etcd "$ETCD_URL" --job ref --worker $w --workers 2 \
         --ckpt-dir "$TMP/ref" --steps $STEPS --allreduce "$_p" >"$TMP/ref.$w.out" 2>&1 &
@@ -200,7 +200,7 @@ wait $_r # only these: the daemons are this shell's children too
 REF=$(nth "$TMP/ref.0.out" done state_digest 1)
 eq "the reference: both workers agree" "$(nth "$TMP/ref.1.out" done state_digest 1)" "$REF"
 # as a data-parallel trainer runs: a blocking all-reduce inside every step
-J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20 --allreduce "$(free_port 20000 12000)")
+J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20 --allreduce "$(free_port 10000 9950)")
 for k in 1 2; do
     wait_lines "$TMP/p.0.out" start $k 60 && wait_lines "$TMP/p.1.out" start $k 10 || break
     sleep 2

@@ -48,7 +48,7 @@ launch() {
     shift
     rm -rf "$TMP/$_t.logs"
     $PY -m torch.distributed.run --nnodes 1 --nproc_per_node $W --master_addr 127.0.0.1 \
-        --master_port "$(free_port 20000 12000)" --redirects 1 --tee 1 --log_dir "$TMP/$_t.logs" \
+        --master_port "$(free_port 10000 9950)" --redirects 1 --tee 1 --log_dir "$TMP/$_t.logs" \
         --no_python "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --steps $STEPS \
         "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
     TPID=$!
