@@ -812,13 +812,18 @@ eq "watch after a re-read: the preempted worker" "$(field "$TMP/rereadw.out" not
 # checkpoint, the job returns to idle and training goes on to the end.
 FAKE="$top_builddir/tests/fake/fake-metadata"
 mkdir -p "$TMP/md/latest/meta-data/events/recommendations"
+# fake_start DIR TAG: the fake metadata service serving DIR (pid FPID, its
+# URL _murl, its log $TMP/TAG.md.log).
+fake_start() {
+    "$FAKE" "$1" >"$TMP/$2.md.log" 2>&1 &
+    FPID=$!
+    wait_for "$TMP/$2.md.log" "port " 5
+    _murl="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$2.md.log")"
+}
 # aws_job TAG STEPS: the fake metadata service (FPID) serving $TMP/md, and
 # a 3-worker job whose worker 2 runs on "aws" and polls it.
 aws_job() {
-    "$FAKE" "$TMP/md" >"$TMP/$1.md.log" 2>&1 &
-    FPID=$!
-    wait_for "$TMP/$1.md.log" "port " 5
-    _murl="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$1.md.log")"
+    fake_start "$TMP/md" "$1"
     PIDS=
     for _i in 0 1 2; do
         _plat=none
@@ -885,10 +890,7 @@ tag=wdfinal
 mkdir -p "$TMP/az/metadata/instance/compute"
 printf vm-7 >"$TMP/az/metadata/instance/compute/name"
 printf '{"DocumentIncarnation": 1, "Events": []}' >"$TMP/az/metadata/scheduledevents"
-"$FAKE" "$TMP/az" >"$TMP/$tag.md.log" 2>&1 &
-FPID=$!
-wait_for "$TMP/$tag.md.log" "port " 5
-_murl="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$tag.md.log")"
+fake_start "$TMP/az" "$tag"
 JOB_ARGS_1="--platform azure --metadata-url $_murl --metadata-poll-ms 50"
 job_start "$tag" 2 --steps 60 --step-ms 200 --grace-ms 8000 --platform none
 unset JOB_ARGS_1
