@@ -461,7 +461,7 @@ expect_rc 1 "$CTL" --etcd "http://127.0.0.1:9" --timeout-ms 300 status launch
 _in=$(($(date +%s) * 1000 + 600000))
 for _kv in "incarnation 4" "4/e2/notice/0 $_in signal" "4/e10/notice/1 $((_in + 60000)) gce" \
     "4/e10/notice/1 $((_in + 90000)) gce" "4/e10/notice/0 $_in aws withdrawn" "4/e10/claim 1" "4/e10/r0/agreed 42 last" \
-    "4/decision/e10/r0 committed 42" "4/error -5 1 disk full" "4/w/e10/r0/ack/0 44"; do
+    "4/decision/e10/r0 committed 42" "4/e10/lost 1 left" "4/error -5 1 disk full" "4/w/e10/r0/ack/0 44"; do
     etcdctl --endpoints="$ETCD_URL" put -- "/preempt/view/${_kv%% *}" "${_kv#* }" >/dev/null
 done
 expect_rc 0 "$CTL" --etcd "$ETCD_URL" status view
@@ -470,6 +470,10 @@ expect_output "(worker 0's); a driver"
 expect_output "a driver holds the claim"
 expect_output "round 0: save step 42 (the last save), committed at step 42"
 expect_output "the job's error: code -5 from worker 1: disk full"
+expect_output "worker 1 left the job (a second notice) in this episode"
+etcdctl --endpoints="$ETCD_URL" put -- /preempt/view/4/e10/lost 0 >/dev/null
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" status view
+expect_output "worker 0's membership was lost in this episode"
 
 # ---- a worker's trace holds the job's records as it read them ------------
 # preempt-replay puts each through the job's view again (a pure function)

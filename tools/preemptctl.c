@@ -167,7 +167,7 @@ static void when(char *buf, size_t size, uint64_t at, uint64_t now)
 static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv *kvs, size_t n, uint64_t now)
 {
     struct preempt_view v;
-    char decided[2][64] = { "", "" }, error[160] = "", at[32];
+    char decided[2][64] = { "", "" }, error[160] = "", at[32], lost[80] = "";
     uint64_t ep = 0;
     struct preempt_view_summary sum;
 
@@ -187,6 +187,10 @@ static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv
         if (ev.what == PREEMPT_VIEW_COMMITTED || ev.what == PREEMPT_VIEW_ABORTED)
             (void)snprintf(decided[ev.round], sizeof(decided[0]), "%s at step %" PRIu64,
                            ev.what == PREEMPT_VIEW_COMMITTED ? "committed" : "aborted", ev.step);
+        else if (ev.what == PREEMPT_VIEW_LOST)
+            (void)snprintf(lost, sizeof(lost), ev.text ? "worker %u left the job (a second notice)"
+                                                       : "worker %u's membership was lost",
+                           ev.worker);
         else if (ev.what == PREEMPT_VIEW_ERROR)
             (void)snprintf(error, sizeof(error), "code %" PRId64 " from worker %u: %.120s", ev.code, ev.worker,
                            ev.text);
@@ -221,8 +225,8 @@ static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv
                    decided[k][0] ? ", " : "");
         printf("%s\n", decided[k][0] ? decided[k] : ", no decision yet");
     }
-    if (v.lost)
-        printf("  a worker's membership was lost in this episode\n");
+    if (lost[0])
+        printf("  %s in this episode\n", lost);
     if (error[0])
         printf("  the job's error: %s\n", error);
     preempt_view_free_(&v);
