@@ -109,7 +109,8 @@ static const char usage[] =
     "  --allreduce PORT   a blocking all-reduce among the job's workers inside every\n"
     "                     step, over 127.0.0.1:PORT (worker 0 listens), as NCCL,\n"
     "                     gloo and MPI block: a step ends only when every worker\n"
-    "                     has entered it (a failed one is application code 4)\n"
+    "                     has entered it (a failed one, a peer gone, asks the job\n"
+    "                     for a restart: preempt_request_restart())\n"
     "  --verbose          print the library's debug and info messages on stderr\n"
     "                     too (its warnings and errors are always printed)\n"
     "  --help             this text\n"
@@ -464,9 +465,12 @@ static int train_one(void *arg)
         uint64_t sum, seed;
         int r = allreduce_sum(t->ar, mix(step * 0x10001u + t->worker + 1), &sum);
 
-        if (r < 0) {
-            fprintf(stderr, "preempt-trainer: the all-reduce of step %" PRIu64 " failed: %s\n", step, strerror(-r));
-            return 4;
+        if (r < 0) { /* a peer is gone (its sockets closed): the job can go on from its last commit */
+            char why[96];
+
+            (void)snprintf(why, sizeof(why), "the all-reduce of step %" PRIu64 " failed: %s", step, strerror(-r));
+            fprintf(stderr, "preempt-trainer: %s\n", why);
+            return preempt_request_restart(t->h, why) == 0 ? 0 : 4;
         }
         seed = step ^ (sum << 32); /* every worker's state depends on every worker's step */
         model_step(t, seed);
