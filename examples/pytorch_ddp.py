@@ -35,6 +35,11 @@ helper avoids: the resumed run drifts. --two-phase makes its checkpoints
 two-phase: each is snapshotted into host memory at its step and written
 by the library while the ranks train on (README "Two-phase saves").
 
+With --grace-ms G the ranks train on after the first save and save again
+before the deadline; --second-exit makes a rank leave at once on a second
+notice (with the committed save): the other ranks learn it from the job's
+records at their next boundary and exit 42 with the same save.
+
 With --async --watch-peers a rank that dies or hangs does not hold the
 others in their all-reduce: each step runs off the asyncio loop, the
 handler tells the loop at once that a peer's membership ended
@@ -108,6 +113,9 @@ def main():
     ap.add_argument("--watch-peers", action="store_true",
                     help="with --async: a lost peer aborts the process group and restarts the job (exit 75)")
     ap.add_argument("--save-every-steps", type=int, default=0, help="a periodic checkpoint every this many steps")
+    ap.add_argument("--grace-ms", type=int, help="train on after the first save for this long past a notice")
+    ap.add_argument("--second-exit", action="store_true",
+                    help="a second notice makes this rank leave at once (with the committed save, if any)")
     ap.add_argument("--bound-ms", type=int,
                     help="the deadline assumed for a notice that gives none (default: the library's, 30 s)")
     ap.add_argument("--trace", help="write each rank's machine trace to TRACE.<rank> (preempt-replay reads it)")
@@ -154,6 +162,7 @@ def main():
     h = libpreempt.Handler(os.path.join(a.ckpt_dir, "rank-%d" % a.rank), save=save, restore=restore,
                            etcd=a.etcd, job=a.job, worker=a.rank, workers=a.world, async_start=a.use_async,
                            lease_ttl_s=a.lease_ttl_s, save_every_steps=a.save_every_steps, bound_ms=a.bound_ms,
+                           grace_ms=a.grace_ms, second=1 if a.second_exit else None,
                            trace_path="%s.%d" % (a.trace, a.rank) if a.trace else None,
                            on_peer_lost=peers.lost if a.watch_peers else None, on_state=peers.state,
                            log=lambda lvl, msg: lvl >= 2 and print("rank %d: %s" % (a.rank, msg), file=sys.stderr))

@@ -7,7 +7,8 @@
 # SIGTERM to one rank, and to all four, in the synchronous step loop and
 # in the asyncio one: every rank saves at one step and exits 42, and the
 # restart ends with parameters bitwise equal to an uninterrupted run's;
-# also with steps of 4 s and a lease shorter than a step. A rank killed or
+# also with steps of 4 s and a lease shorter than a step, and a rank that
+# leaves in a grace period (a second notice). A rank killed or
 # hung with no notice: the others, told by on_peer_lost, leave their
 # all-reduce for a restart (75) within the lease bound.
 # Without the example's per-parameter gradient hook, DDP's own bucketed
@@ -98,6 +99,33 @@ for mode in sync async; do
         [ "$failures" -eq 0 ] || logs "$mode-$who"
     done
 done
+
+# A rank leaves in the grace period: 20 s of grace, rank 1 set to leave on
+# a second notice (--second-exit). After the first commit a second SIGTERM
+# makes it exit with that save; the other ranks, in their all-reduce when
+# its connections close, learn from its lost record ("1 left") at their
+# next boundary and exit 42 with the same save at once, instead of
+# training on to a final round it would never report in (its bound: most
+# of the grace period). The restart ends bitwise as the uninterrupted run.
+_t=sync-left
+ranks $_t --steps $STEPS --step-ms 20 --grace-ms 20000 --second-exit
+for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs $_t; finish; }; done
+sleep 0.5
+# shellcheck disable=SC2086 # the pids, split
+set -- $PIDS
+kill -TERM "$2"
+wait_for "$TMP/$_t.$RUNS.trace.1" 'ev=ckpt-committed' 30
+kill -TERM "$2"
+job_wait 60
+eq "$_t: every rank exits 42" "$RCS" "$(rcs_of $W 42)"
+S=$(same $_t $W exit saved_step)
+expect "$_t: one saved step, the first save ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 0"
+eq "$_t: the job's lost record names rank 1, which left" \
+    "$(etcdctl --endpoints="$ETCD_URL" get --print-value-only /preempt/$_t/1/e0/lost)" "1 left"
+expect "$_t: no rank opened a final round" sh -c "! grep -q 'final-requested' $TMP/$_t.$RUNS.trace.*"
+[ "$failures" -eq 0 ] || LOG_LINES=20 logs $_t
+restart $_t
+eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
 
 # A rank lost in the middle of training, no notice anywhere: killed
 # (SIGKILL, an OOM kill) or hung (SIGSTOP). gloo's all-reduce does not
