@@ -304,6 +304,11 @@ static const struct preempt_row rows[] = {
     ROW(FINAL_SAVE, NOTICE_WITHDRAWN, COMMITTED_SAVING, FINAL_SAVE, FX(DISARM_TIMER)),
     ROW(FINAL_SAVE, SAVE_DONE, GIVEN_UP, IDLE, FX(DISCARD_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND)),
     ROW0(FINAL_SAVE, ROUND_ABORTED, GIVEN_UP_SAVING, FINAL_SAVE),
+    /* Its peers are idle (training on): a lost peer or a coordination
+     * store away is theirs to report, not a preemption's end (idle's
+     * ignored pairs), so here too: the save's end still returns to idle. */
+    ROW0(FINAL_SAVE, PEER_LOST, GIVEN_UP_SAVING, FINAL_SAVE),
+    ROW0(FINAL_SAVE, COORD_FAILED, GIVEN_UP_SAVING, FINAL_SAVE),
     ROW(FINAL_SAVE, ROUND_ABORTED, GIVEN_UP, IDLE, FX(DISCARD_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND)),
     RAISED_ROWS(FINAL_SAVE),
     SAVE_ROWS(FINAL_SAVE),

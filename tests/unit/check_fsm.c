@@ -245,6 +245,16 @@ static const struct fsm_case cases[] = {
       CORE(FINAL_SAVE, .committed = true, .withdrawn = true, .round = 1, .save_step = 193, .have_step = true,
            .timer_gen = 8, .deadline_ms = 67401),
       EVT(ROUND_ABORTED, 62490, .u.round_aborted = { 193 }), .run = 193, .verdict = T, .next = ST(FINAL_SAVE) },
+    /* its peers, idle, ignore both (idle's pairs): it exited alone, and
+     * the job trained on without it */
+    { "a peer lost while a given-up final save runs: as in idle, the save's end is awaited",
+      CORE(FINAL_SAVE, .committed = true, .withdrawn = true, .round = 1, .save_step = 193, .have_step = true,
+           .deadline_ms = 67401),
+      EVT(PEER_LOST, 62490, .u.peer_lost = { 2 }), .run = 193, .verdict = T, .next = ST(FINAL_SAVE) },
+    { "the coordination store away while a given-up final save runs: as in idle, the save's end is awaited",
+      CORE(FINAL_SAVE, .committed = true, .withdrawn = true, .round = 1, .save_step = 193, .have_step = true,
+           .deadline_ms = 67401),
+      EVT(COORD_FAILED, 62490, .u.coord_failed = { -ETIMEDOUT }), .run = 193, .verdict = T, .next = ST(FINAL_SAVE) },
     { "a final save that ends after the withdrawal: discarded unreported, back to idle",
       CORE(FINAL_SAVE, .committed = true, .withdrawn = true, .round = 1, .save_step = 107, .have_step = true,
            .timer_gen = 7, .deadline_ms = 20000),
