@@ -206,6 +206,9 @@ struct ending {
     uint64_t last_commit;
 };
 
+/* Why a final round aborted without a fault may have been (final_why()). */
+enum final_why { FINAL_RAISED, FINAL_LATER_NOTICE, FINAL_EARLIER_DEADLINE, FINAL_OTHER, FINAL__COUNT };
+
 struct world {
     uint64_t seed, now_us, seq;
     bool trace_job;       /* --trace-dir: the traces hold the job's lines (view inputs, claim answers) too */
@@ -265,7 +268,7 @@ struct world {
                                                   stopped at the job's stop step, or were past it at the commit */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
                                                   runs without an injected fault */
-    uint64_t finals_aborted_why[3];            /* of those, by enum final_why */
+    uint64_t finals_aborted_why[FINAL__COUNT]; /* of those, by enum final_why */
     bool faulted; /* a fault was injected: a crash, etcd down, a broken watch, a stall, a failing or
                      slow save, a second notice that ends a worker */
     /* --scale: one clean preemption of a large job, measured */
@@ -2138,16 +2141,21 @@ static void teardown_incarnation(void)
  * was raised (its agreed record put more than once: created, then
  * raised), else a notice came after the round was requested (a worker's
  * or an operator's, perhaps with an earlier deadline than the round was
- * planned for), else neither (a worker behind the driver's step). */
-enum final_why { FINAL_RAISED, FINAL_LATER_NOTICE, FINAL_OTHER };
-
+ * planned for), else a notice with an earlier deadline than any before
+ * came after the preemption's first step was agreed and before the round
+ * was requested (the round was planned for it, with less time than the
+ * preemption began with), else neither (a worker behind the driver's
+ * step, or a plan that left too little). The enum is declared with the
+ * world (its counts). */
 static enum final_why final_why(const struct sim_ev *h, size_t n, const struct preempt_key *d)
 {
     unsigned puts = 0;
-    bool requested = false, later = false;
+    bool agreed = false, requested = false, later = false, earlier = false;
+    uint64_t earliest = UINT64_MAX;
 
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k = { 0 };
+        uint64_t deadline;
         int id;
 
         if (h[i].type != PREEMPT_ETCD_PUT)
@@ -2157,12 +2165,23 @@ static enum final_why final_why(const struct sim_ev *h, size_t n, const struct p
             continue;
         if (id == (int)PREEMPT_KEY_AGREED && k.ep == d->ep && k.round == 1)
             puts++;
+        if (id == (int)PREEMPT_KEY_AGREED && k.ep == d->ep && k.round == 0)
+            agreed = true;
         if (id == (int)PREEMPT_KEY_FINAL && k.ep == d->ep)
             requested = true;
-        if (requested && (id == (int)PREEMPT_KEY_NOTICE_OP || (id == (int)PREEMPT_KEY_NOTICE && k.ep == d->ep)))
+        if (id != (int)PREEMPT_KEY_NOTICE_OP && (id != (int)PREEMPT_KEY_NOTICE || k.ep != d->ep))
+            continue;
+        if (requested)
             later = true;
+        deadline = strtoull(h[i].kv.value, NULL, 10);
+        if (strstr(h[i].kv.value, " withdrawn") || deadline == 0)
+            continue;
+        if (agreed && !requested && deadline < earliest)
+            earlier = true;
+        if (deadline < earliest)
+            earliest = deadline;
     }
-    return puts > 1 ? FINAL_RAISED : later ? FINAL_LATER_NOTICE : FINAL_OTHER;
+    return puts > 1 ? FINAL_RAISED : later ? FINAL_LATER_NOTICE : earlier ? FINAL_EARLIER_DEADLINE : FINAL_OTHER;
 }
 
 /* One seed: returns true when every check held. */
@@ -2408,7 +2427,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[6] = { 0, 0, 0, 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[7] = { 0, 0, 0, 0, 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2479,7 +2498,7 @@ int main(int argc, char **argv)
         finals[0] += wd.finals_committed;
         finals[1] += wd.finals_aborted;
         finals[2] += wd.finals_aborted_clean;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < FINAL__COUNT; i++)
             finals[3 + i] += wd.finals_aborted_why[i];
         proto += wd.proto_errors;
         watched += wd.obs_checked;
@@ -2495,9 +2514,10 @@ int main(int argc, char **argv)
     }
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault: %" PRIu64
-           " raised, %" PRIu64 " after a later notice, %" PRIu64 " with neither); %" PRIu64 " protocol errors\n",
+           " raised, %" PRIu64 " after a later notice, %" PRIu64 " planned for an earlier deadline that came in the "
+           "preemption, %" PRIu64 " with none of these); %" PRIu64 " protocol errors\n",
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], finals[3],
-           finals[4], finals[5], proto);
+           finals[4], finals[5], finals[6], proto);
     if (!o.scale) {
         printf("preempt-sim: the watcher (lib/watcher.c, on its own io) checked against a fresh read in %" PRIu64
                " incarnations with a notice\n", watched);
