@@ -136,40 +136,49 @@ for i in 0 1 2 3; do
         grep -q 'round 1: the job.s decision is "committed' "$TMP/sync4-grace-slow-peer.$i.first-err"
 done
 
-# A worker leaves in the grace period (second = exit): after the first
-# commit, a second SIGTERM makes worker 1 exit with that save. Its peers
-# are inside their all-reduce, which fails as its connections close,
-# before its lost record ("1 left") can reach them. The trainer asks the
-# job for a restart there (preempt_request_restart(), as a collective's
-# failure means a peer is gone), and every worker exits 42 with the
-# committed save. Before, the trainer returned an application code (4),
-# and the peers exited with it: a launcher or scheduler that restarts on
-# the restart code saw the preempted job fail.
-tag=sync4-left
-p=$(port)
-JOB_ARGS_1="--second exit"
-job_start "$tag" 4 --steps "$STEPS" --step-ms 1 --allreduce "$p" --grace-ms 20000
-unset JOB_ARGS_1
-for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-sleep 0.3
-w1=$(echo $PIDS | cut -d' ' -f2)
-kill -TERM "$w1"
-wait_for "$TMP/$tag.1.out" '"event":"saved"' 30
-sleep 0.1
-kill -TERM "$w1"
-job_wait 60
-eq "$tag: every worker exits 42" "$RCS" "42 42 42 42"
-step=$(same "$tag" 4 exit saved_step)
-expect "$tag: every worker exits with the first save ($step)" one_step "$step"
-err=$(etcdctl --endpoints="$ETCD_URL" get --print-value-only "/preempt/$tag/1/error")
-expect "$tag: the job's error record is a restart request (code -ENOLINK), not an application error ($err)" \
-    sh -c "echo '$err' | grep -q '^-67 [0-3] worker [0-3] asked for a restart after step [0-9]*: the all-reduce'"
-[ "$failures" -eq 0 ] || show_logs "$tag" 4
-job_start "$tag" 4 --steps "$STEPS" --allreduce "$p"
-job_wait 120
-eq "$tag: every worker finishes after the restart" "$RCS" "0 0 0 0"
-eq "$tag: every worker restored the first save" "$(same "$tag" 4 start restored_step)" "$step"
-eq "$tag: the uninterrupted job's state" "$(same "$tag" 4 done state_digest)" "$REF4"
+# A worker leaves in the grace period: after the first commit, worker 1
+# exits, on a second SIGTERM (second = exit: with that save) or killed
+# (SIGKILL: its node went away before the deadline). Its peers are inside
+# their all-reduce, which fails as its connections close, before any
+# record of it can reach them. The trainer asks the job for a restart
+# there (preempt_request_restart(), as a collective's failure means a peer
+# is gone), and every other worker exits 42 with the committed save.
+# Before, the trainer returned an application code (4), and the peers
+# exited with it: a launcher or scheduler that restarts on the restart code
+# saw the preempted job fail.
+# leave_case TAG SIGNAL RCS
+leave_case() {
+    tag=$1
+    p=$(port)
+    JOB_ARGS_1="--second exit"
+    job_start "$tag" 4 --steps "$STEPS" --step-ms 1 --allreduce "$p" --grace-ms 20000
+    unset JOB_ARGS_1
+    for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+    sleep 0.3
+    w1=$(echo $PIDS | cut -d' ' -f2)
+    kill -TERM "$w1"
+    wait_for "$TMP/$tag.1.trace" 'ev=ckpt-committed' 30
+    kill -"$2" "$w1"
+    job_wait 60
+    eq "$tag: every worker exits with the restart code" "$RCS" "$3"
+    step=$(same "$tag" 4 exit saved_step)
+    if [ "$2" = KILL ]; then # no exit line of worker 1's
+        step=$(for i in 0 2 3; do field "$TMP/$tag.$i.out" exit saved_step; done | sort -u)
+        [ "$(echo "$step" | wc -l)" -eq 1 ] || step=differs
+    fi
+    expect "$tag: every worker exits with the first save ($step)" one_step "$step"
+    err=$(etcdctl --endpoints="$ETCD_URL" get --print-value-only "/preempt/$tag/1/error")
+    expect "$tag: the job's error record is a restart request (code -ENOLINK), not an application error ($err)" \
+        sh -c "echo '$err' | grep -q '^-67 [0-3] worker [0-3] asked for a restart after step [0-9]*: the all-reduce'"
+    [ "$failures" -eq 0 ] || show_logs "$tag" 4
+    job_start "$tag" 4 --steps "$STEPS" --allreduce "$p"
+    job_wait 120
+    eq "$tag: every worker finishes after the restart" "$RCS" "0 0 0 0"
+    eq "$tag: every worker restored the first save" "$(same "$tag" 4 start restored_step)" "$step"
+    eq "$tag: the uninterrupted job's state" "$(same "$tag" 4 done state_digest)" "$REF4"
+}
+leave_case sync4-left TERM "42 42 42 42"
+leave_case sync4-killed KILL "42 137 42 42"
 
 # Long steps: 2 s each, longer than one etcd request's bound
 # (etcd_timeout_ms): every write a boundary caused is delivered before the
