@@ -231,6 +231,8 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     struct preempt_event ev;
 
     CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
+    c->r[d->round].decided_ms = c->now_ms;
+    c->r[d->round].save_ms = d->what == PREEMPT_VIEW_COMMITTED ? d->save_ms : 0;
     (void)preempt_view_event_(d, c->me, &ev);
     if (d->what == PREEMPT_VIEW_ABORTED) {
         coord_cpost(c, ev);
@@ -327,10 +329,24 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
  * lease alive only at its boundaries, so a lease can end inside a step
  * longer than any before (the first one, typically) and come back at the
  * next boundary under a new lease. With steps of milliseconds that is at
- * the first read that misses it. */
+ * the first read that misses it.
+ *
+ * The first round's shard reports count their workers present while the
+ * round is undecided: a worker whose report is in waits at its step, and
+ * a synchronous save's lease may have lapsed in it. Once its decision is
+ * read, the workers train on as members and a report no longer speaks for
+ * them; the grace then also covers a lease that lapsed in a save, the
+ * first round's (found ended at the next keep-alive, granted anew by the
+ * one after) or a final round's (the slowest save the commit names).
+ * Before, a worker that died in a grace period after its first save was
+ * counted present by its report until the final round's bound (up to an
+ * hour on gce-gpu). The final round's reports are last saves, which end
+ * their workers' memberships: they always count. */
 static uint64_t lost_grace_ms(const struct preempt_coord *c)
 {
-    return 2 * c->longest_step_ms;
+    uint64_t g = 2 * c->longest_step_ms;
+
+    return c->r[0].decided_ms ? g + 2 * (uint64_t)coord_tick_ms(c) + c->r[0].save_ms : g;
 }
 
 /* The driver's read found every shard of round k reported at the step
@@ -387,6 +403,8 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
         return;
     memset(c->absent, 0xff, (c->n + 7) / 8);
     for (size_t i = 0; rd.complete && i < 4; i++) {
+        if (i == 2 && c->r[0].decided_ms) /* the first round decided: its workers are members (above) */
+            continue;
         for (size_t j = 0; j < r->res[i].n; j++) {
             struct preempt_key k;
 

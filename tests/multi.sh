@@ -215,17 +215,23 @@ expect "grace-pace: the first commit told the driver the slower worker's pace ($
 # for that round's bound (most of the 20 s grace period) to exit with the
 # same first save. Now the leaving worker's exit writes the job's lost
 # record ("1 left"), and worker 0 follows it at once.
-tag=left
+# countdown_leave TAG SIGNAL ARGS...: a job of two workers; SIGTERM to
+# worker 1 (it drives), and once both have the first commit, SIGNAL to it.
+countdown_leave() {
+    tag=$1 _sig=$2
+    shift 2
+    job_start "$tag" 2 --steps 100000 --step-ms 10 "$@"
+    for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
+    sleep 0.3
+    w1=$(echo $PIDS | cut -d' ' -f2)
+    kill -TERM "$w1"
+    for i in 0 1; do wait_for "$TMP/$tag.$i.trace" 'ev=ckpt-committed' 30; done
+    kill -"$_sig" "$w1"
+    job_wait 60
+}
 JOB_ARGS_1="--second exit"
-job_start "$tag" 2 --steps 100000 --step-ms 10 --grace-ms 20000
+countdown_leave left TERM --grace-ms 20000
 unset JOB_ARGS_1
-for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-sleep 0.3
-w1=$(echo $PIDS | cut -d' ' -f2)
-kill -TERM "$w1"
-for i in 0 1; do wait_for "$TMP/$tag.$i.trace" 'ev=ckpt-committed' 30; done
-kill -TERM "$w1"
-job_wait 60
 eq "left: both exit 42" "$RCS" "42 42"
 step=$(same "$tag" 2 exit saved_step)
 expect "left: both exit with the first save ($step)" one_step "$step"
@@ -235,6 +241,27 @@ expect "left: worker 0 followed it in its countdown" \
     grep -q 'ev=peer-lost worker=1 => countdown -> exit' "$TMP/$tag.0.trace"
 finals=$(grep -c 'final-requested\|request-final' "$TMP/$tag.0.trace")
 eq "left: worker 0 opened no final round" "$finals" 0
+[ "$failures" -eq 0 ] || show_logs "$tag" 2
+
+# ---- a worker dies in the countdown: its peers learn it from the roll call -
+# Worker 1 gets SIGTERM and drives; once the first save is committed it is
+# killed (SIGKILL: its node went away before the deadline). Its report of
+# the first round counted it present in the driver's roll call until the
+# final round's bound, so worker 0 trained on through the 30 s grace
+# period, opened a final round the dead worker could not report in, and
+# exited at that round's bound (31 s). Once the first round is decided its
+# reports no longer speak for their workers (a member must be a member):
+# worker 0, driving now, finds worker 1's lease gone, writes the lost
+# record and exits 42 with the first save (7 s, with a 2 s lease).
+countdown_leave killed KILL --grace-ms 30000 --lease-ttl 2
+eq "killed: worker 0 exits 42" "$RCS" "42 137"
+expect "killed: with the first save" test "$(field "$TMP/$tag.0.out" exit saved_step)" = \
+    "$(grep -m1 'ev=ckpt-committed' "$TMP/$tag.0.trace" | sed 's/.* step=\([0-9]*\).*/\1/')"
+eq "killed: the job's lost record names worker 1" \
+    "$(etcdctl --endpoints="$ETCD_URL" get --print-value-only /preempt/$tag/1/e0/lost)" "1"
+expect "killed: worker 0 followed it in its countdown" \
+    grep -q 'ev=peer-lost worker=1 => countdown -> exit' "$TMP/$tag.0.trace"
+eq "killed: worker 0 opened no final round" "$(grep -c 'final-requested\|request-final' "$TMP/$tag.0.trace")" 0
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # ---- an application error on one worker reaches every worker --------------
