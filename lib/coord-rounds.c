@@ -231,8 +231,10 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     struct preempt_event ev;
 
     CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
-    c->r[d->round].decided_ms = c->now_ms;
-    c->r[d->round].save_ms = d->what == PREEMPT_VIEW_COMMITTED ? d->save_ms : 0;
+    if (d->what == PREEMPT_VIEW_COMMITTED && !d->last && !c->view.r[d->round].last) { /* its workers train on */
+        c->r[d->round].decided_ms = c->now_ms;
+        c->r[d->round].save_ms = d->save_ms;
+    }
     (void)preempt_view_event_(d, c->me, &ev);
     if (d->what == PREEMPT_VIEW_ABORTED) {
         coord_cpost(c, ev);
@@ -333,9 +335,11 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
  *
  * The first round's shard reports count their workers present while the
  * round is undecided: a worker whose report is in waits at its step, and
- * a synchronous save's lease may have lapsed in it. Once its decision is
- * read, the workers train on as members and a report no longer speaks for
- * them; the grace then also covers a lease that lapsed in a save, the
+ * a synchronous save's lease may have lapsed in it. Once a commit after
+ * which they train on is read (not the preemption's last save, whose
+ * reports end their workers' memberships), they are members again and a
+ * report no longer speaks for them; the grace then also covers a lease
+ * that lapsed in a save, the
  * first round's (found ended at the next keep-alive, granted anew by the
  * one after) or a final round's (the slowest save the commit names).
  * Before, a worker that died in a grace period after its first save was
@@ -403,7 +407,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
         return;
     memset(c->absent, 0xff, (c->n + 7) / 8);
     for (size_t i = 0; rd.complete && i < 4; i++) {
-        if (i == 2 && c->r[0].decided_ms) /* the first round decided: its workers are members (above) */
+        if (i == 2 && c->r[0].decided_ms) /* the first round committed, its workers train on (above) */
             continue;
         for (size_t j = 0; j < r->res[i].n; j++) {
             struct preempt_key k;

@@ -8,11 +8,11 @@
  * done training, and the shard reports of both rounds; a worker counts as
  * there when any of them names it: the report of its last save ends its
  * membership, and a worker whose report is in waits at its step for the
- * decision; the first round's reports no longer count once its decision is
- * read). A worker found missing is remembered from that read on; one
+ * decision; the first round's reports no longer count once a commit of it
+ * after which its workers train on is read). A worker found missing is remembered from that read on; one
  * still missing a grace later (twice the longest step: a synchronous
- * trainer keeps its lease alive only at its boundaries; after the first
- * round's decision, also two keep-alive periods and the slowest save, for
+ * trainer keeps its lease alive only at its boundaries; after that
+ * commit, also two keep-alive periods and the slowest save, for
  * a lease that lapsed in a save) is lost, and the
  * driver writes the job's one lost record, which every worker follows. One
  * that is back before is forgotten.
