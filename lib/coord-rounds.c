@@ -339,9 +339,9 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
  * which they train on is read (not the preemption's last save, whose
  * reports end their workers' memberships), they are members again and a
  * report no longer speaks for them; the grace then also covers a lease
- * that lapsed in a save, the
- * first round's (found ended at the next keep-alive, granted anew by the
- * one after) or a final round's (the slowest save the commit names).
+ * that lapsed in a save, the first round's (found ended at the next
+ * keep-alive, granted anew by the one after) or a final round's (the
+ * slowest save the commit names).
  * Before, a worker that died in a grace period after its first save was
  * counted present by its report until the final round's bound (up to an
  * hour on gce-gpu). The final round's reports are last saves, which end
