@@ -296,6 +296,7 @@ static void advance(struct preempt_coord *c)
         coord_reset_round(c, k);
     }
     preempt_lost_forget_(&c->lost);
+    coord_roll_in(c, PREEMPT_ROLL_IN_NEXT_EPISODE);
     c->my_withdrawn = false;
     coord_ep_in(c, PREEMPT_EP_IN_NEXT_EPISODE);
     coord_claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);

@@ -231,9 +231,9 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     struct preempt_event ev;
 
     CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
-    if (d->what == PREEMPT_VIEW_COMMITTED && !d->last && !c->view.r[d->round].last) { /* its workers train on */
-        c->r[d->round].decided_ms = c->now_ms;
-        c->r[d->round].save_ms = d->save_ms;
+    if (d->round == 0 && d->what == PREEMPT_VIEW_COMMITTED && !d->last && !c->view.r[0].last) { /* they train on */
+        c->r[0].save_ms = d->save_ms;
+        coord_roll_in(c, PREEMPT_ROLL_IN_TRAINS_ON);
     }
     (void)preempt_view_event_(d, c->me, &ev);
     if (d->what == PREEMPT_VIEW_ABORTED) {
@@ -337,8 +337,9 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
  * round is undecided: a worker whose report is in waits at its step, and
  * a synchronous save's lease may have lapsed in it. Once a commit after
  * which they train on is read (not the preemption's last save, whose
- * reports end their workers' memberships), they are members again and a
- * report no longer speaks for them; the grace then also covers a lease
+ * reports end their workers' memberships; the roll call's machine says
+ * which: watch-internal.h), they are members again and a report no
+ * longer speaks for them; the grace then also covers a lease
  * that lapsed in a save, the first round's (found ended at the next
  * keep-alive, granted anew by the one after) or a final round's (the
  * slowest save the commit names).
@@ -350,7 +351,7 @@ static uint64_t lost_grace_ms(const struct preempt_coord *c)
 {
     uint64_t g = 2 * c->longest_step_ms;
 
-    return c->r[0].decided_ms ? g + 2 * (uint64_t)coord_tick_ms(c) + c->r[0].save_ms : g;
+    return preempt_roll_trained_on_(c->roll) ? g + 2 * (uint64_t)coord_tick_ms(c) + c->r[0].save_ms : g;
 }
 
 /* The driver's read found every shard of round k reported at the step
@@ -407,7 +408,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
         return;
     memset(c->absent, 0xff, (c->n + 7) / 8);
     for (size_t i = 0; rd.complete && i < 4; i++) {
-        if (i == 2 && c->r[0].decided_ms) /* the first round committed, its workers train on (above) */
+        if (i == 2 && preempt_roll_trained_on_(c->roll)) /* the first round committed, its workers train on */
             continue;
         for (size_t j = 0; j < r->res[i].n; j++) {
             struct preempt_key k;

@@ -114,9 +114,8 @@ struct round {
     uint64_t agreed;
     uint64_t shard_ep; /* the episode of this worker's shard report (answers of older ones are late) */
     enum preempt_dec_state dec; /* what this worker proposed of its decision (decision-internal.h: declared) */
-    uint64_t decided_ms, save_ms; /* when its commit was read here, one after which the workers train on
-                                     (0: none), and the slowest save it names: the roll call's data
-                                     (coord-rounds.c, lost_grace_ms) */
+    uint64_t save_ms; /* the slowest save its commit names, one after which the workers train on (the
+                         roll call's grace: coord-rounds.c, lost_grace_ms) */
 };
 
 #define JUNK_MAX 8 /* the claim, the two rounds' steps and decisions, the lost record, the error, one spare */

@@ -63,15 +63,30 @@ extern const struct preempt_decl preempt_await_decl_; /* the same table, start-u
  * read (status 0) or read-failed (a negative errno). Pure. */
 enum preempt_watch_input preempt_watch_of_read_(int status);
 
-/* The roll call. X(ID, "name", "what is true") */
+/* The roll call. Besides whether a read is on its way, its state says
+ * what the first round's shard reports mean to it (lost-internal.h): while
+ * that round is open, a worker whose report is in waits at its step for
+ * the decision, so its report counts it present. Once a commit of it
+ * after which its workers train on is read (a grace period's countdown;
+ * not a preemption's last save, whose reports end their workers'
+ * memberships), they are members again and a report no longer speaks for
+ * them; the grace then also covers a lease that lapsed in a save. This
+ * replaced a 0-sentinel (the time such a commit was read) that decided it.
+ * X(ID, "name", "what is true") */
 #define PREEMPT_ROLL_STATES(X, P)                                                                                    \
-    X(P, IDLE, "idle", "no read of the memberships is on its way")                                                   \
-    X(P, READING, "reading", "the driver's read of the memberships is on its way")
+    X(P, IDLE, "idle", "no read of the memberships is on its way; the first round's reports count their workers")    \
+    X(P, READING, "reading", "the driver's read of the memberships is on its way; the first round's reports count "   \
+                             "their workers")                                                                        \
+    X(P, ON_IDLE, "on-idle", "the first round committed and its workers train on: its reports no longer count "     \
+                             "them, the grace covers a lease lapsed in a save; no read is on its way")               \
+    X(P, ON_READING, "on-reading", "the first round committed and its workers train on; a read is on its way")
 
 /* X(ID, "name", "what happened") */
 #define PREEMPT_ROLL_INPUTS(X, P)                                                                                    \
     X(P, DUE, "due", "the keep-alive timer's tick while this worker drives an episode")                              \
-    X(P, ANSWERED, "answered", "the read's answer came, failed, or could not be sent")
+    X(P, ANSWERED, "answered", "the read's answer came, failed, or could not be sent")                               \
+    X(P, TRAINS_ON, "trains-on", "the first round's commit was read, one after which its workers train on")          \
+    X(P, NEXT_EPISODE, "next-episode", "the episode ended: the next one's first round is open")
 
 /* X(ID, "name", "what the coordinator does") */
 #define PREEMPT_ROLL_ACTIONS(X, P)                                                                                   \
@@ -80,10 +95,20 @@ enum preempt_watch_input preempt_watch_of_read_(int status);
 
 #define PREEMPT_ROLL_TABLE(X, P)                                                                                     \
     X(P, IDLE, DUE, READING, READ)                                                                                   \
-    X(P, READING, ANSWERED, IDLE, NONE)
+    X(P, READING, ANSWERED, IDLE, NONE)                                                                              \
+    X(P, IDLE, TRAINS_ON, ON_IDLE, NONE)                                                                             \
+    X(P, READING, TRAINS_ON, ON_READING, NONE)                                                                       \
+    X(P, ON_IDLE, DUE, ON_READING, READ)                                                                             \
+    X(P, ON_READING, ANSWERED, ON_IDLE, NONE)                                                                        \
+    X(P, ON_IDLE, NEXT_EPISODE, IDLE, NONE)                                                                          \
+    X(P, ON_READING, NEXT_EPISODE, READING, NONE)
 
 PREEMPT_DECL_ENUMS(roll, PREEMPT_ROLL_, PREEMPT_ROLL_STATES, PREEMPT_ROLL_INPUTS, PREEMPT_ROLL_ACTIONS);
 
 extern const struct preempt_decl preempt_roll_decl_; /* fsmdump --machine roll-call */
+
+/* Whether the roll call's state is one after the first round's commit
+ * that its workers train on (the on- states). Pure. */
+bool preempt_roll_trained_on_(enum preempt_roll_state s);
 
 #endif

@@ -23,3 +23,8 @@ enum preempt_watch_input preempt_watch_of_read_(int status)
 PREEMPT_DECL_DEFINE(preempt_roll_decl_, "roll-call",
                     "the driver's read of the memberships: once a keep-alive period, one at a time", PREEMPT_ROLL_,
                     PREEMPT_ROLL_STATES, PREEMPT_ROLL_INPUTS, PREEMPT_ROLL_ACTIONS, PREEMPT_ROLL_TABLE, 0);
+
+bool preempt_roll_trained_on_(enum preempt_roll_state s)
+{
+    return s == PREEMPT_ROLL_ON_IDLE || s == PREEMPT_ROLL_ON_READING;
+}

@@ -98,8 +98,8 @@ declared lease 5 5 'none|grant' "kept           expired       granting       gra
 # the driver's roll call (watch-internal.h)
 declared watch 6 9 'none|read|apply' "reading        read          blind          apply" \
     "blind --> reading : tick / read"
-declared roll-call 2 2 'none|read' "idle           due           reading        read" \
-    "idle --> reading : due / read"
+declared roll-call 8 8 'none|read' "on-idle        due           on-reading     read" \
+    "on_reading --> reading : next-episode"
 # start-up's barriers await their record with the watch's table
 declared await 6 9 'none|read|apply' "blind          tick          reading        read" \
     "reading --> blind : read / apply"
@@ -124,7 +124,7 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # a worker's life each belongs to: every one checked, each a cluster of its
 # part in DOT, a composite state in Mermaid, a headed table
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 13 machines in 2 parts, 113 rows, no problems"
+expect_output "fsmdump: check: job: 13 machines in 2 parts, 119 rows, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
@@ -134,7 +134,7 @@ expect_output '    state "running" as running {'
 expect_output '            claim__none --> claim__sent : notice / send'
 expect_rc 0 "$FSMDUMP" --machine job --format table
 expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
-eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 113
+eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 119
 eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 13
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the job's machines" sh -c "'$FSMDUMP' -m job | '$DOT' -Tsvg >'$TMP/job.svg'"

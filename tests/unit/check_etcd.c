@@ -1163,9 +1163,24 @@ START_TEST(test_watch_machine)
             bool listed;
             unsigned a = preempt_decl_step_(r, &st, in, &listed);
 
-            ck_assert((a == PREEMPT_ROLL_DO_READ) == (s == PREEMPT_ROLL_IDLE && in == PREEMPT_ROLL_IN_DUE));
-            ck_assert_uint_eq(st, in == PREEMPT_ROLL_IN_DUE ? PREEMPT_ROLL_READING : PREEMPT_ROLL_IDLE);
+            bool on = preempt_roll_trained_on_(s), reading = s == PREEMPT_ROLL_READING || s == PREEMPT_ROLL_ON_READING;
+            bool now_on = preempt_roll_trained_on_(st), now_reading = st == PREEMPT_ROLL_READING ||
+                                                                      st == PREEMPT_ROLL_ON_READING;
+
+            /* one read at a time, whatever the reports mean */
+            ck_assert((a == PREEMPT_ROLL_DO_READ) == (!reading && in == PREEMPT_ROLL_IN_DUE));
+            ck_assert(now_reading == (in == PREEMPT_ROLL_IN_DUE      ? true
+                                      : in == PREEMPT_ROLL_IN_ANSWERED ? false
+                                                                       : reading));
+            /* the first round's reports stop counting at a commit after
+             * which they train on, until the next episode; a read on its
+             * way stays on its way */
+            ck_assert(now_on == (in == PREEMPT_ROLL_IN_TRAINS_ON       ? true
+                                 : in == PREEMPT_ROLL_IN_NEXT_EPISODE ? false
+                                                                      : on));
         }
+    ck_assert_uint_eq(PREEMPT_ROLL_IDLE, 0); /* an episode starts with its first round open */
+    ck_assert(!preempt_roll_trained_on_(PREEMPT_ROLL_IDLE) && !preempt_roll_trained_on_(PREEMPT_ROLL_READING));
     /* start-up's awaited record: the watch's own table, under its own name */
     ck_assert_str_eq(preempt_await_decl_.name, "await");
     ck_assert_uint_eq(preempt_await_decl_.n_rows, m->n_rows);
