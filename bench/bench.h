@@ -26,6 +26,7 @@ struct bench_opts {
     const char *worker;     /* the bench-worker program (memory with it, linked as a trainer is) */
     unsigned trials;        /* agreement trials per N (default 20) */
     uint64_t ckpt_mib;      /* checkpoint size (default 1024) */
+    unsigned backends;      /* persist's rows to run, a bit each (bench_persist_rows; 0: all) */
 };
 
 /* Sections: each returns 0, or -1 after printing why on stderr; the figures
@@ -39,6 +40,9 @@ int bench_scale(const struct bench_opts *o, json_t *out);
 /* dd bs=1M conv=fsync of mib MiB into dir/dd.bin: its seconds, or -1 (ckpt.c). */
 double bench_dd_fsync(const char *dir, uint64_t mib);
 int bench_persist(const struct bench_opts *o, json_t *out);
+/* --backends: the persist rows named in list (comma-separated) as a bit
+ * each in *mask; -1 after saying which name is unknown. */
+int bench_persist_rows(const char *list, unsigned *mask);
 
 /* Child modes (argv after the mode word); each returns the exit status. */
 int bench_child_step(int argc, char **argv);

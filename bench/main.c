@@ -39,6 +39,8 @@ static const char usage[] =
     "                   in-process section runs 5 at N >= 64)\n"
     "  --ckpt-mib N     checkpoint size in MiB (default 1024; persist also\n"
     "                   measures 64 MiB)\n"
+    "  --backends LIST  persist's rows to run, comma-separated (default all):\n"
+    "                   io_uring, aio, aio-4k, chunked\n"
     "  --quick          a smoke run: tiny sizes, N = 1 and 2 (in process 2 and 8),\n"
     "                   3 trials (make check)\n"
     "  --help           this text\n"
@@ -47,7 +49,7 @@ static const char usage[] =
     "2 on bad usage.\n";
 
 enum { OPT_ONLY = 256, OPT_ETCD, OPT_DIR, OPT_JSON, OPT_VALGRIND, OPT_STRACE, OPT_BARE, OPT_TRIALS, OPT_CKPT,
-       OPT_QUICK, OPT_HELP };
+       OPT_QUICK, OPT_BACKENDS, OPT_HELP };
 
 static const struct {
     const char *name;
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
         { "valgrind", required_argument, NULL, OPT_VALGRIND }, { "strace", required_argument, NULL, OPT_STRACE },
         { "bare", required_argument, NULL, OPT_BARE }, { "trials", required_argument, NULL, OPT_TRIALS },
         { "ckpt-mib", required_argument, NULL, OPT_CKPT }, { "quick", no_argument, NULL, OPT_QUICK },
-        { "help", no_argument, NULL, OPT_HELP }, { NULL, 0, NULL, 0 },
+        { "backends", required_argument, NULL, OPT_BACKENDS }, { "help", no_argument, NULL, OPT_HELP }, { NULL, 0, NULL, 0 },
     };
     struct bench_opts o = { .trials = 20, .ckpt_mib = 1024 };
     static char self[PATH_MAX], bare[PATH_MAX + 16], worker[PATH_MAX + 16], tmpdir[PATH_MAX];
@@ -116,6 +118,10 @@ int main(int argc, char **argv)
             break;
         }
         case OPT_QUICK: o.quick = true; break;
+        case OPT_BACKENDS:
+            if (bench_persist_rows(optarg, &o.backends) < 0)
+                return 2;
+            break;
         case OPT_HELP: fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }

@@ -313,16 +313,36 @@ fail:
     return -1;
 }
 
+static const struct row rows[] = {
+    { "io_uring", "io_uring", false },
+    { "aio", "aio", false },
+    { "aio-4k", "aio", true }, /* a pinned buffer's case: aio writes from it, no bounce copy */
+    { "chunked", "chunked", false },
+};
+#define N_ROWS (sizeof(rows) / sizeof(rows[0]))
+
+int bench_persist_rows(const char *list, unsigned *mask)
+{
+    *mask = 0;
+    for (const char *n = list; *n;) {
+        size_t len = strcspn(n, ","), b;
+
+        for (b = 0; b < N_ROWS && !(strlen(rows[b].label) == len && !strncmp(rows[b].label, n, len)); b++)
+            ;
+        if (b == N_ROWS)
+            return fprintf(stderr, "preempt-bench: --backends: unknown backend '%.*s' (io_uring, aio, aio-4k, "
+                                   "chunked)\n", (int)len, n), -1;
+        *mask |= 1u << b;
+        n += len + (n[len] == ',');
+    }
+    return *mask ? 0 : (fprintf(stderr, "preempt-bench: --backends: no backend named\n"), -1);
+}
+
 int bench_persist(const struct bench_opts *o, json_t *out)
 {
-    static const struct row rows[] = {
-        { "io_uring", "io_uring", false },
-        { "aio", "aio", false },
-        { "aio-4k", "aio", true }, /* a pinned buffer's case: aio writes from it, no bounce copy */
-        { "chunked", "chunked", false },
-    };
     uint64_t sizes[2] = { o->quick ? 4 : 64, o->quick ? 8 : o->ckpt_mib };
     struct statvfs vfs;
+    unsigned wanted = o->backends ? o->backends : ~0u;
 
     if (statvfs(o->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < 3 * (sizes[1] << 20))
         return fprintf(stderr, "preempt-bench: %s has less than 3 x %llu MiB free; --ckpt-mib sets a smaller size\n",
@@ -333,8 +353,12 @@ int bench_persist(const struct bench_opts *o, json_t *out)
            STEP_MS, o->quick ? 1 : 3);
     printf("   %-8s %6s %9s %9s %9s %8s %8s %6s %8s %8s %8s %6s %7s\n", "backend", "MiB", "copy", "sync", "snapshot",
            "/copy", "p.steps", "steps", "ms/step", "MiB/s", "dd MiB/s", "/dd", "+MiB");
-    for (unsigned b = 0; b < sizeof(rows) / sizeof(rows[0]); b++) {
-        json_t *sec = json_object();
+    for (unsigned b = 0; b < N_ROWS; b++) {
+        json_t *sec;
+
+        if (!(wanted & (1u << b)))
+            continue;
+        sec = json_object();
 
         for (unsigned s = 0; s < 2; s++) {
             char key[32];

@@ -4,7 +4,8 @@
 # bench/run.sh: make bench. Starts a private etcd on free loopback ports
 # (tests/etcd-lib.sh), runs preempt-bench against it with valgrind and
 # strace when they are installed, and stops etcd by its PID. Arguments go to
-# preempt-bench (--json FILE, --quick, --only, --trials, --ckpt-mib).
+# preempt-bench (--json FILE, --quick, --only, --trials, --ckpt-mib,
+# --backends).
 set -u
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/preempt-bench.XXXXXX")

@@ -27,7 +27,16 @@
  * - chunked: where neither is permitted or wanted: one chunk per loop
  *   pass is written into the page cache with pwrite(), and its writeback
  *   started at once (sync_file_range(SYNC_FILE_RANGE_WRITE)), so that the
- *   fdatasync() that ends each file finds the data mostly on disk.
+ *   fdatasync() that ends each file finds the data mostly on disk. The
+ *   chunks before the previous one are then dropped from the page cache
+ *   (POSIX_FADV_DONTNEED): while training goes on they were written back
+ *   a step ago (a page still under writeback stays); while the trainer
+ *   waits, their writeback is waited for first. A durable file's pages go
+ *   too. The next chunks are written into the pages just freed, still
+ *   backed by the host, rather than fresh ones, which cost several copies
+ *   on a VM that reports its free memory to the host (virtio-balloon free
+ *   page reporting: the bench's VM), and a persist holds about two chunks
+ *   of the page cache.
  *
  * Either way, the loop's thread does at most PREEMPT_PERSIST_PASS_* bytes
  * of work (checksums; the chunked backend's copies into the page cache),
@@ -86,6 +95,7 @@ struct preempt_persist_blob {
     uint32_t crc32c;
     /* the engine's progress */
     uint64_t queued, written; /* bytes submitted (checksummed), bytes on file */
+    uint64_t dropped; /* chunked: bytes from the start handed back to the page cache's allocator */
     bool syncing, durable;
     bool direct; /* aio: the engine opened fd to O_DIRECT for the persist */
 };

@@ -216,6 +216,34 @@ static int write_chunk(struct preempt_persist_blob *b, uint64_t n)
     return 0;
 }
 
+/* Hands the pages of a blob's file before the chunk that precedes the
+ * one starting at `at` back to the allocator (persist-internal.h: the
+ * chunked backend), so that the next chunks are written into them.
+ * Paced by steps, their writeback started a step or more ago and they are
+ * clean by now; a page still under writeback (a disk slower than the
+ * steps) stays in the cache, as any file's, and nothing waits for it.
+ * While the trainer waits (wait: eager passes), the writeback of those
+ * chunks is waited for first: passes follow each other, so they are
+ * mostly still being written, and the final fdatasync() would wait for
+ * them anyway. Without it, an eager persist of 1 GiB after a paced one
+ * (which had recycled its pages) wrote into fresh pages at 0.4x dd's
+ * rate; with it, as fast as the disk. UINT64_MAX: the whole file (it is
+ * durable: every page is clean). */
+static void drop_behind(struct preempt_persist_blob *b, uint64_t at, bool wait)
+{
+    uint64_t end = at == UINT64_MAX ? b->len : at > PREEMPT_PERSIST_CHUNK ? at - PREEMPT_PERSIST_CHUNK : 0;
+
+    if (at == UINT64_MAX)
+        b->dropped = 0; /* the pages skipped under writeback before are clean now */
+    if (end <= b->dropped)
+        return;
+    if (wait) /* an error shows at the fdatasync() that ends the file */
+        (void)sync_file_range(b->fd, (off_t)b->dropped, (off_t)(end - b->dropped),
+                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    (void)posix_fadvise(b->fd, (off_t)b->dropped, (off_t)(end - b->dropped), POSIX_FADV_DONTNEED);
+    b->dropped = end;
+}
+
 static int chunked_pass(struct preempt_persist *p)
 {
     for (size_t i = 0; i < p->n; i++) {
@@ -236,6 +264,7 @@ static int chunked_pass(struct preempt_persist *p)
                 return r;
             /* the kernel starts writing this range back now */
             (void)sync_file_range(b->fd, (off_t)b->queued, (off_t)n, SYNC_FILE_RANGE_WRITE);
+            drop_behind(b, b->queued, p->eager);
             b->queued += n;
             b->written += n;
             spend(p, n);
@@ -244,6 +273,7 @@ static int chunked_pass(struct preempt_persist *p)
             return 0; /* the budget and the slice are spent */
         if ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0 || fdatasync(b->fd) < 0)
             return r < 0 ? r : -errno;
+        drop_behind(b, UINT64_MAX, false); /* durable: its last chunks too */
         b->size = b->len;
         b->durable = true;
         p->budget = 0; /* a fdatasync ends the minimum: only the slice's time goes on */
@@ -821,7 +851,7 @@ int preempt_persist_start_(struct preempt_persist *p, struct preempt_persist_blo
     for (size_t i = 0; i < n; i++) {
         struct preempt_persist_blob *b = &blobs[i];
 
-        b->queued = b->written = b->size = 0;
+        b->queued = b->written = b->size = b->dropped = 0;
         b->crc32c = 0;
         b->syncing = b->durable = b->direct = false;
         if (!b->data) {

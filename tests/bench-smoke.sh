@@ -79,8 +79,18 @@ check "checkpoint and dd both measured" "d['ckpt']['libpreempt_s'] > 0 and d['ck
 [ -n "${SANITIZE:-}" ] ||
     check "memory: the library costs something" "d['memory']['local_kib'] > d['memory']['bare_kib'] and d['memory']['etcd_kib'] > 0"
 
+check "persist: every backend's row at both sizes" "sorted(d['persist']) == ['aio', 'aio-4k', 'chunked', 'io_uring'] and all(sorted(r) == ['4_mib', '8_mib'] for r in d['persist'].values())"
+
+# --backends runs some of persist's rows (here: one)
+if expect_rc 0 "$top_builddir/bench/preempt-bench" --quick --only persist --backends chunked --dir "$TMP" \
+    --json "$TMP/bench.json"; then
+    check "--backends chunked: its row alone" "list(d['persist']) == ['chunked']"
+fi
+
 # Bad usage is refused.
 expect_rc 2 "$top_builddir/bench/preempt-bench" --only nothing
 expect_output "unknown section 'nothing'"
+expect_rc 2 "$top_builddir/bench/preempt-bench" --backends aio,nope
+expect_output "unknown backend 'nope'"
 expect_rc 2 "$top_builddir/bench/preempt-bench" --trials 0
 finish
