@@ -682,8 +682,9 @@ typedef void (*preempt_release_cb)(void *data, void *userdata);
  * two-phase save (README "Two-phase saves"): nothing is written now. Once
  * the save's snapshot phase ends (preempt_save_done() with 0), the
  * library writes the snapshots, checksums them and makes them durable on
- * its loop while training goes on (io_uring, or bounded chunks where the
- * kernel does not permit it; no threads), and only then commits the
+ * its loop while training goes on (io_uring; where the kernel does not
+ * permit it, Linux AIO past the page cache, or bounded chunks into it; no
+ * threads; PREEMPT_PERSIST chooses), and only then commits the
  * checkpoint (manifest last, fsync, rename; in a job, the shard's report
  * and the job's one decision). A save with at least one snapshot is
  * two-phase: its preempt_save_blob_open() files are read back and made
