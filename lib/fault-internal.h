@@ -18,7 +18,8 @@
  *   etcd      an etcd request's transfer (as a refused connection)
  *   watch     data arriving on a watch stream (the stream breaks)
  *   write     a checkpoint file's write() (ENOSPC, as a full disk)
- *   fsync     a checkpoint file's or directory's fsync() (EIO)
+ *   fsync     a checkpoint file's or directory's fsync(), or a chunked
+ *             persist's wait for a chunk's write-back (EIO)
  *   rename    the rename that commits a checkpoint (EIO)
  *   signalfd  creating or reading the handler's signalfd (EMFILE)
  *   timer     arming the machine's timer (ENOMEM)

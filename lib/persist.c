@@ -240,19 +240,25 @@ static int write_chunk(struct preempt_persist_blob *b, uint64_t n)
  * (which had recycled its pages) wrote into fresh pages at 0.4x dd's
  * rate; with it, as fast as the disk. UINT64_MAX: the whole file (it is
  * durable: every page is clean). */
-static void drop_behind(struct preempt_persist_blob *b, uint64_t at, bool wait)
+static int drop_behind(struct preempt_persist_blob *b, uint64_t at, bool wait)
 {
     uint64_t end = at == UINT64_MAX ? b->len : at > PREEMPT_PERSIST_CHUNK ? at - PREEMPT_PERSIST_CHUNK : 0;
+    int r;
 
     if (at == UINT64_MAX)
         b->dropped = 0; /* the pages skipped under writeback before are clean now */
     if (end <= b->dropped)
-        return;
-    if (wait) /* an error shows at the fdatasync() that ends the file */
-        (void)sync_file_range(b->fd, (off_t)b->dropped, (off_t)(end - b->dropped),
-                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+        return 0;
+    /* The wait reports a write-back error, and takes it: the file's
+     * fdatasync() would not see it again, so it fails the persist here. */
+    if (wait && ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0 ||
+                 (r = sync_file_range(b->fd, (off_t)b->dropped, (off_t)(end - b->dropped),
+                                      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                          SYNC_FILE_RANGE_WAIT_AFTER) < 0 ? -errno : 0) < 0))
+        return r;
     (void)posix_fadvise(b->fd, (off_t)b->dropped, (off_t)(end - b->dropped), POSIX_FADV_DONTNEED);
     b->dropped = end;
+    return 0;
 }
 
 static int chunked_pass(struct preempt_persist *p)
@@ -275,7 +281,8 @@ static int chunked_pass(struct preempt_persist *p)
                 return r;
             /* the kernel starts writing this range back now */
             (void)sync_file_range(b->fd, (off_t)b->queued, (off_t)n, SYNC_FILE_RANGE_WRITE);
-            drop_behind(b, b->queued, p->eager);
+            if ((r = drop_behind(b, b->queued, p->eager)) < 0)
+                return r;
             b->queued += n;
             b->written += n;
             spend(p, n);
@@ -284,7 +291,7 @@ static int chunked_pass(struct preempt_persist *p)
             return 0; /* the budget and the slice are spent */
         if ((r = preempt_fault_(PREEMPT_FAULT_FSYNC)) < 0 || fdatasync(b->fd) < 0)
             return r < 0 ? r : -errno;
-        drop_behind(b, UINT64_MAX, false); /* durable: its last chunks too */
+        (void)drop_behind(b, UINT64_MAX, false); /* durable: its last chunks too (nothing waits) */
         b->size = b->len;
         b->durable = true;
         p->budget = 0; /* a fdatasync ends the minimum: only the slice's time goes on */

@@ -197,6 +197,36 @@ two_phase_all() {
     TWO_PHASE=
 }
 
+# ---- a chunked persist that waits for its chunks' write-back ------------------
+# A final two-phase save of 39 MiB, chunked, while the trainer waits: before
+# it drops a chunk two behind from the page cache, the persist waits for its
+# write-back. A write-back error is reported to that wait and taken by it
+# (the file's fdatasync() would not see it again), so each wait is an fsync
+# hit whose failure fails the save: not saved (75), nothing committed, the
+# restart resumes at the seed. A wait whose error was dropped committed (42).
+big_all() {
+    _seed=$TMP/bigseed
+    expect_rc 42 "$TRAINER" --ckpt-dir "$_seed" --steps 100000 --step-ms 1 --raise-at 20 --state-kb 40000
+    _n=1
+    while [ "$_n" -le 40 ]; do
+        _d=$TMP/big$_n
+        cp -a "$_seed" "$_d"
+        PREEMPT_PERSIST=chunked run_trainer "$_d" "fsync:$_n" "$_d.fired" --steps 100000 --raise-at 50 \
+            --two-phase --state-kb 40000 >"$_d.out" 2>"$_d.err"
+        _rc=$?
+        [ -s "$_d.fired" ] || break
+        eq "39 MiB chunked, fsync:$_n: not saved" "$_rc" 75
+        "$TRAINER" --ckpt-dir "$_d" --steps 1 --state-kb 40000 >"$_d.next" 2>&1
+        eq "39 MiB chunked, fsync:$_n: the restart resumes at the seed" \
+            "$(field "$_d.next" start restored_step)" 21
+        expect "39 MiB chunked, fsync:$_n: no crash, leak or undefined behaviour" sane "$_d.err"
+        rm -rf "$_d"
+        _n=$((_n + 1))
+    done
+    # the file's data fsync, the commit's, and the waits (three: chunks 0-2)
+    expect "39 MiB chunked: the waits are fsync hits ($((_n - 1)) in all)" test "$_n" -gt 5
+}
+
 # ---- two workers of a job on etcd ---------------------------------------------
 
 # ckpts DIR committed|pending: how many checkpoints of the job's workers
@@ -316,5 +346,6 @@ etcd_all() {
 etcd_start faults || finish
 bg_start job etcd_all
 local_all
+big_all
 bg_join job
 finish
