@@ -64,6 +64,13 @@ double bench_pct(double *v, size_t n, double p);
  * killed). */
 int bench_run(char *const argv[], const char *out_path, unsigned timeout_s);
 
+/* The comma-separated names of list as a bit each in *mask (cleared
+ * first): entry i of the n at table, stride bytes apart, is named by its
+ * first member (a const char *). -1 after saying, for option opt, which
+ * name is not a `what` of the table (and which are). */
+int bench_names_mask(const char *opt, const char *what, const char *list, const void *table, size_t n, size_t stride,
+                     unsigned *mask);
+
 /* Removes a directory tree (rm -rf, bounded); returns rm's status. */
 int bench_rm_rf(const char *path);
 

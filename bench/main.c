@@ -52,7 +52,7 @@ enum { OPT_ONLY = 256, OPT_ETCD, OPT_DIR, OPT_JSON, OPT_VALGRIND, OPT_STRACE, OP
        OPT_QUICK, OPT_BACKENDS, OPT_HELP };
 
 static const struct {
-    const char *name;
+    const char *name; /* first: bench_names_mask() reads it */
     int (*run)(const struct bench_opts *o, json_t *out);
 } sections[] = {
     { "step", bench_step }, { "agree", bench_agree }, { "ckpt", bench_ckpt }, { "plan", bench_plan },
@@ -130,18 +130,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "preempt-bench: unexpected argument '%s'\n\n%s", argv[optind], usage);
         return 2;
     }
-    for (const char *p = only; p && *p; p = strchr(p, ','), p = p ? p + 1 : NULL) { /* --only, parsed once */
-        size_t k = 0, len = strcspn(p, ",");
-
-        while (k < sizeof(sections) / sizeof(sections[0]) &&
-               !(strlen(sections[k].name) == len && strncmp(p, sections[k].name, len) == 0))
-            k++;
-        if (k == sizeof(sections) / sizeof(sections[0])) {
-            fprintf(stderr, "preempt-bench: --only: unknown section '%.*s'\n", (int)len, p);
-            return 2;
-        }
-        wanted |= 1u << k;
-    }
+    if (only && bench_names_mask("--only", "section", only, sections, sizeof(sections) / sizeof(sections[0]),
+                                 sizeof(sections[0]), &wanted) < 0)
+        return 2;
     if (!only)
         wanted = ~0u;
     n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -232,7 +232,7 @@ static double median_of(const struct trial *t, unsigned n, size_t off)
 /* A row of the table: its name, the backend (PREEMPT_PERSIST) and whether
  * the staging buffer is page-aligned. */
 struct row {
-    const char *label, *backend;
+    const char *label, *backend; /* label first: bench_names_mask() reads it */
     bool aligned;
 };
 
@@ -323,18 +323,8 @@ static const struct row rows[] = {
 
 int bench_persist_rows(const char *list, unsigned *mask)
 {
-    *mask = 0;
-    for (const char *n = list; *n;) {
-        size_t len = strcspn(n, ","), b;
-
-        for (b = 0; b < N_ROWS && !(strlen(rows[b].label) == len && !strncmp(rows[b].label, n, len)); b++)
-            ;
-        if (b == N_ROWS)
-            return fprintf(stderr, "preempt-bench: --backends: unknown backend '%.*s' (io_uring, aio, aio-4k, "
-                                   "chunked)\n", (int)len, n), -1;
-        *mask |= 1u << b;
-        n += len + (n[len] == ',');
-    }
+    if (bench_names_mask("--backends", "backend", list, rows, N_ROWS, sizeof(rows[0]), mask) < 0)
+        return -1;
     return *mask ? 0 : (fprintf(stderr, "preempt-bench: --backends: no backend named\n"), -1);
 }
 

@@ -102,6 +102,36 @@ int bench_run(char *const argv[], const char *out_path, unsigned timeout_s)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static const char *name_at(const void *table, size_t stride, size_t i)
+{
+    const char *name;
+
+    memcpy(&name, (const char *)table + i * stride, sizeof(name));
+    return name;
+}
+
+int bench_names_mask(const char *opt, const char *what, const char *list, const void *table, size_t n, size_t stride,
+                     unsigned *mask)
+{
+    *mask = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ","), k = 0;
+
+        while (k < n && !(strlen(name_at(table, stride, k)) == len && !strncmp(p, name_at(table, stride, k), len)))
+            k++;
+        if (k == n) {
+            fprintf(stderr, "preempt-bench: %s: unknown %s '%.*s' (", opt, what, (int)len, p);
+            for (k = 0; k < n; k++)
+                fprintf(stderr, "%s%s", k ? ", " : "", name_at(table, stride, k));
+            fputs(")\n", stderr);
+            return -1;
+        }
+        *mask |= 1u << k;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 int bench_rm_rf(const char *path)
 {
     char *argv[] = { "/bin/rm", "-rf", (char *)path, NULL };

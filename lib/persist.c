@@ -207,7 +207,6 @@ static int read_back(struct preempt_persist *p, struct preempt_persist_blob *b, 
 static int write_chunk(struct preempt_persist_blob *b, uint64_t n)
 {
     const char *src = (const char *)b->data + b->queued;
-    uint64_t sum = 0; /* bytes checksummed */
     int r;
 
     if ((r = preempt_fault_(PREEMPT_FAULT_WRITE)) < 0)
@@ -220,9 +219,8 @@ static int write_chunk(struct preempt_persist_blob *b, uint64_t n)
             continue;
         if (w <= 0)
             return w < 0 ? -errno : -EIO;
+        b->crc32c = preempt_crc32c_(b->crc32c, src + done, (size_t)w);
         done += (uint64_t)w;
-        b->crc32c = preempt_crc32c_(b->crc32c, src + sum, (size_t)(done - sum));
-        sum = done;
     }
     return 0;
 }
