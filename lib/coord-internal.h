@@ -174,10 +174,12 @@ struct preempt_coord_ops {
     /* Each input of the coordinator (coord-state.h), before it is handled,
      * and each output but the log's and the trace's own (a request, the
      * timer, a post, a commit's slowest save, the job's error, a peer
-     * gone), before it runs; depth: 0 for an input from the loop or the
+     * gone), as the core makes it (the outputs of one input run after its
+     * step, in that order); depth: 0 for an input from the loop or the
      * owner, 1 + the depth of the input whose output (a post, a refused
-     * request) caused it. What a trace records (lib/trace_coord.c), so that
-     * a replay runs the coordinator again. NULL: nobody is told. */
+     * request) caused it while it ran; an output has its input's. What a
+     * trace records (lib/trace_coord.c), so that a replay runs the
+     * coordinator again. NULL: nobody is told. */
     void (*on_input)(const struct preempt_coord_in *in, unsigned depth, void *arg);
     void (*on_output)(const struct preempt_coord_out *out, unsigned depth, void *arg);
 };

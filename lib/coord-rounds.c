@@ -484,7 +484,13 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
      * or in its own record, for a worker that reads the records afresh. */
     if (!c->view.claim)
         (void)coord_pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
-    if (c->episode == PREEMPT_EP_ACTIVE && !LEFT(c) && !c->view.claim)
+    /* An episode whose records say its workers stop (a decision that ends
+     * it, a worker lost, the job's error) needs no driver: they exit, or go
+     * back to idle and bring any notice into the next one. The records are
+     * this step's, read before the machine they are posted to has run: a
+     * worker that reads such a record and a notice in one read does not
+     * claim on its way out. */
+    if (c->episode == PREEMPT_EP_ACTIVE && !LEFT(c) && !c->view.claim && !preempt_view_ending_(&c->view))
         coord_claim_in(c, in);
     if (c->pub == PREEMPT_PUB_DEFERRED && c->claim != PREEMPT_CLAIM_SENT)
         coord_notice_put(c);

@@ -9,7 +9,16 @@
  * stamps it with the clocks, and runs each output the core makes through
  * the typed port (struct preempt_coord_io: lib/coord-io.c's libevent and
  * libcurl adapter, or the simulator's) and the owner's callbacks (struct
- * preempt_coord_ops). */
+ * preempt_coord_ops).
+ *
+ * The core runs to completion: the outputs of one input are kept (copied,
+ * in the order it made them) until its step returns, and only then run.
+ * An input that running one causes (the machine's effect inside a post, a
+ * refused request's failure) is fed then, and its own outputs run before
+ * the rest of the first input's: the order things happen in is the order
+ * the core made them, and the core is never entered in the middle of a
+ * step. The owner's log and trace outputs are told as they are made (they
+ * show the core's state at that point of the step, and act on nothing). */
 #include "coord-state.h"
 
 /* What a request's answer is: its input's kind and round (the port's
@@ -18,6 +27,14 @@ struct coord_token {
     struct coord_shell *sh;
     enum preempt_coord_in_kind kind;
     unsigned round;
+};
+
+/* An output the core made, kept until its step returns: its request and
+ * text are the shell's copies (the core's live during the step only). */
+struct made {
+    struct preempt_coord_out o;
+    struct preempt_etcd_req *req; /* o.req's copy */
+    char *text;                   /* o.text's copy */
 };
 
 struct coord_shell {
@@ -29,34 +46,78 @@ struct coord_shell {
     void *arg;
     void (*gone)(unsigned worker, const char *why, void *arg); /* the members watch's owner */
     void *gone_arg;
-    unsigned depth; /* inputs being handled (an output's input causes one inside another) */
+    struct made *made;      /* the outputs made and not yet run: each input's after those of the input it runs */
+    size_t n_made, cap_made; /*   inside (a stack of runs) */
+    uint64_t lost;          /* requests whose answer is their failure (out of memory keeping them): a bit per
+                               token, [kind][round] */
+    unsigned depth;         /* outputs being run (an input fed while one runs was caused by it) */
 };
+_Static_assert(2 * PREEMPT_COORD_IN__COUNT <= 64, "a bit per answer's token");
 
 static struct coord_shell *shell_of(const struct preempt_coord *c)
 {
     return c->sink_arg;
 }
 
-/* Stamps in with the clocks and hands it to the core. */
+static void drain(struct coord_shell *sh, size_t base);
+
+/* Stamps in with the clocks, hands it to the core, then runs what the
+ * core made of it. */
 static void feed(struct coord_shell *sh, struct preempt_coord_in in)
 {
+    size_t base = sh->n_made;
+
     in.now_ms = sh->ops.now_ms(sh->arg);
     in.wall_ms = sh->io->wall_ms(sh->io_arg);
     if (sh->ops.on_input)
         sh->ops.on_input(&in, sh->depth, sh->arg);
-    sh->depth++;
     preempt_coord_input_(&sh->c, &in);
-    sh->depth--;
+    drain(sh, base);
 }
 
 /* ---- the port's callbacks: each makes its typed input, nothing more ---------------------------- */
 
+static int by_revision(const void *a, const void *b)
+{
+    const struct preempt_etcd_kv *x = a, *y = b;
+
+    return x->mod_rev != y->mod_rev ? (x->mod_rev < y->mod_rev ? -1 : 1) : strcmp(x->key, y->key);
+}
+
+/* A read of every record is handed to the core in the order the records
+ * were last written, as a watch's events come: the core decides on it as
+ * on the stream it stands in for (a round's commit after the notices
+ * withdrawn before it, not in the keys' order). A sorted copy (NULL: in
+ * the keys' order: nothing to sort, or out of memory). */
+static struct preempt_etcd_kv *in_revision_order(const struct preempt_etcd_kv *kvs, size_t n)
+{
+    struct preempt_etcd_kv *sorted = n > 1 ? malloc(n * sizeof(*sorted)) : NULL;
+
+    if (sorted) {
+        memcpy(sorted, kvs, n * sizeof(*sorted));
+        qsort(sorted, n, sizeof(*sorted), by_revision);
+    }
+    return sorted;
+}
+
 static void answered(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     const struct coord_token *t = arg;
+    struct preempt_etcd_reply read;
+    struct preempt_etcd_res res;
+    struct preempt_etcd_kv *sorted = NULL;
 
+    if (t->kind == PREEMPT_COORD_IN_READ && status == 0 && r->n_res == 1 &&
+        (sorted = in_revision_order(r->res[0].kvs, r->res[0].n))) { /* the records, read while the watch is down */
+        read = *r;
+        res = r->res[0];
+        res.kvs = sorted;
+        read.res = &res;
+        r = &read;
+    }
     feed(t->sh, (struct preempt_coord_in){ .kind = t->kind, .round = t->round, .status = status, .reply = r,
                                            .msg = msg });
+    free(sorted);
 }
 
 /* A watch's callbacks, for both watches: the argument is the token of its
@@ -77,8 +138,10 @@ static void watched(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv,
 static void reread(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
 {
     const struct coord_token *t = arg;
+    struct preempt_etcd_kv *sorted = in_revision_order(kvs, n);
 
-    feed(t->sh, (struct preempt_coord_in){ .kind = t->kind + 1, .kvs = kvs, .n = n, .rev = rev });
+    feed(t->sh, (struct preempt_coord_in){ .kind = t->kind + 1, .kvs = sorted ? sorted : kvs, .n = n, .rev = rev });
+    free(sorted);
 }
 
 static void linked(bool up, const char *why, void *arg)
@@ -98,15 +161,16 @@ static void ticked(void *arg)
 
 /* ---- the outputs ------------------------------------------------------------------------------ */
 
-static void run(void *arg, const struct preempt_coord_out *o)
+static struct coord_token *token(struct coord_shell *sh, const struct preempt_coord_out *o)
 {
-    struct coord_shell *sh = arg;
+    return o->answer == COORD_NO_ANSWER ? NULL : &sh->tok[o->answer][o->round ? 1 : 0];
+}
 
-    if (sh->ops.on_output && o->kind < PREEMPT_COORD_OUT_LOG) /* not the owner's log and trace lines */
-        sh->ops.on_output(o, sh->depth ? sh->depth - 1 : 0, sh->arg);
+static void run(struct coord_shell *sh, const struct preempt_coord_out *o)
+{
     switch (o->kind) {
     case PREEMPT_COORD_OUT_REQUEST: {
-        struct coord_token *t = o->answer == COORD_NO_ANSWER ? NULL : &sh->tok[o->answer][o->round ? 1 : 0];
+        struct coord_token *t = token(sh, o);
         int r = sh->io->request(sh->io_arg, o->req, o->give_up_ms, t ? answered : NULL, t);
 
         if (r < 0 && t) /* refused at once: its answer is its failure */
@@ -150,6 +214,77 @@ static void run(void *arg, const struct preempt_coord_out *o)
     case PREEMPT_COORD_OUT__COUNT:
         break;
     }
+}
+
+/* The core's sink: an output that acts is kept, copied, until the step
+ * returns (out of memory: a request's answer is its failure, anything
+ * else is lost with a log line). */
+static void collect(void *arg, const struct preempt_coord_out *o)
+{
+    struct coord_shell *sh = arg;
+    struct made *m;
+
+    if (o->kind >= PREEMPT_COORD_OUT_LOG) { /* the owner's log and trace: told as they are made */
+        run(sh, o);
+        return;
+    }
+    if (sh->ops.on_output)
+        sh->ops.on_output(o, sh->depth, sh->arg);
+    if (sh->n_made == sh->cap_made) {
+        size_t cap = sh->cap_made ? 2 * sh->cap_made : 16;
+        struct made *more = realloc(sh->made, cap * sizeof(*more));
+
+        if (more) {
+            sh->made = more;
+            sh->cap_made = cap;
+        }
+    }
+    m = sh->n_made < sh->cap_made ? &sh->made[sh->n_made] : NULL;
+    if (m) {
+        *m = (struct made){ .o = *o };
+        if (o->kind == PREEMPT_COORD_OUT_REQUEST)
+            m->o.req = m->req = preempt_etcd_req_copy_(o->req);
+        if (o->text)
+            m->o.text = m->text = strdup(o->text);
+    }
+    if (m && (o->kind != PREEMPT_COORD_OUT_REQUEST || m->req) && (!o->text || m->text)) {
+        sh->n_made++;
+        return;
+    }
+    if (m) {
+        preempt_etcd_req_free_(m->req);
+        free(m->text);
+    }
+    if (o->kind == PREEMPT_COORD_OUT_REQUEST && token(sh, o)) {
+        sh->lost |= 1ULL << (2 * o->answer + (o->round ? 1 : 0));
+        return;
+    }
+    if (sh->ops.log)
+        sh->ops.log(3, "out of memory: an output of the job's coordinator is lost", sh->arg);
+}
+
+/* Runs the outputs made from base on, in order (an input one of them
+ * causes runs its own at its turn, above the top), then answers the
+ * requests that could not be kept with their failure. */
+static void drain(struct coord_shell *sh, size_t base)
+{
+    sh->depth++;
+    for (size_t i = base; i < sh->n_made; i++) {
+        struct made m = sh->made[i]; /* an input its run causes may move the array */
+
+        sh->made[i] = (struct made){ 0 };
+        run(sh, &m.o);
+        preempt_etcd_req_free_(m.req);
+        free(m.text);
+    }
+    sh->n_made = base;
+    while (sh->lost) {
+        unsigned bit = (unsigned)__builtin_ctzll(sh->lost);
+
+        sh->lost &= sh->lost - 1;
+        answered(-ENOMEM, NULL, preempt_coord_refused_(-ENOMEM), &sh->tok[bit / 2][bit % 2]);
+    }
+    sh->depth--;
 }
 
 /* ---- the shell's calls: each makes its typed input -------------------------------------------- */
@@ -256,7 +391,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
         for (unsigned k = 0; k < 2; k++)
             sh->tok[i][k] = (struct coord_token){ .sh = sh, .kind = (enum preempt_coord_in_kind)i, .round = k };
     c->sink_arg = sh;
-    c->sink = run;
+    c->sink = collect;
     c->logs = ops->log != NULL;
     c->now_ms = ops->now_ms(arg);
     c->wall_ms = io->wall_ms(io_arg);
@@ -269,6 +404,7 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
         return r;
     }
     coord_arm_keepalive(c);
+    drain(sh, 0);
     *ret = c;
     return 0;
 }
@@ -281,5 +417,10 @@ void preempt_coord_free_(struct preempt_coord *c)
         return;
     sh->io->free(sh->io_arg);
     coord_fini(c);
+    for (size_t i = 0; i < sh->n_made; i++) {
+        preempt_etcd_req_free_(sh->made[i].req);
+        free(sh->made[i].text);
+    }
+    free(sh->made);
     free(sh);
 }

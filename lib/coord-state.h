@@ -81,9 +81,10 @@ void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in
 #define COORD_NO_ANSWER PREEMPT_COORD_IN__COUNT /* a request whose answer nobody wants */
 
 /* The running coordinator's outputs (coord-outputs.def), each one typed
- * value: the core makes them, the shell (lib/coord-shell.c) runs them. The
- * fields its kind has are set; its pointers live until the shell's sink
- * returns (it runs each one as it is made, before the step goes on). */
+ * value: the core makes them, the shell (lib/coord-shell.c) runs them once
+ * the step has returned, in the order they were made (the core runs to
+ * completion). The fields its kind has are set; its pointers live until
+ * the sink returns (the shell keeps copies). */
 enum preempt_coord_out_kind {
 #define PREEMPT_COORD_OUTPUT(id, name, what) PREEMPT_COORD_OUT_##id,
 #include "coord-outputs.def"
@@ -182,7 +183,8 @@ struct held {
 /* A log line: the output log. */
 void coord_log(struct preempt_coord *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define CLOG(c, level, ...) coord_log(c, level, __VA_ARGS__)
-/* Hands one output to the shell, which runs it at once. */
+/* Hands one output to the sink: the shell keeps it until the step
+ * returns (the log and trace outputs it tells at once). */
 void coord_out(struct preempt_coord *c, const struct preempt_coord_out *out);
 /* Sets up the core's state (the shell's sink runs its outputs); 0 or a
  * negative errno (then coord_fini frees what it has). */

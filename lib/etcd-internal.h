@@ -203,8 +203,9 @@ int preempt_etcd_do_(struct preempt_etcd *e, const struct preempt_etcd_req *req,
 json_t *preempt_etcd_req_body_(const struct preempt_etcd_req *req, const char **ret_path);
 int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, struct preempt_etcd_reply *ret);
 
-/* A request's deep copy, for whoever answers it later (the simulation);
- * NULL: out of memory. Freed with preempt_etcd_req_free_. */
+/* A request's deep copy (lib/port.c), for whoever runs or answers it
+ * later (the coordinator's shell, after the step; the simulation); NULL:
+ * out of memory. Freed with preempt_etcd_req_free_. */
 struct preempt_etcd_req *preempt_etcd_req_copy_(const struct preempt_etcd_req *req);
 void preempt_etcd_req_free_(struct preempt_etcd_req *req);
 

@@ -422,7 +422,7 @@ static bool cut(const struct fields *fs)
 struct replay {
     const struct preempt_trace_file *t;
     size_t i;          /* the next coord line */
-    unsigned depth;    /* the input being handled: its depth + 1 (0: none) */
+    unsigned depth;    /* the input being handled: its depth (d=), which its outputs' lines repeat */
     bool compare;      /* outputs are compared (not while the coordinator is set up) */
     int status;        /* 0, 1 at a divergence, 2 when a line cannot be replayed (err says why) */
     bool ended;        /* the trace ends, or holds a cut value, from here: nothing more is compared */
@@ -718,21 +718,19 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
     return true;
 }
 
-static void feed_line(struct replay *rp);
-
 /* The core's sink in a replay: each output that acts must be the trace's
- * next line at this depth; an input it caused (a post's effect, a refused
- * request's failure) follows it, and is fed now, inside it. */
+ * next line, at its input's depth. The inputs their running caused follow
+ * the input's last output in the trace (the core runs to completion), and
+ * the main loop feeds them as it does every input. */
 static void replay_sink(void *arg, const struct preempt_coord_out *o)
 {
     struct replay *rp = arg;
     const struct preempt_trace_coord *l;
     char want[PREEMPT_TRACE_LINE_MAX];
-    unsigned d = rp->depth ? rp->depth - 1 : 0;
 
     if (!rp->compare || rp->status || rp->ended || o->kind >= PREEMPT_COORD_OUT_LOG)
         return;
-    if (preempt_trace_format_coord_out_(want, sizeof(want), o, d) <= 0) {
+    if (preempt_trace_format_coord_out_(want, sizeof(want), o, rp->depth) <= 0) {
         bad(rp, 0, "an output that cannot be formatted");
         return;
     }
@@ -750,8 +748,6 @@ static void replay_sink(void *arg, const struct preempt_coord_out *o)
     }
     rp->i++;
     rp->n_out++;
-    while (!rp->status && !rp->ended && is(cur(rp), "coord in") && depth_of(cur(rp)) == (int)d + 1)
-        feed_line(rp);
 }
 
 /* Feeds the input at the current line (with its payload) to the core. */
@@ -759,12 +755,16 @@ static void feed_line(struct replay *rp)
 {
     struct preempt_coord_in in = { 0 };
     struct payload p = { 0 };
+    int d = depth_of(cur(rp));
 
+    if (d < 0) {
+        bad(rp, cur(rp)->line, "a coord in line without its depth");
+        return;
+    }
+    rp->depth = (unsigned)d;
     if (read_input(rp, &in, &p)) {
         rp->n_in++;
-        rp->depth++;
         preempt_coord_input_(rp->c, &in);
-        rp->depth--;
     }
     payload_free(&p);
 }
@@ -855,7 +855,7 @@ int preempt_trace_replay_coord_(const struct preempt_trace_file *t, size_t *ret_
     while (!rp.status && !rp.ended && cur(&rp)) {
         const struct preempt_trace_coord *l = cur(&rp);
 
-        if (is(l, "coord in") && depth_of(l) == 0) {
+        if (is(l, "coord in")) {
             feed_line(&rp);
             continue;
         }

@@ -30,6 +30,7 @@ struct preempt_view {
     bool claim, final, lost, error;
     struct {
         bool have_agreed, decided;
+        bool ends; /* its decision ends the episode: an abort, a commit of the last save, round 1's */
         bool last; /* the agreed save is the preemption's last */
         uint64_t agreed;
         /* a read of the round's shard reports (preempt_view_reports_):
@@ -135,6 +136,11 @@ struct preempt_view_summary {
     int worker;        /* whose record holds it: the lowest such worker index, or -1 for the operator's */
 };
 void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s);
+
+/* Whether the records read say that the episode's workers stop: a
+ * decision that ends it (an abort, the last save committed, the final
+ * round's), a worker lost, the job's error. Pure. */
+bool preempt_view_ending_(const struct preempt_view *v);
 
 /* What a meaning is called (traces, logs, tests). */
 const char *preempt_view_what_name_(enum preempt_view_what what);

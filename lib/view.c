@@ -71,6 +71,11 @@ struct preempt_pace preempt_view_reports_pace_(const struct preempt_view_reports
     return t->unpaced || t->count == 0 ? (struct preempt_pace){ 0, 0, 0 } : t->pace;
 }
 
+bool preempt_view_ending_(const struct preempt_view *v)
+{
+    return v->r[0].ends || v->r[1].ends || v->lost || v->error;
+}
+
 void preempt_view_summary_(const struct preempt_view *v, struct preempt_view_summary *s)
 {
     *s = (struct preempt_view_summary){ .op = v->op_wall != 0, .worker = -1 };
@@ -173,6 +178,7 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
     ev.stop = num(r, "stop");
     ev.pace = preempt_record_pace_(r, "from");
     v->r[k].decided = true;
+    v->r[k].ends = ev.what == PREEMPT_VIEW_ABORTED || ev.last || k == 1;
     return ev;
 }
 

@@ -1026,6 +1026,183 @@ START_TEST(test_membership_machine)
 }
 END_TEST
 
+/* The coordinator's core runs to completion (coord-state.h): every output
+ * of one input is made before the shell runs any of them, so an input
+ * that running one causes (the machine's effect inside a post, a refused
+ * request's failure) enters the core after its step, never inside it.
+ * Here a re-read brings two peers' notices in one step (two posts), and
+ * running the first post feeds the core a step's time, as the handler's
+ * machine feeds it an effect: the second post must be made before it.
+ * And the re-read is taken in the order the records were written. */
+static struct {
+    char log[64];
+    unsigned n, posts;
+    int worker[8]; /* the peer notices posted: whose */
+    unsigned claims; /* requests that write the episode's claim */
+    struct preempt_coord *c;
+    const struct preempt_etcd_watch_ops *wops;
+    void *warg;
+} rtc;
+
+static void rtc_add(char what)
+{
+    if (rtc.n < sizeof(rtc.log) - 1)
+        rtc.log[rtc.n++] = what;
+}
+
+static bool names_claim(const char *key)
+{
+    return key && strlen(key) > 6 && !strcmp(key + strlen(key) - 6, "/claim");
+}
+
+static int rtc_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
+                       void *arg)
+{
+    bool claim = names_claim(req->key);
+
+    (void)io, (void)give_up_ms, (void)cb, (void)arg;
+    for (size_t i = 0; i < req->n_ok; i++)
+        claim = claim || names_claim(req->ok[i].key);
+    rtc.claims += claim;
+    return 0; /* never answered */
+}
+
+static int rtc_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
+{
+    (void)io, (void)key, (void)end;
+    rtc.wops = ops;
+    rtc.warg = arg;
+    return 0;
+}
+
+static void rtc_timer(void *io, uint64_t ms, void (*tick)(void *arg), void *arg)
+{
+    (void)io, (void)ms, (void)tick, (void)arg;
+}
+
+static uint64_t rtc_wall(void *io)
+{
+    (void)io;
+    return 1000000;
+}
+
+static unsigned rtc_none(void *io)
+{
+    (void)io;
+    return 0;
+}
+
+static unsigned rtc_flush(void *io, uint64_t bound_ms)
+{
+    (void)io, (void)bound_ms;
+    return 0;
+}
+
+static void rtc_free(void *io)
+{
+    (void)io;
+}
+
+static uint64_t rtc_now(void *arg)
+{
+    (void)arg;
+    return 50;
+}
+
+static void rtc_post(const struct preempt_event *ev, void *arg)
+{
+    (void)arg;
+    rtc_add('P');
+    if (ev->kind == PREEMPT_EV_PEER_NOTICE && rtc.posts < 8)
+        rtc.worker[rtc.posts] = (int)ev->u.peer_notice.worker;
+    if (rtc.posts++ == 0)
+        preempt_coord_step_(rtc.c, 600000); /* a long step: the core's STEP input */
+}
+
+static void rtc_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
+{
+    (void)in, (void)arg;
+    rtc_add(depth ? 'i' : 'I');
+}
+
+static void rtc_out(const struct preempt_coord_out *out, unsigned depth, void *arg)
+{
+    (void)arg;
+    if (out->kind == PREEMPT_COORD_OUT_POST)
+        rtc_add(depth ? 'p' : 'O');
+}
+
+START_TEST(test_coord_runs_to_completion)
+{
+    static const struct preempt_coord_io io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
+                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
+                                                .flush = rtc_flush, .free = rtc_free };
+    struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now, .on_input = rtc_in, .on_output = rtc_out };
+    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
+    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
+    struct preempt_etcd_kv kvs[] = {
+        { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 6, .mod_rev = 6 },
+        { .key = JOBP "7/e0/notice/2", .value = "2000000 gce", .create_rev = 5, .mod_rev = 5 },
+    };
+
+    memset(&rtc, 0, sizeof(rtc));
+    ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+    ck_assert_ptr_nonnull(rtc.wops);
+    rtc.n = 0;
+    rtc.wops->on_reset(kvs, 2, 6, rtc.warg);
+    rtc.log[rtc.n] = '\0';
+    /* the re-read (I) makes both posts (O O), then they run (P P); the
+     * step's time the first one feeds (i) comes after both were made */
+    ck_assert_str_eq(rtc.log, "IOOPiP");
+    /* a re-read comes in the keys' order; the core takes it in the order
+     * the records were written, as the watch's stream would have brought
+     * them (worker 2's notice, then worker 1's) */
+    ck_assert_int_eq(rtc.worker[0], 2);
+    ck_assert_int_eq(rtc.worker[1], 1);
+    preempt_coord_free_(rtc.c);
+}
+END_TEST
+
+/* A worker that reads, in one read, a record that ends the episode (a
+ * peer lost, an abort, the job's error) and then a notice does not claim
+ * the episode: its workers stop, and the read comes before its machine
+ * has taken the news. Without an ending record it claims. */
+START_TEST(test_coord_no_claim_when_ending)
+{
+    static const struct preempt_coord_io io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
+                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
+                                                .flush = rtc_flush, .free = rtc_free };
+    struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now };
+    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
+    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
+    struct preempt_etcd_kv notice = { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 6,
+                                      .mod_rev = 6 };
+    static const struct {
+        const char *key, *value;
+        bool claims;
+    } cases[] = {
+        { JOBP "7/e0/lost", "2", false },
+        { JOBP "7/decision/e0/r0", "aborted 60 2", false },
+        { JOBP "7/error", "-5 2 disk full", false },
+        { JOBP "7/e0/r0/agreed", "60", true }, /* a round's step alone: the episode goes on */
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct preempt_etcd_kv kvs[2] = { { .key = (char *)cases[i].key, .value = (char *)cases[i].value,
+                                            .create_rev = 5, .mod_rev = 5 },
+                                          notice };
+
+        memset(&rtc, 0, sizeof(rtc));
+        rtc.posts = 1; /* the posts feed nothing */
+        ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+        rtc.wops->on_reset(kvs, 2, 6, rtc.warg);
+        ck_assert_msg((rtc.claims > 0) == cases[i].claims, "%s = %s: %u claims", cases[i].key, cases[i].value,
+                      rtc.claims);
+        preempt_coord_free_(rtc.c);
+    }
+}
+END_TEST
+
 /* The garbage remembered in create-if-absent slots (coord-state.h): a
  * create compares with the garbage's revision, not its absence; a new
  * episode forgets its slots but the incarnation's error; a full table
@@ -2298,6 +2475,8 @@ static Suite *suite(void)
     tcase_add_test(t, test_lease_machine);
     tcase_add_test(t, test_watch_machine);
     tcase_add_test(t, test_junk_slots);
+    tcase_add_test(t, test_coord_runs_to_completion);
+    tcase_add_test(t, test_coord_no_claim_when_ending);
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_decision_machine);
     tcase_add_test(t, test_launch_outcome);
