@@ -228,7 +228,7 @@ void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const 
         coord_send(c, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), PREEMPT_COORD_IN_READ);
     } else if (a == PREEMPT_WATCH_DO_APPLY) {
         CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
-        coord_apply_records(c, r->res[0].kvs, r->res[0].n, r->rev);
+        coord_apply_records(c, r->res[0].kvs, r->res[0].n, r->rev, r->cluster);
     }
 }
 

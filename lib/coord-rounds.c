@@ -626,13 +626,29 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
 
 /* A full read of the watched records: every record is applied (the view
  * makes that idempotent). */
-void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev)
+void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev,
+                         uint64_t cluster)
 {
     bool current = false, later = false;
+    /* What was read before (the watch's events, an earlier read) is in the
+     * view already: applied again, a record changed since would be judged
+     * beside its old value (every notice but the one written again seen
+     * withdrawn, then that one live). Another store (a new etcd, one
+     * restored from a snapshot: another cluster id) or one that went back
+     * (its revision below what was read) is read whole. */
+    bool same = (!cluster || !c->cluster || cluster == c->cluster) && rev >= c->seen_rev, kept = false;
+    int64_t seen = same ? c->seen_rev : 0;
+    char claim[PREEMPT_KEY_MAX];
 
     CLOG(c, 0, "read %zu records of %s at revision %lld", n, c->pre, (long long)rev);
-    /* a claim that went while the watch was down is not in the read */
-    (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REREAD });
+    CKEY(c, claim, CLAIM);
+    for (size_t i = 0; i < n && !kept; i++)
+        kept = !strcmp(kvs[i].key, claim) && kvs[i].mod_rev <= seen;
+    /* a claim that went while the watch was down is not in the read; one
+     * read before stands as it was (its notice is older than what its
+     * holder's own record said since) */
+    if (!kept)
+        (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REREAD });
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k;
         bool episode;
@@ -643,8 +659,12 @@ void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *
             current = current || (k.ep == c->view.ep && id != PREEMPT_KEY_DECISION);
             later = later || k.ep > c->view.ep;
         }
-        coord_apply_record(c, PREEMPT_ETCD_PUT, &kvs[i]);
+        if (kvs[i].mod_rev > seen)
+            coord_apply_record(c, PREEMPT_ETCD_PUT, &kvs[i]);
     }
+    c->seen_rev = rev;
+    if (cluster)
+        c->cluster = cluster;
     /* A later episode and nothing left of this worker's: the job withdrew
      * its notices and cleared the episode while this worker could not see
      * it. Its machine is told so; back in idle it moves on (clear-round). */
@@ -659,11 +679,13 @@ void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *
 void coord_in_record(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     coord_apply_record(c, in->ev, in->kv);
+    if (in->kv->mod_rev > c->seen_rev) /* the watch's events come in revision order */
+        c->seen_rev = in->kv->mod_rev;
 }
 
 void coord_in_records(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    coord_apply_records(c, in->kvs, in->n, in->rev);
+    coord_apply_records(c, in->kvs, in->n, in->rev, in->cluster);
 }
 
 void coord_in_link(struct preempt_coord *c, const struct preempt_coord_in *in)

@@ -135,12 +135,13 @@ static void watched(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv,
     feed(t->sh, (struct preempt_coord_in){ .kind = t->kind, .ev = type, .kv = kv });
 }
 
-static void reread(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+static void reread(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
     const struct coord_token *t = arg;
     struct preempt_etcd_kv *sorted = in_revision_order(kvs, n);
 
-    feed(t->sh, (struct preempt_coord_in){ .kind = t->kind + 1, .kvs = sorted ? sorted : kvs, .n = n, .rev = rev });
+    feed(t->sh, (struct preempt_coord_in){ .kind = t->kind + 1, .kvs = sorted ? sorted : kvs, .n = n, .rev = rev,
+                                           .cluster = cluster });
     free(sorted);
 }
 

@@ -54,7 +54,8 @@ struct preempt_coord_in {
     const struct preempt_etcd_kv *kv;      /*   of this record */
     const struct preempt_etcd_kv *kvs;     /* a watch's read: its records, */
     size_t n;
-    int64_t rev;                           /*   at this revision */
+    int64_t rev;                           /*   at this revision, */
+    uint64_t cluster;                      /*   of this store (its cluster id; 0: not said) */
     bool up;                               /* a watch's link: up or down, */
     const char *why;                       /*   and why */
     const struct preempt_fx *fx;           /* an effect (its arguments: preempt_coord_fx_()), */
@@ -138,6 +139,10 @@ struct preempt_coord {
     int64_t lease;
     enum preempt_ep_state episode; /* where the current episode stands (episode-internal.h: declared) */
     enum preempt_watch_state watch; /* the job's watch, or the reads standing in for it (watch-internal.h: declared) */
+    int64_t seen_rev;      /* the store's revision up to which the watched records have been read in order (the
+                              watch's events, the full reads): a full read of the same store applies what changed
+                              since */
+    uint64_t cluster;      /* that store's cluster id (0: not said) */
     uint64_t my_notice_wall;
     uint64_t my_deadline;  /* the machine's clock: this worker's earliest deadline (0: none) */
     char my_source[32];
@@ -245,7 +250,8 @@ struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_v
 /* A record, read or watched (also one a write's answer carries), and a
  * full read of the watched records, applied to the view. */
 void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv);
-void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev);
+void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev,
+                         uint64_t cluster);
 /* The records of later episodes (lib/coord-mem.c): holds a put (a
  * delete forgets), applies the current episode's, frees them all. */
 void coord_hold(struct preempt_coord *c, enum preempt_etcd_ev type, uint64_t ep, const struct preempt_etcd_kv *kv);

@@ -48,11 +48,13 @@ enum preempt_etcd_ev { PREEMPT_ETCD_PUT, PREEMPT_ETCD_DELETE };
 
 /* What a watch delivers, in revision order. on_reset hands over the whole
  * current content of the prefix (after a compaction or at the start when
- * start_rev is 0): the receiver rebuilds its view from it. on_link says
+ * start_rev is 0), at the store's revision rev, with its cluster id (0:
+ * not said; another id is another store: a new etcd, or one restored from
+ * a snapshot): the receiver rebuilds its view from it. on_link says
  * whether the stream is up (true after "created") or down (reconnecting). */
 struct preempt_etcd_watch_ops {
     void (*on_event)(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
-    void (*on_reset)(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg);
+    void (*on_reset)(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg);
     void (*on_link)(bool up, const char *why, void *arg);
 };
 

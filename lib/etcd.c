@@ -662,7 +662,7 @@ static void on_watch_read(int status, const struct preempt_etcd_reply *r, const 
     if (r->cluster)
         w->dec.cluster_id = r->cluster;
     if (w->ops.on_reset)
-        w->ops.on_reset(r->res[0].kvs, r->res[0].n, r->rev, w->arg);
+        w->ops.on_reset(r->res[0].kvs, r->res[0].n, r->rev, w->dec.cluster_id, w->arg);
     watch_open_stream(w);
 }
 

@@ -260,9 +260,9 @@ static void on_ready_event(enum preempt_etcd_ev type, const struct preempt_etcd_
         j->apply(j, kv);
 }
 
-static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
-    (void)rev;
+    (void)rev, (void)cluster;
     if (n > 0)
         on_ready_event(PREEMPT_ETCD_PUT, &kvs[0], arg);
 }
@@ -288,7 +288,7 @@ static void await_in(struct join *j, enum preempt_watch_input in, const struct p
         if (j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j) < 0)
             await_in(j, PREEMPT_WATCH_IN_READ_FAILED, NULL);
     } else if (a == PREEMPT_WATCH_DO_APPLY) {
-        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, j);
+        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, 0, j);
     }
 }
 

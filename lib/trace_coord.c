@@ -152,7 +152,7 @@ void preempt_trace_coord_in_(const struct preempt_coord_in *in, unsigned depth, 
         ADD(" ev=%s", in->ev == PREEMPT_ETCD_PUT ? "put" : "del");
         break;
     case READ:
-        ADD(" rev=%" PRId64 " kvs=%zu", in->rev, in->n);
+        ADD(" rev=%" PRId64 " cluster=%" PRIu64 " kvs=%zu", in->rev, in->cluster, in->n);
         break;
     case LINK:
         whole = text_field(more, sizeof(more), "why", in->why ? in->why : "");
@@ -605,6 +605,8 @@ static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct pa
             return false;
         }
         in->n = (size_t)u;
+        if (!get_u64(&fs, "cluster", &in->cluster)) /* traces before 2026-11-29 */
+            in->cluster = 0;
         in->kvs = more_kvs(rp, p, in->n, line);
         return in->kvs && read_kvs(rp, p->kvs, in->n);
     case LINK:

@@ -185,13 +185,13 @@ static void on_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv
     check_exited(w);
 }
 
-static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, void *arg)
+static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
     struct preempt_watcher *w = arg;
     bool had = w->have_notice, posted = w->exited_posted;
     struct preempt_notice_info last = w->notice;
 
-    (void)rev;
+    (void)rev, (void)cluster;
     /* the incarnation read anew (its view too: it reads only records of its
      * incarnation); what the caller was told stays told */
     new_incarnation(w, w->inc);

@@ -584,8 +584,8 @@ expect_output "the coordinator diverges: it made"
 # a trace cut inside an input (a worker killed while it wrote: here after
 # a read's first line, before its records) is compared up to there, and
 # the replay says so
-awk '{ print } /^coord in .* records rev=[0-9]* kvs=[1-9]/ { exit }' "$TMP/vtrace.1.trace" >"$TMP/otrace.cut"
-expect "coord trace: the cut trace ends on a read's line" grep -Eq '^coord in .* records rev=[0-9]+ kvs=[1-9]' \
+awk '{ print } /^coord in .* records rev=[0-9]* cluster=[0-9]* kvs=[1-9]/ { exit }' "$TMP/vtrace.1.trace" >"$TMP/otrace.cut"
+expect "coord trace: the cut trace ends on a read's line" grep -Eq '^coord in .* records rev=[0-9]+ cluster=[0-9]+ kvs=[1-9]' \
     "$TMP/otrace.cut"
 expect_rc 0 "$REPLAY" "$TMP/otrace.cut"
 expect_output "(compared to the end: the trace ends inside an input)"

@@ -1133,7 +1133,7 @@ static void process(struct worker *w, struct item *it)
             break;
         w->wnext = it->rev + 1;
         w->wops.on_link(true, "created", w->warg);
-        w->wops.on_reset(it->kvs, it->n_kvs, it->rev, w->warg);
+        w->wops.on_reset(it->kvs, it->n_kvs, it->rev, 1, w->warg); /* the simulated etcd's cluster id */
         break;
     case IT_KEEP:
         if (!w->io_dead && it->gen == w->keep_gen)
@@ -1986,7 +1986,7 @@ static void check_observer(void)
     if (preempt_watcher_new_io_(&fresh_io, NULL, "sim", NULL, NULL, &fresh) < 0)
         abort();
     (void)sim_etcd_snapshot(W->etcd, SIM_JOBP, NULL, &kvs, &n);
-    fresh_ops.on_reset(kvs, n, sim_etcd_rev(W->etcd), fresh_arg);
+    fresh_ops.on_reset(kvs, n, sim_etcd_rev(W->etcd), 1, fresh_arg);
     preempt_etcd_kvs_free_(kvs, n);
     if (preempt_watcher_get_notice(fresh, &want) == 0 && want.incarnation == W->incarnation) {
         W->obs_checked++;

@@ -1149,7 +1149,7 @@ START_TEST(test_coord_runs_to_completion)
     ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
     ck_assert_ptr_nonnull(rtc.wops);
     rtc.n = 0;
-    rtc.wops->on_reset(kvs, 2, 6, rtc.warg);
+    rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
     rtc.log[rtc.n] = '\0';
     /* the re-read (I) makes both posts (O O), then they run (P P); the
      * step's time the first one feeds (i) comes after both were made */
@@ -1159,6 +1159,51 @@ START_TEST(test_coord_runs_to_completion)
      * them (worker 2's notice, then worker 1's) */
     ck_assert_int_eq(rtc.worker[0], 2);
     ck_assert_int_eq(rtc.worker[1], 1);
+    preempt_coord_free_(rtc.c);
+}
+END_TEST
+
+/* A full read applies what changed since the records were last read (a
+ * re-read while the watch is down, once a tick, brings the same records
+ * again): garbage is logged once, not at every read, and a record read
+ * again is not judged beside a stale value of one written since. Another
+ * store (another cluster id), or one that went back (its revision below
+ * the last read's), is read whole. */
+static unsigned rtc_ignored;
+
+static void rtc_log(int level, const char *msg, void *arg)
+{
+    (void)level, (void)arg;
+    rtc_ignored += strstr(msg, "ignoring ") != NULL;
+}
+
+START_TEST(test_coord_reread_applies_changes)
+{
+    static const struct preempt_coord_io io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
+                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
+                                                .flush = rtc_flush, .free = rtc_free };
+    struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now, .log = rtc_log };
+    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
+    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
+    struct preempt_etcd_kv kvs[] = {
+        { .key = JOBP "7/e0/notice/2", .value = "zzz not-a-deadline", .create_rev = 5, .mod_rev = 5 },
+        { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 15, .mod_rev = 15 },
+    };
+
+    memset(&rtc, 0, sizeof(rtc));
+    rtc.posts = 1; /* the posts feed nothing */
+    rtc_ignored = 0;
+    ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+    rtc.wops->on_reset(kvs, 1, 10, 5, rtc.warg);
+    ck_assert_uint_eq(rtc_ignored, 1);
+    rtc.wops->on_reset(kvs, 2, 20, 5, rtc.warg); /* the garbage again, and a notice written since */
+    ck_assert_uint_eq(rtc_ignored, 1);
+    ck_assert_int_eq(rtc.worker[1], 1); /* the notice was posted */
+    rtc.wops->on_reset(kvs, 1, 30, 6, rtc.warg); /* another store (cluster 6), further on: read whole */
+    ck_assert_uint_eq(rtc_ignored, 2);
+    kvs[0].create_rev = kvs[0].mod_rev = 2;
+    rtc.wops->on_reset(kvs, 1, 3, 6, rtc.warg); /* a store that went back: read whole */
+    ck_assert_uint_eq(rtc_ignored, 3);
     preempt_coord_free_(rtc.c);
 }
 END_TEST
@@ -1195,7 +1240,7 @@ START_TEST(test_coord_no_claim_when_ending)
         memset(&rtc, 0, sizeof(rtc));
         rtc.posts = 1; /* the posts feed nothing */
         ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
-        rtc.wops->on_reset(kvs, 2, 6, rtc.warg);
+        rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
         ck_assert_msg((rtc.claims > 0) == cases[i].claims, "%s = %s: %u claims", cases[i].key, cases[i].value,
                       rtc.claims);
         preempt_coord_free_(rtc.c);
@@ -2477,6 +2522,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_junk_slots);
     tcase_add_test(t, test_coord_runs_to_completion);
     tcase_add_test(t, test_coord_no_claim_when_ending);
+    tcase_add_test(t, test_coord_reread_applies_changes);
     tcase_add_test(t, test_episode_machine);
     tcase_add_test(t, test_decision_machine);
     tcase_add_test(t, test_launch_outcome);
