@@ -1103,6 +1103,11 @@ static void rtc_free(void *io)
     (void)io;
 }
 
+/* The port: requests never answered, one watch, no timer. */
+static const struct preempt_coord_io rtc_io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
+                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
+                                                .flush = rtc_flush, .free = rtc_free };
+
 static uint64_t rtc_now(void *arg)
 {
     (void)arg;
@@ -1134,9 +1139,6 @@ static void rtc_out(const struct preempt_coord_out *out, unsigned depth, void *a
 
 START_TEST(test_coord_runs_to_completion)
 {
-    static const struct preempt_coord_io io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
-                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
-                                                .flush = rtc_flush, .free = rtc_free };
     struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now, .on_input = rtc_in, .on_output = rtc_out };
     struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
     struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
@@ -1146,7 +1148,7 @@ START_TEST(test_coord_runs_to_completion)
     };
 
     memset(&rtc, 0, sizeof(rtc));
-    ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+    ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
     ck_assert_ptr_nonnull(rtc.wops);
     rtc.n = 0;
     rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
@@ -1179,9 +1181,6 @@ static void rtc_log(int level, const char *msg, void *arg)
 
 START_TEST(test_coord_reread_applies_changes)
 {
-    static const struct preempt_coord_io io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
-                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
-                                                .flush = rtc_flush, .free = rtc_free };
     struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now, .log = rtc_log };
     struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
     struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
@@ -1193,7 +1192,7 @@ START_TEST(test_coord_reread_applies_changes)
     memset(&rtc, 0, sizeof(rtc));
     rtc.posts = 1; /* the posts feed nothing */
     rtc_ignored = 0;
-    ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+    ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
     rtc.wops->on_reset(kvs, 1, 10, 5, rtc.warg);
     ck_assert_uint_eq(rtc_ignored, 1);
     rtc.wops->on_reset(kvs, 2, 20, 5, rtc.warg); /* the garbage again, and a notice written since */
@@ -1214,9 +1213,6 @@ END_TEST
  * has taken the news. Without an ending record it claims. */
 START_TEST(test_coord_no_claim_when_ending)
 {
-    static const struct preempt_coord_io io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
-                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
-                                                .flush = rtc_flush, .free = rtc_free };
     struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now };
     struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
     struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
@@ -1239,7 +1235,7 @@ START_TEST(test_coord_no_claim_when_ending)
 
         memset(&rtc, 0, sizeof(rtc));
         rtc.posts = 1; /* the posts feed nothing */
-        ck_assert_int_eq(preempt_coord_new_io_(&io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+        ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
         rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
         ck_assert_msg((rtc.claims > 0) == cases[i].claims, "%s = %s: %u claims", cases[i].key, cases[i].value,
                       rtc.claims);
