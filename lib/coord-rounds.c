@@ -624,8 +624,9 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
     coord_cpost(c, ev);
 }
 
-/* A full read of the watched records: every record is applied (the view
- * makes that idempotent). */
+/* A full read of the watched records, in revision order (the shell sorts
+ * them): the records written since the last read are applied, as the
+ * watch's events would have brought them. */
 void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *kvs, size_t n, int64_t rev,
                          uint64_t cluster)
 {
