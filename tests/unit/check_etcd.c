@@ -1137,18 +1137,27 @@ static void rtc_out(const struct preempt_coord_out *out, unsigned depth, void *a
         rtc_add(depth ? 'p' : 'O');
 }
 
+/* A coordinator of job "job" (worker 0 of 3, incarnation 7) on rtc_io,
+ * with rtc cleared; posts from the n_posts-th on feed nothing. */
+static void rtc_start(const struct preempt_coord_ops *ops, unsigned n_posts)
+{
+    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
+    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
+
+    memset(&rtc, 0, sizeof(rtc));
+    rtc.posts = n_posts;
+    ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, ops, NULL, &rtc.c), 0);
+}
+
 START_TEST(test_coord_runs_to_completion)
 {
     struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now, .on_input = rtc_in, .on_output = rtc_out };
-    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
-    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
     struct preempt_etcd_kv kvs[] = {
         { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 6, .mod_rev = 6 },
         { .key = JOBP "7/e0/notice/2", .value = "2000000 gce", .create_rev = 5, .mod_rev = 5 },
     };
 
-    memset(&rtc, 0, sizeof(rtc));
-    ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+    rtc_start(&ops, 0);
     ck_assert_ptr_nonnull(rtc.wops);
     rtc.n = 0;
     rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
@@ -1182,17 +1191,13 @@ static void rtc_log(int level, const char *msg, void *arg)
 START_TEST(test_coord_reread_applies_changes)
 {
     struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now, .log = rtc_log };
-    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
-    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
     struct preempt_etcd_kv kvs[] = {
         { .key = JOBP "7/e0/notice/2", .value = "zzz not-a-deadline", .create_rev = 5, .mod_rev = 5 },
         { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 15, .mod_rev = 15 },
     };
 
-    memset(&rtc, 0, sizeof(rtc));
-    rtc.posts = 1; /* the posts feed nothing */
     rtc_ignored = 0;
-    ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+    rtc_start(&ops, 1); /* the posts feed nothing */
     rtc.wops->on_reset(kvs, 1, 10, 5, rtc.warg);
     ck_assert_uint_eq(rtc_ignored, 1);
     rtc.wops->on_reset(kvs, 2, 20, 5, rtc.warg); /* the garbage again, and a notice written since */
@@ -1214,8 +1219,6 @@ END_TEST
 START_TEST(test_coord_no_claim_when_ending)
 {
     struct preempt_coord_ops ops = { .post = rtc_post, .now_ms = rtc_now };
-    struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
-    struct preempt_coord_join join = { .incarnation = 7, .lease = 99 };
     struct preempt_etcd_kv notice = { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 6,
                                       .mod_rev = 6 };
     static const struct {
@@ -1233,9 +1236,7 @@ START_TEST(test_coord_no_claim_when_ending)
                                             .create_rev = 5, .mod_rev = 5 },
                                           notice };
 
-        memset(&rtc, 0, sizeof(rtc));
-        rtc.posts = 1; /* the posts feed nothing */
-        ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, &ops, NULL, &rtc.c), 0);
+        rtc_start(&ops, 1); /* the posts feed nothing */
         rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
         ck_assert_msg((rtc.claims > 0) == cases[i].claims, "%s = %s: %u claims", cases[i].key, cases[i].value,
                       rtc.claims);
