@@ -118,6 +118,7 @@ def main():
                     help="a second notice makes this rank leave at once (with the committed save, if any)")
     ap.add_argument("--bound-ms", type=int,
                     help="the deadline assumed for a notice that gives none (default: the library's, 30 s)")
+    ap.add_argument("--print-steps", action="store_true", help="a step line as each step ends (tests wait for it)")
     ap.add_argument("--trace", help="write each rank's machine trace to TRACE.<rank> (preempt-replay reads it)")
     ap.add_argument("--loader-workers", type=int, default=-1,
                     help="a DataLoader with this many workers, kept by libpreempt.torch (-1: batches from the step)")
@@ -321,6 +322,8 @@ def train(h, net, opt, a, boundary):
     model = ddp(net, a)
     for n, xy in steps_of(a, first):
         one_step(model, opt, xy, a)
+        if a.print_steps:
+            say(event="step", rank=a.rank, step=n)
         if boundary():
             return h.exit_code
     return None
@@ -352,6 +355,8 @@ async def train_async(h, net, opt, a, peers):
                     return h.exit_code
             else:
                 one_step(model, opt, xy, a)
+            if a.print_steps:
+                say(event="step", rank=a.rank, step=n)
             code = await h.astep()
             if code is not None:
                 return code

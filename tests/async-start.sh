@@ -19,33 +19,38 @@ STEPS=400
 ARGS="--async --step-ms 5 --lease-ttl 2 --agree-timeout-ms 5000"
 REF=$("$TRAINER" --platform none --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
 
-# start_late TAG EXTRA...: worker 0 of job TAG now, worker 1 1.5 s later
-# (worker 0's start-up waits that long for it).
+# start_late TAG UNTIL EXTRA...: worker 0 of job TAG now, worker 1 once
+# worker 0's start-up waits for it: UNTIL "joined" (worker 0's member
+# record is in etcd) or "ticked" (and its loop has ticked 15 times).
+joined0() { etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only "/preempt/$1/" | grep -q '/w/alive/0$'; }
 start_late() {
-    _t=$1
-    shift
+    _t=$1 _until=$2
+    shift 2
     PIDS=
     for i in 0 1; do
         "$TRAINER" --etcd "$ETCD_URL" --job "$_t" --worker $i --workers 2 --ckpt-dir "$TMP/$_t" --verbose \
-            $ARGS "$@" >"$TMP/$_t.$i.out" 2>"$TMP/$_t.$i.err" &
+            --print-steps $ARGS "$@" >"$TMP/$_t.$i.out" 2>"$TMP/$_t.$i.err" &
         PIDS="$PIDS $!"
-        [ $i -eq 0 ] && sleep 1.5
+        if [ $i -eq 0 ]; then
+            wait_until 30 "$_t: worker 0 joined" joined0 "$_t"
+            [ "$_until" = ticked ] && wait_lines "$TMP/$_t.0.out" '"event":"tick"' 15 30
+        fi
     done
 }
 
 # 1. Blocking creation on the trainer's loop: the loop stands still.
-start_late b --steps 50
+start_late b joined --steps 50
 job_wait 60
 eq "blocking start-up: both complete" "$RCS" "0 0"
 eq "blocking start-up: worker 0's loop did not run meanwhile" "$(field "$TMP/b.0.out" start start_ticks)" 0
 [ "$failures" -eq 0 ] || show_logs b 2
 
 # 2. Asynchronous: worker 0's loop ticks while it waits for worker 1.
-start_late a --steps 1000000 --async-start
+start_late a ticked --steps 1000000 --async-start
 for i in 0 1; do wait_for "$TMP/a.$i.out" '"event":"start"' 30 || { show_logs a 2; finish; }; done
 t=$(field "$TMP/a.0.out" start start_ticks)
 expect "asynchronous start-up: worker 0's loop ran meanwhile ($t ticks of 50 ms)" test "${t:-0}" -ge 15
-sleep 0.5
+for i in 0 1; do wait_lines "$TMP/a.$i.out" '"event":"step"' 20 30; done
 kill -TERM $(echo $PIDS | cut -d' ' -f1)
 job_wait 60
 eq "asynchronous start-up: preempted, both exit 42" "$RCS" "42 42"
@@ -66,7 +71,7 @@ eq "restart: the uninterrupted digest" "$(same a 2 done state_digest)" "$REF"
 # step: both set it aside and fall back to S together, on their loops.
 job_start a 2 --steps 1000000 $ARGS --async-start
 for i in 0 1; do wait_for "$TMP/a.$i.out" '"event":"start"' 30 || { show_logs a 2; finish; }; done
-sleep 1
+job_trained 100 # past S: the restart trained from it
 kill -TERM $(echo $PIDS | cut -d' ' -f1)
 job_wait 60
 S2=$(same a 2 exit saved_step)

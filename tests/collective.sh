@@ -38,7 +38,7 @@ case_run() {
     job_start "$tag" "$n" --steps "$STEPS" --step-ms "$ms" --allreduce "$p" "$@"
     for i in $(seq 0 $((n - 1))); do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
     [ -z "${CASE_READY:-}" ] || wait_for "$TMP/$tag.0.out" "$CASE_READY" 60
-    sleep "$(awk -v ms="$ms" 'BEGIN { printf "%.3f", ms / 1000 * 3 + 0.3 }')"
+    job_trained 5 120 # every worker has measured its steps
     if [ "$who" = all ]; then
         kill -TERM $PIDS
     elif [ "$who" = w0 ]; then
@@ -154,7 +154,7 @@ leave_case() {
     job_start "$tag" 4 --steps "$STEPS" --step-ms 1 --allreduce "$p" --grace-ms 20000
     unset JOB_ARGS_1
     for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-    sleep 0.3
+    job_trained 20
     w1=$(echo $PIDS | cut -d' ' -f2)
     kill -TERM "$w1"
     wait_for "$TMP/$tag.1.trace" 'ev=ckpt-committed' 30
@@ -208,8 +208,7 @@ launched() {
     lp=$!
     wait_for "$TMP/$tag.out" '"event":"saved"' 60
     kill -"$sig" "$(sed -n 's/.*"event":"launch","worker":1,"attempt":1,"pid":\([0-9]*\).*/\1/p' "$TMP/$tag.out")"
-    n=0
-    while kill -0 "$lp" 2>/dev/null && [ "$n" -lt 1800 ]; do sleep 0.1; n=$((n + 1)); done
+    poll 180 none_alive "$lp"
     kill -KILL "$lp" 2>/dev/null
     wait "$lp"
     eq "$tag: the launch ends with the job done" "$?" 0

@@ -78,19 +78,21 @@ etcd_launch() {
         --initial-cluster "$ETCD_NAME=http://127.0.0.1:$_p" --initial-cluster-state new \
         ${ETCD_EXTRA:-} --logger zap --log-outputs stderr >>"$ETCD_DIR/etcd.log" 2>&1 &
     ETCD_PID=$!
-    _n=0
-    while [ "$_n" -lt 100 ]; do # 10 s at most: start-up takes 0.2-2 s
-        if ! kill -0 "$ETCD_PID" 2>/dev/null; then
-            break # it exited: most likely a port in use
-        fi
-        if etcdctl --endpoints="$ETCD_URL" --dial-timeout=1s endpoint health >/dev/null 2>&1; then
-            return 0
-        fi
-        _n=$((_n + 1))
-        sleep 0.1
-    done
-    return 1
+    # 10 s at most: start-up takes 0.2-2 s; one that exited most likely
+    # found a port in use
+    poll 10 etcd_settled && kill -0 "$ETCD_PID" 2>/dev/null
 }
+etcd_healthy() { etcdctl --endpoints="$1" --dial-timeout=1s endpoint health >/dev/null 2>&1; }
+etcd_settled() { ! kill -0 "$ETCD_PID" 2>/dev/null || etcd_healthy "$ETCD_URL"; }
+
+# etcd_watchers: the watches the test etcd has (its own metrics); wait_watchers
+# N SECONDS: until it has N at least (a watcher started has read the job and
+# is watching it)
+etcd_watchers() {
+    curl -s "$ETCD_URL/metrics" | sed -n 's/^etcd_debugging_mvcc_watcher_total \([0-9]*\)$/\1/p'
+}
+has_watchers() { [ "$(etcd_watchers)" -ge "$1" ] 2>/dev/null; }
+wait_watchers() { wait_until "$2" "etcd has $1 watches" has_watchers "$1"; }
 
 etcd_restart() {
     etcd_launch || fail "etcd did not restart; see $ETCD_DIR/etcd.log"
@@ -107,11 +109,7 @@ etcd_stop() {
 # EXIT traps under set -e, where a failure would become the script's status).
 pid_stop() {
     kill -TERM "$1" 2>/dev/null || true
-    _n=0
-    while kill -0 "$1" 2>/dev/null && [ "$_n" -lt 50 ]; do
-        _n=$((_n + 1))
-        sleep 0.1
-    done
+    poll 5 none_alive "$1" || true
     kill -KILL "$1" 2>/dev/null || true
     wait "$1" 2>/dev/null || true
 }
@@ -169,15 +167,7 @@ etcd_cluster_member() {
 }
 
 # etcd_cluster_healthy: every member answers (15 s at most: an election takes 1-3 s)
-etcd_cluster_healthy() {
-    _n=0
-    while [ "$_n" -lt 150 ]; do
-        etcdctl --endpoints="$CLUSTER_URLS" --dial-timeout=1s endpoint health >/dev/null 2>&1 && return 0
-        _n=$((_n + 1))
-        sleep 0.1
-    done
-    return 1
-}
+etcd_cluster_healthy() { poll 15 etcd_healthy "$CLUSTER_URLS"; }
 
 etcd_cluster_pid() {
     echo $CLUSTER_PIDS | cut -d' ' -f$(($1 + 1))

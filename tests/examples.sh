@@ -18,7 +18,7 @@ for ex in sync async; do
     mkdir -p "$TMP/$ex" && cd "$TMP/$ex" || exit 1
     "$bin" >out1 2>err1 &
     pid=$!
-    sleep 0.5
+    wait_handler "$pid" 30
     kill -TERM "$pid"
     wait "$pid"
     eq "$ex: preempted" "$?" 42
@@ -34,12 +34,12 @@ for ex in sync async; do
     rm -rf ckpt
     "$bin" >/dev/null 2>&1 &
     pid=$!
-    sleep 0.3
+    wait_handler "$pid" 30
     kill -TERM "$pid"
     wait "$pid"
     "$bin" >/dev/null 2>&1 &
     pid=$!
-    sleep 0.3
+    wait_handler "$pid" 30
     kill -TERM "$pid"
     wait "$pid"
     eq "$ex: two checkpoints" "$(ls ckpt | grep -c '^ckpt-')" 2

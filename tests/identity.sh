@@ -28,11 +28,7 @@ newcomer() {
     "$TRAINER" --etcd "$ETCD_URL" --job a --ckpt-dir "$TMP/$_t" --steps 1000000 --join-timeout-ms 20000 \
         --verbose $ARGS "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
     NEWPID=$!
-    _n=0
-    while kill -0 "$NEWPID" 2>/dev/null && [ "$_n" -lt 300 ]; do
-        _n=$((_n + 1))
-        sleep 0.05
-    done
+    poll 15 none_alive "$NEWPID"
     kill -KILL "$NEWPID" 2>/dev/null
     wait "$NEWPID"
     rc=$?
@@ -120,7 +116,8 @@ back_in_time() { # HOW: snapshot | wipe
     # the snapshot's): records of the job that no worker acts on.
     inc=$(etcdctl --endpoints="$ETCD_URL" get /preempt/g/incarnation --print-value-only)
     for k in $(seq 1 40); do etcdctl --endpoints="$ETCD_URL" put "/preempt/g/$inc/noise" "$k" >/dev/null; done
-    sleep 1 # every worker has seen the later revisions
+    # every worker has seen the later revisions (its trace has the last)
+    for i in 0 1; do wait_for "$TMP/g.$i.trace" "k=/preempt/g/$inc/noise v=40 " 30; done
     ups0=$(grep -c 'up (created)' "$TMP/g.0.err") ups1=$(grep -c 'up (created)' "$TMP/g.1.err")
     etcd_stop
     rm -rf "$ETCD_DIR/data"
@@ -133,14 +130,10 @@ back_in_time() { # HOW: snapshot | wipe
     etcd_restart
     # Both watches are up again (while one is down, the worker reads the
     # records on every keep-alive tick instead, which would hide the bug).
-    _n=0
-    while [ "$(grep -c 'up (created)' "$TMP/g.0.err")" -le "$ups0" ] ||
-        [ "$(grep -c 'up (created)' "$TMP/g.1.err")" -le "$ups1" ]; do
-        _n=$((_n + 1))
-        [ "$_n" -gt 400 ] && { fail "etcd $1: the watches did not come back within 20 s"; break; }
-        sleep 0.05
-    done
-    sleep 1
+    wait_lines "$TMP/g.0.err" 'up (created)' $((ups0 + 1)) 20
+    wait_lines "$TMP/g.1.err" 'up (created)' $((ups1 + 1)) 20
+    # and trained on past it
+    for i in 0 1; do wait_lines "$TMP/g.$i.out" '"event":"step"' $(($(count_events "$TMP/g.$i.out" step) + 10)) 30; done
     kill -TERM $(echo $PIDS | cut -d' ' -f1)
     job_wait 60
     eq "etcd $1: both workers exit 42" "$RCS" "42 42"

@@ -22,7 +22,7 @@ $CC -std=gnu11 -Wall -Wextra -Werror ${SAN_CFLAGS:-} -o "$TMP/async" "$top_srcdi
 cd "$TMP" || exit 1
 LD_LIBRARY_PATH=$LIBDIR ./sync >/dev/null 2>&1 &
 pid=$!
-sleep 0.5
+wait_handler "$pid" 30
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

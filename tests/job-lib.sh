@@ -5,6 +5,7 @@
 # call job_kill).
 #
 #   job_start TAG N ARGS...   workers 0..N-1 of job TAG on $ETCD_URL
+#   job_trained K [SECONDS]   every worker has trained K steps since it started
 #   job_wait SECONDS          bounded wait; exit statuses in $RCS
 #   same TAG N EVENT KEY      one value for every worker, or "differs: ..."
 #   one_step V                V (what same printed) is one value
@@ -30,9 +31,21 @@ job_start() {
         : >"$TMP/$_tag.$_i.err"
         # shellcheck disable=SC2086 # the worker's own words
         "$TRAINER" --etcd "$ETCD_URL" --job "$_tag" --worker "$_i" --workers "$_n" --ckpt-dir "$TMP/$_tag" \
-            --verbose --trace "$TMP/$_tag.$_i.trace" "$@" $_own >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
+            --verbose --print-steps --trace "$TMP/$_tag.$_i.trace" "$@" $_own >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
         PIDS="$PIDS $!"
         _i=$((_i + 1))
+    done
+}
+
+# job_trained K [SECONDS]: waits (bounded, 60 s by default) until every
+# worker of the last job_start has trained K steps in this process (its
+# "step" lines): a notice then comes while the job trains, whatever the
+# machine's speed.
+job_trained() {
+    _jt=0
+    while [ "$_jt" -lt "$JOB_N" ]; do
+        wait_lines "$TMP/$JOB_TAG.$_jt.out" '"event":"step"' "$1" "${2:-60}" || return 1
+        _jt=$((_jt + 1))
     done
 }
 
@@ -42,19 +55,11 @@ job_start() {
 # machines' transitions, and each event the job told the machine against
 # the record behind it), whatever the case did to the job.
 job_wait() {
-    _n=0
-    while :; do
-        _alive=
-        for _p in $PIDS; do kill -0 "$_p" 2>/dev/null && _alive=1; done
-        [ -z "$_alive" ] && break
-        _n=$((_n + 1))
-        if [ "$_n" -gt $(($1 * 20)) ]; then
-            fail "workers still running after $1 s; killed"
-            job_kill
-            break
-        fi
-        sleep 0.05
-    done
+    # shellcheck disable=SC2086 # the pids, split
+    if ! poll "$1" none_alive $PIDS; then
+        fail "workers still running after $1 s; killed"
+        job_kill
+    fi
     RCS=
     for _p in $PIDS; do
         wait "$_p"

@@ -20,9 +20,14 @@ trap 'kill -KILL $LPID 2>/dev/null; rm -rf "$TMP"' EXIT
 #   segv      worker 1 crashes (SIGSEGV) once both are ready
 #   peerdies  the first time, worker 0 kills worker 1 (SIGKILL) and exits 4 at
 #             once, as a collective fails when a peer dies; 0 the next time
+# A worker waits by reading from a FIFO of its own (fifo.I, opened for
+# reading and writing, so that neither the open nor the read ends unless
+# written to): a signal it traps ends the read, and its peer can wake it
+# by writing a line (segv, peerdies).
 cat >"$TMP/w.sh" <<'EOF'
 #!/bin/sh
 mode=$1 i=$3 d=$(dirname "$0")
+exec 3<>"$d/fifo.$i"
 case $mode in
 trap)
     for s in TERM USR1 USR2; do trap "echo $s >>$d/got.$i; exit 42" $s; done ;;
@@ -37,18 +42,18 @@ esac
 if [ "$mode" = peerdies ]; then
     if [ -e "$d/again.$i" ]; then exit 0; fi
     : >"$d/again.$i"
-    echo $$ >"$d/pid.$i"
     if [ "$i" = 0 ]; then
-        while [ ! -s "$d/pid.1" ]; do sleep 0.02; done
-        kill -KILL "$(cat "$d/pid.1")"
+        read -r peer <&3 # worker 1's pid
+        kill -KILL "$peer"
         exit 4
     fi
+    echo $$ >"$d/fifo.0"
 fi
-if [ "$mode" = segv ] && [ "$i" = 1 ]; then
-    while [ ! -e "$d/ready.0" ]; do sleep 0.02; done
-    kill -SEGV $$
+if [ "$mode" = segv ]; then
+    [ "$i" = 0 ] && echo ready >"$d/fifo.1"
+    [ "$i" = 1 ] && read -r _ <&3 && kill -SEGV $$
 fi
-while :; do sleep 0.02; done
+while :; do read -r _ <&3; done
 EOF
 chmod +x "$TMP/w.sh"
 
@@ -57,18 +62,15 @@ chmod +x "$TMP/w.sh"
 run() {
     _mode=$1
     shift
-    rm -f "$TMP"/ready.* "$TMP"/got.* "$TMP"/again.* "$TMP"/pid.*
+    rm -f "$TMP"/ready.* "$TMP"/got.* "$TMP"/again.* "$TMP"/fifo.*
+    mkfifo "$TMP/fifo.0" "$TMP/fifo.1"
     "$LAUNCH" --workers 2 "$@" -- "$TMP/w.sh" "$_mode" >"$TMP/out" 2>&1 &
     LPID=$!
-    for _i in 0 1; do
-        _n=0
-        while [ ! -e "$TMP/ready.$_i" ] && [ $_n -lt 200 ]; do sleep 0.02; _n=$((_n + 1)); done
-    done
+    for _i in 0 1; do poll 10 test -e "$TMP/ready.$_i"; done
 }
 # ends: waits for the launcher (10 s at most); its status in RC.
 ends() {
-    _n=0
-    while kill -0 "$LPID" 2>/dev/null && [ $_n -lt 500 ]; do sleep 0.02; _n=$((_n + 1)); done
+    poll 10 none_alive "$LPID"
     kill -KILL "$LPID" 2>/dev/null
     wait "$LPID"
     RC=$?
@@ -147,7 +149,9 @@ end_t=$(sed -n 's/.*"event":"exited".*"t_ms":\([0-9]*\).*/\1/p' "$TMP/out" | tai
 expect "kill delay: not before 300 ms ($sig_t -> $end_t)" test $((end_t - sig_t)) -ge 300
 run deaf
 kill -TERM "$LPID"
-sleep 0.5
+# the launcher has passed the signal on to both (and would end them now,
+# had it a kill delay)
+wait_for "$TMP/out" '"event":"signal","signal":"TERM","workers":2' 10
 expect "no kill delay: the workers are left to end by themselves" kill -0 "$(pid_of 0)"
 kill -KILL "$(pid_of 0)" "$(pid_of 1)"
 ends

@@ -70,7 +70,7 @@ one_case() {
     case $c_ms in 0 | 2) c_start=sync ;; *) c_start=async ;; esac
     tag=$c_loop-$c_idiom-$c_ms-$c_n
     what="$c_loop, $c_idiom, $c_start start, ${c_ms} ms steps, $c_n worker(s), SIGTERM to $c_sig"
-    start_all --steps 100000000
+    start_all --steps 100000000 --mark 20
     i=0
     while [ "$i" -lt "$c_n" ]; do
         wait_for "$TMP/$tag.$i.out" "started" 30 || break
@@ -80,11 +80,18 @@ one_case() {
     # its descriptor: it sees the notice and every worker's exit
     WPID=
     if [ "$c_n" -gt 1 ] && [ "$c_loop" != asyncio ]; then
+        w=$(etcd_watchers)
         "$LT" --watch --loop "$c_loop" --idiom "$c_idiom" --etcd "$ETCD_URL" --job "$tag" \
             >"$TMP/$tag.watch" 2>&1 &
         WPID=$!
+        wait_watchers $((w + 1)) 30 # it has read the job and watches it
     fi
-    sleep 0.3 # training, timers due while steps run
+    # training, timers due while steps run: 20 steps on every worker
+    i=0
+    while [ "$i" -lt "$c_n" ]; do
+        wait_for "$TMP/$tag.$i.out" "trained n=20" 30 || break
+        i=$((i + 1))
+    done
     kill -TERM "$(echo $PIDS | cut -d' ' -f$((c_sig + 1)))"
     job_wait 30
     eq "$what: exit codes" "$RCS" "$(rcs_of "$c_n" 42)"

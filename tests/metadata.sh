@@ -15,6 +15,7 @@ serve() {
     mkdir -p "$TMP/$1"
     "$FAKE" "$TMP/$1" >"$TMP/$1.log" 2>&1 &
     FAKE_PID=$!
+    FAKE_LOG=$TMP/$1.log
     wait_for "$TMP/$1.log" "port " 5 || return 1
     URL="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$1.log")"
 }
@@ -30,6 +31,17 @@ train() { # NAME ARGS...: in the background; pid in $pid
     pid=$!
 }
 finish_bg() { wait "$pid"; rc=$?; }
+# polled TEXT [N]: waits until the service has logged N (default 1) more
+# requests for TEXT (a path) than it had when called: the trainer has read
+# what the path says now. mark TEXT, then long_polled TEXT: a GCE long
+# poll (a WAIT line: the trainer read the value and waits for a change
+# with its ETag) came since the mark; the WAIT holds until the value
+# changes, so it is counted from before the trainer started
+polled() {
+    wait_lines "$FAKE_LOG" "$1" $(($(grep -cF -- "$1" "$FAKE_LOG") + ${2:-1})) 20
+}
+mark() { MARK=$(grep -cF -- "$1" "$FAKE_LOG"); }
+long_polled() { wait_lines "$FAKE_LOG" "$1" $((MARK + 1)) 20; }
 between() { # WHAT VALUE LO HI
     if [ -n "$2" ] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then ok; else fail "$1: $2 not in [$3, $4]"; fi
 }
@@ -83,9 +95,10 @@ eq "one save" "$(count_events "$TMP/gpu0.out" saved)" 1
 
 # MIGRATE_ON_HOST_MAINTENANCE is advisory: a checkpoint, then training goes on
 put "$G/maintenance-event" NONE
+mark "WAIT /computeMetadata/v1/instance/maintenance-event"
 train mig --platform gce --metadata-url "$URL" --steps 300 --step-ms 10
 wait_for "$TMP/mig.out" '"event":"start"' 10
-sleep 0.5
+long_polled "WAIT /computeMetadata/v1/instance/maintenance-event"
 put "$G/maintenance-event" MIGRATE_ON_HOST_MAINTENANCE
 finish_bg
 eq "advisory: training finishes" "$rc" 0
@@ -108,9 +121,10 @@ expect "the fake refuses requests without Metadata-Flavor" grep -q "instance/pre
 # TERMINATE_ON_HOST_MAINTENANCE on an ordinary VM comes 60 s ahead (it was
 # taken as a notice without a deadline: the 30 s bound)
 put "$G/maintenance-event" NONE
+mark "WAIT /computeMetadata/v1/instance/maintenance-event"
 train term60 --platform gce --metadata-url "$URL" --steps 100000 --step-ms 5
 wait_for "$TMP/term60.out" '"event":"start"' 10
-sleep 0.3
+long_polled "WAIT /computeMetadata/v1/instance/maintenance-event"
 put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
 finish_bg
 eq "TERMINATE: exit 143" "$rc" 143
@@ -120,9 +134,10 @@ between "TERMINATE on an ordinary VM: 60 s" "$(field "$TMP/term60.out" notice de
 # (ACPI soft-off, hard off 30 s later): it cuts the deadline short (it did
 # not: the trainer planned for the hour)
 put "$G/maintenance-event" NONE
+mark "WAIT /computeMetadata/v1/instance/maintenance-event"
 train gsig --platform gce-gpu --metadata-url "$URL" --steps 1000000 --step-ms 5 --trace "$TMP/gsig.trace"
 wait_for "$TMP/gsig.out" '"event":"start"' 10
-sleep 0.3
+long_polled "WAIT /computeMetadata/v1/instance/maintenance-event"
 put "$G/maintenance-event" TERMINATE_ON_HOST_MAINTENANCE
 wait_for "$TMP/gsig.out" '"to":"countdown"' 10
 kill -TERM "$pid"
@@ -165,7 +180,7 @@ put "$G/maintenance-event" NONE
 put "$G/preempted" FALSE
 train upc --platform gce --metadata-url "$URL" --metadata-poll-ms 50 --steps 600 --step-ms 5
 wait_for "$TMP/upc.out" '"event":"start"' 10
-sleep 0.3
+polled instance/upcoming-maintenance
 put "$G/upcoming-maintenance" "{\"type\": \"SCHEDULED\", \"maintenanceStatus\": \"PENDING\", \"canReschedule\": true,
  \"windowStartTime\": \"$(date -u -d '+2 days' +%Y-%m-%dT%H:%M:%SZ)\", \"windowEndTime\": \"$(date -u -d '+3 days' +%Y-%m-%dT%H:%M:%SZ)\"}"
 finish_bg
@@ -211,12 +226,12 @@ expect "malformed: logged" grep -q "cannot read" "$TMP/aws2.err"
 rm -f "$A/spot/instance-action"
 train aws3 --platform aws --metadata-url "$URL" --metadata-poll-ms 100 --steps 300 --step-ms 10
 wait_for "$TMP/aws3.out" '"event":"start"' 10
-sleep 0.5
+polled events/recommendations/rebalance
 put "$A/events/recommendations/rebalance" '{"noticeTime": "2026-11-21T08:22:00Z"}'
 # AWS's emulator moves noticeTime between requests: still one recommendation
 # (before: a checkpoint for every change)
 for _s in 01 02 03 04; do
-    sleep 0.3
+    polled events/recommendations/rebalance
     put "$A/events/recommendations/rebalance" "{\"noticeTime\": \"2026-11-21T08:22:$_s""Z\"}"
 done
 finish_bg
@@ -234,7 +249,7 @@ train aws4 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --grace-ms
     --step-ms 5
 wait_for "$TMP/aws4.out" '"event":"notice"' 10
 act 95
-sleep 0.3
+polled spot/instance-action
 act 100
 finish_bg
 eq "a moving instance-action time: one notice, both saves, exit 42" \
@@ -254,7 +269,7 @@ sched() { # CODE STATE SECONDS-AHEAD
 sched instance-stop active 259200
 train sched1 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
 wait_for "$TMP/sched1.out" '"event":"saved"' 10
-sleep 0.5
+polled events/maintenance/scheduled 3 # read again, three times, and nothing more came of it
 eq "scheduled 3 days ahead: one advisory checkpoint, training goes on" \
     "$(count_events "$TMP/sched1.out" saved)/$(count_events "$TMP/sched1.out" exit)" 1/0
 expect "an unreadable event is skipped, said once" test "$(grep -c 'cannot be read and are skipped' "$TMP/sched1.err")" -eq 1
@@ -272,7 +287,7 @@ rm -f "$A/events/maintenance/scheduled"
 put "$A/autoscaling/target-lifecycle-state" InService
 train asg1 --platform aws --metadata-url "$URL" --metadata-poll-ms 50 --steps 100000 --step-ms 5
 wait_for "$TMP/asg1.out" '"event":"start"' 10
-sleep 0.5
+polled autoscaling/target-lifecycle-state
 put "$A/autoscaling/target-lifecycle-state" Warmed:Stopped
 finish_bg
 eq "lifecycle Warmed:Stopped: a notice, saved, exit 42" "$rc/$(count_events "$TMP/asg1.out" saved)" 42/1
@@ -308,7 +323,7 @@ events 1 ""
 train az1 --platform azure --metadata-url "$URL" --metadata-poll-ms 100 --grace-ms 20000 --steps 600 --step-ms 10
 wait_for "$TMP/az1.out" '"event":"start"' 10
 events 2 "$(ev A1 Preempt vm-3 "$(nb 40)"), $(ev A2 Freeze vm-7 "$(nb 40)")"
-sleep 0.4
+polled /metadata/scheduledevents 2 # one read wholly after the put: other VMs' events and a Freeze, no notice
 events 3 "$(ev A1 Preempt vm-3 "$(nb 40)"), $(ev A3 Preempt vm-7 "$(nb 40)")"
 wait_for "$TMP/az1.out" '"to":"countdown"' 20
 events 4 "$(ev A1 Preempt vm-3 "$(nb 40)")" # A3 cancelled

@@ -17,7 +17,7 @@ for n in 2 4 8; do
     tag=term$n
     job_start "$tag" "$n" --steps 400 --step-ms 10
     for i in $(seq 0 $((n - 1))); do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-    sleep "0.$(rand 2 9)"
+    job_trained "$(rand 20 90)" # a random moment into training
     victim=$(rand 0 $((n - 1)))
     kill -TERM "$(echo $PIDS | cut -d' ' -f$((victim + 1)))"
     job_wait 60
@@ -41,7 +41,7 @@ for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
 # a job's worker has loaded libcurl for its etcd client (lib/curl-api.h;
 # tests/trainer.sh: a local handler never does)
 expect "a job's worker maps libcurl" grep -q libcurl "/proc/$(echo $PIDS | cut -d' ' -f1)/maps"
-sleep 0.3
+job_trained 20
 kill -TERM $(echo $PIDS | cut -d' ' -f1-3)
 job_wait 60
 eq "three signals at once: every worker exits 42" "$RCS" "42 42 42 42"
@@ -54,15 +54,16 @@ job_wait 60
 eq "three signals at once: same digest after the restart" "$(same "$tag" 4 done state_digest)" "$REF"
 
 # ---- a worker past the proposed step raises it ----------------------------
-# skewed TAG SLEEP ARGS0 ARGS1: two workers without a collective, each with
-# its own step options, 4000 steps; SIGTERM to worker 1 SLEEP s after both
-# started; both must exit 42 at one step ($step).
+# skewed TAG STEP0 ARGS0 ARGS1: two workers without a collective, each with
+# its own step options, 4000 steps; SIGTERM to worker 1 once worker 0 has
+# trained STEP0 steps (its step STEP0 + 1 has begun); both must exit 42 at
+# one step ($step).
 skewed() {
     JOB_ARGS_0=$3 JOB_ARGS_1=$4
     job_start "$1" 2 --steps 4000
     unset JOB_ARGS_0 JOB_ARGS_1
     for i in 0 1; do wait_for "$TMP/$1.$i.out" '"start"' 30; done
-    sleep "$2"
+    wait_lines "$TMP/$1.0.out" '"event":"step"' "$2" 60
     kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
     job_wait 60
     saved_one_step "$1" 2 "$1"
@@ -84,12 +85,12 @@ restores_step() {
 # Worker 0 raises the step (a compare-and-put on the round's record),
 # worker 1 trains on to it, and both save there.
 tag=raise
-skewed "$tag" 0.5 "--step-ms 5" "--step-ms 20"
+skewed "$tag" 100 "--step-ms 5" "--step-ms 20"
 expect "raise: worker 0 raised the proposed step" grep -q "past the save step .*; raising it to $step" "$TMP/$tag.0.err"
 restores_step "$tag"
 
 # The raise comes after a worker saved at the old step. Worker 0 steps
-# every 1 ms and is inside its step 300, which takes 3.5 s, when worker 1
+# every 1 ms and has just begun its step 300, which takes 3.5 s, when worker 1
 # (10 ms steps, far behind) gets SIGTERM: worker 1 proposes its step plus
 # the lead, trains to it and saves there, all while worker 0 cannot read a
 # record. When worker 0's long step ends it is past that step and raises
@@ -97,21 +98,24 @@ restores_step "$tag"
 # saves again. Both exit 42 at the raised step, and the restart restores
 # it on both.
 tag=raise-late
-skewed "$tag" 1 "--step-ms 1 --long-step 300:3500" "--step-ms 10 --trace $TMP/$tag.1.trace"
+skewed "$tag" 299 "--step-ms 1 --long-step 300:3500" "--step-ms 10 --trace $TMP/$tag.1.trace"
 early=$(sed -n 's/.*"event":"saved".*"step":\([0-9]*\).*/\1/p' "$TMP/$tag.1.out" | head -n 1)
 expect "raise-late: worker 1 saved at its own proposal first (${early:-none} < 300)" test "${early:-300}" -lt 300
 expect "raise-late: worker 0 raised the step past its long step ($step)" test "${step:-0}" -gt 300
 expect "raise-late: worker 1 dropped the copy it saved at $early" grep -Eq "discard-shard:$early(,|$)" "$TMP/$tag.1.trace"
 restores_step "$tag"
 
-# The raise comes while that save still runs: worker 0's long step ends
-# 2.5 s after it began, inside worker 1's save at its proposal, an
-# asynchronous one of 2 s (--async --save-ms: its loop, and the
-# coordination, run during the save). Worker 1's machine keeps the raise
-# until the save's end, then drops the copy and trains on to the raised
-# step (trace 028 with real processes).
+# The raise comes while that save still runs: SIGTERM reaches worker 1 as
+# worker 0 begins its long step 300, which ends 3 s later, inside worker
+# 1's save at its proposal, an asynchronous one of 6 s (--async --save-ms:
+# its loop, and the coordination, run during the save). Sized so that it
+# holds on a loaded machine: the save must begin within 3 s of the signal
+# (an agreement of milliseconds and the lead's steps of 10 ms) and lasts
+# past the long step's end whenever it began. Worker 1's machine keeps
+# the raise until the save's end, then drops the copy and trains on to
+# the raised step (trace 028 with real processes).
 tag=raise-in-save
-skewed "$tag" 1.5 "--step-ms 1 --long-step 300:2500" "--step-ms 10 --async --save-ms 2000 --trace $TMP/$tag.1.trace"
+skewed "$tag" 299 "--step-ms 1 --long-step 300:3000" "--step-ms 10 --async --save-ms 6000 --trace $TMP/$tag.1.trace"
 early=$(first_field "$TMP/$tag.1.out" save-begin step)
 expect "raise-in-save: worker 1 saved at its own proposal first (${early:-none} < 300)" test "${early:-300}" -lt 300
 expect "raise-in-save: worker 0 raised the step past its long step ($step)" test "${step:-0}" -gt 300
@@ -130,7 +134,7 @@ restores_step "$tag"
 tag=grace
 job_start "$tag" 3 --steps 2000 --step-ms 10 --grace-ms 2000
 for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-sleep 0.3
+job_trained 20
 kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
 job_wait 60
 eq "grace: every worker exits 42" "$RCS" "42 42 42"
@@ -172,7 +176,7 @@ pace_run() {
     job_start "$tag" 2 --steps 4000 --grace-ms 3000
     unset JOB_ARGS_0 JOB_ARGS_1
     for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-    sleep 0.3
+    job_trained 20
     kill -TERM "$(echo $PIDS | cut -d' ' -f$(($2 + 1)))"
     job_wait 60
     eq "$tag: both exit 42" "$RCS" "42 42"
@@ -222,7 +226,7 @@ countdown_leave() {
     shift 2
     job_start "$tag" 2 --steps 100000 --step-ms 10 "$@"
     for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-    sleep 0.3
+    job_trained 20
     w1=$(echo $PIDS | cut -d' ' -f2)
     kill -TERM "$w1"
     for i in 0 1; do wait_for "$TMP/$tag.$i.trace" 'ev=ckpt-committed' 30; done
@@ -508,11 +512,10 @@ expect_output "worker 0's membership was lost in this episode"
 PIDS=
 for _i in 0 1; do
     "$TRAINER" --etcd "$ETCD_URL" --job vtrace --worker $_i --workers 2 --ckpt-dir "$TMP/vtrace" --steps 100000 \
-        --step-ms 10 --trace "$TMP/vtrace.$_i.trace" >"$TMP/vtrace.$_i.out" 2>"$TMP/vtrace.$_i.err" &
+        --step-ms 10 --print-steps --trace "$TMP/vtrace.$_i.trace" >"$TMP/vtrace.$_i.out" 2>"$TMP/vtrace.$_i.err" &
     PIDS="$PIDS $!"
 done
-for _i in 0 1; do wait_for "$TMP/vtrace.$_i.out" '"event":"start"' 30; done
-sleep 0.3
+for _i in 0 1; do wait_lines "$TMP/vtrace.$_i.out" '"event":"step"' 20 30; done
 # shellcheck disable=SC2086 # the pids, split
 set -- $PIDS
 kill -TERM "$1"
@@ -714,7 +717,11 @@ etcdctl --endpoints="$ETCD_URL" put "$gp/e0/notice/7" "1 signal" >/dev/null
 etcdctl --endpoints="$ETCD_URL" put "$gp/notice/op" "soon inject" >/dev/null
 etcdctl --endpoints="$ETCD_URL" put "$gp/error" "boom 1 a message" >/dev/null
 for i in 0 1 2; do wait_for "$TMP/$tag.$i.err" "$gp/error" 30; done
-sleep 0.5 # the job trains on (a worker that obeyed one exits at once)
+# the job trains on, 30 steps past the records (a worker that obeyed one
+# exits at once)
+for i in 0 1 2; do
+    wait_lines "$TMP/$tag.$i.out" '"event":"step"' $(($(count_events "$TMP/$tag.$i.out" step) + 30)) 30
+done
 for p in $PIDS; do expect "garbage: worker pid $p trains on" kill -0 "$p"; done
 for i in 0 1 2; do
     for k in e0/notice/1 e0/notice/2 e0/notice/7 notice/op error; do
@@ -799,9 +806,10 @@ saved_one_step "$tag" 2 "foreign notice, then SIGTERM"
 # when every worker has exited.
 job_start watch 3 --steps 100000 --step-ms 10
 for _i in 0 1 2; do wait_for "$TMP/watch.$_i.out" '"event":"start"' 30; done
+w=$(etcd_watchers)
 "$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch watch >"$TMP/watcher.out" 2>"$TMP/watcher.err" &
 WPID=$!
-sleep 0.5
+wait_watchers $((w + 1)) 30 # the watcher has read the job and watches it
 kill -TERM "$(echo $PIDS | cut -d' ' -f2)" # worker 1
 job_wait 60
 eq "watch: every worker saved and exited" "$RCS" "42 42 42"
@@ -820,9 +828,10 @@ expect_output "did not all exit within 300 ms"
 tag=reread
 job_start "$tag" 2 --steps 100000 --step-ms 10
 for _i in 0 1; do wait_for "$TMP/$tag.$_i.out" '"event":"start"' 30; done
+w=$(etcd_watchers)
 "$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch "$tag" >"$TMP/rereadw.out" 2>"$TMP/rereadw.err" &
 WPID=$!
-sleep 0.5 # the watcher has read the job (not a timing assertion: it only has to be watching)
+wait_watchers $((w + 1)) 30 # the watcher has read the job and watches it
 for _i in 1 2 3; do etcdctl --endpoints="$ETCD_URL" put /other/key$_i x >/dev/null; done
 rev=$(etcdctl --endpoints="$ETCD_URL" get /other/key3 -w json | sed -n 's/.*"revision":\([0-9]*\).*/\1/p')
 etcdctl --endpoints="$ETCD_URL" compact "$rev" >/dev/null
@@ -866,10 +875,11 @@ aws_job() {
     done
 }
 aws_job adv 400
+for _i in 0 1 2; do wait_for "$TMP/adv.$_i.out" '"event":"start"' 30; done
+w=$(etcd_watchers)
 "$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch adv >"$TMP/advw.out" 2>&1 &
 WPID=$!
-for _i in 0 1 2; do wait_for "$TMP/adv.$_i.out" '"event":"start"' 30; done
-sleep 1 # the watcher has read the job (not a timing assertion: it only has to be watching)
+wait_watchers $((w + 1)) 30 # the watcher has read the job and watches it
 printf '{"noticeTime": "2026-11-21T08:22:00Z"}' >"$TMP/md/latest/meta-data/events/recommendations/rebalance"
 job_wait 60
 kill "$FPID" 2>/dev/null
@@ -958,11 +968,11 @@ tag=auth
 PIDS=
 for i in 0 1; do
     PREEMPT_ETCD_PASSWORD=workerpw "$TRAINER" --etcd "$ETCD_URL" --job "$tag" --worker "$i" --workers 2 \
-        --ckpt-dir "$TMP/$tag" --steps 200 --step-ms 5 --etcd-user worker \
+        --ckpt-dir "$TMP/$tag" --steps 100000 --step-ms 5 --etcd-user worker --print-steps \
         >"$TMP/$tag.$i.out" 2>"$TMP/$tag.$i.err" &
     PIDS="$PIDS $!"
 done
-sleep 0.5
+for i in 0 1; do wait_lines "$TMP/$tag.$i.out" '"event":"step"' 20 30; done
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
 job_wait 60
 eq "auth: with credentials the protocol runs (both exit 42)" "$RCS" "42 42"

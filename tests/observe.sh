@@ -102,7 +102,7 @@ mkdir -p "$TMP/prom"
 tag=obs
 job_start "$tag" 2 --steps 100000 --step-ms 10
 for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-sleep 0.5
+job_trained 20
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
 job_wait 60
 unset PREEMPT_TERMINATION_LOG PREEMPT_METRICS_PATH
@@ -164,10 +164,9 @@ done
 LAUNCH="$top_builddir/tools/preempt-launch"
 mkdir -p "$TMP/lt"
 TMPDIR="$TMP/lt" PREEMPT_TERMINATION_LOG="$TMP/launch.json" "$LAUNCH" --workers 2 -- "$TRAINER" --etcd "$ETCD_URL" --job lrec \
-    --ckpt-dir "$TMP/lrec" --steps 100000 --step-ms 10 >"$TMP/launch.out" 2>"$TMP/launch.err" &
+    --ckpt-dir "$TMP/lrec" --steps 100000 --step-ms 10 --print-steps >"$TMP/launch.out" 2>"$TMP/launch.err" &
 lp=$!
-wait_for "$TMP/launch.out" '"event":"start","worker":1' 30
-sleep 0.5
+for i in 0 1; do wait_for "$TMP/launch.out" "\"event\":\"step\",\"worker\":$i,\"step\":20}" 30; done
 kill -TERM "$lp"
 wait "$lp"
 eq "launch: asks to be restarted" "$?" 42
@@ -190,7 +189,7 @@ CTL="$top_builddir/tools/preemptctl"
 hist_run() { # WHAT: one run of job hist ended by WHAT (w0, w1, op, or done)
     job_start hist 2 --steps "$([ "$1" = done ] && echo 300 || echo 100000)" --step-ms 10
     for i in 0 1; do wait_for "$TMP/hist.$i.out" '"start"' 30; done
-    sleep 0.3
+    job_trained 20
     case $1 in
     w0) kill -TERM "$(echo $PIDS | cut -d' ' -f1)" ;;
     w1) kill -TERM "$(echo $PIDS | cut -d' ' -f2)" ;;
@@ -261,10 +260,9 @@ expect_output "has no cause: no record the job's view read, nor answer, before i
 # it under load.
 command -v rsvg-convert >/dev/null || fail "rsvg-convert is missing (Debian: librsvg2-bin; scripts/setup.sh installs it)"
 PREEMPT_METRICS_PATH="$TMP/prom/tl-{worker}.prom" "$LAUNCH" --workers 4 --timeline "$TMP/tl.svg" -- "$TRAINER" --etcd "$ETCD_URL" --job tl --ckpt-dir "$TMP/tl" \
-    --steps 100000 --step-ms 5 --grace-ms 3000 --allreduce "$(free_port 10000 10000)" >"$TMP/tl.out" 2>"$TMP/tl.err" &
+    --steps 100000 --step-ms 5 --grace-ms 3000 --allreduce "$(free_port 10000 10000)" --print-steps >"$TMP/tl.out" 2>"$TMP/tl.err" &
 lp=$!
-for i in 0 1 2 3; do wait_for "$TMP/tl.out" "\"event\":\"start\",\"worker\":$i" 30; done
-sleep 0.5
+for i in 0 1 2 3; do wait_for "$TMP/tl.out" "\"event\":\"step\",\"worker\":$i,\"step\":40}" 30; done
 kill -TERM "$lp"
 wait "$lp"
 eq "timeline: the launch asks for a restart" "$?" 42
@@ -291,7 +289,7 @@ for i in 0 1 2 3; do
 done
 # 64 workers (small shell workers printing the trainer's lines): a lane
 # each, every fourth labelled, and it renders
-printf '%s\n' '#!/bin/sh' 'echo "{\"event\":\"start\",\"worker\":$2}"' 'sleep 0.2' \
+printf '%s\n' '#!/bin/sh' 'echo "{\"event\":\"start\",\"worker\":$2}"' \
     'echo "{\"event\":\"state\",\"worker\":$2,\"from\":\"idle\",\"to\":\"saving\"}"' \
     'echo "{\"event\":\"saved\",\"worker\":$2,\"step\":7}"' >"$TMP/fake.sh"
 chmod +x "$TMP/fake.sh"
@@ -311,12 +309,8 @@ port=$(free_port 10000 9950)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
     --collector.textfile --collector.textfile.directory="$TMP/prom" >"$TMP/node.log" 2>&1 &
 NPID=$!
-scraped=
-for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/scrape" 2>/dev/null && scraped=1 && break
-    sleep 0.1
-done
-expect "node_exporter answers" test -n "$scraped"
+scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/scrape" 2>/dev/null; }
+wait_until 10 "node_exporter answers" scrape && ok
 eq "node_exporter: no textfile error" "$(series "$TMP/scrape" node_textfile_scrape_error)" 0
 eq "node_exporter: worker 0's preemption" \
     "$(series "$TMP/scrape" 'preempt_preemptions_total{job="obs",outcome="saved",source="signal",worker="0"}')" 1

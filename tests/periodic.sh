@@ -51,10 +51,8 @@ expect "every 300 ms: worker 0 saved each of them" test "$(saved_steps "$TMP/t.0
 
 # a crash without any notice
 job_start c $N --steps 100000 --save-every-steps 40 $ARGS
-for i in 0 1 2; do
-    _n=0
-    while [ "$(saved_steps "$TMP/c.$i.out" | wc -w)" -lt 3 ] && [ $_n -lt 400 ]; do sleep 0.05; _n=$((_n + 1)); done
-done
+saved3() { [ "$(saved_steps "$TMP/c.$1.out" | wc -w)" -ge 3 ]; }
+for i in 0 1 2; do wait_until 20 "worker $i saved three times" saved3 "$i"; done
 job_kill
 job_wait 20
 c0=$(saved_steps "$TMP/c.0.out")

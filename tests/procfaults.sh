@@ -57,8 +57,7 @@ fpid=$(etcd_cluster_pid "$first")
 kill -KILL "$fpid"
 wait "$fpid" 2>/dev/null
 wait_for "$TMP/$tag.1.err" ' down (' 30 && ok
-n=0
-while [ "$(grep -c ' up (' "$TMP/$tag.1.err")" -lt 2 ] && [ "$n" -lt 600 ]; do n=$((n + 1)); sleep 0.05; done
+poll 30 has_lines "$TMP/$tag.1.err" ' up (' 2
 expect "member killed mid-watch: worker 1's watch is up again" test "$(grep -c ' up (' "$TMP/$tag.1.err")" -ge 2
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
 job_wait 60
@@ -73,8 +72,8 @@ etcd_start pf || finish
 
 # ---- etcd unreachable when a notice comes, longer than the agreement's bound ---
 # etcd is stopped (SIGSTOP: connections hang, nothing answers) and worker 0
-# gets SIGTERM with a 20 s deadline; etcd comes back after 4 s, twice the
-# agreement's bound. The notice's writes retry up to the deadline and the
+# gets SIGTERM with a 20 s deadline; etcd comes back after 4 s (worker 0's
+# second time-out), twice the agreement's bound. The notice's writes retry up to the deadline and the
 # round's bound starts when the claim is answered, so the job still agrees
 # and saves. (Before, worker 0 gave up after 2 s and exited 75, and worker 1
 # never learned of the notice: the simulation found it.)
@@ -84,7 +83,9 @@ set -- $PIDS
 for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"event":"start"' 30; done
 kill -STOP "$ETCD_PID"
 kill -TERM "$1"
-sleep 4 # the outage's length, not a timing assertion
+# the outage lasts until worker 0's request has gone unanswered twice
+# (2 s each, the agreement's bound: twice the bound)
+wait_for "$TMP/$tag.0.err" 'no reply within 2000 ms; retry 2 in' 30
 kill -CONT "$ETCD_PID"
 job_wait 60
 eq "etcd outage across a notice: both save and exit 42" "$RCS" "42 42"
@@ -173,8 +174,7 @@ EOF
             --steps 100000 --step-ms 2 --state-kb 600 $extra >"$TMP/$tag.0.run$run.out" 2>"$TMP/$tag.0.run$run.err"
         echo "$?" >"$TMP/$tag.0.run$run.rc"
         # the two workers run each incarnation together: wait for worker 1's
-        n=0
-        while [ ! -e "$TMP/$tag.1.run$run.rc" ] && [ "$n" -lt 1200 ]; do n=$((n + 1)); sleep 0.1; done
+        poll 120 test -e "$TMP/$tag.1.run$run.rc"
     done
     wait "$upid"
     eq "full disk: the tmpfs was mounted" "$?" 0

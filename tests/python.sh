@@ -17,7 +17,7 @@ STEPS=400
 REF=$("$EXEC" -- $PY "$PT" --ckpt-dir "$TMP/ref" --steps $STEPS | sed -n 's/.*"digest": "\([0-9a-f]*\)".*/\1/p')
 expect "an uninterrupted Python run prints a digest" test -n "$REF"
 
-# local: SIGTERM after the first steps, then the restart
+# local: SIGTERM once training began, then the restart
 for mode in sync async; do
     flag=
     [ "$mode" = async ] && flag=--async
@@ -25,7 +25,6 @@ for mode in sync async; do
         --step-ms 5 $flag >"$TMP/l-$mode.out" 2>"$TMP/l-$mode.err" &
     pid=$!
     wait_for "$TMP/l-$mode.out" '"event": "start"' 20
-    sleep 0.3
     kill -TERM "$pid"
     wait "$pid"
     eq "local $mode: SIGTERM saves and exits 42" "$?" 42
@@ -56,7 +55,6 @@ for mode in sync async; do
         PIDS="$PIDS $!"
     done
     for i in 0 1; do wait_for "$TMP/j-$mode.$i.out" '"event": "start"' 30; done
-    sleep 0.3
     # shellcheck disable=SC2086 # the pids, split
     if [ "$mode" = sync ]; then set -- $PIDS; kill -TERM "$1"; else kill -TERM $PIDS; fi
     job_wait 60
@@ -89,11 +87,12 @@ done
 "$EXEC" -- env --default-signal=INT $PY "$PT" --ckpt-dir "$TMP/int" --steps 10 --etcd "$ETCD_URL" --job py-int --worker 0 --workers 2 \
     >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-sleep 1.5
+# worker 0 has joined (its member record is in etcd) and waits for worker 1
+joined0() { etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/py-int/ | grep -q '/w/alive/0$'; }
+wait_until 30 "Ctrl-C: worker 0 joined" joined0
 _s=$(date +%s)
 kill -INT "$pid"
-_n=0
-while kill -0 "$pid" 2>/dev/null && [ $_n -lt 200 ]; do sleep 0.05; _n=$((_n + 1)); done
+poll 10 none_alive "$pid"
 kill -KILL "$pid" 2>/dev/null
 wait "$pid"
 rc=$?

@@ -45,7 +45,7 @@ ranks() {
     PIDS=
     for r in $(seq 0 $((W - 1))); do
         "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \
-            --master-port $_port --trace "$JOB_TRACES" "$@" >"$TMP/$_t.$r.out" 2>"$TMP/$_t.$r.err" &
+            --master-port $_port --trace "$JOB_TRACES" --print-steps "$@" >"$TMP/$_t.$r.out" 2>"$TMP/$_t.$r.err" &
         PIDS="$PIDS $!"
     done
 }
@@ -70,7 +70,7 @@ preempt() {
     shift 2
     ranks "$_t" --steps $STEPS --step-ms 10 "$@"
     for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs "$_t"; finish; }; done
-    sleep 0.5
+    job_trained 20
     # shellcheck disable=SC2086 # the pids, split
     if [ "$_who" = one ]; then set -- $PIDS; kill -TERM "$2"; else kill -TERM $PIDS; fi
     job_wait 120
@@ -110,7 +110,7 @@ done
 _t=sync-left
 ranks $_t --steps $STEPS --step-ms 20 --grace-ms 20000 --second-exit
 for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs $_t; finish; }; done
-sleep 0.5
+job_trained 20
 # shellcheck disable=SC2086 # the pids, split
 set -- $PIDS
 kill -TERM "$2"
@@ -141,6 +141,7 @@ eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)
 # committed_ckpts DIR: the committed checkpoints of the ranks under DIR
 # (examples/pytorch_ddp.py's rank-R; a copy whose decision is not known
 # yet has a .pending marker)
+all_committed() { [ "$(committed_ckpts "$1")" -ge "$W" ]; }
 committed_ckpts() {
     _c=0
     for _k in "$1"/rank-*/ckpt-*; do
@@ -155,22 +156,23 @@ lose() {
     # a periodic checkpoint committed on every rank first (the loss comes
     # after one): a fixed pause of 1.5 s did not always see one when the
     # suite ran three tests at a time beside these four torch processes
-    _n=0
-    until [ "$(committed_ckpts "$TMP/$_t")" -ge "$W" ] || [ "$_n" -ge 600 ]; do sleep 0.1; _n=$((_n + 1)); done
+    wait_until 60 "$_t: a periodic checkpoint committed on every rank" all_committed "$TMP/$_t"
     # shellcheck disable=SC2086 # the pids, split
     set -- $PIDS
     _at=$(date +%s%3N)
     kill -"$_sig" "$2"
     _victim=$2
     # the hung rank is the launcher's to end, once the others are gone
-    (for _p in $PIDS; do [ "$_p" = "$_victim" ] || while kill -0 "$_p" 2>/dev/null; do sleep 0.1; done; done
-     kill -KILL "$_victim" 2>/dev/null) &
+    _others=$(for _p in $PIDS; do [ "$_p" = "$_victim" ] || echo "$_p"; done)
+    # shellcheck disable=SC2086 # the pids, split
+    (poll 120 none_alive $_others; kill -KILL "$_victim" 2>/dev/null) &
     _killer=$!
     # a rank still there after 30 s (the bound is 5) is made to show where
     # it waits: SIGABRT, and Python's fault handler prints every thread's
     # stack into its log (seen once: a rank that had asked for the restart
     # never printed its exit, and its log did not say why)
-    (sleep 30; for _p in $PIDS; do [ "$_p" = "$_victim" ] || kill -ABRT "$_p" 2>/dev/null; done) &
+    # shellcheck disable=SC2086 # the pids, split
+    (poll 30 none_alive $_others || kill -ABRT $_others 2>/dev/null) &
     _dog=$!
     job_wait 90
     kill "$_dog" 2>/dev/null
@@ -202,7 +204,7 @@ lose lost-stop STOP hung
 _t=long
 ranks $_t --steps $STEPS --step-ms 4000 --lease-ttl-s 3
 for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs $_t; finish; }; done
-sleep 6
+job_trained 1 120 # every rank's first step ended: the signal comes inside the second
 # shellcheck disable=SC2086 # the pids, split
 set -- $PIDS
 kill -TERM "$2"

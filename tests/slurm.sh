@@ -37,11 +37,11 @@
 
 SL=$TMP/slurm
 MUNGED_PID= CTLD_PID= SLURMD_PID=
+no_jobs() { [ -z "$(squeue -h 2>/dev/null)" ]; }
 slurm_stop() {
     if [ -n "$CTLD_PID" ]; then # cancel every job (a signal alone leaves a requeued job behind)
         scancel --partition=low,high,short 2>/dev/null
-        _n=0
-        while [ -n "$(squeue -h 2>/dev/null)" ] && [ $_n -lt 150 ]; do sleep 0.1; _n=$((_n + 1)); done
+        poll 15 no_jobs
     fi
     # Whatever of the jobs still runs: the step daemons of this cluster (their
     # environment names its slurm.conf) and the processes under $TMP but the
@@ -54,8 +54,7 @@ slurm_stop() {
     done
     for _p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
         kill "$_p" 2>/dev/null
-        _n=0
-        while kill -0 "$_p" 2>/dev/null && [ $_n -lt 50 ]; do sleep 0.1; _n=$((_n + 1)); done
+        poll 5 none_alive "$_p"
         kill -KILL "$_p" 2>/dev/null
     done
 }
@@ -66,6 +65,7 @@ for c in munged slurmctld slurmd sbatch scontrol squeue scancel; do
 done
 
 # slurm_start: munged, slurmctld and slurmd on free loopback ports.
+node_idle() { [ "$(sinfo -h -n localhost -p low -o %t 2>/dev/null)" = idle ]; }
 slurm_start() {
     mkdir -p "$SL/munge" "$SL/state" "$SL/spool" && chmod 700 "$SL/munge"
     head -c 1024 /dev/urandom >"$SL/munge/key" && chmod 400 "$SL/munge/key"
@@ -112,18 +112,12 @@ PartitionName=short Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2
 PartitionName=high Nodes=localhost MaxTime=INFINITE State=UP PriorityTier=2
 EOF
     export SLURM_CONF="$SL/slurm.conf"
-    _n=0
-    while [ ! -S "$SL/munge/sock" ] && [ $_n -lt 50 ]; do sleep 0.1; _n=$((_n + 1)); done
+    poll 5 test -S "$SL/munge/sock"
     slurmctld -D -c -f "$SLURM_CONF" >>"$SL/slurmctld.out" 2>&1 &
     CTLD_PID=$!
     slurmd -D -f "$SLURM_CONF" -N localhost >>"$SL/slurmd.out" 2>&1 &
     SLURMD_PID=$!
-    _n=0
-    while [ $_n -lt 100 ]; do # 10 s at most
-        [ "$(sinfo -h -n localhost -p low -o %t 2>/dev/null)" = idle ] && return 0
-        sleep 0.1
-        _n=$((_n + 1))
-    done
+    poll 10 node_idle && return 0
     fail "Slurm did not start; see $SL/*.log"
     tail -n 20 "$SL"/slurmctld.log "$SL"/slurmd.log 2>/dev/null | sed 's/^/    /'
     return 1
@@ -151,28 +145,18 @@ submit() {
 }
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # wait_state JOB STATE SECONDS
+in_state() { [ "$(job_field "$1" JobState)" = "$2" ]; }
 wait_state() {
-    _n=0
-    while [ "$(job_field "$1" JobState)" != "$2" ]; do
-        _n=$((_n + 1))
-        [ $_n -gt $(($3 * 10)) ] && { fail "job $1 not $2 after $3 s (it is $(job_field "$1" JobState))"; return 1; }
-        sleep 0.1
-    done
-    ok
+    poll "$3" in_state "$1" "$2" && { ok; return 0; }
+    fail "job $1 not $2 after $3 s (it is $(job_field "$1" JobState))"
+    return 1
 }
-# wait_lines FILE EVENT N SECONDS: FILE has N lines of EVENT.
-wait_lines() {
-    _n=0
-    while [ "$(cat "$1" 2>/dev/null | grep -c "\"event\":\"$2\"")" -lt "$3" ]; do
-        _n=$((_n + 1))
-        [ $_n -gt $(($4 * 10)) ] && { fail "$1: fewer than $3 '$2' lines after $4 s"; return 1; }
-        sleep 0.1
-    done
-}
+# wait_events FILE EVENT N SECONDS: FILE has N lines of EVENT.
+wait_events() { wait_lines "$1" "\"event\":\"$2\"" "$3" "$4"; }
 # nth FILE EVENT KEY N: KEY of the Nth EVENT line.
 nth() { grep "\"event\":\"$2\"" "$1" | sed -n "$4p" | sed -n "s/.*\"$3\":\"\{0,1\}\([^,\"}]*\).*/\1/p"; }
 preempt_low() { # JOB: a high-priority job takes the node from JOB
-    sbatch --parsable -p high -n 2 -o /dev/null --wrap 'sleep 1' >/dev/null
+    sbatch --parsable -p high -n 2 -o /dev/null --wrap true >/dev/null
 }
 
 # The three run side by side (the node has 4 CPUs: the preempted job 2,
@@ -200,12 +184,13 @@ wait $_r # only these: the daemons are this shell's children too
 REF=$(nth "$TMP/ref.0.out" done state_digest 1)
 eq "the reference: both workers agree" "$(nth "$TMP/ref.1.out" done state_digest 1)" "$REF"
 # as a data-parallel trainer runs: a blocking all-reduce inside every step
-J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20 --allreduce "$(free_port 10000 9950)")
+J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20 --allreduce "$(free_port 10000 9950)" --print-steps)
 for k in 1 2; do
-    wait_lines "$TMP/p.0.out" start $k 60 && wait_lines "$TMP/p.1.out" start $k 10 || break
-    sleep 2
+    wait_events "$TMP/p.0.out" start $k 60 && wait_events "$TMP/p.1.out" start $k 10 || break
+    # trained 50 steps in this run (the lines append over the runs)
+    wait_events "$TMP/p.0.out" step $(($(count_events "$TMP/p.0.out" step) + 50)) 60 || break
     preempt_low "$J"
-    wait_lines "$TMP/p.0.out" exit $k 30 && wait_lines "$TMP/p.1.out" exit $k 10 || break
+    wait_events "$TMP/p.0.out" exit $k 30 && wait_events "$TMP/p.1.out" exit $k 10 || break
 done
 wait_state "$J" COMPLETED 90
 eq "preempted: requeued twice" "$(job_field "$J" Restarts)" 2
@@ -237,9 +222,9 @@ eq "preempted: both workers saved the same steps" "$(grep '"event":"exit"' "$TMP
 # restart, the text naming KillWait and GraceTime with their values (it was
 # not: 4.7 s fit the 15 s assumed).
 SC=$(submit s -p low -n 2 -- --async --steps 1000 --step-ms 1000 --save-ms 2000 --save-every-steps 3)
-wait_lines "$TMP/s.0.out" saved 1 60 && wait_lines "$TMP/s.1.out" saved 1 10
+wait_events "$TMP/s.0.out" saved 1 60 && wait_events "$TMP/s.1.out" saved 1 10
 scancel "$SC"
-wait_lines "$TMP/s.0.out" exit 1 20 && wait_lines "$TMP/s.1.out" exit 1 10
+wait_events "$TMP/s.0.out" exit 1 20 && wait_events "$TMP/s.1.out" exit 1 10
 for w in 0 1; do
     eq "scancel: worker $w's kill delay is KillWait" "$(nth "$TMP/s.$w.out" start kill_delay_ms 1)" 5000
     eq "scancel: worker $w saved within it and exited 42" "$(nth "$TMP/s.$w.out" exit code 1)" 42
@@ -257,7 +242,7 @@ eq "kill delay: the second job restores the slow checkpoint" "$(nth "$f" start r
 eq "kill delay: KillWait alone in a partition without GraceTime" "$(nth "$f" start kill_delay_ms 1)" 5000
 expect "kill delay: the restart is warned, naming what it read" grep -qF \
     "ms but the process is killed 5000 ms after SIGTERM (Slurm (KillWait 5 s; no GraceTime in partition short, from $SLURM_CONF)" "$TMP/k.0.err"
-wait_lines "$TMP/t.0.out" start 2 90
+wait_events "$TMP/t.0.out" start 2 90
 expect "time limit: the batch script passed USR1 on" grep -qF "SIGUSR1 for job $TL; passed on to the step" "$TMP/t.job"
 s=$(nth "$TMP/t.0.out" exit saved_step 1)
 eq "time limit: exit with the restart code" "$(nth "$TMP/t.0.out" exit code 1)" 42

@@ -50,29 +50,26 @@ launch() {
     $PY -m torch.distributed.run --nnodes 1 --nproc_per_node $W --master_addr 127.0.0.1 \
         --master_port "$(free_port 10000 9950)" --redirects 1 --tee 1 --log_dir "$TMP/$_t.logs" \
         --no_python "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --steps $STEPS \
-        "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
+        --print-steps "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
     TPID=$!
 }
 rank_log() { echo "$TMP/$1.logs"/*/attempt_0/"$2"/stdout.log; } # TAG R
 # ended TAG SECONDS: waits for torchrun (bounded), its status in $RC;
 # rank R's lines in $TMP/TAG.R.out.
 ended() {
-    _n=0
-    while kill -0 "$TPID" 2>/dev/null && [ $_n -lt $(($2 * 10)) ]; do sleep 0.1; _n=$((_n + 1)); done
-    kill -0 "$TPID" 2>/dev/null && { fail "$1: torchrun still running after $2 s; killed"; kill -KILL $(kids "$TPID") "$TPID"; }
+    poll "$2" none_alive "$TPID" || { fail "$1: torchrun still running after $2 s; killed"; kill -KILL $(kids "$TPID") "$TPID"; }
     wait "$TPID"
     RC=$?
     for r in $(seq 0 $((W - 1))); do cat "$(rank_log "$1" $r)" >"$TMP/$1.$r.out" 2>/dev/null; done
 }
-# started TAG: every rank has started training (bounded).
+# rank_says TAG R TEXT: rank R's log (once torchrun made it) has TEXT
+rank_says() { grep -qF -- "$3" "$(rank_log "$1" "$2")" 2>/dev/null; }
+# started TAG [TEXT]: every rank has started training (bounded), or said
+# TEXT (its own rank's number in it as R)
 started() {
-    _n=0
     for r in $(seq 0 $((W - 1))); do
-        until grep -q '"event":"start"' "$(rank_log "$1" $r)" 2>/dev/null; do
-            _n=$((_n + 1))
-            [ $_n -lt 900 ] || { tail -n 20 "$TMP/$1.err"; return 1; }
-            sleep 0.1
-        done
+        _what=$(echo "${2:-\"event\":\"start\"}" | sed "s/R/$r/")
+        poll 90 rank_says "$1" "$r" "$_what" || { tail -n 20 "$TMP/$1.err"; return 1; }
     done
 }
 
@@ -86,8 +83,7 @@ expect "ref: one digest ($REF)" one_step "$REF"
 for who in torchrun rank; do
     _t=sig-$who
     launch $_t --step-ms 20
-    started $_t || { fail "$_t: the ranks did not start"; continue; }
-    sleep 0.5
+    started $_t '"event":"step","rank":R,"step":20}' || { fail "$_t: the ranks did not train 20 steps"; continue; }
     if [ $who = torchrun ]; then
         kill -TERM "$TPID"
     else

@@ -69,9 +69,9 @@ for mode in sync async; do
 done
 
 # ---- a SIGTERM from outside at a random moment ----------------------------------------
-start ext --ckpt-dir "$TMP/ext" --steps 2000 --step-ms 3
-if wait_for "$TMP/ext.out" '"event":"start"' 20; then
-    sleep "0.$((RANDOM % 4 + 1))"
+start ext --ckpt-dir "$TMP/ext" --steps 2000 --step-ms 3 --print-steps
+# after a random number of steps (10-139)
+if wait_lines "$TMP/ext.out" '"event":"step"' $((10 + $(od -An -N1 -tu1 /dev/urandom) % 130)) 20; then
     kill -TERM "$pid"
 fi
 finish_bg
@@ -213,14 +213,17 @@ restart_from_previous corrupt "warning: checkpoint: $TMP/corrupt/$(ckpt_name 11)
 # (lib/curl-api.h), and a local handler has neither
 start threads --ckpt-dir "$TMP/threads" --steps 1000000 --step-ms 2 --raise-at 50 --grace-ms 800
 max=0 samples=0 curl_maps=0 lib_maps=0
-while kill -0 "$pid" 2>/dev/null; do
+# sample: one look at the process (a sample each poll), until it is gone
+sample() {
+    kill -0 "$pid" 2>/dev/null || return 0
     n=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
     [ "$n" -gt "$max" ] && max=$n
     grep -q 'libpreempt\.so' "/proc/$pid/maps" 2>/dev/null && lib_maps=$((lib_maps + 1))
     grep -q 'libcurl' "/proc/$pid/maps" 2>/dev/null && curl_maps=$((curl_maps + 1))
     samples=$((samples + 1))
-    sleep 0.02
-done
+    return 1
+}
+poll 60 sample
 finish_bg
 eq "threads: status" "$rc" 42
 eq "threads: most threads seen in $samples samples" "$max" 1

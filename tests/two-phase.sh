@@ -229,9 +229,14 @@ resume_bitwise "job supersede" "$SUPJ_REF" --steps 100 --state-kb 131072 --step-
 # preemption's last, while both workers train on. Neither may exit at the
 # boundary where the commit reached it: the other, reading it one boundary
 # later, would be left inside the next all-reduce. Both stop at the one
-# step the decision record names, and exit saved. ----
+# step the decision record names, and exit saved.
+# The preempted job would train on forever: whatever the persist takes (on
+# a busy disk in CI, 40 steps of 15 ms once, when the job had 100 steps in
+# all and both finished training before the stop step), the stop step
+# comes. The reference and the restart train to step 1000: a persist of 15
+# s (20 times the slowest seen) would still be inside them. ----
 # the reference: the same job uninterrupted (the all-reduce's sums enter the state)
-job_start stopref 2 --steps 100 --state-kb 98304 --step-kb 64 --allreduce "$(free_port 10000 10000)"
+job_start stopref 2 --steps 1000 --state-kb 98304 --step-kb 64 --allreduce "$(free_port 10000 10000)"
 job_wait 90
 eq "stop ref: done" "$RCS" "0 0"
 STOP_REF=$(same stopref 2 done state_digest)
@@ -239,7 +244,7 @@ for be in chunked io_uring aio; do
     export PREEMPT_PERSIST=$be
     tag=stop-$be
     JOB_ARGS_0="--raise-after-save 1:1"
-    job_start "$tag" 2 --steps 100 --state-kb 98304 --step-kb 64 --step-ms 15 --two-phase --save-every-steps 20 \
+    job_start "$tag" 2 --steps 1000000 --state-kb 98304 --step-kb 64 --step-ms 15 --two-phase --save-every-steps 20 \
         --max-to-keep 0 --allreduce "$(free_port 10000 10000)"
     JOB_ARGS_0=
     job_wait 90
@@ -262,7 +267,7 @@ for be in chunked io_uring aio; do
     done
     eq "$be stop: its backend" "$(persisted "$TMP/$tag.0.err")" "persisted with $be on the loop"
     [ "$failures" -eq 0 ] || show_logs "$tag" 2
-    resume_bitwise "$be stop" "$STOP_REF" --steps 100 --state-kb 98304 --step-kb 64 --two-phase \
+    resume_bitwise "$be stop" "$STOP_REF" --steps 1000 --state-kb 98304 --step-kb 64 --two-phase \
         --allreduce "$(free_port 10000 10000)"
 done
 export PREEMPT_PERSIST=chunked
@@ -478,6 +483,10 @@ for be in io_uring aio chunked; do
     # (The snapshot phase ends before a backend is used: killed in it once.)
     phases=persisting
     [ "$be" = io_uring ] && phases="snapshot persisting"
+    # staged DIR: a blob is written in DIR's unfinished checkpoint
+    staged() { [ -n "$(find "$1" -path '*/.staging-*' -type f 2>/dev/null | head -n 1)" ]; }
+    # persisting2 OUT PID: the second checkpoint persists (or PID is gone)
+    persisting2() { [ "$(grep -c '"to":"persisting"' "$1")" -ge 2 ] || ! kill -0 "$2" 2>/dev/null; }
     for phase in $phases; do
         d=$TMP/$be-kill-$phase
         extra=
@@ -487,18 +496,15 @@ for be in io_uring aio chunked; do
             2>"$TMP/$be-kill-$phase.err" &
         pid=$!
         if [ "$phase" = snapshot ]; then
-            # the first save's snapshot phase sleeps --save-ms: killed in it
-            wait_for "$TMP/$be-kill-$phase.out" '"event":"save-begin"' 60 && sleep 0.5
+            # the first save's snapshot phase takes --save-ms between its
+            # blobs: killed in it, once the first blob is staged
+            wait_for "$TMP/$be-kill-$phase.out" '"event":"save-begin"' 60 &&
+                wait_until 30 "$be: the first blob staged" staged "$d"
         else
             wait_for "$TMP/$be-kill-$phase.out" '"event":"saved"' 60 &&
                 wait_for "$TMP/$be-kill-$phase.out" '"from":"idle","to":"own-signal"' 60
             # the second checkpoint: killed once it persists (bounded: 60 s)
-            n=0
-            while [ "$(grep -c '"to":"persisting"' "$TMP/$be-kill-$phase.out")" -lt 2 ] && kill -0 $pid 2>/dev/null &&
-                [ "$n" -lt 6000 ]; do
-                sleep 0.01
-                n=$((n + 1))
-            done
+            spin 60 persisting2 "$TMP/$be-kill-$phase.out" "$pid"
         fi
         kill -KILL $pid
         wait $pid 2>/dev/null

@@ -113,6 +113,9 @@ static const char usage[] =
     "                     for a restart: preempt_request_restart())\n"
     "  --verbose          print the library's debug and info messages on stderr\n"
     "                     too (its warnings and errors are always printed)\n"
+    "  --print-steps      print a step line as each step ends, and with\n"
+    "                     --async-start a tick line at each tick of start-up\n"
+    "                     (tests: wait for the event instead of for a time)\n"
     "  --help             this text\n"
     "  --version          the version\n"
     "\n"
@@ -183,6 +186,7 @@ struct trainer {
     bool custom_save, waiting, exited;
     bool two_phase;              /* --two-phase: the model is a snapshot, persisted while training goes on */
     bool verbose;                /* --verbose: debug and info messages too */
+    bool print_steps;            /* --print-steps: a "step" line as each step ends */
     struct allreduce *ar;        /* --allreduce: a blocking collective in every step */
     int exit_code;
     unsigned worker;
@@ -405,9 +409,13 @@ static void on_start_cb(struct preempt_handler *h, int status, void *ud)
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
+    struct trainer *t = arg;
+
     (void)fd;
     (void)what;
-    ((struct trainer *)arg)->ticks++;
+    t->ticks++;
+    if (t->print_steps && !t->started)
+        print_json("{\"event\":\"tick\",\"worker\":%u,\"ticks\":%" PRIu64 "}", t->worker, t->ticks);
 }
 
 static void on_exit_cb(struct preempt_handler *h, enum preempt_exit reason, int code, void *ud)
@@ -480,6 +488,8 @@ static int train_one(void *arg)
     for (unsigned i = 0; i < t->n_raise; i++)
         if (step == t->raise_at[i])
             (void)kill(getpid(), t->raise_sig); /* a real signal, read through the signalfd */
+    if (t->print_steps)
+        print_json("{\"event\":\"step\",\"worker\":%u,\"step\":%" PRIu64 "}", t->worker, step);
     if (t->raise_dyn && step == t->raise_dyn)
         (void)kill(getpid(), t->raise_sig);
     return 0;
@@ -698,7 +708,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
        OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS, OPT_TWO_PHASE,
-       OPT_RAISE_AFTER_SAVE, OPT_RAISE_END, OPT_STEP_KB };
+       OPT_RAISE_AFTER_SAVE, OPT_RAISE_END, OPT_STEP_KB, OPT_PRINT_STEPS };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -734,6 +744,7 @@ int main(int argc, char **argv)
         { "step-kb", required_argument, NULL, OPT_STEP_KB }, { "fail-at", required_argument, NULL, OPT_FAIL }, { "async", no_argument, NULL, OPT_ASYNC },
         { "async-start", no_argument, NULL, OPT_ASYNC_START }, { "watch-peers", no_argument, NULL, OPT_WATCH_PEERS },
         { "verbose", no_argument, NULL, OPT_VERBOSE }, { "help", no_argument, NULL, OPT_HELP },
+        { "print-steps", no_argument, NULL, OPT_PRINT_STEPS },
         { "version", no_argument, NULL, TOOL_OPT_VERSION },
         { "etcd", required_argument, NULL, OPT_ETCD }, { "job", required_argument, NULL, OPT_JOB },
         { "launch-id", required_argument, NULL, OPT_LAUNCH },
@@ -843,6 +854,7 @@ int main(int argc, char **argv)
         case OPT_ASYNC_START: cfg.async_start = true; break;
         case OPT_WATCH_PEERS: watch_peers = true; break;
         case OPT_VERBOSE: t.verbose = true; break;
+        case OPT_PRINT_STEPS: t.print_steps = true; break;
         case OPT_HELP: fputs(usage, stdout); return 0;
         case TOOL_OPT_VERSION: return tool_version(NAME);
         case OPT_ETCD: cfg.etcd_endpoints = optarg; break;

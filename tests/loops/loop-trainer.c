@@ -32,7 +32,8 @@
  * loop like the rest (--start async: async_start).
  *
  * Output (stdout, one line each): "started run=R", "restored step=S
- * exact=1|0", "saved step=S", "exit code=C run=R" (with --two-phase also
+ * exact=1|0", "saved step=S", "exit code=C run=R", "trained n=N" (--mark N:
+ * once, when this process has trained N steps; tests wait for it) (with --two-phase also
  * "persisting" and "released run=R": a snapshot given back); a watcher's "notice
  * worker=W source=S withdrawn=0|1" and "exited incarnation=N". */
 #define _GNU_SOURCE
@@ -71,6 +72,7 @@ struct trainer {
     bool done;           /* on_exit ran */
     bool two_phase;      /* --two-phase: the model is a snapshot, persisted on the loop */
     uint64_t checkpoint_at; /* --checkpoint-at N: preempt_request_checkpoint() at run N; 0: none */
+    uint64_t mark, stepped; /* --mark N: "trained n=N" once this process has trained N steps */
     int code;
     /* glib */
     GMainLoop *gloop;
@@ -230,6 +232,8 @@ static void one_step(struct trainer *t)
         t->model[i] = t->model[i] * 6364136223846793005ULL + 1442695040888963407ULL + st.run;
     if (t->step_ms)
         usleep(t->step_ms * 1000u); /* the step's collective, blocking */
+    if (++t->stepped == t->mark)
+        printf("trained n=%" PRIu64 "\n", t->stepped);
     {
         enum preempt_action a;
         int r = preempt_step_end(t->h, &a);
@@ -517,7 +521,7 @@ static void run_uv(struct trainer *t, int fd)
 static void usage(void)
 {
     fputs("usage: loop-trainer --loop glib|uv|poll --idiom ready|every [--start sync|async] [--step-ms MS]\n"
-          "       [--two-phase] [--checkpoint-at N]\n"
+          "       [--two-phase] [--checkpoint-at N] [--mark N]\n"
           "       (--steps N | --more N) --ckpt-dir DIR [--etcd URL --job NAME --worker I --workers N]\n"
           "       loop-trainer --watch --loop glib|uv|poll --idiom ready|every --etcd URL --job NAME\n",
           stderr);
@@ -535,6 +539,7 @@ int main(int argc, char **argv)
         { "worker", required_argument, NULL, 'w' }, { "workers", required_argument, NULL, 'W' },
         { "start", required_argument, NULL, 'S' },     { "watch", no_argument, NULL, 'a' },
         { "two-phase", no_argument, NULL, 'T' },   { "checkpoint-at", required_argument, NULL, 'C' },
+        { "mark", required_argument, NULL, 'M' },
         { NULL, 0, NULL, 0 },
     };
     struct preempt_config cfg;
@@ -575,6 +580,7 @@ int main(int argc, char **argv)
         case 'W': cfg.workers = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'T': t.two_phase = true; break;
         case 'C': t.checkpoint_at = strtoull(optarg, NULL, 10); break;
+        case 'M': t.mark = strtoull(optarg, NULL, 10); break;
         default: usage();
         }
     }

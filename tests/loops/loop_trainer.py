@@ -41,6 +41,7 @@ def main():
     ap.add_argument("--step-ms", type=int, default=0)
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--more", type=int, default=0)
+    ap.add_argument("--mark", type=int, default=0, help='"trained n=N" once this process trained N steps')
     ap.add_argument("--ckpt-dir", required=True)
     ap.add_argument("--etcd")
     ap.add_argument("--job")
@@ -75,11 +76,15 @@ def main():
             run = h.status()["run"]
             stop_at = a.steps or run + a.more
             print("started run=%d" % run, flush=True)
+            stepped = 0
             while True:
                 run = h.status()["run"]
                 state["x"] = (state["x"] * 6364136223846793005 + 1442695040888963407 + run) & MASK
                 if a.step_ms:
                     time.sleep(a.step_ms / 1000.0)  # the step's collective, blocking
+                stepped += 1
+                if stepped == a.mark:
+                    print("trained n=%d" % stepped, flush=True)
                 code = await h.astep()
                 if code is not None:
                     break

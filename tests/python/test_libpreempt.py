@@ -135,7 +135,7 @@ def test_two_phase_on_asyncio(tmp_path, monkeypatch, backend):
         detach = h.attach()
         try:
             for step in range(1, 100000):
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(0.001)  # the step
                 if step == 3:
                     assert h.request_checkpoint()
                 if step > 3 and states[-1] == "idle" and "persisting" in states and len(saved) == 1:
@@ -386,7 +386,7 @@ def test_asyncio_attach_and_astep(tmp_path):
         detach = h.attach()
         try:
             for step in range(1, 1000):
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(0.001)  # the step
                 if step == 20:
                     asyncio.get_running_loop().call_later(0.01, os.kill, os.getpid(), signal.SIGTERM)
                 code = await h.astep()

@@ -2255,7 +2255,7 @@ static void fake_gateway(unsigned delay_ms, struct gateway *g)
                                    sizeof(created) - 1, created);
                 } else {
                     (void)!write(pfd[1], "r", 1);
-                    usleep(delay_ms * 1000);
+                    usleep(delay_ms * 1000); /* the reply's latency */
                     (void)!write(p[i].fd, reply, sizeof(reply) - 1);
                 }
             }
@@ -2374,7 +2374,7 @@ START_TEST(test_step_does_not_time_out_a_request)
      * reply comes 100 ms later, into the socket buffer, while the step runs */
     for (int i = 0; i < 200 && !a.done && gateway_count(&g, 'r') == 0; i++) {
         (void)event_base_loop(base, EVLOOP_NONBLOCK);
-        usleep(10000);
+        usleep(10000); /* the poll */
     }
     ck_assert(!a.done);
     usleep(1200 * 1000); /* the step: the loop is away */

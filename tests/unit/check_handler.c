@@ -773,8 +773,7 @@ START_TEST(test_poll_notice_and_deadline_timer)
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_NOT_SAVED);
     ck_assert_int_eq(exit_code_of(h), 75);
     calls = r.poll_calls; /* polling stops at exit */
-    ck_assert_int_eq(usleep(30000), 0);
-    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1); /* 1: no events left */
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1); /* 1: no events left, no poll timer */
     ck_assert_int_eq(r.poll_calls, calls);
     h = preempt_handler_free(h);
     event_base_free(base);
@@ -930,7 +929,7 @@ START_TEST(test_periodic_checkpoints)
     ck_assert_int_eq(preempt_handler_new(base, &cfg, &callbacks, &r, &h), 0);
     a = PREEMPT_ACTION_CONTINUE;
     for (int i = 0; i < 400 && a != PREEMPT_ACTION_SAVE; i++) {
-        ck_assert_int_eq(usleep(2000), 0);
+        ck_assert_int_eq(usleep(2000), 0); /* the step */
         ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
         a = step_end(h);
     }
@@ -1152,14 +1151,23 @@ static void count_sigint(int sig)
     sigints++;
 }
 
-/* A SIGINT 300 ms from now, from another process (as a terminal's Ctrl-C). */
-static pid_t sigint_soon(void)
+/* A SIGINT from another process (as a terminal's Ctrl-C) once the
+ * blocking start-up waits: the child accepts the start-up's connection to
+ * the etcd on lfd (which never answers), signals, and holds the
+ * connection until the start-up has closed it (each wait bounded). */
+static pid_t sigint_when_joining(int lfd)
 {
     pid_t parent = getpid(), pid = fork();
 
     if (pid == 0) {
-        (void)usleep(300000);
+        struct pollfd p = { .fd = lfd, .events = POLLIN };
+        int c = poll(&p, 1, 30000) == 1 ? accept(lfd, NULL, NULL) : -1;
+        char buf[4096];
+
         (void)kill(parent, SIGINT);
+        p.fd = c;
+        while (c >= 0 && poll(&p, 1, 30000) == 1 && read(c, buf, sizeof(buf)) > 0)
+            ;
         _exit(0);
     }
     ck_assert_int_gt(pid, 0);
@@ -1195,7 +1203,7 @@ START_TEST(test_sigint_interrupts_start)
     (void)sigemptyset(&sa.sa_mask);
     ck_assert_int_eq(sigaction(SIGINT, &sa, NULL), 0);
 
-    pid = sigint_soon();
+    pid = sigint_when_joining(lfd);
     (void)clock_gettime(CLOCK_MONOTONIC, &t0);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EINTR);
     (void)clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1210,7 +1218,7 @@ START_TEST(test_sigint_interrupts_start)
     cfg.join_timeout_ms = 1500;
     sa.sa_handler = SIG_IGN;
     ck_assert_int_eq(sigaction(SIGINT, &sa, NULL), 0);
-    pid = sigint_soon();
+    pid = sigint_when_joining(lfd);
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -ETIMEDOUT);
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_int_eq(sigints, 1);

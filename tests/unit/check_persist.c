@@ -722,7 +722,7 @@ START_TEST(test_two_phase_checkpoint)
         ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
         if (state_of(h) == PREEMPT_STATE_PERSISTING)
             ck_assert(!exists("tp", step)); /* committed only once durable */
-        (void)usleep(200);
+        (void)usleep(200); /* the step */
     }
     ck_assert_int_eq(most, 1); /* no thread but the trainer's (io_uring's kernel workers aside) */
     ck_assert_uint_gt(steps, 2); /* the persist spread over steps: training went on */
@@ -793,7 +793,7 @@ START_TEST(test_periodic_multiple_during_persist)
     while (state_of(h) == PREEMPT_STATE_PERSISTING) {
         ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE);
         ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
-        (void)usleep(200);
+        (void)usleep(200); /* the step */
     }
     ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
     ck_assert_uint_eq(st.committed_step, step);
