@@ -10,6 +10,7 @@
 #   etcd_stop           SIGTERM to ETCD_PID, bounded wait, then SIGKILL
 #   etcd_restart        starts the stopped etcd again: same ports, same data
 #   free_port LO SPAN   a random TCP port that nothing uses now
+. "${top_srcdir:-.}/tests/wait-lib.sh" # poll
 ETCD_PID=
 
 # free_port LO SPAN: a random port in [LO, LO + SPAN) that no TCP socket of
@@ -92,7 +93,7 @@ etcd_watchers() {
     curl -s "$ETCD_URL/metrics" | sed -n 's/^etcd_debugging_mvcc_watcher_total \([0-9]*\)$/\1/p'
 }
 has_watchers() { [ "$(etcd_watchers)" -ge "$1" ] 2>/dev/null; }
-wait_watchers() { wait_until "$2" "etcd has $1 watches" has_watchers "$1"; }
+wait_watchers() { poll "$2" has_watchers "$1" || fail "etcd has not $1 watches after $2 s"; }
 
 etcd_restart() {
     etcd_launch || fail "etcd did not restart; see $ETCD_DIR/etcd.log"

@@ -6,8 +6,7 @@
 # -> exit 42 -> the restart finishes with exit 0.
 set -u
 : "${PKG_CONFIG:=pkg-config}" "${CC:=cc}"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/preempt-installed.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+. "$top_srcdir/tests/lib.sh" # $TMP, wait_handler
 fail() { echo "installcheck: FAIL: $*"; exit 1; }
 
 cflags=$($PKG_CONFIG --cflags libpreempt) || fail "pkg-config does not know libpreempt"

@@ -99,43 +99,15 @@ TRAINER="$top_builddir/tools/preempt-trainer"
 
 . "$top_srcdir/scripts/jsonl.sh" # field, count_events
 
-# ---- bounded waits for events ----------------------------------------------------
-# A test never sleeps to let something happen: it waits, bounded, for the
-# event that says it happened (a line in a file, a key, a process state).
-# poll() is the suite's one pause (tests/no-sleep.sh checks it).
-#
-#   poll SECONDS CMD...            runs CMD until it succeeds; 1 if SECONDS
-#                                  (wall clock) pass first
-#   spin SECONDS CMD...            poll without a pause, for a window shorter
-#                                  than the poll's period (a persist of
-#                                  milliseconds); it costs a CPU meanwhile
-#   wait_until SECONDS WHAT CMD... the same; a failed check "WHAT" on time-out
+# ---- bounded waits for events (tests/wait-lib.sh: poll, spin, and the
+# conditions; here the waits that fail a check when their bound passes) ----
+#   wait_until SECONDS WHAT CMD... poll; a failed check "WHAT" on time-out
 #   wait_for FILE TEXT SECONDS     FILE contains TEXT (fixed string)
 #   wait_lines FILE TEXT N SECONDS FILE has N lines containing TEXT
-#   wait_exit SECONDS PID...       every PID has exited (not reaped)
-#   wait_blocked PID SIG SECONDS   PID blocks signal SIG (number): a process
-#                                  that blocks its notice signals has its
-#                                  handler, or a preempt-exec, in place
 #   wait_handler PID SECONDS       PID has a signalfd open: its handler was
 #                                  made (start-up and restore done) and it
 #                                  reads its notice signals
-poll() {
-    _poll_end=$(($(date +%s%3N) + $(echo "$1" | awk '{ printf "%d", $1 * 1000 }')))
-    shift
-    until "$@"; do
-        [ "$(date +%s%3N)" -lt "$_poll_end" ] || return 1
-        sleep 0.05 # the poll's period: the one pause of the suite
-    done
-    return 0
-}
-spin() {
-    _spin_end=$(($(date +%s%3N) + $1 * 1000))
-    shift
-    until "$@"; do
-        [ "$(date +%s%3N)" -lt "$_spin_end" ] || return 1
-    done
-    return 0
-}
+. "$top_srcdir/tests/wait-lib.sh"
 wait_until() {
     _wu_s=$1 _wu_what=$2
     shift 2
@@ -143,42 +115,19 @@ wait_until() {
     fail "$_wu_what: not within $_wu_s s"
     return 1
 }
-has_text() { grep -qF -- "$2" "$1" 2>/dev/null; }
 wait_for() {
     poll "$3" has_text "$1" "$2" && return 0
     fail "no '$2' in $1 after $3 s"
     return 1
 }
-has_lines() { [ "$(grep -cF -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
 wait_lines() {
     poll "$4" has_lines "$1" "$2" "$3" && return 0
     fail "fewer than $3 lines with '$2' in $1 after $4 s"
     return 1
 }
-none_alive() {
-    for _na in "$@"; do kill -0 "$_na" 2>/dev/null && return 1; done
-    return 0
-}
-wait_exit() {
-    _we_s=$1
-    shift
-    poll "$_we_s" none_alive "$@" && return 0
-    fail "processes $* still running after $_we_s s"
-    return 1
-}
-blocks() { # PID SIG: PID's blocked-signal mask has SIG
-    _bm=$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-    [ -n "$_bm" ] && [ $(((0x$_bm >> ($2 - 1)) & 1)) -eq 1 ]
-}
-has_signalfd() { grep -qs '^sigmask:' /proc/"$1"/fdinfo/*; }
 wait_handler() {
     poll "$2" has_signalfd "$1" && return 0
     fail "process $1 has no signalfd after $2 s"
-    return 1
-}
-wait_blocked() {
-    poll "$3" blocks "$1" "$2" && return 0
-    fail "process $1 does not block signal $2 after $3 s"
     return 1
 }
 

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
 # tests/no-sleep.sh: no test sleeps to let something happen. A test waits,
-# bounded, for the event (tests/lib.sh: poll, wait_until, wait_for, ...);
-# poll()'s period is the one pause of the shell tests. Counted here:
+# bounded, for the event (tests/wait-lib.sh: poll; tests/lib.sh:
+# wait_until, wait_for, ...); poll()'s period is the one pause of the
+# shell tests. Counted here:
 #  - shell (every .sh under tests/, the scripts they write included): a
 #    sleep command anywhere but in poll();
 #  - C and Python test programs: a sleep whose comment does not say what
@@ -20,7 +21,7 @@ found=$(find tests -name '*.sh' ! -name no-sleep.sh | sort | while read -r f; do
     sed -n 's/^[[:space:]]*#.*//; s/[[:space:]]#.*//; /\(^\|[^a-z_-]\)sleep[[:space:]]\{1,\}["$0-9]/=' "$f" |
         while read -r n; do
             line=$(sed -n "${n}p" "$f")
-            [ "$f" = tests/lib.sh ] && [ "${line#*the poll\'s period}" != "$line" ] && continue
+            [ "$f" = tests/wait-lib.sh ] && [ "${line#*the poll\'s period}" != "$line" ] && continue
             echo "$f:$n: $line"
         done
 done)
@@ -28,7 +29,7 @@ if [ -z "$found" ]; then ok; else fail "fixed sleeps in the shell tests:
 $found"; fi
 
 # the poll is there, once
-eq "poll's pause, once in tests/lib.sh" "$(grep -c "sleep 0.05 # the poll's period" tests/lib.sh)" 1
+eq "poll's pause, once in tests/wait-lib.sh" "$(grep -c "sleep 0.05 # the poll's period" tests/wait-lib.sh)" 1
 
 found=$(grep -nE '(^|[^a-z_.])(usleep|nanosleep|sleep)\(|time\.sleep\(|asyncio\.sleep\((0[^)]|[^0)])' \
     $(find tests -name '*.c' -o -name '*.py' | sort) | grep -vE "the step|the poll|latency" || true)

@@ -114,7 +114,7 @@ eq "the installed package loads the library" \
     "$(PYTHONPATH="$TMP/site" $PY -c 'import libpreempt; print(libpreempt.__file__.startswith("'"$TMP/site"'"), libpreempt.version())')" \
     "True $(sed -n 's/^AC_INIT(\[libpreempt\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")"
 
-# the API's details (the PyTorch helper's are tests/pytorch.sh's)
+# the API's details (the PyTorch helper's are tests/pytorch-helper.sh's)
 "$EXEC" -- $PY -m pytest -q -p no:cacheprovider "$top_srcdir/tests/python/test_libpreempt.py" >"$TMP/pytest" 2>&1
 rc=$?
 sed 's/^/    /' "$TMP/pytest" | tail -n 15

@@ -13,80 +13,14 @@
 # all-reduce for a restart (75) within the lease bound.
 # Without the example's per-parameter gradient hook, DDP's own bucketed
 # all-reduce makes the restored run drift: the check can fail.
-# The package's PyTorch helper (libpreempt.torch): its tests
-# (tests/python/test_torch_helper.py: a run cut mid-epoch and at an
-# epoch's end, DataLoader workers, every RNG, the trap of a DataLoader
-# without its own generator), and the example's --loader-workers 2 form:
-# a DataLoader with two worker processes over a DistributedSampler, epochs
-# of 24 batches, a scheduler; SIGTERM to every rank; the restart resumes
-# at the next batch and ends bitwise as the uninterrupted run.
+# (The package's PyTorch helper, libpreempt.torch: tests/pytorch-helper.sh.)
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
 trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
-. "$top_srcdir/tests/python-lib.sh"
-DDP="$top_srcdir/examples/pytorch_ddp.py"
-export PYTHONFAULTHANDLER=1 # a rank ended by a fatal signal (the watchdog's SIGABRT below) prints its threads' stacks
-W=4
-STEPS=200
+. "$top_srcdir/tests/ddp-lib.sh" # W=4 ranks, STEPS=200
 
 etcd_start pytorch || finish
-
-# ranks TAG ARGS...: the W ranks of job TAG, on a fresh gloo port. Each
-# rank traces its run (TAG.N.trace.<rank>, N counting the runs), and
-# job_wait replays every rank's trace with every rule of preempt-replay.
-RUNS=0
-ranks() {
-    _t=$1
-    shift
-    _port=$(free_port 10000 9950)
-    RUNS=$((RUNS + 1))
-    JOB_TAG=$_t JOB_N=$W JOB_TRACES=$TMP/$_t.$RUNS.trace
-    PIDS=
-    for r in $(seq 0 $((W - 1))); do
-        "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \
-            --master-port $_port --trace "$JOB_TRACES" --print-steps "$@" >"$TMP/$_t.$r.out" 2>"$TMP/$_t.$r.err" &
-        PIDS="$PIDS $!"
-    done
-}
-logs() { for r in $(seq 0 $((W - 1))); do echo "--- $1 rank $r"; tail -n "${LOG_LINES:-6}" "$TMP/$1.$r.err" | sed 's/^/    /'; done; }
-
-# reference TAG ARGS...: an uninterrupted run's digest in $REF.
-reference() {
-    _t=$1
-    shift
-    ranks "$_t" --steps $STEPS "$@"
-    job_wait 120
-    eq "$_t: an uninterrupted run completes" "$RCS" "$(rcs_of $W 0)"
-    REF=$(same "$_t" $W done digest)
-    expect "$_t: one digest ($REF)" one_step "$REF"
-    [ "$failures" -eq 0 ] || { logs "$_t"; finish; }
-}
-
-# preempt TAG WHO ARGS...: SIGTERM to rank 1 (WHO=one) or to every rank
-# (all) a moment into training; then the restart.
-preempt() {
-    _t=$1 _who=$2
-    shift 2
-    ranks "$_t" --steps $STEPS --step-ms 10 "$@"
-    for r in $(seq 0 $((W - 1))); do wait_for "$TMP/$_t.$r.out" '"event":"start"' 60 || { logs "$_t"; finish; }; done
-    job_trained 20
-    # shellcheck disable=SC2086 # the pids, split
-    if [ "$_who" = one ]; then set -- $PIDS; kill -TERM "$2"; else kill -TERM $PIDS; fi
-    job_wait 120
-    eq "$_t: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
-    S=$(same "$_t" $W exit saved_step)
-    expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 0 && test '$S' -lt $STEPS"
-    [ "$failures" -eq 0 ] || { logs "$_t"; return; }
-}
-restart() { # TAG ARGS...
-    _t=$1
-    shift
-    ranks "$_t" --steps $STEPS "$@"
-    job_wait 120
-    eq "$_t: the restart completes" "$RCS" "$(rcs_of $W 0)"
-    eq "$_t: every rank resumed at the saved step" "$(same "$_t" $W start restored_step)" "$S"
-}
 
 reference ref
 for mode in sync async; do
@@ -215,49 +149,6 @@ expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '
 [ "$failures" -eq 0 ] || logs $_t
 restart $_t
 eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
-
-# The PyTorch helper.
-"$EXEC" -- $PY -m pytest -q -p no:cacheprovider "$top_srcdir/tests/python/test_torch_helper.py" >"$TMP/pytest" 2>&1
-rc=$?
-sed 's/^/    /' "$TMP/pytest" | tail -n 8
-eq "pytest tests/python/test_torch_helper.py" "$rc" 0
-expect "the helper's tests ran" grep -q ' passed' "$TMP/pytest"
-reference loader-ref --loader-workers 2
-LREF=$REF
-preempt loader all --loader-workers 2
-echo "loader: saved at step $S, batch $(( (S - 1) % 24 + 1 )) of epoch $(( (S - 1) / 24 ))"
-restart loader --loader-workers 2
-eq "loader: bitwise the uninterrupted run's parameters" "$(same loader $W done digest)" "$LREF"
-[ "$failures" -eq 0 ] || logs loader
-
-# Two-phase checkpoints: periodic ones persist while the ranks train on (a
-# blocking all-reduce in every step), then the preemption's; the restart
-# is bitwise the same uninterrupted run. Steps of 30 ms: the SIGTERM must
-# come while the ranks train (with 10 ms they once finished all 200 steps
-# before it, 1 run in 3: the case's precondition, not what it checks).
-# They persist through Linux AIO past the page cache (PREEMPT_PERSIST=aio,
-# the backend where io_uring is not permitted, as in Docker's default
-# seccomp profile); tests/torchrun.sh's ranks persist with io_uring. A
-# backend named but not usable gives way to chunks and says so (seen with
-# fs.aio-max-nr=1); no rank says so below, so the commits were aio's.
-export PREEMPT_PERSIST=aio
-ranks twophase --steps $STEPS --step-ms 30 --loader-workers 2 --two-phase --save-every-steps 5
-for r in $(seq 0 $((W - 1))); do
-    wait_for "$TMP/twophase.$r.out" '"event":"persisting"' 120
-    expect "two-phase: rank $r trained on while a checkpoint persisted" grep -q '"event":"persisting"' "$TMP/twophase.$r.out"
-done
-# shellcheck disable=SC2086 # the pids, split
-kill -TERM $PIDS
-job_wait 120
-eq "two-phase: every rank saved and exits 42" "$RCS" "$(rcs_of $W 42)"
-expect "two-phase: every rank persisted through aio (none fell back)" \
-    test -z "$(grep -l 'two-phase saves persist .* instead' "$TMP"/twophase.*.err)"
-S=$(same twophase $W exit saved_step)
-expect "two-phase: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 5"
-unset PREEMPT_PERSIST
-restart twophase --loader-workers 2 --two-phase
-eq "two-phase: bitwise the uninterrupted run's parameters" "$(same twophase $W done digest)" "$LREF"
-[ "$failures" -eq 0 ] || logs twophase
 
 # DDP's own bucketed all-reduce: a restored run sums in another order.
 reference nohook-ref --no-hook

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
-"""libpreempt.torch, the PyTorch helper (run by tests/pytorch.sh with
+"""libpreempt.torch, the PyTorch helper (run by tests/pytorch-helper.sh with
 Debian's python3-torch): a run cut anywhere and resumed from the helper's
 checkpoint is bitwise the uninterrupted run, mid-epoch included, with
 DataLoader worker processes too; and the trap it avoids is real."""
