@@ -286,29 +286,73 @@ json_t *preempt_etcd_req_body_(const struct preempt_etcd_req *q, const char **re
 
 /* ---- reply decoding --------------------------------------------------------------------- */
 
-int64_t preempt_etcd_i64_(const json_t *obj, const char *name)
+/* The numbers of a reply (revisions, lease and cluster ids, counts,
+ * TTLs). The gateway writes an int64 or uint64 field as a JSON string of
+ * decimal digits ('-' first for a negative one) and leaves out a field
+ * whose value is 0. Absent, a number is 0; there and not such a number
+ * (garbage, "007", "+7", " 7", out of range, another JSON type), the whole
+ * reply is malformed: *err becomes -EPROTO (and stays so), the value 0,
+ * which no caller then reads. A garbage revision read as 0 would decide
+ * whether a whole read is applied. */
+static bool decimal(const char *s, uint64_t max, uint64_t *ret)
+{
+    uint64_t v = 0;
+
+    if (*s < '0' || *s > '9' || (s[0] == '0' && s[1]))
+        return false; /* empty, a sign or a blank, or a leading zero */
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (max - (uint64_t)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *ret = v;
+    return *s == '\0';
+}
+
+int64_t preempt_etcd_i64_(const json_t *obj, const char *name, int *err)
 {
     const json_t *v = json_object_get(obj, name);
+    uint64_t u;
 
-    if (json_is_string(v))
-        return strtoll(json_string_value(v), NULL, 10);
+    if (!v)
+        return 0;
     if (json_is_integer(v))
         return (int64_t)json_integer_value(v);
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+
+        if (s[0] == '-' && decimal(s + 1, (uint64_t)INT64_MAX + 1, &u) && u > 0)
+            return u > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)u;
+        if (decimal(s, INT64_MAX, &u))
+            return (int64_t)u;
+    }
+    *err = -EPROTO;
     return 0;
 }
 
-static int64_t header_rev(const json_t *reply)
+static uint64_t u64_of(const json_t *obj, const char *name, int *err)
 {
-    return preempt_etcd_i64_(json_object_get(reply, "header"), "revision");
+    const json_t *v = json_object_get(obj, name);
+    uint64_t u;
+
+    if (!v)
+        return 0;
+    if (json_is_integer(v) && json_integer_value(v) >= 0)
+        return (uint64_t)json_integer_value(v);
+    if (json_is_string(v) && decimal(json_string_value(v), UINT64_MAX, &u))
+        return u;
+    *err = -EPROTO;
+    return 0;
 }
 
-static uint64_t header_cluster(const json_t *reply)
+static int64_t header_rev(const json_t *reply, int *err)
 {
-    const json_t *v = json_object_get(json_object_get(reply, "header"), "cluster_id");
+    return preempt_etcd_i64_(json_object_get(reply, "header"), "revision", err);
+}
 
-    if (json_is_string(v))
-        return strtoull(json_string_value(v), NULL, 10);
-    return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+static uint64_t header_cluster(const json_t *reply, int *err)
+{
+    return u64_of(json_object_get(reply, "header"), "cluster_id", err);
 }
 
 void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv)
@@ -321,7 +365,7 @@ void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv)
 int preempt_etcd_kv_(const json_t *kv, struct preempt_etcd_kv *ret)
 {
     const json_t *k = json_object_get(kv, "key"), *v = json_object_get(kv, "value");
-    int r;
+    int r, err = 0;
 
     *ret = (struct preempt_etcd_kv){ 0 };
     if (!json_is_object(kv) || !json_is_string(k) || (v && !json_is_string(v)))
@@ -333,10 +377,12 @@ int preempt_etcd_kv_(const json_t *kv, struct preempt_etcd_kv *ret)
         preempt_etcd_kv_clear_(ret);
         return r;
     }
-    ret->create_rev = preempt_etcd_i64_(kv, "create_revision");
-    ret->mod_rev = preempt_etcd_i64_(kv, "mod_revision");
-    ret->lease = preempt_etcd_i64_(kv, "lease");
-    return 0;
+    ret->create_rev = preempt_etcd_i64_(kv, "create_revision", &err);
+    ret->mod_rev = preempt_etcd_i64_(kv, "mod_revision", &err);
+    ret->lease = preempt_etcd_i64_(kv, "lease", &err);
+    if (err < 0)
+        preempt_etcd_kv_clear_(ret);
+    return err;
 }
 
 void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n)
@@ -374,9 +420,10 @@ static int range_res(const json_t *rr, struct preempt_etcd_res *ret)
 {
     const json_t *kvs = json_object_get(rr, "kvs");
     size_t n = json_array_size(kvs);
+    int err = 0;
 
-    *ret = (struct preempt_etcd_res){ .count = preempt_etcd_i64_(rr, "count") };
-    if (!json_is_object(rr) || (kvs && !json_is_array(kvs)))
+    *ret = (struct preempt_etcd_res){ .count = preempt_etcd_i64_(rr, "count", &err) };
+    if (err < 0 || !json_is_object(rr) || (kvs && !json_is_array(kvs)))
         return -EPROTO;
     if (n == 0)
         return 0;
@@ -401,13 +448,14 @@ static int range_res(const json_t *rr, struct preempt_etcd_res *ret)
 static int txn_res(const json_t *resp, struct preempt_etcd_res *ret)
 {
     const json_t *rr = json_object_get(resp, "response_range"), *del = json_object_get(resp, "response_delete_range");
+    int err = 0;
 
     *ret = (struct preempt_etcd_res){ 0 };
     if (rr)
         return range_res(rr, ret);
     if (del) {
-        ret->count = preempt_etcd_i64_(del, "deleted");
-        return json_is_object(del) ? 0 : -EPROTO;
+        ret->count = preempt_etcd_i64_(del, "deleted", &err);
+        return json_is_object(del) && err == 0 ? 0 : -EPROTO;
     }
     return json_is_object(json_object_get(resp, "response_put")) ? 0 : -EPROTO;
 }
@@ -441,8 +489,10 @@ int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, st
     result = kind == PREEMPT_ETCD_RQ_KEEPALIVE && json_is_object(json_object_get(body, "result"))
                  ? json_object_get(body, "result")
                  : body;
-    ret->rev = header_rev(result);
-    ret->cluster = header_cluster(result);
+    ret->rev = header_rev(result, &r);
+    ret->cluster = header_cluster(result, &r);
+    if (r < 0)
+        return r;
     switch (kind) {
     case PREEMPT_ETCD_RQ_PUT:
     case PREEMPT_ETCD_RQ_REVOKE:
@@ -455,7 +505,7 @@ int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, st
         break;
     case PREEMPT_ETCD_RQ_DELETE:
         if ((r = reply_res(ret, 1)) == 0)
-            ret->res[0].count = preempt_etcd_i64_(body, "deleted");
+            ret->res[0].count = preempt_etcd_i64_(body, "deleted", &r);
         break;
     case PREEMPT_ETCD_RQ_TXN:
     case PREEMPT_ETCD_RQ_CREATE:
@@ -471,17 +521,17 @@ int preempt_etcd_reply_decode_(enum preempt_etcd_rq kind, const json_t *body, st
             r = txn_res(json_array_get(resps, i), &ret->res[i]);
         break;
     case PREEMPT_ETCD_RQ_GRANT:
-        ret->id = preempt_etcd_i64_(body, "ID");
-        ret->ttl = preempt_etcd_i64_(body, "TTL");
+        ret->id = preempt_etcd_i64_(body, "ID", &r);
+        ret->ttl = preempt_etcd_i64_(body, "TTL", &r);
         if (ret->id == 0)
             r = -EPROTO;
         break;
     case PREEMPT_ETCD_RQ_KEEPALIVE:
-        ret->ttl = preempt_etcd_i64_(result, "TTL"); /* an expired lease: none (0) */
+        ret->ttl = preempt_etcd_i64_(result, "TTL", &r); /* an expired lease: none (0) */
         break;
     case PREEMPT_ETCD_RQ_TIMETOLIVE:
-        ret->ttl = preempt_etcd_i64_(body, "TTL"); /* expired: -1, or none (0) */
-        ret->granted_ttl = preempt_etcd_i64_(body, "grantedTTL");
+        ret->ttl = preempt_etcd_i64_(body, "TTL", &r); /* expired: -1, or none (0) */
+        ret->granted_ttl = preempt_etcd_i64_(body, "grantedTTL", &r);
         break;
     default:
         r = -EPROTO;
@@ -551,6 +601,8 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
                                                const char **ret_reason)
 {
     const json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error"), *ev;
+    int64_t compacted;
+    int bad = 0;
 
     *ret_rev = 0;
     *ret_events = NULL;
@@ -563,11 +615,17 @@ enum preempt_watch_msg preempt_watch_classify_(const json_t *msg, int64_t *ret_r
     }
     if (!json_is_object(res) || !json_is_object(json_object_get(res, "header")))
         return PREEMPT_WATCH_BAD;
-    *ret_rev = header_rev(res);
+    *ret_rev = header_rev(res, &bad);
+    (void)header_cluster(res, &bad); /* read again where the store's identity matters: store_moved() */
+    compacted = preempt_etcd_i64_(res, "compact_revision", &bad);
+    if (bad < 0) {
+        *ret_rev = 0;
+        return PREEMPT_WATCH_BAD;
+    }
     if (json_is_true(json_object_get(res, "canceled"))) {
         const json_t *why = json_object_get(res, "cancel_reason");
 
-        if (preempt_etcd_i64_(res, "compact_revision") > 0)
+        if (compacted > 0)
             return PREEMPT_WATCH_COMPACTED;
         *ret_reason = json_is_string(why) ? json_string_value(why) : "canceled";
         return PREEMPT_WATCH_CANCELED;
@@ -636,7 +694,8 @@ static void dec_event(struct preempt_watch_dec *d, const json_t *ev)
  * read again instead, and the receiver rebuilds its view from it. */
 static bool store_moved(struct preempt_watch_dec *d, const json_t *msg, int64_t rev, enum preempt_watch_msg kind)
 {
-    uint64_t id = header_cluster(json_object_get(msg, "result"));
+    int err = 0;
+    uint64_t id = header_cluster(json_object_get(msg, "result"), &err); /* well-formed: classified */
     bool header = kind == PREEMPT_WATCH_CREATED || kind == PREEMPT_WATCH_PROGRESS;
     bool other = id && d->cluster_id && id != d->cluster_id;
     bool behind = !other && header && rev > 0 && d->next_rev > 0 && rev < d->next_rev - 1;

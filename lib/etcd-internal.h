@@ -217,8 +217,9 @@ void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv);
 void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n);
 /* A copy of n kvs (*ret NULL when n is 0). Returns 0 or -ENOMEM. */
 int preempt_etcd_kvs_dup_(const struct preempt_etcd_kv *kvs, size_t n, struct preempt_etcd_kv **ret);
-/* An int64 field that the gateway writes as a string (missing: 0). */
-int64_t preempt_etcd_i64_(const json_t *obj, const char *name);
+/* An int64 field that the gateway writes as a string (missing: 0); one
+ * that is there and malformed sets *err to -EPROTO and reads 0. */
+int64_t preempt_etcd_i64_(const json_t *obj, const char *name, int *err);
 
 int preempt_b64_encode_(const void *data, size_t len, char **ret);
 int preempt_b64_decode_(const char *s, char **ret, size_t *ret_len); /* NUL-terminated copy */

@@ -293,6 +293,68 @@ START_TEST(test_lease_replies)
 }
 END_TEST
 
+/* The numbers of a reply (revisions, lease and cluster ids, counts, TTLs)
+ * are read strictly: decimal digits in a JSON string (a '-' first for a
+ * negative one), or a JSON integer, or absent (0: the gateway leaves out a
+ * field whose value is 0). Anything else makes the reply malformed: read
+ * as 0, a garbage revision would decide whether a whole read is applied. */
+START_TEST(test_numbers_strict)
+{
+    static const char *const bad_rev[] = { "\"7x\"", "\"007\"", "\"\"", "\"+7\"", "\" 7\"", "\"7 \"", "\"-\"",
+                                           "\"--1\"", "\"99999999999999999999\"", "true", "7.5", "{}", "\"0x10\"" };
+    struct preempt_etcd_reply r;
+    char body[256];
+
+    for (size_t i = 0; i < sizeof(bad_rev) / sizeof(bad_rev[0]); i++) {
+        (void)snprintf(body, sizeof(body), "{\"header\":{\"revision\":%s},\"kvs\":[]}", bad_rev[i]);
+        ck_assert_msg(decode(PREEMPT_ETCD_RQ_RANGE, body, &r) == -EPROTO, "revision %s", bad_rev[i]);
+        (void)snprintf(body, sizeof(body), "{\"header\":{\"revision\":\"7\"},\"kvs\":[{\"key\":\"YQ==\","
+                                           "\"mod_revision\":%s}]}", bad_rev[i]);
+        ck_assert_msg(decode(PREEMPT_ETCD_RQ_RANGE, body, &r) == -EPROTO, "mod_revision %s", bad_rev[i]);
+        (void)snprintf(body, sizeof(body), "{\"header\":{\"revision\":\"7\"},\"kvs\":[{\"key\":\"YQ==\","
+                                           "\"lease\":%s}]}", bad_rev[i]);
+        ck_assert_msg(decode(PREEMPT_ETCD_RQ_RANGE, body, &r) == -EPROTO, "lease %s", bad_rev[i]);
+        (void)snprintf(body, sizeof(body), "{\"header\":{\"revision\":\"7\",\"cluster_id\":%s}}", bad_rev[i]);
+        ck_assert_msg(decode(PREEMPT_ETCD_RQ_PUT, body, &r) == -EPROTO, "cluster_id %s", bad_rev[i]);
+        (void)snprintf(body, sizeof(body), "{\"header\":{},\"ID\":%s,\"TTL\":\"10\"}", bad_rev[i]);
+        ck_assert_msg(decode(PREEMPT_ETCD_RQ_GRANT, body, &r) == -EPROTO, "ID %s", bad_rev[i]);
+        (void)snprintf(body, sizeof(body), "{\"header\":{\"revision\":\"9\"},\"deleted\":%s}", bad_rev[i]);
+        ck_assert_msg(decode(PREEMPT_ETCD_RQ_DELETE, body, &r) == -EPROTO, "deleted %s", bad_rev[i]);
+    }
+    /* good ones: a JSON integer, the extremes, a negative TTL */
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "{\"header\":{\"revision\":7,\"cluster_id\":"
+                                                   "\"18446744073709551615\"},\"kvs\":[{\"key\":\"YQ==\","
+                                                   "\"mod_revision\":\"9223372036854775807\",\"lease\":\"0\"}]}", &r), 0);
+    ck_assert_int_eq(r.rev, 7);
+    ck_assert(r.cluster == UINT64_MAX);
+    ck_assert_int_eq(r.res[0].kvs[0].mod_rev, INT64_MAX);
+    preempt_etcd_reply_clear_(&r);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TIMETOLIVE, "{\"header\":{},\"ID\":\"7\",\"TTL\":\"-1\"}", &r), 0);
+    ck_assert_int_eq(r.ttl, -1);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_TIMETOLIVE, "{\"header\":{},\"ID\":\"7\",\"TTL\":\"-x\"}", &r), -EPROTO);
+    ck_assert_int_eq(decode(PREEMPT_ETCD_RQ_RANGE, "{\"header\":{\"revision\":\"7\",\"cluster_id\":\"-1\"}}", &r),
+                     -EPROTO); /* an id is unsigned */
+    /* a watch message with a malformed number is a bad message */
+    {
+        static const char *const msgs[] = {
+            "{\"result\":{\"header\":{\"revision\":\"x\"},\"created\":true}}",
+            "{\"result\":{\"header\":{\"revision\":\"5\",\"cluster_id\":\"1y\"},\"created\":true}}",
+            "{\"result\":{\"header\":{\"revision\":\"5\"},\"canceled\":true,\"compact_revision\":\"3z\"}}",
+        };
+        const json_t *events;
+        const char *reason;
+        int64_t rev;
+
+        for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+            json_t *j = parse(msgs[i]);
+
+            ck_assert_msg(preempt_watch_classify_(j, &rev, &events, &reason) == PREEMPT_WATCH_BAD, "%s", msgs[i]);
+            json_decref(j);
+        }
+    }
+}
+END_TEST
+
 /* A request's copy holds its own strings and arrays: the caller's may go. */
 START_TEST(test_req_copy)
 {
@@ -2492,6 +2554,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_txn_replies);
     tcase_add_test(t, test_txn_second_read);
     tcase_add_test(t, test_lease_replies);
+    tcase_add_test(t, test_numbers_strict);
     tcase_add_test(t, test_req_copy);
     tcase_add_loop_test(t, test_framing_any_chunking, 0, 64);
     tcase_add_test(t, test_framing_overlong_line);
