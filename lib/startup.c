@@ -20,6 +20,7 @@
 #include "keys-internal.h"
 #include "records-internal.h"
 #include "platform-internal.h"
+#include "view-internal.h"
 #include "watch-internal.h"
 
 
@@ -602,7 +603,7 @@ static void on_joined(int status, const struct preempt_etcd_reply *r, const char
     if (r->succeeded) {
         j->alive_rev = r->rev;
         joined_reply(j, r, 2, 3, 4); /* the ops after the two puts */
-    } else if (!inc->value || !preempt_parse_u64_(inc->value, &now_inc) || now_inc != j->inc) {
+    } else if (preempt_view_inc_(inc->value, &now_inc) < 0 || now_inc != j->inc) {
         join_read_inc(j); /* the incarnation moved on meanwhile */
     } else if (mine->value && mine->lease == j->lease) {
         j->alive_rev = mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
@@ -776,7 +777,7 @@ static void on_inc(int status, const struct preempt_etcd_reply *r, const char *m
     kvs = r->res[0].kvs;
     if (r->res[0].n == 0) /* no counter: no record of any pending checkpoint can be trusted */
         offer_in(j, PREEMPT_OFFER_IN_NO_COUNTER);
-    else if (!preempt_parse_u64_(kvs[0].value, &j->inc) || j->inc == 0)
+    else if (preempt_view_inc_(kvs[0].value, &j->inc) < 0)
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     kvs[0].value);
     else

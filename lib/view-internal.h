@@ -24,6 +24,7 @@ struct preempt_view {
     uint64_t inc;              /* the incarnation viewed */
     uint64_t ep;               /* the episode viewed; records of later ones are the caller's to hold */
     unsigned n, me;            /* workers; this worker (n: none, a watcher's view) */
+    unsigned cap;              /* the workers the view was made for (preempt_view_workers_ narrows n) */
     uint64_t *notice_wall;     /* per worker: its earliest deadline (unix ms; 1: none given; 0: no notice) */
     bool *notice_withdrawn;    /* per worker: its notice is withdrawn (or advisory) */
     uint64_t op_wall;          /* the operator's earliest deadline (UINT64_MAX: none given; 0: no notice) */
@@ -107,6 +108,19 @@ struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, con
 
 /* Moves to incarnation inc, episode 0, with nothing known of it. */
 void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc);
+
+/* A reader that is no worker of the job (the watcher, preemptctl) makes
+ * its view for PREEMPT_MAX_WORKERS and learns the job's count from the
+ * incarnation's shape record: its value (well formed: 0 and the count in
+ * *n; else -EPROTO). preempt_view_workers_ then narrows the view to the
+ * first n workers, as every worker's own view is, starting the
+ * incarnation again: a record of a worker past them is malformed, as a
+ * worker judges it (-EINVAL: n is 0 or past what the view was made for). */
+int preempt_view_shape_(const char *value, unsigned *n);
+/* The incarnation counter's value, as every reader reads it: 0 and the
+ * incarnation (1 or more) in *inc, or -EPROTO ("007", "", "x": not one). */
+int preempt_view_inc_(const char *value, uint64_t *inc);
+int preempt_view_workers_(struct preempt_view *v, unsigned n);
 
 /* Moves to episode ep with nothing known of it. */
 void preempt_view_episode_(struct preempt_view *v, uint64_t ep);

@@ -13,7 +13,7 @@
 
 int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, unsigned n, unsigned me)
 {
-    *v = (struct preempt_view){ .inc = inc, .n = n, .me = me };
+    *v = (struct preempt_view){ .inc = inc, .n = n, .me = me, .cap = n };
     (void)snprintf(v->jobp, sizeof(v->jobp), "%s", jobp);
     v->notice_wall = calloc(n ? n : 1, sizeof(*v->notice_wall));
     v->notice_withdrawn = calloc(n ? n : 1, sizeof(*v->notice_withdrawn));
@@ -50,6 +50,46 @@ void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc)
     v->op_wall = 0;
     v->error = false;
     preempt_view_episode_(v, 0);
+}
+
+int preempt_view_shape_(const char *value, unsigned *n)
+{
+    struct preempt_record rec;
+    const char *why;
+    uint64_t w;
+
+    if (preempt_record_parse_(PREEMPT_KEY_SHAPE, value, 0, &rec, &why) < 0 ||
+        !preempt_record_u64_(&rec, "workers", &w) || w == 0 || w > PREEMPT_MAX_WORKERS)
+        return -EPROTO;
+    *n = (unsigned)w;
+    return 0;
+}
+
+int preempt_view_inc_(const char *value, uint64_t *inc)
+{
+    struct preempt_record rec;
+    const char *why;
+    uint64_t n;
+
+    if (!value || preempt_record_parse_(PREEMPT_KEY_INCARNATION, value, 0, &rec, &why) < 0 ||
+        !preempt_record_u64_(&rec, "N", &n) || n == 0)
+        return -EPROTO;
+    *inc = n;
+    return 0;
+}
+
+int preempt_view_workers_(struct preempt_view *v, unsigned n)
+{
+    if (n == 0 || n > v->cap)
+        return -EINVAL;
+    if (n == v->n)
+        return 0; /* known already (a full read brings the shape again) */
+    if (v->me >= v->n) /* no worker's view: still none */
+        v->me = n;
+    v->n = n;
+    memset(v->reported, 0, 2 * v->cap * sizeof(*v->reported));
+    preempt_view_incarnation_(v, v->inc);
+    return 0;
 }
 
 void preempt_view_reread_(struct preempt_view *v)

@@ -51,6 +51,7 @@ static bool watcher_ok(const struct preempt_watcher *w)
 static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
 {
     w->inc = inc;
+    (void)preempt_view_workers_(&w->view, w->view.cap); /* its count unknown until its shape is read */
     preempt_view_incarnation_(&w->view, inc);
     memset(w->joined, 0, sizeof(w->joined));
     memset(w->alive, 0, sizeof(w->alive));
@@ -141,11 +142,7 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
     uint64_t inc;
 
     if (id == PREEMPT_KEY_INCARNATION) {
-        struct preempt_record rec;
-        const char *why;
-
-        if (!put || preempt_record_parse_(PREEMPT_KEY_INCARNATION, value, 0, &rec, &why) < 0 ||
-            !preempt_record_u64_(&rec, "N", &inc))
+        if (!put || preempt_view_inc_(value, &inc) < 0)
             return; /* gone, or not a number: the records' own incarnations still move it */
         if (inc > w->inc)
             new_incarnation(w, inc);
@@ -157,6 +154,15 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
         new_incarnation(w, k.inc); /* records can arrive before the counter's change */
     if (k.inc != w->inc || id == PREEMPT_KEY_DECISION)
         return;
+    if (id == PREEMPT_KEY_SHAPE) { /* the job's worker count: records of others are malformed */
+        unsigned n;
+
+        if (put && preempt_view_shape_(value ? value : "", &n) == 0)
+            (void)preempt_view_workers_(&w->view, n);
+        return;
+    }
+    if (preempt_key_has_(id, 'w') && k.worker >= w->view.n)
+        return; /* a worker the job does not have: no member of it */
     /* a claim carries its driver's notice */
     if (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_CLAIM) {
         notice_record(w, put, key, value ? value : "");
@@ -198,6 +204,14 @@ static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, u
     w->have_notice = had;
     w->notice = last;
     w->exited_posted = posted;
+    /* the incarnation and its worker count first: a read comes in the keys'
+     * order, and a worker's records sort before the shape's */
+    for (size_t i = 0; i < n; i++) {
+        int id = preempt_key_parse_(kvs[i].key, w->jobp, &(struct preempt_key){ 0 });
+
+        if (id == PREEMPT_KEY_INCARNATION || id == PREEMPT_KEY_SHAPE)
+            on_record(w, true, kvs[i].key, kvs[i].value);
+    }
     for (size_t i = 0; i < n; i++)
         on_record(w, true, kvs[i].key, kvs[i].value);
     for (unsigned i = 0; i < PREEMPT_MAX_WORKERS; i++) /* a whole read: joined, not alive: exited */

@@ -801,6 +801,46 @@ job_wait 60
 saved_one_step "$tag" 2 "foreign notice, then SIGTERM"
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
+# A well-formed notice of worker 7, a worker the job (of 3) does not have:
+# every reader of the job judges it as the workers do. The workers ignore
+# it (and say so), preemptctl status lists it as malformed and counts no
+# notice, and preemptctl watch, watching since before it came, reports
+# none; a real SIGTERM afterwards is reported by the watcher and saves one
+# step on every worker. (The watcher and status's summary read the records
+# for any worker index before: the watcher reported worker 7's notice.)
+tag=w7
+job_start "$tag" 3 --steps 100000 --step-ms 10
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
+w=$(etcdctl --endpoints="$ETCD_URL" get "/preempt/$tag/incarnation" --print-value-only)
+ww=$(etcd_watchers)
+"$CTL" --etcd "$ETCD_URL" --wait-ms 60000 watch "$tag" >"$TMP/w7.watch" 2>"$TMP/w7.watch.err" &
+WPID=$!
+wait_watchers $((ww + 1)) 30 # the watcher has read the job and watches it
+etcdctl --endpoints="$ETCD_URL" put "/preempt/$tag/$w/e0/notice/7" "$(($(date +%s) * 1000 + 600000)) signal" >/dev/null
+for i in 0 1 2; do wait_for "$TMP/$tag.$i.err" "ignoring /preempt/$tag/$w/e0/notice/7 = " 30; done
+expect_rc 0 "$CTL" --etcd "$ETCD_URL" status "$tag"
+expect_output "e0/notice/7"
+expect "worker 7: status lists it as malformed" grep -q "e0/notice/7 .*(malformed: " "$TMP/out"
+expect_output "episode 0: no notice"
+kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
+job_wait 60
+saved_one_step "$tag" 3 "worker 7's notice, then SIGTERM"
+wait "$WPID"
+eq "worker 7: the watcher ends when every worker has exited" "$?" 0
+eq "worker 7: the watcher's first notice is worker 0's signal" \
+    "$(first_field "$TMP/w7.watch" notice worker) $(first_field "$TMP/w7.watch" notice source)" "0 signal"
+expect "worker 7: the watcher never reported worker 7" sh -c "! grep -q '\"worker\":7' '$TMP/w7.watch'"
+[ "$failures" -eq 0 ] || { show_logs "$tag" 3; cat "$TMP/w7.watch" "$TMP/w7.watch.err"; }
+
+# An incarnation counter hand-set to "007": no reader takes it for 7. A
+# worker refuses to join (before, its start-up read it as 7 where the
+# watcher and preemptctl read no incarnation), and preemptctl says why.
+etcdctl --endpoints="$ETCD_URL" put /preempt/inc007/incarnation 007 >/dev/null
+expect_rc 2 "$TRAINER" --etcd "$ETCD_URL" --job inc007 --ckpt-dir "$TMP/inc007" --steps 10
+expect_output 'the incarnation key holds "007", not a number'
+expect_rc 1 "$CTL" --etcd "$ETCD_URL" status inc007
+expect_output 'is not an incarnation'
+
 # ---- the preemption watcher; an advisory notice across a job ---------------
 # preemptctl watch (the public watcher) sees which worker got a notice and
 # when every worker has exited.

@@ -135,8 +135,6 @@ static uint64_t wall_ms(void)
 static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
 {
     struct preempt_etcd_kv *kvs;
-    struct preempt_record rec;
-    const char *why;
     char key[PREEMPT_KEY_MAX];
     size_t n;
     int r;
@@ -145,12 +143,11 @@ static int incarnation(struct sync *s, const char *jobp, uint64_t *ret)
     if ((r = range(s, key, false, &kvs, &n)) < 0)
         return r;
     r = n == 1 ? 0 : -ENOENT;
-    if (r == 0 && preempt_record_parse_(PREEMPT_KEY_INCARNATION, kvs[0].value, 0, &rec, &why) < 0) {
-        fprintf(stderr, "preemptctl: %s = \"%.40s\" is not an incarnation: not %s\n", key, kvs[0].value, why);
+    if (r == 0 && preempt_view_inc_(kvs[0].value, ret) < 0) {
+        fprintf(stderr, "preemptctl: %s = \"%.40s\" is not an incarnation (a number from 1, without leading zeros)\n",
+                key, kvs[0].value);
         r = -EBADMSG;
     }
-    if (r == 0)
-        (void)preempt_record_u64_(&rec, "N", ret);
     preempt_etcd_kvs_free_(kvs, n);
     return r;
 }
@@ -164,7 +161,8 @@ static void when(char *buf, size_t size, uint64_t at, uint64_t now)
 
 /* What the records mean, read as every worker reads them (the job's view):
  * the newest episode's notices, driver, rounds and decisions, the error. */
-static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv *kvs, size_t n, uint64_t now)
+static void summary(const char *jobp, uint64_t inc, unsigned workers, const struct preempt_etcd_kv *kvs, size_t n,
+                    uint64_t now)
 {
     struct preempt_view v;
     char decided[2][64] = { "", "" }, error[160] = "", at[32], lost[80] = "";
@@ -173,6 +171,7 @@ static void summary(const char *jobp, uint64_t inc, const struct preempt_etcd_kv
 
     if (preempt_view_init_(&v, jobp, inc, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS) < 0)
         return;
+    (void)preempt_view_workers_(&v, workers);
     for (size_t i = 0; i < n; i++) { /* the newest episode (the keys sort e10 before e2) */
         struct preempt_key k;
         int id = preempt_key_parse_(kvs[i].key, jobp, &k);
@@ -250,16 +249,9 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     if (range(s, pre, true, &kvs, &n) < 0)
         return 1;
     printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
-    for (size_t i = 0; i < n; i++) { /* the job's worker count, which bounds the records' worker indexes */
-        struct preempt_record rec;
-        const char *why;
-        uint64_t w;
-
-        if (preempt_key_parse_(kvs[i].key, jobp, &(struct preempt_key){ 0 }) == PREEMPT_KEY_SHAPE &&
-            preempt_record_parse_(PREEMPT_KEY_SHAPE, kvs[i].value, 0, &rec, &why) == 0 &&
-            preempt_record_u64_(&rec, "workers", &w) && w > 0 && w <= PREEMPT_MAX_WORKERS)
-            workers = (unsigned)w;
-    }
+    for (size_t i = 0; i < n; i++) /* the job's worker count, which bounds the records' worker indexes */
+        if (preempt_key_parse_(kvs[i].key, jobp, &(struct preempt_key){ 0 }) == PREEMPT_KEY_SHAPE)
+            (void)preempt_view_shape_(kvs[i].value, &workers);
     for (size_t i = 0; i < n; i++) {
         const char *rest = kvs[i].key + strlen(pre);
         struct preempt_key k;
@@ -287,7 +279,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     if (n == 0)
         printf("  (no records in this incarnation)\n");
     else
-        summary(jobp, inc, kvs, n, now);
+        summary(jobp, inc, workers, kvs, n, now);
     preempt_etcd_kvs_free_(kvs, n);
     return 0;
 }

@@ -1762,6 +1762,47 @@ static struct preempt_view_ev vput(struct preempt_view *v, const char *key, cons
 
 #define WHAT(ev, w) ck_assert_str_eq(preempt_view_what_name_((ev).what), preempt_view_what_name_(w))
 
+/* A reader that is no worker (the watcher, preemptctl) learns the job's
+ * worker count from the shape record and then judges the records as the
+ * workers do: a notice of worker 7 in a job of 3 is malformed for it too
+ * (before, such readers kept PREEMPT_MAX_WORKERS and reported it). */
+START_TEST(test_view_workers)
+{
+    static const char *const bad[] = { "workers=0", "workers=007", "workers=x", "", "workers=3 extra",
+                                       "workers=100000" };
+    struct preempt_view worker, reader;
+    unsigned n = 99;
+
+    ck_assert_int_eq(preempt_view_init_(&worker, JOBP, 7, 3, 0), 0);
+    ck_assert_int_eq(preempt_view_init_(&reader, JOBP, 7, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS), 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(preempt_view_shape_(bad[i], &n) == -EPROTO && n == 99, "%s", bad[i]);
+    ck_assert_int_eq(preempt_view_shape_("workers=3", &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(preempt_view_workers_(&reader, n), 0);
+    ck_assert_uint_eq(reader.n, 3);
+    ck_assert_uint_eq(reader.me, 3); /* still no worker's view */
+    ck_assert_int_eq(preempt_view_workers_(&reader, 0), -EINVAL);
+    ck_assert_int_eq(preempt_view_workers_(&reader, PREEMPT_MAX_WORKERS + 1), -EINVAL);
+    /* the same records, judged alike by both */
+    {
+        static const char *const keys[] = { JOBP "7/e0/notice/7", JOBP "7/e0/notice/3", JOBP "7/e0/notice/2",
+                                            JOBP "7/e0/lost", JOBP "7/e0/claim" };
+        static const char *const values[] = { "900000 signal", "900000 signal", "800000 gce", "7", "5" };
+
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            struct preempt_view_ev a = vput(&worker, keys[i], values[i]), b = vput(&reader, keys[i], values[i]);
+
+            ck_assert_msg(a.what == b.what && a.worker == b.worker && a.wall == b.wall, "%s = %s: %d, %d", keys[i],
+                          values[i], (int)a.what, (int)b.what);
+        }
+        WHAT(vput(&reader, JOBP "7/e0/notice/7", "1 signal"), PREEMPT_VIEW_MALFORMED);
+    }
+    preempt_view_free_(&worker);
+    preempt_view_free_(&reader);
+}
+END_TEST
+
 START_TEST(test_view_notices)
 {
     struct preempt_view v;
@@ -2591,6 +2632,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_joining_machines);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
+    tcase_add_test(t, test_view_workers);
     tcase_add_test(t, test_view_claim_carries_notice);
     tcase_add_test(t, test_view_rounds);
     tcase_add_test(t, test_view_reports);
