@@ -2360,6 +2360,7 @@ static void fake_gateway(unsigned delay_ms, struct gateway *g)
                     (void)!write(pfd[1], "r", 1);
                     usleep(delay_ms * 1000); /* the reply's latency */
                     (void)!write(p[i].fd, reply, sizeof(reply) - 1);
+                    (void)!write(pfd[1], "R", 1); /* the reply is on its way */
                 }
             }
         }
@@ -2381,7 +2382,8 @@ static struct preempt_etcd *gateway_client(struct gateway *g, struct event_base 
     return e;
 }
 
-/* The fake gateway's events so far: how many of kind ('c', 'r', 'w'). */
+/* The fake gateway's events so far: how many of kind ('c' connected, 'r' a
+ * request, 'R' its reply written, 'w' a watch). */
 static int gateway_count(struct gateway *g, char kind)
 {
     struct pollfd p = { .fd = g->fd, .events = POLLIN };
@@ -2480,7 +2482,14 @@ START_TEST(test_step_does_not_time_out_a_request)
         usleep(10000); /* the poll */
     }
     ck_assert(!a.done);
-    usleep(1200 * 1000); /* the step: the loop is away */
+    /* the step, longer than the request's 300 ms bound: the loop is away
+     * until the reply is in the socket's buffer (under valgrind on a busy
+     * machine the gateway took longer than a fixed 1.2 s step once, and
+     * the request timed out: not the case's premise) */
+    usleep(400 * 1000); /* the step */
+    for (int i = 0; i < 2000 && gateway_count(&g, 'R') == 0; i++)
+        usleep(10000); /* the poll: the step lasts until the reply came */
+    ck_assert_int_eq(gateway_count(&g, 'R'), 1);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
     ck_assert_int_eq(a.status, 0);
     preempt_etcd_free_(e);
