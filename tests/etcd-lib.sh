@@ -109,9 +109,9 @@ etcd_stop() {
 # a process that had already exited is stopped too (callers run it from
 # EXIT traps under set -e, where a failure would become the script's status).
 pid_stop() {
-    kill -TERM "$1" 2>/dev/null || true
+    kill_ours TERM "$1"
     poll 5 none_alive "$1" || true
-    kill -KILL "$1" 2>/dev/null || true
+    kill_ours KILL "$1"
     wait "$1" 2>/dev/null || true
 }
 

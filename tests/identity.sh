@@ -12,7 +12,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
-trap 'job_kill; kill -KILL $NEWPID 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
+trap 'job_kill; kill_ours KILL $NEWPID; etcd_stop; rm -rf "$TMP"' EXIT
 unset PREEMPT_LAUNCH_ID SLURM_JOB_ID TORCHELASTIC_RUN_ID
 NEWPID=
 
@@ -29,7 +29,7 @@ newcomer() {
         --verbose $ARGS "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
     NEWPID=$!
     poll 15 none_alive "$NEWPID"
-    kill -KILL "$NEWPID" 2>/dev/null
+    kill_ours KILL "$NEWPID"
     wait "$NEWPID"
     rc=$?
     secs=$(($(date +%s) - _s))

@@ -11,7 +11,8 @@
 #   one_step V                V (what same printed) is one value
 #   show_logs TAG N           what the workers said (on a failure)
 PIDS=
-job_kill() { for _p in $PIDS; do kill -KILL "$_p" 2>/dev/null; done; }
+# shellcheck disable=SC2086 # the pids, split
+job_kill() { kill_ours KILL $PIDS; }
 
 # job_start TAG N ARGS...: starts workers 0..N-1 of job TAG (checkpoints in
 # $TMP/TAG). Worker i writes $TMP/TAG.i.out and .err; pids in $PIDS. Worker

@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 LAUNCH="$top_builddir/tools/preempt-launch"
 LPID=
-trap 'kill -KILL $LPID 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill_ours KILL $LPID; rm -rf "$TMP"' EXIT
 
 # The worker: W MODE --worker I --workers N. Modes:
 #   trap      says which notice signal it got (in $TMP/got.I) and exits 42
@@ -71,7 +71,7 @@ run() {
 # ends: waits for the launcher (10 s at most); its status in RC.
 ends() {
     poll 10 none_alive "$LPID"
-    kill -KILL "$LPID" 2>/dev/null
+    kill_ours KILL "$LPID"
     wait "$LPID"
     RC=$?
 }

@@ -92,7 +92,8 @@ bg_join() {
         fail "$1: the case ended without its counts"
     fi
 }
-bg_kill() { for _p in ${BG_PIDS:-}; do kill -TERM "$_p" 2>/dev/null; done; }
+# shellcheck disable=SC2086 # the pids, split
+bg_kill() { kill_ours TERM ${BG_PIDS:-}; }
 
 # ---- helpers for tests that run the reference trainer -----------------------
 TRAINER="$top_builddir/tools/preempt-trainer"

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
-trap 'job_kill; [ -n "$FPID" ] && kill "$FPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
+trap 'job_kill; kill_ours TERM $FPID; etcd_stop; rm -rf "$TMP"' EXIT
 
 etcd_start multi || finish
 REF=$("$TRAINER" --ckpt-dir "$TMP/ref" --steps 400 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')

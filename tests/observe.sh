@@ -20,7 +20,7 @@
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
 NPID=
-trap 'job_kill; [ -n "$NPID" ] && kill "$NPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
+trap 'job_kill; kill_ours TERM $NPID; etcd_stop; rm -rf "$TMP"' EXIT
 PY=/usr/bin/python3
 for t in prometheus-node-exporter promtool "$PY"; do
     command -v "$t" >/dev/null || { fail "$t is missing (scripts/setup.sh installs it)"; finish; }

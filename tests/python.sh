@@ -93,7 +93,7 @@ wait_until 30 "Ctrl-C: worker 0 joined" joined0
 _s=$(date +%s)
 kill -INT "$pid"
 poll 10 none_alive "$pid"
-kill -KILL "$pid" 2>/dev/null
+kill_ours KILL "$pid"
 wait "$pid"
 rc=$?
 expect "Ctrl-C during start-up: KeyboardInterrupt within 5 s (took $(($(date +%s) - _s)) s, status $rc)" \

@@ -99,17 +99,17 @@ lose() {
     # the hung rank is the launcher's to end, once the others are gone
     _others=$(for _p in $PIDS; do [ "$_p" = "$_victim" ] || echo "$_p"; done)
     # shellcheck disable=SC2086 # the pids, split
-    (poll 120 none_alive $_others; kill -KILL "$_victim" 2>/dev/null) &
+    (poll 120 none_alive $_others; kill_ours KILL "$_victim") &
     _killer=$!
     # a rank still there after 30 s (the bound is 5) is made to show where
     # it waits: SIGABRT, and Python's fault handler prints every thread's
     # stack into its log (seen once: a rank that had asked for the restart
     # never printed its exit, and its log did not say why)
     # shellcheck disable=SC2086 # the pids, split
-    (poll 30 none_alive $_others || kill -ABRT $_others 2>/dev/null) &
+    (poll 30 none_alive $_others || kill_ours ABRT $_others) &
     _dog=$!
     job_wait 90
-    kill "$_dog" 2>/dev/null
+    kill_ours TERM "$_dog"
     wait $_killer
     eq "$_t: a $_what rank: the others leave for a restart (75)" "$RCS" "75 137 75 75"
     for r in 0 2 3; do

@@ -53,9 +53,9 @@ slurm_stop() {
         case " $SLURMD_PID $CTLD_PID $MUNGED_PID ${ETCD_PID:-} " in *" $_p "*) ;; *) kill -KILL "$_p" 2>/dev/null ;; esac
     done
     for _p in $SLURMD_PID $CTLD_PID $MUNGED_PID; do
-        kill "$_p" 2>/dev/null
+        kill_ours TERM "$_p"
         poll 5 none_alive "$_p"
-        kill -KILL "$_p" 2>/dev/null
+        kill_ours KILL "$_p"
     done
 }
 trap 'slurm_stop; etcd_stop; rm -rf "$TMP"' EXIT

@@ -32,7 +32,7 @@ TPID=
 # sanitized build the sanitizers' runtimes are preloaded into every command
 # here, and procps hangs in them)
 kids() { cat /proc/"$1"/task/*/children 2>/dev/null; }
-trap '[ -n "$TPID" ] && kill -KILL $(kids "$TPID") "$TPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
+trap '[ -n "$TPID" ] && ours "$TPID" && kill -KILL $(kids "$TPID") "$TPID" 2>/dev/null; etcd_stop; rm -rf "$TMP"' EXIT
 . "$top_srcdir/tests/python-lib.sh"
 DDP="$(cd "$top_srcdir/examples" && pwd)/pytorch_ddp.py"
 W=2
@@ -57,7 +57,7 @@ rank_log() { echo "$TMP/$1.logs"/*/attempt_0/"$2"/stdout.log; } # TAG R
 # ended TAG SECONDS: waits for torchrun (bounded), its status in $RC;
 # rank R's lines in $TMP/TAG.R.out.
 ended() {
-    poll "$2" none_alive "$TPID" || { fail "$1: torchrun still running after $2 s; killed"; kill -KILL $(kids "$TPID") "$TPID"; }
+    poll "$2" none_alive "$TPID" || { fail "$1: torchrun still running after $2 s; killed"; kill_ours KILL $(kids "$TPID") "$TPID"; }
     wait "$TPID"
     RC=$?
     for r in $(seq 0 $((W - 1))); do cat "$(rank_log "$1" $r)" >"$TMP/$1.$r.out" 2>/dev/null; done

@@ -14,29 +14,61 @@
 # Conditions to poll for:
 #   has_text FILE TEXT      FILE contains TEXT (fixed string)
 #   has_lines FILE TEXT N   FILE has N lines containing TEXT
-#   none_alive PID...       none of the PIDs runs
+#   none_alive PID...       none of the PIDs runs as this shell's child
 #   has_signalfd PID        PID has a signalfd open
+# And a kill that cannot hit another process:
+#   ours PID                PID runs (not a zombie) as a child of this shell
+#                           (or of the test's main shell, from a subshell)
+#   kill_ours SIG PID...    signals those of the PIDs that are ours
+# A PID a test started may have ended, been reaped and been given to
+# another process by now: pid_max is 32768 here and the suite's processes
+# wrap it within minutes. A late kill of such a PID (an EXIT trap's) once
+# killed make and the whole CI run; a wait on one waited for a stranger.
+# now_ms: the wall clock in ms (bash's own clock: no process per look)
+now_ms() {
+    if [ -n "${EPOCHREALTIME:-}" ]; then
+        _nm=${EPOCHREALTIME%[.,]*}${EPOCHREALTIME#*[.,]}
+        echo $((${_nm%???} + 0))
+    else
+        date +%s%3N
+    fi
+}
 poll() {
-    _poll_end=$(($(date +%s%3N) + $(echo "$1" | awk '{ printf "%d", $1 * 1000 }')))
+    _poll_end=$(($(now_ms) + $(echo "$1" | awk '{ printf "%d", $1 * 1000 }')))
     shift
     until "$@"; do
-        [ "$(date +%s%3N)" -lt "$_poll_end" ] || return 1
+        [ "$(now_ms)" -lt "$_poll_end" ] || return 1
         sleep 0.05 # the poll's period: the one pause of the suite
     done
     return 0
 }
 spin() {
-    _spin_end=$(($(date +%s%3N) + $1 * 1000))
+    _spin_end=$(($(now_ms) + $1 * 1000))
     shift
     until "$@"; do
-        [ "$(date +%s%3N)" -lt "$_spin_end" ] || return 1
+        [ "$(now_ms)" -lt "$_spin_end" ] || return 1
     done
     return 0
 }
 has_text() { grep -qF -- "$2" "$1" 2>/dev/null; }
 has_lines() { [ "$(grep -cF -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
+ours() {
+    _st=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
+    _st=${_st##*) } # "state ppid ...", after the command's name
+    # shellcheck disable=SC2086 # the fields, split
+    set -- $_st
+    [ "$1" != Z ] && { [ "$2" = "${BASHPID:-$$}" ] || [ "$2" = "$$" ]; }
+}
+kill_ours() {
+    _ko_sig=$1
+    shift
+    for _ko in "$@"; do
+        ! ours "$_ko" || kill -"$_ko_sig" "$_ko" 2>/dev/null
+    done
+    return 0
+}
 none_alive() {
-    for _na in "$@"; do kill -0 "$_na" 2>/dev/null && return 1; done
+    for _na in "$@"; do ours "$_na" && return 1; done
     return 0
 }
 has_signalfd() { grep -qs '^sigmask:' /proc/"$1"/fdinfo/*; }
