@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
 # scripts/test.sh: the whole test suite, as the README and CI run it.
-# Installs what is missing, builds with warnings as errors, runs make check
-# and, beside it, the unit tests and the reference trainer under valgrind,
-# and make distcheck, whose build from the tarball runs the unit and job
+# Installs what is missing, builds with warnings as errors, runs make check,
+# the unit tests and the reference trainer under valgrind, and make distcheck, whose build from the tarball runs the unit and job
 # tests again (the field tests run once: Makefile.am says why) under
 # AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer, with
 # the fault points compiled in (tests/faults.sh then sweeps them), and then
@@ -103,28 +102,23 @@ stage="the build (make)"
 make -j2
 make -j2 check TESTS= # the test programs: the two runs below build nothing
 stage_done "$stage"
-# The tests run four at a time (TEST_JOBS), and the unit tests under
-# valgrind beside them. Most tests wait far more than they compute (their
-# workers' steps, etcd, a persist: tests/faults.sh under the sanitizers
-# used 36 s of CPU in 263 s; long-steps 5 of 107, metadata 6 of 71), and
-# memcheck computes. No test waits on time or asserts a schedule
-# (tests/no-sleep.sh; docs/development.md, "Tests and time"): make
-# check-stress runs them five times in a row beside two busy loops, at
-# two and at four at a time. (Until 2026-12, with fixed pauses and planned
-# outcomes, the load of four at a time changed what some tests decided,
-# and the suite ran two at a time, the valgrind run after it.)
-jobs=${TEST_JOBS:-4}
-stage="make check and make check-valgrind"
-vglog=$(mktemp "${TMPDIR:-/tmp}/check-valgrind.XXXXXX")
-make check-valgrind >"$vglog" 2>&1 &
-vg=$!
-make -j"$jobs" check || { show_logs .; kill "$vg" 2>/dev/null; wait "$vg"; rm -f "$vglog"; exit 1; }
-stage_done "make check"
+# The tests run two at a time (TEST_JOBS: more), then the unit tests
+# under valgrind. Most tests wait far more than they compute (their
+# workers' steps, etcd, a persist), and no test waits on time any more
+# (tests/no-sleep.sh), but four at a time with valgrind beside them (on
+# 2026-12-02, 12 min instead of about 20) still changed what some planned
+# cases decide, as two busy loops would: two-phase.sh's job supersede
+# ('75 0'), collective.sh's async4-one (an all-reduce reset, 75 on every
+# worker), check_persist's long-step engine under memcheck, and a
+# PyTorch rank that hung after asking for a restart. make check-stress
+# (two busy loops) finds such cases; once it passes at four, so does this.
+jobs=${TEST_JOBS:-2}
+stage="make check"
+make -j"$jobs" check || { show_logs .; exit 1; }
+stage_done "$stage"
 stage="make check-valgrind"
-wait "$vg" || { cat "$vglog"; rm -f "$vglog"; exit 1; }
-tail -n 1 "$vglog"
-rm -f "$vglog"
-stage_done "$stage (after make check)"
+make check-valgrind
+stage_done "$stage"
 stage="make distcheck (sanitized build)"
 # distcheck leaves its build behind on failure: show why.
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" ||

@@ -112,9 +112,13 @@ lose() {
     kill_ours TERM "$_dog"
     wait $_killer
     eq "$_t: a $_what rank: the others leave for a restart (75)" "$RCS" "75 137 75 75"
+    # They leave because the lease told them, not because gloo gave up (its
+    # own bound is 30 minutes): within a few lease periods (2 s each).
+    # Beside the whole suite and valgrind they took 5.1-5.3 s, and a 5 s
+    # bound failed; 15 s holds on a loaded machine and is no gloo time-out.
     for r in 0 2 3; do
         _ms=$(( $(field "$TMP/$_t.$r.out" exit at_ms) - _at ))
-        expect "$_t: rank $r left its collective within the lease bound (${_ms} ms)" test "$_ms" -le 5000
+        expect "$_t: rank $r left its collective within the lease's bound (${_ms} ms)" test "$_ms" -le 15000
     done
     [ "$failures" -eq 0 ] || LOG_LINES=60 logs "$_t"
 }
