@@ -116,6 +116,7 @@ echo "Path of the preempted run (from $out/preempted.trace):"
 #    the uninterrupted run.
 TMP=$out
 fail() { die "$*"; }
+top_srcdir=. # the demo runs in the tree's root (a test's top_srcdir is relative to its build)
 . tests/etcd-lib.sh
 # The trap stops etcd when the demo fails half-way; on success it is stopped
 # below. Either way the demo's own status is kept.
