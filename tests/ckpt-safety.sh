@@ -192,7 +192,7 @@ eq "local: then a fresh start, done" "$?/$(field "$TMP/l5.out" start restored_st
 KPID=$!
 wait_for "$TMP/k.out" '"event":"start"' 10
 kill -KILL "$KPID"
-wait "$KPID" 2>/dev/null
+wait "$KPID" 2>/dev/null # bounded: SIGKILL
 expect "SIGKILLed: its lock file stays" test -f "$TMP/killed/.lock"
 "$TRAINER" --platform none --ckpt-dir "$TMP/killed" --steps 10 >"$TMP/k2.out" 2>"$TMP/k2.err"
 eq "SIGKILLed: the next trainer starts and completes" "$?" 0

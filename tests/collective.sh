@@ -208,9 +208,7 @@ launched() {
     lp=$!
     wait_for "$TMP/$tag.out" '"event":"saved"' 60
     kill -"$sig" "$(sed -n 's/.*"event":"launch","worker":1,"attempt":1,"pid":\([0-9]*\).*/\1/p' "$TMP/$tag.out")"
-    poll 180 none_alive "$lp"
-    kill_ours KILL "$lp"
-    wait "$lp"
+    reap 180 "$lp"
     eq "$tag: the launch ends with the job done" "$?" 0
     eq "$tag: every worker started twice" "$(grep -c '"event":"launch","worker":[0-9]*,"attempt":2,' "$TMP/$tag.out")" 3
     eq "$tag: the uninterrupted job's state" \

@@ -15,7 +15,7 @@ if etcd_start fixture; then
     expect_rc 0 etcdctl --endpoints="$ETCD_URL" get --print-value-only /lp-test/k
     expect_output v1
     # the JSON gateway: keys and values are base64 ("/lp-test/k" and "v1")
-    expect_rc 0 curl -sf -X POST "$ETCD_URL/v3/kv/range" -d '{"key":"L2xwLXRlc3Qvaw=="}'
+    expect_rc 0 curl -sf --max-time 10 -X POST "$ETCD_URL/v3/kv/range" -d '{"key":"L2xwLXRlc3Qvaw=="}'
     expect_output '"value":"djE="'
     pid=$ETCD_PID
     etcd_stop

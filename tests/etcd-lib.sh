@@ -90,7 +90,7 @@ etcd_settled() { ! kill -0 "$ETCD_PID" 2>/dev/null || etcd_healthy "$ETCD_URL"; 
 # N SECONDS: until it has N at least (a watcher started has read the job and
 # is watching it)
 etcd_watchers() {
-    curl -s "$ETCD_URL/metrics" | sed -n 's/^etcd_debugging_mvcc_watcher_total \([0-9]*\)$/\1/p'
+    curl -s --max-time 10 "$ETCD_URL/metrics" | sed -n 's/^etcd_debugging_mvcc_watcher_total \([0-9]*\)$/\1/p'
 }
 has_watchers() { [ "$(etcd_watchers)" -ge "$1" ] 2>/dev/null; }
 wait_watchers() { poll "$2" has_watchers "$1" || fail "etcd has not $1 watches after $2 s"; }
@@ -112,7 +112,7 @@ pid_stop() {
     kill_ours TERM "$1"
     poll 5 none_alive "$1" || true
     kill_ours KILL "$1"
-    wait "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true # bounded: SIGKILL
 }
 
 # ---- a cluster -----------------------------------------------------------------

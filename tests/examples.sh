@@ -20,7 +20,7 @@ for ex in sync async; do
     pid=$!
     wait_handler "$pid" 30
     kill -TERM "$pid"
-    wait "$pid"
+    reap 60 "$pid"
     eq "$ex: preempted" "$?" 42
     eq "$ex: one checkpoint" "$(ls ckpt | grep -c '^ckpt-')" 1
     step=$(ls ckpt | sed -n 's/^ckpt-0*\([0-9]\)/\1/p')
@@ -36,12 +36,12 @@ for ex in sync async; do
     pid=$!
     wait_handler "$pid" 30
     kill -TERM "$pid"
-    wait "$pid"
+    reap 60 "$pid"
     "$bin" >/dev/null 2>&1 &
     pid=$!
     wait_handler "$pid" 30
     kill -TERM "$pid"
-    wait "$pid"
+    reap 60 "$pid"
     eq "$ex: two checkpoints" "$(ls ckpt | grep -c '^ckpt-')" 2
     first=$(ls ckpt | grep '^ckpt-' | head -n 1 | sed 's/^ckpt-0*//')
     newest=$(ls -d ckpt/ckpt-* | tail -n 1)

@@ -253,8 +253,8 @@ restart_job() {
             --worker "$_i" --workers 2 --lease-ttl 2 --join-timeout-ms 30000 >"$TMP/$1.$_i.next" 2>"$TMP/$1.$_i.next-err" &
         eval "_q$_i=\$!"
     done
-    wait "$_q0"
-    wait "$_q1"
+    wait "$_q0" # bounded: timeout 120
+    wait "$_q1" # bounded: timeout 120
 }
 # etcd SPEC ALLOWED...: both workers armed, worker 0 preempted during step 50
 # of 2000 (a worker that never hears of it trains on to the end: 0). The
@@ -275,9 +275,9 @@ etcd_case() {
             >"$TMP/$_tag.$_i.out" 2>"$TMP/$_tag.$_i.err" &
         eval "_p$_i=\$!"
     done
-    wait "$_p0"
+    wait "$_p0" # bounded: run_trainer's timeout
     _r0=$?
-    wait "$_p1"
+    wait "$_p1" # bounded: run_trainer's timeout
     _r1=$?
     [ -s "$TMP/$_tag.0.fired" ] || [ -s "$TMP/$_tag.1.fired" ] || return 1
     ok # it fired

@@ -28,9 +28,7 @@ newcomer() {
     "$TRAINER" --etcd "$ETCD_URL" --job a --ckpt-dir "$TMP/$_t" --steps 1000000 --join-timeout-ms 20000 \
         --verbose $ARGS "$@" >"$TMP/$_t.out" 2>"$TMP/$_t.err" &
     NEWPID=$!
-    poll 15 none_alive "$NEWPID"
-    kill_ours KILL "$NEWPID"
-    wait "$NEWPID"
+    reap 15 "$NEWPID"
     rc=$?
     secs=$(($(date +%s) - _s))
 }
@@ -160,7 +158,7 @@ while [ $i -lt 6000 ]; do
     i=$((i + 1))
     [ $i -lt 6000 ] && echo next
 done >"$TMP/grants"
-curl -s -Z --parallel-max 32 -K "$TMP/grants" || fail "granting 6000 leases"
+curl -s --max-time 120 -Z --parallel-max 32 -K "$TMP/grants" || fail "granting 6000 leases"
 job_kill
 job_wait 20
 # What both workers committed: the checkpoints in both directories. A
@@ -202,7 +200,7 @@ if unshare -u $userns true 2>/dev/null; then
         fail "odd host name: the worker did not start: $(tail -n 3 "$TMP/oddhost.err")"
     fi
     kill -TERM "$NEWPID"
-    wait "$NEWPID"
+    reap 60 "$NEWPID"
     eq "odd host name: a SIGTERM saves (42)" "$?" 42
     NEWPID=
 else

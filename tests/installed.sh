@@ -23,7 +23,7 @@ LD_LIBRARY_PATH=$LIBDIR ./sync >/dev/null 2>&1 &
 pid=$!
 wait_handler "$pid" 30
 kill -TERM "$pid"
-wait "$pid"
+reap 60 "$pid"
 rc=$?
 [ "$rc" -eq 42 ] || fail "the installed sync example exited $rc on SIGTERM, not 42"
 LD_LIBRARY_PATH=$LIBDIR ./sync >out 2>&1 || fail "the restarted sync example failed: $(cat out)"

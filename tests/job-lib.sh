@@ -63,7 +63,7 @@ job_wait() {
     fi
     RCS=
     for _p in $PIDS; do
-        wait "$_p"
+        wait "$_p" # bounded: the poll above, or SIGKILL
         RCS="$RCS $?"
     done
     RCS=${RCS# }

@@ -70,9 +70,7 @@ run() {
 }
 # ends: waits for the launcher (10 s at most); its status in RC.
 ends() {
-    poll 10 none_alive "$LPID"
-    kill_ours KILL "$LPID"
-    wait "$LPID"
+    reap 10 "$LPID"
     RC=$?
 }
 launches() { grep -c '"event":"launch"' "$TMP/out"; }

@@ -96,9 +96,10 @@ one_case() {
     job_wait 30
     eq "$what: exit codes" "$RCS" "$(rcs_of "$c_n" 42)"
     if [ -n "$WPID" ]; then
-        wait_for "$TMP/$tag.watch" "exited incarnation=" 30
-        kill "$WPID" 2>/dev/null
-        wait "$WPID"
+        # it sees every worker's exit and ends
+        reap 30 "$WPID"
+        eq "$what: the watcher ends when the job has exited" "$?" 0
+        expect "$what: the watcher saw the exit" grep -q "^exited incarnation=" "$TMP/$tag.watch"
         eq "$what: the watcher saw the notice" "$(grep '^notice ' "$TMP/$tag.watch" | head -n 1)" \
             "notice worker=$c_sig source=signal withdrawn=0"
     fi

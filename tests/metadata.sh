@@ -19,7 +19,7 @@ serve() {
     wait_for "$TMP/$1.log" "port " 5 || return 1
     URL="http://127.0.0.1:$(awk '/^port/ { print $2 }' "$TMP/$1.log")"
 }
-stop_fake() { kill "$FAKE_PID" 2>/dev/null; wait "$FAKE_PID" 2>/dev/null; }
+stop_fake() { kill_ours TERM "$FAKE_PID"; reap 10 "$FAKE_PID"; }
 put() { # FILE CONTENT: atomically, so the service never reads half a file
     mkdir -p "$(dirname "$1")"
     printf '%s' "$2" >"$1.tmp" && mv "$1.tmp" "$1"
@@ -30,7 +30,7 @@ train() { # NAME ARGS...: in the background; pid in $pid
     "$TRAINER" --ckpt-dir "$TMP/$_n.ck" --verbose "$@" >"$TMP/$_n.out" 2>"$TMP/$_n.err" &
     pid=$!
 }
-finish_bg() { wait "$pid"; rc=$?; }
+finish_bg() { reap 120 "$pid"; rc=$?; }
 # polled TEXT [N]: waits until the service has logged N (default 1) more
 # requests for TEXT (a path) than it had when called: the trainer has read
 # what the path says now. mark TEXT, then long_polled TEXT: a GCE long
@@ -115,7 +115,7 @@ train odd --platform gce --metadata-url "$URL" --steps 100 --step-ms 5
 finish_bg
 eq "unknown value: no notice" "$rc/$(count_events "$TMP/odd.out" notice)" 0/0
 expect "unknown value: logged" grep -q 'unknown value "SOMETHING_NEW"' "$TMP/odd.err"
-expect_rc 0 curl -s -o /dev/null "$URL/computeMetadata/v1/instance/preempted"
+expect_rc 0 curl -s --max-time 10 -o /dev/null "$URL/computeMetadata/v1/instance/preempted"
 expect "the fake refuses requests without Metadata-Flavor" grep -q "instance/preempted 403" "$TMP/gce.log"
 
 # TERMINATE_ON_HOST_MAINTENANCE on an ordinary VM comes 60 s ahead (it was

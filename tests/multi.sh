@@ -825,7 +825,7 @@ expect_output "episode 0: no notice"
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
 job_wait 60
 saved_one_step "$tag" 3 "worker 7's notice, then SIGTERM"
-wait "$WPID"
+reap 60 "$WPID"
 eq "worker 7: the watcher ends when every worker has exited" "$?" 0
 eq "worker 7: the watcher's first notice is worker 0's signal" \
     "$(first_field "$TMP/w7.watch" notice worker) $(first_field "$TMP/w7.watch" notice source)" "0 signal"
@@ -853,7 +853,7 @@ wait_watchers $((w + 1)) 30 # the watcher has read the job and watches it
 kill -TERM "$(echo $PIDS | cut -d' ' -f2)" # worker 1
 job_wait 60
 eq "watch: every worker saved and exited" "$RCS" "42 42 42"
-wait "$WPID"
+reap 60 "$WPID"
 eq "watch: the watcher stops when every worker has exited" "$?" 0
 eq "watch: the preempted worker" "$(field "$TMP/watcher.out" notice worker)" 1
 eq "watch: the notice's source" "$(field "$TMP/watcher.out" notice source)" signal
@@ -882,7 +882,7 @@ etcd_restart
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)" # worker 0
 job_wait 60
 eq "watch after a re-read: every worker saved and exited" "$RCS" "42 42"
-wait "$WPID"
+reap 60 "$WPID"
 eq "watch after a re-read: the watcher stops when every worker has exited" "$?" 0
 eq "watch after a re-read: the preempted worker" "$(field "$TMP/rereadw.out" notice worker)" 0
 [ "$failures" -eq 0 ] || { show_logs "$tag" 2; cat "$TMP/rereadw.out" "$TMP/rereadw.err"; }
@@ -923,7 +923,7 @@ wait_watchers $((w + 1)) 30 # the watcher has read the job and watches it
 printf '{"noticeTime": "2026-11-21T08:22:00Z"}' >"$TMP/md/latest/meta-data/events/recommendations/rebalance"
 job_wait 60
 kill "$FPID" 2>/dev/null
-wait "$WPID"
+reap 60 "$WPID"
 eq "advisory: every worker finished" "$RCS" "0 0 0"
 eq "advisory: one checkpoint each, at one step" "$(same adv 3 saved step)" "$(field "$TMP/adv.0.out" saved step)"
 for _i in 0 1 2; do

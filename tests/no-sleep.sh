@@ -12,6 +12,11 @@
 #    step computes or blocks in its collective), a fake server's reply
 #    ("latency"), or a bounded poll's period ("the poll"). Work and
 #    latency are the workload; a pause for another process to act is not.
+#  - shell: a wait for a process with no bound (a bare "wait PID" waits
+#    forever for a process that hangs: one hung watcher held a CI run for
+#    its whole 90 minutes). A test waits through wait-lib.sh's reap
+#    SECONDS PID, or says on the line why the wait is bounded ("# bounded:
+#    SIGKILL", "# bounded: timeout 120").
 . "$top_srcdir/tests/lib.sh"
 cd "$top_srcdir" || exit 1
 
@@ -36,10 +41,21 @@ found=$(grep -nE '(^|[^a-z_.])(usleep|nanosleep|sleep)\(|time\.sleep\(|asyncio\.
 if [ -z "$found" ]; then ok; else fail "sleeps in the test programs that are no step's work:
 $found"; fi
 
-# the check finds what it looks for (a planted sleep of each kind)
+# waits: through reap, or bounded by what the line says
+unbounded() { # FILE...: their bare waits for a process
+    grep -nE '(^|[;&|(!{[:space:]])wait([[:space:]]|$|;)' "$@" /dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' |
+        grep -v '# bounded' || true
+}
+found=$(unbounded $(find tests -name '*.sh' ! -name no-sleep.sh | sort))
+if [ -z "$found" ]; then ok; else fail "waits with no bound in the shell tests (use reap SECONDS PID):
+$found"; fi
+
+# the check finds what it looks for (a planted sleep of each kind, a bare wait)
 mkdir -p "$TMP/t"
 printf 'x=1\nsleep 0.3 # a pause\n' >"$TMP/t/a.sh"
 expect "the check sees a shell sleep" test -n "$(sed -n 's/^[[:space:]]*#.*//; s/[[:space:]]#.*//; /\(^\|[^a-z_-]\)sleep[[:space:]]\{1,\}["$0-9]/=' "$TMP/t/a.sh")"
 printf '    usleep(1000); /* a pause */\n' >"$TMP/t/a.c"
 expect "the check sees a C sleep" test -n "$(grep -nE '(^|[^a-z_.])(usleep|nanosleep|sleep)\(' "$TMP/t/a.c" | grep -vE 'the step|the poll|latency')"
+printf 'x &\nwait "$!"\nwait $p # bounded: SIGKILL\n' >"$TMP/t/b.sh"
+eq "the check sees a bare wait, and only it" "$(unbounded "$TMP/t/b.sh" | cut -d: -f2)" 2
 finish

@@ -41,7 +41,7 @@ run_local() { # ARGS...: a worker trains until SIGTERM; $rc
     wait_for "$d/out" '"start"' 30
     wait_for "$d/out" '"event":"saved"' 30 # a periodic checkpoint first
     kill -TERM "$_p"
-    wait "$_p"
+    reap 60 "$_p"
     rc=$?
 }
 run_local
@@ -168,7 +168,7 @@ TMPDIR="$TMP/lt" PREEMPT_TERMINATION_LOG="$TMP/launch.json" "$LAUNCH" --workers 
 lp=$!
 for i in 0 1; do wait_for "$TMP/launch.out" "\"event\":\"step\",\"worker\":$i,\"step\":20}" 30; done
 kill -TERM "$lp"
-wait "$lp"
+reap 120 "$lp"
 eq "launch: asks to be restarted" "$?" 42
 eq "launch record: code" "$(jf "$TMP/launch.json" code)" 42
 eq "launch record: workers" "$(jf "$TMP/launch.json" workers)" 2
@@ -264,7 +264,7 @@ PREEMPT_METRICS_PATH="$TMP/prom/tl-{worker}.prom" "$LAUNCH" --workers 4 --timeli
 lp=$!
 for i in 0 1 2 3; do wait_for "$TMP/tl.out" "\"event\":\"step\",\"worker\":$i,\"step\":40}" 30; done
 kill -TERM "$lp"
-wait "$lp"
+reap 120 "$lp"
 eq "timeline: the launch asks for a restart" "$?" 42
 expect_rc 0 rsvg-convert -o "$TMP/tl.png" "$TMP/tl.svg"
 expect "timeline: a picture 1000 pixels wide" "$PY" -c '
@@ -309,7 +309,7 @@ port=$(free_port 10000 9950)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
     --collector.textfile --collector.textfile.directory="$TMP/prom" >"$TMP/node.log" 2>&1 &
 NPID=$!
-scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/scrape" 2>/dev/null; }
+scrape() { curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$TMP/scrape" 2>/dev/null; }
 wait_until 10 "node_exporter answers" scrape && ok
 eq "node_exporter: no textfile error" "$(series "$TMP/scrape" node_textfile_scrape_error)" 0
 eq "node_exporter: worker 0's preemption" \

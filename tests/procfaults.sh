@@ -27,7 +27,7 @@ leader=${leader:-0}
 lpid=$(etcd_cluster_pid "$leader")
 kill -TERM "$(echo $PIDS | cut -d' ' -f1)"
 kill -KILL "$lpid"
-wait "$lpid" 2>/dev/null
+wait "$lpid" 2>/dev/null # bounded: SIGKILL
 job_wait 60
 eq "leader killed: both workers saved" "$RCS" "42 42"
 step=$(same "$tag" 2 exit saved_step)
@@ -55,7 +55,7 @@ job_start "$tag" 2 --steps 100000 --step-ms 5 --agree-timeout-ms 20000
 for i in 0 1; do wait_for "$TMP/$tag.$i.out" '"start"' 30 && wait_for "$TMP/$tag.$i.err" ' up (created)' 30; done
 fpid=$(etcd_cluster_pid "$first")
 kill -KILL "$fpid"
-wait "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null # bounded: SIGKILL
 wait_for "$TMP/$tag.1.err" ' down (' 30 && ok
 poll 30 has_lines "$TMP/$tag.1.err" ' up (' 2
 expect "member killed mid-watch: worker 1's watch is up again" test "$(grep -c ' up (' "$TMP/$tag.1.err")" -ge 2
@@ -176,7 +176,7 @@ EOF
         # the two workers run each incarnation together: wait for worker 1's
         poll 120 test -e "$TMP/$tag.1.run$run.rc"
     done
-    wait "$upid"
+    reap 60 "$upid"
     eq "full disk: the tmpfs was mounted" "$?" 0
     eq "full disk: first save fits" "$(cat "$TMP/$tag.0.run1.rc") $(cat "$TMP/$tag.1.run1.rc")" "42 42"
     s1=$(field "$TMP/$tag.0.run1.out" exit saved_step)

@@ -26,7 +26,7 @@ for mode in sync async; do
     pid=$!
     wait_for "$TMP/l-$mode.out" '"event": "start"' 20
     kill -TERM "$pid"
-    wait "$pid"
+    reap 60 "$pid"
     eq "local $mode: SIGTERM saves and exits 42" "$?" 42
     saved=$(sed -n 's/.*"saved_step": \([0-9]*\).*/\1/p' "$TMP/l-$mode.out")
     expect "local $mode: a saved step ($saved)" test -n "$saved"
@@ -92,9 +92,7 @@ joined0() { etcdctl --endpoints="$ETCD_URL" get --prefix --keys-only /preempt/py
 wait_until 30 "Ctrl-C: worker 0 joined" joined0
 _s=$(date +%s)
 kill -INT "$pid"
-poll 10 none_alive "$pid"
-kill_ours KILL "$pid"
-wait "$pid"
+reap 10 "$pid"
 rc=$?
 expect "Ctrl-C during start-up: KeyboardInterrupt within 5 s (took $(($(date +%s) - _s)) s, status $rc)" \
     sh -c "test $(($(date +%s) - _s)) -lt 5 && grep -q KeyboardInterrupt '$TMP/int.err'"

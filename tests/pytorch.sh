@@ -110,7 +110,7 @@ lose() {
     _dog=$!
     job_wait 90
     kill_ours TERM "$_dog"
-    wait $_killer
+    reap 130 "$_killer" # it ends within its poll's 120 s
     eq "$_t: a $_what rank: the others leave for a restart (75)" "$RCS" "75 137 75 75"
     # They leave because the lease told them, not because gloo gave up (its
     # own bound is 30 minutes): within a few lease periods (2 s each).

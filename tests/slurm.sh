@@ -180,7 +180,7 @@ for w in 0 1; do
         --ckpt-dir "$TMP/ref" --steps $STEPS --allreduce "$_p" >"$TMP/ref.$w.out" 2>&1 &
     _r="$_r $!"
 done
-wait $_r # only these: the daemons are this shell's children too
+for _p in $_r; do reap 300 "$_p"; done # only these: the daemons are this shell's children too
 REF=$(nth "$TMP/ref.0.out" done state_digest 1)
 eq "the reference: both workers agree" "$(nth "$TMP/ref.1.out" done state_digest 1)" "$REF"
 # as a data-parallel trainer runs: a blocking all-reduce inside every step

@@ -58,7 +58,7 @@ rank_log() { echo "$TMP/$1.logs"/*/attempt_0/"$2"/stdout.log; } # TAG R
 # rank R's lines in $TMP/TAG.R.out.
 ended() {
     poll "$2" none_alive "$TPID" || { fail "$1: torchrun still running after $2 s; killed"; kill_ours KILL $(kids "$TPID") "$TPID"; }
-    wait "$TPID"
+    wait "$TPID" # bounded: the poll, or SIGKILL
     RC=$?
     for r in $(seq 0 $((W - 1))); do cat "$(rank_log "$1" $r)" >"$TMP/$1.$r.out" 2>/dev/null; done
 }

@@ -25,7 +25,7 @@ start() {
 
 # finish_bg: waits for the background trainer; its status in $rc.
 finish_bg() {
-    wait "$pid"
+    reap 120 "$pid"
     rc=$?
 }
 

@@ -408,7 +408,7 @@ w_field() { grep "\"event\":\"$3\"" "$1" | grep "\"worker\":$2[,}]" | tail -n 1 
     --allreduce "$(free_port 10000 10000)" >"$TMP/tpl.out" 2>"$TMP/tpl.err" &
 lp=$!
 wait_for "$TMP/tpl.out" '"from":"persisting","to":"idle"' 60 && kill -TERM "$lp"
-wait "$lp"
+reap 180 "$lp"
 eq "launch: asks to be restarted" "$?" 42
 for i in 0 1; do
     eq "launch: worker $i preempted, saved" "$(w_field "$TMP/tpl.out" $i exit reason) $(w_field "$TMP/tpl.out" $i exit code)" \
@@ -510,7 +510,7 @@ for be in io_uring aio chunked; do
             spin 60 persisting2 "$TMP/$be-kill-$phase.out" "$pid"
         fi
         kill -KILL $pid
-        wait $pid 2>/dev/null
+        wait $pid 2>/dev/null # bounded: SIGKILL
         committed=$(ls "$d" | grep -c '^ckpt-')
         expect "$be kill in $phase: an unfinished checkpoint is left" test -n "$(ls -A "$d" | grep '^\.staging-')"
         if [ "$phase" = snapshot ]; then

@@ -50,10 +50,10 @@ peer() { # ARGS...: worker 1 in the background
 }
 peer --job vg1 --ckpt-dir "$TMP/m" --steps 4000 --step-ms 10 --grace-ms 1000 --raise-at 100
 vg 42 --etcd "$ETCD_URL" --worker 0 --workers 2 --job vg1 --ckpt-dir "$TMP/m" --steps 4000 --step-ms 10 --grace-ms 1000
-wait "$peer_pid"
+reap 300 "$peer_pid"
 eq "the plain peer exits 42 too" "$?" 42
 peer --job vg2 --ckpt-dir "$TMP/n" --steps 4000 --step-ms 5
 vg 3 --etcd "$ETCD_URL" --worker 0 --workers 2 --job vg2 --ckpt-dir "$TMP/n" --steps 4000 --fail-at 50
-wait "$peer_pid"
+reap 300 "$peer_pid"
 eq "the plain peer exits with the propagated code" "$?" 3
 finish

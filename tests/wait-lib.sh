@@ -20,6 +20,11 @@
 #   ours PID                PID runs (not a zombie) as a child of this shell
 #                           (or of the test's main shell, from a subshell)
 #   kill_ours SIG PID...    signals those of the PIDs that are ours
+# And a bounded wait for a process's end (a bare wait has no bound:
+# tests/no-sleep.sh refuses one):
+#   reap SECONDS PID        waits until PID (ours) ends and returns its
+#                           status; after SECONDS it says so on stderr,
+#                           kills it (SIGKILL) and returns 124
 # A PID a test started may have ended, been reaped and been given to
 # another process by now: pid_max is 32768 here and the suite's processes
 # wrap it within minutes. A late kill of such a PID (an EXIT trap's) once
@@ -70,5 +75,15 @@ kill_ours() {
 none_alive() {
     for _na in "$@"; do ours "$_na" && return 1; done
     return 0
+}
+reap() {
+    if poll "$1" none_alive "$2"; then
+        wait "$2" 2>/dev/null # bounded: the poll saw it end
+        return
+    fi
+    echo "reap: process $2 still running after $1 s: killed" >&2
+    kill_ours KILL "$2"
+    wait "$2" 2>/dev/null # bounded: SIGKILL ends it
+    return 124
 }
 has_signalfd() { grep -qs '^sigmask:' /proc/"$1"/fdinfo/*; }
