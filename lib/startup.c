@@ -178,7 +178,8 @@ static void join_open(struct join *j, uint64_t inc);
 static void write_ready(struct join *j, bool consume);
 static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 
-/* A key of the schema (keys-internal.h) in the incarnation being joined. */
+/* A key of the schema (keys-internal.h) in the incarnation being joined
+ * (cannot truncate: see CKEY in coord-state.h). */
 #define JKEY(j, buf, id, ...)                                                                                        \
     (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id,                                                     \
                   &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }),                                            \

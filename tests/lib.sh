@@ -83,7 +83,7 @@ bg_start() {
     BG_PIDS="${BG_PIDS:-} $!"
 }
 bg_join() {
-    eval "wait \"\$BG_$1\""
+    eval "wait \"\$BG_$1\"" # bounded: the case's own waits are
     cat "$TMP/$1/log"
     if read -r _c _f <"$TMP/$1/counts"; then
         checks=$((checks + _c))

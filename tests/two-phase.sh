@@ -67,7 +67,7 @@ for be in io_uring aio chunked; do
     eq "$be end: bitwise" "$(field "$TMP/$be-end2.out" done state_digest)" "$END_REF"
 done
 for be in io_uring aio chunked; do
-    eval "wait \$long_pid_$be"
+    eval "reap 120 \$long_pid_$be"
     eq "$be long steps: done" "$?" 0
     # the run of the first save's persist, and of its commit
     started=$(grep -m1 '"to":"persisting"' "$TMP/$be-long.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
@@ -183,22 +183,31 @@ for i in 0 1; do
 done
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
-# The same in a job of two workers on etcd: a 128 MiB state of cheap steps
-# (--step-kb: a step updates 64 KiB of it), so that a persist takes 16
-# boundaries whatever the build (chunked: 8 MiB a boundary; a twentieth of
-# a step, itself 10 ms and the pass, writes less than a chunk). Periodic
-# checkpoints every 25 steps, the first measuring the save. Worker 0 alone
-# gets SIGTERM 13 steps after the step of its second (whichever step the
-# job agreed): that checkpoint still persists, and is more than the lead
-# behind (3 steps and an agreement's: under 13 for agreements under 90
-# ms). Worker 0 supersedes it by raising the round's one step record;
-# worker 1, which had no notice, follows that record (its persist dropped
-# at once); both save the new step, and the restart resumes it bitwise.
-SUPJ_REF=$(digest supjref --ckpt-dir "$TMP/supjref" --steps 100 --state-kb 131072 --step-kb 64)
+# The same in a job of two workers on etcd that step in lockstep (a
+# blocking all-reduce in every step: apart, worker 1 once trained to its
+# end while worker 0, slower beside the suite, had not raised yet): a 256
+# MiB state of cheap steps (--step-kb: a step updates 64 KiB of it), so
+# that a persist takes 32 boundaries unloaded (chunked: 8 MiB a boundary,
+# or what a twentieth of the step's time writes when that is more: with
+# 30 ms steps slowed to 70 ms by the suite's load, 128 MiB took 14
+# boundaries once). Periodic checkpoints every 25 steps, the first
+# measuring the save. Worker 0 alone gets SIGTERM 13 steps after the step
+# of its second (whichever step the job agreed): that checkpoint still
+# persists (unless a twentieth of a step writes 20 MiB), and is more than
+# the lead behind (3 steps and an agreement's: under 13 for agreements
+# under 300 ms). Worker 0 supersedes it by raising the round's
+# one step record; worker 1, which had no notice, follows that record (its
+# persist dropped at once); both save the new step, and the restart
+# resumes it bitwise.
+# the reference: the same job uninterrupted (the all-reduce's sums enter the state)
+job_start supjref 2 --steps 100 --state-kb 262144 --step-kb 64 --allreduce "$(free_port 10000 10000)"
+job_wait 90
+eq "job supersede ref: done" "$RCS" "0 0"
+SUPJ_REF=$(same supjref 2 done state_digest)
 tag=supjob
 JOB_ARGS_0="--raise-after-save 2:13"
-job_start "$tag" 2 --steps 100 --state-kb 131072 --step-kb 64 --step-ms 10 --two-phase \
-    --save-every-steps 25 --max-to-keep 0
+PREEMPT_PERSIST=chunked job_start "$tag" 2 --steps 100 --state-kb 262144 --step-kb 64 --step-ms 30 --two-phase \
+    --save-every-steps 25 --max-to-keep 0 --allreduce "$(free_port 10000 10000)"
 JOB_ARGS_0=
 job_wait 120
 saved_one_step "$tag" 2 "job supersede"
@@ -218,7 +227,8 @@ expect "job supersede: worker 0's notice record names the signal, not the period
     "$TMP/$tag.1.trace"
 for i in 0 1; do expect_rc 0 "$REPLAY" --quiet "$TMP/$tag.$i.trace"; done
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
-resume_bitwise "job supersede" "$SUPJ_REF" --steps 100 --state-kb 131072 --step-kb 64 --two-phase
+resume_bitwise "job supersede" "$SUPJ_REF" --steps 100 --state-kb 262144 --step-kb 64 --two-phase \
+    --allreduce "$(free_port 10000 10000)"
 
 # ---- the same in a job whose workers step in lockstep (a blocking
 # all-reduce inside every step, as data-parallel training does), with each

@@ -763,7 +763,25 @@ START_TEST(test_keys_round_trip)
             want.round = preempt_key_has_(id, 'k') ? vals[i].round : 0;
             want.worker = preempt_key_has_(id, 'w') ? vals[i].worker : 0;
             ck_assert_msg(!memcmp(&got, &want, sizeof(got)), "%s: other values parsed", buf);
+            /* its ranges ('w': every worker's, 'S': every step's) fit too */
+            for (const char *c = "wS"; *c; c++)
+                if (preempt_key_has_(id, *c))
+                    ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), jobp, id, *c, &vals[i]), 0);
         }
+    }
+    /* and the named ranges: so the formats the coordinator and the start-up
+     * use without looking at their result (CKEY, CRANGE, JKEY, JRANGE)
+     * cannot truncate under a prefix preempt_coord_prefix_() made */
+    for (int id = PREEMPT_KEY_COUNT; id < PREEMPT_KEY_ALL_COUNT_; id++)
+        for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+            ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), jobp, id, 0, &vals[i]), 0);
+    /* one character more is refused where the prefix is made */
+    {
+        char longer[PREEMPT_MAX_JOB + 2];
+
+        memset(longer, 'j', PREEMPT_MAX_JOB + 1);
+        longer[PREEMPT_MAX_JOB + 1] = '\0';
+        ck_assert_int_lt(preempt_coord_prefix_(longer, jobp, sizeof(jobp)), 0);
     }
 }
 END_TEST
