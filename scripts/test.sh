@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
 # scripts/test.sh: the whole test suite, as the README and CI run it.
-# Installs what is missing, builds with warnings as errors, runs make check,
-# the unit tests and the reference trainer under valgrind, and make distcheck, whose build from the tarball runs the unit and job
-# tests again (the field tests run once: Makefile.am says why) under
-# AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer, with
-# the fault points compiled in (tests/faults.sh then sweeps them), and then
-# builds the examples against its installed prefix with pkg-config alone
-# (make installcheck).
+# Installs what is missing, builds with warnings as errors, runs make check
+# (the field tests, the static checks, the unit tests) with the unit tests
+# and the reference trainer under valgrind beside it, and make distcheck,
+# whose build from the tarball runs the job tests, the static checks and
+# the unit tests under AddressSanitizer (with LeakSanitizer) and
+# UndefinedBehaviorSanitizer, with the fault points compiled in
+# (tests/faults.sh then sweeps them), and then builds the examples against
+# its installed prefix with pkg-config alone (make installcheck). Every
+# test runs once (Makefile.am's FIELD_TESTS and JOB_TESTS say where).
 #
 # On every path, failures included, it ends with one line
 # "tests: N passed, N failed", counting every check of every test program,
@@ -102,23 +104,31 @@ stage="the build (make)"
 make -j2
 make -j2 check TESTS= # the test programs: the two runs below build nothing
 stage_done "$stage"
-# The tests run two at a time (TEST_JOBS: more), then the unit tests
-# under valgrind. Most tests wait far more than they compute (their
-# workers' steps, etcd, a persist), and no test waits on time any more
-# (tests/no-sleep.sh), but four at a time with valgrind beside them (on
-# 2026-12-02, 12 min instead of about 20) still changed what some planned
-# cases decide, as two busy loops would: two-phase.sh's job supersede
-# ('75 0'), collective.sh's async4-one (an all-reduce reset, 75 on every
-# worker), check_persist's long-step engine under memcheck, and a
-# PyTorch rank that hung after asking for a restart. make check-stress
-# (two busy loops) finds such cases; once it passes at four, so does this.
+# The tests run two at a time (TEST_JOBS: more). Each runs once: the main
+# build runs the field tests, the static checks and the unit tests, with
+# the unit tests under valgrind beside them (one process, computing little
+# of the time); make distcheck's sanitized build below runs the job tests
+# (JOB_TESTS), the static checks and the unit tests. make check alone runs
+# every test in one build. Four at a time with valgrind beside them (on
+# 2026-12-02, 12 min instead of about 20) changed what some planned cases
+# decide, as two busy loops would: collective.sh's async4-one (an
+# all-reduce reset, 75 on every worker), check_persist's long-step engine
+# under memcheck, and a PyTorch rank that hung after asking for a restart.
+# make check-stress (two busy loops) finds such cases; once it passes at
+# four, so does this.
 jobs=${TEST_JOBS:-2}
-stage="make check"
-make -j"$jobs" check || { show_logs .; exit 1; }
-stage_done "$stage"
+stage="make check (field tests, static checks, unit tests) and make check-valgrind beside it"
+vglog=$(mktemp)
+make check-valgrind >"$vglog" 2>&1 &
+vg=$!
+vg_rc=0
+make -j"$jobs" check JOB_TESTS= || { wait "$vg" || true; cat "$vglog"; rm -f "$vglog"; show_logs .; exit 1; }
+wait "$vg" || vg_rc=$? # bounded: make check-valgrind's tests run under TEST_BOUND
+cat "$vglog"
+rm -f "$vglog"
 stage="make check-valgrind"
-make check-valgrind
-stage_done "$stage"
+[ "$vg_rc" -eq 0 ]
+stage_done "make check and make check-valgrind"
 stage="make distcheck (sanitized build)"
 # distcheck leaves its build behind on failure: show why.
 make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" ||

@@ -388,10 +388,11 @@ START_TEST(test_engine_long_steps)
     ck_assert_int_eq(preempt_persist_start_(p, b, 2, on_done, &o), 0);
     ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* the start's pass: the rate is measured */
     ck_assert_uint_lt(b[0].queued, len[0]);
-    /* a boundary of 10-minute steps: a 30 s slice, which covers the rest
-     * under valgrind too (a 3 s slice of 60 s steps did not, once: the
-     * slice is the time the pass may take, not bytes) */
-    preempt_persist_kick_(p, 600 * 1000000u);
+    /* a boundary of 10-hour steps: a 30-minute slice, which covers the
+     * rest at any speed (the slice is the time the pass may take, not
+     * bytes: a 3 s slice of 60 s steps did not, under valgrind, nor a 30
+     * s one of 10-minute steps under valgrind beside four tests) */
+    preempt_persist_kick_(p, (uint64_t)36000 * 1000000u);
     ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
     /* the whole persist went in that one boundary: chunked wrote and synced
      * it; io_uring handed every write to the kernel, whose completions then
