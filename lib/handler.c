@@ -909,9 +909,8 @@ const char *preempt_handler_get_error_message(const struct preempt_handler *h)
 }
 
 /* 0.1's way to learn when a borrowed base's last writes were delivered
- * (preempt_handler_close() replaced it): kept for programs built against
- * 0.1, no longer in the header. */
-PREEMPT_EXPORT unsigned preempt_pending_writes(const struct preempt_handler *h);
+ * (preempt_handler_close() replaced it): kept for programs written against
+ * 0.1, declared deprecated in the header. */
 unsigned preempt_pending_writes(const struct preempt_handler *h)
 {
     return hd_handler_ok(h) ? preempt_coord_pending_(h->wk.coord) : 0;

@@ -97,4 +97,29 @@ countdown=5 aws=4 mars=-22 watcher=0 exited=-11"
 else
     fail "the 0.1 program does not build against its header: $(cat "$TMP/cc")"
 fi
+# The same program's source against this header (source compatibility for
+# 1.x): it compiles with warnings as errors except the deprecations, one at
+# each of its 16 calls of a 0.1 name, each naming the 1.x call; it runs
+# as the 0.1 build does, now bound to this version's symbols. With
+# PREEMPT_NO_DEPRECATED the 0.1 names are gone.
+rm -rf "$TMP/ckpt"
+# shellcheck disable=SC2086 # flags are split on purpose
+if LC_ALL=C ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -Wno-error=deprecated-declarations ${SAN_CFLAGS:-} \
+    -I"$top_srcdir/include" -o "$TMP/src-client" "$top_srcdir/tests/abi/old-client.c" \
+    -L"$top_builddir/lib/.libs" -lpreempt 2>"$TMP/cc-src"; then
+    ok
+    eq "the 0.1 source: a deprecation warning at each 0.1 call" \
+        "$(grep -c "warning: .* is deprecated: 0.1's form; use preempt_[a-z_]*(" "$TMP/cc-src")" 16
+    eq "the 0.1 source: no other warning" "$(grep 'warning:' "$TMP/cc-src" | grep -vc 'is deprecated')" 0
+    expect "the 0.1 source: the warning names the 1.x call" \
+        grep -q "'preempt_step_end_0_' is deprecated: 0.1's form; use preempt_step_end(h, &action)" "$TMP/cc-src"
+    LD_LIBRARY_PATH="$top_builddir/lib/.libs" "$TMP/src-client" "$TMP/ckpt" >"$TMP/out-src" 2>&1
+    eq "the 0.1 source runs against this library" "$?" 0
+    eq "the 0.1 source: as the 0.1 build" "$(cat "$TMP/out-src")" "$(cat "$TMP/out")"
+else
+    fail "the 0.1 program's source does not build against this header: $(cat "$TMP/cc-src")"
+fi
+# shellcheck disable=SC2086 # flags are split on purpose
+expect "PREEMPT_NO_DEPRECATED hides the 0.1 names" sh -c "! ${CC:-cc} -std=gnu11 -DPREEMPT_NO_DEPRECATED \
+    -I'$top_srcdir/include' -fsyntax-only '$top_srcdir/tests/abi/old-client.c' 2>/dev/null"
 finish

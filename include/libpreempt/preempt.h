@@ -955,6 +955,108 @@ PREEMPT_EXPORT int preempt_state_from_string(const char *name, enum preempt_stat
  * Ownership: static string. Callback-safe: yes. */
 PREEMPT_EXPORT const char *preempt_state_truth(enum preempt_state s);
 
+/* ---- 0.1's names: deprecated, removed in 2.0 ----------------------------
+ * A program written against 0.1's header still compiles against this one,
+ * with a compiler warning at each call that names the 1.x call to use
+ * (CHANGELOG.md, "Migrating from 0.1"), and runs. The calls 1.0 gave an
+ * out-parameter keep their 0.1 form by their argument count (the 1.x form
+ * is chosen when every argument is given); the names 1.0 retired are
+ * declared as the shared library keeps them (lib/compat.c: 0.1's results
+ * and layouts; a static link has none of them). Define
+ * PREEMPT_NO_DEPRECATED to see neither. */
+#ifndef PREEMPT_NO_DEPRECATED
+#if defined(__GNUC__) || defined(__clang__)
+#define PREEMPT_DEPRECATED_(use) __attribute__((deprecated("0.1's form; use " use)))
+#else
+#define PREEMPT_DEPRECATED_(use)
+#endif
+/* the name in the position an argument count selects */
+#define PREEMPT_PICK_(a1, a2, a3, a4, name, ...) name
+
+PREEMPT_DEPRECATED_("preempt_step_end(h, &action)")
+static inline int preempt_step_end_0_(struct preempt_handler *h)
+{
+    enum preempt_action a;
+    int r = preempt_step_end(h, &a);
+
+    return r < 0 ? r : (int)a;
+}
+#define preempt_step_end(...) PREEMPT_PICK_(__VA_ARGS__, -, -, preempt_step_end, preempt_step_end_0_, -)(__VA_ARGS__)
+
+PREEMPT_DEPRECATED_("preempt_run(h, step_fn, arg, &exited)")
+static inline int preempt_run_0_(struct preempt_handler *h, int (*step_fn)(void *arg), void *arg)
+{
+    bool exited = false;
+    int r = preempt_run(h, step_fn, arg, &exited);
+
+    return r < 0 ? r : (int)exited;
+}
+#define preempt_run(...) PREEMPT_PICK_(__VA_ARGS__, preempt_run, preempt_run_0_, -, -)(__VA_ARGS__)
+
+PREEMPT_DEPRECATED_("preempt_save_checkpoint_if_preempted(h, &exited)")
+static inline int preempt_save_checkpoint_if_preempted_0_(struct preempt_handler *h)
+{
+    bool exited = false;
+    int r = preempt_save_checkpoint_if_preempted(h, &exited);
+
+    return r < 0 ? r : (int)exited;
+}
+#define preempt_save_checkpoint_if_preempted(...)                                                                   \
+    PREEMPT_PICK_(__VA_ARGS__, -, -, preempt_save_checkpoint_if_preempted, preempt_save_checkpoint_if_preempted_0_, \
+                  -)(__VA_ARGS__)
+
+PREEMPT_DEPRECATED_("preempt_handler_get_fd(h, &fd)")
+static inline int preempt_handler_get_fd_0_(struct preempt_handler *h)
+{
+    int fd = -1;
+    int r = preempt_handler_get_fd(h, &fd);
+
+    return r < 0 ? r : fd;
+}
+#define preempt_handler_get_fd(...)                                                                                 \
+    PREEMPT_PICK_(__VA_ARGS__, -, -, preempt_handler_get_fd, preempt_handler_get_fd_0_, -)(__VA_ARGS__)
+
+PREEMPT_DEPRECATED_("preempt_state_from_string(name, &state)")
+static inline int preempt_state_from_string_0_(const char *name)
+{
+    enum preempt_state st;
+    int r = preempt_state_from_string(name, &st);
+
+    return r < 0 ? r : (int)st;
+}
+#define preempt_state_from_string(...)                                                                              \
+    PREEMPT_PICK_(__VA_ARGS__, -, -, preempt_state_from_string, preempt_state_from_string_0_, -)(__VA_ARGS__)
+
+PREEMPT_DEPRECATED_("preempt_platform_from_string(name, &platform)")
+static inline int preempt_platform_from_string_0_(const char *name)
+{
+    enum preempt_platform pl;
+    int r = preempt_platform_from_string(name, &pl);
+
+    return r < 0 ? r : (int)pl;
+}
+#define preempt_platform_from_string(...)                                                                           \
+    PREEMPT_PICK_(__VA_ARGS__, -, -, preempt_platform_from_string, preempt_platform_from_string_0_, -)(__VA_ARGS__)
+
+/* retired names (the shared library's 0.1 symbols) */
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_handler_get_status(h, &status)")
+void preempt_get_status(const struct preempt_handler *h, struct preempt_status *ret);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_handler_get_action(h, &action)")
+enum preempt_action preempt_action(const struct preempt_handler *h);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_handler_get_exit_code(h, &code)")
+int preempt_exit_code(const struct preempt_handler *h);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_handler_get_error_message(h)")
+const char *preempt_error_message(const struct preempt_handler *h);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_handler_get_base(h)")
+struct event_base *preempt_handler_base(const struct preempt_handler *h);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_handler_close(h)")
+unsigned preempt_pending_writes(const struct preempt_handler *h);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_watcher_get_notice(w, &notice)")
+int preempt_watcher_notice(const struct preempt_watcher *w, struct preempt_notice_info *ret);
+PREEMPT_EXPORT PREEMPT_DEPRECATED_("preempt_watcher_get_exited(w, &exited)")
+int preempt_watcher_exited(const struct preempt_watcher *w);
+#endif /* !PREEMPT_NO_DEPRECATED */
+
 #ifdef __cplusplus
 }
 #endif
