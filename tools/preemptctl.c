@@ -16,6 +16,7 @@
 #include "records-internal.h"
 #include "view-internal.h"
 #include "preempt.h"
+#include "timeline.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -45,6 +46,12 @@ static const char usage[] =
     "                        time from the notice to the exits and from the exits\n"
     "                        to training again (start-up plus restore); then the\n"
     "                        time lost to preemption per hour of training\n"
+    "  timeline JOB [-o FILE]  the last incarnations of one run of restarts (up\n"
+    "                        to 8) from the history, drawn as an SVG picture\n"
+    "                        (standard output, or FILE): a lane per worker with\n"
+    "                        its start-up, training, the span from the notice to\n"
+    "                        its exit, the notice, the commit and its exit code,\n"
+    "                        a line where each incarnation began, a time axis\n"
     "  keys                  the records a job has in etcd, what each holds and\n"
     "                        who writes it (Markdown tables; no etcd needed)\n"
     "\n"
@@ -55,6 +62,7 @@ static const char usage[] =
     "  --timeout-ms MS       bound on each request (default 5000)\n"
     "  --force               clean even while workers are alive\n"
     "  --json                history: one JSON object per incarnation, then the totals\n"
+    "  -o, --output FILE     timeline: write the picture to FILE\n"
     "  --wait-ms MS          bound on watch (default 600000)\n"
     "  --help                this text\n"
     "  --version             the version\n"
@@ -284,7 +292,15 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     return 0;
 }
 
-/* One incarnation's history: its workers' records (HISTORY) summed up. */
+/* One worker's history record of one incarnation (HISTORY). */
+struct hrec {
+    uint64_t inc, started, at, restore_ms, notice, agreed, committed, saves;
+    unsigned worker, from;
+    int code;
+    char source[16], reason[16]; /* "": none */
+};
+
+/* One incarnation's history: its workers' records summed up. */
 struct hist {
     uint64_t inc, started, ended, notice, agreed, committed, restore_ms, saves;
     unsigned n, from;
@@ -300,33 +316,87 @@ static uint64_t num(const struct preempt_record *r, const char *name)
     return v;
 }
 
+static void text(const struct preempt_record *r, const char *name, char *buf, size_t size)
+{
+    size_t len = 0;
+    const char *v = preempt_record_text_(r, name, &len);
+
+    (void)snprintf(buf, size, "%.*s", v && len < size ? (int)len : 0, v ? v : "");
+}
+
 static void at_least(uint64_t *v, uint64_t x)
 {
     if (x > *v)
         *v = x;
 }
 
-/* Adds worker k.worker's record r to h. */
-static void hist_add(struct hist *h, const struct preempt_key *k, const struct preempt_record *r)
+/* The job's history records (the records module validates each; others
+ * are reported and skipped), in incarnation order, then worker order:
+ * *ret (free() it) and *ret_n. 0, or 1 when etcd failed or memory ran
+ * out. */
+static int history_read(struct sync *s, const char *jobp, struct hrec **ret, size_t *ret_n)
 {
-    size_t src_len = 0, why_len = 0;
-    const char *src = preempt_record_text_(r, "source", &src_len), *why = preempt_record_text_(r, "reason", &why_len);
-    uint64_t started = num(r, "started");
+    struct preempt_etcd_kv *kvs;
+    char pre[PREEMPT_KEY_MAX];
+    struct hrec *hr;
+    size_t n, m = 0;
 
-    h->inc = k->inc;
-    h->exits[h->n++] = (int)(int64_t)num(r, "code");
-    h->started = !h->started || started < h->started ? started : h->started;
-    at_least(&h->ended, num(r, "at"));
-    at_least(&h->agreed, num(r, "agreed"));
-    at_least(&h->committed, num(r, "committed"));
-    at_least(&h->restore_ms, num(r, "restore"));
-    at_least(&h->saves, num(r, "saves"));
-    if (why && strcmp(h->reasons, "saved") && why_len < 16) /* "saved" once any worker saved */
-        (void)snprintf(h->reasons, sizeof(h->reasons), "%.*s", (int)why_len, why);
-    if (src && (!h->source[0] || !strcmp(h->source, "peer"))) { /* the notice's own worker says its source */
-        (void)snprintf(h->source, sizeof(h->source), "%.*s", (int)src_len, src);
-        h->from = (unsigned)num(r, "from");
-        h->notice = num(r, "notice");
+    (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_HISTORY_ALL, 0, &(struct preempt_key){ 0 });
+    if (range(s, pre, true, &kvs, &n) < 0)
+        return 1;
+    if (!(hr = calloc(n ? n : 1, sizeof(*hr)))) {
+        preempt_etcd_kvs_free_(kvs, n);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct preempt_key k;
+        struct preempt_record r;
+        struct hrec h;
+        const char *why;
+        size_t j;
+
+        if (preempt_key_parse_(kvs[i].key, jobp, &k) != (int)PREEMPT_KEY_HISTORY ||
+            preempt_record_read_(PREEMPT_KEY_HISTORY, &k, kvs[i].value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
+            fprintf(stderr, "preemptctl: ignoring %s = \"%.60s\": not %s\n", kvs[i].key, kvs[i].value,
+                    "a history record");
+            continue;
+        }
+        h = (struct hrec){ .inc = k.inc, .worker = k.worker, .code = (int)(int64_t)num(&r, "code"),
+                           .started = num(&r, "started"), .at = num(&r, "at"), .restore_ms = num(&r, "restore"),
+                           .notice = num(&r, "notice"), .agreed = num(&r, "agreed"),
+                           .committed = num(&r, "committed"), .saves = num(&r, "saves"),
+                           .from = (unsigned)num(&r, "from") };
+        text(&r, "source", h.source, sizeof(h.source));
+        text(&r, "reason", h.reason, sizeof(h.reason));
+        /* the keys sort 10 before 9, and worker 10 before 9 */
+        for (j = m; j > 0 && (hr[j - 1].inc > h.inc || (hr[j - 1].inc == h.inc && hr[j - 1].worker > h.worker)); j--)
+            hr[j] = hr[j - 1];
+        hr[j] = h;
+        m++;
+    }
+    preempt_etcd_kvs_free_(kvs, n);
+    *ret = hr;
+    *ret_n = m;
+    return 0;
+}
+
+/* Adds worker record r to its incarnation's h. */
+static void hist_add(struct hist *h, const struct hrec *r)
+{
+    h->inc = r->inc;
+    h->exits[h->n++] = r->code;
+    h->started = !h->started || r->started < h->started ? r->started : h->started;
+    at_least(&h->ended, r->at);
+    at_least(&h->agreed, r->agreed);
+    at_least(&h->committed, r->committed);
+    at_least(&h->restore_ms, r->restore_ms);
+    at_least(&h->saves, r->saves);
+    if (r->reason[0] && strcmp(h->reasons, "saved")) /* "saved" once any worker saved */
+        (void)snprintf(h->reasons, sizeof(h->reasons), "%s", r->reason);
+    if (r->source[0] && (!h->source[0] || !strcmp(h->source, "peer"))) { /* the notice's own worker says its source */
+        (void)snprintf(h->source, sizeof(h->source), "%s", r->source);
+        h->from = r->from;
+        h->notice = r->notice;
     }
 }
 
@@ -341,46 +411,25 @@ static void utc(char *buf, size_t size, uint64_t ms)
 
 static int cmd_history(struct sync *s, const char *jobp, const char *job, bool json)
 {
-    struct preempt_etcd_kv *kvs;
-    char pre[PREEMPT_KEY_MAX], at[40];
+    struct hrec *hr;
+    char at[40];
     struct hist *hs = NULL;
     size_t n, nh = 0;
     uint64_t trained = 0, lost = 0;
 
-    (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_HISTORY_ALL, 0, &(struct preempt_key){ 0 });
-    if (range(s, pre, true, &kvs, &n) < 0)
+    if (history_read(s, jobp, &hr, &n))
         return 1;
-    hs = calloc(n ? n : 1, sizeof(*hs));
-    if (!hs) {
-        preempt_etcd_kvs_free_(kvs, n);
+    if (!(hs = calloc(n ? n : 1, sizeof(*hs)))) {
+        free(hr);
         return 1;
     }
     for (size_t i = 0; i < n; i++) { /* one entry per incarnation, in incarnation order */
-        struct preempt_key k;
-        struct preempt_record r;
-        const char *why;
-        size_t j;
-
-        if (preempt_key_parse_(kvs[i].key, jobp, &k) != (int)PREEMPT_KEY_HISTORY ||
-            preempt_record_read_(PREEMPT_KEY_HISTORY, &k, kvs[i].value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
-            fprintf(stderr, "preemptctl: ignoring %s = \"%.60s\": not %s\n", kvs[i].key, kvs[i].value,
-                    "a history record");
-            continue;
-        }
-        for (j = 0; j < nh && hs[j].inc != k.inc; j++)
-            ;
-        if (j == nh) {
-            while (j > 0 && hs[j - 1].inc > k.inc) { /* the keys sort 10 before 9 */
-                hs[j] = hs[j - 1];
-                j--;
-            }
-            hs[j] = (struct hist){ .inc = k.inc };
-            nh++;
-        }
-        if (hs[j].n < PREEMPT_MAX_WORKERS)
-            hist_add(&hs[j], &k, &r);
+        if (!nh || hs[nh - 1].inc != hr[i].inc)
+            hs[nh++] = (struct hist){ .inc = hr[i].inc };
+        if (hs[nh - 1].n < PREEMPT_MAX_WORKERS)
+            hist_add(&hs[nh - 1], &hr[i]);
     }
-    preempt_etcd_kvs_free_(kvs, n);
+    free(hr);
     if (!json)
         printf("job %s: %zu incarnation(s) in the history (the last %d are kept)\n", job, nh, PREEMPT_HISTORY_KEPT);
     for (size_t j = 0; j < nh; j++) {
@@ -424,6 +473,97 @@ static int cmd_history(struct sync *s, const char *jobp, const char *job, bool j
                (double)trained / 1000.0, (double)lost / 1000.0, (double)lost / (double)trained * 3600.0);
     free(hs);
     return nh ? 0 : 3;
+}
+
+/* At most this many incarnations in a timeline: the newest ones whose
+ * numbers follow each other (one run of restarts; an older run, before a
+ * gap, is another picture's). */
+#define TIMELINE_RUNS 8
+
+/* The picture of the job's last incarnations from its history: one lane
+ * per worker; each incarnation's start-up, training, agreement (from the
+ * notice) and exit, its notice (where it came), its commit and each
+ * worker's exit code; a line where each incarnation began. */
+static int cmd_timeline(struct sync *s, const char *jobp, const char *job, const char *path)
+{
+    struct hrec *hr;
+    struct timeline *t;
+    size_t n, first;
+    unsigned workers = 0;
+    uint64_t t0 = UINT64_MAX, runs = 1;
+    char title[128];
+    FILE *out;
+    int r;
+
+    if (history_read(s, jobp, &hr, &n))
+        return 1;
+    /* the selection: back from the newest while the numbers follow each other */
+    for (first = n; first > 0; first--) {
+        if (first < n && hr[first - 1].inc != hr[first].inc) {
+            if (hr[first - 1].inc + 1 != hr[first].inc || runs == TIMELINE_RUNS)
+                break;
+            runs++;
+        }
+    }
+    for (size_t i = first; i < n; i++) {
+        if (hr[i].worker + 1 > workers)
+            workers = hr[i].worker + 1;
+        if (hr[i].started && hr[i].started < t0)
+            t0 = hr[i].started;
+    }
+    if (first == n || t0 == UINT64_MAX) {
+        fprintf(stderr, "preemptctl: job %s has no history in etcd: no incarnation has ended\n", job);
+        free(hr);
+        return 3;
+    }
+    if (!(t = timeline_new(workers))) {
+        free(hr);
+        return 1;
+    }
+    if (runs > 1)
+        (void)snprintf(title, sizeof(title), "job %s, incarnations %" PRIu64 "-%" PRIu64, job, hr[first].inc,
+                       hr[n - 1].inc);
+    else
+        (void)snprintf(title, sizeof(title), "job %s, incarnation %" PRIu64, job, hr[first].inc);
+    timeline_set_title(t, title);
+    for (size_t i = first; i < n; i++) {
+        const struct hrec *h = &hr[i];
+        int w = (int)h->worker;
+
+        if (!h->started || h->at < h->started) /* a record with no span cannot be drawn */
+            continue;
+        if (i == first || hr[i - 1].inc != h->inc) {
+            char what[32];
+            uint64_t begin = h->started;
+
+            for (size_t j = i; j < n && hr[j].inc == h->inc; j++) /* its earliest start */
+                if (hr[j].started && hr[j].started < begin)
+                    begin = hr[j].started;
+            (void)snprintf(what, sizeof(what), "incarnation %" PRIu64, h->inc);
+            timeline_add(t, begin - t0, -1, TIMELINE_MARK, 0, 0, what);
+        }
+        timeline_add(t, h->started - t0, w, TIMELINE_LAUNCH, 0, 0, NULL);
+        timeline_add(t, h->started + h->restore_ms - t0, w, TIMELINE_TRAINING, 0, 0, NULL);
+        if (h->notice >= h->started && h->notice <= h->at && h->source[0]) {
+            if (strcmp(h->source, "peer"))
+                timeline_add(t, h->notice - t0, w, TIMELINE_NOTICE, 0, 0, h->source);
+            timeline_add(t, h->notice - t0, w, TIMELINE_AGREEING, 0, 0, NULL);
+        }
+        if (!strcmp(h->reason, "saved") && h->committed)
+            timeline_add(t, h->at - t0, w, TIMELINE_SAVED, h->committed, 0, NULL);
+        timeline_add(t, h->at - t0, w, TIMELINE_EXITED, 0, h->code, NULL);
+    }
+    free(hr);
+    out = path ? fopen(path, "we") : stdout;
+    r = out ? timeline_svg(t, out) : -errno;
+    if (out && out != stdout && fclose(out) != 0 && r == 0)
+        r = -errno;
+    timeline_free(t);
+    if (r < 0) {
+        fprintf(stderr, "preemptctl: timeline: %s: %s\n", path ? path : "standard output", strerror(-r));
+        return 1;
+    }
+    return 0;
 }
 
 static int cmd_notice(struct sync *s, const char *jobp, const char *job, const char *ms)
@@ -561,18 +701,19 @@ int main(int argc, char **argv)
         { "etcd-key", required_argument, NULL, 'k' }, { "timeout-ms", required_argument, NULL, 't' },
         { "force", no_argument, NULL, 'f' }, { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
         { "wait-ms", required_argument, NULL, 'w' }, { "version", no_argument, NULL, TOOL_OPT_VERSION },
+        { "output", required_argument, NULL, 'o' },
         { NULL, 0, NULL, 0 },
     };
     struct preempt_etcd_opts eo = { .log = on_log };
     struct sync s = { .timeout_ms = 5000 };
-    const char *cmd, *job;
+    const char *cmd, *job, *output = NULL;
     char jobp[PREEMPT_MAX_JOB + 16];
     bool force = false, json = false;
     uint64_t wait_ms = 600000;
     int c, rc;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
         switch (c) {
         case 'e': eo.endpoints = optarg; break;
         case 'u':
@@ -590,6 +731,7 @@ int main(int argc, char **argv)
             break;
         case 'f': force = true; break;
         case 'j': json = true; break;
+        case 'o': output = optarg; break;
         case 'w':
             if (tool_parse_u64("preemptctl", "--wait-ms", optarg, 0, 86400000, &wait_ms))
                 return TOOL_USAGE;
@@ -611,9 +753,9 @@ int main(int argc, char **argv)
                                 PREEMPT_MAX_JOB);
     }
     if (strcmp(cmd, "status") && strcmp(cmd, "notice") && strcmp(cmd, "clean") && strcmp(cmd, "watch") &&
-        strcmp(cmd, "start-over") && strcmp(cmd, "history"))
-        return tool_usage_error("preemptctl", "unknown command '%s' (status, notice, start-over, clean, watch or history)",
-                                cmd);
+        strcmp(cmd, "start-over") && strcmp(cmd, "history") && strcmp(cmd, "timeline"))
+        return tool_usage_error("preemptctl",
+                                "unknown command '%s' (status, notice, start-over, clean, watch, history or timeline)", cmd);
 
     eo.timeout_ms = s.timeout_ms;
     if (!strcmp(cmd, "watch"))
@@ -634,6 +776,8 @@ int main(int argc, char **argv)
         rc = cmd_start_over(&s, jobp, job);
     else if (!strcmp(cmd, "history"))
         rc = cmd_history(&s, jobp, job, json);
+    else if (!strcmp(cmd, "timeline"))
+        rc = cmd_timeline(&s, jobp, job, output);
     else
         rc = cmd_clean(&s, jobp, job, force);
     preempt_etcd_free_(s.e);

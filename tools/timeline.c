@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { K_LAUNCH, K_START, K_STATE, K_NOTICE, K_SAVED, K_EXITED, K_SIGNAL };
+enum kind { K_LAUNCH, K_START, K_STATE, K_NOTICE, K_SAVED, K_EXITED, K_SIGNAL, K_MARK };
 
 /* What a lane shows between two events. */
 enum span { S_NONE, S_STARTING, S_TRAINING, S_AGREEING, S_SAVING, S_GRACE, S__COUNT };
@@ -33,11 +33,12 @@ struct ev {
     enum span to;    /* K_STATE */
     uint64_t step;   /* K_SAVED */
     int code;        /* K_EXITED */
-    char what[24];   /* K_NOTICE: the source; K_SIGNAL: the signal */
+    char what[24];   /* K_NOTICE: the source; K_SIGNAL: the signal; K_MARK: its label */
 };
 
 struct timeline {
     unsigned workers;
+    char title[128]; /* "": the launch's */
     struct ev *e;
     size_t n, cap;
 };
@@ -69,6 +70,23 @@ static enum span span_of_state(const char *s)
     if (!strcmp(s, "exit"))
         return S_NONE;
     return S_AGREEING; /* own-signal, following, step-agreed */
+}
+
+/* Adds e (skipped when out of memory: the picture lacks it). */
+static void append(struct timeline *t, const struct ev *e)
+{
+    if (e->worker < 0 && e->kind != K_SIGNAL && e->kind != K_MARK)
+        return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        struct ev *ne = realloc(t->e, cap * sizeof(*ne));
+
+        if (!ne)
+            return;
+        t->e = ne;
+        t->cap = cap;
+    }
+    t->e[t->n++] = *e;
 }
 
 void timeline_line(struct timeline *t, const char *line)
@@ -111,18 +129,33 @@ void timeline_line(struct timeline *t, const char *line)
         return;
     }
     json_decref(o);
-    if (e.worker < 0 && e.kind != K_SIGNAL)
-        return;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 256;
-        struct ev *ne = realloc(t->e, cap * sizeof(*ne));
+    append(t, &e);
+}
 
-        if (!ne)
-            return;
-        t->e = ne;
-        t->cap = cap;
+void timeline_add(struct timeline *t, uint64_t t_ms, int worker, enum timeline_kind kind, uint64_t step, int code,
+                  const char *what)
+{
+    struct ev e = { .t = t_ms, .worker = kind == TIMELINE_MARK ? -1 : worker, .step = step, .code = code };
+
+    if (kind != TIMELINE_MARK && (worker < 0 || worker >= (int)t->workers))
+        return;
+    switch (kind) {
+    case TIMELINE_LAUNCH: e.kind = K_LAUNCH; break;
+    case TIMELINE_TRAINING: e.kind = K_START; break;
+    case TIMELINE_AGREEING: e.kind = K_STATE, e.to = S_AGREEING; break;
+    case TIMELINE_NOTICE: e.kind = K_NOTICE; break;
+    case TIMELINE_SAVED: e.kind = K_SAVED; break;
+    case TIMELINE_EXITED: e.kind = K_EXITED; break;
+    case TIMELINE_MARK: e.kind = K_MARK; break;
+    default: return;
     }
-    t->e[t->n++] = e;
+    (void)snprintf(e.what, sizeof(e.what), "%s", what ? what : "");
+    append(t, &e);
+}
+
+void timeline_set_title(struct timeline *t, const char *title)
+{
+    (void)snprintf(t->title, sizeof(t->title), "%s", title ? title : "");
 }
 
 /* ---- drawing -------------------------------------------------------------------------------------- */
@@ -194,9 +227,9 @@ int timeline_svg(const struct timeline *t, FILE *out)
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
                   "font-family=\"sans-serif\" font-size=\"%.0f\">\n"
                   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-                  "<text x=\"%d\" y=\"24\" font-size=\"15\">preempt-launch: %u worker%s, %.1f s</text>\n",
-                  WIDTH, TOP + lanes_h + 110, font, LEFT, g.workers, g.workers == 1 ? "" : "s",
-                  (double)g.end / 1000.0);
+                  "<text x=\"%d\" y=\"24\" font-size=\"15\">%s: %u worker%s, %.1f s</text>\n",
+                  WIDTH, TOP + lanes_h + 110, font, LEFT, t->title[0] ? t->title : "preempt-launch", g.workers,
+                  g.workers == 1 ? "" : "s", (double)g.end / 1000.0);
     for (unsigned w = 0; w < g.workers; w++) { /* the lanes and their spans */
         enum span cur = S_NONE;
         uint64_t since = 0;
@@ -240,6 +273,10 @@ int timeline_svg(const struct timeline *t, FILE *out)
         else if (e->kind == K_EXITED)
             (void)fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\"><title>worker %d exited %d</title>"
                           "exit %d</text>\n", x + 3, y + g.lane * 0.5 + font * 0.35, e->worker, e->code, e->code);
+        else if (e->kind == K_MARK)
+            (void)fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#616161\" "
+                          "stroke-dasharray=\"2 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"#616161\">%s</text>\n",
+                          x, TOP - 12, x, TOP + lanes_h, x + 3, TOP - 14, e->what);
         else if (e->kind == K_SIGNAL)
             (void)fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d32f2f\" "
                           "stroke-dasharray=\"4 3\"/><text x=\"%.1f\" y=\"%d\" fill=\"#d32f2f\">%s to the launch"
