@@ -1244,7 +1244,6 @@ int main(void)
     tcase_add_test(tc, test_async_signal_save_exit_restore);
     tcase_add_test(tc, test_unblocked_signal_is_ebusy);
     tcase_add_test(tc, test_abi_for_bindings);
-    tcase_add_test(tc, test_unblocked_in_another_thread_is_ebusy);
     tcase_add_test(tc, test_conventions);
     tcase_add_loop_test(tc, test_invalid_configuration, 0, (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
     tcase_add_test(tc, test_platform_defaults);
@@ -1258,6 +1257,17 @@ int main(void)
     tcase_add_test(tc, test_sync_save_callback_rules);
     tcase_add_test(tc, test_async_start);
     tcase_add_test(tc, test_sigint_interrupts_start);
+    suite_add_tcase(s, tc);
+    /* Another thread's signal mask, as the kernel reports it: make
+     * check-valgrind leaves this case out (its tag: CK_EXCLUDE_TAGS=threads):
+     * valgrind blocks every signal of a thread outside its system calls,
+     * so the mask the library reads flips with valgrind's scheduling (a
+     * run beside make check saw it blocked just after the test had seen it
+     * unblocked). The other cases run handler_new's scan under memcheck. */
+    tc = tcase_create("threads");
+    tcase_set_tags(tc, "threads");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_unblocked_in_another_thread_is_ebusy);
     suite_add_tcase(s, tc);
     return preempt_run_suite(s);
 }
