@@ -124,9 +124,11 @@ static void report_history(struct preempt_handler *h, const struct preempt_repor
 void hd_report_exit(struct preempt_handler *h, enum preempt_exit reason)
 {
     uint64_t now = hd_now_ms(h), wall = preempt_clock_ms_(CLOCK_REALTIME), run = preempt_sm_facts_(h->wk.sm)->run;
-    uint64_t lost = reason == PREEMPT_EXIT_SAVED || reason == PREEMPT_EXIT_DONE || run < h->committed_step
-                        ? 0
-                        : run - h->committed_step;
+    /* Steps the restart trains again: those trained past the newest commit,
+     * whatever the exit (a preemption that ends saved with an older
+     * checkpoint than its stop step, one that trained on while its
+     * checkpoint persisted, loses them too); none when training is done. */
+    uint64_t lost = reason == PREEMPT_EXIT_DONE || run < h->committed_step ? 0 : run - h->committed_step;
     /* a notice that came into a periodic round already agreed: its step is
      * the notice's, agreed from the notice on */
     uint64_t agreed_at = h->agreed_ms && h->agreed_ms < h->notice_ms ? h->notice_ms : h->agreed_ms;
@@ -140,7 +142,10 @@ void hd_report_exit(struct preempt_handler *h, enum preempt_exit reason)
         .incarnation = h->joined.incarnation, .notice_at = wall_of(h->notice_ms, now, wall),
         .deadline = wall_of(preempt_sm_core_(h->wk.sm)->deadline_ms, now, wall), .exit_at = wall,
         .agreed_step = h->agreed_step, .committed_step = h->committed_step, .run = run,
-        .grace_steps = h->first_commit_step && run > h->first_commit_step ? run - h->first_commit_step : 0,
+        /* steps trained after the first commit that a later one kept */
+        .grace_steps = h->first_commit_step && h->committed_step > h->first_commit_step
+                           ? h->committed_step - h->first_commit_step
+                           : 0,
         .steps_lost = lost,
         .notice_to_agreed_ms = h->notice_ms && agreed_at ? (int64_t)(agreed_at - h->notice_ms) : -1,
         .agreed_to_commit_ms = agreed_at && h->commit_ms >= agreed_at ? (int64_t)(h->commit_ms - agreed_at) : -1,

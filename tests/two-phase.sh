@@ -101,8 +101,9 @@ export PREEMPT_PERSIST=chunked
 SUP_REF=$(digest supref --ckpt-dir "$TMP/supref" --steps 60 --state-kb 65536)
 for at in 42 44; do
     d=$TMP/sup-$at
-    "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 65536 --step-ms 5 --two-phase --save-every-steps 20 \
-        --max-to-keep 0 --raise-at $at --verbose --trace "$TMP/sup-$at.trace" >"$TMP/sup-$at.out" 2>"$TMP/sup-$at.err"
+    PREEMPT_TERMINATION_LOG="$TMP/sup-$at.json" "$TRAINER" --ckpt-dir "$d" --steps 60 --state-kb 65536 --step-ms 5 \
+        --two-phase --save-every-steps 20 --max-to-keep 0 --raise-at $at --verbose --trace "$TMP/sup-$at.trace" \
+        >"$TMP/sup-$at.out" 2>"$TMP/sup-$at.err"
     eq "notice at $at: preempted, saved" "$?" 42
     expect_rc 0 "$REPLAY" --quiet "$TMP/sup-$at.trace"
     expect "notice at $at: the first checkpoint committed" test -f "$d/$(ckpt 21)/MANIFEST"
@@ -111,6 +112,14 @@ for at in 42 44; do
         expect "notice at $at: it came while the checkpoint persisted, which finished" \
             grep -q 'ev=notice .* => persisting -> persisting' "$TMP/sup-$at.trace"
         eq "notice at $at: the persisting checkpoint is the saved one" "$(field "$TMP/sup-$at.out" exit saved_step)" 41
+        # the steps trained past it are the restart's to train again: the
+        # termination record counts them lost (before: 0 lost, and every
+        # step since the first commit counted as a grace period's)
+        expect "notice at $at: the record counts the steps trained past the saved one as lost" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["committed_step"] == 41 and r["steps_lost"] == r["run"] - 41 >= 1 and r["grace_steps"] == 0, r' \
+            "$TMP/sup-$at.json"
     else
         expect "notice at $at: it came while the checkpoint persisted, which it superseded" \
             grep -q 'ev=notice .* => persisting -> following fx=publish-notice:[0-9]*,discard-shard:41,propose-step:45' \
@@ -118,6 +127,11 @@ for at in 42 44; do
         expect "notice at $at: the log says the persist was dropped" \
             grep -q 'checkpoint at step 41 was still persisting: dropped' "$TMP/sup-$at.err"
         eq "notice at $at: the new round's checkpoint is the saved one" "$(field "$TMP/sup-$at.out" exit saved_step)" 45
+        expect "notice at $at: the record counts no step lost" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["committed_step"] == r["run"] == 45 and r["steps_lost"] == 0 and r["grace_steps"] == 0, r' \
+            "$TMP/sup-$at.json"
         expect "notice at $at: the superseded one never committed" test ! -e "$d/$(ckpt 41)"
     fi
     s=$(field "$TMP/sup-$at.out" exit saved_step)
