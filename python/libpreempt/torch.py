@@ -46,8 +46,13 @@ What it keeps, and the trap each avoids:
   same gradients in another order and drift in the last bits. One
   all-reduce per parameter makes the order the parameter's alone.
 
-The snapshot is written by the handler's save (synchronously, before the
-next step). This module needs torch; numpy is used when it is installed.
+How the snapshot reaches the disk is the handler's save: by default
+(Checkpoint(two_phase=False)) torch.save writes it into the checkpoint's
+file inside the step, before training goes on; with two_phase=True it is
+serialized into host memory at the step and the library writes that copy
+on its loop while training goes on (README "Two-phase saves"; the copy is
+held until the commit, one set in flight). Either way the checkpoint is
+the step's. This module needs torch; numpy is used when it is installed.
 """
 import copy
 import io
@@ -242,8 +247,11 @@ class Checkpoint:
         return st
 
     def save(self, step):
-        """Handler(save=...): the snapshot at `step`, written by torch.save
-        straight into the checkpoint's file."""
+        """Handler(save=...): the snapshot at `step`. By default torch.save
+        writes it straight into the checkpoint's file, inside the step; with
+        two_phase=True it is serialized into host memory now and handed to
+        the library as a libpreempt.Snapshot, which writes it while training
+        goes on."""
         snap = self.snapshot(step)
         if self.two_phase:
             buf = io.BytesIO()
