@@ -330,6 +330,15 @@ static void at_least(uint64_t *v, uint64_t x)
         *v = x;
 }
 
+static int hrec_order(const void *a, const void *b)
+{
+    const struct hrec *x = a, *y = b;
+
+    if (x->inc != y->inc)
+        return x->inc < y->inc ? -1 : 1;
+    return x->worker < y->worker ? -1 : x->worker > y->worker;
+}
+
 /* The job's history records (the records module validates each; others
  * are reported and skipped), in incarnation order, then worker order:
  * *ret (free() it) and *ret_n. 0, or 1 when etcd failed or memory ran
@@ -353,7 +362,6 @@ static int history_read(struct sync *s, const char *jobp, struct hrec **ret, siz
         struct preempt_record r;
         struct hrec h;
         const char *why;
-        size_t j;
 
         if (preempt_key_parse_(kvs[i].key, jobp, &k) != (int)PREEMPT_KEY_HISTORY ||
             preempt_record_read_(PREEMPT_KEY_HISTORY, &k, kvs[i].value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
@@ -368,13 +376,10 @@ static int history_read(struct sync *s, const char *jobp, struct hrec **ret, siz
                            .from = (unsigned)num(&r, "from") };
         text(&r, "source", h.source, sizeof(h.source));
         text(&r, "reason", h.reason, sizeof(h.reason));
-        /* the keys sort 10 before 9, and worker 10 before 9 */
-        for (j = m; j > 0 && (hr[j - 1].inc > h.inc || (hr[j - 1].inc == h.inc && hr[j - 1].worker > h.worker)); j--)
-            hr[j] = hr[j - 1];
-        hr[j] = h;
-        m++;
+        hr[m++] = h;
     }
     preempt_etcd_kvs_free_(kvs, n);
+    qsort(hr, m, sizeof(*hr), hrec_order); /* the keys sort 10 before 9, and worker 10 before 9 */
     *ret = hr;
     *ret_n = m;
     return 0;
@@ -419,10 +424,13 @@ static int cmd_history(struct sync *s, const char *jobp, const char *job, bool j
 
     if (history_read(s, jobp, &hr, &n))
         return 1;
-    if (!(hs = calloc(n ? n : 1, sizeof(*hs)))) {
+    for (size_t i = 0; i < n; i++) /* how many incarnations (a hist holds a count of exits per worker) */
+        nh += !i || hr[i - 1].inc != hr[i].inc;
+    if (!(hs = calloc(nh ? nh : 1, sizeof(*hs)))) {
         free(hr);
         return 1;
     }
+    nh = 0;
     for (size_t i = 0; i < n; i++) { /* one entry per incarnation, in incarnation order */
         if (!nh || hs[nh - 1].inc != hr[i].inc)
             hs[nh++] = (struct hist){ .inc = hr[i].inc };
