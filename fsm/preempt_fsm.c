@@ -223,7 +223,9 @@ static const struct preempt_row rows[] = {
     ROW0(PERSISTING, STEP_AGREED, RAISED, PERSISTING),
     /* A notice while a periodic round's checkpoint persists: the planner
      * lets it finish, and it becomes the preemption's checkpoint (the rows
-     * below), or supersedes it (preempt_plan_supersede_(): a new save fits,
+     * below: its first, followed by a final round at the step the job stops
+     * at when one fits after its commit, preempt_fsm_fx_last_; else its
+     * last, with one stop step for every worker), or supersedes it (preempt_plan_supersede_(): a new save fits,
      * and this one would be late, or as the last save lose more steps than
      * the lead). Superseding is a raise: the copy goes, and the round's one
      * step record moves to this worker's step plus the lead, which every
@@ -685,11 +687,19 @@ bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_fac
 {
     if (preempt_fsm_fx_proposes_(fx->kind))
         return preempt_plan_last_(c, f, now_ms, (uint64_t)fx->arg);
+    if (fx->kind != PREEMPT_FX_REPORT_SHARD || c->withdrawn)
+        return false;
     /* The save is done and measured: no time left for another round once
      * the commit is decided (a round trip from now) makes it the last. */
-    return fx->kind == PREEMPT_FX_REPORT_SHARD &&
-           (preempt_fsm_save_is_last_(c) ||
-            (!c->withdrawn && preempt_plan_final_due_(f, now_ms + f->agree_ms, c->deadline_ms)));
+    if (preempt_plan_final_due_(f, now_ms + f->agree_ms, c->deadline_ms))
+        return true;
+    /* A checkpoint that persisted while training went on past its step (a
+     * periodic one that a notice met) is not the last while another round
+     * fits: the decision then names no stop step, the job counts down from
+     * the commit and its final round saves the step it stops at, so that
+     * the restart trains nothing again. As the last, every step trained
+     * past it would be lost (13 to 21 in a DDP job with 50 ms steps). */
+    return c->last && (c->state != PREEMPT_STATE_PERSISTING || c->deadline_ms == 0);
 }
 
 static uint64_t min_known(uint64_t a, uint64_t b)
@@ -824,10 +834,10 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return c->committed && c->withdrawn && !c->shard_out && !c->abort_proposed;
     case PREEMPT_GUARD_FINAL_DUE:
         /* Without a grace period there is nothing to train through: a
-         * countdown then comes only from a first checkpoint whose reports
-         * preceded the notice (a periodic one's, withdrawn when reported:
-         * its decision names no stop step), and its final round is due at
-         * once. Before, the job trained on towards the bound and exited
+         * countdown then comes only from a first checkpoint whose decision
+         * names no stop step (a periodic one's: reported before the notice,
+         * withdrawn then, or persisting at the notice with room for another
+         * round, preempt_fsm_fx_last_), and its final round is due at once. Before, the job trained on towards the bound and exited
          * "done" if training ended first (tests/two-phase.sh, "late-*"). */
         return c->driver && (f->cfg.grace_ms == 0 || preempt_plan_final_due_job_(c, f, ev->now_ms, c->deadline_ms));
     case PREEMPT_GUARD_IS_DRIVER:

@@ -289,10 +289,14 @@ bool preempt_fsm_fx_proposes_(enum preempt_fx_kind kind);
 /* The "last" flag a coordination effect carries (false for the others): for
  * claim-driver, propose-step and request-final this worker's opinion
  * (preempt_plan_last_ at the step proposed), for report-shard whether the save
- * ends this worker's preemption: preempt_fsm_save_is_last_, or its opinion,
- * its save done and measured, that no time is left for another round once
- * the commit is decided (any such opinion makes the decision record say
- * "last" for every worker). Every shell calls this one function. */
+ * ends this worker's preemption: its opinion, its save done and measured,
+ * that no time is left for another round once the commit is decided (any
+ * such opinion makes the decision record say "last" for every worker), or
+ * else preempt_fsm_save_is_last_, except for a checkpoint that persisted
+ * while this worker trained on past its step (a periodic one a notice met):
+ * with a deadline and room for another round, its commit is followed by
+ * the final round at the step the job stops at, and no step is lost. Every
+ * shell calls this one function. */
 bool preempt_fsm_fx_last_(const struct preempt_core *c, const struct preempt_facts *f, const struct preempt_fx *fx,
                           uint64_t now_ms);
 

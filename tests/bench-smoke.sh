@@ -23,7 +23,7 @@ fi
 
 if expect_rc 0 sh "$top_srcdir/bench/run.sh" --quick --json "$TMP/bench.json"; then
     for s in "1. Per-step cost" "2-4. Agreement" "5. Checkpoint commit" "6. Grace-period planning" "7. Memory" \
-        "8. In process"; do
+        "8. In process" "10. Paths"; do
         expect_output "$s"
     done
 fi
@@ -39,7 +39,7 @@ check() {
     fi
 }
 
-check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale'))"
+check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale','paths'))"
 # The idle asynchronous hook makes no system call; the synchronous call runs
 # the loop once per step (one epoll_wait), nothing else.
 check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"
@@ -80,6 +80,18 @@ check "checkpoint and dd both measured" "d['ckpt']['libpreempt_s'] > 0 and d['ck
     check "memory: the library costs something" "d['memory']['local_kib'] > d['memory']['bare_kib'] and d['memory']['etcd_kib'] > 0"
 
 check "persist: every backend's row at both sizes" "sorted(d['persist']) == ['aio', 'aio-4k', 'chunked', 'io_uring'] and all(sorted(r) == ['4_mib', '8_mib'] for r in d['persist'].values())"
+
+# The paths a notice can meet (real jobs of 4, 30 s deadlines): every
+# worker exits saved with a termination record, and, whatever the machine's
+# speed, none loses a step: each saves the step it stopped at. (A grace
+# period's final round may end aborted on a loaded machine, and the job
+# then exits with its first save: that path's count is not checked.) Before
+# the fix, "two-phase-persisting" lost 41 steps.
+check "paths: every path's job ran" "[r['path'] for r in d['paths']['rows']] == ['training', 'agreeing', 'periodic-report', 'two-phase-persisted', 'two-phase-persisting', 'grace-period', 'second-notice']"
+check "paths: every worker exits saved, with its record" "all(r['codes'] == [42] * 4 and r['records'] == 4 for r in d['paths']['rows'])"
+for p in training agreeing periodic-report two-phase-persisted two-phase-persisting second-notice; do
+    check "paths: $p: no step lost" "[r['steps_lost'] for r in d['paths']['rows'] if r['path'] == '$p'] == [0]"
+done
 
 # --backends runs some of persist's rows (here: one)
 if expect_rc 0 "$top_builddir/bench/preempt-bench" --quick --only persist --backends chunked --dir "$TMP" \

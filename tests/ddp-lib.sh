@@ -27,7 +27,7 @@ ranks() {
     JOB_TAG=$_t JOB_N=$W JOB_TRACES=$TMP/$_t.$RUNS.trace
     PIDS=
     for r in $(seq 0 $((W - 1))); do
-        "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \
+        PREEMPT_TERMINATION_LOG="$TMP/$_t.$r.term.json" "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" --rank "$r" --world $W \
             --master-port $_port --trace "$JOB_TRACES" --print-steps "$@" >"$TMP/$_t.$r.out" 2>"$TMP/$_t.$r.err" &
         PIDS="$PIDS $!"
     done

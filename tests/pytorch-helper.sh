@@ -56,6 +56,19 @@ expect "two-phase: every rank persisted through aio (none fell back)" \
     test -z "$(grep -l 'two-phase saves persist .* instead' "$TMP"/twophase.*.err)"
 S=$(same twophase $W exit saved_step)
 expect "two-phase: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '$S' && test '$S' -gt 5"
+# No step lost, whichever the notice met (a checkpoint persisting: then
+# it commits and the job saves again at the step it stops at; a snapshot;
+# training): every rank's termination record says it saved the step it
+# stopped at. Before, a notice that met a persist lost the 13 to 21 steps
+# trained on to the decision's stop step.
+met=$(grep -l 'ev=notice .* => persisting -> persisting' "$TMP"/twophase.*.trace.* 2>/dev/null | wc -l)
+echo "two-phase: the notice met a persisting checkpoint in $met of the traces"
+for r in $(seq 0 $((W - 1))); do
+    expect "two-phase: rank $r lost no step" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["reason"] == "saved" and r["committed_step"] == r["run"] and r["steps_lost"] == 0, r' "$TMP/twophase.$r.term.json"
+done
 unset PREEMPT_PERSIST
 restart twophase --loader-workers 2 --two-phase
 eq "two-phase: bitwise the uninterrupted run's parameters" "$(same twophase $W done digest)" "$LREF"

@@ -73,6 +73,19 @@ expect "seed 930: the decision's stop step takes every worker to stopping" \
 expect "seed 930: every worker exits at it" \
     test "$(grep -c 'run=25 .*ev=step-reached step=25 => stopping -> exit fx=disarm-timer,exit:saved' "$TMP/out")" -eq 14
 expect_output "14 stopped at the job's stop step, 0 were past it at the commit"
+# The same commit with room for another round after it (seed 77: two
+# workers, no grace period, a periodic checkpoint at step 53 persisting
+# 5.6 s when a notice meets it, 30 s of deadline): no report says "last",
+# the decision names no stop step, both count down, and the final round
+# saves step 81, where both stop: none of the 24 steps they trained past
+# 53 is lost. Before, the decision named stop step 79 and the restart
+# trained 26 steps again.
+expect_rc 0 "$SIM" --seed 77 --two-phase -v
+expect "seed 77: the commit names no stop step: both count down" \
+    test "$(grep -c 'ev=ckpt-committed step=53 stop=0 => persisting -> countdown' "$TMP/out")" -eq 2
+expect "seed 77: both exit saved at the final round's step" \
+    test "$(grep -c 'ev=ckpt-committed step=81 stop=81 => final-save -> exit fx=keep-shard:81,disarm-timer,exit:saved' "$TMP/out")" -eq 2
+expect_output "2 counted down to the final round"
 
 # Restore faults (--restore-faults): about one step in eight has a shard
 # its worker's restore refuses as unusable, and about one start-up in

@@ -266,6 +266,8 @@ struct world {
     uint64_t nar, countdowns0;                 /* those signals; countdowns entered without a grace period */
     uint64_t stops_at, stops_past;             /* workers that trained on past the last checkpoint to its commit:
                                                   stopped at the job's stop step, or were past it at the commit */
+    uint64_t again;                            /* workers whose persisting checkpoint a notice met, committed with
+                                                  room for another round: they counted down to the final round */
     uint64_t finals_aborted_clean;             /* of those aborted, planned as measured (not TF's rule), in
                                                   runs without an injected fault */
     uint64_t finals_aborted_why[FINAL__COUNT]; /* of those, by enum final_why */
@@ -759,6 +761,9 @@ static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, v
      * on past it (two-phase): it stopped at the job's stop step, or it was
      * past that step when the decision reached it (the sim's workers do
      * not step in lockstep, as a collective would make them) */
+    if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->from == PREEMPT_STATE_PERSISTING &&
+        rec->to == PREEMPT_STATE_COUNTDOWN && W->cfg.grace_ms == 0)
+        W->again++;
     if (rec->to == PREEMPT_STATE_EXIT && rec->from == PREEMPT_STATE_STOPPING && rec->ev.kind == PREEMPT_EV_STEP_REACHED)
         W->stops_at++;
     if (rec->to == PREEMPT_STATE_EXIT && rec->from == PREEMPT_STATE_PERSISTING &&
@@ -2427,7 +2432,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
-    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[7] = { 0, 0, 0, 0, 0, 0, 0 }, sup[4] = { 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
+    uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[7] = { 0, 0, 0, 0, 0, 0, 0 }, sup[5] = { 0, 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
@@ -2506,6 +2511,7 @@ int main(int argc, char **argv)
         sup[1] += wd.let_finish;
         sup[2] += wd.stops_at;
         sup[3] += wd.stops_past;
+        sup[4] += wd.again;
         nar[0] += wd.nar;
         nar[1] += wd.countdowns0;
         rf[0] += wd.fell_back;
@@ -2527,7 +2533,9 @@ int main(int argc, char **argv)
     if (o.two_phase)
         printf("preempt-sim: notices while a checkpoint persisted: %" PRIu64 " superseded it (a new round), %" PRIu64
                " let it finish; workers that trained on to such a last commit: %" PRIu64 " stopped at the job's stop "
-               "step, %" PRIu64 " were past it at the commit\n", sup[0], sup[1], sup[2], sup[3]);
+               "step, %" PRIu64 " were past it at the commit; to such a commit with room for another round (no grace "
+               "period): %" PRIu64 " counted down to the final round\n",
+               sup[0], sup[1], sup[2], sup[3], sup[4]);
     if (o.restore_faults)
         printf("preempt-sim: restores: %" PRIu64 " steps set aside (the job fell back), %" PRIu64
                " start-ups failed everywhere and started again (%" PRIu64 " with no step left)\n",

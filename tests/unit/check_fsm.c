@@ -819,13 +819,23 @@ START_TEST(test_plan_last_judges_the_commit)
     ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_PROPOSE_STEP, 8 }, 1000), 0);
     c.state = PREEMPT_STATE_PERSISTING;
     f.run = 13;
+    /* Trained on past it while it persisted (a periodic checkpoint a
+     * notice met): while another round fits after its commit it is not the
+     * last, and names no stop step; the job's final round saves the step it
+     * stops at. As the last, the restart would train steps 9-13 again. */
+    ck_assert(!preempt_fsm_fx_last_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000));
+    ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000), 0);
+    /* With no deadline known, the record's word; the stop step is this
+     * worker's step plus the lead. */
+    c.deadline_ms = 0;
     f.agree_ms = 250; /* three agreements, 750 ms: 8 steps, and the least lead's 3 */
     ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
                       13 + 3 + 8);
     f.agree_ms = 2; /* three fast agreements: still PREEMPT_STOP_LEAD_MIN_MS, 5 steps */
     ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
                       13 + 3 + 5);
-    c.deadline_ms = 2200; /* the deadline caps it: after the save (200) and the margin (500), 5 steps */
+    c.deadline_ms = 2200; /* no room for another round: the last; the deadline caps the stop step: after
+                           * the save (200) and the margin (500), 5 steps */
     ck_assert_uint_eq(preempt_fsm_fx_stop_(&c, &f, &(struct preempt_fx){ PREEMPT_FX_REPORT_SHARD, 8 }, 1000),
                       13 + 5);
     c.deadline_ms = 0;

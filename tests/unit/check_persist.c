@@ -950,10 +950,14 @@ START_TEST(test_done_during_persist_sync)
 }
 END_TEST
 
-/* A notice while a periodic checkpoint persists: without grace it becomes
- * the preemption's last save, so training stops (steps after it would be
- * lost) and the persist runs back to back on the loop; it commits, and the
- * handler exits "saved" at its step. */
+/* A notice while a periodic checkpoint persists, without a grace period,
+ * 20 s of deadline. A worker alone stops training while it persists (the
+ * action turns to WAIT: the persist runs back to back on the loop). It
+ * commits, and, another round fitting after it, it is the preemption's
+ * first checkpoint, not its last: the handler counts down, the final round
+ * saves the step the worker stopped at, and the exit saves that step, so
+ * the restart trains nothing again. (Before, it was the last: the exit
+ * saved it, and the steps trained past it were lost.) */
 START_TEST(test_notice_during_persist)
 {
     struct event_base *base = event_base_new();
@@ -963,7 +967,7 @@ START_TEST(test_notice_during_persist)
     unsigned char *model = pattern(len, 6);
     struct rec r = { 0 };
     struct preempt_status st;
-    uint64_t step;
+    uint64_t step, last;
 
     use_backend(_i, base);
     cfg.grace_ms = 0;
@@ -976,18 +980,27 @@ START_TEST(test_notice_during_persist)
     ck_assert_int_eq(step_end(h), PREEMPT_ACTION_CONTINUE); /* a periodic one: training goes on */
     ck_assert_int_eq(preempt_notify(h, 20000), 0);
     ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0); /* the notice, read */
-    if (!r.exits) {
-        ck_assert_int_eq(state_of(h), PREEMPT_STATE_PERSISTING);
-        ck_assert_int_eq(action(h), PREEMPT_ACTION_WAIT); /* now the last save: awaited */
-    }
-    for (int i = 0; i < 100000 && !r.exits; i++)
+    if (state_of(h) == PREEMPT_STATE_PERSISTING)
+        ck_assert_int_eq(action(h), PREEMPT_ACTION_WAIT); /* alone: no step past it while it persists */
+    for (int i = 0; i < 100000 && state_of(h) == PREEMPT_STATE_PERSISTING; i++)
         ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0); /* no step: the loop alone persists */
+    ck_assert_int_eq(r.exits, 0);
+    ck_assert_int_eq(state_of(h), PREEMPT_STATE_COUNTDOWN); /* committed, and room for another round */
+    ck_assert(exists("nt", step));
+    ck_assert_int_eq(r.releases, 1);
+    /* the final round: the next step's save, synchronous here */
+    last = train_to_save(base, h);
+    ck_assert_uint_gt(last, step);
+    ck_assert_int_eq(preempt_save_blob(h, "model", model, 4096), 0);
+    ck_assert_int_eq(preempt_save_done(h, 0), 0);
+    for (int i = 0; i < 100000 && !r.exits; i++)
+        ck_assert_int_ge(event_base_loop(base, EVLOOP_ONCE), 0);
     ck_assert_int_eq(r.exits, 1);
     ck_assert_int_eq(r.reason, PREEMPT_EXIT_SAVED);
     ck_assert_int_eq(preempt_handler_get_status(h, &st), 0);
-    ck_assert_uint_eq(st.committed_step, step);
-    ck_assert(exists("nt", step));
-    ck_assert_int_eq(r.releases, 1);
+    ck_assert_uint_eq(st.committed_step, last);
+    ck_assert_uint_eq(st.run, last); /* it saved the step it stopped at */
+    ck_assert(exists("nt", last));
     h = preempt_handler_free(h);
     free(model);
     event_base_free(base);
