@@ -60,6 +60,16 @@ for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preemp
     expect "$t has its manual page" test -f "/usr/share/man/man1/$t.1.gz"
 done
 
+# the API reference in libpreempt-dev: a page per public function, the overview
+for p in man3/preempt_step_end.3 man3/preempt_handler_new.3 man3/preempt_config.3 man7/libpreempt.7; do
+    expect "libpreempt-dev has /usr/share/man/$p.gz" test -f "/usr/share/man/$p.gz"
+done
+expect "dpkg -S names libpreempt-dev for preempt_step_end(3)" \
+    sh -c "dpkg -S /usr/share/man/man3/preempt_step_end.3.gz | grep -q '^libpreempt-dev'"
+if command -v man >/dev/null 2>&1; then
+    expect "man -w 3 preempt_step_end finds it" sh -c "man -w 3 preempt_step_end | grep -q preempt_step_end.3"
+fi
+
 # Debian's interpreter, nothing of the source tree in its path
 (cd / && env -u PYTHONPATH -u LIBPREEMPT_LIBRARY -u LD_PRELOAD /usr/bin/python3 -c \
     'import libpreempt; print(libpreempt.__file__, libpreempt.version())') >"$TMP/out" 2>&1

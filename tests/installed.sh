@@ -28,4 +28,13 @@ rc=$?
 [ "$rc" -eq 42 ] || fail "the installed sync example exited $rc on SIGTERM, not 42"
 LD_LIBRARY_PATH=$LIBDIR ./sync >out 2>&1 || fail "the restarted sync example failed: $(cat out)"
 grep -q "resuming after step" out || fail "the restart did not resume: $(cat out)"
-echo "installcheck: the examples build with pkg-config ($cflags $libs) and run"
+# the API reference: a page per public function, and the overview
+if [ -n "${MANDIR:-}" ]; then
+    for p in man3/preempt_step_end.3 man3/preempt_handler_new.3 man3/preempt_save_snapshot.3 man7/libpreempt.7; do
+        [ -f "$MANDIR/$p" ] || fail "$MANDIR/$p was not installed"
+    done
+    if command -v man >/dev/null 2>&1; then
+        MANPATH=$MANDIR man -w 3 preempt_step_end >/dev/null 2>&1 || fail "man -w 3 preempt_step_end: not found in $MANDIR"
+    fi
+fi
+echo "installcheck: the examples build with pkg-config ($cflags $libs) and run; the man pages are installed"

@@ -857,6 +857,7 @@ struct preempt_notice_info {
     bool withdrawn;            /**< every notice of the job is withdrawn or advisory */
 };
 
+/** The watcher's callbacks, copied at creation; userdata is passed last. */
 struct preempt_watcher_callbacks {
     /** A notice, an earlier deadline or a withdrawal was seen. */
     void (*on_notice)(struct preempt_watcher *w, const struct preempt_notice_info *n, void *userdata);
