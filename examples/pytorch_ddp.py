@@ -33,7 +33,7 @@ exact_ddp): a restart resumes mid-epoch at the next batch, bitwise.
 --trap rebuilds that DataLoader without its own generator, the trap the
 helper avoids: the resumed run drifts. --two-phase makes its checkpoints
 two-phase: each is snapshotted into host memory at its step and written
-by the library while the ranks train on (README "Two-phase saves").
+by the library while the ranks train on (docs/guide/two-phase.md).
 
 With --grace-ms G the ranks train on after the first save and save again
 before the deadline; --second-exit makes a rank leave at once on a second

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/ckpt-internal.h: the checkpoint manager (README "Checkpoints"), part of the shell.
+/* lib/ckpt-internal.h: the checkpoint manager (docs/guide/c-api.md), part of the shell.
  *
  * A checkpoint directory DIR holds committed checkpoints DIR/ckpt-<step>
  * (20 digits, so names sort by step), each with its blobs and a MANIFEST

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/compat.c: the 0.1 interface, for programs built against 0.1's header.
  *
- * 1.0 made the conventions one (README "API conventions"): every call
+ * 1.0 made the conventions one (docs/guide/c-api.md, "API conventions"): every call
  * returns 0 or a negative errno with its result in an out-parameter, the
  * structures travel with their size, and getters are named
  * preempt_<object>_get_<what>. A program built against 0.1 keeps running

@@ -17,7 +17,7 @@
 
 /* The layouts of the public structures this library reads or writes: the
  * sizes each release had (0.1's, 1.0's) and its own (fields are only
- * appended, README "ABI and versions"). A caller's struct of an older
+ * appended, docs/guide/install.md, "ABI and versions"). A caller's struct of an older
  * layout is read (or written) up to its size; the newer fields keep their
  * defaults. A release that appends a field adds its predecessor's size
  * here. 0.1's config also spelled the automatic exit_code

@@ -27,7 +27,7 @@
  *             it (ELIBACC, as when it is not installed)
  *   io-setup  setting up io_uring or Linux AIO for a two-phase save's
  *             persist (EPERM, as under a seccomp profile that forbids it)
- * The outcomes are documented in README.md, "Fault injection". */
+ * The outcomes are documented in docs/development.md, "Fault injection". */
 #ifndef PREEMPT_FAULT_INTERNAL_H
 #define PREEMPT_FAULT_INTERNAL_H
 

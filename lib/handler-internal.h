@@ -88,7 +88,7 @@ struct preempt_handler {
     uint64_t last_stall_ms; /* the training the last save stopped (a paced persist's: its snapshot phase) */
     unsigned saves;
 
-    /* A two-phase save (README "Two-phase saves"): the snapshots handed over
+    /* A two-phase save (docs/guide/two-phase.md): the snapshots handed over
      * (released when durable or dropped) and the persist of h->writer's
      * blobs on the loop. Resources only: the machine's state (persisting)
      * says what happens. */

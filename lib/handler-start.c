@@ -849,8 +849,8 @@ static int progress_open(struct preempt_handler *h)
     return h->progress ? 0 : r;
 }
 
-/* Where the termination record and the metrics go (README "Observing
- * preemptions"): the configuration's, else the environment's, else for the
+/* Where the termination record and the metrics go (docs/guide/operating.md,
+ * "Observing preemptions"): the configuration's, else the environment's, else for the
  * record Kubernetes' /dev/termination-log when it is there to write. "":
  * none. "{worker}" in either becomes the worker index. */
 static int report_paths(struct preempt_handler *h)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/persist-internal.h: the persist phase of a two-phase save (README
- * "Two-phase saves"), part of the handler's shell.
+/* lib/persist-internal.h: the persist phase of a two-phase save (docs/guide/two-phase.md), part of the handler's shell.
  *
  * A save's snapshot phase hands the library buffers (or files the trainer
  * wrote); this engine then writes them to their files, checksums them and

@@ -329,7 +329,7 @@ def main(argv):
         o.append(",\n".join("\\fB%s\\fP(3)" % n for n in names))
     o += [".SH SEE ALSO",
           "\\fBpreempt\\-trainer\\fP(1), \\fBpreempt\\-launch\\fP(1), \\fBpreemptctl\\fP(1), \\fBpreempt\\-exec\\fP(1), "
-          "\\fBpreempt\\-ckpt\\fP(1), \\fBpreempt\\-replay\\fP(1), \\fBfsmdump\\fP(1); README.md and docs/ in "
+          "\\fBpreempt\\-ckpt\\fP(1), \\fBpreempt\\-replay\\fP(1), \\fBfsmdump\\fP(1); README.md and the guide (guide/*.md) in "
           "/usr/share/doc/libpreempt\\-dev"]
     with open(os.path.join(outdir, "libpreempt.7"), "w") as f:
         f.write("\n".join(o) + "\n")

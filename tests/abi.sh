@@ -8,7 +8,7 @@
 # functions are fine, and so is a value appended to an enum (only its
 # __COUNT sentinel moves: abi/suppressions.ini). An intended change is made by changing the SONAME
 # when it is incompatible (lib_libpreempt_la_LDFLAGS' -version-info) and
-# the baseline together (make abi-baseline; README "ABI and versions").
+# the baseline together (make abi-baseline; docs/guide/install.md, "ABI and versions").
 # Then the check itself: a copy of the current ABI with one enum value, one
 # struct member and the SONAME changed each fails it. And a program built
 # against the previous minor version's header (tests/abi/0.1/, frozen)
@@ -40,7 +40,7 @@ abidw $ABIDW_FLAGS --out-file "$TMP/current.abi" "$so" || { fail "abidw $so"; fi
 if compatible "$base" "$TMP/current.abi" >"$TMP/why"; then
     ok
 else
-    fail "the library's ABI differs from abi/libpreempt.abi (an incompatible change needs a new SONAME and baseline; see README \"ABI and versions\"):"
+    fail "the library's ABI differs from abi/libpreempt.abi (an incompatible change needs a new SONAME and baseline; see docs/guide/install.md, \"ABI and versions\"):"
     sed 's/^/    /' "$TMP/why"
 fi
 

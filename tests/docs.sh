@@ -7,7 +7,7 @@
 # a man page (made from its --help by help2man).
 . "$top_srcdir/tests/lib.sh"
 S=$top_srcdir
-docs="$S/README.md $S/CHANGELOG.md $S/include/libpreempt/preempt.h $S/docs/*.md $S/contrib/*/README.md $top_builddir/man/*.1"
+docs="$S/README.md $S/CHANGELOG.md $S/include/libpreempt/preempt.h $S/docs/*.md $S/docs/guide/*.md $S/contrib/*/README.md $top_builddir/man/*.1"
 
 # Nothing outside the repository: the design material it grew from is not
 # the user's. (Patterns built from pieces, so this file does not match.)
@@ -18,18 +18,25 @@ for f in $docs; do
 done
 
 # Relative Markdown links resolve.
-for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md "$S"/contrib/*/README.md; do
+for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md "$S"/docs/guide/*.md "$S"/contrib/*/README.md; do
     dir=$(dirname "$f")
     for link in $(grep -oE '\]\([^)#:]+(#[^)]*)?\)' "$f" | sed 's/^](//; s/)$//; s/#.*//'); do
         expect "${f#"$S"/}: link $link resolves" test -e "$dir/$link"
     done
 done
 
-# Every field of struct preempt_config is in the README.
+# A newcomer reads the README in minutes; the guide has the rest.
+expect "the README is at most 300 lines ($(wc -l <"$S/README.md"))" test "$(wc -l <"$S/README.md")" -le 300
+for g in c-api two-phase python jobs operating tools troubleshooting limits install; do
+    expect "the README links the guide's $g.md" grep -qF "(docs/guide/$g.md)" "$S/README.md"
+done
+
+# Every field of struct preempt_config is in the guide (the C API's
+# configuration table; a job's fields: several workers).
 fields=$(struct_fields preempt_config)
 expect "the header's config has fields" test -n "$fields"
 for field in $fields; do
-    expect "the README documents config field $field" grep -qF "\`$field\`" "$S/README.md"
+    expect "the guide documents config field $field" sh -c "cat '$S'/docs/guide/*.md | grep -qF '\`$field\`'"
 done
 
 # Every installed tool is in the README and has a man page.

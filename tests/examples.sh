@@ -1,17 +1,31 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
-# The README's C programs are examples/*.c, word for word, and they do what
-# the README says: SIGTERM -> a checkpoint and exit 42; the restart resumes
+# The guide's C programs are examples/*.c, word for word, the README's is
+# a part of examples/sync.c, and they do what the guide says: SIGTERM -> a checkpoint and exit 42; the restart resumes
 # from it, says so, and finishes with exit 0; a corrupt checkpoint is
 # reported through the log callback and the one before it is used.
 . "$top_srcdir/tests/lib.sh"
 builddir=$(cd "$top_builddir" && pwd)
 srcdir=$(cd "$top_srcdir" && pwd)
 
+guide=$srcdir/docs/guide/c-api.md
 for ex in sync async; do
-    sed -n "/<!-- example:$ex -->/,/^\`\`\`\$/p" "$srcdir/README.md" | sed '1,2d;$d' >"$TMP/readme-$ex.c"
-    expect "the README shows examples/$ex.c word for word" cmp -s "$TMP/readme-$ex.c" "$srcdir/examples/$ex.c"
+    sed -n "/<!-- example:$ex -->/,/^\`\`\`\$/p" "$guide" | sed '1,2d;$d' >"$TMP/guide-$ex.c"
+    expect "docs/guide/c-api.md shows examples/$ex.c word for word" cmp -s "$TMP/guide-$ex.c" "$srcdir/examples/$ex.c"
 done
+# the README's C trainer is examples/sync.c's save callback and main(), as they are there
+sed -n "/<!-- excerpt:sync -->/,/^\`\`\`\$/p" "$srcdir/README.md" | sed '1,2d;$d' >"$TMP/readme-sync.c"
+expect "the README shows a part of examples/sync.c" test "$(wc -l <"$TMP/readme-sync.c")" -ge 20
+while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    grep -qxF -- "$line" "$srcdir/examples/sync.c" || { fail "the README's C trainer has a line examples/sync.c lacks: $line"; break; }
+done <"$TMP/readme-sync.c"
+expect "the README's C trainer is examples/sync.c's save callback and main(), in order" python3 -c '
+import sys
+part, whole = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+save, main = part.split("\n\n", 1)
+sys.exit(0 if save + "\n" in whole and main in whole and whole.index(save) < whole.index(main) else 1)' \
+    "$TMP/readme-sync.c" "$srcdir/examples/sync.c"
 
 for ex in sync async; do
     bin=$builddir/examples/$ex

@@ -4,7 +4,7 @@
 # is failed in turn, at every hit once and from a hit on persistently, in the
 # two main scenarios of the reference trainer: one worker alone, and two
 # workers of a job on a real etcd. A run must end with one of the documented
-# exit codes (README "Fault injection"), must not crash or trip the
+# exit codes (docs/development.md, "Fault injection"), must not crash or trip the
 # sanitizers (the CI's fault build is the sanitized distcheck build, where
 # LeakSanitizer checks for leaks at every exit), and the armed fault must
 # really have fired. Whatever the outcome, nothing is lost: a worker exits 42

@@ -944,8 +944,7 @@ kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
 job_wait 60
 eq "episodes: every worker saved and exited 42" "$RCS" "42 42 42"
 # committed ones: a worker past a round's step raises it, and one that had
-# saved at the old step saves again (its first copy dropped; README "Known
-# limits"): seen once, 3 saves and 2 commits
+# saved at the old step saves again (its first copy dropped; docs/guide/limits.md): seen once, 3 saves and 2 commits
 for _i in 0 1 2; do
     eq "episodes: worker $_i has two checkpoints committed" \
         "$(grep -c 'the job committed step' "$TMP/adv2.$_i.err")" 2

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
-# What operators see of a preemption (README "Observing preemptions"): each
+# What operators see of a preemption (docs/guide/operating.md, "Observing preemptions"): each
 # worker's termination record, and its Prometheus metrics read through a
 # real node_exporter (Debian's prometheus-node-exporter, textfile
 # collector) and checked by promtool.
@@ -281,7 +281,7 @@ expect_output "has no cause: no record the job's view read, nor answer, before i
 # at the steps the workers report) and how each exited. The workers
 # all-reduce in every step, as data-parallel ones do: in lockstep, the
 # grace period's final round is never raised past the driver's reach (the
-# workers' skew: README "Known limits"), and 3 s of grace leave room for
+# workers' skew: docs/guide/limits.md), and 3 s of grace leave room for
 # it under load.
 command -v rsvg-convert >/dev/null || fail "rsvg-convert is missing (Debian: librsvg2-bin; scripts/setup.sh installs it)"
 PREEMPT_METRICS_PATH="$TMP/prom/tl-{worker}.prom" "$LAUNCH" --workers 4 --timeline "$TMP/tl.svg" -- "$TRAINER" --etcd "$ETCD_URL" --job tl --ckpt-dir "$TMP/tl" \

@@ -164,7 +164,7 @@ for r in $(seq 0 $((W - 1))); do
 done
 [ "$failures" -eq 0 ] || { tail -n 20 "$TMP/long.0.out"; tail -n 30 "$TMP/long.err"; }
 
-# The job's save figure (README "Planning after a two-phase save"): 96 MiB
+# The job's save figure (docs/guide/two-phase.md): 96 MiB
 # more state (--state-mb) and 0.5 s steps, two-phase periodic checkpoints
 # every 4 steps. The first persists while the ranks train on (paced), and
 # its decision names that figure; SIGTERM to torchrun once it committed:

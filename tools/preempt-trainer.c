@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* tools/preempt-trainer.c: the reference trainer (README, "The reference trainer"), a stable
+/* tools/preempt-trainer.c: the reference trainer (docs/guide/tools.md, "The reference trainer"), a stable
  * contract used by the demo and the tests. Its model state is updated by a
  * deterministic function of (state, step), so a preempted and resumed run
  * ends in exactly the state of an uninterrupted one: a lost or repeated step

@@ -5,7 +5,7 @@
  * This is the library's only public header. Every exported symbol carries
  * PREEMPT_EXPORT and the preempt_ prefix; everything else is private.
  *
- * Conventions (README "API conventions"), the same for every call:
+ * Conventions (docs/guide/c-api.md, "API conventions"), the same for every call:
  * - Results: a call returns 0 or a negative errno, and hands its result
  *   through out-parameters named ret_*, written only on success. A bad
  *   handle (NULL, freed, not a handler) is -EINVAL, never ignored. The
@@ -185,7 +185,7 @@ enum preempt_action {
 
 /** Where the job runs. The platform chooses the cloud notice source and
  * the defaults of grace_ms and exit_code (TensorFlow's TerminationConfig
- * completion, README "Platforms"). */
+ * completion, docs/guide/operating.md, "Clouds and other notice sources"). */
 enum preempt_platform {
     PREEMPT_PLATFORM_AUTO = 0,    /**< $PREEMPT_PLATFORM when set, else detected from the
                                    machine's DMI data (a few file reads, no network) */
@@ -263,7 +263,7 @@ struct preempt_config {
                                       job adds the job's records as it read them);
                                       NULL or "": none */
 
-    /* Platform and cloud notice sources (README "Platforms"). A cloud
+    /* Platform and cloud notice sources (docs/guide/operating.md, "Clouds and other notice sources"). A cloud
      * source polls the instance metadata service on the handler's loop,
      * with a timeout on every request: a slow or dead endpoint never
      * delays a step or the handler's creation. */
@@ -355,7 +355,7 @@ struct preempt_config {
     const char *termination_log; /**< where this worker writes its termination record at
                                       exit: one JSON object of at most 4096 bytes (why it
                                       exits, the notice, the agreed and committed steps,
-                                      their times, what it saved and restored; README
+                                      their times, what it saved and restored; docs/guide/operating.md,
                                       "Observing preemptions"). NULL (default):
                                       $PREEMPT_TERMINATION_LOG, else Kubernetes'
                                       /dev/termination-log when it exists and is writable,
@@ -679,7 +679,7 @@ PREEMPT_EXPORT int preempt_save_blob_open(struct preempt_handler *h, const char 
 typedef void (*preempt_release_cb)(void *data, void *userdata);
 
 /** Hands one named blob of the save in progress over as a snapshot, for a
- * two-phase save (README "Two-phase saves"): nothing is written now. Once
+ * two-phase save (docs/guide/two-phase.md): nothing is written now. Once
  * the save's snapshot phase ends (preempt_save_done() with 0), the
  * library writes the snapshots, checksums them and makes them durable on
  * its loop while training goes on (io_uring; where the kernel does not

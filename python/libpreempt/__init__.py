@@ -29,7 +29,7 @@ refuse to work together instead of misreading each other.
 
 A value may also be libpreempt.Snapshot(buffer): a two-phase save, whose
 bytes the library writes on its loop while training goes on and commits
-once durable (README "Two-phase saves"; libpreempt.torch.Checkpoint(...,
+once durable (docs/guide/two-phase.md; libpreempt.torch.Checkpoint(...,
 two_phase=True) does it for PyTorch).
 
 The library never exits the process: a preemption ends in a return value
@@ -62,8 +62,7 @@ class Snapshot:
     bytes. The library keeps a reference to `data` (bytes, or a writable
     buffer: bytearray, memoryview, a numpy array, io.BytesIO.getbuffer())
     and writes it on the handler's loop while training goes on; the
-    checkpoint commits once every blob is durable (README "Two-phase
-    saves"). Do not change the buffer until the library lets it go (after
+    checkpoint commits once every blob is durable (docs/guide/two-phase.md). Do not change the buffer until the library lets it go (after
     the commit, or when the save is dropped): hand over a copy taken at the
     step, as libpreempt.torch.Checkpoint(two_phase=True) does."""
 

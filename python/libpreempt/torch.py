@@ -50,7 +50,7 @@ How the snapshot reaches the disk is the handler's save: by default
 (Checkpoint(two_phase=False)) torch.save writes it into the checkpoint's
 file inside the step, before training goes on; with two_phase=True it is
 serialized into host memory at the step and the library writes that copy
-on its loop while training goes on (README "Two-phase saves"; the copy is
+on its loop while training goes on (docs/guide/two-phase.md; the copy is
 held until the commit, one set in flight). Either way the checkpoint is
 the step's. This module needs torch; numpy is used when it is installed.
 """
@@ -220,7 +220,7 @@ class Checkpoint:
     be None; extra (a dict of picklable values, e.g. a metric's running
     sum) is saved and put back in place.
 
-    two_phase=True makes every save two-phase (README "Two-phase saves"):
+    two_phase=True makes every save two-phase (docs/guide/two-phase.md):
     the snapshot is serialized into host memory at the step, handed over
     as a libpreempt.Snapshot, and written by the library on its loop while
     training goes on. It costs the serialized copy in memory until the

@@ -603,7 +603,7 @@ START_TEST(test_invalid_configuration)
 }
 END_TEST
 
-/* The conventions (README "API conventions"): every call reports a bad
+/* The conventions (docs/guide/c-api.md, "API conventions"): every call reports a bad
  * handle and a NULL out-parameter as -EINVAL and writes its result only on
  * success; the sized calls take their structure's size and refuse one
  * that is no release's; a configuration of 0.1's size keeps 0.1's
