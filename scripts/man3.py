@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-DATE = "2026"
+DATE = "2026-12-02"
 SOURCE = "libpreempt"
 MANUAL = "libpreempt Manual"
 

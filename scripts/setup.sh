@@ -9,7 +9,7 @@ PACKAGES="autoconf automake libtool pkg-config make gcc libc6-dev binutils \
 libevent-dev libcurl4-openssl-dev libjansson-dev liburing-dev check \
 nanopb libnanopb-dev protobuf-compiler \
 etcd-server etcd-client curl graphviz valgrind strace \
-clang libclang-rt-14-dev openssl help2man groff-base locales \
+clang libclang-rt-14-dev openssl help2man groff-base mandoc mkdocs locales \
 python3 python3-pytest python3-pip python3-setuptools python3-torch \
 slurm-wlm munge python3-yaml libglib2.0-dev libuv1-dev \
 dpkg-dev debhelper dh-python lintian python3-all abigail-tools \

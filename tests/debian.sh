@@ -14,7 +14,15 @@
 MAKE=${MAKE:-make}
 PKGS="libpreempt0 libpreempt-dev libpreempt-tools python3-libpreempt"
 version=$(sed -n 's/^AC_INIT(\[libpreempt\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
-purge() { dpkg --purge $PKGS >/dev/null 2>&1; }
+# dpkg refuses at once while another package manager holds its lock (an
+# operator's apt-get install beside the suite failed this test once): wait
+# for the lock, bounded, before each dpkg call.
+dpkg_free() {
+    python3 -c 'import fcntl; fcntl.lockf(open("/var/lib/dpkg/lock-frontend", "a"), fcntl.LOCK_EX | fcntl.LOCK_NB)' \
+        2>/dev/null
+}
+dpkg_lock() { poll 300 dpkg_free || fail "dpkg's lock is still held after 300 s"; }
+purge() { dpkg_lock; dpkg --purge $PKGS >/dev/null 2>&1; }
 trap 'purge; rm -rf "$TMP"' EXIT
 
 for t in dpkg-buildpackage lintian dh; do
@@ -41,6 +49,7 @@ eq "lintian --fail-on error" "$rc" 0
 [ "$rc" -eq 0 ] || sed 's/^/    /' "$TMP/lintian"
 
 for p in $PKGS; do set -- "$@" "$TMP/src/${p}_${version}_"*.deb; done
+dpkg_lock
 expect_rc 0 dpkg -i "$@" || finish
 eq "dpkg says they are installed" "$(dpkg-query -W -f='${Status} ' $PKGS)" \
     "install ok installed install ok installed install ok installed install ok installed "

@@ -25,6 +25,35 @@ for f in "$S"/README.md "$S"/CHANGELOG.md "$S"/docs/*.md "$S"/docs/guide/*.md "$
     done
 done
 
+# Anchors resolve too: a link to FILE#frag (or #frag) names a heading of
+# FILE by its GitHub slug (the guide's pages were the README's sections,
+# and an in-page link to a section that moved is broken).
+expect "every link's anchor names a heading" python3 - "$S" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+def slugs(path):
+    out, code = set(), False
+    for line in open(path):
+        if line.startswith("```"):
+            code = not code
+        m = None if code else re.match(r"^#+ (.*)", line)
+        if m:
+            t = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+            out.add(t)
+    return out
+bad = []
+files = [os.path.join(root, "README.md"), os.path.join(root, "CHANGELOG.md")]
+for d in ("docs", "docs/guide"):
+    files += [os.path.join(root, d, f) for f in sorted(os.listdir(os.path.join(root, d))) if f.endswith(".md")]
+for f in files:
+    for target, frag in re.findall(r"\]\(([^)#:\s]*)#([^)\s]+)\)", open(f).read()):
+        t = os.path.normpath(os.path.join(os.path.dirname(f), target)) if target else f
+        if t.endswith(".md") and os.path.exists(t) and frag not in slugs(t):
+            bad.append("%s: #%s not in %s" % (os.path.relpath(f, root), frag, os.path.relpath(t, root)))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+
 # A newcomer reads the README in minutes; the guide has the rest.
 expect "the README is at most 300 lines ($(wc -l <"$S/README.md"))" test "$(wc -l <"$S/README.md")" -le 300
 for g in c-api two-phase python jobs operating tools troubleshooting limits install; do

@@ -24,6 +24,39 @@ rc=$?
 sed 's/^/    /' "$TMP/pytest" | tail -n 8
 eq "pytest tests/python/test_torch_helper.py" "$rc" 0
 expect "the helper's tests ran" grep -q ' passed' "$TMP/pytest"
+# The canonical PyTorch loop as the README prints it (the guide and
+# libpreempt.torch's docstring show the same lines; tests/python/torch_loop.py
+# gives it a dataset, a model with dropout, an optimizer and a scheduler):
+# uninterrupted; then SIGTERM mid-epoch (after 80 of its 180 steps), exit
+# 42; the restart resumes at the next batch, ends with the same parameters,
+# bitwise, and no step ran twice.
+src=$(cd "$top_srcdir" && pwd) # the runs below are in directories of their own
+LOOP="$src/tests/python/torch_loop.py"
+ex() { sed -n '/<!-- example:torch-loop -->/,/^```$/p' "$1" | sed '1,2d;$d'; }
+expect "the README's torch loop is there" test -n "$(ex "$top_srcdir/README.md")"
+eq "the guide's torch loop is the README's" "$(ex "$top_srcdir/docs/guide/python.md")" "$(ex "$top_srcdir/README.md")"
+ex "$top_srcdir/README.md" | sed 's/^\(.\)/    \1/' >"$TMP/loop.txt"
+expect "libpreempt.torch's docstring shows the README's torch loop" $PY -c '
+import sys, libpreempt.torch as t
+sys.exit(0 if open(sys.argv[1]).read() in t.__doc__ else 1)' "$TMP/loop.txt"
+mkdir -p "$TMP/loop-ref" "$TMP/loop"
+(cd "$TMP/loop-ref" && "$EXEC" -- $PY "$LOOP" "$src/README.md") >"$TMP/loop-ref.out" 2>&1
+eq "the torch loop: the uninterrupted run" "$?" 0
+LOOPREF=$(sed -n 's/^done: epochs 3, digest //p' "$TMP/loop-ref.out")
+expect "the torch loop: 3 epochs and a digest" test -n "$LOOPREF"
+(cd "$TMP/loop" && exec "$EXEC" -- $PY "$LOOP" "$src/README.md") >"$TMP/loop.out" 2>&1 &
+LPID=$!
+wait_lines "$TMP/loop/steps.log" step 80 120
+kill -TERM "$LPID"
+reap 60 "$LPID"
+eq "the torch loop: SIGTERM, saved, exit 42" "$?" 42
+(cd "$TMP/loop" && "$EXEC" -- $PY "$LOOP" "$src/README.md") >"$TMP/loop2.out" 2>&1
+eq "the torch loop: the restart finishes" "$?" 0
+eq "the torch loop: bitwise the uninterrupted run's parameters" \
+    "$(sed -n 's/^done: epochs 3, digest //p' "$TMP/loop2.out")" "$LOOPREF"
+eq "the torch loop: every step ran once (both runs' steps)" "$(grep -c step "$TMP/loop/steps.log")" 180
+[ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/loop.out" "$TMP/loop2.out"
+
 reference loader-ref --loader-workers 2
 LREF=$REF
 preempt loader all --loader-workers 2

@@ -56,7 +56,7 @@ spin() {
     return 0
 }
 has_text() { grep -qF -- "$2" "$1" 2>/dev/null; }
-has_lines() { [ "$(grep -cF -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
+has_lines() { _hl=$(grep -cF -- "$2" "$1" 2>/dev/null); [ "${_hl:-0}" -ge "$3" ]; }
 ours() {
     _st=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
     _st=${_st##*) } # "state ppid ...", after the command's name

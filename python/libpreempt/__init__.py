@@ -21,7 +21,7 @@ refuse to work together instead of misreading each other.
             load_big(f)
 
     with libpreempt.Handler("ckpt", save=save, restore=restore) as h:
-        for step in range(h.status()["run"], 1000):
+        for step in range(h.status()["run"] + 1, 1001):
             train_one_step()
             if h.boundary():            # saved and should stop: h.exit_code
                 raise SystemExit(h.exit_code)
@@ -466,7 +466,18 @@ class Handler:
         self.close()
 
     def status(self):
-        """A snapshot: state, run, restored_step, save_step, deadline_in_ms, ..."""
+        """A snapshot of the handler, a dict (struct preempt_status's fields,
+        man 3 preempt_status): state (its name, "idle", ...), run (steps
+        completed, restored ones counted), restored_step, start_status (0,
+        -EAGAIN while an asynchronous start-up runs, else why it failed),
+        committed_step, restore_fallbacks (checkpoints set aside at start-up),
+        refused_step (the newest of them), save_step (the round's agreed
+        step), deadline_in_ms (-1: none known), step_us (mean step time),
+        save_ms (the last save's time), saves (checkpoints committed),
+        incarnation (the job's; 0 alone), platform (its enum value),
+        notice_source (the last notice's source, or None), kill_delay_ms,
+        grace_ms, exit_code (the "saved, restart me" code) and stall_ms (the
+        training the last save stopped)."""
         st = _Status()
         self._call(_lib.preempt_handler_get_status_size(self._h, ctypes.byref(st), ctypes.sizeof(st)), "status")
         d = {f[0]: getattr(st, f[0]) for f in _Status._fields_}

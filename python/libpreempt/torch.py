@@ -3,17 +3,23 @@
 """Exact resume for PyTorch trainers: what every trainer must keep, in a
 few lines.
 
+    import torch, libpreempt
     from libpreempt.torch import Checkpoint, ResumableLoader, exact_ddp
 
     loader = ResumableLoader(dataset, batch_size=16, sampler=DistributedSampler(dataset, seed=1),
                              num_workers=2, seed=1)
-    ckpt = Checkpoint(model=net, optimizer=opt, scheduler=sched, loader=loader)
-    h = libpreempt.Handler(ckpt_dir, save=ckpt.save, restore=ckpt.restore, ...)
-    model = exact_ddp(net)                  # under DistributedDataParallel
-    for x, y in loader:                     # resumes mid-epoch, at the next batch
-        ...one step...
-        if h.boundary():
-            break
+    ckpt = Checkpoint(model=net, optimizer=opt, scheduler=sched, loader=loader, two_phase=True)
+    with libpreempt.Handler("ckpt", save=ckpt.save, restore=ckpt.restore) as h:
+        model = exact_ddp(net)                    # DDP with a restart-invariant gradient order
+        while loader.epoch < 3:                   # the epoch is in the checkpoint too
+            for x, y in loader:                   # after a restore: on at the next batch
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                if h.boundary():                  # preempted and saved: leave with the restart code
+                    raise SystemExit(h.exit_code)
+            sched.step()
+        h.done()
 
 A restored run then continues bitwise as the uninterrupted one, given the
 same hardware and deterministic kernels (torch.use_deterministic_algorithms).

@@ -4,6 +4,7 @@
 notice signals blocked in every thread), with Debian's pytest."""
 import asyncio
 import ctypes
+import re
 import errno
 import os
 import select
@@ -400,3 +401,12 @@ def test_asyncio_attach_and_astep(tmp_path):
         step, code = asyncio.run(train(h))
     assert code == 42 and step > 20
     assert states[0] == "own-signal" and states[-1] == "exit"
+
+
+def test_status_documents_every_key(tmp_path):
+    """Handler.status()'s docstring names every key it returns."""
+    with libpreempt.Handler(str(tmp_path / "ckpt"), save=lambda step: {"x": b"1"}, restore=lambda step, read: None) as h:
+        keys = h.status().keys()
+    doc = libpreempt.Handler.status.__doc__
+    assert set(keys) == {f[0] for f in libpreempt._Status._fields_}
+    assert [k for k in keys if not re.search(r"\b%s\b" % k, doc)] == []
