@@ -42,6 +42,8 @@ double bench_dd_fsync(const char *dir, uint64_t mib);
 int bench_persist(const struct bench_opts *o, json_t *out);
 /* The paths a notice can meet, in real jobs of 4 (bench/paths.sh). */
 int bench_paths(const struct bench_opts *o, json_t *out);
+/* What a restart costs, in real jobs of 2, 8 and 32 (bench/restart.sh). */
+int bench_restart(const struct bench_opts *o, json_t *out);
 /* --backends: the persist rows named in list (comma-separated) as a bit
  * each in *mask; -1 after saying which name is unknown. */
 int bench_persist_rows(const char *list, unsigned *mask);

@@ -24,9 +24,11 @@ static const char usage[] =
     "private etcd (bench/run.sh); docs/benchmarks.md explains each figure.\n"
     "\n"
     "  --only LIST      sections to run, comma-separated (default all):\n"
-    "                   step, agree, ckpt, plan, memory, scale, persist, paths\n"
-    "  --etcd URL       a local etcd's client URL (agree, memory, scale and paths;\n"
-    "                   without it only N = 1 and the local handler are measured)\n"
+    "                   step, agree, ckpt, plan, memory, scale, persist, paths,\n"
+    "                   restart\n"
+    "  --etcd URL       a local etcd's client URL (agree, memory, scale, paths and\n"
+    "                   restart; without it only N = 1 and the local handler are\n"
+    "                   measured)\n"
     "  --dir DIR        scratch directory for checkpoints and tool output\n"
     "                   (default: a new directory under $TMPDIR or /tmp)\n"
     "  --json FILE      write the figures as JSON to FILE\n"
@@ -57,7 +59,7 @@ static const struct {
 } sections[] = {
     { "step", bench_step }, { "agree", bench_agree }, { "ckpt", bench_ckpt }, { "plan", bench_plan },
     { "memory", bench_memory }, { "scale", bench_scale }, { "persist", bench_persist },
-    { "paths", bench_paths },
+    { "paths", bench_paths }, { "restart", bench_restart },
 };
 
 /* The program name next to self (an absolute path) in buf. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* bench/paths.c: section 10, the paths a notice can meet. The jobs are real
- * processes (tools/preempt-trainer, four workers on the bench's etcd), run
- * by bench/paths.sh; this section starts it, prints its table and keeps its
- * rows: per path, the exit codes and, the highest over the workers, the
- * step saved, the step stopped at, the steps lost and the notice-to-exit
- * time, from each worker's termination record. */
+/* bench/paths.c: sections 10 and 11, whose jobs are real processes
+ * (tools/preempt-trainer, preempt-launch, on the bench's etcd), run by a
+ * script each: bench/paths.sh, the paths a notice can meet (per path, the
+ * exit codes and, the highest over the workers, the step saved, the step
+ * stopped at, the steps lost and the notice-to-exit time), and
+ * bench/restart.sh, what a restart costs (the last exit to every worker
+ * training again, and its parts). A section starts its script, prints its
+ * table and keeps its rows. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,31 +23,31 @@ static void beside(char *buf, size_t size, const char *dir_of, const char *rel)
     (void)snprintf(buf, size, "%.*s/%s", slash ? (int)(slash - dir_of) : 1, slash ? dir_of : ".", rel);
 }
 
-int bench_paths(const struct bench_opts *o, json_t *out)
+/* Runs bench/NAME.sh with ARGS after it (its own on the command line:
+ * the tools, the etcd, the scratch directory, the JSON file), prints what
+ * it printed and keeps the JSON array it wrote as out's "rows". */
+static int run_script(const struct bench_opts *o, json_t *out, const char *name, const char *extra)
 {
-    char script[PATH_MAX], trainer[PATH_MAX], dir[PATH_MAX], json_path[PATH_MAX], log_path[PATH_MAX];
+    char script[PATH_MAX], tools[PATH_MAX], dir[PATH_MAX], json_path[PATH_MAX], log_path[PATH_MAX], rel[64];
     const char *src = getenv("top_srcdir");
     json_error_t err;
     json_t *rows;
     char *text;
     int rc;
 
-    if (!o->etcd) {
-        printf("\n10. Paths: not measured (they need a real etcd: make bench starts one)\n");
-        return 0;
-    }
+    (void)snprintf(rel, sizeof(rel), "%s.sh", name);
     if (src && *src)
-        (void)snprintf(script, sizeof(script), "%s/bench/paths.sh", src);
+        (void)snprintf(script, sizeof(script), "%s/bench/%s", src, rel);
     else
-        beside(script, sizeof(script), o->self, "paths.sh"); /* the build is the source tree */
-    beside(trainer, sizeof(trainer), o->self, "../tools/preempt-trainer");
-    (void)snprintf(dir, sizeof(dir), "%s/paths", o->dir);
-    (void)snprintf(json_path, sizeof(json_path), "%s/paths.json", o->dir);
-    (void)snprintf(log_path, sizeof(log_path), "%s/paths.log", o->dir);
+        beside(script, sizeof(script), o->self, rel); /* the build is the source tree */
+    beside(tools, sizeof(tools), o->self, "../tools");
+    (void)snprintf(dir, sizeof(dir), "%s/%s", o->dir, name);
+    (void)snprintf(json_path, sizeof(json_path), "%s/%s.json", o->dir, name);
+    (void)snprintf(log_path, sizeof(log_path), "%s/%s.log", o->dir, name);
     {
-        char *argv[] = { "/bin/sh", script, trainer, (char *)o->etcd, dir, json_path, NULL };
+        char *argv[] = { "/bin/sh", script, tools, (char *)o->etcd, dir, json_path, (char *)extra, NULL };
 
-        rc = bench_run(argv, log_path, 900);
+        rc = bench_run(argv, log_path, 1800);
     }
     printf("\n");
     text = bench_slurp(log_path);
@@ -53,7 +55,7 @@ int bench_paths(const struct bench_opts *o, json_t *out)
         fputs(text, stdout);
     free(text);
     if (rc != 0) {
-        fprintf(stderr, "preempt-bench: bench/paths.sh failed (status %d)\n", rc);
+        fprintf(stderr, "preempt-bench: bench/%s failed (status %d)\n", rel, rc);
         return -1;
     }
     rows = json_load_file(json_path, 0, &err);
@@ -64,4 +66,22 @@ int bench_paths(const struct bench_opts *o, json_t *out)
     }
     (void)json_object_set_new(out, "rows", rows);
     return 0;
+}
+
+int bench_paths(const struct bench_opts *o, json_t *out)
+{
+    if (!o->etcd) {
+        printf("\n10. Paths: not measured (they need a real etcd: make bench starts one)\n");
+        return 0;
+    }
+    return run_script(o, out, "paths", NULL);
+}
+
+int bench_restart(const struct bench_opts *o, json_t *out)
+{
+    if (!o->etcd) {
+        printf("\n11. Restart: not measured (it needs a real etcd: make bench starts one)\n");
+        return 0;
+    }
+    return run_script(o, out, "restart", o->quick ? "quick" : NULL);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
-# bench/paths.sh TRAINER ETCD_URL DIR JSON: make bench's section 10 (run by
+# bench/paths.sh TOOLS ETCD_URL DIR JSON: make bench's section 10 (run by
 # preempt-bench, bench/paths.c), the paths a notice can meet. A job of 4
 # preempt-trainer workers in lockstep (a blocking all-reduce inside every
 # step, as data-parallel training does), 10 ms steps, gets one notice (or
@@ -15,7 +15,7 @@
 # goal: 0 lost wherever the deadline (30 s here: bound_ms) leaves room for
 # a save.
 set -u
-TRAINER=$1 ETCD_URL=$2 TMP=$3 PATHS_JSON=$4
+TRAINER=$1/preempt-trainer ETCD_URL=$2 TMP=$3 PATHS_JSON=$4
 here=$(dirname "$0")
 # shellcheck source=tests/wait-lib.sh
 . "$here/../tests/wait-lib.sh"

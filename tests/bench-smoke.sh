@@ -23,7 +23,7 @@ fi
 
 if expect_rc 0 sh "$top_srcdir/bench/run.sh" --quick --json "$TMP/bench.json"; then
     for s in "1. Per-step cost" "2-4. Agreement" "5. Checkpoint commit" "6. Grace-period planning" "7. Memory" \
-        "8. In process" "10. Paths"; do
+        "8. In process" "10. Paths" "11. Restart"; do
         expect_output "$s"
     done
 fi
@@ -39,7 +39,7 @@ check() {
     fi
 }
 
-check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale','paths'))"
+check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale','paths','restart'))"
 # The idle asynchronous hook makes no system call; the synchronous call runs
 # the loop once per step (one epoll_wait), nothing else.
 check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"
@@ -92,6 +92,13 @@ check "paths: every worker exits saved, with its record" "all(r['codes'] == [42]
 for p in training agreeing periodic-report two-phase-persisted two-phase-persisting second-notice; do
     check "paths: $p: no step lost" "[r['steps_lost'] for r in d['paths']['rows'] if r['path'] == '$p'] == [0]"
 done
+
+# The restart (quick: a job of 2 under preempt-launch): both workers
+# trained again from the same restored step, the launch ended 0, and the
+# span was measured both ways (the launcher's lines, preemptctl history).
+check "restart: a job of 2, both trained again" "[(r['workers'], r['restarted'], r['launch_rc']) for r in d['restart']['rows']] == [(2, 2, 0)]"
+check "restart: one restored step, past the preemption's" "[len(r['restored_steps']) == 1 and r['restored_steps'][0] > 40 for r in d['restart']['rows']] == [True]"
+check "restart: measured from the lines and from the history" "all(r['total_ms'] > 0 and r['started_ms'] > 0 and r['history_restart_ms'] > 0 and r['last_join_ms'] > 0 for r in d['restart']['rows'])"
 
 # --backends runs some of persist's rows (here: one)
 if expect_rc 0 "$top_builddir/bench/preempt-bench" --quick --only persist --backends chunked --dir "$TMP" \

@@ -166,6 +166,7 @@ struct trainer {
     struct event *ev_save;       /* --async with --save-ms: the save's second half */
     struct event *ev_tick;       /* --async: a 50 ms tick on the trainer's loop */
     uint64_t ticks;              /* ticks before training began (start-up on the loop) */
+    uint64_t restore_us;         /* time in the restore callback: reading the checkpoint's blobs */
     bool started;                /* --async-start: on_start came */
     bool closed;                 /* preempt_handler_close() called back: the handler is gone */
     int start_r;                 /* with its status */
@@ -191,6 +192,15 @@ struct trainer {
     int exit_code;
     unsigned worker;
 };
+
+/* CLOCK_MONOTONIC in microseconds: the start-up's parts in the start line. */
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 static void print_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void print_json(const char *fmt, ...)
@@ -330,7 +340,10 @@ static int on_restore(struct preempt_handler *h, uint64_t step, void *ud)
         fprintf(stderr, "preempt-trainer: the checkpoint at step %" PRIu64 " is rejected (--fail-restore-at)\n", step);
         return -EBADMSG;
     }
+    uint64_t t0 = mono_us();
+
     r = preempt_restore_blob(h, "model", &data, &len);
+    t->restore_us += mono_us() - t0;
     if (r < 0)
         return r;
     if (len != t->words * sizeof(uint64_t)) {
@@ -774,6 +787,7 @@ int main(int argc, char **argv)
     uint64_t v, state_kb = 64, step_kb = 0, n_signals = 0, allreduce_port = 0, early_threads = 0;
     char shard_dir[4096];
     bool have_steps = false, async = false, have_worker = false, watch_peers = false;
+    uint64_t t_main = mono_us(), t_new;
     int c, r, code;
 
     /* As applications do (Python's runtime, many C programs): the library
@@ -970,6 +984,7 @@ int main(int argc, char **argv)
             goto cannot_start;
         }
     }
+    t_new = mono_us();
     r = preempt_handler_new(t.base, &cfg, &cb, &t, &t.h);
     if (r == 0 && cfg.async_start) { /* start-up runs on this loop; on_start ends it */
         while (!t.started && event_base_loop(t.base, EVLOOP_ONCE) >= 0)
@@ -991,15 +1006,21 @@ cannot_start:
     }
     {
         struct preempt_status st;
+        uint64_t now = mono_us();
 
         preempt_handler_get_status(t.h, &st);
+        /* and the start-up's parts (ms, from main()): before the handler's
+         * creation (the arguments, the model's memory), the creation (a
+         * job's joining and barriers, the restore), the restore callback */
         print_json("{\"event\":\"start\",\"worker\":%u,\"restored_step\":%" PRIu64 ",\"restore_fallbacks\":%u"
                    ",\"steps\":%" PRIu64
                    ",\"mode\":\"%s\",\"incarnation\":%" PRIu64 ",\"platform\":\"%s\",\"grace_ms\":%" PRIu64
-                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 ",\"start_ticks\":%" PRIu64 "}", t.worker,
+                   ",\"exit_code\":%d,\"kill_delay_ms\":%" PRIu64 ",\"start_ticks\":%" PRIu64
+                   ",\"main_ms\":%.1f,\"handler_ms\":%.1f,\"restore_ms\":%.1f}", t.worker,
                    st.restored_step, st.restore_fallbacks, t.steps,
                    async ? "async" : "sync", st.incarnation, preempt_platform_to_string(st.platform), st.grace_ms,
-                   st.exit_code, st.kill_delay_ms, t.ticks);
+                   st.exit_code, st.kill_delay_ms, t.ticks, (double)(t_new - t_main) / 1e3,
+                   (double)(now - t_new) / 1e3, (double)t.restore_us / 1e3);
     }
     if (watch_peers && (r = preempt_handler_on_peer_lost(t.h, on_peer_lost, &t)) < 0)
         fprintf(stderr, "preempt-trainer: --watch-peers: %s\n", preempt_strerror(r));

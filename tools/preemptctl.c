@@ -43,8 +43,9 @@ static const char usage[] =
     "  history JOB [--json]  how each kept incarnation's run ended (the last 16):\n"
     "                        when, the notice's source and worker, the agreed\n"
     "                        and committed steps, every worker's exit code, the\n"
-    "                        time from the notice to the exits and from the exits\n"
-    "                        to training again (start-up plus restore); then the\n"
+    "                        time from the notice to the exits and from the last\n"
+    "                        exit to every worker training again (start-up plus\n"
+    "                        restore); then the\n"
     "                        time lost to preemption per hour of training\n"
     "  timeline JOB [-o FILE]  the last incarnations of one run of restarts (up\n"
     "                        to 8) from the history, drawn as an SVG picture\n"
@@ -303,6 +304,7 @@ struct hrec {
 /* One incarnation's history: its workers' records summed up. */
 struct hist {
     uint64_t inc, started, ended, notice, agreed, committed, restore_ms, saves;
+    uint64_t all_started; /* when the last of its workers began training: every worker trains from then */
     unsigned n, from;
     int exits[PREEMPT_MAX_WORKERS];
     char source[64], reasons[64];
@@ -391,6 +393,7 @@ static void hist_add(struct hist *h, const struct hrec *r)
     h->inc = r->inc;
     h->exits[h->n++] = r->code;
     h->started = !h->started || r->started < h->started ? r->started : h->started;
+    at_least(&h->all_started, r->started);
     at_least(&h->ended, r->at);
     at_least(&h->agreed, r->agreed);
     at_least(&h->committed, r->committed);
@@ -442,7 +445,10 @@ static int cmd_history(struct sync *s, const char *jobp, const char *job, bool j
         printf("job %s: %zu incarnation(s) in the history (the last %d are kept)\n", job, nh, PREEMPT_HISTORY_KEPT);
     for (size_t j = 0; j < nh; j++) {
         const struct hist *h = &hs[j];
-        int64_t restart = j > 0 && hs[j - 1].inc + 1 == h->inc ? (int64_t)(h->started - hs[j - 1].ended) : -1;
+        /* the restart: from the last exit of the incarnation before to every
+         * worker of this one training again (make bench's restart section
+         * measures the same span from the launcher's lines) */
+        int64_t restart = j > 0 && hs[j - 1].inc + 1 == h->inc ? (int64_t)(h->all_started - hs[j - 1].ended) : -1;
         char exits[4 * PREEMPT_MAX_WORKERS + 8] = "";
         size_t o = 0;
 
