@@ -56,7 +56,7 @@ PY
 
 # A newcomer reads the README in minutes; the guide has the rest.
 expect "the README is at most 300 lines ($(wc -l <"$S/README.md"))" test "$(wc -l <"$S/README.md")" -le 300
-for g in c-api two-phase python jobs operating tools troubleshooting limits install; do
+for g in getting-started c-api two-phase python jobs operating tools troubleshooting limits install; do
     expect "the README links the guide's $g.md" grep -qF "(docs/guide/$g.md)" "$S/README.md"
 done
 
