@@ -225,9 +225,9 @@ static const struct preempt_row rows[] = {
      * lets it finish, and it becomes the preemption's checkpoint (the rows
      * below: its first, followed by a final round at the step the job stops
      * at when one fits after its commit, preempt_fsm_fx_last_; else its
-     * last, with one stop step for every worker), or supersedes it (preempt_plan_supersede_(): a new save fits,
-     * and this one would be late, or as the last save lose more steps than
-     * the lead). Superseding is a raise: the copy goes, and the round's one
+     * last, with one stop step for every worker), or supersedes it
+     * (preempt_plan_supersede_(): a new save fits, and this one would be
+     * late, or as the last save lose more steps than the lead). Superseding is a raise: the copy goes, and the round's one
      * step record moves to this worker's step plus the lead, which every
      * worker follows (raised-open above), whatever its own notice said. */
     ROW(PERSISTING, NOTICE, SUPERSEDES, FOLLOWING, FX(PUBLISH_NOTICE), FX(DISCARD_SHARD), FX(PROPOSE_STEP),
@@ -837,8 +837,9 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
          * countdown then comes only from a first checkpoint whose decision
          * names no stop step (a periodic one's: reported before the notice,
          * withdrawn then, or persisting at the notice with room for another
-         * round, preempt_fsm_fx_last_), and its final round is due at once. Before, the job trained on towards the bound and exited
-         * "done" if training ended first (tests/two-phase.sh, "late-*"). */
+         * round, preempt_fsm_fx_last_), and its final round is due at once.
+         * Before, the job trained on towards the bound and exited "done" if
+         * training ended first (tests/two-phase.sh, "late-*"). */
         return c->driver && (f->cfg.grace_ms == 0 || preempt_plan_final_due_job_(c, f, ev->now_ms, c->deadline_ms));
     case PREEMPT_GUARD_IS_DRIVER:
         return c->driver;
