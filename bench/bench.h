@@ -75,6 +75,9 @@ int bench_run(char *const argv[], const char *out_path, unsigned timeout_s);
 int bench_names_mask(const char *opt, const char *what, const char *list, const void *table, size_t n, size_t stride,
                      unsigned *mask);
 
+/* The program (or path) name next to self, an absolute path, in buf. */
+const char *bench_neighbour(char *buf, size_t size, const char *self, const char *name);
+
 /* Removes a directory tree (rm -rf, bounded); returns rm's status. */
 int bench_rm_rf(const char *path);
 

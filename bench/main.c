@@ -62,15 +62,6 @@ static const struct {
     { "paths", bench_paths }, { "restart", bench_restart },
 };
 
-/* The program name next to self (an absolute path) in buf. */
-static const char *neighbour(char *buf, size_t size, const char *self, const char *name)
-{
-    const char *slash = strrchr(self, '/');
-
-    (void)snprintf(buf, size, "%.*s%s", (int)(slash - self + 1), self, name);
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -146,8 +137,8 @@ int main(int argc, char **argv)
     self[n] = '\0';
     o.self = self;
     if (!o.bare)
-        o.bare = neighbour(bare, sizeof(bare), self, "bench-bare");
-    o.worker = neighbour(worker, sizeof(worker), self, "bench-worker");
+        o.bare = bench_neighbour(bare, sizeof(bare), self, "bench-bare");
+    o.worker = bench_neighbour(worker, sizeof(worker), self, "bench-worker");
     if (!o.dir) {
         const char *t = getenv("TMPDIR");
 

@@ -15,14 +15,6 @@
 
 #include "bench.h"
 
-/* The file next to dir_of's directory: "<dir of dir_of>/<rel>". */
-static void beside(char *buf, size_t size, const char *dir_of, const char *rel)
-{
-    const char *slash = strrchr(dir_of, '/');
-
-    (void)snprintf(buf, size, "%.*s/%s", slash ? (int)(slash - dir_of) : 1, slash ? dir_of : ".", rel);
-}
-
 /* Runs bench/NAME.sh with ARGS after it (its own on the command line:
  * the tools, the etcd, the scratch directory, the JSON file), prints what
  * it printed and keeps the JSON array it wrote as out's "rows". */
@@ -39,8 +31,8 @@ static int run_script(const struct bench_opts *o, json_t *out, const char *name,
     if (src && *src)
         (void)snprintf(script, sizeof(script), "%s/bench/%s", src, rel);
     else
-        beside(script, sizeof(script), o->self, rel); /* the build is the source tree */
-    beside(tools, sizeof(tools), o->self, "../tools");
+        bench_neighbour(script, sizeof(script), o->self, rel); /* the build is the source tree */
+    bench_neighbour(tools, sizeof(tools), o->self, "../tools");
     (void)snprintf(dir, sizeof(dir), "%s/%s", o->dir, name);
     (void)snprintf(json_path, sizeof(json_path), "%s/%s.json", o->dir, name);
     (void)snprintf(log_path, sizeof(log_path), "%s/%s.log", o->dir, name);

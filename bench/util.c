@@ -225,3 +225,11 @@ char *bench_http_get(const char *url)
     curl_easy_cleanup(c);
     return buf;
 }
+
+const char *bench_neighbour(char *buf, size_t size, const char *self, const char *name)
+{
+    const char *slash = strrchr(self, '/');
+
+    (void)snprintf(buf, size, "%.*s%s", (int)(slash - self + 1), self, name);
+    return buf;
+}

@@ -757,13 +757,15 @@ static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, v
         else if (rec->to == PREEMPT_STATE_PERSISTING)
             W->let_finish++;
     }
+    /* such a checkpoint committed with room for another round: it was the
+     * preemption's first, and the worker counts down to the final round */
+    if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->from == PREEMPT_STATE_PERSISTING &&
+        rec->to == PREEMPT_STATE_COUNTDOWN && W->cfg.grace_ms == 0)
+        W->again++;
     /* the preemption's last checkpoint committed while this worker trained
      * on past it (two-phase): it stopped at the job's stop step, or it was
      * past that step when the decision reached it (the sim's workers do
      * not step in lockstep, as a collective would make them) */
-    if (rec->ev.kind == PREEMPT_EV_CKPT_COMMITTED && rec->from == PREEMPT_STATE_PERSISTING &&
-        rec->to == PREEMPT_STATE_COUNTDOWN && W->cfg.grace_ms == 0)
-        W->again++;
     if (rec->to == PREEMPT_STATE_EXIT && rec->from == PREEMPT_STATE_STOPPING && rec->ev.kind == PREEMPT_EV_STEP_REACHED)
         W->stops_at++;
     if (rec->to == PREEMPT_STATE_EXIT && rec->from == PREEMPT_STATE_PERSISTING &&
