@@ -32,7 +32,10 @@ ranks() {
         PIDS="$PIDS $!"
     done
 }
-logs() { for r in $(seq 0 $((W - 1))); do echo "--- $1 rank $r"; tail -n "${LOG_LINES:-6}" "$TMP/$1.$r.err" | sed 's/^/    /'; done; }
+logs() {
+    for r in $(seq 0 $((W - 1))); do echo "--- $1 rank $r"; tail -n "${LOG_LINES:-6}" "$TMP/$1.$r.err" | sed 's/^/    /'; done
+    [ ! -s "$TMP/$1.stacks" ] || { echo "--- $1: the C stacks of the ranks still there"; sed 's/^/    /' "$TMP/$1.stacks"; }
+}
 
 # reference TAG ARGS...: an uninterrupted run's digest in $REF.
 reference() {

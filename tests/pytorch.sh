@@ -104,9 +104,10 @@ lose() {
     # a rank still there after 30 s (the bound is 5) is made to show where
     # it waits: SIGABRT, and Python's fault handler prints every thread's
     # stack into its log (seen once: a rank that had asked for the restart
-    # never printed its exit, and its log did not say why)
+    # never printed its exit, and its log did not say why); gdb prints the C
+    # stacks first (seen once: a rank waited inside Handler.close())
     # shellcheck disable=SC2086 # the pids, split
-    (poll 30 none_alive $_others || kill_ours ABRT $_others) &
+    (poll 30 none_alive $_others || { show_stacks $_others 2>>"$TMP/$_t.stacks"; kill_ours ABRT $_others; }) &
     _dog=$!
     job_wait 90
     kill_ours TERM "$_dog"

@@ -20,6 +20,10 @@
 #   ours PID                PID runs (not a zombie) as a child of this shell
 #                           (or of the test's main shell, from a subshell)
 #   kill_ours SIG PID...    signals those of the PIDs that are ours
+#   show_stacks PID...      prints, on stderr, every thread's C stack of
+#                           those of the PIDs that are ours (gdb, where it
+#                           is installed; bounded): a hung process shows
+#                           where it waits before a test ends it
 # And a bounded wait for a process's end (a bare wait has no bound:
 # tests/no-sleep.sh refuses one):
 #   reap SECONDS PID        waits until PID (ours) ends and returns its
@@ -69,6 +73,15 @@ kill_ours() {
     shift
     for _ko in "$@"; do
         ! ours "$_ko" || kill -"$_ko_sig" "$_ko" 2>/dev/null
+    done
+    return 0
+}
+show_stacks() {
+    command -v gdb >/dev/null 2>&1 || return 0
+    for _ss in "$@"; do
+        ours "$_ss" || continue
+        echo "== the C stacks of process $_ss ($(tr '\0' ' ' </proc/"$_ss"/cmdline 2>/dev/null | cut -c1-120))" >&2
+        timeout 60 gdb -p "$_ss" -batch -nx -ex 'thread apply all bt' </dev/null 2>&1 | grep -E '^(#|Thread)' >&2
     done
     return 0
 }
