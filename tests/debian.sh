@@ -5,11 +5,12 @@
 # installs them. The distributed source (make distdir) builds with
 # dpkg-buildpackage -us -uc -b into libpreempt0, libpreempt-dev,
 # libpreempt-tools and python3-libpreempt; lintian reports no error; the
-# packages install with dpkg; the README's C examples build against the
-# installed -dev package with pkg-config alone and run (tests/installed.sh);
-# every tool answers --version; Debian's python3 imports the module and
-# loads the installed library. The packages are purged at the end (also on
-# a failure): the machine is left as it was.
+# packages install with apt-get (both lines are the README's sample, run
+# as typed); the C examples build against the installed -dev package with
+# pkg-config alone and run (tests/installed.sh); every tool answers
+# --version; Debian's python3 imports the module and loads the installed
+# library. The packages are purged at the end (also on a failure): the
+# machine is left as it was.
 . "${top_srcdir:-.}/tests/lib.sh"
 MAKE=${MAKE:-make}
 PKGS="libpreempt0 libpreempt-dev libpreempt-tools python3-libpreempt"
@@ -35,9 +36,14 @@ dpkg-query -W $PKGS >/dev/null 2>&1 && purge
 src="$TMP/src/libpreempt-$version"
 mkdir -p "$TMP/src"
 expect_rc 0 "$MAKE" -s -C "$top_builddir" distdir distdir="$src" || finish
-(cd "$src" && DEB_BUILD_OPTIONS="parallel=2" dpkg-buildpackage -us -uc -b) >"$TMP/build.log" 2>&1
+# The README's and install.md's two lines (sample "debs"), as typed, in
+# the clean copy: the build, then apt-get install of the .debs in ..
+doc_sample debs | sed 's/ *#.*//' >"$TMP/debs" || fail "no sample debs in the README"
+build=$(sed -n 1p "$TMP/debs") install=$(sed -n 2p "$TMP/debs")
+eq "the sample's first line builds the packages" "$build" "dpkg-buildpackage -us -uc -b"
+(cd "$src" && export DEB_BUILD_OPTIONS="parallel=2" && eval "$build") >"$TMP/build.log" 2>&1
 rc=$?
-eq "dpkg-buildpackage -us -uc -b" "$rc" 0
+eq "$build" "$rc" 0
 [ "$rc" -eq 0 ] || { tail -n 30 "$TMP/build.log" | sed 's/^/    /'; finish; }
 for p in $PKGS; do
     expect "the $p package is built" ls "$TMP/src/${p}_${version}_"*.deb
@@ -48,9 +54,11 @@ rc=$?
 eq "lintian --fail-on error" "$rc" 0
 [ "$rc" -eq 0 ] || sed 's/^/    /' "$TMP/lintian"
 
-for p in $PKGS; do set -- "$@" "$TMP/src/${p}_${version}_"*.deb; done
+for p in $PKGS; do
+    expect "the sample installs the $p package" sh -c "echo '$install' | grep -qF ' ../${p}_*.deb'"
+done
 dpkg_lock
-expect_rc 0 dpkg -i "$@" || finish
+expect_rc 0 sh -c "cd '$src' && $install" || finish
 eq "dpkg says they are installed" "$(dpkg-query -W -f='${Status} ' $PKGS)" \
     "install ok installed install ok installed install ok installed install ok installed "
 expect "the shared library is libpreempt.so.0 in the system's path" sh -c "ldconfig -p | grep -q 'libpreempt.so.0 '"

@@ -15,6 +15,17 @@ failures=0
 checks=0
 started_at=$(date +%s)
 
+# doc_sample ID: the shell block the README or the guide marks with
+# "<!-- sample:ID -->" (its first), as the user copies it. The test that
+# calls it runs it (tests/samples.sh checks that every shell block is some
+# test's, and that blocks of one ID are alike).
+doc_sample() {
+    _ds=$(awk -v m="<!-- sample:$1 -->" '$0 == m { on = 1; next } on == 1 && /^```/ { on = 2; next }
+        on == 2 && /^```$/ { exit } on == 2 { print }' "$top_srcdir/README.md" "$top_srcdir"/docs/guide/*.md)
+    [ -n "$_ds" ] || { echo "doc_sample: no block is marked sample:$1" >&2; return 1; }
+    printf '%s\n' "$_ds"
+}
+
 fail() {
     echo "FAIL: $*"
     failures=$((failures + 1))

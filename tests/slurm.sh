@@ -183,8 +183,31 @@ done
 for _p in $_r; do reap 300 "$_p"; done # only these: the daemons are this shell's children too
 REF=$(nth "$TMP/ref.0.out" done state_digest 1)
 eq "the reference: both workers agree" "$(nth "$TMP/ref.1.out" done state_digest 1)" "$REF"
-# as a data-parallel trainer runs: a blocking all-reduce inside every step
-J=$(submit p -p low -n 2 -- --steps $STEPS --step-ms 20 --allreduce "$(free_port 10000 9950)" --print-steps)
+# as a data-parallel trainer runs: a blocking all-reduce inside every step.
+# Submitted by the guide's sbatch line (docs/guide/operating.md, sample
+# "sbatch"), word by word; the test's own: sbatch's output and --parsable,
+# 2 tasks (not 8), the etcd, job name and directory, the steps, the trainer
+# through $RUN (each task's lines to its files), and the case's flags after.
+doc_sample sbatch >"$TMP/sbatch.sample" || fail "the guide has no sample sbatch"
+set --
+# shellcheck disable=SC2013 # words, not lines
+for w in $(sed 's/\\$//' "$TMP/sbatch.sample"); do
+    case $w in
+    sbatch) set -- sbatch --parsable -o "$TMP/p.job" --export=ALL,OUT="$TMP/p" ;;
+    8) set -- "$@" 2 ;;
+    contrib/slurm/preempt.sbatch) set -- "$@" "$SBATCH" ;;
+    preempt-trainer) set -- "$@" sh -c "$RUN" sh "$T" ;;
+    http://etcd:2379) set -- "$@" "$ETCD_URL" ;;
+    run-17) set -- "$@" p ;;
+    /scratch/run-17) set -- "$@" "$TMP/p" ;;
+    100000) set -- "$@" "$STEPS" ;;
+    *) set -- "$@" "$w" ;;
+    esac
+done
+eq "the guide's sbatch line: the partition, the tasks, the script, the trainer's signals" \
+    "$(echo "$*" | sed "s#$TMP#TMP#g; s#$ETCD_URL#URL#; s#$T#T#")" \
+    "sbatch --parsable -o TMP/p.job --export=ALL,OUT=TMP/p -p low -n 2 $SBATCH sh -c $RUN sh T --etcd URL --job p --ckpt-dir TMP/p --steps $STEPS --signal TERM --signal USR1"
+J=$("$@" --platform none --verbose --step-ms 20 --allreduce "$(free_port 10000 9950)" --print-steps)
 for k in 1 2; do
     wait_events "$TMP/p.0.out" start $k 60 && wait_events "$TMP/p.1.out" start $k 10 || break
     # trained 50 steps in this run (the lines append over the runs)
