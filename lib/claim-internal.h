@@ -80,6 +80,18 @@
     X(P, HELD, GONE, NONE, NONE)                                                                                     \
     X(P, HELD, NEXT_EPISODE, NONE, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_CLAIM_IGNORED(X, P)                                                                                  \
+    X(P, NOTICE, "this worker's claim is on its way: its answer says who drives", SENT)                              \
+    X(P, LOST, "no claim of this worker's stands or goes: another's changes nothing here", NONE)                     \
+    X(P, FAILED, "no claim of this worker's is on its way (none was sent, it goes again under the new lease, or it " \
+      "stands)", NONE, AWAIT_LEASE, HELD)                                                                            \
+    X(P, GRANTED, "no claim waits for a lease: a grant for the lease's own reasons sends nothing", NONE, SENT, HELD) \
+    X(P, GRANT_FAILED, "no claim waits for a lease: the failure is the lease machine's", NONE, SENT, HELD)           \
+    X(P, GONE, "this worker holds no claim: the one that went is another's, or its own answer is still to come",     \
+      NONE, SENT, AWAIT_LEASE)                                                                                       \
+    X(P, NEXT_EPISODE, "this worker holds no claim of the ended episode to let go", NONE, SENT, AWAIT_LEASE)
+
 PREEMPT_DECL_ENUMS(claim, PREEMPT_CLAIM_, PREEMPT_CLAIM_STATES, PREEMPT_CLAIM_INPUTS, PREEMPT_CLAIM_ACTIONS);
 
 extern const struct preempt_decl preempt_claim_decl_; /* fsmdump --machine claim */

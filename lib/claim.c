@@ -8,7 +8,8 @@
 #include "view-internal.h" /* preempt_claim_parse_ */
 
 PREEMPT_DECL_DEFINE(preempt_claim_decl_, "claim", "where this worker's driver claim stands", PREEMPT_CLAIM_,
-                    PREEMPT_CLAIM_STATES, PREEMPT_CLAIM_INPUTS, PREEMPT_CLAIM_ACTIONS, PREEMPT_CLAIM_TABLE, 0);
+                    PREEMPT_CLAIM_STATES, PREEMPT_CLAIM_INPUTS, PREEMPT_CLAIM_ACTIONS, PREEMPT_CLAIM_TABLE,
+                    PREEMPT_CLAIM_IGNORED, 0);
 
 struct preempt_claim_says preempt_claim_answer_(const struct preempt_claim_answer *a, unsigned me)
 {

@@ -46,6 +46,12 @@
     X(P, OPEN, GIVE_UP, OPEN, PROPOSE_ABORT)                                                                         \
     X(P, COMMIT_PROPOSED, NEXT_EPISODE, OPEN, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_DEC_IGNORED(X, P)                                                                                    \
+    X(P, ALL_REPORTED, "the commit is proposed: the reports are read no more", COMMIT_PROPOSED)                      \
+    X(P, GIVE_UP, "the commit is proposed: its record decides, and no abort follows it", COMMIT_PROPOSED)            \
+    X(P, NEXT_EPISODE, "nothing proposed: the round is open already", OPEN)
+
 PREEMPT_DECL_ENUMS(dec, PREEMPT_DEC_, PREEMPT_DEC_STATES, PREEMPT_DEC_INPUTS, PREEMPT_DEC_ACTIONS);
 
 extern const struct preempt_decl preempt_dec_decl_; /* fsmdump --machine decision */

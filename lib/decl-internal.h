@@ -10,10 +10,14 @@
  * (phase-internal.h); preempt-launch, what its end says
  * (outcome-internal.h). Each is one table of rows (from,
  * input, to, action), declared with X-macros beside the enums it defines,
- * stepped by one pure function (a pair no row lists is ignored on purpose:
- * nothing changes and nothing is done), and drawn and checked by
- * `fsmdump --machine NAME` (every state reachable from the first one, and
- * from every state the first one or a terminal one, which no row leaves).
+ * stepped by one pure function, and drawn and checked by `fsmdump
+ * --machine NAME` (preempt_decl_check_: every state reachable from the
+ * first one, and from every state the first one or a terminal one, which
+ * no row leaves). Every (state, input) pair is decided: a row, or declared
+ * ignored with its reason (the IGNORED list: nothing changes and nothing
+ * is done), or a terminal state's (an ended machine ignores what comes). A
+ * pair that is neither fails the check, so a missing row cannot pass for
+ * an intended one.
  * The coordinator logs each transition of its machines (debug level) and
  * preempt-launch each change of its outcome (a JSON line); start-up's
  * phase-end is not logged (the phase's own message says how it ended).
@@ -29,6 +33,14 @@ struct preempt_decl_row {
     unsigned char from, input, to, action;
 };
 
+/* Pairs declared ignored: input in each state of the bits (1u << state),
+ * for the reason why. */
+struct preempt_decl_ignore {
+    unsigned char input;
+    unsigned states;
+    const char *why;
+};
+
 struct preempt_decl {
     const char *name; /* fsmdump --machine NAME */
     const char *what; /* one line: what it tracks */
@@ -38,6 +50,8 @@ struct preempt_decl {
     const char *const *action_names;
     const struct preempt_decl_row *rows;
     size_t n_rows;
+    const struct preempt_decl_ignore *ignored;
+    size_t n_ignored;
     unsigned terminal; /* a bit per state that ends the machine (no row leaves it) */
 };
 
@@ -45,6 +59,20 @@ struct preempt_decl {
  * its action is returned; *listed says whether a row matched (if not,
  * nothing changes and the action is 0, "none"). Pure. */
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed);
+
+/* Why the machine ignores input in state: the declared reason, or a
+ * terminal state's; NULL when a row decides the pair, or nothing does (a
+ * gap the check reports). Pure. */
+const char *preempt_decl_why_ignored_(const struct preempt_decl *m, unsigned state, unsigned input);
+
+/* Checks a machine's table: reachability (above), no row leaving a
+ * terminal state for another (one may still answer inputs where it is:
+ * offer's made joins), no pair listed twice (the first row would hide the
+ * second), and every pair decided: each pair that is no row and no
+ * terminal state's declared ignored, once, with a reason, and no declared
+ * pair a row or a terminal state's. Each problem is told to report (a
+ * line of text) and counted; returns the count. Pure but for report. */
+unsigned preempt_decl_check_(const struct preempt_decl *m, void (*report)(const char *problem, void *arg), void *arg);
 
 /* Who is told each transition of a declared machine: a trace writer (the
  * handler's text trace: "decl" lines, which preempt-replay steps again
@@ -77,10 +105,11 @@ const char *preempt_decl_action_(const struct preempt_decl *m, unsigned a);
 /* The declared machines, for fsmdump and the tests: NULL-terminated. */
 extern const struct preempt_decl *const preempt_decls_[];
 
-/* A machine is declared with four X-macro lists, each taking the callback
+/* A machine is declared with five X-macro lists, each taking the callback
  * X and the enums' prefix P (e.g. PREEMPT_PUB_): STATES and INPUTS as
  * X(P, ID, "name", "what"), ACTIONS as X(P, ID, "name", "what") with
- * action 0 "none", TABLE as X(P, FROM, INPUT, TO, ACTION). */
+ * action 0 "none", TABLE as X(P, FROM, INPUT, TO, ACTION), and IGNORED as
+ * X(P, INPUT, "why", STATE...) (one to eight states). */
 #define PREEMPT_DECL_ID_(P, id, ...) P##id,
 #define PREEMPT_DECL_IN_ID_(P, id, ...) P##IN_##id,
 #define PREEMPT_DECL_DO_ID_(P, id, ...) P##DO_##id,
@@ -88,6 +117,17 @@ extern const struct preempt_decl *const preempt_decls_[];
 #define PREEMPT_DECL_WHAT_(P, id, name, what) what,
 #define PREEMPT_DECL_ROW_(P, from, in, to, act) { P##from, P##IN_##in, P##to, P##DO_##act },
 #define PREEMPT_DECL_N_(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
+#define PREEMPT_DECL_B1_(P, a) (1u << P##a)
+#define PREEMPT_DECL_B2_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B1_(P, __VA_ARGS__))
+#define PREEMPT_DECL_B3_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B2_(P, __VA_ARGS__))
+#define PREEMPT_DECL_B4_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B3_(P, __VA_ARGS__))
+#define PREEMPT_DECL_B5_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B4_(P, __VA_ARGS__))
+#define PREEMPT_DECL_B6_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B5_(P, __VA_ARGS__))
+#define PREEMPT_DECL_B7_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B6_(P, __VA_ARGS__))
+#define PREEMPT_DECL_B8_(P, a, ...) (PREEMPT_DECL_B1_(P, a) | PREEMPT_DECL_B7_(P, __VA_ARGS__))
+#define PREEMPT_DECL_NB_(_1, _2, _3, _4, _5, _6, _7, _8, n, ...) PREEMPT_DECL_B##n##_
+#define PREEMPT_DECL_IGN_(P, in, why, ...)                                                                             \
+    { P##IN_##in, PREEMPT_DECL_NB_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)(P, __VA_ARGS__), why },
 
 /* Its enums (in its header): enum preempt_TAG_state (P<ID>, P_COUNT),
  * enum preempt_TAG_input (P IN_<ID>), enum preempt_TAG_action (P DO_<ID>). */
@@ -96,19 +136,21 @@ extern const struct preempt_decl *const preempt_decls_[];
     enum preempt_##tag##_input { INPUTS(PREEMPT_DECL_IN_ID_, P) P##IN__COUNT };                                      \
     enum preempt_##tag##_action { ACTIONS(PREEMPT_DECL_DO_ID_, P) P##DO__COUNT }
 
-/* Its definition (in the .c of its table): names, texts and rows from the
- * lists, and TERMINAL, the bits of its terminal states (1u << state; 0:
- * none). */
-#define PREEMPT_DECL_DEFINE(var, label, text, P, STATES, INPUTS, ACTIONS, TABLE, TERMINAL)                           \
+/* Its definition (in the .c of its table): names, texts, rows and ignored
+ * pairs from the lists, and TERMINAL, the bits of its terminal states
+ * (1u << state; 0: none). */
+#define PREEMPT_DECL_DEFINE(var, label, text, P, STATES, INPUTS, ACTIONS, TABLE, IGNORED, TERMINAL)                  \
     static const char *const var##_sn[] = { STATES(PREEMPT_DECL_NAME_, P) };                                         \
     static const char *const var##_sw[] = { STATES(PREEMPT_DECL_WHAT_, P) };                                         \
     static const char *const var##_in[] = { INPUTS(PREEMPT_DECL_NAME_, P) };                                         \
     static const char *const var##_iw[] = { INPUTS(PREEMPT_DECL_WHAT_, P) };                                         \
     static const char *const var##_an[] = { ACTIONS(PREEMPT_DECL_NAME_, P) };                                        \
     static const struct preempt_decl_row var##_rows[] = { TABLE(PREEMPT_DECL_ROW_, P) };                             \
+    static const struct preempt_decl_ignore var##_ig[] = { IGNORED(PREEMPT_DECL_IGN_, P) };                          \
     const struct preempt_decl var = { label,           text,           PREEMPT_DECL_N_(var##_sn),                    \
                                       PREEMPT_DECL_N_(var##_in), PREEMPT_DECL_N_(var##_an), var##_sn, var##_sw,      \
                                       var##_in,        var##_iw,       var##_an,                                     \
-                                      var##_rows,      PREEMPT_DECL_N_(var##_rows), (TERMINAL) }
+                                      var##_rows,      PREEMPT_DECL_N_(var##_rows), var##_ig,                        \
+                                      PREEMPT_DECL_N_(var##_ig), (TERMINAL) }
 
 #endif

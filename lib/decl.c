@@ -4,6 +4,7 @@
  * Pure. */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "claim-internal.h"
@@ -35,7 +36,90 @@ unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsig
             *state = m->rows[i].to;
             return m->rows[i].action;
         }
-    return 0; /* ignored on purpose */
+    return 0; /* declared ignored, or a terminal state's (preempt_decl_check_ finds no other) */
+}
+
+static bool has_row(const struct preempt_decl *m, unsigned state, unsigned input)
+{
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->rows[i].from == state && m->rows[i].input == input)
+            return true;
+    return false;
+}
+
+const char *preempt_decl_why_ignored_(const struct preempt_decl *m, unsigned state, unsigned input)
+{
+    if (state >= m->n_states || input >= m->n_inputs || has_row(m, state, input))
+        return NULL;
+    for (size_t i = 0; i < m->n_ignored; i++)
+        if (m->ignored[i].input == input && (m->ignored[i].states >> state & 1u))
+            return m->ignored[i].why;
+    return m->terminal >> state & 1u ? "a terminal state: the machine has ended" : NULL;
+}
+
+/* One problem of the check: formatted into line, told, counted (1). */
+#define PROBLEM(...) (snprintf(line, sizeof(line), __VA_ARGS__), report ? report(line, arg) : (void)0, 1u)
+
+unsigned preempt_decl_check_(const struct preempt_decl *m, void (*report)(const char *problem, void *arg), void *arg)
+{
+    bool from0[32] = { [0] = true }, to0[32] = { [0] = true };
+    unsigned problems = 0;
+    char line[320];
+
+    if (m->n_states > 32)
+        return PROBLEM("%s: more states than a state mask holds", m->name);
+    for (unsigned st = 0; st < m->n_states; st++)
+        to0[st] = to0[st] || (m->terminal >> st & 1u); /* an end is a way out too */
+    for (bool more = true; more;) {
+        more = false;
+        for (size_t i = 0; i < m->n_rows; i++) {
+            if (from0[m->rows[i].from] && !from0[m->rows[i].to])
+                from0[m->rows[i].to] = more = true;
+            if (to0[m->rows[i].to] && !to0[m->rows[i].from])
+                to0[m->rows[i].from] = more = true;
+        }
+    }
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->terminal >> m->rows[i].from & 1u && m->rows[i].to != m->rows[i].from)
+            problems += PROBLEM("%s: a row leaves %s, a terminal state", m->name,
+                                preempt_decl_state_(m, m->rows[i].from));
+    for (unsigned st = 0; st < m->n_states; st++) {
+        if (!from0[st])
+            problems += PROBLEM("%s: %s is not reachable from %s", m->name, preempt_decl_state_(m, st),
+                                preempt_decl_state_(m, 0));
+        if (!to0[st])
+            problems += PROBLEM("%s: neither %s nor a terminal state is reachable from %s", m->name,
+                                preempt_decl_state_(m, 0), preempt_decl_state_(m, st));
+    }
+    for (size_t i = 0; i < m->n_rows; i++)
+        for (size_t j = 0; j < i; j++)
+            if (m->rows[j].from == m->rows[i].from && m->rows[j].input == m->rows[i].input)
+                problems += PROBLEM("%s: (%s, %s) is listed twice", m->name, preempt_decl_state_(m, m->rows[i].from),
+                                    preempt_decl_input_(m, m->rows[i].input));
+    for (unsigned st = 0; st < m->n_states; st++)
+        for (unsigned in = 0; in < m->n_inputs; in++) {
+            const char *sn = preempt_decl_state_(m, st), *iname = preempt_decl_input_(m, in);
+            bool row = has_row(m, st, in), terminal = m->terminal >> st & 1u;
+            unsigned declared = 0;
+
+            for (size_t i = 0; i < m->n_ignored; i++)
+                declared += m->ignored[i].input == in && (m->ignored[i].states >> st & 1u);
+            if (declared && row)
+                problems += PROBLEM("%s: (%s, %s) is a row, and declared ignored", m->name, sn, iname);
+            else if (declared && terminal)
+                problems += PROBLEM("%s: (%s, %s) is declared ignored, but a terminal state ignores every input "
+                                    "already", m->name, sn, iname);
+            else if (declared > 1)
+                problems += PROBLEM("%s: (%s, %s) is declared ignored twice", m->name, sn, iname);
+            else if (!declared && !row && !terminal)
+                problems += PROBLEM("%s: (%s, %s) is neither a row nor declared ignored", m->name, sn, iname);
+        }
+    for (size_t i = 0; i < m->n_ignored; i++)
+        if (!m->ignored[i].why || !m->ignored[i].why[0] || m->ignored[i].input >= m->n_inputs ||
+            !m->ignored[i].states || m->ignored[i].states >> m->n_states)
+            problems += PROBLEM("%s: ignored entry %zu (input %s) has no reason, or names no state of it", m->name,
+                                i, preempt_decl_input_(m, m->ignored[i].input));
+    return problems;
 }
 
 static const char *text_of(const char *const *texts, unsigned n, unsigned i)

@@ -53,6 +53,20 @@
     X(P, ACTIVE, NEXT_EPISODE, IDLE, NONE)                                                                           \
     X(P, WITHDRAWN, NEXT_EPISODE, IDLE, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_EP_IGNORED(X, P)                                                                                     \
+    X(P, SEEN, "the episode has a notice already: one more changes nothing here (a withdrawal is undone by news or " \
+      "live)", ACTIVE, WITHDRAWN)                                                                                    \
+    X(P, OWN, "the episode has a notice already: this worker's own changes nothing here (a withdrawal is undone by " \
+      "news or live)", ACTIVE, WITHDRAWN)                                                                            \
+    X(P, NEWS, "no withdrawal to undo", IDLE, ACTIVE)                                                                \
+    X(P, LIVE, "no withdrawal to undo", IDLE, ACTIVE)                                                                \
+    X(P, ALL_WITHDRAWN, "no notice stands to withdraw (none is known, or the withdrawal was told)", IDLE, WITHDRAWN) \
+    X(P, CLEARED, "no notice stands to withdraw (none is known, or the withdrawal was told)", IDLE, WITHDRAWN)       \
+    X(P, COMMITTED_OWN, "no withdrawal was told: the commit ends the preemption, there is nothing to tell again",    \
+      IDLE, ACTIVE)                                                                                                  \
+    X(P, NEXT_EPISODE, "idle already: nothing of an episode to drop", IDLE)
+
 PREEMPT_DECL_ENUMS(ep, PREEMPT_EP_, PREEMPT_EP_STATES, PREEMPT_EP_INPUTS, PREEMPT_EP_ACTIONS);
 
 extern const struct preempt_decl preempt_ep_decl_; /* fsmdump --machine episode */

@@ -4,4 +4,4 @@
 #include "episode-internal.h"
 
 PREEMPT_DECL_DEFINE(preempt_ep_decl_, "episode", "where the current episode stands for this worker", PREEMPT_EP_,
-                    PREEMPT_EP_STATES, PREEMPT_EP_INPUTS, PREEMPT_EP_ACTIONS, PREEMPT_EP_TABLE, 0);
+                    PREEMPT_EP_STATES, PREEMPT_EP_INPUTS, PREEMPT_EP_ACTIONS, PREEMPT_EP_TABLE, PREEMPT_EP_IGNORED, 0);

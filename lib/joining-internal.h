@@ -54,6 +54,12 @@
     X(P, MADE, NO_COUNTER, MADE, OPEN)                                                                               \
     X(P, MADE, COUNTER, MADE, JOIN)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_OFFER_IGNORED(X, P)                                                                                  \
+    X(P, NO_COUNTER, "the counter was read already: the pending checkpoints are being resolved", RESOLVING)          \
+    X(P, COUNTER, "the counter was read already: the pending checkpoints are being resolved", RESOLVING)             \
+    X(P, RESOLVED, "nothing is being resolved: the counter is read first", NONE)
+
 PREEMPT_DECL_ENUMS(offer, PREEMPT_OFFER_, PREEMPT_OFFER_STATES, PREEMPT_OFFER_INPUTS, PREEMPT_OFFER_ACTIONS);
 
 extern const struct preempt_decl preempt_offer_decl_; /* fsmdump --machine offer */
@@ -83,6 +89,10 @@ extern const struct preempt_decl preempt_offer_decl_; /* fsmdump --machine offer
     X(P, UNWRITTEN, PRESENT, UNWRITTEN, CHECK)                                                                       \
     X(P, WRITTEN, PRESENT, WRITTEN, CHECK)                                                                           \
     X(P, WRITTEN, REJOINED, UNWRITTEN, NONE)
+
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_SHAPE_IGNORED(X, P)                                                                                  \
+    X(P, REJOINED, "this worker wrote no shape: there is nothing to write again", UNWRITTEN)
 
 PREEMPT_DECL_ENUMS(shape, PREEMPT_SHAPE_, PREEMPT_SHAPE_STATES, PREEMPT_SHAPE_INPUTS, PREEMPT_SHAPE_ACTIONS);
 

@@ -5,7 +5,8 @@
 
 PREEMPT_DECL_DEFINE(preempt_offer_decl_, "offer", "how a joining worker's offer is made", PREEMPT_OFFER_,
                     PREEMPT_OFFER_STATES, PREEMPT_OFFER_INPUTS, PREEMPT_OFFER_ACTIONS, PREEMPT_OFFER_TABLE,
-                    1u << PREEMPT_OFFER_MADE);
+                    PREEMPT_OFFER_IGNORED, 1u << PREEMPT_OFFER_MADE);
 
 PREEMPT_DECL_DEFINE(preempt_shape_decl_, "shape", "who writes the incarnation's worker count", PREEMPT_SHAPE_,
-                    PREEMPT_SHAPE_STATES, PREEMPT_SHAPE_INPUTS, PREEMPT_SHAPE_ACTIONS, PREEMPT_SHAPE_TABLE, 0u);
+                    PREEMPT_SHAPE_STATES, PREEMPT_SHAPE_INPUTS, PREEMPT_SHAPE_ACTIONS, PREEMPT_SHAPE_TABLE,
+                    PREEMPT_SHAPE_IGNORED, 0u);

@@ -48,6 +48,14 @@
     X(P, GRANTING, GRANTED, KEPT, NONE)                                                                              \
     X(P, GRANTING, GRANT_FAILED, KEPT, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_LEASE_IGNORED(X, P)                                                                                  \
+    X(P, GREW, "a grant is on its way (one at a time): its lease is granted for the longest step", GRANTING)         \
+    X(P, EXPIRED, "a grant is on its way (one at a time): its new lease replaces the one etcd lost", GRANTING)       \
+    X(P, WANTED, "a grant is on its way (one at a time): the claim goes under its new lease", GRANTING)              \
+    X(P, GRANTED, "no grant of this machine's is on its way: the answer changes nothing", KEPT)                      \
+    X(P, GRANT_FAILED, "no grant of this machine's is on its way: the lease kept alive stays", KEPT)
+
 PREEMPT_DECL_ENUMS(lease, PREEMPT_LEASE_, PREEMPT_LEASE_STATES, PREEMPT_LEASE_INPUTS, PREEMPT_LEASE_ACTIONS);
 
 extern const struct preempt_decl preempt_lease_decl_; /* fsmdump --machine lease */

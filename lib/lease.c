@@ -6,7 +6,7 @@
 
 PREEMPT_DECL_DEFINE(preempt_lease_decl_, "lease", "this worker's membership lease: kept alive, or a new one granted",
                     PREEMPT_LEASE_, PREEMPT_LEASE_STATES, PREEMPT_LEASE_INPUTS, PREEMPT_LEASE_ACTIONS,
-                    PREEMPT_LEASE_TABLE, 0);
+                    PREEMPT_LEASE_TABLE, PREEMPT_LEASE_IGNORED, 0);
 
 enum preempt_keep_says preempt_keep_answer_(int status, int64_t ttl_s)
 {

@@ -46,6 +46,12 @@
     X(P, MEMBER, LEAVE, LEFT, REVOKE)                                                                                \
     X(P, DEPARTED, LEAVE, LEFT, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_MSHIP_IGNORED(X, P)                                                                                  \
+    X(P, LAST_REPORT, "alive/<me> went already, with the first report of a last save", DEPARTED)                     \
+    X(P, GRANTED, "this worker departed: there is no membership to put under the new lease", DEPARTED)               \
+    X(P, NEXT_EPISODE, "a member stays one: nothing to put again", MEMBER)
+
 PREEMPT_DECL_ENUMS(mship, PREEMPT_MSHIP_, PREEMPT_MSHIP_STATES, PREEMPT_MSHIP_INPUTS, PREEMPT_MSHIP_ACTIONS);
 
 extern const struct preempt_decl preempt_mship_decl_; /* fsmdump --machine membership */

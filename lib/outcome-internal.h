@@ -49,6 +49,13 @@
     X(P, APP_FAILED, FAIL, FAILED, NONE)                                                                             \
     X(P, APP_FAILED_RESTARTABLE, FAIL, FAILED, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_OUT_IGNORED(X, P)                                                                                    \
+    X(P, RESUMABLE, "restartable already", RESTARTABLE, APP_FAILED_RESTARTABLE)                                      \
+    X(P, APP_CODE, "an application's failure is known already: the launch fails once",                               \
+      APP_FAILED, APP_FAILED_RESTARTABLE)                                                                            \
+    X(P, REGROUP, "no application's failure to take back", CLEAN, RESTARTABLE)
+
 PREEMPT_DECL_ENUMS(out, PREEMPT_OUT_, PREEMPT_OUT_STATES, PREEMPT_OUT_INPUTS, PREEMPT_OUT_ACTIONS);
 
 extern const struct preempt_decl preempt_out_decl_; /* fsmdump --machine launch-outcome */

@@ -4,5 +4,5 @@
 #include "outcome-internal.h"
 
 PREEMPT_DECL_DEFINE(preempt_out_decl_, "launch-outcome", "what a launch's end says (preempt-launch)", PREEMPT_OUT_,
-                    PREEMPT_OUT_STATES, PREEMPT_OUT_INPUTS, PREEMPT_OUT_ACTIONS, PREEMPT_OUT_TABLE,
+                    PREEMPT_OUT_STATES, PREEMPT_OUT_INPUTS, PREEMPT_OUT_ACTIONS, PREEMPT_OUT_TABLE, PREEMPT_OUT_IGNORED,
                     1u << PREEMPT_OUT_FAILED);

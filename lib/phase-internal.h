@@ -49,6 +49,16 @@
     X(P, REVOKED, END_KEEP, DONE, RELEASE)                                                                           \
     X(P, REVOKED, END_REVOKE, DONE, RELEASE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_PEND_IGNORED(X, P)                                                                                   \
+    X(P, FINISH, "the outcome is known already: the first finish decides", ENDING, REVOKING, REVOKED)                \
+    X(P, END_KEEP, "no end is due: the outcome is not known yet, or the revoke's answer is awaited",                 \
+      RUNNING, REVOKING)                                                                                             \
+    X(P, END_REVOKE, "no end is due: the outcome is not known yet, or the revoke's answer is awaited",               \
+      RUNNING, REVOKING)                                                                                             \
+    X(P, REVOKED, "no revoke is on its way: a late answer asks nothing more", RUNNING, ENDING, REVOKED)              \
+    X(P, UNSENT, "no revoke is being sent", RUNNING, ENDING, REVOKED)
+
 PREEMPT_DECL_ENUMS(pend, PREEMPT_PEND_, PREEMPT_PEND_STATES, PREEMPT_PEND_INPUTS, PREEMPT_PEND_ACTIONS);
 
 extern const struct preempt_decl preempt_pend_decl_; /* fsmdump --machine phase-end */

@@ -5,4 +5,4 @@
 
 PREEMPT_DECL_DEFINE(preempt_pend_decl_, "phase-end", "how a start-up phase ends (lib/startup.c)", PREEMPT_PEND_,
                     PREEMPT_PEND_STATES, PREEMPT_PEND_INPUTS, PREEMPT_PEND_ACTIONS, PREEMPT_PEND_TABLE,
-                    1u << PREEMPT_PEND_DONE);
+                    PREEMPT_PEND_IGNORED, 1u << PREEMPT_PEND_DONE);

@@ -11,7 +11,7 @@
  * (notice_busy, notice_dirty, notice_deferred, claim_carries,
  * notice_in_claim) whose combinations were its states. A declared machine
  * (decl-internal.h): pure step, every transition logged, a pair the table
- * does not list ignored on purpose. */
+ * does not list is declared ignored, with its reason. */
 #ifndef PREEMPT_PUB_INTERNAL_H
 #define PREEMPT_PUB_INTERNAL_H
 
@@ -74,6 +74,33 @@
     X(P, CARRIED, CLAIM_FAILED, DEFERRED, NONE)                                                                      \
     X(P, CARRIED_STALE, CLAIM_FAILED, DEFERRED, NONE)                                                                \
     X(P, IN_CLAIM, CLAIM_GONE, DEFERRED, NONE)
+
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_PUB_IGNORED(X, P)                                                                                    \
+    X(P, WRITE, "a newer value waits already: the put or claim on its way is followed by the newest one",            \
+      PUTTING_STALE, CARRIED_STALE)                                                                                  \
+    X(P, DEFER, "a value waits already for its way out (the next claim, or a put after the one on its way): the "    \
+      "newest goes", DEFERRED, PUTTING_STALE, CARRIED_STALE)                                                         \
+    X(P, NOTHING, "no value waits to be dropped: what is on its way or stands is this worker's notice",              \
+      IDLE, PUTTING, PUTTING_STALE, CARRIED, CARRIED_STALE, IN_CLAIM)                                                \
+    X(P, CLAIM_SENT, "no value waits for a claim: this claim goes without one",                                      \
+      IDLE, PUTTING, PUTTING_STALE, CARRIED, CARRIED_STALE, IN_CLAIM)                                                \
+    X(P, PUT_OK, "no put of this machine's is on its way: the answer changes nothing",                               \
+      IDLE, DEFERRED, CARRIED, CARRIED_STALE, IN_CLAIM)                                                              \
+    X(P, PUT_FAILED, "no put of this machine's is on its way: the failure is the coordinator's alone",               \
+      IDLE, DEFERRED, CARRIED, CARRIED_STALE, IN_CLAIM)                                                              \
+    X(P, CLAIM_WON, "no claim on its way carries this machine's value: the answer is the claim machine's",           \
+      IDLE, DEFERRED, PUTTING, PUTTING_STALE)                                                                        \
+    X(P, CLAIM_WON, "the value stands in a claim already: a later claim's answer changes nothing of it", IN_CLAIM)   \
+    X(P, CLAIM_LOST, "no claim on its way carries this machine's value: the answer is the claim machine's",          \
+      IDLE, DEFERRED, PUTTING, PUTTING_STALE)                                                                        \
+    X(P, CLAIM_LOST, "the value stands in a claim already: a later claim's answer changes nothing of it", IN_CLAIM)  \
+    X(P, CLAIM_FAILED, "no claim on its way carries this machine's value: the answer is the claim machine's",        \
+      IDLE, DEFERRED, PUTTING, PUTTING_STALE)                                                                        \
+    X(P, CLAIM_FAILED, "the value stands in a claim already: a later claim's failure changes nothing of it",         \
+      IN_CLAIM)                                                                                                      \
+    X(P, CLAIM_GONE, "the value stands in no claim (it is in notice/<me>, on its way, or waits): the claim took "    \
+      "nothing of it", IDLE, DEFERRED, PUTTING, PUTTING_STALE, CARRIED, CARRIED_STALE)
 
 PREEMPT_DECL_ENUMS(pub, PREEMPT_PUB_, PREEMPT_PUB_STATES, PREEMPT_PUB_INPUTS, PREEMPT_PUB_ACTIONS);
 

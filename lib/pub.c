@@ -4,7 +4,8 @@
 #include "pub-internal.h"
 
 PREEMPT_DECL_DEFINE(preempt_pub_decl_, "notice-record", "where this worker's notice record stands", PREEMPT_PUB_,
-                    PREEMPT_PUB_STATES, PREEMPT_PUB_INPUTS, PREEMPT_PUB_ACTIONS, PREEMPT_PUB_TABLE, 0);
+                    PREEMPT_PUB_STATES, PREEMPT_PUB_INPUTS, PREEMPT_PUB_ACTIONS, PREEMPT_PUB_TABLE, PREEMPT_PUB_IGNORED,
+                    0);
 
 enum preempt_pub_input preempt_pub_of_claim_(const struct preempt_claim_answer *a)
 {

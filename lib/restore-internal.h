@@ -70,6 +70,26 @@
     X(P, BARRIER, JOB_FAILED, FAILED, FAIL)                                                                          \
     X(P, BARRIER, BARRIER_FAILED, FAILED, FAIL)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_RST_IGNORED(X, P)                                                                                    \
+    X(P, JOINED, "a join's answer comes only while joining (start-up awaits one answer at a time)",                  \
+      RESTORING, BARRIER)                                                                                            \
+    X(P, JOINED_NONE, "a join's answer comes only while joining (start-up awaits one answer at a time)",             \
+      RESTORING, BARRIER)                                                                                            \
+    X(P, NONE_LEFT, "a join's answer comes only while joining (start-up awaits one answer at a time)",               \
+      RESTORING, BARRIER)                                                                                            \
+    X(P, JOIN_FAILED, "a join's answer comes only while joining (start-up awaits one answer at a time)",             \
+      RESTORING, BARRIER)                                                                                            \
+    X(P, RESTORED, "a restore's outcome comes only while restoring", JOINING, BARRIER)                               \
+    X(P, UNUSABLE, "a restore's outcome comes only while restoring", JOINING, BARRIER)                               \
+    X(P, RESTORE_FAILED, "a restore's outcome comes only while restoring", JOINING, BARRIER)                         \
+    X(P, JOB_OK, "the barrier's record is awaited only once this worker's restore is reported", JOINING, RESTORING)  \
+    X(P, JOB_UNUSABLE, "the barrier's record is awaited only once this worker's restore is reported",                \
+      JOINING, RESTORING)                                                                                            \
+    X(P, JOB_FAILED, "the barrier's record is awaited only once this worker's restore is reported",                  \
+      JOINING, RESTORING)                                                                                            \
+    X(P, BARRIER_FAILED, "the barrier is awaited only once this worker's restore is reported", JOINING, RESTORING)
+
 PREEMPT_DECL_ENUMS(rst, PREEMPT_RST_, PREEMPT_RST_STATES, PREEMPT_RST_INPUTS, PREEMPT_RST_ACTIONS);
 
 extern const struct preempt_decl preempt_rst_decl_; /* fsmdump --machine restore */

@@ -7,7 +7,7 @@
 
 PREEMPT_DECL_DEFINE(preempt_rst_decl_, "restore", "a worker's start-up in a job: join, restore, the restore barrier",
                     PREEMPT_RST_, PREEMPT_RST_STATES, PREEMPT_RST_INPUTS, PREEMPT_RST_ACTIONS, PREEMPT_RST_TABLE,
-                    (1u << PREEMPT_RST_TRAINING) | (1u << PREEMPT_RST_FAILED));
+                    PREEMPT_RST_IGNORED, (1u << PREEMPT_RST_TRAINING) | (1u << PREEMPT_RST_FAILED));
 
 bool preempt_rst_unusable_(int err)
 {

@@ -54,6 +54,17 @@
     X(P, READING, READ, BLIND, APPLY)                                                                                \
     X(P, READING, READ_FAILED, BLIND, NONE)
 
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_WATCH_IGNORED(X, P)                                                                                  \
+    X(P, DOWN, "the watch is down already", BLIND, READING)                                                          \
+    X(P, UP, "the watch is up already", WATCHING)                                                                    \
+    X(P, TICK, "the watch brings every record: no read is needed", WATCHING)                                         \
+    X(P, TICK, "a read is on its way already (one at a time)", READING)                                              \
+    X(P, READ, "no read is on its way (the watch came up meanwhile, and brought the records itself)",                \
+      BLIND, WATCHING)                                                                                               \
+    X(P, READ_FAILED, "no read is on its way: the next tick reads again, or the watch brings the records",           \
+      BLIND, WATCHING)
+
 PREEMPT_DECL_ENUMS(watch, PREEMPT_WATCH_, PREEMPT_WATCH_STATES, PREEMPT_WATCH_INPUTS, PREEMPT_WATCH_ACTIONS);
 
 extern const struct preempt_decl preempt_watch_decl_; /* fsmdump --machine watch */
@@ -102,6 +113,13 @@ enum preempt_watch_input preempt_watch_of_read_(int status);
     X(P, ON_READING, ANSWERED, ON_IDLE, NONE)                                                                        \
     X(P, ON_IDLE, NEXT_EPISODE, IDLE, NONE)                                                                          \
     X(P, ON_READING, NEXT_EPISODE, READING, NONE)
+
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose, each for its reason. */
+#define PREEMPT_ROLL_IGNORED(X, P)                                                                                   \
+    X(P, DUE, "a read is on its way already (one at a time)", READING, ON_READING)                                   \
+    X(P, ANSWERED, "no read is on its way: the answer changes nothing", IDLE, ON_IDLE)                               \
+    X(P, TRAINS_ON, "the first round's commit is known already", ON_IDLE, ON_READING)                                \
+    X(P, NEXT_EPISODE, "the first round is open already", IDLE, READING)
 
 PREEMPT_DECL_ENUMS(roll, PREEMPT_ROLL_, PREEMPT_ROLL_STATES, PREEMPT_ROLL_INPUTS, PREEMPT_ROLL_ACTIONS);
 

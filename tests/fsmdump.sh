@@ -60,12 +60,15 @@ expect_output "countdown     step-reached      final-due      own-signal    requ
 
 # declared NAME ROWS IGNORED ACTIONS TABLE_LINE MERMAID_LINE: one of the
 # small declared machines (lib/decl-internal.h), from the table that runs:
-# checked, tabulated one line per row, drawn in Mermaid and, with dot, SVG
+# checked (every pair a row, declared ignored or a terminal state's),
+# tabulated one line per row with the ignored pairs and their reasons after,
+# drawn in Mermaid and, with dot, SVG
 declared() {
     expect_rc 0 "$FSMDUMP" --machine "$1" --check
-    expect_output "fsmdump: check: $1: $2 rows, $3 ignored pairs, no problems"
+    expect_output "fsmdump: check: $1: $2 rows, $3 ignored pairs (each declared, or a terminal state's), no problems"
     expect_rc 0 "$FSMDUMP" --machine "$1" --format table
     expect_output "$5"
+    expect_output "$2 rows, $3 ignored pairs: every (state, input) pair is decided"
     eq "$1: one line per row" "$(grep -cE "^[a-z-]+ +[a-z-]+ +[a-z-]+ +($4)\$" "$TMP/out")" "$2"
     expect_rc 0 "$FSMDUMP" --machine "$1" --format mermaid
     expect_output "$6"

@@ -461,47 +461,27 @@ static int load_overlay(const char *path, struct overlay *o)
 
 /* ---- the coordinator's declared machines (lib/decl-internal.h) ---- */
 
-/* Checks one: every state reachable from the first, and from every state
- * the first or a terminal one (no state traps it), no row leaving a
- * terminal state for another (one may still answer inputs where it is:
- * offer's made joins), and no (state, input) pair listed twice (the first
- * row would hide the second). The number of problems. */
+/* Checks one (preempt_decl_check_), each problem on stderr. */
+static void decl_report(const char *problem, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "fsmdump: check: %s\n", problem);
+}
+
 static unsigned decl_check(const struct preempt_decl *m)
 {
-    bool from0[256] = { [0] = true }, to0[256] = { [0] = true };
-    unsigned problems = 0;
+    return preempt_decl_check_(m, decl_report, NULL);
+}
+
+/* The pairs a machine ignores: the declared ones and its terminal states'. */
+static size_t decl_ignored(const struct preempt_decl *m)
+{
+    size_t n = 0;
 
     for (unsigned st = 0; st < m->n_states; st++)
-        to0[st] = to0[st] || (m->terminal >> st & 1u); /* an end is a way out too */
-
-    for (bool more = true; more;) {
-        more = false;
-        for (size_t i = 0; i < m->n_rows; i++) {
-            if (from0[m->rows[i].from] && !from0[m->rows[i].to])
-                from0[m->rows[i].to] = more = true;
-            if (to0[m->rows[i].to] && !to0[m->rows[i].from])
-                to0[m->rows[i].from] = more = true;
-        }
-    }
-    for (size_t i = 0; i < m->n_rows; i++)
-        if (m->terminal >> m->rows[i].from & 1u && m->rows[i].to != m->rows[i].from)
-            fprintf(stderr, "fsmdump: check: %s: a row leaves %s, a terminal state\n", m->name,
-                    preempt_decl_state_(m, m->rows[i].from)), problems++;
-    for (unsigned st = 0; st < m->n_states; st++) {
-        if (!from0[st])
-            fprintf(stderr, "fsmdump: check: %s: %s is not reachable from %s\n", m->name, preempt_decl_state_(m, st),
-                    preempt_decl_state_(m, 0)), problems++;
-        if (!to0[st])
-            fprintf(stderr, "fsmdump: check: %s: neither %s nor a terminal state is reachable from %s\n", m->name,
-                    preempt_decl_state_(m, 0), preempt_decl_state_(m, st)), problems++;
-    }
-    for (size_t i = 0; i < m->n_rows; i++)
-        for (size_t j = 0; j < i; j++)
-            if (m->rows[j].from == m->rows[i].from && m->rows[j].input == m->rows[i].input)
-                fprintf(stderr, "fsmdump: check: %s: (%s, %s) is listed twice\n", m->name,
-                        preempt_decl_state_(m, m->rows[i].from), preempt_decl_input_(m, m->rows[i].input)),
-                    problems++;
-    return problems;
+        for (unsigned in = 0; in < m->n_inputs; in++)
+            n += preempt_decl_why_ignored_(m, st, in) != NULL;
+    return n;
 }
 
 static void decl_mermaid_id(const struct preempt_decl *m, unsigned st)
@@ -581,8 +561,8 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
             fprintf(stderr, "fsmdump: check: %u problem%s\n", problems, problems == 1 ? "" : "s");
             return 1;
         }
-        printf("fsmdump: check: %s: %zu rows, %zu ignored pairs, no problems\n", m->name, n,
-               (size_t)m->n_states * m->n_inputs - n);
+        printf("fsmdump: check: %s: %zu rows, %zu ignored pairs (each declared, or a terminal state's), "
+               "no problems\n", m->name, n, decl_ignored(m));
         return 0;
     }
     if (fmt == FMT_DOT) {
@@ -610,7 +590,19 @@ static int decl_dump(const struct preempt_decl *m, enum format fmt, bool check)
         printf("\ninputs:\n");
         for (unsigned in = 0; in < m->n_inputs; in++)
             printf("  %-*s %s\n", wi, preempt_decl_input_(m, in), m->input_whats[in]);
-        printf("\n%zu rows; every other (state, input) pair is ignored: nothing changes, nothing is done\n", n);
+        printf("\nignored (nothing changes, nothing is done):\n");
+        for (size_t i = 0; i < m->n_ignored; i++) {
+            printf("  %-*s in", wi, preempt_decl_input_(m, m->ignored[i].input));
+            for (unsigned st = 0; st < m->n_states; st++)
+                if (m->ignored[i].states >> st & 1u)
+                    printf(" %s", preempt_decl_state_(m, st));
+            printf(": %s\n", m->ignored[i].why);
+        }
+        for (unsigned st = 0; st < m->n_states; st++)
+            if (m->terminal >> st & 1u)
+                printf("  %-*s in %s: a terminal state: the machine has ended\n", wi, "any input",
+                       preempt_decl_state_(m, st));
+        printf("\n%zu rows, %zu ignored pairs: every (state, input) pair is decided\n", n, decl_ignored(m));
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "fsmdump: write error: %s\n", strerror(errno));

@@ -1107,6 +1107,84 @@ START_TEST(test_membership_machine)
 }
 END_TEST
 
+/* Every (state, input) pair of every declared machine is decided: a row,
+ * a declared ignored pair with its reason, or a terminal state's
+ * (preempt_decl_check_, which fsmdump --check runs). A machine with one
+ * declared pair dropped, or with a row also declared ignored, fails the
+ * check and names the pair. */
+struct problems {
+    unsigned n;
+    char last[320];
+};
+
+static void take_problem(const char *problem, void *arg)
+{
+    struct problems *p = arg;
+
+    p->n++;
+    snprintf(p->last, sizeof(p->last), "%s", problem);
+}
+
+START_TEST(test_decl_every_pair_decided)
+{
+    unsigned machines = 0;
+
+    for (const struct preempt_decl *const *m = preempt_decls_; *m; m++, machines++) {
+        struct problems p = { 0 };
+        size_t pairs = 0;
+
+        ck_assert_msg(preempt_decl_check_(*m, take_problem, &p) == 0, "%s: %s", (*m)->name, p.last);
+        for (unsigned st = 0; st < (*m)->n_states; st++)
+            for (unsigned in = 0; in < (*m)->n_inputs; in++) {
+                unsigned to = st;
+                bool listed;
+                const char *why = preempt_decl_why_ignored_(*m, st, in);
+
+                (void)preempt_decl_step_(*m, &to, in, &listed);
+                ck_assert_msg(listed == (why == NULL), "%s: (%s, %s)", (*m)->name, preempt_decl_state_(*m, st),
+                              preempt_decl_input_(*m, in));
+                pairs += why != NULL;
+            }
+        ck_assert_uint_eq(pairs + (*m)->n_rows, (size_t)(*m)->n_states * (*m)->n_inputs);
+    }
+    ck_assert_uint_eq(machines, 14);
+    {
+        struct preempt_decl m = preempt_shape_decl_; /* one declared pair: (unwritten, rejoined) */
+        struct preempt_decl_ignore wrong[1];
+        struct problems p = { 0 };
+
+        ck_assert_uint_eq(m.n_ignored, 1);
+        m.n_ignored = 0;
+        ck_assert_uint_eq(preempt_decl_check_(&m, take_problem, &p), 1);
+        ck_assert_str_eq(p.last, "shape: (unwritten, rejoined) is neither a row nor declared ignored");
+        ck_assert_ptr_null(preempt_decl_why_ignored_(&m, PREEMPT_SHAPE_UNWRITTEN, PREEMPT_SHAPE_IN_REJOINED));
+        wrong[0] = m.ignored[0];
+        wrong[0].states |= 1u << PREEMPT_SHAPE_WRITTEN; /* (written, rejoined) is a row */
+        m.ignored = wrong;
+        m.n_ignored = 1;
+        p.n = 0;
+        ck_assert_uint_eq(preempt_decl_check_(&m, take_problem, &p), 1);
+        ck_assert_str_eq(p.last, "shape: (written, rejoined) is a row, and declared ignored");
+    }
+    {
+        struct preempt_decl m = preempt_mship_decl_; /* left is terminal: its pairs need no entry */
+        struct preempt_decl_ignore extra[8];
+        struct problems p = { 0 };
+
+        ck_assert_str_eq(preempt_decl_why_ignored_(&m, PREEMPT_MSHIP_LEFT, PREEMPT_MSHIP_IN_LEAVE),
+                         "a terminal state: the machine has ended");
+        ck_assert_uint_lt(m.n_ignored, 8);
+        memcpy(extra, m.ignored, m.n_ignored * sizeof(extra[0]));
+        extra[m.n_ignored] = (struct preempt_decl_ignore){ PREEMPT_MSHIP_IN_LEAVE, 1u << PREEMPT_MSHIP_LEFT, "left" };
+        m.ignored = extra;
+        m.n_ignored++;
+        ck_assert_uint_eq(preempt_decl_check_(&m, take_problem, &p), 1);
+        ck_assert_str_eq(p.last, "membership: (left, leave) is declared ignored, but a terminal state ignores every "
+                                 "input already");
+    }
+}
+END_TEST
+
 /* The coordinator's core runs to completion (coord-state.h): every output
  * of one input is made before the shell runs any of them, so an input
  * that running one causes (the machine's effect inside a post, a refused
@@ -2661,6 +2739,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
+    tcase_add_test(t, test_decl_every_pair_decided);
     tcase_add_test(t, test_lease_machine);
     tcase_add_test(t, test_watch_machine);
     tcase_add_test(t, test_junk_slots);
