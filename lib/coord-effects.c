@@ -22,7 +22,7 @@ static unsigned decl_step(struct preempt_coord *c, const struct preempt_decl *m,
 void coord_in_notice_put(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_PUT, .status = in->status });
-    (void)coord_pub(c, preempt_pub_of_put_(in->status));
+    (void)coord_pub(c, PREEMPT_LINK_NOTICE_PUT, preempt_pub_of_put_(in->status));
     if (in->status < 0)
         coord_failed(c, in->status, in->msg);
 }
@@ -38,10 +38,13 @@ static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MA
 
 /* Feeds the notice record's machine (pub-internal.h), logs the
  * transition and runs a put it asks for; returns its action. */
-enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_input in)
+enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_link_id link, enum preempt_pub_input in)
 {
     unsigned st = c->pub;
-    enum preempt_pub_action a = (enum preempt_pub_action)decl_in(c, &preempt_pub_decl_, &st, in);
+    enum preempt_pub_action a;
+
+    coord_link(c, link, PREEMPT_LINK_M_PUB, in);
+    a = (enum preempt_pub_action)decl_in(c, &preempt_pub_decl_, &st, in);
 
     c->pub = (enum preempt_pub_state)st;
     if (a == PREEMPT_PUB_DO_PUT) { /* one put at a time: a later value never lands before an earlier one */
@@ -55,9 +58,9 @@ enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_inpu
 
 /* Writes notice/<me> as it should be now (when a put is on its way, after
  * it). */
-void coord_notice_put(struct preempt_coord *c)
+void coord_notice_put(struct preempt_coord *c, enum preempt_link_id link)
 {
-    (void)coord_pub(c, c->my_notice_wall ? PREEMPT_PUB_IN_WRITE : PREEMPT_PUB_IN_NOTHING);
+    (void)coord_pub(c, link, c->my_notice_wall ? PREEMPT_PUB_IN_WRITE : PREEMPT_PUB_IN_NOTHING);
 }
 
 void coord_in_withdraw(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -65,7 +68,7 @@ void coord_in_withdraw(struct preempt_coord *c, const struct preempt_coord_in *i
     if (c->my_withdrawn == in->withdrawn)
         return;
     c->my_withdrawn = in->withdrawn;
-    coord_notice_put(c);
+    coord_notice_put(c, PREEMPT_LINK_NOTICE_WRITE);
 }
 
 void coord_in_live(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -91,16 +94,16 @@ void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in
     /* a notice the claim carried: in the claim's value, or (the claim
      * lost) written by the transaction's failure branch, or (no answer)
      * to go with the next claim or the put below */
-    (void)coord_pub(c, preempt_pub_of_claim_(&a));
+    (void)coord_pub(c, PREEMPT_LINK_CLAIM_ANSWER, preempt_pub_of_claim_(&a));
     if (says.input == PREEMPT_CLAIM_IN_STALE_LEASE) {
         CLOG(c, 2, "the claim was sent under an ended lease; claiming again under a new one");
-        coord_claim_in(c, says.input);
+        coord_claim_in(c, PREEMPT_LINK_CLAIM_ANSWER, says.input);
         return;
     }
     if (c->pub == PREEMPT_PUB_DEFERRED)
-        coord_notice_put(c);
+        coord_notice_put(c, PREEMPT_LINK_CLAIM_ANSWER);
     if (says.input == PREEMPT_CLAIM_IN_FAILED) {
-        coord_claim_in(c, says.input);
+        coord_claim_in(c, PREEMPT_LINK_CLAIM_ANSWER, says.input);
         coord_failed(c, status, in->msg);
         return;
     }
@@ -116,7 +119,7 @@ void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in
             coord_junk_clear(c, key); /* the read found it empty */
             c->prop_step = 0;
         }
-        coord_claim_in(c, says.input);
+        coord_claim_in(c, PREEMPT_LINK_CLAIM_ANSWER, says.input);
         return;
     }
     if (says.input == PREEMPT_CLAIM_IN_LOST) {
@@ -127,10 +130,10 @@ void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in
         ev.kind = PREEMPT_EV_CLAIM_LOST;
         ev.u.claim_lost.worker = says.holder;
     }
-    coord_claim_in(c, says.input); /* won or lost */
+    coord_claim_in(c, PREEMPT_LINK_CLAIM_ANSWER, says.input); /* won or lost */
     c->prop_step = 0; /* it landed with the claim, or the round follows another's */
-    coord_cpost(c, ev);
-    coord_retell_agreed(c);
+    coord_cpost(c, PREEMPT_LINK_CLAIM_ANSWER, ev);
+    coord_retell_agreed(c, PREEMPT_LINK_CLAIM_ANSWER);
 }
 
 /* Claims the episode (create-if-absent, bound to the lease). A notice of
@@ -151,7 +154,8 @@ static void claim_send(struct preempt_coord *c)
     struct preempt_etcd_cmp cmp[2];
     struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
     struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
-    bool carry = c->my_notice_wall && coord_pub(c, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
+    bool carry = c->my_notice_wall &&
+                 coord_pub(c, PREEMPT_LINK_CLAIM_SEND, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
     bool coord_propose = c->prop_step && !c->view.r[0].have_agreed;
     size_t n_ok = 1, n_fail = 1;
 
@@ -188,26 +192,29 @@ static unsigned decl_step(struct preempt_coord *c, const struct preempt_decl *m,
 
 /* One input to the claim's machine (claim-internal.h: the only place that
  * decides whether a claim goes and who holds it); runs its action. */
-void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in)
+void coord_claim_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_claim_input in)
 {
-    unsigned st = c->claim, a = decl_in(c, &preempt_claim_decl_, &st, in);
+    unsigned st = c->claim, a;
 
+    coord_link(c, link, PREEMPT_LINK_M_CLAIM, in);
+    a = decl_in(c, &preempt_claim_decl_, &st, in);
     c->claim = (enum preempt_claim_state)st;
     if (a == PREEMPT_CLAIM_DO_SEND)
         claim_send(c);
-    else if (a == PREEMPT_CLAIM_DO_REGRANT)
-        coord_lease_in(c, PREEMPT_LEASE_IN_WANTED); /* the lease's machine grants one, unless one is on its way */
+    else if (a == PREEMPT_CLAIM_DO_REGRANT) /* the lease's machine grants one, unless one is on its way */
+        coord_lease_in(c, PREEMPT_LINK_REGRANT, PREEMPT_LEASE_IN_WANTED);
 }
 
 /* One input to the lease's machine (lease-internal.h: the only place that
  * decides whether a new lease is granted); runs its action. Nothing once
  * this worker left the job. */
-void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in)
+void coord_lease_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_lease_input in)
 {
     unsigned st = c->lease_st, a;
 
     if (LEFT(c))
         return;
+    coord_link(c, link, PREEMPT_LINK_M_LEASE, in);
     a = decl_in(c, &preempt_lease_decl_, &st, in);
     c->lease_st = (enum preempt_lease_state)st;
     if (a == PREEMPT_LEASE_DO_GRANT)
@@ -217,10 +224,14 @@ void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in)
 /* One input to the watch's machine (watch-internal.h: the only place that
  * decides whether the records are read instead of watched, and whether a
  * read is applied); runs its action. r: a read's reply (input read). */
-void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const struct preempt_etcd_reply *r)
+void coord_watch_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_watch_input in,
+                    const struct preempt_etcd_reply *r)
 {
-    unsigned st = c->watch, a = decl_in(c, &preempt_watch_decl_, &st, in);
+    unsigned st = c->watch, a;
     char wpre[PREEMPT_KEY_MAX];
+
+    coord_link(c, link, PREEMPT_LINK_M_WATCH, in);
+    a = decl_in(c, &preempt_watch_decl_, &st, in);
 
     c->watch = (enum preempt_watch_state)st;
     if (a == PREEMPT_WATCH_DO_READ) { /* the watched range, [P/N/, P/N/w/) */
@@ -233,9 +244,12 @@ void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const 
 }
 
 /* One input to the roll call's machine (watch-internal.h); runs its read. */
-void coord_roll_in(struct preempt_coord *c, enum preempt_roll_input in)
+void coord_roll_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_roll_input in)
 {
-    unsigned st = c->roll, a = decl_in(c, &preempt_roll_decl_, &st, in);
+    unsigned st = c->roll, a;
+
+    coord_link(c, link, PREEMPT_LINK_M_ROLL, in);
+    a = decl_in(c, &preempt_roll_decl_, &st, in);
 
     c->roll = (enum preempt_roll_state)st;
     if (a == PREEMPT_ROLL_DO_READ)
@@ -245,24 +259,29 @@ void coord_roll_in(struct preempt_coord *c, enum preempt_roll_input in)
 /* One input to the episode's machine (episode-internal.h); runs its
  * action: the job's notices are withdrawn (the job's decision, read from
  * its records; the source says so). */
-void coord_ep_in(struct preempt_coord *c, enum preempt_ep_input in)
+void coord_ep_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_ep_input in)
 {
-    unsigned st = c->episode, a = decl_in(c, &preempt_ep_decl_, &st, in);
+    unsigned st = c->episode, a;
     struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE_WITHDRAWN };
 
+    coord_link(c, link, PREEMPT_LINK_M_EP, in);
+    a = decl_in(c, &preempt_ep_decl_, &st, in);
     c->episode = (enum preempt_ep_state)st;
     if (a == PREEMPT_EP_DO_TELL_WITHDRAWN) {
         ev.u.notice_withdrawn.source = PREEMPT_SOURCE_INJECT;
-        coord_cpost(c, ev);
+        coord_cpost(c, PREEMPT_LINK_TELL_WITHDRAWN, ev);
     }
 }
 
 /* One input to the membership's machine (membership-internal.h); runs its
  * action. */
-void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in)
+void coord_mship_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_mship_input in)
 {
-    unsigned st = c->mship, a = decl_in(c, &preempt_mship_decl_, &st, in);
+    unsigned st = c->mship, a;
     char key[PREEMPT_KEY_MAX];
+
+    coord_link(c, link, PREEMPT_LINK_M_MSHIP, in);
+    a = decl_in(c, &preempt_mship_decl_, &st, in);
 
     c->mship = (enum preempt_mship_state)st;
     if (a == PREEMPT_MSHIP_DO_PUT_ALIVE) {
@@ -273,9 +292,13 @@ void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in)
     }
 }
 
-enum preempt_dec_action coord_dec_in(struct preempt_coord *c, unsigned k, enum preempt_dec_input in)
+enum preempt_dec_action coord_dec_in(struct preempt_coord *c, enum preempt_link_id link, unsigned k,
+                                     enum preempt_dec_input in)
 {
-    unsigned st = c->r[k].dec, a = decl_step(c, &preempt_dec_decl_, k + 1, &st, in); /* instance: the round + 1 */
+    unsigned st = c->r[k].dec, a;
+
+    coord_link(c, link, PREEMPT_LINK_M_DEC, in);
+    a = decl_step(c, &preempt_dec_decl_, k + 1, &st, in); /* instance: the round + 1 */
 
     c->r[k].dec = (enum preempt_dec_state)st;
     return (enum preempt_dec_action)a;
@@ -292,16 +315,17 @@ static void advance(struct preempt_coord *c)
     (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_EPISODE, .ep = c->view.ep + 1 });
     coord_junk_clear_episode(c);
     for (unsigned k = 0; k < 2; k++) {
-        (void)coord_dec_in(c, k, PREEMPT_DEC_IN_NEXT_EPISODE);
+        (void)coord_dec_in(c, PREEMPT_LINK_NEXT_EPISODE, k, PREEMPT_DEC_IN_NEXT_EPISODE);
         coord_reset_round(c, k);
     }
     preempt_lost_forget_(&c->lost);
-    coord_roll_in(c, PREEMPT_ROLL_IN_NEXT_EPISODE);
+    coord_roll_in(c, PREEMPT_LINK_NEXT_EPISODE, PREEMPT_ROLL_IN_NEXT_EPISODE);
     c->my_withdrawn = false;
-    coord_ep_in(c, PREEMPT_EP_IN_NEXT_EPISODE);
-    coord_claim_in(c, PREEMPT_CLAIM_IN_NEXT_EPISODE);
+    coord_ep_in(c, PREEMPT_LINK_NEXT_EPISODE, PREEMPT_EP_IN_NEXT_EPISODE);
+    coord_claim_in(c, PREEMPT_LINK_NEXT_EPISODE, PREEMPT_CLAIM_IN_NEXT_EPISODE);
     c->prop_step = 0;
-    coord_mship_in(c, PREEMPT_MSHIP_IN_NEXT_EPISODE); /* a last save that was an opportunistic one after all */
+    /* a last save that was an opportunistic one after all */
+    coord_mship_in(c, PREEMPT_LINK_NEXT_EPISODE, PREEMPT_MSHIP_IN_NEXT_EPISODE);
     c->my_notice_wall = c->my_deadline = 0;
     if (live) {
         struct preempt_event ev = { .kind = PREEMPT_EV_NOTICE };
@@ -311,7 +335,7 @@ static void advance(struct preempt_coord *c)
              c->view.ep);
         ev.u.notice.source = src < 0 ? PREEMPT_SOURCE_INJECT : (enum preempt_source)src;
         ev.u.notice.deadline = coord_mono_of_wall(c, live);
-        coord_cpost(c, ev);
+        coord_cpost(c, PREEMPT_LINK_NEXT_EPISODE, ev);
     }
     coord_held_replay(c);
 }
@@ -339,7 +363,7 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         uint64_t wall = coord_wall_of_mono(c, (uint64_t)fx->arg);
         bool opens = c->episode == PREEMPT_EP_IDLE; /* the transition claims next, and the claim carries it */
 
-        coord_ep_in(c, PREEMPT_EP_IN_OWN);
+        coord_ep_in(c, PREEMPT_LINK_OWN_NOTICE, PREEMPT_EP_IN_OWN);
         if (!c->my_deadline || (uint64_t)fx->arg < c->my_deadline)
             c->my_deadline = (uint64_t)fx->arg;
         if (c->my_notice_wall && c->my_notice_wall <= wall)
@@ -347,15 +371,15 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         c->my_notice_wall = wall;
         (void)snprintf(c->my_source, sizeof(c->my_source), "%s", text ? text : "");
         if (opens)
-            (void)coord_pub(c, PREEMPT_PUB_IN_DEFER);
+            (void)coord_pub(c, PREEMPT_LINK_OWN_NOTICE, PREEMPT_PUB_IN_DEFER);
         else
-            coord_notice_put(c);
+            coord_notice_put(c, PREEMPT_LINK_OWN_NOTICE);
         return true;
     }
     case PREEMPT_FX_CLAIM_DRIVER:
         c->prop_step = (uint64_t)fx->arg;
         c->prop_last = last;
-        coord_claim_in(c, PREEMPT_CLAIM_IN_SEND);
+        coord_claim_in(c, PREEMPT_LINK_CLAIM_DRIVER, PREEMPT_CLAIM_IN_SEND);
         return true;
     case PREEMPT_FX_PROPOSE_STEP:
         coord_propose_step(c, k, (uint64_t)fx->arg, last);
@@ -425,7 +449,7 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
          * earliest deadline. A worker that departed with its last report
          * leaves its lease, and its claim, to end by themselves. */
         if (c->pub == PREEMPT_PUB_DEFERRED || (c->pub == PREEMPT_PUB_IN_CLAIM && c->mship != PREEMPT_MSHIP_DEPARTED))
-            coord_notice_put(c);
+            coord_notice_put(c, PREEMPT_LINK_NOTICE_WRITE);
         break; /* the rest is the shell's */
     case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */
     case PREEMPT_FX_DISCARD_SHARD:
@@ -446,7 +470,7 @@ void coord_in_leave(struct preempt_coord *c, const struct preempt_coord_in *in)
     coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_TIMER, .ms = 0 });
     if (c->mship == PREEMPT_MSHIP_DEPARTED)
         CLOG(c, 0, "leaving: the membership ended with the last report; the lease ends by itself");
-    coord_mship_in(c, PREEMPT_MSHIP_IN_LEAVE);
+    coord_mship_in(c, PREEMPT_LINK_LEAVE, PREEMPT_MSHIP_IN_LEAVE);
 }
 
 /* ---- the members watch (preempt_coord_watch_members_) ----------------------------------------- */

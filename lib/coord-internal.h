@@ -311,6 +311,11 @@ void preempt_coord_history_(struct preempt_coord *c, const char *value);
 /* Writes not yet answered by etcd (0 for NULL). */
 unsigned preempt_coord_pending_(const struct preempt_coord *c);
 
+/* How many inputs the coordinator posted by a link that does not declare
+ * them (lib/links-internal.h): each one a bug, logged when it happened.
+ * The simulator fails a run with one. */
+unsigned preempt_coord_link_bugs_(const struct preempt_coord *c);
+
 /* Delivers the pending writes on an owned base; see preempt_etcd_flush_. */
 unsigned preempt_coord_flush_(struct preempt_coord *c, uint64_t bound_ms);
 

@@ -99,11 +99,12 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
     if (r)
         read_reports(c, k, r);
     if (!r || t->count < c->n) {
-        if (or_abort && coord_dec_in(c, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
+        if (or_abort &&
+            coord_dec_in(c, PREEMPT_LINK_GIVE_UP, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
             decide_abort(c, k, rd->agreed);
         return;
     }
-    if (coord_dec_in(c, k, PREEMPT_DEC_IN_ALL_REPORTED) != PREEMPT_DEC_DO_PROPOSE_COMMIT)
+    if (coord_dec_in(c, PREEMPT_LINK_ALL_REPORTED, k, PREEMPT_DEC_IN_ALL_REPORTED) != PREEMPT_DEC_DO_PROPOSE_COMMIT)
         return;
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
          " ms); proposing the commit%s", k, rd->agreed, t->slowest, t->last ? ", the last save" : "");
@@ -160,7 +161,7 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
         coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_ABORT_SHARDS);
         return;
     }
-    if (coord_dec_in(c, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
+    if (coord_dec_in(c, PREEMPT_LINK_GIVE_UP, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
         decide_abort(c, k, step);
 }
 
@@ -222,7 +223,7 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
                      PREEMPT_COORD_IN_REPORTED);
     if (last)
-        coord_mship_in(c, PREEMPT_MSHIP_IN_LAST_REPORT);
+        coord_mship_in(c, PREEMPT_LINK_LAST_REPORT, PREEMPT_MSHIP_IN_LAST_REPORT);
 }
 
 /* The round's decision record: the one truth every worker follows. */
@@ -233,11 +234,11 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
     CLOG(c, 1, "round %u: the job's decision is \"%s\"", d->round, value);
     if (d->round == 0 && d->what == PREEMPT_VIEW_COMMITTED && !d->last && !c->view.r[0].last) { /* they train on */
         c->r[0].save_ms = d->save_ms;
-        coord_roll_in(c, PREEMPT_ROLL_IN_TRAINS_ON);
+        coord_roll_in(c, PREEMPT_LINK_DECISION, PREEMPT_ROLL_IN_TRAINS_ON);
     }
     (void)preempt_view_event_(d, c->me, &ev);
     if (d->what == PREEMPT_VIEW_ABORTED) {
-        coord_cpost(c, ev);
+        coord_cpost(c, PREEMPT_LINK_DECISION, ev);
         return;
     }
     if (d->save_ms) /* before the commit: the countdown plans with it */
@@ -251,9 +252,9 @@ static void on_decision(struct preempt_coord *c, const struct preempt_view_ev *d
          * without it, so this worker does too, and brings its notice into
          * the next episode (advance). Its machine took the notice as a
          * reason to stay; the withdrawal is told again. */
-        coord_ep_in(c, PREEMPT_EP_IN_COMMITTED_OWN);
+        coord_ep_in(c, PREEMPT_LINK_DECISION, PREEMPT_EP_IN_COMMITTED_OWN);
     }
-    coord_cpost(c, ev);
+    coord_cpost(c, PREEMPT_LINK_DECISION, ev);
 }
 
 /* Round k starts over; its decision machine was told why (it stays). */
@@ -266,21 +267,21 @@ void coord_reset_round(struct preempt_coord *c, unsigned k)
  * withdrawn (or advisory) and no operator's notice stands. The records
  * arrive in revision order on every worker, so every worker decides the
  * same way relative to the round's commit. */
-static void check_withdrawn(struct preempt_coord *c)
+static void check_withdrawn(struct preempt_coord *c, enum preempt_link_id link)
 {
     struct preempt_view_summary sum;
 
     preempt_view_summary_(&c->view, &sum);
     if (sum.live || !sum.notices) {
-        coord_ep_in(c, PREEMPT_EP_IN_LIVE);
+        coord_ep_in(c, link, PREEMPT_EP_IN_LIVE);
         return;
     }
     if (c->episode == PREEMPT_EP_ACTIVE)
         CLOG(c, 1, "every notice of the job is withdrawn or advisory");
-    coord_ep_in(c, PREEMPT_EP_IN_ALL_WITHDRAWN);
+    coord_ep_in(c, link, PREEMPT_EP_IN_ALL_WITHDRAWN);
 }
 
-static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
+static void maybe_claim(struct preempt_coord *c, enum preempt_link_id link, enum preempt_claim_input in);
 
 
 /* The current round's step may reach this worker before anything that
@@ -291,7 +292,7 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in);
  * claim's answer has brought the machine into the round it is told again; in any
  * other state the step is an echo (the table ignores it). The current
  * round is the first without a decision. */
-void coord_retell_agreed(struct preempt_coord *c)
+void coord_retell_agreed(struct preempt_coord *c, enum preempt_link_id link)
 {
     unsigned k = c->view.r[0].decided ? 1 : 0;
     struct preempt_view_ev v = { .what = PREEMPT_VIEW_AGREED, .round = k, .step = c->view.r[k].agreed,
@@ -299,7 +300,7 @@ void coord_retell_agreed(struct preempt_coord *c)
     struct preempt_event ev;
 
     if (c->view.r[k].have_agreed && preempt_view_event_(&v, c->me, &ev)) /* the record's event, again */
-        coord_cpost(c, ev);
+        coord_cpost(c, link, ev);
 }
 
 /* A worker's notice record (the view has merged it; foreign: a record in
@@ -312,18 +313,18 @@ static void on_notice(struct preempt_coord *c, const struct preempt_view_ev *n, 
      * every other worker's does. */
     bool tell = n->worker != c->me || foreign || (c->episode == PREEMPT_EP_WITHDRAWN && !n->withdrawn);
 
-    coord_ep_in(c, PREEMPT_EP_IN_SEEN);
+    coord_ep_in(c, PREEMPT_LINK_NOTICE_READ, PREEMPT_EP_IN_SEEN);
     if (tell && preempt_view_notice_event_(n, &ev)) {
         ev.u.peer_notice.deadline = coord_mono_of_wall(c, n->wall);
         CLOG(c, 1, "worker %u has a notice (%s)", n->worker, value);
-        coord_cpost(c, ev);
-        coord_retell_agreed(c);
+        coord_cpost(c, PREEMPT_LINK_NOTICE_READ, ev);
+        coord_retell_agreed(c, PREEMPT_LINK_NOTICE_READ);
         /* a notice undoes the machine's withdrawal: when this one is
          * withdrawn too (an advisory or periodic one), say so again */
-        coord_ep_in(c, PREEMPT_EP_IN_NEWS);
+        coord_ep_in(c, PREEMPT_LINK_NOTICE_READ, PREEMPT_EP_IN_NEWS);
     }
-    check_withdrawn(c);
-    maybe_claim(c, PREEMPT_CLAIM_IN_NOTICE); /* unless its own claim is on its way */
+    check_withdrawn(c, PREEMPT_LINK_NOTICE_READ);
+    maybe_claim(c, PREEMPT_LINK_NOTICE_READ, PREEMPT_CLAIM_IN_NOTICE); /* unless its own claim is on its way */
 }
 
 /* How long a peer's membership may be gone before the peer counts as
@@ -403,7 +404,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     struct preempt_lost_says says;
     char key[PREEMPT_KEY_MAX], val[16];
 
-    coord_roll_in(c, PREEMPT_ROLL_IN_ANSWERED);
+    coord_roll_in(c, PREEMPT_LINK_ROLL_ANSWER, PREEMPT_ROLL_IN_ANSWERED);
     if (LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) /* no longer the driver's: nobody reads it */
         return;
     memset(c->absent, 0xff, (c->n + 7) / 8);
@@ -453,7 +454,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
 void coord_read_members(struct preempt_coord *c)
 {
     if (c->claim == PREEMPT_CLAIM_HELD && c->episode != PREEMPT_EP_IDLE && !LEFT(c))
-        coord_roll_in(c, PREEMPT_ROLL_IN_DUE);
+        coord_roll_in(c, PREEMPT_LINK_TICK, PREEMPT_ROLL_IN_DUE);
 }
 
 /* The roll call's read (its machine's action). */
@@ -477,13 +478,13 @@ void coord_roll_read(struct preempt_coord *c)
  * notices were all withdrawn and one of them came back (sim seed 12558: the
  * driver exited on a second notice, its claim went with its lease before its
  * notice's return landed, and nobody drove the round to its end). */
-static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
+static void maybe_claim(struct preempt_coord *c, enum preempt_link_id link, enum preempt_claim_input in)
 {
     /* The claim that carried this worker's notice went with its lease (ended
      * inside a long step): the notice must stand again, in the next claim
      * or in its own record, for a worker that reads the records afresh. */
     if (!c->view.claim)
-        (void)coord_pub(c, PREEMPT_PUB_IN_CLAIM_GONE);
+        (void)coord_pub(c, link, PREEMPT_PUB_IN_CLAIM_GONE);
     /* An episode whose records say its workers stop (a decision that ends
      * it, a worker lost, the job's error) needs no driver: they exit, or go
      * back to idle and bring any notice into the next one. The records are
@@ -491,9 +492,9 @@ static void maybe_claim(struct preempt_coord *c, enum preempt_claim_input in)
      * worker that reads such a record and a notice in one read does not
      * claim on its way out. */
     if (c->episode == PREEMPT_EP_ACTIVE && !LEFT(c) && !c->view.claim && !preempt_view_ending_(&c->view))
-        coord_claim_in(c, in);
+        coord_claim_in(c, link, in);
     if (c->pub == PREEMPT_PUB_DEFERRED && c->claim != PREEMPT_CLAIM_SENT)
-        coord_notice_put(c);
+        coord_notice_put(c, link);
 }
 
 
@@ -594,9 +595,9 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
     case PREEMPT_VIEW_OP_GONE:
         return; /* the operator took it back */
     case PREEMPT_VIEW_CLAIM_GONE: /* the driver's lease ended: take the episode over */
-        coord_claim_in(c, PREEMPT_CLAIM_IN_GONE);
+        coord_claim_in(c, PREEMPT_LINK_CLAIM_WENT, PREEMPT_CLAIM_IN_GONE);
         preempt_lost_forget_(&c->lost);
-        maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
+        maybe_claim(c, PREEMPT_LINK_CLAIM_WENT, PREEMPT_CLAIM_IN_SEND);
         return;
     case PREEMPT_VIEW_FINAL:
         break;
@@ -621,7 +622,7 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
      * which preempt-replay checks the machine's events against) */
     if (v.what != PREEMPT_VIEW_OP_NOTICE && !preempt_view_event_(&v, c->me, &ev))
         return;
-    coord_cpost(c, ev);
+    coord_cpost(c, PREEMPT_LINK_RECORD_EVENT, ev);
 }
 
 /* A full read of the watched records, in revision order (the shell sorts
@@ -671,10 +672,10 @@ void coord_apply_records(struct preempt_coord *c, const struct preempt_etcd_kv *
      * it. Its machine is told so; back in idle it moves on (clear-round). */
     if (later && !current && c->episode == PREEMPT_EP_ACTIVE) {
         CLOG(c, 1, "episode %" PRIu64 " was cleared while the watch was down", c->view.ep);
-        coord_ep_in(c, PREEMPT_EP_IN_CLEARED);
+        coord_ep_in(c, PREEMPT_LINK_REREAD, PREEMPT_EP_IN_CLEARED);
     }
     if (!later)
-        maybe_claim(c, PREEMPT_CLAIM_IN_SEND);
+        maybe_claim(c, PREEMPT_LINK_REREAD, PREEMPT_CLAIM_IN_SEND);
 }
 
 void coord_in_record(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -692,7 +693,7 @@ void coord_in_records(struct preempt_coord *c, const struct preempt_coord_in *in
 void coord_in_link(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     CLOG(c, in->up ? 0 : 1, "watch of %s %s (%s)", c->pre, in->up ? "up" : "down", in->why);
-    coord_watch_in(c, in->up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
+    coord_watch_in(c, PREEMPT_LINK_WATCH_LINK, in->up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
 }
 
 /* The answer of the read that stands in for the watch while it is down
@@ -703,5 +704,5 @@ void coord_in_read(struct preempt_coord *c, const struct preempt_coord_in *in)
     if (in->status < 0)
         CLOG(c, 0, "reading the records of %s while the watch is down failed: %s", c->pre, in->msg);
     coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_RECORDS, .status = in->status });
-    coord_watch_in(c, preempt_watch_of_read_(in->status), in->reply);
+    coord_watch_in(c, PREEMPT_LINK_RECORDS_READ, preempt_watch_of_read_(in->status), in->reply);
 }

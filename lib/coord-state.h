@@ -29,6 +29,7 @@
 #include "episode-internal.h"
 #include "membership-internal.h"
 #include "lease-internal.h"
+#include "links-internal.h"
 #include "pub-internal.h"
 #include "records-internal.h"
 #include "view-internal.h"
@@ -177,6 +178,7 @@ struct preempt_coord {
     size_t n_held, cap_held;
     bool replaying;        /* held records are being applied: peer notices are merged */
     struct preempt_event merged; /* the earliest peer notice of a replay (kind 0: none) */
+    unsigned link_bugs;          /* inputs posted by a link that does not declare them (coord_link) */
 };
 
 
@@ -214,7 +216,11 @@ void coord_arm_keepalive(struct preempt_coord *c);
 /* ---- shared between the coordinator's files ---- */
 
 void coord_flush_merged(struct preempt_coord *c);
-void coord_cpost(struct preempt_coord *c, struct preempt_event ev);
+/* Posts ev to the handler's machine by link (links-internal.h). */
+void coord_cpost(struct preempt_coord *c, enum preempt_link_id link, struct preempt_event ev);
+/* Whether link declares input of machine m; an undeclared one is a bug:
+ * logged and counted (preempt_coord_link_bugs_), the input still goes. */
+void coord_link(struct preempt_coord *c, enum preempt_link_id link, enum preempt_link_m m, unsigned input);
 /* The compare of a write that creates key: absent, or the garbage seen there. */
 struct preempt_etcd_cmp coord_slot(const struct preempt_coord *c, const char *key);
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */;
@@ -247,7 +253,7 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
 void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
                   struct preempt_pace pace, bool trains_on);
 void coord_reset_round(struct preempt_coord *c, unsigned k);
-void coord_retell_agreed(struct preempt_coord *c);
+void coord_retell_agreed(struct preempt_coord *c, enum preempt_link_id link);
 void coord_read_members(struct preempt_coord *c);
 void coord_roll_read(struct preempt_coord *c); /* the roll call's read: sends it */
 struct preempt_view_ev coord_view_step(struct preempt_coord *c, struct preempt_view_in in);
@@ -264,19 +270,22 @@ void coord_held_free(struct preempt_coord *c);
 unsigned coord_tick_ms(const struct preempt_coord *c);
 /* Tells the owner of an answer the coordinator acts on (ops.on_answer). */
 void coord_answer(struct preempt_coord *c, struct preempt_job_answer a);
-void coord_lease_in(struct preempt_coord *c, enum preempt_lease_input in);
+void coord_lease_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_lease_input in);
 /* The watch's machine and the roll call's (watch-internal.h): one input
  * each; they run their actions (a read of the records, applying one; the
  * read of the memberships). */
-void coord_watch_in(struct preempt_coord *c, enum preempt_watch_input in, const struct preempt_etcd_reply *r);
-void coord_roll_in(struct preempt_coord *c, enum preempt_roll_input in);
+void coord_watch_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_watch_input in,
+                    const struct preempt_etcd_reply *r);
+void coord_roll_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_roll_input in);
 void coord_grant(struct preempt_coord *c); /* the lease machine's grant: sends it */
-enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_pub_input in);
-void coord_notice_put(struct preempt_coord *c);
-void coord_claim_in(struct preempt_coord *c, enum preempt_claim_input in);
-void coord_ep_in(struct preempt_coord *c, enum preempt_ep_input in);
-void coord_mship_in(struct preempt_coord *c, enum preempt_mship_input in);
+/* Each of the declared machines takes an input by a link (links-internal.h). */
+enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_link_id link, enum preempt_pub_input in);
+void coord_notice_put(struct preempt_coord *c, enum preempt_link_id link);
+void coord_claim_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_claim_input in);
+void coord_ep_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_ep_input in);
+void coord_mship_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_mship_input in);
 /* Round k's decision machine: returns the action, which the caller runs. */
-enum preempt_dec_action coord_dec_in(struct preempt_coord *c, unsigned k, enum preempt_dec_input in);
+enum preempt_dec_action coord_dec_in(struct preempt_coord *c, enum preempt_link_id link, unsigned k,
+                                     enum preempt_dec_input in);
 
 #endif

@@ -60,8 +60,24 @@ void coord_flush_merged(struct preempt_coord *c)
 /* Posts ev to the machine. While held records are replayed (inside one of
  * the machine's effects, so the machine's queue fills), their peer notices
  * become one: the earliest deadline is all the machine needs of them. */
-void coord_cpost(struct preempt_coord *c, struct preempt_event ev)
+void coord_link(struct preempt_coord *c, enum preempt_link_id link, enum preempt_link_m m, unsigned input)
 {
+    if (preempt_link_posts_(link, m, input))
+        return;
+    c->link_bugs++;
+    CLOG(c, 3, "bug: link %s posts %s to %s, which lib/links-internal.h does not declare",
+         link < PREEMPT_LINK__COUNT ? preempt_links_[link].name : "?", preempt_link_input_name_(m, input),
+         preempt_link_machine_name_(m));
+}
+
+unsigned preempt_coord_link_bugs_(const struct preempt_coord *c)
+{
+    return c ? c->link_bugs : 0;
+}
+
+void coord_cpost(struct preempt_coord *c, enum preempt_link_id link, struct preempt_event ev)
+{
+    coord_link(c, link, PREEMPT_LINK_M_HANDLER, (unsigned)ev.kind);
     if (c->replaying && ev.kind == PREEMPT_EV_PEER_NOTICE) {
         uint64_t d = ev.u.peer_notice.deadline, m = c->merged.u.peer_notice.deadline;
 
@@ -149,7 +165,7 @@ void coord_failed(struct preempt_coord *c, int status, const char *msg)
     CLOG(c, 3, "coordination write failed: %s", msg);
     coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_WRITE, .status = status });
     ev.u.coord_failed.err = status;
-    coord_cpost(c, ev);
+    coord_cpost(c, PREEMPT_LINK_WRITE_FAILED, ev);
 }
 
 void coord_in_written(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -307,8 +323,8 @@ static void granted(struct preempt_coord *c, int status, const struct preempt_et
                                                  .ttl_s = status < 0 ? 0 : r->ttl });
     if (status < 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", msg);
-        coord_lease_in(c, PREEMPT_LEASE_IN_GRANT_FAILED);
-        coord_claim_in(c, PREEMPT_CLAIM_IN_GRANT_FAILED);
+        coord_lease_in(c, PREEMPT_LINK_GRANT_FAILED, PREEMPT_LEASE_IN_GRANT_FAILED);
+        coord_claim_in(c, PREEMPT_LINK_GRANT_FAILED, PREEMPT_CLAIM_IN_GRANT_FAILED);
         return;
     }
     /* The old lease, if it still lives, is no longer kept alive: it ends by
@@ -316,9 +332,11 @@ static void granted(struct preempt_coord *c, int status, const struct preempt_et
     c->lease = r->id;
     if (r->ttl > 0)
         c->ttl_s = (unsigned)r->ttl;
-    coord_lease_in(c, PREEMPT_LEASE_IN_GRANTED);
-    coord_mship_in(c, PREEMPT_MSHIP_IN_GRANTED); /* alive/<me> moves over, unless it went with the last report */
-    coord_claim_in(c, PREEMPT_CLAIM_IN_GRANTED); /* a claim sent under the lease that had ended goes again */
+    coord_lease_in(c, PREEMPT_LINK_GRANTED, PREEMPT_LEASE_IN_GRANTED);
+    /* alive/<me> moves over, unless it went with the last report; a claim
+     * sent under the lease that had ended goes again */
+    coord_mship_in(c, PREEMPT_LINK_GRANTED, PREEMPT_MSHIP_IN_GRANTED);
+    coord_claim_in(c, PREEMPT_LINK_GRANTED, PREEMPT_CLAIM_IN_GRANTED);
 }
 
 void coord_in_granted(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -344,7 +362,7 @@ void coord_in_step(struct preempt_coord *c, const struct preempt_coord_in *in)
      * driver's claim is bound to the current lease). */
     if (ttl_needed(c) > c->ttl_s && c->episode == PREEMPT_EP_IDLE) {
         CLOG(c, 1, "a step took %" PRIu64 " ms: the membership lease grows to %u s", step_ms, ttl_needed(c));
-        coord_lease_in(c, PREEMPT_LEASE_IN_GREW);
+        coord_lease_in(c, PREEMPT_LINK_STEP_GREW, PREEMPT_LEASE_IN_GREW);
     }
 }
 
@@ -363,7 +381,7 @@ void coord_in_kept(struct preempt_coord *c, const struct preempt_coord_in *in)
         break;
     case PREEMPT_KEEP_EXPIRED:
         CLOG(c, 2, "the membership lease expired; joining again with a new one");
-        coord_lease_in(c, PREEMPT_LEASE_IN_EXPIRED);
+        coord_lease_in(c, PREEMPT_LINK_LEASE_EXPIRED, PREEMPT_LEASE_IN_EXPIRED);
         break;
     case PREEMPT_KEEP_KEPT:
         break;
@@ -379,7 +397,7 @@ void coord_answer(struct preempt_coord *c, struct preempt_job_answer a)
 void coord_in_tick(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     (void)in;
-    coord_watch_in(c, PREEMPT_WATCH_IN_TICK, NULL); /* while the watch is down, a read of the records */
+    coord_watch_in(c, PREEMPT_LINK_TICK, PREEMPT_WATCH_IN_TICK, NULL); /* the watch down: a read of the records */
     coord_read_members(c);
     coord_send(c, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), PREEMPT_COORD_IN_KEPT);
 }

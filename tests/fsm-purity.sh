@@ -52,7 +52,7 @@ fi
 # lib/lease.c (with the reading of a keep-alive's answer), lib/watch.c;
 # lib/lost.c: who is lost, the driver's decision;
 # lib/episode.c, lib/outcome.c, lib/phase.c, lib/joining.c, lib/restore.c,
-# lib/decision.c: their tables)
+# lib/decision.c: their tables; lib/links.c: how they drive each other)
 # are pure as well: they call nothing but memchr, memcmp, memset and
 # strlen (and the key table's grammar and placeholder accessors, and the
 # machines' tables; _GLOBAL_OFFSET_TABLE_ is the linker's, for the list of
@@ -71,14 +71,14 @@ only_calls() {
 }
 
 shell="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-shell.a"
-for part in records decl pub claim lost membership lease watch episode outcome phase joining restore decision; do
+for part in records decl pub claim lost membership lease watch episode outcome phase joining restore decision links; do
     obj=$(ar t "$shell" | grep "$part\.o$")
     if [ -z "$obj" ] || ! (cd "$TMP" && ar x "$shell" "$obj"); then
         fail "no $part object in $shell"
         continue
     fi
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
-    only_calls "$obj" "" 'memchr|memcmp|memset|strlen|snprintf|preempt_claim_parse_|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_lease_decl_|preempt_watch_decl_|preempt_roll_decl_|preempt_await_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|preempt_offer_decl_|preempt_shape_decl_|preempt_rst_decl_|preempt_dec_decl_|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
+    only_calls "$obj" "" 'memchr|memcmp|memset|strlen|snprintf|preempt_claim_parse_|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_lease_decl_|preempt_watch_decl_|preempt_roll_decl_|preempt_await_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|preempt_offer_decl_|preempt_shape_decl_|preempt_rst_decl_|preempt_dec_decl_|preempt_decl_input_|preempt_event_to_string_|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
 done
 
 # The job view (lib/view.c: the job's records reduced to their meaning, the
@@ -116,7 +116,7 @@ fi
 # shell; and a call of the etcd client's, before port.c.
 net="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-net.a"
 core="coord coord-rounds coord-effects coord-mem coord-shell startup offers worker port"
-pure="keys machine records decl pub claim lost membership lease watch episode outcome phase joining restore decision view"
+pure="keys machine records decl pub claim lost membership lease watch episode outcome phase joining restore decision links view"
 # member PART: PART's object in its archive ($obj, $a: the coordinator's are libpreempt-net's)
 member() {
     case " $core " in *" $1 "*) a=$net ;; *) a=$shell ;; esac

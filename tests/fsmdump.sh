@@ -125,18 +125,32 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
     "barrier        job-unusable   joining        set-aside" "barrier --> joining : job-unusable / set-aside"
 # the job coordinator's machines together (--machine job), by the part of
 # a worker's life each belongs to: every one checked, each a cluster of its
-# part in DOT, a composite state in Mermaid, a headed table
+# part in DOT, a composite state in Mermaid, a headed table; and the links
+# by which they drive each other (lib/links-internal.h), each a node with
+# an edge from its source and one to each state that takes what it posts
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 13 machines in 2 parts, 119 rows, no problems"
+expect_output "fsmdump: check: job: 13 machines in 2 parts, 119 rows, 27 links posting 79 inputs, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
 eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 15
+eq "job: a node per link" "$(grep -c '^  "link/[a-z-]*" \[shape=ellipse' "$TMP/out")" 27
+# a notice followed to a claim, a round's decision and the handler: the
+# records' notice claims the episode, etcd's answer tells the handler
+expect_output '"from/the records" -> "link/notice-read"'
+expect_output '"link/notice-read" -> "claim/none" [label="notice"];'
+expect_output '"link/claim-answer" -> "claim/sent" [label="won"];'
+expect_output '"link/claim-answer" -> "from/handler" [label="claim-won"];'
+expect_output '"link/decision-read" -> "from/handler" [label="ckpt-committed"];'
+expect_output '"claim/await-lease" -> "link/regrant" [label="regrant", style=dashed];'
+expect_output '"link/regrant" -> "lease/kept" [label="wanted"];'
 expect_rc 0 "$FSMDUMP" --machine job --format mermaid
 expect_output '    state "running" as running {'
 expect_output '            claim__none --> claim__sent : notice / send'
 expect_rc 0 "$FSMDUMP" --machine job --format table
 expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
+expect_output "lease-granted (from etcd): etcd granted a new lease (the old one is no longer kept alive)"
+expect_output "regrant (from a machine's action: claim's regrant): the claim's machine needs a new lease (regrant)"
 eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 119
 eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 13
 if [ -n "${DOT:-}" ]; then

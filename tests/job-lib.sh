@@ -54,7 +54,8 @@ job_trained() {
 # Then every worker's trace of the job must replay (preempt-replay: the
 # machine's records, the job's records through the view, the declared
 # machines' transitions, and each event the job told the machine against
-# the record behind it), whatever the case did to the job.
+# the record behind it), whatever the case did to the job, and no worker
+# logged an input posted by a link that does not declare it.
 job_wait() {
     # shellcheck disable=SC2086 # the pids, split
     if ! poll "$1" none_alive $PIDS; then
@@ -80,6 +81,9 @@ job_wait() {
         else
             fail "job $JOB_TAG: worker $_i's trace does not replay: $(head -c 1500 "$TMP/job-replay.out")"
         fi
+        # and the coordinator posted no input that its link does not declare
+        # (lib/links-internal.h: the drawing of fsmdump --machine job is the wiring)
+        ! grep -s "bug: link " "$TMP/$JOB_TAG.$_i.err" || fail "job $JOB_TAG: worker $_i posted an undeclared link"
         _i=$((_i + 1))
     done
 }

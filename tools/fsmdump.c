@@ -12,6 +12,7 @@
 #include "preempt_fsm.h"
 #include "tool.h"
 #include "decl-internal.h"
+#include "links-internal.h"
 #include "trace-internal.h"
 
 static const char usage[] =
@@ -28,7 +29,10 @@ static const char usage[] =
     "                    part of a worker's life they belong to (start-up:\n"
     "                    offer, shape, restore, await, phase-end; running:\n"
     "                    episode, claim, notice-record, membership, lease,\n"
-    "                    watch, roll-call, decision);\n"
+    "                    watch, roll-call, decision), and the links by\n"
+    "                    which they drive each other and the handler's\n"
+    "                    machine (etcd's answers, records read, the\n"
+    "                    handler's effects, one machine's action);\n"
     "                    notice-record: the job coordinator's machine for where\n"
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
@@ -623,6 +627,148 @@ static const struct job_phase {
       { "episode", "claim", "notice-record", "membership", "lease", "watch", "roll-call", "decision", NULL } },
 };
 
+/* The links between the machines (lib/links-internal.h): each a node,
+ * with an edge from where it comes from (an outside source, the handler's
+ * machine, or the states whose rows take the action that starts it) and
+ * one to each state of a machine that takes an input it posts (the
+ * handler's machine: one node). */
+static bool takes(const struct preempt_decl *m, unsigned st, unsigned input)
+{
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->rows[i].from == st && m->rows[i].input == input)
+            return true;
+    return false;
+}
+
+static void link_ref(enum format fmt, unsigned l)
+{
+    if (fmt == FMT_DOT) {
+        printf("\"link/%s\"", preempt_links_[l].name);
+        return;
+    }
+    printf("link__");
+    mermaid_name(preempt_links_[l].name);
+}
+
+static void link_state_ref(enum format fmt, const struct preempt_decl *m, unsigned st)
+{
+    if (fmt == FMT_DOT)
+        printf("\"%s/%s\"", m->name, preempt_decl_state_(m, st));
+    else
+        decl_mermaid_ref(m, st, true);
+}
+
+static void link_source_ref(enum format fmt, enum preempt_link_from from)
+{
+    const char *name = preempt_link_from_name_(from);
+
+    if (fmt == FMT_DOT) {
+        printf("\"from/%s\"", name);
+        return;
+    }
+    printf("from__");
+    for (; *name; name++)
+        putchar(*name == ' ' || *name == '-' || *name == '\'' ? '_' : *name);
+}
+
+static void links_draw(enum format fmt)
+{
+    const char *ind = fmt == FMT_DOT ? "  " : "    ", *arrow = fmt == FMT_DOT ? " -> " : " --> ";
+
+    for (unsigned f = 0; f < PREEMPT_LINK_FROM__COUNT; f++) {
+        if (f == PREEMPT_LINK_FROM_MACHINE)
+            continue;
+        printf("%s", ind);
+        link_source_ref(fmt, (enum preempt_link_from)f);
+        if (fmt == FMT_DOT)
+            printf(" [shape=%s, label=\"%s\"];\n", f == PREEMPT_LINK_FROM_HANDLER ? "box" : "plaintext",
+                   f == PREEMPT_LINK_FROM_HANDLER ? "the handler's machine (fsmdump --machine handler)"
+                                                   : preempt_link_from_name_((enum preempt_link_from)f));
+        else
+            printf(" : %s\n", f == PREEMPT_LINK_FROM_HANDLER ? "the handler's machine"
+                                                           : preempt_link_from_name_((enum preempt_link_from)f));
+    }
+    for (unsigned l = 0; l < PREEMPT_LINK__COUNT; l++) {
+        const struct preempt_link *k = &preempt_links_[l];
+
+        printf("%s", ind);
+        link_ref(fmt, l);
+        if (fmt == FMT_DOT) {
+            printf(" [shape=ellipse, label=\"%s\", tooltip=\"", k->name);
+            dot_escape(k->when);
+            printf("\"];\n");
+        } else {
+            printf(" : %s\n", k->name);
+        }
+        if (k->from != PREEMPT_LINK_FROM_MACHINE) {
+            printf("%s", ind);
+            link_source_ref(fmt, k->from);
+            printf("%s", arrow);
+            link_ref(fmt, l);
+            printf("\n");
+        }
+    }
+    for (size_t i = 0; i < preempt_n_link_actions_; i++) { /* a machine's action starts a link */
+        const struct preempt_link_row *a = &preempt_link_actions_[i];
+        const struct preempt_decl *m = preempt_link_machine_((enum preempt_link_m)a->m);
+
+        for (size_t r = 0; r < m->n_rows; r++) {
+            if (m->rows[r].action != a->input)
+                continue;
+            printf("%s", ind);
+            link_state_ref(fmt, m, m->rows[r].from);
+            printf("%s", arrow);
+            link_ref(fmt, a->link);
+            printf(fmt == FMT_DOT ? " [label=\"%s\", style=dashed];\n" : " : %s\n", preempt_decl_action_(m, a->input));
+        }
+    }
+    for (size_t i = 0; i < preempt_n_link_rows_; i++) { /* a link posts an input */
+        const struct preempt_link_row *r = &preempt_link_rows_[i];
+        const struct preempt_decl *m = preempt_link_machine_((enum preempt_link_m)r->m);
+        const char *in = preempt_link_input_name_((enum preempt_link_m)r->m, r->input);
+
+        if (!m) { /* the handler's machine */
+            printf("%s", ind);
+            link_ref(fmt, r->link);
+            printf("%s", arrow);
+            link_source_ref(fmt, PREEMPT_LINK_FROM_HANDLER);
+            printf(fmt == FMT_DOT ? " [label=\"%s\"];\n" : " : %s\n", in);
+            continue;
+        }
+        for (unsigned st = 0; st < m->n_states; st++) {
+            if (!takes(m, st, r->input))
+                continue;
+            printf("%s", ind);
+            link_ref(fmt, r->link);
+            printf("%s", arrow);
+            link_state_ref(fmt, m, st);
+            printf(fmt == FMT_DOT ? " [label=\"%s\"];\n" : " : %s\n", in);
+        }
+    }
+}
+
+/* The links as a table: each, where it comes from, and what it posts. */
+static void links_table(void)
+{
+    printf("\n== the links: how the running machines drive each other (lib/links-internal.h) ==\n");
+    for (unsigned l = 0; l < PREEMPT_LINK__COUNT; l++) {
+        const struct preempt_link *k = &preempt_links_[l];
+
+        printf("\n%s (from %s", k->name, preempt_link_from_name_(k->from));
+        for (size_t i = 0; i < preempt_n_link_actions_; i++)
+            if (preempt_link_actions_[i].link == l)
+                printf(": %s's %s", preempt_link_machine_name_((enum preempt_link_m)preempt_link_actions_[i].m),
+                       preempt_decl_action_(preempt_link_machine_((enum preempt_link_m)preempt_link_actions_[i].m),
+                                            preempt_link_actions_[i].input));
+        printf("): %s\n", k->when);
+        for (size_t i = 0; i < preempt_n_link_rows_; i++)
+            if (preempt_link_rows_[i].link == l)
+                printf("  -> %-14s %s\n", preempt_link_machine_name_((enum preempt_link_m)preempt_link_rows_[i].m),
+                       preempt_link_input_name_((enum preempt_link_m)preempt_link_rows_[i].m,
+                                                preempt_link_rows_[i].input));
+    }
+}
+
 static int job_dump(enum format fmt, bool check)
 {
     size_t n_phases = sizeof(job_phases) / sizeof(job_phases[0]), machines = 0, rows = 0;
@@ -674,13 +820,19 @@ static int job_dump(enum format fmt, bool check)
             printf("    }\n");
     }
     if (check) {
+        problems += preempt_link_check_(decl_report, NULL);
         if (problems) {
             fprintf(stderr, "fsmdump: check: %u problem%s\n", problems, problems == 1 ? "" : "s");
             return 1;
         }
-        printf("fsmdump: check: job: %zu machines in %zu parts, %zu rows, no problems\n", machines, n_phases, rows);
+        printf("fsmdump: check: job: %zu machines in %zu parts, %zu rows, %u links posting %zu inputs, no problems\n",
+               machines, n_phases, rows, (unsigned)PREEMPT_LINK__COUNT, preempt_n_link_rows_);
         return 0;
     }
+    if (fmt == FMT_TABLE)
+        links_table();
+    else
+        links_draw(fmt);
     if (fmt == FMT_DOT)
         printf("}\n");
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -719,6 +719,8 @@ static void coord_log(int level, const char *msg, void *arg)
 
     if (W->verbose)
         fprintf(stderr, "%10.3f w%d coord[%d]: %s\n", (double)W->now_us / 1e6, w->id, level, msg);
+    if (w->wk.coord && preempt_coord_link_bugs_(w->wk.coord)) /* an input no link declares (links-internal.h) */
+        violate("worker %d: %s", w->id, msg);
 }
 
 static void on_rec(struct preempt_sm *sm, const struct preempt_trace_rec *rec, void *arg)

@@ -36,6 +36,7 @@
 #include "joining-internal.h"
 #include "phase-internal.h"
 #include "restore-internal.h"
+#include "links-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
 
@@ -1185,6 +1186,26 @@ START_TEST(test_decl_every_pair_decided)
 }
 END_TEST
 
+/* The links (links-internal.h): the table is whole (every running
+ * machine's input has a link that posts it, every row names an input its
+ * machine has), and a link declares exactly its rows: the coordinator's
+ * post of an input its link does not declare is a bug it counts. */
+START_TEST(test_links_declared)
+{
+    struct problems p = { 0 };
+
+    ck_assert_msg(preempt_link_check_(take_problem, &p) == 0, "%s", p.last);
+    ck_assert(preempt_link_posts_(PREEMPT_LINK_GRANTED, PREEMPT_LINK_M_CLAIM, PREEMPT_CLAIM_IN_GRANTED));
+    ck_assert(!preempt_link_posts_(PREEMPT_LINK_GRANTED, PREEMPT_LINK_M_CLAIM, PREEMPT_CLAIM_IN_GONE));
+    ck_assert(preempt_link_posts_(PREEMPT_LINK_DECISION, PREEMPT_LINK_M_HANDLER, PREEMPT_EV_CKPT_COMMITTED));
+    ck_assert(!preempt_link_posts_(PREEMPT_LINK_TICK, PREEMPT_LINK_M_HANDLER, PREEMPT_EV_CKPT_COMMITTED));
+    ck_assert_str_eq(preempt_link_machine_name_(PREEMPT_LINK_M_MSHIP), "membership");
+    ck_assert_str_eq(preempt_link_input_name_(PREEMPT_LINK_M_HANDLER, PREEMPT_EV_PEER_NOTICE), "peer-notice");
+    ck_assert_str_eq(preempt_links_[PREEMPT_LINK_REGRANT].name, "regrant");
+    ck_assert_uint_eq(preempt_coord_link_bugs_(NULL), 0);
+}
+END_TEST
+
 /* The coordinator's core runs to completion (coord-state.h): every output
  * of one input is made before the shell runs any of them, so an input
  * that running one causes (the machine's effect inside a post, a refused
@@ -1329,6 +1350,7 @@ START_TEST(test_coord_runs_to_completion)
      * them (worker 2's notice, then worker 1's) */
     ck_assert_int_eq(rtc.worker[0], 2);
     ck_assert_int_eq(rtc.worker[1], 1);
+    ck_assert_uint_eq(preempt_coord_link_bugs_(rtc.c), 0);
     preempt_coord_free_(rtc.c);
 }
 END_TEST
@@ -1367,6 +1389,7 @@ START_TEST(test_coord_reread_applies_changes)
     kvs[0].create_rev = kvs[0].mod_rev = 2;
     rtc.wops->on_reset(kvs, 1, 3, 6, rtc.warg); /* a store that went back: read whole */
     ck_assert_uint_eq(rtc_ignored, 3);
+    ck_assert_uint_eq(preempt_coord_link_bugs_(rtc.c), 0);
     preempt_coord_free_(rtc.c);
 }
 END_TEST
@@ -1399,6 +1422,7 @@ START_TEST(test_coord_no_claim_when_ending)
         rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
         ck_assert_msg((rtc.claims > 0) == cases[i].claims, "%s = %s: %u claims", cases[i].key, cases[i].value,
                       rtc.claims);
+        ck_assert_uint_eq(preempt_coord_link_bugs_(rtc.c), 0);
         preempt_coord_free_(rtc.c);
     }
 }
@@ -2740,6 +2764,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
     tcase_add_test(t, test_decl_every_pair_decided);
+    tcase_add_test(t, test_links_declared);
     tcase_add_test(t, test_lease_machine);
     tcase_add_test(t, test_watch_machine);
     tcase_add_test(t, test_junk_slots);
