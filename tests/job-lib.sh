@@ -59,7 +59,8 @@ job_trained() {
 job_wait() {
     # shellcheck disable=SC2086 # the pids, split
     if ! poll "$1" none_alive $PIDS; then
-        fail "workers still running after $1 s; killed"
+        fail "workers still running after $1 s; their C stacks, then killed"
+        show_stacks $PIDS 2>&1 | sed 's/^/    /' # where each waits (gdb, where installed)
         job_kill
     fi
     RCS=
