@@ -80,7 +80,7 @@ enum preempt_link_from {
     X(LEASE_EXPIRED, "lease-expired", ETCD, "a keep-alive's answer: etcd knows the lease no more")                   \
     X(TICK, "tick", CLOCK,                                                                                           \
       "the keep-alive tick: the watch's machine reads the records while the watch is down; the roll call is due "    \
-      "while this worker holds the claim of an active episode")                                                      \
+      "while this worker holds the claim of an episode under way (active, or its notices withdrawn)")                \
     X(WATCH_LINK, "watch-link", ETCD, "the job's watch went down or came up")                                        \
     X(RECORDS_READ, "records-read", ETCD, "etcd answered the read that stands in for the watch")                     \
     X(ROLL_ANSWER, "roll-call-answer", ETCD, "etcd answered the driver's read of the memberships and reports")       \
