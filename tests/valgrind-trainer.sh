@@ -16,8 +16,18 @@ vg() { # WANT ARGS...: the trainer's status under valgrind
 }
 
 vg 42 --ckpt-dir "$TMP/c" --steps 60 --raise-at 20 --trace "$TMP/t" --verbose
-vg 42 --ckpt-dir "$TMP/c" --steps 60 --raise-at 30 --async --grace-ms 600 --step-ms 5
-vg 0 --ckpt-dir "$TMP/c" --steps 60 --async
+# the grace period: a save at the notice, training on, and the final round.
+# Its bound must hold a save under memcheck on a loaded machine: with 600 ms
+# (a 504 ms deadline) the machine once planned no save at all and exited
+# 75 (make check beside it, CI); with 3 s the first save always fits, so
+# the exit is 42 whether the final round commits or not, and 100000 steps
+# of 5 ms cannot end before the deadline
+vg 42 --ckpt-dir "$TMP/c" --steps 100000 --raise-at 30 --async --grace-ms 3000 --step-ms 5
+# the restart restores that save and trains 30 steps past it
+S=$(sed -n 's/.*"event":"exit".*"saved_step":\([0-9]*\).*/\1/p' "$TMP/out")
+expect "the grace run saved a step past the notice's ($S)" test "${S:-0}" -gt 30
+vg 0 --ckpt-dir "$TMP/c" --steps $((${S:-0} + 30)) --async
+expect "the restart resumed at it" grep -q "\"restored_step\":${S:-x}," "$TMP/out"
 vg 42 --ckpt-dir "$TMP/d" --steps 60 --raise-at 2 --custom-save
 vg 3 --ckpt-dir "$TMP/e" --steps 60 --fail-at 7
 
