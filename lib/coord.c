@@ -57,9 +57,6 @@ void coord_flush_merged(struct preempt_coord *c)
     coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_POST, .ev = ev });
 }
 
-/* Posts ev to the machine. While held records are replayed (inside one of
- * the machine's effects, so the machine's queue fills), their peer notices
- * become one: the earliest deadline is all the machine needs of them. */
 void coord_link(struct preempt_coord *c, enum preempt_link_id link, enum preempt_link_m m, unsigned input)
 {
     if (preempt_link_posts_(link, m, input))
@@ -75,6 +72,9 @@ unsigned preempt_coord_link_bugs_(const struct preempt_coord *c)
     return c ? c->link_bugs : 0;
 }
 
+/* Posts ev to the machine. While held records are replayed (inside one of
+ * the machine's effects, so the machine's queue fills), their peer notices
+ * become one: the earliest deadline is all the machine needs of them. */
 void coord_cpost(struct preempt_coord *c, enum preempt_link_id link, struct preempt_event ev)
 {
     coord_link(c, link, PREEMPT_LINK_M_HANDLER, (unsigned)ev.kind);

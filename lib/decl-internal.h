@@ -74,6 +74,12 @@ const char *preempt_decl_why_ignored_(const struct preempt_decl *m, unsigned sta
  * line of text) and counted; returns the count. Pure but for report. */
 unsigned preempt_decl_check_(const struct preempt_decl *m, void (*report)(const char *problem, void *arg), void *arg);
 
+/* A check's problem (preempt_decl_check_, preempt_link_check_): formatted
+ * into the char array line, told to report (NULL: nobody) with arg, and
+ * counted: the expression is 1. */
+#define PREEMPT_CHECK_PROBLEM(line, report, arg, ...)                                                               \
+    (snprintf(line, sizeof(line), __VA_ARGS__), (report) ? (report)(line, arg) : (void)0, 1u)
+
 /* Who is told each transition of a declared machine: a trace writer (the
  * handler's text trace: "decl" lines, which preempt-replay steps again
  * through the table). fn NULL: nobody. instance: which of the machine's

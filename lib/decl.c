@@ -57,8 +57,7 @@ const char *preempt_decl_why_ignored_(const struct preempt_decl *m, unsigned sta
     return m->terminal >> state & 1u ? "a terminal state: the machine has ended" : NULL;
 }
 
-/* One problem of the check: formatted into line, told, counted (1). */
-#define PROBLEM(...) (snprintf(line, sizeof(line), __VA_ARGS__), report ? report(line, arg) : (void)0, 1u)
+#define PROBLEM(...) PREEMPT_CHECK_PROBLEM(line, report, arg, __VA_ARGS__)
 
 unsigned preempt_decl_check_(const struct preempt_decl *m, void (*report)(const char *problem, void *arg), void *arg)
 {

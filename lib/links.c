@@ -82,7 +82,7 @@ const char *preempt_link_from_name_(enum preempt_link_from from)
     return from < PREEMPT_LINK_FROM__COUNT ? names[from] : "?";
 }
 
-#define PROBLEM(...) (snprintf(line, sizeof(line), __VA_ARGS__), report ? report(line, arg) : (void)0, 1u)
+#define PROBLEM(...) PREEMPT_CHECK_PROBLEM(line, report, arg, __VA_ARGS__)
 
 unsigned preempt_link_check_(void (*report)(const char *problem, void *arg), void *arg)
 {

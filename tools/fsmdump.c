@@ -634,10 +634,10 @@ static const struct job_phase {
  * handler's machine: one node). */
 static bool takes(const struct preempt_decl *m, unsigned st, unsigned input)
 {
-    for (size_t i = 0; i < m->n_rows; i++)
-        if (m->rows[i].from == st && m->rows[i].input == input)
-            return true;
-    return false;
+    bool listed;
+
+    (void)preempt_decl_step_(m, &st, input, &listed); /* on a copy of the state: whether a row takes it */
+    return listed;
 }
 
 static void link_ref(enum format fmt, unsigned l)
