@@ -292,7 +292,7 @@ static void fl_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv
     }
 }
 
-static void fl_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
+static void fl_reset(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
     (void)kvs;
     (void)n;

@@ -475,52 +475,46 @@ void coord_in_leave(struct preempt_coord *c, const struct preempt_coord_in *in)
 
 /* ---- the members watch (preempt_coord_watch_members_) ----------------------------------------- */
 
-/* A member record put or deleted: a peer's membership that ends without its
- * done record is told to the owner. */
-static void member_record(struct preempt_coord *c, bool coord_put, const char *key)
+/* What the view made of a member record: a peer's membership that ends
+ * without its done record is told to the owner. */
+static void member_said(struct preempt_coord *c, struct preempt_view_ev ev)
 {
-    struct preempt_key k;
-    int id = preempt_key_parse_(key, c->jobp, &k);
+    if (ev.what != PREEMPT_VIEW_MEMBER_END || ev.last || ev.worker == c->me || LEFT(c))
+        return;
+    CLOG(c, 1, "worker %u's membership ended", ev.worker);
+    coord_out(c, &(struct preempt_coord_out){
+                     .kind = PREEMPT_COORD_OUT_GONE, .worker = ev.worker,
+                     .text = "its membership ended: its lease expired or was revoked, or it left after its last save" });
+}
 
-    if ((id != (int)PREEMPT_KEY_ALIVE && id != (int)PREEMPT_KEY_DONE) || k.inc != c->view.inc || k.worker >= c->n)
-        return;
-    if (id == (int)PREEMPT_KEY_DONE) {
-        c->m_done[k.worker] = c->m_done[k.worker] || coord_put;
-        return;
-    }
-    if (!coord_put && c->m_alive[k.worker] && !c->m_done[k.worker] && k.worker != c->me && !LEFT(c)) {
-        CLOG(c, 1, "worker %u's membership ended", k.worker);
-        coord_out(c, &(struct preempt_coord_out){
-                         .kind = PREEMPT_COORD_OUT_GONE, .worker = k.worker,
-                         .text = "its membership ended: its lease expired or was revoked, or it left after its last save" });
-    }
-    c->m_alive[k.worker] = coord_put;
+static void member_record(struct preempt_coord *c, bool put, const struct preempt_etcd_kv *kv)
+{
+    struct preempt_view_ev ev = coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_RECORD,
+                                                                           .put = put, .key = kv->key,
+                                                                           .value = kv->value ? kv->value : "" });
+
+    if (ev.what == PREEMPT_VIEW_MALFORMED || (ev.what == PREEMPT_VIEW_MEMBER_END && ev.text))
+        CLOG(c, 2, "ignoring %s = \"%.40s\": not %s", kv->key, kv->value ? kv->value : "", ev.text);
+    member_said(c, ev);
 }
 
 void coord_in_member(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    member_record(c, in->ev == PREEMPT_ETCD_PUT, in->kv->key);
+    member_record(c, in->ev == PREEMPT_ETCD_PUT, in->kv);
 }
 
 /* A full read (the watch's start, or its re-read): a member that was
- * alive and is not in it has ended too. */
+ * alive and is not in it has ended too (the view says which). */
 void coord_in_members_read(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    const struct preempt_etcd_kv *kvs = in->kvs;
-    size_t n = in->n;
-    char key[PREEMPT_KEY_MAX];
+    struct preempt_view_ev ev;
 
-    for (size_t i = 0; i < n; i++)
-        member_record(c, true, kvs[i].key);
-    for (unsigned w = 0; w < c->n; w++) {
-        bool there = false;
-
-        CKEY(c, key, ALIVE, .worker = w);
-        for (size_t i = 0; i < n && !there; i++)
-            there = !strcmp(kvs[i].key, key);
-        if (!there)
-            member_record(c, false, key);
-    }
+    (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_MEMBERS });
+    for (size_t i = 0; i < in->n; i++)
+        member_record(c, true, &in->kvs[i]);
+    while ((ev = coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_MEMBERS_END })).what !=
+           PREEMPT_VIEW_NOTHING)
+        member_said(c, ev);
 }
 
 void coord_in_members_link(struct preempt_coord *c, const struct preempt_coord_in *in)

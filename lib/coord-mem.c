@@ -122,10 +122,8 @@ int coord_init(struct preempt_coord *c, const struct preempt_coord_cfg *cfg, con
         r = preempt_view_init_(&c->view, c->jobp, join->incarnation, n, c->me);
     CRANGE(c, c->pre, INC, 0);
     c->absent = calloc((n + 7) / 8, 1);
-    c->m_alive = calloc(n, sizeof(*c->m_alive));
-    c->m_done = calloc(n, sizeof(*c->m_done));
     c->lost = (struct preempt_lost){ .n = n, .me = c->me, .gone_at = calloc(n, sizeof(uint64_t)) };
-    if (r == 0 && (!c->absent || !c->lost.gone_at || !c->m_alive || !c->m_done))
+    if (r == 0 && (!c->absent || !c->lost.gone_at))
         r = -ENOMEM;
     return r;
 }
@@ -133,8 +131,6 @@ int coord_init(struct preempt_coord *c, const struct preempt_coord_cfg *cfg, con
 void coord_fini(struct preempt_coord *c)
 {
     coord_held_free(c);
-    free(c->m_alive);
-    free(c->m_done);
     preempt_view_free_(&c->view);
     free(c->absent);
     free(c->lost.gone_at);

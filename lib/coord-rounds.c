@@ -411,11 +411,11 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     for (size_t i = 0; rd.complete && i < 4; i++) {
         if (i == 2 && preempt_roll_trained_on_(c->roll)) /* the first round committed, its workers train on */
             continue;
-        for (size_t j = 0; j < r->res[i].n; j++) {
-            struct preempt_key k;
+        for (size_t j = 0; j < r->res[i].n; j++) { /* a key of one of the job's workers (a read of keys only) */
+            int w = preempt_view_worker_of_(&c->view, r->res[i].kvs[j].key, NULL);
 
-            if (preempt_key_parse_(r->res[i].kvs[j].key, c->jobp, &k) >= 0 && k.worker < c->n)
-                c->absent[k.worker / 8] &= (uint8_t)~(1u << (k.worker % 8));
+            if (w >= 0)
+                c->absent[w / 8] &= (uint8_t)~(1u << (w % 8));
         }
     }
     c->absent[c->me / 8] &= (uint8_t)~(1u << (c->me % 8)); /* its own bit is not read */
@@ -552,6 +552,10 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
     case PREEMPT_VIEW_NOTHING:
     case PREEMPT_VIEW_CLAIM:
     case PREEMPT_VIEW_SHARD: /* only a read of the reports counts them (coord_propose) */
+    case PREEMPT_VIEW_JOINED: /* the member records come by the members watch (coord_in_member) */
+    case PREEMPT_VIEW_MEMBER:
+    case PREEMPT_VIEW_MEMBER_END:
+    case PREEMPT_VIEW_DONE:
         return;
     case PREEMPT_VIEW_LATER:
         coord_hold(c, type, v.ep, kv);

@@ -77,47 +77,17 @@ static void feed(struct coord_shell *sh, struct preempt_coord_in in)
 
 /* ---- the port's callbacks: each makes its typed input, nothing more ---------------------------- */
 
-static int by_revision(const void *a, const void *b)
-{
-    const struct preempt_etcd_kv *x = a, *y = b;
-
-    return x->mod_rev != y->mod_rev ? (x->mod_rev < y->mod_rev ? -1 : 1) : strcmp(x->key, y->key);
-}
-
-/* A read of every record is handed to the core in the order the records
- * were last written, as a watch's events come: the core decides on it as
- * on the stream it stands in for (a round's commit after the notices
- * withdrawn before it, not in the keys' order). A sorted copy (NULL: in
- * the keys' order: nothing to sort, or out of memory). */
-static struct preempt_etcd_kv *in_revision_order(const struct preempt_etcd_kv *kvs, size_t n)
-{
-    struct preempt_etcd_kv *sorted = n > 1 ? malloc(n * sizeof(*sorted)) : NULL;
-
-    if (sorted) {
-        memcpy(sorted, kvs, n * sizeof(*sorted));
-        qsort(sorted, n, sizeof(*sorted), by_revision);
-    }
-    return sorted;
-}
-
 static void answered(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     const struct coord_token *t = arg;
-    struct preempt_etcd_reply read;
-    struct preempt_etcd_res res;
-    struct preempt_etcd_kv *sorted = NULL;
 
-    if (t->kind == PREEMPT_COORD_IN_READ && status == 0 && r->n_res == 1 &&
-        (sorted = in_revision_order(r->res[0].kvs, r->res[0].n))) { /* the records, read while the watch is down */
-        read = *r;
-        res = r->res[0];
-        res.kvs = sorted;
-        read.res = &res;
-        r = &read;
-    }
+    /* the records, read while the watch is down: the core takes them in
+     * the order they were written, as it takes the stream they stand in
+     * for (a round's commit after the notices withdrawn before it) */
+    if (t->kind == PREEMPT_COORD_IN_READ && status == 0 && r->n_res == 1)
+        preempt_etcd_kvs_by_write_(r->res[0].kvs, r->res[0].n);
     feed(t->sh, (struct preempt_coord_in){ .kind = t->kind, .round = t->round, .status = status, .reply = r,
                                            .msg = msg });
-    free(sorted);
 }
 
 /* A watch's callbacks, for both watches: the argument is the token of its
@@ -135,14 +105,12 @@ static void watched(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv,
     feed(t->sh, (struct preempt_coord_in){ .kind = t->kind, .ev = type, .kv = kv });
 }
 
-static void reread(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
+static void reread(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
     const struct coord_token *t = arg;
-    struct preempt_etcd_kv *sorted = in_revision_order(kvs, n);
 
-    feed(t->sh, (struct preempt_coord_in){ .kind = t->kind + 1, .kvs = sorted ? sorted : kvs, .n = n, .rev = rev,
-                                           .cluster = cluster });
-    free(sorted);
+    preempt_etcd_kvs_by_write_(kvs, n); /* as the read's answer above */
+    feed(t->sh, (struct preempt_coord_in){ .kind = t->kind + 1, .kvs = kvs, .n = n, .rev = rev, .cluster = cluster });
 }
 
 static void linked(bool up, const char *why, void *arg)

@@ -170,10 +170,6 @@ struct preempt_coord {
         char key[PREEMPT_KEY_MAX]; /* "": none */
         int64_t rev;               /* the garbage's revision: the write compares with it */
     } junk[JUNK_MAX];
-    /* The member records as the members watch shows them (when the owner
-     * watches them): who is alive, who finished training. Observations
-     * told to the owner (output gone), not decisions of the protocol. */
-    bool *m_alive, *m_done;
     struct held *held;     /* records of later episodes, by key, until this worker gets there */
     size_t n_held, cap_held;
     bool replaying;        /* held records are being applied: peer notices are merged */

@@ -50,11 +50,14 @@ enum preempt_etcd_ev { PREEMPT_ETCD_PUT, PREEMPT_ETCD_DELETE };
  * current content of the prefix (after a compaction or at the start when
  * start_rev is 0), at the store's revision rev, with its cluster id (0:
  * not said; another id is another store: a new etcd, or one restored from
- * a snapshot): the receiver rebuilds its view from it. on_link says
+ * a snapshot), in the keys' order as etcd reads it: the receiver rebuilds
+ * its view from it, and may reorder kvs (every reader of the job takes a
+ * read in the order its records were written: preempt_etcd_kvs_by_write_).
+ * on_link says
  * whether the stream is up (true after "created") or down (reconnecting). */
 struct preempt_etcd_watch_ops {
     void (*on_event)(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
-    void (*on_reset)(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg);
+    void (*on_reset)(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg);
     void (*on_link)(bool up, const char *why, void *arg);
 };
 
@@ -215,6 +218,12 @@ void preempt_etcd_req_free_(struct preempt_etcd_req *req);
 int preempt_etcd_kv_(const json_t *kv, struct preempt_etcd_kv *ret);
 void preempt_etcd_kv_clear_(struct preempt_etcd_kv *kv);
 void preempt_etcd_kvs_free_(struct preempt_etcd_kv *kvs, size_t n);
+/* Sorts a read (in place) into the order its records were last written,
+ * as a watch's events would have brought them: by mod revision, and the
+ * records of one transaction (one revision) in the keys' order. Every
+ * reader of a job's records takes a full read in this order (the
+ * coordinator, the watcher, preemptctl status). */
+void preempt_etcd_kvs_by_write_(struct preempt_etcd_kv *kvs, size_t n);
 /* A copy of n kvs (*ret NULL when n is 0). Returns 0 or -ENOMEM. */
 int preempt_etcd_kvs_dup_(const struct preempt_etcd_kv *kvs, size_t n, struct preempt_etcd_kv **ret);
 /* An int64 field that the gateway writes as a string (missing: 0); one

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/port.c: the pure side of the typed port (etcd-internal.h) that the
- * coordinator sees: a reply's accessors, the log formatter and a
+ * coordinator sees: a reply's accessors, a read's order, the log formatter and a
  * request's copy (the shell keeps a step's requests until the step
  * returns; the simulation answers them later). The
  * coordinator (lib/coord*.c, lib/startup.c, lib/offers.c, lib/worker.c)
@@ -35,6 +35,19 @@ const struct preempt_etcd_kv *preempt_etcd_reply_kv_(const struct preempt_etcd_r
 int64_t preempt_etcd_reply_count_(const struct preempt_etcd_reply *r, size_t i)
 {
     return r && i < r->n_res ? r->res[i].count : -1;
+}
+
+static int by_write(const void *a, const void *b)
+{
+    const struct preempt_etcd_kv *x = a, *y = b;
+
+    return x->mod_rev != y->mod_rev ? (x->mod_rev < y->mod_rev ? -1 : 1) : strcmp(x->key, y->key);
+}
+
+void preempt_etcd_kvs_by_write_(struct preempt_etcd_kv *kvs, size_t n)
+{
+    if (n > 1)
+        qsort(kvs, n, sizeof(*kvs), by_write);
 }
 
 /* ---- a request's copy ---------------------------------------------------------------------- */

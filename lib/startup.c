@@ -262,7 +262,7 @@ static void on_ready_event(enum preempt_etcd_ev type, const struct preempt_etcd_
         j->apply(j, kv);
 }
 
-static void on_ready_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
+static void on_ready_reset(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
     (void)rev, (void)cluster;
     if (n > 0)

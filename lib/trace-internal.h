@@ -52,6 +52,8 @@ struct preempt_trace_file {
  *   job t=MS episode ep=P => nothing
  *   job t=MS reread => nothing
  *   job t=MS reports round=K step=S => nothing
+ *   job t=MS members => nothing
+ *   job t=MS members-end => member-end worker=W[ done]|nothing
  * KEY and VALUE percent-encoded (spaces, '%', controls, non-ASCII) and cut
  * to fit a line: a VALUE at PREEMPT_TRACE_VALUE_MAX encoded bytes (only an
  * error's message is that long, and its meaning does not hold it), a KEY

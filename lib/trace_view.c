@@ -105,6 +105,10 @@ int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const stru
                             t_ms, in->round, in->step, in->wall, meaning);
         return snprintf(buf, size, "job t=%" PRIu64 " reports round=%u step=%" PRIu64 " => %s", t_ms, in->round,
                         in->step, meaning);
+    case PREEMPT_VIEW_IN_MEMBERS:
+        return snprintf(buf, size, "job t=%" PRIu64 " members => %s", t_ms, meaning);
+    case PREEMPT_VIEW_IN_MEMBERS_END:
+        return snprintf(buf, size, "job t=%" PRIu64 " members-end => %s", t_ms, meaning);
     case PREEMPT_VIEW_IN_REREAD:
         break;
     }
@@ -424,6 +428,10 @@ static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_
             goto bad;
     } else if (kn == 6 && !strncmp(kind, "reread", 6)) {
         j->in.kind = PREEMPT_VIEW_IN_REREAD;
+    } else if (kn == 7 && !strncmp(kind, "members", 7)) {
+        j->in.kind = PREEMPT_VIEW_IN_MEMBERS;
+    } else if (kn == 11 && !strncmp(kind, "members-end", 11)) {
+        j->in.kind = PREEMPT_VIEW_IN_MEMBERS_END;
     } else if (kn == 7 && !strncmp(kind, "reports", 7)) {
         uint64_t round;
 
@@ -442,7 +450,7 @@ static int job_line(struct preempt_trace_job *j, const char *s, char *err, size_
 bad:
     (void)snprintf(err, errsize,
                    "malformed job line (job t=MS put k=KEY v=VALUE|del k=KEY|episode ep=P|reread|"
-                   "reports round=K step=S => MEANING)");
+                   "reports round=K step=S|members|members-end => MEANING)");
     return -EINVAL;
 }
 

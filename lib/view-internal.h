@@ -50,6 +50,21 @@ struct preempt_view {
         } reports;
     } r[2];
     bool *reported; /* per round and worker (k * n + w): its report counted in the read */
+    /* The members (the joined, alive and done records, validated), per
+     * worker: PREEMPT_VIEW_M_* bits. members_open: a whole read of the
+     * member records is under way (preempt_view_members_). */
+    uint8_t *member;
+    bool members_open;
+};
+
+/* A worker's membership, as the view read it (struct preempt_view's member). */
+enum {
+    PREEMPT_VIEW_M_JOINED = 1, /* its joined record: it lived in the incarnation */
+    PREEMPT_VIEW_M_ALIVE = 2,  /* its member record is there (bound to its lease) */
+    PREEMPT_VIEW_M_WAS = 4,    /* it was there once in this incarnation */
+    PREEMPT_VIEW_M_DONE = 8,   /* its done record: it finished training */
+    PREEMPT_VIEW_M_SEEN = 16,  /* its member record is in the whole read under way */
+    PREEMPT_VIEW_M_ENDED = 32  /* its membership ended: its member record went, or a whole read lacked it */
 };
 
 enum preempt_view_what {
@@ -75,6 +90,13 @@ enum preempt_view_what {
     PREEMPT_VIEW_SHARD,     /* worker's shard report, counted in a read of round's reports at step: save_ms, last,
                                stop (0: not named), pace (its worker's step and pace; ms 0: not named); count:
                                the reports counted so far in that read */
+    PREEMPT_VIEW_JOINED,    /* worker's joined record, the first time: it lived in the incarnation */
+    PREEMPT_VIEW_MEMBER,    /* worker's member record: it is a member (news: back, after its membership ended) */
+    PREEMPT_VIEW_MEMBER_END, /* worker's membership ended: its member record went (or a whole read of the members
+                                lacked it, or its value became one a member record cannot hold: text says what it
+                                should be, as a malformed record's); last: its done record was read, it finished
+                                training */
+    PREEMPT_VIEW_DONE,      /* worker's done record: it finished training */
 };
 
 struct preempt_view_ev {
@@ -117,6 +139,27 @@ void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc);
  * incarnation again: a record of a worker past them is malformed, as a
  * worker judges it (-EINVAL: n is 0 or past what the view was made for). */
 int preempt_view_shape_(const char *value, unsigned *n);
+/* The members in sum (PREEMPT_VIEW_M_* counted over the job's workers). */
+struct preempt_view_members {
+    unsigned joined, alive, ended, done;
+};
+void preempt_view_members_sum_(const struct preempt_view *v, struct preempt_view_members *s);
+
+/* A whole read of the member records (joined, alive, done) follows: a
+ * member it lacks has ended. After its records, preempt_view_members_end_
+ * ends them one by one (PREEMPT_VIEW_MEMBER_END of each member the read
+ * lacked; a joined worker without a member record counts as ended too),
+ * and says PREEMPT_VIEW_NOTHING once none is left. */
+void preempt_view_members_(struct preempt_view *v);
+struct preempt_view_ev preempt_view_members_end_(struct preempt_view *v);
+
+/* The worker a record of the viewed incarnation names (its key's w), when
+ * the record is well formed and the worker one of the job's; else -1.
+ * value NULL: a read of keys only (the driver's roll call), whose values
+ * are not read: the key alone is judged. What a read of the member
+ * records and the reports counts as there. Pure. */
+int preempt_view_worker_of_(const struct preempt_view *v, const char *key, const char *value);
+
 /* The incarnation counter's value, as every reader reads it: 0 and the
  * incarnation (1 or more) in *inc, or -EPROTO ("007", "", "x": not one). */
 int preempt_view_inc_(const char *value, uint64_t *inc);
@@ -160,12 +203,15 @@ bool preempt_view_ending_(const struct preempt_view *v);
 const char *preempt_view_what_name_(enum preempt_view_what what);
 
 /* One input of the view, as traced and replayed: a record, the move to an
- * episode, a full read's start, or a read of a round's reports. */
+ * episode, a full read's start, a read of a round's reports, a whole read
+ * of the member records, or the end of a member that read lacked. */
 enum preempt_view_in_kind {
     PREEMPT_VIEW_IN_RECORD,
     PREEMPT_VIEW_IN_EPISODE,
     PREEMPT_VIEW_IN_REREAD,
-    PREEMPT_VIEW_IN_REPORTS
+    PREEMPT_VIEW_IN_REPORTS,
+    PREEMPT_VIEW_IN_MEMBERS,    /* a whole read of the member records follows */
+    PREEMPT_VIEW_IN_MEMBERS_END /* after it: one member it lacked ends (preempt_view_members_end_) */
 };
 
 struct preempt_view_in {
@@ -178,7 +224,7 @@ struct preempt_view_in {
     uint64_t wall;           /* REPORTS: when they are read (unix ms; 0: not known, older traces) */
 };
 
-/* Applies one input (preempt_view_apply_, _episode_, _reread_ or _reports_). */
+/* Applies one input (preempt_view_apply_, _episode_, _reread_, _reports_, _members_ or _members_end_). */
 struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct preempt_view_in *in);
 
 /* A meaning as text: "notice worker=2 wall=5000 news=1 withdrawn=0"

@@ -18,7 +18,8 @@ int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, u
     v->notice_wall = calloc(n ? n : 1, sizeof(*v->notice_wall));
     v->notice_withdrawn = calloc(n ? n : 1, sizeof(*v->notice_withdrawn));
     v->reported = calloc(2 * (n ? n : 1), sizeof(*v->reported));
-    if (!v->notice_wall || !v->notice_withdrawn || !v->reported) {
+    v->member = calloc(n ? n : 1, sizeof(*v->member));
+    if (!v->notice_wall || !v->notice_withdrawn || !v->reported || !v->member) {
         preempt_view_free_(v);
         return -ENOMEM;
     }
@@ -30,9 +31,11 @@ void preempt_view_free_(struct preempt_view *v)
     free(v->notice_wall);
     free(v->notice_withdrawn);
     free(v->reported);
+    free(v->member);
     v->notice_wall = NULL;
     v->notice_withdrawn = NULL;
     v->reported = NULL;
+    v->member = NULL;
 }
 
 void preempt_view_episode_(struct preempt_view *v, uint64_t ep)
@@ -49,6 +52,8 @@ void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc)
     v->inc = inc;
     v->op_wall = 0;
     v->error = false;
+    memset(v->member, 0, v->cap * sizeof(*v->member));
+    v->members_open = false;
     preempt_view_episode_(v, 0);
 }
 
@@ -86,9 +91,12 @@ int preempt_view_workers_(struct preempt_view *v, unsigned n)
         return 0; /* known already (a full read brings the shape again) */
     if (v->me >= v->n) /* no worker's view: still none */
         v->me = n;
+    bool open = v->members_open; /* a whole read of the members under way stays so */
+
     v->n = n;
     memset(v->reported, 0, 2 * v->cap * sizeof(*v->reported));
     preempt_view_incarnation_(v, v->inc);
+    v->members_open = open;
     return 0;
 }
 
@@ -354,6 +362,98 @@ static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, cons
     return ev;
 }
 
+/* ---- the members ------------------------------------------------------------------------------ */
+
+/* Worker w's membership ends (its member record went, or a whole read
+ * lacked it). */
+static struct preempt_view_ev member_end(struct preempt_view *v, unsigned w)
+{
+    uint8_t *m = &v->member[w];
+
+    if (!(*m & PREEMPT_VIEW_M_ALIVE))
+        return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
+    *m = (uint8_t)((*m & ~PREEMPT_VIEW_M_ALIVE) | PREEMPT_VIEW_M_ENDED);
+    return (struct preempt_view_ev){ .what = PREEMPT_VIEW_MEMBER_END, .worker = w,
+                                     .last = (*m & PREEMPT_VIEW_M_DONE) != 0 };
+}
+
+/* A member record of the viewed incarnation (validated when put). */
+static struct preempt_view_ev member(struct preempt_view *v, bool put, int id, unsigned w)
+{
+    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING, .worker = w };
+    uint8_t *m = &v->member[w];
+
+    switch (id) {
+    case PREEMPT_KEY_JOINED: /* for the incarnation's life */
+    case PREEMPT_KEY_DONE: {
+        uint8_t bit = id == PREEMPT_KEY_JOINED ? PREEMPT_VIEW_M_JOINED : PREEMPT_VIEW_M_DONE;
+
+        if (!put || (*m & bit))
+            return ev;
+        *m |= bit;
+        ev.what = id == PREEMPT_KEY_JOINED ? PREEMPT_VIEW_JOINED : PREEMPT_VIEW_DONE;
+        return ev;
+    }
+    default: /* PREEMPT_KEY_ALIVE */
+        if (!put)
+            return member_end(v, w);
+        *m |= PREEMPT_VIEW_M_SEEN;
+        if (*m & PREEMPT_VIEW_M_ALIVE)
+            return ev;
+        ev.what = PREEMPT_VIEW_MEMBER;
+        ev.news = (*m & PREEMPT_VIEW_M_ENDED) != 0; /* back: a new lease */
+        *m = (uint8_t)((*m | PREEMPT_VIEW_M_ALIVE | PREEMPT_VIEW_M_WAS) & ~PREEMPT_VIEW_M_ENDED);
+        return ev;
+    }
+}
+
+void preempt_view_members_(struct preempt_view *v)
+{
+    for (unsigned w = 0; w < v->n; w++)
+        v->member[w] &= (uint8_t)~PREEMPT_VIEW_M_SEEN;
+    v->members_open = true;
+}
+
+struct preempt_view_ev preempt_view_members_end_(struct preempt_view *v)
+{
+    if (!v->members_open)
+        return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
+    for (unsigned w = 0; w < v->n; w++)
+        if ((v->member[w] & (PREEMPT_VIEW_M_ALIVE | PREEMPT_VIEW_M_SEEN)) == PREEMPT_VIEW_M_ALIVE)
+            return member_end(v, w);
+    for (unsigned w = 0; w < v->n; w++) /* joined, and no member record: gone too */
+        if ((v->member[w] & (PREEMPT_VIEW_M_JOINED | PREEMPT_VIEW_M_ALIVE)) == PREEMPT_VIEW_M_JOINED)
+            v->member[w] |= PREEMPT_VIEW_M_ENDED;
+    v->members_open = false;
+    return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
+}
+
+void preempt_view_members_sum_(const struct preempt_view *v, struct preempt_view_members *s)
+{
+    *s = (struct preempt_view_members){ 0 };
+    for (unsigned w = 0; w < v->n; w++) {
+        s->joined += (v->member[w] & PREEMPT_VIEW_M_JOINED) != 0;
+        s->alive += (v->member[w] & PREEMPT_VIEW_M_ALIVE) != 0;
+        s->ended += (v->member[w] & PREEMPT_VIEW_M_ENDED) != 0;
+        s->done += (v->member[w] & PREEMPT_VIEW_M_DONE) != 0;
+    }
+}
+
+int preempt_view_worker_of_(const struct preempt_view *v, const char *key, const char *value)
+{
+    struct preempt_record rec;
+    const char *why;
+    struct preempt_key k;
+    int id = preempt_key_parse_(key, v->jobp, &k);
+
+    if (id < 0 || !preempt_key_has_(id, 'N') || !preempt_key_has_(id, 'w') || k.inc != v->inc ||
+        preempt_record_read_((enum preempt_key_id)id, &k, value, v->n, &rec, &why) < 0)
+        return -1;
+    return (int)k.worker;
+}
+
+/* ---- a record ------------------------------------------------------------------------------------ */
+
 struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, const char *key, const char *value)
 {
     struct preempt_view_ev none = { .what = PREEMPT_VIEW_NOTHING };
@@ -373,10 +473,18 @@ struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, con
     /* one schema: a value that does not read as its grammar says is
      * never acted on (nor a record of a worker the job does not have) */
     if (preempt_record_read_((enum preempt_key_id)id, &k, put ? (value ? value : "") : NULL, v->n, &rec, &why) < 0) {
+        struct preempt_view_ev ev = malformed(why);
+
         if (put && id == PREEMPT_KEY_CLAIM)
             v->claim = true; /* it holds the episode all the same: etcd has it */
-        return malformed(why);
+        if (put && id == PREEMPT_KEY_ALIVE && k.worker < v->n && (v->member[k.worker] & PREEMPT_VIEW_M_ALIVE)) {
+            ev = member_end(v, k.worker); /* a member is one whose member record says so */
+            ev.text = why;
+        }
+        return ev;
     }
+    if (id == PREEMPT_KEY_JOINED || id == PREEMPT_KEY_ALIVE || id == PREEMPT_KEY_DONE)
+        return member(v, put, id, k.worker);
     if (!preempt_key_has_(id, 'p'))
         return job(v, put, id, &rec);
     return episode(v, put, id, &k, &rec);
@@ -392,7 +500,9 @@ const char *preempt_view_what_name_(enum preempt_view_what what)
         [PREEMPT_VIEW_FINAL] = "final",         [PREEMPT_VIEW_LOST] = "lost",
         [PREEMPT_VIEW_AGREED] = "agreed",       [PREEMPT_VIEW_COMMITTED] = "committed",
         [PREEMPT_VIEW_ABORTED] = "aborted",     [PREEMPT_VIEW_ERROR] = "error",
-        [PREEMPT_VIEW_SHARD] = "shard",
+        [PREEMPT_VIEW_SHARD] = "shard",         [PREEMPT_VIEW_JOINED] = "joined",
+        [PREEMPT_VIEW_MEMBER] = "member",       [PREEMPT_VIEW_MEMBER_END] = "member-end",
+        [PREEMPT_VIEW_DONE] = "done",
     };
 
     return (unsigned)what < sizeof(names) / sizeof(names[0]) && names[what] ? names[what] : "?";
@@ -412,6 +522,11 @@ struct preempt_view_ev preempt_view_step_(struct preempt_view *v, const struct p
     case PREEMPT_VIEW_IN_REPORTS:
         preempt_view_reports_(v, in->round, in->step, in->wall);
         break;
+    case PREEMPT_VIEW_IN_MEMBERS:
+        preempt_view_members_(v);
+        break;
+    case PREEMPT_VIEW_IN_MEMBERS_END:
+        return preempt_view_members_end_(v);
     }
     return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
 }
@@ -430,7 +545,13 @@ int preempt_view_format_(char *buf, size_t size, const struct preempt_view_ev *e
         return snprintf(buf, size, "%s wall=%" PRIu64, name, ev->wall);
     case PREEMPT_VIEW_FINAL:
     case PREEMPT_VIEW_LOST:
+    case PREEMPT_VIEW_JOINED:
+    case PREEMPT_VIEW_DONE:
         return snprintf(buf, size, "%s worker=%u", name, ev->worker);
+    case PREEMPT_VIEW_MEMBER:
+        return snprintf(buf, size, "%s worker=%u%s", name, ev->worker, ev->news ? " back" : "");
+    case PREEMPT_VIEW_MEMBER_END:
+        return snprintf(buf, size, "%s worker=%u%s", name, ev->worker, ev->last ? " done" : "");
     case PREEMPT_VIEW_AGREED:
     case PREEMPT_VIEW_COMMITTED:
     case PREEMPT_VIEW_SHARD: {
@@ -517,6 +638,10 @@ bool preempt_view_event_(const struct preempt_view_ev *v, unsigned me, struct pr
     case PREEMPT_VIEW_CLAIM:
     case PREEMPT_VIEW_CLAIM_GONE:
     case PREEMPT_VIEW_SHARD:
+    case PREEMPT_VIEW_JOINED:
+    case PREEMPT_VIEW_MEMBER:
+    case PREEMPT_VIEW_MEMBER_END: /* the coordinator tells its owner (a peer's membership that ended) */
+    case PREEMPT_VIEW_DONE:
         break;
     }
     return false;

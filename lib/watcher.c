@@ -34,10 +34,7 @@ struct preempt_watcher {
     struct preempt_embed *embed; /* the base seen from another loop (preempt_watcher_get_fd), made on demand */
     char jobp[PREEMPT_MAX_JOB + 16];
     uint64_t inc;                     /* the newest incarnation seen */
-    struct preempt_view view;         /* its notices (of its newest episode seen) */
-    bool joined[PREEMPT_MAX_WORKERS], alive[PREEMPT_MAX_WORKERS];
-    bool gone[PREEMPT_MAX_WORKERS]; /* joined, was alive, and its membership ended */
-    unsigned n_joined, n_alive, n_gone;
+    struct preempt_view view;         /* its notices (of its newest episode seen) and members */
     bool have_notice;
     struct preempt_notice_info notice;
     const char *source[PREEMPT_MAX_WORKERS + 1]; /* each notice's source (static); the last slot: the operator's */
@@ -53,10 +50,6 @@ static void new_incarnation(struct preempt_watcher *w, uint64_t inc)
     w->inc = inc;
     (void)preempt_view_workers_(&w->view, w->view.cap); /* its count unknown until its shape is read */
     preempt_view_incarnation_(&w->view, inc);
-    memset(w->joined, 0, sizeof(w->joined));
-    memset(w->alive, 0, sizeof(w->alive));
-    memset(w->gone, 0, sizeof(w->gone));
-    w->n_joined = w->n_alive = w->n_gone = 0;
     w->have_notice = w->exited_posted = false;
 }
 
@@ -84,9 +77,14 @@ static void update_notice(struct preempt_watcher *w)
         w->cb.on_notice(w, &w->notice, w->ud);
 }
 
+/* Every worker that joined the incarnation has ended its membership (the
+ * view's members: a member record gone, or lacking in a whole read). */
 static bool all_gone(const struct preempt_watcher *w)
 {
-    return w->read && w->n_joined > 0 && w->n_alive == 0 && w->n_gone >= w->n_joined;
+    struct preempt_view_members m;
+
+    preempt_view_members_sum_(&w->view, &m);
+    return w->read && m.joined > 0 && m.alive == 0 && m.ended >= m.joined;
 }
 
 /* A worker joins with one txn that writes its joined and alive keys, and
@@ -161,26 +159,11 @@ static void on_record(struct preempt_watcher *w, bool put, const char *key, cons
             (void)preempt_view_workers_(&w->view, n);
         return;
     }
-    if (preempt_key_has_(id, 'w') && k.worker >= w->view.n)
-        return; /* a worker the job does not have: no member of it */
     /* a claim carries its driver's notice */
-    if (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_CLAIM) {
+    if (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_CLAIM)
         notice_record(w, put, key, value ? value : "");
-    } else if (id == PREEMPT_KEY_JOINED) {
-        if (put && !w->joined[k.worker])
-            w->joined[k.worker] = true, w->n_joined++;
-    } else if (id == PREEMPT_KEY_ALIVE) {
-        unsigned i = k.worker;
-
-        if (put != w->alive[i]) {
-            w->alive[i] = put;
-            w->n_alive = put ? w->n_alive + 1 : w->n_alive - 1;
-        }
-        if (put == w->gone[i]) { /* back (a new lease) or gone */
-            w->gone[i] = !put;
-            w->n_gone = put ? w->n_gone - 1 : w->n_gone + 1;
-        }
-    }
+    else if (id == PREEMPT_KEY_JOINED || id == PREEMPT_KEY_ALIVE || id == PREEMPT_KEY_DONE)
+        (void)preempt_view_apply_(&w->view, put, key, value); /* the members, as every worker reads them */
 }
 
 static void on_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
@@ -191,32 +174,50 @@ static void on_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv
     check_exited(w);
 }
 
-static void on_reset(const struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
+/* The newest incarnation a read names: the counter's, or a record's (the
+ * records of a new incarnation can come before the counter's change). */
+static uint64_t newest(const struct preempt_watcher *w, const struct preempt_etcd_kv *kvs, size_t n)
+{
+    uint64_t inc = w->inc, v;
+
+    for (size_t i = 0; i < n; i++) {
+        struct preempt_key k;
+        int id = preempt_key_parse_(kvs[i].key, w->jobp, &k);
+
+        if (id == PREEMPT_KEY_INCARNATION && preempt_view_inc_(kvs[i].value, &v) == 0 && v > inc)
+            inc = v;
+        else if (id >= 0 && preempt_key_has_(id, 'N') && k.inc > inc)
+            inc = k.inc;
+    }
+    return inc;
+}
+
+static void on_reset(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
 {
     struct preempt_watcher *w = arg;
     bool had = w->have_notice, posted = w->exited_posted;
     struct preempt_notice_info last = w->notice;
+    uint64_t inc = newest(w, kvs, n);
+    bool same = inc == w->inc;
 
     (void)rev, (void)cluster;
     /* the incarnation read anew (its view too: it reads only records of its
-     * incarnation); what the caller was told stays told */
-    new_incarnation(w, w->inc);
-    w->have_notice = had;
-    w->notice = last;
-    w->exited_posted = posted;
-    /* the incarnation and its worker count first: a read comes in the keys'
-     * order, and a worker's records sort before the shape's */
-    for (size_t i = 0; i < n; i++) {
-        int id = preempt_key_parse_(kvs[i].key, w->jobp, &(struct preempt_key){ 0 });
-
-        if (id == PREEMPT_KEY_INCARNATION || id == PREEMPT_KEY_SHAPE)
-            on_record(w, true, kvs[i].key, kvs[i].value);
+     * incarnation); in the same incarnation, what the caller was told
+     * stays told */
+    new_incarnation(w, inc);
+    if (same) {
+        w->have_notice = had;
+        w->notice = last;
+        w->exited_posted = posted;
     }
+    /* in the order the records were written, as every reader takes a read
+     * (an incarnation's shape, its first record, before its workers') */
+    preempt_etcd_kvs_by_write_(kvs, n);
+    preempt_view_members_(&w->view);
     for (size_t i = 0; i < n; i++)
         on_record(w, true, kvs[i].key, kvs[i].value);
-    for (unsigned i = 0; i < PREEMPT_MAX_WORKERS; i++) /* a whole read: joined, not alive: exited */
-        if (w->joined[i] && !w->alive[i] && !w->gone[i])
-            w->gone[i] = true, w->n_gone++;
+    while (preempt_view_members_end_(&w->view).what != PREEMPT_VIEW_NOTHING)
+        ; /* a whole read: a member it lacks, or one joined and never there, has ended */
     w->read = true;
     check_exited(w);
 }

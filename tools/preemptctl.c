@@ -14,6 +14,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "records-internal.h"
+#include "status-internal.h"
 #include "view-internal.h"
 #include "preempt.h"
 #include "timeline.h"
@@ -168,86 +169,62 @@ static void when(char *buf, size_t size, uint64_t at, uint64_t now)
                    at >= now ? "" : " ago");
 }
 
-/* What the records mean, read as every worker reads them (the job's view):
- * the newest episode's notices, driver, rounds and decisions, the error. */
-static void summary(const char *jobp, uint64_t inc, unsigned workers, const struct preempt_etcd_kv *kvs, size_t n,
-                    uint64_t now)
+/* What the records mean, read as every worker reads them (the job's view,
+ * lib/status.c): the newest episode's notices, driver, rounds and
+ * decisions, the worker lost, the error. */
+static void summary(const struct preempt_job_status *st, uint64_t now)
 {
-    struct preempt_view v;
-    char decided[2][64] = { "", "" }, error[160] = "", at[32], lost[80] = "";
-    uint64_t ep = 0;
-    struct preempt_view_summary sum;
+    char at[32];
 
-    if (preempt_view_init_(&v, jobp, inc, PREEMPT_MAX_WORKERS, PREEMPT_MAX_WORKERS) < 0)
-        return;
-    (void)preempt_view_workers_(&v, workers);
-    for (size_t i = 0; i < n; i++) { /* the newest episode (the keys sort e10 before e2) */
-        struct preempt_key k;
-        int id = preempt_key_parse_(kvs[i].key, jobp, &k);
-
-        if (id >= 0 && preempt_key_has_(id, 'p') && k.ep > ep)
-            ep = k.ep;
-    }
-    preempt_view_episode_(&v, ep);
-    for (size_t i = 0; i < n; i++) {
-        struct preempt_view_ev ev = preempt_view_apply_(&v, true, kvs[i].key, kvs[i].value);
-
-        if (ev.what == PREEMPT_VIEW_COMMITTED || ev.what == PREEMPT_VIEW_ABORTED)
-            (void)snprintf(decided[ev.round], sizeof(decided[0]), "%s at step %" PRIu64,
-                           ev.what == PREEMPT_VIEW_COMMITTED ? "committed" : "aborted", ev.step);
-        else if (ev.what == PREEMPT_VIEW_LOST)
-            (void)snprintf(lost, sizeof(lost), ev.text ? "worker %u left the job (a second notice)"
-                                                       : "worker %u's membership was lost",
-                           ev.worker);
-        else if (ev.what == PREEMPT_VIEW_ERROR)
-            (void)snprintf(error, sizeof(error), "code %" PRId64 " from worker %u: %.120s", ev.code, ev.worker,
-                           ev.text);
-    }
-    preempt_view_summary_(&v, &sum);
     printf("what the records say (as the workers read them):\n");
-    if (!sum.earliest) {
-        printf("  episode %" PRIu64 ": no notice\n", ep);
+    if (!st->notices.earliest) {
+        printf("  episode %" PRIu64 ": no notice\n", st->ep);
     } else {
-        if (sum.earliest == 1)
+        if (st->notices.earliest == 1)
             (void)snprintf(at, sizeof(at), "now (none given)");
         else
-            when(at, sizeof(at), sum.earliest, now);
-        printf("  episode %" PRIu64 ": %u worker notice(s), %u standing, the earliest deadline %s", ep, sum.notices,
-               sum.standing, at);
-        if (sum.worker >= 0)
-            printf(" (worker %d's)", sum.worker);
+            when(at, sizeof(at), st->notices.earliest, now);
+        printf("  episode %" PRIu64 ": %u worker notice(s), %u standing, the earliest deadline %s", st->ep,
+               st->notices.notices, st->notices.standing, at);
+        if (st->notices.worker >= 0)
+            printf(" (worker %d's)", st->notices.worker);
         else
             printf(" (the operator's)");
-        printf("; %s\n", v.claim ? "a driver holds the claim" : "no driver");
+        printf("; %s\n", st->claim ? "a driver holds the claim" : "no driver");
     }
-    if (v.op_wall) {
-        when(at, sizeof(at), v.op_wall, now);
-        printf("  the operator's notice: %s\n", v.op_wall == UINT64_MAX ? "no deadline given" : at);
+    if (st->op) {
+        when(at, sizeof(at), st->op_wall, now);
+        printf("  the operator's notice: %s\n", st->op_wall == UINT64_MAX ? "no deadline given" : at);
     }
     for (unsigned k = 0; k < 2; k++) {
-        if (!v.r[k].have_agreed && !decided[k][0])
+        if (!st->round[k].agreed && !st->round[k].decided)
             continue;
         printf("  round %u%s: ", k, k ? " (the final save)" : "");
-        if (v.r[k].have_agreed)
-            printf("save step %" PRIu64 "%s%s", v.r[k].agreed, v.r[k].last ? " (the last save)" : "",
-                   decided[k][0] ? ", " : "");
-        printf("%s\n", decided[k][0] ? decided[k] : ", no decision yet");
+        if (st->round[k].agreed)
+            printf("save step %" PRIu64 "%s%s", st->round[k].agreed_step, st->round[k].last ? " (the last save)" : "",
+                   st->round[k].decided ? ", " : "");
+        if (st->round[k].decided)
+            printf("%s at step %" PRIu64 "\n", st->round[k].committed ? "committed" : "aborted", st->round[k].step);
+        else
+            printf(", no decision yet\n");
     }
-    if (lost[0])
-        printf("  %s in this episode\n", lost);
-    if (error[0])
-        printf("  the job's error: %s\n", error);
-    preempt_view_free_(&v);
+    if (st->lost)
+        printf(st->left ? "  worker %u left the job (a second notice) in this episode\n"
+                        : "  worker %u's membership was lost in this episode\n",
+               st->lost_worker);
+    if (st->error)
+        printf("  the job's error: code %" PRId64 " from worker %u: %.120s\n", st->code, st->error_worker,
+               st->message);
 }
 
 static int cmd_status(struct sync *s, const char *jobp, const char *job)
 {
     struct preempt_etcd_kv *kvs;
+    struct preempt_job_status st;
     char pre[PREEMPT_KEY_MAX];
+    const char **why;
     uint64_t inc, now = wall_ms();
     size_t n;
-    unsigned workers = PREEMPT_MAX_WORKERS;
-
     int r = incarnation(s, jobp, &inc);
 
     if (r == -ENOENT)
@@ -257,22 +234,23 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     if (range(s, pre, true, &kvs, &n) < 0)
         return 1;
+    if (!(why = calloc(n ? n : 1, sizeof(*why))) || preempt_job_status_read_(jobp, inc, kvs, n, why, &st) < 0) {
+        fprintf(stderr, "preemptctl: out of memory\n");
+        free(why);
+        preempt_etcd_kvs_free_(kvs, n);
+        return 1;
+    }
     printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
-    for (size_t i = 0; i < n; i++) /* the job's worker count, which bounds the records' worker indexes */
-        if (preempt_key_parse_(kvs[i].key, jobp, &(struct preempt_key){ 0 }) == PREEMPT_KEY_SHAPE)
-            (void)preempt_view_shape_(kvs[i].value, &workers);
     for (size_t i = 0; i < n; i++) {
         const char *rest = kvs[i].key + strlen(pre);
         struct preempt_key k;
         int id = preempt_key_parse_(kvs[i].key, jobp, &k);
-
         struct preempt_record rec;
-        const char *why;
 
-        if (id >= 0 && preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value ? kvs[i].value : "", workers,
-                                            &rec, &why) < 0) {
-            printf("  %-22s %s  (malformed: not %s; the workers ignore it)\n", rest, kvs[i].value, why);
-        } else if (id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) {
+        if (why[i]) {
+            printf("  %-22s %s  (malformed: not %s; the workers ignore it)\n", rest, kvs[i].value, why[i]);
+        } else if ((id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) &&
+                   preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value, st.workers, &rec, &why[i]) == 0) {
             uint64_t dl = 0;
             size_t len = 0;
             const char *src = preempt_record_text_(&rec, "source", &len);
@@ -288,7 +266,8 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     if (n == 0)
         printf("  (no records in this incarnation)\n");
     else
-        summary(jobp, inc, workers, kvs, n, now);
+        summary(&st, now);
+    free(why);
     preempt_etcd_kvs_free_(kvs, n);
     return 0;
 }
