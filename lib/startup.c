@@ -193,13 +193,20 @@ static void on_start_over(int status, const struct preempt_etcd_reply *r, const 
  * worker's: start-up ends with that error. Returns true then. */
 static bool workers_differ(struct join *j, enum preempt_key_id id, const char *value, const char *record)
 {
-    char w[24];
+    struct preempt_record rec;
+    const char *why;
+    uint64_t w = 0;
 
-    if (strtoul(preempt_record_field_(id, value, "workers", w, sizeof(w)), NULL, 10) == j->cfg->workers)
+    if (preempt_record_parse_(id, value ? value : "", PREEMPT_MAX_WORKERS, &rec, &why) < 0) {
+        join_finish(j, -EPROTO, "job %s: incarnation %" PRIu64 "'s record (it %s) holds \"%.40s\", not %s: not "
+                    "one a worker wrote", j->cfg->job, j->inc, record, value ? value : "", why);
+        return true;
+    }
+    if (preempt_record_u64_(&rec, "workers", &w) && w == j->cfg->workers)
         return false;
     join_finish(j, -EINVAL,
-                "job %s: incarnation %" PRIu64 " %s workers=%s, but this worker has workers=%u: every worker of a job "
-                "needs the same worker count (nothing was changed)",
+                "job %s: incarnation %" PRIu64 " %s workers=%" PRIu64 ", but this worker has workers=%u: every worker "
+                "of a job needs the same worker count (nothing was changed)",
                 j->cfg->job, j->inc, record, w, j->cfg->workers);
     return true;
 }
@@ -368,13 +375,18 @@ static void on_members(int status, const struct preempt_etcd_reply *r, const cha
         return;
     }
     (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
-    for (size_t i = 0; i < n; i++) {
-        const char *slash = strrchr(kvs[i].key, '/');
+    for (size_t i = 0; i < n; i++) { /* a well-formed member record of one of the job's workers, of this launch */
+        struct preempt_key kk;
+        struct preempt_record rec;
+        const char *why;
+        uint64_t w = 0;
 
-        if (kvs[i].value &&
-            strtoul(preempt_record_field_(PREEMPT_KEY_ALIVE, kvs[i].value, "workers", f, sizeof(f)), NULL, 10) == j->cfg->workers &&
+        if (preempt_key_parse_(kvs[i].key, j->jobp, &kk) == PREEMPT_KEY_ALIVE && kk.inc == j->inc &&
+            preempt_record_read_(PREEMPT_KEY_ALIVE, &kk, kvs[i].value ? kvs[i].value : "", j->cfg->workers, &rec,
+                                 &why) == 0 &&
+            preempt_record_u64_(&rec, "workers", &w) && w == j->cfg->workers &&
             !strcmp(preempt_record_field_(PREEMPT_KEY_ALIVE, kvs[i].value, "launch", f, sizeof(f)), mine)) {
-            idx[k] = slash ? (unsigned)strtoul(slash + 1, NULL, 10) : 0;
+            idx[k] = kk.worker;
             offers[k++] = kvs[i].value;
         }
     }
@@ -1013,8 +1025,15 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
     }
     *j->ret_restored = outcome;
     if (outcome != PREEMPT_RESTORE_OK) {
+        uint64_t step = 0, w = 0;
+        size_t len = 0;
+        const char *text = preempt_record_text_(&rec, "why", &len);
+
+        (void)preempt_record_u64_(&rec, "step", &step);
+        (void)preempt_record_u64_(&rec, "w", &w);
         j->revoke = true; /* the incarnation ends here: its membership too */
-        (void)snprintf(j->verdict, j->verdict_size, "%s", strchr(v, ' ') + 1);
+        (void)snprintf(j->verdict, j->verdict_size, "%" PRIu64 " worker=%" PRIu64 ": %.*s", step, w, (int)len,
+                       text ? text : "");
     }
     join_finish(j, 0, "restore barrier passed");
 }

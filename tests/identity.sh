@@ -66,6 +66,21 @@ refused d1 "taken by a live process"
 newcomer e2 --launch-id A --worker 2 --workers 3
 refused e2 "this worker has workers=3"
 
+# 5b. A job whose shape record (its worker count) holds no worker count,
+# as a hand edit leaves it: the worker says what the record holds (before:
+# "workers=, but this worker has workers=2", a count it did not hold).
+etcdctl --endpoints="$ETCD_URL" put /preempt/h/incarnation 4 >/dev/null
+etcdctl --endpoints="$ETCD_URL" put /preempt/h/4/shape workers=abc >/dev/null
+"$TRAINER" --etcd "$ETCD_URL" --job h --ckpt-dir "$TMP/h" --steps 1000000 --join-timeout-ms 20000 --verbose $ARGS \
+    --worker 0 --workers 2 >"$TMP/h.out" 2>"$TMP/h.err" &
+NEWPID=$!
+reap 15 "$NEWPID"
+eq "h: a shape record of garbage: refused (exit 2)" "$?" 2
+expect "h: says what the record holds" grep -q 'incarnation 4.s record (it has) holds "workers=abc"' "$TMP/h.err"
+eq "h: the record stays as it was" "$(etcdctl --endpoints="$ETCD_URL" get --print-value-only /preempt/h/4/shape)" \
+    workers=abc
+[ "$failures" -eq 0 ] || sed 's/^/    /' "$TMP/h.err" | grep -v debug | tail -5
+
 # 6. Job a noticed none of it: a preemption saves one step on both workers.
 kill -TERM $(echo $APIDS | cut -d' ' -f1)
 PIDS=$APIDS
