@@ -27,13 +27,22 @@ void coord_in_notice_put(struct preempt_coord *c, const struct preempt_coord_in 
         coord_failed(c, in->status, in->msg);
 }
 
+/* This worker's notice as its record and its claim carry it. */
+static struct preempt_record *notice_fields(const struct preempt_coord *c, struct preempt_record *r)
+{
+    preempt_record_set_u64_(r, "deadline", c->my_notice_wall);
+    preempt_record_set_text_(r, "source", c->my_source);
+    if (c->my_withdrawn)
+        preempt_record_set_flag_(r, "withdrawn");
+    return r;
+}
+
 /* notice/<me>'s key and value as they should be now. */
-static void notice_record(const struct preempt_coord *c, char key[PREEMPT_KEY_MAX], char *val, size_t val_size)
+static void notice_record(struct preempt_coord *c, char key[PREEMPT_KEY_MAX], char *val, size_t val_size)
 {
     (void)preempt_key_(key, PREEMPT_KEY_MAX, c->jobp, PREEMPT_KEY_NOTICE,
                        &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .worker = c->me });
-    (void)snprintf(val, val_size, "%" PRIu64 " %s%s", c->my_notice_wall, c->my_source,
-                   c->my_withdrawn ? " withdrawn" : "");
+    coord_value(c, val, val_size, PREEMPT_KEY_NOTICE, notice_fields(c, &(struct preempt_record){ 0 }));
 }
 
 /* Feeds the notice record's machine (pub-internal.h), logs the
@@ -151,6 +160,7 @@ static void claim_send(struct preempt_coord *c)
 {
     char key[PREEMPT_KEY_MAX], me[128], nkey[PREEMPT_KEY_MAX], nval[96], akey[PREEMPT_KEY_MAX];
     char aval[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_record claim = { 0 };
     struct preempt_etcd_cmp cmp[2];
     struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
     struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
@@ -163,12 +173,13 @@ static void claim_send(struct preempt_coord *c)
     CKEY(c, akey, AGREED, .round = 0);
     cmp[0] = coord_slot(c, key);
     cmp[1] = coord_slot(c, akey);
-    (void)snprintf(me, sizeof(me), "%u", c->me);
-    if (carry) {
+    preempt_record_set_u64_(&claim, "w", c->me);
+    if (carry) { /* the claim carries this worker's notice */
         notice_record(c, nkey, nval, sizeof(nval));
-        (void)snprintf(me, sizeof(me), "%u %s", c->me, nval);
+        (void)notice_fields(c, &claim);
         fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, nval, 0 };
     }
+    coord_value(c, me, sizeof(me), PREEMPT_KEY_CLAIM, &claim);
     if (coord_propose) {
         (void)preempt_step_value_(aval, sizeof(aval), c->prop_step, c->prop_last);
         ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, aval, 0 };
@@ -356,6 +367,7 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
     bool last = in->last;
     const char *text = in->text;
     char key[PREEMPT_KEY_MAX], val[400];
+    struct preempt_record rec = { 0 };
     unsigned k = round ? 1 : 0;
 
     switch (fx->kind) {
@@ -390,7 +402,8 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_PUT, akey, aval, 0 } };
 
         CKEY(c, key, FINAL);
-        (void)snprintf(val, sizeof(val), "%u", c->me);
+        preempt_record_set_u64_(&rec, "w", c->me);
+        coord_value(c, val, sizeof(val), PREEMPT_KEY_FINAL, &rec);
         CKEY(c, akey, AGREED, .round = 1);
         cmp = coord_slot(c, akey);
         (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
@@ -402,16 +415,17 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         return true;
     case PREEMPT_FX_PUBLISH_ERROR: {
         CKEY(c, key, ERROR);
-        (void)snprintf(val, sizeof(val), "%" PRId64 " %u %s", fx->arg, c->me, text ? text : "");
-        for (size_t i = 0; val[i]; i++) /* <message:text>: printable (a trainer's message may not be) */
-            if ((unsigned char)val[i] < 0x20 || val[i] == 0x7f)
-                val[i] = ' ';
+        preempt_record_set_u64_(&rec, "code", (uint64_t)fx->arg);
+        preempt_record_set_u64_(&rec, "w", c->me);
+        preempt_record_set_text_(&rec, "message", text ? text : ""); /* the codec writes it printable */
+        coord_value(c, val, sizeof(val), PREEMPT_KEY_ERROR, &rec);
         coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN); /* the first error wins */
         return true;
     }
     case PREEMPT_FX_ANNOUNCE_DONE:
         CKEY(c, key, DONE, .worker = c->me);
-        (void)snprintf(val, sizeof(val), "%" PRId64, fx->arg);
+        preempt_record_set_u64_(&rec, "step", (uint64_t)fx->arg);
+        coord_value(c, val, sizeof(val), PREEMPT_KEY_DONE, &rec);
         coord_put(c, key, val, 0);
         return true;
     case PREEMPT_FX_ANNOUNCE_LEFT:
@@ -424,7 +438,9 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         CLOG(c, 1, "leaving the job at step %" PRId64 " before the preemption's end: the job's lost record names "
              "this worker", fx->arg);
         CKEY(c, key, LOST);
-        (void)snprintf(val, sizeof(val), "%u left", c->me);
+        preempt_record_set_u64_(&rec, "w", c->me);
+        preempt_record_set_flag_(&rec, "left");
+        coord_value(c, val, sizeof(val), PREEMPT_KEY_LOST, &rec);
         coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN);
         return true;
     case PREEMPT_FX_CLEAR_ROUND: {

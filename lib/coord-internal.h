@@ -233,10 +233,11 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
                           struct preempt_coord **ret);
 
 /* A member record, alive/<w>'s value: "pid=<pid> host=<host> launch=<id>
- * workers=<W> [over=1 ]steps=a,b,c" ("-" for an unknown host or launch;
- * over: this worker was told to start over). */
-void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
-                           bool over, const uint64_t *steps, size_t n_steps);
+ * workers=<W> [over=1 ]steps=a,b,c" ("-" for an unknown host or launch; a
+ * host's bytes outside a word are written as '-'; over: this worker was
+ * told to start over), by its grammar: 0, or a negative errno (buf ""). */
+int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+                          bool over, const uint64_t *steps, size_t n_steps);
 
 /* What a job restores, from its members' offers (pure). */
 struct preempt_coord_plan {

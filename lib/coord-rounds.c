@@ -53,8 +53,12 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
 static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 {
     char val[PREEMPT_COMMITTED_VALUE_MAX];
+    struct preempt_record r = { 0 };
 
-    (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " %u", step, c->me);
+    preempt_record_set_flag_(&r, "aborted");
+    preempt_record_set_u64_(&r, "step", step);
+    preempt_record_set_u64_(&r, "w", c->me);
+    coord_value(c, val, sizeof(val), PREEMPT_KEY_DECISION, &r);
     coord_decide(c, k, val);
 }
 
@@ -403,6 +407,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
                                     .now_ms = c->now_ms, .grace_ms = lost_grace_ms(c) };
     struct preempt_lost_says says;
     char key[PREEMPT_KEY_MAX], val[16];
+    struct preempt_record lost = { 0 };
 
     coord_roll_in(c, PREEMPT_LINK_ROLL_ANSWER, PREEMPT_ROLL_IN_ANSWERED);
     if (LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) /* no longer the driver's: nobody reads it */
@@ -444,7 +449,8 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     if (says.kind != PREEMPT_LOST_WORKER)
         return;
     CKEY(c, key, LOST);
-    (void)snprintf(val, sizeof(val), "%u", says.worker);
+    preempt_record_set_u64_(&lost, "w", says.worker);
+    coord_value(c, val, sizeof(val), PREEMPT_KEY_LOST, &lost);
     coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN); /* the watch brings it */
 }
 
@@ -581,10 +587,17 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
              * whole job (one record that every worker follows): the round
              * it opened saves, and the job goes back to idle */
             if (!v.withdrawn) {
+                struct preempt_record r;
+                const char *why;
+
                 CLOG(c, 2, "%s = \"%.40s\" is in this worker's slot, but not its notice (it has %s): "
                      "withdrawing it", kv->key, value, c->my_notice_wall ? "a later deadline" : "none");
-                (void)snprintf(val, sizeof(val), "%s withdrawn", value);
-                coord_put(c, kv->key, val, 0);
+                /* the same notice, withdrawn (the view read it: it parses) */
+                if (preempt_record_parse_(PREEMPT_KEY_NOTICE, value, c->n, &r, &why) == 0) {
+                    preempt_record_set_flag_(&r, "withdrawn");
+                    coord_value(c, val, sizeof(val), PREEMPT_KEY_NOTICE, &r);
+                    coord_put(c, kv->key, val, 0);
+                }
             }
             on_notice(c, &v, value, true);
             return;

@@ -211,6 +211,12 @@ void coord_arm_keepalive(struct preempt_coord *c);
 
 /* ---- shared between the coordinator's files ---- */
 
+/* The value of a record of kind id from its fields r (records-internal.h:
+ * the one writer of values), for this job's workers; "" when the grammar
+ * refuses it (a bug: logged), which the port's write check refuses too. */
+void coord_value(struct preempt_coord *c, char *buf, size_t size, enum preempt_key_id id,
+                 const struct preempt_record *r);
+
 void coord_flush_merged(struct preempt_coord *c);
 /* Posts ev to the handler's machine by link (links-internal.h). */
 void coord_cpost(struct preempt_coord *c, enum preempt_link_id link, struct preempt_event ev);

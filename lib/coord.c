@@ -233,6 +233,15 @@ void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *re
     coord_round_call(c, 0, req, answer);
 }
 
+void coord_value(struct preempt_coord *c, char *buf, size_t size, enum preempt_key_id id,
+                 const struct preempt_record *r)
+{
+    const char *why = "";
+
+    if (preempt_record_format_(buf, size, id, r, c->n, &why) < 0)
+        CLOG(c, 3, "bug: a %s record's value is not %s", preempt_key_pattern_(id), why);
+}
+
 void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)
 {
     coord_write_call(c, PREEMPT_RQ_PUT(key, value, lease), PREEMPT_COORD_IN_WRITTEN);

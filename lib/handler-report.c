@@ -6,6 +6,7 @@
  * what the handler does next. */
 #define _GNU_SOURCE /* pipe2 */
 #include "handler-internal.h"
+#include "records-internal.h"
 
 /* ---- what operators see: the metrics file and the termination record ---- */
 
@@ -104,19 +105,30 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
 /* The job's history record of this run (keys-internal.h's HISTORY). */
 static void report_history(struct preempt_handler *h, const struct preempt_report *r)
 {
+    struct preempt_record rec = { 0 };
+    const char *why = "";
     char v[400];
-    int n;
 
     if (!h->wk.coord)
         return;
-    n = snprintf(v, sizeof(v),
-                 "exit=%d reason=%s at=%" PRIu64 " started=%" PRIu64 " restore_ms=%" PRIu64 " run=%" PRIu64
-                 " committed=%" PRIu64 " saves=%u",
-                 r->code, r->reason, r->exit_at, h->started_wall ? h->started_wall : r->exit_at,
-                 r->restore_ms > 0 ? (uint64_t)r->restore_ms : 0, r->run, r->committed_step, r->saves);
-    if (r->source && r->notice_at && n > 0 && (size_t)n < sizeof(v))
-        (void)snprintf(v + n, sizeof(v) - (size_t)n, " notice=%" PRIu64 " source=%s from=%d agreed=%" PRIu64,
-                       r->notice_at, r->source, r->notice_worker, r->agreed_step);
+    preempt_record_set_u64_(&rec, "code", (uint64_t)(int64_t)r->code);
+    preempt_record_set_text_(&rec, "reason", r->reason);
+    preempt_record_set_u64_(&rec, "at", r->exit_at);
+    preempt_record_set_u64_(&rec, "started", h->started_wall ? h->started_wall : r->exit_at);
+    preempt_record_set_u64_(&rec, "restore", r->restore_ms > 0 ? (uint64_t)r->restore_ms : 0);
+    preempt_record_set_u64_(&rec, "run", r->run);
+    preempt_record_set_u64_(&rec, "committed", r->committed_step);
+    preempt_record_set_u64_(&rec, "saves", r->saves);
+    if (r->source && r->notice_at && r->notice_worker >= 0) {
+        preempt_record_set_u64_(&rec, "notice", r->notice_at);
+        preempt_record_set_text_(&rec, "source", r->source);
+        preempt_record_set_u64_(&rec, "from", (uint64_t)r->notice_worker);
+        preempt_record_set_u64_(&rec, "agreed", r->agreed_step);
+    }
+    if (preempt_record_format_(v, sizeof(v), PREEMPT_KEY_HISTORY, &rec, h->cfg.workers, &why) < 0) {
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: the history record's value is not %s", why);
+        return;
+    }
     preempt_coord_history_(h->wk.coord, v);
 }
 

@@ -175,9 +175,42 @@ static int doc_pattern(char *buf, size_t size, const char *pattern)
     return (int)n;
 }
 
+/* A value of kind id written from r by its grammar (records.c): its
+ * length, or a negative errno (buf ""). */
+static int formatted(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r)
+{
+    const char *why;
+    int rc = preempt_record_format_(buf, size, id, r, PREEMPT_MAX_WORKERS, &why);
+
+    return rc < 0 ? rc : (int)strlen(buf);
+}
+
+/* A step's " last", a report's or a decision's " stop=" and pace, when named. */
+static void set_last(struct preempt_record *r, bool last)
+{
+    if (last)
+        preempt_record_set_flag_(r, "last");
+}
+
+static void set_stop_pace(struct preempt_record *r, uint64_t stop, const char *name, struct preempt_pace pace)
+{
+    if (stop)
+        preempt_record_set_u64_(r, "stop", stop);
+    if (!pace.ms)
+        return;
+    preempt_record_set_u64_(r, name, pace.step);
+    preempt_record_set_u64_(r, "pace", pace.ms);
+    if (pace.at)
+        preempt_record_set_u64_(r, "at", pace.at);
+}
+
 int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last)
 {
-    return snprintf(buf, size, "%" PRIu64 "%s", step, last ? " last" : "");
+    struct preempt_record r = { 0 };
+
+    preempt_record_set_u64_(&r, "step", step);
+    set_last(&r, last);
+    return formatted(buf, size, PREEMPT_KEY_AGREED, &r);
 }
 
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
@@ -191,38 +224,15 @@ bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
     return preempt_record_u64_(&r, "step", step);
 }
 
-/* The optional " stop=<step>" of a shard report and a decision (stop 0:
- * none) into s (32 bytes). */
-static const char *stop_field(char s[32], uint64_t stop)
-{
-    s[0] = '\0';
-    if (stop)
-        (void)snprintf(s, 32, " stop=%" PRIu64, stop);
-    return s;
-}
-
-/* The optional " <name>=<step> pace=<ms>[ at=<unixms>]" of a shard report
- * (name "run") and a decision ("from", at 0) into s (96 bytes). */
-static const char *pace_field(char s[96], const char *name, struct preempt_pace pace)
-{
-    int n;
-
-    s[0] = '\0';
-    if (pace.ms) {
-        n = snprintf(s, 96, " %s=%" PRIu64 " pace=%" PRIu64, name, pace.step, pace.ms);
-        if (pace.at && n > 0 && n < 96)
-            (void)snprintf(s + n, 96 - (size_t)n, " at=%" PRIu64, pace.at);
-    }
-    return s;
-}
-
 int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
                          struct preempt_pace pace)
 {
-    char s[32], p[96];
+    struct preempt_record r = { 0 };
 
-    return snprintf(buf, size, "%" PRIu64 "%s%s%s", save_ms, last ? " last" : "", stop_field(s, stop),
-                    pace_field(p, "run", pace));
+    preempt_record_set_u64_(&r, "save", save_ms);
+    set_last(&r, last);
+    set_stop_pace(&r, stop, "run", pace);
+    return formatted(buf, size, PREEMPT_KEY_SHARD, &r);
 }
 
 bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop,
@@ -243,10 +253,15 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
 int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
                              struct preempt_pace pace)
 {
-    char s[32], p[96];
+    struct preempt_record r = { 0 };
 
-    return snprintf(buf, size, "committed %" PRIu64 "%s save=%" PRIu64 "%s%s", step, last ? " last" : "", save_ms,
-                    stop_field(s, stop), pace_field(p, "from", pace));
+    preempt_record_set_flag_(&r, "committed");
+    preempt_record_set_u64_(&r, "step", step);
+    set_last(&r, last);
+    preempt_record_set_u64_(&r, "save", save_ms);
+    pace.at = 0; /* a decision names no time */
+    set_stop_pace(&r, stop, "from", pace);
+    return formatted(buf, size, PREEMPT_KEY_DECISION, &r);
 }
 
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)

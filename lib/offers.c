@@ -54,15 +54,6 @@ static bool offered(const uint64_t *steps, size_t n, uint64_t s)
     return false;
 }
 
-/* Appends "steps=a,b,c" at buf + off. */
-static void put_steps(char *buf, size_t size, size_t off, const uint64_t *steps, size_t n_steps)
-{
-    if (off < size)
-        off += (size_t)snprintf(buf + off, size - off, "steps=");
-    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED && off < size; i++)
-        off += (size_t)snprintf(buf + off, size - off, "%s%" PRIu64, i ? "," : "", steps[i]);
-}
-
 /* Whether member record v asks to start over ("over=1"). */
 static bool asks_over(const char *v)
 {
@@ -146,13 +137,25 @@ void preempt_offers_sort_(const char **offers, unsigned *idx, size_t n)
     free(v);
 }
 
-void preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
-                           bool over, const uint64_t *steps, size_t n_steps)
+int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+                          bool over, const uint64_t *steps, size_t n_steps)
 {
-    put_steps(buf, size,
-              (size_t)snprintf(buf, size, "pid=%ld host=%s launch=%s workers=%u %s", pid, host && *host ? host : "-",
-                               launch && *launch ? launch : "-", workers, over ? "over=1 " : ""),
-              steps, n_steps);
+    struct preempt_record r = { 0 };
+    char list[MAX_STEPS_OFFERED * 21 + 1] = "";
+    size_t off = 0;
+    const char *why;
+
+    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED; i++) /* the list field's text: "a,b,c" */
+        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%" PRIu64, i ? "," : "", steps[i]);
+    preempt_record_set_u64_(&r, "pid", pid > 0 ? (uint64_t)pid : 0);
+    preempt_record_set_text_(&r, "host", host && *host ? host : "-");
+    preempt_record_set_text_(&r, "launch", launch && *launch ? launch : "-");
+    preempt_record_set_u64_(&r, "workers", workers);
+    if (over)
+        preempt_record_set_flag_(&r, "over=1");
+    if (list[0])
+        preempt_record_set_text_(&r, "steps", list);
+    return preempt_record_format_(buf, size, PREEMPT_KEY_ALIVE, &r, PREEMPT_MAX_WORKERS, &why);
 }
 
 /* "pid 12 on host h" of a member record, for messages. */

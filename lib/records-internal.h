@@ -78,6 +78,32 @@ bool preempt_record_has_(const struct preempt_record *r, const char *name);
 /* A field's text (not NUL-terminated), NULL when absent; *len its length. */
 const char *preempt_record_text_(const struct preempt_record *r, const char *name, size_t *len);
 
+/* ---- writing a value ----
+ *
+ * A writer sets the fields and flags of a record (cleared: {0}) by name,
+ * and preempt_record_format_ writes them where the grammar puts them. The
+ * value is then read back with the grammar: what a writer formats is what
+ * every reader accepts, or it is refused. Nothing else writes a value. */
+
+/* A number field (u64, unixms, w; int: its two's complement, (uint64_t)x). */
+void preempt_record_set_u64_(struct preempt_record *r, const char *name, uint64_t u);
+/* A word, list or text field (s NUL-terminated, borrowed until the value is
+ * formatted; NULL: not set). */
+void preempt_record_set_text_(struct preempt_record *r, const char *name, const char *s);
+/* A flag (an optional literal such as "last", or an alternative's first word such as "committed"). */
+void preempt_record_set_flag_(struct preempt_record *r, const char *name);
+
+/* Formats r as a value of kind id into buf (size bytes), for a job of
+ * workers workers: 0, or -EBADMSG with *why (static text) when the grammar
+ * needs a field r lacks, has no place for a field r sets, or cannot hold a
+ * value r sets (an empty word, a worker past the count),
+ * or -ENAMETOOLONG when buf is too small. buf is "" on failure. A text
+ * field (a message) is written with each byte that is not printable as a
+ * space, a word field (a host name) with each byte outside its alphabet
+ * as '-'; nothing else is changed. Pure. */
+int preempt_record_format_(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r,
+                           unsigned workers, const char **why);
+
 /* Whether c may be in a word field (A-Z a-z 0-9 . _ : / -). */
 bool preempt_record_word_char_(char c);
 

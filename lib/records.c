@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/records.c: reading the job's record values with their grammars
- * (records-internal.h). Pure: no allocation, no I/O. */
+/* lib/records.c: reading and writing the job's record values with their
+ * grammars (records-internal.h). Pure: no allocation, no I/O. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "records-internal.h"
@@ -269,4 +271,206 @@ const char *preempt_record_text_(const struct preempt_record *r, const char *nam
         return NULL;
     *len = r->f[i].len;
     return r->f[i].s;
+}
+
+/* ---- writing a value --------------------------------------------------------------------------- */
+
+static void set(struct preempt_record *r, const char *name, const char *s, size_t len, uint64_t u)
+{
+    if (r->n == PREEMPT_RECORD_FIELDS_MAX)
+        return; /* the format finds the field missing */
+    r->f[r->n].name = name;
+    r->f[r->n].name_len = strlen(name);
+    r->f[r->n].s = s;
+    r->f[r->n].len = len;
+    r->f[r->n].u = u;
+    r->n++;
+}
+
+void preempt_record_set_u64_(struct preempt_record *r, const char *name, uint64_t u)
+{
+    set(r, name, NULL, 0, u);
+}
+
+void preempt_record_set_text_(struct preempt_record *r, const char *name, const char *s)
+{
+    if (s)
+        set(r, name, s, strlen(s), 0);
+}
+
+void preempt_record_set_flag_(struct preempt_record *r, const char *name)
+{
+    set(r, name, name, strlen(name), 1);
+}
+
+struct emit {
+    const struct preempt_record *r;
+    char *buf;
+    size_t size, n;    /* n: the length written (past size: too small) */
+    uint32_t used;     /* bit i: r->f[i] has its place */
+    const char *why;
+};
+
+static void put(struct emit *e, const char *s, size_t len)
+{
+    if (e->n + len < e->size)
+        memcpy(e->buf + e->n, s, len);
+    e->n += len;
+}
+
+static int find_n(const struct preempt_record *r, const char *name, size_t len)
+{
+    for (unsigned i = 0; i < r->n; i++)
+        if (r->f[i].name_len == len && !memcmp(r->f[i].name, name, len))
+            return (int)i;
+    return -1;
+}
+
+/* A field "<name:type>" (g..gend its inside): r's, written by its type. */
+static bool emit_field(struct emit *e, const char *g, const char *gend)
+{
+    const char *colon = memchr(g, ':', (size_t)(gend - g));
+    int i = colon ? find_n(e->r, g, (size_t)(colon - g)) : -1;
+    char num[24];
+
+    if (i < 0)
+        return (e->why = "a value with every field its grammar needs"), false;
+    e->used |= 1u << i;
+    if (e->r->f[i].s && (size_t)(gend - colon - 1) == 4 && !memcmp(colon + 1, "text", 4)) {
+        /* a text (a message): what is not printable is written as a space */
+        for (size_t k = 0; k < e->r->f[i].len; k++) {
+            char ch = (unsigned char)e->r->f[i].s[k] < 0x20 || e->r->f[i].s[k] == 0x7f ? ' ' : e->r->f[i].s[k];
+
+            put(e, &ch, 1);
+        }
+        return true;
+    }
+    if (e->r->f[i].s && (size_t)(gend - colon - 1) == 4 && !memcmp(colon + 1, "word", 4)) {
+        /* a word (a host name may hold any byte): what is not of a word is written as '-' */
+        for (size_t k = 0; k < e->r->f[i].len; k++) {
+            char ch = preempt_record_word_char_(e->r->f[i].s[k]) ? e->r->f[i].s[k] : '-';
+
+            put(e, &ch, 1);
+        }
+        return true;
+    }
+    if (e->r->f[i].s) { /* a list (a number field set as text is read back) */
+        put(e, e->r->f[i].s, e->r->f[i].len);
+        return true;
+    }
+    if ((size_t)(gend - colon - 1) == 3 && !memcmp(colon + 1, "int", 3))
+        (void)snprintf(num, sizeof(num), "%" PRId64, (int64_t)e->r->f[i].u);
+    else
+        (void)snprintf(num, sizeof(num), "%" PRIu64, e->r->f[i].u);
+    put(e, num, strlen(num));
+    return true;
+}
+
+/* The grammar g..gend, with r's fields: false when r lacks one it needs. */
+static bool emit_seq(struct emit *e, const char *g, const char *gend)
+{
+    while (g < gend) {
+        if (*g == '<') {
+            const char *end = memchr(g, '>', (size_t)(gend - g));
+
+            if (!end || !emit_field(e, g + 1, end))
+                return false;
+            g = end + 1;
+        } else if (*g == '[') { /* optional: there when r sets what it holds */
+            const char *end = group_end(g, gend), *a = g + 1, *z = end;
+            size_t n = e->n;
+            uint32_t used = e->used;
+
+            if (!end)
+                return (e->why = "a value (the grammar has an unclosed group)"), false;
+            if (!memchr(g + 1, '<', (size_t)(end - g - 1))) { /* a flag: its literal text */
+                while (a < z && *a == ' ')
+                    a++;
+                while (z > a && z[-1] == ' ')
+                    z--;
+                int i = find_n(e->r, a, (size_t)(z - a));
+
+                if (i >= 0) {
+                    e->used |= 1u << i;
+                    put(e, g + 1, (size_t)(end - g - 1));
+                }
+            } else if (!emit_seq(e, g + 1, end)) {
+                e->n = n; /* r does not set it: absent (a part of it set is found unused below) */
+                e->used = used;
+            }
+            g = end + 1;
+        } else if (*g == '(') { /* the first alternative r sets */
+            const char *end = group_end(g, gend), *alt = g + 1;
+            bool done = false;
+
+            if (!end)
+                return (e->why = "a value (the grammar has an unclosed group)"), false;
+            while (alt < end && !done) {
+                const char *bar = alt, *w = alt;
+                size_t n = e->n;
+                uint32_t used = e->used;
+                int depth = 0, i = -2;
+
+                for (; bar < end && (depth || *bar != '|'); bar++)
+                    depth += (*bar == '[' || *bar == '(') - (*bar == ']' || *bar == ')');
+                while (w < bar && ((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z')))
+                    w++;
+                if (w > alt && (i = find_n(e->r, alt, (size_t)(w - alt))) < 0) {
+                    alt = bar + 1; /* an alternative named by a flag r does not set */
+                    continue;
+                }
+                if (i >= 0)
+                    e->used |= 1u << i;
+                done = emit_seq(e, alt, bar);
+                if (!done) {
+                    e->n = n;
+                    e->used = used;
+                }
+                alt = bar + 1;
+            }
+            if (!done)
+                return (e->why = "a value that sets one of its grammar's alternatives"), false;
+            g = end + 1;
+        } else {
+            put(e, g, 1);
+            g++;
+        }
+    }
+    return true;
+}
+
+int preempt_record_format_(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r,
+                           unsigned workers, const char **why)
+{
+    const char *g = preempt_record_grammar_(id);
+    struct emit e = { .r = r, .buf = buf, .size = size };
+    struct preempt_record back;
+
+    if (size)
+        buf[0] = '\0';
+    if (!g) {
+        *why = "a record of a known kind";
+        return -EBADMSG;
+    }
+    if (!emit_seq(&e, g, g + strlen(g))) {
+        *why = e.why;
+        return -EBADMSG;
+    }
+    for (unsigned i = 0; i < r->n; i++)
+        if (!(e.used & (1u << i))) {
+            *why = "a value whose every field has its place in the grammar";
+            return -EBADMSG;
+        }
+    if (e.n >= size) {
+        *why = "a shorter value";
+        if (size)
+            buf[0] = '\0';
+        return -ENAMETOOLONG;
+    }
+    buf[e.n] = '\0';
+    if (preempt_record_parse_(id, buf, workers, &back, why) < 0) { /* what every reader would refuse */
+        buf[0] = '\0';
+        return -EBADMSG;
+    }
+    return 0;
 }

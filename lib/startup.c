@@ -211,6 +211,20 @@ static bool workers_differ(struct join *j, enum preempt_key_id id, const char *v
     return true;
 }
 
+/* The value of a record of kind id from its fields r (records-internal.h,
+ * the one writer of values). False when the grammar refuses it (a bug):
+ * start-up ends with that error. */
+static bool join_value(struct join *j, char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r)
+{
+    const char *why = "";
+
+    if (preempt_record_format_(buf, size, id, r, j->cfg->workers, &why) == 0)
+        return true;
+    join_finish(j, -EBADMSG, "job %s: bug: a %s record's value is not %s", j->cfg->job, preempt_key_pattern_(id),
+                why);
+    return false;
+}
+
 /* The barrier's record (N/ready): "restore=<step>|none workers=W
  * launch=L", written once, create-if-absent, by whichever worker found
  * the W-th live member. Every worker follows it. */
@@ -423,24 +437,27 @@ static void on_start_over(int status, const struct preempt_etcd_reply *r, const 
 static void write_ready(struct join *j, bool consume)
 {
     const struct preempt_coord_plan *plan = &j->plan;
-    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[256], mine[PREEMPT_MAX_LAUNCH + 1], restore[24];
+    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[256], mine[PREEMPT_MAX_LAUNCH + 1];
+    struct preempt_record r = { 0 };
     struct preempt_etcd_cmp cmp = { .key = key };
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
                            get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
     (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
     if (plan->have)
-        (void)snprintf(restore, sizeof(restore), "%" PRIu64, plan->step);
+        preempt_record_set_u64_(&r, "restore", plan->step);
     else
-        (void)snprintf(restore, sizeof(restore), "none");
-    if (!plan->at_risk)
-        (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s", restore, j->cfg->workers, mine);
-    else if (plan->over)
-        (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s over=%" PRIu64, restore, j->cfg->workers,
-                       mine, plan->newest);
-    else
-        (void)snprintf(val, sizeof(val), "restore=%s workers=%u launch=%s refused=%" PRIu64 " lacking=%s", restore,
-                       j->cfg->workers, mine, plan->newest, plan->lacking);
+        preempt_record_set_flag_(&r, "none");
+    preempt_record_set_u64_(&r, "workers", j->cfg->workers);
+    preempt_record_set_text_(&r, "launch", mine);
+    if (plan->at_risk && plan->over) {
+        preempt_record_set_u64_(&r, "over", plan->newest);
+    } else if (plan->at_risk) {
+        preempt_record_set_u64_(&r, "refused", plan->newest);
+        preempt_record_set_text_(&r, "lacking", plan->lacking);
+    }
+    if (!join_value(j, val, sizeof(val), PREEMPT_KEY_READY, &r))
+        return;
     (void)JKEY(j, key, READY);
     (void)JKEY(j, req, START_OVER);
     join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
@@ -485,10 +502,13 @@ static void on_shaped(int status, const struct preempt_etcd_reply *r, const char
 static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
     char key[PREEMPT_KEY_MAX], val[32];
+    struct preempt_record r = { 0 };
 
     switch (shape_in(j, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
     case PREEMPT_SHAPE_DO_WRITE:
-        (void)snprintf(val, sizeof(val), "workers=%u", j->cfg->workers);
+        preempt_record_set_u64_(&r, "workers", j->cfg->workers);
+        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_SHAPE, &r))
+            return false;
         join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
         return false;
     case PREEMPT_SHAPE_DO_CHECK:
@@ -693,20 +713,17 @@ static void join_make_offer(struct join *j)
     char host[PREEMPT_MAX_HOST + 1] = "-";
     size_t n = 0;
 
-    /* The host as the record's word: a character outside it (a Linux host
-     * name may hold any byte) becomes '-', so that the schema takes the
-     * record (it refused it, and the join failed). */
-    for (size_t i = 0; j->cfg->host && j->cfg->host[i] && i < PREEMPT_MAX_HOST; i++) {
-        host[i] = preempt_record_word_char_(j->cfg->host[i]) ? j->cfg->host[i] : '-';
-        host[i + 1] = '\0';
-    }
+    /* the host as it is (a Linux host name may hold any byte: the codec
+     * writes those outside a word as '-'), cut to PREEMPT_MAX_HOST */
+    (void)snprintf(host, sizeof(host), "%s", j->cfg->host ? j->cfg->host : "");
     for (size_t i = 0; i < j->n_pend && n < MAX_STEPS_OFFERED; i++)
         if (j->pend[i].decision > 0)
             all[n++] = j->pend[i].step;
     for (size_t i = 0; i < j->n_steps && n < MAX_STEPS_OFFERED; i++)
         all[n++] = j->steps[i];
-    preempt_coord_member_(j->member, sizeof(j->member), j->cfg->pid, host, j->cfg->launch, j->cfg->workers,
-                          j->cfg->start_over, all, n);
+    if (preempt_coord_member_(j->member, sizeof(j->member), j->cfg->pid, host, j->cfg->launch, j->cfg->workers,
+                              j->cfg->start_over, all, n) < 0)
+        j->member[0] = '\0'; /* a bug: the port's write check refuses it, and the join fails saying so */
 }
 
 static void join_resolve(struct join *j);
@@ -766,6 +783,7 @@ static void join_resolve(struct join *j)
     while (j->i_pend < j->n_pend) {
         struct preempt_coord_pending *p = &j->pend[j->i_pend];
         struct preempt_key k;
+        struct preempt_record r = { 0 };
         char val[64];
 
         if (preempt_key_parse_(p->key, j->jobp, &k) != PREEMPT_KEY_DECISION || k.inc == 0 || k.inc > j->inc) {
@@ -773,7 +791,11 @@ static void join_resolve(struct join *j)
             j->i_pend++;
             continue;
         }
-        (void)snprintf(val, sizeof(val), "aborted %" PRIu64 " restart", p->step);
+        preempt_record_set_flag_(&r, "aborted");
+        preempt_record_set_u64_(&r, "step", p->step);
+        preempt_record_set_flag_(&r, "restart");
+        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_DECISION, &r))
+            return;
         join_call(j, PREEMPT_RQ_CREATE(p->key, val), on_resolved);
         return;
     }
@@ -1059,9 +1081,14 @@ static void report_restored(struct join *j)
     char key[PREEMPT_KEY_MAX], mine[PREEMPT_KEY_MAX], all[PREEMPT_KEY_MAX], val[320];
 
     if (j->restore_mine != PREEMPT_RESTORE_OK) {
-        (void)snprintf(val, sizeof(val), "%s %" PRIu64 " worker=%u: %s",
-                       j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed", j->out->step,
-                       j->cfg->worker, j->restore_why ? j->restore_why : "");
+        struct preempt_record r = { 0 };
+
+        preempt_record_set_flag_(&r, j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed");
+        preempt_record_set_u64_(&r, "step", j->out->step);
+        preempt_record_set_u64_(&r, "w", j->cfg->worker);
+        preempt_record_set_text_(&r, "why", j->restore_why ? j->restore_why : ""); /* the codec writes it printable */
+        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_RESTORED, &r))
+            return;
         join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), val), on_ready_written);
         return;
     }

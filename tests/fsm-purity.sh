@@ -78,7 +78,7 @@ for part in records decl pub claim lost membership lease watch episode outcome p
         continue
     fi
     $NM -u "$TMP/$obj" | awk '{ print $2 }' | grep -vE "$instr" | sort -u >"$TMP/ext"
-    only_calls "$obj" "" 'memchr|memcmp|memset|strlen|snprintf|preempt_claim_parse_|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_lease_decl_|preempt_watch_decl_|preempt_roll_decl_|preempt_await_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|preempt_offer_decl_|preempt_shape_decl_|preempt_rst_decl_|preempt_dec_decl_|preempt_decl_input_|preempt_event_to_string_|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
+    only_calls "$obj" "" 'memchr|memcmp|memcpy|memset|strlen|snprintf|preempt_claim_parse_|preempt_record_grammar_|preempt_key_has_|preempt_pub_decl_|preempt_claim_decl_|preempt_mship_decl_|preempt_lease_decl_|preempt_watch_decl_|preempt_roll_decl_|preempt_await_decl_|preempt_ep_decl_|preempt_out_decl_|preempt_pend_decl_|preempt_offer_decl_|preempt_shape_decl_|preempt_rst_decl_|preempt_dec_decl_|preempt_decl_input_|preempt_event_to_string_|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
 done
 
 # The job view (lib/view.c: the job's records reduced to their meaning, the

@@ -41,6 +41,7 @@
 #include "coord-internal.h"
 #include "keys-internal.h"
 #include "machine-internal.h"
+#include "records-internal.h"
 #include "restore-internal.h"
 #include "sim.h"
 #include "trace-internal.h"
@@ -1793,11 +1794,16 @@ static void handle(const struct sev *e)
         break;
     case E_OPNOTICE: {
         char key[PREEMPT_KEY_MAX], val[64];
+        struct preempt_record rec = { 0 };
+        const char *why;
 
         rev0 = sim_etcd_rev(W->etcd);
         (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_NOTICE_OP,
                            &(struct preempt_key){ .inc = W->incarnation });
-        (void)snprintf(val, sizeof(val), "%" PRIu64 " operator", (uint64_t)(EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a));
+        preempt_record_set_u64_(&rec, "deadline", EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a);
+        preempt_record_set_text_(&rec, "source", "operator");
+        if (preempt_record_format_(val, sizeof(val), PREEMPT_KEY_NOTICE_OP, &rec, PREEMPT_MAX_WORKERS, &why) < 0)
+            violate("the operator's notice is not %s", why);
         if (!W->etcd_down) {
             sim_etcd_put(W->etcd, key, val, 0, now_ms());
             store_changed(rev0);

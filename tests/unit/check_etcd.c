@@ -971,6 +971,10 @@ START_TEST(test_record_grammar)
     ck_assert_msg(preempt_record_valid_(PREEMPT_KEY_ALIVE, buf, 4), "%s", buf);
     preempt_coord_member_(buf, sizeof(buf), 12, NULL, NULL, 4, false, NULL, 0);
     ck_assert_msg(preempt_record_valid_(PREEMPT_KEY_JOINED, buf, 4), "%s", buf);
+    ck_assert_str_eq(buf, "pid=12 host=- launch=- workers=4 steps=");
+    /* a host name with bytes a word lacks (a Linux host name may hold any) */
+    ck_assert_int_eq(preempt_coord_member_(buf, sizeof(buf), 12, "gpu+1 a", "l1", 4, false, (uint64_t[]){ 7 }, 1), 0);
+    ck_assert_str_eq(buf, "pid=12 host=gpu-1-a launch=l1 workers=4 steps=7");
     /* typed fields, flags, alternatives */
     ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ERROR, "-5 1 disk full", 4, &r, &why), 0);
     ck_assert(preempt_record_u64_(&r, "code", &u) && (int64_t)u == -5);
@@ -980,6 +984,87 @@ START_TEST(test_record_grammar)
               !preempt_record_has_(&r, "committed") && !preempt_record_has_(&r, "w"));
     ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_NOTICE, "zzz x", 4, &r, &why), -EBADMSG);
     ck_assert_str_eq(why, "a number");
+    /* written back: every well-formed value, read, formats as it was */
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (!cases[i].ok)
+            continue;
+        ck_assert_int_eq(preempt_record_parse_(cases[i].id, cases[i].value, 4, &r, &why), 0);
+        ck_assert_msg(preempt_record_format_(buf, sizeof(buf), cases[i].id, &r, 4, &why) == 0 &&
+                          !strcmp(buf, cases[i].value),
+                      "%s: \"%s\" wrote back as \"%s\" (%s)", preempt_key_pattern_(cases[i].id), cases[i].value, buf,
+                      why);
+    }
+}
+END_TEST
+
+/* A value is written from its fields by its grammar (records-internal.h,
+ * preempt_record_format_), and refused when a reader would refuse it: a
+ * field it lacks or has no place for, part of an optional group, a word
+ * that is none, a worker past the job's count, a buffer too small. */
+START_TEST(test_record_format)
+{
+    struct preempt_record r = { 0 };
+    const char *why = NULL;
+    char buf[128], small[8];
+
+    preempt_record_set_u64_(&r, "deadline", 1790000032135);
+    preempt_record_set_text_(&r, "source", "signal");
+    preempt_record_set_flag_(&r, "withdrawn");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "1790000032135 signal withdrawn");
+    ck_assert_int_eq(preempt_record_format_(small, sizeof(small), PREEMPT_KEY_NOTICE, &r, 4, &why), -ENAMETOOLONG);
+    ck_assert_str_eq(small, "");
+    r = (struct preempt_record){ 0 }; /* a word's bytes outside its alphabet are written as '-' */
+    preempt_record_set_u64_(&r, "deadline", 5);
+    preempt_record_set_text_(&r, "source", "spot+gce x");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "5 spot-gce-x");
+    r = (struct preempt_record){ 0 }; /* an empty one is refused */
+    preempt_record_set_u64_(&r, "deadline", 5);
+    preempt_record_set_text_(&r, "source", "");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
+    ck_assert_str_eq(buf, "");
+    r = (struct preempt_record){ 0 }; /* a text's bytes that are not printable are written as spaces */
+    preempt_record_set_u64_(&r, "code", 1);
+    preempt_record_set_u64_(&r, "w", 0);
+    preempt_record_set_text_(&r, "message", "two\nlines");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_ERROR, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "1 0 two lines");
+    r = (struct preempt_record){ 0 }; /* a field it needs */
+    preempt_record_set_text_(&r, "source", "signal");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
+    preempt_record_set_u64_(&r, "deadline", 5); /* and one it has no place for */
+    preempt_record_set_u64_(&r, "save", 5);
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
+    r = (struct preempt_record){ 0 }; /* part of an optional group: run without its pace */
+    preempt_record_set_u64_(&r, "save", 1500);
+    preempt_record_set_u64_(&r, "run", 40);
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_SHARD, &r, 4, &why), -EBADMSG);
+    preempt_record_set_u64_(&r, "pace", 30);
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_SHARD, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "1500 run=40 pace=30");
+    r = (struct preempt_record){ 0 }; /* alternatives, by their flag or their field */
+    preempt_record_set_flag_(&r, "aborted");
+    preempt_record_set_u64_(&r, "step", 84);
+    preempt_record_set_flag_(&r, "restart");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_DECISION, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "aborted 84 restart");
+    r = (struct preempt_record){ 0 };
+    preempt_record_set_flag_(&r, "none");
+    preempt_record_set_u64_(&r, "workers", 3);
+    preempt_record_set_text_(&r, "launch", "-");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_READY, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "restore=none workers=3 launch=-");
+    r = (struct preempt_record){ 0 }; /* the job's worker count bounds a worker */
+    preempt_record_set_u64_(&r, "w", 9);
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_CLAIM, &r, 4, &why), -EBADMSG);
+    ck_assert_str_eq(why, "a worker of the job");
+    r = (struct preempt_record){ 0 }; /* an int */
+    preempt_record_set_u64_(&r, "code", (uint64_t)-5);
+    preempt_record_set_u64_(&r, "w", 1);
+    preempt_record_set_text_(&r, "message", "disk full");
+    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_ERROR, &r, 4, &why), 0);
+    ck_assert_str_eq(buf, "-5 1 disk full");
 }
 END_TEST
 
@@ -2760,6 +2845,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_shard_values);
     tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_record_grammar);
+    tcase_add_test(t, test_record_format);
     tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
