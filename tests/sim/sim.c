@@ -2170,7 +2170,9 @@ static enum final_why final_why(const struct sim_ev *h, size_t n, const struct p
 
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k = { 0 };
-        uint64_t deadline;
+        struct preempt_record rec;
+        const char *why;
+        uint64_t deadline = 0;
         int id;
 
         if (h[i].type != PREEMPT_ETCD_PUT)
@@ -2188,9 +2190,10 @@ static enum final_why final_why(const struct sim_ev *h, size_t n, const struct p
             continue;
         if (requested)
             later = true;
-        deadline = strtoull(h[i].kv.value, NULL, 10);
-        if (strstr(h[i].kv.value, " withdrawn") || deadline == 0)
-            continue;
+        if (preempt_record_parse_((enum preempt_key_id)id, h[i].kv.value, PREEMPT_MAX_WORKERS, &rec, &why) < 0 ||
+            !preempt_record_u64_(&rec, "deadline", &deadline) || preempt_record_has_(&rec, "withdrawn") ||
+            deadline == 0)
+            continue; /* read as every reader reads it */
         if (agreed && !requested && deadline < earliest)
             earlier = true;
         if (deadline < earliest)
