@@ -36,6 +36,8 @@ struct join {
     enum preempt_pend_state end;      /* how the phase ends (phase-internal.h: declared) */
     unsigned instance;                /* the phase's number: its machines' instance in the trace */
     bool watching;                    /* the awaited record is watched */
+    bool takeover;                    /* this worker takes the place an earlier process of it held at the
+                                         barrier of an incarnation still starting (on_joined) */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
     char jobp[PREEMPT_MAX_JOB + 16];
@@ -243,7 +245,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "job %s is in use by launch %s; this worker is of launch %s: two jobs use one job name "
                     "(give one of them another name; nothing was changed)",
                     j->cfg->job, launch, mine);
-    } else if (kv->create_rev <= j->alive_rev) {
+    } else if (kv->create_rev <= j->alive_rev && !j->takeover) {
         join_finish(j, -EBUSY,
                     "job %s: incarnation %" PRIu64 " started without worker %u (its workers were all there before "
                     "this one joined): a second process with worker index %u, or a second job using this name "
@@ -622,6 +624,20 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
     join_call(j, PREEMPT_RQ_LEASE(TIMETOLIVE, kv->lease), on_holder_ttl);
 }
 
+/* Whether incarnation N, whose barrier's record is ready, is in its
+ * restore barrier (restored: N/restored as read: absent) and of this
+ * worker's launch (a known one): nobody trains in it yet. */
+static bool restoring(struct join *j, const char *ready, const struct preempt_etcd_kv *restored)
+{
+    char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], step[24];
+    uint64_t u;
+
+    (void)preempt_record_field_(PREEMPT_KEY_READY, ready, "launch", theirs, sizeof(theirs));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_READY, ready, "restore", step, sizeof(step));
+    return !restored->value && preempt_parse_u64_(step, &u) && mine[0] && strcmp(mine, "-") && !strcmp(theirs, mine);
+}
+
 static void on_joined(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
@@ -646,6 +662,16 @@ static void on_joined(int status, const struct preempt_etcd_reply *r, const char
         held_by(j, mine);
     } else if (!ready->value) {
         join_try(j, true); /* w joined inc before, but inc never started: join it again */
+    } else if (restoring(j, ready->value, read_kv(r, 3))) {
+        /* N passed its barrier, which names a step to restore, and not its
+         * restore barrier: it is still starting, and its other workers wait
+         * for this one's restore. Its earlier process joined N and died
+         * before it (killed, its lease outliving it: the barrier counted
+         * it), and this one, of the same launch, takes its place. (Opening
+         * N + 1 instead split the job: the others timed out in N, this one
+         * in N + 1, and the launcher gave up.) */
+        j->takeover = true;
+        join_try(j, true);
     } else {
         /* This worker lived in incarnation N and N started: that was its
          * previous life, so the job is restarting. Open N + 1 (one bump
@@ -680,7 +706,7 @@ static void join_open(struct join *j, uint64_t inc)
 static void join_try(struct join *j, bool rejoin)
 {
     char counter[PREEMPT_KEY_MAX], joined[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], cur[24];
-    char ready[PREEMPT_KEY_MAX], members[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX];
+    char ready[PREEMPT_KEY_MAX], members[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX], restored[PREEMPT_KEY_MAX];
     unsigned w = j->cfg->worker;
 
     (void)JKEY(j, counter, INCARNATION);
@@ -690,6 +716,7 @@ static void join_try(struct join *j, bool rejoin)
     (void)JKEY(j, ready, READY);
     (void)JRANGE(j, members, ALIVE, 'w');
     (void)JKEY(j, shape, SHAPE);
+    (void)JKEY(j, restored, RESTORED);
     {
         struct preempt_etcd_cmp cmp[] = { { .key = counter, .value = cur }, { .key = rejoin ? alive : joined } };
         struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
@@ -699,9 +726,10 @@ static void join_try(struct join *j, bool rejoin)
                                         { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
         struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, counter, NULL, 0 },
                                           { PREEMPT_ETCD_OP_GET, alive, NULL, 0 },
-                                          { PREEMPT_ETCD_OP_GET, ready, NULL, 0 } };
+                                          { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
+                                          { PREEMPT_ETCD_OP_GET, restored, NULL, 0 } };
 
-        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 3), on_joined);
+        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 4), on_joined);
     }
 }
 

@@ -115,6 +115,44 @@ eq "together: both train to the end" "$RCS" "0 0"
 eq "together: both restore the saved step" "$(same a 2 start restored_step)" "$S"
 [ "$failures" -eq 0 ] || show_logs a 2
 
+# 8b. A worker killed after it joined, before its incarnation started (as
+# preempt-launch's regroup kills one it had just started again): its lease
+# outlives it, the barrier counts it with the other two (a checkpoint to
+# restore), and they wait in the restore barrier for its restore. Its
+# replacement, of the same launch, takes its place there; the job trains
+# to its end. (Before: it found its own joined record in a started
+# incarnation, opened the next one, and every worker timed out, exit 2:
+# seen in a fresh-clone CI run of collective.sh's crash case.)
+KARGS="--launch-id K --step-ms 1 --lease-ttl 8 --join-timeout-ms 30000 --save-every-steps 100"
+job_start k 3 --steps 300 $KARGS
+job_wait 60
+eq "k: the first life trains to its end" "$RCS" "0 0 0"
+"$TRAINER" --etcd "$ETCD_URL" --job k --worker 0 --workers 3 --ckpt-dir "$TMP/k" --steps 600 $KARGS \
+    >"$TMP/k.ghost.out" 2>"$TMP/k.ghost.err" &
+NEWPID=$!
+k_key() { etcdctl --endpoints="$ETCD_URL" get --print-value-only "/preempt/k/2/$1" | grep -q .; }
+wait_until 20 "k: worker 0 joined incarnation 2" k_key w/alive/0
+kill -KILL "$NEWPID"
+reap 10 "$NEWPID"
+_w12() { # workers 1 and 2 of job k, while worker 0's lease outlives it
+    PIDS=
+    for i in 1 2; do
+        "$TRAINER" --etcd "$ETCD_URL" --job k --worker $i --workers 3 --ckpt-dir "$TMP/k" --steps 600 --verbose \
+            --print-steps $KARGS >"$TMP/k.$i.out" 2>"$TMP/k.$i.err" &
+        PIDS="$PIDS $!"
+    done
+}
+_w12
+wait_until 20 "k: workers 1 and 2 pass the barrier counting worker 0's dead process" k_key ready
+"$TRAINER" --etcd "$ETCD_URL" --job k --worker 0 --workers 3 --ckpt-dir "$TMP/k" --steps 600 --verbose --print-steps \
+    $KARGS >"$TMP/k.0.out" 2>"$TMP/k.0.err" &
+PIDS="$! $PIDS"
+JOB_TAG=k JOB_N=3
+job_wait 90
+eq "k: the replacement takes the dead process's place: the job trains to its end" "$RCS" "0 0 0"
+expect "k: every worker joined incarnation 2" sh -c "grep -h 'joined job k' $TMP/k.0.err $TMP/k.1.err $TMP/k.2.err | grep -c 'incarnation 2;' | grep -qx 3"
+[ "$failures" -eq 0 ] || show_logs k 3
+
 # 9. etcd goes back in time while a job trains: restored from an older
 # snapshot, then wiped. Each time, the next notice reaches both workers
 # (before: the watches re-opened at a revision the store had not reached
