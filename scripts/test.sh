@@ -5,7 +5,7 @@
 # Installs what is missing, builds with warnings as errors, runs make check
 # (the field tests, the static checks, the unit tests) with the unit tests
 # and the reference trainer under valgrind beside it, and make distcheck,
-# whose build from the tarball runs the job tests, the static checks and
+# whose build from the tarball runs the job tests, the tools' tests and
 # the unit tests under AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer, with the fault points compiled in
 # (tests/faults.sh then sweeps them), and then builds the examples against
@@ -108,7 +108,8 @@ stage_done "$stage"
 # build runs the field tests, the static checks and the unit tests, with
 # the unit tests under valgrind beside them (one process, computing little
 # of the time); make distcheck's sanitized build below runs the job tests
-# (JOB_TESTS), the static checks and the unit tests. make check alone runs
+# (JOB_TESTS), the tools' tests (TOOL_TESTS: the tree's checks tell the
+# same in any build, and run in the main build alone) and the unit tests. make check alone runs
 # every test in one build. Four at a time with valgrind beside them (on
 # 2026-12-02, 12 min instead of about 20) changed what some planned cases
 # decide, as two busy loops would; fixed since: two-phase.sh's job
