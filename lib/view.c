@@ -47,14 +47,20 @@ void preempt_view_episode_(struct preempt_view *v, uint64_t ep)
     memset(v->r, 0, sizeof(v->r));
 }
 
-void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc)
+/* Incarnation inc, episode 0, with nothing known of them but the members. */
+static void reset(struct preempt_view *v, uint64_t inc)
 {
     v->inc = inc;
     v->op_wall = 0;
     v->error = false;
+    preempt_view_episode_(v, 0);
+}
+
+void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc)
+{
+    reset(v, inc);
     memset(v->member, 0, v->cap * sizeof(*v->member));
     v->members_open = false;
-    preempt_view_episode_(v, 0);
 }
 
 int preempt_view_shape_(const char *value, unsigned *n)
@@ -93,9 +99,15 @@ int preempt_view_workers_(struct preempt_view *v, unsigned n)
         v->me = n;
     bool open = v->members_open; /* a whole read of the members under way stays so */
 
+    /* the members of the first n read so far stay (one transaction writes
+     * a worker's member records before the shape's, and the watch brings
+     * them in that order); of the rest, and of everything else, nothing
+     * stands */
+    if (n < v->n)
+        memset(v->member + n, 0, (v->n - n) * sizeof(*v->member));
     v->n = n;
     memset(v->reported, 0, 2 * v->cap * sizeof(*v->reported));
-    preempt_view_incarnation_(v, v->inc);
+    reset(v, v->inc);
     v->members_open = open;
     return 0;
 }

@@ -104,7 +104,7 @@ static const struct preempt_coord_io port_io = { .request = p_request, .watch = 
 
 struct rec {
     const char *key; /* under JOBP */
-    const char *value;
+    const char *value; /* NULL: deleted */
     int64_t rev;
 };
 
@@ -118,6 +118,7 @@ struct judged {
     char ignored[256]; /* the keys (under JOBP) the workers ignore, in the keys' order, ' ' after each */
     unsigned ended;    /* bit w: worker w's membership ended (it was a member; not worker 0, the coordinator's own) */
     bool exited;       /* every worker that joined has gone */
+    bool streamed_exit; /* the watcher says so from the stream alone (a whole read can tell more) */
 };
 
 struct reader_case {
@@ -134,49 +135,68 @@ struct reader_case {
 static const struct reader_case cases[] = {
     { "one notice",
       { HEAD, { "7/e0/notice/1", "2000000 signal", 10 } },
-      { 1, 2000000, true, "", 0, false } },
+      { 1, 2000000, true, "", 0, false, false } },
     { "the earliest of two, one withdrawn",
       { HEAD, { "7/e0/notice/1", "3000000 gce", 11 }, { "7/e0/notice/2", "2500000 signal withdrawn", 10 } },
-      { 2, 2500000, true, "", 0, false } },
+      { 2, 2500000, true, "", 0, false, false } },
     { "every notice withdrawn",
       { HEAD, { "7/e0/notice/2", "2500000 signal withdrawn", 10 } },
-      { 2, 2500000, false, "", 0, false } },
+      { 2, 2500000, false, "", 0, false, false } },
     /* the job has 3 workers: worker 7's notice is no worker's (seen: the
      * watcher reported it as the job's) */
     { "a notice of worker 7",
       { HEAD, { "7/e0/notice/7", "1500000 signal", 10 }, { "7/e0/notice/1", "2000000 signal", 11 } },
-      { 1, 2000000, true, "7/e0/notice/7 ", 0, false } },
+      { 1, 2000000, true, "7/e0/notice/7 ", 0, false, false } },
     { "garbage notices",
       { HEAD, { "7/e0/notice/1", "zzz not-a-deadline", 10 },
         { "7/e0/notice/2", "18446744073709551615999 signal withdrawn", 11 }, { "7/e0/notice/3", "1200000 x", 12 } },
-      { -2, 0, false, "7/e0/notice/1 7/e0/notice/2 7/e0/notice/3 ", 0, false } },
+      { -2, 0, false, "7/e0/notice/1 7/e0/notice/2 7/e0/notice/3 ", 0, false, false } },
     { "the operator's, earlier than a worker's",
       { HEAD, { "7/e0/notice/1", "2000000 signal", 10 }, { "7/notice/op", "1800000 operator", 12 } },
-      { -1, 1800000, true, "", 0, false } },
+      { -1, 1800000, true, "", 0, false, false } },
     /* the members: 0 and 2 alive, 1's record garbage: no member (its
      * membership ends), nor is worker 5 one */
     { "members, one of them garbage",
       { HEAD, { "7/w/joined/0", MEMBER, 4 }, { "7/w/joined/1", MEMBER, 5 }, { "7/w/joined/2", MEMBER, 6 },
         { "7/w/alive/0", MEMBER, 4 }, { "7/w/alive/1", "garbage", 8 }, { "7/w/alive/2", MEMBER, 6 },
         { "7/w/alive/5", MEMBER, 9 } },
-      { -2, 0, false, "7/w/alive/1 7/w/alive/5 ", 1u << 1, false } },
+      { -2, 0, false, "7/w/alive/1 7/w/alive/5 ", 1u << 1, false, false } },
+    /* the workers join (each its joined and member records in one
+     * transaction) before the first of them writes the shape
+     * (create-if-absent, after its join), and the watch streams them in
+     * that order: the members stand (seen: the watcher, narrowed to the
+     * job's workers by the shape, forgot them and never saw the job
+     * exit); then every member record goes */
+    { "members before the shape",
+      { { "incarnation", "7", 2 }, { "7/w/joined/0", MEMBER, 3 }, { "7/w/alive/0", MEMBER, 3 },
+        { "7/w/joined/1", MEMBER, 4 }, { "7/w/alive/1", MEMBER, 4 }, { "7/w/joined/2", MEMBER, 5 },
+        { "7/w/alive/2", MEMBER, 5 }, { "7/shape", "workers=3", 6 }, { "7/w/alive/1", NULL, 10 },
+        { "7/w/alive/2", NULL, 11 }, { "7/w/alive/0", NULL, 12 } },
+      { -2, 0, false, "", 3u << 1, true, true } },
     /* every member record gone: worker 1's membership ended without its
      * done record (the coordinator tells its owner), worker 2's after it */
     { "every member gone, one done",
       { HEAD, { "7/w/joined/0", MEMBER, 4 }, { "7/w/joined/1", MEMBER, 5 }, { "7/w/joined/2", MEMBER, 6 },
         { "7/w/done/2", "150", 20 } },
-      { -2, 0, false, "", 1u << 1, true } },
+      { -2, 0, false, "", 1u << 1, true, false } },
 };
 
-/* The records of a case, as etcd holds them (kv), in the keys' order. */
+/* The records of a case, as etcd holds them at its end (kv), in the keys' order. */
 static size_t kvs_of(const struct reader_case *c, struct preempt_etcd_kv *kvs, char keys[][PREEMPT_KEY_MAX])
 {
     size_t n = 0;
 
-    for (size_t i = 0; i < RECS && c->recs[i].key; i++, n++) {
+    for (size_t i = 0; i < RECS && c->recs[i].key; i++) {
+        bool later = false; /* a later write of the key (a delete) */
+
+        for (size_t k = i + 1; k < RECS && c->recs[k].key; k++)
+            later = later || !strcmp(c->recs[k].key, c->recs[i].key);
+        if (!c->recs[i].value || later)
+            continue;
         (void)snprintf(keys[n], PREEMPT_KEY_MAX, JOBP "%s", c->recs[i].key);
         kvs[n] = (struct preempt_etcd_kv){ .key = keys[n], .value = (char *)c->recs[i].value,
                                            .create_rev = c->recs[i].rev, .mod_rev = c->recs[i].rev };
+        n++;
     }
     for (size_t i = 1; i < n; i++) /* the keys' order, as a read comes */
         for (size_t j = i; j > 0 && strcmp(kvs[j - 1].key, kvs[j].key) > 0; j--) {
@@ -193,13 +213,61 @@ static bool member_key(const char *key)
     return strstr(key, "/w/alive/") || strstr(key, "/w/done/") || strstr(key, "/w/joined/");
 }
 
+static bool member_key(const char *key);
+
+/* Which keys a watch streams. */
+static bool any_key(const char *key)
+{
+    (void)key;
+    return true;
+}
+
+static bool record_key(const char *key) /* the coordinator's records watch: up to N/w/ */
+{
+    return !member_key(key);
+}
+
+static bool alive_key(const char *key) /* its members watch: the alive and done records */
+{
+    return strstr(key, "/w/alive/") || strstr(key, "/w/done/");
+}
+
+/* The case c's writes as a watch streams them: in revision order, one
+ * transaction's in the order it made them (the table's), each that in()
+ * takes. */
+static void stream(const struct preempt_etcd_watch_ops *ops, void *arg, const struct reader_case *c,
+                   bool (*in)(const char *key))
+{
+    size_t order[RECS], n = 0;
+
+    for (size_t i = 0; i < RECS && c->recs[i].key; i++)
+        order[n++] = i;
+    for (size_t i = 1; i < n; i++) /* stable */
+        for (size_t j = i; j > 0 && c->recs[order[j - 1]].rev > c->recs[order[j]].rev; j--) {
+            size_t t = order[j];
+
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++) {
+        const struct rec *r = &c->recs[order[i]];
+        char key[PREEMPT_KEY_MAX];
+        struct preempt_etcd_kv kv = { .key = key, .value = (char *)r->value, .create_rev = r->rev,
+                                      .mod_rev = r->rev };
+
+        (void)snprintf(key, sizeof(key), JOBP "%s", r->key);
+        if (in(key))
+            ops->on_event(r->value ? PREEMPT_ETCD_PUT : PREEMPT_ETCD_DELETE, &kv, arg);
+    }
+}
+
 /* How a read reaches a reader. */
 enum feed { FEED_READ, FEED_REVERSED, FEED_STREAM };
 static const char *const feed_names[] = { "a whole read", "a whole read in reverse", "a stream" };
 
-/* kvs delivered to a watch: a whole read, or (fresh: after an empty one) each record in the order written. */
+/* kvs delivered to a watch as a whole read (FEED_STREAM: stream()). */
 static void deliver(const struct preempt_etcd_watch_ops *ops, void *arg, const struct preempt_etcd_kv *kvs, size_t n,
-                    enum feed f, bool fresh)
+                    enum feed f)
 {
     struct preempt_etcd_kv copy[RECS];
 
@@ -211,15 +279,7 @@ static void deliver(const struct preempt_etcd_watch_ops *ops, void *arg, const s
             copy[i] = copy[n - 1 - i];
             copy[n - 1 - i] = t;
         }
-    if (f != FEED_STREAM) {
-        ops->on_reset(copy, n, 100, 1, arg);
-        return;
-    }
-    if (fresh)
-        ops->on_reset(NULL, 0, 1, 1, arg);
-    preempt_etcd_kvs_by_write_(copy, n);
-    for (size_t i = 0; i < n; i++)
-        ops->on_event(PREEMPT_ETCD_PUT, &copy[i], arg);
+    ops->on_reset(copy, n, 100, 1, arg);
 }
 
 /* The keys judged, as judged.ignored lists them: those of kvs (keys' order) marked in bad. */
@@ -278,7 +338,8 @@ static void co_gone(unsigned worker, const char *why, void *arg)
     co.ended |= 1u << worker;
 }
 
-static struct judged by_coordinator(const struct preempt_etcd_kv *kvs, size_t n, enum feed f)
+static struct judged by_coordinator(const struct reader_case *rc, const struct preempt_etcd_kv *kvs, size_t n,
+                                    enum feed f)
 {
     struct preempt_coord_ops ops = { .post = co_post, .now_ms = co_now, .log = co_log, .on_view = co_view };
     struct preempt_coord_cfg cfg = { .job = "job", .worker = 0, .workers = 3, .lease_ttl_s = 10, .give_up_ms = 1000 };
@@ -286,6 +347,7 @@ static struct judged by_coordinator(const struct preempt_etcd_kv *kvs, size_t n,
     struct preempt_etcd_kv records[RECS], members[RECS], alive0 = { .key = JOBP "7/w/alive/0", .value = MEMBER,
                                                                       .create_rev = 4, .mod_rev = 4 };
     size_t nr = 0, nm = 0;
+    bool has_members = false;
     struct port p = { 0 };
     struct preempt_coord *c;
     struct preempt_view_summary sum;
@@ -305,6 +367,8 @@ static struct judged by_coordinator(const struct preempt_etcd_kv *kvs, size_t n,
         else if (!strstr(kvs[i].key, "/w/joined/"))
             members[nm++] = kvs[i];
     }
+    for (size_t i = 0; i < RECS && rc->recs[i].key; i++)
+        has_members = has_members || strstr(rc->recs[i].key, "/w/");
     /* every member alive first, as when the worker started: a read that lacks one ends it */
     {
         struct preempt_etcd_kv start[3] = { alive0, alive0, alive0 };
@@ -315,13 +379,18 @@ static struct judged by_coordinator(const struct preempt_etcd_kv *kvs, size_t n,
         p.ops[1]->on_reset(start, 3, 4, 1, p.arg[1]);
         ck_assert_uint_eq(co.ended, 0);
     }
-    deliver(p.ops[0], p.arg[0], records, nr, f, true);
-    if (nm == 0) {
+    if (f == FEED_STREAM) {
+        p.ops[0]->on_reset(NULL, 0, 1, 1, p.arg[0]);
+        stream(p.ops[0], p.arg[0], rc, record_key);
+    } else {
+        deliver(p.ops[0], p.arg[0], records, nr, f);
+    }
+    if (!has_members) {
         /* no member records in the case: the members watch is not read */
-    } else if (f == FEED_STREAM) { /* a stream of the members: the ones not there went */
+    } else if (f == FEED_STREAM) { /* a stream of the members: the ones not there at the end went */
         static const char *const alive[] = { JOBP "7/w/alive/1", JOBP "7/w/alive/2" };
 
-        deliver(p.ops[1], p.arg[1], members, nm, f, false);
+        stream(p.ops[1], p.arg[1], rc, alive_key);
         for (unsigned w = 1; w <= 2; w++) {
             bool there = false;
 
@@ -332,7 +401,7 @@ static struct judged by_coordinator(const struct preempt_etcd_kv *kvs, size_t n,
                                    p.arg[1]);
         }
     } else {
-        deliver(p.ops[1], p.arg[1], members, nm, f, false);
+        deliver(p.ops[1], p.arg[1], members, nm, f);
     }
     ck_assert_ptr_nonnull(co.view);
     preempt_view_summary_(co.view, &sum);
@@ -359,7 +428,8 @@ static void wa_notice(struct preempt_watcher *w, const struct preempt_notice_inf
     wa.last = *info;
 }
 
-static struct judged by_watcher(const struct preempt_etcd_kv *kvs, size_t n, enum feed f, const bool *ignored)
+static struct judged by_watcher(const struct reader_case *rc, const struct preempt_etcd_kv *kvs, size_t n, enum feed f,
+                                const bool *ignored)
 {
     struct preempt_watcher_callbacks cb = { .on_notice = wa_notice };
     struct port p = { 0 };
@@ -371,9 +441,15 @@ static struct judged by_watcher(const struct preempt_etcd_kv *kvs, size_t n, enu
     memset(&wa, 0, sizeof(wa));
     ck_assert_int_eq(preempt_watcher_new_io_(&port_io, &p, "job", &cb, NULL, &w), 0);
     ck_assert_ptr_nonnull(p.ops[0]);
-    deliver(p.ops[0], p.arg[0], kvs, n, f, true);
-    if (f == FEED_STREAM) /* the stream's read was empty: a whole read tells who went */
-        deliver(p.ops[0], p.arg[0], kvs, n, FEED_READ, false);
+    if (f == FEED_STREAM) {
+        p.ops[0]->on_reset(NULL, 0, 1, 1, p.arg[0]);
+        stream(p.ops[0], p.arg[0], rc, any_key);
+        ck_assert_int_eq(preempt_watcher_get_exited(w, &exited), 0);
+        j.streamed_exit = exited;
+        deliver(p.ops[0], p.arg[0], kvs, n, FEED_READ); /* the watch reopened: a whole read can tell more */
+    } else {
+        deliver(p.ops[0], p.arg[0], kvs, n, f);
+    }
     if (preempt_watcher_get_notice(w, &info) == 0) {
         ck_assert(wa.told);
         ck_assert_uint_eq(info.incarnation, 7);
@@ -439,13 +515,17 @@ START_TEST(test_readers_agree)
 
     same("preemptctl status", c->name, FEED_READ, &st, &c->want, true);
     for (enum feed f = FEED_READ; f <= FEED_STREAM; f++) {
-        struct judged co_j = by_coordinator(kvs, n, f), wa_j = by_watcher(kvs, n, f, bad);
+        struct judged co_j = by_coordinator(c, kvs, n, f), wa_j = by_watcher(c, kvs, n, f, bad);
 
         /* the coordinator's members: ended ones (1 and 2 are the peers that were alive) */
         same("the coordinator", c->name, f, &co_j, &c->want, false);
         ck_assert_msg(co_j.ended == c->want.ended, "the coordinator, %s (%s): told the membership of %#x ended, not %#x",
                       c->name, feed_names[f], co_j.ended, c->want.ended);
         same("the watcher", c->name, f, &wa_j, &c->want, true);
+        if (f == FEED_STREAM)
+            ck_assert_msg(wa_j.streamed_exit == c->want.streamed_exit,
+                          "the watcher, %s (a stream): every worker gone: %d, not %d", c->name, wa_j.streamed_exit,
+                          c->want.streamed_exit);
     }
 }
 END_TEST
