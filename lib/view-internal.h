@@ -61,7 +61,6 @@ struct preempt_view {
 enum {
     PREEMPT_VIEW_M_JOINED = 1, /* its joined record: it lived in the incarnation */
     PREEMPT_VIEW_M_ALIVE = 2,  /* its member record is there (bound to its lease) */
-    PREEMPT_VIEW_M_WAS = 4,    /* it was there once in this incarnation */
     PREEMPT_VIEW_M_DONE = 8,   /* its done record: it finished training */
     PREEMPT_VIEW_M_SEEN = 16,  /* its member record is in the whole read under way */
     PREEMPT_VIEW_M_ENDED = 32  /* its membership ended: its member record went, or a whole read lacked it */

@@ -91,14 +91,14 @@ int preempt_view_inc_(const char *value, uint64_t *inc)
 
 int preempt_view_workers_(struct preempt_view *v, unsigned n)
 {
+    bool open = v->members_open; /* a whole read of the members under way stays so */
+
     if (n == 0 || n > v->cap)
         return -EINVAL;
     if (n == v->n)
         return 0; /* known already (a full read brings the shape again) */
     if (v->me >= v->n) /* no worker's view: still none */
         v->me = n;
-    bool open = v->members_open; /* a whole read of the members under way stays so */
-
     /* the members of the first n read so far stay (one transaction writes
      * a worker's member records before the shape's, and the watch brings
      * them in that order); of the rest, and of everything else, nothing
@@ -414,7 +414,7 @@ static struct preempt_view_ev member(struct preempt_view *v, bool put, int id, u
             return ev;
         ev.what = PREEMPT_VIEW_MEMBER;
         ev.news = (*m & PREEMPT_VIEW_M_ENDED) != 0; /* back: a new lease */
-        *m = (uint8_t)((*m | PREEMPT_VIEW_M_ALIVE | PREEMPT_VIEW_M_WAS) & ~PREEMPT_VIEW_M_ENDED);
+        *m = (uint8_t)((*m | PREEMPT_VIEW_M_ALIVE) & ~PREEMPT_VIEW_M_ENDED);
         return ev;
     }
 }
