@@ -384,13 +384,13 @@ static bool emit_seq(struct emit *e, const char *g, const char *gend)
             if (!end)
                 return (e->why = "a value (the grammar has an unclosed group)"), false;
             if (!memchr(g + 1, '<', (size_t)(end - g - 1))) { /* a flag: its literal text */
+                int i;
+
                 while (a < z && *a == ' ')
                     a++;
                 while (z > a && z[-1] == ' ')
                     z--;
-                int i = find_n(e->r, a, (size_t)(z - a));
-
-                if (i >= 0) {
+                if ((i = find_n(e->r, a, (size_t)(z - a))) >= 0) {
                     e->used |= 1u << i;
                     put(e, g + 1, (size_t)(end - g - 1));
                 }
