@@ -22,6 +22,8 @@ passed=0
 failed=0
 failures=""
 stage=setup
+temps=
+tally=
 
 # count DIR LABEL: adds the checks of the test logs in DIR (Check's "Checks:
 # N, Failures: F, Errors: E" lines and the shell tests' "N checks, F failures"
@@ -57,6 +59,21 @@ slowest() {
     done | sort -rn | head -n 6 | awk -v l="$2" 'NR == 1 { printf "slowest tests%s:", l } { printf " %s %d s,", $2, $1 } END { if (NR) print "" }'
 }
 
+# tallied FILE LABEL: adds the checks of a build whose logs are gone (make
+# distcheck removes its build when it passes) from its tally, a line
+# "NAME SECONDS|- CHECKS FAILURES" per test (tests/lib.sh's finish,
+# tests/unit/check-main.h), and prints its six longest shell tests.
+tallied() {
+    while read -r name _ n bad; do
+        passed=$((passed + n - bad))
+        failed=$((failed + bad))
+        [ "$bad" -eq 0 ] || failures="$failures
+FAIL: $name$2"
+    done <"$1"
+    awk '$2 != "-" { print $2, $1 }' "$1" | sort -rn | head -n 6 |
+        awk -v l="$2" 'NR == 1 { printf "slowest tests%s:", l } { printf " %s %d s,", $2, $1 } END { if (NR) print "" }'
+}
+
 # stage_done NAME: the time since the last stage ended.
 stage_clock=$(date +%s)
 stage_done() {
@@ -70,9 +87,13 @@ summary() {
     trap - EXIT
     count . ""
     slowest . ""
+    kept=
     for d in libpreempt-*/_build/sub; do
-        [ -d "$d" ] && { count "$d" " (sanitized build, make distcheck)"; slowest "$d" " (sanitized)"; }
+        [ -d "$d" ] && { kept=1; count "$d" " (sanitized build, make distcheck)"; slowest "$d" " (sanitized)"; }
     done
+    [ -n "$kept" ] || [ ! -s "${tally:-}" ] || tallied "$tally" " (sanitized build, make distcheck)"
+    # shellcheck disable=SC2086 # the temporary files, split
+    [ -z "$temps" ] || rm -f $temps
     if [ "$status" -ne 0 ] && [ -z "$failures" ]; then
         failed=$((failed + 1))
         failures="
@@ -104,38 +125,56 @@ stage="the build (make)"
 make -j2
 make -j2 check TESTS= # the test programs: the two runs below build nothing
 stage_done "$stage"
-# The tests run two at a time (TEST_JOBS: more). Each runs once: the main
-# build runs the field tests, the static checks and the unit tests, with
-# the unit tests under valgrind beside them (one process, computing little
-# of the time); make distcheck's sanitized build below runs the job tests
-# (JOB_TESTS), the tools' tests (TOOL_TESTS: the tree's checks tell the
-# same in any build, and run in the main build alone) and the unit tests. make check alone runs
-# every test in one build. Four at a time with valgrind beside them (on
-# 2026-12-02, 12 min instead of about 20) changed what some planned cases
-# decide, as two busy loops would; fixed since: two-phase.sh's job
-# supersede (lockstep, a longer persist), check_persist's long-step engine
-# (a longer slice); not seen again, not understood: collective.sh's
-# async4-one (an all-reduce reset, 75 on every worker; 6 runs beside three
-# busy loops passed) and a PyTorch rank that hung after asking for a
-# restart. make check-stress (two busy loops) finds such cases; once it
-# passes at four, so does this.
+# The three runs go side by side: make check in the main build (the
+# field tests, the static checks and the unit tests, TEST_JOBS at a time:
+# 2), make check-valgrind (the unit tests and the reference trainer under
+# memcheck, one process) and make distcheck, whose sanitized build runs the
+# job tests (JOB_TESTS), the tools' tests (TOOL_TESTS: the tree's checks
+# tell the same in any build, and run in the main build alone) and the
+# unit tests, TEST_JOBS at a time. Each test runs once; make check alone
+# runs every test in one build. Apart, the field tests wait more than they
+# compute (long steps, grace periods, leases: about 60% of two cores) and
+# so does distcheck (its configure, its archive); side by side they keep
+# both cores busy, as make check-stress's load does (docs/development.md,
+# "Tests and time"). make dist reads what the build above made; make check
+# builds nothing more, so the two makes in this tree never make one file.
 jobs=${TEST_JOBS:-2}
-stage="make check (field tests, static checks, unit tests) and make check-valgrind beside it"
+stage="make check, make check-valgrind and make distcheck, side by side"
 vglog=$(mktemp)
-make check-valgrind >"$vglog" 2>&1 &
+dclog=$(mktemp)
+# the sanitized build's counts: distcheck removes its build, logs and all,
+# when it passes (tests/lib.sh's finish and check-main.h write the tally)
+tally=$(mktemp)
+temps="$vglog $dclog $tally"
+timed() { # NAME CMD...: CMD, then "== NAME: N s" (its own time)
+    _n=$1 _s=$(date +%s)
+    shift
+    _rc=0
+    "$@" || _rc=$?
+    echo "== $_n: $(($(date +%s) - _s)) s"
+    return "$_rc"
+}
+timed "make check-valgrind" make check-valgrind >"$vglog" 2>&1 &
 vg=$!
-vg_rc=0
-make -j"$jobs" check JOB_TESTS= || { wait "$vg" || true; cat "$vglog"; rm -f "$vglog"; show_logs .; exit 1; }
-wait "$vg" || vg_rc=$? # bounded: make check-valgrind's tests run under TEST_BOUND
+PREEMPT_TEST_TALLY=$tally timed "make distcheck (sanitized build)" make -j"$jobs" distcheck \
+    DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" >"$dclog" 2>&1 &
+dc=$!
+check_rc=0 vg_rc=0 dc_rc=0
+timed "make check" make -j"$jobs" check JOB_TESTS= || check_rc=$?
+# bounded: every test of both runs has TEST_BOUND (timeout(1))
+wait "$vg" || vg_rc=$?
+wait "$dc" || dc_rc=$?
 cat "$vglog"
-rm -f "$vglog"
+cat "$dclog"
+stage_done "$stage"
+[ "$check_rc" -eq 0 ] || show_logs .
+# distcheck leaves its build behind on failure: show why.
+[ "$dc_rc" -eq 0 ] || for d in libpreempt-*/_build/sub; do show_logs "$d"; done
+stage="make check"
+[ "$check_rc" -eq 0 ]
 stage="make check-valgrind"
 [ "$vg_rc" -eq 0 ]
-stage_done "make check and make check-valgrind"
 stage="make distcheck (sanitized build)"
-# distcheck leaves its build behind on failure: show why.
-make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS="--enable-werror --enable-asan --enable-ubsan --enable-faults" ||
-    { for d in libpreempt-*/_build/sub; do show_logs "$d"; done; exit 1; }
-stage_done "$stage"
+[ "$dc_rc" -eq 0 ]
 stage="the tree after the tests: they left files that git shows (git status)"
 [ "$(tree_state)" = "$before" ]
