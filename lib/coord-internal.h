@@ -240,6 +240,7 @@ int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, co
                           bool over, const uint64_t *steps, size_t n_steps);
 
 /* What a job restores, from its members' offers (pure). */
+#define PREEMPT_PLAN_LACKING_MAX 16 /* the lacking workers a plan names (its record says ",..." for more) */
 struct preempt_coord_plan {
     bool have;          /* a step every worker holds: */
     uint64_t step;      /*   the newest such, the restore step */
@@ -247,7 +248,7 @@ struct preempt_coord_plan {
     uint64_t newest;    /*   the newest step any worker holds */
     bool at_risk;       /* newest is newer than the restore step (or there is none): */
     unsigned n_lacking; /*   the workers whose offers lack newest, */
-    char lacking[96];   /*   their indexes ("2,5"; ",..." when too many to name) */
+    uint64_t lacking[PREEMPT_PLAN_LACKING_MAX]; /* the indexes of the first ones */
     bool over;          /* a worker was told to start over */
 };
 

@@ -30,20 +30,17 @@ const char *preempt_record_field_(enum preempt_key_id id, const char *v, const c
     return buf;
 }
 
-/* Reads the steps a member record offers ("... steps=a,b,c"). */
+/* The steps a member record offers ("... steps=a,b,c"), by its grammar:
+ * none when it does not read. */
 static size_t parse_offer(const char *v, uint64_t *steps, size_t max)
 {
-    char list[MAX_STEPS_OFFERED * 21 + 1];
-    const char *p = preempt_record_field_(PREEMPT_KEY_ALIVE, v, "steps", list, sizeof(list));
-    size_t n = 0;
+    struct preempt_record r;
+    const char *why;
+    bool more;
 
-    while (*p >= '0' && *p <= '9' && n < max) {
-        char *end;
-
-        steps[n++] = strtoull(p, &end, 10);
-        p = *end == ',' ? end + 1 : end;
-    }
-    return n;
+    if (!v || preempt_record_parse_(PREEMPT_KEY_ALIVE, v, PREEMPT_MAX_WORKERS, &r, &why) < 0)
+        return 0;
+    return preempt_record_list_(&r, "steps", steps, max, &more);
 }
 
 static bool offered(const uint64_t *steps, size_t n, uint64_t s)
@@ -65,10 +62,8 @@ static bool asks_over(const char *v)
 void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret)
 {
     uint64_t m[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
-    size_t off = 0;
 
     *ret = (struct preempt_coord_plan){ 0 };
-    ret->lacking[0] = '\0';
     for (size_t k = 0; k < n; k++) {
         size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
 
@@ -97,13 +92,12 @@ void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t 
     for (size_t k = 0; ret->at_risk && k < n; k++) {
         size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
 
-        if (!offered(theirs, nt, ret->newest) && off < sizeof(ret->lacking)) {
-            off += (size_t)snprintf(ret->lacking + off, sizeof(ret->lacking) - off, "%s%u", off ? "," : "", idx[k]);
+        if (!offered(theirs, nt, ret->newest)) {
+            if (ret->n_lacking < PREEMPT_PLAN_LACKING_MAX)
+                ret->lacking[ret->n_lacking] = idx[k];
             ret->n_lacking++;
         }
     }
-    if (off >= sizeof(ret->lacking)) /* too many to name: the first ones, and "..." */
-        (void)snprintf(ret->lacking + sizeof(ret->lacking) - 5, 5, ",...");
 }
 
 struct indexed_offer {
@@ -141,20 +135,15 @@ int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, co
                           bool over, const uint64_t *steps, size_t n_steps)
 {
     struct preempt_record r = { 0 };
-    char list[MAX_STEPS_OFFERED * 21 + 1] = "";
-    size_t off = 0;
     const char *why;
 
-    for (size_t i = 0; i < n_steps && i < MAX_STEPS_OFFERED; i++) /* the list field's text: "a,b,c" */
-        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%" PRIu64, i ? "," : "", steps[i]);
     preempt_record_set_u64_(&r, "pid", pid > 0 ? (uint64_t)pid : 0);
     preempt_record_set_text_(&r, "host", host && *host ? host : "-");
     preempt_record_set_text_(&r, "launch", launch && *launch ? launch : "-");
     preempt_record_set_u64_(&r, "workers", workers);
     if (over)
         preempt_record_set_flag_(&r, "over=1");
-    if (list[0])
-        preempt_record_set_text_(&r, "steps", list);
+    preempt_record_set_list_(&r, "steps", steps, n_steps < MAX_STEPS_OFFERED ? n_steps : MAX_STEPS_OFFERED, false);
     return preempt_record_format_(buf, size, PREEMPT_KEY_ALIVE, &r, PREEMPT_MAX_WORKERS, &why);
 }
 

@@ -11,8 +11,10 @@
  *                 unixms (a u64 up to 10^14: a wall-clock time in ms, 0:
  *                 none), w (a worker of the job: a u64 below its worker
  *                 count), int (an optional '-', then a u64 up to 2^31-1),
- *                 word (1-255 of A-Z a-z 0-9 . _ : / -), list (1-1024 of
- *                 0-9 , .), text (the rest of the value, printable)
+ *                 word (1-255 of A-Z a-z 0-9 . _ : / -), list (u64s
+ *                 separated by ',', ",..." after the last one when more
+ *                 were left out; 1-1024 bytes), text (the rest of the
+ *                 value, printable)
  *   [ ... ]       optional; a group of literal text alone (" last") is a
  *                 flag named by it ("last")
  *   ( a | b )     alternatives, the first that matches wins; an
@@ -44,6 +46,9 @@ struct preempt_record {
         const char *s;    /* the field's text in the value; a flag's: the name */
         size_t len;
         uint64_t u;       /* u64, unixms, w: the number; int: its two's complement */
+        const uint64_t *list; /* a list to write (preempt_record_set_list_): its numbers, */
+        size_t list_n;        /* how many, */
+        bool list_more;       /* and whether more were left out */
     } f[PREEMPT_RECORD_FIELDS_MAX];
 };
 
@@ -72,6 +77,11 @@ bool preempt_record_u64_(const struct preempt_record *r, const char *name, uint6
  * (name "run" or "from"): all 0 when it names no pace. */
 struct preempt_pace preempt_record_pace_(const struct preempt_record *r, const char *name);
 
+/* A list field's numbers, the first max of them into out: their count
+ * (0 when the record has no such list), *more whether the list names more
+ * than that or says that more were left out (",..."). */
+size_t preempt_record_list_(const struct preempt_record *r, const char *name, uint64_t *out, size_t max, bool *more);
+
 /* Whether the record has the field or flag name. */
 bool preempt_record_has_(const struct preempt_record *r, const char *name);
 
@@ -90,6 +100,10 @@ void preempt_record_set_u64_(struct preempt_record *r, const char *name, uint64_
 /* A word, list or text field (s NUL-terminated, borrowed until the value is
  * formatted; NULL: not set). */
 void preempt_record_set_text_(struct preempt_record *r, const char *name, const char *s);
+/* A list field: v's n numbers (borrowed until the value is formatted; n
+ * 0: not set), and ",..." after them when more is set. What does not fit
+ * in a list's 1024 bytes is left out the same way. */
+void preempt_record_set_list_(struct preempt_record *r, const char *name, const uint64_t *v, size_t n, bool more);
 /* A flag (an optional literal such as "last", or an alternative's first word such as "committed"). */
 void preempt_record_set_flag_(struct preempt_record *r, const char *name);
 

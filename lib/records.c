@@ -45,6 +45,9 @@ static bool add(struct match *m, const char *name, size_t name_len, const char *
     r->f[r->n].s = s;
     r->f[r->n].len = len;
     r->f[r->n].u = u;
+    r->f[r->n].list = NULL;
+    r->f[r->n].list_n = 0;
+    r->f[r->n].list_more = false;
     r->n++;
     return true;
 }
@@ -103,10 +106,14 @@ static const char *field(struct match *m, const char *g, const char *gend, const
         if (p == v || preempt_record_word_char_(*p))
             return (m->why = "a word (1-255 of A-Z a-z 0-9 . _ : / -)"), NULL;
     } else if (IS("list")) {
-        while (((*p >= '0' && *p <= '9') || *p == ',' || *p == '.') && p - v < 1024)
-            p++;
-        if (p == v)
-            return (m->why = "a list of numbers"), NULL;
+        const char *q = number(v, &u);
+
+        while (q && *q == ',') /* ",..." ends it: more were left out */
+            q = strncmp(q, ",...", 4) ? number(q + 1, &u) : q + 4;
+        if (!q || q - v > 1024)
+            return (m->why = "a list of numbers (\"1,2,3\", at most 1024 bytes)"), NULL;
+        p = q;
+        u = 0;
     } else if (IS("text")) {
         for (; *p; p++)
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -284,6 +291,9 @@ static void set(struct preempt_record *r, const char *name, const char *s, size_
     r->f[r->n].s = s;
     r->f[r->n].len = len;
     r->f[r->n].u = u;
+    r->f[r->n].list = NULL;
+    r->f[r->n].list_n = 0;
+    r->f[r->n].list_more = false;
     r->n++;
 }
 
@@ -296,6 +306,37 @@ void preempt_record_set_text_(struct preempt_record *r, const char *name, const 
 {
     if (s)
         set(r, name, s, strlen(s), 0);
+}
+
+void preempt_record_set_list_(struct preempt_record *r, const char *name, const uint64_t *v, size_t n, bool more)
+{
+    if (n == 0 || r->n == PREEMPT_RECORD_FIELDS_MAX)
+        return;
+    set(r, name, NULL, 0, 0);
+    r->f[r->n - 1].list = v;
+    r->f[r->n - 1].list_n = n;
+    r->f[r->n - 1].list_more = more;
+}
+
+size_t preempt_record_list_(const struct preempt_record *r, const char *name, uint64_t *out, size_t max, bool *more)
+{
+    size_t len, n = 0;
+    const char *s = preempt_record_text_(r, name, &len), *end = s ? s + len : NULL;
+    uint64_t u;
+
+    *more = false;
+    while (s && s < end && (s = number(s, &u)) != NULL) { /* the grammar read it: numbers and ',' up to end */
+        if (n < max)
+            out[n++] = u;
+        else
+            *more = true;
+        if (s < end && !strncmp(s, ",...", 4)) {
+            *more = true;
+            break;
+        }
+        s++; /* the ',' */
+    }
+    return n;
 }
 
 void preempt_record_set_flag_(struct preempt_record *r, const char *name)
@@ -354,7 +395,23 @@ static bool emit_field(struct emit *e, const char *g, const char *gend)
         }
         return true;
     }
-    if (e->r->f[i].s) { /* a list (a number field set as text is read back) */
+    if (e->r->f[i].list) { /* numbers and ',', ",..." for those left out (or not fitting in 1024 bytes) */
+        size_t start = e->n;
+
+        for (size_t k = 0; k < e->r->f[i].list_n; k++) {
+            int len = snprintf(num, sizeof(num), "%s%" PRIu64, k ? "," : "", e->r->f[i].list[k]);
+
+            if (e->n - start + (size_t)len + 4 > 1024) {
+                put(e, ",...", 4);
+                return true;
+            }
+            put(e, num, (size_t)len);
+        }
+        if (e->r->f[i].list_more)
+            put(e, ",...", 4);
+        return true;
+    }
+    if (e->r->f[i].s) { /* a number field set as text is read back */
         put(e, e->r->f[i].s, e->r->f[i].len);
         return true;
     }

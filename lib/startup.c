@@ -439,7 +439,7 @@ static void on_start_over(int status, const struct preempt_etcd_reply *r, const 
 static void write_ready(struct join *j, bool consume)
 {
     const struct preempt_coord_plan *plan = &j->plan;
-    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[256], mine[PREEMPT_MAX_LAUNCH + 1];
+    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[512], mine[PREEMPT_MAX_LAUNCH + 1];
     struct preempt_record r = { 0 };
     struct preempt_etcd_cmp cmp = { .key = key };
     struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
@@ -456,7 +456,9 @@ static void write_ready(struct join *j, bool consume)
         preempt_record_set_u64_(&r, "over", plan->newest);
     } else if (plan->at_risk) {
         preempt_record_set_u64_(&r, "refused", plan->newest);
-        preempt_record_set_text_(&r, "lacking", plan->lacking);
+        preempt_record_set_list_(&r, "lacking", plan->lacking,
+                                 plan->n_lacking < PREEMPT_PLAN_LACKING_MAX ? plan->n_lacking : PREEMPT_PLAN_LACKING_MAX,
+                                 plan->n_lacking > PREEMPT_PLAN_LACKING_MAX);
     }
     if (!join_value(j, val, sizeof(val), PREEMPT_KEY_READY, &r))
         return;

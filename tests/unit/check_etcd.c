@@ -943,6 +943,16 @@ START_TEST(test_record_grammar)
         { PREEMPT_KEY_READY, "restore=none workers=3 launch=-", true },
         { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,2,...", true },
         { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 over=60", true },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,2", true },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,,2", false },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,02", false },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0.2", false },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,", false },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=...", false },
+        { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=", true },
+        { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=10,20", true },
+        { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=10,99999999999999999999", false },
+        { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=,10", false },
         { PREEMPT_KEY_READY, "restore=some workers=3 launch=l1", false },
         { PREEMPT_KEY_RESTORED, "ok", true },
         { PREEMPT_KEY_RESTORED, "unusable 40 worker=1: the model's shape differs", true },
@@ -975,6 +985,46 @@ START_TEST(test_record_grammar)
     /* a host name with bytes a word lacks (a Linux host name may hold any) */
     ck_assert_int_eq(preempt_coord_member_(buf, sizeof(buf), 12, "gpu+1 a", "l1", 4, false, (uint64_t[]){ 7 }, 1), 0);
     ck_assert_str_eq(buf, "pid=12 host=gpu-1-a launch=l1 workers=4 steps=7");
+    /* a list: numbers, ",..." for those left out, both ways */
+    {
+        uint64_t many[300], got[8];
+        bool more;
+
+        for (size_t i = 0; i < 300; i++)
+            many[i] = 1000000000000ULL + i; /* 13 digits: 73 fit in 1024 bytes */
+        ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=5,0,7", 4,
+                                               &r, &why),
+                         0);
+        ck_assert(preempt_record_list_(&r, "steps", got, 8, &more) == 3 && !more && got[0] == 5 && got[1] == 0 &&
+                  got[2] == 7);
+        ck_assert(preempt_record_list_(&r, "steps", got, 2, &more) == 2 && more);
+        ck_assert(preempt_record_list_(&r, "lacking", got, 8, &more) == 0 && !more);
+        r = (struct preempt_record){ 0 };
+        preempt_record_set_u64_(&r, "restore", 40);
+        preempt_record_set_u64_(&r, "workers", 3);
+        preempt_record_set_text_(&r, "launch", "l1");
+        preempt_record_set_u64_(&r, "refused", 60);
+        preempt_record_set_list_(&r, "lacking", many, 2, true);
+        ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_READY, &r, 3, &why), 0);
+        ck_assert_str_eq(buf, "restore=40 workers=3 launch=l1 refused=60 lacking=1000000000000,1000000000001,...");
+        ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_READY, buf, 3, &r, &why), 0);
+        ck_assert(preempt_record_list_(&r, "lacking", got, 8, &more) == 2 && more && got[1] == 1000000000001ULL);
+        r = (struct preempt_record){ 0 };
+        preempt_record_set_u64_(&r, "pid", 1);
+        preempt_record_set_text_(&r, "host", "h");
+        preempt_record_set_text_(&r, "launch", "l");
+        preempt_record_set_u64_(&r, "workers", 4);
+        preempt_record_set_list_(&r, "steps", many, 300, false); /* more than 1024 bytes: the first ones */
+        {
+            char big[2048];
+
+            ck_assert_int_eq(preempt_record_format_(big, sizeof(big), PREEMPT_KEY_ALIVE, &r, 4, &why), 0);
+            ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ALIVE, big, 4, &r, &why), 0);
+            ck_assert(preempt_record_text_(&r, "steps", &len) && len <= 1024);
+            ck_assert(preempt_record_list_(&r, "steps", got, 8, &more) == 8 && more && got[7] == 1000000000007ULL);
+            ck_assert_msg(strlen(big) > 1000 && !strcmp(big + strlen(big) - 4, ",..."), "%s", big);
+        }
+    }
     /* typed fields, flags, alternatives */
     ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ERROR, "-5 1 disk full", 4, &r, &why), 0);
     ck_assert(preempt_record_u64_(&r, "code", &u) && (int64_t)u == -5);
@@ -2658,11 +2708,11 @@ START_TEST(test_restore_plan)
     preempt_coord_member_(m2, sizeof(m2), 3, "h", "L", 3, false, b, 2); /* worker 2 lost step 300 */
     preempt_coord_plan_(offers, idx, 3, &p);
     ck_assert(p.have && p.step == 200 && p.at_risk && p.newest == 300 && p.n_lacking == 1);
-    ck_assert_str_eq(p.lacking, "2");
+    ck_assert(p.lacking[0] == 2);
     preempt_coord_member_(m1, sizeof(m1), 2, "h", "L", 3, false, NULL, 0); /* worker 1's volume is empty */
     preempt_coord_plan_(offers, idx, 3, &p);
     ck_assert(!p.have && p.at_risk && p.newest == 300 && p.n_lacking == 2);
-    ck_assert_str_eq(p.lacking, "1,2");
+    ck_assert(p.lacking[0] == 1 && p.lacking[1] == 2);
     preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, true, c, 1); /* one worker asks to start over */
     preempt_coord_plan_(offers, idx, 3, &p);
     ck_assert(!p.have && p.at_risk && p.over);
@@ -2674,7 +2724,7 @@ START_TEST(test_restore_plan)
         preempt_coord_member_((char *)offers[i], 512, 1, "h", "L", 4, false, i == 1 ? b : a, i == 1 ? 2 : 3);
     idx[1] = 7;
     preempt_coord_plan_(offers, idx, 4, &p);
-    ck_assert_str_eq(p.lacking, "7");
+    ck_assert(p.n_lacking == 1 && p.lacking[0] == 7);
 }
 END_TEST
 
