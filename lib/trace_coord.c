@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/trace_coord.c: the running coordinator in text traces
- * (trace-internal.h): its start, each of its inputs with everything it
+ * (coord-trace-internal.h): its start, each of its inputs with everything it
  * carries, and each output that acts, as "coord" lines; and the replay that
  * runs the coordinator's core again over those inputs and compares what it
  * makes with the outputs the trace holds. */
@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "coord-state.h"
-#include "trace-internal.h"
+#include "coord-trace-internal.h"
+#include "escape-internal.h"
 
 #define TEXT_MAX 300 /* an input's text (a message, an effect's text) as traced, encoded */
 
@@ -420,7 +421,8 @@ static bool cut(const struct fields *fs)
 /* ---- replaying ----------------------------------------------------------------------- */
 
 struct replay {
-    const struct preempt_trace_file *t;
+    const struct preempt_trace_coord *lines; /* the trace's coord lines */
+    size_t n_lines;
     size_t i;          /* the next coord line */
     unsigned depth;    /* the input being handled: its depth (d=), which its outputs' lines repeat */
     bool compare;      /* outputs are compared (not while the coordinator is set up) */
@@ -434,7 +436,7 @@ struct replay {
 
 static const struct preempt_trace_coord *cur(const struct replay *rp)
 {
-    return rp->i < rp->t->n_coord ? &rp->t->coord[rp->i] : NULL;
+    return rp->i < rp->n_lines ? &rp->lines[rp->i] : NULL;
 }
 
 static bool is(const struct preempt_trace_coord *l, const char *kind)
@@ -501,7 +503,7 @@ static void payload_free(struct payload *p)
  * bad(), when the trace ends there or holds another line). */
 static const struct preempt_trace_coord *payload_line(struct replay *rp, size_t j, const char *kind)
 {
-    const struct preempt_trace_coord *l = j < rp->t->n_coord ? &rp->t->coord[j] : NULL;
+    const struct preempt_trace_coord *l = j < rp->n_lines ? &rp->lines[j] : NULL;
     char what[32];
 
     if (!l) { /* a worker killed while it wrote */
@@ -554,7 +556,7 @@ static struct preempt_etcd_kv *more_kvs(struct replay *rp, struct payload *p, si
 {
     struct preempt_etcd_kv *kvs;
 
-    if (n > rp->t->n_coord - rp->i) { /* more records than lines */
+    if (n > rp->n_lines - rp->i) { /* more records than lines */
         stop(rp, "the trace ends inside an input");
         return NULL;
     }
@@ -793,7 +795,7 @@ static int start(struct replay *rp, const struct preempt_trace_coord *l)
         return -EINVAL;
     }
     for (uint64_t i = 0; i < pieces; i++) {
-        const struct preempt_trace_coord *m = (rp->i + 1 + i < rp->t->n_coord) ? &rp->t->coord[rp->i + 1 + i] : NULL;
+        const struct preempt_trace_coord *m = (rp->i + 1 + i < rp->n_lines) ? &rp->lines[rp->i + 1 + i] : NULL;
         struct fields mf;
         size_t vn = 0;
         const char *v;
@@ -835,18 +837,18 @@ static int start(struct replay *rp, const struct preempt_trace_coord *l)
     return 0;
 }
 
-int preempt_trace_replay_coord_(const struct preempt_trace_file *t, size_t *ret_in, size_t *ret_out, char *err,
-                                size_t errsize)
+int preempt_trace_replay_coord_(const struct preempt_trace_coord *lines, size_t n, size_t *ret_in, size_t *ret_out,
+                                char *err, size_t errsize)
 {
-    struct replay rp = { .t = t, .err = err, .errsize = errsize };
+    struct replay rp = { .lines = lines, .n_lines = n, .err = err, .errsize = errsize };
     struct preempt_coord c = { 0 };
 
     *ret_in = *ret_out = 0;
-    if (t->n_coord == 0)
+    if (n == 0)
         return 0;
     rp.c = &c;
     if (!is(cur(&rp), "coord start")) {
-        bad(&rp, t->coord[0].line, "the coordinator's lines do not begin with coord start");
+        bad(&rp, lines[0].line, "the coordinator's lines do not begin with coord start");
         return 2;
     }
     if (start(&rp, cur(&rp)) < 0) {

@@ -182,7 +182,7 @@ int main(int argc, char **argv)
     }
     err[0] = '\0'; /* stays empty unless the coordinator's replay stops early, or diverges */
     if (!diverged) { /* the coordinator again, over its inputs */
-        int v = preempt_trace_replay_coord_(&t, &n_cin, &n_cout, err, sizeof(err));
+        int v = preempt_trace_replay_coord_(t.coord, t.n_coord, &n_cin, &n_cout, err, sizeof(err));
 
         if (v != 0) {
             fprintf(stderr, "preempt-replay: %s: %s\n", argv[optind], err);

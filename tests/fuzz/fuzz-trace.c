@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         round_trip(&t);
         /* the coordinator's lines: run again over whatever they hold */
-        rc = preempt_trace_replay_coord_(&t, &n_in, &n_out, cerr, sizeof(cerr));
+        rc = preempt_trace_replay_coord_(t.coord, t.n_coord, &n_in, &n_out, cerr, sizeof(cerr));
         assert(rc >= 0 && rc <= 2 && (rc == 0 || cerr[0] != '\0')); /* a divergence or refusal says why */
         preempt_trace_file_free_(&t);
     } else {

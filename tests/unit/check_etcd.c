@@ -36,6 +36,7 @@
 #include "joining-internal.h"
 #include "phase-internal.h"
 #include "restore-internal.h"
+#include "silent-port.h"
 #include "links-internal.h"
 #include "pub-internal.h"
 #include "view-internal.h"
@@ -1355,8 +1356,6 @@ static struct {
     int worker[8]; /* the peer notices posted: whose */
     unsigned claims; /* requests that write the episode's claim */
     struct preempt_coord *c;
-    const struct preempt_etcd_watch_ops *wops;
-    void *warg;
 } rtc;
 
 static void rtc_add(char what)
@@ -1370,58 +1369,17 @@ static bool names_claim(const char *key)
     return key && strlen(key) > 6 && !strcmp(key + strlen(key) - 6, "/claim");
 }
 
-static int rtc_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
-                       void *arg)
+static void rtc_request(const struct preempt_etcd_req *req)
 {
     bool claim = names_claim(req->key);
 
-    (void)io, (void)give_up_ms, (void)cb, (void)arg;
     for (size_t i = 0; i < req->n_ok; i++)
         claim = claim || names_claim(req->ok[i].key);
     rtc.claims += claim;
-    return 0; /* never answered */
 }
 
-static int rtc_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
-{
-    (void)io, (void)key, (void)end;
-    rtc.wops = ops;
-    rtc.warg = arg;
-    return 0;
-}
-
-static void rtc_timer(void *io, uint64_t ms, void (*tick)(void *arg), void *arg)
-{
-    (void)io, (void)ms, (void)tick, (void)arg;
-}
-
-static uint64_t rtc_wall(void *io)
-{
-    (void)io;
-    return 1000000;
-}
-
-static unsigned rtc_none(void *io)
-{
-    (void)io;
-    return 0;
-}
-
-static unsigned rtc_flush(void *io, uint64_t bound_ms)
-{
-    (void)io, (void)bound_ms;
-    return 0;
-}
-
-static void rtc_free(void *io)
-{
-    (void)io;
-}
-
-/* The port: requests never answered, one watch, no timer. */
-static const struct preempt_coord_io rtc_io = { .request = rtc_request, .watch = rtc_watch, .timer = rtc_timer,
-                                                .wall_ms = rtc_wall, .mono_ms = rtc_wall, .pending = rtc_none,
-                                                .flush = rtc_flush, .free = rtc_free };
+/* The port: requests never answered (counted), the records' watch, no timer. */
+static struct silent_port rtc_port = { .wall_ms = 1000000, .on_request = rtc_request };
 
 static uint64_t rtc_now(void *arg)
 {
@@ -1452,7 +1410,7 @@ static void rtc_out(const struct preempt_coord_out *out, unsigned depth, void *a
         rtc_add(depth ? 'p' : 'O');
 }
 
-/* A coordinator of job "job" (worker 0 of 3, incarnation 7) on rtc_io,
+/* A coordinator of job "job" (worker 0 of 3, incarnation 7) on the silent port,
  * with rtc cleared; posts from the n_posts-th on feed nothing. */
 static void rtc_start(const struct preempt_coord_ops *ops, unsigned n_posts)
 {
@@ -1461,7 +1419,7 @@ static void rtc_start(const struct preempt_coord_ops *ops, unsigned n_posts)
 
     memset(&rtc, 0, sizeof(rtc));
     rtc.posts = n_posts;
-    ck_assert_int_eq(preempt_coord_new_io_(&rtc_io, NULL, &cfg, &join, ops, NULL, &rtc.c), 0);
+    ck_assert_int_eq(preempt_coord_new_io_(&silent_io, &rtc_port, &cfg, &join, ops, NULL, &rtc.c), 0);
 }
 
 START_TEST(test_coord_runs_to_completion)
@@ -1473,9 +1431,9 @@ START_TEST(test_coord_runs_to_completion)
     };
 
     rtc_start(&ops, 0);
-    ck_assert_ptr_nonnull(rtc.wops);
+    ck_assert_ptr_nonnull(rtc_port.ops[0]);
     rtc.n = 0;
-    rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
+    rtc_port.ops[0]->on_reset(kvs, 2, 6, 0, rtc_port.arg[0]);
     rtc.log[rtc.n] = '\0';
     /* the re-read (I) makes both posts (O O), then they run (P P); the
      * step's time the first one feeds (i) comes after both were made */
@@ -1514,15 +1472,15 @@ START_TEST(test_coord_reread_applies_changes)
 
     rtc_ignored = 0;
     rtc_start(&ops, 1); /* the posts feed nothing */
-    rtc.wops->on_reset(kvs, 1, 10, 5, rtc.warg);
+    rtc_port.ops[0]->on_reset(kvs, 1, 10, 5, rtc_port.arg[0]);
     ck_assert_uint_eq(rtc_ignored, 1);
-    rtc.wops->on_reset(kvs, 2, 20, 5, rtc.warg); /* the garbage again, and a notice written since */
+    rtc_port.ops[0]->on_reset(kvs, 2, 20, 5, rtc_port.arg[0]); /* the garbage again, and a notice written since */
     ck_assert_uint_eq(rtc_ignored, 1);
     ck_assert_int_eq(rtc.worker[1], 1); /* the notice was posted */
-    rtc.wops->on_reset(kvs, 1, 30, 6, rtc.warg); /* another store (cluster 6), further on: read whole */
+    rtc_port.ops[0]->on_reset(kvs, 1, 30, 6, rtc_port.arg[0]); /* another store (cluster 6), further on: read whole */
     ck_assert_uint_eq(rtc_ignored, 2);
     kvs[0].create_rev = kvs[0].mod_rev = 2;
-    rtc.wops->on_reset(kvs, 1, 3, 6, rtc.warg); /* a store that went back: read whole */
+    rtc_port.ops[0]->on_reset(kvs, 1, 3, 6, rtc_port.arg[0]); /* a store that went back: read whole */
     ck_assert_uint_eq(rtc_ignored, 3);
     ck_assert_uint_eq(preempt_coord_link_bugs_(rtc.c), 0);
     preempt_coord_free_(rtc.c);
@@ -1554,7 +1512,7 @@ START_TEST(test_coord_no_claim_when_ending)
                                           notice };
 
         rtc_start(&ops, 1); /* the posts feed nothing */
-        rtc.wops->on_reset(kvs, 2, 6, 0, rtc.warg);
+        rtc_port.ops[0]->on_reset(kvs, 2, 6, 0, rtc_port.arg[0]);
         ck_assert_msg((rtc.claims > 0) == cases[i].claims, "%s = %s: %u claims", cases[i].key, cases[i].value,
                       rtc.claims);
         ck_assert_uint_eq(preempt_coord_link_bugs_(rtc.c), 0);

@@ -27,78 +27,11 @@
 #include "status-internal.h"
 #include "view-internal.h"
 #include "watcher-internal.h"
+#include "silent-port.h"
 #include "preempt.h"
 
 #define JOBP "/preempt/job/"
 #define WALL 1000000 /* the port's clock (unix ms): every deadline below is after it */
-
-/* ---- the port: it keeps each watch's callbacks; no request is ever answered ---- */
-
-struct port {
-    const struct preempt_etcd_watch_ops *ops[2]; /* [0]: the records (the watcher's one watch), [1]: the members */
-    void *arg[2];
-};
-
-static int p_request(void *io, const struct preempt_etcd_req *req, uint64_t give_up_ms, preempt_etcd_reply_cb cb,
-                     void *arg)
-{
-    (void)io, (void)req, (void)give_up_ms, (void)cb, (void)arg;
-    return 0;
-}
-
-static int p_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
-{
-    struct port *p = io;
-
-    (void)key, (void)end;
-    p->ops[0] = ops;
-    p->arg[0] = arg;
-    return 0;
-}
-
-static int p_watch_members(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops,
-                           void *arg)
-{
-    struct port *p = io;
-
-    (void)key, (void)end;
-    p->ops[1] = ops;
-    p->arg[1] = arg;
-    return 0;
-}
-
-static void p_timer(void *io, uint64_t ms, void (*tick)(void *arg), void *arg)
-{
-    (void)io, (void)ms, (void)tick, (void)arg;
-}
-
-static uint64_t p_wall(void *io)
-{
-    (void)io;
-    return WALL;
-}
-
-static unsigned p_none(void *io)
-{
-    (void)io;
-    return 0;
-}
-
-static unsigned p_flush(void *io, uint64_t bound_ms)
-{
-    (void)io, (void)bound_ms;
-    return 0;
-}
-
-static void p_free(void *io)
-{
-    (void)io;
-}
-
-static const struct preempt_coord_io port_io = { .request = p_request, .watch = p_watch,
-                                                  .watch_members = p_watch_members, .timer = p_timer,
-                                                  .wall_ms = p_wall, .mono_ms = p_wall, .pending = p_none,
-                                                  .flush = p_flush, .free = p_free };
 
 /* ---- the cases ---- */
 
@@ -348,7 +281,7 @@ static struct judged by_coordinator(const struct reader_case *rc, const struct p
                                                                       .create_rev = 4, .mod_rev = 4 };
     size_t nr = 0, nm = 0;
     bool has_members = false;
-    struct port p = { 0 };
+    struct silent_port p = { .wall_ms = WALL };
     struct preempt_coord *c;
     struct preempt_view_summary sum;
     struct judged j = { 0 };
@@ -356,7 +289,7 @@ static struct judged by_coordinator(const struct reader_case *rc, const struct p
     memset(&co, 0, sizeof(co));
     co.kvs = kvs;
     co.n = n;
-    ck_assert_int_eq(preempt_coord_new_io_(&port_io, &p, &cfg, &join, &ops, NULL, &c), 0);
+    ck_assert_int_eq(preempt_coord_new_io_(&silent_io, &p, &cfg, &join, &ops, NULL, &c), 0);
     ck_assert_int_eq(preempt_coord_watch_members_(c, co_gone, NULL), 0);
     ck_assert_ptr_nonnull(p.ops[0]);
     ck_assert_ptr_nonnull(p.ops[1]);
@@ -432,14 +365,14 @@ static struct judged by_watcher(const struct reader_case *rc, const struct preem
                                 const bool *ignored)
 {
     struct preempt_watcher_callbacks cb = { .on_notice = wa_notice };
-    struct port p = { 0 };
+    struct silent_port p = { .wall_ms = WALL };
     struct preempt_watcher *w;
     struct preempt_notice_info info;
     struct judged j = { .worker = -2 };
     bool exited = false;
 
     memset(&wa, 0, sizeof(wa));
-    ck_assert_int_eq(preempt_watcher_new_io_(&port_io, &p, "job", &cb, NULL, &w), 0);
+    ck_assert_int_eq(preempt_watcher_new_io_(&silent_io, &p, "job", &cb, NULL, &w), 0);
     ck_assert_ptr_nonnull(p.ops[0]);
     if (f == FEED_STREAM) {
         p.ops[0]->on_reset(NULL, 0, 1, 1, p.arg[0]);
@@ -540,7 +473,7 @@ START_TEST(test_readers_incarnation_007)
     struct preempt_etcd_kv kvs[] = { { .key = JOBP "incarnation", .value = "007", .create_rev = 2, .mod_rev = 2 },
                                      { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 3,
                                        .mod_rev = 3 } };
-    struct port p = { 0 };
+    struct silent_port p = { .wall_ms = WALL };
     struct preempt_watcher *w;
     struct preempt_notice_info info;
     uint64_t inc = 99;
@@ -549,7 +482,7 @@ START_TEST(test_readers_incarnation_007)
     ck_assert_int_eq(preempt_view_inc_("7", &inc), 0);
     ck_assert_uint_eq(inc, 7);
     memset(&wa, 0, sizeof(wa));
-    ck_assert_int_eq(preempt_watcher_new_io_(&port_io, &p, "job", &cb, NULL, &w), 0);
+    ck_assert_int_eq(preempt_watcher_new_io_(&silent_io, &p, "job", &cb, NULL, &w), 0);
     p.ops[0]->on_reset(kvs, 1, 2, 1, p.arg[0]); /* the counter alone: no incarnation */
     ck_assert_int_eq(preempt_watcher_get_notice(w, &info), -EAGAIN);
     p.ops[0]->on_event(PREEMPT_ETCD_PUT, &kvs[1], p.arg[0]); /* a record of incarnation 7 */
