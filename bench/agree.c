@@ -38,7 +38,7 @@
 #include <event2/event.h>
 
 #include "bench.h"
-#include "etcd-internal.h"
+#include "etcd/etcd-internal.h"
 #include "preempt.h"
 
 #define STEP_MS 10

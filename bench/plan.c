@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* bench/plan.c: grace-period planning, driven through the machine (the pure
- * core and its local coordination, lib/machine.c) on a virtual clock.
+ * core and its local coordination, lib/job/machine.c) on a virtual clock.
  *
  * One worker trains with step times of step_ms +-10% and saves taking
  * save_ms +-15% (uniform, from a fixed seed). A notice with no deadline of
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "machine-internal.h"
+#include "job/machine-internal.h"
 #include "preempt_fsm.h"
 
 struct sim {

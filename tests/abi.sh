@@ -68,7 +68,7 @@ breaks "another SONAME" "1s/soname='libpreempt.so.0'/soname='libpreempt.so.1'/"
 # against its header (tests/abi/0.1/, frozen) and a library with 0.1's
 # symbols, each of version LIBPREEMPT_0 (a stub made from that header: the
 # link records each symbol's version, as linking against 0.1 did), then run
-# against this library. Its calls bind to the 0.1 forms (lib/compat.c),
+# against this library. Its calls bind to the 0.1 forms (lib/api/compat.c),
 # never to 1.0's symbols of the same names.
 mkdir -p "$TMP/stub"
 sed -n 's/^PREEMPT_EXPORT [^(]*[ *]\(preempt_[a-z_]*\)(.*/void \1(void) {}/p' \

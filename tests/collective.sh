@@ -101,8 +101,15 @@ done
 # says "last", and every worker makes the first save its final one and
 # exits 42. Each deciding at its own commit, worker 2 exited there and the
 # three others went on into the countdown and failed their next all-reduce.
+# Steps of 50 ms: the claim's step is the lead ahead (3 steps and the
+# agreement's measured time) and must reach every worker before it passes
+# it. With steps of 1 ms (a lead of 8 ms) a claim reached the others after
+# they had passed its step beside two busy loops at four jobs (make
+# check-stress): they raised it, worker 2 saved twice (2 x 1.4 s, past the
+# 3 s grace period) and the round was aborted. 3 steps of 50 ms are 150 ms
+# of margin beyond the agreement time.
 JOB_ARGS_2="--save-ms 1400" CASE_READY='"event":"saved"' \
-    case_run sync4-grace-slow-disk 4 1 one --grace-ms 3000 --save-every-steps 2000
+    case_run sync4-grace-slow-disk 4 50 one --grace-ms 3000 --save-every-steps 100
 for i in 0 1 2 3; do
     eq "sync4-grace-slow-disk: worker $i saved the periodic checkpoint and one preemption save (the record said last)" \
         "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-slow-disk.$i.first")" 2

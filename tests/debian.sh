@@ -62,7 +62,7 @@ expect_rc 0 sh -c "cd '$src' && $install" || finish
 eq "dpkg says they are installed" "$(dpkg-query -W -f='${Status} ' $PKGS)" \
     "install ok installed install ok installed install ok installed install ok installed "
 expect "the shared library is libpreempt.so.0 in the system's path" sh -c "ldconfig -p | grep -q 'libpreempt.so.0 '"
-# libcurl is loaded at run time (dlopen: lib/curl-api.h), so dpkg-shlibdeps
+# libcurl is loaded at run time (dlopen: lib/etcd/curl-api.h), so dpkg-shlibdeps
 # cannot see it: the package names it
 expect "libpreempt0 depends on libcurl4, which it loads when a job needs it" \
     sh -c "dpkg-query -W -f='\${Depends}' libpreempt0 | grep -q 'libcurl4 (>= '"

@@ -75,7 +75,7 @@ for t in fsmdump preempt-replay preempt-trainer preempt-launch preemptctl preemp
 done
 
 # docs/protocol.md's key tables are the code's one definition of the layout
-# (lib/keys-internal.h), as preemptctl keys prints it.
+# (lib/records/keys-internal.h), as preemptctl keys prints it.
 _doc=$(sed -n '/^<!-- generated: preemptctl keys -->$/,/^<!-- end of preemptctl keys -->$/p' "$S/docs/protocol.md" | sed '1d;$d')
 expect "docs/protocol.md has the generated key tables" test -n "$_doc"
 eq "docs/protocol.md's key tables are 'preemptctl keys' (regenerate them)" "$_doc" "$("$top_builddir/tools/preemptctl" keys)"

@@ -3,7 +3,7 @@
 # libpreempt.so exports exactly the functions the public header marks
 # PREEMPT_EXPORT (all preempt_*, none of nanopb's pb_* or the internal
 # preempt_*_ helpers) as their default versions, under LIBPREEMPT_0 (0.1's)
-# LIBPREEMPT_1.0 or LIBPREEMPT_1.1 (lib/libpreempt.map), plus 0.1's interface for programs
+# LIBPREEMPT_1.0 or LIBPREEMPT_1.1 (lib/api/libpreempt.map), plus 0.1's interface for programs
 # built against it: every function of 0.1's header (tests/abi/0.1/) is
 # there as version LIBPREEMPT_0, and nothing else is. The header's
 # generated enums are the ones their tables make (scripts/public-enums.sh).
@@ -13,7 +13,7 @@ so="$top_builddir/lib/.libs/libpreempt.so"
 [ -f "$so" ] || { fail "$so not built"; finish; }
 $NM -D --defined-only "$so" >"$TMP/nm" || fail "$NM -D $so" # $NM may carry options
 awk '$2 ~ /^[TDBR]$/ { print $3 }' "$TMP/nm" | sort >"$TMP/versioned"
-# the default versions: the header's functions, under a node of lib/libpreempt.map
+# the default versions: the header's functions, under a node of lib/api/libpreempt.map
 grep '@@' "$TMP/versioned" >"$TMP/default"
 expect "every default symbol is of LIBPREEMPT_0, LIBPREEMPT_1.0 or LIBPREEMPT_1.1" \
     test -z "$(grep -v -e '@@LIBPREEMPT_0$' -e '@@LIBPREEMPT_1\.[01]$' "$TMP/default")"
@@ -59,7 +59,7 @@ for st in preempt_config preempt_status preempt_callbacks preempt_notice_info pr
     fields=$(struct_fields "$st")
     expect "struct $st has fields" test -n "$fields"
     for f in $fields; do
-        expect "lib/abi.c describes $st.$f" grep -q "X($f)" "$top_srcdir/lib/abi.c"
+        expect "lib/api/abi.c describes $st.$f" grep -q "X($f)" "$top_srcdir/lib/api/abi.c"
     done
 done
 finish

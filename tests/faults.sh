@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
-# Fault injection: each named fault point of the shell (lib/fault-internal.h)
+# Fault injection: each named fault point of the shell (lib/base/fault-internal.h)
 # is failed in turn, at every hit once and from a hit on persistently, in the
 # two main scenarios of the reference trainer: one worker alone, and two
 # workers of a job on a real etcd. A run must end with one of the documented

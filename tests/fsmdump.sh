@@ -59,7 +59,7 @@ expect_rc 0 "$FSMDUMP" --format table --trace "$trace"
 expect_output "countdown     step-reached      final-due      own-signal    request-final, arm-timer  | 1"
 
 # declared NAME ROWS IGNORED ACTIONS TABLE_LINE MERMAID_LINE: one of the
-# small declared machines (lib/decl-internal.h), from the table that runs:
+# small declared machines (lib/job/decl-internal.h), from the table that runs:
 # checked (every pair a row, declared ignored or a terminal state's),
 # tabulated one line per row with the ignored pairs and their reasons after,
 # drawn in Mermaid and, with dot, SVG
@@ -77,7 +77,7 @@ declared() {
     fi
 }
 # the job coordinator's: where a worker's notice record stands
-# (lib/pub-internal.h), its driver claim (claim-internal.h), its
+# (lib/job/pub-internal.h), its driver claim (claim-internal.h), its
 # membership (membership-internal.h: "left" ends it), the current episode
 # (episode-internal.h); how a start-up phase ends (phase-internal.h: "done"
 # ends it); how a joining worker's offer is made and who writes the
@@ -126,7 +126,7 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # the job coordinator's machines together (--machine job), by the part of
 # a worker's life each belongs to: every one checked, each a cluster of its
 # part in DOT, a composite state in Mermaid, a headed table; and the links
-# by which they drive each other (lib/links-internal.h), each a node with
+# by which they drive each other (lib/job/links-internal.h), each a node with
 # an edge from its source and one to each state that takes what it posts
 expect_rc 0 "$FSMDUMP" --machine job --check
 expect_output "fsmdump: check: job: 13 machines in 2 parts, 119 rows, 27 links posting 79 inputs, no problems"

@@ -83,7 +83,7 @@ job_wait() {
             fail "job $JOB_TAG: worker $_i's trace does not replay: $(head -c 1500 "$TMP/job-replay.out")"
         fi
         # and the coordinator posted no input that its link does not declare
-        # (lib/links-internal.h: the drawing of fsmdump --machine job is the wiring)
+        # (lib/job/links-internal.h: the drawing of fsmdump --machine job is the wiring)
         ! grep -s "bug: link " "$TMP/$JOB_TAG.$_i.err" || fail "job $JOB_TAG: worker $_i posted an undeclared link"
         _i=$((_i + 1))
     done

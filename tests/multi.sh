@@ -38,7 +38,7 @@ done
 tag=many
 job_start "$tag" 4 --steps 400 --step-ms 10
 for i in 0 1 2 3; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
-# a job's worker has loaded libcurl for its etcd client (lib/curl-api.h;
+# a job's worker has loaded libcurl for its etcd client (lib/etcd/curl-api.h;
 # tests/trainer.sh: a local handler never does)
 expect "a job's worker maps libcurl" grep -q libcurl "/proc/$(echo $PIDS | cut -d' ' -f1)/maps"
 job_trained 20

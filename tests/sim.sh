@@ -9,7 +9,7 @@
 # invariant violated. It also checks that a violation is reported as
 # promised (the seed, a rerun command, and a trace per worker that
 # preempt-replay reproduces) with a bug planted in the simulated trainer.
-# Each job also has an observer: the real watcher (lib/watcher.c, as
+# Each job also has an observer: the real watcher (lib/handler/watcher.c, as
 # preemptctl watch runs it) on an io of its own, with its own broken
 # streams and re-reads; after each incarnation it must know what a fresh
 # read of the store finds (with the watcher's former re-read bug, 12 of
@@ -25,7 +25,7 @@ if expect_rc 0 "$SIM" --seeds "${SIM_SEEDS:-$SEEDS}" --trace-dir "$TMP"; then
     expect_output "violations"
     expect_output ", 0 violations"
     expect_output "; 0 protocol errors" # no worker ever found itself past the agreed step
-    expect_output "the watcher (lib/watcher.c, on its own io) checked against a fresh read in"
+    expect_output "the watcher (lib/handler/watcher.c, on its own io) checked against a fresh read in"
 fi
 sed 's/^/    /' "$TMP/out" | tail -n 3
 
@@ -90,7 +90,7 @@ expect_output "2 counted down to the final round"
 # Restore faults (--restore-faults): about one step in eight has a shard
 # its worker's restore refuses as unusable, and about one start-up in
 # fifty has a restore that fails otherwise. Start-up runs the handler's
-# own table (lib/restore.c, fsmdump --machine restore): the restore
+# own table (lib/job/restore.c, fsmdump --machine restore): the restore
 # barrier's one record makes every worker set the step aside and join
 # again (the job falls back to an older step together), or fail start-up
 # everywhere (then the job is started again). No violation in 1000 seeds,
@@ -251,7 +251,7 @@ fi
 expect "a seed reruns identically" cmp -s "$TMP/a" "$TMP/b"
 expect "the verbose run shows the machine" grep -q " ev=" "$TMP/a"
 # Start-up is the real one: with the planted bug, seed 863's worker 0 holds
-# a step no other worker holds, and the restart's barrier (lib/coord.c's,
+# a step no other worker holds, and the restart's barrier (lib/job/coord.c's,
 # not a copy) refuses to start rather than lose it, naming the 12 others in
 # order (etcd returns the member records in text order: 1, 10, 11, 2).
 # (Seed 78 showed it until start-up ran the handler's table, which skips

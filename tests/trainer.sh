@@ -210,7 +210,7 @@ restart_from_previous corrupt "warning: checkpoint: $TMP/corrupt/$(ckpt_name 11)
 
 # ---- one thread during a whole run, preemption and grace period included -------------------------
 # and libcurl never loaded: only a job's etcd client or a cloud source loads it
-# (lib/curl-api.h), and a local handler has neither
+# (lib/etcd/curl-api.h), and a local handler has neither
 # (six looks in training, then SIGTERM and looks to the end: the preemption
 # at a step of its own, --raise-at 50, left fewer than six looks beside two
 # busy loops in make check-stress)

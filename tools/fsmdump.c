@@ -11,9 +11,9 @@
 
 #include "preempt_fsm.h"
 #include "tool.h"
-#include "decl-internal.h"
-#include "links-internal.h"
-#include "trace-internal.h"
+#include "job/decl-internal.h"
+#include "job/links-internal.h"
+#include "trace/trace-internal.h"
 
 static const char usage[] =
     "Usage: fsmdump [--machine handler|job|notice-record|claim|membership|lease|\n"
@@ -463,7 +463,7 @@ static int load_overlay(const char *path, struct overlay *o)
     return 0;
 }
 
-/* ---- the coordinator's declared machines (lib/decl-internal.h) ---- */
+/* ---- the coordinator's declared machines (lib/job/decl-internal.h) ---- */
 
 /* Checks one (preempt_decl_check_), each problem on stderr. */
 static void decl_report(const char *problem, void *arg)
@@ -627,7 +627,7 @@ static const struct job_phase {
       { "episode", "claim", "notice-record", "membership", "lease", "watch", "roll-call", "decision", NULL } },
 };
 
-/* The links between the machines (lib/links-internal.h): each a node,
+/* The links between the machines (lib/job/links-internal.h): each a node,
  * with an edge from where it comes from (an outside source, the handler's
  * machine, or the states whose rows take the action that starts it) and
  * one to each state of a machine that takes an input it posts (the
@@ -750,7 +750,7 @@ static void links_draw(enum format fmt)
 /* The links as a table: each, where it comes from, and what it posts. */
 static void links_table(void)
 {
-    printf("\n== the links: how the running machines drive each other (lib/links-internal.h) ==\n");
+    printf("\n== the links: how the running machines drive each other (lib/job/links-internal.h) ==\n");
     for (unsigned l = 0; l < PREEMPT_LINK__COUNT; l++) {
         const struct preempt_link *k = &preempt_links_[l];
 

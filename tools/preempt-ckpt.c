@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt-internal.h"
+#include "ckpt/ckpt-internal.h"
 #include "tool.h"
 
 #define NAME "preempt-ckpt"

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "outcome-internal.h"
-#include "progress-internal.h"
+#include "job/outcome-internal.h"
+#include "report/progress-internal.h"
 #include "timeline.h"
 #include "tool.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tool.h"
-#include "trace-internal.h"
+#include "trace/trace-internal.h"
 
 static const char usage[] =
     "Usage: preempt-replay [--print] [--record OUT] [--quiet] FILE\n"

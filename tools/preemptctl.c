@@ -11,11 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "coord-internal.h"
-#include "keys-internal.h"
-#include "records-internal.h"
-#include "status-internal.h"
-#include "view-internal.h"
+#include "job/coord-internal.h"
+#include "records/keys-internal.h"
+#include "records/records-internal.h"
+#include "job/status-internal.h"
+#include "job/view-internal.h"
 #include "preempt.h"
 #include "timeline.h"
 #include "tool.h"
@@ -170,7 +170,7 @@ static void when(char *buf, size_t size, uint64_t at, uint64_t now)
 }
 
 /* What the records mean, read as every worker reads them (the job's view,
- * lib/status.c): the newest episode's notices, driver, rounds and
+ * lib/job/status.c): the newest episode's notices, driver, rounds and
  * decisions, the worker lost, the error. */
 static void summary(const struct preempt_job_status *st, uint64_t now)
 {

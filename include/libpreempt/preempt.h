@@ -962,7 +962,7 @@ PREEMPT_EXPORT const char *preempt_state_truth(enum preempt_state s);
  * (CHANGELOG.md, "Migrating from 0.1"), and runs. The calls 1.0 gave an
  * out-parameter keep their 0.1 form by their argument count (the 1.x form
  * is chosen when every argument is given); the names 1.0 retired are
- * declared as the shared library keeps them (lib/compat.c: 0.1's results
+ * declared as the shared library keeps them (lib/api/compat.c: 0.1's results
  * and layouts; a static link has none of them). Define
  * PREEMPT_NO_DEPRECATED to see neither. */
 #ifndef PREEMPT_NO_DEPRECATED

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ckpt-internal.h"
+#include "ckpt/ckpt-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace-internal.h"
+#include "trace/trace-internal.h"
 
 #ifndef FUZZ_MODE
 #define FUZZ_MODE 0

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etcd-internal.h"
+#include "etcd/etcd-internal.h"
 
 #define START_REV 3
 

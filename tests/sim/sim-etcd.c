@@ -13,7 +13,7 @@
 
 #include "sim.h"
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
-#include "records-internal.h"
+#include "records/records-internal.h"
 
 struct lease {
     int64_t id;
@@ -130,7 +130,7 @@ static void record(struct sim_etcd *m, enum preempt_etcd_ev type, const struct p
 }
 
 /* Every value a worker writes reads as its record's grammar
- * (lib/keys-internal.h): a writer that drifted from the schema stops the
+ * (lib/records/keys-internal.h): a writer that drifted from the schema stops the
  * simulation where it wrote. */
 static void check_value(const char *key, const char *value)
 {

@@ -38,15 +38,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coord-internal.h"
-#include "keys-internal.h"
-#include "machine-internal.h"
-#include "records-internal.h"
-#include "restore-internal.h"
+#include "job/coord-internal.h"
+#include "records/keys-internal.h"
+#include "job/machine-internal.h"
+#include "records/records-internal.h"
+#include "job/restore-internal.h"
 #include "sim.h"
-#include "trace-internal.h"
-#include "watcher-internal.h"
-#include "worker-internal.h"
+#include "trace/trace-internal.h"
+#include "handler/watcher-internal.h"
+#include "job/worker-internal.h"
 
 #define SIM_JOBP "/preempt/sim/" /* the job "sim" (preempt_coord_prefix_) */
 
@@ -153,22 +153,22 @@ struct worker {
     uint64_t step_base_us, save_base_us, step_t0_us, max_save_ms, total_steps;
     enum preempt_source last_src; /* of its last notice: the source its notice record names */
     /* The machine, the coordinator and the handler's rules around them
-     * (lib/worker.c, the handler's own) */
+     * (lib/job/worker.c, the handler's own) */
     struct preempt_worker wk;
     /* Its io: one at a time, a start-up phase's, then the coordinator's
-     * (lib/coord.c runs both over struct preempt_coord_io) */
+     * (lib/job/coord.c runs both over struct preempt_coord_io) */
     uint32_t io_gen;      /* counts the ios: an answer to an earlier one is nobody's */
     bool io_dead;
     unsigned pending;     /* the current io's requests not answered */
     char wkey[PREEMPT_KEY_MAX], wend[PREEMPT_KEY_MAX]; /* what the io watches: [wkey, wend), or under wkey */
-    /* start-up, the real one (lib/coord.c): join, the restore, the restore barrier */
+    /* start-up, the real one (lib/job/coord.c): join, the restore, the restore barrier */
     struct preempt_coord_cfg cc;
     struct preempt_coord_phase *phase;
     struct preempt_coord_join join;
     struct preempt_coord_pending cpend[4];
     int restore_outcome;
     char verdict[256], smsg[600];
-    unsigned rst;         /* start-up's machine (lib/restore-internal.h), the handler's table */
+    unsigned rst;         /* start-up's machine (lib/job/restore-internal.h), the handler's table */
     unsigned attempt;     /* joins of this start-up (a fall-back joins again) */
     unsigned fallbacks;   /* steps this start-up set aside */
     bool started;         /* start-up ended: trains, or failed (its machine in failed) */
@@ -220,7 +220,7 @@ struct world {
     unsigned n;
     bool local;           /* one worker without etcd (the local coordinator) */
     struct worker *w;     /* n of them, and in a job the observer's io at w[n] */
-    /* A job's observer: the real watcher (lib/watcher.c, as preemptctl
+    /* A job's observer: the real watcher (lib/handler/watcher.c, as preemptctl
      * watch runs it) over its own io, from the first start-up to the end,
      * across etcd's faults and broken streams of its own. */
     struct preempt_watcher *watcher;
@@ -412,7 +412,7 @@ static void arrive(struct worker *w, struct item *it, uint64_t at_us)
     schedule(at_us, E_ARRIVE, w->id, 0, it, 0);
 }
 
-/* ---- a worker's io (lib/coord.c's struct preempt_coord_io) ---------------------------------- */
+/* ---- a worker's io (lib/job/coord.c's struct preempt_coord_io) ---------------------------------- */
 
 /* An answer or a watch message for the worker's current io; one for an
  * io that ended (a start-up phase before the coordinator's) is nobody's. */
@@ -819,7 +819,7 @@ static void decide_pending(struct worker *w, uint64_t step, bool keep)
         }
 }
 
-/* What the handler's rules (lib/worker.c) ask of the simulated process. */
+/* What the handler's rules (lib/job/worker.c) ask of the simulated process. */
 
 static uint64_t wk_now_ms(void *arg)
 {
@@ -1073,7 +1073,7 @@ static void pump(struct worker *w)
 }
 
 /* A notice reaches the worker's process (a signal, its cloud source):
- * the handler's rules (lib/worker.c). Once exited, nothing listens. */
+ * the handler's rules (lib/job/worker.c). Once exited, nothing listens. */
 static void notice(struct worker *w, enum preempt_source src, uint64_t deadline_in_ms, bool advisory, uint64_t kill_us)
 {
     if (w->exited)
@@ -1318,7 +1318,7 @@ static void apply(struct req *q)
     arrive(w, it, W->now_us + net_us(w));
 }
 
-/* ---- start-up: the real one (lib/coord.c), over the worker's io ------------------------------ */
+/* ---- start-up: the real one (lib/job/coord.c), over the worker's io ------------------------------ */
 
 static void machine_up(struct worker *w, uint64_t run)
 {
@@ -1421,7 +1421,7 @@ static void train(struct worker *w)
     begin_training(w, 0);
 }
 
-/* One step of start-up's machine, the handler's table (lib/restore.c):
+/* One step of start-up's machine, the handler's table (lib/job/restore.c):
  * the table decides, the simulated process runs the action. */
 static void rst_step(struct worker *w, unsigned in)
 {
@@ -2538,7 +2538,7 @@ int main(int argc, char **argv)
            seeds, first, first + seeds - 1, failed, (double)late / 1e6, finals[0], finals[1], finals[2], finals[3],
            finals[4], finals[5], finals[6], proto);
     if (!o.scale) {
-        printf("preempt-sim: the watcher (lib/watcher.c, on its own io) checked against a fresh read in %" PRIu64
+        printf("preempt-sim: the watcher (lib/handler/watcher.c, on its own io) checked against a fresh read in %" PRIu64
                " incarnations with a notice\n", watched);
         printf("preempt-sim: signals at a withdrawn round's report, commit or save: %" PRIu64 "; countdowns without a grace "
                "period (their final round opened at once): %" PRIu64 "\n", nar[0], nar[1]);

@@ -3,9 +3,9 @@
 /* tests/sim/sim.h: the deterministic simulation (make sim, tests/sim.sh).
  *
  * One process runs a whole job: 1-64 workers, each the real machine (the
- * pure core behind lib/machine.c) with the handler's rules around it
- * (lib/worker.c), the real start-up and the real coordinator
- * (lib/coord.c, over struct preempt_coord_io), over an
+ * pure core behind lib/job/machine.c) with the handler's rules around it
+ * (lib/job/worker.c), the real start-up and the real coordinator
+ * (lib/job/coord.c, over struct preempt_coord_io), over an
  * in-memory model of etcd's semantics (sim-etcd.c: revisions, prefix
  * watches, leases, txn, reached through the typed port), all on one
  * virtual clock. Everything random comes from the seed. */
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "etcd-internal.h"
+#include "etcd/etcd-internal.h"
 
 struct sim_etcd;
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "ckpt-internal.h"
+#include "ckpt/ckpt-internal.h"
 
 static char root[256];
 static char logbuf[4096];
@@ -138,7 +138,7 @@ static uint32_t crc32c_bitwise(uint32_t crc, const unsigned char *p, size_t len)
 }
 
 /* The hardware form runs three streams over blocks of 8 KiB and joins
- * them (lib/ckpt-file.c): every length and alignment around its blocks,
+ * them (lib/ckpt/ckpt-file.c): every length and alignment around its blocks,
  * and pieces continued across them, give the definition's value. A wrong
  * constant of the join changes every value of 24 KiB or more. */
 START_TEST(test_crc32c_long)

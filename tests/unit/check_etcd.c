@@ -21,25 +21,25 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "coord-internal.h"
-#include "coord-state.h" /* the garbage slots' table (test_junk_slots) */
-#include "etcd-internal.h"
-#include "keys-internal.h"
-#include "records-internal.h"
-#include "claim-internal.h"
-#include "episode-internal.h"
-#include "decision-internal.h"
-#include "membership-internal.h"
-#include "lease-internal.h"
-#include "watch-internal.h"
-#include "outcome-internal.h"
-#include "joining-internal.h"
-#include "phase-internal.h"
-#include "restore-internal.h"
+#include "job/coord-internal.h"
+#include "job/coord-state.h" /* the garbage slots' table (test_junk_slots) */
+#include "etcd/etcd-internal.h"
+#include "records/keys-internal.h"
+#include "records/records-internal.h"
+#include "job/claim-internal.h"
+#include "job/episode-internal.h"
+#include "job/decision-internal.h"
+#include "job/membership-internal.h"
+#include "job/lease-internal.h"
+#include "job/watch-internal.h"
+#include "job/outcome-internal.h"
+#include "job/joining-internal.h"
+#include "job/phase-internal.h"
+#include "job/restore-internal.h"
 #include "silent-port.h"
-#include "links-internal.h"
-#include "pub-internal.h"
-#include "view-internal.h"
+#include "job/links-internal.h"
+#include "job/pub-internal.h"
+#include "job/view-internal.h"
 
 START_TEST(test_b64_round_trip)
 {
@@ -1119,7 +1119,7 @@ START_TEST(test_record_format)
 }
 END_TEST
 
-/* The notice record's machine (lib/pub-internal.h): walked over every
+/* The notice record's machine (lib/job/pub-internal.h): walked over every
  * (state, input) pair, a newer value is never dropped (from a stale state
  * every answer puts it or keeps it deferred), only a deferred value rides
  * a claim, and a put goes out only where no put is on its way. */

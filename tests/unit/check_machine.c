@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "machine-internal.h"
+#include "job/machine-internal.h"
 
 struct harness {
     struct preempt_sm *sm;

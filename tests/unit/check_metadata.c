@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "check-main.h"
-#include "metadata-internal.h"
-#include "platform-internal.h"
+#include "cloud/metadata-internal.h"
+#include "base/platform-internal.h"
 
 START_TEST(test_times)
 {

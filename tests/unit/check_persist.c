@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_persist.c: two-phase saves. The persist engine
- * (lib/persist.c) on real files, /dev/full and seccomp filters that
+ * (lib/ckpt/persist.c) on real files, /dev/full and seccomp filters that
  * forbid io_uring (and Linux AIO) as container profiles do; then the
  * public API as an asynchronous trainer uses it: snapshots handed over,
  * training going on while they persist (no thread but io_uring's kernel
@@ -30,8 +30,8 @@
 #include <event2/event.h>
 
 #include "check-main.h"
-#include "ckpt-internal.h"
-#include "persist-internal.h"
+#include "ckpt/ckpt-internal.h"
+#include "ckpt/persist-internal.h"
 #include "preempt.h"
 
 /* the backends of the loop tests (_i) */

@@ -3,7 +3,7 @@
 /* tests/unit/check_readers.c: every reader of a job's records judges the
  * same records alike. The coordinator (a worker's reader, on a port that
  * keeps its two watches), the watcher (preempt_watcher_new_io_ on such a
- * port) and preemptctl status (lib/status.c) each read the same record
+ * port) and preemptctl status (lib/job/status.c) each read the same record
  * sequences, table-driven: every kind, well formed and malformed, a notice
  * of a worker the job does not have, an incarnation counter of "007",
  * member records good and bad, as a whole read in the keys' order, as a
@@ -21,12 +21,12 @@
 #include <string.h>
 
 #include "check-main.h"
-#include "coord-internal.h"
-#include "etcd-internal.h"
-#include "keys-internal.h"
-#include "status-internal.h"
-#include "view-internal.h"
-#include "watcher-internal.h"
+#include "job/coord-internal.h"
+#include "etcd/etcd-internal.h"
+#include "records/keys-internal.h"
+#include "job/status-internal.h"
+#include "job/view-internal.h"
+#include "handler/watcher-internal.h"
 #include "silent-port.h"
 #include "preempt.h"
 

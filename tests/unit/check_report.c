@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* tests/unit/check_report.c: the termination record and the metrics text
- * (lib/report.c): the record stays under Kubernetes' 4 KiB whatever its
+ * (lib/report/report.c): the record stays under Kubernetes' 4 KiB whatever its
  * strings; the metrics text carries a former run's counters on and reads
  * nothing else of a file. */
 #include "check-main.h"
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-internal.h"
+#include "report/report-internal.h"
 
 START_TEST(test_record_fits)
 {

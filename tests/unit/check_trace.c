@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "claim-internal.h"
-#include "decision-internal.h"
-#include "trace-internal.h"
+#include "job/claim-internal.h"
+#include "job/decision-internal.h"
+#include "trace/trace-internal.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -8,8 +8,8 @@
 #ifndef PREEMPT_SILENT_PORT_H
 #define PREEMPT_SILENT_PORT_H
 
-#include "coord-internal.h"
-#include "etcd-internal.h"
+#include "job/coord-internal.h"
+#include "etcd/etcd-internal.h"
 
 struct silent_port {
     const struct preempt_etcd_watch_ops *ops[2];

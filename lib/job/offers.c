@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/job/offers.c: what the members' records say at start-up (coord-internal.h):
+ * a member's value and its offer (the steps of the checkpoints it holds),
+ * the barrier's plan from every member's offer, and who a record names.
+ * Pure: strings in, values out. lib/job/startup.c reads and writes them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-internal.h"
+#include "records/records.h"
+
+/* A field of a record of kind id, read with its grammar (lib/records/records.c),
+ * copied into buf: "" when the record lacks it or does not read. A flag's
+ * text is its name. */
+const char *preempt_record_field_(enum preempt_key_id id, const char *v, const char *name, char *buf, size_t size)
+{
+    struct preempt_record r;
+    const char *why, *s;
+    size_t len;
+
+    buf[0] = '\0';
+    if (v && preempt_record_parse_(id, v, PREEMPT_MAX_WORKERS, &r, &why) == 0 &&
+        (s = preempt_record_text_(&r, name, &len)) != NULL)
+        (void)snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), s);
+    return buf;
+}
+
+/* The steps a member record offers ("... steps=a,b,c"), by its grammar:
+ * none when it does not read. */
+static size_t parse_offer(const char *v, uint64_t *steps, size_t max)
+{
+    struct preempt_record r;
+    const char *why;
+    bool more;
+
+    if (!v || preempt_record_parse_(PREEMPT_KEY_ALIVE, v, PREEMPT_MAX_WORKERS, &r, &why) < 0)
+        return 0;
+    return preempt_record_list_(&r, "steps", steps, max, &more);
+}
+
+static bool offered(const uint64_t *steps, size_t n, uint64_t s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (steps[i] == s)
+            return true;
+    return false;
+}
+
+/* Whether member record v asks to start over ("over=1"). */
+static bool asks_over(const char *v)
+{
+    char f[8];
+
+    return preempt_record_field_(PREEMPT_KEY_ALIVE, v, "over=1", f, sizeof(f))[0] != '\0';
+}
+
+void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret)
+{
+    uint64_t m[MAX_STEPS_OFFERED], theirs[MAX_STEPS_OFFERED];
+
+    *ret = (struct preempt_coord_plan){ 0 };
+    for (size_t k = 0; k < n; k++) {
+        size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
+
+        ret->over |= asks_over(offers[k]);
+        for (size_t i = 0; i < nt; i++)
+            if (theirs[i] > ret->newest || !ret->held) {
+                ret->newest = theirs[i];
+                ret->held = true;
+            }
+    }
+    /* the restore step: the newest step every offer holds */
+    for (size_t i = 0, n0 = n ? parse_offer(offers[0], m, MAX_STEPS_OFFERED) : 0; i < n0; i++) {
+        bool all = true;
+
+        for (size_t k = 1; k < n && all; k++) {
+            size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
+
+            all = offered(theirs, nt, m[i]);
+        }
+        if (all && (!ret->have || m[i] > ret->step)) {
+            ret->have = true;
+            ret->step = m[i];
+        }
+    }
+    ret->at_risk = ret->held && (!ret->have || ret->newest > ret->step);
+    for (size_t k = 0; ret->at_risk && k < n; k++) {
+        size_t nt = parse_offer(offers[k], theirs, MAX_STEPS_OFFERED);
+
+        if (!offered(theirs, nt, ret->newest)) {
+            if (ret->n_lacking < PREEMPT_PLAN_LACKING_MAX)
+                ret->lacking[ret->n_lacking] = idx[k];
+            ret->n_lacking++;
+        }
+    }
+}
+
+struct indexed_offer {
+    unsigned idx;
+    const char *offer;
+};
+
+static int by_index(const void *a, const void *b)
+{
+    unsigned x = ((const struct indexed_offer *)a)->idx, y = ((const struct indexed_offer *)b)->idx;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Orders offers[0..n) (and idx with them) by worker index: the range
+ * comes in text order (1, 10, 11, 2), and the workers a refusal names
+ * should read in order. Left as they are when out of memory. */
+void preempt_offers_sort_(const char **offers, unsigned *idx, size_t n)
+{
+    struct indexed_offer *v = calloc(n ? n : 1, sizeof(*v));
+
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (struct indexed_offer){ idx[i], offers[i] };
+    qsort(v, n, sizeof(*v), by_index);
+    for (size_t i = 0; i < n; i++) {
+        idx[i] = v[i].idx;
+        offers[i] = v[i].offer;
+    }
+    free(v);
+}
+
+int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+                          bool over, const uint64_t *steps, size_t n_steps)
+{
+    struct preempt_record r = { 0 };
+    const char *why;
+
+    preempt_record_set_u64_(&r, "pid", pid > 0 ? (uint64_t)pid : 0);
+    preempt_record_set_text_(&r, "host", host && *host ? host : "-");
+    preempt_record_set_text_(&r, "launch", launch && *launch ? launch : "-");
+    preempt_record_set_u64_(&r, "workers", workers);
+    if (over)
+        preempt_record_set_flag_(&r, "over=1");
+    preempt_record_set_list_(&r, "steps", steps, n_steps < MAX_STEPS_OFFERED ? n_steps : MAX_STEPS_OFFERED, false);
+    return preempt_record_format_(buf, size, PREEMPT_KEY_ALIVE, &r, PREEMPT_MAX_WORKERS, &why);
+}
+
+/* "pid 12 on host h" of a member record, for messages. */
+const char *preempt_member_who_(const char *v, char *buf, size_t size)
+{
+    char pid[24], host[PREEMPT_MAX_HOST + 1], launch[PREEMPT_MAX_LAUNCH + 1];
+
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, v, "pid", pid, sizeof(pid));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, v, "host", host, sizeof(host));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, v, "launch", launch, sizeof(launch));
+    (void)snprintf(buf, size, "pid %s on host %s, launch %s", pid[0] ? pid : "?", host[0] ? host : "?",
+                   launch[0] ? launch : "-");
+    return buf;
+}

@@ -1,0 +1,1152 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/job/startup.c: a job's start-up, through the coordinator's typed port
+ * (coord-internal.h's preempt_coord_io: the real etcd client, or the
+ * simulation's): joining an incarnation (the membership, the barrier that
+ * agrees on the restore step from every member's offer, the incarnation's
+ * shape) and the restore barrier (every worker's restore outcome, one
+ * verdict). The running protocol is lib/job/coord.c's; docs/protocol.md has
+ * the records and their order. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-internal.h"
+#include "joining-internal.h"
+#include "phase-internal.h"
+#include "records/records.h"
+#include "base/base.h"
+#include "view-internal.h"
+#include "watch-internal.h"
+
+
+/* ---- start-up: join an incarnation and agree on the restore step ------------------------ */
+
+struct join {
+    const struct preempt_coord_cfg *cfg;
+    const struct preempt_coord_io *io; /* etcd, the clock and one timer (the real ones, or the simulation's) */
+    void *io_arg;
+    /* The io's one timer serves four: the bound (deadline, below), and due
+     * times in io->mono_ms (0: off) */
+    uint64_t t_keep, t_wait;          /* the lease's keep-alive; the wait for a holder's lease */
+    enum preempt_pend_state end;      /* how the phase ends (phase-internal.h: declared) */
+    unsigned instance;                /* the phase's number: its machines' instance in the trace */
+    bool watching;                    /* the awaited record is watched */
+    bool takeover;                    /* this worker takes the place an earlier process of it held at the
+                                         barrier of an incarnation still starting (on_joined) */
+    enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
+    void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
+    char jobp[PREEMPT_MAX_JOB + 16];
+    char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
+    const uint64_t *steps;
+    uint64_t *steps_copy; /* owned: the join phase's copy of its offered steps */
+    size_t n_steps;
+    struct preempt_coord_pending *pend;
+    size_t n_pend, i_pend;
+    enum preempt_offer_state offer; /* how this worker's offer is made (joining-internal.h: declared) */
+    uint64_t deadline, inc;
+    int64_t lease;
+    int64_t holder;    /* the lease that held alive/<w> when this worker first found it taken */
+    uint64_t holder_until;                  /* still alive then (monotonic ms), it is a live duplicate */
+    char holder_value[PREEMPT_MEMBER_MAX]; /* its alive/<w> value, to name it */
+    int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
+    int64_t present;   /* the members counted when this worker joined */
+    enum preempt_shape_state shape; /* who writes the incarnation's shape (joining-internal.h: declared) */
+    enum preempt_watch_state await; /* the awaited record's watch, or the reads standing in (watch-internal.h) */
+    int restore_mine;  /* the restore barrier: this worker's outcome (PREEMPT_RESTORE_*) */
+    const char *restore_why; /* when not ok, why */
+    int *ret_restored;       /* out: the job's outcome */
+    char *verdict;           /* out: when not ok, the record's "<step> worker=<w>: <why>" */
+    size_t verdict_size;
+    struct preempt_coord_plan plan; /* the barrier's writer: what the members' offers say */
+    bool revoke;             /* give the lease back at the end of the phase */
+    int status;
+    char *msg;
+    size_t msg_size;
+    struct preempt_coord_join *out;
+    preempt_coord_done done;          /* called once the phase's resources are released */
+    void *done_arg;
+};
+
+/* The phase's outcome is known: nothing more is asked. */
+#define FINISHED(j) ((j)->end != PREEMPT_PEND_RUNNING)
+/* Its end runs next, from the loop. */
+#define END_DUE(j) ((j)->end == PREEMPT_PEND_ENDING || (j)->end == PREEMPT_PEND_REVOKED)
+
+static bool join_end(struct join *j, enum preempt_pend_input in);
+
+static void join_tick(void *arg);
+
+static uint64_t join_now(const struct join *j)
+{
+    return j->io->mono_ms(j->io_arg);
+}
+
+/* Sets the io's one timer to the earliest due time (the end: at once, from
+ * the loop). */
+static void join_arm(struct join *j)
+{
+    uint64_t due[] = { j->t_keep, j->t_wait, FINISHED(j) ? 0 : j->deadline }, at = 0, now = join_now(j);
+
+    for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
+        if (due[i] && (!at || due[i] < at))
+            at = due[i];
+    if (END_DUE(j))
+        at = now;
+    j->io->timer(j->io_arg, at > now ? at - now : 1, join_tick, j); /* always some time: 0 cancels */
+}
+
+static void join_finish(struct join *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void join_finish(struct join *j, int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (FINISHED(j))
+        return;
+    j->status = status;
+    va_start(ap, fmt);
+    (void)vsnprintf(j->msg, j->msg_size, fmt, ap);
+    va_end(ap);
+    (void)join_end(j, PREEMPT_PEND_IN_FINISH);
+}
+
+/* The time left before start-up gives up (at least 1 ms). */
+static uint64_t join_left(const struct join *j)
+{
+    uint64_t now = join_now(j);
+
+    return j->deadline > now ? j->deadline - now : 1;
+}
+
+static void join_call(struct join *j, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
+{
+    int r;
+
+    if (FINISHED(j)) /* an answer that came after the end: nothing more is asked */
+        return;
+    r = j->io->request(j->io_arg, req, join_left(j), cb, j);
+    if (r < 0)
+        join_finish(j, r, "%s", preempt_coord_refused_(r));
+}
+
+/* What read number i of r found; an empty record (value NULL) when none. */
+static const struct preempt_etcd_kv *read_kv(const struct preempt_etcd_reply *r, size_t i)
+{
+    static const struct preempt_etcd_kv none;
+    const struct preempt_etcd_kv *kv = preempt_etcd_reply_kv_(r, i);
+
+    return kv ? kv : &none;
+}
+
+static void join_read_inc(struct join *j);
+
+static bool join_failed(struct join *j, int status, const char *msg, const char *what)
+{
+    if (status == 0)
+        return false;
+    join_finish(j, status, "joining job %s: %s: %s", j->cfg->job, what, msg);
+    return true;
+}
+
+/* The answer to a create-if-absent (what: for the message): NULL when
+ * start-up ended on it; else the record that was there, or an empty one
+ * (value NULL) when this worker's was created (*created) or the one there
+ * went before it could be read. */
+static const struct preempt_etcd_kv *join_created(struct join *j, int status, const struct preempt_etcd_reply *r,
+                                                  const char *msg, const char *what, bool *created)
+{
+    if (join_failed(j, status, msg, what))
+        return NULL;
+    *created = r->succeeded;
+    return read_kv(r, r->succeeded ? SIZE_MAX : 0);
+}
+
+static void on_opened(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    (void)r;
+    if (!join_failed(j, status, msg, "opening an incarnation"))
+        join_read_inc(j); /* whoever opened it first, read what it is now */
+}
+
+static void join_try(struct join *j, bool rejoin);
+static void join_open(struct join *j, uint64_t inc);
+
+static void write_ready(struct join *j, bool consume);
+static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+
+/* A key of the schema (keys-internal.h) in the incarnation being joined
+ * (cannot truncate: see CKEY in coord-state.h). */
+#define JKEY(j, buf, id, ...)                                                                                        \
+    (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id,                                                     \
+                  &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }),                                            \
+     buf)
+#define JRANGE(j, buf, id, upto)                                                                                     \
+    (preempt_key_range_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, upto,                                         \
+                        &(struct preempt_key){ .inc = (j)->inc }),                                                   \
+     buf)
+
+/* A record (the barrier's, the shape's) whose worker count is not this
+ * worker's: start-up ends with that error. Returns true then. */
+static bool workers_differ(struct join *j, enum preempt_key_id id, const char *value, const char *record)
+{
+    struct preempt_record rec;
+    const char *why;
+    uint64_t w = 0;
+
+    if (preempt_record_parse_(id, value ? value : "", PREEMPT_MAX_WORKERS, &rec, &why) < 0) {
+        join_finish(j, -EPROTO, "job %s: incarnation %" PRIu64 "'s record (it %s) holds \"%.40s\", not %s: not "
+                    "one a worker wrote", j->cfg->job, j->inc, record, value ? value : "", why);
+        return true;
+    }
+    if (preempt_record_u64_(&rec, "workers", &w) && w == j->cfg->workers)
+        return false;
+    join_finish(j, -EINVAL,
+                "job %s: incarnation %" PRIu64 " %s workers=%" PRIu64 ", but this worker has workers=%u: every worker "
+                "of a job needs the same worker count (nothing was changed)",
+                j->cfg->job, j->inc, record, w, j->cfg->workers);
+    return true;
+}
+
+/* The value of a record of kind id from its fields r (records-internal.h,
+ * the one writer of values). False when the grammar refuses it (a bug):
+ * start-up ends with that error. */
+static bool join_value(struct join *j, char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r)
+{
+    const char *why = "";
+
+    if (preempt_record_format_(buf, size, id, r, j->cfg->workers, &why) == 0)
+        return true;
+    join_finish(j, -EBADMSG, "job %s: bug: a %s record's value is not %s", j->cfg->job, preempt_key_pattern_(id),
+                why);
+    return false;
+}
+
+/* The barrier's record (N/ready): "restore=<step>|none workers=W
+ * launch=L", written once, create-if-absent, by whichever worker found
+ * the W-th live member. Every worker follows it. */
+static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24], refused[24], lacking[96];
+    uint64_t step;
+
+    (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "launch", launch, sizeof(launch));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "restore", restore, sizeof(restore));
+    if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with"))
+        return;
+    if (strcmp(launch, mine)) {
+        join_finish(j, -EBUSY,
+                    "job %s is in use by launch %s; this worker is of launch %s: two jobs use one job name "
+                    "(give one of them another name; nothing was changed)",
+                    j->cfg->job, launch, mine);
+    } else if (kv->create_rev <= j->alive_rev && !j->takeover) {
+        join_finish(j, -EBUSY,
+                    "job %s: incarnation %" PRIu64 " started without worker %u (its workers were all there before "
+                    "this one joined): a second process with worker index %u, or a second job using this name "
+                    "(nothing was changed)",
+                    j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
+    } else if (preempt_record_field_(PREEMPT_KEY_READY, kv->value, "refused", refused, sizeof(refused))[0]) {
+        char target[48];
+
+        (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "lacking", lacking, sizeof(lacking));
+        if (preempt_parse_u64_(restore, &step))
+            (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
+        else
+            (void)snprintf(target, sizeof(target), "start at step 0");
+        join_finish(j, -ENODATA,
+                    "job %s: worker(s) %s lack the checkpoint at step %s that other workers hold (a volume not "
+                    "mounted? a wiped, replaced or corrupt directory?); the job could only %s and lose it. Nothing "
+                    "was changed: give those workers their checkpoints back and restart; or run 'preemptctl "
+                    "start-over %s' (or restart once with PREEMPT_START_OVER=1) and restart to %s, setting the newer "
+                    "checkpoints aside (kept in <ckpt_dir>/aside)",
+                    j->cfg->job, lacking, refused, target, j->cfg->job, target);
+    } else {
+        j->out->have_step = preempt_parse_u64_(restore, &step);
+        j->out->step = j->out->have_step ? step : 0;
+        j->out->over = preempt_record_field_(PREEMPT_KEY_READY, kv->value, "over", refused, sizeof(refused))[0] != '\0';
+        j->out->incarnation = j->inc;
+        j->out->lease = j->lease;
+        (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
+        join_finish(j, 0, "joined");
+    }
+}
+
+static void on_ready_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
+{
+    struct join *j = arg;
+
+    if (type == PREEMPT_ETCD_PUT && kv->value)
+        j->apply(j, kv);
+}
+
+static void on_ready_reset(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
+{
+    (void)rev, (void)cluster;
+    if (n > 0)
+        on_ready_event(PREEMPT_ETCD_PUT, &kvs[0], arg);
+}
+
+static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+
+/* One input to the awaited record's watch machine (watch-internal.h:
+ * await, the coordinator's watch table): while the watch is not up (etcd
+ * answering requests but not keeping a stream) each keep-alive tick reads
+ * the record instead, one read at a time: a broken stream slows the
+ * barrier, it never hides it. A failed read is only retried. r: a read's
+ * reply (input read). */
+static void await_in(struct join *j, enum preempt_watch_input in, const struct preempt_etcd_reply *r)
+{
+    unsigned st = j->await, a;
+    bool listed;
+    char key[PREEMPT_KEY_MAX];
+
+    a = preempt_decl_step_traced_(&preempt_await_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+    j->await = (enum preempt_watch_state)st;
+    if (a == PREEMPT_WATCH_DO_READ) {
+        (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
+        if (j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j) < 0)
+            await_in(j, PREEMPT_WATCH_IN_READ_FAILED, NULL);
+    } else if (a == PREEMPT_WATCH_DO_APPLY) {
+        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, 0, j);
+    }
+}
+
+static void on_ready_link(bool up, const char *why, void *arg)
+{
+    (void)why;
+    await_in(arg, up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
+}
+
+static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    (void)msg;
+    await_in(arg, preempt_watch_of_read_(status), r);
+}
+
+/* The keep-alive tick: while the awaited record's watch is not up, a read
+ * of it (its machine's to say). */
+static void read_ready(struct join *j)
+{
+    if (j->watching && !FINISHED(j))
+        await_in(j, PREEMPT_WATCH_IN_TICK, NULL);
+}
+
+/* Waits for the awaited record without polling: a watch of that one key. */
+static void wait_ready(struct join *j)
+{
+    static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset,
+                                                       .on_link = on_ready_link };
+    char key[PREEMPT_KEY_MAX];
+
+    if (j->watching)
+        return;
+    (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
+    if (j->io->watch(j->io_arg, key, NULL, &ops, j) < 0)
+        join_finish(j, -ENOMEM, "out of memory");
+    else
+        j->watching = true;
+}
+
+static void on_ready_written(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    const struct preempt_etcd_kv *kv;
+    bool created;
+
+    if (!(kv = join_created(j, status, r, msg, "writing the barrier's record", &created)))
+        return;
+    if (kv->value)
+        j->apply(j, kv); /* another worker's record landed first: it decides */
+    wait_ready(j);       /* our own record comes back through the watch */
+}
+
+/* Every live member record of the incarnation: when exactly W of them are
+ * of this job (this worker count and launch), the barrier is complete and
+ * this worker writes its record: the newest step every member offers. */
+static void on_members(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    const struct preempt_etcd_kv *kvs;
+    const char **offers;
+    unsigned *idx;
+    size_t n, k = 0;
+    char key[PREEMPT_MAX_JOB + 48], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1];
+
+    if (join_failed(j, status, msg, "reading the members"))
+        return;
+    kvs = r->res[0].kvs;
+    n = r->res[0].n;
+    offers = calloc(n ? n : 1, sizeof(*offers));
+    idx = calloc(n ? n : 1, sizeof(*idx));
+    if (!offers || !idx) {
+        free(offers);
+        free(idx);
+        join_finish(j, -ENOMEM, "out of memory");
+        return;
+    }
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    for (size_t i = 0; i < n; i++) { /* a well-formed member record of one of the job's workers, of this launch */
+        struct preempt_key kk;
+        struct preempt_record rec;
+        const char *why;
+        uint64_t w = 0;
+
+        if (preempt_key_parse_(kvs[i].key, j->jobp, &kk) == PREEMPT_KEY_ALIVE && kk.inc == j->inc &&
+            preempt_record_read_(PREEMPT_KEY_ALIVE, &kk, kvs[i].value ? kvs[i].value : "", j->cfg->workers, &rec,
+                                 &why) == 0 &&
+            preempt_record_u64_(&rec, "workers", &w) && w == j->cfg->workers &&
+            !strcmp(preempt_record_field_(PREEMPT_KEY_ALIVE, kvs[i].value, "launch", f, sizeof(f)), mine)) {
+            idx[k] = kk.worker;
+            offers[k++] = kvs[i].value;
+        }
+    }
+    if (k < j->cfg->workers) { /* another launch's or worker count's records inflated the count */
+        free(offers);
+        free(idx);
+        wait_ready(j);
+        return;
+    }
+    preempt_offers_sort_(offers, idx, k);
+    preempt_coord_plan_(offers, idx, k, &j->plan);
+    free(offers);
+    free(idx);
+    if (j->plan.at_risk && !j->plan.over) /* the operator may have asked for it in etcd */
+        join_call(j, PREEMPT_RQ_GET(JKEY(j, key, START_OVER)), on_start_over);
+    else
+        write_ready(j, false);
+}
+
+/* P/start-over (preemptctl start-over JOB): the next incarnation whose
+ * plan is at risk starts over, and consumes the request. */
+static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    if (join_failed(j, status, msg, "reading a start-over request"))
+        return;
+    j->plan.over = r->res[0].n > 0;
+    write_ready(j, j->plan.over);
+}
+
+/* Writes the barrier's record from j->plan (create-if-absent), deleting
+ * the start-over request it consumed in the same transaction. */
+static void write_ready(struct join *j, bool consume)
+{
+    const struct preempt_coord_plan *plan = &j->plan;
+    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[512], mine[PREEMPT_MAX_LAUNCH + 1];
+    struct preempt_record r = { 0 };
+    struct preempt_etcd_cmp cmp = { .key = key };
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
+                           get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
+
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    if (plan->have)
+        preempt_record_set_u64_(&r, "restore", plan->step);
+    else
+        preempt_record_set_flag_(&r, "none");
+    preempt_record_set_u64_(&r, "workers", j->cfg->workers);
+    preempt_record_set_text_(&r, "launch", mine);
+    if (plan->at_risk && plan->over) {
+        preempt_record_set_u64_(&r, "over", plan->newest);
+    } else if (plan->at_risk) {
+        preempt_record_set_u64_(&r, "refused", plan->newest);
+        preempt_record_set_list_(&r, "lacking", plan->lacking,
+                                 plan->n_lacking < PREEMPT_PLAN_LACKING_MAX ? plan->n_lacking : PREEMPT_PLAN_LACKING_MAX,
+                                 plan->n_lacking > PREEMPT_PLAN_LACKING_MAX);
+    }
+    if (!join_value(j, val, sizeof(val), PREEMPT_KEY_READY, &r))
+        return;
+    (void)JKEY(j, key, READY);
+    (void)JKEY(j, req, START_OVER);
+    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
+}
+
+/* This worker is a member of incarnation inc: the barrier's record, when
+ * it exists already, decides; else the worker that counts the W-th member
+ * completes the barrier, and every other one waits for its record. */
+static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
+{
+    char pre[PREEMPT_KEY_MAX];
+
+    if (ready->value) {
+        apply_ready(j, ready);
+        return;
+    }
+    if (j->present < (int64_t)j->cfg->workers) {
+        wait_ready(j);
+        return;
+    }
+    join_call(j, PREEMPT_RQ_UNDER(JRANGE(j, pre, ALIVE, 'w')), on_members);
+}
+
+static void recount(struct join *j);
+
+/* One input to the shape's machine (joining-internal.h): its action. */
+static enum preempt_shape_action shape_in(struct join *j, enum preempt_shape_input in)
+{
+    unsigned st = j->shape;
+    bool listed;
+    unsigned a = preempt_decl_step_traced_(&preempt_shape_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+
+    j->shape = (enum preempt_shape_state)st;
+    return (enum preempt_shape_action)a;
+}
+
+static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+
+/* The incarnation's shape (N/shape, "workers=W"): written once by its first
+ * member, create-if-absent. A worker with another worker count is refused
+ * at once, before it counts for the barrier. Returns true to go on. */
+static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
+{
+    char key[PREEMPT_KEY_MAX], val[32];
+    struct preempt_record r = { 0 };
+
+    switch (shape_in(j, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
+    case PREEMPT_SHAPE_DO_WRITE:
+        preempt_record_set_u64_(&r, "workers", j->cfg->workers);
+        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_SHAPE, &r))
+            return false;
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
+        return false;
+    case PREEMPT_SHAPE_DO_CHECK:
+        return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has");
+    case PREEMPT_SHAPE_DO_TRUST: /* written and gone: the store lost it (wiped); the barrier's record decides */
+    case PREEMPT_SHAPE_DO_NONE:
+    case PREEMPT_SHAPE_DO__COUNT:
+        break;
+    }
+    return true;
+}
+
+/* What a member learns in the txn that joined it (or counted again): the
+ * barrier's record, the live members' count and the shape, at ops number
+ * i_ready, i_count and i_shape of the reply. */
+static void joined_reply(struct join *j, const struct preempt_etcd_reply *r, size_t i_ready, size_t i_count,
+                         size_t i_shape)
+{
+    j->present = preempt_etcd_reply_count_(r, i_count);
+    if (r->n_res <= i_ready || r->n_res <= i_count || r->n_res <= i_shape)
+        join_finish(j, -EPROTO, "joining job %s: a txn reply without the reads it was asked for", j->cfg->job);
+    else if (check_shape(j, read_kv(r, i_shape)))
+        joined_in(j, read_kv(r, i_ready));
+}
+
+static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    const struct preempt_etcd_kv *kv;
+    bool created;
+
+    if (!(kv = join_created(j, status, r, msg, "writing the incarnation's worker count", &created)))
+        return;
+    if (created || check_shape(j, kv))
+        recount(j); /* the count may have grown meanwhile */
+}
+
+static void on_recount(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    if (!join_failed(j, status, msg, "counting the members"))
+        joined_reply(j, r, 0, 1, 2);
+}
+
+/* Reads the barrier's record and counts the members (one txn, no compare). */
+static void recount(struct join *j)
+{
+    char ready[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX];
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, JKEY(j, ready, READY), NULL, 0 },
+                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, JRANGE(j, alive, ALIVE, 'w'), NULL, 0 },
+                                     { PREEMPT_ETCD_OP_GET, JKEY(j, shape, SHAPE), NULL, 0 } };
+
+    join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0), on_recount);
+}
+
+/* The holder's lease, as etcd tells it: a live lease (TTL > 0) that has
+ * outlived its whole granted TTL since this worker first found it is kept
+ * alive by a live process. An expired lease (TTL 0, which the gateway
+ * omits, or -1) is on its way out: etcd revokes expired leases at a bounded
+ * rate, seconds late on a busy server, so its key is waited out, not taken
+ * for a duplicate. */
+static void on_holder_ttl(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    int64_t ttl = status == 0 ? r->ttl : 0;
+    int64_t granted = status == 0 ? r->granted_ttl : 0;
+    uint64_t now = join_now(j), ms;
+    char w[200];
+
+    (void)msg;
+    if (j->holder_until == 0)
+        j->holder_until = now + (uint64_t)(granted > 0 ? granted : ttl > 0 ? ttl : 1) * 1000u + 1000u;
+    else if (ttl > 0 && now >= j->holder_until) {
+        join_finish(j, -EBUSY,
+                    "job %s: worker index %u is taken by a live process (%s): two processes were started with worker "
+                    "index %u, or a second job uses this job name (nothing was changed)",
+                    j->cfg->job, j->cfg->worker, preempt_member_who_(j->holder_value, w, sizeof(w)), j->cfg->worker);
+        return;
+    }
+    ms = ttl > 0 ? (uint64_t)ttl * 1000u + 500u : 300u;
+    if (ms > join_left(j))
+        ms = join_left(j);
+    j->t_wait = now + ms; /* then join_try() again */
+    join_arm(j);
+}
+
+/* alive/<w> of this incarnation is held under another lease. Of another
+ * launch: a second job with this name, an error at once. Else it is this
+ * worker's previous life (its lease ends within its TTL) or a live process
+ * with the same index (it keeps its lease alive): the holder's lease
+ * decides (on_holder_ttl). */
+static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
+
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, kv->value, "launch", theirs, sizeof(theirs));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    if (strcmp(theirs, "-") && strcmp(mine, "-") && strcmp(theirs, mine)) {
+        join_finish(j, -EBUSY,
+                    "job %s is in use by another launch: its worker %u is %s; this worker is of launch %s. Two jobs "
+                    "use one job name (give one of them another name; nothing was changed)",
+                    j->cfg->job, j->cfg->worker, preempt_member_who_(kv->value, w, sizeof(w)), mine);
+        return;
+    }
+    if (j->holder != kv->lease) {
+        j->holder = kv->lease;
+        j->holder_until = 0;
+    }
+    (void)snprintf(j->holder_value, sizeof(j->holder_value), "%s", kv->value);
+    join_call(j, PREEMPT_RQ_LEASE(TIMETOLIVE, kv->lease), on_holder_ttl);
+}
+
+/* Whether incarnation N, whose barrier's record is ready, is in its
+ * restore barrier (restored: N/restored as read: absent) and of this
+ * worker's launch (a known one): nobody trains in it yet. */
+static bool restoring(struct join *j, const char *ready, const struct preempt_etcd_kv *restored)
+{
+    char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], step[24];
+    uint64_t u;
+
+    (void)preempt_record_field_(PREEMPT_KEY_READY, ready, "launch", theirs, sizeof(theirs));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_READY, ready, "restore", step, sizeof(step));
+    return !restored->value && preempt_parse_u64_(step, &u) && mine[0] && strcmp(mine, "-") && !strcmp(theirs, mine);
+}
+
+static void on_joined(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    const struct preempt_etcd_kv *inc, *mine, *ready;
+    uint64_t now_inc;
+
+    if (join_failed(j, status, msg, "joining the incarnation"))
+        return;
+    inc = read_kv(r, 0);
+    mine = read_kv(r, 1);
+    ready = read_kv(r, 2);
+    if (r->succeeded) {
+        j->alive_rev = r->rev;
+        joined_reply(j, r, 2, 3, 4); /* the ops after the two puts */
+    } else if (preempt_view_inc_(inc->value, &now_inc) < 0 || now_inc != j->inc) {
+        join_read_inc(j); /* the incarnation moved on meanwhile */
+    } else if (mine->value && mine->lease == j->lease) {
+        j->alive_rev = mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
+        (void)shape_in(j, PREEMPT_SHAPE_IN_REJOINED); /* whether its shape write was applied is unknown */
+        recount(j);
+    } else if (mine->value) {
+        held_by(j, mine);
+    } else if (!ready->value) {
+        join_try(j, true); /* w joined inc before, but inc never started: join it again */
+    } else if (restoring(j, ready->value, read_kv(r, 3))) {
+        /* N passed its barrier, which names a step to restore, and not its
+         * restore barrier: it is still starting, and its other workers wait
+         * for this one's restore. Its earlier process joined N and died
+         * before it (killed, its lease outliving it: the barrier counted
+         * it), and this one, of the same launch, takes its place. (Opening
+         * N + 1 instead split the job: the others timed out in N, this one
+         * in N + 1, and the launcher gave up.) */
+        j->takeover = true;
+        join_try(j, true);
+    } else {
+        /* This worker lived in incarnation N and N started: that was its
+         * previous life, so the job is restarting. Open N + 1 (one bump
+         * wins). */
+        join_open(j, j->inc + 1);
+    }
+}
+
+/* Opens incarnation inc: moves the counter from inc - 1 (or creates it for
+ * inc 1) and, in the same transaction, removes anything already under
+ * P/inc/ (left there while the counter was lost), so that a new
+ * incarnation starts from nothing. */
+static void join_open(struct join *j, uint64_t inc)
+{
+    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], cur[24], next[24];
+    struct preempt_etcd_cmp cmp = { .key = key, .value = inc > 1 ? cur : NULL };
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, next, 0 },
+                                     { PREEMPT_ETCD_OP_DELETE_PREFIX, pre, NULL, 0 } };
+
+    (void)JKEY(j, key, INCARNATION);
+    (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
+    (void)snprintf(cur, sizeof(cur), "%" PRIu64, inc - 1);
+    (void)snprintf(next, sizeof(next), "%" PRIu64, inc);
+    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), on_opened);
+}
+
+/* Joins incarnation inc: writes joined/<w> (this worker lived in inc) and
+ * alive/<w> (its membership and offer, bound to its lease), reads the
+ * barrier's record and counts the live members, in one txn. It applies
+ * only while inc is current and w has not joined inc (rejoin: w joined,
+ * but inc never started and nobody holds w). */
+static void join_try(struct join *j, bool rejoin)
+{
+    char counter[PREEMPT_KEY_MAX], joined[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], cur[24];
+    char ready[PREEMPT_KEY_MAX], members[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX], restored[PREEMPT_KEY_MAX];
+    unsigned w = j->cfg->worker;
+
+    (void)JKEY(j, counter, INCARNATION);
+    (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
+    (void)JKEY(j, joined, JOINED, .worker = w);
+    (void)JKEY(j, alive, ALIVE, .worker = w);
+    (void)JKEY(j, ready, READY);
+    (void)JRANGE(j, members, ALIVE, 'w');
+    (void)JKEY(j, shape, SHAPE);
+    (void)JKEY(j, restored, RESTORED);
+    {
+        struct preempt_etcd_cmp cmp[] = { { .key = counter, .value = cur }, { .key = rejoin ? alive : joined } };
+        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
+                                        { PREEMPT_ETCD_OP_PUT, alive, j->member, j->lease },
+                                        { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
+                                        { PREEMPT_ETCD_OP_COUNT_PREFIX, members, NULL, 0 },
+                                        { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
+        struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, counter, NULL, 0 },
+                                          { PREEMPT_ETCD_OP_GET, alive, NULL, 0 },
+                                          { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
+                                          { PREEMPT_ETCD_OP_GET, restored, NULL, 0 } };
+
+        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 4), on_joined);
+    }
+}
+
+/* This worker's member record: who it is and its offer (the decided steps
+ * and the pending ones the job committed). */
+static void join_make_offer(struct join *j)
+{
+    uint64_t all[MAX_STEPS_OFFERED];
+    char host[PREEMPT_MAX_HOST + 1] = "-";
+    size_t n = 0;
+
+    /* the host as it is (a Linux host name may hold any byte: the codec
+     * writes those outside a word as '-'), cut to PREEMPT_MAX_HOST */
+    (void)snprintf(host, sizeof(host), "%s", j->cfg->host ? j->cfg->host : "");
+    for (size_t i = 0; i < j->n_pend && n < MAX_STEPS_OFFERED; i++)
+        if (j->pend[i].decision > 0)
+            all[n++] = j->pend[i].step;
+    for (size_t i = 0; i < j->n_steps && n < MAX_STEPS_OFFERED; i++)
+        all[n++] = j->steps[i];
+    if (preempt_coord_member_(j->member, sizeof(j->member), j->cfg->pid, host, j->cfg->launch, j->cfg->workers,
+                              j->cfg->start_over, all, n) < 0)
+        j->member[0] = '\0'; /* a bug: the port's write check refuses it, and the join fails saying so */
+}
+
+static void join_resolve(struct join *j);
+
+/* One input to the offer's machine (joining-internal.h), and its action. */
+static void offer_in(struct join *j, enum preempt_offer_input in)
+{
+    unsigned st = j->offer;
+    bool listed;
+    unsigned a = preempt_decl_step_traced_(&preempt_offer_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+
+    j->offer = (enum preempt_offer_state)st;
+    switch ((enum preempt_offer_action)a) {
+    case PREEMPT_OFFER_DO_OFFER_OPEN:
+        join_make_offer(j);
+        join_open(j, 1);
+        break;
+    case PREEMPT_OFFER_DO_OPEN:
+        join_open(j, 1);
+        break;
+    case PREEMPT_OFFER_DO_RESOLVE:
+        join_resolve(j);
+        break;
+    case PREEMPT_OFFER_DO_OFFER_JOIN:
+        join_make_offer(j);
+        join_try(j, false);
+        break;
+    case PREEMPT_OFFER_DO_JOIN:
+        join_try(j, false);
+        break;
+    case PREEMPT_OFFER_DO_NONE:
+    case PREEMPT_OFFER_DO__COUNT:
+        break;
+    }
+}
+
+static void on_resolved(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    struct preempt_coord_pending *p = &j->pend[j->i_pend];
+    const struct preempt_etcd_kv *kv;
+    uint64_t step, save_ms;
+    bool created, last;
+
+    if (!(kv = join_created(j, status, r, msg, "reading a pending checkpoint's decision", &created)))
+        return;
+    p->decision = preempt_committed_parse_(kv->value, &step, &last, &save_ms) && step == p->step ? 1 : -1;
+    j->i_pend++;
+    join_resolve(j);
+}
+
+/* Resolves the pending checkpoints one by one, then joins. A record under
+ * an incarnation the store has not reached (it went back in time) or of
+ * another job's prefix is not touched: unknown. */
+static void join_resolve(struct join *j)
+{
+    while (j->i_pend < j->n_pend) {
+        struct preempt_coord_pending *p = &j->pend[j->i_pend];
+        struct preempt_key k;
+        struct preempt_record r = { 0 };
+        char val[64];
+
+        if (preempt_key_parse_(p->key, j->jobp, &k) != PREEMPT_KEY_DECISION || k.inc == 0 || k.inc > j->inc) {
+            p->decision = 0;
+            j->i_pend++;
+            continue;
+        }
+        preempt_record_set_flag_(&r, "aborted");
+        preempt_record_set_u64_(&r, "step", p->step);
+        preempt_record_set_flag_(&r, "restart");
+        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_DECISION, &r))
+            return;
+        join_call(j, PREEMPT_RQ_CREATE(p->key, val), on_resolved);
+        return;
+    }
+    offer_in(j, PREEMPT_OFFER_IN_RESOLVED);
+}
+
+static void on_inc(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    const struct preempt_etcd_kv *kvs;
+
+    if (join_failed(j, status, msg, "reading the incarnation"))
+        return;
+    kvs = r->res[0].kvs;
+    if (r->res[0].n == 0) /* no counter: no record of any pending checkpoint can be trusted */
+        offer_in(j, PREEMPT_OFFER_IN_NO_COUNTER);
+    else if (preempt_view_inc_(kvs[0].value, &j->inc) < 0)
+        join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
+                    kvs[0].value);
+    else
+        offer_in(j, PREEMPT_OFFER_IN_COUNTER);
+}
+
+static void join_read_inc(struct join *j)
+{
+    char key[PREEMPT_KEY_MAX];
+
+    join_call(j, PREEMPT_RQ_GET(JKEY(j, key, INCARNATION)), on_inc);
+}
+
+static void on_grant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    if (join_failed(j, status, msg, "granting the membership lease"))
+        return;
+    j->lease = r->id; /* never 0: a grant without one does not decode */
+    join_read_inc(j);
+}
+
+static void join_timeout(struct join *j)
+{
+    if (j->ret_restored)
+        join_finish(j, -ETIMEDOUT, "job %s: not every worker (%u) reported its restore of incarnation %" PRIu64
+                    " in time", j->cfg->job, j->cfg->workers, j->inc);
+    else
+        join_finish(j, -ETIMEDOUT,
+                    "job %s: not every worker (%u) joined incarnation %" PRIu64 " within %llu ms (%lld live when this "
+                    "worker joined)",
+                    j->cfg->job, j->cfg->workers, j->inc, (unsigned long long)j->cfg->join_timeout_ms,
+                    (long long)j->present);
+}
+
+/* The membership lease lives through start-up as it does after it
+ * (every TTL/3). */
+static uint64_t keep_period_ms(const struct join *j)
+{
+    return j->cfg->lease_ttl_s < 3 ? 500u : j->cfg->lease_ttl_s / 3u * 1000u;
+}
+
+static void join_keep(struct join *j)
+{
+    if (j->lease)
+        (void)j->io->request(j->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), keep_period_ms(j), NULL, NULL);
+    read_ready(j);
+}
+
+static void join_done(struct join *j);
+
+static void on_join_revoked(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+
+    (void)status;
+    (void)r;
+    (void)msg;
+    (void)join_end(j, PREEMPT_PEND_IN_REVOKED); /* the end, outside the client's callback */
+}
+
+/* The phase ended (join_finish). The lease is given back when the phase
+ * failed or ends the membership (j->revoke): best effort, bounded by 1 s.
+ * Then everything is released and done(status) called: the last use of j. */
+static void join_done(struct join *j)
+{
+    (void)join_end(j, (j->status < 0 || j->revoke) && j->lease ? PREEMPT_PEND_IN_END_REVOKE : PREEMPT_PEND_IN_END_KEEP);
+}
+
+/* One input to the phase's end (phase-internal.h); runs its action. Returns
+ * false once the phase is released (j is gone). */
+static bool join_end(struct join *j, enum preempt_pend_input in)
+{
+    unsigned st = j->end, a;
+    bool listed;
+
+    a = preempt_decl_step_traced_(&preempt_pend_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+    j->end = (enum preempt_pend_state)st;
+    switch ((enum preempt_pend_action)a) {
+    case PREEMPT_PEND_DO_RUN_END:
+        join_arm(j);
+        break;
+    case PREEMPT_PEND_DO_REVOKE:
+        if (j->io->request(j->io_arg, PREEMPT_RQ_LEASE(REVOKE, j->lease), 1000, on_join_revoked, j) == 0)
+            break;
+        return join_end(j, PREEMPT_PEND_IN_UNSENT);
+    case PREEMPT_PEND_DO_RELEASE: {
+        preempt_coord_done done = j->done;
+        void *done_arg = j->done_arg;
+        int status = j->status;
+
+        preempt_coord_phase_free_((struct preempt_coord_phase *)j);
+        done(status, done_arg);
+        return false;
+    }
+    case PREEMPT_PEND_DO_NONE:
+    case PREEMPT_PEND_DO__COUNT:
+        break;
+    }
+    return true;
+}
+
+/* The io's timer: whatever is due. */
+static void join_tick(void *arg)
+{
+    struct join *j = arg;
+    uint64_t now = join_now(j);
+
+    if (END_DUE(j)) {
+        join_done(j); /* may free j */
+        return;
+    }
+    if (j->end == PREEMPT_PEND_REVOKING) /* only the revoke's answer (or its bound) is awaited */
+        return;
+    if (now >= j->deadline && !FINISHED(j))
+        join_timeout(j);
+    if (j->t_wait && now >= j->t_wait && !FINISHED(j)) {
+        j->t_wait = 0;
+        join_try(j, false);
+    }
+    if (j->t_keep && now >= j->t_keep && !FINISHED(j)) {
+        j->t_keep = now + keep_period_ms(j);
+        join_keep(j);
+    }
+    join_arm(j);
+}
+
+/* Starts a start-up phase over io (which it owns from here on, also on
+ * failure): start(j), then events until it finishes or bound_ms pass;
+ * j->done is called from the loop at the end. */
+static int join_begin(struct join *j, const struct preempt_coord_io *io, void *io_arg, uint64_t bound_ms,
+                      void (*start)(struct join *j))
+{
+    const struct preempt_coord_cfg *cfg = j->cfg;
+
+    j->io = io;
+    j->io_arg = io_arg;
+    if (preempt_coord_prefix_(cfg->job, j->jobp, sizeof(j->jobp)) < 0) {
+        (void)snprintf(j->msg, j->msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
+        return -EINVAL;
+    }
+    j->deadline = join_now(j) + bound_ms;
+    j->t_keep = join_now(j) + keep_period_ms(j);
+    join_arm(j);
+    start(j);
+    return 0;
+}
+
+void preempt_coord_phase_free_(struct preempt_coord_phase *p)
+{
+    struct join *j = (struct join *)p;
+
+    if (!j)
+        return;
+    if (j->io)
+        j->io->free(j->io_arg);
+    free(j->steps_copy);
+    free(j);
+}
+
+/* A phase on the heap, begun; NULL on failure (*msg says why, *ret_r the
+ * error). It owns init's steps_copy either way. */
+static struct preempt_coord_phase *phase_begin(struct join *init, const struct preempt_coord_io *io, void *io_arg,
+                                               uint64_t bound_ms, void (*start)(struct join *j), int *ret_r)
+{
+    struct join *j = malloc(sizeof(*j));
+
+    if (!j) {
+        *ret_r = -ENOMEM;
+        (void)snprintf(init->msg, init->msg_size, "out of memory");
+        free(init->steps_copy);
+        io->free(io_arg);
+        return NULL;
+    }
+    *j = *init;
+    j->instance = init->cfg->phase_no ? init->cfg->phase_no : 1;
+    *ret_r = join_begin(j, io, io_arg, bound_ms, start);
+    if (*ret_r < 0) {
+        preempt_coord_phase_free_((struct preempt_coord_phase *)j);
+        return NULL;
+    }
+    return (struct preempt_coord_phase *)j;
+}
+
+static void join_grant(struct join *j)
+{
+    join_call(j, PREEMPT_RQ_GRANT(j->cfg->lease_ttl_s), on_grant);
+}
+
+int preempt_coord_join_begin_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
+                                 const uint64_t *steps, size_t n_steps, struct preempt_coord_pending *pend,
+                                 size_t n_pend, struct preempt_coord_join *ret, char *msg, size_t msg_size,
+                                 preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
+{
+    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
+                      .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = PREEMPT_KEY_READY,
+                      .apply = apply_ready, .done = done, .done_arg = arg };
+    int r;
+
+    *ret = (struct preempt_coord_join){ 0 };
+    for (size_t i = 0; i < n_pend; i++)
+        pend[i].decision = 0;
+    if (n_steps) { /* the phase outlives the caller's array */
+        j.steps_copy = malloc(n_steps * sizeof(*steps));
+        if (!j.steps_copy) {
+            io->free(io_arg);
+            return -ENOMEM;
+        }
+        memcpy(j.steps_copy, steps, n_steps * sizeof(*steps));
+    }
+    j.steps = j.steps_copy;
+    *ret_phase = phase_begin(&j, io, io_arg, cfg->join_timeout_ms, join_grant, &r);
+    return r;
+}
+
+/* ---- start-up: the restore barrier ---------------------------------------------------------- */
+
+/* N/restored: "ok", or "unusable|failed <step> worker=<w>: <why>". */
+static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    const char *v = kv->value ? kv->value : "", *why;
+    struct preempt_record rec;
+    int outcome = preempt_record_parse_(PREEMPT_KEY_RESTORED, v, PREEMPT_MAX_WORKERS, &rec, &why) < 0 ? -1
+                  : preempt_record_has_(&rec, "ok")                                               ? PREEMPT_RESTORE_OK
+                  : preempt_record_has_(&rec, "unusable") ? PREEMPT_RESTORE_UNUSABLE
+                                                          : PREEMPT_RESTORE_FAILED;
+
+    if (outcome < 0) {
+        join_finish(j, -EPROTO, "job %s: the restore barrier's record holds \"%.40s\"", j->cfg->job, v);
+        return;
+    }
+    *j->ret_restored = outcome;
+    if (outcome != PREEMPT_RESTORE_OK) {
+        uint64_t step = 0, w = 0;
+        size_t len = 0;
+        const char *text = preempt_record_text_(&rec, "why", &len);
+
+        (void)preempt_record_u64_(&rec, "step", &step);
+        (void)preempt_record_u64_(&rec, "w", &w);
+        j->revoke = true; /* the incarnation ends here: its membership too */
+        (void)snprintf(j->verdict, j->verdict_size, "%" PRIu64 " worker=%" PRIu64 ": %.*s", step, w, (int)len,
+                       text ? text : "");
+    }
+    join_finish(j, 0, "restore barrier passed");
+}
+
+static void on_restored_counted(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+{
+    struct join *j = arg;
+    char key[PREEMPT_KEY_MAX];
+
+    if (join_failed(j, status, msg, "reporting the restore"))
+        return;
+    if (preempt_etcd_reply_count_(r, 1) < (int64_t)j->cfg->workers) {
+        wait_ready(j);
+        return;
+    }
+    join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), "ok"), on_ready_written);
+}
+
+/* Reports this worker's restore: "ok" under w/restored/ and counted (the
+ * W-th writes N/restored "ok"), or N/restored "failed .." at once. */
+static void report_restored(struct join *j)
+{
+    char key[PREEMPT_KEY_MAX], mine[PREEMPT_KEY_MAX], all[PREEMPT_KEY_MAX], val[320];
+
+    if (j->restore_mine != PREEMPT_RESTORE_OK) {
+        struct preempt_record r = { 0 };
+
+        preempt_record_set_flag_(&r, j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed");
+        preempt_record_set_u64_(&r, "step", j->out->step);
+        preempt_record_set_u64_(&r, "w", j->cfg->worker);
+        preempt_record_set_text_(&r, "why", j->restore_why ? j->restore_why : ""); /* the codec writes it printable */
+        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_RESTORED, &r))
+            return;
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), val), on_ready_written);
+        return;
+    }
+    (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
+    (void)JRANGE(j, all, W_RESTORED, 'w');
+    {
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, "ok", 0 },
+                                         { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
+
+        join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), on_restored_counted);
+    }
+}
+
+int preempt_coord_restored_begin_io_(const struct preempt_coord_io *io, void *io_arg,
+                                     const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
+                                     const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict,
+                                     size_t verdict_size, char *msg, size_t msg_size, preempt_coord_done done,
+                                     void *arg, struct preempt_coord_phase **ret_phase)
+{
+    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
+                      .awaited = PREEMPT_KEY_RESTORED, .apply = apply_restored, .inc = join->incarnation,
+                      .lease = join->lease,
+                      .restore_mine = mine, .restore_why = why, .ret_restored = ret_outcome, .verdict = verdict,
+                      .verdict_size = verdict_size, .done = done, .done_arg = arg };
+    int r;
+
+    *ret_outcome = PREEMPT_RESTORE_FAILED;
+    verdict[0] = '\0';
+    *ret_phase = phase_begin(&j, io, io_arg, bound_ms, report_restored, &r);
+    return r;
+}
+

@@ -1,0 +1,887 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The libpreempt authors */
+/* lib/job/trace_coord.c: the running coordinator in text traces
+ * (coord-trace-internal.h): its start, each of its inputs with everything it
+ * carries, and each output that acts, as "coord" lines; and the replay that
+ * runs the coordinator's core again over those inputs and compares what it
+ * makes with the outputs the trace holds. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord-state.h"
+#include "coord-trace-internal.h"
+#include "base/base.h"
+
+#define TEXT_MAX 300 /* an input's text (a message, an effect's text) as traced, encoded */
+
+static const char *const in_names[PREEMPT_COORD_IN__COUNT] = {
+#define PREEMPT_COORD_INPUT(id, name, fn, what) [PREEMPT_COORD_IN_##id] = name,
+#include "coord-inputs.def"
+#undef PREEMPT_COORD_INPUT
+};
+
+static const char *const rq_names[] = {
+    [PREEMPT_ETCD_RQ_RANGE] = "range",     [PREEMPT_ETCD_RQ_PUT] = "put",         [PREEMPT_ETCD_RQ_CREATE] = "create",
+    [PREEMPT_ETCD_RQ_DELETE] = "delete",   [PREEMPT_ETCD_RQ_TXN] = "txn",         [PREEMPT_ETCD_RQ_GRANT] = "grant",
+    [PREEMPT_ETCD_RQ_KEEPALIVE] = "keepalive", [PREEMPT_ETCD_RQ_REVOKE] = "revoke",
+    [PREEMPT_ETCD_RQ_TIMETOLIVE] = "timetolive",
+};
+
+/* What an input carries, by its kind. */
+enum shape { ANSWER, EVENT, READ, LINK, BARE, EFFECT, STEP, WITHDRAW, TEXT };
+
+static enum shape shape_of(enum preempt_coord_in_kind k)
+{
+    switch (k) {
+    case PREEMPT_COORD_IN_WRITTEN:
+    case PREEMPT_COORD_IN_DECIDED:
+    case PREEMPT_COORD_IN_NOTICE_PUT:
+    case PREEMPT_COORD_IN_CLAIMED:
+    case PREEMPT_COORD_IN_GRANTED:
+    case PREEMPT_COORD_IN_KEPT:
+    case PREEMPT_COORD_IN_READ:
+    case PREEMPT_COORD_IN_MEMBERS:
+    case PREEMPT_COORD_IN_SHARDS:
+    case PREEMPT_COORD_IN_ABORT_SHARDS:
+    case PREEMPT_COORD_IN_REPORTED:
+        return ANSWER;
+    case PREEMPT_COORD_IN_RECORD:
+    case PREEMPT_COORD_IN_MEMBER:
+        return EVENT;
+    case PREEMPT_COORD_IN_RECORDS:
+    case PREEMPT_COORD_IN_MEMBERS_READ:
+        return READ;
+    case PREEMPT_COORD_IN_LINK:
+    case PREEMPT_COORD_IN_MEMBERS_LINK:
+        return LINK;
+    case PREEMPT_COORD_IN_EFFECT:
+        return EFFECT;
+    case PREEMPT_COORD_IN_STEP:
+        return STEP;
+    case PREEMPT_COORD_IN_WITHDRAW:
+        return WITHDRAW;
+    case PREEMPT_COORD_IN_LIVE:
+    case PREEMPT_COORD_IN_HISTORY:
+        return TEXT;
+    case PREEMPT_COORD_IN_TICK:
+    case PREEMPT_COORD_IN_LEAVE:
+    case PREEMPT_COORD_IN__COUNT:
+        break;
+    }
+    return BARE;
+}
+
+static int in_of_name(const char *p, size_t n)
+{
+    for (int i = 0; i < PREEMPT_COORD_IN__COUNT; i++)
+        if (strlen(in_names[i]) == n && !strncmp(in_names[i], p, n))
+            return i;
+    return -1;
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+#define MEMBER_PIECE 200 /* bytes of the member record per coord member line */
+
+void preempt_trace_coord_start_(const struct preempt_coord *c, preempt_trace_line_fn line, void *arg)
+{
+    char buf[PREEMPT_TRACE_LINE_MAX], piece[MEMBER_PIECE + 1], enc[3 * MEMBER_PIECE + 1];
+    size_t len = strlen(c->member), k = (len + MEMBER_PIECE - 1) / MEMBER_PIECE;
+    int n = snprintf(buf, sizeof(buf),
+                     "coord start job=%s inc=%" PRIu64 " workers=%u me=%u lease=%" PRId64 " ttl=%u give-up=%" PRIu64
+                     " members=%zu",
+                     c->jobp, c->view.inc, c->n, c->me, c->lease, c->cfg_ttl_s, c->give_up_ms, k);
+
+    line(buf, n, arg);
+    for (size_t i = 0; i < k; i++) {
+        size_t m = len - i * MEMBER_PIECE < MEMBER_PIECE ? len - i * MEMBER_PIECE : MEMBER_PIECE;
+
+        memcpy(piece, c->member + i * MEMBER_PIECE, m);
+        piece[m] = '\0';
+        (void)preempt_trace_encode_(enc, sizeof(enc), piece, sizeof(enc) - 1);
+        n = snprintf(buf, sizeof(buf), "coord member v=%s", enc);
+        line(buf, n, arg);
+    }
+}
+
+/* A text field: " name=ENC", and whether it was cut. */
+static bool text_field(char *buf, size_t size, const char *name, const char *s)
+{
+    char enc[TEXT_MAX + 1];
+    bool whole = preempt_trace_encode_(enc, sizeof(enc), s, TEXT_MAX);
+
+    (void)snprintf(buf, size, " %s=%s", name, enc);
+    return whole;
+}
+
+static void kv_line(const struct preempt_etcd_kv *kv, preempt_trace_line_fn line, void *arg)
+{
+    char buf[PREEMPT_TRACE_LINE_MAX], key[PREEMPT_KEY_MAX + 65], value[PREEMPT_TRACE_VALUE_MAX + 1];
+    bool whole = preempt_trace_encode_(key, sizeof(key), kv->key ? kv->key : "", PREEMPT_KEY_MAX + 64);
+    int n;
+
+    if (kv->value)
+        whole = preempt_trace_encode_(value, sizeof(value), kv->value, PREEMPT_TRACE_VALUE_MAX) && whole;
+    n = snprintf(buf, sizeof(buf), "coord kv k=%s%s%s create=%" PRId64 " mod=%" PRId64 " lease=%" PRId64 "%s", key,
+                 kv->value ? " v=" : " nv=1", kv->value ? value : "", kv->create_rev, kv->mod_rev, kv->lease,
+                 whole ? "" : " cut=1");
+    line(buf, n, arg);
+}
+
+void preempt_trace_coord_in_(const struct preempt_coord_in *in, unsigned depth, preempt_trace_line_fn line,
+                             void *arg)
+{
+    char buf[PREEMPT_TRACE_LINE_MAX], more[TEXT_MAX + 64] = "";
+    const struct preempt_etcd_reply *r = in->reply;
+    size_t len;
+    bool whole = true;
+    int n;
+
+    if ((unsigned)in->kind >= PREEMPT_COORD_IN__COUNT)
+        return;
+    n = snprintf(buf, sizeof(buf), "coord in d=%u t=%" PRIu64 " wall=%" PRIu64 " %s", depth, in->now_ms, in->wall_ms,
+                 in_names[in->kind]);
+    len = n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : 0;
+#define ADD(...)                                                                                             \
+    (len += (size_t)snprintf(buf + (len < sizeof(buf) ? len : 0), len < sizeof(buf) ? sizeof(buf) - len : 0,      \
+                             __VA_ARGS__))
+    switch (shape_of(in->kind)) {
+    case EVENT:
+        ADD(" ev=%s", in->ev == PREEMPT_ETCD_PUT ? "put" : "del");
+        break;
+    case READ:
+        ADD(" rev=%" PRId64 " cluster=%" PRIu64 " kvs=%zu", in->rev, in->cluster, in->n);
+        break;
+    case LINK:
+        whole = text_field(more, sizeof(more), "why", in->why ? in->why : "");
+        ADD(" up=%d%s", in->up, more);
+        break;
+    case BARE:
+        break;
+    case EFFECT:
+        if (in->text)
+            whole = text_field(more, sizeof(more), "text", in->text);
+        ADD(" round=%u fx=%s arg=%" PRId64 " last=%d stop=%" PRIu64 " save=%" PRIu64, in->round,
+            preempt_fx_to_string_(in->fx->kind), in->fx->arg, in->last, in->stop, in->save_ms);
+        if (in->pace.ms) /* older traces lack it */
+            ADD(" run=%" PRIu64 " pace=%" PRIu64 " trains-on=%d", in->pace.step, in->pace.ms, in->trains_on);
+        ADD("%s", more);
+        break;
+    case STEP:
+        ADD(" step=%" PRIu64, in->step_ms);
+        break;
+    case WITHDRAW:
+        ADD(" withdrawn=%d", in->withdrawn);
+        break;
+    case TEXT:
+        whole = text_field(more, sizeof(more), "text", in->text ? in->text : "");
+        ADD("%s", more);
+        break;
+    case ANSWER:
+        if (in->status != 0) {
+            whole = text_field(more, sizeof(more), "msg", in->msg ? in->msg : "");
+            ADD(" round=%u status=%d%s", in->round, in->status, more);
+        } else {
+            ADD(" round=%u status=0 rev=%" PRId64 " cluster=%" PRIu64 " ok=%d id=%" PRId64 " ttl=%" PRId64
+                " gttl=%" PRId64 " res=%zu",
+                in->round, r->rev, r->cluster, r->succeeded, r->id, r->ttl, r->granted_ttl, r->n_res);
+        }
+        break;
+    }
+    if (!whole)
+        ADD(" cut=1");
+#undef ADD
+    line(buf, len < sizeof(buf) ? (int)len : -1, arg);
+    if (shape_of(in->kind) == EVENT)
+        kv_line(in->kv, line, arg);
+    if (shape_of(in->kind) == READ)
+        for (size_t i = 0; i < in->n; i++)
+            kv_line(&in->kvs[i], line, arg);
+    if (shape_of(in->kind) != ANSWER || in->status != 0)
+        return;
+    for (size_t i = 0; i < r->n_res; i++) {
+        n = snprintf(buf, sizeof(buf), "coord res count=%" PRId64 " kvs=%zu", r->res[i].count, r->res[i].n);
+        line(buf, n, arg);
+        for (size_t j = 0; j < r->res[i].n; j++)
+            kv_line(&r->res[i].kvs[j], line, arg);
+    }
+}
+
+/* FNV-1a over a request's every field, in order. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211u;
+    return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    return s ? mix(h, s, strlen(s) + 1) : mix(h, "\xff", 1);
+}
+
+static uint64_t mix_i64(uint64_t h, int64_t v)
+{
+    return mix(h, &v, sizeof(v));
+}
+
+static uint64_t mix_ops(uint64_t h, const struct preempt_etcd_op *ops, size_t n)
+{
+    h = mix_i64(h, (int64_t)n);
+    for (size_t i = 0; i < n; i++)
+        h = mix_i64(mix_str(mix_str(mix_i64(h, ops[i].kind), ops[i].key), ops[i].value), ops[i].lease);
+    return h;
+}
+
+static uint64_t req_hash(const struct preempt_etcd_req *q)
+{
+    uint64_t h = 14695981039346656037u;
+
+    h = mix_str(mix_str(mix_str(mix_i64(h, q->kind), q->key), q->value), q->end);
+    h = mix_i64(mix_i64(mix_i64(h, q->prefix), q->lease), q->ttl_s);
+    h = mix_i64(h, (int64_t)q->n_cmp);
+    for (size_t i = 0; i < q->n_cmp; i++)
+        h = mix_i64(mix_str(mix_str(h, q->cmp[i].key), q->cmp[i].value), q->cmp[i].mod_rev);
+    return mix_ops(mix_ops(h, q->ok, q->n_ok), q->fail, q->n_fail);
+}
+
+/* What an output that acts says, without the "coord out d=D " prefix. */
+static int out_text(char *buf, size_t size, const struct preempt_coord_out *o)
+{
+    const struct preempt_param_desc *pd;
+    char key[PREEMPT_KEY_MAX + 65];
+    const char *k;
+    int n;
+
+    switch (o->kind) {
+    case PREEMPT_COORD_OUT_REQUEST:
+        k = o->req->key ? o->req->key : o->req->n_ok ? o->req->ok[0].key : "-";
+        (void)preempt_trace_encode_(key, sizeof(key), k ? k : "-", PREEMPT_KEY_MAX + 64);
+        return snprintf(buf, size, "request %s key=%s hash=%016" PRIx64 " answer=%s round=%u give-up=%" PRIu64,
+                        (unsigned)o->req->kind < sizeof(rq_names) / sizeof(rq_names[0]) ? rq_names[o->req->kind] : "?",
+                        key, req_hash(o->req), o->answer == COORD_NO_ANSWER ? "none" : in_names[o->answer],
+                        o->answer == COORD_NO_ANSWER ? 0 : o->round, o->give_up_ms);
+    case PREEMPT_COORD_OUT_TIMER:
+        return snprintf(buf, size, "timer ms=%" PRIu64, o->ms);
+    case PREEMPT_COORD_OUT_JOB_SAVE:
+        return snprintf(buf, size, "job-save ms=%" PRIu64, o->ms);
+    case PREEMPT_COORD_OUT_JOB_PACE:
+        return snprintf(buf, size, "job-pace from=%" PRIu64 " pace=%" PRIu64 " at=%" PRIu64, o->pace.step,
+                        o->pace.ms, o->ms);
+    case PREEMPT_COORD_OUT_ERROR_MSG:
+        (void)preempt_trace_encode_(key, sizeof(key), o->text ? o->text : "", TEXT_MAX);
+        return snprintf(buf, size, "error-msg text=%s", key);
+    case PREEMPT_COORD_OUT_GONE:
+        return snprintf(buf, size, "gone worker=%u", o->worker);
+    case PREEMPT_COORD_OUT_POST:
+        n = snprintf(buf, size, "post %s", preempt_event_to_string_(o->ev.kind));
+        pd = preempt_event_params_(o->ev.kind);
+        for (unsigned i = 0; n > 0 && (size_t)n < size && pd && i < PREEMPT_EVENT_PARAMS && pd[i].name; i++) {
+            const unsigned char *f = (const unsigned char *)&o->ev + pd[i].offset;
+            uint64_t u = 0;
+            int64_t s = 0;
+
+            switch (pd[i].type) {
+            case PREEMPT_PT_u64:
+                memcpy(&u, f, sizeof(u));
+                n += snprintf(buf + n, size - (size_t)n, " %s=%" PRIu64, pd[i].name, u);
+                break;
+            case PREEMPT_PT_i64:
+                memcpy(&s, f, sizeof(s));
+                n += snprintf(buf + n, size - (size_t)n, " %s=%" PRId64, pd[i].name, s);
+                break;
+            case PREEMPT_PT_src: {
+                enum preempt_source src;
+
+                memcpy(&src, f, sizeof(src));
+                n += snprintf(buf + n, size - (size_t)n, " %s=%s", pd[i].name, preempt_source_to_string_(src));
+                break;
+            }
+            case PREEMPT_PT_none:
+                break;
+            }
+        }
+        return n;
+    case PREEMPT_COORD_OUT_LOG: /* the owner's log and the trace's own lines */
+    case PREEMPT_COORD_OUT_VIEW:
+    case PREEMPT_COORD_OUT_ANSWER:
+    case PREEMPT_COORD_OUT__COUNT:
+        break;
+    }
+    return 0;
+}
+
+int preempt_trace_format_coord_out_(char *buf, size_t size, const struct preempt_coord_out *out, unsigned depth)
+{
+    char what[PREEMPT_TRACE_LINE_MAX];
+    int n = out_text(what, sizeof(what), out);
+
+    if (n <= 0)
+        return n;
+    return snprintf(buf, size, "coord out d=%u %s", depth, what);
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+/* A line's name=value fields. */
+#define FIELDS_MAX 20
+struct fields {
+    size_t n;
+    struct {
+        const char *name, *v;
+        size_t name_len, v_len;
+    } f[FIELDS_MAX];
+    const char *word; /* the first token with no '=' after the line's kind (an input's or output's kind) */
+    size_t word_len;
+};
+
+static void split(const char *s, struct fields *fs)
+{
+    fs->n = 0;
+    fs->word = NULL;
+    for (;;) {
+        size_t n;
+        const char *eq;
+
+        s += strspn(s, " \t");
+        n = strcspn(s, " \t");
+        if (n == 0)
+            return;
+        eq = memchr(s, '=', n);
+        if (!eq && !fs->word) {
+            fs->word = s;
+            fs->word_len = n;
+        } else if (eq && fs->n < FIELDS_MAX) {
+            fs->f[fs->n].name = s;
+            fs->f[fs->n].name_len = (size_t)(eq - s);
+            fs->f[fs->n].v = eq + 1;
+            fs->f[fs->n].v_len = n - (size_t)(eq - s) - 1;
+            fs->n++;
+        }
+        s += n;
+    }
+}
+
+static const char *get(const struct fields *fs, const char *name, size_t *len)
+{
+    size_t nl = strlen(name);
+
+    for (size_t i = 0; i < fs->n; i++)
+        if (fs->f[i].name_len == nl && !strncmp(fs->f[i].name, name, nl)) {
+            *len = fs->f[i].v_len;
+            return fs->f[i].v;
+        }
+    return NULL;
+}
+
+static bool get_i64(const struct fields *fs, const char *name, int64_t *ret)
+{
+    size_t n = 0;
+    const char *v = get(fs, name, &n);
+    char num[24], *end;
+
+    if (!v || n == 0 || n >= sizeof(num))
+        return false;
+    memcpy(num, v, n);
+    num[n] = '\0';
+    errno = 0;
+    *ret = strtoll(num, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+static bool get_u64(const struct fields *fs, const char *name, uint64_t *ret)
+{
+    size_t n = 0;
+    const char *v = get(fs, name, &n);
+
+    return v && preempt_trace_u64_(v, n, ret);
+}
+
+/* A text field, decoded (free it); NULL when absent or malformed. */
+static char *get_text(const struct fields *fs, const char *name)
+{
+    size_t n = 0;
+    const char *v = get(fs, name, &n);
+
+    return v ? preempt_trace_decode_(v, n) : NULL;
+}
+
+static bool cut(const struct fields *fs)
+{
+    size_t n = 0;
+
+    return get(fs, "cut", &n) != NULL;
+}
+
+/* ---- replaying ----------------------------------------------------------------------- */
+
+struct replay {
+    const struct preempt_trace_coord *lines; /* the trace's coord lines */
+    size_t n_lines;
+    size_t i;          /* the next coord line */
+    unsigned depth;    /* the input being handled: its depth (d=), which its outputs' lines repeat */
+    bool compare;      /* outputs are compared (not while the coordinator is set up) */
+    int status;        /* 0, 1 at a divergence, 2 when a line cannot be replayed (err says why) */
+    bool ended;        /* the trace ends, or holds a cut value, from here: nothing more is compared */
+    size_t n_in, n_out;
+    char *err;
+    size_t errsize;
+    struct preempt_coord *c;
+};
+
+static const struct preempt_trace_coord *cur(const struct replay *rp)
+{
+    return rp->i < rp->n_lines ? &rp->lines[rp->i] : NULL;
+}
+
+static bool is(const struct preempt_trace_coord *l, const char *kind)
+{
+    size_t n = strlen(kind);
+
+    return l && !strncmp(l->s, kind, n) && l->s[n] == ' ';
+}
+
+/* Nothing more can be compared from here (not a divergence): why, once. */
+static void stop(struct replay *rp, const char *why)
+{
+    const struct preempt_trace_coord *l = cur(rp);
+
+    if (!rp->ended && rp->status == 0) {
+        if (l)
+            (void)snprintf(rp->err, rp->errsize, "compared up to line %u: %s", l->line, why);
+        else
+            (void)snprintf(rp->err, rp->errsize, "compared to the end: %s", why);
+    }
+    rp->ended = true;
+}
+
+static void bad(struct replay *rp, unsigned line, const char *what)
+{
+    if (rp->status == 0)
+        (void)snprintf(rp->err, rp->errsize, "line %u: %s", line, what);
+    rp->status = 2;
+}
+
+/* The line's depth (d=), or -1. */
+static int depth_of(const struct preempt_trace_coord *l)
+{
+    struct fields fs;
+    uint64_t d;
+
+    split(l->s, &fs);
+    return get_u64(&fs, "d", &d) && d < 1000 ? (int)d : -1;
+}
+
+/* The payload an input carries, read from its lines (freed with it). */
+struct payload {
+    struct preempt_etcd_reply reply;
+    struct preempt_etcd_kv *kvs;
+    size_t n_kvs;
+    struct preempt_fx fx;
+    bool ran;
+    char *texts[2];
+};
+
+static void payload_free(struct payload *p)
+{
+    for (size_t i = 0; i < p->n_kvs; i++) {
+        free(p->kvs[i].key);
+        free(p->kvs[i].value);
+    }
+    free(p->kvs);
+    free(p->reply.res);
+    free(p->texts[0]);
+    free(p->texts[1]);
+}
+
+/* Line j, which an input's payload has of kind (NULL, after stop() or
+ * bad(), when the trace ends there or holds another line). */
+static const struct preempt_trace_coord *payload_line(struct replay *rp, size_t j, const char *kind)
+{
+    const struct preempt_trace_coord *l = j < rp->n_lines ? &rp->lines[j] : NULL;
+    char what[32];
+
+    if (!l) { /* a worker killed while it wrote */
+        stop(rp, "the trace ends inside an input");
+        return NULL;
+    }
+    if (!is(l, kind)) {
+        (void)snprintf(what, sizeof(what), "a %s line expected", kind);
+        bad(rp, l->line, what);
+        return NULL;
+    }
+    return l;
+}
+
+/* Reads n "coord kv" lines into kvs (allocated, n of them). */
+static bool read_kvs(struct replay *rp, struct preempt_etcd_kv *kvs, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const struct preempt_trace_coord *l = payload_line(rp, rp->i, "coord kv");
+        struct fields fs;
+        size_t vn = 0;
+        const char *v;
+
+        if (!l)
+            return false;
+        split(l->s, &fs);
+        if (cut(&fs)) {
+            stop(rp, "a record did not fit its line (cut=1)");
+            return false;
+        }
+        if (!(v = get(&fs, "k", &vn)) || !(kvs[k].key = preempt_trace_decode_(v, vn)) ||
+            !get_i64(&fs, "create", &kvs[k].create_rev) || !get_i64(&fs, "mod", &kvs[k].mod_rev) ||
+            !get_i64(&fs, "lease", &kvs[k].lease)) {
+            bad(rp, l->line, "a malformed coord kv line");
+            return false;
+        }
+        if ((v = get(&fs, "v", &vn))) {
+            if (!(kvs[k].value = preempt_trace_decode_(v, vn))) {
+                bad(rp, l->line, "a malformed value");
+                return false;
+            }
+            kvs[k].value_len = strlen(kvs[k].value);
+        }
+        rp->i++;
+    }
+    return true;
+}
+
+static struct preempt_etcd_kv *more_kvs(struct replay *rp, struct payload *p, size_t n, unsigned line)
+{
+    struct preempt_etcd_kv *kvs;
+
+    if (n > rp->n_lines - rp->i) { /* more records than lines */
+        stop(rp, "the trace ends inside an input");
+        return NULL;
+    }
+    kvs = calloc(n ? n : 1, sizeof(*kvs));
+    if (!kvs) {
+        bad(rp, line, "out of memory");
+        return NULL;
+    }
+    p->kvs = kvs; /* one array per input: a reply's results share it */
+    p->n_kvs = n;
+    return kvs;
+}
+
+/* Reads an input's line and its payload's lines into in and p. */
+static bool read_input(struct replay *rp, struct preempt_coord_in *in, struct payload *p)
+{
+    const struct preempt_trace_coord *l = cur(rp);
+    unsigned line = l->line;
+    struct fields fs;
+    int64_t v;
+    uint64_t u;
+    int kind;
+
+    split(l->s + strlen("coord in "), &fs);
+    kind = fs.word ? in_of_name(fs.word, fs.word_len) : -1;
+    if (kind < 0 || !get_u64(&fs, "t", &in->now_ms) || !get_u64(&fs, "wall", &in->wall_ms)) {
+        bad(rp, line, "a malformed coord in line (its kind, t= or wall=)");
+        return false;
+    }
+    if (cut(&fs)) {
+        stop(rp, "an input's text did not fit its line (cut=1)");
+        return false;
+    }
+    in->kind = (enum preempt_coord_in_kind)kind;
+    rp->i++;
+    switch (shape_of(in->kind)) {
+    case EVENT: {
+        size_t n = 0;
+        const char *ev = get(&fs, "ev", &n);
+
+        in->ev = ev && n == 3 && !strncmp(ev, "del", 3) ? PREEMPT_ETCD_DELETE : PREEMPT_ETCD_PUT;
+        in->kv = more_kvs(rp, p, 1, line);
+        return in->kv && read_kvs(rp, p->kvs, 1);
+    }
+    case READ:
+        if (!get_i64(&fs, "rev", &in->rev) || !get_u64(&fs, "kvs", &u)) {
+            bad(rp, line, "a read without rev= or kvs=");
+            return false;
+        }
+        in->n = (size_t)u;
+        if (!get_u64(&fs, "cluster", &in->cluster)) /* traces before 2026-11-29 */
+            in->cluster = 0;
+        in->kvs = more_kvs(rp, p, in->n, line);
+        return in->kvs && read_kvs(rp, p->kvs, in->n);
+    case LINK:
+        in->up = get_i64(&fs, "up", &v) && v;
+        in->why = p->texts[0] = get_text(&fs, "why");
+        return true;
+    case BARE:
+        return true;
+    case EFFECT: {
+        size_t n = 0;
+        const char *fx = get(&fs, "fx", &n);
+        char name[32];
+        int k = -1;
+
+        if (fx && n < sizeof(name)) {
+            memcpy(name, fx, n);
+            name[n] = '\0';
+            k = preempt_fx_from_string_(name);
+        }
+        if (k < 0 || !get_i64(&fs, "arg", &p->fx.arg) || !get_u64(&fs, "round", &u) ||
+            !get_u64(&fs, "stop", &in->stop) || !get_u64(&fs, "save", &in->save_ms) || !get_i64(&fs, "last", &v)) {
+            bad(rp, line, "a malformed effect");
+            return false;
+        }
+        p->fx.kind = (enum preempt_fx_kind)k;
+        in->fx = &p->fx;
+        in->ran = &p->ran;
+        in->round = u ? 1 : 0;
+        in->last = v != 0;
+        if (!get_u64(&fs, "pace", &in->pace.ms) || !get_u64(&fs, "run", &in->pace.step))
+            in->pace = (struct preempt_pace){ 0, 0, 0 };
+        in->trains_on = get_i64(&fs, "trains-on", &v) && v;
+        in->text = p->texts[0] = get_text(&fs, "text");
+        return true;
+    }
+    case STEP:
+        if (get_u64(&fs, "step", &in->step_ms))
+            return true;
+        bad(rp, line, "a step without step=");
+        return false;
+    case WITHDRAW:
+        in->withdrawn = get_i64(&fs, "withdrawn", &v) && v;
+        return true;
+    case TEXT:
+        if ((in->text = p->texts[0] = get_text(&fs, "text")))
+            return true;
+        bad(rp, line, "no text=");
+        return false;
+    case ANSWER:
+        break;
+    }
+    /* an answer */
+    if (!get_u64(&fs, "round", &u) || !get_i64(&fs, "status", &v)) {
+        bad(rp, line, "an answer without round= or status=");
+        return false;
+    }
+    in->round = u ? 1 : 0;
+    in->status = (int)v;
+    if (in->status != 0) {
+        in->msg = p->texts[0] = get_text(&fs, "msg");
+        return true;
+    }
+    {
+        struct preempt_etcd_reply *r = &p->reply;
+        uint64_t n_res, cluster;
+        int64_t ok;
+        size_t total = 0, at;
+
+        if (!get_i64(&fs, "rev", &r->rev) || !get_u64(&fs, "cluster", &cluster) || !get_i64(&fs, "ok", &ok) ||
+            !get_i64(&fs, "id", &r->id) || !get_i64(&fs, "ttl", &r->ttl) || !get_i64(&fs, "gttl", &r->granted_ttl) ||
+            !get_u64(&fs, "res", &n_res) || n_res > 64) {
+            bad(rp, line, "a malformed reply");
+            return false;
+        }
+        r->cluster = cluster;
+        r->succeeded = ok != 0;
+        r->n_res = (size_t)n_res;
+        r->res = calloc(n_res ? n_res : 1, sizeof(*r->res));
+        if (!r->res) {
+            bad(rp, line, "out of memory");
+            return false;
+        }
+        /* the results' kv lines follow each result's line: counted first */
+        for (size_t k = 0, j = rp->i; k < n_res; k++) {
+            const struct preempt_trace_coord *rl = payload_line(rp, j, "coord res");
+            struct fields rf;
+
+            if (!rl)
+                return false;
+            split(rl->s, &rf);
+            if (!get_i64(&rf, "count", &r->res[k].count) || !get_u64(&rf, "kvs", &u) || u > 10000000) {
+                bad(rp, rl->line, "a malformed coord res line");
+                return false;
+            }
+            r->res[k].n = (size_t)u;
+            total += r->res[k].n;
+            j += 1 + r->res[k].n;
+        }
+        if (!more_kvs(rp, p, total, line))
+            return false;
+        at = 0;
+        for (size_t k = 0; k < n_res; k++) {
+            rp->i++; /* its res line */
+            r->res[k].kvs = p->kvs + at;
+            if (!read_kvs(rp, r->res[k].kvs, r->res[k].n))
+                return false;
+            at += r->res[k].n;
+        }
+        in->reply = r;
+    }
+    return true;
+}
+
+/* The core's sink in a replay: each output that acts must be the trace's
+ * next line, at its input's depth. The inputs their running caused follow
+ * the input's last output in the trace (the core runs to completion), and
+ * the main loop feeds them as it does every input. */
+static void replay_sink(void *arg, const struct preempt_coord_out *o)
+{
+    struct replay *rp = arg;
+    const struct preempt_trace_coord *l;
+    char want[PREEMPT_TRACE_LINE_MAX];
+
+    if (!rp->compare || rp->status || rp->ended || o->kind >= PREEMPT_COORD_OUT_LOG)
+        return;
+    if (preempt_trace_format_coord_out_(want, sizeof(want), o, rp->depth) <= 0) {
+        bad(rp, 0, "an output that cannot be formatted");
+        return;
+    }
+    l = cur(rp);
+    if (!l) {
+        stop(rp, "the trace ends before an output the coordinator made");
+        return;
+    }
+    if (strcmp(l->s, want)) {
+        (void)snprintf(rp->err, rp->errsize,
+                       "line %u: the coordinator diverges: it made\n  %s\nwhere the trace says\n  %s", l->line, want,
+                       l->s);
+        rp->status = 1;
+        return;
+    }
+    rp->i++;
+    rp->n_out++;
+}
+
+/* Feeds the input at the current line (with its payload) to the core. */
+static void feed_line(struct replay *rp)
+{
+    struct preempt_coord_in in = { 0 };
+    struct payload p = { 0 };
+    int d = depth_of(cur(rp));
+
+    if (d < 0) {
+        bad(rp, cur(rp)->line, "a coord in line without its depth");
+        return;
+    }
+    rp->depth = (unsigned)d;
+    if (read_input(rp, &in, &p)) {
+        rp->n_in++;
+        preempt_coord_input_(rp->c, &in);
+    }
+    payload_free(&p);
+}
+
+static int start(struct replay *rp, const struct preempt_trace_coord *l)
+{
+    struct fields fs;
+    struct preempt_coord_cfg cfg = { 0 };
+    struct preempt_coord_join join = { 0 };
+    char job[PREEMPT_MAX_JOB + 1];
+    uint64_t inc, workers, me, ttl, give_up, pieces;
+    size_t n = 0, len = 0;
+    const char *jobp;
+    int r;
+
+    split(l->s + strlen("coord start "), &fs);
+    jobp = get(&fs, "job", &n);
+    if (!jobp || n < strlen("/preempt//") || strncmp(jobp, "/preempt/", 9) || jobp[n - 1] != '/' ||
+        n - 10 > PREEMPT_MAX_JOB || !get_u64(&fs, "inc", &inc) || !get_u64(&fs, "workers", &workers) ||
+        !get_u64(&fs, "me", &me) || !get_i64(&fs, "lease", &join.lease) || !get_u64(&fs, "ttl", &ttl) ||
+        !get_u64(&fs, "give-up", &give_up) || workers == 0 || workers > PREEMPT_MAX_WORKERS || me >= workers ||
+        ttl > 3600 || !get_u64(&fs, "members", &pieces)) {
+        bad(rp, l->line, "a malformed coord start line");
+        return -EINVAL;
+    }
+    for (uint64_t i = 0; i < pieces; i++) {
+        const struct preempt_trace_coord *m = (rp->i + 1 + i < rp->n_lines) ? &rp->lines[rp->i + 1 + i] : NULL;
+        struct fields mf;
+        size_t vn = 0;
+        const char *v;
+        char *piece;
+
+        if (!is(m, "coord member")) {
+            bad(rp, m ? m->line : l->line, "a coord member line expected");
+            return -EINVAL;
+        }
+        split(m->s, &mf);
+        piece = (v = get(&mf, "v", &vn)) ? preempt_trace_decode_(v, vn) : NULL;
+        if (!piece || len + strlen(piece) >= sizeof(join.member)) {
+            free(piece);
+            bad(rp, m->line, "a malformed coord member line");
+            return -EINVAL;
+        }
+        memcpy(join.member + len, piece, strlen(piece) + 1);
+        len += strlen(piece);
+        free(piece);
+    }
+    rp->i += (size_t)pieces;
+    memcpy(job, jobp + 9, n - 10);
+    job[n - 10] = '\0';
+    cfg.job = job;
+    cfg.workers = (unsigned)workers;
+    cfg.worker = (unsigned)me;
+    cfg.lease_ttl_s = (unsigned)ttl;
+    cfg.give_up_ms = give_up;
+    join.incarnation = inc;
+    rp->c->sink = replay_sink;
+    rp->c->sink_arg = rp;
+    r = coord_init(rp->c, &cfg, &join);
+    if (r < 0) {
+        bad(rp, l->line, r == -ENOMEM ? "out of memory" : "a coord start line the coordinator refuses");
+        return r;
+    }
+    coord_arm_keepalive(rp->c); /* as preempt_coord_new_io_(), before the trace opened: not compared */
+    rp->compare = true;
+    return 0;
+}
+
+int preempt_trace_replay_coord_(const struct preempt_trace_coord *lines, size_t n, size_t *ret_in, size_t *ret_out,
+                                char *err, size_t errsize)
+{
+    struct replay rp = { .lines = lines, .n_lines = n, .err = err, .errsize = errsize };
+    struct preempt_coord c = { 0 };
+
+    *ret_in = *ret_out = 0;
+    if (n == 0)
+        return 0;
+    rp.c = &c;
+    if (!is(cur(&rp), "coord start")) {
+        bad(&rp, lines[0].line, "the coordinator's lines do not begin with coord start");
+        return 2;
+    }
+    if (start(&rp, cur(&rp)) < 0) {
+        coord_fini(&c);
+        return 2;
+    }
+    rp.i++;
+    while (!rp.status && !rp.ended && cur(&rp)) {
+        const struct preempt_trace_coord *l = cur(&rp);
+
+        if (is(l, "coord in")) {
+            feed_line(&rp);
+            continue;
+        }
+        if (is(l, "coord start")) { /* another coordinator of the same worker: from its start again */
+            coord_fini(&c);
+            c = (struct preempt_coord){ 0 };
+            rp.compare = false;
+            if (start(&rp, l) < 0)
+                break;
+            rp.i++;
+            continue;
+        }
+        if (is(l, "coord out"))
+            (void)snprintf(err, errsize,
+                           "line %u: the coordinator diverges: the trace says\n  %s\nwhich the coordinator did not make",
+                           l->line, l->s);
+        else
+            bad(&rp, l->line, "a coord line out of its place");
+        rp.status = rp.status ? rp.status : 1;
+    }
+    coord_fini(&c);
+    *ret_in = rp.n_in;
+    *ret_out = rp.n_out;
+    return rp.status;
+}
