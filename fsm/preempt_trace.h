@@ -33,7 +33,7 @@
  * written once it is not 0 and wherever it changes (facts added later:
  * the traces written before them stay as they were). From this one list
  * come the record's fields, the text form's writer and reader, and the
- * binary form's (lib/trace/trace_file.c). */
+ * binary form's (lib/trace/trace-write.c, trace-load.c). */
 #define PREEMPT_TRACE_FACTS(X)                                                                                        \
     X(run, "run", FIRST)                                                                                              \
     X(step_ms, "step-ms", FIRST)                                                                                      \

@@ -51,7 +51,8 @@ fi
 # records (lib/records/: the keys and the values' grammar) and the job core
 # (lib/job/: the declared machines, the view, the coordinator's step and
 # its shell on the typed port, start-up, the worker's machine, the job's
-# status, the coordinator's trace lines and their replay). Every object of
+# status, the coordinator's trace lines and their replay, which the
+# replay library holds). Every object of
 # both folders references no I/O, clock, libevent, libcurl, jansson or
 # nanopb symbol: only allocation, string and formatting calls, and symbols
 # defined by these folders, fsm/ and lib/etcd/port.c (a reply's accessors,
@@ -72,13 +73,17 @@ for m in records job; do
         (cd "$TMP/pure" && ar x "$a" "$o") && echo "$m/$o" >>"$TMP/pure-objs" || fail "ar x $a $o"
     done
 done
+# the job core's replay of its trace lines, built into the replay library
+a="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-replay.a"
+o=$(ar t "$a" | grep -E -- '-coord-replay\.o$')
+[ -n "$o" ] && (cd "$TMP/pure" && ar x "$a" "$o") && echo "job/$o" >>"$TMP/pure-objs" || fail "no coord-replay object in $a"
 # the pure objects of the modules below: a reply's accessors, a trace line's escaping
 for mo in etcd/port base/escape; do
     a=$(arch "${mo%/*}")
     o=$(ar t "$a" | grep -E "^([^/]*-)?${mo#*/}\.o\$")
     [ -n "$o" ] && (cd "$TMP/pure" && ar x "$a" "$o") && echo "${mo%/*}/$o" >>"$TMP/pure-objs" || fail "no ${mo#*/} object in $a"
 done
-for want in records/records job/.*-decl job/.*-view job/.*-coord job/.*-startup job/.*-trace_coord job/.*-status; do
+for want in records/records job/.*-decl job/.*-view job/.*-coord job/.*-startup job/.*-coord-trace job/.*-coord-replay job/.*-status; do
     grep -qx "$want\.o" "$TMP/pure-objs" && ok || fail "no object $want.o in the pure folders (the test cannot see)"
 done
 while read -r mo; do

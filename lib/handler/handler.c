@@ -372,7 +372,7 @@ void hd_trace_text(const char *line, int n, void *arg)
         trace_line(h, line, n);
 }
 
-/* The coordinator's inputs and outputs: traced (lib/job/trace_coord.c), so
+/* The coordinator's inputs and outputs: traced (lib/job/coord-trace.c), so
  * that a replay runs it again. */
 void hd_coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
 {

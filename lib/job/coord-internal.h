@@ -178,7 +178,7 @@ struct preempt_coord_ops {
      * step, in that order); depth: 0 for an input from the loop or the
      * owner, 1 + the depth of the input whose output (a post, a refused
      * request) caused it while it ran; an output has its input's. What a
-     * trace records (lib/job/trace_coord.c), so that a replay runs the
+     * trace records (lib/job/coord-trace.c), so that a replay runs the
      * coordinator again. NULL: nobody is told. */
     void (*on_input)(const struct preempt_coord_in *in, unsigned depth, void *arg);
     void (*on_output)(const struct preempt_coord_out *out, unsigned depth, void *arg);

@@ -10,9 +10,9 @@
  * it: lib/job/coord-mem.c (its memory) and lib/job/coord-shell.c (the port, the
  * owner's callbacks, the clocks). Functions shared between them carry the
  * coord_ prefix; everything else stays static in its file. Only these
- * files, lib/job/trace_coord.c (which traces the inputs and outputs and runs
- * the core again over a trace's) and a unit test of the garbage slots
- * include it. */
+ * files, lib/job/coord-trace.c (which traces the inputs and outputs),
+ * lib/job/coord-replay.c (which runs the core again over a trace's) and a
+ * unit test of the garbage slots include it. */
 #ifndef PREEMPT_COORD_STATE_H
 #define PREEMPT_COORD_STATE_H
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/job/coord-trace-internal.h: the running coordinator's lines in a text
- * trace, written and replayed (lib/job/trace_coord.c). */
+ * trace, written (lib/job/coord-trace.c) and replayed (coord-replay.c). */
 #ifndef PREEMPT_COORD_TRACE_INTERNAL_H
 #define PREEMPT_COORD_TRACE_INTERNAL_H
 
 #include <stddef.h>
 
-/* The running coordinator in a text trace (lib/job/trace_coord.c): its start,
+/* The running coordinator in a text trace (lib/job/coord-trace.c): its start,
  * each of its inputs with all it carries, and each of its outputs that act
  * or reach its owner (a request, the timer, a post, a commit's slowest
  * save, the job's error, a peer gone), in the order they happened:

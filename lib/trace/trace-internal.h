@@ -191,6 +191,13 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
                              size_t errsize);
 void preempt_trace_jobs_free_(struct preempt_trace_file *t);
 
+/* What an answer's line says after "=>", the meaning its replay computes
+ * again (trace-lines.c): a grant's (into buf), the notice's put's, a read
+ * of the records'. */
+int preempt_trace_grant_says_(char *buf, size_t size, int status, uint64_t ttl_s);
+const char *preempt_trace_put_says_(int status);
+const char *preempt_trace_records_says_(int status);
+
 /* Loads a trace file, text or binary (told apart by the magic). On error
  * returns a negative errno and writes a message naming the file and the
  * line or record into err. An empty trace (no record) is an error.
