@@ -192,18 +192,19 @@ static void on_start_over(int status, const struct preempt_etcd_reply *r, const 
 
 /* A record (the barrier's, the shape's) whose worker count is not this
  * worker's: start-up ends with that error. Returns true then. */
-static bool workers_differ(struct join *j, enum preempt_key_id id, const char *value, const char *record)
+static bool workers_differ(struct join *j, enum preempt_key_id id, const char *value, const char *record,
+                           struct preempt_record *ret)
 {
-    struct preempt_record rec;
+    struct preempt_record own, *rec = ret ? ret : &own;
     const char *why;
     uint64_t w = 0;
 
-    if (preempt_record_parse_(id, value ? value : "", PREEMPT_MAX_WORKERS, &rec, &why) < 0) {
+    if (preempt_record_parse_(id, value ? value : "", PREEMPT_MAX_WORKERS, rec, &why) < 0) {
         join_finish(j, -EPROTO, "job %s: incarnation %" PRIu64 "'s record (it %s) holds \"%.40s\", not %s: not "
                     "one a worker wrote", j->cfg->job, j->inc, record, value ? value : "", why);
         return true;
     }
-    if (preempt_record_u64_(&rec, "workers", &w) && w == j->cfg->workers)
+    if (preempt_record_u64_(rec, "workers", &w) && w == j->cfg->workers)
         return false;
     join_finish(j, -EINVAL,
                 "job %s: incarnation %" PRIu64 " %s workers=%" PRIu64 ", but this worker has workers=%u: every worker "
@@ -231,44 +232,48 @@ static bool join_value(struct join *j, char *buf, size_t size, enum preempt_key_
  * the W-th live member. Every worker follows it. */
 static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 {
-    char launch[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], restore[24], refused[24], lacking[96];
-    uint64_t step;
+    char mine[PREEMPT_MAX_LAUNCH + 1];
+    struct preempt_record rd;
+    const char *launch, *lacking;
+    size_t launch_len = 0, lacking_len = 0;
+    uint64_t step = 0, refused = 0;
+    bool have_step;
 
-    (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "launch", launch, sizeof(launch));
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
-    (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "restore", restore, sizeof(restore));
-    if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with"))
+    if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with", &rd))
         return;
-    if (strcmp(launch, mine)) {
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    launch = preempt_record_text_(&rd, "launch", &launch_len);
+    have_step = preempt_record_u64_(&rd, "restore", &step);
+    if (!launch || launch_len != strlen(mine) || memcmp(launch, mine, launch_len)) {
         join_finish(j, -EBUSY,
-                    "job %s is in use by launch %s; this worker is of launch %s: two jobs use one job name "
+                    "job %s is in use by launch %.*s; this worker is of launch %s: two jobs use one job name "
                     "(give one of them another name; nothing was changed)",
-                    j->cfg->job, launch, mine);
+                    j->cfg->job, (int)launch_len, launch ? launch : "", mine);
     } else if (kv->create_rev <= j->alive_rev && !j->takeover) {
         join_finish(j, -EBUSY,
                     "job %s: incarnation %" PRIu64 " started without worker %u (its workers were all there before "
                     "this one joined): a second process with worker index %u, or a second job using this name "
                     "(nothing was changed)",
                     j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
-    } else if (preempt_record_field_(PREEMPT_KEY_READY, kv->value, "refused", refused, sizeof(refused))[0]) {
+    } else if (preempt_record_u64_(&rd, "refused", &refused)) {
         char target[48];
 
-        (void)preempt_record_field_(PREEMPT_KEY_READY, kv->value, "lacking", lacking, sizeof(lacking));
-        if (preempt_parse_u64_(restore, &step))
+        lacking = preempt_record_text_(&rd, "lacking", &lacking_len);
+        if (have_step)
             (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
         else
             (void)snprintf(target, sizeof(target), "start at step 0");
         join_finish(j, -ENODATA,
-                    "job %s: worker(s) %s lack the checkpoint at step %s that other workers hold (a volume not "
-                    "mounted? a wiped, replaced or corrupt directory?); the job could only %s and lose it. Nothing "
-                    "was changed: give those workers their checkpoints back and restart; or run 'preemptctl "
-                    "start-over %s' (or restart once with PREEMPT_START_OVER=1) and restart to %s, setting the newer "
-                    "checkpoints aside (kept in <ckpt_dir>/aside)",
-                    j->cfg->job, lacking, refused, target, j->cfg->job, target);
+                    "job %s: worker(s) %.*s lack the checkpoint at step %" PRIu64 " that other workers hold (a "
+                    "volume not mounted? a wiped, replaced or corrupt directory?); the job could only %s and lose "
+                    "it. Nothing was changed: give those workers their checkpoints back and restart; or run "
+                    "'preemptctl start-over %s' (or restart once with PREEMPT_START_OVER=1) and restart to %s, "
+                    "setting the newer checkpoints aside (kept in <ckpt_dir>/aside)",
+                    j->cfg->job, (int)lacking_len, lacking ? lacking : "?", refused, target, j->cfg->job, target);
     } else {
-        j->out->have_step = preempt_parse_u64_(restore, &step);
-        j->out->step = j->out->have_step ? step : 0;
-        j->out->over = preempt_record_field_(PREEMPT_KEY_READY, kv->value, "over", refused, sizeof(refused))[0] != '\0';
+        j->out->have_step = have_step;
+        j->out->step = have_step ? step : 0;
+        j->out->over = preempt_record_has_(&rd, "over");
         j->out->incarnation = j->inc;
         j->out->lease = j->lease;
         (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
@@ -515,7 +520,7 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
         join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
         return false;
     case PREEMPT_SHAPE_DO_CHECK:
-        return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has");
+        return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has", NULL);
     case PREEMPT_SHAPE_DO_TRUST: /* written and gone: the store lost it (wiped); the barrier's record decides */
     case PREEMPT_SHAPE_DO_NONE:
     case PREEMPT_SHAPE_DO__COUNT:
@@ -630,13 +635,18 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
  * worker's launch (a known one): nobody trains in it yet. */
 static bool restoring(struct join *j, const char *ready, const struct preempt_etcd_kv *restored)
 {
-    char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], step[24];
+    char mine[PREEMPT_MAX_LAUNCH + 1];
+    struct preempt_record rd;
+    const char *why, *theirs;
+    size_t len = 0;
     uint64_t u;
 
-    (void)preempt_record_field_(PREEMPT_KEY_READY, ready, "launch", theirs, sizeof(theirs));
+    if (restored->value || preempt_record_parse_(PREEMPT_KEY_READY, ready, PREEMPT_MAX_WORKERS, &rd, &why) < 0)
+        return false;
     (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
-    (void)preempt_record_field_(PREEMPT_KEY_READY, ready, "restore", step, sizeof(step));
-    return !restored->value && preempt_parse_u64_(step, &u) && mine[0] && strcmp(mine, "-") && !strcmp(theirs, mine);
+    theirs = preempt_record_text_(&rd, "launch", &len);
+    return preempt_record_u64_(&rd, "restore", &u) && mine[0] && strcmp(mine, "-") && theirs &&
+           len == strlen(mine) && !memcmp(theirs, mine, len);
 }
 
 static void on_joined(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)

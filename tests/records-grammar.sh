@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The libpreempt authors
+# Every value of the job's records is read by its grammar (lib/records/):
+# the parts that read a job (the job core, lib/job/; the handler and the
+# public API, lib/handler/ and lib/api/; the port's replies,
+# lib/etcd/port.c; preemptctl; the simulator's etcd) call no number parser
+# of their own: no strto*, sscanf or ato*, and neither the base's decimal
+# reader (preempt_parse_u64_) nor a trace line's (preempt_trace_u64_). A
+# field's text read again by hand is how a value the grammar refuses (007,
+# a sign, a blank) got acted on before. The replay of the coordinator's
+# trace lines (lib/job/coord-replay.c) reads trace lines, not records, and
+# command-line options are tools/tool.c's and the simulator's main's.
+. "$top_srcdir/tests/lib.sh"
+NM=${NM:-nm}
+b=$(cd "$top_builddir" && pwd)
+parsers='^(strto[a-z]*|sscanf|vsscanf|atoi|atol|atoll|atof|preempt_parse_u64_|preempt_trace_u64_)$'
+
+mkdir "$TMP/job" "$TMP/etcd"
+(cd "$TMP/job" && ar x "$b/lib/job/.libs/libpreempt-job.a") || fail "ar x libpreempt-job.a"
+(cd "$TMP/etcd" && ar x "$b/lib/etcd/.libs/libpreempt-etcd.a") || fail "ar x libpreempt-etcd.a"
+objs=$(find "$TMP/job" -name '*.o')
+objs="$objs $(find "$TMP/etcd" -name '*-port.o')"
+for lo in ${LIBPREEMPT_OBJECTS:-}; do
+    case $lo in lib/handler/* | lib/api/*) objs="$objs $b/${lo%/*}/.libs/$(basename "$lo" .lo).o" ;; esac
+done
+objs="$objs $(find "$b/tools" -name '*preemptctl.o') $(find "$b/tests/sim" -name '*sim-etcd.o')"
+# shellcheck disable=SC2086 # the objects, on one line
+objs=$(echo $objs)
+n=0
+for o in $objs; do
+    [ -f "$o" ] || { fail "$o is not built"; continue; }
+    n=$((n + 1))
+done
+expect "the test reads the readers' objects ($n)" test "$n" -gt 30
+for want in startup view status coord-effects handler-start watcher preemptctl sim-etcd port; do
+    case " $objs " in *"$want.o "*) ok ;; *) fail "no $want object among the readers (the test cannot see)" ;; esac
+done
+: >"$TMP/bad"
+for o in $objs; do
+    [ -f "$o" ] || continue
+    $NM -u "$o" | awk '{ print $2 }' | grep -E "$parsers" | sed "s|^|$(basename "$o"): |" >>"$TMP/bad"
+done
+# the check can see: the base's decimal reader is called (by lib/base/platform.c)
+$NM -u "$b/lib/base/.libs/libpreempt-base.a" 2>/dev/null | grep -qx ' *U preempt_parse_u64_' && ok ||
+    fail "nm sees no call of preempt_parse_u64_ in lib/base/ (the test cannot see)"
+if [ -s "$TMP/bad" ]; then
+    fail "a reader of the job's records parses numbers by hand:
+$(sed 's/^/    /' "$TMP/bad")"
+else
+    ok
+fi
+finish
