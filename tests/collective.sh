@@ -107,13 +107,20 @@ done
 # they had passed its step beside two busy loops at four jobs (make
 # check-stress): they raised it, worker 2 saved twice (2 x 1.4 s, past the
 # 3 s grace period) and the round was aborted. 3 steps of 50 ms are 150 ms
-# of margin beyond the agreement time.
+# of margin beyond the agreement time. A run of 1,000 steps: the
+# restart's periodic checkpoints (every 100 steps, 1.4 s each on worker 2)
+# then take 13 s, where 8,000 steps took longer than the job's bound.
+REF4_8000=$REF4
+STEPS=1000
+REF4=$(reference 4 $STEPS)
 JOB_ARGS_2="--save-ms 1400" CASE_READY='"event":"saved"' \
     case_run sync4-grace-slow-disk 4 50 one --grace-ms 3000 --save-every-steps 100
 for i in 0 1 2 3; do
     eq "sync4-grace-slow-disk: worker $i saved the periodic checkpoint and one preemption save (the record said last)" \
         "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-slow-disk.$i.first")" 2
 done
+STEPS=8000
+REF4=$REF4_8000
 
 # A grace period and a slow disk nobody knew of: no save before the
 # preemption, so the driver proposes the step with no save time known and
@@ -121,7 +128,10 @@ done
 # the save done and measured, says that no time is left for another round
 # (3 s of grace), and the decision record says "committed S last": every
 # worker exits 42 after that one save, none goes on into a countdown.
-JOB_ARGS_2="--save-ms 2200" case_run sync4-grace-unknown-slow-disk 4 1 one --grace-ms 3000
+# Steps of 50 ms, as in the case above: a claim must reach the others
+# before they pass its step, or worker 2 saves twice (4.4 s, past the
+# grace period).
+JOB_ARGS_2="--save-ms 2200" case_run sync4-grace-unknown-slow-disk 4 50 one --grace-ms 3000
 for i in 0 1 2 3; do
     eq "sync4-grace-unknown-slow-disk: worker $i saved once (the decision record said last)" \
         "$(grep -cF '"event":"saved"' "$TMP/sync4-grace-unknown-slow-disk.$i.first")" 1
