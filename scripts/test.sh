@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The libpreempt authors
 # scripts/test.sh: the whole test suite, as the README and CI run it.
-# Installs what is missing, builds with warnings as errors, runs make check
-# (the field tests, the static checks, the unit tests) with the unit tests
-# and the reference trainer under valgrind beside it, and make distcheck,
-# whose build from the tarball runs the job tests, the tools' tests and
+# Installs what is missing, builds with warnings as errors, and runs side
+# by side make check (the field tests, the static checks, the unit tests),
+# make check-valgrind (the unit tests and the reference trainer under
+# valgrind) and make distcheck, whose build from the tarball runs the job
+# tests, the tools' tests and
 # the unit tests under AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer, with the fault points compiled in
 # (tests/faults.sh then sweeps them), and then builds the examples against
