@@ -114,8 +114,13 @@ static const char *field(struct match *m, const char *g, const char *gend, const
     } else if (IS("list")) {
         const char *q = number(v, &u);
 
-        while (q && *q == ',') /* ",..." ends it: more were left out */
-            q = more_mark(q) ? q + 4 : number(q + 1, &u);
+        while (q && *q == ',') {
+            if (more_mark(q)) { /* ",..." ends it: more were left out */
+                q += 4;
+                break;
+            }
+            q = number(q + 1, &u);
+        }
         if (!q || q - v > 1024)
             return (m->why = "a list of numbers (\"1,2,3\", at most 1024 bytes)"), NULL;
         p = q;

@@ -950,6 +950,7 @@ START_TEST(test_record_grammar)
         { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0.2", false },
         { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,", false },
         { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=...", false },
+        { PREEMPT_KEY_READY, "restore=40 workers=3 launch=l1 refused=60 lacking=0,...,2", false },
         { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=", true },
         { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=10,20", true },
         { PREEMPT_KEY_ALIVE, "pid=1 host=h launch=l workers=4 steps=10,99999999999999999999", false },
