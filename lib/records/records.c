@@ -32,6 +32,18 @@ static const char *group_end(const char *g, const char *end)
     return NULL;
 }
 
+/* Field r->n (there is room) is name with text s..len and number u, no list. */
+static void fill(struct preempt_record *r, const char *name, size_t name_len, const char *s, size_t len, uint64_t u)
+{
+    memset(&r->f[r->n], 0, sizeof(r->f[r->n]));
+    r->f[r->n].name = name;
+    r->f[r->n].name_len = name_len;
+    r->f[r->n].s = s;
+    r->f[r->n].len = len;
+    r->f[r->n].u = u;
+    r->n++;
+}
+
 static bool add(struct match *m, const char *name, size_t name_len, const char *s, size_t len, uint64_t u)
 {
     struct preempt_record *r = m->r;
@@ -40,15 +52,7 @@ static bool add(struct match *m, const char *name, size_t name_len, const char *
         m->why = "a grammar with fewer fields";
         return false;
     }
-    r->f[r->n].name = name;
-    r->f[r->n].name_len = name_len;
-    r->f[r->n].s = s;
-    r->f[r->n].len = len;
-    r->f[r->n].u = u;
-    r->f[r->n].list = NULL;
-    r->f[r->n].list_n = 0;
-    r->f[r->n].list_more = false;
-    r->n++;
+    fill(r, name, name_len, s, len, u);
     return true;
 }
 
@@ -297,15 +301,7 @@ static void set(struct preempt_record *r, const char *name, const char *s, size_
 {
     if (r->n == PREEMPT_RECORD_FIELDS_MAX)
         return; /* the format finds the field missing */
-    r->f[r->n].name = name;
-    r->f[r->n].name_len = strlen(name);
-    r->f[r->n].s = s;
-    r->f[r->n].len = len;
-    r->f[r->n].u = u;
-    r->f[r->n].list = NULL;
-    r->f[r->n].list_n = 0;
-    r->f[r->n].list_more = false;
-    r->n++;
+    fill(r, name, strlen(name), s, len, u);
 }
 
 void preempt_record_set_u64_(struct preempt_record *r, const char *name, uint64_t u)
