@@ -110,7 +110,7 @@ struct preempt_handler {
     FILE *trace;
     struct preempt_trace_rec last_rec;
     bool have_last_rec;
-    bool view_traced;      /* the trace has the job view's header */
+    struct preempt_job_trace jt; /* the job's lines in the trace (lib/trace/trace-job.c) */
 
     struct preempt_coord_join joined; /* what start-up agreed (zero in local mode) */
     enum preempt_source last_source; /* of the last notice posted */
@@ -190,7 +190,6 @@ void hd_drop_persist(struct preempt_handler *h, const char *why);
 void hd_persist_pace(struct preempt_handler *h);
 void hd_sync_finish(struct preempt_handler *h);
 void hd_start_hold(struct preempt_handler *h, const char *line);
-void hd_decl_trace(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
-                   unsigned action, void *arg);
+void hd_decl_line(const char *line, int n, void *arg);
 
 #endif

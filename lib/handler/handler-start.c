@@ -173,7 +173,7 @@ static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
         .give_up_ms = c->agree_timeout_ms, /* a write that cannot land within a round is a failure */
         .start_over = c->start_over,
         /* the declared machines' transitions: traced only where a trace is written */
-        .decl_trace = { h->trace_path && h->trace_path[0] ? hd_decl_trace : NULL, h },
+        .decl_trace = { h->trace_path && h->trace_path[0] ? preempt_job_trace_decl_ : NULL, &h->jt },
     };
 }
 
@@ -194,8 +194,7 @@ struct start {
     struct preempt_ckpt_info info;      /* the checkpoint restored */
     char *held;                         /* trace lines of start-up, until the trace opens at its end */
     size_t held_len, held_cap;
-    int cb_r;                           /* this worker's restore callback's outcome */
-    unsigned rst;                       /* start-up's machine (restore-internal.h) */
+    struct preempt_start s;             /* start-up's machine and its driver (restore-internal.h) */
     int outcome;                        /* the job's (PREEMPT_RESTORE_*) */
     uint64_t t0;
     char verdict[320], msg[512];
@@ -226,7 +225,7 @@ static int open_trace(struct preempt_handler *h)
         fflush(h->trace) != 0)
         return -EIO;
     if (h->wk.coord) /* as it stands before its first input: a replay starts from it */
-        preempt_trace_coord_start_(h->wk.coord, hd_trace_text, h);
+        preempt_job_trace_start_(&h->jt, h->wk.coord);
     return 0;
 }
 
@@ -259,14 +258,18 @@ void hd_start_hold(struct preempt_handler *h, const char *line)
 }
 
 static void start_done(struct preempt_handler *h, int r);
+static void restore_end(struct preempt_handler *h, int r);
 static void on_job_joined(int r, void *arg);
 static void on_job_restored(int r, void *arg);
 
-/* Multi-worker start-up: join the job and find the step every worker holds
- * (the result in h->joined); the job's decisions on this worker's pending
- * checkpoints are applied first. */
-static void join_job(struct preempt_handler *h)
+/* ---- start-up in a job: the driver's effects (lib/job/restore-internal.h) ------------------ */
+
+/* Joins the job and finds the step every worker holds (the result in
+ * h->joined); the job's decisions on this worker's pending checkpoints
+ * are applied first. */
+static void join_job(void *arg)
 {
+    struct preempt_handler *h = arg;
     struct start *st = h->start;
     uint64_t *steps = NULL, *ps = NULL;
     size_t n = 0, np = 0;
@@ -317,11 +320,9 @@ static void refuse(struct preempt_handler *h, uint64_t step, const char *why)
         h->refused_step = step;
 }
 
-static void restore_end(struct preempt_handler *h, int r);
-static void rst_step(struct preempt_handler *h, unsigned in, int r);
-
-/* Joined (r 0): the job's step is set up for the restore, and start-up's
- * machine (restore-internal.h) told what the join found. */
+/* Joined (r 0): this worker's pending checkpoints settled as the job
+ * decided, and those newer than the job's step set aside; the driver is
+ * told. */
 static void on_job_joined(int r, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -335,58 +336,51 @@ static void on_job_joined(int r, void *arg)
     if (r < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "cannot join job %s as worker %u of %u: %s", h->cfg.job, h->cfg.worker,
                    h->cfg.workers, st->msg);
-        rst_step(h, PREEMPT_RST_IN_JOIN_FAILED, r);
-        return;
+    } else {
+        hd_log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
+                   h->cfg.worker, h->cfg.workers, (unsigned long long)join->incarnation,
+                   join->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
+                   (unsigned long long)(join->have_step ? join->step : 0));
+        if (join->over)
+            (void)snprintf(why, sizeof(why), "job %s started over at step %llu (PREEMPT_START_OVER)", h->cfg.job,
+                           (unsigned long long)(join->have_step ? join->step : 0));
+        else
+            (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
+                           (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
+        if (h->store)
+            r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why);
     }
-    hd_log_msg(h, PREEMPT_LOG_INFO, "joined job %s as worker %u of %u, incarnation %llu; %s%llu", h->cfg.job,
-               h->cfg.worker, h->cfg.workers, (unsigned long long)join->incarnation,
-               join->have_step ? "every worker restores step " : "no step every worker holds: starting fresh at ",
-               (unsigned long long)(join->have_step ? join->step : 0));
-    if (!h->store) { /* no checkpoint directory: nothing to restore */
-        rst_step(h, PREEMPT_RST_IN_JOINED_NONE, 0);
-        return;
-    }
-    if (join->over)
-        (void)snprintf(why, sizeof(why), "job %s started over at step %llu (PREEMPT_START_OVER)", h->cfg.job,
-                       (unsigned long long)(join->have_step ? join->step : 0));
-    else
-        (void)snprintf(why, sizeof(why), "newer than step %llu, the newest one every worker of job %s holds",
-                       (unsigned long long)(join->have_step ? join->step : 0), h->cfg.job);
-    if ((r = preempt_ckpt_set_aside_newer_(h->store, join->have_step ? join->step : 0, why)) < 0)
-        rst_step(h, PREEMPT_RST_IN_JOIN_FAILED, r);
-    else if (!join->have_step)
-        rst_step(h, h->fallbacks ? PREEMPT_RST_IN_NONE_LEFT : PREEMPT_RST_IN_JOINED_NONE, -ENOENT);
-    else
-        rst_step(h, PREEMPT_RST_IN_JOINED, 0);
+    preempt_start_joined_(&st->s, r, join->have_step, join->step);
 }
 
-/* The restore of the job's step: the restore callback; its outcome is the
- * machine's next input. */
-static void restore_job_step(struct preempt_handler *h)
+/* The restore of the job's step: the restore callback. */
+static int restore_job_step(void *arg, uint64_t step)
 {
+    struct preempt_handler *h = arg;
     struct start *st = h->start;
-    uint64_t step = h->joined.step;
+    int r;
 
     st->t0 = preempt_clock_ms_(CLOCK_MONOTONIC);
-    st->cb_r = preempt_ckpt_at_(h->store, step, &st->info);
-    if (st->cb_r == 0)
-        st->cb_r = restore_cb(h, &st->info);
-    if (st->cb_r < 0)
+    r = preempt_ckpt_at_(h->store, step, &st->info);
+    if (r == 0)
+        r = restore_cb(h, &st->info);
+    if (r < 0)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s", (unsigned long long)step,
-                   strerror(-st->cb_r));
-    rst_step(h, preempt_rst_restored_(st->cb_r), st->cb_r);
+                   strerror(-r));
+    return r;
 }
 
 /* This worker's outcome at the restore barrier. Every worker waits for
  * the slowest restore: bounded by start-up's bound plus twice this
  * worker's own restore time. */
-static void report_restore(struct preempt_handler *h, int mine)
+static void report_restore(void *arg, int mine, int err)
 {
+    struct preempt_handler *h = arg;
     struct start *st = h->start;
     int r;
 
     st->cc.phase_no++; /* the phase's machines in the trace */
-    r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-st->cb_r),
+    r = preempt_coord_restored_begin_(st->base, &st->cc, &h->joined, mine, strerror(-err),
                                       h->cfg.join_timeout_ms + 2 * (preempt_clock_ms_(CLOCK_MONOTONIC) - st->t0),
                                       &st->outcome, st->verdict, sizeof(st->verdict), st->msg, sizeof(st->msg),
                                       on_job_restored, h, &st->phase);
@@ -395,7 +389,7 @@ static void report_restore(struct preempt_handler *h, int mine)
         on_job_restored(r, h);
 }
 
-/* The restore barrier's record (r 0), or its failure: the machine's input. */
+/* The restore barrier's record (r 0), or its failure: the driver is told. */
 static void on_job_restored(int r, void *arg)
 {
     struct preempt_handler *h = arg;
@@ -404,67 +398,47 @@ static void on_job_restored(int r, void *arg)
     st->phase = NULL;
     if (r < 0 || st->outcome != PREEMPT_RESTORE_OK)
         h->joined.lease = 0; /* given back */
-    if (r < 0) {
+    if (r < 0)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: after the restore: %s", h->cfg.job, st->msg);
-        rst_step(h, PREEMPT_RST_IN_BARRIER_FAILED, r);
-        return;
-    }
-    if (st->outcome == PREEMPT_RESTORE_FAILED)
+    else if (st->outcome == PREEMPT_RESTORE_FAILED)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "job %s: a worker could not restore (step %s); nothing was set aside: a "
                    "restart tries again", h->cfg.job, st->verdict);
     else if (st->outcome != PREEMPT_RESTORE_OK)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "job %s: a restore failed (step %s); every worker sets that step aside and "
                    "the job falls back to an older one", h->cfg.job, st->verdict);
-    rst_step(h, preempt_rst_job_(st->outcome), st->cb_r < 0 ? st->cb_r : -EREMOTEIO); /* the error a failure carries */
+    preempt_start_barrier_(&st->s, r, st->outcome);
 }
 
-/* One step of start-up's machine on input (r: the error an input carries)
- * and its action: the table decides, this runs it. */
-static void rst_step(struct preempt_handler *h, unsigned in, int r)
+/* Every worker sets the job's step aside: the barrier's record names it. */
+static void set_aside_job_step(void *arg, uint64_t step)
 {
-    struct start *st = h->start;
-    unsigned from = st->rst;
-    bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &st->rst, in, &listed, &st->cc.decl_trace);
+    struct preempt_handler *h = arg;
     char why[400];
 
-    hd_log_msg(h, PREEMPT_LOG_DEBUG, "start-up: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_rst_decl_, from),
-               preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, st->rst),
-               preempt_decl_action_(&preempt_rst_decl_, a));
-    switch ((enum preempt_rst_action)a) {
-    case PREEMPT_RST_DO_RESTORE:
-        restore_job_step(h);
-        break;
-    case PREEMPT_RST_DO_START_FRESH:
-        if (h->store)
-            restore_end(h, -ENOENT);
-        else
-            start_done(h, 0);
-        break;
-    case PREEMPT_RST_DO_REPORT_OK:
-    case PREEMPT_RST_DO_REPORT_UNUSABLE:
-    case PREEMPT_RST_DO_REPORT_FAILED:
-        report_restore(h, preempt_rst_report_((enum preempt_rst_action)a));
-        break;
-    case PREEMPT_RST_DO_TRAIN:
-        restore_end(h, 0);
-        break;
-    case PREEMPT_RST_DO_SET_ASIDE:
-        (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", st->verdict);
-        refuse(h, h->joined.step, why);
-        join_job(h);
-        break;
-    case PREEMPT_RST_DO_FAIL:
-        restore_end(h, r < 0 ? r : -EPROTO);
-        break;
-    case PREEMPT_RST_DO_NONE:
-    case PREEMPT_RST_DO__COUNT:
-        hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: start-up's machine has no row for %s in %s",
-                   preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, from));
-        start_done(h, -EPROTO);
-        break;
-    }
+    (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", h->start->verdict);
+    refuse(h, step, why);
 }
+
+/* Start-up in the job ended (lib/job/restore-internal.h). */
+static void job_start_end(void *arg, int r, bool restored)
+{
+    struct preempt_handler *h = arg;
+
+    if (!h->store)
+        start_done(h, r);
+    else
+        restore_end(h, r == 0 && !restored ? -ENOENT : r);
+}
+
+static void job_start_log(void *arg, int level, const char *line)
+{
+    hd_log_msg(arg, hd_level_of(level), "%s", line);
+}
+
+static const struct preempt_start_ops job_start_ops = {
+    .join = join_job, .restore = restore_job_step, .report = report_restore, .set_aside = set_aside_job_step,
+    .end = job_start_end, .log = job_start_log,
+};
 
 /* Local mode: the newest checkpoint the callback accepts. */
 static void restore_local(struct preempt_handler *h)
@@ -495,10 +469,11 @@ static void restore_end(struct preempt_handler *h, int r)
 {
     const struct preempt_ckpt_info *info = &h->start->info;
 
-    if (r == -ENOENT && h->fallbacks) {
+    if (r == -ENOENT && h->fallbacks) /* local mode: every checkpoint refused (the driver says so itself) */
+        r = -ENOTRECOVERABLE;
+    if (r == -ENOTRECOVERABLE) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "no checkpoint could be restored: the restore callback failed on all %u (set "
                    "aside in %s/aside%s)", h->fallbacks, h->ckpt_dir, h->cfg.etcd_endpoints ? ", and alike on every worker" : "");
-        r = -ENOTRECOVERABLE;
     } else if (r == -ENOENT) {
         hd_log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
         r = 0;
@@ -514,6 +489,17 @@ static void restore_end(struct preempt_handler *h, int r)
     start_done(h, r);
 }
 
+/* Start-up in the job: its driver (lib/job/restore-internal.h) over the
+ * effects above; the first join. */
+static void job_start(struct preempt_handler *h)
+{
+    struct start *st = h->start;
+
+    st->s = (struct preempt_start){ .ops = &job_start_ops, .arg = h, .trace = &st->cc.decl_trace,
+                                    .no_store = !h->store };
+    join_job(h);
+}
+
 /* Start-up's first step: open the checkpoint directory, then restore
  * (local mode) or join the job. */
 static void start_begin(struct preempt_handler *h)
@@ -523,6 +509,8 @@ static void start_begin(struct preempt_handler *h)
                                   .worker = multi ? h->cfg.worker : 0, .workers = multi ? h->cfg.workers : 1 };
     int r;
 
+    h->jt = (struct preempt_job_trace){ .line = hd_trace_text, .decl_line = hd_decl_line, .now_ms = coord_now,
+                                        .arg = h };
     h->start->cc = coord_cfg(h);
     h->start->cc.pid = (long)getpid(); /* who this worker is, for its member record */
     if (gethostname(h->start->host, sizeof(h->start->host) - 1) == 0)
@@ -530,7 +518,7 @@ static void start_begin(struct preempt_handler *h)
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->wk.sm)->run = h->cfg.start_run;
         if (multi)
-            join_job(h);
+            job_start(h);
         else
             start_done(h, 0);
         return;
@@ -542,7 +530,7 @@ static void start_begin(struct preempt_handler *h)
                    r == -ENOENT ? " (its parent directory does not exist: only the last component is created)" : "");
         start_done(h, r);
     } else if (multi) {
-        join_job(h);
+        job_start(h);
     } else {
         restore_local(h);
     }

@@ -373,23 +373,22 @@ void hd_trace_text(const char *line, int n, void *arg)
 }
 
 /* The coordinator's inputs and outputs: traced (lib/job/coord-trace.c), so
- * that a replay runs it again. */
+ * that a replay runs it again; the job lines as every worker's trace holds
+ * them (lib/trace/trace-job.c). */
 void hd_coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
 {
     struct preempt_handler *h = arg;
 
     if (h->trace)
-        preempt_trace_coord_in_(in, depth, hd_trace_text, h);
+        preempt_job_trace_in_(&h->jt, in, depth);
 }
 
 void hd_coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg)
 {
     struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
-    int n;
 
-    if (h->trace && (n = preempt_trace_format_coord_out_(line, sizeof(line), out, depth)) != 0)
-        trace_line(h, line, n);
+    if (h->trace)
+        preempt_job_trace_out_(&h->jt, out, depth);
 }
 
 void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *rec)
@@ -402,28 +401,14 @@ void hd_trace_write(struct preempt_handler *h, const struct preempt_trace_rec *r
     trace_line(h, line, n);
 }
 
-/* Whether the job's lines are traced; the first writes the job-view
- * header (once per trace) from v. */
-static bool job_traced(struct preempt_handler *h, const struct preempt_view *v)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (h->trace && !h->view_traced) {
-        h->view_traced = true;
-        trace_line(h, line, preempt_trace_format_view_header_(line, sizeof(line), v));
-    }
-    return h->trace != NULL;
-}
-
 /* The job's view took an input: traced (trace-internal.h), for a replay. */
 void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                    void *arg)
 {
     struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
 
-    if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_view_(line, sizeof(line), hd_now_ms(h), in, ev));
+    if (h->trace)
+        preempt_job_trace_view_(&h->jt, v, in, ev);
 }
 
 /* An answer the coordinator acts on came: traced with what it says, for a
@@ -432,25 +417,22 @@ void hd_coord_view(const struct preempt_view *v, const struct preempt_view_in *i
 void hd_coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg)
 {
     struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
 
-    if (job_traced(h, v))
-        trace_line(h, line, preempt_trace_format_answer_(line, sizeof(line), hd_now_ms(h), v->n, a));
+    if (h->trace)
+        preempt_job_trace_answer_(&h->jt, v, a);
 }
 
 /* A transition of one of the job's declared machines (start-up's, the
- * coordinator's): traced as a "decl" line, which a replay steps again. */
-void hd_decl_trace(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
-                   unsigned action, void *arg)
+ * coordinator's): its "decl" line, written, or kept while start-up runs
+ * before the trace opens (start_finish() writes them first). */
+void hd_decl_line(const char *line, int n, void *arg)
 {
     struct preempt_handler *h = arg;
-    char line[PREEMPT_TRACE_LINE_MAX];
-    int n = preempt_trace_format_decl_(line, sizeof(line), hd_now_ms(h), m, instance, from, input, to, action);
 
     if (h->trace)
         trace_line(h, line, n);
-    else if (n > 0 && (size_t)n < sizeof(line))
-        hd_start_hold(h, line); /* start-up's: the trace opens when start-up ends */
+    else if (n > 0 && (size_t)n < PREEMPT_TRACE_LINE_MAX)
+        hd_start_hold(h, line);
 }
 
 /* ---- loop callbacks --------------------------------------------------------------- */

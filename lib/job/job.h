@@ -18,6 +18,7 @@
 #include "membership-internal.h"
 #include "pub-internal.h"
 #include "restore-internal.h"
+#include "start-internal.h"
 #include "view-internal.h"
 #include "watch-internal.h"
 #include "worker-internal.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
 /* lib/job/restore-internal.h: a worker's start-up in a job, from the join to
- * training (lib/handler/handler-start.c; the simulator runs the same table), a
- * declared machine (decl-internal.h).
+ * training, a declared machine (decl-internal.h); its driver
+ * (start-internal.h) is what the handler (lib/handler/handler-start.c) and
+ * the simulator both run.
  *
  * The worker joins the job, which finds the newest step every worker
  * holds; it restores that step (its restore callback) and reports how at
@@ -15,8 +16,9 @@
  * fresh, unless this start-up set some aside: then no checkpoint could be
  * restored, and start-up fails rather than silently train from step 0.
  * This table replaced the branches of two reply callbacks (the handler's
- * on_job_joined and on_job_restored); the simulator, which always
- * reported a successful restore, now steps it too. */
+ * on_job_joined and on_job_restored); its driver replaced the two copies
+ * of the code that chose its inputs and ran its actions (the handler's
+ * and the simulator's). */
 #ifndef PREEMPT_RESTORE_INTERNAL_H
 #define PREEMPT_RESTORE_INTERNAL_H
 

@@ -168,6 +168,38 @@ int preempt_trace_format_view_header_(char *buf, size_t size, const struct preem
 int preempt_trace_format_view_(char *buf, size_t size, uint64_t t_ms, const struct preempt_view_in *in,
                                const struct preempt_view_ev *ev);
 
+/* ---- A worker's job lines (lib/trace/trace-job.c) --------------------------------------------- */
+
+/* What a worker's trace holds of its job, whoever writes the trace (the
+ * handler's file, the simulator's memory): each declared machine's
+ * transitions ("decl"), the job-view header once ahead of the job's
+ * view lines and answers ("job"), and the coordinator's start, inputs and
+ * outputs ("coord"). Each line goes to line (n: its formatting's result,
+ * as snprintf's: the sink judges it); decl_line, when set, takes the
+ * "decl" lines instead (the handler keeps start-up's until its trace
+ * opens). */
+struct preempt_job_trace {
+    preempt_trace_line_fn line;
+    preempt_trace_line_fn decl_line;
+    uint64_t (*now_ms)(void *arg);
+    void *arg;
+    bool view_header; /* written */
+};
+
+/* A declared machine's transition: a preempt_decl_tracer's fn, its arg a
+ * struct preempt_job_trace. */
+void preempt_job_trace_decl_(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input,
+                             unsigned to, unsigned action, void *arg);
+/* The coordinator's ops (coord-internal.h's on_view, on_answer, on_input,
+ * on_output) and its state before its first input. */
+void preempt_job_trace_view_(struct preempt_job_trace *jt, const struct preempt_view *v,
+                             const struct preempt_view_in *in, const struct preempt_view_ev *ev);
+void preempt_job_trace_answer_(struct preempt_job_trace *jt, const struct preempt_view *v,
+                               const struct preempt_job_answer *a);
+void preempt_job_trace_start_(struct preempt_job_trace *jt, const struct preempt_coord *c);
+void preempt_job_trace_in_(struct preempt_job_trace *jt, const struct preempt_coord_in *in, unsigned depth);
+void preempt_job_trace_out_(struct preempt_job_trace *jt, const struct preempt_coord_out *out, unsigned depth);
+
 /* Replays t's job lines through a view made from its header and compares
  * each meaning; a round's commit must also say what the round's reports
  * say, when the trace read every one of them at its step. 0 (*ret_n: lines replayed), -ENOMEM, or 1 at the first

@@ -168,9 +168,8 @@ struct worker {
     struct preempt_coord_pending cpend[4];
     int restore_outcome;
     char verdict[256], smsg[600];
-    unsigned rst;         /* start-up's machine (lib/job/restore-internal.h), the handler's table */
+    struct preempt_start st; /* start-up's machine and its driver (lib/job/restore-internal.h), the handler's */
     unsigned attempt;     /* joins of this start-up (a fall-back joins again) */
-    unsigned fallbacks;   /* steps this start-up set aside */
     bool started;         /* start-up ended: trains, or failed (its machine in failed) */
     bool none_left;       /* it failed as every step the workers had in common was set aside */
     void (*keep_tick)(void *arg);
@@ -196,7 +195,7 @@ struct worker {
     size_t trace_len, trace_cap;
     struct preempt_trace_rec last_rec;
     bool have_rec;
-    bool view_traced; /* its trace has the job-view header */
+    struct preempt_job_trace jt; /* its job lines (lib/trace/trace-job.c, the handler's) */
     bool coord_traced; /* its trace has the coordinator's start (as the handler's trace opens after it) */
 };
 
@@ -616,76 +615,54 @@ static void trace_add(struct worker *w, const char *line)
     w->trace[w->trace_len] = '\0';
 }
 
-/* A transition of a declared machine (start-up's, the coordinator's): a
- * "decl" line of the worker's trace, as the handler writes it, which
- * preempt-replay steps again. */
-static void decl_trace(const struct preempt_decl *m, unsigned instance, unsigned from, unsigned input, unsigned to,
-                       unsigned action, void *arg)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-    int n = preempt_trace_format_decl_(line, sizeof(line), now_ms(), m, instance, from, input, to, action);
-
-    if (n > 0 && (size_t)n < sizeof(line))
-        trace_add(arg, line);
-}
-
-/* The job's lines of a worker's trace, as the handler writes them (only
- * with --trace-dir: each worker reads every record, O(N^2) lines in all):
- * the job-view header once, then each input of the job's view and each
- * answer to the claim and read of the memberships, which preempt-replay
- * reads again. */
-static bool job_traced(struct worker *w, const struct preempt_view *v)
-{
-    char line[PREEMPT_TRACE_LINE_MAX];
-
-    if (!W->trace_job)
-        return false;
-    if (!w->view_traced && preempt_trace_format_view_header_(line, sizeof(line), v) > 0) {
-        w->view_traced = true;
-        trace_add(w, line);
-    }
-    return true;
-}
-
-/* A job line formatted into line (n: its length, as snprintf's) added
- * to the worker's trace, as the handler's trace_line() does. */
+/* A line of the worker's job lines (lib/trace/trace-job.c, the handler's
+ * code; n: its length, as snprintf's): the declared machines'
+ * transitions always, the job's view, answers and the coordinator's lines
+ * with --trace-dir (each worker reads every record: O(N^2) lines in all),
+ * which preempt-replay reads again. */
 static void job_add(const char *line, int n, void *arg)
 {
     if (n > 0 && (size_t)n < PREEMPT_TRACE_LINE_MAX)
         trace_add(arg, line);
 }
 
+static uint64_t job_now(void *arg)
+{
+    (void)arg;
+    return now_ms();
+}
+
 static void coord_view(const struct preempt_view *v, const struct preempt_view_in *in, const struct preempt_view_ev *ev,
                        void *arg)
 {
-    char line[PREEMPT_TRACE_LINE_MAX];
+    struct worker *w = arg;
 
-    if (job_traced(arg, v))
-        job_add(line, preempt_trace_format_view_(line, sizeof(line), now_ms(), in, ev), arg);
+    if (W->trace_job)
+        preempt_job_trace_view_(&w->jt, v, in, ev);
 }
 
 static void coord_answer(const struct preempt_view *v, const struct preempt_job_answer *a, void *arg)
 {
-    char line[PREEMPT_TRACE_LINE_MAX];
+    struct worker *w = arg;
 
-    if (job_traced(arg, v))
-        job_add(line, preempt_trace_format_answer_(line, sizeof(line), now_ms(), v->n, a), arg);
+    if (W->trace_job)
+        preempt_job_trace_answer_(&w->jt, v, a);
 }
 
-/* The coordinator's inputs and outputs ("coord" lines), as the handler
- * traces them: preempt-replay runs the coordinator again over them. */
 static void coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
 {
-    if (((struct worker *)arg)->coord_traced)
-        preempt_trace_coord_in_(in, depth, job_add, arg);
+    struct worker *w = arg;
+
+    if (w->coord_traced)
+        preempt_job_trace_in_(&w->jt, in, depth);
 }
 
 static void coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg)
 {
-    char line[PREEMPT_TRACE_LINE_MAX];
+    struct worker *w = arg;
 
-    if (((struct worker *)arg)->coord_traced)
-        job_add(line, preempt_trace_format_coord_out_(line, sizeof(line), out, depth), arg);
+    if (w->coord_traced)
+        preempt_job_trace_out_(&w->jt, out, depth);
 }
 
 static void post(struct worker *w, struct preempt_event ev)
@@ -1389,10 +1366,13 @@ static bool set_aside(uint64_t step)
 static void on_joined(int status, void *arg);
 static void on_restored(int status, void *arg);
 
+/* ---- start-up's effects, for its driver (lib/job/restore-internal.h), as the handler's ---- */
+
 /* Joins the job (again, after a fall-back: the pending shards were
  * settled at the first join). */
-static void join(struct worker *w)
+static void join(void *arg)
 {
+    struct worker *w = arg;
     unsigned n_pend = w->attempt ? 0 : w->n_pend;
 
     for (unsigned k = 0; k < n_pend; k++)
@@ -1415,82 +1395,85 @@ static void train(struct worker *w)
     if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
         abort();
     if (W->trace_job) { /* as the handler's trace opens: before the coordinator's first input */
-        preempt_trace_coord_start_(w->wk.coord, job_add, w);
+        preempt_job_trace_start_(&w->jt, w->wk.coord);
         w->coord_traced = true;
     }
     begin_training(w, 0);
 }
 
-/* One step of start-up's machine, the handler's table (lib/job/restore.c):
- * the table decides, the simulated process runs the action. */
-static void rst_step(struct worker *w, unsigned in)
+/* The simulated trainer's restore callback: an unusable shard refuses
+ * the step, and about one restore in fifty fails as a retry may cure. */
+static int restore(void *arg, uint64_t step)
 {
-    unsigned from = w->rst;
-    bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &w->rst, in, &listed, &w->cc.decl_trace);
-    int cb_r = 0;
+    struct worker *w = arg;
 
-    if (W->verbose)
-        printf("%10.3f w%d start-up: %s --%s--> %s (%s)\n", (double)W->now_us / 1e6, w->id,
-               preempt_decl_state_(&preempt_rst_decl_, from), preempt_decl_input_(&preempt_rst_decl_, in),
-               preempt_decl_state_(&preempt_rst_decl_, w->rst), preempt_decl_action_(&preempt_rst_decl_, a));
-    switch ((enum preempt_rst_action)a) {
-    case PREEMPT_RST_DO_RESTORE: /* the simulated trainer's restore callback */
-        if (unusable_shard(w, w->join.step))
-            cb_r = -EBADMSG;
-        else if (W->restore_faults && between(1, 50u * W->n) == 1)
-            cb_r = -EIO; /* a retry may cure it (about one start-up in fifty) */
-        rst_step(w, preempt_rst_restored_(cb_r));
-        return;
-    case PREEMPT_RST_DO_REPORT_OK:
-    case PREEMPT_RST_DO_REPORT_UNUSABLE:
-    case PREEMPT_RST_DO_REPORT_FAILED:
-        break; /* below */
-    case PREEMPT_RST_DO_START_FRESH:
-        train(w);
-        return;
-    case PREEMPT_RST_DO_TRAIN:
-        if (unusable_shard(w, w->join.step))
-            violate("worker %d trains from step %" PRIu64 ", whose shard it cannot use", w->id, w->join.step);
-        train(w);
-        return;
-    case PREEMPT_RST_DO_SET_ASIDE: /* every worker sets the step aside, and joins again */
-        for (size_t i = 0; i < w->n_shards; i++)
-            if (w->shards[i] == w->join.step) {
-                w->shards[i] = w->shards[--w->n_shards];
-                break;
-            }
-        if (!set_aside(w->join.step) && W->n_aside < MAX_ATTEMPTS) {
-            W->aside[W->n_aside++] = w->join.step;
-            W->fell_back++;
+    if (unusable_shard(w, step))
+        return -EBADMSG;
+    if (W->restore_faults && between(1, 50u * W->n) == 1)
+        return -EIO;
+    return 0;
+}
+
+static void report(void *arg, int mine, int err)
+{
+    struct worker *w = arg;
+
+    w->cc.phase_no++;
+    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join, mine, err ? strerror(-err) : NULL,
+                                         w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),
+                                         w->smsg, sizeof(w->smsg), on_restored, w, &w->phase) < 0)
+        violate("worker %d: the restore barrier: %s", w->id, w->smsg);
+}
+
+/* Every worker sets the step aside, and joins again. */
+static void set_aside_step(void *arg, uint64_t step)
+{
+    struct worker *w = arg;
+
+    for (size_t i = 0; i < w->n_shards; i++)
+        if (w->shards[i] == step) {
+            w->shards[i] = w->shards[--w->n_shards];
+            break;
         }
-        w->fallbacks++;
-        if (++w->attempt >= MAX_ATTEMPTS) {
-            violate("worker %d fell back %u times in one start-up", w->id, w->attempt);
-            return;
-        }
-        join(w);
-        return;
-    case PREEMPT_RST_DO_FAIL: /* the handler's creation fails: the process exits */
-        w->none_left = in == PREEMPT_RST_IN_NONE_LEFT;
+    if (!set_aside(step) && W->n_aside < MAX_ATTEMPTS) {
+        W->aside[W->n_aside++] = step;
+        W->fell_back++;
+    }
+    if (++w->attempt >= MAX_ATTEMPTS)
+        violate("worker %d fell back %u times in one start-up", w->id, w->attempt);
+}
+
+static void start_end(void *arg, int r, bool restored)
+{
+    struct worker *w = arg;
+
+    if (r < 0) { /* the handler's creation fails: the process exits */
+        w->none_left = r == -ENOTRECOVERABLE;
         w->started = true;
         W->started++;
         W->n_start_failed++;
         finish_worker(w);
         return;
-    case PREEMPT_RST_DO_NONE:
-    case PREEMPT_RST_DO__COUNT:
-        violate("worker %d: start-up's machine has no row for %s in %s", w->id,
-                preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, from));
-        return;
     }
-    w->cc.phase_no++;
-    if (preempt_coord_restored_begin_io_(&sim_io, io_open(w), &w->cc, &w->join,
-                                         preempt_rst_report_((enum preempt_rst_action)a), cb_r ? strerror(-cb_r) : NULL,
-                                         w->cc.join_timeout_ms, &w->restore_outcome, w->verdict, sizeof(w->verdict),
-                                         w->smsg, sizeof(w->smsg), on_restored, w, &w->phase) < 0)
-        violate("worker %d: the restore barrier: %s", w->id, w->smsg);
+    if (restored && unusable_shard(w, w->join.step))
+        violate("worker %d trains from step %" PRIu64 ", whose shard it cannot use", w->id, w->join.step);
+    train(w);
 }
+
+static void start_log(void *arg, int level, const char *line)
+{
+    struct worker *w = arg;
+
+    if (W->verbose)
+        printf("%10.3f w%d %s\n", (double)W->now_us / 1e6, w->id, line);
+    if (level >= 3)
+        violate("worker %d: %s", w->id, line);
+}
+
+static const struct preempt_start_ops start_ops = {
+    .join = join, .restore = restore, .report = report, .set_aside = set_aside_step, .end = start_end,
+    .log = start_log,
+};
 
 static void on_restored(int status, void *arg)
 {
@@ -1510,7 +1493,7 @@ static void on_restored(int status, void *arg)
         violate("worker %d's restore record says %d, another worker's %d", w->id, w->restore_outcome, t->outcome_v);
         return;
     }
-    rst_step(w, preempt_rst_job_(w->restore_outcome));
+    preempt_start_barrier_(&w->st, 0, w->restore_outcome);
 }
 
 static void on_joined(int status, void *arg)
@@ -1534,9 +1517,7 @@ static void on_joined(int status, void *arg)
                 t->incarnation);
     W->incarnation = w->join.incarnation;
     restores(w, w->join.have_step, w->join.step);
-    rst_step(w, w->join.have_step ? PREEMPT_RST_IN_JOINED
-                : w->fallbacks    ? PREEMPT_RST_IN_NONE_LEFT
-                                  : PREEMPT_RST_IN_JOINED_NONE);
+    preempt_start_joined_(&w->st, 0, w->join.have_step, w->join.step);
 }
 
 /* Every worker's process starts: start-up runs (join, resolve its pending
@@ -1570,8 +1551,11 @@ static void start_incarnation(void)
         }
         w->cc = (struct preempt_coord_cfg){ .job = "sim", .worker = i, .workers = W->n, .lease_ttl_s = W->ttl_s,
                                             .join_timeout_ms = 60000, .give_up_ms = W->give_up_ms,
-                                            .decl_trace = { decl_trace, w }, .pid = 1000 + (long)i,
+                                            .decl_trace = { preempt_job_trace_decl_, &w->jt },
+                                            .pid = 1000 + (long)i,
                                             .host = "sim" };
+        w->jt = (struct preempt_job_trace){ .line = job_add, .now_ms = job_now, .arg = w };
+        w->st = (struct preempt_start){ .ops = &start_ops, .arg = w, .trace = &w->cc.decl_trace };
         join(w);
     }
 }
