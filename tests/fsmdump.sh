@@ -112,6 +112,10 @@ declared phase-end 7 18 'none|run-end|revoke|release' "ending         end-revoke
     "ending --> done : end-keep / release"
 declared offer 5 4 'none|offer-open|open|resolve|offer-join|join' "resolving      resolved      made           offer-join" \
     "none --> resolving : counter / resolve"
+# what a join attempt's answer says, and whether this worker takes an
+# earlier process's place ("joined" and "took-over" end it)
+declared attempt 14 14 'none|count|recount|read-inc|wait-holder|rejoin|open-next' \
+    "trying         still-starting taking-over    rejoin" "taking_over --> took_over : applied / count"
 declared shape 5 1 'none|write|check|trust' "written        absent        written        trust" \
     "written --> unwritten : rejoined"
 declared launch-outcome 10 10 'none' "app-failed-restartable  regroup       restartable             none" \
@@ -129,11 +133,11 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # by which they drive each other (lib/job/links-internal.h), each a node with
 # an edge from its source and one to each state that takes what it posts
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 13 machines in 2 parts, 119 rows, 27 links posting 79 inputs, no problems"
+expect_output "fsmdump: check: job: 14 machines in 2 parts, 133 rows, 27 links posting 79 inputs, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
-eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 15
+eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 16
 eq "job: a node per link" "$(grep -c '^  "link/[a-z-]*" \[shape=ellipse' "$TMP/out")" 27
 # a notice followed to a claim, a round's decision and the handler: the
 # records' notice claims the episode, etcd's answer tells the handler
@@ -151,13 +155,13 @@ expect_rc 0 "$FSMDUMP" --machine job --format table
 expect_output "== start-up / restore: a worker's start-up in a job: join, restore, the restore barrier =="
 expect_output "lease-granted (from etcd): etcd granted a new lease (the old one is no longer kept alive)"
 expect_output "regrant (from a machine's action: claim's regrant): the claim's machine needs a new lease (regrant)"
-eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 119
-eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 13
+eq "job: the rows of its machines" "$(grep -E '^[a-z-]+ +[a-z-]+ +[a-z-]+ +[a-z-]+$' "$TMP/out" | grep -vc '^from ')" 133
+eq "job: a header per machine" "$(grep -c '^from  *input  *to  *action$' "$TMP/out")" 14
 if [ -n "${DOT:-}" ]; then
     expect "dot renders the job's machines" sh -c "'$FSMDUMP' -m job | '$DOT' -Tsvg >'$TMP/job.svg'"
 fi
 expect_rc 2 "$FSMDUMP" --machine job --trace "$trace"
 expect_rc 2 "$FSMDUMP" --machine nonesuch
-expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, lease, watch, roll-call, await, episode, phase-end, offer, shape, launch-outcome, restore or decision)"
+expect_output "unknown machine 'nonesuch' (handler, job, notice-record, claim, membership, lease, watch, roll-call, await, episode, phase-end, offer, attempt, shape, launch-outcome, restore or decision)"
 expect_rc 2 "$FSMDUMP" --machine notice-record --trace "$trace"
 finish

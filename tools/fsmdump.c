@@ -18,7 +18,7 @@
 static const char usage[] =
     "Usage: fsmdump [--machine handler|job|notice-record|claim|membership|lease|\n"
     "                          watch|roll-call|await|episode|phase-end|offer|\n"
-    "                          shape|launch-outcome|restore|decision]\n"
+    "                          attempt|shape|launch-outcome|restore|decision]\n"
     "               [--format dot|mermaid|table]\n"
     "               [--trace FILE] [--check]\n"
     "\n"
@@ -27,7 +27,8 @@ static const char usage[] =
     "  -m, --machine M   handler (default): the handler's machine; job: the\n"
     "                    job coordinator's machines below, together, by the\n"
     "                    part of a worker's life they belong to (start-up:\n"
-    "                    offer, shape, restore, await, phase-end; running:\n"
+    "                    offer, attempt, shape, restore, await, phase-end;\n"
+    "                    running:\n"
     "                    episode, claim, notice-record, membership, lease,\n"
     "                    watch, roll-call, decision), and the links by\n"
     "                    which they drive each other and the handler's\n"
@@ -45,7 +46,9 @@ static const char usage[] =
     "                    its barrier awaits (the watch's table); episode:\n"
     "                    where the current preemption stands for it;\n"
     "                    phase-end: how a start-up phase ends; offer: how a\n"
-    "                    joining worker's offer is made; shape: who writes\n"
+    "                    joining worker's offer is made; attempt: what a\n"
+    "                    join attempt's answer says (and whether the worker\n"
+    "                    takes an earlier process's place); shape: who writes\n"
     "                    the incarnation's worker count; launch-outcome: what\n"
     "                    preempt-launch's end says (its exit code); restore:\n"
     "                    a worker's start-up in a job (join, restore, the\n"
@@ -622,7 +625,7 @@ static const struct job_phase {
     const char *machines[9];
 } job_phases[] = {
     { "start-up", "start_up", "joining the job and restoring its step, before training",
-      { "offer", "shape", "restore", "await", "phase-end", NULL } },
+      { "offer", "attempt", "shape", "restore", "await", "phase-end", NULL } },
     { "running", "running", "the preemption protocol beside training, until the membership ends",
       { "episode", "claim", "notice-record", "membership", "lease", "watch", "roll-call", "decision", NULL } },
 };
@@ -869,7 +872,7 @@ int main(int argc, char **argv)
             decl = NULL;
             job = strcmp(optarg, "job") == 0;
             if (!job && strcmp(optarg, "handler") != 0 && !(decl = preempt_decl_find_(optarg)))
-                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, lease, watch, roll-call, await, episode, phase-end, offer, shape, launch-outcome, restore or decision)", optarg);
+                return tool_usage_error("fsmdump", "unknown machine '%s' (handler, job, notice-record, claim, membership, lease, watch, roll-call, await, episode, phase-end, offer, attempt, shape, launch-outcome, restore or decision)", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "dot") == 0)

@@ -24,7 +24,7 @@ const struct preempt_decl *const preempt_decls_[] = { &preempt_pub_decl_, &preem
                                                       &preempt_lease_decl_, &preempt_watch_decl_, &preempt_roll_decl_,
                                                       &preempt_await_decl_,
                                                       &preempt_ep_decl_, &preempt_out_decl_,
-                                                      &preempt_pend_decl_, &preempt_offer_decl_,
+                                                      &preempt_pend_decl_, &preempt_offer_decl_, &preempt_attempt_decl_,
                                                       &preempt_shape_decl_, &preempt_rst_decl_, &preempt_dec_decl_, NULL };
 
 unsigned preempt_decl_step_(const struct preempt_decl *m, unsigned *state, unsigned input, bool *listed)

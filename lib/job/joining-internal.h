@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/job/joining-internal.h: two declared machines of joining a job
+/* lib/job/joining-internal.h: three declared machines of joining a job
  * (lib/job/startup.c; decl-internal.h).
  *
  * offer: a worker joins with an offer, the steps of the checkpoints it
@@ -19,7 +19,18 @@
  * record decides then. When this worker's own earlier join turns out to
  * have been applied though its answer was lost, whether its shape write
  * was is unknown: it may write it again. This table replaced the flag
- * shaped. */
+ * shaped.
+ *
+ * attempt: what the answer to a join attempt says (judged by
+ * preempt_attempt_judge_(), in one order), and what joining does next. A
+ * join that finds the incarnation still starting (its barrier's record
+ * names a step of this worker's launch, its restore barrier is not
+ * passed) and this worker's index free takes the place of an earlier
+ * process of this worker, which joined and died before the restore (its
+ * lease outlived it, so the barrier counted it): the barrier's record
+ * then predates this worker's join and is still followed. Opening the
+ * next incarnation instead split the job. This table replaced the flag
+ * takeover and the branches of the join's answer. */
 #ifndef PREEMPT_JOINING_INTERNAL_H
 #define PREEMPT_JOINING_INTERNAL_H
 
@@ -97,5 +108,80 @@ extern const struct preempt_decl preempt_offer_decl_; /* fsmdump --machine offer
 PREEMPT_DECL_ENUMS(shape, PREEMPT_SHAPE_, PREEMPT_SHAPE_STATES, PREEMPT_SHAPE_INPUTS, PREEMPT_SHAPE_ACTIONS);
 
 extern const struct preempt_decl preempt_shape_decl_; /* fsmdump --machine shape */
+
+/* ---- attempt ---- */
+
+/* X(P, ID, "name", "what is true") */
+#define PREEMPT_ATTEMPT_STATES(X, P)                                                                                 \
+    X(P, TRYING, "trying", "a join attempt is on its way (the first, or again)")                                    \
+    X(P, TAKING_OVER, "taking-over", "an attempt is on its way that takes an earlier process's place in an "         \
+      "incarnation still starting")                                                                                  \
+    X(P, JOINED, "joined", "this worker is a member of the incarnation")                                            \
+    X(P, TOOK_OVER, "took-over", "this worker is a member in its earlier process's place: the barrier's record may " \
+      "predate its join")
+
+/* X(P, ID, "name", "what happened") */
+#define PREEMPT_ATTEMPT_INPUTS(X, P)                                                                                 \
+    X(P, APPLIED, "applied", "the join was applied: this worker is a member")                                       \
+    X(P, OWN_EARLIER, "own-earlier", "not applied: this worker's own earlier attempt was (its lease holds its index)") \
+    X(P, MOVED_ON, "moved-on", "not applied: the incarnation counter moved on meanwhile")                           \
+    X(P, HELD, "held", "not applied: another lease holds this worker's index")                                      \
+    X(P, NOT_STARTED, "not-started", "not applied: this worker joined the incarnation before, which never started") \
+    X(P, STILL_STARTING, "still-starting", "not applied: the incarnation passed its barrier (a step of this launch) " \
+      "and not its restore barrier, and this worker's index is free")                                                \
+    X(P, STARTED, "started", "not applied: this worker lived in the incarnation, which started: the job restarts")
+
+/* X(P, ID, "name", "what joining does") */
+#define PREEMPT_ATTEMPT_ACTIONS(X, P)                                                                                \
+    X(P, NONE, "none", "nothing")                                                                                    \
+    X(P, COUNT, "count", "count the members and check the shape, as the join's reads say")                          \
+    X(P, RECOUNT, "recount", "count the members again (the shape written is unknown)")                              \
+    X(P, READ_INC, "read-inc", "read the incarnation counter, and join the one it names")                           \
+    X(P, WAIT_HOLDER, "wait-holder", "ask the holder's lease: a live duplicate fails, a dying one is waited out")     \
+    X(P, REJOIN, "rejoin", "join the incarnation again, where this worker's index is free")                         \
+    X(P, OPEN_NEXT, "open-next", "open the next incarnation (one worker's move of the counter wins)")
+
+/* X(P, FROM, INPUT, TO, ACTION): the transitions. */
+#define PREEMPT_ATTEMPT_TABLE(X, P)                                                                                  \
+    X(P, TRYING, APPLIED, JOINED, COUNT)                                                                             \
+    X(P, TRYING, OWN_EARLIER, JOINED, RECOUNT)                                                                       \
+    X(P, TRYING, MOVED_ON, TRYING, READ_INC)                                                                         \
+    X(P, TRYING, HELD, TRYING, WAIT_HOLDER)                                                                          \
+    X(P, TRYING, NOT_STARTED, TRYING, REJOIN)                                                                        \
+    X(P, TRYING, STILL_STARTING, TAKING_OVER, REJOIN)                                                                \
+    X(P, TRYING, STARTED, TRYING, OPEN_NEXT)                                                                         \
+    X(P, TAKING_OVER, APPLIED, TOOK_OVER, COUNT)                                                                     \
+    X(P, TAKING_OVER, OWN_EARLIER, TOOK_OVER, RECOUNT)                                                               \
+    X(P, TAKING_OVER, MOVED_ON, TRYING, READ_INC)                                                                    \
+    X(P, TAKING_OVER, HELD, TAKING_OVER, WAIT_HOLDER)                                                                \
+    X(P, TAKING_OVER, NOT_STARTED, TRYING, REJOIN)                                                                   \
+    X(P, TAKING_OVER, STILL_STARTING, TAKING_OVER, REJOIN)                                                           \
+    X(P, TAKING_OVER, STARTED, TRYING, OPEN_NEXT)
+
+/* X(P, INPUT, "why", STATE...): the pairs ignored on purpose (none: a
+ * member's phase sends no more attempts, and its states are terminal). */
+#define PREEMPT_ATTEMPT_IGNORED(X, P)
+
+PREEMPT_DECL_ENUMS(attempt, PREEMPT_ATTEMPT_, PREEMPT_ATTEMPT_STATES, PREEMPT_ATTEMPT_INPUTS,
+                   PREEMPT_ATTEMPT_ACTIONS);
+
+extern const struct preempt_decl preempt_attempt_decl_; /* fsmdump --machine attempt */
+
+/* What the answer to a join attempt (a transaction: the join's writes if
+ * the counter is the incarnation's and this worker's key is free) holds,
+ * as start-up read and validated it. */
+struct preempt_attempt_answer {
+    bool applied;        /* the transaction's writes were applied */
+    bool counter_is_inc; /* not applied: the counter reads as the incarnation joined */
+    bool mine;           /* not applied: alive/<w> is there, */
+    bool mine_ours;      /* under this worker's lease */
+    bool ready;          /* not applied: the barrier's record is there, */
+    bool restoring;      /* naming a step of this worker's launch, and the restore's record is absent */
+};
+
+/* The input an answer is, judged in this order: applied; the counter
+ * moved on; this worker's index held (by its own lease, or another);
+ * the incarnation never started; still starting; started. Pure. */
+enum preempt_attempt_input preempt_attempt_judge_(const struct preempt_attempt_answer *a);
 
 #endif

@@ -35,8 +35,7 @@ struct join {
     enum preempt_pend_state end;      /* how the phase ends (phase-internal.h: declared) */
     unsigned instance;                /* the phase's number: its machines' instance in the trace */
     bool watching;                    /* the awaited record is watched */
-    bool takeover;                    /* this worker takes the place an earlier process of it held at the
-                                         barrier of an incarnation still starting (on_joined) */
+    enum preempt_attempt_state attempt; /* what the last join attempt's answer said (joining-internal.h) */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
     char jobp[PREEMPT_MAX_JOB + 16];
@@ -227,6 +226,17 @@ static bool join_value(struct join *j, char *buf, size_t size, enum preempt_key_
     return false;
 }
 
+/* The incarnation counter's value for inc (the record's grammar writes it,
+ * as every reader reads it: a transaction compares it with the stored
+ * one). */
+static bool counter_value(struct join *j, char *buf, size_t size, uint64_t inc)
+{
+    struct preempt_record r = { 0 };
+
+    preempt_record_set_u64_(&r, "N", inc);
+    return join_value(j, buf, size, PREEMPT_KEY_INCARNATION, &r);
+}
+
 /* The barrier's record (N/ready): "restore=<step>|none workers=W
  * launch=L", written once, create-if-absent, by whichever worker found
  * the W-th live member. Every worker follows it. */
@@ -249,7 +259,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "job %s is in use by launch %.*s; this worker is of launch %s: two jobs use one job name "
                     "(give one of them another name; nothing was changed)",
                     j->cfg->job, (int)launch_len, launch ? launch : "", mine);
-    } else if (kv->create_rev <= j->alive_rev && !j->takeover) {
+    } else if (kv->create_rev <= j->alive_rev && j->attempt != PREEMPT_ATTEMPT_TOOK_OVER) {
         join_finish(j, -EBUSY,
                     "job %s: incarnation %" PRIu64 " started without worker %u (its workers were all there before "
                     "this one joined): a second process with worker index %u, or a second job using this name "
@@ -649,45 +659,69 @@ static bool restoring(struct join *j, const char *ready, const struct preempt_et
            len == strlen(mine) && !memcmp(theirs, mine, len);
 }
 
+/* What the join's answer says (preempt_attempt_judge_()): read from its
+ * reply (the ops of join_try(): when applied, the ready record, the
+ * members' count and the shape after the two puts; when not, the
+ * counter, this worker's alive/<w>, the ready record and the restore's
+ * record). */
+static enum preempt_attempt_input attempt_in(struct join *j, const struct preempt_etcd_reply *r)
+{
+    struct preempt_attempt_answer a = { .applied = r->succeeded };
+
+    if (!a.applied) {
+        const struct preempt_etcd_kv *inc = read_kv(r, 0), *mine = read_kv(r, 1), *ready = read_kv(r, 2);
+        uint64_t now_inc;
+
+        a.counter_is_inc = preempt_view_inc_(inc->value, &now_inc) == 0 && now_inc == j->inc;
+        a.mine = mine->value != NULL;
+        a.mine_ours = a.mine && mine->lease == j->lease;
+        a.ready = ready->value != NULL;
+        a.restoring = a.ready && restoring(j, ready->value, read_kv(r, 3));
+    }
+    return preempt_attempt_judge_(&a);
+}
+
 static void on_joined(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct join *j = arg;
-    const struct preempt_etcd_kv *inc, *mine, *ready;
-    uint64_t now_inc;
+    enum preempt_attempt_input in;
+    bool listed;
+    unsigned st, a;
 
     if (join_failed(j, status, msg, "joining the incarnation"))
         return;
-    inc = read_kv(r, 0);
-    mine = read_kv(r, 1);
-    ready = read_kv(r, 2);
-    if (r->succeeded) {
+    in = attempt_in(j, r);
+    st = j->attempt;
+    a = preempt_decl_step_traced_(&preempt_attempt_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+    j->attempt = (enum preempt_attempt_state)st;
+    switch ((enum preempt_attempt_action)a) {
+    case PREEMPT_ATTEMPT_DO_COUNT:
         j->alive_rev = r->rev;
         joined_reply(j, r, 2, 3, 4); /* the ops after the two puts */
-    } else if (preempt_view_inc_(inc->value, &now_inc) < 0 || now_inc != j->inc) {
-        join_read_inc(j); /* the incarnation moved on meanwhile */
-    } else if (mine->value && mine->lease == j->lease) {
-        j->alive_rev = mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
+        break;
+    case PREEMPT_ATTEMPT_DO_RECOUNT:
+        j->alive_rev = read_kv(r, 1)->create_rev; /* our own earlier attempt, applied though its reply was lost */
         (void)shape_in(j, PREEMPT_SHAPE_IN_REJOINED); /* whether its shape write was applied is unknown */
         recount(j);
-    } else if (mine->value) {
-        held_by(j, mine);
-    } else if (!ready->value) {
-        join_try(j, true); /* w joined inc before, but inc never started: join it again */
-    } else if (restoring(j, ready->value, read_kv(r, 3))) {
-        /* N passed its barrier, which names a step to restore, and not its
-         * restore barrier: it is still starting, and its other workers wait
-         * for this one's restore. Its earlier process joined N and died
-         * before it (killed, its lease outliving it: the barrier counted
-         * it), and this one, of the same launch, takes its place. (Opening
-         * N + 1 instead split the job: the others timed out in N, this one
-         * in N + 1, and the launcher gave up.) */
-        j->takeover = true;
+        break;
+    case PREEMPT_ATTEMPT_DO_READ_INC:
+        join_read_inc(j);
+        break;
+    case PREEMPT_ATTEMPT_DO_WAIT_HOLDER:
+        held_by(j, read_kv(r, 1));
+        break;
+    case PREEMPT_ATTEMPT_DO_REJOIN: /* never started, or still starting: this worker takes its earlier place */
         join_try(j, true);
-    } else {
-        /* This worker lived in incarnation N and N started: that was its
-         * previous life, so the job is restarting. Open N + 1 (one bump
-         * wins). */
+        break;
+    case PREEMPT_ATTEMPT_DO_OPEN_NEXT: /* this worker lived in N, which started: the job is restarting */
         join_open(j, j->inc + 1);
+        break;
+    case PREEMPT_ATTEMPT_DO_NONE:
+    case PREEMPT_ATTEMPT_DO__COUNT:
+        join_finish(j, -EPROTO, "job %s: bug: a join's answer (%s) came in state %s", j->cfg->job,
+                    preempt_decl_input_(&preempt_attempt_decl_, in),
+                    preempt_decl_state_(&preempt_attempt_decl_, j->attempt));
+        break;
     }
 }
 
@@ -704,8 +738,8 @@ static void join_open(struct join *j, uint64_t inc)
 
     (void)JKEY(j, key, INCARNATION);
     (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
-    (void)snprintf(cur, sizeof(cur), "%" PRIu64, inc - 1);
-    (void)snprintf(next, sizeof(next), "%" PRIu64, inc);
+    if (!counter_value(j, cur, sizeof(cur), inc - 1) || !counter_value(j, next, sizeof(next), inc))
+        return;
     join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), on_opened);
 }
 
@@ -721,7 +755,8 @@ static void join_try(struct join *j, bool rejoin)
     unsigned w = j->cfg->worker;
 
     (void)JKEY(j, counter, INCARNATION);
-    (void)snprintf(cur, sizeof(cur), "%" PRIu64, j->inc);
+    if (!counter_value(j, cur, sizeof(cur), j->inc))
+        return;
     (void)JKEY(j, joined, JOINED, .worker = w);
     (void)JKEY(j, alive, ALIVE, .worker = w);
     (void)JKEY(j, ready, READY);
@@ -1133,8 +1168,10 @@ static void report_restored(struct join *j)
     }
     (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
     (void)JRANGE(j, all, W_RESTORED, 'w');
+    if (!join_value(j, val, sizeof(val), PREEMPT_KEY_W_RESTORED, &(struct preempt_record){ 0 })) /* "ok" */
+        return;
     {
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, "ok", 0 },
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, val, 0 },
                                          { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
 
         join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), on_restored_counted);

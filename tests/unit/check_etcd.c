@@ -1285,7 +1285,7 @@ START_TEST(test_decl_every_pair_decided)
             }
         ck_assert_uint_eq(pairs + (*m)->n_rows, (size_t)(*m)->n_states * (*m)->n_inputs);
     }
-    ck_assert_uint_eq(machines, 14);
+    ck_assert_uint_eq(machines, 15);
     {
         struct preempt_decl m = preempt_shape_decl_; /* one declared pair: (unwritten, rejoined) */
         struct preempt_decl_ignore wrong[1];
@@ -1706,6 +1706,70 @@ static int launch_code(const enum preempt_out_input *in, size_t n)
  * once, only from the loop's end (never from finish itself, inside the
  * client's callback), and a lease is given back only when asked, before
  * the release. */
+/* A join attempt's answer (joining-internal.h): judged in one order (an
+ * applied join wins; a counter that moved on outranks the rest; a held
+ * index outranks the incarnation's progress), and a worker takes an
+ * earlier process's place only from an incarnation still starting, and
+ * keeps it only while its attempts answer in that incarnation: one that
+ * moved on, never started or started makes it an ordinary joiner again
+ * (the flag this table replaced stayed set for the rest of the phase). */
+START_TEST(test_join_attempt)
+{
+    const struct preempt_decl *m = &preempt_attempt_decl_;
+    static const struct {
+        struct preempt_attempt_answer a;
+        enum preempt_attempt_input want;
+    } judged[] = {
+        { { .applied = true, .mine = true, .ready = true, .restoring = true }, PREEMPT_ATTEMPT_IN_APPLIED },
+        { { .counter_is_inc = false, .mine = true, .mine_ours = true, .ready = true }, PREEMPT_ATTEMPT_IN_MOVED_ON },
+        { { .counter_is_inc = true, .mine = true, .mine_ours = true, .ready = true, .restoring = true },
+          PREEMPT_ATTEMPT_IN_OWN_EARLIER },
+        { { .counter_is_inc = true, .mine = true, .ready = true, .restoring = true }, PREEMPT_ATTEMPT_IN_HELD },
+        { { .counter_is_inc = true }, PREEMPT_ATTEMPT_IN_NOT_STARTED },
+        { { .counter_is_inc = true, .ready = true, .restoring = true }, PREEMPT_ATTEMPT_IN_STILL_STARTING },
+        { { .counter_is_inc = true, .ready = true }, PREEMPT_ATTEMPT_IN_STARTED },
+    };
+    static const struct {
+        size_t n;
+        enum preempt_attempt_input in[3];
+        enum preempt_attempt_state end;
+    } seq[] = {
+        { 2, { PREEMPT_ATTEMPT_IN_STILL_STARTING, PREEMPT_ATTEMPT_IN_APPLIED }, PREEMPT_ATTEMPT_TOOK_OVER },
+        { 3, { PREEMPT_ATTEMPT_IN_STILL_STARTING, PREEMPT_ATTEMPT_IN_HELD, PREEMPT_ATTEMPT_IN_APPLIED },
+          PREEMPT_ATTEMPT_TOOK_OVER },
+        { 2, { PREEMPT_ATTEMPT_IN_STILL_STARTING, PREEMPT_ATTEMPT_IN_OWN_EARLIER }, PREEMPT_ATTEMPT_TOOK_OVER },
+        { 3, { PREEMPT_ATTEMPT_IN_STILL_STARTING, PREEMPT_ATTEMPT_IN_MOVED_ON, PREEMPT_ATTEMPT_IN_APPLIED },
+          PREEMPT_ATTEMPT_JOINED },
+        { 3, { PREEMPT_ATTEMPT_IN_STILL_STARTING, PREEMPT_ATTEMPT_IN_STARTED, PREEMPT_ATTEMPT_IN_APPLIED },
+          PREEMPT_ATTEMPT_JOINED },
+        { 3, { PREEMPT_ATTEMPT_IN_STILL_STARTING, PREEMPT_ATTEMPT_IN_NOT_STARTED, PREEMPT_ATTEMPT_IN_APPLIED },
+          PREEMPT_ATTEMPT_JOINED },
+        { 2, { PREEMPT_ATTEMPT_IN_NOT_STARTED, PREEMPT_ATTEMPT_IN_APPLIED }, PREEMPT_ATTEMPT_JOINED },
+        { 1, { PREEMPT_ATTEMPT_IN_OWN_EARLIER }, PREEMPT_ATTEMPT_JOINED },
+    };
+
+    for (size_t i = 0; i < sizeof(judged) / sizeof(judged[0]); i++)
+        ck_assert_msg(preempt_attempt_judge_(&judged[i].a) == judged[i].want, "answer %zu: %s", i,
+                      preempt_decl_input_(m, preempt_attempt_judge_(&judged[i].a)));
+    for (size_t k = 0; k < sizeof(seq) / sizeof(seq[0]); k++) {
+        unsigned st = PREEMPT_ATTEMPT_TRYING;
+        bool listed;
+
+        for (size_t i = 0; i < seq[k].n; i++)
+            (void)preempt_decl_step_(m, &st, seq[k].in[i], &listed);
+        ck_assert_msg(st == seq[k].end, "sequence %zu ends %s", k, preempt_decl_state_(m, st));
+    }
+    /* a member's phase takes no more answers: nothing moves it */
+    for (unsigned i = 0; i < PREEMPT_ATTEMPT_IN__COUNT; i++) {
+        unsigned st = PREEMPT_ATTEMPT_TOOK_OVER;
+        bool listed;
+
+        ck_assert_uint_eq(preempt_decl_step_(m, &st, i, &listed), PREEMPT_ATTEMPT_DO_NONE);
+        ck_assert_uint_eq(st, PREEMPT_ATTEMPT_TOOK_OVER);
+    }
+}
+END_TEST
+
 /* Joining's machines (joining-internal.h). The offer is made exactly once
  * whatever the order of answers: after the pending checkpoints were
  * resolved when the incarnation counter exists, at once when it does not
@@ -2872,6 +2936,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_phase_end);
     tcase_add_test(t, test_restore_machine);
     tcase_add_test(t, test_joining_machines);
+    tcase_add_test(t, test_join_attempt);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_workers);
