@@ -55,8 +55,9 @@ fi
 # replay library holds). Every object of
 # both folders references no I/O, clock, libevent, libcurl, jansson or
 # nanopb symbol: only allocation, string and formatting calls, and symbols
-# defined by these folders, fsm/ and lib/etcd/port.c (a reply's accessors,
-# itself checked here). Requests go out and answers come in through a table
+# defined by these folders and fsm/; the port (lib/port/: the requests,
+# answers and records the core speaks, and a reply's accessors) is one of
+# them. Requests go out and answers come in through a table
 # of function pointers (struct preempt_coord_io: the libevent and libcurl
 # adapter is lib/handler/coord-io.c, the simulator's is its own), the clock
 # is the port's, and who the worker is (its pid and host) is the shell's
@@ -66,7 +67,7 @@ fi
 arch() { echo "$(cd "$top_builddir" && pwd)/lib/$1/.libs/libpreempt-$1.a"; }
 mkdir "$TMP/pure"
 : >"$TMP/pure-objs"
-for m in records job; do
+for m in records port job; do
     a=$(arch "$m")
     [ -f "$a" ] || { fail "$a not built"; continue; }
     for o in $(ar t "$a"); do
@@ -77,13 +78,13 @@ done
 a="$(cd "$top_builddir" && pwd)/lib/.libs/libpreempt-replay.a"
 o=$(ar t "$a" | grep -E -- '-coord-replay\.o$')
 [ -n "$o" ] && (cd "$TMP/pure" && ar x "$a" "$o") && echo "job/$o" >>"$TMP/pure-objs" || fail "no coord-replay object in $a"
-# the pure objects of the modules below: a reply's accessors, a trace line's escaping
-for mo in etcd/port base/escape; do
+# the pure objects of the modules below: a trace line's escaping
+for mo in base/escape; do
     a=$(arch "${mo%/*}")
     o=$(ar t "$a" | grep -E "^([^/]*-)?${mo#*/}\.o\$")
     [ -n "$o" ] && (cd "$TMP/pure" && ar x "$a" "$o") && echo "${mo%/*}/$o" >>"$TMP/pure-objs" || fail "no ${mo#*/} object in $a"
 done
-for want in records/records job/.*-decl job/.*-view job/.*-coord job/.*-startup job/.*-coord-trace job/.*-coord-replay job/.*-status; do
+for want in records/records port/port job/.*-decl job/.*-view job/.*-coord job/.*-startup job/.*-coord-trace job/.*-coord-replay job/.*-status; do
     grep -qx "$want\.o" "$TMP/pure-objs" && ok || fail "no object $want.o in the pure folders (the test cannot see)"
 done
 while read -r mo; do
@@ -108,6 +109,25 @@ while read -r mo; do
     only_calls "${mo#*/}" " outside the pure folders" 'calloc|malloc|realloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strdup|strndup|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|strtoll|snprintf|vsnprintf|qsort|__errno_location|__stack_chk_fail|__assert_fail|_GLOBAL_OFFSET_TABLE_'
 done <"$TMP/pure-objs"
 grep -qx preempt_coord_fx_ "$TMP/core-defined" && ok || fail "nm found no preempt_coord_fx_ in the core (the test cannot see)"
+# The core's headers: no source of lib/records/, lib/port/ or lib/job/
+# includes a libevent or jansson header, by any path (the build's own
+# dependency files list every header each object read). Seen failing:
+# lib/job/coord-internal.h included the etcd client's door, which includes
+# both.
+deps=$(for m in records port job; do
+    for o in $(ar t "$(arch "$m")"); do echo "$top_builddir/lib/$m/.deps/${o%.o}.Plo"; done
+done)
+n=$(echo "$deps" | grep -c .)
+there=$(for f in $deps; do [ -f "$f" ] && echo "$f"; done | grep -c .)
+expect "the build's dependency files of the core's $n objects are there ($there)" test "$n" -gt 20 -a "$there" -eq "$n"
+# shellcheck disable=SC2086 # the files, split
+if bad=$(grep -lE '(event2/|jansson\.h|curl/curl\.h)' $deps /dev/null); then
+    fail "the core includes libevent, jansson or libcurl: $(echo $bad)"
+else
+    ok
+fi
+# shellcheck disable=SC2086 # the files, split
+grep -qE 'records-internal\.h' $deps && ok || fail "no header listed in the dependency files (the test cannot see)"
 # member PART: PART's object in the pure folders ($obj), extracted above
 member() { obj=$(sed -n "s|^[a-z]*/\(\([^/]*-\)\{0,1\}$1\.o\)\$|\1|p" "$TMP/pure-objs" | head -n 1); }
 

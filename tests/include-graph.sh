@@ -12,7 +12,7 @@
 # archives in it, top first.
 . "$top_srcdir/tests/lib.sh"
 NM=${NM:-nm}
-order="base records etcd job ckpt report cloud trace handler api"
+order="base records port etcd job ckpt report cloud trace handler api"
 outside=" preempt.h preempt_fsm.h preempt_trace.h config.h "
 src="$top_srcdir/lib"
 

@@ -3,7 +3,7 @@
 # Every value of the job's records is read by its grammar (lib/records/):
 # the parts that read a job (the job core, lib/job/; the handler and the
 # public API, lib/handler/ and lib/api/; the port's replies,
-# lib/etcd/port.c; preemptctl; the simulator's etcd) call no number parser
+# lib/port/port.c; preemptctl; the simulator's etcd) call no number parser
 # of their own: no strto*, sscanf or ato*, and neither the base's decimal
 # reader (preempt_parse_u64_) nor a trace line's (preempt_trace_u64_). A
 # field's text read again by hand is how a value the grammar refuses (007,
@@ -15,11 +15,11 @@ NM=${NM:-nm}
 b=$(cd "$top_builddir" && pwd)
 parsers='^(strto[a-z]*|sscanf|vsscanf|atoi|atol|atoll|atof|preempt_parse_u64_|preempt_trace_u64_)$'
 
-mkdir "$TMP/job" "$TMP/etcd"
+mkdir "$TMP/job" "$TMP/port"
 (cd "$TMP/job" && ar x "$b/lib/job/.libs/libpreempt-job.a") || fail "ar x libpreempt-job.a"
-(cd "$TMP/etcd" && ar x "$b/lib/etcd/.libs/libpreempt-etcd.a") || fail "ar x libpreempt-etcd.a"
+(cd "$TMP/port" && ar x "$b/lib/port/.libs/libpreempt-port.a") || fail "ar x libpreempt-port.a"
 objs=$(find "$TMP/job" -name '*.o')
-objs="$objs $(find "$TMP/etcd" -name '*-port.o')"
+objs="$objs $(find "$TMP/port" -name '*port.o')"
 for lo in ${LIBPREEMPT_OBJECTS:-}; do
     case $lo in lib/handler/* | lib/api/*) objs="$objs $b/${lo%/*}/.libs/$(basename "$lo" .lo).o" ;; esac
 done

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <event2/event.h>
+
+#include "etcd/etcd.h"
 #include "job/coord-internal.h"
 #include "records/keys-internal.h"
 #include "records/records-internal.h"

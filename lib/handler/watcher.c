@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "config-internal.h"
+#include "etcd/etcd.h"
 #include "job/job.h"
 #include "embed-internal.h"
 #include "records/records.h"

@@ -20,7 +20,7 @@
 #include "lost-internal.h"  /* struct preempt_lost_read */
 #include "answer-internal.h"
 #include "decl-internal.h"
-#include "etcd/etcd.h"
+#include "port/port.h"
 #include "records/records.h"
 #include "preempt.h" /* PREEMPT_MAX_WORKERS */
 #include "preempt_fsm.h"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "etcd/etcd.h"
+#include "port/port.h"
 #include "view-internal.h"
 
 struct preempt_job_status {

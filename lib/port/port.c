@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/etcd/port.c: the pure side of the typed port (etcd-internal.h) that the
+/* lib/port/port.c: the pure side of the typed port (port-internal.h) that the
  * coordinator sees: a reply's accessors, a read's order, the log formatter and a
  * request's copy (the shell keeps a step's requests until the step
- * returns; the simulation answers them later). The
- * coordinator (lib/coord*.c, lib/job/startup.c, lib/job/offers.c, lib/job/worker.c)
+ * returns; the simulation answers them later). The job core (lib/job/)
  * calls these, never the etcd client, libevent or libcurl:
  * tests/fsm-purity.sh checks it from the objects' symbols. */
 #include <stdarg.h>
@@ -12,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etcd-internal.h"
+#include "port-internal.h"
 
 void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg, int level, const char *fmt, ...)
 {
