@@ -225,7 +225,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     struct preempt_etcd_kv *kvs;
     struct preempt_job_status st;
     char pre[PREEMPT_KEY_MAX];
-    const char **why;
+    struct preempt_status_rec *recs;
     uint64_t inc, now = wall_ms();
     size_t n;
     int r = incarnation(s, jobp, &inc);
@@ -237,31 +237,25 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
     (void)preempt_key_range_(pre, sizeof(pre), jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     if (range(s, pre, true, &kvs, &n) < 0)
         return 1;
-    if (!(why = calloc(n ? n : 1, sizeof(*why))) || preempt_job_status_read_(jobp, inc, kvs, n, why, &st) < 0) {
+    if (!(recs = calloc(n ? n : 1, sizeof(*recs))) || preempt_job_status_read_(jobp, inc, kvs, n, recs, &st) < 0) {
         fprintf(stderr, "preemptctl: out of memory\n");
-        free(why);
+        free(recs);
         preempt_etcd_kvs_free_(kvs, n);
         return 1;
     }
     printf("job %s, incarnation %" PRIu64 " (%s)\n", job, inc, pre);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* each record as status read it: nothing here reads a value again */
         const char *rest = kvs[i].key + strlen(pre);
-        struct preempt_key k;
-        int id = preempt_key_parse_(kvs[i].key, jobp, &k);
-        struct preempt_record rec;
+        const struct preempt_status_rec *sr = &recs[i];
 
-        if (why[i]) {
-            printf("  %-22s %s  (malformed: not %s; the workers ignore it)\n", rest, kvs[i].value, why[i]);
-        } else if ((id == PREEMPT_KEY_NOTICE_OP || id == PREEMPT_KEY_NOTICE) &&
-                   preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value, st.workers, &rec, &why[i]) == 0) {
-            uint64_t dl = 0;
-            size_t len = 0;
-            const char *src = preempt_record_text_(&rec, "source", &len);
+        if (sr->why) {
+            printf("  %-22s %s  (malformed: not %s; the workers ignore it)\n", rest, kvs[i].value, sr->why);
+        } else if (sr->notice) {
+            uint64_t dl = sr->deadline;
 
-            (void)preempt_record_u64_(&rec, "deadline", &dl);
             printf("  %-22s deadline %s%.1f s%s, source %.*s%s\n", rest, dl >= now ? "in " : "",
-                   (double)(dl >= now ? dl - now : now - dl) / 1000.0, dl >= now ? "" : " ago", (int)len,
-                   src ? src : "", preempt_record_has_(&rec, "withdrawn") ? " (withdrawn)" : "");
+                   (double)(dl >= now ? dl - now : now - dl) / 1000.0, dl >= now ? "" : " ago", (int)sr->source_len,
+                   sr->source ? sr->source : "", sr->withdrawn ? " (withdrawn)" : "");
         } else {
             printf("  %-22s %s%s\n", rest, kvs[i].value, kvs[i].lease ? "  (lease-bound)" : "");
         }
@@ -270,7 +264,7 @@ static int cmd_status(struct sync *s, const char *jobp, const char *job)
         printf("  (no records in this incarnation)\n");
     else
         summary(&st, now);
-    free(why);
+    free(recs);
     preempt_etcd_kvs_free_(kvs, n);
     return 0;
 }

@@ -36,12 +36,23 @@ struct preempt_job_status {
                               kind cannot hold, a worker the job lacks) */
 };
 
+/* One record as a listing shows it: what the workers make of it, from the
+ * one reading of its value. */
+struct preempt_status_rec {
+    const char *why;    /* what its value should be when the workers ignore it (static text); NULL: they read it */
+    bool notice;        /* a notice they read (a worker's or the operator's): */
+    uint64_t deadline;  /*   its deadline (unix ms; 0: none given) */
+    const char *source; /*   its source, into the record's value (not terminated; NULL: none) */
+    size_t source_len;
+    bool withdrawn;     /*   taken back */
+};
+
 /* Reads the records kvs (n, in any order: they are taken in the order
  * they were written, preempt_etcd_kvs_by_write_) of incarnation inc of
- * the job with prefix jobp into *st; why (n entries, or NULL) gets for
- * each record kvs[i] what its value should be when the workers ignore it
- * (static text; NULL: they read it). 0 or -ENOMEM. */
+ * the job with prefix jobp into *st; recs (n entries, or NULL) gets each
+ * record kvs[i] as the workers judge it (valid while kvs is). 0 or
+ * -ENOMEM. */
 int preempt_job_status_read_(const char *jobp, uint64_t inc, const struct preempt_etcd_kv *kvs, size_t n,
-                         const char **why, struct preempt_job_status *st);
+                             struct preempt_status_rec *recs, struct preempt_job_status *st);
 
 #endif

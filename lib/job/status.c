@@ -31,7 +31,7 @@ static void said(struct preempt_job_status *st, const struct preempt_view_ev *ev
 }
 
 int preempt_job_status_read_(const char *jobp, uint64_t inc, const struct preempt_etcd_kv *kvs, size_t n,
-                         const char **why, struct preempt_job_status *st)
+                             struct preempt_status_rec *recs, struct preempt_job_status *st)
 {
     struct preempt_etcd_kv *byw = n ? malloc(n * sizeof(*byw)) : NULL;
     struct preempt_view v;
@@ -55,12 +55,21 @@ int preempt_job_status_read_(const char *jobp, uint64_t inc, const struct preemp
         int id = preempt_key_parse_(kvs[i].key, jobp, &k);
         const char *w = NULL;
 
-        if (id >= 0 && preempt_key_has_(id, 'N') && k.inc == inc &&
-            preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value ? kvs[i].value : "", st->workers, &rec,
-                                 &w) == 0)
+        bool read = id >= 0 && preempt_key_has_(id, 'N') && k.inc == inc &&
+                    preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value ? kvs[i].value : "", st->workers,
+                                         &rec, &w) == 0;
+
+        if (read)
             w = NULL;
-        if (why)
-            why[i] = w;
+        if (recs) {
+            recs[i] = (struct preempt_status_rec){ .why = w };
+            if (read && kvs[i].value && (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP)) {
+                recs[i].notice = true;
+                (void)preempt_record_u64_(&rec, "deadline", &recs[i].deadline);
+                recs[i].source = preempt_record_text_(&rec, "source", &recs[i].source_len);
+                recs[i].withdrawn = preempt_record_has_(&rec, "withdrawn");
+            }
+        }
         if (id >= 0 && preempt_key_has_(id, 'p') && k.inc == inc && k.ep > st->ep)
             st->ep = k.ep;
     }

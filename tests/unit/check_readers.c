@@ -402,7 +402,7 @@ static struct judged by_watcher(const struct reader_case *rc, const struct preem
 
 static struct judged by_status(const struct preempt_etcd_kv *kvs, size_t n, bool *bad)
 {
-    const char *why[RECS];
+    struct preempt_status_rec recs[RECS];
     struct preempt_etcd_kv inc[RECS];
     struct preempt_job_status st;
     struct judged j = { 0 };
@@ -411,9 +411,9 @@ static struct judged by_status(const struct preempt_etcd_kv *kvs, size_t n, bool
     for (size_t i = 0; i < n; i++) /* status reads the incarnation's range; the counter is read first, alone */
         if (strcmp(kvs[i].key, JOBP "incarnation"))
             inc[m++] = kvs[i];
-    ck_assert_int_eq(preempt_job_status_read_(JOBP, 7, inc, m, why, &st), 0);
+    ck_assert_int_eq(preempt_job_status_read_(JOBP, 7, inc, m, recs, &st), 0);
     for (size_t i = 0, k = 0; i < n; i++)
-        bad[i] = strcmp(kvs[i].key, JOBP "incarnation") && why[k++];
+        bad[i] = strcmp(kvs[i].key, JOBP "incarnation") && recs[k++].why;
     j.worker = st.notices.earliest ? st.notices.worker : -2;
     j.deadline = st.notices.earliest;
     j.live = st.notices.live;
@@ -497,6 +497,37 @@ START_TEST(test_readers_incarnation_007)
 }
 END_TEST
 
+/* preemptctl status lists each record as status read it, once: a
+ * notice's deadline, source and withdrawal, a malformed one's reason, a
+ * foreign worker's notice as malformed (the listing reads no value again:
+ * tools/preemptctl.c calls no reader of record values for it). */
+START_TEST(test_status_lists_what_it_read)
+{
+    struct preempt_etcd_kv kvs[] = {
+        { .key = JOBP "7/shape", .value = "workers=3", .create_rev = 3, .mod_rev = 3 },
+        { .key = JOBP "7/e0/notice/1", .value = "2000000 signal", .create_rev = 4, .mod_rev = 4 },
+        { .key = JOBP "7/e0/notice/2", .value = "2500000 gce withdrawn", .create_rev = 5, .mod_rev = 5 },
+        { .key = JOBP "7/notice/op", .value = "1800000 operator", .create_rev = 6, .mod_rev = 6 },
+        { .key = JOBP "7/e0/notice/7", .value = "1500000 signal", .create_rev = 7, .mod_rev = 7 },
+        { .key = JOBP "7/e0/notice/0", .value = "zzz signal", .create_rev = 8, .mod_rev = 8 },
+    };
+    struct preempt_status_rec recs[6];
+    struct preempt_job_status st;
+
+    ck_assert_int_eq(preempt_job_status_read_(JOBP, 7, kvs, 6, recs, &st), 0);
+    ck_assert(!recs[0].why && !recs[0].notice);
+    ck_assert(!recs[1].why && recs[1].notice && recs[1].deadline == 2000000 && !recs[1].withdrawn);
+    ck_assert(recs[1].source_len == 6 && !memcmp(recs[1].source, "signal", 6));
+    ck_assert(!recs[2].why && recs[2].notice && recs[2].deadline == 2500000 && recs[2].withdrawn);
+    ck_assert(recs[2].source_len == 3 && !memcmp(recs[2].source, "gce", 3));
+    ck_assert(!recs[3].why && recs[3].notice && recs[3].deadline == 1800000 && !recs[3].withdrawn);
+    ck_assert(recs[3].source_len == 8 && !memcmp(recs[3].source, "operator", 8));
+    ck_assert(recs[4].why && !recs[4].notice); /* worker 7 of a job of 3 */
+    ck_assert(recs[5].why && !recs[5].notice);
+    ck_assert_uint_eq(st.malformed, 2);
+}
+END_TEST
+
 static Suite *readers_suite(void)
 {
     Suite *s = suite_create("readers");
@@ -504,6 +535,7 @@ static Suite *readers_suite(void)
 
     tcase_add_loop_test(tc, test_readers_agree, 0, (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_readers_incarnation_007);
+    tcase_add_test(tc, test_status_lists_what_it_read);
     suite_add_tcase(s, tc);
     return s;
 }
