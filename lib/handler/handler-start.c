@@ -194,7 +194,7 @@ struct start {
     struct preempt_ckpt_info info;      /* the checkpoint restored */
     char *held;                         /* trace lines of start-up, until the trace opens at its end */
     size_t held_len, held_cap;
-    struct preempt_start s;             /* start-up's machine and its driver (restore-internal.h) */
+    struct preempt_start s;             /* start-up's machine and its driver (start-internal.h) */
     int outcome;                        /* the job's (PREEMPT_RESTORE_*) */
     uint64_t t0;
     char verdict[320], msg[512];
@@ -262,7 +262,7 @@ static void restore_end(struct preempt_handler *h, int r);
 static void on_job_joined(int r, void *arg);
 static void on_job_restored(int r, void *arg);
 
-/* ---- start-up in a job: the driver's effects (lib/job/restore-internal.h) ------------------ */
+/* ---- start-up in a job: the driver's effects (lib/job/start-internal.h) -------------------- */
 
 /* Joins the job and finds the step every worker holds (the result in
  * h->joined); the job's decisions on this worker's pending checkpoints
@@ -419,7 +419,7 @@ static void set_aside_job_step(void *arg, uint64_t step)
     refuse(h, step, why);
 }
 
-/* Start-up in the job ended (lib/job/restore-internal.h). */
+/* Start-up in the job ended (lib/job/start-internal.h). */
 static void job_start_end(void *arg, int r, bool restored)
 {
     struct preempt_handler *h = arg;
@@ -489,7 +489,7 @@ static void restore_end(struct preempt_handler *h, int r)
     start_done(h, r);
 }
 
-/* Start-up in the job: its driver (lib/job/restore-internal.h) over the
+/* Start-up in the job: its driver (lib/job/start-internal.h) over the
  * effects above; the first join. */
 static void job_start(struct preempt_handler *h)
 {

@@ -42,7 +42,7 @@
 #include "records/keys-internal.h"
 #include "job/machine-internal.h"
 #include "records/records-internal.h"
-#include "job/restore-internal.h"
+#include "job/start-internal.h"
 #include "sim.h"
 #include "trace/trace-internal.h"
 #include "handler/watcher-internal.h"
@@ -168,7 +168,7 @@ struct worker {
     struct preempt_coord_pending cpend[4];
     int restore_outcome;
     char verdict[256], smsg[600];
-    struct preempt_start st; /* start-up's machine and its driver (lib/job/restore-internal.h), the handler's */
+    struct preempt_start st; /* start-up's machine and its driver (lib/job/start-internal.h), the handler's */
     unsigned attempt;     /* joins of this start-up (a fall-back joins again) */
     bool started;         /* start-up ended: trains, or failed (its machine in failed) */
     bool none_left;       /* it failed as every step the workers had in common was set aside */
@@ -1366,7 +1366,7 @@ static bool set_aside(uint64_t step)
 static void on_joined(int status, void *arg);
 static void on_restored(int status, void *arg);
 
-/* ---- start-up's effects, for its driver (lib/job/restore-internal.h), as the handler's ---- */
+/* ---- start-up's effects, for its driver (lib/job/start-internal.h), as the handler's ------- */
 
 /* Joins the job (again, after a fall-back: the pending shards were
  * settled at the first join). */
