@@ -102,7 +102,7 @@ eq "restore fallback: the uninterrupted digest" "$(same s $N done state_digest)"
 for i in 0 1 2; do
     expect "restore fallback: worker $i set $CK2 aside" test -f "$TMP/s/worker-$i/aside/$CK2/MANIFEST"
 done
-expect "restore fallback: worker 0 says whose restore failed" grep -q "a restore failed (step $S2 worker=1" "$TMP/s.0.err"
+expect "restore fallback: worker 0 says whose restore failed" grep -q "a restore failed (step $S2, worker 1: " "$TMP/s.0.err"
 [ "$failures" -eq 0 ] || show_logs s $N
 
 # 6. Worker 2's checkpoint of S is corrupt: no step is common. Refused;

@@ -121,8 +121,8 @@ int preempt_coord_join_begin_io_(const struct preempt_coord_io *io, void *io_arg
  * incarnation's one record N/restored says "ok" (the worker whose report
  * completed the count of W writes it) or the first other outcome,
  * "unusable|failed <step> worker=<w>: <why>" (create-if-absent), and every
- * worker follows it: *ret_outcome, and verdict (the text after the
- * outcome's word). UNUSABLE: the job falls back, setting that step aside
+ * worker follows it: *ret_outcome, and verdict ("<step>, worker <w>:
+ * <why>", for messages). UNUSABLE: the job falls back, setting that step aside
  * and joining again without it; FAILED: start-up fails everywhere,
  * nothing set aside. Either ends the incarnation: the lease is given back
  * (the caller forgets join->lease). Bounded by bound_ms. done's status: 0,

@@ -1110,7 +1110,7 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 {
     const char *v = kv->value ? kv->value : "", *why;
     struct preempt_record rec;
-    int outcome = preempt_record_parse_(PREEMPT_KEY_RESTORED, v, PREEMPT_MAX_WORKERS, &rec, &why) < 0 ? -1
+    int outcome = preempt_record_parse_(PREEMPT_KEY_RESTORED, v, j->cfg->workers, &rec, &why) < 0 ? -1
                   : preempt_record_has_(&rec, "ok")                                               ? PREEMPT_RESTORE_OK
                   : preempt_record_has_(&rec, "unusable") ? PREEMPT_RESTORE_UNUSABLE
                                                           : PREEMPT_RESTORE_FAILED;
@@ -1128,8 +1128,8 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
         (void)preempt_record_u64_(&rec, "step", &step);
         (void)preempt_record_u64_(&rec, "w", &w);
         j->revoke = true; /* the incarnation ends here: its membership too */
-        (void)snprintf(j->verdict, j->verdict_size, "%" PRIu64 " worker=%" PRIu64 ": %.*s", step, w, (int)len,
-                       text ? text : "");
+        (void)snprintf(j->verdict, j->verdict_size, "%" PRIu64 ", worker %" PRIu64 ": %.*s", step, w, (int)len,
+                       text ? text : ""); /* for messages: "(step S, worker W: why)" */
     }
     join_finish(j, 0, "restore barrier passed");
 }
