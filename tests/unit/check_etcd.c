@@ -34,6 +34,7 @@
 #include "job/watch-internal.h"
 #include "job/outcome-internal.h"
 #include "job/joining-internal.h"
+#include "job/start-internal.h"
 #include "job/phase-internal.h"
 #include "job/restore-internal.h"
 #include "silent-port.h"
@@ -1770,6 +1771,143 @@ START_TEST(test_join_attempt)
 }
 END_TEST
 
+/* Start-up's driver (lib/job/start.c), over recorded effects: which
+ * input each answer is, the error a failure ends with, and the effect run
+ * for each action, as the handler and the simulator both run it. */
+struct start_log {
+    char calls[256];
+    int end_r;
+    bool end_restored, ended;
+    int restore_r;
+};
+
+static void sl_add(struct start_log *l, const char *what)
+{
+    size_t n = strlen(l->calls);
+
+    (void)snprintf(l->calls + n, sizeof(l->calls) - n, "%s%s", n ? " " : "", what);
+}
+
+static void sl_join(void *arg)
+{
+    sl_add(arg, "join");
+}
+
+static int sl_restore(void *arg, uint64_t step)
+{
+    struct start_log *l = arg;
+    char what[32];
+
+    (void)snprintf(what, sizeof(what), "restore:%" PRIu64, step);
+    sl_add(l, what);
+    return l->restore_r;
+}
+
+static void sl_report(void *arg, int mine, int err)
+{
+    char what[32];
+
+    (void)snprintf(what, sizeof(what), "report:%d:%d", mine, err);
+    sl_add(arg, what);
+}
+
+static void sl_set_aside(void *arg, uint64_t step)
+{
+    char what[32];
+
+    (void)snprintf(what, sizeof(what), "aside:%" PRIu64, step);
+    sl_add(arg, what);
+}
+
+static void sl_end(void *arg, int r, bool restored)
+{
+    struct start_log *l = arg;
+
+    l->ended = true;
+    l->end_r = r;
+    l->end_restored = restored;
+}
+
+static void sl_log(void *arg, int level, const char *line)
+{
+    if (level >= 3)
+        sl_add(arg, "bug");
+    (void)line;
+}
+
+START_TEST(test_start_driver)
+{
+    static const struct preempt_start_ops ops = { .join = sl_join, .restore = sl_restore, .report = sl_report,
+                                                  .set_aside = sl_set_aside, .end = sl_end, .log = sl_log };
+    struct start_log l;
+    struct preempt_start s;
+
+#define START(no_store_)                                                                                             \
+    do {                                                                                                             \
+        memset(&l, 0, sizeof(l));                                                                                    \
+        s = (struct preempt_start){ .ops = &ops, .arg = &l, .no_store = (no_store_) };                               \
+    } while (0)
+    /* restored, and every worker did: training at the step */
+    START(false);
+    preempt_start_joined_(&s, 0, true, 40);
+    ck_assert_str_eq(l.calls, "restore:40 report:0:0");
+    ck_assert(!l.ended);
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_OK);
+    ck_assert(l.ended && l.end_r == 0 && l.end_restored);
+    /* nothing in common: fresh; no checkpoint directory: fresh even with a step */
+    START(false);
+    preempt_start_joined_(&s, 0, false, 0);
+    ck_assert(l.ended && l.end_r == 0 && !l.end_restored && !l.calls[0]);
+    START(true);
+    preempt_start_joined_(&s, 0, true, 40);
+    ck_assert(l.ended && l.end_r == 0 && !l.end_restored && !l.calls[0]);
+    /* unusable here: reported so; the job's record sets it aside and joins
+     * again; nothing left in common then: not recoverable (never step 0) */
+    START(false);
+    l.restore_r = -EBADMSG;
+    preempt_start_joined_(&s, 0, true, 40);
+    ck_assert_str_eq(l.calls, "restore:40 report:1:-74");
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_UNUSABLE);
+    ck_assert_str_eq(l.calls, "restore:40 report:1:-74 aside:40 join");
+    ck_assert(!l.ended);
+    l.restore_r = 0;
+    preempt_start_joined_(&s, 0, true, 30); /* an older step every worker holds */
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_OK);
+    ck_assert(l.ended && l.end_r == 0 && l.end_restored);
+    START(false);
+    l.restore_r = -EBADMSG;
+    preempt_start_joined_(&s, 0, true, 40);
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_UNUSABLE);
+    preempt_start_joined_(&s, 0, false, 0);
+    ck_assert(l.ended && l.end_r == -ENOTRECOVERABLE);
+    /* another worker's restore failed: this one's own error, or -EREMOTEIO */
+    START(false);
+    preempt_start_joined_(&s, 0, true, 40);
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_FAILED);
+    ck_assert(l.ended && l.end_r == -EREMOTEIO);
+    START(false);
+    l.restore_r = -EIO;
+    preempt_start_joined_(&s, 0, true, 40);
+    ck_assert_str_eq(l.calls, "restore:40 report:2:-5");
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_FAILED);
+    ck_assert(l.ended && l.end_r == -EIO);
+    /* the join's or the barrier's own failure ends start-up with its error */
+    START(false);
+    preempt_start_joined_(&s, -EACCES, false, 0);
+    ck_assert(l.ended && l.end_r == -EACCES && !l.calls[0]);
+    START(false);
+    preempt_start_joined_(&s, 0, true, 40);
+    preempt_start_barrier_(&s, -ETIMEDOUT, 0);
+    ck_assert(l.ended && l.end_r == -ETIMEDOUT);
+    /* an answer the machine has no row for (a second join's answer while
+     * restoring is impossible, but a barrier's while joining) is a bug */
+    START(false);
+    preempt_start_barrier_(&s, 0, PREEMPT_RESTORE_OK);
+    ck_assert(l.ended && l.end_r == -EPROTO);
+#undef START
+}
+END_TEST
+
 /* Joining's machines (joining-internal.h). The offer is made exactly once
  * whatever the order of answers: after the pending checkpoints were
  * resolved when the incarnation counter exists, at once when it does not
@@ -2937,6 +3075,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_restore_machine);
     tcase_add_test(t, test_joining_machines);
     tcase_add_test(t, test_join_attempt);
+    tcase_add_test(t, test_start_driver);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_workers);
