@@ -710,7 +710,7 @@ static void on_joined(int status, const struct preempt_etcd_reply *r, const char
     case PREEMPT_ATTEMPT_DO_WAIT_HOLDER:
         held_by(j, read_kv(r, 1));
         break;
-    case PREEMPT_ATTEMPT_DO_REJOIN: /* never started, or still starting: this worker takes its earlier place */
+    case PREEMPT_ATTEMPT_DO_REJOIN: /* where its index is free: N never started, or (taking over) still starts */
         join_try(j, true);
         break;
     case PREEMPT_ATTEMPT_DO_OPEN_NEXT: /* this worker lived in N, which started: the job is restarting */
@@ -738,8 +738,8 @@ static void join_open(struct join *j, uint64_t inc)
 
     (void)JKEY(j, key, INCARNATION);
     (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
-    if (!counter_value(j, cur, sizeof(cur), inc - 1) || !counter_value(j, next, sizeof(next), inc))
-        return;
+    if ((inc > 1 && !counter_value(j, cur, sizeof(cur), inc - 1)) || !counter_value(j, next, sizeof(next), inc))
+        return; /* (the first incarnation's counter is created: nothing to compare) */
     join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), on_opened);
 }
 
