@@ -164,6 +164,36 @@ for part in coord coord-rounds coord-effects; do
     [ -n "$obj" ] || { fail "no $part object"; continue; }
     only_calls "$obj" " outside the core (the step)" 'memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
 done
+# Start-up's step (lib/job/startup.c: joining, the barriers, the phase's
+# end; typed inputs in, typed outputs out, startup-inputs.def and
+# startup-outputs.def) is the running step's kind: it reads no clock and
+# calls no port; the input carries the time and its shell
+# (startup-shell.c) alone runs the requests, the watch and the timer. It
+# allocates only the members' offers it plans from (calloc, free). The
+# port is a table of function pointers, which nm cannot see called: the
+# step's sources name none of it. Seen failing: startup.c before the
+# step, which called the port (io->request, io->watch, io->timer,
+# io->mono_ms) from 20 reply callbacks.
+member startup
+if [ -n "$obj" ]; then
+    only_calls "$obj" " outside the core (start-up's step)" 'calloc|free|memcpy|memmove|memset|memchr|memcmp|strcmp|strncmp|strlen|strchr|strrchr|strpbrk|strspn|strcspn|strstr|strtoul|strtoull|snprintf|vsnprintf|__errno_location|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_'
+else
+    fail "no startup object"
+fi
+for f in preempt_startup_input_ preempt_startup_init_; do
+    $NM --defined-only "$TMP/pure/$obj" | grep -q " T $f\$" && ok || fail "$f is not startup.o's (start-up's step)"
+done
+for src in lib/job/startup.c lib/job/startup-state.h; do
+    [ -f "$top_srcdir/$src" ] || { fail "no $src"; continue; }
+    if grep -nE 'preempt_coord_io|preempt_etcd_(reply|watch)_cb|mono_ms|wall_ms|->(request|watch|timer|free)\(' \
+        "$top_srcdir/$src" >"$TMP/port-use"; then
+        fail "$src reaches the port or the clock: $(head -n 3 "$TMP/port-use" | tr '\n' ' ')"
+    else
+        ok
+    fi
+done
+grep -q 'io->request' "$top_srcdir/lib/job/startup-shell.c" && ok || fail "startup-shell.c runs no request (the test cannot see)"
+
 member coord-mem
 for f in coord_init coord_fini coord_hold coord_held_replay; do
     $NM --defined-only "$TMP/pure/$obj" | grep -q " T $f\$" && ok || fail "$f is not coord-mem's (where the step's memory is)"

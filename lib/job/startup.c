@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/job/startup.c: a job's start-up, through the coordinator's typed port
- * (coord-internal.h's preempt_coord_io: the real etcd client, or the
- * simulation's): joining an incarnation (the membership, the barrier that
- * agrees on the restore step from every member's offer, the incarnation's
- * shape) and the restore barrier (every worker's restore outcome, one
- * verdict). The running protocol is lib/job/coord.c's; docs/protocol.md has
- * the records and their order. */
+/* lib/job/startup.c: a job's start-up, the core: joining an incarnation
+ * (the membership, the barrier that agrees on the restore step from every
+ * member's offer, the incarnation's shape) and the restore barrier (every
+ * worker's restore outcome, one verdict), as one step (startup-state.h):
+ * a typed input in (startup-inputs.def), typed outputs out
+ * (startup-outputs.def). It calls no port and reads no clock; its shell
+ * (lib/job/startup-shell.c) runs the outputs over the coordinator's typed
+ * port (the real etcd client, or the simulation's). The running protocol
+ * is lib/job/coord.c's; docs/protocol.md has the records and their order. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,61 +16,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coord-internal.h"
-#include "joining-internal.h"
-#include "phase-internal.h"
+#include "startup-state.h"
 #include "records/records.h"
 #include "base/base.h"
 #include "view-internal.h"
-#include "watch-internal.h"
 
+static const char *const in_names[] = {
+#define PREEMPT_STARTUP_INPUT(ID, name, handler, text) name,
+#include "startup-inputs.def"
+#undef PREEMPT_STARTUP_INPUT
+};
+static const char *const out_names[] = {
+#define PREEMPT_STARTUP_OUTPUT(ID, name, text) name,
+#include "startup-outputs.def"
+#undef PREEMPT_STARTUP_OUTPUT
+};
+
+const char *preempt_startup_in_name_(enum preempt_startup_in_kind k)
+{
+    return k < PREEMPT_STARTUP_IN__COUNT ? in_names[k] : "none";
+}
+
+const char *preempt_startup_out_name_(enum preempt_startup_out_kind k)
+{
+    return k < PREEMPT_STARTUP_OUT__COUNT ? out_names[k] : "?";
+}
 
 /* ---- start-up: join an incarnation and agree on the restore step ------------------------ */
-
-struct join {
-    const struct preempt_coord_cfg *cfg;
-    const struct preempt_coord_io *io; /* etcd, the clock and one timer (the real ones, or the simulation's) */
-    void *io_arg;
-    /* The io's one timer serves four: the bound (deadline, below), and due
-     * times in io->mono_ms (0: off) */
-    uint64_t t_keep, t_wait;          /* the lease's keep-alive; the wait for a holder's lease */
-    enum preempt_pend_state end;      /* how the phase ends (phase-internal.h: declared) */
-    unsigned instance;                /* the phase's number: its machines' instance in the trace */
-    bool watching;                    /* the awaited record is watched */
-    enum preempt_attempt_state attempt; /* what the last join attempt's answer said (joining-internal.h) */
-    enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
-    void (*apply)(struct join *j, const struct preempt_etcd_kv *kv); /* what it says */
-    char jobp[PREEMPT_MAX_JOB + 16];
-    char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
-    const uint64_t *steps;
-    uint64_t *steps_copy; /* owned: the join phase's copy of its offered steps */
-    size_t n_steps;
-    struct preempt_coord_pending *pend;
-    size_t n_pend, i_pend;
-    enum preempt_offer_state offer; /* how this worker's offer is made (joining-internal.h: declared) */
-    uint64_t deadline, inc;
-    int64_t lease;
-    int64_t holder;    /* the lease that held alive/<w> when this worker first found it taken */
-    uint64_t holder_until;                  /* still alive then (monotonic ms), it is a live duplicate */
-    char holder_value[PREEMPT_MEMBER_MAX]; /* its alive/<w> value, to name it */
-    int64_t alive_rev; /* the revision at which this worker's alive/<w> was written */
-    int64_t present;   /* the members counted when this worker joined */
-    enum preempt_shape_state shape; /* who writes the incarnation's shape (joining-internal.h: declared) */
-    enum preempt_watch_state await; /* the awaited record's watch, or the reads standing in (watch-internal.h) */
-    int restore_mine;  /* the restore barrier: this worker's outcome (PREEMPT_RESTORE_*) */
-    const char *restore_why; /* when not ok, why */
-    int *ret_restored;       /* out: the job's outcome */
-    char *verdict;           /* out: when not ok, the record's "<step> worker=<w>: <why>" */
-    size_t verdict_size;
-    struct preempt_coord_plan plan; /* the barrier's writer: what the members' offers say */
-    bool revoke;             /* give the lease back at the end of the phase */
-    int status;
-    char *msg;
-    size_t msg_size;
-    struct preempt_coord_join *out;
-    preempt_coord_done done;          /* called once the phase's resources are released */
-    void *done_arg;
-};
 
 /* The phase's outcome is known: nothing more is asked. */
 #define FINISHED(j) ((j)->end != PREEMPT_PEND_RUNNING)
@@ -77,25 +51,24 @@ struct join {
 
 static bool join_end(struct join *j, enum preempt_pend_input in);
 
-static void join_tick(void *arg);
-
-static uint64_t join_now(const struct join *j)
+static void out(struct join *j, struct preempt_startup_out o)
 {
-    return j->io->mono_ms(j->io_arg);
+    j->sink(j->sink_arg, &o);
 }
 
-/* Sets the io's one timer to the earliest due time (the end: at once, from
+/* Sets the one timer to the earliest due time (the end: at once, from
  * the loop). */
 static void join_arm(struct join *j)
 {
-    uint64_t due[] = { j->t_keep, j->t_wait, FINISHED(j) ? 0 : j->deadline }, at = 0, now = join_now(j);
+    uint64_t due[] = { j->t_keep, j->t_wait, FINISHED(j) ? 0 : j->deadline }, at = 0, now = j->now;
 
     for (size_t i = 0; i < sizeof(due) / sizeof(due[0]); i++)
         if (due[i] && (!at || due[i] < at))
             at = due[i];
     if (END_DUE(j))
         at = now;
-    j->io->timer(j->io_arg, at > now ? at - now : 1, join_tick, j); /* always some time: 0 cancels */
+    out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_TIMER,
+                                         .ms = at > now ? at - now : 1 }); /* always some time: 0 cancels */
 }
 
 static void join_finish(struct join *j, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -115,20 +88,16 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
 /* The time left before start-up gives up (at least 1 ms). */
 static uint64_t join_left(const struct join *j)
 {
-    uint64_t now = join_now(j);
-
-    return j->deadline > now ? j->deadline - now : 1;
+    return j->deadline > j->now ? j->deadline - j->now : 1;
 }
 
-static void join_call(struct join *j, const struct preempt_etcd_req *req, preempt_etcd_reply_cb cb)
+/* Asks req, bounded by the time left; its answer is the input answer. */
+static void join_call(struct join *j, const struct preempt_etcd_req *req, enum preempt_startup_in_kind answer)
 {
-    int r;
-
     if (FINISHED(j)) /* an answer that came after the end: nothing more is asked */
         return;
-    r = j->io->request(j->io_arg, req, join_left(j), cb, j);
-    if (r < 0)
-        join_finish(j, r, "%s", preempt_coord_refused_(r));
+    out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST, .req = req, .ms = join_left(j),
+                                         .answer = answer });
 }
 
 /* What read number i of r found; an empty record (value NULL) when none. */
@@ -163,12 +132,9 @@ static const struct preempt_etcd_kv *join_created(struct join *j, int status, co
     return read_kv(r, r->succeeded ? SIZE_MAX : 0);
 }
 
-static void on_opened(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_opened(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
-
-    (void)r;
-    if (!join_failed(j, status, msg, "opening an incarnation"))
+    if (!join_failed(j, in->status, in->msg, "opening an incarnation"))
         join_read_inc(j); /* whoever opened it first, read what it is now */
 }
 
@@ -176,7 +142,7 @@ static void join_try(struct join *j, bool rejoin);
 static void join_open(struct join *j, uint64_t inc);
 
 static void write_ready(struct join *j, bool consume);
-static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+static void su_in_start_over(struct join *j, const struct preempt_startup_in *in);
 
 /* A key of the schema (keys-internal.h) in the incarnation being joined
  * (cannot truncate: see CKEY in coord-state.h). */
@@ -291,22 +257,35 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
     }
 }
 
-static void on_ready_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
-{
-    struct join *j = arg;
+static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv);
 
-    if (type == PREEMPT_ETCD_PUT && kv->value)
-        j->apply(j, kv);
+/* The awaited record came: what it says (the barrier's, or the restore's). */
+static void apply(struct join *j, const struct preempt_etcd_kv *kv)
+{
+    if (j->awaited == PREEMPT_KEY_RESTORED)
+        apply_restored(j, kv);
+    else
+        apply_ready(j, kv);
 }
 
-static void on_ready_reset(struct preempt_etcd_kv *kvs, size_t n, int64_t rev, uint64_t cluster, void *arg)
+static void su_in_await_event(struct join *j, const struct preempt_startup_in *in)
 {
-    (void)rev, (void)cluster;
-    if (n > 0)
-        on_ready_event(PREEMPT_ETCD_PUT, &kvs[0], arg);
+    if (in->ev == PREEMPT_ETCD_PUT && in->kv && in->kv->value)
+        apply(j, in->kv);
 }
 
-static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+/* The awaited record read again (the watch's start, or a read standing in
+ * for it): when there, it is put. */
+static void await_reset(struct join *j, const struct preempt_etcd_kv *kvs, size_t n)
+{
+    if (n > 0 && kvs[0].value)
+        apply(j, &kvs[0]);
+}
+
+static void su_in_await_reset(struct join *j, const struct preempt_startup_in *in)
+{
+    await_reset(j, in->kvs, in->n);
+}
 
 /* One input to the awaited record's watch machine (watch-internal.h:
  * await, the coordinator's watch table): while the watch is not up (etcd
@@ -324,23 +303,22 @@ static void await_in(struct join *j, enum preempt_watch_input in, const struct p
     j->await = (enum preempt_watch_state)st;
     if (a == PREEMPT_WATCH_DO_READ) {
         (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
-        if (j->io->request(j->io_arg, PREEMPT_RQ_GET(key), join_left(j), on_ready_read, j) < 0)
-            await_in(j, PREEMPT_WATCH_IN_READ_FAILED, NULL);
-    } else if (a == PREEMPT_WATCH_DO_APPLY) {
-        on_ready_reset(r->res[0].kvs, r->res[0].n, 0, 0, j);
+        /* (asked also after the finish, as the watch's own reads are) refused: its answer is read-failed */
+        out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST, .req = PREEMPT_RQ_GET(key),
+                                             .ms = join_left(j), .answer = PREEMPT_STARTUP_IN_AWAIT_READ });
+    } else if (a == PREEMPT_WATCH_DO_APPLY && r && r->n_res > 0) {
+        await_reset(j, r->res[0].kvs, r->res[0].n);
     }
 }
 
-static void on_ready_link(bool up, const char *why, void *arg)
+static void su_in_await_link(struct join *j, const struct preempt_startup_in *in)
 {
-    (void)why;
-    await_in(arg, up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
+    await_in(j, in->up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
 }
 
-static void on_ready_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_await_read(struct join *j, const struct preempt_startup_in *in)
 {
-    (void)msg;
-    await_in(arg, preempt_watch_of_read_(status), r);
+    await_in(j, preempt_watch_of_read_(in->status), in->reply);
 }
 
 /* The keep-alive tick: while the awaited record's watch is not up, a read
@@ -354,48 +332,48 @@ static void read_ready(struct join *j)
 /* Waits for the awaited record without polling: a watch of that one key. */
 static void wait_ready(struct join *j)
 {
-    static const struct preempt_etcd_watch_ops ops = { .on_event = on_ready_event, .on_reset = on_ready_reset,
-                                                       .on_link = on_ready_link };
     char key[PREEMPT_KEY_MAX];
 
     if (j->watching)
         return;
     (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
-    if (j->io->watch(j->io_arg, key, NULL, &ops, j) < 0)
-        join_finish(j, -ENOMEM, "out of memory");
-    else
-        j->watching = true;
+    j->watching = true;
+    out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_WATCH, .key = key });
 }
 
-static void on_ready_written(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+/* The port could not start the watch. */
+static void su_in_unwatched(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
+    join_finish(j, in->status, "job %s: watching the job's record: %s", j->cfg->job, preempt_coord_refused_(in->status));
+}
+
+static void su_in_written(struct join *j, const struct preempt_startup_in *in)
+{
     const struct preempt_etcd_kv *kv;
     bool created;
 
-    if (!(kv = join_created(j, status, r, msg, "writing the barrier's record", &created)))
+    if (!(kv = join_created(j, in->status, in->reply, in->msg, "writing the barrier's record", &created)))
         return;
     if (kv->value)
-        j->apply(j, kv); /* another worker's record landed first: it decides */
+        apply(j, kv); /* another worker's record landed first: it decides */
     wait_ready(j);       /* our own record comes back through the watch */
 }
 
 /* Every live member record of the incarnation: when exactly W of them are
  * of this job (this worker count and launch), the barrier is complete and
  * this worker writes its record: the newest step every member offers. */
-static void on_members(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_members(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
     const struct preempt_etcd_kv *kvs;
     const char **offers;
     unsigned *idx;
     size_t n, k = 0;
     char key[PREEMPT_MAX_JOB + 48], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1];
 
-    if (join_failed(j, status, msg, "reading the members"))
+    if (join_failed(j, in->status, in->msg, "reading the members"))
         return;
-    kvs = r->res[0].kvs;
-    n = r->res[0].n;
+    kvs = in->reply->res[0].kvs;
+    n = in->reply->res[0].n;
     offers = calloc(n ? n : 1, sizeof(*offers));
     idx = calloc(n ? n : 1, sizeof(*idx));
     if (!offers || !idx) {
@@ -431,20 +409,19 @@ static void on_members(int status, const struct preempt_etcd_reply *r, const cha
     free(offers);
     free(idx);
     if (j->plan.at_risk && !j->plan.over) /* the operator may have asked for it in etcd */
-        join_call(j, PREEMPT_RQ_GET(JKEY(j, key, START_OVER)), on_start_over);
+        join_call(j, PREEMPT_RQ_GET(JKEY(j, key, START_OVER)), PREEMPT_STARTUP_IN_START_OVER);
     else
         write_ready(j, false);
 }
 
 /* P/start-over (preemptctl start-over JOB): the next incarnation whose
  * plan is at risk starts over, and consumes the request. */
-static void on_start_over(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_start_over(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
 
-    if (join_failed(j, status, msg, "reading a start-over request"))
+    if (join_failed(j, in->status, in->msg, "reading a start-over request"))
         return;
-    j->plan.over = r->res[0].n > 0;
+    j->plan.over = in->reply->res[0].n > 0;
     write_ready(j, j->plan.over);
 }
 
@@ -478,7 +455,7 @@ static void write_ready(struct join *j, bool consume)
         return;
     (void)JKEY(j, key, READY);
     (void)JKEY(j, req, START_OVER);
-    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ok, consume ? 2 : 1, &get, 1), on_ready_written);
+    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ok, consume ? 2 : 1, &get, 1), PREEMPT_STARTUP_IN_WRITTEN);
 }
 
 /* This worker is a member of incarnation inc: the barrier's record, when
@@ -496,7 +473,7 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
         wait_ready(j);
         return;
     }
-    join_call(j, PREEMPT_RQ_UNDER(JRANGE(j, pre, ALIVE, 'w')), on_members);
+    join_call(j, PREEMPT_RQ_UNDER(JRANGE(j, pre, ALIVE, 'w')), PREEMPT_STARTUP_IN_MEMBERS);
 }
 
 static void recount(struct join *j);
@@ -512,7 +489,7 @@ static enum preempt_shape_action shape_in(struct join *j, enum preempt_shape_inp
     return (enum preempt_shape_action)a;
 }
 
-static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+static void su_in_shaped(struct join *j, const struct preempt_startup_in *in);
 
 /* The incarnation's shape (N/shape, "workers=W"): written once by its first
  * member, create-if-absent. A worker with another worker count is refused
@@ -527,7 +504,7 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
         preempt_record_set_u64_(&r, "workers", j->cfg->workers);
         if (!join_value(j, val, sizeof(val), PREEMPT_KEY_SHAPE, &r))
             return false;
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), on_shaped);
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), PREEMPT_STARTUP_IN_SHAPED);
         return false;
     case PREEMPT_SHAPE_DO_CHECK:
         return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has", NULL);
@@ -552,24 +529,22 @@ static void joined_reply(struct join *j, const struct preempt_etcd_reply *r, siz
         joined_in(j, read_kv(r, i_ready));
 }
 
-static void on_shaped(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_shaped(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
     const struct preempt_etcd_kv *kv;
     bool created;
 
-    if (!(kv = join_created(j, status, r, msg, "writing the incarnation's worker count", &created)))
+    if (!(kv = join_created(j, in->status, in->reply, in->msg, "writing the incarnation's worker count", &created)))
         return;
     if (created || check_shape(j, kv))
         recount(j); /* the count may have grown meanwhile */
 }
 
-static void on_recount(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_recounted(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
 
-    if (!join_failed(j, status, msg, "counting the members"))
-        joined_reply(j, r, 0, 1, 2);
+    if (!join_failed(j, in->status, in->msg, "counting the members"))
+        joined_reply(j, in->reply, 0, 1, 2);
 }
 
 /* Reads the barrier's record and counts the members (one txn, no compare). */
@@ -580,7 +555,7 @@ static void recount(struct join *j)
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, JRANGE(j, alive, ALIVE, 'w'), NULL, 0 },
                                      { PREEMPT_ETCD_OP_GET, JKEY(j, shape, SHAPE), NULL, 0 } };
 
-    join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0), on_recount);
+    join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0), PREEMPT_STARTUP_IN_RECOUNTED);
 }
 
 /* The holder's lease, as etcd tells it: a live lease (TTL > 0) that has
@@ -589,15 +564,14 @@ static void recount(struct join *j)
  * omits, or -1) is on its way out: etcd revokes expired leases at a bounded
  * rate, seconds late on a busy server, so its key is waited out, not taken
  * for a duplicate. */
-static void on_holder_ttl(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_holder_ttl(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
-    int64_t ttl = status == 0 ? r->ttl : 0;
-    int64_t granted = status == 0 ? r->granted_ttl : 0;
-    uint64_t now = join_now(j), ms;
+    int64_t ttl = in->status == 0 ? in->reply->ttl : 0;
+    int64_t granted = in->status == 0 ? in->reply->granted_ttl : 0;
+    uint64_t now = j->now, ms;
     char w[200];
 
-    (void)msg;
+    (void)in->msg;
     if (j->holder_until == 0)
         j->holder_until = now + (uint64_t)(granted > 0 ? granted : ttl > 0 ? ttl : 1) * 1000u + 1000u;
     else if (ttl > 0 && now >= j->holder_until) {
@@ -637,7 +611,7 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
         j->holder_until = 0;
     }
     (void)snprintf(j->holder_value, sizeof(j->holder_value), "%s", kv->value);
-    join_call(j, PREEMPT_RQ_LEASE(TIMETOLIVE, kv->lease), on_holder_ttl);
+    join_call(j, PREEMPT_RQ_LEASE(TIMETOLIVE, kv->lease), PREEMPT_STARTUP_IN_HOLDER_TTL);
 }
 
 /* Whether incarnation N, whose barrier's record is ready, is in its
@@ -681,18 +655,18 @@ static enum preempt_attempt_input attempt_in(struct join *j, const struct preemp
     return preempt_attempt_judge_(&a);
 }
 
-static void on_joined(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
-    enum preempt_attempt_input in;
+    const struct preempt_etcd_reply *r = in->reply;
+    enum preempt_attempt_input said;
     bool listed;
     unsigned st, a;
 
-    if (join_failed(j, status, msg, "joining the incarnation"))
+    if (join_failed(j, in->status, in->msg, "joining the incarnation"))
         return;
-    in = attempt_in(j, r);
+    said = attempt_in(j, r);
     st = j->attempt;
-    a = preempt_decl_step_traced_(&preempt_attempt_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+    a = preempt_decl_step_traced_(&preempt_attempt_decl_, j->instance, &st, said, &listed, &j->cfg->decl_trace);
     j->attempt = (enum preempt_attempt_state)st;
     switch ((enum preempt_attempt_action)a) {
     case PREEMPT_ATTEMPT_DO_COUNT:
@@ -719,7 +693,7 @@ static void on_joined(int status, const struct preempt_etcd_reply *r, const char
     case PREEMPT_ATTEMPT_DO_NONE:
     case PREEMPT_ATTEMPT_DO__COUNT:
         join_finish(j, -EPROTO, "job %s: bug: a join's answer (%s) came in state %s", j->cfg->job,
-                    preempt_decl_input_(&preempt_attempt_decl_, in),
+                    preempt_decl_input_(&preempt_attempt_decl_, said),
                     preempt_decl_state_(&preempt_attempt_decl_, j->attempt));
         break;
     }
@@ -740,7 +714,7 @@ static void join_open(struct join *j, uint64_t inc)
     (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     if ((inc > 1 && !counter_value(j, cur, sizeof(cur), inc - 1)) || !counter_value(j, next, sizeof(next), inc))
         return; /* (the first incarnation's counter is created: nothing to compare) */
-    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), on_opened);
+    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), PREEMPT_STARTUP_IN_OPENED);
 }
 
 /* Joins incarnation inc: writes joined/<w> (this worker lived in inc) and
@@ -775,7 +749,7 @@ static void join_try(struct join *j, bool rejoin)
                                           { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
                                           { PREEMPT_ETCD_OP_GET, restored, NULL, 0 } };
 
-        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 4), on_joined);
+        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 4), PREEMPT_STARTUP_IN_JOINED);
     }
 }
 
@@ -834,15 +808,14 @@ static void offer_in(struct join *j, enum preempt_offer_input in)
     }
 }
 
-static void on_resolved(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_resolved(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
     struct preempt_coord_pending *p = &j->pend[j->i_pend];
     const struct preempt_etcd_kv *kv;
     uint64_t step, save_ms;
     bool created, last;
 
-    if (!(kv = join_created(j, status, r, msg, "reading a pending checkpoint's decision", &created)))
+    if (!(kv = join_created(j, in->status, in->reply, in->msg, "reading a pending checkpoint's decision", &created)))
         return;
     p->decision = preempt_committed_parse_(kv->value, &step, &last, &save_ms) && step == p->step ? 1 : -1;
     j->i_pend++;
@@ -870,21 +843,20 @@ static void join_resolve(struct join *j)
         preempt_record_set_flag_(&r, "restart");
         if (!join_value(j, val, sizeof(val), PREEMPT_KEY_DECISION, &r))
             return;
-        join_call(j, PREEMPT_RQ_CREATE(p->key, val), on_resolved);
+        join_call(j, PREEMPT_RQ_CREATE(p->key, val), PREEMPT_STARTUP_IN_RESOLVED);
         return;
     }
     offer_in(j, PREEMPT_OFFER_IN_RESOLVED);
 }
 
-static void on_inc(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_inc(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
     const struct preempt_etcd_kv *kvs;
 
-    if (join_failed(j, status, msg, "reading the incarnation"))
+    if (join_failed(j, in->status, in->msg, "reading the incarnation"))
         return;
-    kvs = r->res[0].kvs;
-    if (r->res[0].n == 0) /* no counter: no record of any pending checkpoint can be trusted */
+    kvs = in->reply->res[0].kvs;
+    if (in->reply->res[0].n == 0) /* no counter: no record of any pending checkpoint can be trusted */
         offer_in(j, PREEMPT_OFFER_IN_NO_COUNTER);
     else if (preempt_view_inc_(kvs[0].value, &j->inc) < 0)
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
@@ -897,16 +869,15 @@ static void join_read_inc(struct join *j)
 {
     char key[PREEMPT_KEY_MAX];
 
-    join_call(j, PREEMPT_RQ_GET(JKEY(j, key, INCARNATION)), on_inc);
+    join_call(j, PREEMPT_RQ_GET(JKEY(j, key, INCARNATION)), PREEMPT_STARTUP_IN_INC);
 }
 
-static void on_grant(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_granted(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
 
-    if (join_failed(j, status, msg, "granting the membership lease"))
+    if (join_failed(j, in->status, in->msg, "granting the membership lease"))
         return;
-    j->lease = r->id; /* never 0: a grant without one does not decode */
+    j->lease = in->reply->id; /* never 0: a grant without one does not decode */
     join_read_inc(j);
 }
 
@@ -932,21 +903,19 @@ static uint64_t keep_period_ms(const struct join *j)
 
 static void join_keep(struct join *j)
 {
-    if (j->lease)
-        (void)j->io->request(j->io_arg, PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), keep_period_ms(j), NULL, NULL);
+    if (j->lease) /* nobody reads its answer: the next one, or the lease's end, tells */
+        out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST,
+                                             .req = PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), .ms = keep_period_ms(j),
+                                             .answer = PREEMPT_STARTUP_NO_ANSWER });
     read_ready(j);
 }
 
 static void join_done(struct join *j);
 
-static void on_join_revoked(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+/* The revoke's answer, whatever it says (or that it could not be sent). */
+static void su_in_revoked(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
-
-    (void)status;
-    (void)r;
-    (void)msg;
-    (void)join_end(j, PREEMPT_PEND_IN_REVOKED); /* the end, outside the client's callback */
+    (void)join_end(j, in->unsent ? PREEMPT_PEND_IN_UNSENT : PREEMPT_PEND_IN_REVOKED); /* the end: from the loop */
 }
 
 /* The phase ended (join_finish). The lease is given back when the phase
@@ -958,7 +927,7 @@ static void join_done(struct join *j)
 }
 
 /* One input to the phase's end (phase-internal.h); runs its action. Returns
- * false once the phase is released (j is gone). */
+ * false once the phase is released (j is not used again). */
 static bool join_end(struct join *j, enum preempt_pend_input in)
 {
     unsigned st = j->end, a;
@@ -970,19 +939,14 @@ static bool join_end(struct join *j, enum preempt_pend_input in)
     case PREEMPT_PEND_DO_RUN_END:
         join_arm(j);
         break;
-    case PREEMPT_PEND_DO_REVOKE:
-        if (j->io->request(j->io_arg, PREEMPT_RQ_LEASE(REVOKE, j->lease), 1000, on_join_revoked, j) == 0)
-            break;
-        return join_end(j, PREEMPT_PEND_IN_UNSENT);
-    case PREEMPT_PEND_DO_RELEASE: {
-        preempt_coord_done done = j->done;
-        void *done_arg = j->done_arg;
-        int status = j->status;
-
-        preempt_coord_phase_free_((struct preempt_coord_phase *)j);
-        done(status, done_arg);
+    case PREEMPT_PEND_DO_REVOKE: /* refused at once: its answer says unsent */
+        out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST,
+                                             .req = PREEMPT_RQ_LEASE(REVOKE, j->lease), .ms = 1000,
+                                             .answer = PREEMPT_STARTUP_IN_REVOKED });
+        break;
+    case PREEMPT_PEND_DO_RELEASE:
+        out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_RELEASE, .status = j->status });
         return false;
-    }
     case PREEMPT_PEND_DO_NONE:
     case PREEMPT_PEND_DO__COUNT:
         break;
@@ -990,14 +954,13 @@ static bool join_end(struct join *j, enum preempt_pend_input in)
     return true;
 }
 
-/* The io's timer: whatever is due. */
-static void join_tick(void *arg)
+/* The timer: whatever is due. */
+static void su_in_tick(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
-    uint64_t now = join_now(j);
+    uint64_t now = in->now_ms;
 
     if (END_DUE(j)) {
-        join_done(j); /* may free j */
+        join_done(j); /* may release j */
         return;
     }
     if (j->end == PREEMPT_PEND_REVOKING) /* only the revoke's answer (or its bound) is awaited */
@@ -1015,92 +978,52 @@ static void join_tick(void *arg)
     join_arm(j);
 }
 
-/* Starts a start-up phase over io (which it owns from here on, also on
- * failure): start(j), then events until it finishes or bound_ms pass;
- * j->done is called from the loop at the end. */
-static int join_begin(struct join *j, const struct preempt_coord_io *io, void *io_arg, uint64_t bound_ms,
-                      void (*start)(struct join *j))
+/* An output could not be kept (out of memory): a running phase fails; an
+ * ending one ends without waiting for what was lost (the revoke's answer,
+ * the end's timer). */
+static void su_in_lost(struct join *j, const struct preempt_startup_in *in)
 {
-    const struct preempt_coord_cfg *cfg = j->cfg;
+    if (!FINISHED(j))
+        join_finish(j, in->status, "job %s: start-up: %s", j->cfg->job, preempt_coord_refused_(in->status));
+    else if (j->end == PREEMPT_PEND_REVOKING)
+        (void)join_end(j, PREEMPT_PEND_IN_UNSENT);
+    else if (END_DUE(j))
+        join_done(j);
+}
 
-    j->io = io;
-    j->io_arg = io_arg;
-    if (preempt_coord_prefix_(cfg->job, j->jobp, sizeof(j->jobp)) < 0) {
+static void report_restored(struct join *j);
+
+/* The phase begins: its bound and keep-alive from now, then its first
+ * request (events follow until it finishes or the bound passes). */
+static void su_in_begin(struct join *j, const struct preempt_startup_in *in)
+{
+    j->deadline = in->now_ms + j->bound_ms;
+    j->t_keep = in->now_ms + keep_period_ms(j);
+    join_arm(j);
+    if (j->begin == PREEMPT_STARTUP_RESTORED)
+        report_restored(j);
+    else
+        join_call(j, PREEMPT_RQ_GRANT(j->cfg->lease_ttl_s), PREEMPT_STARTUP_IN_GRANTED);
+}
+
+int preempt_startup_init_(struct join *j)
+{
+    j->instance = j->cfg->phase_no ? j->cfg->phase_no : 1;
+    j->status = -ETIMEDOUT;
+    j->awaited = j->begin == PREEMPT_STARTUP_RESTORED ? PREEMPT_KEY_RESTORED : PREEMPT_KEY_READY;
+    if (j->out && j->begin == PREEMPT_STARTUP_JOIN)
+        *j->out = (struct preempt_coord_join){ 0 };
+    for (size_t i = 0; i < j->n_pend; i++)
+        j->pend[i].decision = 0;
+    if (j->ret_restored)
+        *j->ret_restored = PREEMPT_RESTORE_FAILED;
+    if (j->verdict && j->verdict_size)
+        j->verdict[0] = '\0';
+    if (preempt_coord_prefix_(j->cfg->job, j->jobp, sizeof(j->jobp)) < 0) {
         (void)snprintf(j->msg, j->msg_size, "invalid job name (1-%d of A-Z a-z 0-9 . _ -)", PREEMPT_MAX_JOB);
         return -EINVAL;
     }
-    j->deadline = join_now(j) + bound_ms;
-    j->t_keep = join_now(j) + keep_period_ms(j);
-    join_arm(j);
-    start(j);
     return 0;
-}
-
-void preempt_coord_phase_free_(struct preempt_coord_phase *p)
-{
-    struct join *j = (struct join *)p;
-
-    if (!j)
-        return;
-    if (j->io)
-        j->io->free(j->io_arg);
-    free(j->steps_copy);
-    free(j);
-}
-
-/* A phase on the heap, begun; NULL on failure (*msg says why, *ret_r the
- * error). It owns init's steps_copy either way. */
-static struct preempt_coord_phase *phase_begin(struct join *init, const struct preempt_coord_io *io, void *io_arg,
-                                               uint64_t bound_ms, void (*start)(struct join *j), int *ret_r)
-{
-    struct join *j = malloc(sizeof(*j));
-
-    if (!j) {
-        *ret_r = -ENOMEM;
-        (void)snprintf(init->msg, init->msg_size, "out of memory");
-        free(init->steps_copy);
-        io->free(io_arg);
-        return NULL;
-    }
-    *j = *init;
-    j->instance = init->cfg->phase_no ? init->cfg->phase_no : 1;
-    *ret_r = join_begin(j, io, io_arg, bound_ms, start);
-    if (*ret_r < 0) {
-        preempt_coord_phase_free_((struct preempt_coord_phase *)j);
-        return NULL;
-    }
-    return (struct preempt_coord_phase *)j;
-}
-
-static void join_grant(struct join *j)
-{
-    join_call(j, PREEMPT_RQ_GRANT(j->cfg->lease_ttl_s), on_grant);
-}
-
-int preempt_coord_join_begin_io_(const struct preempt_coord_io *io, void *io_arg, const struct preempt_coord_cfg *cfg,
-                                 const uint64_t *steps, size_t n_steps, struct preempt_coord_pending *pend,
-                                 size_t n_pend, struct preempt_coord_join *ret, char *msg, size_t msg_size,
-                                 preempt_coord_done done, void *arg, struct preempt_coord_phase **ret_phase)
-{
-    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = ret, .status = -ETIMEDOUT,
-                      .n_steps = n_steps, .pend = pend, .n_pend = n_pend, .awaited = PREEMPT_KEY_READY,
-                      .apply = apply_ready, .done = done, .done_arg = arg };
-    int r;
-
-    *ret = (struct preempt_coord_join){ 0 };
-    for (size_t i = 0; i < n_pend; i++)
-        pend[i].decision = 0;
-    if (n_steps) { /* the phase outlives the caller's array */
-        j.steps_copy = malloc(n_steps * sizeof(*steps));
-        if (!j.steps_copy) {
-            io->free(io_arg);
-            return -ENOMEM;
-        }
-        memcpy(j.steps_copy, steps, n_steps * sizeof(*steps));
-    }
-    j.steps = j.steps_copy;
-    *ret_phase = phase_begin(&j, io, io_arg, cfg->join_timeout_ms, join_grant, &r);
-    return r;
 }
 
 /* ---- start-up: the restore barrier ---------------------------------------------------------- */
@@ -1134,18 +1057,17 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
     join_finish(j, 0, "restore barrier passed");
 }
 
-static void on_restored_counted(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
+static void su_in_counted(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join *j = arg;
     char key[PREEMPT_KEY_MAX];
 
-    if (join_failed(j, status, msg, "reporting the restore"))
+    if (join_failed(j, in->status, in->msg, "reporting the restore"))
         return;
-    if (preempt_etcd_reply_count_(r, 1) < (int64_t)j->cfg->workers) {
+    if (preempt_etcd_reply_count_(in->reply, 1) < (int64_t)j->cfg->workers) {
         wait_ready(j);
         return;
     }
-    join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), "ok"), on_ready_written);
+    join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), "ok"), PREEMPT_STARTUP_IN_WRITTEN);
 }
 
 /* Reports this worker's restore: "ok" under w/restored/ and counted (the
@@ -1163,7 +1085,7 @@ static void report_restored(struct join *j)
         preempt_record_set_text_(&r, "why", j->restore_why ? j->restore_why : ""); /* the codec writes it printable */
         if (!join_value(j, val, sizeof(val), PREEMPT_KEY_RESTORED, &r))
             return;
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), val), on_ready_written);
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), val), PREEMPT_STARTUP_IN_WRITTEN);
         return;
     }
     (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
@@ -1174,26 +1096,29 @@ static void report_restored(struct join *j)
         struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, val, 0 },
                                          { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
 
-        join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), on_restored_counted);
+        join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), PREEMPT_STARTUP_IN_COUNTED);
     }
 }
 
-int preempt_coord_restored_begin_io_(const struct preempt_coord_io *io, void *io_arg,
-                                     const struct preempt_coord_cfg *cfg, struct preempt_coord_join *join, int mine,
-                                     const char *why, uint64_t bound_ms, int *ret_outcome, char *verdict,
-                                     size_t verdict_size, char *msg, size_t msg_size, preempt_coord_done done,
-                                     void *arg, struct preempt_coord_phase **ret_phase)
+/* ---- the step ------------------------------------------------------------------------------ */
+
+static void (*const input_fn[PREEMPT_STARTUP_IN__COUNT])(struct join *, const struct preempt_startup_in *) = {
+#define PREEMPT_STARTUP_INPUT(ID, name, handler, text) [PREEMPT_STARTUP_IN_##ID] = handler,
+#include "startup-inputs.def"
+#undef PREEMPT_STARTUP_INPUT
+};
+
+void preempt_startup_input_(struct join *j, const struct preempt_startup_in *in)
 {
-    struct join j = { .cfg = cfg, .msg = msg, .msg_size = msg_size, .out = join, .status = -ETIMEDOUT,
-                      .awaited = PREEMPT_KEY_RESTORED, .apply = apply_restored, .inc = join->incarnation,
-                      .lease = join->lease,
-                      .restore_mine = mine, .restore_why = why, .ret_restored = ret_outcome, .verdict = verdict,
-                      .verdict_size = verdict_size, .done = done, .done_arg = arg };
-    int r;
-
-    *ret_outcome = PREEMPT_RESTORE_FAILED;
-    verdict[0] = '\0';
-    *ret_phase = phase_begin(&j, io, io_arg, bound_ms, report_restored, &r);
-    return r;
+    if (in->kind >= PREEMPT_STARTUP_IN__COUNT)
+        return;
+    j->now = in->now_ms;
+    /* a request the port refused at once: start-up ends with that, but for
+     * the revoke (the end goes on) and a read standing in for the watch
+     * (its machine retries it) */
+    if (in->unsent && in->kind != PREEMPT_STARTUP_IN_REVOKED && in->kind != PREEMPT_STARTUP_IN_AWAIT_READ) {
+        join_finish(j, in->status < 0 ? in->status : -EIO, "%s", preempt_coord_refused_(in->status));
+        return;
+    }
+    input_fn[in->kind](j, in);
 }
-

@@ -36,6 +36,7 @@
 #include "job/joining-internal.h"
 #include "job/start-internal.h"
 #include "job/phase-internal.h"
+#include "job/startup-state.h" /* start-up's step (test_startup_step) */
 #include "job/restore-internal.h"
 #include "silent-port.h"
 #include "job/links-internal.h"
@@ -1835,6 +1836,136 @@ static void sl_log(void *arg, int level, const char *line)
     (void)line;
 }
 
+/* Start-up's step, driven with no port and no clock: the test makes every
+ * input (the time included) and reads every output. A phase that begins,
+ * is granted a lease, finds no counter and opens the first incarnation
+ * asks exactly that of its port; a refused request ends it with the
+ * port's reason; its end gives the lease back and then releases it; and
+ * the bound, told by the time of a tick, times it out. Fails when the
+ * step reaches the port itself (no output) or reads another clock. */
+struct su_rec {
+    struct preempt_startup_out o[16];
+    enum preempt_etcd_rq rq[16];
+    int64_t lease[16];
+    size_t n;
+};
+
+static void su_sink(void *arg, const struct preempt_startup_out *o)
+{
+    struct su_rec *r = arg;
+
+    ck_assert_uint_lt(r->n, 16);
+    r->o[r->n] = *o;
+    r->rq[r->n] = o->req ? o->req->kind : (enum preempt_etcd_rq)-1;
+    r->lease[r->n] = o->req ? o->req->lease : 0;
+    r->o[r->n].req = NULL, r->o[r->n].key = NULL; /* the step's: live during it only */
+    r->n++;
+}
+
+static void su_feed(struct join *j, struct su_rec *r, struct preempt_startup_in in)
+{
+    r->n = 0;
+    preempt_startup_input_(j, &in);
+}
+
+START_TEST(test_startup_step)
+{
+    struct preempt_coord_cfg cfg = { .job = "su", .launch = "L", .workers = 1, .lease_ttl_s = 6,
+                                     .join_timeout_ms = 5000, .pid = 7, .host = "h" };
+    struct preempt_coord_join joined;
+    struct su_rec rec = { 0 };
+    char msg[256] = "";
+    struct join j = { .cfg = &cfg, .sink = su_sink, .sink_arg = &rec, .begin = PREEMPT_STARTUP_JOIN,
+                      .bound_ms = 5000, .msg = msg, .msg_size = sizeof(msg), .out = &joined };
+    struct preempt_etcd_res none = { 0 };
+    struct preempt_etcd_reply granted = { .id = 77 }, empty = { .res = &none, .n_res = 1 };
+
+    ck_assert_int_eq(preempt_startup_init_(&j), 0);
+    /* begin at 1000: the timer at the keep-alive (2 s), then the grant */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_BEGIN, .now_ms = 1000 });
+    ck_assert_uint_eq(rec.n, 2);
+    ck_assert_int_eq(rec.o[0].kind, PREEMPT_STARTUP_OUT_TIMER);
+    ck_assert_uint_eq(rec.o[0].ms, 2000);
+    ck_assert_int_eq(rec.o[1].kind, PREEMPT_STARTUP_OUT_REQUEST);
+    ck_assert_int_eq(rec.rq[1], PREEMPT_ETCD_RQ_GRANT);
+    ck_assert_int_eq(rec.o[1].answer, PREEMPT_STARTUP_IN_GRANTED);
+    ck_assert_uint_eq(rec.o[1].ms, 5000); /* bounded by the time left */
+    /* granted at 1500: the counter is read, bounded by what is left */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_GRANTED, .now_ms = 1500,
+                                                   .reply = &granted });
+    ck_assert_uint_eq(rec.n, 1);
+    ck_assert_int_eq(rec.rq[0], PREEMPT_ETCD_RQ_RANGE);
+    ck_assert_int_eq(rec.o[0].answer, PREEMPT_STARTUP_IN_INC);
+    ck_assert_uint_eq(rec.o[0].ms, 4500);
+    /* no counter: the first incarnation is opened (one transaction) */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_INC, .now_ms = 1600, .reply = &empty });
+    ck_assert_uint_eq(rec.n, 1);
+    ck_assert_int_eq(rec.rq[0], PREEMPT_ETCD_RQ_TXN);
+    ck_assert_int_eq(rec.o[0].answer, PREEMPT_STARTUP_IN_OPENED);
+    /* the port refused it at once: start-up ends with the port's reason,
+     * its end armed at once (from the loop) */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_OPENED, .now_ms = 1600,
+                                                   .status = -EBADMSG, .unsent = true, .msg = "x" });
+    ck_assert_uint_eq(rec.n, 1);
+    ck_assert_int_eq(rec.o[0].kind, PREEMPT_STARTUP_OUT_TIMER);
+    ck_assert_uint_eq(rec.o[0].ms, 1);
+    ck_assert_str_eq(msg, preempt_coord_refused_(-EBADMSG));
+    /* a late answer asks nothing more */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_GRANTED, .now_ms = 1601,
+                                                   .reply = &granted });
+    ck_assert_uint_eq(rec.n, 0);
+    /* the end: it failed, so the lease goes back first (1 s bound) ... */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 1601 });
+    ck_assert_uint_eq(rec.n, 1);
+    ck_assert_int_eq(rec.rq[0], PREEMPT_ETCD_RQ_REVOKE);
+    ck_assert_int_eq(rec.lease[0], 77);
+    ck_assert_uint_eq(rec.o[0].ms, 1000);
+    ck_assert_int_eq(rec.o[0].answer, PREEMPT_STARTUP_IN_REVOKED);
+    /* ... a tick meanwhile does nothing ... */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 1700 });
+    ck_assert_uint_eq(rec.n, 0);
+    /* ... then, from the loop, the release with the phase's status */
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_REVOKED, .now_ms = 1800,
+                                                   .status = -ETIMEDOUT });
+    ck_assert_uint_eq(rec.n, 1);
+    ck_assert_int_eq(rec.o[0].kind, PREEMPT_STARTUP_OUT_TIMER);
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 1801 });
+    ck_assert_uint_eq(rec.n, 1);
+    ck_assert_int_eq(rec.o[0].kind, PREEMPT_STARTUP_OUT_RELEASE);
+    ck_assert_int_eq(rec.o[0].status, -EBADMSG);
+
+    /* The bound is the input's time: a tick at the deadline times the
+     * phase out, one a millisecond before does not. */
+    {
+        struct join k = { .cfg = &cfg, .sink = su_sink, .sink_arg = &rec, .begin = PREEMPT_STARTUP_JOIN,
+                          .bound_ms = 5000, .msg = msg, .msg_size = sizeof(msg), .out = &joined };
+
+        ck_assert_int_eq(preempt_startup_init_(&k), 0);
+        su_feed(&k, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_BEGIN, .now_ms = 0 });
+        su_feed(&k, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 4999 });
+        ck_assert_int_eq(k.end, PREEMPT_PEND_RUNNING);
+        su_feed(&k, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 5000 });
+        ck_assert_int_eq(k.end, PREEMPT_PEND_ENDING);
+        ck_assert_int_eq(k.status, -ETIMEDOUT);
+        ck_assert_ptr_nonnull(strstr(msg, "not every worker (1) joined incarnation"));
+        /* no lease was granted: nothing to give back, the end releases */
+        su_feed(&k, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 5001 });
+        ck_assert_uint_eq(rec.n, 1);
+        ck_assert_int_eq(rec.o[0].kind, PREEMPT_STARTUP_OUT_RELEASE);
+        ck_assert_int_eq(rec.o[0].status, -ETIMEDOUT);
+    }
+    /* an invalid job name is refused before anything runs */
+    {
+        struct preempt_coord_cfg bad = cfg;
+        struct join b = { .cfg = &bad, .sink = su_sink, .sink_arg = &rec, .begin = PREEMPT_STARTUP_JOIN,
+                          .msg = msg, .msg_size = sizeof(msg), .out = &joined };
+
+        bad.job = "a b";
+        ck_assert_int_eq(preempt_startup_init_(&b), -EINVAL);
+    }
+}
+END_TEST
+
 START_TEST(test_start_driver)
 {
     static const struct preempt_start_ops ops = { .join = sl_join, .restore = sl_restore, .report = sl_report,
@@ -3076,6 +3207,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_joining_machines);
     tcase_add_test(t, test_join_attempt);
     tcase_add_test(t, test_start_driver);
+    tcase_add_test(t, test_startup_step);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_workers);
