@@ -472,8 +472,14 @@ static bool puts_ok(struct preempt_etcd *e, const struct preempt_etcd_req *req)
 int preempt_etcd_do_(struct preempt_etcd *e, const struct preempt_etcd_req *req, uint64_t give_up_ms,
                      preempt_etcd_reply_cb cb, void *arg)
 {
+    int r;
+
     if (!e || !req)
         return -EINVAL;
+    if ((r = preempt_etcd_req_keys_ok_(req)) < 0) {
+        elog(e, 3, "etcd: not sending a request with a key that did not fit (a bug: %s)", strerror(-r));
+        return r;
+    }
     if (!puts_ok(e, req))
         return -EBADMSG;
     return typed_call(e, req, give_up_ms, cb, arg, true) ? 0 : -ENOMEM;

@@ -196,11 +196,13 @@ void coord_fini(struct preempt_coord *c);
 void coord_arm_keepalive(struct preempt_coord *c);
 
 /* A key of the schema (keys-internal.h) in this worker's incarnation and
- * episode; CRANGE: the range of a kind's records, or a range's. Their
- * result is not looked at: under a prefix preempt_coord_prefix_() made
- * (a job name of PREEMPT_MAX_JOB at most) every key and range with the
- * largest values fits in PREEMPT_KEY_MAX (check_etcd's
- * test_keys_round_trip), so -ENAMETOOLONG cannot come. */
+ * episode; CRANGE: the range of a kind's records, or a range's. Under a
+ * prefix preempt_coord_prefix_() made (a job name of PREEMPT_MAX_JOB at
+ * most) every key and range with the largest values fits in
+ * PREEMPT_KEY_MAX (check_etcd's test_keys_round_trip). Should one not fit
+ * (-ENAMETOOLONG), buf holds no key, and the port refuses the request
+ * that names it: its answer is that failure (preempt_coord_refused_()),
+ * never a request with a cut key. */
 #define CKEY(c, buf, id, ...)                                                                                        \
     (void)preempt_key_(buf, sizeof(buf), (c)->jobp, PREEMPT_KEY_##id,                                                \
                        &(struct preempt_key){ .inc = (c)->view.inc, .ep = (c)->view.ep, __VA_ARGS__ })

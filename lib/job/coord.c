@@ -154,8 +154,9 @@ void coord_junk_set(struct preempt_coord *c, const char *key, int64_t rev)
 
 const char *preempt_coord_refused_(int r)
 {
-    return r == -EBADMSG ? "a value it would write is not its record's grammar (a bug: the log names it)"
-                         : "out of memory";
+    return r == -EBADMSG       ? "a value it would write is not its record's grammar (a bug: the log names it)"
+           : r == -ENAMETOOLONG ? "a key it would name did not fit (a bug: the request was not sent)"
+                                : "out of memory";
 }
 
 void coord_failed(struct preempt_coord *c, int status, const char *msg)

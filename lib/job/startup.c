@@ -145,7 +145,8 @@ static void write_ready(struct join *j, bool consume);
 static void su_in_start_over(struct join *j, const struct preempt_startup_in *in);
 
 /* A key of the schema (keys-internal.h) in the incarnation being joined
- * (cannot truncate: see CKEY in coord-state.h). */
+ * (one that does not fit is no key, refused by the port: see CKEY in
+ * coord-state.h). */
 #define JKEY(j, buf, id, ...)                                                                                        \
     (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id,                                                     \
                   &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }),                                            \

@@ -158,6 +158,14 @@ int64_t preempt_etcd_reply_count_(const struct preempt_etcd_reply *r, size_t i);
  * request) or -ENOMEM. msg says why in words. */
 typedef void (*preempt_etcd_reply_cb)(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
 
+/* Whether every key req names is one: its key (and a range's end), each
+ * compare's and each operation's, none empty. The key builders leave an
+ * empty key where a key did not fit (keys-internal.h), so a request made
+ * with one is refused whole, never sent with a cut key (a cut prefix
+ * would read or delete more than asked). 0, or -ENAMETOOLONG. Every port
+ * checks it before it sends (the etcd client, the simulation's). */
+int preempt_etcd_req_keys_ok_(const struct preempt_etcd_req *req);
+
 /* A request's deep copy (lib/port/port.c), for whoever runs or answers it
  * later (the coordinator's shell, after the step; the simulation); NULL:
  * out of memory. Freed with preempt_etcd_req_free_. */

@@ -6,6 +6,7 @@
  * returns; the simulation answers them later). The job core (lib/job/)
  * calls these, never the etcd client, libevent or libcurl:
  * tests/fsm-purity.sh checks it from the objects' symbols. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,38 @@ static void free_ops(struct preempt_etcd_op *ops, size_t n)
         free((char *)ops[i].value);
     }
     free(ops);
+}
+
+static bool named(const char *key)
+{
+    return key && key[0];
+}
+
+int preempt_etcd_req_keys_ok_(const struct preempt_etcd_req *req)
+{
+    switch (req->kind) {
+    case PREEMPT_ETCD_RQ_PUT:
+    case PREEMPT_ETCD_RQ_RANGE:
+    case PREEMPT_ETCD_RQ_DELETE:
+    case PREEMPT_ETCD_RQ_CREATE:
+        if (!named(req->key) || (req->end && !req->end[0]))
+            return -ENAMETOOLONG;
+        return 0;
+    case PREEMPT_ETCD_RQ_TXN:
+        for (size_t i = 0; i < req->n_cmp; i++)
+            if (!named(req->cmp[i].key))
+                return -ENAMETOOLONG;
+        for (size_t i = 0; i < req->n_ok + req->n_fail; i++)
+            if (!named(i < req->n_ok ? req->ok[i].key : req->fail[i - req->n_ok].key))
+                return -ENAMETOOLONG;
+        return 0;
+    case PREEMPT_ETCD_RQ_GRANT:
+    case PREEMPT_ETCD_RQ_KEEPALIVE:
+    case PREEMPT_ETCD_RQ_REVOKE:
+    case PREEMPT_ETCD_RQ_TIMETOLIVE:
+        return 0;
+    }
+    return -EINVAL;
 }
 
 void preempt_etcd_req_free_(struct preempt_etcd_req *req)

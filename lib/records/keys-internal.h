@@ -137,7 +137,9 @@ struct preempt_key {
 #define PREEMPT_KEY_MAX 256
 
 /* Writes jobp (the job's prefix) + id's pattern with k's values into buf.
- * 0, or -ENAMETOOLONG (buf holds a truncated key), -EINVAL (no such id). */
+ * 0, or -ENAMETOOLONG, -EINVAL (no such id); on failure buf holds "" (no
+ * key, never a cut one: every port refuses a request naming it,
+ * preempt_etcd_req_keys_ok_()). */
 int preempt_key_(char *buf, size_t size, const char *jobp, enum preempt_key_id id, const struct preempt_key *k);
 
 /* A range of keys: of record kind id, the prefix before placeholder upto

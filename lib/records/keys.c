@@ -60,7 +60,10 @@ static int format(char *buf, size_t size, const char *jobp, const char *pattern,
 {
     size_t n;
 
-    if (!pattern || size == 0)
+    if (size == 0)
+        return -EINVAL;
+    buf[0] = '\0'; /* on failure, no key: never a cut one */
+    if (!pattern)
         return -EINVAL;
     n = (size_t)snprintf(buf, size, "%s", jobp);
     for (const char *p = pattern; *p && p != end && n < size; p++) {
@@ -72,7 +75,7 @@ static int format(char *buf, size_t size, const char *jobp, const char *pattern,
         }
     }
     if (n >= size) {
-        buf[size - 1] = '\0';
+        buf[0] = '\0';
         return -ENAMETOOLONG;
     }
     buf[n] = '\0';
@@ -91,8 +94,11 @@ int preempt_key_range_(char *buf, size_t size, const char *jobp, enum preempt_ke
     char ph[4] = { '{', upto, '}', '\0' };
     const char *cut = p && upto ? strstr(p, ph) : NULL;
 
-    if (!p || (upto && !cut) || (!upto && id < PREEMPT_KEY_COUNT))
+    if (!p || (upto && !cut) || (!upto && id < PREEMPT_KEY_COUNT)) {
+        if (size)
+            buf[0] = '\0';
         return -EINVAL;
+    }
     return format(buf, size, jobp, p, cut, k);
 }
 

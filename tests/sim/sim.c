@@ -443,8 +443,12 @@ static int io_request(void *io, const struct preempt_etcd_req *req, uint64_t giv
                       void *arg)
 {
     struct worker *w = io;
-    struct req *q = calloc(1, sizeof(*q));
+    struct req *q;
+    int r = preempt_etcd_req_keys_ok_(req); /* as the real client: a cut key is never sent */
 
+    if (r < 0)
+        return r;
+    q = calloc(1, sizeof(*q));
     if (!q || !(q->q = preempt_etcd_req_copy_(req))) {
         free(q);
         return -ENOMEM;

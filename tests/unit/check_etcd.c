@@ -736,7 +736,7 @@ START_TEST(test_keys_exact)
     ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_CLAIM, 0, &k), -EINVAL);
     ck_assert_int_eq(preempt_key_range_(buf, sizeof(buf), JOBP, PREEMPT_KEY_CLAIM, 'w', &k), -EINVAL);
     ck_assert_int_eq(preempt_key_(buf, 12, JOBP, PREEMPT_KEY_CLAIM, &k), -ENAMETOOLONG);
-    ck_assert_uint_eq(strlen(buf), 11);
+    ck_assert_str_eq(buf, ""); /* no key, never a cut one */
 }
 END_TEST
 
@@ -786,6 +786,28 @@ START_TEST(test_keys_round_trip)
         memset(longer, 'j', PREEMPT_MAX_JOB + 1);
         longer[PREEMPT_MAX_JOB + 1] = '\0';
         ck_assert_int_lt(preempt_coord_prefix_(longer, jobp, sizeof(jobp)), 0);
+    }
+    /* A key that does not fit is no key, never a cut one (a cut range
+     * would read or delete more than asked), and no port sends a request
+     * that names it. */
+    {
+        struct preempt_etcd_cmp cmp = { .key = buf };
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, "/preempt/j/1/ready", NULL, 0 },
+                                         { PREEMPT_ETCD_OP_DELETE_PREFIX, buf, NULL, 0 } };
+
+        ck_assert_int_eq(preempt_key_(buf, 40, jobp, PREEMPT_KEY_READY, &vals[2]), -ENAMETOOLONG);
+        ck_assert_str_eq(buf, "");
+        ck_assert_int_eq(preempt_key_range_(buf, 40, jobp, PREEMPT_KEY_ALIVE, 'w', &vals[2]), -ENAMETOOLONG);
+        ck_assert_str_eq(buf, "");
+        ck_assert_int_eq(preempt_key_(buf, sizeof(buf), jobp, PREEMPT_KEY_ALL_COUNT_ + 1, &vals[1]), -EINVAL);
+        ck_assert_str_eq(buf, "");
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_DELETE_UNDER(buf)), -ENAMETOOLONG);
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_GET(buf)), -ENAMETOOLONG);
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_SPAN("/preempt/j/", buf)), -ENAMETOOLONG);
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0)), -ENAMETOOLONG);
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_TXN(&cmp, 1, ops, 1, NULL, 0)), -ENAMETOOLONG);
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_TXN(NULL, 0, ops, 1, NULL, 0)), 0);
+        ck_assert_int_eq(preempt_etcd_req_keys_ok_(PREEMPT_RQ_LEASE(REVOKE, 7)), 0);
     }
 }
 END_TEST
@@ -3063,8 +3085,9 @@ START_TEST(test_step_does_not_time_out_a_request)
 END_TEST
 
 /* The client never writes a job's record whose value is not its grammar
- * (the issue's garbage notice, as a drifted writer would make it): refused
- * at once, nothing sent; a key outside a job, and a valid value, go. */
+ * (the issue's garbage notice, as a drifted writer would make it), nor
+ * names a key that did not fit: refused at once, nothing sent; a key
+ * outside a job, and a valid value, go. */
 START_TEST(test_no_write_outside_the_schema)
 {
     struct event_base *base = event_base_new();
@@ -3083,6 +3106,9 @@ START_TEST(test_no_write_outside_the_schema)
                                       5000, on_answer, &a),
                      -EBADMSG);
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_TXN(NULL, 0, bad, 1, bad + 1, 1), 5000, on_answer, &a), -EBADMSG);
+    /* nor a request naming a key that did not fit (no key): a delete of
+     * everything under "" would delete everything */
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_DELETE_UNDER(""), 5000, on_answer, &a), -ENAMETOOLONG);
     ck_assert_uint_eq(preempt_etcd_pending_(e), 0);
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("elsewhere", "anything at all", 0), 5000, on_answer, &a), 0);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
