@@ -128,18 +128,33 @@ s=$(field "$TMP/poll.out" exit saved_step)
 run poll-2 --ckpt-dir "$TMP/poll" --steps 20000
 eq "poll notice: restored" "$(field "$TMP/poll-2.out" start restored_step)" "$s"
 
-# ---- grace period: two saves, the final one committed before the deadline ---------------
+# ---- grace period: the first save, then a final one only if it commits in time ----------
+# What holds at any speed: the first save at the agreed step; a final save,
+# when there is one, is later, commits before the deadline and is the step
+# the run exits with; the trace replays. Whether the final save fits is the
+# plan's decision from what it measured: under load (stress run 1 at
+# 62bedf9, two jobs and two busy loops) the measured plan found no room
+# after the first save and exited with it, as it should. That the plan
+# opens the final round in time is the simulator's to check, on its
+# virtual clock (tests/sim.sh: "without a fault: 0 raised, ... 0 with none
+# of these").
 for plan in measured tf; do
     run "grace-$plan" --ckpt-dir "$TMP/grace-$plan" --steps 1000000 --step-ms 10 --raise-at 20 --grace-ms 1500 \
         --plan "$plan" --trace "$TMP/grace-$plan.trace"
     o=$TMP/grace-$plan.out
     eq "grace ($plan): status" "$rc" 42
-    eq "grace ($plan): saves" "$(count_events "$o" saved)" 2
+    saves=$(count_events "$o" saved)
+    expect "grace ($plan): one or two saves ($saves)" test "${saves:-0}" -ge 1 -a "${saves:-0}" -le 2
     eq "grace ($plan): first save" "$(grep -F '"event":"saved"' "$o" | head -n 1 | sed 's/.*"step":\([0-9]*\).*/\1/')" 21
     last=$(field "$o" saved step)
     left=$(field "$o" saved deadline_in_ms)
-    expect "grace ($plan): trained after the first save (final save at $last)" test "${last:-0}" -gt 22
-    expect "grace ($plan): final save committed before the deadline ($left ms left)" test "${left:--1}" -gt 0
+    if [ "${saves:-0}" -eq 2 ]; then
+        echo "grace ($plan): trained through the grace period, final save at $last ($left ms left)"
+        expect "grace ($plan): trained after the first save (final save at $last)" test "${last:-0}" -gt 21
+    else
+        echo "grace ($plan): no room for a final save on this machine: exited with the first"
+    fi
+    expect "grace ($plan): the last save committed before the deadline ($left ms left)" test "${left:--1}" -gt 0
     eq "grace ($plan): exit saved step" "$(field "$o" exit saved_step)" "$last"
     expect_rc 0 "$REPLAY" --quiet "$TMP/grace-$plan.trace"
     ls "$TMP/grace-$plan" >"$TMP/out"
