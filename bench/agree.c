@@ -370,8 +370,11 @@ static size_t measure_floor(const char *etcd, unsigned n, unsigned watchers, boo
     for (unsigned i = 0; i < n; i++) {
         struct timespec gap = { 0, 20000000 }; /* 20 ms apart, as a protocol's steps are */
         char agreed[160];
-        struct preempt_etcd_op claim_ops[] = { { PREEMPT_ETCD_OP_PUT, f.key, "0 1795571391313 sigterm", 0 },
-                                               { PREEMPT_ETCD_OP_PUT, agreed, "123", 0 } };
+        /* raw values under a key outside any job (etcd's floor, not a record) */
+        struct preempt_etcd_op claim_ops[] = {
+            { PREEMPT_ETCD_OP_PUT, f.key, &(struct preempt_value){ .text_ = "0 1795571391313 sigterm" }, 0 },
+            { PREEMPT_ETCD_OP_PUT, agreed, &(struct preempt_value){ .text_ = "123" }, 0 }
+        };
         uint64_t t0;
 
         (void)nanosleep(&gap, NULL);
@@ -382,7 +385,7 @@ static size_t measure_floor(const char *etcd, unsigned n, unsigned watchers, boo
         (void)snprintf(agreed, sizeof(agreed), "%s%u/r0/agreed", prefix, i);
         t0 = bench_now_ns();
         if (preempt_etcd_do_(f.ws[0].e,
-                             claim ? PREEMPT_RQ_TXN(NULL, 0, claim_ops, 2, NULL, 0) : PREEMPT_RQ_PUT(f.key, "x", 0), 2000,
+                             claim ? PREEMPT_RQ_TXN(NULL, 0, claim_ops, 2, NULL, 0) : PREEMPT_RQ_PUT(f.key, &(struct preempt_value){ .text_ = "x" }, 0), 2000,
                              fl_put, &f) < 0 ||
             preempt_etcd_run_until_(f.ws[0].e, 5000, fl_seen, &f) < 0)
             break;

@@ -557,10 +557,10 @@ static int cmd_timeline(struct sync *s, const char *jobp, const char *job, const
 }
 
 /* A record's value from its fields, by its grammar (records-internal.h). */
-static int written(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r)
+static int written(struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
 {
     const char *why;
-    int rc = preempt_record_format_(buf, size, id, r, PREEMPT_MAX_WORKERS, &why);
+    int rc = preempt_record_format_(v, id, r, PREEMPT_MAX_WORKERS, &why);
 
     if (rc < 0)
         fprintf(stderr, "preemptctl: bug: a %s record's value is not %s\n", preempt_key_pattern_(id), why);
@@ -569,7 +569,8 @@ static int written(char *buf, size_t size, enum preempt_key_id id, const struct 
 
 static int cmd_notice(struct sync *s, const char *jobp, const char *job, const char *ms)
 {
-    char key[PREEMPT_KEY_MAX], val[64];
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_value val;
     struct preempt_record rec = { 0 };
     uint64_t inc, in = 0, dl;
 
@@ -585,8 +586,8 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_NOTICE_OP, &(struct preempt_key){ .inc = inc });
     preempt_record_set_u64_(&rec, "deadline", dl);
     preempt_record_set_text_(&rec, "source", "operator");
-    if (written(val, sizeof(val), PREEMPT_KEY_NOTICE_OP, &rec) < 0 ||
-        call(s, PREEMPT_RQ_PUT(key, val, 0), "writing the notice") < 0)
+    if (written(&val, PREEMPT_KEY_NOTICE_OP, &rec) < 0 ||
+        call(s, PREEMPT_RQ_PUT(key, &val, 0), "writing the notice") < 0)
         return 1;
     printf("notice injected for job %s, incarnation %" PRIu64 ": %s\n", job, inc, key);
     return 0;
@@ -594,13 +595,14 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
 
 static int cmd_start_over(struct sync *s, const char *jobp, const char *job)
 {
-    char key[PREEMPT_KEY_MAX], val[64];
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_value val;
     struct preempt_record rec = { 0 };
 
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_START_OVER, &(struct preempt_key){ 0 });
     preempt_record_set_u64_(&rec, "at", wall_ms());
-    if (written(val, sizeof(val), PREEMPT_KEY_START_OVER, &rec) < 0 ||
-        call(s, PREEMPT_RQ_PUT(key, val, 0), "writing the start-over request") < 0)
+    if (written(&val, PREEMPT_KEY_START_OVER, &rec) < 0 ||
+        call(s, PREEMPT_RQ_PUT(key, &val, 0), "writing the start-over request") < 0)
         return 1;
     printf("job %s starts over at its next start-up that needs it (%s)\n", job, key);
     return 0;

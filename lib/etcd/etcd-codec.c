@@ -192,7 +192,7 @@ static json_t *txn_ops(const struct preempt_etcd_op *ops, size_t n)
         enum preempt_etcd_op_kind k = ops[i].kind;
         bool put = k == PREEMPT_ETCD_OP_PUT, count = k == PREEMPT_ETCD_OP_COUNT_PREFIX,
              keys = k == PREEMPT_ETCD_OP_KEYS_PREFIX;
-        json_t *req = put ? put_body(ops[i].key, ops[i].value, ops[i].lease)
+        json_t *req = put ? put_body(ops[i].key, preempt_value_str_(ops[i].value), ops[i].lease)
                           : key_body(ops[i].key, k == PREEMPT_ETCD_OP_DELETE_PREFIX || count || keys);
 
         if (req && (count || keys) && json_object_set_new(req, count ? "count_only" : "keys_only", json_true()) != 0) {
@@ -221,7 +221,7 @@ static json_t *txn_body(const struct preempt_etcd_cmp *cmp, size_t n_cmp, const 
             json_object_set_new(c, "result", json_string("EQUAL")) != 0 ||
             !(mod      ? preempt_etcd_set_i64(c, "mod_revision", cmp[i].mod_rev)
               : absent ? preempt_etcd_set_i64(c, "create_revision", 0)
-                       : set_b64(c, "value", cmp[i].value)) ||
+                       : set_b64(c, "value", preempt_value_str_(cmp[i].value))) ||
             json_array_append_new(cmps, c) != 0) {
             json_decref(c);
             json_decref(cmps);
@@ -261,7 +261,7 @@ json_t *preempt_etcd_req_body_(const struct preempt_etcd_req *q, const char **re
     *ret_path = paths[q->kind];
     switch (q->kind) {
     case PREEMPT_ETCD_RQ_PUT:
-        return q->key && q->value ? put_body(q->key, q->value, q->lease) : NULL;
+        return q->key && q->value ? put_body(q->key, preempt_value_str_(q->value), q->lease) : NULL;
     case PREEMPT_ETCD_RQ_RANGE:
     case PREEMPT_ETCD_RQ_DELETE:
         return q->key ? preempt_etcd_span_body(q->key, q->prefix, q->end) : NULL;

@@ -445,9 +445,9 @@ static struct req *typed_call(struct preempt_etcd *e, const struct preempt_etcd_
 
 /* One value the request would write: a job's record whose value is not its
  * grammar is never sent (a writer that drifted from the schema). */
-static bool put_ok(struct preempt_etcd *e, const char *key, const char *value)
+static bool put_ok(struct preempt_etcd *e, const char *key, const struct preempt_value *v)
 {
-    const char *why;
+    const char *why, *value = v ? preempt_value_str_(v) : NULL;
 
     if (preempt_record_check_put_(key, value, &why) == 0)
         return true;

@@ -107,7 +107,7 @@ static void report_history(struct preempt_handler *h, const struct preempt_repor
 {
     struct preempt_record rec = { 0 };
     const char *why = "";
-    char v[400];
+    struct preempt_value v;
 
     if (!h->wk.coord)
         return;
@@ -125,11 +125,11 @@ static void report_history(struct preempt_handler *h, const struct preempt_repor
         preempt_record_set_u64_(&rec, "from", (uint64_t)r->notice_worker);
         preempt_record_set_u64_(&rec, "agreed", r->agreed_step);
     }
-    if (preempt_record_format_(v, sizeof(v), PREEMPT_KEY_HISTORY, &rec, h->cfg.workers, &why) < 0) {
+    if (preempt_record_format_(&v, PREEMPT_KEY_HISTORY, &rec, h->cfg.workers, &why) < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: the history record's value is not %s", why);
         return;
     }
-    preempt_coord_history_(h->wk.coord, v);
+    preempt_coord_history_(h->wk.coord, &v);
 }
 
 /* At exit: the preemption's counters, the metrics file and the record. */

@@ -38,11 +38,11 @@ static struct preempt_record *notice_fields(const struct preempt_coord *c, struc
 }
 
 /* notice/<me>'s key and value as they should be now. */
-static void notice_record(struct preempt_coord *c, char key[PREEMPT_KEY_MAX], char *val, size_t val_size)
+static void notice_record(struct preempt_coord *c, char key[PREEMPT_KEY_MAX], struct preempt_value *val)
 {
     (void)preempt_key_(key, PREEMPT_KEY_MAX, c->jobp, PREEMPT_KEY_NOTICE,
                        &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .worker = c->me });
-    coord_value(c, val, val_size, PREEMPT_KEY_NOTICE, notice_fields(c, &(struct preempt_record){ 0 }));
+    coord_value(c, val, PREEMPT_KEY_NOTICE, notice_fields(c, &(struct preempt_record){ 0 }));
 }
 
 /* Feeds the notice record's machine (pub-internal.h), logs the
@@ -57,10 +57,11 @@ enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_link_id 
 
     c->pub = (enum preempt_pub_state)st;
     if (a == PREEMPT_PUB_DO_PUT) { /* one put at a time: a later value never lands before an earlier one */
-        char key[PREEMPT_KEY_MAX], val[96];
+        char key[PREEMPT_KEY_MAX];
+        struct preempt_value val;
 
-        notice_record(c, key, val, sizeof(val));
-        coord_write_call(c, PREEMPT_RQ_PUT(key, val, 0), PREEMPT_COORD_IN_NOTICE_PUT);
+        notice_record(c, key, &val);
+        coord_write_call(c, PREEMPT_RQ_PUT(key, &val, 0), PREEMPT_COORD_IN_NOTICE_PUT);
     }
     return a;
 }
@@ -158,11 +159,11 @@ void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in
  * does, when the round has no step). */
 static void claim_send(struct preempt_coord *c)
 {
-    char key[PREEMPT_KEY_MAX], me[128], nkey[PREEMPT_KEY_MAX], nval[96], akey[PREEMPT_KEY_MAX];
-    char aval[PREEMPT_STEP_VALUE_MAX];
+    char key[PREEMPT_KEY_MAX], nkey[PREEMPT_KEY_MAX], akey[PREEMPT_KEY_MAX];
+    struct preempt_value me, nval, aval;
     struct preempt_record claim = { 0 };
     struct preempt_etcd_cmp cmp[2];
-    struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, me, c->lease } };
+    struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, &me, c->lease } };
     struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
     bool carry = c->my_notice_wall &&
                  coord_pub(c, PREEMPT_LINK_CLAIM_SEND, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
@@ -175,14 +176,14 @@ static void claim_send(struct preempt_coord *c)
     cmp[1] = coord_slot(c, akey);
     preempt_record_set_u64_(&claim, "w", c->me);
     if (carry) { /* the claim carries this worker's notice */
-        notice_record(c, nkey, nval, sizeof(nval));
+        notice_record(c, nkey, &nval);
         (void)notice_fields(c, &claim);
-        fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, nval, 0 };
+        fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, &nval, 0 };
     }
-    coord_value(c, me, sizeof(me), PREEMPT_KEY_CLAIM, &claim);
+    coord_value(c, &me, PREEMPT_KEY_CLAIM, &claim);
     if (coord_propose) {
-        (void)preempt_step_value_(aval, sizeof(aval), c->prop_step, c->prop_last);
-        ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, aval, 0 };
+        (void)preempt_step_value_(&aval, c->prop_step, c->prop_last);
+        ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, &aval, 0 };
     }
     coord_write_call(c, PREEMPT_RQ_TXN(cmp, coord_propose ? 2 : 1, ok, n_ok, fail, n_fail), PREEMPT_COORD_IN_CLAIMED);
 }
@@ -297,7 +298,7 @@ void coord_mship_in(struct preempt_coord *c, enum preempt_link_id link, enum pre
     c->mship = (enum preempt_mship_state)st;
     if (a == PREEMPT_MSHIP_DO_PUT_ALIVE) {
         CKEY(c, key, ALIVE, .worker = c->me);
-        coord_put(c, key, c->member, c->lease);
+        coord_put(c, key, &c->member, c->lease);
     } else if (a == PREEMPT_MSHIP_DO_REVOKE) {
         coord_send(c, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, COORD_NO_ANSWER);
     }
@@ -366,7 +367,8 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
     unsigned round = in->round;
     bool last = in->last;
     const char *text = in->text;
-    char key[PREEMPT_KEY_MAX], val[400];
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_value val;
     struct preempt_record rec = { 0 };
     unsigned k = round ? 1 : 0;
 
@@ -397,16 +399,18 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         coord_propose_step(c, k, (uint64_t)fx->arg, last);
         return true;
     case PREEMPT_FX_REQUEST_FINAL: { /* final, and round 1's step unless it has one (a take-over's request) */
-        char akey[PREEMPT_KEY_MAX], aval[PREEMPT_STEP_VALUE_MAX];
+        char akey[PREEMPT_KEY_MAX];
+        struct preempt_value aval;
         struct preempt_etcd_cmp cmp;
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_PUT, akey, aval, 0 } };
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 0 },
+                                         { PREEMPT_ETCD_OP_PUT, akey, &aval, 0 } };
 
         CKEY(c, key, FINAL);
         preempt_record_set_u64_(&rec, "w", c->me);
-        coord_value(c, val, sizeof(val), PREEMPT_KEY_FINAL, &rec);
+        coord_value(c, &val, PREEMPT_KEY_FINAL, &rec);
         CKEY(c, akey, AGREED, .round = 1);
         cmp = coord_slot(c, akey);
-        (void)preempt_step_value_(aval, sizeof(aval), (uint64_t)fx->arg, last);
+        (void)preempt_step_value_(&aval, (uint64_t)fx->arg, last);
         coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), PREEMPT_COORD_IN_WRITTEN);
         return true;
     }
@@ -418,15 +422,15 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         preempt_record_set_u64_(&rec, "code", (uint64_t)fx->arg);
         preempt_record_set_u64_(&rec, "w", c->me);
         preempt_record_set_text_(&rec, "message", text ? text : ""); /* the codec writes it printable */
-        coord_value(c, val, sizeof(val), PREEMPT_KEY_ERROR, &rec);
-        coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN); /* the first error wins */
+        coord_value(c, &val, PREEMPT_KEY_ERROR, &rec);
+        coord_create(c, key, &val, PREEMPT_COORD_IN_WRITTEN); /* the first error wins */
         return true;
     }
     case PREEMPT_FX_ANNOUNCE_DONE:
         CKEY(c, key, DONE, .worker = c->me);
         preempt_record_set_u64_(&rec, "step", (uint64_t)fx->arg);
-        coord_value(c, val, sizeof(val), PREEMPT_KEY_DONE, &rec);
-        coord_put(c, key, val, 0);
+        coord_value(c, &val, PREEMPT_KEY_DONE, &rec);
+        coord_put(c, key, &val, 0);
         return true;
     case PREEMPT_FX_ANNOUNCE_LEFT:
         /* The episode's one lost record, naming this worker: its peers stop
@@ -440,8 +444,8 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         CKEY(c, key, LOST);
         preempt_record_set_u64_(&rec, "w", c->me);
         preempt_record_set_flag_(&rec, "left");
-        coord_value(c, val, sizeof(val), PREEMPT_KEY_LOST, &rec);
-        coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN);
+        coord_value(c, &val, PREEMPT_KEY_LOST, &rec);
+        coord_create(c, key, &val, PREEMPT_COORD_IN_WRITTEN);
         return true;
     case PREEMPT_FX_CLEAR_ROUND: {
         char wkey[PREEMPT_KEY_MAX];
@@ -541,9 +545,17 @@ void coord_in_members_link(struct preempt_coord *c, const struct preempt_coord_i
 void coord_in_history(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     char key[PREEMPT_KEY_MAX], old[PREEMPT_KEY_MAX];
+    struct preempt_value v;
+    const char *why = "";
 
+    /* the input carries the handler's value as its text (traced as such):
+     * read with its grammar, it is the value written */
+    if (preempt_record_value_of_(&v, PREEMPT_KEY_HISTORY, in->text, c->n, &why) < 0) {
+        CLOG(c, 3, "bug: a history record's value is not %s", why);
+        return;
+    }
     CKEY(c, key, HISTORY, .worker = c->me);
-    coord_send(c, PREEMPT_RQ_PUT(key, in->text, 0), c->give_up_ms, COORD_NO_ANSWER);
+    coord_send(c, PREEMPT_RQ_PUT(key, &v, 0), c->give_up_ms, COORD_NO_ANSWER);
     if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
         (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,
                                  &(struct preempt_key){ .inc = c->view.inc - PREEMPT_HISTORY_KEPT });

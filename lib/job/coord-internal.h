@@ -55,13 +55,13 @@ struct preempt_coord_cfg {
 /* What start-up agreed. */
 #define PREEMPT_MAX_LAUNCH 64
 #define PREEMPT_MAX_HOST 64
-#define PREEMPT_MEMBER_MAX 1600 /* a member record: identity and up to 64 offered steps */
+#define PREEMPT_MEMBER_MAX PREEMPT_VALUE_MAX /* a member record: identity and up to 64 offered steps */
 
 /* A launch identity: 1-64 of [A-Za-z0-9._:-]. */
 bool preempt_coord_launch_ok_(const char *launch);
 
 struct preempt_coord_join {
-    char member[PREEMPT_MEMBER_MAX]; /* this worker's member record (alive/<w>) */
+    struct preempt_value member; /* this worker's member record (alive/<w>) */
     uint64_t incarnation;
     int64_t lease;
     bool have_step;            /* false: no step every worker holds: start fresh */
@@ -235,8 +235,8 @@ int preempt_coord_new_io_(const struct preempt_coord_io *io, void *io_arg, const
 /* A member record, alive/<w>'s value: "pid=<pid> host=<host> launch=<id>
  * workers=<W> [over=1 ]steps=a,b,c" ("-" for an unknown host or launch; a
  * host's bytes outside a word are written as '-'; over: this worker was
- * told to start over), by its grammar: 0, or a negative errno (buf ""). */
-int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+ * told to start over), by its grammar: 0, or a negative errno (*v ""). */
+int preempt_coord_member_(struct preempt_value *v, long pid, const char *host, const char *launch, unsigned workers,
                           bool over, const uint64_t *steps, size_t n_steps);
 
 /* What a job restores, from its members' offers (pure). */
@@ -308,7 +308,7 @@ void preempt_coord_leave_(struct preempt_coord *c);
  * the history of the incarnation PREEMPT_HISTORY_KEPT before goes. Works
  * after preempt_coord_leave_ (the writes flush as the others). */
 #define PREEMPT_HISTORY_KEPT 16
-void preempt_coord_history_(struct preempt_coord *c, const char *value);
+void preempt_coord_history_(struct preempt_coord *c, const struct preempt_value *value);
 
 /* Writes not yet answered by etcd (0 for NULL). */
 unsigned preempt_coord_pending_(const struct preempt_coord *c);

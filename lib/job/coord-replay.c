@@ -471,7 +471,8 @@ static int start(struct replay *rp, const struct preempt_trace_coord *l)
     struct fields fs;
     struct preempt_coord_cfg cfg = { 0 };
     struct preempt_coord_join join = { 0 };
-    char job[PREEMPT_MAX_JOB + 1];
+    char job[PREEMPT_MAX_JOB + 1], member[PREEMPT_VALUE_MAX] = "";
+    const char *why;
     uint64_t inc, workers, me, ttl, give_up, pieces;
     size_t n = 0, len = 0;
     const char *jobp;
@@ -500,14 +501,19 @@ static int start(struct replay *rp, const struct preempt_trace_coord *l)
         }
         split(m->s, &mf);
         piece = (v = get(&mf, "v", &vn)) ? preempt_trace_decode_(v, vn) : NULL;
-        if (!piece || len + strlen(piece) >= sizeof(join.member)) {
+        if (!piece || len + strlen(piece) >= sizeof(member)) {
             free(piece);
             bad(rp, m->line, "a malformed coord member line");
             return -EINVAL;
         }
-        memcpy(join.member + len, piece, strlen(piece) + 1);
+        memcpy(member + len, piece, strlen(piece) + 1);
         len += strlen(piece);
         free(piece);
+    }
+    /* the member record as the worker wrote it: read with its grammar */
+    if (len > 0 && preempt_record_value_of_(&join.member, PREEMPT_KEY_ALIVE, member, (unsigned)workers, &why) < 0) {
+        bad(rp, l->line, "a coord member record that is not one");
+        return -EINVAL;
     }
     rp->i += (size_t)pieces;
     memcpy(job, jobp + 9, n - 10);

@@ -29,22 +29,23 @@ static const char *ep_stale(const struct preempt_coord *c, uint64_t ep)
  * it is on its way to the machine: nothing to write. */
 void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last)
 {
-    char key[PREEMPT_KEY_MAX], val[PREEMPT_STEP_VALUE_MAX], seen[PREEMPT_STEP_VALUE_MAX];
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_value val, seen;
     struct preempt_etcd_cmp cmp;
-    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 } };
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 0 } };
 
     CKEY(c, key, AGREED, .round = k);
     cmp = coord_slot(c, key);
     if (c->view.r[k].have_agreed) {
         if (c->view.r[k].agreed >= cap)
             return;
-        (void)preempt_step_value_(seen, sizeof(seen), c->view.r[k].agreed, c->view.r[k].last);
-        cmp.value = seen;
+        (void)preempt_step_value_(&seen, c->view.r[k].agreed, c->view.r[k].last);
+        cmp.value = &seen;
         last = last || c->view.r[k].last;
         CLOG(c, 1, "round %u: this worker is past the save step %" PRIu64 "; raising it to %" PRIu64, k,
              c->view.r[k].agreed, cap);
     }
-    (void)preempt_step_value_(val, sizeof(val), cap, last);
+    (void)preempt_step_value_(&val, cap, last);
     /* the watch brings the round's step */
     coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), PREEMPT_COORD_IN_WRITTEN);
 }
@@ -52,14 +53,14 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
 /* Proposes that round k, at step, is aborted (by this worker). */
 static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 {
-    char val[PREEMPT_COMMITTED_VALUE_MAX];
+    struct preempt_value val;
     struct preempt_record r = { 0 };
 
     preempt_record_set_flag_(&r, "aborted");
     preempt_record_set_u64_(&r, "step", step);
     preempt_record_set_u64_(&r, "w", c->me);
-    coord_value(c, val, sizeof(val), PREEMPT_KEY_DECISION, &r);
-    coord_decide(c, k, val);
+    coord_value(c, &val, PREEMPT_KEY_DECISION, &r);
+    coord_decide(c, k, &val);
 }
 
 /* A range of round k's shard reports at its step, read through the job's
@@ -96,7 +97,7 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
 {
     struct round *rd = &c->r[k];
     const struct preempt_view_reports *t = &c->view.r[k].reports;
-    char val[PREEMPT_COMMITTED_VALUE_MAX];
+    struct preempt_value val;
 
     if (c->view.r[k].decided)
         return;
@@ -113,9 +114,9 @@ void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etc
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported (the slowest save %" PRIu64
          " ms); proposing the commit%s", k, rd->agreed, t->slowest, t->last ? ", the last save" : "");
     /* a stop step only past the save step (a synchronous save's workers all wait there) */
-    (void)preempt_committed_value_(val, sizeof(val), rd->agreed, t->last, t->slowest,
-                                   t->last && t->stop > rd->agreed ? t->stop : 0, preempt_view_reports_pace_(t));
-    coord_decide(c, k, val);
+    (void)preempt_committed_value_(&val, rd->agreed, t->last, t->slowest, t->last && t->stop > rd->agreed ? t->stop : 0,
+                                   preempt_view_reports_pace_(t));
+    coord_decide(c, k, &val);
 }
 
 /* The shard reports of round k at its step, read by the worker whose
@@ -212,16 +213,17 @@ void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *i
 void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
                   struct preempt_pace pace, bool trains_on)
 {
-    char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], val[PREEMPT_SHARD_VALUE_MAX];
+    char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX];
+    struct preempt_value val;
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_PUT, key, val, 0 },
+                                     { PREEMPT_ETCD_OP_PUT, key, &val, 0 },
                                      { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 } };
 
     CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
     pace.at = trains_on ? c->wall_ms : 0;
-    (void)preempt_shard_value_(val, sizeof(val), save_ms, last, last ? stop : 0, pace);
+    (void)preempt_shard_value_(&val, save_ms, last, last ? stop : 0, pace);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
     coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
@@ -406,7 +408,8 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
                                     .known = c->view.lost, .absent = c->absent,
                                     .now_ms = c->now_ms, .grace_ms = lost_grace_ms(c) };
     struct preempt_lost_says says;
-    char key[PREEMPT_KEY_MAX], val[16];
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_value val;
     struct preempt_record lost = { 0 };
 
     coord_roll_in(c, PREEMPT_LINK_ROLL_ANSWER, PREEMPT_ROLL_IN_ANSWERED);
@@ -450,8 +453,8 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
         return;
     CKEY(c, key, LOST);
     preempt_record_set_u64_(&lost, "w", says.worker);
-    coord_value(c, val, sizeof(val), PREEMPT_KEY_LOST, &lost);
-    coord_create(c, key, val, PREEMPT_COORD_IN_WRITTEN); /* the watch brings it */
+    coord_value(c, &val, PREEMPT_KEY_LOST, &lost);
+    coord_create(c, key, &val, PREEMPT_COORD_IN_WRITTEN); /* the watch brings it */
 }
 
 /* The driver reads who is still there: one transaction, once a keep-alive
@@ -579,7 +582,7 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
     }
     case PREEMPT_VIEW_NOTICE:
         if (v.worker == c->me && !mine(c, kv->key, v.wall)) {
-            char val[PREEMPT_KEY_MAX + 64]; /* a notice value (at most ~280) and " withdrawn" */
+            struct preempt_value val; /* the notice, withdrawn */
 
             /* every other worker takes it for this worker's notice, and
              * only this worker can tell: it follows it as the others do
@@ -595,8 +598,8 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
                 /* the same notice, withdrawn (the view read it: it parses) */
                 if (preempt_record_parse_(PREEMPT_KEY_NOTICE, value, c->n, &r, &why) == 0) {
                     preempt_record_set_flag_(&r, "withdrawn");
-                    coord_value(c, val, sizeof(val), PREEMPT_KEY_NOTICE, &r);
-                    coord_put(c, kv->key, val, 0);
+                    coord_value(c, &val, PREEMPT_KEY_NOTICE, &r);
+                    coord_put(c, kv->key, &val, 0);
                 }
             }
             on_notice(c, &v, value, true);

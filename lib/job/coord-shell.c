@@ -294,10 +294,11 @@ void preempt_coord_leave_(struct preempt_coord *c)
         feed(shell_of(c), (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_LEAVE });
 }
 
-void preempt_coord_history_(struct preempt_coord *c, const char *value)
+void preempt_coord_history_(struct preempt_coord *c, const struct preempt_value *value)
 {
     if (c)
-        feed(shell_of(c), (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_HISTORY, .text = value });
+        feed(shell_of(c), (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_HISTORY,
+                                                     .text = preempt_value_str_(value) });
 }
 
 int preempt_coord_watch_members_(struct preempt_coord *c, void (*gone)(unsigned worker, const char *why, void *arg),

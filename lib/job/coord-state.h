@@ -129,7 +129,7 @@ struct preempt_coord {
     uint64_t now_ms, wall_ms;  /* the clocks, as of the input being handled */
     struct preempt_decl_tracer decl_trace; /* the configuration's: told each transition of its machines */
     char jobp[PREEMPT_MAX_JOB + 16];
-    char member[PREEMPT_MEMBER_MAX]; /* alive/<me>'s value */
+    struct preempt_value member; /* alive/<me>'s value */
     char pre[PREEMPT_KEY_MAX]; /* P/N/: the watched range's start (for the logs) */
     unsigned me, n;
     unsigned ttl_s, cfg_ttl_s; /* the lease's TTL now; the configured one */
@@ -215,8 +215,7 @@ void coord_arm_keepalive(struct preempt_coord *c);
 /* The value of a record of kind id from its fields r (records-internal.h:
  * the one writer of values), for this job's workers; "" when the grammar
  * refuses it (a bug: logged), which the port's write check refuses too. */
-void coord_value(struct preempt_coord *c, char *buf, size_t size, enum preempt_key_id id,
-                 const struct preempt_record *r);
+void coord_value(struct preempt_coord *c, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r);
 
 void coord_flush_merged(struct preempt_coord *c);
 /* Posts ev to the handler's machine by link (links-internal.h). */
@@ -232,7 +231,8 @@ void coord_junk_set(struct preempt_coord *c, const char *key, int64_t rev);
 /* Creates key = value where nothing stands, or where the garbage the
  * coordinator saw stands (replacing exactly it); when another record
  * stands, the reply's failure branch reads it (a create's). */
-void coord_create(struct preempt_coord *c, const char *key, const char *value, enum preempt_coord_in_kind answer);
+void coord_create(struct preempt_coord *c, const char *key, const struct preempt_value *value,
+                  enum preempt_coord_in_kind answer);
 /* A write failed for good (status < 0; msg: why): the machine's coord-failed. */
 void coord_failed(struct preempt_coord *c, int status, const char *msg);
 /* Sends a write; its answer comes back as the input answer (of round 0). */
@@ -245,11 +245,11 @@ void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_
  * input answer. */
 void coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
                 enum preempt_coord_in_kind answer);
-void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease);
+void coord_put(struct preempt_coord *c, const char *key, const struct preempt_value *value, int64_t lease);
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall);
 uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono);
 bool coord_own_live(const struct preempt_coord *c);
-void coord_decide(struct preempt_coord *c, unsigned k, const char *value);
+void coord_decide(struct preempt_coord *c, unsigned k, const struct preempt_value *value);
 void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last);
 void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort);
 void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);

@@ -86,7 +86,8 @@ int preempt_trace_coord_in_of_name_(const char *p, size_t n)
 void preempt_trace_coord_start_(const struct preempt_coord *c, preempt_trace_line_fn line, void *arg)
 {
     char buf[PREEMPT_TRACE_LINE_MAX], piece[MEMBER_PIECE + 1], enc[3 * MEMBER_PIECE + 1];
-    size_t len = strlen(c->member), k = (len + MEMBER_PIECE - 1) / MEMBER_PIECE;
+    const char *member = preempt_value_str_(&c->member);
+    size_t len = strlen(member), k = (len + MEMBER_PIECE - 1) / MEMBER_PIECE;
     int n = snprintf(buf, sizeof(buf),
                      "coord start job=%s inc=%" PRIu64 " workers=%u me=%u lease=%" PRId64 " ttl=%u give-up=%" PRIu64
                      " members=%zu",
@@ -96,7 +97,7 @@ void preempt_trace_coord_start_(const struct preempt_coord *c, preempt_trace_lin
     for (size_t i = 0; i < k; i++) {
         size_t m = len - i * MEMBER_PIECE < MEMBER_PIECE ? len - i * MEMBER_PIECE : MEMBER_PIECE;
 
-        memcpy(piece, c->member + i * MEMBER_PIECE, m);
+        memcpy(piece, member + i * MEMBER_PIECE, m);
         piece[m] = '\0';
         (void)preempt_trace_encode_(enc, sizeof(enc), piece, sizeof(enc) - 1);
         n = snprintf(buf, sizeof(buf), "coord member v=%s", enc);
@@ -222,6 +223,12 @@ static uint64_t mix_str(uint64_t h, const char *s)
     return s ? mix(h, s, strlen(s) + 1) : mix(h, "\xff", 1);
 }
 
+/* A value hashes as its text (NULL: none). */
+static uint64_t mix_val(uint64_t h, const struct preempt_value *v)
+{
+    return mix_str(h, v ? preempt_value_str_(v) : NULL);
+}
+
 static uint64_t mix_i64(uint64_t h, int64_t v)
 {
     return mix(h, &v, sizeof(v));
@@ -231,7 +238,7 @@ static uint64_t mix_ops(uint64_t h, const struct preempt_etcd_op *ops, size_t n)
 {
     h = mix_i64(h, (int64_t)n);
     for (size_t i = 0; i < n; i++)
-        h = mix_i64(mix_str(mix_str(mix_i64(h, ops[i].kind), ops[i].key), ops[i].value), ops[i].lease);
+        h = mix_i64(mix_val(mix_str(mix_i64(h, ops[i].kind), ops[i].key), ops[i].value), ops[i].lease);
     return h;
 }
 
@@ -239,11 +246,11 @@ static uint64_t req_hash(const struct preempt_etcd_req *q)
 {
     uint64_t h = 14695981039346656037u;
 
-    h = mix_str(mix_str(mix_str(mix_i64(h, q->kind), q->key), q->value), q->end);
+    h = mix_str(mix_val(mix_str(mix_i64(h, q->kind), q->key), q->value), q->end);
     h = mix_i64(mix_i64(mix_i64(h, q->prefix), q->lease), q->ttl_s);
     h = mix_i64(h, (int64_t)q->n_cmp);
     for (size_t i = 0; i < q->n_cmp; i++)
-        h = mix_i64(mix_str(mix_str(h, q->cmp[i].key), q->cmp[i].value), q->cmp[i].mod_rev);
+        h = mix_i64(mix_val(mix_str(h, q->cmp[i].key), q->cmp[i].value), q->cmp[i].mod_rev);
     return mix_ops(mix_ops(h, q->ok, q->n_ok), q->fail, q->n_fail);
 }
 

@@ -207,7 +207,8 @@ static uint64_t give_up(const struct preempt_coord *c)
     return c->my_deadline > now + c->give_up_ms ? c->my_deadline - now : c->give_up_ms;
 }
 
-void coord_create(struct preempt_coord *c, const char *key, const char *value, enum preempt_coord_in_kind answer)
+void coord_create(struct preempt_coord *c, const char *key, const struct preempt_value *value,
+                  enum preempt_coord_in_kind answer)
 {
     struct preempt_etcd_cmp cmp = coord_slot(c, key);
     struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, 0 }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
@@ -234,16 +235,15 @@ void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *re
     coord_round_call(c, 0, req, answer);
 }
 
-void coord_value(struct preempt_coord *c, char *buf, size_t size, enum preempt_key_id id,
-                 const struct preempt_record *r)
+void coord_value(struct preempt_coord *c, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
 {
     const char *why = "";
 
-    if (preempt_record_format_(buf, size, id, r, c->n, &why) < 0)
+    if (preempt_record_format_(v, id, r, c->n, &why) < 0)
         CLOG(c, 3, "bug: a %s record's value is not %s", preempt_key_pattern_(id), why);
 }
 
-void coord_put(struct preempt_coord *c, const char *key, const char *value, int64_t lease)
+void coord_put(struct preempt_coord *c, const char *key, const struct preempt_value *value, int64_t lease)
 {
     coord_write_call(c, PREEMPT_RQ_PUT(key, value, lease), PREEMPT_COORD_IN_WRITTEN);
 }
@@ -288,7 +288,7 @@ void coord_in_decided(struct preempt_coord *c, const struct preempt_coord_in *in
         coord_apply_record(c, PREEMPT_ETCD_PUT, kv);
 }
 
-void coord_decide(struct preempt_coord *c, unsigned k, const char *value)
+void coord_decide(struct preempt_coord *c, unsigned k, const struct preempt_value *value)
 {
     char key[PREEMPT_KEY_MAX];
 

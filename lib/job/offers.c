@@ -130,7 +130,7 @@ void preempt_offers_sort_(const char **offers, unsigned *idx, size_t n)
     free(v);
 }
 
-int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, const char *launch, unsigned workers,
+int preempt_coord_member_(struct preempt_value *v, long pid, const char *host, const char *launch, unsigned workers,
                           bool over, const uint64_t *steps, size_t n_steps)
 {
     struct preempt_record r = { 0 };
@@ -143,7 +143,7 @@ int preempt_coord_member_(char *buf, size_t size, long pid, const char *host, co
     if (over)
         preempt_record_set_flag_(&r, "over=1");
     preempt_record_set_list_(&r, "steps", steps, n_steps < MAX_STEPS_OFFERED ? n_steps : MAX_STEPS_OFFERED, false);
-    return preempt_record_format_(buf, size, PREEMPT_KEY_ALIVE, &r, PREEMPT_MAX_WORKERS, &why);
+    return preempt_record_format_(v, PREEMPT_KEY_ALIVE, &r, PREEMPT_MAX_WORKERS, &why);
 }
 
 /* "pid 12 on host h" of a member record, for messages. */

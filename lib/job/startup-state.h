@@ -83,7 +83,7 @@ struct join {
     enum preempt_attempt_state attempt; /* what the last join attempt's answer said (joining-internal.h) */
     enum preempt_key_id awaited;       /* N/ready (the barrier's record), or N/restored */
     char jobp[PREEMPT_MAX_JOB + 16];
-    char member[PREEMPT_MEMBER_MAX]; /* this worker's alive/<w> value, its offer included */
+    struct preempt_value member; /* this worker's alive/<w> value, its offer included */
     const uint64_t *steps;           /* the shell's copy */
     size_t n_steps;
     struct preempt_coord_pending *pend;

@@ -182,11 +182,11 @@ static bool workers_differ(struct join *j, enum preempt_key_id id, const char *v
 /* The value of a record of kind id from its fields r (records-internal.h,
  * the one writer of values). False when the grammar refuses it (a bug):
  * start-up ends with that error. */
-static bool join_value(struct join *j, char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r)
+static bool join_value(struct join *j, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
 {
     const char *why = "";
 
-    if (preempt_record_format_(buf, size, id, r, j->cfg->workers, &why) == 0)
+    if (preempt_record_format_(v, id, r, j->cfg->workers, &why) == 0)
         return true;
     join_finish(j, -EBADMSG, "job %s: bug: a %s record's value is not %s", j->cfg->job, preempt_key_pattern_(id),
                 why);
@@ -196,12 +196,12 @@ static bool join_value(struct join *j, char *buf, size_t size, enum preempt_key_
 /* The incarnation counter's value for inc (the record's grammar writes it,
  * as every reader reads it: a transaction compares it with the stored
  * one). */
-static bool counter_value(struct join *j, char *buf, size_t size, uint64_t inc)
+static bool counter_value(struct join *j, struct preempt_value *v, uint64_t inc)
 {
     struct preempt_record r = { 0 };
 
     preempt_record_set_u64_(&r, "N", inc);
-    return join_value(j, buf, size, PREEMPT_KEY_INCARNATION, &r);
+    return join_value(j, v, PREEMPT_KEY_INCARNATION, &r);
 }
 
 /* The barrier's record (N/ready): "restore=<step>|none workers=W
@@ -218,7 +218,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 
     if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with", &rd))
         return;
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
     launch = preempt_record_text_(&rd, "launch", &launch_len);
     have_step = preempt_record_u64_(&rd, "restore", &step);
     if (!launch || launch_len != strlen(mine) || memcmp(launch, mine, launch_len)) {
@@ -253,7 +253,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
         j->out->over = preempt_record_has_(&rd, "over");
         j->out->incarnation = j->inc;
         j->out->lease = j->lease;
-        (void)snprintf(j->out->member, sizeof(j->out->member), "%s", j->member);
+        j->out->member = j->member;
         join_finish(j, 0, "joined");
     }
 }
@@ -383,7 +383,7 @@ static void su_in_members(struct join *j, const struct preempt_startup_in *in)
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
     for (size_t i = 0; i < n; i++) { /* a well-formed member record of one of the job's workers, of this launch */
         struct preempt_key kk;
         struct preempt_record rec;
@@ -431,13 +431,14 @@ static void su_in_start_over(struct join *j, const struct preempt_startup_in *in
 static void write_ready(struct join *j, bool consume)
 {
     const struct preempt_coord_plan *plan = &j->plan;
-    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], val[512], mine[PREEMPT_MAX_LAUNCH + 1];
+    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], mine[PREEMPT_MAX_LAUNCH + 1];
+    struct preempt_value val;
     struct preempt_record r = { 0 };
     struct preempt_etcd_cmp cmp = { .key = key };
-    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
+    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
                            get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
     if (plan->have)
         preempt_record_set_u64_(&r, "restore", plan->step);
     else
@@ -452,7 +453,7 @@ static void write_ready(struct join *j, bool consume)
                                  plan->n_lacking < PREEMPT_PLAN_LACKING_MAX ? plan->n_lacking : PREEMPT_PLAN_LACKING_MAX,
                                  plan->n_lacking > PREEMPT_PLAN_LACKING_MAX);
     }
-    if (!join_value(j, val, sizeof(val), PREEMPT_KEY_READY, &r))
+    if (!join_value(j, &val, PREEMPT_KEY_READY, &r))
         return;
     (void)JKEY(j, key, READY);
     (void)JKEY(j, req, START_OVER);
@@ -497,15 +498,16 @@ static void su_in_shaped(struct join *j, const struct preempt_startup_in *in);
  * at once, before it counts for the barrier. Returns true to go on. */
 static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
-    char key[PREEMPT_KEY_MAX], val[32];
+    char key[PREEMPT_KEY_MAX];
+    struct preempt_value val;
     struct preempt_record r = { 0 };
 
     switch (shape_in(j, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
     case PREEMPT_SHAPE_DO_WRITE:
         preempt_record_set_u64_(&r, "workers", j->cfg->workers);
-        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_SHAPE, &r))
+        if (!join_value(j, &val, PREEMPT_KEY_SHAPE, &r))
             return false;
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), val), PREEMPT_STARTUP_IN_SHAPED);
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), &val), PREEMPT_STARTUP_IN_SHAPED);
         return false;
     case PREEMPT_SHAPE_DO_CHECK:
         return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has", NULL);
@@ -599,7 +601,7 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
     char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
 
     (void)preempt_record_field_(PREEMPT_KEY_ALIVE, kv->value, "launch", theirs, sizeof(theirs));
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
     if (strcmp(theirs, "-") && strcmp(mine, "-") && strcmp(theirs, mine)) {
         join_finish(j, -EBUSY,
                     "job %s is in use by another launch: its worker %u is %s; this worker is of launch %s. Two jobs "
@@ -628,7 +630,7 @@ static bool restoring(struct join *j, const char *ready, const struct preempt_et
 
     if (restored->value || preempt_record_parse_(PREEMPT_KEY_READY, ready, PREEMPT_MAX_WORKERS, &rd, &why) < 0)
         return false;
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, j->member, "launch", mine, sizeof(mine));
+    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
     theirs = preempt_record_text_(&rd, "launch", &len);
     return preempt_record_u64_(&rd, "restore", &u) && mine[0] && strcmp(mine, "-") && theirs &&
            len == strlen(mine) && !memcmp(theirs, mine, len);
@@ -706,14 +708,15 @@ static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
  * incarnation starts from nothing. */
 static void join_open(struct join *j, uint64_t inc)
 {
-    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX], cur[24], next[24];
-    struct preempt_etcd_cmp cmp = { .key = key, .value = inc > 1 ? cur : NULL };
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, next, 0 },
+    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX];
+    struct preempt_value cur, next;
+    struct preempt_etcd_cmp cmp = { .key = key, .value = inc > 1 ? &cur : NULL };
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, &next, 0 },
                                      { PREEMPT_ETCD_OP_DELETE_PREFIX, pre, NULL, 0 } };
 
     (void)JKEY(j, key, INCARNATION);
     (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
-    if ((inc > 1 && !counter_value(j, cur, sizeof(cur), inc - 1)) || !counter_value(j, next, sizeof(next), inc))
+    if ((inc > 1 && !counter_value(j, &cur, inc - 1)) || !counter_value(j, &next, inc))
         return; /* (the first incarnation's counter is created: nothing to compare) */
     join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), PREEMPT_STARTUP_IN_OPENED);
 }
@@ -725,12 +728,13 @@ static void join_open(struct join *j, uint64_t inc)
  * but inc never started and nobody holds w). */
 static void join_try(struct join *j, bool rejoin)
 {
-    char counter[PREEMPT_KEY_MAX], joined[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], cur[24];
+    char counter[PREEMPT_KEY_MAX], joined[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX];
+    struct preempt_value cur;
     char ready[PREEMPT_KEY_MAX], members[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX], restored[PREEMPT_KEY_MAX];
     unsigned w = j->cfg->worker;
 
     (void)JKEY(j, counter, INCARNATION);
-    if (!counter_value(j, cur, sizeof(cur), j->inc))
+    if (!counter_value(j, &cur, j->inc))
         return;
     (void)JKEY(j, joined, JOINED, .worker = w);
     (void)JKEY(j, alive, ALIVE, .worker = w);
@@ -739,9 +743,9 @@ static void join_try(struct join *j, bool rejoin)
     (void)JKEY(j, shape, SHAPE);
     (void)JKEY(j, restored, RESTORED);
     {
-        struct preempt_etcd_cmp cmp[] = { { .key = counter, .value = cur }, { .key = rejoin ? alive : joined } };
-        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, j->member, 0 },
-                                        { PREEMPT_ETCD_OP_PUT, alive, j->member, j->lease },
+        struct preempt_etcd_cmp cmp[] = { { .key = counter, .value = &cur }, { .key = rejoin ? alive : joined } };
+        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, &j->member, 0 },
+                                        { PREEMPT_ETCD_OP_PUT, alive, &j->member, j->lease },
                                         { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
                                         { PREEMPT_ETCD_OP_COUNT_PREFIX, members, NULL, 0 },
                                         { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
@@ -770,9 +774,9 @@ static void join_make_offer(struct join *j)
             all[n++] = j->pend[i].step;
     for (size_t i = 0; i < j->n_steps && n < MAX_STEPS_OFFERED; i++)
         all[n++] = j->steps[i];
-    if (preempt_coord_member_(j->member, sizeof(j->member), j->cfg->pid, host, j->cfg->launch, j->cfg->workers,
+    if (preempt_coord_member_(&j->member, j->cfg->pid, host, j->cfg->launch, j->cfg->workers,
                               j->cfg->start_over, all, n) < 0)
-        j->member[0] = '\0'; /* a bug: the port's write check refuses it, and the join fails saying so */
+        j->member = (struct preempt_value){ 0 }; /* a bug: the port refuses it, and the join fails saying so */
 }
 
 static void join_resolve(struct join *j);
@@ -832,7 +836,7 @@ static void join_resolve(struct join *j)
         struct preempt_coord_pending *p = &j->pend[j->i_pend];
         struct preempt_key k;
         struct preempt_record r = { 0 };
-        char val[64];
+        struct preempt_value val;
 
         if (preempt_key_parse_(p->key, j->jobp, &k) != PREEMPT_KEY_DECISION || k.inc == 0 || k.inc > j->inc) {
             p->decision = 0;
@@ -842,9 +846,9 @@ static void join_resolve(struct join *j)
         preempt_record_set_flag_(&r, "aborted");
         preempt_record_set_u64_(&r, "step", p->step);
         preempt_record_set_flag_(&r, "restart");
-        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_DECISION, &r))
+        if (!join_value(j, &val, PREEMPT_KEY_DECISION, &r))
             return;
-        join_call(j, PREEMPT_RQ_CREATE(p->key, val), PREEMPT_STARTUP_IN_RESOLVED);
+        join_call(j, PREEMPT_RQ_CREATE(p->key, &val), PREEMPT_STARTUP_IN_RESOLVED);
         return;
     }
     offer_in(j, PREEMPT_OFFER_IN_RESOLVED);
@@ -1061,6 +1065,8 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 static void su_in_counted(struct join *j, const struct preempt_startup_in *in)
 {
     char key[PREEMPT_KEY_MAX];
+    struct preempt_value ok;
+    struct preempt_record r = { 0 };
 
     if (join_failed(j, in->status, in->msg, "reporting the restore"))
         return;
@@ -1068,14 +1074,17 @@ static void su_in_counted(struct join *j, const struct preempt_startup_in *in)
         wait_ready(j);
         return;
     }
-    join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), "ok"), PREEMPT_STARTUP_IN_WRITTEN);
+    preempt_record_set_flag_(&r, "ok");
+    if (join_value(j, &ok, PREEMPT_KEY_RESTORED, &r))
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), &ok), PREEMPT_STARTUP_IN_WRITTEN);
 }
 
 /* Reports this worker's restore: "ok" under w/restored/ and counted (the
  * W-th writes N/restored "ok"), or N/restored "failed .." at once. */
 static void report_restored(struct join *j)
 {
-    char key[PREEMPT_KEY_MAX], mine[PREEMPT_KEY_MAX], all[PREEMPT_KEY_MAX], val[320];
+    char key[PREEMPT_KEY_MAX], mine[PREEMPT_KEY_MAX], all[PREEMPT_KEY_MAX];
+    struct preempt_value val;
 
     if (j->restore_mine != PREEMPT_RESTORE_OK) {
         struct preempt_record r = { 0 };
@@ -1084,17 +1093,17 @@ static void report_restored(struct join *j)
         preempt_record_set_u64_(&r, "step", j->out->step);
         preempt_record_set_u64_(&r, "w", j->cfg->worker);
         preempt_record_set_text_(&r, "why", j->restore_why ? j->restore_why : ""); /* the codec writes it printable */
-        if (!join_value(j, val, sizeof(val), PREEMPT_KEY_RESTORED, &r))
+        if (!join_value(j, &val, PREEMPT_KEY_RESTORED, &r))
             return;
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), val), PREEMPT_STARTUP_IN_WRITTEN);
+        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), &val), PREEMPT_STARTUP_IN_WRITTEN);
         return;
     }
     (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
     (void)JRANGE(j, all, W_RESTORED, 'w');
-    if (!join_value(j, val, sizeof(val), PREEMPT_KEY_W_RESTORED, &(struct preempt_record){ 0 })) /* "ok" */
+    if (!join_value(j, &val, PREEMPT_KEY_W_RESTORED, &(struct preempt_record){ 0 })) /* "ok" */
         return;
     {
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, val, 0 },
+        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, &val, 0 },
                                          { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
 
         join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), PREEMPT_STARTUP_IN_COUNTED);

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "records/records.h" /* struct preempt_value: what a write may carry */
+
 /* How to reach etcd (the client's options: the job's configuration carries
  * them to whichever shell makes the client). */
 struct preempt_etcd_opts {
@@ -66,10 +68,12 @@ void preempt_logf_(void (*log)(int level, const char *msg, void *arg), void *arg
  * (tests/sim/) answers the same records from its in-memory store. */
 
 /* A txn's compare: the key was last written at revision mod_rev (> 0:
- * whatever it holds), or else is absent (value NULL) or holds value. */
+ * whatever it holds), or else is absent (value NULL) or holds value.
+ * Values written or compared are the records' writer's
+ * (records-internal.h's struct preempt_value): nothing else makes one. */
 struct preempt_etcd_cmp {
     const char *key;
-    const char *value;
+    const struct preempt_value *value;
     int64_t mod_rev;
 };
 /* A txn's operation. */
@@ -82,7 +86,8 @@ struct preempt_etcd_op {
         PREEMPT_ETCD_OP_KEYS_PREFIX,  /* the keys under key, without their values */
         PREEMPT_ETCD_OP_DELETE,       /* key alone */
     } kind;
-    const char *key, *value;
+    const char *key;
+    const struct preempt_value *value;
     int64_t lease;
 };
 
@@ -101,7 +106,8 @@ enum preempt_etcd_rq {
  * it and never after (the caller keeps them). */
 struct preempt_etcd_req {
     enum preempt_etcd_rq kind;
-    const char *key, *value, *end;
+    const char *key, *end;
+    const struct preempt_value *value; /* PUT, CREATE */
     bool prefix;
     int64_t lease;                     /* PUT, CREATE: the lease to bind to; KEEPALIVE, REVOKE, TIMETOLIVE: the lease */
     int64_t ttl_s;                     /* GRANT */

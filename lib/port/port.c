@@ -54,7 +54,8 @@ void preempt_etcd_kvs_by_write_(struct preempt_etcd_kv *kvs, size_t n)
 
 struct req_copy {
     struct preempt_etcd_req req;
-    char *strs[3];
+    char *strs[2];
+    struct preempt_value *value;
     struct preempt_etcd_cmp *cmp;
     struct preempt_etcd_op *ok, *fail;
 };
@@ -70,20 +71,35 @@ static bool copy_str(const char *s, char **keep, const char **ret)
     return *keep != NULL;
 }
 
+static bool copy_val(const struct preempt_value *v, struct preempt_value **keep, const struct preempt_value **ret)
+{
+    *keep = NULL;
+    *ret = NULL;
+    if (!v)
+        return true;
+    *keep = malloc(sizeof(**keep));
+    if (*keep)
+        **keep = *v;
+    *ret = *keep;
+    return *keep != NULL;
+}
+
 static struct preempt_etcd_op *copy_ops(const struct preempt_etcd_op *ops, size_t n)
 {
     struct preempt_etcd_op *c = calloc(n ? n : 1, sizeof(*c));
 
     for (size_t i = 0; c && i < n; i++) {
-        char *k, *v;
+        char *k;
+        struct preempt_value *v;
 
         c[i] = ops[i];
-        if (!copy_str(ops[i].key, &k, &c[i].key) || !copy_str(ops[i].value, &v, &c[i].value)) {
+        if (!copy_str(ops[i].key, &k, &c[i].key) || !copy_val(ops[i].value, &v, &c[i].value)) {
             free(k);
-            c[i].key = c[i].value = NULL;
+            c[i].key = NULL;
+            c[i].value = NULL;
             for (size_t j = 0; j <= i; j++) {
                 free((char *)c[j].key);
-                free((char *)c[j].value);
+                free((void *)c[j].value);
             }
             free(c);
             return NULL;
@@ -96,7 +112,7 @@ static void free_ops(struct preempt_etcd_op *ops, size_t n)
 {
     for (size_t i = 0; ops && i < n; i++) {
         free((char *)ops[i].key);
-        free((char *)ops[i].value);
+        free((void *)ops[i].value);
     }
     free(ops);
 }
@@ -139,11 +155,12 @@ void preempt_etcd_req_free_(struct preempt_etcd_req *req)
 
     if (!c)
         return;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 2; i++)
         free(c->strs[i]);
+    free(c->value);
     for (size_t i = 0; c->cmp && i < c->req.n_cmp; i++) {
         free((char *)c->cmp[i].key);
-        free((char *)c->cmp[i].value);
+        free((void *)c->cmp[i].value);
     }
     free(c->cmp);
     free_ops(c->ok, c->req.n_ok);
@@ -159,15 +176,16 @@ struct preempt_etcd_req *preempt_etcd_req_copy_(const struct preempt_etcd_req *r
     if (!c)
         return NULL;
     c->req = *req;
-    ok = copy_str(req->key, &c->strs[0], &c->req.key) && copy_str(req->value, &c->strs[1], &c->req.value) &&
-         copy_str(req->end, &c->strs[2], &c->req.end);
+    ok = copy_str(req->key, &c->strs[0], &c->req.key) && copy_val(req->value, &c->value, &c->req.value) &&
+         copy_str(req->end, &c->strs[1], &c->req.end);
     c->req.cmp = c->cmp = calloc(req->n_cmp ? req->n_cmp : 1, sizeof(*c->cmp));
     ok = ok && c->cmp;
     for (size_t i = 0; ok && i < req->n_cmp; i++) {
-        char *k, *v;
+        char *k;
+        struct preempt_value *v;
 
         c->cmp[i].mod_rev = req->cmp[i].mod_rev;
-        ok = copy_str(req->cmp[i].key, &k, &c->cmp[i].key) && copy_str(req->cmp[i].value, &v, &c->cmp[i].value);
+        ok = copy_str(req->cmp[i].key, &k, &c->cmp[i].key) && copy_val(req->cmp[i].value, &v, &c->cmp[i].value);
         if (!ok) { /* what was copied of it is freed here; the rest with the copy */
             free(k);
             c->cmp[i] = (struct preempt_etcd_cmp){ 0 };

@@ -160,10 +160,12 @@ const char *preempt_key_pattern_(enum preempt_key_id id);
 bool preempt_key_has_(enum preempt_key_id id, char c);
 
 /* The value of an agreed record: a step, and " last" when the save there
- * ends the preemption. Writes it into buf (PREEMPT_STEP_VALUE_MAX) by its
- * grammar (records-internal.h): its length, or a negative errno (buf ""). */
+ * ends the preemption. Writes it into *v by its grammar
+ * (records-internal.h): its length (at most PREEMPT_STEP_VALUE_MAX), or a
+ * negative errno (*v ""). */
 #define PREEMPT_STEP_VALUE_MAX 32
-int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last);
+struct preempt_value;
+int preempt_step_value_(struct preempt_value *v, uint64_t step, bool last);
 
 /* Parses such a value: true with *step and *last set, false for anything
  * else (a number with other words after it, a sign, nothing). */
@@ -179,24 +181,23 @@ struct preempt_pace {
 };
 
 /* A shard report, "<save>[ last][ stop=<step>][ run=<step> pace=<ms>[ at=<unixms>]]"
- * (stop 0: not named): writes it into buf (PREEMPT_SHARD_VALUE_MAX) as
+ * (stop 0: not named): writes it into *v (at most PREEMPT_SHARD_VALUE_MAX) as
  * preempt_step_value_ does; parses it, true with *save_ms, *last, *stop (0: not
  * named) and *pace set, false for anything else. */
 #define PREEMPT_SHARD_VALUE_MAX 136
-int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
-                         struct preempt_pace pace);
+int preempt_shard_value_(struct preempt_value *v, uint64_t save_ms, bool last, uint64_t stop, struct preempt_pace pace);
 bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop,
                                 struct preempt_pace *pace);
 
 /* A committed decision, "committed <step>[ last] save=<ms>[ stop=<step>]
  * [ from=<step> pace=<ms>]" (the round's slowest save, older records lack
  * it; the job's stop step, 0: not named; the reports' lowest step and
- * slowest pace, pace.ms 0: not named): writes it into buf as
- * preempt_step_value_ does (PREEMPT_COMMITTED_VALUE_MAX); parses it, true with *step, *last and
+ * slowest pace, pace.ms 0: not named): writes it into *v as
+ * preempt_step_value_ does (at most PREEMPT_COMMITTED_VALUE_MAX); parses it, true with *step, *last and
  * *save_ms (0: not named) set, false for anything else (an abort
  * included). */
 #define PREEMPT_COMMITTED_VALUE_MAX 144
-int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
+int preempt_committed_value_(struct preempt_value *v, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
                              struct preempt_pace pace);
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms);
 

@@ -183,12 +183,12 @@ static int doc_pattern(char *buf, size_t size, const char *pattern)
 
 /* A value of kind id written from r by its grammar (records.c): its
  * length, or a negative errno (buf ""). */
-static int formatted(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r)
+static int formatted(struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
 {
     const char *why;
-    int rc = preempt_record_format_(buf, size, id, r, PREEMPT_MAX_WORKERS, &why);
+    int rc = preempt_record_format_(v, id, r, PREEMPT_MAX_WORKERS, &why);
 
-    return rc < 0 ? rc : (int)strlen(buf);
+    return rc < 0 ? rc : (int)strlen(preempt_value_str_(v));
 }
 
 /* A step's " last", a report's or a decision's " stop=" and pace, when named. */
@@ -210,13 +210,13 @@ static void set_stop_pace(struct preempt_record *r, uint64_t stop, const char *n
         preempt_record_set_u64_(r, "at", pace.at);
 }
 
-int preempt_step_value_(char *buf, size_t size, uint64_t step, bool last)
+int preempt_step_value_(struct preempt_value *v, uint64_t step, bool last)
 {
     struct preempt_record r = { 0 };
 
     preempt_record_set_u64_(&r, "step", step);
     set_last(&r, last);
-    return formatted(buf, size, PREEMPT_KEY_AGREED, &r);
+    return formatted(v, PREEMPT_KEY_AGREED, &r);
 }
 
 bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
@@ -230,15 +230,14 @@ bool preempt_step_value_parse_(const char *value, uint64_t *step, bool *last)
     return preempt_record_u64_(&r, "step", step);
 }
 
-int preempt_shard_value_(char *buf, size_t size, uint64_t save_ms, bool last, uint64_t stop,
-                         struct preempt_pace pace)
+int preempt_shard_value_(struct preempt_value *v, uint64_t save_ms, bool last, uint64_t stop, struct preempt_pace pace)
 {
     struct preempt_record r = { 0 };
 
     preempt_record_set_u64_(&r, "save", save_ms);
     set_last(&r, last);
     set_stop_pace(&r, stop, "run", pace);
-    return formatted(buf, size, PREEMPT_KEY_SHARD, &r);
+    return formatted(v, PREEMPT_KEY_SHARD, &r);
 }
 
 bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last, uint64_t *stop,
@@ -256,7 +255,7 @@ bool preempt_shard_value_parse_(const char *value, uint64_t *save_ms, bool *last
     return preempt_record_u64_(&r, "save", save_ms);
 }
 
-int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
+int preempt_committed_value_(struct preempt_value *v, uint64_t step, bool last, uint64_t save_ms, uint64_t stop,
                              struct preempt_pace pace)
 {
     struct preempt_record r = { 0 };
@@ -267,7 +266,7 @@ int preempt_committed_value_(char *buf, size_t size, uint64_t step, bool last, u
     preempt_record_set_u64_(&r, "save", save_ms);
     pace.at = 0; /* a decision names no time */
     set_stop_pace(&r, stop, "from", pace);
-    return formatted(buf, size, PREEMPT_KEY_DECISION, &r);
+    return formatted(v, PREEMPT_KEY_DECISION, &r);
 }
 
 bool preempt_committed_parse_(const char *value, uint64_t *step, bool *last, uint64_t *save_ms)

@@ -107,16 +107,38 @@ void preempt_record_set_list_(struct preempt_record *r, const char *name, const 
 /* A flag (an optional literal such as "last", or an alternative's first word such as "committed"). */
 void preempt_record_set_flag_(struct preempt_record *r, const char *name);
 
-/* Formats r as a value of kind id into buf (size bytes), for a job of
- * workers workers: 0, or -EBADMSG with *why (static text) when the grammar
- * needs a field r lacks, has no place for a field r sets, or cannot hold a
- * value r sets (an empty word, a worker past the count),
- * or -ENAMETOOLONG when buf is too small. buf is "" on failure. A text
- * field (a message) is written with each byte that is not printable as a
- * space, a word field (a host name) with each byte outside its alphabet
- * as '-'; nothing else is changed. Pure. */
-int preempt_record_format_(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r,
+/* A record's value as written: made only here, by preempt_record_format_
+ * (the port's writes and compares take nothing else, so no value reaches
+ * etcd that the records' writer did not make; tests/records-grammar.sh
+ * checks that no file outside lib/records/ touches text_). Read it with
+ * preempt_value_str_ (NULL for none). The longest value is a member record (identity and
+ * 64 offered steps). */
+#define PREEMPT_VALUE_MAX 1600
+struct preempt_value {
+    char text_[PREEMPT_VALUE_MAX]; /* private: the writer's */
+};
+
+static inline const char *preempt_value_str_(const struct preempt_value *v)
+{
+    return v ? v->text_ : NULL;
+}
+
+/* Formats r as a value of kind id into *v, for a job of workers workers:
+ * 0, or -EBADMSG with *why (static text) when the grammar needs a field r
+ * lacks, has no place for a field r sets, or cannot hold a value r sets
+ * (an empty word, a worker past the count), or -ENAMETOOLONG when it does
+ * not fit. *v is "" on failure. A text field (a message) is written with
+ * each byte that is not printable as a space, a word field (a host name)
+ * with each byte outside its alphabet as '-'; nothing else is changed.
+ * Pure. */
+int preempt_record_format_(struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r,
                            unsigned workers, const char **why);
+
+/* A value read (from etcd, a trace) taken as one to write again: 0 when
+ * text reads as kind id's grammar for a job of workers workers, and fits;
+ * else -EBADMSG with *why, or -ENAMETOOLONG (*v "" on failure). */
+int preempt_record_value_of_(struct preempt_value *v, enum preempt_key_id id, const char *text, unsigned workers,
+                             const char **why);
 
 /* Whether c may be in a word field (A-Z a-z 0-9 . _ : / -). */
 bool preempt_record_word_char_(char c);

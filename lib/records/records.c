@@ -503,9 +503,11 @@ static bool emit_seq(struct emit *e, const char *g, const char *gend)
     return true;
 }
 
-int preempt_record_format_(char *buf, size_t size, enum preempt_key_id id, const struct preempt_record *r,
+int preempt_record_format_(struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r,
                            unsigned workers, const char **why)
 {
+    char *buf = v->text_;
+    size_t size = sizeof(v->text_);
     const char *g = preempt_record_grammar_(id);
     struct emit e = { .r = r, .buf = buf, .size = size };
     struct preempt_record back;
@@ -536,5 +538,25 @@ int preempt_record_format_(char *buf, size_t size, enum preempt_key_id id, const
         buf[0] = '\0';
         return -EBADMSG;
     }
+    return 0;
+}
+
+int preempt_record_value_of_(struct preempt_value *v, enum preempt_key_id id, const char *text, unsigned workers,
+                             const char **why)
+{
+    struct preempt_record r;
+    size_t len = text ? strlen(text) : 0;
+
+    v->text_[0] = '\0';
+    if (!text || preempt_record_parse_(id, text, workers, &r, why) < 0) {
+        if (!text)
+            *why = "a value";
+        return -EBADMSG;
+    }
+    if (len >= sizeof(v->text_)) {
+        *why = "a shorter value";
+        return -ENAMETOOLONG;
+    }
+    memcpy(v->text_, text, len + 1);
     return 0;
 }

@@ -351,7 +351,7 @@ static bool compare(struct sim_etcd *m, const struct preempt_etcd_cmp *c)
 
     if (c->mod_rev > 0)
         return found && m->kvs[i].mod_rev == c->mod_rev;
-    return c->value ? found && !strcmp(m->kvs[i].value, c->value) : !found;
+    return c->value ? found && !strcmp(m->kvs[i].value, preempt_value_str_(c->value)) : !found;
 }
 
 static bool op_writes(const struct preempt_etcd_op *op)
@@ -390,7 +390,7 @@ static int do_txn(struct sim_etcd *m, const struct preempt_etcd_req *q, struct p
 
         switch (op->kind) {
         case PREEMPT_ETCD_OP_PUT:
-            do_put(m, op->key, op->value ? op->value : "", op->lease);
+            do_put(m, op->key, op->value ? preempt_value_str_(op->value) : "", op->lease);
             break;
         case PREEMPT_ETCD_OP_GET:
             do_range(m, op->key, NULL, false, false, false, res);
@@ -430,7 +430,7 @@ int sim_etcd_do(struct sim_etcd *m, const struct preempt_etcd_req *q, uint64_t n
         if ((rc = put_check(m, q->key, q->lease, msg)) < 0)
             break;
         m->rev++;
-        do_put(m, q->key, q->value ? q->value : "", q->lease);
+        do_put(m, q->key, q->value ? preempt_value_str_(q->value) : "", q->lease);
         break;
     case PREEMPT_ETCD_RQ_DELETE: {
         struct preempt_etcd_res probe;

@@ -1781,7 +1781,8 @@ static void handle(const struct sev *e)
         }
         break;
     case E_OPNOTICE: {
-        char key[PREEMPT_KEY_MAX], val[64];
+        char key[PREEMPT_KEY_MAX];
+        struct preempt_value val;
         struct preempt_record rec = { 0 };
         const char *why;
 
@@ -1790,10 +1791,10 @@ static void handle(const struct sev *e)
                            &(struct preempt_key){ .inc = W->incarnation });
         preempt_record_set_u64_(&rec, "deadline", EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a);
         preempt_record_set_text_(&rec, "source", "operator");
-        if (preempt_record_format_(val, sizeof(val), PREEMPT_KEY_NOTICE_OP, &rec, PREEMPT_MAX_WORKERS, &why) < 0)
+        if (preempt_record_format_(&val, PREEMPT_KEY_NOTICE_OP, &rec, PREEMPT_MAX_WORKERS, &why) < 0)
             violate("the operator's notice is not %s", why);
         if (!W->etcd_down) {
-            sim_etcd_put(W->etcd, key, val, 0, now_ms());
+            sim_etcd_put(W->etcd, key, preempt_value_str_(&val), 0, now_ms());
             store_changed(rev0);
             schedule(W->now_us + (uint64_t)e->a * 1000u, E_KILL, 0, 0, NULL,
                      (int64_t)(W->now_us + (uint64_t)e->a * 1000u));

@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A raw value for a test's request, from a literal: what an operator or a
+ * drifted writer would put. Tests only: lib/, tools/ and the simulator make
+ * values with the records' writer alone (tests/records-grammar.sh). */
+#define TV(s) (&(struct preempt_value){ .text_ = s })
+
 static inline int preempt_run_suite(Suite *s)
 {
     SRunner *sr = srunner_create(s);

@@ -122,10 +122,10 @@ START_TEST(test_bodies)
 {
     struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_COUNT_PREFIX, "/pc/w/", NULL, 0 },
                                      { PREEMPT_ETCD_OP_DELETE, "/pc/x", NULL, 0 } };
-    struct preempt_etcd_cmp cmp = { .key = "/pc/a", .value = "1" };
+    struct preempt_etcd_cmp cmp = { .key = "/pc/a", .value = TV("1") };
     const char *path;
 
-    expect_body(PREEMPT_RQ_PUT("/pc/workers/w1", "alive", 7), "kv/put",
+    expect_body(PREEMPT_RQ_PUT("/pc/workers/w1", TV("alive"), 7), "kv/put",
                 "{\"key\":\"L3BjL3dvcmtlcnMvdzE=\",\"lease\":\"7\",\"value\":\"YWxpdmU=\"}");
     expect_body(PREEMPT_RQ_UNDER("/pc/workers/"), "kv/range",
                 "{\"key\":\"L3BjL3dvcmtlcnMv\",\"range_end\":\"L3BjL3dvcmtlcnMw\"}");
@@ -135,7 +135,7 @@ START_TEST(test_bodies)
     expect_body(PREEMPT_RQ_DELETE_UNDER("/pc/"), "kv/deleterange",
                 "{\"key\":\"L3BjLw==\",\"range_end\":\"L3BjMA==\"}");
     /* create only if absent, else read the holder */
-    expect_body(PREEMPT_RQ_CREATE("/pc/leader", "worker-1"), "kv/txn",
+    expect_body(PREEMPT_RQ_CREATE("/pc/leader", TV("worker-1")), "kv/txn",
                 "{\"compare\":[{\"create_revision\":\"0\",\"key\":\"L3BjL2xlYWRlcg==\",\"result\":\"EQUAL\","
                 "\"target\":\"CREATE\"}],\"failure\":[{\"request_range\":{\"key\":\"L3BjL2xlYWRlcg==\"}}],"
                 "\"success\":[{\"request_put\":{\"key\":\"L3BjL2xlYWRlcg==\",\"value\":\"d29ya2VyLTE=\"}}]}");
@@ -153,7 +153,7 @@ START_TEST(test_bodies)
     expect_body(PREEMPT_RQ_LEASE(REVOKE, 7), "lease/revoke", "{\"ID\":\"7\"}");
     expect_body(PREEMPT_RQ_LEASE(TIMETOLIVE, 7), "lease/timetolive", "{\"ID\":\"7\"}");
     /* what cannot be sent is refused, not sent half */
-    ck_assert_ptr_null(preempt_etcd_req_body_(PREEMPT_RQ_PUT(NULL, "v", 0), &path));
+    ck_assert_ptr_null(preempt_etcd_req_body_(PREEMPT_RQ_PUT(NULL, TV("v"), 0), &path));
     ck_assert_ptr_null(preempt_etcd_req_body_(PREEMPT_RQ_(.kind = (enum preempt_etcd_rq)99), &path));
 }
 END_TEST
@@ -363,28 +363,29 @@ END_TEST
 /* A request's copy holds its own strings and arrays: the caller's may go. */
 START_TEST(test_req_copy)
 {
-    char key[16] = "/pc/a", val[16] = "1";
+    char key[16] = "/pc/a";
+    struct preempt_value val = { .text_ = "1" };
     struct preempt_etcd_cmp cmp[] = { { .key = key }, { .key = key, .mod_rev = 77 } };
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, val, 9 }, { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
+    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 9 }, { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
     struct preempt_etcd_req *c = preempt_etcd_req_copy_(PREEMPT_RQ_TXN(cmp, 2, ops, 2, ops + 1, 1));
     char *s;
 
     ck_assert_ptr_nonnull(c);
     key[1] = 'X';
-    val[0] = '2';
+    val.text_[0] = '2';
     ops[0].lease = 0;
     ck_assert_str_eq(c->cmp[0].key, "/pc/a");
     ck_assert_ptr_null(c->cmp[0].value);
     ck_assert_int_eq(c->cmp[0].mod_rev, 0);
     ck_assert_int_eq(c->cmp[1].mod_rev, 77);
-    ck_assert_str_eq(c->ok[0].value, "1");
+    ck_assert_str_eq(preempt_value_str_(c->ok[0].value), "1");
     ck_assert_int_eq(c->ok[0].lease, 9);
     ck_assert_str_eq(c->fail[0].key, "/pc/a");
     s = body(c, "kv/txn");
     ck_assert_ptr_nonnull(strstr(s, "\"lease\":\"9\""));
     free(s);
     preempt_etcd_req_free_(c);
-    c = preempt_etcd_req_copy_(PREEMPT_RQ_PUT(key, val, 0));
+    c = preempt_etcd_req_copy_(PREEMPT_RQ_PUT(key, &val, 0));
     ck_assert_str_eq(c->key, "/Xc/a");
     preempt_etcd_req_free_(c);
     preempt_etcd_req_free_(NULL);
@@ -843,13 +844,14 @@ START_TEST(test_step_values)
 {
     static const char *bad[] = { "", " last", "12 ", "12 lastly", "12 Last", "12  last", "-3", "+3", "12last",
                                  "12 last ", "99999999999999999999 last", "123456789012345678901234567890 last" };
-    char buf[PREEMPT_STEP_VALUE_MAX];
+    struct preempt_value v;
+    const char *buf = preempt_value_str_(&v);
     uint64_t step;
     bool last;
 
-    ck_assert_int_eq(preempt_step_value_(buf, sizeof(buf), UINT64_MAX, true), 25);
+    ck_assert_int_eq(preempt_step_value_(&v, UINT64_MAX, true), 25);
     ck_assert(preempt_step_value_parse_(buf, &step, &last) && step == UINT64_MAX && last);
-    ck_assert_int_eq(preempt_step_value_(buf, sizeof(buf), 0, false), 1);
+    ck_assert_int_eq(preempt_step_value_(&v, 0, false), 1);
     ck_assert(preempt_step_value_parse_(buf, &step, &last) && step == 0 && !last);
     ck_assert(preempt_step_value_parse_("84 last", &step, &last) && step == 84 && last);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -867,21 +869,22 @@ START_TEST(test_shard_values)
                                  "12 at=5", "12 run=5 pace=10 at=", "12 run=5 pace=10 at=100000000000001",
                                  "12 run=5 at=5 pace=10" };
     static const struct preempt_pace max = { UINT64_MAX, UINT64_MAX, 100000000000000u }, none = { 0, 0, 0 };
-    char buf[PREEMPT_SHARD_VALUE_MAX];
+    struct preempt_value v;
+    const char *buf = preempt_value_str_(&v);
     uint64_t save, stop;
     struct preempt_pace pace;
     bool last;
 
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, max), 121);
+    ck_assert_int_eq(preempt_shard_value_(&v, UINT64_MAX, true, UINT64_MAX, max), 121);
     ck_assert_str_eq(buf, "18446744073709551615 last stop=18446744073709551615 run=18446744073709551615 "
                           "pace=18446744073709551615 at=100000000000000");
     ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == UINT64_MAX && last &&
               stop == UINT64_MAX && pace.step == UINT64_MAX && pace.ms == UINT64_MAX &&
               pace.at == 100000000000000u);
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, none), 3);
+    ck_assert_int_eq(preempt_shard_value_(&v, 700, false, 0, none), 3);
     ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == 700 && !last && stop == 0 &&
               pace.ms == 0);
-    ck_assert_int_eq(preempt_shard_value_(buf, sizeof(buf), 700, false, 0, (struct preempt_pace){ 42, 12, 0 }), 18);
+    ck_assert_int_eq(preempt_shard_value_(&v, 700, false, 0, (struct preempt_pace){ 42, 12, 0 }), 18);
     ck_assert_str_eq(buf, "700 run=42 pace=12"); /* at 0: it waits at its step */
     ck_assert(preempt_shard_value_parse_(buf, &save, &last, &stop, &pace) && save == 700 && !last && stop == 0 &&
               pace.step == 42 && pace.ms == 12 && pace.at == 0);
@@ -904,19 +907,20 @@ START_TEST(test_committed_values)
                                  "aborted 12 3", "committed 12 last save=99999999999999999999",
                                  "committed 12 save=5 from=3", "committed 12 save=5 pace=3",
                                  "committed 12 save=5 from=3 pace=10 stop=20", "committed 12 save=5 run=3 pace=10" };
-    char buf[PREEMPT_COMMITTED_VALUE_MAX];
+    struct preempt_value v;
+    const char *buf = preempt_value_str_(&v);
     uint64_t step, save;
     bool last;
 
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), UINT64_MAX, true, UINT64_MAX, UINT64_MAX,
+    ck_assert_int_eq(preempt_committed_value_(&v, UINT64_MAX, true, UINT64_MAX, UINT64_MAX,
                                               (struct preempt_pace){ UINT64_MAX, UINT64_MAX, 0 }),
                      139);
     ck_assert_str_eq(buf, "committed 18446744073709551615 last save=18446744073709551615 stop=18446744073709551615 "
                           "from=18446744073709551615 pace=18446744073709551615");
     ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == UINT64_MAX && last && save == UINT64_MAX);
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 0, 0, 0 }), 22);
+    ck_assert_int_eq(preempt_committed_value_(&v, 84, false, 1500, 0, (struct preempt_pace){ 0, 0, 0 }), 22);
     ck_assert_str_eq(buf, "committed 84 save=1500"); /* stop 0, pace 0: not named */
-    ck_assert_int_eq(preempt_committed_value_(buf, sizeof(buf), 84, false, 1500, 0, (struct preempt_pace){ 84, 12, 0 }),
+    ck_assert_int_eq(preempt_committed_value_(&v, 84, false, 1500, 0, (struct preempt_pace){ 84, 12, 0 }),
                      38);
     ck_assert_str_eq(buf, "committed 84 save=1500 from=84 pace=12");
     ck_assert(preempt_committed_parse_(buf, &step, &last, &save) && step == 84 && !last && save == 1500);
@@ -994,7 +998,8 @@ START_TEST(test_record_grammar)
     };
     struct preempt_record r;
     const char *why, *s;
-    char buf[256];
+    struct preempt_value v;
+    const char *buf = preempt_value_str_(&v);
     uint64_t u;
     size_t len;
 
@@ -1003,13 +1008,13 @@ START_TEST(test_record_grammar)
                       "%s = \"%s\": %s", preempt_key_pattern_(cases[i].id), cases[i].value,
                       cases[i].ok ? why : "taken");
     /* the member record as the coordinator writes it */
-    preempt_coord_member_(buf, sizeof(buf), 12, "node-1.example", "l1", 4, true, (uint64_t[]){ 10, 20 }, 2);
+    preempt_coord_member_(&v, 12, "node-1.example", "l1", 4, true, (uint64_t[]){ 10, 20 }, 2);
     ck_assert_msg(preempt_record_valid_(PREEMPT_KEY_ALIVE, buf, 4), "%s", buf);
-    preempt_coord_member_(buf, sizeof(buf), 12, NULL, NULL, 4, false, NULL, 0);
+    preempt_coord_member_(&v, 12, NULL, NULL, 4, false, NULL, 0);
     ck_assert_msg(preempt_record_valid_(PREEMPT_KEY_JOINED, buf, 4), "%s", buf);
     ck_assert_str_eq(buf, "pid=12 host=- launch=- workers=4 steps=");
     /* a host name with bytes a word lacks (a Linux host name may hold any) */
-    ck_assert_int_eq(preempt_coord_member_(buf, sizeof(buf), 12, "gpu+1 a", "l1", 4, false, (uint64_t[]){ 7 }, 1), 0);
+    ck_assert_int_eq(preempt_coord_member_(&v, 12, "gpu+1 a", "l1", 4, false, (uint64_t[]){ 7 }, 1), 0);
     ck_assert_str_eq(buf, "pid=12 host=gpu-1-a launch=l1 workers=4 steps=7");
     /* a list: numbers, ",..." for those left out, both ways */
     {
@@ -1031,7 +1036,7 @@ START_TEST(test_record_grammar)
         preempt_record_set_text_(&r, "launch", "l1");
         preempt_record_set_u64_(&r, "refused", 60);
         preempt_record_set_list_(&r, "lacking", many, 2, true);
-        ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_READY, &r, 3, &why), 0);
+        ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_READY, &r, 3, &why), 0);
         ck_assert_str_eq(buf, "restore=40 workers=3 launch=l1 refused=60 lacking=1000000000000,1000000000001,...");
         ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_READY, buf, 3, &r, &why), 0);
         ck_assert(preempt_record_list_(&r, "lacking", got, 8, &more) == 2 && more && got[1] == 1000000000001ULL);
@@ -1042,13 +1047,15 @@ START_TEST(test_record_grammar)
         preempt_record_set_u64_(&r, "workers", 4);
         preempt_record_set_list_(&r, "steps", many, 300, false); /* more than 1024 bytes: the first ones */
         {
-            char big[2048];
+            struct preempt_value big;
 
-            ck_assert_int_eq(preempt_record_format_(big, sizeof(big), PREEMPT_KEY_ALIVE, &r, 4, &why), 0);
-            ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ALIVE, big, 4, &r, &why), 0);
+            ck_assert_int_eq(preempt_record_format_(&big, PREEMPT_KEY_ALIVE, &r, 4, &why), 0);
+            ck_assert_int_eq(preempt_record_parse_(PREEMPT_KEY_ALIVE, preempt_value_str_(&big), 4, &r, &why), 0);
             ck_assert(preempt_record_text_(&r, "steps", &len) && len <= 1024);
             ck_assert(preempt_record_list_(&r, "steps", got, 8, &more) == 8 && more && got[7] == 1000000000007ULL);
-            ck_assert_msg(strlen(big) > 1000 && !strcmp(big + strlen(big) - 4, ",..."), "%s", big);
+            ck_assert_msg(strlen(preempt_value_str_(&big)) > 1000 &&
+                              !strcmp(preempt_value_str_(&big) + strlen(preempt_value_str_(&big)) - 4, ",..."),
+                          "%s", preempt_value_str_(&big));
         }
     }
     /* typed fields, flags, alternatives */
@@ -1065,7 +1072,7 @@ START_TEST(test_record_grammar)
         if (!cases[i].ok)
             continue;
         ck_assert_int_eq(preempt_record_parse_(cases[i].id, cases[i].value, 4, &r, &why), 0);
-        ck_assert_msg(preempt_record_format_(buf, sizeof(buf), cases[i].id, &r, 4, &why) == 0 &&
+        ck_assert_msg(preempt_record_format_(&v, cases[i].id, &r, 4, &why) == 0 &&
                           !strcmp(buf, cases[i].value),
                       "%s: \"%s\" wrote back as \"%s\" (%s)", preempt_key_pattern_(cases[i].id), cases[i].value, buf,
                       why);
@@ -1081,65 +1088,74 @@ START_TEST(test_record_format)
 {
     struct preempt_record r = { 0 };
     const char *why = NULL;
-    char buf[128], small[8];
+    struct preempt_value v;
+    const char *buf = preempt_value_str_(&v);
+    char big[PREEMPT_VALUE_MAX + 8];
 
     preempt_record_set_u64_(&r, "deadline", 1790000032135);
     preempt_record_set_text_(&r, "source", "signal");
     preempt_record_set_flag_(&r, "withdrawn");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_NOTICE, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "1790000032135 signal withdrawn");
-    ck_assert_int_eq(preempt_record_format_(small, sizeof(small), PREEMPT_KEY_NOTICE, &r, 4, &why), -ENAMETOOLONG);
-    ck_assert_str_eq(small, "");
+    /* a value longer than any record's: refused, nothing written */
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    r = (struct preempt_record){ 0 };
+    preempt_record_set_u64_(&r, "code", 1);
+    preempt_record_set_u64_(&r, "w", 0);
+    preempt_record_set_text_(&r, "message", big);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_ERROR, &r, 4, &why), -ENAMETOOLONG);
+    ck_assert_str_eq(buf, "");
     r = (struct preempt_record){ 0 }; /* a word's bytes outside its alphabet are written as '-' */
     preempt_record_set_u64_(&r, "deadline", 5);
     preempt_record_set_text_(&r, "source", "spot+gce x");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_NOTICE, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "5 spot-gce-x");
     r = (struct preempt_record){ 0 }; /* an empty one is refused */
     preempt_record_set_u64_(&r, "deadline", 5);
     preempt_record_set_text_(&r, "source", "");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
     ck_assert_str_eq(buf, "");
     r = (struct preempt_record){ 0 }; /* a text's bytes that are not printable are written as spaces */
     preempt_record_set_u64_(&r, "code", 1);
     preempt_record_set_u64_(&r, "w", 0);
     preempt_record_set_text_(&r, "message", "two\nlines");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_ERROR, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_ERROR, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "1 0 two lines");
     r = (struct preempt_record){ 0 }; /* a field it needs */
     preempt_record_set_text_(&r, "source", "signal");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
     preempt_record_set_u64_(&r, "deadline", 5); /* and one it has no place for */
     preempt_record_set_u64_(&r, "save", 5);
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_NOTICE, &r, 4, &why), -EBADMSG);
     r = (struct preempt_record){ 0 }; /* part of an optional group: run without its pace */
     preempt_record_set_u64_(&r, "save", 1500);
     preempt_record_set_u64_(&r, "run", 40);
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_SHARD, &r, 4, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_SHARD, &r, 4, &why), -EBADMSG);
     preempt_record_set_u64_(&r, "pace", 30);
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_SHARD, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_SHARD, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "1500 run=40 pace=30");
     r = (struct preempt_record){ 0 }; /* alternatives, by their flag or their field */
     preempt_record_set_flag_(&r, "aborted");
     preempt_record_set_u64_(&r, "step", 84);
     preempt_record_set_flag_(&r, "restart");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_DECISION, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_DECISION, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "aborted 84 restart");
     r = (struct preempt_record){ 0 };
     preempt_record_set_flag_(&r, "none");
     preempt_record_set_u64_(&r, "workers", 3);
     preempt_record_set_text_(&r, "launch", "-");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_READY, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_READY, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "restore=none workers=3 launch=-");
     r = (struct preempt_record){ 0 }; /* the job's worker count bounds a worker */
     preempt_record_set_u64_(&r, "w", 9);
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_CLAIM, &r, 4, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_CLAIM, &r, 4, &why), -EBADMSG);
     ck_assert_str_eq(why, "a worker of the job");
     r = (struct preempt_record){ 0 }; /* an int */
     preempt_record_set_u64_(&r, "code", (uint64_t)-5);
     preempt_record_set_u64_(&r, "w", 1);
     preempt_record_set_text_(&r, "message", "disk full");
-    ck_assert_int_eq(preempt_record_format_(buf, sizeof(buf), PREEMPT_KEY_ERROR, &r, 4, &why), 0);
+    ck_assert_int_eq(preempt_record_format_(&v, PREEMPT_KEY_ERROR, &r, 4, &why), 0);
     ck_assert_str_eq(buf, "-5 1 disk full");
 }
 END_TEST
@@ -3009,33 +3025,34 @@ static bool answered(void *arg)
 START_TEST(test_restore_plan)
 {
     static const uint64_t a[] = { 300, 200, 100 }, b[] = { 200, 100 }, c[] = { 300 };
-    char m0[512], m1[512], m2[512], m3[512];
-    const char *offers[4] = { m0, m1, m2, m3 };
+    struct preempt_value m[4];
+    const char *offers[4] = { preempt_value_str_(&m[0]), preempt_value_str_(&m[1]), preempt_value_str_(&m[2]),
+                              preempt_value_str_(&m[3]) };
     unsigned idx[4] = { 0, 1, 2, 3 };
     struct preempt_coord_plan p;
 
-    preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, false, a, 3);
-    preempt_coord_member_(m1, sizeof(m1), 2, "h", "L", 3, false, a, 3);
-    preempt_coord_member_(m2, sizeof(m2), 3, "h", "L", 3, false, a, 3);
+    preempt_coord_member_(&m[0], 1, "h", "L", 3, false, a, 3);
+    preempt_coord_member_(&m[1], 2, "h", "L", 3, false, a, 3);
+    preempt_coord_member_(&m[2], 3, "h", "L", 3, false, a, 3);
     preempt_coord_plan_(offers, idx, 3, &p); /* all alike */
     ck_assert(p.have && p.step == 300 && !p.at_risk && !p.over);
-    preempt_coord_member_(m2, sizeof(m2), 3, "h", "L", 3, false, b, 2); /* worker 2 lost step 300 */
+    preempt_coord_member_(&m[2], 3, "h", "L", 3, false, b, 2); /* worker 2 lost step 300 */
     preempt_coord_plan_(offers, idx, 3, &p);
     ck_assert(p.have && p.step == 200 && p.at_risk && p.newest == 300 && p.n_lacking == 1);
     ck_assert(p.lacking[0] == 2);
-    preempt_coord_member_(m1, sizeof(m1), 2, "h", "L", 3, false, NULL, 0); /* worker 1's volume is empty */
+    preempt_coord_member_(&m[1], 2, "h", "L", 3, false, NULL, 0); /* worker 1's volume is empty */
     preempt_coord_plan_(offers, idx, 3, &p);
     ck_assert(!p.have && p.at_risk && p.newest == 300 && p.n_lacking == 2);
     ck_assert(p.lacking[0] == 1 && p.lacking[1] == 2);
-    preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, true, c, 1); /* one worker asks to start over */
+    preempt_coord_member_(&m[0], 1, "h", "L", 3, true, c, 1); /* one worker asks to start over */
     preempt_coord_plan_(offers, idx, 3, &p);
     ck_assert(!p.have && p.at_risk && p.over);
-    preempt_coord_member_(m0, sizeof(m0), 1, "h", "L", 3, false, NULL, 0);
-    preempt_coord_member_(m2, sizeof(m2), 1, "h", "L", 3, false, NULL, 0);
+    preempt_coord_member_(&m[0], 1, "h", "L", 3, false, NULL, 0);
+    preempt_coord_member_(&m[2], 1, "h", "L", 3, false, NULL, 0);
     preempt_coord_plan_(offers, idx, 3, &p); /* a first start: nothing anywhere */
     ck_assert(!p.have && !p.held && !p.at_risk);
     for (unsigned i = 0; i < 4; i++) /* worker indexes name the lacking, not positions */
-        preempt_coord_member_((char *)offers[i], 512, 1, "h", "L", 4, false, i == 1 ? b : a, i == 1 ? 2 : 3);
+        preempt_coord_member_(&m[i], 1, "h", "L", 4, false, i == 1 ? b : a, i == 1 ? 2 : 3);
     idx[1] = 7;
     preempt_coord_plan_(offers, idx, 4, &p);
     ck_assert(p.n_lacking == 1 && p.lacking[0] == 7);
@@ -3054,7 +3071,7 @@ START_TEST(test_step_does_not_time_out_a_request)
 
     fake_gateway(100, &g);
     e = gateway_client(&g, base, 1500);
-    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", "y", 0), 5000, on_answer, &a), 0);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", TV("y"), 0), 5000, on_answer, &a), 0);
     /* the boundary: the loop runs until the gateway has the request (well
      * within the request's 1.5 s bound: 300 ms ran out first once, under
      * valgrind on a busy machine, and the request was sent again); its
@@ -3094,15 +3111,15 @@ START_TEST(test_no_write_outside_the_schema)
     struct preempt_etcd *e;
     struct answer a = { 0 };
     struct gateway g;
-    struct preempt_etcd_op bad[] = { { PREEMPT_ETCD_OP_PUT, "/preempt/j/1/e0/r0/agreed", "12", 0 },
-                                     { PREEMPT_ETCD_OP_PUT, "/preempt/j/1/w/e0/r0/shard/12/0", "5 stop=", 0 } };
+    struct preempt_etcd_op bad[] = { { PREEMPT_ETCD_OP_PUT, "/preempt/j/1/e0/r0/agreed", TV("12"), 0 },
+                                     { PREEMPT_ETCD_OP_PUT, "/preempt/j/1/w/e0/r0/shard/12/0", TV("5 stop="), 0 } };
 
     fake_gateway(0, &g);
     e = gateway_client(&g, base, 300);
-    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("/preempt/j/1/e0/notice/1", "zzz not-a-deadline", 0), 5000,
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("/preempt/j/1/e0/notice/1", TV("zzz not-a-deadline"), 0), 5000,
                                       on_answer, &a),
                      -EBADMSG);
-    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_CREATE("/preempt/j/1/decision/e0/r0", "committed 12 stop=9 last"),
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_CREATE("/preempt/j/1/decision/e0/r0", TV("committed 12 stop=9 last")),
                                       5000, on_answer, &a),
                      -EBADMSG);
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_TXN(NULL, 0, bad, 1, bad + 1, 1), 5000, on_answer, &a), -EBADMSG);
@@ -3110,11 +3127,11 @@ START_TEST(test_no_write_outside_the_schema)
      * everything under "" would delete everything */
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_DELETE_UNDER(""), 5000, on_answer, &a), -ENAMETOOLONG);
     ck_assert_uint_eq(preempt_etcd_pending_(e), 0);
-    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("elsewhere", "anything at all", 0), 5000, on_answer, &a), 0);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("elsewhere", TV("anything at all"), 0), 5000, on_answer, &a), 0);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
     ck_assert_int_eq(a.status, 0);
     a = (struct answer){ 0 };
-    bad[1].value = "5 last stop=13";
+    bad[1].value = TV("5 last stop=13");
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_TXN(NULL, 0, bad, 1, bad + 1, 1), 5000, on_answer, &a), 0);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
     ck_assert_int_eq(gateway_count(&g, 'r'), 2); /* the two that went */
@@ -3160,7 +3177,7 @@ START_TEST(test_watch_keeps_its_own_connection)
 
     fake_gateway(0, &g);
     e = gateway_client(&g, base, 0);
-    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", "y", 0), 5000, on_answer, &a), 0);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", TV("y"), 0), 5000, on_answer, &a), 0);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
     ck_assert_int_eq(gateway_count(&g, 'c'), 1);
     ck_assert_int_eq(preempt_etcd_watch_(e, "/job/", NULL, 6, &ops, &up, &w), 0);
@@ -3168,7 +3185,7 @@ START_TEST(test_watch_keeps_its_own_connection)
     ck_assert(up);
     ck_assert_int_eq(gateway_count(&g, 'w'), 1);
     ck_assert_int_eq(gateway_count(&g, 'c'), 2); /* the watch's own */
-    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", "z", 0), 5000, on_answer, &b), 0);
+    ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", TV("z"), 0), 5000, on_answer, &b), 0);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &b), 0);
     ck_assert_int_eq(b.status, 0);
     ck_assert_int_eq(gateway_count(&g, 'r'), 2);
