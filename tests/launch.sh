@@ -20,6 +20,8 @@ trap 'kill_ours KILL $LPID; rm -rf "$TMP"' EXIT
 #   segv      worker 1 crashes (SIGSEGV) once both are ready
 #   peerdies  the first time, worker 0 kills worker 1 (SIGKILL) and exits 4 at
 #             once, as a collective fails when a peer dies; 0 the next time
+#   closed    the first time, closes its output (the launcher's pipe) at once
+#             and exits 42 when its FIFO gets a line; 0 the next time
 # A worker waits by reading from a FIFO of its own (fifo.I, opened for
 # reading and writing, so that neither the open nor the read ends unless
 # written to): a signal it traps ends the read, and its peer can wake it
@@ -37,8 +39,16 @@ once | code75)
     [ "$mode" = code75 ] && exit 75 ;;
 deaf) trap '' TERM ;;
 fail) trap 'exit 3' TERM ;;
+closed)
+    if [ -e "$d/again.$i" ]; then exit 0; fi
+    : >"$d/again.$i"
+    exec >&- ;;
 esac
 : >"$d/ready.$i"
+if [ "$mode" = closed ]; then
+    read -r _ <&3
+    exit 42
+fi
 if [ "$mode" = peerdies ]; then
     if [ -e "$d/again.$i" ]; then exit 0; fi
     : >"$d/again.$i"
@@ -129,6 +139,19 @@ eq "crashes every time: 2 regroups" "$(grep -c '"event":"regroup"' "$TMP/out")" 
 eq "crashes every time: 3 launches of each" "$(launches)" 6
 expect "crashes every time: the outcome says failed" \
     grep -q '"event":"outcome","from":"clean","input":"fail","to":"failed"' "$TMP/out"
+
+# ---- a worker's end wakes the launcher, whatever became of its pipe ---------------
+# Both workers close their output long before they end: the launcher reads
+# the end of their pipes first, and learns of their exits only from the
+# exits themselves (it waits for events, not for a period: nothing else
+# would wake it, and the launch would hang here).
+run closed
+echo go >"$TMP/fifo.0"
+echo go >"$TMP/fifo.1"
+ends
+eq "output closed before the end: restarted, the launch ends well" "$RC" 0
+eq "output closed before the end: each worker started twice" "$(launches)" 4
+expect "output closed before the end: the exit seen" grep -q '"event":"exited","worker":1,"code":42' "$TMP/out"
 
 # ---- exit 75 (preempted, nothing new saved) is a restart --------------------------
 run code75

@@ -143,11 +143,48 @@ static uint64_t t_ms(void)
     return (uint64_t)(ts.tv_sec - t0.tv_sec) * 1000u + (uint64_t)((ts.tv_nsec - t0.tv_nsec) / 1000000);
 }
 
+/* The loop's wake-up: a signal's handler writes a byte, and the poll that
+ * waits for the workers' output reads it, so that a worker's end (SIGCHLD)
+ * or a signal to pass on is acted on at once, never at the next timeout
+ * (a worker whose pipe closed before its process ended waited up to the
+ * old 100 ms poll period to be reaped and restarted). Close-on-exec and
+ * non-blocking. */
+static int wake_fd[2] = { -1, -1 };
+
+static void wake(void)
+{
+    int e = errno;
+    ssize_t r = wake_fd[1] >= 0 ? write(wake_fd[1], "", 1) : 0;
+
+    (void)r; /* full: a wake-up is pending anyway */
+    errno = e;
+}
+
 static void on_signal(int sig)
 {
     for (size_t i = 0; i < N_PASSED; i++)
         if (passed_on[i] == sig)
             pending[i] = 1;
+    wake();
+}
+
+static void on_child(int sig)
+{
+    (void)sig;
+    wake();
+}
+
+/* How long the loop may wait: until the next thing it must do by time (a
+ * kill after --kill-delay, a regroup's kill or restart), at most 100 ms
+ * while --hang-timeout watches the progress pages; -1: only for an event
+ * (output, a worker's end, a signal). */
+static int wait_ms(uint64_t now, uint64_t due, bool hang)
+{
+    uint64_t ms = due == UINT64_MAX ? UINT64_MAX : due > now ? due - now : 0;
+
+    if (hang && ms > 100)
+        ms = 100;
+    return ms == UINT64_MAX ? -1 : ms > 60000 ? 60000 : (int)ms;
 }
 
 /* A worker that ended asking to be restarted: the restart code, 75 (the
@@ -529,8 +566,14 @@ int main(int argc, char **argv)
         (void)snprintf(id, sizeof(id), "pl-%ld-%lld", (long)getpid(), (long long)time(NULL));
         (void)setenv("PREEMPT_LAUNCH_ID", id, 1);
     }
+    if (pipe2(wake_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+        fprintf(stderr, "preempt-launch: cannot make a pipe: %s\n", strerror(errno));
+        return 1;
+    }
     for (size_t k = 0; k < N_PASSED; k++)
         (void)sigaction(passed_on[k], &sa, NULL);
+    (void)sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = on_child, .sa_flags = SA_RESTART | SA_NOCLDSTOP },
+                    NULL);
     own_record = record_path();
     if (timeline_path && !(timeline = timeline_new(n))) {
         fprintf(stderr, "preempt-launch: out of memory\n");
@@ -556,8 +599,9 @@ int main(int argc, char **argv)
     }
     while (running > 0 || phase == REGROUPING) {
         char trouble[160] = ""; /* a worker crashed or hung: its group ends */
-        struct pollfd pfd[MAX_WORKERS];
+        struct pollfd pfd[MAX_WORKERS + 1];
         unsigned idx[MAX_WORKERS], np = 0;
+        uint64_t due = UINT64_MAX;
 
         for (size_t k = 0; k < N_PASSED; k++) {
             unsigned sent = 0;
@@ -606,8 +650,21 @@ int main(int argc, char **argv)
                 idx[np] = i;
                 pfd[np++] = (struct pollfd){ .fd = ws[i].fd, .events = POLLIN };
             }
-        if (poll(pfd, np, 100) < 0 && errno != EINTR)
+        pfd[np] = (struct pollfd){ .fd = wake_fd[0], .events = POLLIN };
+        if (phase == STOPPING && kill_delay && !killed)
+            due = stop_at;
+        if (phase == REGROUPING)
+            due = running > 0 ? regroup_kill_at : regroup_at;
+        if (poll(pfd, np + 1, wait_ms(t_ms(), due, hang_s && phase == RUNNING)) < 0 && errno != EINTR)
             break;
+        if (pfd[np].revents & POLLIN) { /* woken: what woke it is read below (pending, waitpid) */
+            char drain_buf[64];
+            ssize_t r;
+
+            do
+                r = read(wake_fd[0], drain_buf, sizeof(drain_buf));
+            while (r > 0);
+        }
         for (unsigned k = 0; k < np; k++) { /* output first: a worker's exit after its EOF */
             struct worker *w = &ws[idx[k]];
             ssize_t r;
