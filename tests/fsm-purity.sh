@@ -193,6 +193,18 @@ for src in lib/job/startup.c lib/job/startup-state.h; do
     fi
 done
 grep -q 'io->request' "$top_srcdir/lib/job/startup-shell.c" && ok || fail "startup-shell.c runs no request (the test cannot see)"
+# And it speaks the protocol, not etcd: it asks for records (struct
+# preempt_su_ask) and reads typed answers (struct preempt_su_answer); the
+# wire (startup-wire.c) alone builds a transaction or reads a reply by
+# position. Seen failing: startup.c before the wire, with its 14 requests
+# built inline and its replies read by index.
+if grep -nE 'preempt_etcd_(req|reply|op|cmp)\b|PREEMPT_RQ_|PREEMPT_ETCD_(OP|RQ)_|preempt_etcd_reply_(kv|count)_' \
+    "$top_srcdir/lib/job/startup.c" >"$TMP/etcd-use"; then
+    fail "lib/job/startup.c builds etcd requests or reads replies: $(head -n 3 "$TMP/etcd-use" | tr '\n' ' ')"
+else
+    ok
+fi
+grep -q 'PREEMPT_ETCD_RQ_TXN' "$top_srcdir/lib/job/startup-wire.c" && ok || fail "startup-wire.c builds no txn (the test cannot see)"
 
 member coord-mem
 for f in coord_init coord_fini coord_hold coord_held_replay; do

@@ -27,7 +27,7 @@
 /* An output the core made, kept until its step returns. */
 struct made {
     struct preempt_startup_out o;
-    struct preempt_etcd_req *req; /* o.req's copy */
+    struct preempt_etcd_req *req; /* o.ask's request (the wire's), copied */
     char *key;                    /* o.key's copy */
 };
 
@@ -75,11 +75,18 @@ static void feed(struct su_shell *sh, struct preempt_startup_in in)
 
 /* ---- the port's callbacks: each makes its typed input, nothing more ---------------------------- */
 
+/* An answer: its reply read as the typed records it holds (the wire's);
+ * one without what was asked is a failure. */
 static void answered(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     const struct su_token *t = arg;
+    struct preempt_su_answer a;
+    const char *why;
 
-    feed(t->sh, (struct preempt_startup_in){ .kind = t->kind, .status = status, .reply = r, .msg = msg });
+    if (status == 0 && (status = preempt_su_answer_(t->kind, r, &a, &why)) < 0)
+        msg = why;
+    feed(t->sh, (struct preempt_startup_in){ .kind = t->kind, .status = status, .answer = status == 0 ? &a : NULL,
+                                             .msg = msg });
 }
 
 static void watched(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
@@ -106,16 +113,17 @@ static void ticked(void *arg)
 
 /* ---- the outputs ------------------------------------------------------------------------------ */
 
-static void run(struct su_shell *sh, const struct preempt_startup_out *o)
+static void run(struct su_shell *sh, const struct made *m)
 {
     static const struct preempt_etcd_watch_ops ops = { .on_event = watched, .on_reset = reread, .on_link = linked };
+    const struct preempt_startup_out *o = &m->o;
     int r;
 
     switch (o->kind) {
     case PREEMPT_STARTUP_OUT_REQUEST: {
         struct su_token *t = o->answer < PREEMPT_STARTUP_IN__COUNT ? &sh->tok[o->answer] : NULL;
 
-        r = sh->io->request(sh->io_arg, o->req, o->ms, t ? answered : NULL, t);
+        r = sh->io->request(sh->io_arg, m->req, o->ms, t ? answered : NULL, t);
         if (r < 0 && t) /* refused at once: its answer is its failure */
             feed(sh, (struct preempt_startup_in){ .kind = t->kind, .status = r, .unsent = true,
                                                   .msg = preempt_coord_refused_(r) });
@@ -145,6 +153,7 @@ static void collect(void *arg, const struct preempt_startup_out *o)
 {
     struct su_shell *sh = arg;
     struct made *m;
+    struct preempt_su_wire w;
 
     if (sh->n_made == sh->cap_made) {
         size_t cap = sh->cap_made ? 2 * sh->cap_made : 8;
@@ -159,7 +168,8 @@ static void collect(void *arg, const struct preempt_startup_out *o)
     }
     m = &sh->made[sh->n_made];
     *m = (struct made){ .o = *o };
-    if (o->req && !(m->o.req = m->req = preempt_etcd_req_copy_(o->req))) {
+    m->o.ask = NULL; /* the step's: its request is kept instead */
+    if (o->ask && (preempt_su_request_(sh->j.jobp, o->ask, &w) < 0 || !(m->req = preempt_etcd_req_copy_(&w.req)))) {
         sh->lost = true;
         return;
     }
@@ -186,7 +196,7 @@ static void drain(struct su_shell *sh, size_t base)
 
         sh->made[i] = (struct made){ 0 };
         if (!sh->released)
-            run(sh, &m.o);
+            run(sh, &m);
         made_free(&m);
     }
     sh->n_made = base;

@@ -24,6 +24,67 @@ enum preempt_startup_in_kind {
     PREEMPT_STARTUP_NO_ANSWER = PREEMPT_STARTUP_IN__COUNT /* a request whose answer nobody reads */
 };
 
+/* ---- what start-up asks, and what it is told, in the protocol's words ----
+ *
+ * The core asks for records to be written and read (struct preempt_su_ask)
+ * and takes what came back as typed records (struct preempt_su_answer); it
+ * builds no etcd request and reads no reply by position. The wire
+ * (lib/job/startup-wire.c, pure) turns an ask into its etcd request (a
+ * transaction where the protocol needs one) and a reply into its answer,
+ * for the shell. */
+enum preempt_su_ask_kind {
+    PREEMPT_SU_GRANT,      /* a membership lease of ttl_s */
+    PREEMPT_SU_COUNTER,    /* read the incarnation counter */
+    PREEMPT_SU_OPEN,       /* open inc: the counter from counter (NULL: absent) to value, and nothing under P/inc/ */
+    PREEMPT_SU_RESOLVE,    /* a pending checkpoint's decision at key: value, if absent; else read it */
+    PREEMPT_SU_JOIN,       /* join inc: joined/<w> and alive/<w> (value, the latter under lease) if the counter
+                              is counter and w never joined inc (rejoin: alive/<w> is free); then read the
+                              barrier's record, count the members, read the shape; else read the counter,
+                              alive/<w>, the barrier's record and the restore's */
+    PREEMPT_SU_SHAPE,      /* inc's shape: value, if absent; else read it */
+    PREEMPT_SU_RECOUNT,    /* read the barrier's record, count the members, read the shape */
+    PREEMPT_SU_HOLDER,     /* the time lease has to live */
+    PREEMPT_SU_MEMBERS,    /* read inc's member records */
+    PREEMPT_SU_START_OVER, /* read the operator's start-over request */
+    PREEMPT_SU_READY,      /* inc's barrier record: value, if absent (consume: the start-over request goes in the
+                              same write); else read it */
+    PREEMPT_SU_REPORT,     /* this worker's restore report (value), and count the reports */
+    PREEMPT_SU_RESTORED,   /* inc's restore record: value, if absent; else read it */
+    PREEMPT_SU_AWAITED,    /* read the awaited record (awaited) */
+    PREEMPT_SU_KEEP,       /* keep lease alive */
+    PREEMPT_SU_REVOKE,     /* give lease back */
+};
+
+struct preempt_su_ask {
+    enum preempt_su_ask_kind kind;
+    uint64_t inc;
+    unsigned worker;                      /* JOIN, REPORT: this worker */
+    bool rejoin, consume;                 /* JOIN; READY */
+    int64_t lease;                        /* JOIN, HOLDER, KEEP, REVOKE */
+    unsigned ttl_s;                       /* GRANT */
+    enum preempt_key_id awaited;          /* AWAITED */
+    const char *key;                      /* RESOLVE */
+    const struct preempt_value *value;    /* the record written */
+    const struct preempt_value *counter;  /* OPEN, JOIN: the counter's value compared */
+};
+
+/* An answer, as typed records: a record absent is one whose value is NULL
+ * (never a NULL pointer). */
+struct preempt_su_answer {
+    bool done;                                  /* a write if absent, or a join: it was applied */
+    const struct preempt_etcd_kv *found;        /* a write if absent that was not: the record there (it may
+                                                   have gone since); a read of one key: it */
+    const struct preempt_etcd_kv *ready, *shape; /* a join applied, a recount */
+    int64_t count;                              /* a join applied, a recount: the members; a report: the
+                                                   reports */
+    const struct preempt_etcd_kv *counter, *mine, *restored; /* a join not applied (and ready): what stood in its way */
+    int64_t rev;                                /* a join: the store's revision when it answered */
+    const struct preempt_etcd_kv *kvs;          /* a read: every record it found */
+    size_t n;
+    int64_t lease;                              /* a grant */
+    int64_t ttl, granted_ttl;                   /* a lease's time to live */
+};
+
 /* One input: its kind and what it carries. */
 struct preempt_startup_in {
     enum preempt_startup_in_kind kind;
@@ -31,7 +92,7 @@ struct preempt_startup_in {
     /* an answer */
     int status;
     bool unsent; /* the port refused the request at once: status says why */
-    const struct preempt_etcd_reply *reply;
+    const struct preempt_su_answer *answer; /* status 0 */
     const char *msg;
     /* the awaited record's watch: an event; every record again; up or down */
     enum preempt_etcd_ev ev;
@@ -48,11 +109,11 @@ enum preempt_startup_out_kind {
     PREEMPT_STARTUP_OUT__COUNT
 };
 
-/* One output. Its request and key live during the step only (the shell
+/* One output. Its ask and key live during the step only (the shell
  * copies what it keeps). */
 struct preempt_startup_out {
     enum preempt_startup_out_kind kind;
-    const struct preempt_etcd_req *req;   /* request */
+    const struct preempt_su_ask *ask;     /* request */
     uint64_t ms;                          /* request: its bound; timer: after ms */
     enum preempt_startup_in_kind answer;  /* request: the input its answer is */
     const char *key;                      /* watch */
@@ -118,5 +179,23 @@ int preempt_startup_init_(struct join *j);
 /* The step: one input, run to completion; its outputs go to j->sink as
  * they are made. After the release output, j is not used again. */
 void preempt_startup_input_(struct join *j, const struct preempt_startup_in *in);
+
+/* ---- the wire (lib/job/startup-wire.c): pure ---- */
+
+/* An ask's etcd request, built in w (its keys, values and operations are
+ * w's): 0, or -ENAMETOOLONG / -EINVAL (no request). */
+struct preempt_su_wire {
+    struct preempt_etcd_req req;
+    struct preempt_etcd_cmp cmp[2];
+    struct preempt_etcd_op ok[5], fail[4];
+    char keys[8][PREEMPT_KEY_MAX];
+};
+int preempt_su_request_(const char *jobp, const struct preempt_su_ask *a, struct preempt_su_wire *w);
+
+/* The answer in reply r to the request whose answer is input k: 0, or
+ * -EPROTO when r lacks what was asked (*why says so). Its records point
+ * into r. */
+int preempt_su_answer_(enum preempt_startup_in_kind k, const struct preempt_etcd_reply *r,
+                       struct preempt_su_answer *a, const char **why);
 
 #endif

@@ -91,23 +91,18 @@ static uint64_t join_left(const struct join *j)
     return j->deadline > j->now ? j->deadline - j->now : 1;
 }
 
-/* Asks req, bounded by the time left; its answer is the input answer. */
-static void join_call(struct join *j, const struct preempt_etcd_req *req, enum preempt_startup_in_kind answer)
+/* Asks a of the store, bounded by the time left; its answer is the input
+ * answer. */
+static void join_call(struct join *j, struct preempt_su_ask a, enum preempt_startup_in_kind answer)
 {
     if (FINISHED(j)) /* an answer that came after the end: nothing more is asked */
         return;
-    out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST, .req = req, .ms = join_left(j),
+    out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST, .ask = &a, .ms = join_left(j),
                                          .answer = answer });
 }
 
-/* What read number i of r found; an empty record (value NULL) when none. */
-static const struct preempt_etcd_kv *read_kv(const struct preempt_etcd_reply *r, size_t i)
-{
-    static const struct preempt_etcd_kv none;
-    const struct preempt_etcd_kv *kv = preempt_etcd_reply_kv_(r, i);
-
-    return kv ? kv : &none;
-}
+/* An ask about the incarnation being joined. */
+#define ASK(j, k, ...) ((struct preempt_su_ask){ .kind = PREEMPT_SU_##k, .inc = (j)->inc, __VA_ARGS__ })
 
 static void join_read_inc(struct join *j);
 
@@ -123,13 +118,13 @@ static bool join_failed(struct join *j, int status, const char *msg, const char 
  * start-up ended on it; else the record that was there, or an empty one
  * (value NULL) when this worker's was created (*created) or the one there
  * went before it could be read. */
-static const struct preempt_etcd_kv *join_created(struct join *j, int status, const struct preempt_etcd_reply *r,
-                                                  const char *msg, const char *what, bool *created)
+static const struct preempt_etcd_kv *join_created(struct join *j, const struct preempt_startup_in *in,
+                                                  const char *what, bool *created)
 {
-    if (join_failed(j, status, msg, what))
+    if (join_failed(j, in->status, in->msg, what))
         return NULL;
-    *created = r->succeeded;
-    return read_kv(r, r->succeeded ? SIZE_MAX : 0);
+    *created = in->answer->done;
+    return in->answer->found;
 }
 
 static void su_in_opened(struct join *j, const struct preempt_startup_in *in)
@@ -143,18 +138,6 @@ static void join_open(struct join *j, uint64_t inc);
 
 static void write_ready(struct join *j, bool consume);
 static void su_in_start_over(struct join *j, const struct preempt_startup_in *in);
-
-/* A key of the schema (keys-internal.h) in the incarnation being joined
- * (one that does not fit is no key, refused by the port: see CKEY in
- * coord-state.h). */
-#define JKEY(j, buf, id, ...)                                                                                        \
-    (preempt_key_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id,                                                     \
-                  &(struct preempt_key){ .inc = (j)->inc, __VA_ARGS__ }),                                            \
-     buf)
-#define JRANGE(j, buf, id, upto)                                                                                     \
-    (preempt_key_range_(buf, sizeof(buf), (j)->jobp, PREEMPT_KEY_##id, upto,                                         \
-                        &(struct preempt_key){ .inc = (j)->inc }),                                                   \
-     buf)
 
 /* A record (the barrier's, the shape's) whose worker count is not this
  * worker's: start-up ends with that error. Returns true then. */
@@ -294,22 +277,20 @@ static void su_in_await_reset(struct join *j, const struct preempt_startup_in *i
  * the record instead, one read at a time: a broken stream slows the
  * barrier, it never hides it. A failed read is only retried. r: a read's
  * reply (input read). */
-static void await_in(struct join *j, enum preempt_watch_input in, const struct preempt_etcd_reply *r)
+static void await_in(struct join *j, enum preempt_watch_input in, const struct preempt_su_answer *r)
 {
     unsigned st = j->await, a;
     bool listed;
-    char key[PREEMPT_KEY_MAX];
 
     a = preempt_decl_step_traced_(&preempt_await_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
     j->await = (enum preempt_watch_state)st;
-    if (a == PREEMPT_WATCH_DO_READ) {
-        (void)preempt_key_(key, sizeof(key), j->jobp, j->awaited, &(struct preempt_key){ .inc = j->inc });
+    if (a == PREEMPT_WATCH_DO_READ)
         /* (asked also after the finish, as the watch's own reads are) refused: its answer is read-failed */
-        out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST, .req = PREEMPT_RQ_GET(key),
-                                             .ms = join_left(j), .answer = PREEMPT_STARTUP_IN_AWAIT_READ });
-    } else if (a == PREEMPT_WATCH_DO_APPLY && r && r->n_res > 0) {
-        await_reset(j, r->res[0].kvs, r->res[0].n);
-    }
+        out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST,
+                                             .ask = &ASK(j, AWAITED, .awaited = j->awaited), .ms = join_left(j),
+                                             .answer = PREEMPT_STARTUP_IN_AWAIT_READ });
+    else if (a == PREEMPT_WATCH_DO_APPLY && r)
+        await_reset(j, r->kvs, r->n);
 }
 
 static void su_in_await_link(struct join *j, const struct preempt_startup_in *in)
@@ -319,7 +300,7 @@ static void su_in_await_link(struct join *j, const struct preempt_startup_in *in
 
 static void su_in_await_read(struct join *j, const struct preempt_startup_in *in)
 {
-    await_in(j, preempt_watch_of_read_(in->status), in->reply);
+    await_in(j, preempt_watch_of_read_(in->status), in->status == 0 ? in->answer : NULL);
 }
 
 /* The keep-alive tick: while the awaited record's watch is not up, a read
@@ -353,7 +334,7 @@ static void su_in_written(struct join *j, const struct preempt_startup_in *in)
     const struct preempt_etcd_kv *kv;
     bool created;
 
-    if (!(kv = join_created(j, in->status, in->reply, in->msg, "writing the barrier's record", &created)))
+    if (!(kv = join_created(j, in, "writing the barrier's record", &created)))
         return;
     if (kv->value)
         apply(j, kv); /* another worker's record landed first: it decides */
@@ -369,12 +350,12 @@ static void su_in_members(struct join *j, const struct preempt_startup_in *in)
     const char **offers;
     unsigned *idx;
     size_t n, k = 0;
-    char key[PREEMPT_MAX_JOB + 48], mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1];
+    char mine[PREEMPT_MAX_LAUNCH + 1], f[PREEMPT_MAX_LAUNCH + 1];
 
     if (join_failed(j, in->status, in->msg, "reading the members"))
         return;
-    kvs = in->reply->res[0].kvs;
-    n = in->reply->res[0].n;
+    kvs = in->answer->kvs;
+    n = in->answer->n;
     offers = calloc(n ? n : 1, sizeof(*offers));
     idx = calloc(n ? n : 1, sizeof(*idx));
     if (!offers || !idx) {
@@ -410,7 +391,7 @@ static void su_in_members(struct join *j, const struct preempt_startup_in *in)
     free(offers);
     free(idx);
     if (j->plan.at_risk && !j->plan.over) /* the operator may have asked for it in etcd */
-        join_call(j, PREEMPT_RQ_GET(JKEY(j, key, START_OVER)), PREEMPT_STARTUP_IN_START_OVER);
+        join_call(j, ASK(j, START_OVER), PREEMPT_STARTUP_IN_START_OVER);
     else
         write_ready(j, false);
 }
@@ -422,7 +403,7 @@ static void su_in_start_over(struct join *j, const struct preempt_startup_in *in
 
     if (join_failed(j, in->status, in->msg, "reading a start-over request"))
         return;
-    j->plan.over = in->reply->res[0].n > 0;
+    j->plan.over = in->answer->n > 0;
     write_ready(j, j->plan.over);
 }
 
@@ -431,12 +412,9 @@ static void su_in_start_over(struct join *j, const struct preempt_startup_in *in
 static void write_ready(struct join *j, bool consume)
 {
     const struct preempt_coord_plan *plan = &j->plan;
-    char key[PREEMPT_KEY_MAX], req[PREEMPT_KEY_MAX], mine[PREEMPT_MAX_LAUNCH + 1];
+    char mine[PREEMPT_MAX_LAUNCH + 1];
     struct preempt_value val;
     struct preempt_record r = { 0 };
-    struct preempt_etcd_cmp cmp = { .key = key };
-    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 0 }, { PREEMPT_ETCD_OP_DELETE, req, NULL, 0 } },
-                           get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
 
     (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
     if (plan->have)
@@ -455,9 +433,7 @@ static void write_ready(struct join *j, bool consume)
     }
     if (!join_value(j, &val, PREEMPT_KEY_READY, &r))
         return;
-    (void)JKEY(j, key, READY);
-    (void)JKEY(j, req, START_OVER);
-    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ok, consume ? 2 : 1, &get, 1), PREEMPT_STARTUP_IN_WRITTEN);
+    join_call(j, ASK(j, READY, .value = &val, .consume = consume), PREEMPT_STARTUP_IN_WRITTEN);
 }
 
 /* This worker is a member of incarnation inc: the barrier's record, when
@@ -465,8 +441,6 @@ static void write_ready(struct join *j, bool consume)
  * completes the barrier, and every other one waits for its record. */
 static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
 {
-    char pre[PREEMPT_KEY_MAX];
-
     if (ready->value) {
         apply_ready(j, ready);
         return;
@@ -475,7 +449,7 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
         wait_ready(j);
         return;
     }
-    join_call(j, PREEMPT_RQ_UNDER(JRANGE(j, pre, ALIVE, 'w')), PREEMPT_STARTUP_IN_MEMBERS);
+    join_call(j, ASK(j, MEMBERS), PREEMPT_STARTUP_IN_MEMBERS);
 }
 
 static void recount(struct join *j);
@@ -498,7 +472,6 @@ static void su_in_shaped(struct join *j, const struct preempt_startup_in *in);
  * at once, before it counts for the barrier. Returns true to go on. */
 static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
-    char key[PREEMPT_KEY_MAX];
     struct preempt_value val;
     struct preempt_record r = { 0 };
 
@@ -507,7 +480,7 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
         preempt_record_set_u64_(&r, "workers", j->cfg->workers);
         if (!join_value(j, &val, PREEMPT_KEY_SHAPE, &r))
             return false;
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, SHAPE), &val), PREEMPT_STARTUP_IN_SHAPED);
+        join_call(j, ASK(j, SHAPE, .value = &val), PREEMPT_STARTUP_IN_SHAPED);
         return false;
     case PREEMPT_SHAPE_DO_CHECK:
         return !workers_differ(j, PREEMPT_KEY_SHAPE, shape->value, "has", NULL);
@@ -519,17 +492,13 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
     return true;
 }
 
-/* What a member learns in the txn that joined it (or counted again): the
- * barrier's record, the live members' count and the shape, at ops number
- * i_ready, i_count and i_shape of the reply. */
-static void joined_reply(struct join *j, const struct preempt_etcd_reply *r, size_t i_ready, size_t i_count,
-                         size_t i_shape)
+/* What a member learns when it joined (or counted again): the barrier's
+ * record, the live members' count and the shape. */
+static void joined_reply(struct join *j, const struct preempt_su_answer *a)
 {
-    j->present = preempt_etcd_reply_count_(r, i_count);
-    if (r->n_res <= i_ready || r->n_res <= i_count || r->n_res <= i_shape)
-        join_finish(j, -EPROTO, "joining job %s: a txn reply without the reads it was asked for", j->cfg->job);
-    else if (check_shape(j, read_kv(r, i_shape)))
-        joined_in(j, read_kv(r, i_ready));
+    j->present = a->count;
+    if (check_shape(j, a->shape))
+        joined_in(j, a->ready);
 }
 
 static void su_in_shaped(struct join *j, const struct preempt_startup_in *in)
@@ -537,7 +506,7 @@ static void su_in_shaped(struct join *j, const struct preempt_startup_in *in)
     const struct preempt_etcd_kv *kv;
     bool created;
 
-    if (!(kv = join_created(j, in->status, in->reply, in->msg, "writing the incarnation's worker count", &created)))
+    if (!(kv = join_created(j, in, "writing the incarnation's worker count", &created)))
         return;
     if (created || check_shape(j, kv))
         recount(j); /* the count may have grown meanwhile */
@@ -547,18 +516,13 @@ static void su_in_recounted(struct join *j, const struct preempt_startup_in *in)
 {
 
     if (!join_failed(j, in->status, in->msg, "counting the members"))
-        joined_reply(j, in->reply, 0, 1, 2);
+        joined_reply(j, in->answer);
 }
 
 /* Reads the barrier's record and counts the members (one txn, no compare). */
 static void recount(struct join *j)
 {
-    char ready[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_GET, JKEY(j, ready, READY), NULL, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, JRANGE(j, alive, ALIVE, 'w'), NULL, 0 },
-                                     { PREEMPT_ETCD_OP_GET, JKEY(j, shape, SHAPE), NULL, 0 } };
-
-    join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0), PREEMPT_STARTUP_IN_RECOUNTED);
+    join_call(j, ASK(j, RECOUNT), PREEMPT_STARTUP_IN_RECOUNTED);
 }
 
 /* The holder's lease, as etcd tells it: a live lease (TTL > 0) that has
@@ -569,8 +533,8 @@ static void recount(struct join *j)
  * for a duplicate. */
 static void su_in_holder_ttl(struct join *j, const struct preempt_startup_in *in)
 {
-    int64_t ttl = in->status == 0 ? in->reply->ttl : 0;
-    int64_t granted = in->status == 0 ? in->reply->granted_ttl : 0;
+    int64_t ttl = in->status == 0 ? in->answer->ttl : 0;
+    int64_t granted = in->status == 0 ? in->answer->granted_ttl : 0;
     uint64_t now = j->now, ms;
     char w[200];
 
@@ -614,7 +578,7 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
         j->holder_until = 0;
     }
     (void)snprintf(j->holder_value, sizeof(j->holder_value), "%s", kv->value);
-    join_call(j, PREEMPT_RQ_LEASE(TIMETOLIVE, kv->lease), PREEMPT_STARTUP_IN_HOLDER_TTL);
+    join_call(j, ASK(j, HOLDER, .lease = kv->lease), PREEMPT_STARTUP_IN_HOLDER_TTL);
 }
 
 /* Whether incarnation N, whose barrier's record is ready, is in its
@@ -641,26 +605,25 @@ static bool restoring(struct join *j, const char *ready, const struct preempt_et
  * members' count and the shape after the two puts; when not, the
  * counter, this worker's alive/<w>, the ready record and the restore's
  * record). */
-static enum preempt_attempt_input attempt_in(struct join *j, const struct preempt_etcd_reply *r)
+static enum preempt_attempt_input attempt_in(struct join *j, const struct preempt_su_answer *r)
 {
-    struct preempt_attempt_answer a = { .applied = r->succeeded };
+    struct preempt_attempt_answer a = { .applied = r->done };
 
     if (!a.applied) {
-        const struct preempt_etcd_kv *inc = read_kv(r, 0), *mine = read_kv(r, 1), *ready = read_kv(r, 2);
         uint64_t now_inc;
 
-        a.counter_is_inc = preempt_view_inc_(inc->value, &now_inc) == 0 && now_inc == j->inc;
-        a.mine = mine->value != NULL;
-        a.mine_ours = a.mine && mine->lease == j->lease;
-        a.ready = ready->value != NULL;
-        a.restoring = a.ready && restoring(j, ready->value, read_kv(r, 3));
+        a.counter_is_inc = preempt_view_inc_(r->counter->value, &now_inc) == 0 && now_inc == j->inc;
+        a.mine = r->mine->value != NULL;
+        a.mine_ours = a.mine && r->mine->lease == j->lease;
+        a.ready = r->ready->value != NULL;
+        a.restoring = a.ready && restoring(j, r->ready->value, r->restored);
     }
     return preempt_attempt_judge_(&a);
 }
 
 static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
 {
-    const struct preempt_etcd_reply *r = in->reply;
+    const struct preempt_su_answer *r = in->answer;
     enum preempt_attempt_input said;
     bool listed;
     unsigned st, a;
@@ -674,10 +637,10 @@ static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
     switch ((enum preempt_attempt_action)a) {
     case PREEMPT_ATTEMPT_DO_COUNT:
         j->alive_rev = r->rev;
-        joined_reply(j, r, 2, 3, 4); /* the ops after the two puts */
+        joined_reply(j, r);
         break;
     case PREEMPT_ATTEMPT_DO_RECOUNT:
-        j->alive_rev = read_kv(r, 1)->create_rev; /* our own earlier attempt, applied though its reply was lost */
+        j->alive_rev = r->mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
         (void)shape_in(j, PREEMPT_SHAPE_IN_REJOINED); /* whether its shape write was applied is unknown */
         recount(j);
         break;
@@ -685,7 +648,7 @@ static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
         join_read_inc(j);
         break;
     case PREEMPT_ATTEMPT_DO_WAIT_HOLDER:
-        held_by(j, read_kv(r, 1));
+        held_by(j, r->mine);
         break;
     case PREEMPT_ATTEMPT_DO_REJOIN: /* where its index is free: N never started, or (taking over) still starts */
         join_try(j, true);
@@ -708,17 +671,13 @@ static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
  * incarnation starts from nothing. */
 static void join_open(struct join *j, uint64_t inc)
 {
-    char key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX];
     struct preempt_value cur, next;
-    struct preempt_etcd_cmp cmp = { .key = key, .value = inc > 1 ? &cur : NULL };
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, &next, 0 },
-                                     { PREEMPT_ETCD_OP_DELETE_PREFIX, pre, NULL, 0 } };
 
-    (void)JKEY(j, key, INCARNATION);
-    (void)preempt_key_range_(pre, sizeof(pre), j->jobp, PREEMPT_KEY_INC, 0, &(struct preempt_key){ .inc = inc });
     if ((inc > 1 && !counter_value(j, &cur, inc - 1)) || !counter_value(j, &next, inc))
         return; /* (the first incarnation's counter is created: nothing to compare) */
-    join_call(j, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, NULL, 0), PREEMPT_STARTUP_IN_OPENED);
+    join_call(j, ((struct preempt_su_ask){ .kind = PREEMPT_SU_OPEN, .inc = inc, .value = &next,
+                                           .counter = inc > 1 ? &cur : NULL }),
+              PREEMPT_STARTUP_IN_OPENED);
 }
 
 /* Joins incarnation inc: writes joined/<w> (this worker lived in inc) and
@@ -728,34 +687,13 @@ static void join_open(struct join *j, uint64_t inc)
  * but inc never started and nobody holds w). */
 static void join_try(struct join *j, bool rejoin)
 {
-    char counter[PREEMPT_KEY_MAX], joined[PREEMPT_KEY_MAX], alive[PREEMPT_KEY_MAX];
     struct preempt_value cur;
-    char ready[PREEMPT_KEY_MAX], members[PREEMPT_KEY_MAX], shape[PREEMPT_KEY_MAX], restored[PREEMPT_KEY_MAX];
-    unsigned w = j->cfg->worker;
 
-    (void)JKEY(j, counter, INCARNATION);
     if (!counter_value(j, &cur, j->inc))
         return;
-    (void)JKEY(j, joined, JOINED, .worker = w);
-    (void)JKEY(j, alive, ALIVE, .worker = w);
-    (void)JKEY(j, ready, READY);
-    (void)JRANGE(j, members, ALIVE, 'w');
-    (void)JKEY(j, shape, SHAPE);
-    (void)JKEY(j, restored, RESTORED);
-    {
-        struct preempt_etcd_cmp cmp[] = { { .key = counter, .value = &cur }, { .key = rejoin ? alive : joined } };
-        struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, joined, &j->member, 0 },
-                                        { PREEMPT_ETCD_OP_PUT, alive, &j->member, j->lease },
-                                        { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
-                                        { PREEMPT_ETCD_OP_COUNT_PREFIX, members, NULL, 0 },
-                                        { PREEMPT_ETCD_OP_GET, shape, NULL, 0 } };
-        struct preempt_etcd_op fail[] = { { PREEMPT_ETCD_OP_GET, counter, NULL, 0 },
-                                          { PREEMPT_ETCD_OP_GET, alive, NULL, 0 },
-                                          { PREEMPT_ETCD_OP_GET, ready, NULL, 0 },
-                                          { PREEMPT_ETCD_OP_GET, restored, NULL, 0 } };
-
-        join_call(j, PREEMPT_RQ_TXN(cmp, 2, ok, 5, fail, 4), PREEMPT_STARTUP_IN_JOINED);
-    }
+    join_call(j, ASK(j, JOIN, .worker = j->cfg->worker, .rejoin = rejoin, .lease = j->lease, .value = &j->member,
+                     .counter = &cur),
+              PREEMPT_STARTUP_IN_JOINED);
 }
 
 /* This worker's member record: who it is and its offer (the decided steps
@@ -820,7 +758,7 @@ static void su_in_resolved(struct join *j, const struct preempt_startup_in *in)
     uint64_t step, save_ms;
     bool created, last;
 
-    if (!(kv = join_created(j, in->status, in->reply, in->msg, "reading a pending checkpoint's decision", &created)))
+    if (!(kv = join_created(j, in, "reading a pending checkpoint's decision", &created)))
         return;
     p->decision = preempt_committed_parse_(kv->value, &step, &last, &save_ms) && step == p->step ? 1 : -1;
     j->i_pend++;
@@ -848,7 +786,7 @@ static void join_resolve(struct join *j)
         preempt_record_set_flag_(&r, "restart");
         if (!join_value(j, &val, PREEMPT_KEY_DECISION, &r))
             return;
-        join_call(j, PREEMPT_RQ_CREATE(p->key, &val), PREEMPT_STARTUP_IN_RESOLVED);
+        join_call(j, ASK(j, RESOLVE, .key = p->key, .value = &val), PREEMPT_STARTUP_IN_RESOLVED);
         return;
     }
     offer_in(j, PREEMPT_OFFER_IN_RESOLVED);
@@ -856,33 +794,30 @@ static void join_resolve(struct join *j)
 
 static void su_in_inc(struct join *j, const struct preempt_startup_in *in)
 {
-    const struct preempt_etcd_kv *kvs;
+    const struct preempt_etcd_kv *counter;
 
     if (join_failed(j, in->status, in->msg, "reading the incarnation"))
         return;
-    kvs = in->reply->res[0].kvs;
-    if (in->reply->res[0].n == 0) /* no counter: no record of any pending checkpoint can be trusted */
+    counter = in->answer->found;
+    if (!counter->value) /* no counter: no record of any pending checkpoint can be trusted */
         offer_in(j, PREEMPT_OFFER_IN_NO_COUNTER);
-    else if (preempt_view_inc_(kvs[0].value, &j->inc) < 0)
+    else if (preempt_view_inc_(counter->value, &j->inc) < 0)
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
-                    kvs[0].value);
+                    counter->value);
     else
         offer_in(j, PREEMPT_OFFER_IN_COUNTER);
 }
 
 static void join_read_inc(struct join *j)
 {
-    char key[PREEMPT_KEY_MAX];
-
-    join_call(j, PREEMPT_RQ_GET(JKEY(j, key, INCARNATION)), PREEMPT_STARTUP_IN_INC);
+    join_call(j, ASK(j, COUNTER), PREEMPT_STARTUP_IN_INC);
 }
 
 static void su_in_granted(struct join *j, const struct preempt_startup_in *in)
 {
-
     if (join_failed(j, in->status, in->msg, "granting the membership lease"))
         return;
-    j->lease = in->reply->id; /* never 0: a grant without one does not decode */
+    j->lease = in->answer->lease; /* never 0: a grant without one does not decode */
     join_read_inc(j);
 }
 
@@ -910,7 +845,7 @@ static void join_keep(struct join *j)
 {
     if (j->lease) /* nobody reads its answer: the next one, or the lease's end, tells */
         out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST,
-                                             .req = PREEMPT_RQ_LEASE(KEEPALIVE, j->lease), .ms = keep_period_ms(j),
+                                             .ask = &ASK(j, KEEP, .lease = j->lease), .ms = keep_period_ms(j),
                                              .answer = PREEMPT_STARTUP_NO_ANSWER });
     read_ready(j);
 }
@@ -946,7 +881,7 @@ static bool join_end(struct join *j, enum preempt_pend_input in)
         break;
     case PREEMPT_PEND_DO_REVOKE: /* refused at once: its answer says unsent */
         out(j, (struct preempt_startup_out){ .kind = PREEMPT_STARTUP_OUT_REQUEST,
-                                             .req = PREEMPT_RQ_LEASE(REVOKE, j->lease), .ms = 1000,
+                                             .ask = &ASK(j, REVOKE, .lease = j->lease), .ms = 1000,
                                              .answer = PREEMPT_STARTUP_IN_REVOKED });
         break;
     case PREEMPT_PEND_DO_RELEASE:
@@ -1008,7 +943,7 @@ static void su_in_begin(struct join *j, const struct preempt_startup_in *in)
     if (j->begin == PREEMPT_STARTUP_RESTORED)
         report_restored(j);
     else
-        join_call(j, PREEMPT_RQ_GRANT(j->cfg->lease_ttl_s), PREEMPT_STARTUP_IN_GRANTED);
+        join_call(j, ASK(j, GRANT, .ttl_s = j->cfg->lease_ttl_s), PREEMPT_STARTUP_IN_GRANTED);
 }
 
 int preempt_startup_init_(struct join *j)
@@ -1064,26 +999,24 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 
 static void su_in_counted(struct join *j, const struct preempt_startup_in *in)
 {
-    char key[PREEMPT_KEY_MAX];
     struct preempt_value ok;
     struct preempt_record r = { 0 };
 
     if (join_failed(j, in->status, in->msg, "reporting the restore"))
         return;
-    if (preempt_etcd_reply_count_(in->reply, 1) < (int64_t)j->cfg->workers) {
+    if (in->answer->count < (int64_t)j->cfg->workers) {
         wait_ready(j);
         return;
     }
     preempt_record_set_flag_(&r, "ok");
     if (join_value(j, &ok, PREEMPT_KEY_RESTORED, &r))
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), &ok), PREEMPT_STARTUP_IN_WRITTEN);
+        join_call(j, ASK(j, RESTORED, .value = &ok), PREEMPT_STARTUP_IN_WRITTEN);
 }
 
 /* Reports this worker's restore: "ok" under w/restored/ and counted (the
  * W-th writes N/restored "ok"), or N/restored "failed .." at once. */
 static void report_restored(struct join *j)
 {
-    char key[PREEMPT_KEY_MAX], mine[PREEMPT_KEY_MAX], all[PREEMPT_KEY_MAX];
     struct preempt_value val;
 
     if (j->restore_mine != PREEMPT_RESTORE_OK) {
@@ -1095,19 +1028,11 @@ static void report_restored(struct join *j)
         preempt_record_set_text_(&r, "why", j->restore_why ? j->restore_why : ""); /* the codec writes it printable */
         if (!join_value(j, &val, PREEMPT_KEY_RESTORED, &r))
             return;
-        join_call(j, PREEMPT_RQ_CREATE(JKEY(j, key, RESTORED), &val), PREEMPT_STARTUP_IN_WRITTEN);
+        join_call(j, ASK(j, RESTORED, .value = &val), PREEMPT_STARTUP_IN_WRITTEN);
         return;
     }
-    (void)JKEY(j, mine, W_RESTORED, .worker = j->cfg->worker);
-    (void)JRANGE(j, all, W_RESTORED, 'w');
-    if (!join_value(j, &val, PREEMPT_KEY_W_RESTORED, &(struct preempt_record){ 0 })) /* "ok" */
-        return;
-    {
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, mine, &val, 0 },
-                                         { PREEMPT_ETCD_OP_COUNT_PREFIX, all, NULL, 0 } };
-
-        join_call(j, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), PREEMPT_STARTUP_IN_COUNTED);
-    }
+    if (join_value(j, &val, PREEMPT_KEY_W_RESTORED, &(struct preempt_record){ 0 })) /* "ok" */
+        join_call(j, ASK(j, REPORT, .worker = j->cfg->worker, .value = &val), PREEMPT_STARTUP_IN_COUNTED);
 }
 
 /* ---- the step ------------------------------------------------------------------------------ */

@@ -1883,7 +1883,7 @@ static void sl_log(void *arg, int level, const char *line)
  * step reaches the port itself (no output) or reads another clock. */
 struct su_rec {
     struct preempt_startup_out o[16];
-    enum preempt_etcd_rq rq[16];
+    enum preempt_su_ask_kind rq[16];
     int64_t lease[16];
     size_t n;
 };
@@ -1894,9 +1894,9 @@ static void su_sink(void *arg, const struct preempt_startup_out *o)
 
     ck_assert_uint_lt(r->n, 16);
     r->o[r->n] = *o;
-    r->rq[r->n] = o->req ? o->req->kind : (enum preempt_etcd_rq)-1;
-    r->lease[r->n] = o->req ? o->req->lease : 0;
-    r->o[r->n].req = NULL, r->o[r->n].key = NULL; /* the step's: live during it only */
+    r->rq[r->n] = o->ask ? o->ask->kind : (enum preempt_su_ask_kind)-1;
+    r->lease[r->n] = o->ask ? o->ask->lease : 0;
+    r->o[r->n].ask = NULL, r->o[r->n].key = NULL; /* the step's: live during it only */
     r->n++;
 }
 
@@ -1905,6 +1905,81 @@ static void su_feed(struct join *j, struct su_rec *r, struct preempt_startup_in 
     r->n = 0;
     preempt_startup_input_(j, &in);
 }
+
+/* Start-up's wire: each ask as the transaction the protocol needs, and
+ * each reply read back as the records it holds, at their places. A join
+ * is one transaction (the counter and the worker's slot compared; the two
+ * puts and three reads, or the four reads that say what stood in the
+ * way); a reply without the reads asked for is refused. */
+START_TEST(test_startup_wire)
+{
+    struct preempt_value member = { .text_ = "pid=1 host=h launch=L workers=2 steps=" }, cur = { .text_ = "3" };
+    struct preempt_su_wire w;
+    struct preempt_su_answer a;
+    const char *why;
+    struct preempt_etcd_kv ready = { .key = JOBP "3/ready", .value = "restore=none workers=2 launch=L" },
+                           shape = { .key = JOBP "3/shape", .value = "workers=2" },
+                           mine = { .key = JOBP "3/w/alive/1", .value = "x", .lease = 9, .create_rev = 40 };
+    struct preempt_etcd_res applied[] = { { 0 }, { 0 }, { &ready, 1, 1 }, { NULL, 0, 2 }, { &shape, 1, 1 } },
+                            refused[] = { { 0 }, { &mine, 1, 1 }, { 0 }, { 0 } };
+    struct preempt_etcd_reply r = { .rev = 41, .succeeded = true, .res = applied, .n_res = 5 };
+
+    ck_assert_int_eq(preempt_su_request_(JOBP, &(struct preempt_su_ask){ .kind = PREEMPT_SU_JOIN, .inc = 3, .worker = 1,
+                                                                          .lease = 9, .value = &member,
+                                                                          .counter = &cur },
+                                         &w),
+                     0);
+    ck_assert_int_eq(w.req.kind, PREEMPT_ETCD_RQ_TXN);
+    ck_assert_uint_eq(w.req.n_cmp, 2);
+    ck_assert_str_eq(w.req.cmp[0].key, JOBP "incarnation");
+    ck_assert_ptr_eq(w.req.cmp[0].value, &cur);
+    ck_assert_str_eq(w.req.cmp[1].key, JOBP "3/w/joined/1"); /* never joined: absent */
+    ck_assert_ptr_null(w.req.cmp[1].value);
+    ck_assert_uint_eq(w.req.n_ok, 5);
+    ck_assert_int_eq(w.req.ok[1].kind, PREEMPT_ETCD_OP_PUT);
+    ck_assert_str_eq(w.req.ok[1].key, JOBP "3/w/alive/1");
+    ck_assert_int_eq(w.req.ok[1].lease, 9);
+    ck_assert_int_eq(w.req.ok[3].kind, PREEMPT_ETCD_OP_COUNT_PREFIX);
+    ck_assert_uint_eq(w.req.n_fail, 4);
+    ck_assert_str_eq(w.req.fail[3].key, JOBP "3/restored");
+    /* a rejoin compares the worker's slot instead */
+    ck_assert_int_eq(preempt_su_request_(JOBP, &(struct preempt_su_ask){ .kind = PREEMPT_SU_JOIN, .inc = 3, .worker = 1,
+                                                                          .rejoin = true, .value = &member,
+                                                                          .counter = &cur },
+                                         &w),
+                     0);
+    ck_assert_str_eq(w.req.cmp[1].key, JOBP "3/w/alive/1");
+    /* applied: the barrier's record, the members' count and the shape */
+    ck_assert_int_eq(preempt_su_answer_(PREEMPT_STARTUP_IN_JOINED, &r, &a, &why), 0);
+    ck_assert(a.done);
+    ck_assert_str_eq(a.ready->value, ready.value);
+    ck_assert_int_eq(a.count, 2);
+    ck_assert_str_eq(a.shape->value, shape.value);
+    ck_assert_int_eq(a.rev, 41);
+    /* not applied: what stood in its way, absent records with no value */
+    r = (struct preempt_etcd_reply){ .rev = 41, .res = refused, .n_res = 4 };
+    ck_assert_int_eq(preempt_su_answer_(PREEMPT_STARTUP_IN_JOINED, &r, &a, &why), 0);
+    ck_assert(!a.done);
+    ck_assert_ptr_null(a.counter->value);
+    ck_assert_int_eq(a.mine->lease, 9);
+    ck_assert_int_eq(a.mine->create_rev, 40);
+    ck_assert_ptr_null(a.ready->value);
+    ck_assert_ptr_null(a.restored->value);
+    /* applied, but without its reads: refused, saying so */
+    r = (struct preempt_etcd_reply){ .succeeded = true, .res = applied, .n_res = 2 };
+    ck_assert_int_eq(preempt_su_answer_(PREEMPT_STARTUP_IN_JOINED, &r, &a, &why), -EPROTO);
+    ck_assert_ptr_nonnull(strstr(why, "without the reads"));
+    /* the barrier's record: write if absent, the start-over request with it when consumed */
+    ck_assert_int_eq(preempt_su_request_(JOBP, &(struct preempt_su_ask){ .kind = PREEMPT_SU_READY, .inc = 3,
+                                                                          .consume = true, .value = &cur },
+                                         &w),
+                     0);
+    ck_assert_uint_eq(w.req.n_ok, 2);
+    ck_assert_int_eq(w.req.ok[1].kind, PREEMPT_ETCD_OP_DELETE);
+    ck_assert_str_eq(w.req.ok[1].key, JOBP "start-over");
+    ck_assert_str_eq(w.req.fail[0].key, JOBP "3/ready");
+}
+END_TEST
 
 START_TEST(test_startup_step)
 {
@@ -1915,8 +1990,9 @@ START_TEST(test_startup_step)
     char msg[256] = "";
     struct join j = { .cfg = &cfg, .sink = su_sink, .sink_arg = &rec, .begin = PREEMPT_STARTUP_JOIN,
                       .bound_ms = 5000, .msg = msg, .msg_size = sizeof(msg), .out = &joined };
-    struct preempt_etcd_res none = { 0 };
-    struct preempt_etcd_reply granted = { .id = 77 }, empty = { .res = &none, .n_res = 1 };
+    static const struct preempt_etcd_kv none;
+    const struct preempt_su_answer granted = { .lease = 77, .found = &none },
+                                   empty = { .found = &none, .kvs = &none, .n = 0 };
 
     ck_assert_int_eq(preempt_startup_init_(&j), 0);
     /* begin at 1000: the timer at the keep-alive (2 s), then the grant */
@@ -1925,20 +2001,20 @@ START_TEST(test_startup_step)
     ck_assert_int_eq(rec.o[0].kind, PREEMPT_STARTUP_OUT_TIMER);
     ck_assert_uint_eq(rec.o[0].ms, 2000);
     ck_assert_int_eq(rec.o[1].kind, PREEMPT_STARTUP_OUT_REQUEST);
-    ck_assert_int_eq(rec.rq[1], PREEMPT_ETCD_RQ_GRANT);
+    ck_assert_int_eq(rec.rq[1], PREEMPT_SU_GRANT);
     ck_assert_int_eq(rec.o[1].answer, PREEMPT_STARTUP_IN_GRANTED);
     ck_assert_uint_eq(rec.o[1].ms, 5000); /* bounded by the time left */
     /* granted at 1500: the counter is read, bounded by what is left */
     su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_GRANTED, .now_ms = 1500,
-                                                   .reply = &granted });
+                                                   .answer = &granted });
     ck_assert_uint_eq(rec.n, 1);
-    ck_assert_int_eq(rec.rq[0], PREEMPT_ETCD_RQ_RANGE);
+    ck_assert_int_eq(rec.rq[0], PREEMPT_SU_COUNTER);
     ck_assert_int_eq(rec.o[0].answer, PREEMPT_STARTUP_IN_INC);
     ck_assert_uint_eq(rec.o[0].ms, 4500);
     /* no counter: the first incarnation is opened (one transaction) */
-    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_INC, .now_ms = 1600, .reply = &empty });
+    su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_INC, .now_ms = 1600, .answer = &empty });
     ck_assert_uint_eq(rec.n, 1);
-    ck_assert_int_eq(rec.rq[0], PREEMPT_ETCD_RQ_TXN);
+    ck_assert_int_eq(rec.rq[0], PREEMPT_SU_OPEN);
     ck_assert_int_eq(rec.o[0].answer, PREEMPT_STARTUP_IN_OPENED);
     /* the port refused it at once: start-up ends with the port's reason,
      * its end armed at once (from the loop) */
@@ -1950,12 +2026,12 @@ START_TEST(test_startup_step)
     ck_assert_str_eq(msg, preempt_coord_refused_(-EBADMSG));
     /* a late answer asks nothing more */
     su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_GRANTED, .now_ms = 1601,
-                                                   .reply = &granted });
+                                                   .answer = &granted });
     ck_assert_uint_eq(rec.n, 0);
     /* the end: it failed, so the lease goes back first (1 s bound) ... */
     su_feed(&j, &rec, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_TICK, .now_ms = 1601 });
     ck_assert_uint_eq(rec.n, 1);
-    ck_assert_int_eq(rec.rq[0], PREEMPT_ETCD_RQ_REVOKE);
+    ck_assert_int_eq(rec.rq[0], PREEMPT_SU_REVOKE);
     ck_assert_int_eq(rec.lease[0], 77);
     ck_assert_uint_eq(rec.o[0].ms, 1000);
     ck_assert_int_eq(rec.o[0].answer, PREEMPT_STARTUP_IN_REVOKED);
@@ -3251,6 +3327,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_join_attempt);
     tcase_add_test(t, test_start_driver);
     tcase_add_test(t, test_startup_step);
+    tcase_add_test(t, test_startup_wire);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_workers);
