@@ -167,9 +167,16 @@ eq "grace: same digest after the restart" "$(same "$tag" 3 done state_digest)" "
 # the driver could not reach the raised step before the deadline less the
 # margin: the round was aborted and both exited with the first save only.
 # pace_run TAG W: the two workers at 10 and 12 ms a step, 3 s of grace,
-# SIGTERM to worker W (it drives); both exit 42 with the step W's
-# request-final proposed, after the first, and both final saves end before
-# the deadline.
+# SIGTERM to worker W (it drives). What holds at any speed: both exit 42
+# with one step; a final round that committed did so at the step the
+# driver proposed or a raise of it, after the first save, and both final
+# saves ended before the deadline; one that was aborted leaves the first
+# save. Which of these happened is the schedule, printed: the drift
+# allowance that makes the proposed step the usual one is
+# check_fsm's test_final_round_allows_for_drift, and the planning for the
+# slowest worker its neighbours'; beside two busy loops (stress run 2 at
+# 11da716) the faster worker outran the allowance once, raised the step
+# (101 to 120) and the round committed there.
 pace_run() {
     tag=$1
     JOB_ARGS_0="--step-ms 10" JOB_ARGS_1="--step-ms 12"
@@ -183,18 +190,26 @@ pace_run() {
     final=$(same "$tag" 2 exit saved_step)
     first=$(first_field "$TMP/$tag.$2.out" saved step)
     asked=$(sed -n 's/.*fx=request-final:\([0-9]*\).*/\1/p' "$TMP/$tag.$2.trace" | head -n 1)
-    expect "$tag: the final save is the one the driver proposed ($first, then $final; proposed ${asked:-none})" \
-        test "${final:-0}" = "${asked:-none}" -a "${final:-0}" -gt "${first:-0}"
-    for i in 0 1; do
-        left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
-        expect "$tag: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
-    done
+    expect "$tag: both exit with one step, not older than the first save ($first, then $final)" \
+        test "${final#differs}" = "$final" -a "${final:-0}" -ge "${first:-1}"
+    if [ "${final:-0}" -gt "${first:-0}" ]; then
+        expect "$tag: the final round committed at the driver's proposal or a raise of it ($final; proposed ${asked:-none})" \
+            test "${final:-0}" -ge "${asked:-0}" -a -n "$asked"
+        for i in 0 1; do
+            left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
+            expect "$tag: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+        done
+        [ "$final" = "$asked" ] && echo "$tag: the final round committed at the driver's proposal ($asked)"
+        [ "$final" != "$asked" ] && echo "$tag: the final step was raised ($asked to $final) and committed"
+    else
+        echo "$tag: the final round was aborted; both exited with the first save ($first)"
+    fi
 }
 pace_run grace-drift 1
 # (a raise in the first round, where the faster worker may be ahead by
 # more than the lead already, is not the case's: the final round's only)
 raised=$(sed -n '/ev=final-requested/,$p' "$TMP/$tag.0.trace" | grep -c 'fx=propose-step')
-expect "grace-drift: the faster worker did not raise the final round's step ($raised)" test "$raised" -eq 0
+echo "grace-drift: the faster worker raised the final round's step $raised time(s)"
 [ "$failures" -eq 0 ] || show_logs "$tag" 2
 
 # ---- grace period, the faster worker drives: planned for the slowest -------
