@@ -101,7 +101,9 @@ done
 unset ETCDCTL_CACERT ETCDCTL_CERT ETCDCTL_KEY ETCD_EXTRA
 ETCD_SCHEME=http
 etcd_start auth || finish
-EC="etcdctl --endpoints=$ETCD_URL --dial-timeout=2s --command-timeout=5s"
+# (etcd checks each password with bcrypt: seconds on a loaded machine, so
+# each command is bounded by 30 s, and the set-up's result is checked)
+EC="etcdctl --endpoints=$ETCD_URL --dial-timeout=5s --command-timeout=30s"
 $EC user add root:rootpw >/dev/null && $EC user grant-role root root >/dev/null &&
     $EC user add worker:s3cret-pw >/dev/null && $EC auth enable >/dev/null
 expect "auth: enabled" test $? -eq 0
@@ -112,6 +114,7 @@ expect "auth: the wrong password is not in the log" sh -c "! grep -q wrong-pw $T
 $EC --user root:rootpw role add preempt-rw >/dev/null &&
     $EC --user root:rootpw role grant-permission preempt-rw readwrite /preempt/ --prefix >/dev/null &&
     $EC --user root:rootpw user grant-role worker preempt-rw >/dev/null
+expect "auth: the worker's role granted (read and write under /preempt/)" test $? -eq 0
 PREEMPT_ETCD_PASSWORD=s3cret-pw expect_rc 42 "$TRAINER" --etcd "$ETCD_URL" --etcd-user worker --job creds \
     --ckpt-dir "$TMP/creds" --steps 100000 --step-ms 1 --raise-at 20 --trace "$TMP/creds.trace" --verbose
 expect "auth: the trace was written" test -s "$TMP/creds.trace"
