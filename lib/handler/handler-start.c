@@ -312,11 +312,13 @@ static int restore_cb(struct preempt_handler *h, const struct preempt_ckpt_info 
 }
 
 /* A restore callback refused the checkpoint at step (why): it goes aside
- * and the next older one is tried. */
-static void refuse(struct preempt_handler *h, uint64_t step, const char *why)
+ * and the next older one is tried. first: the first this start-up set
+ * aside (the newest refused). Who counts them is the mode's one counter:
+ * local mode's loop below, the job's start-up driver in a job. */
+static void set_aside(struct preempt_handler *h, uint64_t step, const char *why, bool first)
 {
     (void)preempt_ckpt_set_aside_(h->store, step, why);
-    if (!h->fallbacks++)
+    if (first)
         h->refused_step = step;
 }
 
@@ -416,7 +418,8 @@ static void set_aside_job_step(void *arg, uint64_t step)
     char why[400];
 
     (void)snprintf(why, sizeof(why), "a restore callback failed on it (step %.200s)", h->start->verdict);
-    refuse(h, step, why);
+    h->fallbacks = h->start->s.fallbacks; /* the driver's count (it counted this one before asking) */
+    set_aside(h, step, why, h->fallbacks == 1);
 }
 
 /* Start-up in the job ended (lib/job/start-internal.h). */
@@ -458,7 +461,7 @@ static void restore_local(struct preempt_handler *h)
         hd_log_msg(h, PREEMPT_LOG_ERROR, "restore callback failed at step %llu: %s; setting it aside",
                    (unsigned long long)info->step, strerror(-r));
         (void)snprintf(why, sizeof(why), "the restore callback failed on it: %s", strerror(-r));
-        refuse(h, info->step, why);
+        set_aside(h, info->step, why, h->fallbacks++ == 0);
     }
     restore_end(h, r);
 }
