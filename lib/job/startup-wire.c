@@ -138,10 +138,12 @@ int preempt_su_request_(const char *jobp, const struct preempt_su_ask *a, struct
     return -EINVAL;
 }
 
+/* An absent record: no value. */
+static const struct preempt_etcd_kv none;
+
 /* What read number i of r found; an empty record (value NULL) when none. */
 static const struct preempt_etcd_kv *read_kv(const struct preempt_etcd_reply *r, size_t i)
 {
-    static const struct preempt_etcd_kv none;
     const struct preempt_etcd_kv *kv = preempt_etcd_reply_kv_(r, i);
 
     return kv ? kv : &none;
@@ -150,8 +152,6 @@ static const struct preempt_etcd_kv *read_kv(const struct preempt_etcd_reply *r,
 int preempt_su_answer_(enum preempt_startup_in_kind k, const struct preempt_etcd_reply *r,
                        struct preempt_su_answer *a, const char **why)
 {
-    static const struct preempt_etcd_kv none;
-
     *a = (struct preempt_su_answer){ .found = &none, .ready = &none, .shape = &none, .counter = &none,
                                      .mine = &none, .restored = &none, .kvs = &none, .rev = r->rev };
     *why = "a txn reply without the reads it was asked for";
