@@ -736,6 +736,10 @@ int preempt_etcd_watch_(struct preempt_etcd *e, const char *prefix, const char *
 
     if (!e || !prefix || !ops || !ops->on_event || !ret || start_rev < 0)
         return -EINVAL;
+    if (preempt_etcd_span_ok_(prefix, end) < 0) { /* a key that did not fit: never a wider watch */
+        elog(e, 3, "etcd: not watching a span with a key that did not fit (a bug)");
+        return -ENAMETOOLONG;
+    }
     w = calloc(1, sizeof(*w));
     if (!w)
         return -ENOMEM;

@@ -171,6 +171,9 @@ typedef void (*preempt_etcd_reply_cb)(int status, const struct preempt_etcd_repl
  * would read or delete more than asked). 0, or -ENAMETOOLONG. Every port
  * checks it before it sends (the etcd client, the simulation's). */
 int preempt_etcd_req_keys_ok_(const struct preempt_etcd_req *req);
+/* The same for a span a read or a watch names: key, and end unless NULL.
+ * Every port's watch checks it too (a cut prefix would watch more). */
+int preempt_etcd_span_ok_(const char *key, const char *end);
 
 /* A request's deep copy (lib/port/port.c), for whoever runs or answers it
  * later (the coordinator's shell, after the step; the simulation); NULL:

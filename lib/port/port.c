@@ -122,6 +122,11 @@ static bool named(const char *key)
     return key && key[0];
 }
 
+int preempt_etcd_span_ok_(const char *key, const char *end)
+{
+    return named(key) && (!end || end[0]) ? 0 : -ENAMETOOLONG;
+}
+
 int preempt_etcd_req_keys_ok_(const struct preempt_etcd_req *req)
 {
     switch (req->kind) {
@@ -129,9 +134,7 @@ int preempt_etcd_req_keys_ok_(const struct preempt_etcd_req *req)
     case PREEMPT_ETCD_RQ_RANGE:
     case PREEMPT_ETCD_RQ_DELETE:
     case PREEMPT_ETCD_RQ_CREATE:
-        if (!named(req->key) || (req->end && !req->end[0]))
-            return -ENAMETOOLONG;
-        return 0;
+        return preempt_etcd_span_ok_(req->key, req->end);
     case PREEMPT_ETCD_RQ_TXN:
         for (size_t i = 0; i < req->n_cmp; i++)
             if (!named(req->cmp[i].key))

@@ -499,7 +499,10 @@ static void watch_reset(struct worker *w, uint64_t at_us)
 static int io_watch(void *io, const char *key, const char *end, const struct preempt_etcd_watch_ops *ops, void *arg)
 {
     struct worker *w = io;
+    int r = preempt_etcd_span_ok_(key, end); /* as the real client: never a wider watch */
 
+    if (r < 0)
+        return r;
     (void)snprintf(w->wkey, sizeof(w->wkey), "%s", key);
     (void)snprintf(w->wend, sizeof(w->wend), "%s", end ? end : "");
     w->wops = *ops;

@@ -3181,6 +3181,8 @@ END_TEST
  * (the issue's garbage notice, as a drifted writer would make it), nor
  * names a key that did not fit: refused at once, nothing sent; a key
  * outside a job, and a valid value, go. */
+static void ignore_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
+
 START_TEST(test_no_write_outside_the_schema)
 {
     struct event_base *base = event_base_new();
@@ -3203,6 +3205,14 @@ START_TEST(test_no_write_outside_the_schema)
      * everything under "" would delete everything */
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_DELETE_UNDER(""), 5000, on_answer, &a), -ENAMETOOLONG);
     ck_assert_uint_eq(preempt_etcd_pending_(e), 0);
+    {
+        static const struct preempt_etcd_watch_ops wops = { .on_event = ignore_event };
+        struct preempt_etcd_watch *wn = NULL;
+
+        ck_assert_int_eq(preempt_etcd_watch_(e, "", NULL, 0, &wops, NULL, &wn), -ENAMETOOLONG);
+        ck_assert_int_eq(preempt_etcd_watch_(e, "/preempt/j/", "", 0, &wops, NULL, &wn), -ENAMETOOLONG);
+        ck_assert_ptr_null(wn);
+    }
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("elsewhere", TV("anything at all"), 0), 5000, on_answer, &a), 0);
     ck_assert_int_eq(preempt_etcd_run_until_(e, 3000, answered, &a), 0);
     ck_assert_int_eq(a.status, 0);
