@@ -205,6 +205,35 @@ else
     ok
 fi
 grep -q 'PREEMPT_ETCD_RQ_TXN' "$top_srcdir/lib/job/startup-wire.c" && ok || fail "startup-wire.c builds no txn (the test cannot see)"
+# The running step speaks the protocol too: it asks (struct preempt_co_ask:
+# write this record, create it where its slot is free, read this range,
+# keep this lease) and reads typed answers (struct preempt_co_answer); the
+# wire (coord-wire.c) alone builds its transactions and reads its replies
+# by position, run by the shell and the replay. Seen failing: coord.c,
+# coord-rounds.c and coord-effects.c before their wire (20 requests built
+# inline, 8 replies read by index; their objects called
+# preempt_etcd_reply_kv_ and preempt_etcd_reply_count_).
+for part in coord coord-rounds coord-effects; do
+    src="$top_srcdir/lib/job/$part.c"
+    if grep -nE 'preempt_etcd_(req|reply|res|op|cmp)\b|PREEMPT_RQ_|PREEMPT_ETCD_(OP|RQ)_|preempt_etcd_reply_(kv|count)_|->reply\b' \
+        "$src" >"$TMP/etcd-use"; then
+        fail "lib/job/$part.c builds etcd requests or reads replies: $(head -n 3 "$TMP/etcd-use" | tr '\n' ' ')"
+    else
+        ok
+    fi
+    member "$part"
+    if [ -n "$obj" ] && $NM -u "$TMP/pure/$obj" | grep -E ' preempt_(etcd_reply_(kv|count)_|co_(request|answer)_)$' >"$TMP/wire-use"; then
+        fail "$obj reads replies or runs the wire itself: $(tr '\n' ' ' <"$TMP/wire-use")"
+    else
+        ok
+    fi
+done
+member coord-wire
+[ -n "$obj" ] && $NM --defined-only "$TMP/pure/$obj" | grep -q ' T preempt_co_request_$' && ok || fail "no coord-wire object defining preempt_co_request_ (the test cannot see)"
+grep -q 'PREEMPT_ETCD_RQ_TXN' "$top_srcdir/lib/job/coord-wire.c" && ok || fail "coord-wire.c builds no txn (the test cannot see)"
+for f in coord-shell coord-replay; do
+    grep -q 'preempt_co_answer_(' "$top_srcdir/lib/job/$f.c" && ok || fail "$f.c does not read answers through the wire"
+done
 
 member coord-mem
 for f in coord_init coord_fini coord_hold coord_held_replay; do

@@ -61,7 +61,8 @@ enum preempt_pub_action coord_pub(struct preempt_coord *c, enum preempt_link_id 
         struct preempt_value val;
 
         notice_record(c, key, &val);
-        coord_write_call(c, PREEMPT_RQ_PUT(key, &val, 0), PREEMPT_COORD_IN_NOTICE_PUT);
+        coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_PUT, .rec = { key, &val, 0 } },
+                         PREEMPT_COORD_IN_NOTICE_PUT);
     }
     return a;
 }
@@ -91,10 +92,9 @@ void coord_in_live(struct preempt_coord *c, const struct preempt_coord_in *in)
 void coord_in_claimed(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     int status = in->status;
-    const struct preempt_etcd_reply *r = in->reply;
     struct preempt_event ev = { .kind = PREEMPT_EV_CLAIM_WON };
-    const struct preempt_etcd_kv *kv = status == 0 && !r->succeeded ? preempt_etcd_reply_kv_(r, 0) : NULL;
-    struct preempt_claim_answer a = { .status = status, .succeeded = status == 0 && r->succeeded, .read = kv != NULL,
+    const struct preempt_etcd_kv *kv = status == 0 ? in->answer->found : NULL;
+    struct preempt_claim_answer a = { .status = status, .succeeded = status == 0 && in->answer->done, .read = kv != NULL,
                                       .held = kv ? kv->value : NULL, .left = LEFT(c) };
     struct preempt_claim_says says = preempt_claim_answer_(&a, c->me); /* what it says: one pure reading */
     char key[PREEMPT_KEY_MAX];
@@ -162,30 +162,25 @@ static void claim_send(struct preempt_coord *c)
     char key[PREEMPT_KEY_MAX], nkey[PREEMPT_KEY_MAX], akey[PREEMPT_KEY_MAX];
     struct preempt_value me, nval, aval;
     struct preempt_record claim = { 0 };
-    struct preempt_etcd_cmp cmp[2];
-    struct preempt_etcd_op ok[3] = { { PREEMPT_ETCD_OP_PUT, key, &me, c->lease } };
-    struct preempt_etcd_op fail[2] = { { PREEMPT_ETCD_OP_GET, key, NULL, 0 } };
+    struct preempt_co_ask ask = { .kind = PREEMPT_CO_CLAIM, .lease = c->lease };
     bool carry = c->my_notice_wall &&
                  coord_pub(c, PREEMPT_LINK_CLAIM_SEND, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
-    bool coord_propose = c->prop_step && !c->view.r[0].have_agreed;
-    size_t n_ok = 1, n_fail = 1;
 
     CKEY(c, key, CLAIM);
-    CKEY(c, akey, AGREED, .round = 0);
-    cmp[0] = coord_slot(c, key);
-    cmp[1] = coord_slot(c, akey);
+    ask.rec = (struct preempt_co_rec){ key, &me, coord_slot(c, key) };
     preempt_record_set_u64_(&claim, "w", c->me);
     if (carry) { /* the claim carries this worker's notice */
         notice_record(c, nkey, &nval);
         (void)notice_fields(c, &claim);
-        fail[n_fail++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, nkey, &nval, 0 };
+        ask.notice = (struct preempt_co_rec){ nkey, &nval, 0 };
     }
     coord_value(c, &me, PREEMPT_KEY_CLAIM, &claim);
-    if (coord_propose) {
+    if (c->prop_step && !c->view.r[0].have_agreed) { /* the proposal of round 0's step goes with it */
+        CKEY(c, akey, AGREED, .round = 0);
         (void)preempt_step_value_(&aval, c->prop_step, c->prop_last);
-        ok[n_ok++] = (struct preempt_etcd_op){ PREEMPT_ETCD_OP_PUT, akey, &aval, 0 };
+        ask.step = (struct preempt_co_rec){ akey, &aval, coord_slot(c, akey) };
     }
-    coord_write_call(c, PREEMPT_RQ_TXN(cmp, coord_propose ? 2 : 1, ok, n_ok, fail, n_fail), PREEMPT_COORD_IN_CLAIMED);
+    coord_write_call(c, &ask, PREEMPT_COORD_IN_CLAIMED);
 }
 
 /* One step of a declared machine (decl-internal.h), logged; its action. */
@@ -235,23 +230,24 @@ void coord_lease_in(struct preempt_coord *c, enum preempt_link_id link, enum pre
 
 /* One input to the watch's machine (watch-internal.h: the only place that
  * decides whether the records are read instead of watched, and whether a
- * read is applied); runs its action. r: a read's reply (input read). */
+ * read is applied); runs its action. a: a read's answer (input read). */
 void coord_watch_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_watch_input in,
-                    const struct preempt_etcd_reply *r)
+                    const struct preempt_co_answer *a)
 {
-    unsigned st = c->watch, a;
+    unsigned st = c->watch, act;
     char wpre[PREEMPT_KEY_MAX];
 
     coord_link(c, link, PREEMPT_LINK_M_WATCH, in);
-    a = decl_in(c, &preempt_watch_decl_, &st, in);
+    act = decl_in(c, &preempt_watch_decl_, &st, in);
 
     c->watch = (enum preempt_watch_state)st;
-    if (a == PREEMPT_WATCH_DO_READ) { /* the watched range, [P/N/, P/N/w/) */
+    if (act == PREEMPT_WATCH_DO_READ) { /* the watched range, [P/N/, P/N/w/) */
         CRANGE(c, wpre, WORKERS, 0);
-        coord_send(c, PREEMPT_RQ_SPAN(c->pre, wpre), coord_tick_ms(c), PREEMPT_COORD_IN_READ);
-    } else if (a == PREEMPT_WATCH_DO_APPLY) {
+        coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_READ, .range = { c->pre, wpre } },
+                   coord_tick_ms(c), PREEMPT_COORD_IN_READ);
+    } else if (act == PREEMPT_WATCH_DO_APPLY) {
         CLOG(c, 0, "the watch is down: read the records of %s instead", c->pre);
-        coord_apply_records(c, r->res[0].kvs, r->res[0].n, r->rev, r->cluster);
+        coord_apply_records(c, a->read.kvs, a->read.n, a->rev, a->cluster);
     }
 }
 
@@ -300,7 +296,8 @@ void coord_mship_in(struct preempt_coord *c, enum preempt_link_id link, enum pre
         CKEY(c, key, ALIVE, .worker = c->me);
         coord_put(c, key, &c->member, c->lease);
     } else if (a == PREEMPT_MSHIP_DO_REVOKE) {
-        coord_send(c, PREEMPT_RQ_LEASE(REVOKE, c->lease), c->give_up_ms, COORD_NO_ANSWER);
+        coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_REVOKE, .lease = c->lease }, c->give_up_ms,
+                   COORD_NO_ANSWER);
     }
 }
 
@@ -401,17 +398,15 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
     case PREEMPT_FX_REQUEST_FINAL: { /* final, and round 1's step unless it has one (a take-over's request) */
         char akey[PREEMPT_KEY_MAX];
         struct preempt_value aval;
-        struct preempt_etcd_cmp cmp;
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 0 },
-                                         { PREEMPT_ETCD_OP_PUT, akey, &aval, 0 } };
 
         CKEY(c, key, FINAL);
         preempt_record_set_u64_(&rec, "w", c->me);
         coord_value(c, &val, PREEMPT_KEY_FINAL, &rec);
         CKEY(c, akey, AGREED, .round = 1);
-        cmp = coord_slot(c, akey);
         (void)preempt_step_value_(&aval, (uint64_t)fx->arg, last);
-        coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ops, 2, ops, 1), PREEMPT_COORD_IN_WRITTEN);
+        coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_FINAL, .rec = { key, &val, 0 },
+                                                      .step = { akey, &aval, coord_slot(c, akey) } },
+                         PREEMPT_COORD_IN_WRITTEN);
         return true;
     }
     case PREEMPT_FX_REPORT_SHARD:
@@ -449,12 +444,11 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         return true;
     case PREEMPT_FX_CLEAR_ROUND: {
         char wkey[PREEMPT_KEY_MAX];
-        struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE_PREFIX, key, NULL, 0 },
-                                         { PREEMPT_ETCD_OP_DELETE_PREFIX, wkey, NULL, 0 } };
 
         CRANGE(c, key, EPISODE, 0);
         CRANGE(c, wkey, W_EPISODE, 0);
-        coord_write_call(c, PREEMPT_RQ_TXN(NULL, 0, ops, 2, NULL, 0), PREEMPT_COORD_IN_WRITTEN);
+        coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_FORGET, .range = { key, wkey } },
+                         PREEMPT_COORD_IN_WRITTEN);
         advance(c);
         return true;
     }
@@ -555,11 +549,13 @@ void coord_in_history(struct preempt_coord *c, const struct preempt_coord_in *in
         return;
     }
     CKEY(c, key, HISTORY, .worker = c->me);
-    coord_send(c, PREEMPT_RQ_PUT(key, &v, 0), c->give_up_ms, COORD_NO_ANSWER);
+    coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_PUT, .rec = { key, &v, 0 } }, c->give_up_ms,
+               COORD_NO_ANSWER);
     if (c->view.inc > PREEMPT_HISTORY_KEPT) { /* bounded: the oldest kept incarnation's goes */
         (void)preempt_key_range_(old, sizeof(old), c->jobp, PREEMPT_KEY_HISTORY_INC, 0,
                                  &(struct preempt_key){ .inc = c->view.inc - PREEMPT_HISTORY_KEPT });
-        coord_send(c, PREEMPT_RQ_DELETE_UNDER(old), c->give_up_ms, COORD_NO_ANSWER);
+        coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_FORGET, .range = { old } }, c->give_up_ms,
+                   COORD_NO_ANSWER);
     }
 }
 

@@ -460,7 +460,10 @@ static void feed_line(struct replay *rp)
     }
     rp->depth = (unsigned)d;
     if (read_input(rp, &in, &p)) {
+        struct preempt_co_answer answer;
+
         rp->n_in++;
+        preempt_co_answer_(&in, &answer); /* as the shell reads it (coord-wire.c) */
         preempt_coord_input_(rp->c, &in);
     }
     payload_free(&p);

@@ -31,23 +31,22 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
 {
     char key[PREEMPT_KEY_MAX];
     struct preempt_value val, seen;
-    struct preempt_etcd_cmp cmp;
-    struct preempt_etcd_op ok[] = { { PREEMPT_ETCD_OP_PUT, key, &val, 0 } };
+    struct preempt_co_ask ask = { .kind = PREEMPT_CO_RAISE };
 
     CKEY(c, key, AGREED, .round = k);
-    cmp = coord_slot(c, key);
+    ask.rec = (struct preempt_co_rec){ key, &val, coord_slot(c, key) };
     if (c->view.r[k].have_agreed) {
         if (c->view.r[k].agreed >= cap)
             return;
         (void)preempt_step_value_(&seen, c->view.r[k].agreed, c->view.r[k].last);
-        cmp.value = &seen;
+        ask.seen = &seen;
         last = last || c->view.r[k].last;
         CLOG(c, 1, "round %u: this worker is past the save step %" PRIu64 "; raising it to %" PRIu64, k,
              c->view.r[k].agreed, cap);
     }
     (void)preempt_step_value_(&val, cap, last);
     /* the watch brings the round's step */
-    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, ok, 1, NULL, 0), PREEMPT_COORD_IN_WRITTEN);
+    coord_write_call(c, &ask, PREEMPT_COORD_IN_WRITTEN);
 }
 
 /* Proposes that round k, at step, is aborted (by this worker). */
@@ -66,12 +65,12 @@ static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 /* A range of round k's shard reports at its step, read through the job's
  * view (traced, so that a replay counts them again): it counts each
  * worker's well-formed report once (c->view.r[k].reports). */
-static void read_reports(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r)
+static void read_reports(struct preempt_coord *c, unsigned k, const struct preempt_co_records *r)
 {
     (void)coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_REPORTS, .round = k,
                                                        .step = c->r[k].agreed, .wall = c->wall_ms });
-    for (size_t i = 0; i < r->res[0].n; i++) {
-        const struct preempt_etcd_kv *kv = &r->res[0].kvs[i];
+    for (size_t i = 0; i < r->n; i++) {
+        const struct preempt_etcd_kv *kv = &r->kvs[i];
         const char *value = kv->value ? kv->value : "";
         struct preempt_view_ev v = coord_view_step(c, (struct preempt_view_in){ .kind = PREEMPT_VIEW_IN_RECORD,
                                                                            .put = true, .key = kv->key,
@@ -93,7 +92,7 @@ static void read_reports(struct preempt_coord *c, unsigned k, const struct preem
  * worker); otherwise, when this worker asked to abort (or_abort), the
  * abort. An earlier decision still wins. As the caps, they come from the
  * records alone. */
-void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort)
+void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_co_records *r, bool or_abort)
 {
     struct round *rd = &c->r[k];
     const struct preempt_view_reports *t = &c->view.r[k].reports;
@@ -130,7 +129,7 @@ void coord_in_shards(struct preempt_coord *c, const struct preempt_coord_in *in)
         return;
     }
     if (!ep_stale(c, c->r[k].shard_ep))
-        coord_propose(c, k, in->reply, false);
+        coord_propose(c, k, &in->answer->read, false);
 }
 
 /* The reports read before an abort this worker proposes (abort_round):
@@ -145,7 +144,7 @@ void coord_in_abort_shards(struct preempt_coord *c, const struct preempt_coord_i
     if (in->status != 0)
         CLOG(c, 1, "round %u: the shard reports could not be read (%s); proposing the abort", k,
              in->msg ? in->msg : "");
-    coord_propose(c, k, in->status == 0 ? in->reply : NULL, true);
+    coord_propose(c, k, in->status == 0 ? &in->answer->read : NULL, true);
 }
 
 /* This worker's machine gives round k up (its bound ran out, a peer was
@@ -163,7 +162,8 @@ void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step)
 
     if (!ep_stale(c, rd->shard_ep) && rd->agreed == step) {
         CRANGE(c, pre, SHARD, 'w', .round = k, .step = step);
-        coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_ABORT_SHARDS);
+        coord_round_call(c, k, &(struct preempt_co_ask){ .kind = PREEMPT_CO_READ, .range = { pre } },
+                         PREEMPT_COORD_IN_ABORT_SHARDS);
         return;
     }
     if (coord_dec_in(c, PREEMPT_LINK_GIVE_UP, k, PREEMPT_DEC_IN_GIVE_UP) == PREEMPT_DEC_DO_PROPOSE_ABORT)
@@ -180,12 +180,10 @@ static bool reports_open(const struct preempt_coord *c, unsigned k)
     return !ep_stale(c, rd->shard_ep) && rd->dec != PREEMPT_DEC_COMMIT_PROPOSED && !c->view.r[k].decided;
 }
 
-/* A shard report's answer: its transaction counted the round's shards at
- * this step (the last op). The worker whose count reached the job's size
- * reads the reports. */
+/* A shard report's answer: it counted the round's shards at this step.
+ * The worker whose count reached the job's size reads the reports. */
 void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    const struct preempt_etcd_reply *r = in->reply;
     unsigned k = in->round;
     struct round *rd = &c->r[k];
     char pre[PREEMPT_KEY_MAX];
@@ -194,10 +192,11 @@ void coord_in_reported(struct preempt_coord *c, const struct preempt_coord_in *i
         coord_failed(c, in->status, in->msg);
         return;
     }
-    if (!reports_open(c, k) || r->n_res < 1 || preempt_etcd_reply_count_(r, r->n_res - 1) < (int64_t)c->n)
+    if (!reports_open(c, k) || in->answer->count < (int64_t)c->n)
         return;
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
-    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_SHARDS);
+    coord_round_call(c, k, &(struct preempt_co_ask){ .kind = PREEMPT_CO_READ, .range = { pre } },
+                     PREEMPT_COORD_IN_SHARDS);
 }
 
 /* Reports this worker's shard of round k at step, with the slowest save
@@ -215,9 +214,6 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
 {
     char alive[PREEMPT_KEY_MAX], key[PREEMPT_KEY_MAX], pre[PREEMPT_KEY_MAX];
     struct preempt_value val;
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_DELETE, alive, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_PUT, key, &val, 0 },
-                                     { PREEMPT_ETCD_OP_COUNT_PREFIX, pre, NULL, 0 } };
 
     CKEY(c, alive, ALIVE, .worker = c->me);
     CKEY(c, key, SHARD, .round = k, .step = step, .worker = c->me);
@@ -226,7 +222,8 @@ void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last,
     (void)preempt_shard_value_(&val, save_ms, last, last ? stop : 0, pace);
     c->r[k].shard_ep = c->view.ep;
     c->r[k].agreed = step;
-    coord_round_call(c, k, last ? PREEMPT_RQ_TXN(NULL, 0, ops, 3, NULL, 0) : PREEMPT_RQ_TXN(NULL, 0, ops + 1, 2, NULL, 0),
+    coord_round_call(c, k, &(struct preempt_co_ask){ .kind = PREEMPT_CO_REPORT, .rec = { key, &val, 0 },
+                                                     .range = { pre }, .ends = last ? alive : NULL },
                      PREEMPT_COORD_IN_REPORTED);
     if (last)
         coord_mship_in(c, PREEMPT_LINK_LAST_REPORT, PREEMPT_MSHIP_IN_LAST_REPORT);
@@ -371,7 +368,7 @@ static uint64_t lost_grace_ms(const struct preempt_coord *c)
  * completer's proposal was merely on its way, that costs two requests:
  * only when a keep-alive tick falls between the last report and the
  * decision.) */
-static void complete_round(struct preempt_coord *c, unsigned k, const struct preempt_etcd_res *res)
+static void complete_round(struct preempt_coord *c, unsigned k, const struct preempt_co_records *res)
 {
     struct round *rd = &c->r[k];
     unsigned count = 0;
@@ -391,7 +388,8 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
     CLOG(c, 1, "round %u: every shard of step %" PRIu64 " is reported and no decision has come; proposing it in "
          "place of the worker whose report completed them", k, rd->agreed);
     CRANGE(c, pre, SHARD, 'w', .round = k, .step = rd->agreed);
-    coord_round_call(c, k, PREEMPT_RQ_UNDER(pre), PREEMPT_COORD_IN_SHARDS);
+    coord_round_call(c, k, &(struct preempt_co_ask){ .kind = PREEMPT_CO_READ, .range = { pre } },
+                     PREEMPT_COORD_IN_SHARDS);
 }
 
 /* The driver's read of the memberships: a worker counts when it is a
@@ -403,8 +401,8 @@ static void complete_round(struct preempt_coord *c, unsigned k, const struct pre
 void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     int status = in->status;
-    const struct preempt_etcd_reply *r = in->reply;
-    struct preempt_lost_read rd = { .status = status, .complete = status == 0 && r->n_res >= 4,
+    const struct preempt_co_answer *a = in->answer;
+    struct preempt_lost_read rd = { .status = status, .complete = status == 0 && a->complete,
                                     .known = c->view.lost, .absent = c->absent,
                                     .now_ms = c->now_ms, .grace_ms = lost_grace_ms(c) };
     struct preempt_lost_says says;
@@ -419,8 +417,8 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     for (size_t i = 0; rd.complete && i < 4; i++) {
         if (i == 2 && preempt_roll_trained_on_(c->roll)) /* the first round committed, its workers train on */
             continue;
-        for (size_t j = 0; j < r->res[i].n; j++) { /* a key of one of the job's workers (a read of keys only) */
-            int w = preempt_view_worker_of_(&c->view, r->res[i].kvs[j].key, NULL);
+        for (size_t j = 0; j < a->roll[i].n; j++) { /* a key of one of the job's workers (a read of keys only) */
+            int w = preempt_view_worker_of_(&c->view, a->roll[i].kvs[j].key, NULL);
 
             if (w >= 0)
                 c->absent[w / 8] &= (uint8_t)~(1u << (w % 8));
@@ -437,8 +435,8 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
             CLOG(c, 2, "reading the memberships: a txn reply without the reads it was asked for");
         return;
     }
-    complete_round(c, 0, &r->res[2]);
-    complete_round(c, 1, &r->res[3]);
+    complete_round(c, 0, &a->roll[2]);
+    complete_round(c, 1, &a->roll[3]);
     if (says.back)
         CLOG(c, 1, "%u worker%s back (a new lease)", says.back, says.back == 1 ? " is" : "s are");
     if (says.newly && rd.grace_ms) {
@@ -470,16 +468,13 @@ void coord_read_members(struct preempt_coord *c)
 void coord_roll_read(struct preempt_coord *c)
 {
     char alive[PREEMPT_KEY_MAX], done[PREEMPT_KEY_MAX], s0[PREEMPT_KEY_MAX], s1[PREEMPT_KEY_MAX];
-    struct preempt_etcd_op ops[] = { { PREEMPT_ETCD_OP_KEYS_PREFIX, alive, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, done, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, s0, NULL, 0 },
-                                     { PREEMPT_ETCD_OP_KEYS_PREFIX, s1, NULL, 0 } };
 
     CRANGE(c, alive, ALIVE, 'w');
     CRANGE(c, done, DONE, 'w');
     CRANGE(c, s0, SHARD, 'S', .round = 0);
     CRANGE(c, s1, SHARD, 'S', .round = 1);
-    coord_send(c, PREEMPT_RQ_TXN(NULL, 0, ops, 4, NULL, 0), coord_tick_ms(c), PREEMPT_COORD_IN_MEMBERS);
+    coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_ROLL, .range = { alive, done, s0, s1 } },
+               coord_tick_ms(c), PREEMPT_COORD_IN_MEMBERS);
 }
 
 /* Claims the episode when it has a live notice and nobody drives it: its
@@ -724,5 +719,5 @@ void coord_in_read(struct preempt_coord *c, const struct preempt_coord_in *in)
     if (in->status < 0)
         CLOG(c, 0, "reading the records of %s while the watch is down failed: %s", c->pre, in->msg);
     coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_RECORDS, .status = in->status });
-    coord_watch_in(c, PREEMPT_LINK_RECORDS_READ, preempt_watch_of_read_(in->status), in->reply);
+    coord_watch_in(c, PREEMPT_LINK_RECORDS_READ, preempt_watch_of_read_(in->status), in->answer);
 }

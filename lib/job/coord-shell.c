@@ -33,7 +33,7 @@ struct coord_token {
  * text are the shell's copies (the core's live during the step only). */
 struct made {
     struct preempt_coord_out o;
-    struct preempt_etcd_req *req; /* o.req's copy */
+    struct preempt_etcd_req *req; /* o.ask's request (coord-wire.c), copied */
     char *text;                   /* o.text's copy */
 };
 
@@ -61,16 +61,18 @@ static struct coord_shell *shell_of(const struct preempt_coord *c)
 
 static void drain(struct coord_shell *sh, size_t base);
 
-/* Stamps in with the clocks, hands it to the core, then runs what the
- * core made of it. */
+/* Stamps in with the clocks, reads an answer's reply (the wire), hands
+ * it to the core, then runs what the core made of it. */
 static void feed(struct coord_shell *sh, struct preempt_coord_in in)
 {
     size_t base = sh->n_made;
+    struct preempt_co_answer answer;
 
     in.now_ms = sh->ops.now_ms(sh->arg);
     in.wall_ms = sh->io->wall_ms(sh->io_arg);
     if (sh->ops.on_input)
         sh->ops.on_input(&in, sh->depth, sh->arg);
+    preempt_co_answer_(&in, &answer);
     preempt_coord_input_(&sh->c, &in);
     drain(sh, base);
 }
@@ -135,12 +137,12 @@ static struct coord_token *token(struct coord_shell *sh, const struct preempt_co
     return o->answer == COORD_NO_ANSWER ? NULL : &sh->tok[o->answer][o->round ? 1 : 0];
 }
 
-static void run(struct coord_shell *sh, const struct preempt_coord_out *o)
+static void run(struct coord_shell *sh, const struct preempt_coord_out *o, const struct preempt_etcd_req *req)
 {
     switch (o->kind) {
     case PREEMPT_COORD_OUT_REQUEST: {
         struct coord_token *t = token(sh, o);
-        int r = sh->io->request(sh->io_arg, o->req, o->give_up_ms, t ? answered : NULL, t);
+        int r = sh->io->request(sh->io_arg, req, o->give_up_ms, t ? answered : NULL, t);
 
         if (r < 0 && t) /* refused at once: its answer is its failure */
             answered(r, NULL, preempt_coord_refused_(r), t);
@@ -194,7 +196,7 @@ static void collect(void *arg, const struct preempt_coord_out *o)
     struct made *m;
 
     if (o->kind >= PREEMPT_COORD_OUT_LOG) { /* the owner's log and trace: told as they are made */
-        run(sh, o);
+        run(sh, o, NULL);
         return;
     }
     if (sh->ops.on_output)
@@ -211,8 +213,13 @@ static void collect(void *arg, const struct preempt_coord_out *o)
     m = sh->n_made < sh->cap_made ? &sh->made[sh->n_made] : NULL;
     if (m) {
         *m = (struct made){ .o = *o };
-        if (o->kind == PREEMPT_COORD_OUT_REQUEST)
-            m->o.req = m->req = preempt_etcd_req_copy_(o->req);
+        if (o->kind == PREEMPT_COORD_OUT_REQUEST) { /* the ask lives during the step only: its request is kept */
+            struct preempt_co_wire w;
+
+            m->o.ask = NULL;
+            if (preempt_co_request_(o->ask, &w) == 0)
+                m->req = preempt_etcd_req_copy_(&w.req);
+        }
         if (o->text)
             m->o.text = m->text = strdup(o->text);
     }
@@ -242,7 +249,7 @@ static void drain(struct coord_shell *sh, size_t base)
         struct made m = sh->made[i]; /* an input its run causes may move the array */
 
         sh->made[i] = (struct made){ 0 };
-        run(sh, &m.o);
+        run(sh, &m.o, m.req);
         preempt_etcd_req_free_(m.req);
         free(m.text);
     }

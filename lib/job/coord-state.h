@@ -35,6 +35,85 @@
 #include "watch-internal.h"
 #include "base/base.h"
 
+/* ---- what the coordinator asks, and what it is told, in the protocol's words ----
+ *
+ * The core asks for records to be written and read (struct preempt_co_ask)
+ * and takes what came back as typed records (struct preempt_co_answer); it
+ * never builds an etcd request or reads a reply by position. The wire
+ * (lib/job/coord-wire.c, pure) turns an ask into its etcd request (a
+ * transaction where the protocol needs one) and a reply into its answer;
+ * the shell and the replay run it, the core never does. */
+enum preempt_co_ask_kind {
+    PREEMPT_CO_PUT,    /* rec.key = rec.value, bound to lease (0: none) */
+    PREEMPT_CO_CREATE, /* rec where its slot is free (absent, or the garbage seen there: rec.slot); else the
+                          record there is read */
+    PREEMPT_CO_RAISE,  /* rec where its slot is free or holds seen (a compare-and-put of the value seen) */
+    PREEMPT_CO_CLAIM,  /* the claim (rec, bound to lease) where its slot is free; with step (key not NULL) the
+                          round's step too, where its slot is free; else the claim is read and notice (key not
+                          NULL) put: the notice the claim carried */
+    PREEMPT_CO_FINAL,  /* the final request (rec) and the round's step (step) where its slot is free; else the
+                          request alone */
+    PREEMPT_CO_REPORT, /* a shard report (rec), and the reports under range[0] counted; ends (not NULL): that
+                          member record goes with it */
+    PREEMPT_CO_READ,   /* the records of [range[0], range[1]) (range[1] NULL: every record under range[0]) */
+    PREEMPT_CO_ROLL,   /* the keys under each of range[0..3] (the roll call: alive, done, round 0's and round
+                          1's shards) */
+    PREEMPT_CO_FORGET, /* every record under range[0], and under range[1] (not NULL) */
+    PREEMPT_CO_GRANT,  /* a new lease of ttl_s */
+    PREEMPT_CO_KEEP,   /* keeps lease alive */
+    PREEMPT_CO_REVOKE, /* ends lease (its records go) */
+};
+
+/* A record the coordinator writes; slot: the revision of the garbage seen
+ * where it creates one (0: the key is absent). */
+struct preempt_co_rec {
+    const char *key;
+    const struct preempt_value *value;
+    int64_t slot;
+};
+
+struct preempt_co_ask {
+    enum preempt_co_ask_kind kind;
+    struct preempt_co_rec rec;        /* what is written */
+    struct preempt_co_rec step;       /* claim, final: the round's step, written with it when absent */
+    struct preempt_co_rec notice;     /* claim: the notice it carries, put when the claim is lost */
+    const struct preempt_value *seen; /* raise: the value seen in the slot (NULL: none) */
+    int64_t lease;                    /* put, claim: rec's lease; keep, revoke: the lease */
+    const char *range[4];             /* read, report, roll, forget: the ranges */
+    const char *ends;                 /* report: the member record that goes with it (NULL: none) */
+    unsigned ttl_s;                   /* grant */
+};
+
+/* A range's records (a read of keys only: values NULL). */
+struct preempt_co_records {
+    const struct preempt_etcd_kv *kvs;
+    size_t n;
+};
+
+/* An answer, as typed records (the fields its input's kind has). */
+struct preempt_co_answer {
+    bool done;                          /* create, raise, claim, final: it was written */
+    const struct preempt_etcd_kv *found; /* create, claim not written: the record in the slot (NULL: none) */
+    int64_t count;                      /* report: the reports its range holds (-1: not said) */
+    struct preempt_co_records read;     /* read (the job's records, or a round's reports): what it found, */
+    int64_t rev;                        /*   at the store's revision, */
+    uint64_t cluster;                   /*   of the store (its cluster id; 0: not said) */
+    bool complete;                      /* roll: every range was read; */
+    struct preempt_co_records roll[4];  /*   the keys under each */
+    int64_t lease;                      /* grant: the new lease */
+    int64_t ttl_s;                      /* grant: its TTL; keep: what is left (0 or less: it ended) */
+};
+
+/* The etcd request of an ask, built in w (its operations and compares
+ * live in w; keys and values are the ask's). 0, or -EINVAL for no ask. */
+struct preempt_co_wire {
+    struct preempt_etcd_req req;
+    struct preempt_etcd_cmp cmp[2];
+    struct preempt_etcd_op ok[4], fail[2];
+    struct preempt_value seen;
+};
+int preempt_co_request_(const struct preempt_co_ask *a, struct preempt_co_wire *w);
+
 /* The running coordinator's inputs (coord-inputs.def: the port's and the
  * shell's), each one typed value; the fields its kind has are set. */
 enum preempt_coord_in_kind {
@@ -48,8 +127,10 @@ struct preempt_coord_in {
     enum preempt_coord_in_kind kind;
     unsigned round;                        /* the answer to a round's request: its round */
     int status;                            /* an answer: 0 or a negative errno; */
-    const struct preempt_etcd_reply *reply; /*   its reply (status 0), */
-    const char *msg;                       /*   why it failed */
+    const struct preempt_co_answer *answer; /*   what it says (status 0: preempt_co_answer_()), */
+    const char *msg;                       /*   why it failed; */
+    const struct preempt_etcd_reply *reply; /*   the reply it came in, for the trace alone (the core reads
+                                              answer: tests/fsm-purity.sh) */
     enum preempt_etcd_ev ev;               /* a watch event: put or delete, */
     const struct preempt_etcd_kv *kv;      /*   of this record */
     const struct preempt_etcd_kv *kvs;     /* a watch's read: its records, */
@@ -81,6 +162,12 @@ void preempt_coord_input_(struct preempt_coord *c, const struct preempt_coord_in
 #undef PREEMPT_COORD_INPUT
 #define COORD_NO_ANSWER PREEMPT_COORD_IN__COUNT /* a request whose answer nobody wants */
 
+/* Makes an answer's input ready for the core: its reply (status 0) read
+ * into a (in->answer), or, when the reply lacks what was asked, the
+ * input's status -EPROTO with why. Inputs that are no answer pass. What
+ * the shell and a replay do with each input before the core takes it. */
+void preempt_co_answer_(struct preempt_coord_in *in, struct preempt_co_answer *a);
+
 /* The running coordinator's outputs (coord-outputs.def), each one typed
  * value: the core makes them, the shell (lib/job/coord-shell.c) runs them once
  * the step has returned, in the order they were made (the core runs to
@@ -95,7 +182,7 @@ enum preempt_coord_out_kind {
 
 struct preempt_coord_out {
     enum preempt_coord_out_kind kind;
-    const struct preempt_etcd_req *req;     /* a request: what, */
+    const struct preempt_co_ask *ask;       /* a request: what, */
     uint64_t give_up_ms;                    /*   retried for this long; */
     enum preempt_coord_in_kind answer;      /*   its answer's input (COORD_NO_ANSWER: none), */
     unsigned round;                         /*   of this round */
@@ -223,8 +310,9 @@ void coord_cpost(struct preempt_coord *c, enum preempt_link_id link, struct pree
 /* Whether link declares input of machine m; an undeclared one is a bug:
  * logged and counted (preempt_coord_link_bugs_), the input still goes. */
 void coord_link(struct preempt_coord *c, enum preempt_link_id link, enum preempt_link_m m, unsigned input);
-/* The compare of a write that creates key: absent, or the garbage seen there. */
-struct preempt_etcd_cmp coord_slot(const struct preempt_coord *c, const char *key);
+/* Where a write that creates key may write: the revision of the garbage
+ * seen there, or 0 (the key is absent). */
+int64_t coord_slot(const struct preempt_coord *c, const char *key);
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */;
 void coord_junk_clear_episode(struct preempt_coord *c); /* every slot but the incarnation's error */
 void coord_junk_set(struct preempt_coord *c, const char *key, int64_t rev);
@@ -236,14 +324,14 @@ void coord_create(struct preempt_coord *c, const char *key, const struct preempt
 /* A write failed for good (status < 0; msg: why): the machine's coord-failed. */
 void coord_failed(struct preempt_coord *c, int status, const char *msg);
 /* Sends a write; its answer comes back as the input answer (of round 0). */
-void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, enum preempt_coord_in_kind answer);
+void coord_write_call(struct preempt_coord *c, const struct preempt_co_ask *ask, enum preempt_coord_in_kind answer);
 /* The same for a request of round k. */
-void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req,
+void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_co_ask *ask,
                       enum preempt_coord_in_kind answer);
 /* Sends a request that is retried for give_up_ms (the output request);
  * its answer, or its failure when the port refuses it, comes back as the
  * input answer. */
-void coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+void coord_send(struct preempt_coord *c, const struct preempt_co_ask *ask, uint64_t give_up_ms,
                 enum preempt_coord_in_kind answer);
 void coord_put(struct preempt_coord *c, const char *key, const struct preempt_value *value, int64_t lease);
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall);
@@ -251,7 +339,7 @@ uint64_t coord_wall_of_mono(const struct preempt_coord *c, uint64_t mono);
 bool coord_own_live(const struct preempt_coord *c);
 void coord_decide(struct preempt_coord *c, unsigned k, const struct preempt_value *value);
 void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool last);
-void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_etcd_reply *r, bool or_abort);
+void coord_propose(struct preempt_coord *c, unsigned k, const struct preempt_co_records *reports, bool or_abort);
 void coord_abort_round(struct preempt_coord *c, unsigned k, uint64_t step);
 void coord_report(struct preempt_coord *c, unsigned k, uint64_t step, bool last, uint64_t stop, uint64_t save_ms,
                   struct preempt_pace pace, bool trains_on);
@@ -278,7 +366,7 @@ void coord_lease_in(struct preempt_coord *c, enum preempt_link_id link, enum pre
  * each; they run their actions (a read of the records, applying one; the
  * read of the memberships). */
 void coord_watch_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_watch_input in,
-                    const struct preempt_etcd_reply *r);
+                    const struct preempt_co_answer *a);
 void coord_roll_in(struct preempt_coord *c, enum preempt_link_id link, enum preempt_roll_input in);
 void coord_grant(struct preempt_coord *c); /* the lease machine's grant: sends it */
 /* Each of the declared machines takes an input by a link (links-internal.h). */

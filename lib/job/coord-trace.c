@@ -263,13 +263,19 @@ static int out_text(char *buf, size_t size, const struct preempt_coord_out *o)
     int n;
 
     switch (o->kind) {
-    case PREEMPT_COORD_OUT_REQUEST:
-        k = o->req->key ? o->req->key : o->req->n_ok ? o->req->ok[0].key : "-";
+    case PREEMPT_COORD_OUT_REQUEST: { /* the request the wire makes of the ask (coord-wire.c) */
+        struct preempt_co_wire w;
+        const struct preempt_etcd_req *q = &w.req;
+
+        if (preempt_co_request_(o->ask, &w) < 0)
+            return snprintf(buf, size, "request ? key=- hash=0 answer=none round=0 give-up=0");
+        k = q->key ? q->key : q->n_ok ? q->ok[0].key : "-";
         (void)preempt_trace_encode_(key, sizeof(key), k ? k : "-", PREEMPT_KEY_MAX + 64);
         return snprintf(buf, size, "request %s key=%s hash=%016" PRIx64 " answer=%s round=%u give-up=%" PRIu64,
-                        (unsigned)o->req->kind < sizeof(rq_names) / sizeof(rq_names[0]) ? rq_names[o->req->kind] : "?",
-                        key, req_hash(o->req), o->answer == COORD_NO_ANSWER ? "none" : in_names[o->answer],
+                        (unsigned)q->kind < sizeof(rq_names) / sizeof(rq_names[0]) ? rq_names[q->kind] : "?", key,
+                        req_hash(q), o->answer == COORD_NO_ANSWER ? "none" : in_names[o->answer],
                         o->answer == COORD_NO_ANSWER ? 0 : o->round, o->give_up_ms);
+    }
     case PREEMPT_COORD_OUT_TIMER:
         return snprintf(buf, size, "timer ms=%" PRIu64, o->ms);
     case PREEMPT_COORD_OUT_JOB_SAVE:

@@ -111,12 +111,12 @@ void coord_log(struct preempt_coord *c, int level, const char *fmt, ...)
 /* The compare a write that creates key makes: nothing stands there, or
  * the garbage this worker saw there stands (its revision: replacing
  * exactly it). */
-struct preempt_etcd_cmp coord_slot(const struct preempt_coord *c, const char *key)
+int64_t coord_slot(const struct preempt_coord *c, const char *key)
 {
     for (size_t i = 0; i < JUNK_MAX; i++)
         if (!strcmp(c->junk[i].key, key))
-            return (struct preempt_etcd_cmp){ .key = key, .mod_rev = c->junk[i].rev };
-    return (struct preempt_etcd_cmp){ .key = key };
+            return c->junk[i].rev;
+    return 0;
 }
 
 void coord_junk_clear(struct preempt_coord *c, const char *key) /* NULL: every slot */
@@ -210,29 +210,28 @@ static uint64_t give_up(const struct preempt_coord *c)
 void coord_create(struct preempt_coord *c, const char *key, const struct preempt_value *value,
                   enum preempt_coord_in_kind answer)
 {
-    struct preempt_etcd_cmp cmp = coord_slot(c, key);
-    struct preempt_etcd_op put = { PREEMPT_ETCD_OP_PUT, key, value, 0 }, get = { PREEMPT_ETCD_OP_GET, key, NULL, 0 };
-
-    coord_write_call(c, PREEMPT_RQ_TXN(&cmp, 1, &put, 1, &get, 1), answer);
+    coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_CREATE,
+                                                  .rec = { key, value, coord_slot(c, key) } },
+                     answer);
 }
 
-void coord_send(struct preempt_coord *c, const struct preempt_etcd_req *req, uint64_t give_up_ms,
+void coord_send(struct preempt_coord *c, const struct preempt_co_ask *ask, uint64_t give_up_ms,
                 enum preempt_coord_in_kind answer)
 {
-    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_REQUEST, .req = req, .give_up_ms = give_up_ms,
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_REQUEST, .ask = ask, .give_up_ms = give_up_ms,
                                               .answer = answer });
 }
 
-void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_etcd_req *req,
+void coord_round_call(struct preempt_coord *c, unsigned k, const struct preempt_co_ask *ask,
                       enum preempt_coord_in_kind answer)
 {
-    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_REQUEST, .req = req, .give_up_ms = give_up(c),
+    coord_out(c, &(struct preempt_coord_out){ .kind = PREEMPT_COORD_OUT_REQUEST, .ask = ask, .give_up_ms = give_up(c),
                                               .answer = answer, .round = k });
 }
 
-void coord_write_call(struct preempt_coord *c, const struct preempt_etcd_req *req, enum preempt_coord_in_kind answer)
+void coord_write_call(struct preempt_coord *c, const struct preempt_co_ask *ask, enum preempt_coord_in_kind answer)
 {
-    coord_round_call(c, 0, req, answer);
+    coord_round_call(c, 0, ask, answer);
 }
 
 void coord_value(struct preempt_coord *c, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
@@ -245,7 +244,8 @@ void coord_value(struct preempt_coord *c, struct preempt_value *v, enum preempt_
 
 void coord_put(struct preempt_coord *c, const char *key, const struct preempt_value *value, int64_t lease)
 {
-    coord_write_call(c, PREEMPT_RQ_PUT(key, value, lease), PREEMPT_COORD_IN_WRITTEN);
+    coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_PUT, .rec = { key, value, 0 }, .lease = lease },
+                     PREEMPT_COORD_IN_WRITTEN);
 }
 
 uint64_t coord_mono_of_wall(const struct preempt_coord *c, uint64_t wall)
@@ -274,18 +274,15 @@ bool coord_own_live(const struct preempt_coord *c)
 }
 
 
-/* A proposal's answer. When another record landed first, the reply carries
- * it: it is applied as the watch would apply it (the watch may be slow or
- * down; the record is the same). */
+/* A proposal's answer. When another record landed first, the answer
+ * carries it: it is applied as the watch would apply it (the watch may be
+ * slow or down; the record is the same). */
 void coord_in_decided(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    const struct preempt_etcd_kv *kv = in->status == 0 && !in->reply->succeeded ? preempt_etcd_reply_kv_(in->reply, 0)
-                                                                                 : NULL;
-
     if (in->status != 0)
         coord_failed(c, in->status, in->msg);
-    else if (kv)
-        coord_apply_record(c, PREEMPT_ETCD_PUT, kv);
+    else if (in->answer->found)
+        coord_apply_record(c, PREEMPT_ETCD_PUT, in->answer->found);
 }
 
 void coord_decide(struct preempt_coord *c, unsigned k, const struct preempt_value *value)
@@ -325,12 +322,12 @@ static unsigned ttl_needed(const struct preempt_coord *c)
     return s < MAX_TTL_S ? (unsigned)s : MAX_TTL_S;
 }
 
-/* A grant's answer (status 0: r holds the new lease): the lease's machine,
+/* A grant's answer (status 0: a holds the new lease): the lease's machine,
  * then the membership and claim machines, take it. */
-static void granted(struct preempt_coord *c, int status, const struct preempt_etcd_reply *r, const char *msg)
+static void granted(struct preempt_coord *c, int status, const struct preempt_co_answer *a, const char *msg)
 {
     coord_answer(c, (struct preempt_job_answer){ .kind = PREEMPT_JOB_ANSWER_GRANT, .status = status,
-                                                 .ttl_s = status < 0 ? 0 : r->ttl });
+                                                 .ttl_s = status < 0 ? 0 : a->ttl_s });
     if (status < 0) {
         CLOG(c, 2, "renewing the membership lease failed: %s", msg);
         coord_lease_in(c, PREEMPT_LINK_GRANT_FAILED, PREEMPT_LEASE_IN_GRANT_FAILED);
@@ -339,9 +336,9 @@ static void granted(struct preempt_coord *c, int status, const struct preempt_et
     }
     /* The old lease, if it still lives, is no longer kept alive: it ends by
      * itself, and nothing is bound to it once alive/<me> moved over. */
-    c->lease = r->id;
-    if (r->ttl > 0)
-        c->ttl_s = (unsigned)r->ttl;
+    c->lease = a->lease;
+    if (a->ttl_s > 0)
+        c->ttl_s = (unsigned)a->ttl_s;
     coord_lease_in(c, PREEMPT_LINK_GRANTED, PREEMPT_LEASE_IN_GRANTED);
     /* alive/<me> moves over, unless it went with the last report; a claim
      * sent under the lease that had ended goes again */
@@ -352,13 +349,14 @@ static void granted(struct preempt_coord *c, int status, const struct preempt_et
 void coord_in_granted(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
     if (!LEFT(c))
-        granted(c, in->status, in->reply, in->msg);
+        granted(c, in->status, in->answer, in->msg);
 }
 
 /* The lease machine's grant: a new lease of the TTL needed now. */
 void coord_grant(struct preempt_coord *c)
 {
-    coord_send(c, PREEMPT_RQ_GRANT(ttl_needed(c)), c->give_up_ms, PREEMPT_COORD_IN_GRANTED);
+    coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_GRANT, .ttl_s = ttl_needed(c) }, c->give_up_ms,
+               PREEMPT_COORD_IN_GRANTED);
 }
 
 void coord_in_step(struct preempt_coord *c, const struct preempt_coord_in *in)
@@ -380,7 +378,7 @@ void coord_in_step(struct preempt_coord *c, const struct preempt_coord_in *in)
  * lease etcd knows no more is the lease machine's expired. */
 void coord_in_kept(struct preempt_coord *c, const struct preempt_coord_in *in)
 {
-    int64_t ttl = in->status < 0 ? 0 : in->reply->ttl;
+    int64_t ttl = in->status < 0 ? 0 : in->answer->ttl_s;
 
     if (LEFT(c))
         return;
@@ -409,5 +407,6 @@ void coord_in_tick(struct preempt_coord *c, const struct preempt_coord_in *in)
     (void)in;
     coord_watch_in(c, PREEMPT_LINK_TICK, PREEMPT_WATCH_IN_TICK, NULL); /* the watch down: a read of the records */
     coord_read_members(c);
-    coord_send(c, PREEMPT_RQ_LEASE(KEEPALIVE, c->lease), coord_tick_ms(c), PREEMPT_COORD_IN_KEPT);
+    coord_send(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_KEEP, .lease = c->lease }, coord_tick_ms(c),
+               PREEMPT_COORD_IN_KEPT);
 }

@@ -1569,11 +1569,7 @@ END_TEST
  * revision, is not remembered (its create compares with absence). */
 static int64_t slot_rev(const struct preempt_coord *c, const char *key)
 {
-    struct preempt_etcd_cmp cmp = coord_slot(c, key);
-
-    ck_assert_str_eq(cmp.key, key);
-    ck_assert_ptr_null(cmp.value);
-    return cmp.mod_rev;
+    return coord_slot(c, key);
 }
 
 START_TEST(test_junk_slots)
@@ -1978,6 +1974,146 @@ START_TEST(test_startup_wire)
     ck_assert_int_eq(w.req.ok[1].kind, PREEMPT_ETCD_OP_DELETE);
     ck_assert_str_eq(w.req.ok[1].key, JOBP "start-over");
     ck_assert_str_eq(w.req.fail[0].key, JOBP "3/ready");
+}
+END_TEST
+
+/* The running coordinator's wire (coord-wire.c): each ask as its etcd
+ * request (what the transaction holds, in which branch), and each reply
+ * read into its typed answer; a reply without the read asked for is the
+ * answer's failure, never a read out of bounds. */
+START_TEST(test_coord_wire)
+{
+    struct preempt_value claim = { .text_ = "w=1" }, step = { .text_ = "20" }, notice = { .text_ = "deadline=5" },
+                         shard = { .text_ = "save=3" }, seen = { .text_ = "10" };
+    struct preempt_co_wire w;
+    struct preempt_co_answer a;
+    struct preempt_etcd_kv held = { .key = JOBP "3/e/1/claim", .value = "w=0", .mod_rev = 12 },
+                           alive = { .key = JOBP "3/w/alive/0" }, rec = { .key = JOBP "3/e/1/lost", .value = "w=1" };
+    struct preempt_etcd_res lost[] = { { &held, 1, 1 }, { 0 } }, counted[] = { { 0 }, { 0 }, { NULL, 0, 2 } },
+                            roll[] = { { &alive, 1, 1 }, { 0 }, { 0 }, { 0 } }, read[] = { { &rec, 1, 1 } };
+    struct preempt_etcd_reply r = { .rev = 50, .cluster = 7, .res = lost, .n_res = 2 };
+    struct preempt_coord_in in;
+
+    /* the claim, with the step it proposes and the notice it carries */
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_CLAIM, .lease = 9,
+                                                                    .rec = { JOBP "3/e/1/claim", &claim, 33 },
+                                                                    .step = { JOBP "3/e/1/r0/agreed", &step, 0 },
+                                                                    .notice = { JOBP "3/e/1/notice/1", &notice, 0 } },
+                                         &w),
+                     0);
+    ck_assert_int_eq(w.req.kind, PREEMPT_ETCD_RQ_TXN);
+    ck_assert_uint_eq(w.req.n_cmp, 2);
+    ck_assert_int_eq(w.req.cmp[0].mod_rev, 33); /* over the garbage seen there */
+    ck_assert_ptr_null(w.req.cmp[0].value);
+    ck_assert_str_eq(w.req.cmp[1].key, JOBP "3/e/1/r0/agreed");
+    ck_assert_uint_eq(w.req.n_ok, 2);
+    ck_assert_int_eq(w.req.ok[0].lease, 9);
+    ck_assert_ptr_eq(w.req.ok[1].value, &step);
+    ck_assert_uint_eq(w.req.n_fail, 2);
+    ck_assert_int_eq(w.req.fail[0].kind, PREEMPT_ETCD_OP_GET);
+    ck_assert_str_eq(w.req.fail[1].key, JOBP "3/e/1/notice/1");
+    /* a claim alone */
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_CLAIM,
+                                                                    .rec = { JOBP "3/e/1/claim", &claim, 0 } },
+                                         &w),
+                     0);
+    ck_assert_uint_eq(w.req.n_cmp, 1);
+    ck_assert_uint_eq(w.req.n_ok, 1);
+    ck_assert_uint_eq(w.req.n_fail, 1);
+    /* a raise compares with the value seen */
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_RAISE, .seen = &seen,
+                                                                    .rec = { JOBP "3/e/1/r0/agreed", &step, 0 } },
+                                         &w),
+                     0);
+    ck_assert_ptr_eq(w.req.cmp[0].value, &seen);
+    ck_assert_uint_eq(w.req.n_fail, 0);
+    /* the final request: its step where free, else the request alone */
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_FINAL,
+                                                                    .rec = { JOBP "3/e/1/final", &claim, 0 },
+                                                                    .step = { JOBP "3/e/1/r1/agreed", &step, 0 } },
+                                         &w),
+                     0);
+    ck_assert_str_eq(w.req.cmp[0].key, JOBP "3/e/1/r1/agreed");
+    ck_assert_uint_eq(w.req.n_ok, 2);
+    ck_assert_uint_eq(w.req.n_fail, 1);
+    ck_assert_str_eq(w.req.fail[0].key, JOBP "3/e/1/final");
+    /* a last report ends the membership in the same txn; the count is last */
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_REPORT,
+                                                                    .rec = { JOBP "3/w/e/1/r0/s/20/0", &shard, 0 },
+                                                                    .range = { JOBP "3/w/e/1/r0/s/20/" },
+                                                                    .ends = JOBP "3/w/alive/0" },
+                                         &w),
+                     0);
+    ck_assert_uint_eq(w.req.n_ok, 3);
+    ck_assert_int_eq(w.req.ok[0].kind, PREEMPT_ETCD_OP_DELETE);
+    ck_assert_int_eq(w.req.ok[2].kind, PREEMPT_ETCD_OP_COUNT_PREFIX);
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_REPORT,
+                                                                    .rec = { JOBP "3/w/e/1/r0/s/20/0", &shard, 0 },
+                                                                    .range = { JOBP "3/w/e/1/r0/s/20/" } },
+                                         &w),
+                     0);
+    ck_assert_uint_eq(w.req.n_ok, 2);
+    ck_assert_int_eq(w.req.ok[0].kind, PREEMPT_ETCD_OP_PUT);
+    /* a read of a span, and of everything under a key */
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_READ,
+                                                                    .range = { JOBP "3/", JOBP "3/w/" } },
+                                         &w),
+                     0);
+    ck_assert(!w.req.prefix);
+    ck_assert_str_eq(w.req.end, JOBP "3/w/");
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = PREEMPT_CO_READ, .range = { JOBP "3/" } },
+                                         &w),
+                     0);
+    ck_assert(w.req.prefix);
+    ck_assert_int_eq(preempt_co_request_(&(struct preempt_co_ask){ .kind = (enum preempt_co_ask_kind)99 }, &w),
+                     -EINVAL);
+
+    /* the claim lost: the holder's record, read by the failure branch */
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_CLAIMED, .reply = &r };
+    preempt_co_answer_(&in, &a);
+    ck_assert_int_eq(in.status, 0);
+    ck_assert_ptr_eq(in.answer, &a);
+    ck_assert(!a.done);
+    ck_assert_ptr_eq(a.found, &held);
+    /* a report's count: its last operation's */
+    r = (struct preempt_etcd_reply){ .succeeded = true, .res = counted, .n_res = 3 };
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_REPORTED, .reply = &r };
+    preempt_co_answer_(&in, &a);
+    ck_assert_int_eq(a.count, 2);
+    /* the roll call: four ranges, or unreadable */
+    r = (struct preempt_etcd_reply){ .succeeded = true, .res = roll, .n_res = 4 };
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_MEMBERS, .reply = &r };
+    preempt_co_answer_(&in, &a);
+    ck_assert(a.complete);
+    ck_assert_uint_eq(a.roll[0].n, 1);
+    r.n_res = 3;
+    preempt_co_answer_(&in, &a);
+    ck_assert(!a.complete);
+    ck_assert_int_eq(in.status, 0);
+    /* a read: its records, revision and store */
+    r = (struct preempt_etcd_reply){ .rev = 50, .cluster = 7, .res = read, .n_res = 1 };
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_READ, .reply = &r };
+    preempt_co_answer_(&in, &a);
+    ck_assert_ptr_eq(a.read.kvs, &rec);
+    ck_assert_int_eq(a.rev, 50);
+    ck_assert_uint_eq(a.cluster, 7);
+    /* without the read it asked for: the answer's failure */
+    r.n_res = 0;
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_SHARDS, .reply = &r };
+    preempt_co_answer_(&in, &a);
+    ck_assert_int_eq(in.status, -EPROTO);
+    ck_assert_ptr_nonnull(strstr(in.msg, "without the read"));
+    /* a grant's lease; a failed answer is left as it came */
+    r = (struct preempt_etcd_reply){ .id = 77, .ttl = 6 };
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_GRANTED, .reply = &r };
+    preempt_co_answer_(&in, &a);
+    ck_assert_int_eq(a.lease, 77);
+    ck_assert_int_eq(a.ttl_s, 6);
+    in = (struct preempt_coord_in){ .kind = PREEMPT_COORD_IN_KEPT, .status = -ETIMEDOUT, .msg = "gave up" };
+    preempt_co_answer_(&in, &a);
+    ck_assert_int_eq(in.status, -ETIMEDOUT);
+    ck_assert_str_eq(in.msg, "gave up");
+    ck_assert_int_eq(a.count, -1);
 }
 END_TEST
 
@@ -3338,6 +3474,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_start_driver);
     tcase_add_test(t, test_startup_step);
     tcase_add_test(t, test_startup_wire);
+    tcase_add_test(t, test_coord_wire);
     tcase_add_test(t, test_view_summary);
     tcase_add_test(t, test_view_notices);
     tcase_add_test(t, test_view_workers);
