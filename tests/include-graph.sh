@@ -43,7 +43,7 @@ drawn=$(printf '%s\n' "$layers" | sed -n 's|^ lib/\([a-z]*\)/ .*|\1|p' | tr '\n'
 want=$(for m in $order; do echo "$m"; done | tac | tr '\n' ' ')
 eq "docs/design.md's Layers draws the modules, top first" "$drawn" "$want"
 for f in "$src"/*/*.c; do
-    case $f in *.pb.c) continue ;; esac # made by protoc
+    case $f in *.pb.c | */records-kinds.c) continue ;; esac # made by protoc, by records-gen
     case $layers in *"$(basename "$f")"*) ;; *) fail "docs/design.md's Layers does not name ${f#"$src"/}" ;; esac
 done
 
@@ -66,8 +66,8 @@ while read -r m f h; do
     */*)
         b=${h%%/*} name=${h#*/}
         if [ "$b" = "$m" ]; then
-            # its own generated header (trace/trace.pb.h: in the build tree)
-            case $name in *.pb.h) ;; *) echo "$f includes its own module's $h by path" >>"$TMP/bad" ;; esac
+            # its own generated header (trace/trace.pb.h, records/records-kinds.h: in the build tree)
+            case $name in *.pb.h | records-kinds.h) ;; *) echo "$f includes its own module's $h by path" >>"$TMP/bad" ;; esac
         elif [ -z "$(rank "$b")" ]; then
             echo "$f includes $h, of no module" >>"$TMP/bad"
         elif [ "$name" != "$b.h" ]; then

@@ -556,14 +556,12 @@ static int cmd_timeline(struct sync *s, const char *jobp, const char *job, const
     return 0;
 }
 
-/* A record's value from its fields, by its grammar (records-internal.h). */
-static int written(struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
+/* A typed record's writer's answer (rc, why: records-internal.h): 0, or
+ * the refusal (a bug), said. */
+static int written(const char *kind, int rc, const char *why)
 {
-    const char *why;
-    int rc = preempt_record_format_(v, id, r, PREEMPT_MAX_WORKERS, &why);
-
     if (rc < 0)
-        fprintf(stderr, "preemptctl: bug: a %s record's value is not %s\n", preempt_key_pattern_(id), why);
+        fprintf(stderr, "preemptctl: bug: a %s record's value is not %s\n", kind, why);
     return rc;
 }
 
@@ -571,7 +569,7 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
 {
     char key[PREEMPT_KEY_MAX];
     struct preempt_value val;
-    struct preempt_record rec = { 0 };
+    const char *why = "";
     uint64_t inc, in = 0, dl;
 
     if (ms && tool_parse_u64("preemptctl", "notice: the deadline in ms", ms, 0, 7ull * 24 * 3600 * 1000, &in))
@@ -584,9 +582,9 @@ static int cmd_notice(struct sync *s, const char *jobp, const char *job, const c
         return rc == -ENOENT ? 3 : 1;
     dl = in ? wall_ms() + in : 0;
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_NOTICE_OP, &(struct preempt_key){ .inc = inc });
-    preempt_record_set_u64_(&rec, "deadline", dl);
-    preempt_record_set_text_(&rec, "source", "operator");
-    if (written(&val, PREEMPT_KEY_NOTICE_OP, &rec) < 0 ||
+    rc = preempt_rv_notice_op_write_(&val, &(struct preempt_rv_notice_op){ .deadline = dl, .source = "operator" },
+                                     PREEMPT_MAX_WORKERS, &why);
+    if (written("notice_op", rc, why) < 0 ||
         call(s, PREEMPT_RQ_PUT(key, &val, 0), "writing the notice") < 0)
         return 1;
     printf("notice injected for job %s, incarnation %" PRIu64 ": %s\n", job, inc, key);
@@ -597,11 +595,13 @@ static int cmd_start_over(struct sync *s, const char *jobp, const char *job)
 {
     char key[PREEMPT_KEY_MAX];
     struct preempt_value val;
-    struct preempt_record rec = { 0 };
+    const char *why = "";
+    int rc;
 
     (void)preempt_key_(key, sizeof(key), jobp, PREEMPT_KEY_START_OVER, &(struct preempt_key){ 0 });
-    preempt_record_set_u64_(&rec, "at", wall_ms());
-    if (written(&val, PREEMPT_KEY_START_OVER, &rec) < 0 ||
+    rc = preempt_rv_start_over_write_(&val, &(struct preempt_rv_start_over){ .at = wall_ms() }, PREEMPT_MAX_WORKERS,
+                                      &why);
+    if (written("start_over", rc, why) < 0 ||
         call(s, PREEMPT_RQ_PUT(key, &val, 0), "writing the start-over request") < 0)
         return 1;
     printf("job %s starts over at its next start-up that needs it (%s)\n", job, key);

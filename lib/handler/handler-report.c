@@ -105,27 +105,22 @@ static void report_record(struct preempt_handler *h, const struct preempt_trace_
 /* The job's history record of this run (keys-internal.h's HISTORY). */
 static void report_history(struct preempt_handler *h, const struct preempt_report *r)
 {
-    struct preempt_record rec = { 0 };
     const char *why = "";
     struct preempt_value v;
+    bool notice = r->source && r->notice_at && r->notice_worker >= 0;
+    struct preempt_rv_history rec = {
+        .code = r->code, .reason = r->reason, .at = r->exit_at,
+        .started = h->started_wall ? h->started_wall : r->exit_at,
+        .restore = r->restore_ms > 0 ? (uint64_t)r->restore_ms : 0, .run = r->run, .committed = r->committed_step,
+        .saves = r->saves,
+        /* the notice it ended on */
+        .has_notice = notice, .notice = r->notice_at, .source = notice ? r->source : NULL, .has_from = notice,
+        .from = notice ? (uint64_t)r->notice_worker : 0, .has_agreed = notice, .agreed = r->agreed_step
+    };
 
     if (!h->wk.coord)
         return;
-    preempt_record_set_u64_(&rec, "code", (uint64_t)(int64_t)r->code);
-    preempt_record_set_text_(&rec, "reason", r->reason);
-    preempt_record_set_u64_(&rec, "at", r->exit_at);
-    preempt_record_set_u64_(&rec, "started", h->started_wall ? h->started_wall : r->exit_at);
-    preempt_record_set_u64_(&rec, "restore", r->restore_ms > 0 ? (uint64_t)r->restore_ms : 0);
-    preempt_record_set_u64_(&rec, "run", r->run);
-    preempt_record_set_u64_(&rec, "committed", r->committed_step);
-    preempt_record_set_u64_(&rec, "saves", r->saves);
-    if (r->source && r->notice_at && r->notice_worker >= 0) {
-        preempt_record_set_u64_(&rec, "notice", r->notice_at);
-        preempt_record_set_text_(&rec, "source", r->source);
-        preempt_record_set_u64_(&rec, "from", (uint64_t)r->notice_worker);
-        preempt_record_set_u64_(&rec, "agreed", r->agreed_step);
-    }
-    if (preempt_record_format_(&v, PREEMPT_KEY_HISTORY, &rec, h->cfg.workers, &why) < 0) {
+    if (preempt_rv_history_write_(&v, &rec, h->cfg.workers, &why) < 0) {
         hd_log_msg(h, PREEMPT_LOG_ERROR, "bug: the history record's value is not %s", why);
         return;
     }

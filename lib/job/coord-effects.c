@@ -27,22 +27,12 @@ void coord_in_notice_put(struct preempt_coord *c, const struct preempt_coord_in 
         coord_failed(c, in->status, in->msg);
 }
 
-/* This worker's notice as its record and its claim carry it. */
-static struct preempt_record *notice_fields(const struct preempt_coord *c, struct preempt_record *r)
-{
-    preempt_record_set_u64_(r, "deadline", c->my_notice_wall);
-    preempt_record_set_text_(r, "source", c->my_source);
-    if (c->my_withdrawn)
-        preempt_record_set_flag_(r, "withdrawn");
-    return r;
-}
-
 /* notice/<me>'s key and value as they should be now. */
 static void notice_record(struct preempt_coord *c, char key[PREEMPT_KEY_MAX], struct preempt_value *val)
 {
     (void)preempt_key_(key, PREEMPT_KEY_MAX, c->jobp, PREEMPT_KEY_NOTICE,
                        &(struct preempt_key){ .inc = c->view.inc, .ep = c->view.ep, .worker = c->me });
-    coord_value(c, val, PREEMPT_KEY_NOTICE, notice_fields(c, &(struct preempt_record){ 0 }));
+    COORD_VALUE(c, val, notice, .deadline = c->my_notice_wall, .source = c->my_source, .withdrawn = c->my_withdrawn);
 }
 
 /* Feeds the notice record's machine (pub-internal.h), logs the
@@ -161,20 +151,20 @@ static void claim_send(struct preempt_coord *c)
 {
     char key[PREEMPT_KEY_MAX], nkey[PREEMPT_KEY_MAX], akey[PREEMPT_KEY_MAX];
     struct preempt_value me, nval, aval;
-    struct preempt_record claim = { 0 };
     struct preempt_co_ask ask = { .kind = PREEMPT_CO_CLAIM, .lease = c->lease };
     bool carry = c->my_notice_wall &&
                  coord_pub(c, PREEMPT_LINK_CLAIM_SEND, PREEMPT_PUB_IN_CLAIM_SENT) == PREEMPT_PUB_DO_CARRY;
 
     CKEY(c, key, CLAIM);
     ask.rec = (struct preempt_co_rec){ key, &me, coord_slot(c, key) };
-    preempt_record_set_u64_(&claim, "w", c->me);
     if (carry) { /* the claim carries this worker's notice */
         notice_record(c, nkey, &nval);
-        (void)notice_fields(c, &claim);
         ask.notice = (struct preempt_co_rec){ nkey, &nval, 0 };
+        COORD_VALUE(c, &me, claim, .w = c->me, .has_deadline = true, .deadline = c->my_notice_wall,
+                    .source = c->my_source, .withdrawn = c->my_withdrawn);
+    } else {
+        COORD_VALUE(c, &me, claim, .w = c->me);
     }
-    coord_value(c, &me, PREEMPT_KEY_CLAIM, &claim);
     if (c->prop_step && !c->view.r[0].have_agreed) { /* the proposal of round 0's step goes with it */
         CKEY(c, akey, AGREED, .round = 0);
         (void)preempt_step_value_(&aval, c->prop_step, c->prop_last);
@@ -366,7 +356,6 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
     const char *text = in->text;
     char key[PREEMPT_KEY_MAX];
     struct preempt_value val;
-    struct preempt_record rec = { 0 };
     unsigned k = round ? 1 : 0;
 
     switch (fx->kind) {
@@ -400,8 +389,7 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         struct preempt_value aval;
 
         CKEY(c, key, FINAL);
-        preempt_record_set_u64_(&rec, "w", c->me);
-        coord_value(c, &val, PREEMPT_KEY_FINAL, &rec);
+        COORD_VALUE(c, &val, final, .w = c->me);
         CKEY(c, akey, AGREED, .round = 1);
         (void)preempt_step_value_(&aval, (uint64_t)fx->arg, last);
         coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_FINAL, .rec = { key, &val, 0 },
@@ -414,17 +402,14 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         return true;
     case PREEMPT_FX_PUBLISH_ERROR: {
         CKEY(c, key, ERROR);
-        preempt_record_set_u64_(&rec, "code", (uint64_t)fx->arg);
-        preempt_record_set_u64_(&rec, "w", c->me);
-        preempt_record_set_text_(&rec, "message", text ? text : ""); /* the codec writes it printable */
-        coord_value(c, &val, PREEMPT_KEY_ERROR, &rec);
+        /* the codec writes the message printable */
+        COORD_VALUE(c, &val, error, .code = fx->arg, .w = c->me, .message = text ? text : "");
         coord_create(c, key, &val, PREEMPT_COORD_IN_WRITTEN); /* the first error wins */
         return true;
     }
     case PREEMPT_FX_ANNOUNCE_DONE:
         CKEY(c, key, DONE, .worker = c->me);
-        preempt_record_set_u64_(&rec, "step", (uint64_t)fx->arg);
-        coord_value(c, &val, PREEMPT_KEY_DONE, &rec);
+        COORD_VALUE(c, &val, done, .step = (uint64_t)fx->arg);
         coord_put(c, key, &val, 0);
         return true;
     case PREEMPT_FX_ANNOUNCE_LEFT:
@@ -437,9 +422,7 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         CLOG(c, 1, "leaving the job at step %" PRId64 " before the preemption's end: the job's lost record names "
              "this worker", fx->arg);
         CKEY(c, key, LOST);
-        preempt_record_set_u64_(&rec, "w", c->me);
-        preempt_record_set_flag_(&rec, "left");
-        coord_value(c, &val, PREEMPT_KEY_LOST, &rec);
+        COORD_VALUE(c, &val, lost, .w = c->me, .left = true);
         coord_create(c, key, &val, PREEMPT_COORD_IN_WRITTEN);
         return true;
     case PREEMPT_FX_CLEAR_ROUND: {

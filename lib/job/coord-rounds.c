@@ -53,12 +53,8 @@ void coord_propose_step(struct preempt_coord *c, unsigned k, uint64_t cap, bool 
 static void decide_abort(struct preempt_coord *c, unsigned k, uint64_t step)
 {
     struct preempt_value val;
-    struct preempt_record r = { 0 };
 
-    preempt_record_set_flag_(&r, "aborted");
-    preempt_record_set_u64_(&r, "step", step);
-    preempt_record_set_u64_(&r, "w", c->me);
-    coord_value(c, &val, PREEMPT_KEY_DECISION, &r);
+    COORD_VALUE(c, &val, decision, .aborted = true, .has_step = true, .step = step, .has_w = true, .w = c->me);
     coord_decide(c, k, &val);
 }
 
@@ -408,7 +404,6 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     struct preempt_lost_says says;
     char key[PREEMPT_KEY_MAX];
     struct preempt_value val;
-    struct preempt_record lost = { 0 };
 
     coord_roll_in(c, PREEMPT_LINK_ROLL_ANSWER, PREEMPT_ROLL_IN_ANSWERED);
     if (LEFT(c) || c->claim != PREEMPT_CLAIM_HELD) /* no longer the driver's: nobody reads it */
@@ -450,8 +445,7 @@ void coord_in_members(struct preempt_coord *c, const struct preempt_coord_in *in
     if (says.kind != PREEMPT_LOST_WORKER)
         return;
     CKEY(c, key, LOST);
-    preempt_record_set_u64_(&lost, "w", says.worker);
-    coord_value(c, &val, PREEMPT_KEY_LOST, &lost);
+    COORD_VALUE(c, &val, lost, .w = says.worker);
     coord_create(c, key, &val, PREEMPT_COORD_IN_WRITTEN); /* the watch brings it */
 }
 
@@ -585,15 +579,15 @@ void coord_apply_record(struct preempt_coord *c, enum preempt_etcd_ev type, cons
              * whole job (one record that every worker follows): the round
              * it opened saves, and the job goes back to idle */
             if (!v.withdrawn) {
-                struct preempt_record r;
+                struct preempt_rv_notice r;
                 const char *why;
 
                 CLOG(c, 2, "%s = \"%.40s\" is in this worker's slot, but not its notice (it has %s): "
                      "withdrawing it", kv->key, value, c->my_notice_wall ? "a later deadline" : "none");
                 /* the same notice, withdrawn (the view read it: it parses) */
-                if (preempt_record_parse_(PREEMPT_KEY_NOTICE, value, c->n, &r, &why) == 0) {
-                    preempt_record_set_flag_(&r, "withdrawn");
-                    coord_value(c, &val, PREEMPT_KEY_NOTICE, &r);
+                if (preempt_rv_notice_read_(value, c->n, &r, &why) == 0) {
+                    COORD_VALUE(c, &val, notice, .deadline = r.deadline, .source = r.source,
+                                .source_len = r.source_len, .withdrawn = true);
                     coord_put(c, kv->key, &val, 0);
                 }
             }

@@ -299,10 +299,16 @@ void coord_arm_keepalive(struct preempt_coord *c);
 
 /* ---- shared between the coordinator's files ---- */
 
-/* The value of a record of kind id from its fields r (records-internal.h:
- * the one writer of values), for this job's workers; "" when the grammar
- * refuses it (a bug: logged), which the port's write check refuses too. */
-void coord_value(struct preempt_coord *c, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r);
+/* The value *v of a record of kind (lower case: notice, lost, ...) from its
+ * typed fields (records-internal.h's typed records, written from the
+ * grammar), for this job's workers; "" when the grammar refuses it (a bug:
+ * logged), which the port's write check refuses too. */
+#define COORD_VALUE(c, v, kind, ...)                                                                               \
+    do {                                                                                                           \
+        const char *why_ = "";                                                                                     \
+        if (preempt_rv_##kind##_write_((v), &(struct preempt_rv_##kind){ __VA_ARGS__ }, (c)->n, &why_) < 0)        \
+            CLOG((c), 3, "bug: a %s record's value is not %s", #kind, why_);                                       \
+    } while (0)
 
 void coord_flush_merged(struct preempt_coord *c);
 /* Posts ev to the handler's machine by link (links-internal.h). */

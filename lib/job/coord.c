@@ -234,14 +234,6 @@ void coord_write_call(struct preempt_coord *c, const struct preempt_co_ask *ask,
     coord_round_call(c, 0, ask, answer);
 }
 
-void coord_value(struct preempt_coord *c, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
-{
-    const char *why = "";
-
-    if (preempt_record_format_(v, id, r, c->n, &why) < 0)
-        CLOG(c, 3, "bug: a %s record's value is not %s", preempt_key_pattern_(id), why);
-}
-
 void coord_put(struct preempt_coord *c, const char *key, const struct preempt_value *value, int64_t lease)
 {
     coord_write_call(c, &(struct preempt_co_ask){ .kind = PREEMPT_CO_PUT, .rec = { key, value, 0 }, .lease = lease },

@@ -133,17 +133,15 @@ void preempt_offers_sort_(const char **offers, unsigned *idx, size_t n)
 int preempt_coord_member_(struct preempt_value *v, long pid, const char *host, const char *launch, unsigned workers,
                           bool over, const uint64_t *steps, size_t n_steps)
 {
-    struct preempt_record r = { 0 };
     const char *why;
 
-    preempt_record_set_u64_(&r, "pid", pid > 0 ? (uint64_t)pid : 0);
-    preempt_record_set_text_(&r, "host", host && *host ? host : "-");
-    preempt_record_set_text_(&r, "launch", launch && *launch ? launch : "-");
-    preempt_record_set_u64_(&r, "workers", workers);
-    if (over)
-        preempt_record_set_flag_(&r, "over=1");
-    preempt_record_set_list_(&r, "steps", steps, n_steps < MAX_STEPS_OFFERED ? n_steps : MAX_STEPS_OFFERED, false);
-    return preempt_record_format_(v, PREEMPT_KEY_ALIVE, &r, PREEMPT_MAX_WORKERS, &why);
+    return preempt_rv_alive_write_(v,
+                                   &(struct preempt_rv_alive){
+                                       .pid = pid > 0 ? (uint64_t)pid : 0, .host = host && *host ? host : "-",
+                                       .launch = launch && *launch ? launch : "-", .workers = workers, .over = over,
+                                       .steps_v = steps,
+                                       .steps_n = n_steps < MAX_STEPS_OFFERED ? n_steps : MAX_STEPS_OFFERED },
+                                   PREEMPT_MAX_WORKERS, &why);
 }
 
 /* "pid 12 on host h" of a member record, for messages. */

@@ -162,29 +162,32 @@ static bool workers_differ(struct join *j, enum preempt_key_id id, const char *v
     return true;
 }
 
-/* The value of a record of kind id from its fields r (records-internal.h,
- * the one writer of values). False when the grammar refuses it (a bug):
- * start-up ends with that error. */
-static bool join_value(struct join *j, struct preempt_value *v, enum preempt_key_id id, const struct preempt_record *r)
+/* Whether a typed record's writer made a value (rc 0); its refusal (a
+ * bug: why) ends start-up with that error. */
+static bool join_written(struct join *j, const char *kind, int rc, const char *why)
 {
-    const char *why = "";
-
-    if (preempt_record_format_(v, id, r, j->cfg->workers, &why) == 0)
+    if (rc == 0)
         return true;
-    join_finish(j, -EBADMSG, "job %s: bug: a %s record's value is not %s", j->cfg->job, preempt_key_pattern_(id),
-                why);
+    join_finish(j, -EBADMSG, "job %s: bug: a %s record's value is not %s", j->cfg->job, kind, why);
     return false;
 }
+/* The value *v of a record of kind (lower case: ready, shape, ...) from its
+ * typed fields (records-internal.h's typed records, written from the
+ * grammar): join_written's answer. */
+#define JOIN_VALUE(j, v, kind, ...)                                                                                \
+    ({                                                                                                             \
+        const char *why_ = "";                                                                                     \
+        int rc_ = preempt_rv_##kind##_write_((v), &(struct preempt_rv_##kind){ __VA_ARGS__ }, (j)->cfg->workers,  \
+                                             &why_);                                                               \
+        join_written((j), #kind, rc_, why_);                                                                       \
+    })
 
 /* The incarnation counter's value for inc (the record's grammar writes it,
  * as every reader reads it: a transaction compares it with the stored
  * one). */
 static bool counter_value(struct join *j, struct preempt_value *v, uint64_t inc)
 {
-    struct preempt_record r = { 0 };
-
-    preempt_record_set_u64_(&r, "N", inc);
-    return join_value(j, v, PREEMPT_KEY_INCARNATION, &r);
+    return JOIN_VALUE(j, v, incarnation, .N = inc);
 }
 
 /* The barrier's record (N/ready): "restore=<step>|none workers=W
@@ -414,24 +417,16 @@ static void write_ready(struct join *j, bool consume)
     const struct preempt_coord_plan *plan = &j->plan;
     char mine[PREEMPT_MAX_LAUNCH + 1];
     struct preempt_value val;
-    struct preempt_record r = { 0 };
+    bool over = plan->at_risk && plan->over, refused = plan->at_risk && !plan->over;
 
     (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
-    if (plan->have)
-        preempt_record_set_u64_(&r, "restore", plan->step);
-    else
-        preempt_record_set_flag_(&r, "none");
-    preempt_record_set_u64_(&r, "workers", j->cfg->workers);
-    preempt_record_set_text_(&r, "launch", mine);
-    if (plan->at_risk && plan->over) {
-        preempt_record_set_u64_(&r, "over", plan->newest);
-    } else if (plan->at_risk) {
-        preempt_record_set_u64_(&r, "refused", plan->newest);
-        preempt_record_set_list_(&r, "lacking", plan->lacking,
-                                 plan->n_lacking < PREEMPT_PLAN_LACKING_MAX ? plan->n_lacking : PREEMPT_PLAN_LACKING_MAX,
-                                 plan->n_lacking > PREEMPT_PLAN_LACKING_MAX);
-    }
-    if (!join_value(j, &val, PREEMPT_KEY_READY, &r))
+    if (!JOIN_VALUE(j, &val, ready, .has_restore = plan->have, .restore = plan->step, .none = !plan->have,
+                    .workers = j->cfg->workers, .launch = mine, .has_over = over, .over = plan->newest,
+                    .has_refused = refused, .refused = plan->newest, .lacking_v = refused ? plan->lacking : NULL,
+                    .lacking_n = !refused                                      ? 0
+                                 : plan->n_lacking < PREEMPT_PLAN_LACKING_MAX ? plan->n_lacking
+                                                                               : PREEMPT_PLAN_LACKING_MAX,
+                    .lacking_more = refused && plan->n_lacking > PREEMPT_PLAN_LACKING_MAX))
         return;
     join_call(j, ASK(j, READY, .value = &val, .consume = consume), PREEMPT_STARTUP_IN_WRITTEN);
 }
@@ -473,12 +468,10 @@ static void su_in_shaped(struct join *j, const struct preempt_startup_in *in);
 static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
     struct preempt_value val;
-    struct preempt_record r = { 0 };
 
     switch (shape_in(j, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
     case PREEMPT_SHAPE_DO_WRITE:
-        preempt_record_set_u64_(&r, "workers", j->cfg->workers);
-        if (!join_value(j, &val, PREEMPT_KEY_SHAPE, &r))
+        if (!JOIN_VALUE(j, &val, shape, .workers = j->cfg->workers))
             return false;
         join_call(j, ASK(j, SHAPE, .value = &val), PREEMPT_STARTUP_IN_SHAPED);
         return false;
@@ -773,7 +766,6 @@ static void join_resolve(struct join *j)
     while (j->i_pend < j->n_pend) {
         struct preempt_coord_pending *p = &j->pend[j->i_pend];
         struct preempt_key k;
-        struct preempt_record r = { 0 };
         struct preempt_value val;
 
         if (preempt_key_parse_(p->key, j->jobp, &k) != PREEMPT_KEY_DECISION || k.inc == 0 || k.inc > j->inc) {
@@ -781,10 +773,7 @@ static void join_resolve(struct join *j)
             j->i_pend++;
             continue;
         }
-        preempt_record_set_flag_(&r, "aborted");
-        preempt_record_set_u64_(&r, "step", p->step);
-        preempt_record_set_flag_(&r, "restart");
-        if (!join_value(j, &val, PREEMPT_KEY_DECISION, &r))
+        if (!JOIN_VALUE(j, &val, decision, .aborted = true, .has_step = true, .step = p->step, .restart = true))
             return;
         join_call(j, ASK(j, RESOLVE, .key = p->key, .value = &val), PREEMPT_STARTUP_IN_RESOLVED);
         return;
@@ -1000,7 +989,6 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 static void su_in_counted(struct join *j, const struct preempt_startup_in *in)
 {
     struct preempt_value ok;
-    struct preempt_record r = { 0 };
 
     if (join_failed(j, in->status, in->msg, "reporting the restore"))
         return;
@@ -1008,8 +996,7 @@ static void su_in_counted(struct join *j, const struct preempt_startup_in *in)
         wait_ready(j);
         return;
     }
-    preempt_record_set_flag_(&r, "ok");
-    if (join_value(j, &ok, PREEMPT_KEY_RESTORED, &r))
+    if (JOIN_VALUE(j, &ok, restored, .ok = true))
         join_call(j, ASK(j, RESTORED, .value = &ok), PREEMPT_STARTUP_IN_WRITTEN);
 }
 
@@ -1020,18 +1007,17 @@ static void report_restored(struct join *j)
     struct preempt_value val;
 
     if (j->restore_mine != PREEMPT_RESTORE_OK) {
-        struct preempt_record r = { 0 };
+        bool unusable = j->restore_mine == PREEMPT_RESTORE_UNUSABLE;
 
-        preempt_record_set_flag_(&r, j->restore_mine == PREEMPT_RESTORE_UNUSABLE ? "unusable" : "failed");
-        preempt_record_set_u64_(&r, "step", j->out->step);
-        preempt_record_set_u64_(&r, "w", j->cfg->worker);
-        preempt_record_set_text_(&r, "why", j->restore_why ? j->restore_why : ""); /* the codec writes it printable */
-        if (!join_value(j, &val, PREEMPT_KEY_RESTORED, &r))
+        /* the codec writes the reason printable */
+        if (!JOIN_VALUE(j, &val, restored, .unusable = unusable, .failed = !unusable, .has_step = true,
+                        .step = j->out->step, .has_w = true, .w = j->cfg->worker,
+                        .why = j->restore_why ? j->restore_why : ""))
             return;
         join_call(j, ASK(j, RESTORED, .value = &val), PREEMPT_STARTUP_IN_WRITTEN);
         return;
     }
-    if (join_value(j, &val, PREEMPT_KEY_W_RESTORED, &(struct preempt_record){ 0 })) /* "ok" */
+    if (JOIN_VALUE(j, &val, w_restored, .none_ = false)) /* "ok" */
         join_call(j, ASK(j, REPORT, .worker = j->cfg->worker, .value = &val), PREEMPT_STARTUP_IN_COUNTED);
 }
 

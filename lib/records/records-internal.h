@@ -100,6 +100,8 @@ void preempt_record_set_u64_(struct preempt_record *r, const char *name, uint64_
 /* A word, list or text field (s NUL-terminated, borrowed until the value is
  * formatted; NULL: not set). */
 void preempt_record_set_text_(struct preempt_record *r, const char *name, const char *s);
+/* The same of s's first len bytes (a field's text as a reader found it). */
+void preempt_record_set_textn_(struct preempt_record *r, const char *name, const char *s, size_t len);
 /* A list field: v's n numbers (borrowed until the value is formatted; n
  * 0: not set), and ",..." after them when more is set. What does not fit
  * in a list's 1024 bytes is left out the same way. */
@@ -145,5 +147,34 @@ bool preempt_record_word_char_(char c);
 
 /* id's grammar, as the key table's value column; NULL for no such id. */
 const char *preempt_record_grammar_(enum preempt_key_id id);
+
+/* Tells fn each field and flag of id's grammar, in its order, as a value
+ * is read with it: a field's name and type (name, its length; type, its
+ * length), or a flag's name (type NULL: a group of literal text alone, an
+ * alternative's first word); optional: inside a group. A name in two
+ * alternatives comes twice. 0, or -EINVAL for a grammar that does not
+ * read (or no such id). What records-gen.c writes the typed records
+ * from. */
+typedef void (*preempt_record_field_fn)(void *arg, const char *name, size_t name_len, const char *type,
+                                         size_t type_len, bool optional);
+int preempt_record_fields_(enum preempt_key_id id, preempt_record_field_fn fn, void *arg);
+
+/* ---- typed records ----
+ *
+ * A struct per record kind, with a reader and a writer, written at build
+ * time from the value column of the key table (records-gen.c), so that
+ * the grammar stays the one table: struct preempt_rv_<kind> (kind in
+ * lower case: notice, decision, alive, ...), preempt_rv_<kind>_read_(value,
+ * workers, &r, &why) and preempt_rv_<kind>_write_(&v, &r, workers, &why),
+ * each 0 or the engine's error above. A field inside a group has
+ * has_<name> beside its number; a text, word or list field is a pointer,
+ * NULL when absent, and read it points into the value with <name>_len
+ * beside it; a list is written from <name>_v, <name>_n and <name>_more; a
+ * flag is a bool. The readers and writers outside this folder use these
+ * alone (tests/records-grammar.sh): a field the grammar lacks does not
+ * compile. */
+#ifndef PREEMPT_RECORDS_GEN /* records-gen itself, which writes it */
+#include "records/records-kinds.h"
+#endif
 
 #endif

@@ -295,6 +295,69 @@ const char *preempt_record_text_(const struct preempt_record *r, const char *nam
     return r->f[i].s;
 }
 
+/* ---- a grammar's fields -------------------------------------------------------------------------- */
+
+/* The fields and flags of grammar g..end, as seq() reads them. */
+static int walk(const char *g, const char *end, bool optional, preempt_record_field_fn fn, void *arg)
+{
+    while (g < end) {
+        if (*g == '<') {
+            const char *e = memchr(g, '>', (size_t)(end - g)), *colon;
+
+            if (!e || !(colon = memchr(g, ':', (size_t)(e - g))))
+                return -EINVAL;
+            fn(arg, g + 1, (size_t)(colon - g - 1), colon + 1, (size_t)(e - colon - 1), optional);
+            g = e + 1;
+        } else if (*g == '[') {
+            const char *e = group_end(g, end), *a = g + 1, *z;
+
+            if (!e)
+                return -EINVAL;
+            z = e;
+            if (!memchr(g + 1, '<', (size_t)(e - g - 1))) { /* literal text alone: a flag named by it */
+                while (a < z && *a == ' ')
+                    a++;
+                while (z > a && z[-1] == ' ')
+                    z--;
+                fn(arg, a, (size_t)(z - a), NULL, 0, true);
+            } else if (walk(g + 1, e, true, fn, arg) < 0) {
+                return -EINVAL;
+            }
+            g = e + 1;
+        } else if (*g == '(') {
+            const char *e = group_end(g, end), *alt = g + 1;
+
+            if (!e)
+                return -EINVAL;
+            while (alt < e) { /* each alternative; one that starts with a word is a flag named by it */
+                const char *bar = alt, *w = alt;
+                int depth = 0;
+
+                for (; bar < e && (depth || *bar != '|'); bar++)
+                    depth += (*bar == '[' || *bar == '(') - (*bar == ']' || *bar == ')');
+                while (w < bar && ((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z')))
+                    w++;
+                if (w > alt)
+                    fn(arg, alt, (size_t)(w - alt), NULL, 0, true);
+                if (walk(alt, bar, true, fn, arg) < 0)
+                    return -EINVAL;
+                alt = bar + 1;
+            }
+            g = e + 1;
+        } else {
+            g++;
+        }
+    }
+    return 0;
+}
+
+int preempt_record_fields_(enum preempt_key_id id, preempt_record_field_fn fn, void *arg)
+{
+    const char *g = preempt_record_grammar_(id);
+
+    return g ? walk(g, g + strlen(g), false, fn, arg) : -EINVAL;
+}
+
 /* ---- writing a value --------------------------------------------------------------------------- */
 
 static void set(struct preempt_record *r, const char *name, const char *s, size_t len, uint64_t u)
@@ -313,6 +376,12 @@ void preempt_record_set_text_(struct preempt_record *r, const char *name, const 
 {
     if (s)
         set(r, name, s, strlen(s), 0);
+}
+
+void preempt_record_set_textn_(struct preempt_record *r, const char *name, const char *s, size_t len)
+{
+    if (s)
+        set(r, name, s, len, 0);
 }
 
 void preempt_record_set_list_(struct preempt_record *r, const char *name, const uint64_t *v, size_t n, bool more)

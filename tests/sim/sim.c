@@ -1786,15 +1786,16 @@ static void handle(const struct sev *e)
     case E_OPNOTICE: {
         char key[PREEMPT_KEY_MAX];
         struct preempt_value val;
-        struct preempt_record rec = { 0 };
         const char *why;
 
         rev0 = sim_etcd_rev(W->etcd);
         (void)preempt_key_(key, sizeof(key), SIM_JOBP, PREEMPT_KEY_NOTICE_OP,
                            &(struct preempt_key){ .inc = W->incarnation });
-        preempt_record_set_u64_(&rec, "deadline", EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a);
-        preempt_record_set_text_(&rec, "source", "operator");
-        if (preempt_record_format_(&val, PREEMPT_KEY_NOTICE_OP, &rec, PREEMPT_MAX_WORKERS, &why) < 0)
+        if (preempt_rv_notice_op_write_(&val,
+                                        &(struct preempt_rv_notice_op){
+                                            .deadline = EPOCH_MS + W->now_us / 1000u + (uint64_t)e->a,
+                                            .source = "operator" },
+                                        PREEMPT_MAX_WORKERS, &why) < 0)
             violate("the operator's notice is not %s", why);
         if (!W->etcd_down) {
             sim_etcd_put(W->etcd, key, preempt_value_str_(&val), 0, now_ms());

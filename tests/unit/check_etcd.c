@@ -1084,6 +1084,96 @@ END_TEST
  * preempt_record_format_), and refused when a reader would refuse it: a
  * field it lacks or has no place for, part of an optional group, a word
  * that is none, a worker past the job's count, a buffer too small. */
+/* The typed records (records-kinds.h, written from the grammars at build
+ * time): each writer formats what the grammar says, each reader fills its
+ * struct from a value; a value read and written again is the same; a
+ * writer refuses what the grammar refuses (a worker past the count, a
+ * missing alternative) and a reader what it does not read. */
+START_TEST(test_typed_records)
+{
+    struct preempt_value v;
+    const char *why;
+    static const uint64_t steps[] = { 10, 20 };
+    struct preempt_rv_decision d;
+    struct preempt_rv_alive m;
+    struct preempt_rv_ready rd;
+    struct preempt_rv_restored rs;
+    struct preempt_rv_notice n;
+    struct preempt_rv_history h;
+
+    ck_assert_int_eq(preempt_rv_decision_write_(&v,
+                                                &(struct preempt_rv_decision){ .committed = true, .has_step = true,
+                                                                               .step = 40, .last = true,
+                                                                               .has_save = true, .save = 250 },
+                                                4, &why),
+                     0);
+    ck_assert_str_eq(preempt_value_str_(&v), "committed 40 last save=250");
+    ck_assert_int_eq(preempt_rv_decision_read_(preempt_value_str_(&v), 4, &d, &why), 0);
+    ck_assert(d.committed && !d.aborted && d.last && d.has_step && d.step == 40 && d.has_save && d.save == 250);
+    ck_assert(!d.has_stop && !d.has_from && !d.has_w && !d.restart);
+    ck_assert_int_eq(preempt_rv_decision_write_(&v,
+                                                &(struct preempt_rv_decision){ .aborted = true, .has_step = true,
+                                                                               .step = 7, .has_w = true, .w = 3 },
+                                                4, &why),
+                     0);
+    ck_assert_str_eq(preempt_value_str_(&v), "aborted 7 3");
+    /* a worker past the count, and a decision that is neither */
+    ck_assert_int_eq(preempt_rv_decision_write_(&v,
+                                                &(struct preempt_rv_decision){ .aborted = true, .has_step = true,
+                                                                               .step = 7, .has_w = true, .w = 4 },
+                                                4, &why),
+                     -EBADMSG);
+    ck_assert_str_eq(preempt_value_str_(&v), "");
+    ck_assert_int_eq(preempt_rv_decision_write_(&v, &(struct preempt_rv_decision){ .has_step = true, .step = 7 }, 4,
+                                                &why),
+                     -EBADMSG);
+    /* the member record: its flag "over=1" and its list */
+    ck_assert_int_eq(preempt_rv_alive_write_(&v,
+                                             &(struct preempt_rv_alive){ .pid = 12, .host = "h", .launch = "L",
+                                                                         .workers = 2, .over = true, .steps_v = steps,
+                                                                         .steps_n = 2 },
+                                             2, &why),
+                     0);
+    ck_assert_str_eq(preempt_value_str_(&v), "pid=12 host=h launch=L workers=2 over=1 steps=10,20");
+    ck_assert_int_eq(preempt_rv_alive_read_(preempt_value_str_(&v), 2, &m, &why), 0);
+    ck_assert(m.over && m.pid == 12 && m.workers == 2);
+    ck_assert_uint_eq(m.steps_len, 5);
+    ck_assert(!strncmp(m.steps, "10,20", m.steps_len));
+    ck_assert_uint_eq(m.host_len, 1);
+    /* read and written again: the same value (texts by their length) */
+    ck_assert_int_eq(preempt_rv_alive_write_(&v, &m, 2, &why), 0);
+    ck_assert_str_eq(preempt_value_str_(&v), "pid=12 host=h launch=L workers=2 over=1 steps=10,20");
+    ck_assert_int_eq(preempt_rv_ready_read_("restore=none workers=3 launch=l1 refused=60 lacking=1,2,...", 3, &rd,
+                                            &why),
+                     0);
+    ck_assert(rd.none && !rd.has_restore && rd.has_refused && rd.refused == 60 && !rd.has_over);
+    ck_assert_int_eq(preempt_rv_ready_write_(&v, &rd, 3, &why), 0);
+    ck_assert_str_eq(preempt_value_str_(&v), "restore=none workers=3 launch=l1 refused=60 lacking=1,2,...");
+    ck_assert_int_eq(preempt_rv_restored_read_("unusable 40 worker=1: bad data", 2, &rs, &why), 0);
+    ck_assert(rs.unusable && !rs.ok && !rs.failed && rs.step == 40 && rs.w == 1);
+    ck_assert_uint_eq(rs.why_len, 8);
+    ck_assert_int_eq(preempt_rv_restored_read_("unusable 40 worker=2: bad data", 2, &rs, &why), -EBADMSG);
+    /* a notice withdrawn as read */
+    ck_assert_int_eq(preempt_rv_notice_read_("1700000000000 sigterm", 2, &n, &why), 0);
+    n.withdrawn = true;
+    ck_assert_int_eq(preempt_rv_notice_write_(&v, &n, 2, &why), 0);
+    ck_assert_str_eq(preempt_value_str_(&v), "1700000000000 sigterm withdrawn");
+    ck_assert_int_eq(preempt_rv_notice_read_("007 sigterm", 2, &n, &why), -EBADMSG);
+    /* a negative exit code, and the optional notice group all or nothing */
+    ck_assert_int_eq(preempt_rv_history_write_(&v,
+                                               &(struct preempt_rv_history){ .code = -6, .reason = "abort", .at = 5,
+                                                                             .started = 4, .restore = 1, .run = 9,
+                                                                             .committed = 8, .saves = 2 },
+                                               2, &why),
+                     0);
+    ck_assert_str_eq(preempt_value_str_(&v),
+                     "exit=-6 reason=abort at=5 started=4 restore_ms=1 run=9 committed=8 saves=2");
+    ck_assert_int_eq(preempt_rv_history_read_(preempt_value_str_(&v), 2, &h, &why), 0);
+    ck_assert_int_eq(h.code, -6);
+    ck_assert(!h.has_notice && !h.source);
+}
+END_TEST
+
 START_TEST(test_record_format)
 {
     struct preempt_record r = { 0 };
@@ -3453,6 +3543,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_committed_values);
     tcase_add_test(t, test_record_grammar);
     tcase_add_test(t, test_record_format);
+    tcase_add_test(t, test_typed_records);
     tcase_add_test(t, test_pub_machine);
     tcase_add_test(t, test_claim_machine);
     tcase_add_test(t, test_membership_machine);
