@@ -124,13 +124,19 @@ expect "raise-in-save: the raise came during worker 1's save at $early, which it
 restores_step "$tag"
 
 # ---- grace period: two saves, the final one before the deadline -----------
-# A worker whose copy at a step a raise moved saves once more in that
-# round: at least two saves each. (These workers train without a
-# collective and drift apart under load. Before the final round allowed
-# for drift (grace-drift, below), a worker far ahead raised its step past
-# what the driver reached in time, the round was aborted, and every worker
-# exited 42 with the first save: 1 run in 6 with 6 s of grace, and once in
-# the suite with 2 s.)
+# What holds at any speed: every worker exits 42 with one committed step,
+# never older than the first save; when the final round committed (a step
+# past the first), every worker saved at least twice (a worker whose copy
+# at a step a raise moved saves once more in that round), each save
+# before the deadline. The final round may still be aborted when a worker
+# ahead by more than the drift allowance raised its step past the
+# driver's timer (these workers train without a collective and drift
+# apart under load): then every worker exits 42 with the first save, and
+# the job restores that. That the final round commits where time is not
+# a factor is the simulator's to check (tests/sim.sh, two-phase seeds: no
+# final round aborted without a cause) and check_fsm's
+# test_final_round_allows_for_drift. Seen under the stress run: all three
+# workers saved once, the final round aborted for a raise.
 tag=grace
 job_start "$tag" 3 --steps 2000 --step-ms 10 --grace-ms 2000
 for i in 0 1 2; do wait_for "$TMP/$tag.$i.out" '"start"' 30; done
@@ -138,20 +144,23 @@ job_trained 20
 kill -TERM "$(echo $PIDS | cut -d' ' -f2)"
 job_wait 60
 eq "grace: every worker exits 42" "$RCS" "42 42 42"
-for i in 0 1 2; do
-    expect "grace: worker $i saved twice ($(count_events "$TMP/$tag.$i.out" saved))" \
-        test "$(count_events "$TMP/$tag.$i.out" saved)" -ge 2
-    left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
-    expect "grace: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
-done
 first=$(grep -F '"saved"' "$TMP/$tag.0.out" | head -n 1 | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
 final=$(same "$tag" 3 exit saved_step)
-# the final round may still be aborted when a worker ahead by more than the
-# drift allowance raised its step past the driver's timer: then every
-# worker exits 42 with the first save, and the job restores that
 expect "grace: every worker's last committed save is at one step ($first, then $final)" \
     test "${final#differs}" = "$final" -a "${final:-0}" -ge "${first:-1}"
-[ "${final:-0}" = "${first:-}" ] && echo "grace: the final round was aborted (a raise past the timer); the first save stands"
+saves=1
+if [ "${final:-0}" = "${first:-}" ]; then
+    echo "grace: the final round was aborted (a raise past the timer); the first save stands"
+else
+    saves=2
+    echo "grace: the final round committed at $final"
+fi
+for i in 0 1 2; do
+    expect "grace: worker $i saved at least $saves time(s) ($(count_events "$TMP/$tag.$i.out" saved))" \
+        test "$(count_events "$TMP/$tag.$i.out" saved)" -ge "$saves"
+    left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
+    expect "grace: worker $i's last save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+done
 job_start "$tag" 3 --steps 2000
 job_wait 60
 REF2000=$("$TRAINER" --ckpt-dir "$TMP/ref2000" --steps 2000 | sed -n 's/.*"state_digest":"\([0-9a-f]*\)".*/\1/p')
