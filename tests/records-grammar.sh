@@ -76,15 +76,18 @@ else
 fi
 (cd "$top_srcdir" && grep -qw 'text_' lib/records/records-internal.h) && ok ||
     fail "lib/records/records-internal.h names no text_ (the test cannot see)"
-# And a writer writes a record by its kind's typed writer
-# (preempt_rv_<kind>_write_, written from the grammar at build time: a
-# field the grammar lacks does not compile), never by naming fields at run
-# time: no file outside lib/records/ and the unit tests of the engine
-# (tests/unit/) calls the engine's setters or formatter. Seen failing: the
-# 45 setters in 8 files before the typed records.
-(cd "$top_srcdir" && xargs grep -nE 'preempt_record_(set_[a-z]+|format)_\(' <"$TMP/srcs" /dev/null) >"$TMP/setters" || true
+# And a record is written by its kind's typed writer and read by its
+# kind's typed reader (preempt_rv_<kind>_write_ and _read_, or
+# preempt_rv_read_ of any kind: written from the grammar at build time, so
+# a field the grammar lacks does not compile), never by naming fields at
+# run time: no file outside lib/records/ and the unit tests of the engine
+# (tests/unit/) calls the engine's setters, formatter, parser or
+# by-name accessors, or holds its untyped struct preempt_record. Seen
+# failing: the 45 setters in 8 files before the typed writers, and the 60
+# by-name reads in 8 files before the typed readers.
+(cd "$top_srcdir" && xargs grep -nE 'preempt_record_(set_[a-z]+|format|u64|has|text|list|pace|parse|read|valid|field)_\(|struct preempt_record\b' <"$TMP/srcs" /dev/null) >"$TMP/setters" || true
 if [ -s "$TMP/setters" ]; then
-    fail "a value written field by field outside lib/records/:
+    fail "a value written or read field by field outside lib/records/:
 $(sed 's/^/    /' "$TMP/setters")"
 else
     ok

@@ -286,20 +286,11 @@ struct hist {
     char source[64], reasons[64];
 };
 
-static uint64_t num(const struct preempt_record *r, const char *name)
+/* A text field as read (s, len; NULL: absent), copied into buf ("" when
+ * absent or longer than buf). */
+static void text(const char *s, size_t len, char *buf, size_t size)
 {
-    uint64_t v = 0;
-
-    (void)preempt_record_u64_(r, name, &v);
-    return v;
-}
-
-static void text(const struct preempt_record *r, const char *name, char *buf, size_t size)
-{
-    size_t len = 0;
-    const char *v = preempt_record_text_(r, name, &len);
-
-    (void)snprintf(buf, size, "%.*s", v && len < size ? (int)len : 0, v ? v : "");
+    (void)snprintf(buf, size, "%.*s", s && len < size ? (int)len : 0, s ? s : "");
 }
 
 static void at_least(uint64_t *v, uint64_t x)
@@ -337,23 +328,22 @@ static int history_read(struct sync *s, const char *jobp, struct hrec **ret, siz
     }
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k;
-        struct preempt_record r;
+        union preempt_rv rec;
+        const struct preempt_rv_history *r = &rec.history;
         struct hrec h;
         const char *why;
 
         if (preempt_key_parse_(kvs[i].key, jobp, &k) != (int)PREEMPT_KEY_HISTORY ||
-            preempt_record_read_(PREEMPT_KEY_HISTORY, &k, kvs[i].value, PREEMPT_MAX_WORKERS, &r, &why) < 0) {
+            preempt_rv_read_(PREEMPT_KEY_HISTORY, &k, kvs[i].value, PREEMPT_MAX_WORKERS, &rec, &why) < 0) {
             fprintf(stderr, "preemptctl: ignoring %s = \"%.60s\": not %s\n", kvs[i].key, kvs[i].value,
                     "a history record");
             continue;
         }
-        h = (struct hrec){ .inc = k.inc, .worker = k.worker, .code = (int)(int64_t)num(&r, "code"),
-                           .started = num(&r, "started"), .at = num(&r, "at"), .restore_ms = num(&r, "restore"),
-                           .notice = num(&r, "notice"), .agreed = num(&r, "agreed"),
-                           .committed = num(&r, "committed"), .saves = num(&r, "saves"),
-                           .from = (unsigned)num(&r, "from") };
-        text(&r, "source", h.source, sizeof(h.source));
-        text(&r, "reason", h.reason, sizeof(h.reason));
+        h = (struct hrec){ .inc = k.inc, .worker = k.worker, .code = (int)r->code, .started = r->started,
+                           .at = r->at, .restore_ms = r->restore, .notice = r->notice, .agreed = r->agreed,
+                           .committed = r->committed, .saves = r->saves, .from = (unsigned)r->from };
+        text(r->source, r->source_len, h.source, sizeof(h.source));
+        text(r->reason, r->reason_len, h.reason, sizeof(h.reason));
         hr[m++] = h;
     }
     preempt_etcd_kvs_free_(kvs, n);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "claim-internal.h"
-#include "view-internal.h" /* preempt_claim_parse_ */
+#include "records/records.h" /* struct preempt_rv_claim */
 
 PREEMPT_DECL_DEFINE(preempt_claim_decl_, "claim", "where this worker's driver claim stands", PREEMPT_CLAIM_,
                     PREEMPT_CLAIM_STATES, PREEMPT_CLAIM_INPUTS, PREEMPT_CLAIM_ACTIONS, PREEMPT_CLAIM_TABLE,
@@ -14,7 +14,8 @@ PREEMPT_DECL_DEFINE(preempt_claim_decl_, "claim", "where this worker's driver cl
 struct preempt_claim_says preempt_claim_answer_(const struct preempt_claim_answer *a, unsigned me)
 {
     struct preempt_claim_says s = { .input = PREEMPT_CLAIM_IN_WON, .holder = me };
-    const char *carried;
+    struct preempt_rv_claim held;
+    const char *why;
 
     if (a->status == -ENOENT && !a->left) /* its lease ended inside a long step */
         s.input = PREEMPT_CLAIM_IN_STALE_LEASE;
@@ -24,11 +25,11 @@ struct preempt_claim_says preempt_claim_answer_(const struct preempt_claim_answe
         return s;
     else if (!a->read) /* released between the compare and the read, or the round has a step already */
         s.input = PREEMPT_CLAIM_IN_UNREADABLE;
-    else if (!a->held || !preempt_claim_parse_(a->held, &s.holder, &carried)) {
+    else if (!a->held || preempt_rv_claim_read_(a->held, UINT32_MAX, &held, &why) < 0) {
         s.input = PREEMPT_CLAIM_IN_UNREADABLE; /* a record that is no claim: the next claim replaces it */
         s.garbage = true;
         s.holder = me;
-    } else if (s.holder != me)
+    } else if ((s.holder = (unsigned)held.w) != me)
         s.input = PREEMPT_CLAIM_IN_LOST;
     return s; /* its own claim stood already: won */
 }

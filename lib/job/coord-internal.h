@@ -329,12 +329,11 @@ int preempt_coord_prefix_(const char *job, char *buf, size_t size);
 
 /* What the members' records say at start-up (lib/job/offers.c), beside
  * preempt_coord_plan_() and preempt_coord_member_(): the most steps a
- * member offers; a field of a record of kind id read with its grammar
- * (lib/records/records.c), copied into buf ("" when the record lacks it or does
- * not read; a flag's text is its name); offers ordered by their worker
- * index; and "pid P on host H, launch L" of a member's value. */
+ * member offers; a member record's launch, copied into buf ("" when it is
+ * no member record); offers ordered by their worker index; and "pid P on
+ * host H, launch L" of a member's value. */
 #define MAX_STEPS_OFFERED 64
-const char *preempt_record_field_(enum preempt_key_id id, const char *v, const char *name, char *buf, size_t size);
+const char *preempt_member_launch_(const char *v, char *buf, size_t size);
 void preempt_offers_sort_(const char **offers, unsigned *idx, size_t n);
 const char *preempt_member_who_(const char *v, char *buf, size_t size);
 

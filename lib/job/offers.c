@@ -13,19 +13,16 @@
 #include "coord-internal.h"
 #include "records/records.h"
 
-/* A field of a record of kind id, read with its grammar (lib/records/records.c),
- * copied into buf: "" when the record lacks it or does not read. A flag's
- * text is its name. */
-const char *preempt_record_field_(enum preempt_key_id id, const char *v, const char *name, char *buf, size_t size)
+/* A member record's launch, copied into buf: "" when v is no member
+ * record. */
+const char *preempt_member_launch_(const char *v, char *buf, size_t size)
 {
-    struct preempt_record r;
-    const char *why, *s;
-    size_t len;
+    struct preempt_rv_alive m;
+    const char *why;
 
     buf[0] = '\0';
-    if (v && preempt_record_parse_(id, v, PREEMPT_MAX_WORKERS, &r, &why) == 0 &&
-        (s = preempt_record_text_(&r, name, &len)) != NULL)
-        (void)snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), s);
+    if (v && preempt_rv_alive_read_(v, PREEMPT_MAX_WORKERS, &m, &why) == 0)
+        (void)snprintf(buf, size, "%.*s", (int)(m.launch_len < size ? m.launch_len : size - 1), m.launch);
     return buf;
 }
 
@@ -33,13 +30,13 @@ const char *preempt_record_field_(enum preempt_key_id id, const char *v, const c
  * none when it does not read. */
 static size_t parse_offer(const char *v, uint64_t *steps, size_t max)
 {
-    struct preempt_record r;
+    struct preempt_rv_alive m;
     const char *why;
     bool more;
 
-    if (!v || preempt_record_parse_(PREEMPT_KEY_ALIVE, v, PREEMPT_MAX_WORKERS, &r, &why) < 0)
+    if (!v || preempt_rv_alive_read_(v, PREEMPT_MAX_WORKERS, &m, &why) < 0)
         return 0;
-    return preempt_record_list_(&r, "steps", steps, max, &more);
+    return preempt_rv_list_(m.steps, m.steps_len, steps, max, &more);
 }
 
 static bool offered(const uint64_t *steps, size_t n, uint64_t s)
@@ -53,9 +50,10 @@ static bool offered(const uint64_t *steps, size_t n, uint64_t s)
 /* Whether member record v asks to start over ("over=1"). */
 static bool asks_over(const char *v)
 {
-    char f[8];
+    struct preempt_rv_alive m;
+    const char *why;
 
-    return preempt_record_field_(PREEMPT_KEY_ALIVE, v, "over=1", f, sizeof(f))[0] != '\0';
+    return v && preempt_rv_alive_read_(v, PREEMPT_MAX_WORKERS, &m, &why) == 0 && m.over;
 }
 
 void preempt_coord_plan_(const char *const *offers, const unsigned *idx, size_t n, struct preempt_coord_plan *ret)
@@ -147,12 +145,13 @@ int preempt_coord_member_(struct preempt_value *v, long pid, const char *host, c
 /* "pid 12 on host h" of a member record, for messages. */
 const char *preempt_member_who_(const char *v, char *buf, size_t size)
 {
-    char pid[24], host[PREEMPT_MAX_HOST + 1], launch[PREEMPT_MAX_LAUNCH + 1];
+    struct preempt_rv_alive m;
+    const char *why;
 
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, v, "pid", pid, sizeof(pid));
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, v, "host", host, sizeof(host));
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, v, "launch", launch, sizeof(launch));
-    (void)snprintf(buf, size, "pid %s on host %s, launch %s", pid[0] ? pid : "?", host[0] ? host : "?",
-                   launch[0] ? launch : "-");
+    if (!v || preempt_rv_alive_read_(v, PREEMPT_MAX_WORKERS, &m, &why) < 0)
+        (void)snprintf(buf, size, "pid ? on host ?, launch -");
+    else
+        (void)snprintf(buf, size, "pid %" PRIu64 " on host %.*s, launch %.*s", m.pid, (int)m.host_len, m.host,
+                       (int)m.launch_len, m.launch);
     return buf;
 }

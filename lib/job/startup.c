@@ -142,18 +142,19 @@ static void su_in_start_over(struct join *j, const struct preempt_startup_in *in
 /* A record (the barrier's, the shape's) whose worker count is not this
  * worker's: start-up ends with that error. Returns true then. */
 static bool workers_differ(struct join *j, enum preempt_key_id id, const char *value, const char *record,
-                           struct preempt_record *ret)
+                           union preempt_rv *ret)
 {
-    struct preempt_record own, *rec = ret ? ret : &own;
+    union preempt_rv own, *rec = ret ? ret : &own;
     const char *why;
-    uint64_t w = 0;
+    uint64_t w;
 
-    if (preempt_record_parse_(id, value ? value : "", PREEMPT_MAX_WORKERS, rec, &why) < 0) {
+    if (preempt_rv_read_(id, NULL, value ? value : "", PREEMPT_MAX_WORKERS, rec, &why) < 0) {
         join_finish(j, -EPROTO, "job %s: incarnation %" PRIu64 "'s record (it %s) holds \"%.40s\", not %s: not "
                     "one a worker wrote", j->cfg->job, j->inc, record, value ? value : "", why);
         return true;
     }
-    if (preempt_record_u64_(rec, "workers", &w) && w == j->cfg->workers)
+    w = id == PREEMPT_KEY_READY ? rec->ready.workers : rec->shape.workers; /* both say it */
+    if (w == j->cfg->workers)
         return false;
     join_finish(j, -EINVAL,
                 "job %s: incarnation %" PRIu64 " %s workers=%" PRIu64 ", but this worker has workers=%u: every worker "
@@ -196,17 +197,20 @@ static bool counter_value(struct join *j, struct preempt_value *v, uint64_t inc)
 static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
 {
     char mine[PREEMPT_MAX_LAUNCH + 1];
-    struct preempt_record rd;
-    const char *launch, *lacking;
-    size_t launch_len = 0, lacking_len = 0;
-    uint64_t step = 0, refused = 0;
+    union preempt_rv read;
+    const struct preempt_rv_ready *rd = &read.ready;
+    const char *launch;
+    size_t launch_len;
+    uint64_t step;
     bool have_step;
 
-    if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with", &rd))
+    if (workers_differ(j, PREEMPT_KEY_READY, kv->value, "started with", &read))
         return;
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
-    launch = preempt_record_text_(&rd, "launch", &launch_len);
-    have_step = preempt_record_u64_(&rd, "restore", &step);
+    (void)preempt_member_launch_(preempt_value_str_(&j->member), mine, sizeof(mine));
+    launch = rd->launch;
+    launch_len = rd->launch_len;
+    have_step = rd->has_restore;
+    step = rd->restore;
     if (!launch || launch_len != strlen(mine) || memcmp(launch, mine, launch_len)) {
         join_finish(j, -EBUSY,
                     "job %s is in use by launch %.*s; this worker is of launch %s: two jobs use one job name "
@@ -218,10 +222,12 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
                     "this one joined): a second process with worker index %u, or a second job using this name "
                     "(nothing was changed)",
                     j->cfg->job, j->inc, j->cfg->worker, j->cfg->worker);
-    } else if (preempt_record_u64_(&rd, "refused", &refused)) {
+    } else if (rd->has_refused) {
         char target[48];
+        const char *lacking = rd->lacking;
+        size_t lacking_len = rd->lacking_len;
+        uint64_t refused = rd->refused;
 
-        lacking = preempt_record_text_(&rd, "lacking", &lacking_len);
         if (have_step)
             (void)snprintf(target, sizeof(target), "restore step %" PRIu64, step);
         else
@@ -236,7 +242,7 @@ static void apply_ready(struct join *j, const struct preempt_etcd_kv *kv)
     } else {
         j->out->have_step = have_step;
         j->out->step = have_step ? step : 0;
-        j->out->over = preempt_record_has_(&rd, "over");
+        j->out->over = rd->has_over;
         j->out->incarnation = j->inc;
         j->out->lease = j->lease;
         j->out->member = j->member;
@@ -367,18 +373,16 @@ static void su_in_members(struct join *j, const struct preempt_startup_in *in)
         join_finish(j, -ENOMEM, "out of memory");
         return;
     }
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
+    (void)preempt_member_launch_(preempt_value_str_(&j->member), mine, sizeof(mine));
     for (size_t i = 0; i < n; i++) { /* a well-formed member record of one of the job's workers, of this launch */
         struct preempt_key kk;
-        struct preempt_record rec;
+        union preempt_rv rec;
         const char *why;
-        uint64_t w = 0;
 
         if (preempt_key_parse_(kvs[i].key, j->jobp, &kk) == PREEMPT_KEY_ALIVE && kk.inc == j->inc &&
-            preempt_record_read_(PREEMPT_KEY_ALIVE, &kk, kvs[i].value ? kvs[i].value : "", j->cfg->workers, &rec,
-                                 &why) == 0 &&
-            preempt_record_u64_(&rec, "workers", &w) && w == j->cfg->workers &&
-            !strcmp(preempt_record_field_(PREEMPT_KEY_ALIVE, kvs[i].value, "launch", f, sizeof(f)), mine)) {
+            preempt_rv_read_(PREEMPT_KEY_ALIVE, &kk, kvs[i].value ? kvs[i].value : "", j->cfg->workers, &rec, &why) ==
+                0 &&
+            rec.alive.workers == j->cfg->workers && !strcmp(preempt_member_launch_(kvs[i].value, f, sizeof(f)), mine)) {
             idx[k] = kk.worker;
             offers[k++] = kvs[i].value;
         }
@@ -419,7 +423,7 @@ static void write_ready(struct join *j, bool consume)
     struct preempt_value val;
     bool over = plan->at_risk && plan->over, refused = plan->at_risk && !plan->over;
 
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
+    (void)preempt_member_launch_(preempt_value_str_(&j->member), mine, sizeof(mine));
     if (!JOIN_VALUE(j, &val, ready, .has_restore = plan->have, .restore = plan->step, .none = !plan->have,
                     .workers = j->cfg->workers, .launch = mine, .has_over = over, .over = plan->newest,
                     .has_refused = refused, .refused = plan->newest, .lacking_v = refused ? plan->lacking : NULL,
@@ -557,8 +561,8 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
 {
     char theirs[PREEMPT_MAX_LAUNCH + 1], mine[PREEMPT_MAX_LAUNCH + 1], w[200];
 
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, kv->value, "launch", theirs, sizeof(theirs));
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
+    (void)preempt_member_launch_(kv->value, theirs, sizeof(theirs));
+    (void)preempt_member_launch_(preempt_value_str_(&j->member), mine, sizeof(mine));
     if (strcmp(theirs, "-") && strcmp(mine, "-") && strcmp(theirs, mine)) {
         join_finish(j, -EBUSY,
                     "job %s is in use by another launch: its worker %u is %s; this worker is of launch %s. Two jobs "
@@ -580,17 +584,14 @@ static void held_by(struct join *j, const struct preempt_etcd_kv *kv)
 static bool restoring(struct join *j, const char *ready, const struct preempt_etcd_kv *restored)
 {
     char mine[PREEMPT_MAX_LAUNCH + 1];
-    struct preempt_record rd;
-    const char *why, *theirs;
-    size_t len = 0;
-    uint64_t u;
+    struct preempt_rv_ready rd;
+    const char *why;
 
-    if (restored->value || preempt_record_parse_(PREEMPT_KEY_READY, ready, PREEMPT_MAX_WORKERS, &rd, &why) < 0)
+    if (restored->value || preempt_rv_ready_read_(ready, PREEMPT_MAX_WORKERS, &rd, &why) < 0)
         return false;
-    (void)preempt_record_field_(PREEMPT_KEY_ALIVE, preempt_value_str_(&j->member), "launch", mine, sizeof(mine));
-    theirs = preempt_record_text_(&rd, "launch", &len);
-    return preempt_record_u64_(&rd, "restore", &u) && mine[0] && strcmp(mine, "-") && theirs &&
-           len == strlen(mine) && !memcmp(theirs, mine, len);
+    (void)preempt_member_launch_(preempt_value_str_(&j->member), mine, sizeof(mine));
+    return rd.has_restore && mine[0] && strcmp(mine, "-") && rd.launch && rd.launch_len == strlen(mine) &&
+           !memcmp(rd.launch, mine, rd.launch_len);
 }
 
 /* What the join's answer says (preempt_attempt_judge_()): read from its
@@ -961,11 +962,11 @@ int preempt_startup_init_(struct join *j)
 static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
 {
     const char *v = kv->value ? kv->value : "", *why;
-    struct preempt_record rec;
-    int outcome = preempt_record_parse_(PREEMPT_KEY_RESTORED, v, j->cfg->workers, &rec, &why) < 0 ? -1
-                  : preempt_record_has_(&rec, "ok")                                               ? PREEMPT_RESTORE_OK
-                  : preempt_record_has_(&rec, "unusable") ? PREEMPT_RESTORE_UNUSABLE
-                                                          : PREEMPT_RESTORE_FAILED;
+    struct preempt_rv_restored rec;
+    int outcome = preempt_rv_restored_read_(v, j->cfg->workers, &rec, &why) < 0 ? -1
+                  : rec.ok                                                      ? PREEMPT_RESTORE_OK
+                  : rec.unusable                                                ? PREEMPT_RESTORE_UNUSABLE
+                                                                                : PREEMPT_RESTORE_FAILED;
 
     if (outcome < 0) {
         join_finish(j, -EPROTO, "job %s: the restore barrier's record holds \"%.40s\"", j->cfg->job, v);
@@ -973,15 +974,9 @@ static void apply_restored(struct join *j, const struct preempt_etcd_kv *kv)
     }
     *j->ret_restored = outcome;
     if (outcome != PREEMPT_RESTORE_OK) {
-        uint64_t step = 0, w = 0;
-        size_t len = 0;
-        const char *text = preempt_record_text_(&rec, "why", &len);
-
-        (void)preempt_record_u64_(&rec, "step", &step);
-        (void)preempt_record_u64_(&rec, "w", &w);
         j->revoke = true; /* the incarnation ends here: its membership too */
-        (void)snprintf(j->verdict, j->verdict_size, "%" PRIu64 ", worker %" PRIu64 ": %.*s", step, w, (int)len,
-                       text ? text : ""); /* for messages: "(step S, worker W: why)" */
+        (void)snprintf(j->verdict, j->verdict_size, "%" PRIu64 ", worker %" PRIu64 ": %.*s", rec.step, rec.w,
+                       (int)rec.why_len, rec.why ? rec.why : ""); /* for messages: "(step S, worker W: why)" */
     }
     join_finish(j, 0, "restore barrier passed");
 }

@@ -51,23 +51,26 @@ int preempt_job_status_read_(const char *jobp, uint64_t inc, const struct preemp
     (void)preempt_view_workers_(&v, st->workers);
     for (size_t i = 0; i < n; i++) { /* each record as a worker judges it; the newest episode */
         struct preempt_key k;
-        struct preempt_record rec;
+        union preempt_rv rec;
         int id = preempt_key_parse_(kvs[i].key, jobp, &k);
         const char *w = NULL;
 
         bool read = id >= 0 && preempt_key_has_(id, 'N') && k.inc == inc &&
-                    preempt_record_read_((enum preempt_key_id)id, &k, kvs[i].value ? kvs[i].value : "", st->workers,
-                                         &rec, &w) == 0;
+                    preempt_rv_read_((enum preempt_key_id)id, &k, kvs[i].value ? kvs[i].value : "", st->workers,
+                                     &rec, &w) == 0;
 
         if (read)
             w = NULL;
         if (recs) {
             recs[i] = (struct preempt_status_rec){ .why = w };
             if (read && kvs[i].value && (id == PREEMPT_KEY_NOTICE || id == PREEMPT_KEY_NOTICE_OP)) {
+                bool own = id == PREEMPT_KEY_NOTICE; /* else the operator's */
+
                 recs[i].notice = true;
-                (void)preempt_record_u64_(&rec, "deadline", &recs[i].deadline);
-                recs[i].source = preempt_record_text_(&rec, "source", &recs[i].source_len);
-                recs[i].withdrawn = preempt_record_has_(&rec, "withdrawn");
+                recs[i].deadline = own ? rec.notice.deadline : rec.notice_op.deadline;
+                recs[i].source = own ? rec.notice.source : rec.notice_op.source;
+                recs[i].source_len = own ? rec.notice.source_len : rec.notice_op.source_len;
+                recs[i].withdrawn = own && rec.notice.withdrawn;
             }
         }
         if (id >= 0 && preempt_key_has_(id, 'p') && k.inc == inc && k.ep > st->ep)

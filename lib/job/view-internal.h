@@ -114,12 +114,6 @@ struct preempt_view_ev {
 int preempt_view_init_(struct preempt_view *v, const char *jobp, uint64_t inc, unsigned n, unsigned me);
 void preempt_view_free_(struct preempt_view *v);
 
-/* A claim's value, "<w>" or "<w> <w's notice record's value>" (a driver
- * whose notice opened the episode publishes it in its claim): true with
- * *worker and *notice (into value; NULL when the claim carries none) set,
- * false for anything else. */
-bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice);
-
 /* What a round's commit names of its reports' pace (t: a read of them):
  * the lowest step and the slowest pace, or ms 0 when one named none. */
 struct preempt_pace preempt_view_reports_pace_(const struct preempt_view_reports *t);

@@ -64,27 +64,23 @@ void preempt_view_incarnation_(struct preempt_view *v, uint64_t inc)
 
 int preempt_view_shape_(const char *value, unsigned *n)
 {
-    struct preempt_record rec;
+    struct preempt_rv_shape r;
     const char *why;
-    uint64_t w;
 
-    if (preempt_record_parse_(PREEMPT_KEY_SHAPE, value, 0, &rec, &why) < 0 ||
-        !preempt_record_u64_(&rec, "workers", &w) || w == 0 || w > PREEMPT_MAX_WORKERS)
+    if (preempt_rv_shape_read_(value, 0, &r, &why) < 0 || r.workers == 0 || r.workers > PREEMPT_MAX_WORKERS)
         return -EPROTO;
-    *n = (unsigned)w;
+    *n = (unsigned)r.workers;
     return 0;
 }
 
 int preempt_view_inc_(const char *value, uint64_t *inc)
 {
-    struct preempt_record rec;
+    struct preempt_rv_incarnation r;
     const char *why;
-    uint64_t n;
 
-    if (!value || preempt_record_parse_(PREEMPT_KEY_INCARNATION, value, 0, &rec, &why) < 0 ||
-        !preempt_record_u64_(&rec, "N", &n) || n == 0)
+    if (!value || preempt_rv_incarnation_read_(value, 0, &r, &why) < 0 || r.N == 0)
         return -EPROTO;
-    *inc = n;
+    *inc = r.N;
     return 0;
 }
 
@@ -164,52 +160,36 @@ static struct preempt_view_ev malformed(const char *what)
     return (struct preempt_view_ev){ .what = PREEMPT_VIEW_MALFORMED, .text = what };
 }
 
-/* A field's number (the grammar has it: the record validated). */
-static uint64_t num(const struct preempt_record *r, const char *name)
+/* A text field as read: up to the value's end ("" when absent). */
+static const char *text(const char *s)
 {
-    uint64_t u = 0;
-
-    (void)preempt_record_u64_(r, name, &u);
-    return u;
+    return s ? s : "";
 }
 
-/* A field's text, up to the value's end (NULL: "" when absent). */
-static const char *from(const struct preempt_record *r, const char *name)
+/* A pace a record names (ms 0: none): its step (has: named), its ms and
+ * when it trains on from there (at: 0 when not named). */
+static struct preempt_pace pace_of(bool has, uint64_t step, bool has_ms, uint64_t ms, bool has_at, uint64_t at)
 {
-    size_t len;
-    const char *s = preempt_record_text_(r, name, &len);
-
-    return s ? s : "";
+    if (!has || !has_ms || ms == 0)
+        return (struct preempt_pace){ 0, 0, 0 };
+    return (struct preempt_pace){ .step = step, .ms = ms, .at = has_at ? at : 0 };
 }
 
 /* A worker's notice: "<deadline> <source>[ withdrawn]", alone (its
  * record) or carried by the driver's claim. */
-static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, const struct preempt_record *r)
+static struct preempt_view_ev notice(struct preempt_view *v, unsigned w, uint64_t deadline, const char *source,
+                                     bool withdrawn)
 {
-    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w, .text = from(r, "source") };
+    struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTICE, .worker = w, .text = text(source) };
     uint64_t *wall = &v->notice_wall[w];
 
-    ev.wall = num(r, "deadline");
-    ev.withdrawn = preempt_record_has_(r, "withdrawn");
+    ev.wall = deadline;
+    ev.withdrawn = withdrawn;
     ev.news = !*wall || ev.wall < *wall || (v->notice_withdrawn[w] && !ev.withdrawn);
     if (!*wall || ev.wall < *wall)
         *wall = ev.wall ? ev.wall : 1;
     v->notice_withdrawn[w] = ev.withdrawn;
     return ev;
-}
-
-bool preempt_claim_parse_(const char *value, unsigned *worker, const char **notice)
-{
-    struct preempt_record r;
-    const char *why, *deadline;
-
-    *notice = NULL;
-    if (!value || preempt_record_parse_(PREEMPT_KEY_CLAIM, value, UINT32_MAX, &r, &why) < 0)
-        return false;
-    *worker = (unsigned)num(&r, "w");
-    deadline = from(&r, "deadline");
-    *notice = *deadline ? deadline : NULL;
-    return true;
 }
 
 /* Where a report's worker is at least when the reports are read (wall):
@@ -224,18 +204,18 @@ static uint64_t pace_at(struct preempt_pace p, uint64_t wall)
 
 /* A round's decision: "committed <step>[ last] save=<ms>[ stop=<step>][ from=<step> pace=<ms>]" or
  * "aborted <step> <w>|restart". */
-static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const struct preempt_record *r)
+static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const struct preempt_rv_decision *r)
 {
     struct preempt_view_ev ev = { .round = k };
 
     if (v->r[k].decided)
         return ev;
-    ev.what = preempt_record_has_(r, "committed") ? PREEMPT_VIEW_COMMITTED : PREEMPT_VIEW_ABORTED;
-    ev.step = num(r, "step");
-    ev.last = preempt_record_has_(r, "last");
-    ev.save_ms = num(r, "save");
-    ev.stop = num(r, "stop");
-    ev.pace = preempt_record_pace_(r, "from");
+    ev.what = r->committed ? PREEMPT_VIEW_COMMITTED : PREEMPT_VIEW_ABORTED;
+    ev.step = r->step;
+    ev.last = r->last;
+    ev.save_ms = r->save;
+    ev.stop = r->stop;
+    ev.pace = pace_of(r->has_from, r->from, r->has_pace, r->pace, false, 0);
     v->r[k].decided = true;
     v->r[k].ends = ev.what == PREEMPT_VIEW_ABORTED || ev.last || k == 1;
     return ev;
@@ -246,7 +226,7 @@ static struct preempt_view_ev decision(struct preempt_view *v, unsigned k, const
  * worker's is not counted yet (anything else is nothing: the reports come
  * only by such a read). */
 static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt_key *k,
-                                    const struct preempt_record *r)
+                                    const struct preempt_rv_shard *r)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING, .round = k->round };
     struct preempt_view_reports *t = &v->r[k->round].reports;
@@ -258,10 +238,10 @@ static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt
     ev.what = PREEMPT_VIEW_SHARD;
     ev.worker = k->worker;
     ev.step = k->step;
-    ev.save_ms = num(r, "save");
-    ev.last = preempt_record_has_(r, "last");
-    ev.stop = num(r, "stop");
-    ev.pace = preempt_record_pace_(r, "run");
+    ev.save_ms = r->save;
+    ev.last = r->last;
+    ev.stop = r->stop;
+    ev.pace = pace_of(r->has_run, r->run, r->has_pace, r->pace, r->has_at, r->at);
     ev.count = ++t->count;
     if (ev.save_ms > t->slowest)
         t->slowest = ev.save_ms;
@@ -278,11 +258,9 @@ static struct preempt_view_ev shard(struct preempt_view *v, const struct preempt
 
 /* The first record of a kind whose value names a worker ("<w>", not
  * skip): seen marks it found. */
-static struct preempt_view_ev first_worker(bool *seen, const struct preempt_record *r, unsigned skip,
-                                           enum preempt_view_what what)
+static struct preempt_view_ev first_worker(bool *seen, uint64_t u, unsigned skip, enum preempt_view_what what)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING };
-    uint64_t u = num(r, "w");
 
     if (*seen || u == skip)
         return ev;
@@ -294,7 +272,7 @@ static struct preempt_view_ev first_worker(bool *seen, const struct preempt_reco
 
 /* A record of the viewed episode (r: its value, validated, when put). */
 static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, const struct preempt_key *k,
-                                      const struct preempt_record *r)
+                                      const union preempt_rv *r)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING, .round = k->round };
     uint64_t u;
@@ -309,23 +287,23 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
     }
     switch (id) {
     case PREEMPT_KEY_NOTICE:
-        return notice(v, k->worker, r);
+        return notice(v, k->worker, r->notice.deadline, r->notice.source, r->notice.withdrawn);
     case PREEMPT_KEY_CLAIM:
         v->claim = true;
         ev.what = PREEMPT_VIEW_CLAIM;
         /* the driver's notice, when it opened the episode with its claim */
-        if (preempt_record_has_(r, "deadline"))
-            return notice(v, (unsigned)num(r, "w"), r);
+        if (r->claim.has_deadline)
+            return notice(v, (unsigned)r->claim.w, r->claim.deadline, r->claim.source, r->claim.withdrawn);
         return ev;
     case PREEMPT_KEY_FINAL: /* the driver's; this worker's own opened nothing new to it */
-        return first_worker(&v->final, r, v->me, PREEMPT_VIEW_FINAL);
+        return first_worker(&v->final, r->final.w, v->me, PREEMPT_VIEW_FINAL);
     case PREEMPT_KEY_LOST:
-        ev = first_worker(&v->lost, r, v->n, PREEMPT_VIEW_LOST);
-        ev.text = ev.what == PREEMPT_VIEW_LOST && preempt_record_has_(r, "left") ? "left" : NULL;
+        ev = first_worker(&v->lost, r->lost.w, v->n, PREEMPT_VIEW_LOST);
+        ev.text = ev.what == PREEMPT_VIEW_LOST && r->lost.left ? "left" : NULL;
         return ev;
     case PREEMPT_KEY_AGREED:
-        u = num(r, "step");
-        last = preempt_record_has_(r, "last");
+        u = r->agreed.step;
+        last = r->agreed.last;
         if (v->r[k->round].have_agreed && u <= v->r[k->round].agreed)
             return ev; /* a repeat: the step only goes up (a raise) */
         v->r[k->round].have_agreed = true;
@@ -336,9 +314,9 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
         ev.last = last;
         return ev;
     case PREEMPT_KEY_DECISION:
-        return decision(v, k->round, r);
+        return decision(v, k->round, &r->decision);
     case PREEMPT_KEY_SHARD:
-        return shard(v, k, r);
+        return shard(v, k, &r->shard);
     default:
         return ev;
     }
@@ -346,7 +324,7 @@ static struct preempt_view_ev episode(struct preempt_view *v, bool put, int id, 
 
 /* A record of the incarnation outside the episodes (r: its value,
  * validated, when put). */
-static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, const struct preempt_record *r)
+static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, const union preempt_rv *r)
 {
     struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING };
 
@@ -354,7 +332,7 @@ static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, cons
         v->op_wall = 0;
         ev.what = PREEMPT_VIEW_OP_GONE;
     } else if (id == PREEMPT_KEY_NOTICE_OP) {
-        ev.wall = num(r, "deadline");
+        ev.wall = r->notice_op.deadline;
         /* again when the operator brings the deadline earlier (found by the
          * simulation: a second injection with an earlier deadline was
          * ignored, and the job outlived it) */
@@ -362,13 +340,13 @@ static struct preempt_view_ev job(struct preempt_view *v, bool put, int id, cons
             return (struct preempt_view_ev){ .what = PREEMPT_VIEW_NOTHING };
         v->op_wall = ev.wall ? ev.wall : UINT64_MAX;
         ev.what = PREEMPT_VIEW_OP_NOTICE;
-        ev.text = from(r, "source");
+        ev.text = text(r->notice_op.source);
     } else if (id == PREEMPT_KEY_ERROR && put && !v->error) {
         v->error = true;
         ev.what = PREEMPT_VIEW_ERROR;
-        ev.code = (int64_t)num(r, "code");
-        ev.worker = (unsigned)num(r, "w");
-        ev.text = from(r, "message");
+        ev.code = r->error.code;
+        ev.worker = (unsigned)r->error.w;
+        ev.text = text(r->error.message);
     }
     return ev;
 }
@@ -452,13 +430,13 @@ void preempt_view_members_sum_(const struct preempt_view *v, struct preempt_view
 
 int preempt_view_worker_of_(const struct preempt_view *v, const char *key, const char *value)
 {
-    struct preempt_record rec;
+    union preempt_rv rec;
     const char *why;
     struct preempt_key k;
     int id = preempt_key_parse_(key, v->jobp, &k);
 
     if (id < 0 || !preempt_key_has_(id, 'N') || !preempt_key_has_(id, 'w') || k.inc != v->inc ||
-        preempt_record_read_((enum preempt_key_id)id, &k, value, v->n, &rec, &why) < 0)
+        preempt_rv_read_((enum preempt_key_id)id, &k, value, v->n, &rec, &why) < 0)
         return -1;
     return (int)k.worker;
 }
@@ -468,7 +446,7 @@ int preempt_view_worker_of_(const struct preempt_view *v, const char *key, const
 struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, const char *key, const char *value)
 {
     struct preempt_view_ev none = { .what = PREEMPT_VIEW_NOTHING };
-    struct preempt_record rec = { 0 };
+    union preempt_rv rec;
     const char *why;
     struct preempt_key k;
     int id = preempt_key_parse_(key, v->jobp, &k);
@@ -483,7 +461,7 @@ struct preempt_view_ev preempt_view_apply_(struct preempt_view *v, bool put, con
         return none; /* a decision is never deleted within its incarnation */
     /* one schema: a value that does not read as its grammar says is
      * never acted on (nor a record of a worker the job does not have) */
-    if (preempt_record_read_((enum preempt_key_id)id, &k, put ? (value ? value : "") : NULL, v->n, &rec, &why) < 0) {
+    if (preempt_rv_read_((enum preempt_key_id)id, &k, put ? (value ? value : "") : NULL, v->n, &rec, &why) < 0) {
         struct preempt_view_ev ev = malformed(why);
 
         if (put && id == PREEMPT_KEY_CLAIM)

@@ -81,6 +81,9 @@ struct preempt_pace preempt_record_pace_(const struct preempt_record *r, const c
  * (0 when the record has no such list), *more whether the list names more
  * than that or says that more were left out (",..."). */
 size_t preempt_record_list_(const struct preempt_record *r, const char *name, uint64_t *out, size_t max, bool *more);
+/* The same of a list field's text as a typed reader found it (s, len;
+ * NULL: none). */
+size_t preempt_rv_list_(const char *s, size_t len, uint64_t *out, size_t max, bool *more);
 
 /* Whether the record has the field or flag name. */
 bool preempt_record_has_(const struct preempt_record *r, const char *name);

@@ -396,8 +396,16 @@ void preempt_record_set_list_(struct preempt_record *r, const char *name, const 
 
 size_t preempt_record_list_(const struct preempt_record *r, const char *name, uint64_t *out, size_t max, bool *more)
 {
-    size_t len, n = 0;
-    const char *s = preempt_record_text_(r, name, &len), *end = s ? s + len : NULL;
+    size_t len = 0;
+    const char *s = preempt_record_text_(r, name, &len);
+
+    return preempt_rv_list_(s, len, out, max, more);
+}
+
+size_t preempt_rv_list_(const char *s, size_t len, uint64_t *out, size_t max, bool *more)
+{
+    size_t n = 0;
+    const char *end = s ? s + len : NULL;
     uint64_t u;
 
     *more = false;

@@ -2163,9 +2163,9 @@ static enum final_why final_why(const struct sim_ev *h, size_t n, const struct p
 
     for (size_t i = 0; i < n; i++) {
         struct preempt_key k = { 0 };
-        struct preempt_record rec;
+        union preempt_rv rec;
         const char *why;
-        uint64_t deadline = 0;
+        uint64_t deadline;
         int id;
 
         if (h[i].type != PREEMPT_ETCD_PUT)
@@ -2183,10 +2183,11 @@ static enum final_why final_why(const struct sim_ev *h, size_t n, const struct p
             continue;
         if (requested)
             later = true;
-        if (preempt_record_parse_((enum preempt_key_id)id, h[i].kv.value, PREEMPT_MAX_WORKERS, &rec, &why) < 0 ||
-            !preempt_record_u64_(&rec, "deadline", &deadline) || preempt_record_has_(&rec, "withdrawn") ||
-            deadline == 0)
+        if (preempt_rv_read_((enum preempt_key_id)id, NULL, h[i].kv.value, PREEMPT_MAX_WORKERS, &rec, &why) < 0)
             continue; /* read as every reader reads it */
+        deadline = id == (int)PREEMPT_KEY_NOTICE ? rec.notice.deadline : rec.notice_op.deadline;
+        if ((id == (int)PREEMPT_KEY_NOTICE && rec.notice.withdrawn) || deadline == 0)
+            continue;
         if (agreed && !requested && deadline < earliest)
             earlier = true;
         if (deadline < earliest)

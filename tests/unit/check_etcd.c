@@ -2807,18 +2807,17 @@ START_TEST(test_view_claim_carries_notice)
 {
     struct preempt_view v;
     struct preempt_view_ev ev;
-    const char *carried;
-    unsigned w = 99;
+    struct preempt_rv_claim c;
+    const char *why;
 
-    ck_assert(preempt_claim_parse_("3", &w, &carried) && w == 3 && carried == NULL);
-    ck_assert(preempt_claim_parse_("2 5000 sigterm", &w, &carried) && w == 2);
-    ck_assert_str_eq(carried, "5000 sigterm");
-    ck_assert(!preempt_claim_parse_("", &w, &carried));
-    ck_assert(!preempt_claim_parse_("x 5000 sigterm", &w, &carried));
-    ck_assert(!preempt_claim_parse_(" 5000 sigterm", &w, &carried));
-    ck_assert(!preempt_claim_parse_("2 ", &w, &carried));
-    ck_assert(!preempt_claim_parse_("4294967296 1 signal", &w, &carried));
-    ck_assert(!preempt_claim_parse_(NULL, &w, &carried));
+    ck_assert(preempt_rv_claim_read_("3", UINT32_MAX, &c, &why) == 0 && c.w == 3 && !c.has_deadline && !c.source);
+    ck_assert(preempt_rv_claim_read_("2 5000 sigterm", UINT32_MAX, &c, &why) == 0 && c.w == 2);
+    ck_assert(c.has_deadline && c.deadline == 5000 && c.source_len == 7 && !c.withdrawn);
+    ck_assert_int_eq(preempt_rv_claim_read_("", UINT32_MAX, &c, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_rv_claim_read_("x 5000 sigterm", UINT32_MAX, &c, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_rv_claim_read_(" 5000 sigterm", UINT32_MAX, &c, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_rv_claim_read_("2 ", UINT32_MAX, &c, &why), -EBADMSG);
+    ck_assert_int_eq(preempt_rv_claim_read_("4294967296 1 signal", UINT32_MAX, &c, &why), -EBADMSG);
 
     ck_assert_int_eq(preempt_view_init_(&v, JOBP, 7, 4, 1), 0);
     ev = vput(&v, JOBP "7/e0/claim", "2 5000 sigterm");
