@@ -33,7 +33,8 @@ static const char usage[] =
     "                    watch, roll-call, decision), and the links by\n"
     "                    which they drive each other and the handler's\n"
     "                    machine (etcd's answers, records read, the\n"
-    "                    handler's effects, one machine's action);\n"
+    "                    handler's effects, start-up's outcome, one\n"
+    "                    machine's action);\n"
     "                    notice-record: the job coordinator's machine for where\n"
     "                    this worker's notice stands in the job's records;\n"
     "                    claim: the coordinator's machine for where this\n"
@@ -753,7 +754,7 @@ static void links_draw(enum format fmt)
 /* The links as a table: each, where it comes from, and what it posts. */
 static void links_table(void)
 {
-    printf("\n== the links: how the running machines drive each other (lib/job/links-internal.h) ==\n");
+    printf("\n== the links: how the job's machines drive each other (lib/job/links-internal.h) ==\n");
     for (unsigned l = 0; l < PREEMPT_LINK__COUNT; l++) {
         const struct preempt_link *k = &preempt_links_[l];
 
@@ -778,7 +779,9 @@ static int job_dump(enum format fmt, bool check)
     unsigned problems = 0;
 
     if (fmt == FMT_DOT && !check)
-        printf("digraph \"job\" {\n  rankdir=LR;\n  node [shape=box, style=rounded];\n");
+        /* newrank: edges between the parts' clusters (start-up's links) are ranked as one graph, which
+         * dot's default ranking of clusters cannot always do ("trouble in init_rank") */
+        printf("digraph \"job\" {\n  rankdir=LR;\n  newrank=true;\n  node [shape=box, style=rounded];\n");
     else if (fmt == FMT_MERMAID && !check)
         printf("stateDiagram-v2\n");
     for (size_t p = 0; p < n_phases; p++) {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT
  * Copyright (c) 2026 The libpreempt authors */
-/* lib/job/links-internal.h: how the job coordinator's machines drive each
- * other, declared as data (fsmdump --machine job draws it).
+/* lib/job/links-internal.h: how the job's machines drive each other,
+ * declared as data (fsmdump --machine job draws it).
  *
- * The running coordinator (lib/coord*.c) has eight declared machines
- * (decl-internal.h) beside the handler's (fsm/). Nothing feeds one of them
+ * The running coordinator (lib/job/coord*.c) has eight declared machines
+ * (decl-internal.h) beside the handler's (fsm/), and start-up's step
+ * (lib/job/startup.c) five more: the offer, the join attempt, the shape,
+ * the awaited record's watch and the phase's end. Nothing feeds one of them
  * but a link: a named happening (an answer of etcd, a record read, an
  * effect of the handler's machine, the trainer's step, the keep-alive
  * tick, or another machine's action) and the inputs it posts, machine by
@@ -29,7 +31,9 @@
 #include "decl-internal.h"
 #include "episode-internal.h"
 #include "lease-internal.h"
+#include "joining-internal.h"
 #include "membership-internal.h"
+#include "phase-internal.h"
 #include "preempt_fsm.h" /* enum preempt_event_kind: the handler machine's inputs */
 #include "pub-internal.h"
 #include "watch-internal.h"
@@ -45,6 +49,11 @@ enum preempt_link_m {
     PREEMPT_LINK_M_ROLL,  /* roll-call */
     PREEMPT_LINK_M_EP,    /* episode */
     PREEMPT_LINK_M_DEC,   /* decision (one per round) */
+    PREEMPT_LINK_M_OFFER,   /* start-up: offer */
+    PREEMPT_LINK_M_ATTEMPT, /* start-up: attempt */
+    PREEMPT_LINK_M_SHAPE,   /* start-up: shape */
+    PREEMPT_LINK_M_AWAIT,   /* start-up: await (the watch's table) */
+    PREEMPT_LINK_M_PEND,    /* start-up: phase-end */
     PREEMPT_LINK_M_HANDLER,
     PREEMPT_LINK_M__COUNT
 };
@@ -57,6 +66,7 @@ enum preempt_link_from {
     PREEMPT_LINK_FROM_TRAINER, /* the trainer's step */
     PREEMPT_LINK_FROM_CLOCK,   /* the keep-alive tick */
     PREEMPT_LINK_FROM_MACHINE, /* another machine's action (PREEMPT_LINK_ACTIONS) */
+    PREEMPT_LINK_FROM_OUTCOME, /* start-up's outcome: an answer, a record or its bound decided it */
     PREEMPT_LINK_FROM__COUNT
 };
 
@@ -108,7 +118,30 @@ enum preempt_link_from {
       "the handler's machine is back in idle: both rounds start over; a notice of this worker's that came after "    \
       "the job withdrew the others opens the next episode")                                                        \
     X(LEAVE, "leave", HANDLER, "the handler leaves the job (its exit, or it is freed)")                              \
-    X(WRITE_FAILED, "write-failed", ETCD, "a coordination write failed past its bound")
+    X(WRITE_FAILED, "write-failed", ETCD, "a coordination write failed past its bound")                              \
+    /* start-up's */                                                                                                 \
+    X(COUNTER_READ, "counter-read", ETCD,                                                                            \
+      "etcd answered the read of the incarnation counter: absent (a new job, or a wiped store), or the "            \
+      "incarnation it names")                                                                                        \
+    X(RESOLVED, "pending-resolved", ETCD,                                                                            \
+      "every pending checkpoint's decision is known: etcd answered the last read (or write) of one, or the offer's " \
+      "resolve found none of this job's to read")                                                                    \
+    X(JOIN_ANSWER, "join-answer", ETCD,                                                                              \
+      "etcd answered a join attempt, judged in one order: applied; the counter moved on; the index held (by this "   \
+      "worker's own lease, or another's); never started; still starting; started")                                 \
+    X(SHAPE_READ, "shape-read", ETCD,                                                                                \
+      "an answer names the shape record, absent or present: the join applied (the attempt's count), a recount, or "  \
+      "the shape's create that found one there")                                                                    \
+    X(REJOINED, "rejoined", MACHINE,                                                                                 \
+      "the attempt's recount: this worker's earlier join was applied though its answer was lost")                    \
+    X(AWAIT_LINK, "await-link", ETCD, "the awaited record's watch went down or came up")                             \
+    X(AWAIT_READ, "await-read", ETCD, "etcd answered the read that stands in for the awaited record's watch")       \
+    X(AWAIT_TICK, "await-tick", CLOCK, "the keep-alive tick while start-up watches the awaited record")              \
+    X(PHASE_FINISH, "phase-finish", OUTCOME, "the phase's outcome is known: an answer, the awaited record, or its bound") \
+    X(PHASE_END, "phase-end", MACHINE,                                                                               \
+      "the phase's end runs, from the loop's timer: the lease stays (the membership goes on, or there is none) or "  \
+      "goes back (the phase failed, or ends the membership)")                                                       \
+    X(REVOKE_ANSWER, "revoke-answer", ETCD, "etcd answered the lease's revoke, or it could not be sent")
 
 enum preempt_link_id {
 #define PREEMPT_LINK_ID_(id, ...) PREEMPT_LINK_##id,
@@ -200,13 +233,38 @@ enum preempt_link_id {
     X(NEXT_EPISODE, MSHIP, PREEMPT_MSHIP_IN_NEXT_EPISODE)                                                            \
     X(NEXT_EPISODE, HANDLER, PREEMPT_EV_NOTICE)                                                                      \
     X(LEAVE, MSHIP, PREEMPT_MSHIP_IN_LEAVE)                                                                          \
-    X(WRITE_FAILED, HANDLER, PREEMPT_EV_COORD_FAILED)
+    X(WRITE_FAILED, HANDLER, PREEMPT_EV_COORD_FAILED)                                                                \
+    X(COUNTER_READ, OFFER, PREEMPT_OFFER_IN_NO_COUNTER)                                                              \
+    X(COUNTER_READ, OFFER, PREEMPT_OFFER_IN_COUNTER)                                                                 \
+    X(RESOLVED, OFFER, PREEMPT_OFFER_IN_RESOLVED)                                                                    \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_APPLIED)                                                              \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_OWN_EARLIER)                                                          \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_MOVED_ON)                                                             \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_HELD)                                                                 \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_NOT_STARTED)                                                          \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_STILL_STARTING)                                                       \
+    X(JOIN_ANSWER, ATTEMPT, PREEMPT_ATTEMPT_IN_STARTED)                                                              \
+    X(SHAPE_READ, SHAPE, PREEMPT_SHAPE_IN_ABSENT)                                                                    \
+    X(SHAPE_READ, SHAPE, PREEMPT_SHAPE_IN_PRESENT)                                                                   \
+    X(REJOINED, SHAPE, PREEMPT_SHAPE_IN_REJOINED)                                                                    \
+    X(AWAIT_LINK, AWAIT, PREEMPT_WATCH_IN_UP)                                                                        \
+    X(AWAIT_LINK, AWAIT, PREEMPT_WATCH_IN_DOWN)                                                                      \
+    X(AWAIT_READ, AWAIT, PREEMPT_WATCH_IN_READ)                                                                      \
+    X(AWAIT_READ, AWAIT, PREEMPT_WATCH_IN_READ_FAILED)                                                               \
+    X(AWAIT_TICK, AWAIT, PREEMPT_WATCH_IN_TICK)                                                                      \
+    X(PHASE_FINISH, PEND, PREEMPT_PEND_IN_FINISH)                                                                    \
+    X(PHASE_END, PEND, PREEMPT_PEND_IN_END_KEEP)                                                                     \
+    X(PHASE_END, PEND, PREEMPT_PEND_IN_END_REVOKE)                                                                   \
+    X(REVOKE_ANSWER, PEND, PREEMPT_PEND_IN_REVOKED)                                                                  \
+    X(REVOKE_ANSWER, PEND, PREEMPT_PEND_IN_UNSENT)
 
 /* X(LINK, MACHINE, ACTION): the links a machine's action starts. */
 #define PREEMPT_LINK_ACTIONS(X)                                                                                      \
     X(CLAIM_SEND, CLAIM, PREEMPT_CLAIM_DO_SEND)                                                                      \
     X(REGRANT, CLAIM, PREEMPT_CLAIM_DO_REGRANT)                                                                      \
-    X(TELL_WITHDRAWN, EP, PREEMPT_EP_DO_TELL_WITHDRAWN)
+    X(TELL_WITHDRAWN, EP, PREEMPT_EP_DO_TELL_WITHDRAWN)                                                              \
+    X(REJOINED, ATTEMPT, PREEMPT_ATTEMPT_DO_RECOUNT)                                                                 \
+    X(PHASE_END, PEND, PREEMPT_PEND_DO_RUN_END)
 
 struct preempt_link {
     const char *name, *when;
@@ -236,7 +294,7 @@ const char *preempt_link_input_name_(enum preempt_link_m m, unsigned input);
 const char *preempt_link_from_name_(enum preempt_link_from from);
 
 /* Checks the table: every row's input is one its machine has, and every
- * input of the coordinator's running machines is posted by some link.
+ * input of the coordinator's and start-up's machines is posted by some link.
  * Each problem told to report, counted; returns the count. */
 unsigned preempt_link_check_(void (*report)(const char *problem, void *arg), void *arg);
 

@@ -46,6 +46,16 @@ const struct preempt_decl *preempt_link_machine_(enum preempt_link_m m)
         return &preempt_ep_decl_;
     case PREEMPT_LINK_M_DEC:
         return &preempt_dec_decl_;
+    case PREEMPT_LINK_M_OFFER:
+        return &preempt_offer_decl_;
+    case PREEMPT_LINK_M_ATTEMPT:
+        return &preempt_attempt_decl_;
+    case PREEMPT_LINK_M_SHAPE:
+        return &preempt_shape_decl_;
+    case PREEMPT_LINK_M_AWAIT:
+        return &preempt_await_decl_;
+    case PREEMPT_LINK_M_PEND:
+        return &preempt_pend_decl_;
     case PREEMPT_LINK_M_HANDLER:
     case PREEMPT_LINK_M__COUNT:
         break;
@@ -77,6 +87,7 @@ const char *preempt_link_from_name_(enum preempt_link_from from)
         [PREEMPT_LINK_FROM_ETCD] = "etcd",       [PREEMPT_LINK_FROM_RECORDS] = "the records",
         [PREEMPT_LINK_FROM_HANDLER] = "handler", [PREEMPT_LINK_FROM_TRAINER] = "the trainer",
         [PREEMPT_LINK_FROM_CLOCK] = "the clock", [PREEMPT_LINK_FROM_MACHINE] = "a machine's action",
+        [PREEMPT_LINK_FROM_OUTCOME] = "start-up's outcome",
     };
 
     return from < PREEMPT_LINK_FROM__COUNT ? names[from] : "?";

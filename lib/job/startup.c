@@ -20,6 +20,7 @@
 #include "records/records.h"
 #include "base/base.h"
 #include "view-internal.h"
+#include "links-internal.h" /* the links that feed start-up's machines */
 
 static const char *const in_names[] = {
 #define PREEMPT_STARTUP_INPUT(ID, name, handler, text) name,
@@ -49,7 +50,7 @@ const char *preempt_startup_out_name_(enum preempt_startup_out_kind k)
 /* Its end runs next, from the loop. */
 #define END_DUE(j) ((j)->end == PREEMPT_PEND_ENDING || (j)->end == PREEMPT_PEND_REVOKED)
 
-static bool join_end(struct join *j, enum preempt_pend_input in);
+static bool join_end(struct join *j, enum preempt_link_id link, enum preempt_pend_input in);
 
 static void out(struct join *j, struct preempt_startup_out o)
 {
@@ -82,7 +83,23 @@ static void join_finish(struct join *j, int status, const char *fmt, ...)
     va_start(ap, fmt);
     (void)vsnprintf(j->msg, j->msg_size, fmt, ap);
     va_end(ap);
-    (void)join_end(j, PREEMPT_PEND_IN_FINISH);
+    (void)join_end(j, PREEMPT_LINK_PHASE_FINISH, PREEMPT_PEND_IN_FINISH);
+}
+
+/* Whether link declares input of start-up's machine m (links-internal.h:
+ * the wiring fsmdump --machine job draws). An input no link declares is a
+ * bug: the phase fails with it (once its end runs, the end goes on). */
+static bool su_link(struct join *j, enum preempt_link_id link, enum preempt_link_m m, unsigned in)
+{
+    if (preempt_link_posts_(link, m, in))
+        return true;
+    if (!FINISHED(j))
+        join_finish(j, -EPROTO, "job %s: bug: link %s posts %s's input %s, which the links table does not declare",
+                    j->cfg->job, preempt_links_[link].name, preempt_link_machine_name_(m),
+                    preempt_link_input_name_(m, in));
+    else if (j->status == 0)
+        j->status = -EPROTO;
+    return false;
 }
 
 /* The time left before start-up gives up (at least 1 ms). */
@@ -286,10 +303,14 @@ static void su_in_await_reset(struct join *j, const struct preempt_startup_in *i
  * the record instead, one read at a time: a broken stream slows the
  * barrier, it never hides it. A failed read is only retried. r: a read's
  * reply (input read). */
-static void await_in(struct join *j, enum preempt_watch_input in, const struct preempt_su_answer *r)
+static void await_in(struct join *j, enum preempt_link_id link, enum preempt_watch_input in,
+                     const struct preempt_su_answer *r)
 {
     unsigned st = j->await, a;
     bool listed;
+
+    if (!su_link(j, link, PREEMPT_LINK_M_AWAIT, in))
+        return;
 
     a = preempt_decl_step_traced_(&preempt_await_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
     j->await = (enum preempt_watch_state)st;
@@ -304,12 +325,12 @@ static void await_in(struct join *j, enum preempt_watch_input in, const struct p
 
 static void su_in_await_link(struct join *j, const struct preempt_startup_in *in)
 {
-    await_in(j, in->up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
+    await_in(j, PREEMPT_LINK_AWAIT_LINK, in->up ? PREEMPT_WATCH_IN_UP : PREEMPT_WATCH_IN_DOWN, NULL);
 }
 
 static void su_in_await_read(struct join *j, const struct preempt_startup_in *in)
 {
-    await_in(j, preempt_watch_of_read_(in->status), in->status == 0 ? in->answer : NULL);
+    await_in(j, PREEMPT_LINK_AWAIT_READ, preempt_watch_of_read_(in->status), in->status == 0 ? in->answer : NULL);
 }
 
 /* The keep-alive tick: while the awaited record's watch is not up, a read
@@ -317,7 +338,7 @@ static void su_in_await_read(struct join *j, const struct preempt_startup_in *in
 static void read_ready(struct join *j)
 {
     if (j->watching && !FINISHED(j))
-        await_in(j, PREEMPT_WATCH_IN_TICK, NULL);
+        await_in(j, PREEMPT_LINK_AWAIT_TICK, PREEMPT_WATCH_IN_TICK, NULL);
 }
 
 /* Waits for the awaited record without polling: a watch of that one key. */
@@ -454,11 +475,14 @@ static void joined_in(struct join *j, const struct preempt_etcd_kv *ready)
 static void recount(struct join *j);
 
 /* One input to the shape's machine (joining-internal.h): its action. */
-static enum preempt_shape_action shape_in(struct join *j, enum preempt_shape_input in)
+static enum preempt_shape_action shape_in(struct join *j, enum preempt_link_id link, enum preempt_shape_input in)
 {
-    unsigned st = j->shape;
+    unsigned st = j->shape, a;
     bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_shape_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+
+    if (!su_link(j, link, PREEMPT_LINK_M_SHAPE, in))
+        return PREEMPT_SHAPE_DO_NONE;
+    a = preempt_decl_step_traced_(&preempt_shape_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
 
     j->shape = (enum preempt_shape_state)st;
     return (enum preempt_shape_action)a;
@@ -473,7 +497,7 @@ static bool check_shape(struct join *j, const struct preempt_etcd_kv *shape)
 {
     struct preempt_value val;
 
-    switch (shape_in(j, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
+    switch (shape_in(j, PREEMPT_LINK_SHAPE_READ, shape->value ? PREEMPT_SHAPE_IN_PRESENT : PREEMPT_SHAPE_IN_ABSENT)) {
     case PREEMPT_SHAPE_DO_WRITE:
         if (!JOIN_VALUE(j, &val, shape, .workers = j->cfg->workers))
             return false;
@@ -625,6 +649,8 @@ static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
     if (join_failed(j, in->status, in->msg, "joining the incarnation"))
         return;
     said = attempt_in(j, r);
+    if (!su_link(j, PREEMPT_LINK_JOIN_ANSWER, PREEMPT_LINK_M_ATTEMPT, said))
+        return;
     st = j->attempt;
     a = preempt_decl_step_traced_(&preempt_attempt_decl_, j->instance, &st, said, &listed, &j->cfg->decl_trace);
     j->attempt = (enum preempt_attempt_state)st;
@@ -635,7 +661,7 @@ static void su_in_joined(struct join *j, const struct preempt_startup_in *in)
         break;
     case PREEMPT_ATTEMPT_DO_RECOUNT:
         j->alive_rev = r->mine->create_rev; /* our own earlier attempt, applied though its reply was lost */
-        (void)shape_in(j, PREEMPT_SHAPE_IN_REJOINED); /* whether its shape write was applied is unknown */
+        (void)shape_in(j, PREEMPT_LINK_REJOINED, PREEMPT_SHAPE_IN_REJOINED); /* whether its shape write was applied is unknown */
         recount(j);
         break;
     case PREEMPT_ATTEMPT_DO_READ_INC:
@@ -714,11 +740,14 @@ static void join_make_offer(struct join *j)
 static void join_resolve(struct join *j);
 
 /* One input to the offer's machine (joining-internal.h), and its action. */
-static void offer_in(struct join *j, enum preempt_offer_input in)
+static void offer_in(struct join *j, enum preempt_link_id link, enum preempt_offer_input in)
 {
-    unsigned st = j->offer;
+    unsigned st = j->offer, a;
     bool listed;
-    unsigned a = preempt_decl_step_traced_(&preempt_offer_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
+
+    if (!su_link(j, link, PREEMPT_LINK_M_OFFER, in))
+        return;
+    a = preempt_decl_step_traced_(&preempt_offer_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
 
     j->offer = (enum preempt_offer_state)st;
     switch ((enum preempt_offer_action)a) {
@@ -779,7 +808,7 @@ static void join_resolve(struct join *j)
         join_call(j, ASK(j, RESOLVE, .key = p->key, .value = &val), PREEMPT_STARTUP_IN_RESOLVED);
         return;
     }
-    offer_in(j, PREEMPT_OFFER_IN_RESOLVED);
+    offer_in(j, PREEMPT_LINK_RESOLVED, PREEMPT_OFFER_IN_RESOLVED);
 }
 
 static void su_in_inc(struct join *j, const struct preempt_startup_in *in)
@@ -790,12 +819,12 @@ static void su_in_inc(struct join *j, const struct preempt_startup_in *in)
         return;
     counter = in->answer->found;
     if (!counter->value) /* no counter: no record of any pending checkpoint can be trusted */
-        offer_in(j, PREEMPT_OFFER_IN_NO_COUNTER);
+        offer_in(j, PREEMPT_LINK_COUNTER_READ, PREEMPT_OFFER_IN_NO_COUNTER);
     else if (preempt_view_inc_(counter->value, &j->inc) < 0)
         join_finish(j, -EPROTO, "job %s: the incarnation key holds \"%.40s\", not a number", j->cfg->job,
                     counter->value);
     else
-        offer_in(j, PREEMPT_OFFER_IN_COUNTER);
+        offer_in(j, PREEMPT_LINK_COUNTER_READ, PREEMPT_OFFER_IN_COUNTER);
 }
 
 static void join_read_inc(struct join *j)
@@ -845,7 +874,7 @@ static void join_done(struct join *j);
 /* The revoke's answer, whatever it says (or that it could not be sent). */
 static void su_in_revoked(struct join *j, const struct preempt_startup_in *in)
 {
-    (void)join_end(j, in->unsent ? PREEMPT_PEND_IN_UNSENT : PREEMPT_PEND_IN_REVOKED); /* the end: from the loop */
+    (void)join_end(j, PREEMPT_LINK_REVOKE_ANSWER, in->unsent ? PREEMPT_PEND_IN_UNSENT : PREEMPT_PEND_IN_REVOKED);
 }
 
 /* The phase ended (join_finish). The lease is given back when the phase
@@ -853,15 +882,18 @@ static void su_in_revoked(struct join *j, const struct preempt_startup_in *in)
  * Then everything is released and done(status) called: the last use of j. */
 static void join_done(struct join *j)
 {
-    (void)join_end(j, (j->status < 0 || j->revoke) && j->lease ? PREEMPT_PEND_IN_END_REVOKE : PREEMPT_PEND_IN_END_KEEP);
+    (void)join_end(j, PREEMPT_LINK_PHASE_END,
+                   (j->status < 0 || j->revoke) && j->lease ? PREEMPT_PEND_IN_END_REVOKE : PREEMPT_PEND_IN_END_KEEP);
 }
 
 /* One input to the phase's end (phase-internal.h); runs its action. Returns
  * false once the phase is released (j is not used again). */
-static bool join_end(struct join *j, enum preempt_pend_input in)
+static bool join_end(struct join *j, enum preempt_link_id link, enum preempt_pend_input in)
 {
     unsigned st = j->end, a;
     bool listed;
+
+    (void)su_link(j, link, PREEMPT_LINK_M_PEND, in); /* the end runs all the same: a bug only fails the phase */
 
     a = preempt_decl_step_traced_(&preempt_pend_decl_, j->instance, &st, in, &listed, &j->cfg->decl_trace);
     j->end = (enum preempt_pend_state)st;
@@ -916,7 +948,7 @@ static void su_in_lost(struct join *j, const struct preempt_startup_in *in)
     if (!FINISHED(j))
         join_finish(j, in->status, "job %s: start-up: %s", j->cfg->job, preempt_coord_refused_(in->status));
     else if (j->end == PREEMPT_PEND_REVOKING)
-        (void)join_end(j, PREEMPT_PEND_IN_UNSENT);
+        (void)join_end(j, PREEMPT_LINK_REVOKE_ANSWER, PREEMPT_PEND_IN_UNSENT);
     else if (END_DUE(j))
         join_done(j);
 }
