@@ -133,12 +133,12 @@ declared restore 11 44 'none|restore|start-fresh|report-ok|report-unusable|repor
 # by which they drive each other (lib/job/links-internal.h), each a node with
 # an edge from its source and one to each state that takes what it posts
 expect_rc 0 "$FSMDUMP" --machine job --check
-expect_output "fsmdump: check: job: 14 machines in 2 parts, 133 rows, 38 links posting 102 inputs, no problems"
+expect_output "fsmdump: check: job: 14 machines in 2 parts, 133 rows, 41 links posting 113 inputs, no problems"
 expect_rc 0 "$FSMDUMP" --machine job
 expect_output 'subgraph "cluster_start_up" {'
 expect_output '"restore/barrier" -> "restore/joining" [label="job-unusable / set-aside"];'
 eq "job: a cluster per machine and per part" "$(grep -c 'subgraph "cluster_' "$TMP/out")" 16
-eq "job: a node per link" "$(grep -c '^  "link/[a-z-]*" \[shape=ellipse' "$TMP/out")" 38
+eq "job: a node per link" "$(grep -c '^  "link/[a-z-]*" \[shape=ellipse' "$TMP/out")" 41
 # a notice followed to a claim, a round's decision and the handler: the
 # records' notice claims the episode, etcd's answer tells the handler
 expect_output '"from/the records" -> "link/notice-read"'

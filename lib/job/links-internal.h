@@ -6,7 +6,8 @@
  * The running coordinator (lib/job/coord*.c) has eight declared machines
  * (decl-internal.h) beside the handler's (fsm/), and start-up's step
  * (lib/job/startup.c) five more: the offer, the join attempt, the shape,
- * the awaited record's watch and the phase's end. Nothing feeds one of them
+ * the awaited record's watch and the phase's end; and start-up's driver
+ * (lib/job/start.c) the restore machine. Nothing feeds one of them
  * but a link: a named happening (an answer of etcd, a record read, an
  * effect of the handler's machine, the trainer's step, the keep-alive
  * tick, or another machine's action) and the inputs it posts, machine by
@@ -36,6 +37,7 @@
 #include "phase-internal.h"
 #include "preempt_fsm.h" /* enum preempt_event_kind: the handler machine's inputs */
 #include "pub-internal.h"
+#include "restore-internal.h"
 #include "watch-internal.h"
 
 /* The machines a link posts to: the coordinator's running ones, and the
@@ -54,6 +56,7 @@ enum preempt_link_m {
     PREEMPT_LINK_M_SHAPE,   /* start-up: shape */
     PREEMPT_LINK_M_AWAIT,   /* start-up: await (the watch's table) */
     PREEMPT_LINK_M_PEND,    /* start-up: phase-end */
+    PREEMPT_LINK_M_RST,     /* start-up: restore (its driver's, lib/job/start.c) */
     PREEMPT_LINK_M_HANDLER,
     PREEMPT_LINK_M__COUNT
 };
@@ -141,7 +144,16 @@ enum preempt_link_from {
     X(PHASE_END, "phase-end", MACHINE,                                                                               \
       "the phase's end runs, from the loop's timer: the lease stays (the membership goes on, or there is none) or "  \
       "goes back (the phase failed, or ends the membership)")                                                       \
-    X(REVOKE_ANSWER, "revoke-answer", ETCD, "etcd answered the lease's revoke, or it could not be sent")
+    X(REVOKE_ANSWER, "revoke-answer", ETCD, "etcd answered the lease's revoke, or it could not be sent")          \
+    X(JOINED, "joined", MACHINE,                                                                                     \
+      "the join's phase ended (phase-end's release): a step every worker holds, none (or no checkpoint "            \
+      "directory), none left after this start-up set steps aside, or its failure")                                  \
+    X(RESTORE_DONE, "restore-done", MACHINE,                                                                         \
+      "the restore machine's restore ran the trainer's restore callback: it took the checkpoint, found it "         \
+      "unusable, or failed")                                                                                         \
+    X(BARRIER_DONE, "barrier-done", MACHINE,                                                                         \
+      "the restore barrier's phase ended (phase-end's release): the job's one record (ok, unusable, failed) or its " \
+      "failure")
 
 enum preempt_link_id {
 #define PREEMPT_LINK_ID_(id, ...) PREEMPT_LINK_##id,
@@ -256,7 +268,18 @@ enum preempt_link_id {
     X(PHASE_END, PEND, PREEMPT_PEND_IN_END_KEEP)                                                                     \
     X(PHASE_END, PEND, PREEMPT_PEND_IN_END_REVOKE)                                                                   \
     X(REVOKE_ANSWER, PEND, PREEMPT_PEND_IN_REVOKED)                                                                  \
-    X(REVOKE_ANSWER, PEND, PREEMPT_PEND_IN_UNSENT)
+    X(REVOKE_ANSWER, PEND, PREEMPT_PEND_IN_UNSENT)                                                                   \
+    X(JOINED, RST, PREEMPT_RST_IN_JOINED)                                                                            \
+    X(JOINED, RST, PREEMPT_RST_IN_JOINED_NONE)                                                                       \
+    X(JOINED, RST, PREEMPT_RST_IN_NONE_LEFT)                                                                         \
+    X(JOINED, RST, PREEMPT_RST_IN_JOIN_FAILED)                                                                       \
+    X(RESTORE_DONE, RST, PREEMPT_RST_IN_RESTORED)                                                                    \
+    X(RESTORE_DONE, RST, PREEMPT_RST_IN_UNUSABLE)                                                                    \
+    X(RESTORE_DONE, RST, PREEMPT_RST_IN_RESTORE_FAILED)                                                              \
+    X(BARRIER_DONE, RST, PREEMPT_RST_IN_JOB_OK)                                                                      \
+    X(BARRIER_DONE, RST, PREEMPT_RST_IN_JOB_UNUSABLE)                                                                \
+    X(BARRIER_DONE, RST, PREEMPT_RST_IN_JOB_FAILED)                                                                  \
+    X(BARRIER_DONE, RST, PREEMPT_RST_IN_BARRIER_FAILED)
 
 /* X(LINK, MACHINE, ACTION): the links a machine's action starts. */
 #define PREEMPT_LINK_ACTIONS(X)                                                                                      \
@@ -264,7 +287,10 @@ enum preempt_link_id {
     X(REGRANT, CLAIM, PREEMPT_CLAIM_DO_REGRANT)                                                                      \
     X(TELL_WITHDRAWN, EP, PREEMPT_EP_DO_TELL_WITHDRAWN)                                                              \
     X(REJOINED, ATTEMPT, PREEMPT_ATTEMPT_DO_RECOUNT)                                                                 \
-    X(PHASE_END, PEND, PREEMPT_PEND_DO_RUN_END)
+    X(PHASE_END, PEND, PREEMPT_PEND_DO_RUN_END)                                                                      \
+    X(JOINED, PEND, PREEMPT_PEND_DO_RELEASE)                                                                         \
+    X(RESTORE_DONE, RST, PREEMPT_RST_DO_RESTORE)                                                                     \
+    X(BARRIER_DONE, PEND, PREEMPT_PEND_DO_RELEASE)
 
 struct preempt_link {
     const char *name, *when;

@@ -56,6 +56,8 @@ const struct preempt_decl *preempt_link_machine_(enum preempt_link_m m)
         return &preempt_await_decl_;
     case PREEMPT_LINK_M_PEND:
         return &preempt_pend_decl_;
+    case PREEMPT_LINK_M_RST:
+        return &preempt_rst_decl_;
     case PREEMPT_LINK_M_HANDLER:
     case PREEMPT_LINK_M__COUNT:
         break;

@@ -7,16 +7,27 @@
 #include <stdio.h>
 
 #include "start-internal.h"
+#include "links-internal.h" /* the links that feed the restore machine */
 
-/* Steps the machine on input in (r: the error the input carries) and runs
- * its actions until one waits on the shell's answer or ends start-up. */
-static void run(struct preempt_start *s, unsigned in, int r)
+/* Steps the machine on input in, posted by link (r: the error the input
+ * carries), and runs its actions until one waits on the shell's answer or
+ * ends start-up. An input its link does not declare (links-internal.h) is
+ * a bug: start-up fails with it. */
+static void run(struct preempt_start *s, enum preempt_link_id link, unsigned in, int r)
 {
     for (;;) {
-        unsigned from = s->rst;
+        unsigned from = s->rst, a;
         bool listed;
-        unsigned a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &s->rst, in, &listed, s->trace);
         char line[160];
+
+        if (!preempt_link_posts_(link, PREEMPT_LINK_M_RST, in)) {
+            (void)snprintf(line, sizeof(line), "bug: link %s posts restore's input %s, which the links table does "
+                           "not declare", preempt_links_[link].name, preempt_decl_input_(&preempt_rst_decl_, in));
+            s->ops->log(s->arg, 3, line);
+            s->ops->end(s->arg, -EPROTO, false);
+            return;
+        }
+        a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &s->rst, in, &listed, s->trace);
 
         (void)snprintf(line, sizeof(line), "start-up: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_rst_decl_, from),
                        preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, s->rst),
@@ -26,6 +37,7 @@ static void run(struct preempt_start *s, unsigned in, int r)
         case PREEMPT_RST_DO_RESTORE: /* the callback answers at once: its outcome is the next input */
             s->err = s->ops->restore(s->arg, s->step);
             in = preempt_rst_restored_(s->err);
+            link = PREEMPT_LINK_RESTORE_DONE;
             continue;
         case PREEMPT_RST_DO_REPORT_OK:
         case PREEMPT_RST_DO_REPORT_UNUSABLE:
@@ -63,17 +75,17 @@ void preempt_start_joined_(struct preempt_start *s, int r, bool have_step, uint6
     s->step = have_step ? step : 0;
     s->err = 0;
     if (r < 0)
-        run(s, PREEMPT_RST_IN_JOIN_FAILED, r);
+        run(s, PREEMPT_LINK_JOINED, PREEMPT_RST_IN_JOIN_FAILED, r);
     else if (have_step && !s->no_store)
-        run(s, PREEMPT_RST_IN_JOINED, 0);
+        run(s, PREEMPT_LINK_JOINED, PREEMPT_RST_IN_JOINED, 0);
     else /* nothing every worker holds (or nothing to restore it from) */
-        run(s, s->fallbacks ? PREEMPT_RST_IN_NONE_LEFT : PREEMPT_RST_IN_JOINED_NONE, 0);
+        run(s, PREEMPT_LINK_JOINED, s->fallbacks ? PREEMPT_RST_IN_NONE_LEFT : PREEMPT_RST_IN_JOINED_NONE, 0);
 }
 
 void preempt_start_barrier_(struct preempt_start *s, int r, int outcome)
 {
     if (r < 0)
-        run(s, PREEMPT_RST_IN_BARRIER_FAILED, r);
+        run(s, PREEMPT_LINK_BARRIER_DONE, PREEMPT_RST_IN_BARRIER_FAILED, r);
     else /* a failure carries this worker's own error, or says another worker's restore failed */
-        run(s, preempt_rst_job_(outcome), s->err < 0 ? s->err : -EREMOTEIO);
+        run(s, PREEMPT_LINK_BARRIER_DONE, preempt_rst_job_(outcome), s->err < 0 ? s->err : -EREMOTEIO);
 }
