@@ -110,7 +110,6 @@ struct preempt_co_wire {
     struct preempt_etcd_req req;
     struct preempt_etcd_cmp cmp[2];
     struct preempt_etcd_op ok[4], fail[2];
-    struct preempt_value seen;
 };
 int preempt_co_request_(const struct preempt_co_ask *a, struct preempt_co_wire *w);
 
