@@ -262,7 +262,15 @@ json_t *preempt_etcd_req_body_(const struct preempt_etcd_req *q, const char **re
     switch (q->kind) {
     case PREEMPT_ETCD_RQ_PUT:
         return q->key && q->value ? put_body(q->key, preempt_value_str_(q->value), q->lease) : NULL;
-    case PREEMPT_ETCD_RQ_RANGE:
+    case PREEMPT_ETCD_RQ_RANGE: {
+        json_t *b = q->key ? preempt_etcd_span_body(q->key, q->prefix, q->end) : NULL;
+
+        if (b && q->rev > 0 && !preempt_etcd_set_i64(b, "revision", q->rev)) {
+            json_decref(b);
+            return NULL;
+        }
+        return b;
+    }
     case PREEMPT_ETCD_RQ_DELETE:
         return q->key ? preempt_etcd_span_body(q->key, q->prefix, q->end) : NULL;
     case PREEMPT_ETCD_RQ_TXN:
@@ -737,7 +745,7 @@ static void dec_line(const char *s, size_t len, void *arg)
     switch (kind) {
     case PREEMPT_WATCH_CREATED:
         if (d->on_created)
-            d->on_created(d->arg);
+            d->on_created(rev, d->arg);
         break;
     case PREEMPT_WATCH_EVENTS:
         d->cur_rev = 0;

@@ -136,7 +136,7 @@ struct preempt_watch_dec {
     uint64_t cluster_id;        /* the store's cluster id (0: not seen yet); kept across streams */
     const char *prefix;         /* for messages */
     void (*on_event)(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg);
-    void (*on_created)(void *arg);
+    void (*on_created)(int64_t rev, void *arg); /* the stream is there, at the store's revision rev */
     void (*log)(int level, const char *msg, void *arg);
     void *arg;
 };

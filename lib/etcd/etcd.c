@@ -86,9 +86,19 @@ struct preempt_etcd_watch {
     void *arg;
     struct req *stream, *read;
     struct event *ev_reopen, *ev_dog;
-    struct preempt_watch_dec dec; /* dec.next_rev: the next revision to deliver; 0: read the prefix first */
+    struct preempt_watch_dec dec; /* dec.next_rev: the next revision to deliver; 0: from now, then read */
     unsigned failures;
     bool up, got_bytes;
+    /* A stream opened from now (fresh) is read at the revision it was
+     * created at; its events that come before that read's answer are held,
+     * in order, and delivered after the read (on_reset). */
+    bool fresh;
+    int64_t fresh_rev; /* the revision the fresh stream was created at (0: not yet) */
+    struct held_ev {
+        enum preempt_etcd_ev type;
+        struct preempt_etcd_kv kv; /* owned copies */
+    } *held;
+    size_t n_held, cap_held;
     uint64_t dog_since; /* the watchdog's period began (the client's clock) */
 };
 
@@ -560,19 +570,83 @@ static void watch_set_link(struct preempt_etcd_watch *w, bool up, const char *wh
         w->ops.on_link(up, why, w->arg);
 }
 
+static void held_free(struct preempt_etcd_watch *w)
+{
+    for (size_t i = 0; i < w->n_held; i++)
+        preempt_etcd_kv_clear_(&w->held[i].kv);
+    free(w->held);
+    w->held = NULL;
+    w->n_held = w->cap_held = 0;
+}
+
+/* Holds an event of a fresh stream until its read is delivered: false when
+ * out of memory (the stream is then opened again). */
+static bool hold(struct preempt_etcd_watch *w, enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv)
+{
+    struct held_ev *h;
+
+    if (w->n_held == w->cap_held) {
+        size_t cap = w->cap_held ? 2 * w->cap_held : 8;
+        struct held_ev *more = realloc(w->held, cap * sizeof(*more));
+
+        if (!more)
+            return false;
+        w->held = more;
+        w->cap_held = cap;
+    }
+    h = &w->held[w->n_held];
+    *h = (struct held_ev){ .type = type, .kv = *kv };
+    h->kv.key = kv->key ? strdup(kv->key) : NULL;
+    h->kv.value = kv->value ? malloc(kv->value_len + 1) : NULL;
+    if ((kv->key && !h->kv.key) || (kv->value && !h->kv.value)) {
+        preempt_etcd_kv_clear_(&h->kv);
+        return false;
+    }
+    if (kv->value)
+        memcpy(h->kv.value, kv->value, kv->value_len + 1);
+    w->n_held++;
+    return true;
+}
+
 static void watch_dec_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv *kv, void *arg)
 {
     struct preempt_etcd_watch *w = arg;
 
-    w->ops.on_event(type, kv, w->arg);
+    if (!w->fresh) {
+        w->ops.on_event(type, kv, w->arg);
+    } else if (!hold(w, type, kv)) {
+        elog(w->e, 2, "etcd watch %s: out of memory holding an event; opening it again", w->prefix);
+        w->dec.end = PREEMPT_WATCH_REREAD; /* the stream ends (watch_ended) and opens from now again */
+        w->dec.next_rev = 0;
+    }
 }
 
-static void watch_dec_created(void *arg)
+static void on_watch_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg);
+
+/* The stream is there. A fresh one (opened from now, so that etcd serves
+ * it at once: a stream opened at a revision the store has passed waits for
+ * etcd's next catch-up of such streams, every 100 ms) is read at the
+ * revision it was created at, and is up once that read is delivered. */
+static void watch_dec_created(int64_t rev, void *arg)
 {
     struct preempt_etcd_watch *w = arg;
 
     w->failures = 0;
-    watch_set_link(w, true, "created");
+    if (!w->fresh) {
+        watch_set_link(w, true, "created");
+        return;
+    }
+    if (w->read || w->fresh_rev)
+        return; /* read already */
+    w->fresh_rev = rev > 0 ? rev : 0;
+    w->read = typed_call(w->e, &(struct preempt_etcd_req){ .kind = PREEMPT_ETCD_RQ_RANGE, .key = w->prefix,
+                                                           .prefix = true, .end = w->end, .rev = w->fresh_rev },
+                         w->e->timeout_ms, on_watch_read, w, false);
+    if (!w->read) {
+        elog(w->e, 2, "etcd watch %s: could not read the prefix; opening it again", w->prefix);
+        w->dec.end = PREEMPT_WATCH_REREAD;
+        w->dec.next_rev = 0;
+    }
 }
 
 static void watch_dec_log(int level, const char *msg, void *arg)
@@ -612,6 +686,13 @@ static void watch_ended(struct preempt_etcd_watch *w, CURLcode res)
     (void)curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &http);
     if (!closed) /* the last line of a graceful stop has no newline */
         preempt_watch_dec_finish_(&w->dec);
+    if (w->fresh) { /* its read not delivered: the next stream opens from now again */
+        req_free(w->read);
+        w->read = NULL;
+        held_free(w);
+        w->fresh_rev = 0;
+        w->dec.next_rev = 0;
+    }
     (void)snprintf(why, sizeof(why), "%.*s (curl %d, HTTP %ld)", CURL_ERROR_SIZE, what, (int)res, http);
     if (res != CURLE_OK && !closed && w->e->n_endpoints > 1)
         w->e->cur = (w->e->cur + 1) % w->e->n_endpoints;
@@ -652,23 +733,46 @@ static void watch_open_stream(struct preempt_etcd_watch *w)
     }
 }
 
+/* The read of a fresh stream's prefix, at the revision the stream was
+ * created at: delivered whole (on_reset), then the events the stream
+ * brought meanwhile, in order; then the watch is up. */
 static void on_watch_read(int status, const struct preempt_etcd_reply *r, const char *msg, void *arg)
 {
     struct preempt_etcd_watch *w = arg;
+    int64_t rev;
 
     w->read = NULL;
+    if (status == 0 && r->n_res < 1) {
+        status = -EPROTO;
+        msg = "a range reply without its result";
+    }
     if (status < 0) {
         elog(w->e, 2, "etcd watch %s: reading the prefix failed: %s", w->prefix, msg);
+        if (w->stream) {
+            req_free(w->stream);
+            w->stream = NULL;
+            preempt_watch_dec_free_(&w->dec);
+        }
+        held_free(w);
+        w->fresh_rev = 0;
+        w->dec.next_rev = 0;
         watch_set_link(w, false, msg);
         watch_schedule(w, false);
         return;
     }
-    w->dec.next_rev = r->rev + 1;
+    rev = w->fresh_rev > 0 ? w->fresh_rev : r->rev; /* the store as of the stream's creation */
+    if (w->dec.next_rev < rev + 1)
+        w->dec.next_rev = rev + 1;
     if (r->cluster)
         w->dec.cluster_id = r->cluster;
+    w->fresh = false;
+    w->fresh_rev = 0;
     if (w->ops.on_reset)
-        w->ops.on_reset(r->res[0].kvs, r->res[0].n, r->rev, w->dec.cluster_id, w->arg);
-    watch_open_stream(w);
+        w->ops.on_reset(r->res[0].kvs, r->res[0].n, rev, w->dec.cluster_id, w->arg);
+    for (size_t i = 0; i < w->n_held; i++) /* after the read, in the order they came */
+        w->ops.on_event(w->held[i].type, &w->held[i].kv, w->arg);
+    held_free(w);
+    watch_set_link(w, true, "created");
 }
 
 static void on_watch_reopen(evutil_socket_t fd, short what, void *arg)
@@ -677,15 +781,10 @@ static void on_watch_reopen(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (w->dec.next_rev > 0) {
-        watch_open_stream(w);
-        return;
-    }
-    w->read = typed_call(w->e, &(struct preempt_etcd_req){ .kind = PREEMPT_ETCD_RQ_RANGE, .key = w->prefix,
-                                                           .prefix = true, .end = w->end },
-                         w->e->timeout_ms, on_watch_read, w, false);
-    if (!w->read)
-        watch_schedule(w, false);
+    /* from the next revision to deliver; with none, from now, and read at the revision it is created at */
+    w->fresh = w->dec.next_rev == 0;
+    w->fresh_rev = 0;
+    watch_open_stream(w);
 }
 
 static void watch_schedule(struct preempt_etcd_watch *w, bool now)
@@ -771,6 +870,7 @@ void preempt_etcd_watch_free_(struct preempt_etcd_watch *w)
     if (w->stream)
         req_free(w->stream);
     req_free(w->read);
+    held_free(w);
     preempt_watch_dec_free_(&w->dec);
     if (w->ev_reopen)
         event_free(w->ev_reopen);

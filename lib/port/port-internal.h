@@ -111,6 +111,7 @@ struct preempt_etcd_req {
     bool prefix;
     int64_t lease;                     /* PUT, CREATE: the lease to bind to; KEEPALIVE, REVOKE, TIMETOLIVE: the lease */
     int64_t ttl_s;                     /* GRANT */
+    int64_t rev;                       /* RANGE: the store as it was at this revision (0: as it is) */
     const struct preempt_etcd_cmp *cmp; /* TXN */
     const struct preempt_etcd_op *ok, *fail;
     size_t n_cmp, n_ok, n_fail;

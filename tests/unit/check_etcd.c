@@ -535,8 +535,9 @@ static void dseen_event(enum preempt_etcd_ev type, const struct preempt_etcd_kv 
     s->types[s->n++] = (int)type;
 }
 
-static void dseen_created(void *arg)
+static void dseen_created(int64_t rev, void *arg)
 {
+    (void)rev;
     ((struct dseen *)arg)->created++;
 }
 
