@@ -250,6 +250,7 @@ class Peers:
     def __init__(self, a):
         self.a, self.h, self.stop = a, None, None  # stop: a future of the running loop
         self.abandoned = False  # a step was left in its collective
+        self.model = None  # the DDP model, kept until the process ends (train_async)
 
     def lost(self, peer, why):  # on_peer_lost, on the handler's loop
         say(event="peer-lost", rank=self.a.rank, peer=peer, why=why)
@@ -333,7 +334,13 @@ async def train_async(h, net, opt, a, peers):
     await h.started()  # joining and restoring on this loop
     first = h.status()["run"]
     say(event="start", rank=a.rank, restored_step=first, mode="async")
-    model = ddp(net, a)
+    # the DDP model lives until the process ends (peers holds it): once a
+    # collective is abandoned and the process group destroyed, the model's
+    # reducer holds the group's last reference, and its destructor would
+    # join gloo's thread, which waits on the lost peer for ever. Seen in the
+    # stress run: a rank whose coroutine returned hung in
+    # ~Reducer -> ~ProcessGroupGloo -> std::thread::join.
+    model = peers.model = ddp(net, a)
     loop = asyncio.get_running_loop()
     peers.stop = loop.create_future()
     detach = h.attach()
