@@ -58,14 +58,6 @@ struct preempt_record {
 int preempt_record_parse_(enum preempt_key_id id, const char *value, unsigned workers, struct preempt_record *r,
                           const char **why);
 
-/* A record as every reader takes it (the workers' view, preemptctl): its
- * key's worker index within the job (k: the key's placeholders, as
- * preempt_key_parse_ filled them) and, when value is not NULL (a put), its
- * value by the grammar. 0 with *r filled (empty for a delete), or
- * -EBADMSG with *why. Pure. */
-int preempt_record_read_(enum preempt_key_id id, const struct preempt_key *k, const char *value, unsigned workers,
-                         struct preempt_record *r, const char **why);
-
 /* Whether a value of kind id is well formed (preempt_record_parse_ == 0). */
 bool preempt_record_valid_(enum preempt_key_id id, const char *value, unsigned workers);
 

@@ -230,17 +230,6 @@ int preempt_record_parse_(enum preempt_key_id id, const char *value, unsigned wo
     return 0;
 }
 
-int preempt_record_read_(enum preempt_key_id id, const struct preempt_key *k, const char *value, unsigned workers,
-                         struct preempt_record *r, const char **why)
-{
-    r->n = 0;
-    if (preempt_key_has_(id, 'w') && k->worker >= workers) {
-        *why = "a record of a worker of the job";
-        return -EBADMSG;
-    }
-    return value ? preempt_record_parse_(id, value, workers, r, why) : 0;
-}
-
 bool preempt_record_valid_(enum preempt_key_id id, const char *value, unsigned workers)
 {
     struct preempt_record r;
