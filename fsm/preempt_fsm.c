@@ -104,6 +104,13 @@
  * trained on in idle (sim seed 6548). */
 #define FINAL_WITHDRAWN_ROW(s) ROW(s, NOTICE_WITHDRAWN, COMMITTED, IDLE, FX(DISARM_TIMER), FX(CLEAR_ROUND))
 
+/* Survivors stay in place: a commit that ends the preemption, on a
+ * worker that had no notice of its own and whose state is the committed
+ * step, rejoins the job's next incarnation instead of exiting (rejoining).
+ * Every other worker exits as before, and so does a survivor whose state
+ * is not the committed step (it trained on past it). */
+#define IN_PLACE_ROW(s, g) ROW(s, CKPT_COMMITTED, g, REJOINING, FX(KEEP_SHARD), FX(DISARM_TIMER), FX(REJOIN))
+
 /* A committed checkpoint after a withdrawal: back to idle. */
 #define COMMIT_WITHDRAWN_ROW(s) ROW(s, CKPT_COMMITTED, WITHDRAWN, IDLE, FX(KEEP_SHARD), FX(DISARM_TIMER), FX(CLEAR_ROUND))
 
@@ -135,6 +142,7 @@
  * 4821: a worker left on a second notice just after its report). */
 #define FIRST_SAVE_ROWS(s) SAVE_ROWS(s), COMMIT_WITHDRAWN_ROW(s), COMMIT_ROWS(s)
 #define COMMIT_ROWS(s)                                                                                   \
+    IN_PLACE_ROW(s, IN_PLACE_ENDS),                                                                      \
     ROW(s, CKPT_COMMITTED, COMMITTED_LAST, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                        \
     ROW(s, CKPT_COMMITTED, PEER_GONE, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),                             \
     ROW(s, CKPT_COMMITTED, ALWAYS, COUNTDOWN, FX(KEEP_SHARD), FX(ARM_TIMER)),                            \
@@ -315,11 +323,26 @@ static const struct preempt_row rows[] = {
     RAISED_ROWS(FINAL_SAVE),
     SAVE_ROWS(FINAL_SAVE),
     COMMIT_WITHDRAWN_ROW(FINAL_SAVE),
+    IN_PLACE_ROW(FINAL_SAVE, IN_PLACE),
     ROW(FINAL_SAVE, CKPT_COMMITTED, ALWAYS, EXIT, FX(KEEP_SHARD), TO_EXIT(SAVED)),
     DECIDE_ROWS(FINAL_SAVE),
     ROW0(FINAL_SAVE, CLAIM_WON, ALWAYS, FINAL_SAVE),
     WITHDRAW_MARK_ROW(FINAL_SAVE),
     ACTIVE_ROWS(FINAL_SAVE),
+
+    /* ---- rejoining: a survivor joins the job's next incarnation in place ---- */
+    /* The incarnation it left is over: its records and its coordinator's
+     * answers no longer matter (ignored below). Joined, the machine starts
+     * afresh in idle and the trainer rebuilds its collectives; not joined
+     * in time (the replacements did not come), it exits as it would have:
+     * saved. A notice of its own while it waits makes it one of the
+     * terminated workers: it exits, saved (its checkpoint is committed). */
+    ROW(REJOINING, REJOINED, ALWAYS, IDLE, FX(RESUME)),
+    ROW(REJOINING, REJOIN_FAILED, ALWAYS, EXIT, FXH(EXIT, SAVED)),
+    ROW(REJOINING, NOTICE, ALWAYS, EXIT, FXH(EXIT, SAVED)),
+    ROW(REJOINING, RESTART_REQUESTED, ALWAYS, EXIT, FXH(EXIT, SAVED)),
+    ROW(REJOINING, APP_ERROR, ALWAYS, EXIT, FXH(EXIT, ERROR)),
+    ROW(REJOINING, TRAINING_DONE, ALWAYS, EXIT, FXH(EXIT, DONE)),
 };
 
 #define IGN(s, e, why) { ST(s), PREEMPT_EV_##e, why }
@@ -393,6 +416,24 @@ static const struct preempt_ignore ignored[] = {
     IGN(FINAL_SAVE, CLAIM_LOST, "the round is agreed; the claim no longer matters"),
     IGN(FINAL_SAVE, STEP_AGREED, "the echo of the round's step, or a lower one"),
     IGN(FINAL_SAVE, FINAL_REQUESTED, "the echo of the final round's request"),
+
+    IGN(REJOINING, PEER_NOTICE, "the incarnation this worker left: its records no longer matter"),
+    IGN(REJOINING, NOTICE_WITHDRAWN, "the incarnation this worker left: its records no longer matter"),
+    IGN(REJOINING, CLAIM_WON, "a late answer of the incarnation this worker left"),
+    IGN(REJOINING, CLAIM_LOST, "a late answer of the incarnation this worker left"),
+    IGN(REJOINING, FINAL_REQUESTED, "the incarnation this worker left: its records no longer matter"),
+    IGN(REJOINING, STEP_AGREED, "the incarnation this worker left: its records no longer matter"),
+    IGN(REJOINING, STEP_REACHED, "training waits while this worker rejoins"),
+    IGN(REJOINING, SAVE_DONE, "no save runs while this worker rejoins"),
+    IGN(REJOINING, CKPT_COMMITTED, "the decision, told again"),
+    IGN(REJOINING, TIMER, "a timer of the incarnation this worker left (start-up's bound is its own)"),
+    IGN(REJOINING, PEER_LOST, "peers leave the incarnation this worker left; joining counts the next one's members"),
+    IGN(REJOINING, PEER_ERROR, "the incarnation this worker left: its records no longer matter"),
+    IGN(REJOINING, COORD_FAILED, "the incarnation's coordinator is gone; joining has its own bound"),
+    IGN(REJOINING, ROUND_ABORTED, "the round is decided: committed"),
+    IGN(REJOINING, PERSIST_STARTED, "no save runs while this worker rejoins"),
+    IGN(IDLE, REJOINED, "only a worker rejoining is told"),
+    IGN(IDLE, REJOIN_FAILED, "only a worker rejoining is told"),
 
 #define PREEMPT_EVENT(id, member, name, p1, p2, what) IGN(EXIT, id, "terminal: late deliveries during shutdown"),
 #include "preempt_events.def"
@@ -616,6 +657,7 @@ enum preempt_action preempt_action_of_(const struct preempt_core *c, uint64_t ru
     case PREEMPT_STATE_SAVING:        /* this worker's save is done; committing */
     case PREEMPT_STATE_FINAL_SAVE:
     case PREEMPT_STATE_FINISHING:     /* training is done; the persist and the commit are awaited */
+    case PREEMPT_STATE_REJOINING:     /* the next incarnation's barriers are awaited */
         return PREEMPT_ACTION_WAIT;
     case PREEMPT_STATE_EXIT:
     case PREEMPT_STATE__COUNT:
@@ -764,6 +806,13 @@ static bool held(const struct preempt_core *c, const struct preempt_facts *f)
     return f->run >= c->cap;
 }
 
+/* Whether this worker stays in place at the commit ev: configured, no
+ * notice of its own, and its state is the committed step. */
+static bool in_place(const struct preempt_core *c, const struct preempt_event *ev, const struct preempt_facts *f)
+{
+    return f->cfg.in_place && !c->noticed && ev->u.ckpt_committed.step == f->run;
+}
+
 static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, const struct preempt_event *ev,
                         const struct preempt_facts *f)
 {
@@ -857,6 +906,10 @@ static bool guard_holds(enum preempt_guard g, const struct preempt_core *c, cons
         return ev->u.peer_error.code <= 0 && c->abort_proposed;
     case PREEMPT_GUARD_CURRENT_PROPOSED:
         return ev->u.timer.gen == c->timer_gen && c->abort_proposed;
+    case PREEMPT_GUARD_IN_PLACE:
+        return in_place(c, ev, f);
+    case PREEMPT_GUARD_IN_PLACE_ENDS:
+        return (ev->u.ckpt_committed.stop != 0 || c->peer_gone) && in_place(c, ev, f);
     case PREEMPT_GUARD__COUNT:
         break;
     }
@@ -931,6 +984,8 @@ static void record(struct preempt_core *n, enum preempt_state from, const struct
     case PREEMPT_EV_FINAL_REQUESTED:
     case PREEMPT_EV_STEP_REACHED:
     case PREEMPT_EV_PERSIST_STARTED:
+    case PREEMPT_EV_REJOINED: /* to idle: forget() starts afresh */
+    case PREEMPT_EV_REJOIN_FAILED:
     case PREEMPT_EV_TIMER:
     case PREEMPT_EV_RESTART_REQUESTED:
     case PREEMPT_EV_COORD_FAILED:
@@ -1050,7 +1105,10 @@ const char *preempt_fsm_exit_why_(enum preempt_state from, const struct preempt_
     case PREEMPT_EV_STEP_REACHED:
         return "the trainer went past the agreed step";
     case PREEMPT_EV_NOTICE:
-        return "a second notice, configured to exit at once";
+        return from == PREEMPT_STATE_REJOINING ? "a notice came while this worker rejoined the job in place"
+                                               : "a second notice, configured to exit at once";
+    case PREEMPT_EV_REJOIN_FAILED:
+        return "this worker stayed in place, but the job's next incarnation could not be joined in time";
     case PREEMPT_EV_SAVE_DONE:
         return ev->u.save_done.status != 0 ? "the save failed" : "the save is done";
     case PREEMPT_EV_CKPT_COMMITTED:
@@ -1064,6 +1122,7 @@ const char *preempt_fsm_exit_why_(enum preempt_state from, const struct preempt_
     case PREEMPT_EV_CLAIM_LOST:
     case PREEMPT_EV_FINAL_REQUESTED:
     case PREEMPT_EV_STEP_AGREED:
+    case PREEMPT_EV_REJOINED:
     case PREEMPT_EV__COUNT:
         break;
     }
@@ -1093,7 +1152,10 @@ static int64_t fx_arg(const struct preempt_fx_spec *s, const struct preempt_core
         return (int64_t)(f->run + lead_with(f, ev->now_ms, n->deadline_ms, preempt_plan_drift_(n, f)));
     case PREEMPT_FX_ANNOUNCE_DONE:
     case PREEMPT_FX_ANNOUNCE_LEFT:
+    case PREEMPT_FX_REJOIN: /* the step this worker's state holds */
         return (int64_t)f->run;
+    case PREEMPT_FX_RESUME:
+        return (int64_t)ev->u.rejoined.step;
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_REPORT_SHARD:
     case PREEMPT_FX_PROPOSE_ABORT:

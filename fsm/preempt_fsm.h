@@ -114,6 +114,7 @@ struct preempt_config_facts {
     enum preempt_plan plan;
     enum preempt_second second;
     uint64_t workers;           /* the job's workers (1: local mode) */
+    bool in_place;              /* survivors stay in place (a job's stay_in_place) */
 };
 
 struct preempt_facts {

@@ -96,6 +96,8 @@ int preempt_trace_format_config_(char *buf, size_t size, const struct preempt_co
         preempt_second_to_string_(c->second));
     if (c->workers != 1) /* local mode's traces keep their form */
         put(&o, " workers=%" PRIu64, c->workers);
+    if (c->in_place) /* as workers: traces without it keep their form */
+        put(&o, " in-place=1");
     return finish(&o);
 }
 
@@ -329,6 +331,10 @@ static int parse_config(struct preempt_text_reader *rd, const char *s)
             if ((v = preempt_second_from_string_(val)) < 0)
                 return fail(rd, "unknown second-notice policy '%s' (ignore or exit)", val);
             c.second = (enum preempt_second)v;
+        } else if (strcmp(key, "in-place") == 0) {
+            if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+                return fail(rd, "config field 'in-place' is 0 or 1, not '%s'", val);
+            c.in_place = val[0] == '1';
         } else
             return fail(rd, "unknown config field '%s'", key);
         if (num && !parse_u64(val, num))

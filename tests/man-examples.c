@@ -219,6 +219,23 @@ int example_peer_lost(struct preempt_handler *h)
     return preempt_handler_on_peer_lost(h, peer_lost, NULL);
 }
 
+/* man: preempt_handler_on_rebuild preempt_rebuild_cb */
+static void rebuild(struct preempt_handler *h, uint64_t incarnation, uint64_t step, void *userdata)
+{
+    (void)h;
+    (void)userdata;
+    /* destroy the old process group; make a new one whose rendezvous is this incarnation's own */
+    fprintf(stderr, "in place at step %llu: new rendezvous \"inc-%llu\"\n", (unsigned long long)step,
+            (unsigned long long)incarnation);
+}
+
+/* cfg->stay_in_place was set before preempt_handler_new() */
+int example_rebuild(struct preempt_handler *h);
+int example_rebuild(struct preempt_handler *h)
+{
+    return preempt_handler_on_rebuild(h, rebuild, NULL);
+}
+
 /* man: preempt_request_checkpoint preempt_notify */
 int example_requests(struct preempt_handler *h, bool epoch_ended, bool operator_said_stop);
 int example_requests(struct preempt_handler *h, bool epoch_ended, bool operator_said_stop)

@@ -131,6 +131,11 @@ static const char usage[] =
     "  --workers W        the number of workers (default 1; in a Slurm job step,\n"
     "                     $SLURM_NTASKS)\n"
     "                     each worker keeps its shard in DIR/worker-I\n"
+    "  --stay-in-place    survivors stay in place: after a preemption that did not\n"
+    "                     terminate this worker, keep the process and its state and\n"
+    "                     join the job's next incarnation (\"rebuild\" line); with\n"
+    "                     --allreduce the collective is closed when rejoining starts\n"
+    "                     and made again on the rebuild (also PREEMPT_STAY_IN_PLACE=1)\n"
     "  --start-over       start even when some workers lack checkpoints that others\n"
     "                     hold: restore the newest step every worker holds and set\n"
     "                     the newer ones aside (also PREEMPT_START_OVER=1)\n"
@@ -189,6 +194,7 @@ struct trainer {
     bool verbose;                /* --verbose: debug and info messages too */
     bool print_steps;            /* --print-steps: a "step" line as each step ends */
     struct allreduce *ar;        /* --allreduce: a blocking collective in every step */
+    unsigned ar_port, ar_workers; /* its port and size (0: none), made again by a rebuild in place */
     int exit_code;
     unsigned worker;
 };
@@ -221,6 +227,8 @@ static void sleep_ms(uint64_t ms)
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
 }
+
+#define ALLREDUCE_TIMEOUT_MS 60000 /* bound on a collective's wait, as gloo's timeout */
 
 /* ---- the model: deterministic in (state, step) -------------------------------- */
 
@@ -389,8 +397,27 @@ static void on_state(struct preempt_handler *h, enum preempt_state from, enum pr
         print_json("{\"event\":\"saved\",\"worker\":%u,\"step\":%" PRIu64 ",\"save_ms\":%" PRIu64
                    ",\"deadline_in_ms\":%" PRId64 "}", t->worker, t->saving_step, st.save_ms, st.deadline_in_ms);
     }
+    if (to == PREEMPT_STATE_REJOINING && t->ar) { /* in place: the old incarnation's collective goes now, */
+        allreduce_close(t->ar);                     /* before any replacement can reach its port */
+        t->ar = NULL;
+    }
     if (t->waiting && t->ev_resume) /* async: a wait may be over */
         event_active(t->ev_resume, EV_TIMEOUT, 1);
+}
+
+/* In place: a member of incarnation inc at step (preempt_handler_on_rebuild()):
+ * the collective is made again (every worker of inc is past both barriers). */
+static void on_rebuild(struct preempt_handler *h, uint64_t inc, uint64_t step, void *ud)
+{
+    struct trainer *t = ud;
+    int r = 0;
+
+    (void)h;
+    if (t->ar_port && !t->ar)
+        r = allreduce_open(t->worker, t->ar_workers, t->ar_port, ALLREDUCE_TIMEOUT_MS, &t->ar);
+    print_json("{\"event\":\"rebuild\",\"worker\":%u,\"incarnation\":%" PRIu64 ",\"step\":%" PRIu64
+               ",\"pid\":%ld,\"state_digest\":\"%016" PRIx64 "\",\"allreduce\":%d}", t->worker, inc, step, (long)getpid(),
+               model_digest(t), r);
 }
 
 /* Writes s as a JSON string body (quotes and control characters escaped). */
@@ -482,9 +509,9 @@ static int train_one(void *arg)
         sleep_ms(ms); /* the step's work; --async waits on its loop instead */
     if (step == t->fail_at)
         return 3;
-    if (t->ar) {
-        uint64_t sum, seed;
-        int r = allreduce_sum(t->ar, mix(step * 0x10001u + t->worker + 1), &sum);
+    if (t->ar_port) {
+        uint64_t sum = 0, seed;
+        int r = t->ar ? allreduce_sum(t->ar, mix(step * 0x10001u + t->worker + 1), &sum) : -ENOTCONN;
 
         if (r < 0) { /* a peer is gone (its sockets closed): the job can go on from its last commit */
             char why[96];
@@ -673,7 +700,6 @@ static int run_sync(struct trainer *t)
 /* ---- options ----------------------------------------------------------------------------- */
 
 #define NAME "preempt-trainer"
-#define ALLREDUCE_TIMEOUT_MS 60000 /* bound on a collective's wait, as gloo's timeout */
 
 static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *ret)
 {
@@ -721,7 +747,7 @@ enum { OPT_CKPT = 256, OPT_STEPS, OPT_STEP_MS, OPT_STATE_KB, OPT_GRACE, OPT_EXIT
        OPT_KEY, OPT_TTL, OPT_JOIN, OPT_AGREE, OPT_ETCD_TIMEOUT, OPT_PLATFORM, OPT_META_URL, OPT_META_POLL, OPT_NO_ADVISORY, OPT_NO_APPROVE,
        OPT_KILL_DELAY, OPT_ALLREDUCE, OPT_START_OVER, OPT_FAIL_RESTORE, OPT_EARLY_THREADS,
        OPT_EVERY_STEPS, OPT_EVERY_MS, OPT_ASYNC_START, OPT_LONG_STEP, OPT_WATCH_PEERS, OPT_TWO_PHASE,
-       OPT_RAISE_AFTER_SAVE, OPT_RAISE_END, OPT_STEP_KB, OPT_PRINT_STEPS };
+       OPT_RAISE_AFTER_SAVE, OPT_RAISE_END, OPT_STEP_KB, OPT_PRINT_STEPS, OPT_IN_PLACE };
 
 /* A task of a Slurm job step: the worker is its SLURM_PROCID of
  * SLURM_NTASKS, unless --worker or --workers was given. */
@@ -773,6 +799,7 @@ int main(int argc, char **argv)
         { "kill-delay-ms", required_argument, NULL, OPT_KILL_DELAY },
         { "allreduce", required_argument, NULL, OPT_ALLREDUCE },
         { "start-over", no_argument, NULL, OPT_START_OVER },
+        { "stay-in-place", no_argument, NULL, OPT_IN_PLACE },
         { "fail-restore-at", required_argument, NULL, OPT_FAIL_RESTORE },
         { "early-threads", required_argument, NULL, OPT_EARLY_THREADS },
         { "save-every-steps", required_argument, NULL, OPT_EVERY_STEPS },
@@ -913,6 +940,7 @@ int main(int argc, char **argv)
         case OPT_KILL_DELAY: r = parse_u64("--kill-delay-ms", optarg, 86400000, &cfg.kill_delay_ms); break;
         case OPT_ALLREDUCE: r = parse_u64("--allreduce", optarg, 65535, &allreduce_port); break;
         case OPT_START_OVER: cfg.start_over = true; break;
+        case OPT_IN_PLACE: cfg.stay_in_place = true; break;
         case OPT_EARLY_THREADS: r = parse_u64("--early-threads", optarg, 16, &early_threads); break;
         case OPT_EVERY_STEPS: r = parse_u64("--save-every-steps", optarg, UINT32_MAX, &cfg.save_every_steps); break;
         case OPT_EVERY_MS: r = parse_u64("--save-every-ms", optarg, 86400000, &cfg.save_every_ms); break;
@@ -1024,9 +1052,12 @@ cannot_start:
     }
     if (watch_peers && (r = preempt_handler_on_peer_lost(t.h, on_peer_lost, &t)) < 0)
         fprintf(stderr, "preempt-trainer: --watch-peers: %s\n", preempt_strerror(r));
+    if ((r = preempt_handler_on_rebuild(t.h, on_rebuild, &t)) < 0)
+        fprintf(stderr, "preempt-trainer: on_rebuild: %s\n", preempt_strerror(r));
     if (allreduce_port) {
-        r = allreduce_open(t.worker, cfg.etcd_endpoints ? cfg.workers : 1, (unsigned)allreduce_port,
-                           ALLREDUCE_TIMEOUT_MS, &t.ar);
+        t.ar_port = (unsigned)allreduce_port;
+        t.ar_workers = cfg.etcd_endpoints ? cfg.workers : 1;
+        r = allreduce_open(t.worker, t.ar_workers, t.ar_port, ALLREDUCE_TIMEOUT_MS, &t.ar);
         if (r < 0) {
             fprintf(stderr, "preempt-trainer: --allreduce: cannot connect the workers through port %" PRIu64 ": %s\n",
                     allreduce_port, strerror(-r));

@@ -85,7 +85,9 @@ enum preempt_state {
     PREEMPT_STATE_FINISHING = 9,
     /** "stopping": a two-phase checkpoint that ends the preemption is committed while the job trained on past it: training goes on to the job's one stop step (the decision record's), where every worker exits, so that none is left inside a collective */
     PREEMPT_STATE_STOPPING = 10,
-    PREEMPT_STATE__COUNT = 11
+    /** "rejoining": the preemption's last checkpoint is committed at the step this worker completed, and no notice of its own came: it keeps its process and its state (survivors stay in place) and joins the job's next incarnation; training waits (start-up's bound, join_timeout_ms) */
+    PREEMPT_STATE_REJOINING = 11,
+    PREEMPT_STATE__COUNT = 12
 };
 
 /** Why a handler decided to exit. */
@@ -367,7 +369,21 @@ struct preempt_config {
                                       on from the file a former run of the same worker
                                       left. "{worker}" in it becomes the worker index.
                                       NULL (default): $PREEMPT_METRICS_PATH, else none;
-                                      "": none */
+                                      "": none */    /* 1.1: */
+    bool stay_in_place;          /**< survivors stay in place (a job only): when a
+                                      preemption ends with a committed checkpoint at
+                                      the step this worker stands at, and no notice of
+                                      its own came, it does not exit: it keeps its
+                                      process and its state, joins the job's next
+                                      incarnation (restoring nothing unless the job
+                                      picks another step) while the terminated
+                                      workers' replacements start, and trains on;
+                                      preempt_handler_on_rebuild() tells it when to
+                                      rebuild its collectives. Not joined within
+                                      join_timeout_ms, it exits as before ("saved").
+                                      Also set by PREEMPT_STAY_IN_PLACE=1. Default
+                                      false. A caller built against 1.0's header
+                                      passes 1.0's size and does not get it */
 };
 
 /** Callbacks, copied at creation. userdata is passed last to every one. */
@@ -568,6 +584,29 @@ typedef void (*preempt_peer_lost_cb)(struct preempt_handler *h, unsigned worker,
  *         -EALREADY when one is registered; -ENOMEM.
  * Callback-safe: yes. */
 PREEMPT_EXPORT int preempt_handler_on_peer_lost(struct preempt_handler *h, preempt_peer_lost_cb cb, void *userdata);
+
+/** Told that a survivor that stayed in place (cfg->stay_in_place) is a
+ * member of the job's incarnation @p incarnation, whose every worker
+ * stands at step @p step (this worker's state: the committed checkpoint
+ * it saved, or the one its restore callback was called with when the job
+ * picked another step). Training goes on after step once it returns.
+ * Tear down the collectives of the previous incarnation (destroy the
+ * process group) and make new ones here, with a rendezvous of this
+ * incarnation's own (a key prefix or a port derived from @p incarnation:
+ * the replacement workers learn it from preempt_handler_get_status()'s
+ * incarnation). Runs on the handler's loop; callback-safe calls only. It
+ * may block for as long as the rendezvous takes: every worker of the
+ * incarnation is past both barriers. */
+typedef void (*preempt_rebuild_cb)(struct preempt_handler *h, uint64_t incarnation, uint64_t step, void *userdata);
+
+/** Registers @p cb (see preempt_rebuild_cb), called each time this worker
+ * stayed in place through a preemption and joined the job's next
+ * incarnation. Without one, a survivor that stays in place just trains on
+ * (a trainer without collectives).
+ * @return 0; -EINVAL for a bad handler or a NULL @p cb; -EALREADY when
+ *         one is registered.
+ * Callback-safe: yes. */
+PREEMPT_EXPORT int preempt_handler_on_rebuild(struct preempt_handler *h, preempt_rebuild_cb cb, void *userdata);
 
 /** Called once by preempt_handler_close() when the handler's last writes
  * are delivered (status 0) or their 2 s bound passed (-ETIMEDOUT). The

@@ -17,7 +17,7 @@
     X(metadata_url) X(metadata_poll_ms) X(metadata_timeout_ms) X(advisory_checkpoint) X(kill_delay_ms)                 \
     X(etcd_endpoints) X(job) X(worker) X(workers) X(etcd_user) X(etcd_password) X(etcd_ca) X(etcd_cert) X(etcd_key)     \
     X(lease_ttl_s) X(join_timeout_ms) X(etcd_timeout_ms) X(launch_id) X(start_over) X(async_start) X(azure_approve)    \
-    X(termination_log) X(metrics_path)
+    X(termination_log) X(metrics_path) X(stay_in_place)
 #define STATUS_FIELDS(X)                                                                                              \
     X(state) X(run) X(restored_step) X(start_status) X(committed_step) X(restore_fallbacks) X(refused_step) X(save_step) X(deadline_in_ms) X(step_us)    \
     X(save_ms) X(saves) X(incarnation) X(platform) X(notice_source) X(kill_delay_ms) X(grace_ms) X(exit_code) X(stall_ms)

@@ -138,6 +138,18 @@ struct preempt_handler {
     uint64_t started_wall;        /* when training began (start-up's end), wall clock ms */
     preempt_peer_lost_cb peer_lost; /* preempt_handler_on_peer_lost(); NULL: none */
     void *peer_lost_ud;
+
+    /* Survivors in place (cfg.stay_in_place): the machine in rejoining
+     * while start-up's phases join the job's next incarnation. */
+    struct preempt_coord *left_coord; /* the incarnation's coordinator this worker left, until the rejoin ends */
+    struct event *ev_rejoin;          /* the rejoin begins on the loop, after the machine's step */
+    uint64_t rejoin_step;             /* the step this worker's state holds */
+    bool rejoining;                   /* start-up (h->start) joins again, in place */
+    bool rejoin_given_up;             /* the machine exited while it did: its phase ends, giving the lease back */
+    unsigned in_place;                /* preemptions this worker stayed in place through */
+    unsigned phases;                  /* start-up phases run (their machines' instances in the trace) */
+    preempt_rebuild_cb rebuild;       /* preempt_handler_on_rebuild(); NULL: none */
+    void *rebuild_ud;
 };
 
 /* ---- shared between the handler's files ---- */
@@ -181,6 +193,16 @@ void hd_on_timer(evutil_socket_t fd, short what, void *arg);
 void hd_on_signal(evutil_socket_t fd, short what, void *arg);
 void hd_on_poll(evutil_socket_t fd, short what, void *arg);
 void hd_start_free(struct preempt_handler *h);
+/* Survivors in place (handler-start.c): the machine's rejoin (join the
+ * job's next incarnation, this worker's state at step; the answer is
+ * posted as rejoined or rejoin-failed), its resume (the rebuild callback),
+ * and the end of a rejoin that the exit or the handler's free cuts short. */
+void hd_rejoin(struct preempt_handler *h, uint64_t step);
+void hd_resume(struct preempt_handler *h, uint64_t step);
+/* give_up: a phase under way is given up (its end gives the lease back:
+ * run the loop until hd_rejoin_over()); else everything goes now. */
+void hd_rejoin_stop(struct preempt_handler *h, bool give_up);
+bool hd_rejoin_over(void *arg);
 void hd_flush_last(struct preempt_handler *h);
 enum preempt_action hd_action_of(const struct preempt_handler *h);
 uint64_t hd_count_step(struct preempt_handler *h);

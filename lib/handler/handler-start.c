@@ -159,6 +159,14 @@ static void coord_error_msg(const char *msg, void *arg)
         (void)snprintf(h->err_msg, sizeof(h->err_msg), "%s", msg);
 }
 
+/* The running protocol's ops: the handler's. */
+static const struct preempt_coord_ops coord_ops = {
+    .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
+    .on_view = hd_coord_view, .on_answer = hd_coord_answer, .job_save = coord_job_save,
+    .job_pace = coord_job_pace,
+    .on_input = hd_coord_in, .on_output = hd_coord_out,
+};
+
 static struct preempt_coord_cfg coord_cfg(struct preempt_handler *h)
 {
     const struct preempt_config *c = &h->cfg;
@@ -364,6 +372,11 @@ static int restore_job_step(void *arg, uint64_t step)
 
     st->t0 = preempt_clock_ms_(CLOCK_MONOTONIC);
     r = preempt_ckpt_at_(h->store, step, &st->info);
+    if (r == 0 && h->rejoining && step == h->rejoin_step) { /* in place: this worker's state is the step's */
+        hd_log_msg(h, PREEMPT_LOG_INFO, "in place: this worker's state is step %llu's; nothing to restore",
+                   (unsigned long long)step);
+        return 0;
+    }
     if (r == 0)
         r = restore_cb(h, &st->info);
     if (r < 0)
@@ -423,11 +436,15 @@ static void set_aside_job_step(void *arg, uint64_t step)
 }
 
 /* Start-up in the job ended (lib/job/start-internal.h). */
+static void rejoined(struct preempt_handler *h, int r, bool restored);
+
 static void job_start_end(void *arg, int r, bool restored)
 {
     struct preempt_handler *h = arg;
 
-    if (!h->store)
+    if (h->rejoining)
+        rejoined(h, r, restored);
+    else if (!h->store)
         start_done(h, r);
     else
         restore_end(h, r == 0 && !restored ? -ENOENT : r);
@@ -466,6 +483,19 @@ static void restore_local(struct preempt_handler *h)
     restore_end(h, r);
 }
 
+/* The checkpoint info was restored: the run counter and what the planner
+ * knows are its. */
+static void took_restore(struct preempt_handler *h, const struct preempt_ckpt_info *info)
+{
+    h->restored_step = h->committed_step = info->step;
+    h->generation = info->generation + 1;
+    preempt_sm_facts_(h->wk.sm)->run = info->run;
+    /* the planner knows it from the start */
+    preempt_worker_save_took_(&h->wk, info->save_ms, info->save_paced ? PREEMPT_SAVE_PACED : PREEMPT_SAVE_AWAITED);
+    hd_log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info->step, info->path,
+               h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
+}
+
 /* The restore's outcome: r 0 (start->info restored), -ENOENT (nothing to
  * restore) or an error. */
 static void restore_end(struct preempt_handler *h, int r)
@@ -481,13 +511,7 @@ static void restore_end(struct preempt_handler *h, int r)
         hd_log_msg(h, PREEMPT_LOG_INFO, "no checkpoint in %s: starting at step 0", h->ckpt_dir);
         r = 0;
     } else if (r == 0) {
-        h->restored_step = h->committed_step = info->step;
-        h->generation = info->generation + 1;
-        preempt_sm_facts_(h->wk.sm)->run = info->run;
-        /* the planner knows it from the start */
-        preempt_worker_save_took_(&h->wk, info->save_ms, info->save_paced ? PREEMPT_SAVE_PACED : PREEMPT_SAVE_AWAITED);
-        hd_log_msg(h, PREEMPT_LOG_INFO, "restored step %llu from %s%s", (unsigned long long)info->step, info->path,
-                   h->fallbacks ? " (an older checkpoint: the newer ones failed to restore)" : "");
+        took_restore(h, info);
     }
     start_done(h, r);
 }
@@ -503,6 +527,17 @@ static void job_start(struct preempt_handler *h)
     join_job(h);
 }
 
+/* Start-up's coordination config: the handler's, and who this process is
+ * (for its member record). */
+static void start_cfg(struct preempt_handler *h)
+{
+    h->start->cc = coord_cfg(h);
+    h->start->cc.phase_no = h->phases; /* a rejoin's phases follow the ones before in the trace */
+    h->start->cc.pid = (long)getpid();
+    if (gethostname(h->start->host, sizeof(h->start->host) - 1) == 0)
+        h->start->cc.host = h->start->host;
+}
+
 /* Start-up's first step: open the checkpoint directory, then restore
  * (local mode) or join the job. */
 static void start_begin(struct preempt_handler *h)
@@ -514,10 +549,7 @@ static void start_begin(struct preempt_handler *h)
 
     h->jt = (struct preempt_job_trace){ .line = hd_trace_text, .decl_line = hd_decl_line, .now_ms = coord_now,
                                         .arg = h };
-    h->start->cc = coord_cfg(h);
-    h->start->cc.pid = (long)getpid(); /* who this worker is, for its member record */
-    if (gethostname(h->start->host, sizeof(h->start->host) - 1) == 0)
-        h->start->cc.host = h->start->host;
+    start_cfg(h);
     if (!h->ckpt_dir) {
         preempt_sm_facts_(h->wk.sm)->run = h->cfg.start_run;
         if (multi)
@@ -627,14 +659,7 @@ static int start_finish(struct preempt_handler *h)
     if (r < 0)
         return r;
     if (h->cfg.etcd_endpoints) {
-        static const struct preempt_coord_ops cops = {
-            .post = coord_post, .now_ms = coord_now, .log = coord_log, .on_error_msg = coord_error_msg,
-            .on_view = hd_coord_view, .on_answer = hd_coord_answer, .job_save = coord_job_save,
-            .job_pace = coord_job_pace,
-            .on_input = hd_coord_in, .on_output = hd_coord_out,
-        };
-
-        r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &cops, h, &h->wk.coord);
+        r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &coord_ops, h, &h->wk.coord);
         if (r < 0)
             return r;
         (void)watch_peers(h); /* registered before an asynchronous start-up ended */
@@ -654,6 +679,7 @@ void hd_start_free(struct preempt_handler *h)
 {
     if (!h->start)
         return;
+    h->phases = h->start->cc.phase_no;
     preempt_coord_phase_free_(h->start->phase);
     free(h->start->held);
     free(h->start);
@@ -682,6 +708,138 @@ static void start_done(struct preempt_handler *h, int r)
         h->cb.on_start(h, r, h->ud);
         h->in_cb--;
     }
+}
+
+/* ---- survivors in place: joining the job's next incarnation ---------------------------------- */
+
+/* A rejoin's resources go: start-up's state (a phase under way with it)
+ * and the incarnation left. */
+static void rejoin_free(struct preempt_handler *h)
+{
+    if (h->ev_rejoin)
+        (void)event_del(h->ev_rejoin);
+    if (h->rejoining)
+        hd_start_free(h);
+    h->rejoining = false;
+    preempt_coord_free_(h->left_coord);
+    h->left_coord = NULL;
+}
+
+void hd_rejoin_stop(struct preempt_handler *h, bool give_up)
+{
+    if (give_up && h->rejoining && h->start && h->start->phase) {
+        /* its end gives the lease back, then comes back through rejoined() */
+        h->rejoin_given_up = true;
+        preempt_coord_phase_cancel_(h->start->phase);
+        return;
+    }
+    rejoin_free(h);
+}
+
+bool hd_rejoin_over(void *arg)
+{
+    return !((const struct preempt_handler *)arg)->rejoining;
+}
+
+/* The rejoin's start-up ended (job_start_end()): r 0 and restored, the
+ * job's incarnation runs at h->joined.step, which this worker's state
+ * holds (in place) or its restore callback restored (the job picked
+ * another step). The machine is told either way, start-up's state gone
+ * first: what the answer makes it do (an exit) finds nothing under way. */
+static void rejoined(struct preempt_handler *h, int r, bool restored)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_REJOIN_FAILED };
+    uint64_t step = h->joined.step;
+
+    if (r == 0 && !restored) /* nothing every worker holds: the job starts from nothing, and this state is not that */
+        r = -ESTALE;
+    if (r == 0 && step != h->rejoin_step)
+        took_restore(h, &h->start->info);
+    if (r == 0)
+        r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &coord_ops, h, &h->wk.coord);
+    rejoin_free(h);
+    if (h->rejoin_given_up) { /* the machine exited meanwhile: nothing to tell it */
+        hd_log_msg(h, PREEMPT_LOG_DEBUG, "in place: the rejoin was given up (%s)", strerror(-r));
+        return;
+    }
+    if (r < 0) {
+        hd_log_msg(h, PREEMPT_LOG_ERROR, "in place: job %s's next incarnation could not be joined (%s): exiting as "
+                   "the terminated workers did", h->cfg.job, strerror(-r));
+        ev.u.rejoin_failed.err = r;
+    } else {
+        (void)watch_peers(h);
+        if (h->trace) /* the new coordinator, as it stands before its first input */
+            preempt_job_trace_start_(&h->jt, h->wk.coord);
+        ev.kind = PREEMPT_EV_REJOINED;
+        ev.u.rejoined.inc = h->joined.incarnation;
+        ev.u.rejoined.step = step;
+    }
+    hd_post(h, ev);
+}
+
+/* The rejoin's start-up, on the loop (outside the machine's step): the
+ * job's start-up, as a new process runs it, with this worker's state. */
+static void on_rejoin(evutil_socket_t fd, short what, void *arg)
+{
+    struct preempt_handler *h = arg;
+
+    (void)fd;
+    (void)what;
+    if (!h->rejoining || h->start) /* cut short meanwhile, or under way */
+        return;
+    h->start = calloc(1, sizeof(*h->start));
+    if (!h->start) {
+        rejoined(h, -ENOMEM, false);
+        return;
+    }
+    h->start->base = h->base;
+    start_cfg(h);
+    h->start->s = (struct preempt_start){ .ops = &job_start_ops, .arg = h, .trace = &h->start->cc.decl_trace,
+                                          .no_store = !h->store, .instance = h->in_place + 1 };
+    join_job(h);
+}
+
+void hd_rejoin(struct preempt_handler *h, uint64_t step)
+{
+    h->left_coord = h->wk.coord; /* it left (worker.c); freed when the rejoin ends */
+    h->wk.coord = NULL;
+    h->joined = (struct preempt_coord_join){ 0 };
+    h->rejoin_step = step;
+    h->rejoining = true;
+    hd_log_msg(h, PREEMPT_LOG_INFO, "in place: the preemption's checkpoint at step %llu is committed and no notice "
+               "came to this worker: it keeps its process and joins job %s's next incarnation (bound %llu ms)",
+               (unsigned long long)step, h->cfg.job, (unsigned long long)h->cfg.join_timeout_ms);
+    if (!h->ev_rejoin)
+        h->ev_rejoin = event_new(h->base, -1, 0, on_rejoin, h);
+    if (!h->ev_rejoin) {
+        rejoined(h, -ENOMEM, false);
+        return;
+    }
+    event_active(h->ev_rejoin, EV_TIMEOUT, 1);
+}
+
+void hd_resume(struct preempt_handler *h, uint64_t step)
+{
+    h->in_place++;
+    hd_log_msg(h, PREEMPT_LOG_INFO, "in place: a member of job %s's incarnation %llu; training goes on after step "
+               "%llu", h->cfg.job, (unsigned long long)h->joined.incarnation, (unsigned long long)step);
+    if (h->rebuild) {
+        h->in_cb++;
+        h->rebuild(h, h->joined.incarnation, step, h->rebuild_ud);
+        h->in_cb--;
+    }
+    h->step_t0_us = hd_now_us(h);
+}
+
+int preempt_handler_on_rebuild(struct preempt_handler *h, preempt_rebuild_cb cb, void *userdata)
+{
+    if (!hd_handler_ok(h) || !cb)
+        return -EINVAL;
+    if (h->rebuild)
+        return -EALREADY;
+    h->rebuild = cb;
+    h->rebuild_ud = userdata;
+    return 0;
 }
 
 static void on_start_begin(evutil_socket_t fd, short what, void *arg)
@@ -885,7 +1043,8 @@ static void on_peer_gone(unsigned worker, const char *why, void *arg)
 
     /* while this worker saves or has exited, peers leave as the preemption
      * ends (each after its last save), and no collective runs: not told */
-    if (s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_EXIT) {
+    if (s == PREEMPT_STATE_SAVING || s == PREEMPT_STATE_FINAL_SAVE || s == PREEMPT_STATE_EXIT ||
+        s == PREEMPT_STATE_REJOINING) {
         hd_log_msg(h, PREEMPT_LOG_DEBUG, "worker %u: %s (this worker is saving: not told)", worker, why);
         return;
     }
@@ -980,6 +1139,8 @@ int preempt_handler_new_size(struct event_base *base, const struct preempt_confi
     }
     if (!h->cfg.start_over && getenv("PREEMPT_START_OVER") && !strcmp(getenv("PREEMPT_START_OVER"), "1"))
         h->cfg.start_over = true;
+    if (!h->cfg.stay_in_place && getenv("PREEMPT_STAY_IN_PLACE") && !strcmp(getenv("PREEMPT_STAY_IN_PLACE"), "1"))
+        h->cfg.stay_in_place = true;
     r = report_paths(h);
     if (r < 0)
         goto fail;
@@ -1005,6 +1166,8 @@ int preempt_handler_new_size(struct event_base *base, const struct preempt_confi
         .grace_ms = h->cfg.grace_ms, .bound_ms = cfg->bound_ms, .agree_timeout_ms = cfg->agree_timeout_ms,
         .margin_ms = cfg->margin_ms, .plan = cfg->plan, .second = cfg->second,
         .workers = cfg->etcd_endpoints ? cfg->workers : 1,
+        /* a job's worker with a checkpoint directory: its offer of the step it holds is its checkpoint */
+        .in_place = cfg->stay_in_place && cfg->etcd_endpoints && cfg->ckpt_dir,
     };
     h->wk.ops = &hd_wk_ops;
     h->wk.arg = h;

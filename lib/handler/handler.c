@@ -301,6 +301,7 @@ static void wk_exit(void *arg, enum preempt_exit reason)
     struct preempt_handler *h = arg;
     const struct preempt_core *core = preempt_sm_core_(h->wk.sm);
 
+    hd_rejoin_stop(h, true); /* a rejoin cut short (a notice came meanwhile): its lease goes back */
     h->exit_code = exit_code_for(h, reason);
     preempt_progress_phase_(h->progress, PREEMPT_PROGRESS_EXITED);
     (void)event_del(h->ev_sig); /* nothing stays armed in exit */
@@ -343,10 +344,20 @@ static void wk_bug(void *arg, const struct preempt_fx *fx)
     hd_log_msg(arg, PREEMPT_LOG_ERROR, "bug: effect %s not handled", preempt_fx_to_string_(fx->kind));
 }
 
+static void wk_rejoin(void *arg, uint64_t step)
+{
+    hd_rejoin(arg, step);
+}
+
+static void wk_resume(void *arg, uint64_t step)
+{
+    hd_resume(arg, step);
+}
+
 const struct preempt_worker_ops hd_wk_ops = {
     .now_ms = wk_now_ms, .arm_timer = wk_arm_timer, .disarm_timer = wk_disarm_timer, .begin_save = wk_begin_save,
-    .settle = wk_settle, .exit = wk_exit, .fx_text = wk_fx_text, .dropped = wk_dropped, .bug = wk_bug,
-    .persist_left_ms = wk_persist_left_ms,
+    .settle = wk_settle, .exit = wk_exit, .rejoin = wk_rejoin, .resume = wk_resume, .fx_text = wk_fx_text,
+    .dropped = wk_dropped, .bug = wk_bug, .persist_left_ms = wk_persist_left_ms,
 };
 
 void hd_run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg)
@@ -553,6 +564,8 @@ int preempt_handler_get_timeout(struct preempt_handler *h, int64_t *ret_ms)
  * cloud's approval of the events behind a committed save. */
 void hd_flush_last(struct preempt_handler *h)
 {
+    if (h->rejoining && preempt_run_until_(h->base, 1500, hd_rejoin_over, h) < 0) /* the revoke: bounded by 1 s */
+        hd_log_msg(h, PREEMPT_LOG_WARNING, "in place: the rejoin given up did not end within 1500 ms");
     if (preempt_coord_flush_(h->wk.coord, PREEMPT_LAST_WRITES_MS) > 0)
         hd_log_msg(h, PREEMPT_LOG_WARNING, "coordination: etcd did not take the last writes within %d ms",
                    PREEMPT_LAST_WRITES_MS);
@@ -586,7 +599,7 @@ static void on_close_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct preempt_handler *h = arg;
     static const struct timeval tick = { 0, 10000 };
-    unsigned left = preempt_coord_pending_(h->wk.coord);
+    unsigned left = preempt_coord_pending_(h->wk.coord) + (h->rejoining ? 1 : 0); /* a rejoin given up ends too */
 
     (void)fd, (void)what;
     if (left > 0 && hd_now_ms(h) < h->close_by_ms) {
@@ -631,6 +644,9 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     if (h->ev_close)
         event_free(h->ev_close);
     preempt_coord_free_(h->wk.coord);
+    hd_rejoin_stop(h, false); /* freed while rejoining in place */
+    if (h->ev_rejoin)
+        event_free(h->ev_rejoin);
     hd_start_free(h); /* freed during an asynchronous start-up */
     if (h->ev_start)
         event_free(h->ev_start);

@@ -448,7 +448,10 @@ static bool effect(struct preempt_coord *c, const struct preempt_coord_in *in)
         if (c->pub == PREEMPT_PUB_DEFERRED || (c->pub == PREEMPT_PUB_IN_CLAIM && c->mship != PREEMPT_MSHIP_DEPARTED))
             coord_notice_put(c, PREEMPT_LINK_NOTICE_WRITE);
         break; /* the rest is the shell's */
+    case PREEMPT_FX_REJOIN: /* no notice of its own (in-place): nothing to publish; the rest is the shell's */
+        break;
     case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */
+    case PREEMPT_FX_RESUME:
     case PREEMPT_FX_DISCARD_SHARD:
     case PREEMPT_FX_BEGIN_SAVE:
     case PREEMPT_FX_ARM_TIMER:

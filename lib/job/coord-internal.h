@@ -91,6 +91,10 @@ typedef void (*preempt_coord_done)(int status, void *arg);
 
 /* Cancels a phase that has not reported (done is not called); NULL: nothing. */
 void preempt_coord_phase_free_(struct preempt_coord_phase *p);
+/* Gives a phase up (its worker leaves): it fails with -ECANCELED, its end
+ * gives the lease back (bounded by 1 s), and its done callback says so;
+ * run the loop until then. */
+void preempt_coord_phase_cancel_(struct preempt_coord_phase *p);
 
 /* Joins the job. steps: this worker's decided checkpoint steps (any
  * order, copied); pend: its pending ones, resolved first (the committed

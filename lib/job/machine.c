@@ -134,6 +134,8 @@ bool preempt_local_coord_fx_(struct preempt_sm *sm, const struct preempt_fx *fx,
     case PREEMPT_FX_PROPOSE_ABORT: /* the local commit is the decision */
         return true; /* nobody else to tell */
     case PREEMPT_FX_EXIT: /* no last writes: all of it is the shell's */
+    case PREEMPT_FX_REJOIN: /* a job's only (local mode never stays in place) */
+    case PREEMPT_FX_RESUME:
     case PREEMPT_FX_KEEP_SHARD: /* the shell's (preempt_effects.def's WHO): never asked here */
     case PREEMPT_FX_DISCARD_SHARD:
     case PREEMPT_FX_BEGIN_SAVE:

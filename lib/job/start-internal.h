@@ -45,6 +45,8 @@ struct preempt_start {
     const struct preempt_start_ops *ops;
     void *arg;
     const struct preempt_decl_tracer *trace; /* the machine's transitions (NULL: none) */
+    unsigned instance;  /* the machine's instance in the trace: 0 for a process's start-up, k for its k-th
+                           rejoin in place (each replayed from its first state) */
     bool no_store;      /* no checkpoint directory: a join never restores */
     unsigned rst;       /* the machine's state (PREEMPT_RST_JOINING at first: zero) */
     unsigned fallbacks; /* steps this start-up set aside */

@@ -27,7 +27,7 @@ static void run(struct preempt_start *s, enum preempt_link_id link, unsigned in,
             s->ops->end(s->arg, -EPROTO, false);
             return;
         }
-        a = preempt_decl_step_traced_(&preempt_rst_decl_, 0, &s->rst, in, &listed, s->trace);
+        a = preempt_decl_step_traced_(&preempt_rst_decl_, s->instance, &s->rst, in, &listed, s->trace);
 
         (void)snprintf(line, sizeof(line), "start-up: %s --%s--> %s (%s)", preempt_decl_state_(&preempt_rst_decl_, from),
                        preempt_decl_input_(&preempt_rst_decl_, in), preempt_decl_state_(&preempt_rst_decl_, s->rst),

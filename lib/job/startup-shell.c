@@ -229,6 +229,12 @@ static void release(struct su_shell *sh)
 
 /* ---- life cycle ------------------------------------------------------------------------------- */
 
+void preempt_coord_phase_cancel_(struct preempt_coord_phase *p)
+{
+    if (p)
+        feed((struct su_shell *)p, (struct preempt_startup_in){ .kind = PREEMPT_STARTUP_IN_CANCEL });
+}
+
 void preempt_coord_phase_free_(struct preempt_coord_phase *p)
 {
     if (p)

@@ -214,6 +214,7 @@ int preempt_su_answer_(enum preempt_startup_in_kind k, const struct preempt_etcd
     case PREEMPT_STARTUP_IN_UNWATCHED:
     case PREEMPT_STARTUP_IN_LOST:
     case PREEMPT_STARTUP_IN_TICK:
+    case PREEMPT_STARTUP_IN_CANCEL:
     case PREEMPT_STARTUP_IN__COUNT:
         break;
     }

@@ -953,6 +953,15 @@ static void su_in_lost(struct join *j, const struct preempt_startup_in *in)
         join_done(j);
 }
 
+/* The owner gives the phase up: it fails, and its end gives the lease
+ * back (its member record goes at once), so that no barrier counts a
+ * worker that is leaving. */
+static void su_in_cancel(struct join *j, const struct preempt_startup_in *in)
+{
+    (void)in;
+    join_finish(j, -ECANCELED, "job %s: start-up given up: this worker leaves", j->cfg->job);
+}
+
 static void report_restored(struct join *j);
 
 /* The phase begins: its bound and keep-alive from now, then its first

@@ -27,6 +27,12 @@ struct preempt_worker_ops {
      * < 0 not (PREEMPT_FX_KEEP_SHARD, DISCARD_SHARD; start-up's too). */
     void (*settle)(void *arg, uint64_t step, int decision);
     void (*exit)(void *arg, enum preempt_exit reason);        /* the machine exited (after the membership's end) */
+    /* Survivors in place (PREEMPT_FX_REJOIN, after the membership's end):
+     * join the job's next incarnation, this worker's state at step; the
+     * answer is the event rejoined or rejoin-failed. PREEMPT_FX_RESUME:
+     * the new incarnation runs, training goes on after step. */
+    void (*rejoin)(void *arg, uint64_t step);
+    void (*resume)(void *arg, uint64_t step);
     const char *(*fx_text)(void *arg, const struct preempt_fx *fx); /* the text a publishing effect carries */
     void (*dropped)(void *arg, enum preempt_event_kind kind); /* the machine's queue was full */
     void (*bug)(void *arg, const struct preempt_fx *fx);      /* an effect nobody carries out */

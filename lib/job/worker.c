@@ -59,6 +59,13 @@ void preempt_worker_run_fx_(struct preempt_sm *sm, const struct preempt_fx *fx, 
         preempt_coord_leave_(w->coord);
         w->ops->exit(w->arg, w->exit_reason);
         return;
+    case PREEMPT_FX_REJOIN: /* this incarnation ends here too; the owner joins the next one */
+        preempt_coord_leave_(w->coord);
+        w->ops->rejoin(w->arg, (uint64_t)fx->arg);
+        return;
+    case PREEMPT_FX_RESUME:
+        w->ops->resume(w->arg, (uint64_t)fx->arg);
+        return;
     case PREEMPT_FX_PUBLISH_NOTICE: /* the coordinator's (preempt_effects.def's WHO) */
     case PREEMPT_FX_CLAIM_DRIVER:
     case PREEMPT_FX_PROPOSE_STEP:

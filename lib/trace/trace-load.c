@@ -47,6 +47,7 @@ static int config_from_msg(struct ctx *c, const lptrace_Config *m, struct preemp
     cfg->agree_timeout_ms = m->agree_timeout_ms;
     cfg->margin_ms = m->margin_ms;
     cfg->workers = m->workers ? m->workers : 1;
+    cfg->in_place = m->in_place;
     if ((v = preempt_plan_from_string_(m->plan)) < 0)
         return bad(c, "unknown plan '%s'", m->plan);
     cfg->plan = (enum preempt_plan)v;

@@ -26,6 +26,7 @@ static void config_to_msg(const struct preempt_config_facts *c, lptrace_Config *
     m->agree_timeout_ms = c->agree_timeout_ms;
     m->margin_ms = c->margin_ms;
     m->workers = c->workers;
+    m->in_place = c->in_place;
     COPY_NAME(m->plan, preempt_plan_to_string_(c->plan));
     COPY_NAME(m->second, preempt_second_to_string_(c->second));
 }

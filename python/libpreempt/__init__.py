@@ -53,7 +53,7 @@ CONTINUE, SAVE, SAVE_EXIT, WAIT, EXIT = 0, 1, 2, 3, 4
 AUTO = UNLIMITED = -1
 _PLATFORMS = {"auto": 0, "none": 1, "gce": 2, "gce-gpu": 3, "aws": 4, "azure": 5}
 _STATES = ("idle", "own-signal", "following", "step-agreed", "saving", "countdown", "final-save", "exit",
-           "persisting", "finishing", "stopping")
+           "persisting", "finishing", "stopping", "rejoining")
 _EXITS = ("done", "saved", "not-saved", "error")
 
 
@@ -147,7 +147,7 @@ class _Config(ctypes.Structure):
                 ("etcd_password", _cstr), ("etcd_ca", _cstr), ("etcd_cert", _cstr), ("etcd_key", _cstr),
                 ("lease_ttl_s", _uint), ("join_timeout_ms", _u64), ("etcd_timeout_ms", _u64),
                 ("launch_id", _cstr), ("start_over", _bool), ("async_start", _bool), ("azure_approve", _bool),
-                ("termination_log", _cstr), ("metrics_path", _cstr)]
+                ("termination_log", _cstr), ("metrics_path", _cstr), ("stay_in_place", _bool)]
 
 
 class _Status(ctypes.Structure):
@@ -168,6 +168,7 @@ _EXIT = ctypes.CFUNCTYPE(None, _H, _int, _int, ctypes.c_void_p)
 _LOG = ctypes.CFUNCTYPE(None, _H, _int, _cstr, ctypes.c_void_p)
 _START = ctypes.CFUNCTYPE(None, _H, _int, ctypes.c_void_p)
 _PEER = ctypes.CFUNCTYPE(None, _H, _uint, _cstr, ctypes.c_void_p)
+_REBUILD = ctypes.CFUNCTYPE(None, _H, _u64, _u64, ctypes.c_void_p)
 
 
 class _Callbacks(ctypes.Structure):
@@ -224,6 +225,7 @@ _lib.preempt_restore_blob_open.argtypes = [_H, _cstr, ctypes.POINTER(_int)]
 _lib.preempt_notify.argtypes = [_H, _u64]
 _lib.preempt_request_restart.argtypes = [_H, ctypes.c_char_p]
 _lib.preempt_handler_on_peer_lost.argtypes = [_H, _PEER, ctypes.c_void_p]
+_lib.preempt_handler_on_rebuild.argtypes = [_H, _REBUILD, ctypes.c_void_p]
 _lib.preempt_handler_get_status_size.argtypes = [_H, ctypes.POINTER(_Status), ctypes.c_size_t]
 _lib.preempt_free.argtypes = [ctypes.c_void_p]
 _lib.preempt_strerror.restype = _cstr
@@ -276,6 +278,15 @@ class Handler:
     collective's timeout, then leave with request_restart(). It must not
     block.
 
+    stay_in_place=True: a worker that had no notice of its own keeps its
+    process and its state through a preemption and joins the job's next
+    incarnation (the state "rejoining": tear the process group down
+    there, in on_state); on_rebuild(incarnation, step) is then called on
+    the handler's loop once every worker of the new incarnation stands at
+    `step`: make the process group again there, with a rendezvous of that
+    incarnation's own (a replacement worker reads it from
+    status()["incarnation"]). It may block for the rendezvous.
+
     Creation restores the newest checkpoint (joining the job first) and
     raises PreemptError on failure, or the restore function's exception;
     Ctrl-C during it raises KeyboardInterrupt. With async_start=True it
@@ -283,7 +294,8 @@ class Handler:
     """
 
     def __init__(self, ckpt_dir=None, *, save=None, restore=None, log=None, on_state=None,
-                 signals=(signal.SIGTERM,), platform="none", etcd=None, on_peer_lost=None, **options):
+                 signals=(signal.SIGTERM,), platform="none", etcd=None, on_peer_lost=None, on_rebuild=None,
+                 **options):
         self._save, self._restore, self._log, self._on_state = save, restore, log, on_state
         self._error = None          # an exception raised inside a callback, re-raised at the next call
         self._messages = []         # the library's recent messages, for errors
@@ -327,6 +339,13 @@ class Handler:
             r = _lib.preempt_handler_on_peer_lost(self._h, peer, None)
             if r < 0:
                 raise self._failure(r, "cannot watch the peers")
+        if on_rebuild is not None:
+            self._on_rebuild = on_rebuild
+            rebuild = _REBUILD(self._c_rebuild)
+            self._keep.append(rebuild)
+            r = _lib.preempt_handler_on_rebuild(self._h, rebuild, None)
+            if r < 0:
+                raise self._failure(r, "cannot register on_rebuild")
 
     # ---- plumbing -------------------------------------------------------------------
     def _set(self, cfg, name, value):
@@ -350,6 +369,9 @@ class Handler:
             if self._error is None:
                 self._error = e
             return fail
+
+    def _c_rebuild(self, h, incarnation, step, ud):
+        self._guard(lambda: self._on_rebuild(incarnation, step), None)
 
     def _c_peer_lost(self, h, worker, why, ud):
         self._guard(lambda: self._on_peer_lost(worker, why.decode()), None)

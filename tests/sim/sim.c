@@ -907,6 +907,20 @@ static void wk_bug(void *arg, const struct preempt_fx *fx)
     violate("worker %d: effect %s not handled", ((struct worker *)arg)->id, preempt_fx_to_string_(fx->kind));
 }
 
+/* Survivors in place are not simulated yet: its workers never configure
+ * it, so the machine never asks. */
+static void wk_rejoin(void *arg, uint64_t step)
+{
+    violate("worker %d: asked to rejoin in place at step %llu, which the simulation never configures",
+            ((struct worker *)arg)->id, (unsigned long long)step);
+}
+
+static void wk_resume(void *arg, uint64_t step)
+{
+    violate("worker %d: asked to resume in place after step %llu, which the simulation never configures",
+            ((struct worker *)arg)->id, (unsigned long long)step);
+}
+
 /* As the handler's estimate, but exact: the simulation knows when the persist ends. */
 static uint64_t wk_persist_left_ms(void *arg)
 {
@@ -917,8 +931,8 @@ static uint64_t wk_persist_left_ms(void *arg)
 
 static const struct preempt_worker_ops wk_ops = {
     .now_ms = wk_now_ms, .arm_timer = wk_arm_timer, .disarm_timer = wk_disarm_timer, .begin_save = wk_begin_save,
-    .settle = wk_settle, .exit = wk_exit, .fx_text = wk_fx_text, .dropped = wk_dropped, .bug = wk_bug,
-    .persist_left_ms = wk_persist_left_ms,
+    .settle = wk_settle, .exit = wk_exit, .rejoin = wk_rejoin, .resume = wk_resume, .fx_text = wk_fx_text,
+    .dropped = wk_dropped, .bug = wk_bug, .persist_left_ms = wk_persist_left_ms,
 };
 
 /* A signal to a worker at a chosen moment of a withdrawn round (an

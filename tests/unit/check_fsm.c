@@ -32,6 +32,7 @@ struct fsm_case {
     struct preempt_event ev;
     uint64_t run, grace_ms, step_ms, save_ms, persist_left_ms;
     enum preempt_second second;
+    bool in_place; /* survivors stay in place (the config's fact) */
     enum preempt_verdict verdict;
     enum preempt_state next;
     uint8_t n_fx;
@@ -502,6 +503,52 @@ static const struct fsm_case cases[] = {
     { "a save outcome in idle is a shell bug", CORE(IDLE), EVT(SAVE_DONE, 1), .verdict = X, .next = ST(IDLE) },
     { "a commit while following is a shell bug", CORE(FOLLOWING, .deadline_ms = 31000),
       EVT(CKPT_COMMITTED, 1, .u.ckpt_committed = { 3 }), .verdict = X, .next = ST(FOLLOWING) },
+
+    /* Survivors in place. */
+    { "in place: the last commit, no notice of its own, its state the step: keep it, rejoin",
+      CORE(SAVING, .save_step = 8, .shard_out = true, .deadline_ms = 31000),
+      EVT(CKPT_COMMITTED, 2000, .u.ckpt_committed = { 8, 8 }), .run = 8, .in_place = true, .verdict = T,
+      .next = ST(REJOINING), .n_fx = 3, .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(REJOIN, 8) } },
+    { "in place, but the notice was this worker's own: it exits",
+      CORE(SAVING, .save_step = 8, .shard_out = true, .noticed = true, .deadline_ms = 31000),
+      EVT(CKPT_COMMITTED, 2000, .u.ckpt_committed = { 8, 8 }), .run = 8, .in_place = true, .verdict = T,
+      .next = ST(EXIT), .n_fx = 3, .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "not configured: the survivor exits as before",
+      CORE(SAVING, .save_step = 8, .shard_out = true, .deadline_ms = 31000),
+      EVT(CKPT_COMMITTED, 2000, .u.ckpt_committed = { 8, 8 }), .run = 8, .verdict = T,
+      .next = ST(EXIT), .n_fx = 3, .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "in place, but its state is past the committed step (it trained on): it exits",
+      CORE(SAVING, .save_step = 8, .shard_out = true, .deadline_ms = 31000),
+      EVT(CKPT_COMMITTED, 2000, .u.ckpt_committed = { 8, 8 }), .run = 9, .in_place = true, .verdict = T,
+      .next = ST(EXIT), .n_fx = 3, .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(EXIT, SAVED) } },
+    { "in place, a commit that leaves time for a final round: the countdown, as before",
+      CORE(SAVING, .save_step = 8, .shard_out = true, .deadline_ms = 61000),
+      EVT(CKPT_COMMITTED, 2000, .u.ckpt_committed = { 8, 0 }), .run = 8, .grace_ms = 60000, .in_place = true,
+      .verdict = T, .next = ST(COUNTDOWN), .n_fx = 2, .fx = { FXA(KEEP_SHARD, 8), FXA(ARM_TIMER, 60500) } },
+    { "in place after a peer left: the commit ends the preemption, the survivor rejoins",
+      CORE(SAVING, .save_step = 8, .shard_out = true, .peer_gone = true, .deadline_ms = 61000),
+      EVT(CKPT_COMMITTED, 2000, .u.ckpt_committed = { 8, 0 }), .run = 8, .grace_ms = 60000, .in_place = true,
+      .verdict = T, .next = ST(REJOINING), .n_fx = 3,
+      .fx = { FXA(KEEP_SHARD, 8), FXA(DISARM_TIMER, 0), FXA(REJOIN, 8) } },
+    { "in place: the final round's commit",
+      CORE(FINAL_SAVE, .round = 1, .committed = true, .save_step = 20, .shard_out = true, .deadline_ms = 61000),
+      EVT(CKPT_COMMITTED, 50000, .u.ckpt_committed = { 20, 20 }), .run = 20, .grace_ms = 60000, .in_place = true,
+      .verdict = T, .next = ST(REJOINING), .n_fx = 3,
+      .fx = { FXA(KEEP_SHARD, 20), FXA(DISARM_TIMER, 0), FXA(REJOIN, 20) } },
+    { "rejoined: idle again, and the trainer rebuilds its collectives",
+      CORE(REJOINING, .committed = true, .save_step = 8, .deadline_ms = 31000),
+      EVT(REJOINED, 5000, .u.rejoined = { 3, 8 }), .run = 8, .in_place = true, .verdict = T, .next = ST(IDLE),
+      .n_fx = 1, .fx = { FXA(RESUME, 8) } },
+    { "the replacements did not come in time: exit as the terminated workers did, saved",
+      CORE(REJOINING, .committed = true, .save_step = 8), EVT(REJOIN_FAILED, 65000, .u.rejoin_failed = { -ETIMEDOUT }),
+      .run = 8, .in_place = true, .verdict = T, .next = ST(EXIT), .n_fx = 1, .fx = { FXA(EXIT, SAVED) } },
+    { "a notice to a survivor while it rejoins: it exits, saved",
+      CORE(REJOINING, .committed = true, .save_step = 8),
+      EVT(NOTICE, 6000, .u.notice = { PREEMPT_SOURCE_SIGNAL, 0 }), .run = 8, .in_place = true, .verdict = T,
+      .next = ST(EXIT), .n_fx = 1, .fx = { FXA(EXIT, SAVED) } },
+    { "a peer lost while rejoining: the incarnation left, ignored",
+      CORE(REJOINING, .committed = true, .save_step = 8), EVT(PEER_LOST, 6000, .u.peer_lost = { 2 }), .run = 8,
+      .in_place = true, .verdict = I, .next = ST(REJOINING) },
 };
 
 START_TEST(test_row)
@@ -511,6 +558,7 @@ START_TEST(test_row)
     struct preempt_step st;
 
     f.cfg.second = c->second;
+    f.cfg.in_place = c->in_place;
     f.step_ms = c->step_ms;
     f.save_ms = c->save_ms;
     f.persist_left_ms = c->persist_left_ms;
@@ -902,6 +950,7 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
     f->step_ms = 100;
     f->save_ms = 300;
     f->persist_left_ms = (v & 0x20) ? 40000 : 0; /* a persist that would be late, or none */
+    f->cfg.in_place = v & 0x2;                    /* survivors stay in place */
     memset(c, 0, sizeof(*c));
     c->state = state;
     c->save_step = 8;
@@ -968,6 +1017,13 @@ static void variant(unsigned v, enum preempt_state state, enum preempt_event_kin
         break;
     case PREEMPT_EV_PERSIST_STARTED:
         ev->u.persist_started.bytes = 1u << 20;
+        break;
+    case PREEMPT_EV_REJOINED:
+        ev->u.rejoined.inc = 3;
+        ev->u.rejoined.step = 8;
+        break;
+    case PREEMPT_EV_REJOIN_FAILED:
+        ev->u.rejoin_failed.err = -ETIMEDOUT;
         break;
     case PREEMPT_EV_NOTICE_WITHDRAWN:
     case PREEMPT_EV_CLAIM_WON:

@@ -437,16 +437,24 @@ START_TEST(test_abi_for_bindings)
     for (size_t i = 0; i < sizeof(frozen) / sizeof(frozen[0]); i++)
         ck_assert_msg(frozen[i].got == frozen[i].want, "enum value %zu changed: %d, frozen at %d", i, frozen[i].got,
                       frozen[i].want);
-    ck_assert_int_eq(preempt_config_init_size(&cfg, sizeof(cfg) - 8), -EINVAL);
+    ck_assert_int_eq(preempt_config_init_size(&cfg, sizeof(cfg) + 8), -EINVAL); /* no release's size */
+    /* 1.0's layout ends before stay_in_place, which is left as it was */
+    memset(&cfg, 0x5a, sizeof(cfg));
+    ck_assert_int_eq(preempt_config_init_size(&cfg, offsetof(struct preempt_config, stay_in_place)), 0);
+    ck_assert_uint_eq(*(unsigned char *)&cfg.stay_in_place, 0x5a);
     ck_assert_int_eq(preempt_config_init(&cfg), 0);
     ck_assert_uint_eq(cfg.size, sizeof(cfg));
-    cfg.size -= 8; /* a binding built against an older header */
+    ck_assert(!cfg.stay_in_place);
+    cfg.size += 8; /* a size no release had (a binding built against a later header) */
     ck_assert_int_eq(preempt_handler_new(NULL, &cfg, &callbacks, &r, &h), -EINVAL);
     ck_assert_ptr_nonnull(strstr(r.log, "a struct preempt_config of"));
     ck_assert_int_eq(preempt_block_signals(&cfg), -EINVAL);
     (void)snprintf(want, sizeof(want), "size=%zu ", sizeof(struct preempt_config));
     ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_config"), want));
     (void)snprintf(want, sizeof(want), " start_over@%zu:%zu", offsetof(struct preempt_config, start_over),
+                   sizeof(bool));
+    ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_config"), want));
+    (void)snprintf(want, sizeof(want), " stay_in_place@%zu:%zu", offsetof(struct preempt_config, stay_in_place),
                    sizeof(bool));
     ck_assert_ptr_nonnull(strstr(preempt_abi_layout("preempt_config"), want));
     (void)snprintf(want, sizeof(want), " exit_code@%zu:%zu", offsetof(struct preempt_status, exit_code), sizeof(int));

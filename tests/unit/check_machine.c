@@ -71,6 +71,8 @@ static void run_fx(struct preempt_sm *sm, const struct preempt_fx *fx, void *arg
     case PREEMPT_FX_ANNOUNCE_LEFT:
     case PREEMPT_FX_CLEAR_ROUND:
     case PREEMPT_FX_PROPOSE_ABORT:
+    case PREEMPT_FX_REJOIN: /* a job's only: local mode never stays in place */
+    case PREEMPT_FX_RESUME:
     case PREEMPT_FX__COUNT:
         ck_abort_msg("effect %s reached the fake shell", preempt_fx_to_string_(fx->kind));
     }
