@@ -36,7 +36,14 @@ pid_of() { grep -F "\"event\":\"launch\",\"worker\":$2,\"attempt\":1," "$1" | se
 
 # ---- in place under preempt-launch: one worker terminated, three stay ----
 OUT=$TMP/launch.out
-"$LAUNCH" --workers "$N" -- "$TRAINER" --etcd "$ETCD_URL" --job inplace --ckpt-dir "$TMP/inplace" \
+# the launcher's worker: the reference trainer, tracing to a file of its index
+cat >"$TMP/w.sh" <<WEOF
+#!/bin/sh
+for a; do [ "\$prev" = --worker ] && i=\$a; prev=\$a; done
+exec "$TRAINER" --trace "$TMP/inplace.\$i.trace" "\$@"
+WEOF
+chmod +x "$TMP/w.sh"
+"$LAUNCH" --workers "$N" -- "$TMP/w.sh" --etcd "$ETCD_URL" --job inplace --ckpt-dir "$TMP/inplace" \
     --steps "$STEPS" --step-ms 2 --allreduce "$(port)" --stay-in-place --print-steps \
     >"$OUT" 2>"$TMP/launch.err" &
 LPID=$!
@@ -70,6 +77,14 @@ expect "in place: the survivors restored nothing (no restore line)" \
     test "$(grep -c '"event":"start"' "$OUT")" -eq $((N + 1))
 eq "in place: all finish with the uninterrupted digest" \
     "$(grep -F '"event":"done"' "$OUT" | grep -c "\"state_digest\":\"$REF\"")" "$N"
+# a survivor's trace holds both incarnations: its rejoin, and the new
+# coordinator from its start; each replays (the machine, the job's
+# records, the declared machines' instances)
+for i in $(seq 0 $((N - 1))); do
+    expect_rc 0 "$REPLAY" "$TMP/inplace.$i.trace"
+done
+expect "in place: a survivor's trace has the rejoin" \
+    grep -q 'ev=rejoined inc=2 step=[0-9]* => rejoining -> idle fx=resume' "$TMP/inplace.0.trace"
 [ "$failures" -eq 0 ] || { cat "$OUT" "$TMP/launch.err" >&2; }
 
 # ---- no replacement: the survivors wait (bounded), then exit 42 as before ----

@@ -145,6 +145,7 @@ struct preempt_handler {
     struct event *ev_rejoin;          /* the rejoin begins on the loop, after the machine's step */
     uint64_t rejoin_step;             /* the step this worker's state holds */
     bool rejoining;                   /* start-up (h->start) joins again, in place */
+    bool coord_making;                /* preempt_coord_new_() runs: what it does is its start line's state, not traced */
     bool rejoin_given_up;             /* the machine exited while it did: its phase ends, giving the lease back */
     unsigned in_place;                /* preemptions this worker stayed in place through */
     unsigned phases;                  /* start-up phases run (their machines' instances in the trace) */

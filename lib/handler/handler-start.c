@@ -755,8 +755,11 @@ static void rejoined(struct preempt_handler *h, int r, bool restored)
         r = -ESTALE;
     if (r == 0 && step != h->rejoin_step)
         took_restore(h, &h->start->info);
-    if (r == 0)
+    if (r == 0) {
+        h->coord_making = true;
         r = preempt_coord_new_(h->base, &h->start->cc, &h->joined, &coord_ops, h, &h->wk.coord);
+        h->coord_making = false;
+    }
     rejoin_free(h);
     if (h->rejoin_given_up) { /* the machine exited meanwhile: nothing to tell it */
         hd_log_msg(h, PREEMPT_LOG_DEBUG, "in place: the rejoin was given up (%s)", strerror(-r));

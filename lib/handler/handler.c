@@ -390,7 +390,7 @@ void hd_coord_in(const struct preempt_coord_in *in, unsigned depth, void *arg)
 {
     struct preempt_handler *h = arg;
 
-    if (h->trace)
+    if (h->trace && !h->coord_making)
         preempt_job_trace_in_(&h->jt, in, depth);
 }
 
@@ -398,7 +398,7 @@ void hd_coord_out(const struct preempt_coord_out *out, unsigned depth, void *arg
 {
     struct preempt_handler *h = arg;
 
-    if (h->trace)
+    if (h->trace && !h->coord_making)
         preempt_job_trace_out_(&h->jt, out, depth);
 }
 

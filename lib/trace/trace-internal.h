@@ -26,7 +26,8 @@ struct preempt_trace_file {
     /* text: the job's view (a "job-view" line, then "job" lines, below) */
     bool have_view;
     char view_jobp[PREEMPT_KEY_MAX];
-    uint64_t view_inc;
+    uint64_t view_inc;            /* the first job-view line's */
+    uint64_t view_seg_inc;        /* the last one's: a survivor in place writes one per incarnation */
     unsigned view_n, view_me;
     struct preempt_trace_job *jobs;
     size_t n_jobs;
@@ -94,6 +95,7 @@ enum preempt_trace_job_kind {
 
 struct preempt_trace_job {
     unsigned line;
+    uint64_t view_inc;           /* the incarnation of the job-view line before it (its view's) */
     uint64_t t_ms;
     enum preempt_trace_job_kind kind;
     struct preempt_claim_answer ans; /* claim: the answer, held owned; write, grant, put, keep, records: the status */

@@ -47,6 +47,7 @@ void preempt_job_trace_answer_(struct preempt_job_trace *jt, const struct preemp
 
 void preempt_job_trace_start_(struct preempt_job_trace *jt, const struct preempt_coord *c)
 {
+    jt->view_header = false; /* a later coordinator (a survivor in place): its view's header before its lines */
     preempt_trace_coord_start_(c, jt->line, jt->arg);
 }
 

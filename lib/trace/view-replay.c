@@ -54,10 +54,6 @@ static int header(struct preempt_trace_file *t, const char *s, char *err, size_t
     size_t n = 0, vn = 0;
     uint64_t inc, workers, me;
 
-    if (t->have_view) {
-        (void)snprintf(err, errsize, "a second job-view line (one per trace)");
-        return -EINVAL;
-    }
     jobp = named(&s, "job", &vn);
     if (!jobp || vn == 0 || vn >= sizeof(t->view_jobp) || !u64_named(&s, "inc", &inc) ||
         !u64_named(&s, "workers", &workers) || !u64_named(&s, "me", &me) || token(&s, &n) || workers == 0 ||
@@ -65,9 +61,19 @@ static int header(struct preempt_trace_file *t, const char *s, char *err, size_t
         (void)snprintf(err, errsize, "malformed job-view line (job=/preempt/J/ inc=N workers=W me=M)");
         return -EINVAL;
     }
+    if (t->have_view) { /* a survivor in place: the same worker of the same job, a later incarnation */
+        if (strlen(t->view_jobp) != vn || memcmp(t->view_jobp, jobp, vn) || workers != t->view_n ||
+            me != t->view_me || inc <= t->view_seg_inc) {
+            (void)snprintf(err, errsize, "a second job-view line that is not the same worker's in a later "
+                           "incarnation");
+            return -EINVAL;
+        }
+        t->view_seg_inc = inc;
+        return 0;
+    }
     memcpy(t->view_jobp, jobp, vn);
     t->view_jobp[vn] = '\0';
-    t->view_inc = inc;
+    t->view_inc = t->view_seg_inc = inc;
     t->view_n = (unsigned)workers;
     t->view_me = (unsigned)me;
     t->have_view = true;
@@ -428,16 +434,54 @@ static struct held_machine *held_machine(struct held_machine *h, size_t *n, cons
     return &h[(*n)++];
 }
 
+/* The running coordinator's machines: a later coordinator of the same
+ * worker (a survivor in place, from its "coord start" line) starts them
+ * afresh. Start-up's are numbered on across start-ups. */
+static bool coordinators(const struct preempt_decl *m)
+{
+    static const struct preempt_decl *const ms[] = {
+        &preempt_pub_decl_, &preempt_claim_decl_, &preempt_mship_decl_, &preempt_lease_decl_,
+        &preempt_ep_decl_,  &preempt_watch_decl_, &preempt_roll_decl_, &preempt_dec_decl_,
+    };
+
+    for (size_t k = 0; k < sizeof(ms) / sizeof(ms[0]); k++)
+        if (ms[k] == m)
+            return true;
+    return false;
+}
+
+/* The line of the next coordinator's start after line (0: none). */
+static unsigned next_coord_start(const struct preempt_trace_file *t, unsigned line)
+{
+    for (size_t k = 0; k < t->n_coord; k++)
+        if (t->coord[k].line > line && !strncmp(t->coord[k].s, "coord start", 11))
+            return t->coord[k].line;
+    return 0;
+}
+
 int preempt_trace_replay_decls_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
     size_t j = 0, n_held = 0;
     struct held_machine held[MAX_INSTANCES];
     unsigned rounds_in[PREEMPT_DEC__COUNT] = { 2 }; /* how many of the two decision machines are in each state */
+    unsigned first = next_coord_start(t, 0), next = first ? next_coord_start(t, first) : 0;
 
     *ret_n = 0;
     for (size_t i = 0; i < t->n_decls; i++) {
         const struct preempt_trace_decl *d = &t->decls[i];
-        struct held_machine *h = held_machine(held, &n_held, d);
+        struct held_machine *h;
+
+        for (; next && d->line > next; next = next_coord_start(t, next)) { /* a later coordinator's start */
+            size_t kept = 0;
+
+            for (size_t k = 0; k < n_held; k++)
+                if (!coordinators(held[k].m))
+                    held[kept++] = held[k];
+            n_held = kept;
+            memset(rounds_in, 0, sizeof(rounds_in));
+            rounds_in[0] = 2;
+        }
+        h = held_machine(held, &n_held, d);
         const struct preempt_trace_job *before;
         const char *want;
         unsigned st = d->from, a;
@@ -512,7 +556,7 @@ int preempt_trace_view_line_(struct preempt_trace_file *t, const char *line, uns
                              size_t errsize)
 {
     const char *s = line + strspn(line, " \t");
-    struct preempt_trace_job j = { .line = lineno };
+    struct preempt_trace_job j = { .line = lineno, .view_inc = t->view_seg_inc };
     int r;
 
     if (!strncmp(s, "decl ", 5)) {
@@ -588,6 +632,18 @@ static const char *commit_differs(const struct preempt_view *v, const struct pre
     return ev->stop != (t->last && t->stop > ev->step ? t->stop : 0) ? "the stop step" : NULL;
 }
 
+/* The view of a later incarnation (a survivor in place), from its start. */
+static int next_view(const struct preempt_trace_file *t, struct preempt_view *v, uint64_t inc, char *err,
+                     size_t errsize)
+{
+    preempt_view_free_(v);
+    if (preempt_view_init_(v, t->view_jobp, inc, t->view_n, t->view_me) < 0) {
+        (void)snprintf(err, errsize, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n, char *err, size_t errsize)
 {
     struct preempt_view v;
@@ -609,6 +665,12 @@ int preempt_trace_replay_view_(const struct preempt_trace_file *t, size_t *ret_n
         struct preempt_view_ev ev = { .what = PREEMPT_VIEW_NOTHING };
         char got[PREEMPT_VIEW_MEANING_MAX];
         const char *why;
+
+        if (j->view_inc != v.inc) {
+            if ((rc = next_view(t, &v, j->view_inc, err, errsize)) != 0)
+                break;
+            preempt_lost_forget_(&lost); /* the new incarnation's coordinator misses nobody yet */
+        }
 
         switch (j->kind) {
         case PREEMPT_TRACE_JOB_MEMBERS: { /* a read of the memberships: what it says, with the reads before it */
@@ -755,9 +817,11 @@ int preempt_trace_replay_causes_(const struct preempt_trace_file *t, size_t *ret
         const struct preempt_event *e = &t->recs[i].ev;
         bool found = false;
 
-        for (; j < t->n_jobs && t->jobs[j].line < t->lines[i]; j++) {
+        for (; j < t->n_jobs && t->jobs[j].line < t->lines[i] && rc == 0; j++) {
             struct preempt_view_ev ev;
 
+            if (t->jobs[j].view_inc != v.inc && (rc = next_view(t, &v, t->jobs[j].view_inc, err, errsize)) != 0)
+                break;
             switch (t->jobs[j].kind) {
             case PREEMPT_TRACE_JOB_CLAIM:
                 n_told += claim_event(&t->jobs[j], t->view_me, &told[n_told]);

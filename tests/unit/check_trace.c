@@ -551,6 +551,41 @@ START_TEST(test_claim_answer_replayed)
 }
 END_TEST
 
+/* A survivor in place writes a job-view line per incarnation: the job
+ * lines after each are replayed through that incarnation's view (a key of
+ * the other one means nothing there); a second header that is not the
+ * same worker's in a later incarnation is refused. */
+START_TEST(test_view_per_incarnation)
+{
+#define V_CONFIG "config grace=0 bound=30000 agree-timeout=10000 margin=500 plan=measured second=ignore\n"
+    static const char ok[] = V_CONFIG "job-view job=/preempt/j/ inc=3 workers=2 me=0\n"
+                             "job t=5 put k=/preempt/j/3/e0/claim v=1%2099999%20signal => notice worker=1 wall=99999 news=1 withdrawn=0\n"
+                             "job-view job=/preempt/j/ inc=4 workers=2 me=0\n"
+                             "job t=9 put k=/preempt/j/4/e0/claim v=1%2099999%20signal => notice worker=1 wall=99999 news=1 withdrawn=0\n"
+                             "job t=9 put k=/preempt/j/3/e1/claim v=1%2099999%20signal => nothing\n";
+    char err[512], text[1024];
+    struct preempt_trace_file t;
+    size_t n;
+
+    ck_assert_msg(load_text_trace(ok, &t, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(t.n_jobs, 3);
+    ck_assert_uint_eq(t.jobs[0].view_inc, 3);
+    ck_assert_uint_eq(t.jobs[2].view_inc, 4);
+    ck_assert_msg(preempt_trace_replay_view_(&t, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 3);
+    preempt_trace_file_free_(&t);
+    /* one view for both: the second incarnation's notice would mean nothing */
+    (void)snprintf(text, sizeof(text), "%s", ok);
+    memcpy(strstr(text, "inc=4"), "inc=3", 5);
+    ck_assert_int_eq(load_text_trace(text, &t, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "a second job-view line that is not the same worker's in a later incarnation"), "%s", err);
+    (void)snprintf(text, sizeof(text), "%s", ok);
+    memcpy(strstr(text, "inc=4 workers=2 me=0"), "inc=4 workers=2 me=1", 20);
+    ck_assert_int_eq(load_text_trace(text, &t, err, sizeof(err)), -EINVAL);
+#undef V_CONFIG
+}
+END_TEST
+
 /* The driver's reads of the memberships are traced with who they say is
  * lost, and replayed in order with the memory of the reads before: a worker
  * missing in one read is lost in a later one a grace on; an edited read
@@ -1249,6 +1284,7 @@ int main(void)
     tcase_add_test(tc, test_decl_causes);
     tcase_add_test(tc, test_reports_replayed);
     tcase_add_test(tc, test_claim_answer_replayed);
+    tcase_add_test(tc, test_view_per_incarnation);
     tcase_add_test(tc, test_lost_read_replayed);
     tcase_add_test(tc, test_write_failed_replayed);
     tcase_add_test(tc, test_grant_replayed);
