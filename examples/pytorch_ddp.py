@@ -40,6 +40,15 @@ before the deadline; --second-exit makes a rank leave at once on a second
 notice (with the committed save): the other ranks learn it from the job's
 records at their next boundary and exit 42 with the same save.
 
+With --stay-in-place the ranks that no notice came to keep their
+processes through a preemption: the signalled rank saves with the others
+and exits 42, its replacement (preempt-launch restarts it) restores the
+step, and the others destroy their process group as they start to rejoin
+(on_state "rejoining"), wait in the library for the replacement, make a
+new group on the rendezvous of the new incarnation (port --master-port
+plus the incarnation: every incarnation has its own) in on_rebuild, and
+train on without restoring anything. The run still ends bitwise.
+
 With --async --watch-peers a rank that dies or hangs does not hold the
 others in their all-reduce: each step runs off the asyncio loop, the
 handler tells the loop at once that a peer's membership ended
@@ -102,8 +111,9 @@ def main():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--etcd", required=True)
     ap.add_argument("--job", default="ddp")
-    ap.add_argument("--rank", type=int, default=int(os.environ.get("RANK", 0)))
-    ap.add_argument("--world", type=int, default=int(os.environ.get("WORLD_SIZE", 1)))
+    # --worker and --workers: as preempt-launch passes them
+    ap.add_argument("--rank", "--worker", type=int, default=int(os.environ.get("RANK", 0)))
+    ap.add_argument("--world", "--workers", type=int, default=int(os.environ.get("WORLD_SIZE", 1)))
     ap.add_argument("--master-port", type=int, default=int(os.environ.get("MASTER_PORT", 29500)))
     ap.add_argument("--step-ms", type=int, default=0, help="extra time per step (compute stands in)")
     ap.add_argument("--lease-ttl-s", type=int, default=10,
@@ -126,6 +136,8 @@ def main():
                     help="with --loader-workers: two-phase checkpoints, persisted while training goes on")
     ap.add_argument("--state-mb", type=int, default=0,
                     help="with --loader-workers: this many MiB more state in every checkpoint (a large model's)")
+    ap.add_argument("--stay-in-place", action="store_true",
+                    help="ranks without a notice of their own keep their processes through a preemption")
     ap.add_argument("--trap", action="store_true",
                     help="with --loader-workers: a DataLoader without its own generator (drifts after a restart)")
     a = ap.parse_args()
@@ -133,8 +145,9 @@ def main():
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(0)  # the same initial model on every rank
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % a.master_port, rank=a.rank,
-                            world_size=a.world)
+    if not a.stay_in_place:
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % a.master_port, rank=a.rank,
+                                world_size=a.world)
     net = Net()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
 
@@ -166,10 +179,14 @@ def main():
                            grace_ms=a.grace_ms, second=1 if a.second_exit else None,
                            trace_path="%s.%d" % (a.trace, a.rank) if a.trace else None,
                            on_peer_lost=peers.lost if a.watch_peers else None, on_state=peers.state,
+                           stay_in_place=a.stay_in_place or None, on_rebuild=peers.rebuild if a.stay_in_place else None,
                            log=lambda lvl, msg: lvl >= 2 and print("rank %d: %s" % (a.rank, msg), file=sys.stderr))
     peers.h = h
+    if a.stay_in_place and not a.use_async:  # the incarnation's own rendezvous, once joined
+        peers.group(h.status()["incarnation"])
     with h:
-        code = asyncio.run(train_async(h, net, opt, a, peers)) if a.use_async else train(h, net, opt, a, h.boundary)
+        code = (asyncio.run(train_async(h, net, opt, a, peers)) if a.use_async
+                else train(h, net, opt, a, h.boundary, peers))
         if dist.is_initialized():
             dist.destroy_process_group()
         if code is None:
@@ -251,6 +268,16 @@ class Peers:
         self.a, self.h, self.stop = a, None, None  # stop: a future of the running loop
         self.abandoned = False  # a step was left in its collective
         self.model = None  # the DDP model, kept until the process ends (train_async)
+        self.rebuilt = False  # --stay-in-place: a new process group; the DDP model is made again
+
+    def group(self, incarnation):  # --stay-in-place: every incarnation has its own rendezvous
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % (self.a.master_port + incarnation),
+                                rank=self.a.rank, world_size=self.a.world)
+
+    def rebuild(self, incarnation, step):  # on_rebuild: every rank of the new incarnation stands at step
+        self.group(incarnation)
+        self.rebuilt = True
+        say(event="rebuild", rank=self.a.rank, incarnation=incarnation, step=step, pid=os.getpid())
 
     def lost(self, peer, why):  # on_peer_lost, on the handler's loop
         say(event="peer-lost", rank=self.a.rank, peer=peer, why=why)
@@ -265,6 +292,8 @@ class Peers:
         self.h.request_restart("rank %d: %s" % (peer, why))  # every rank exits with the restart code
 
     def state(self, frm, to):  # also a peer's request: the job's error record ends this handler
+        if to == "rejoining" and dist.is_initialized():
+            dist.destroy_process_group()  # before any replacement can reach a rendezvous
         if to == "persisting":
             say(event="persisting")  # a two-phase checkpoint is written while training goes on
         if to == "exit" and self.stop and not self.stop.done():
@@ -317,7 +346,7 @@ def one_step(model, opt, xy, a):
         a.sched.step()
 
 
-def train(h, net, opt, a, boundary):
+def train(h, net, opt, a, boundary, peers):
     first = h.status()["run"]
     say(event="start", rank=a.rank, restored_step=first, mode="sync")
     model = ddp(net, a)
@@ -327,11 +356,16 @@ def train(h, net, opt, a, boundary):
             say(event="step", rank=a.rank, step=n)
         if boundary():
             return h.exit_code
+        if peers.rebuilt:  # in place: DDP on the new process group
+            peers.rebuilt = False
+            model = ddp(net, a)
     return None
 
 
 async def train_async(h, net, opt, a, peers):
     await h.started()  # joining and restoring on this loop
+    if a.stay_in_place:  # the incarnation's own rendezvous, once joined
+        peers.group(h.status()["incarnation"])
     first = h.status()["run"]
     say(event="start", rank=a.rank, restored_step=first, mode="async")
     # the DDP model lives until the process ends (peers holds it): once a
@@ -367,6 +401,9 @@ async def train_async(h, net, opt, a, peers):
             code = await h.astep()
             if code is not None:
                 return code
+            if peers.rebuilt:  # in place: DDP on the new process group
+                peers.rebuilt = False
+                model = peers.model = ddp(net, a)
         return None
     finally:
         detach()

@@ -18,7 +18,8 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/etcd-lib.sh"
 . "$top_srcdir/tests/job-lib.sh"
-trap 'job_kill; etcd_stop; rm -rf "$TMP"' EXIT
+LPID=
+trap 'kill_ours KILL $LPID; job_kill; etcd_stop; rm -rf "$TMP"' EXIT
 . "$top_srcdir/tests/ddp-lib.sh" # W=4 ranks, STEPS=200
 
 etcd_start pytorch || finish
@@ -155,4 +156,62 @@ expect "$_t: one saved step ($S)" sh -c "test -n '$S' && test '${S#differs}' = '
 [ "$failures" -eq 0 ] || logs $_t
 restart $_t
 eq "$_t: bitwise the uninterrupted run's parameters" "$(same $_t $W done digest)" "$REF"
+
+# Survivors stay in place (--stay-in-place) under preempt-launch, the
+# synchronous and the asyncio trainer: SIGTERM to rank 1, which saves with
+# the others and exits 42; the launcher starts its replacement, which
+# restores the step; ranks 0, 2 and 3 keep their processes, make a new
+# process group on the new incarnation's rendezvous (the gloo port is
+# --master-port plus the incarnation) and train on without restoring. The
+# run ends bitwise as the uninterrupted one.
+LAUNCH="$top_builddir/tools/preempt-launch"
+# block_port: a base port P with P+1 and P+2 free too (incarnations 1 and 2)
+block_port() {
+    while :; do
+        _b=$(free_port 10000 9900) || return 1
+        _ok=1
+        for _k in 1 2; do
+            if grep -q "$(printf ':%04X ' $((_b + _k)))" /proc/net/tcp /proc/net/tcp6 2>/dev/null ||
+                ! reserve_port $((_b + _k)); then
+                _ok=0
+            fi
+        done
+        [ $_ok = 1 ] && { echo "$_b"; return 0; }
+    done
+}
+for mode in sync async; do
+    flag=
+    [ "$mode" = async ] && flag=--async
+    _t=inplace-$mode
+    _out=$TMP/$_t.out
+    # shellcheck disable=SC2086 # the interpreter's words
+    "$LAUNCH" --workers $W -- "$EXEC" -- $PY "$DDP" --ckpt-dir "$TMP/$_t" --etcd "$ETCD_URL" --job "$_t" \
+        --master-port "$(block_port)" --print-steps --steps $STEPS --step-ms 10 --stay-in-place $flag \
+        >"$_out" 2>"$TMP/$_t.err" &
+    LPID=$!
+    for r in $(seq 0 $((W - 1))); do
+        wait_for "$_out" "\"event\":\"step\",\"rank\":$r,\"step\":20}" 120 || break
+    done
+    pid_of() { grep -F "\"event\":\"launch\",\"worker\":$1,\"attempt\":1," "$_out" | sed 's/.*"pid":\([0-9]*\).*/\1/'; }
+    kill -TERM "$(pid_of 1)"
+    poll 180 sh -c '! kill -0 '"$LPID"' 2>/dev/null' || fail "$_t: the launch did not end within 180 s"
+    wait "$LPID"
+    eq "$_t: the launch ends well" "$?" 0
+    LPID=
+    eq "$_t: only rank 1 exited 42, once, and only it was started again" \
+        "$(grep -c '"event":"exited".*"code":42' "$_out") $(grep -c '"event":"exited","worker":1,"code":42' "$_out") $(grep -c '"event":"launch"' "$_out")" \
+        "1 1 $((W + 1))"
+    S=$(grep -F '"event":"exit"' "$_out" | sed 's/.*"saved_step":\([0-9]*\).*/\1/')
+    expect "$_t: rank 1 saved a step ($S)" test -n "$S"
+    for r in 0 2 3; do
+        eq "$_t: rank $r rebuilt its process group once, at the saved step, in its first process" \
+            "$(grep -F "\"event\":\"rebuild\",\"rank\":$r," "$_out" | sed 's/.*"step":\([0-9]*\),"pid":\([0-9]*\).*/\1 \2/')" \
+            "$S $(pid_of $r)"
+    done
+    eq "$_t: the replacement restored the saved step" \
+        "$(grep -F '"event":"start","rank":1,' "$_out" | tail -1 | sed 's/.*"restored_step":\([0-9]*\).*/\1/')" "$S"
+    eq "$_t: bitwise the uninterrupted run's parameters, on every rank" \
+        "$(grep -F '"event":"done"' "$_out" | grep -c "\"digest\":\"$REF\"")" "$W"
+    [ "$failures" -eq 0 ] || { tail -n 30 "$_out" "$TMP/$_t.err"; }
+done
 finish
