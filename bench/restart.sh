@@ -24,7 +24,10 @@
 #   first:   its start line to its first step's end (a collective's setup). N = 2, 8, 32 with 64 KiB of
 # state; then N = 2 with 1 GiB each, beside dd's read of one worker's
 # checkpoint file (the floor: the same bytes, warm as the restore found
-# them). quick: N = 2 only.
+# them). quick: N = 2 only. Section 11b: a node taken and the others
+# surviving (worker 1 alone signalled), the whole job started again
+# beside survivors that stay in place (--stay-in-place), from the notice
+# to every worker training again.
 set -u
 TOOLS=$1 ETCD_URL=$2 TMP=$3 JSON=$4 QUICK=${5:-}
 here=$(dirname "$0")
@@ -51,60 +54,7 @@ restart_run() {
         dd if="$_f" of=/dev/null bs=1M 2>/dev/null
         _dd=$(($(now_ms) - _t0))
     fi
-    python3 - "$_n" "$_kb" "$_rc" "$_dir" "$JSON" "${_dd:--1}" <<'EOF'
-import json, os, sys
-n, kb, rc, d, out, dd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], int(sys.argv[6])
-decided, ended, starts, firsts, launched = {}, {}, {}, {}, set()
-for line in open(os.path.join(d, "launch.out")):
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    w, ev = e.get("worker"), e.get("event")
-    if ev == "exit" and e.get("code") == 42 and w not in launched:
-        decided[w] = e["t_ms"]          # the handler's exit: training stopped
-    elif ev == "exited" and e.get("code") == 42:
-        ended[w] = e["t_ms"]            # the process ended (the launcher saw it)
-    elif ev == "launch" and e.get("attempt", 1) >= 2:
-        launched.add(w)
-    elif ev == "start" and w in launched:
-        starts[w] = e
-    elif ev == "step" and w in starts and w not in firsts:
-        firsts[w] = e["t_ms"]
-row = {"workers": n, "state_kib": kb, "launch_rc": rc, "restarted": len(firsts)}
-hist = [json.loads(l) for l in open(os.path.join(d, "history.json")) if l.strip()]
-restarts = [h["restart_ms"] for h in hist if "restart_ms" in h]
-if len(decided) == n and len(ended) == n and len(firsts) == n:
-    last = max(decided, key=decided.get)  # the last worker to stop training: the critical path
-    s = starts[last]
-    row.update({"total_ms": max(firsts.values()) - decided[last],
-                "started_ms": max(x["t_ms"] for x in starts.values()) - decided[last],
-                "exiting_ms": ended[last] - decided[last],
-                "start_ms": s["t_ms"] - s["handler_ms"] - ended[last],
-                "join_ms": s["handler_ms"] - s["restore_ms"], "restore_ms": s["restore_ms"],
-                "first_step_ms": firsts[last] - s["t_ms"],
-                "history_restart_ms": restarts[-1] if restarts else -1,
-                # the worker whose handler creation began last waits for no
-                # one to arrive: its joining and barriers are the protocol's own
-                "last_join_ms": min((x["handler_ms"] - x["restore_ms"] for x in starts.values()
-                                     if x["t_ms"] - x["handler_ms"] == max(y["t_ms"] - y["handler_ms"]
-                                                                           for y in starts.values()))),
-                "restored_steps": sorted({x["restored_step"] for x in starts.values()})})
-if dd >= 0:
-    row["dd_read_ms"] = dd
-rows = json.load(open(out)) if os.path.exists(out) else []
-rows.append(row)
-json.dump(rows, open(out, "w"))
-size = "%d MiB" % (kb // 1024) if kb >= 1024 else "%d KiB" % kb
-if "total_ms" in row:
-    print("  %3d %9s %7d %8d %8d %7.0f %7.1f %8.1f %6d %8d %9.1f%s" % (
-        n, size, row["total_ms"], row["started_ms"], row["history_restart_ms"], row["exiting_ms"], row["start_ms"],
-        row["join_ms"], row["restore_ms"], row["first_step_ms"], row["last_join_ms"],
-        ("   dd %d ms" % dd) if dd >= 0 else ""))
-else:
-    print("  %3d %9s  the restart did not complete (launch exit %d, %d of %d workers trained again)" % (
-        n, size, rc, len(firsts), n))
-EOF
+    python3 "$here/restart_rows.py" whole "$_n" "$_kb" "$_rc" "$_dir" "$JSON" "${_dd:--1}"
 }
 
 rm -f "$JSON"
@@ -123,4 +73,52 @@ if [ -n "$QUICK" ]; then
 else
     for n in 2 8 32; do restart_run "$n" 64; done
     restart_run 2 1048576
+fi
+
+# one_run N STATE_KB MODE: a job of N under preempt-launch whose worker 1
+# alone is signalled at step 40 (a node taken, the others surviving);
+# MODE inplace (--stay-in-place: only worker 1 exits and is started
+# again) or whole (every worker exits and is started again, as without
+# it). Its row: the time from worker 1's notice to every worker training
+# again (a first step after its restart, or after its rebuild in place),
+# and to the last worker's first step after it.
+one_run() {
+    _n=$1 _kb=$2 _mode=$3
+    _job=one-$_mode-$_n-$_kb
+    _dir=$TMP/restart/$_job
+    mkdir -p "$_dir"
+    cat >"$_dir/w.sh" <<WEOF
+#!/bin/sh
+for a; do [ "\$prev" = --worker ] && i=\$a; prev=\$a; done
+[ "\$i" = 1 ] && set -- "\$@" --raise-at 40
+exec "$TOOLS/preempt-trainer" "\$@"
+WEOF
+    chmod +x "$_dir/w.sh"
+    _opt=
+    [ "$_mode" = inplace ] && _opt=--stay-in-place
+    # shellcheck disable=SC2086 # its one word, or none
+    "$TOOLS/preempt-launch" --workers "$_n" -- "$_dir/w.sh" --etcd "$ETCD_URL" --job "$_job" \
+        --ckpt-dir "$_dir/ckpt" --steps 80 --step-ms 10 --state-kb "$_kb" --max-to-keep 1 --print-steps $_opt \
+        >"$_dir/launch.out" 2>"$_dir/launch.err" &
+    _pid=$!
+    reap 600 "$_pid"
+    _rc=$?
+    python3 "$here/restart_rows.py" one "$_mode" "$_n" "$_kb" "$_rc" "$_dir" "$JSON"
+}
+
+echo "11b. A node taken, the others surviving: worker 1 alone is signalled at step 40, N under preempt-launch;"
+echo "  whole: every worker exits 42 and is started again; inplace (--stay-in-place): only worker 1 is, the"
+echo "  others rejoin in their processes. ms from worker 1's notice (notice) and from the last worker to stop"
+echo "  training (stopped) to every worker training again; processes started again; workers rebuilt in place"
+printf '  %3s %9s %8s %9s %9s %10s %8s\n' N state mode notice stopped relaunched inplace
+if [ -n "$QUICK" ]; then
+    one_run 2 64 whole
+    one_run 2 64 inplace
+else
+    for n in 2 8 32; do
+        one_run "$n" 64 whole
+        one_run "$n" 64 inplace
+    done
+    one_run 2 1048576 whole
+    one_run 2 1048576 inplace
 fi

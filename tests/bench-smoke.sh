@@ -40,6 +40,10 @@ check() {
 }
 
 check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale','paths','restart'))"
+check "11b: in place, only the signalled worker started again and the other rebuilt in its process, training again" \
+    "any(r.get('mode') == 'inplace' and r['relaunched'] == 1 and r['in_place'] == 1 and r['notice_to_training_ms'] > 0 for r in d['restart']['rows'])"
+check "11b: the whole job's restart beside it, every worker started again" \
+    "any(r.get('mode') == 'whole' and r['relaunched'] == 2 and r['in_place'] == 0 and r['notice_to_training_ms'] > 0 for r in d['restart']['rows'])"
 # The idle asynchronous hook makes no system call; the synchronous call runs
 # the loop once per step (one epoll_wait), nothing else.
 check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"

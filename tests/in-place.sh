@@ -115,4 +115,31 @@ eq "no replacement: the restart finishes" "$RCS" "$(rcs_of "$N" 0)"
 eq "no replacement: the restart restored the saved step" "$(same alone "$N" start restored_step)" "$step"
 eq "no replacement: the uninterrupted run's state" "$(same alone "$N" done state_digest)" "$REF"
 [ "$failures" -eq 0 ] || show_logs alone "$N"
+
+# ---- etcd stopped and started again while the survivors wait ------------
+# The survivors' rejoin rides it out (start-up's requests and watch retry
+# within join_timeout_ms); the replacement comes after it, and the run
+# ends exact with every survivor in its first process.
+p=$(port)
+job_start estop "$N" --steps "$STEPS" --step-ms 2 --allreduce "$p" --stay-in-place
+job_trained 20 60
+# shellcheck disable=SC2086 # the pids, split
+set -- $PIDS
+kill -TERM "$2"
+wait "$2"
+eq "etcd restarted: worker 1 saved and exits 42" "$?" 42
+for i in 0 2 3; do wait_for "$TMP/estop.$i.out" '"to":"rejoining"' 60; done
+etcd_stop
+etcd_restart
+"$TRAINER" --etcd "$ETCD_URL" --job estop --worker 1 --workers "$N" --ckpt-dir "$TMP/estop" --verbose \
+    --print-steps --trace "$TMP/estop.1.trace" --steps "$STEPS" --allreduce "$p" --stay-in-place \
+    >"$TMP/estop.1.out" 2>"$TMP/estop.1.err" &
+PIDS="$1 $! $3 $4"
+job_wait 120
+eq "etcd restarted: every worker finishes" "$RCS" "$(rcs_of "$N" 0)"
+eq "etcd restarted: the uninterrupted run's state" "$(same estop "$N" done state_digest)" "$REF"
+for i in 0 2 3; do
+    expect "etcd restarted: worker $i stayed in place" grep -q '"event":"rebuild"' "$TMP/estop.$i.out"
+done
+[ "$failures" -eq 0 ] || show_logs estop "$N"
 finish
