@@ -197,6 +197,13 @@ struct worker {
     bool have_rec;
     struct preempt_job_trace jt; /* its job lines (lib/trace/trace-job.c, the handler's) */
     bool coord_traced; /* its trace has the coordinator's start (as the handler's trace opens after it) */
+    /* --in-place: a survivor that stays in place. Its process waits in the
+     * next incarnation's start-up, which the simulation begins with the
+     * restarted workers' (at the incarnation's end); its machine, its
+     * trace and its start-up phases' numbering live on. */
+    bool rejoining;
+    uint64_t rejoin_step; /* the step its state holds */
+    unsigned in_place;    /* times it stayed in place */
 };
 
 /* How a worker's process ended, kept for the restart's checks. */
@@ -204,6 +211,8 @@ struct ending {
     bool exited, undecided, have_commit;
     enum preempt_exit reason;
     uint64_t last_commit;
+    bool in_place;        /* it stayed in place, its state at rejoin_step */
+    uint64_t rejoin_step;
 };
 
 /* Why a final round aborted without a fault may have been (final_why()). */
@@ -252,6 +261,8 @@ struct world {
     bool verbose;
     bool sabotage;        /* a planted bug: worker 0 files its shards one step late (--sabotage) */
     bool two_phase;       /* saves are two-phase (--two-phase): a snapshot, then a persist while training goes on */
+    bool in_place;        /* --in-place: survivors stay in place (the config's stay_in_place) */
+    uint64_t in_place_n, in_place_restored; /* survivors that rejoined in place; of them, restored in place */
     bool crash_completer; /* --crash-completer: the worker whose shard report completes a round crashes then */
     bool cc_crashed;      /* that crash happened (once per seed) */
     struct preempt_key cc_round; /* the round it completed: inc, ep, round */
@@ -907,18 +918,32 @@ static void wk_bug(void *arg, const struct preempt_fx *fx)
     violate("worker %d: effect %s not handled", ((struct worker *)arg)->id, preempt_fx_to_string_(fx->kind));
 }
 
-/* Survivors in place are not simulated yet: its workers never configure
- * it, so the machine never asks. */
+static void finish_worker(struct worker *w);
+
+/* --in-place: the machine stays in place (its coordinator left, worker.c):
+ * the process waits for the next incarnation's start-up, which begins at
+ * the incarnation's end with the restarted workers' (start_incarnation);
+ * meanwhile nothing reaches it (its old coordinator's answers are dropped,
+ * and a notice or a kill then is not modelled). */
 static void wk_rejoin(void *arg, uint64_t step)
 {
-    violate("worker %d: asked to rejoin in place at step %llu, which the simulation never configures",
-            ((struct worker *)arg)->id, (unsigned long long)step);
+    struct worker *w = arg;
+
+    if (!W->in_place)
+        violate("worker %d: asked to rejoin in place at step %" PRIu64 ", not configured", w->id, step);
+    w->rejoining = true;
+    w->rejoin_step = step;
+    w->saving = w->stepping = false;
+    finish_worker(w);
 }
 
 static void wk_resume(void *arg, uint64_t step)
 {
-    violate("worker %d: asked to resume in place after step %llu, which the simulation never configures",
-            ((struct worker *)arg)->id, (unsigned long long)step);
+    struct worker *w = arg;
+
+    if (preempt_sm_facts_(w->wk.sm)->run != step)
+        violate("worker %d resumes in place after step %" PRIu64 ", but its state is step %" PRIu64 "'s", w->id, step,
+                preempt_sm_facts_(w->wk.sm)->run);
 }
 
 /* As the handler's estimate, but exact: the simulation knows when the persist ends. */
@@ -1404,16 +1429,19 @@ static void join(void *arg)
         violate("worker %d: start-up: %s", w->id, w->smsg);
 }
 
+/* The coordinator's ops: the simulation's shell. */
+static const struct preempt_coord_ops sim_cops = {
+    .post = coord_post, .now_ms = coord_now, .log = coord_log, .job_save = coord_job_save,
+    .job_pace = coord_job_pace, .on_view = coord_view, .on_answer = coord_answer, .on_input = coord_in,
+    .on_output = coord_out,
+};
+
 /* Training begins: the machine and the coordinator, as the handler's
  * start_finish() makes them. */
 static void train(struct worker *w)
 {
-    struct preempt_coord_ops cops = { .post = coord_post, .now_ms = coord_now, .log = coord_log,
-                                      .job_save = coord_job_save, .job_pace = coord_job_pace, .on_view = coord_view,
-                                      .on_answer = coord_answer, .on_input = coord_in, .on_output = coord_out };
-
     machine_up(w, w->join.have_step ? w->join.step : 0); /* the coordinator posts to it */
-    if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &cops, w, &w->wk.coord) < 0)
+    if (preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &sim_cops, w, &w->wk.coord) < 0)
         abort();
     if (W->trace_job) { /* as the handler's trace opens: before the coordinator's first input */
         preempt_job_trace_start_(&w->jt, w->wk.coord);
@@ -1428,6 +1456,8 @@ static int restore(void *arg, uint64_t step)
 {
     struct worker *w = arg;
 
+    if (w->rejoining && step == w->rejoin_step) /* in place: its memory holds the step (the handler's rule) */
+        return 0;
     if (unusable_shard(w, step))
         return -EBADMSG;
     if (W->restore_faults && between(1, 50u * W->n) == 1)
@@ -1464,10 +1494,16 @@ static void set_aside_step(void *arg, uint64_t step)
         violate("worker %d fell back %u times in one start-up", w->id, w->attempt);
 }
 
+static void rejoined(struct worker *w, int r, bool restored);
+
 static void start_end(void *arg, int r, bool restored)
 {
     struct worker *w = arg;
 
+    if (w->rejoining) {
+        rejoined(w, r, restored);
+        return;
+    }
     if (r < 0) { /* the handler's creation fails: the process exits */
         w->none_left = r == -ENOTRECOVERABLE;
         w->started = true;
@@ -1479,6 +1515,44 @@ static void start_end(void *arg, int r, bool restored)
     if (restored && unusable_shard(w, w->join.step))
         violate("worker %d trains from step %" PRIu64 ", whose shard it cannot use", w->id, w->join.step);
     train(w);
+}
+
+/* A survivor's start-up ended (the handler's rejoined()): a new coordinator
+ * for its machine, which is told rejoined, or rejoin-failed (it exits). */
+static void rejoined(struct worker *w, int r, bool restored)
+{
+    struct preempt_event ev = { .kind = PREEMPT_EV_REJOIN_FAILED };
+
+    if (r == 0 && !restored)
+        r = -ESTALE; /* the job starts from nothing; this state is not that */
+    if (r == 0 && w->join.step != w->rejoin_step) { /* the job picked another step: restored in place */
+        preempt_sm_facts_(w->wk.sm)->run = w->join.step;
+        W->in_place_restored++;
+    }
+    if (r == 0 && preempt_coord_new_io_(&sim_io, io_open(w), &w->cc, &w->join, &sim_cops, w, &w->wk.coord) < 0)
+        abort();
+    w->rejoining = false;
+    w->alive = true;
+    w->started = true;
+    W->started++;
+    if (r < 0) { /* as the handler: it exits, saved */
+        ev.u.rejoin_failed.err = r;
+        post(w, ev);
+        W->n_start_failed++;
+        finish_worker(w);
+        return;
+    }
+    if (W->trace_job) {
+        preempt_job_trace_start_(&w->jt, w->wk.coord);
+        w->coord_traced = true;
+    }
+    w->in_place++;
+    W->in_place_n++;
+    ev.kind = PREEMPT_EV_REJOINED;
+    ev.u.rejoined.inc = w->join.incarnation;
+    ev.u.rejoined.step = w->join.step;
+    post(w, ev);
+    act(w);
 }
 
 static void start_log(void *arg, int level, const char *line)
@@ -1557,9 +1631,22 @@ static void start_incarnation(void)
                               .save_base_us = keep.save_base_us, .delay_us = keep.delay_us,
                               .save_fails = keep.save_fails, .total_steps = keep.total_steps,
                               .shards = keep.shards, .n_shards = keep.n_shards, .cap_shards = keep.cap_shards,
-                              .max_save_ms = keep.max_save_ms, .n_pend = keep.n_pend, .io_gen = keep.io_gen };
+                              .max_save_ms = keep.max_save_ms, .n_pend = keep.n_pend, .io_gen = keep.io_gen,
+                              .in_place = keep.in_place };
         memcpy(w->pend, keep.pend, sizeof(w->pend));
-        free(keep.trace); /* a violation dumps the incarnation it happened in */
+        if (keep.rejoining) { /* in place: its machine and its trace live on */
+            w->rejoining = true;
+            w->rejoin_step = keep.rejoin_step;
+            w->wk = keep.wk;
+            w->last_src = keep.last_src;
+            w->trace = keep.trace;
+            w->trace_len = keep.trace_len;
+            w->trace_cap = keep.trace_cap;
+            w->last_rec = keep.last_rec;
+            w->have_rec = keep.have_rec; /* what it knew of the last incarnation's commits stays there */
+        } else {
+            free(keep.trace); /* a violation dumps the incarnation it happened in */
+        }
         if (W->local) { /* the newest checkpoint it holds (the local restore) */
             uint64_t newest = 0;
 
@@ -1576,7 +1663,10 @@ static void start_incarnation(void)
                                             .pid = 1000 + (long)i,
                                             .host = "sim" };
         w->jt = (struct preempt_job_trace){ .line = job_add, .now_ms = job_now, .arg = w };
-        w->st = (struct preempt_start){ .ops = &start_ops, .arg = w, .trace = &w->cc.decl_trace };
+        w->st = (struct preempt_start){ .ops = &start_ops, .arg = w, .trace = &w->cc.decl_trace,
+                                        .instance = w->rejoining ? w->in_place + 1 : 0 };
+        if (w->rejoining) /* its phases' machines numbered on, as the handler's */
+            w->cc.phase_no = keep.cc.phase_no;
         join(w);
     }
 }
@@ -2035,6 +2125,15 @@ static void check_incarnation(void)
                     preempt_sm_dropped_(w->wk.sm));
         if (w->exited && w->wk.exit_reason == PREEMPT_EXIT_SAVED && !w->have_commit)
             violate("worker %u exits saved without a committed checkpoint", i);
+        if (w->rejoining && (!w->have_commit || w->last_commit != w->rejoin_step ||
+                             preempt_sm_facts_(w->wk.sm)->run != w->rejoin_step))
+            violate("worker %u stays in place at step %" PRIu64 " (run %" PRIu64 "), which is not the commit it saw "
+                    "(%s%" PRIu64 ")", i, w->rejoin_step, preempt_sm_facts_(w->wk.sm)->run,
+                    w->have_commit ? "step " : "none, ", w->last_commit);
+        for (unsigned k = 0; k < W->n && !W->violation[0] && w->rejoining; k++)
+            if (!holds(&W->w[k], w->rejoin_step) && !has_pending(&W->w[k], w->rejoin_step))
+                violate("worker %u stays in place at step %" PRIu64 ", but worker %u holds no shard of it", i,
+                        w->rejoin_step, k);
         /* "saved": every worker holds that step, decided or still pending
          * (the restart resolves it: check_restart) */
         for (unsigned k = 0; k < W->n && !W->violation[0] && w->exited && w->wk.exit_reason == PREEMPT_EXIT_SAVED; k++)
@@ -2045,7 +2144,8 @@ static void check_incarnation(void)
     for (unsigned i = 0; i < W->n; i++)
         W->ended[i] = (struct ending){ .exited = W->w[i].exited, .undecided = W->w[i].undecided,
                                        .have_commit = W->w[i].have_commit, .reason = W->w[i].wk.exit_reason,
-                                       .last_commit = W->w[i].last_commit };
+                                       .last_commit = W->w[i].last_commit, .in_place = W->w[i].rejoining,
+                                       .rejoin_step = W->w[i].rejoin_step };
     W->have_ended = true;
 }
 
@@ -2106,6 +2206,13 @@ static void check_restart(void)
                     preempt_exit_to_string_(x->reason), have_restore ? "step " : "nothing, ", restore,
                     have_want ? "step " : "nothing, ", want);
     }
+    /* In place: the job goes on from the survivor's step (its state), or
+     * from an older one when that one was set aside (restored in place). */
+    for (unsigned i = 0; i < W->n && !W->violation[0]; i++)
+        if (W->ended[i].in_place && !set_aside(W->ended[i].rejoin_step) &&
+            (!have_restore || restore != W->ended[i].rejoin_step))
+            violate("worker %u stayed in place at step %" PRIu64 ", but the job goes on from %s%" PRIu64, i,
+                    W->ended[i].rejoin_step, have_restore ? "step " : "nothing, ", restore);
     W->restored = restore;
     W->have_restored = have_restore;
 }
@@ -2148,6 +2255,8 @@ static void teardown_incarnation(void)
         w->phase = NULL;
         preempt_coord_free_(w->wk.coord);
         w->wk.coord = NULL;
+        if (w->rejoining) /* in place: its machine waits for the next incarnation */
+            continue;
         preempt_sm_free_(w->wk.sm);
         w->wk.sm = NULL;
     }
@@ -2247,7 +2356,7 @@ struct sim_opts {
     unsigned max_workers, scale;
     uint64_t rps;
     const char *trace_dir;
-    bool verbose, sabotage, crash_completer, two_phase, restore_faults, trace_all;
+    bool verbose, sabotage, crash_completer, two_phase, restore_faults, trace_all, in_place;
 };
 
 static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
@@ -2266,6 +2375,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     W->crash_completer = o->crash_completer;
     W->two_phase = o->two_phase;
     W->restore_faults = o->restore_faults;
+    W->in_place = o->in_place;
     W->trace_job = o->trace_dir != NULL;
     rng_state = seed * 0x2545F4914F6CDD1Dull + 1;
     W->n = chance(40) ? (unsigned)between(1, 4) : chance(70) ? (unsigned)between(5, 16) : (unsigned)between(17, 64);
@@ -2290,6 +2400,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
         .plan = chance(80) ? PREEMPT_PLAN_MEASURED : PREEMPT_PLAN_TF,
         .second = chance(70) ? PREEMPT_SECOND_IGNORE : PREEMPT_SECOND_EXIT,
         .workers = W->local ? 1 : W->n,
+        .in_place = o->in_place && !W->local, /* as the handler: a job's only (no draw: the seeds stay as they were) */
     };
     step_us = between(5, 800) * 1000u;
     save_us = between(20, 4000) * 1000u;
@@ -2376,9 +2487,9 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
     if (W->violation[0]) {
         fprintf(stderr, "preempt-sim: seed %" PRIu64 ": VIOLATION (%u workers, incarnation %" PRIu64 "): %s\n", seed,
                 W->n, W->incarnation, W->violation);
-        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s%s%s -v\n", seed, sabotage ? " --sabotage" : "",
+        fprintf(stderr, "  rerun: preempt-sim --seed %" PRIu64 "%s%s%s%s%s -v\n", seed, sabotage ? " --sabotage" : "",
                 o->crash_completer ? " --crash-completer" : "", o->two_phase ? " --two-phase" : "",
-                o->restore_faults ? " --restore-faults" : "");
+                o->restore_faults ? " --restore-faults" : "", o->in_place ? " --in-place" : "");
         if (o->trace_dir)
             dump_traces(o->trace_dir);
     } else if (o->trace_all && o->trace_dir) {
@@ -2401,7 +2512,7 @@ static bool run_seed(uint64_t seed, const struct sim_opts *o, struct world *wd)
 
 static const char usage[] =
     "usage: preempt-sim [--seeds N] [--first S] [--seed S] [--max-workers N] [--sabotage] [--crash-completer]\n"
-    "                   [--two-phase] [--restore-faults] [--trace-dir DIR [--trace-all]] [-v]\n"
+    "                   [--two-phase] [--restore-faults] [--in-place] [--trace-dir DIR [--trace-all]] [-v]\n"
     "       preempt-sim --scale N [--etcd-rps R] [--seeds N] [--first S] [--seed S]\n"
     "Runs the deterministic simulation of a job for seeds S .. S+N-1 (default 1 .. 1000)\n"
     "and checks its invariants after every incarnation. Exits 1 when any seed\n"
@@ -2422,6 +2533,11 @@ static const char usage[] =
     "                    in fifty fails (I/O); start-up runs the handler's table\n"
     "                    (fsmdump --machine restore): the job falls back to an older\n"
     "                    step together, or fails everywhere and is started again\n"
+    "  --in-place        survivors stay in place (stay_in_place): a worker without a notice of\n"
+    "                    its own that stands at the last commit keeps its machine and joins the\n"
+    "                    next incarnation with the restarted workers, restoring nothing (the\n"
+    "                    simulation begins its join at the incarnation's end; a notice or a kill\n"
+    "                    while it waits is not modelled)\n"
     "  --crash-completer in jobs of 2 or more workers, the worker whose shard report\n"
     "                    completes a round crashes as etcd applies it (once per seed),\n"
     "                    before it can propose the commit; prints how those rounds\n"
@@ -2450,16 +2566,18 @@ int main(int argc, char **argv)
         { "scale", required_argument, NULL, 'S' }, { "etcd-rps", required_argument, NULL, 'r' },
         { "crash-completer", no_argument, NULL, 'c' }, { "two-phase", no_argument, NULL, 'T' },
         { "restore-faults", no_argument, NULL, 'R' }, { "trace-all", no_argument, NULL, 'A' },
+        { "in-place", no_argument, NULL, 'I' },
         { NULL, 0, NULL, 0 },
     };
     struct sim_opts o = { .max_workers = MAX_W, .rps = 20000 };
     uint64_t first = 1, seeds = 1000, failed = 0, late = 0, proto = 0, finals[7] = { 0, 0, 0, 0, 0, 0, 0 }, sup[5] = { 0, 0, 0, 0, 0 }, nar[2] = { 0, 0 }, watched = 0, cc[3] = { 0, 0, 0 };
     uint64_t rf[3] = { 0, 0, 0 }; /* --restore-faults: set aside, failed start-ups, of which none left */
+    uint64_t ip[2] = { 0, 0 };    /* --in-place: survivors rejoined in place; of them, restored in place */
     uint64_t *cc_wait = NULL, n_wait = 0; /* --crash-completer: from the crash to the decision, us */
     static struct world wd;
     int c;
 
-    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTRAS:r:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:f:s:m:t:vbchTRAIS:r:", opts, NULL)) != -1) {
         char *end = NULL;
         unsigned long long v = optarg ? strtoull(optarg, &end, 10) : 0;
 
@@ -2493,6 +2611,7 @@ int main(int argc, char **argv)
         case 'A': o.trace_all = true; break;
         case 'T': o.two_phase = true; break;
         case 'R': o.restore_faults = true; break;
+        case 'I': o.in_place = true; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -2538,6 +2657,8 @@ int main(int argc, char **argv)
         rf[0] += wd.fell_back;
         rf[1] += wd.start_fails;
         rf[2] += wd.none_left;
+        ip[0] += wd.in_place_n;
+        ip[1] += wd.in_place_restored;
     }
     printf("preempt-sim: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " violations; latest exit %.3f s past a "
            "deadline; final rounds: %" PRIu64 " committed, %" PRIu64 " aborted (%" PRIu64 " without a fault: %" PRIu64
@@ -2557,6 +2678,9 @@ int main(int argc, char **argv)
                "step, %" PRIu64 " were past it at the commit; to such a commit with room for another round (no grace "
                "period): %" PRIu64 " counted down to the final round\n",
                sup[0], sup[1], sup[2], sup[3], sup[4]);
+    if (o.in_place)
+        printf("preempt-sim: survivors in place: %" PRIu64 " rejoined the next incarnation in their process (%" PRIu64
+               " of them restored an older step in place)\n", ip[0], ip[1]);
     if (o.restore_faults)
         printf("preempt-sim: restores: %" PRIu64 " steps set aside (the job fell back), %" PRIu64
                " start-ups failed everywhere and started again (%" PRIu64 " with no step left)\n",
