@@ -621,6 +621,7 @@ int preempt_handler_close(struct preempt_handler *h, preempt_close_cb done, void
     if (h->ev_close)
         return -EALREADY;
     preempt_coord_leave_(h->wk.coord);
+    hd_rejoin_stop(h, true); /* a rejoin under way is given up: its lease goes back before done */
     if (h->own_base) { /* the library's loop: delivered here, as preempt_handler_free() does */
         closed(h, done, userdata, preempt_coord_flush_(h->wk.coord, PREEMPT_LAST_WRITES_MS) > 0 ? -ETIMEDOUT : 0);
         return 0;
@@ -639,6 +640,7 @@ struct preempt_handler *preempt_handler_free(struct preempt_handler *h)
     if (!hd_handler_ok(h))
         return NULL;
     preempt_coord_leave_(h->wk.coord); /* also when freed before an exit */
+    hd_rejoin_stop(h, true);           /* and a rejoin under way: its lease goes back (own base: below) */
     if (h->own_base)
         hd_flush_last(h);
     if (h->ev_close)

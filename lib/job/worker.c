@@ -115,6 +115,8 @@ void preempt_worker_notice_(struct preempt_worker *w, enum preempt_source src, u
 
     ev.u.notice.source = src;
     ev.u.notice.deadline = deadline_in_ms ? w->ops->now_ms(w->arg) + deadline_in_ms : 0;
+    if (advisory && preempt_sm_core_(w->sm)->state == PREEMPT_STATE_REJOINING)
+        return; /* in place: its state is a committed checkpoint already, and no job runs to take one */
     if (!advisory) {
         w->live[src] = true;
         preempt_coord_live_(w->coord, preempt_source_to_string_(src));
