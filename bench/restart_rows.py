@@ -46,7 +46,7 @@ def whole(n, kb, rc, d, out, dd):
             starts[w] = e
         elif ev == "step" and w in starts and w not in firsts:
             firsts[w] = e["t_ms"]
-    row = {"workers": n, "state_kib": kb, "launch_rc": rc, "restarted": len(firsts)}
+    row = {"section": "11", "workers": n, "state_kib": kb, "launch_rc": rc, "restarted": len(firsts)}
     hist = [json.loads(l) for l in open(os.path.join(d, "history.json")) if l.strip()]
     restarts = [h["restart_ms"] for h in hist if "restart_ms" in h]
     if len(decided) == n and len(ended) == n and len(firsts) == n:
@@ -92,7 +92,7 @@ def one(mode, n, kb, rc, d, out):
             rebuilt.add(w)
         elif ev == "step" and (w in relaunched or w in rebuilt) and w not in again:
             again[w] = e["t_ms"]                       # training again
-    row = {"mode": mode, "workers": n, "state_kib": kb, "launch_rc": rc, "again": len(again),
+    row = {"section": "11b", "mode": mode, "workers": n, "state_kib": kb, "launch_rc": rc, "again": len(again),
            "relaunched": len(relaunched), "in_place": len(rebuilt)}
     if notice is not None and len(again) == n:
         row["notice_to_training_ms"] = max(again.values()) - notice

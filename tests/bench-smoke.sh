@@ -41,9 +41,9 @@ check() {
 
 check "every section ran" "all(k in d and not d[k].get('failed') for k in ('step','agree','ckpt','plan','memory','scale','paths','restart'))"
 check "11b: in place, only the signalled worker started again and the other rebuilt in its process, training again" \
-    "any(r.get('mode') == 'inplace' and r['relaunched'] == 1 and r['in_place'] == 1 and r['notice_to_training_ms'] > 0 for r in d['restart']['rows'])"
+    "any(r['section'] == '11b' and r['mode'] == 'inplace' and r['relaunched'] == 1 and r['in_place'] == 1 and r['notice_to_training_ms'] > 0 for r in d['restart']['rows'])"
 check "11b: the whole job's restart beside it, every worker started again" \
-    "any(r.get('mode') == 'whole' and r['relaunched'] == 2 and r['in_place'] == 0 and r['notice_to_training_ms'] > 0 for r in d['restart']['rows'])"
+    "any(r['section'] == '11b' and r['mode'] == 'whole' and r['relaunched'] == 2 and r['in_place'] == 0 and r['notice_to_training_ms'] > 0 for r in d['restart']['rows'])"
 # The idle asynchronous hook makes no system call; the synchronous call runs
 # the loop once per step (one epoll_wait), nothing else.
 check "async: no system call per step" "d['step']['async']['syscalls_per_step'] == 0"
@@ -100,9 +100,9 @@ done
 # The restart (quick: a job of 2 under preempt-launch): both workers
 # trained again from the same restored step, the launch ended 0, and the
 # span was measured both ways (the launcher's lines, preemptctl history).
-check "restart: a job of 2, both trained again" "[(r['workers'], r['restarted'], r['launch_rc']) for r in d['restart']['rows']] == [(2, 2, 0)]"
-check "restart: one restored step, past the preemption's" "[len(r['restored_steps']) == 1 and r['restored_steps'][0] > 40 for r in d['restart']['rows']] == [True]"
-check "restart: measured from the lines and from the history" "all(r['total_ms'] > 0 and r['started_ms'] > 0 and r['history_restart_ms'] > 0 and r['last_join_ms'] > 0 for r in d['restart']['rows'])"
+check "restart: a job of 2, both trained again" "[(r['workers'], r['restarted'], r['launch_rc']) for r in d['restart']['rows'] if r['section'] == '11'] == [(2, 2, 0)]"
+check "restart: one restored step, past the preemption's" "[len(r['restored_steps']) == 1 and r['restored_steps'][0] > 40 for r in d['restart']['rows'] if r['section'] == '11'] == [True]"
+check "restart: measured from the lines and from the history" "all(r['total_ms'] > 0 and r['started_ms'] > 0 and r['history_restart_ms'] > 0 and r['last_join_ms'] > 0 for r in d['restart']['rows'] if r['section'] == '11')"
 
 # --backends runs some of persist's rows (here: one)
 if expect_rc 0 "$top_builddir/bench/preempt-bench" --quick --only persist --backends chunked --dir "$TMP" \

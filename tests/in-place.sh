@@ -50,8 +50,7 @@ LPID=$!
 for i in $(seq 0 $((N - 1))); do wait_for "$OUT" "\"event\":\"step\",\"worker\":$i,\"step\":20}" 60; done
 victim=2
 kill -TERM "$(pid_of "$OUT" $victim)"
-poll 120 sh -c '! kill -0 '"$LPID"' 2>/dev/null' || fail "in place: the launch did not end within 120 s"
-wait "$LPID"
+reap 120 "$LPID"
 eq "in place: the launch ends well" "$?" 0
 LPID=
 eq "in place: only the terminated worker exited 42, once" \
@@ -105,7 +104,7 @@ expect "no replacement: one saved step ($step)" one_step "$step"
 expect "no replacement: worker 2 exited on its own notice, not at the bound" \
     grep -q 'a notice came while this worker rejoined the job in place' "$TMP/alone.2.err"
 for i in 0 3; do
-    expect "no replacement: worker $i's wait ended at its bound" \
+    expect "no replacement: worker $i gave up at its bound" \
         grep -q "next incarnation could not be joined" "$TMP/alone.$i.err"
 done
 [ "$failures" -eq 0 ] || show_logs alone "$N"
@@ -126,7 +125,7 @@ job_trained 20 60
 # shellcheck disable=SC2086 # the pids, split
 set -- $PIDS
 kill -TERM "$2"
-wait "$2"
+reap 60 "$2"
 eq "etcd restarted: worker 1 saved and exits 42" "$?" 42
 for i in 0 2 3; do wait_for "$TMP/estop.$i.out" '"to":"rejoining"' 60; done
 etcd_stop

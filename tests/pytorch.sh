@@ -194,8 +194,7 @@ for mode in sync async; do
     done
     pid_of() { grep -F "\"event\":\"launch\",\"worker\":$1,\"attempt\":1," "$_out" | sed 's/.*"pid":\([0-9]*\).*/\1/'; }
     kill -TERM "$(pid_of 1)"
-    poll 180 sh -c '! kill -0 '"$LPID"' 2>/dev/null' || fail "$_t: the launch did not end within 180 s"
-    wait "$LPID"
+    reap 180 "$LPID"
     eq "$_t: the launch ends well" "$?" 0
     LPID=
     eq "$_t: only rank 1 exited 42, once, and only it was started again" \

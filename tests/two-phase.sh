@@ -44,12 +44,17 @@ etcd_start tp || finish
 # Long steps: 1.5 s steps, a 64 MiB state, a checkpoint requested every 2
 # steps. A boundary may also use a twentieth of the mean step time, so the
 # first checkpoint commits within a few steps (chunked, 8 MiB per boundary
-# alone took 8 steps and more). The end: a checkpoint at the last step is
+# alone took 8 steps and more). How many is sized for a loaded machine:
+# the three backends' runs go on at once beside the end runs below; within
+# 4 steps held alone and beside two busy loops, but took 5 (run 3 to 8) in
+# a CI run with a simulator beside it (2026-12-03). Within 6 of 12 steps
+# (9 s for 64 MiB) still tells the paced persist from 8 MiB a boundary
+# alone. The end: a checkpoint at the last step is
 # still persisting when training ends; it is awaited (finishing) and
 # committed, never dropped, and the restart restores it.
 END_REF=$(digest endref --ckpt-dir "$TMP/endref" --steps 9 --state-kb 65536)
 for be in io_uring aio chunked; do
-    PREEMPT_PERSIST=$be PREEMPT_METRICS_PATH=$TMP/$be-long.prom "$TRAINER" --ckpt-dir "$TMP/$be-long" --steps 8 \
+    PREEMPT_PERSIST=$be PREEMPT_METRICS_PATH=$TMP/$be-long.prom "$TRAINER" --ckpt-dir "$TMP/$be-long" --steps 12 \
         --state-kb 65536 --step-ms 1500 --two-phase --save-every-steps 2 --max-to-keep 0 --verbose \
         >"$TMP/$be-long.out" 2>"$TMP/$be-long.err" &
     eval "long_pid_$be=\$!"
@@ -74,8 +79,8 @@ for be in io_uring aio chunked; do
     committed=$(grep -m1 '"from":"persisting","to":"idle"' "$TMP/$be-long.out" | sed 's/.*"run":\([0-9]*\).*/\1/')
     expect "$be long steps: the first checkpoint persisted ($started) and committed ($committed)" \
         test -n "$started" -a -n "$committed"
-    expect "$be long steps: committed within 4 steps (run $started to ${committed:-none})" \
-        test "${committed:-99}" -le $((${started:-0} + 4))
+    expect "$be long steps: committed within 6 steps (run $started to ${committed:-none})" \
+        test "${committed:-99}" -le $((${started:-0} + 6))
     # The metrics: the stall of a save that persisted while training went on
     # is its snapshot phase, far less than the save (whole steps long)
     m() { awk -v n="$1" '$1 ~ "^"n"[{]" { print $2 }' "$TMP/$be-long.prom"; }

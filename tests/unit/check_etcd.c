@@ -3373,13 +3373,16 @@ START_TEST(test_step_does_not_time_out_a_request)
     int sent, replied, r;
     bool early;
 
-    fake_gateway(100, &g);
+    /* the reply 1 s after the request: with 100 ms, one pass of the loop
+     * under valgrind on a busy machine outlasted it and read the reply
+     * before the step (CI, 2026-12-03: "early") */
+    fake_gateway(1000, &g);
     e = gateway_client(&g, base, 1500);
     ck_assert_int_eq(preempt_etcd_do_(e, PREEMPT_RQ_PUT("x", TV("y"), 0), 5000, on_answer, &a), 0);
     /* the boundary: the loop runs until the gateway has the request (well
      * within the request's 1.5 s bound: 300 ms ran out first once, under
      * valgrind on a busy machine, and the request was sent again); its
-     * reply comes 100 ms later, into the socket buffer, while the step runs */
+     * reply comes 1 s later, into the socket buffer, while the step runs */
     for (int i = 0; i < 200 && !a.done && gateway_count(&g, 'r') == 0; i++) {
         (void)event_base_loop(base, EVLOOP_NONBLOCK);
         usleep(10000); /* the poll */
