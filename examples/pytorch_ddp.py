@@ -59,6 +59,7 @@ bound, and the restart resumes after the last periodic checkpoint
 """
 import argparse
 import asyncio
+import gc
 import hashlib
 import json
 import os
@@ -187,6 +188,14 @@ def main():
     with h:
         code = (asyncio.run(train_async(h, net, opt, a, peers)) if a.use_async
                 else train(h, net, opt, a, h.boundary, peers))
+        if not peers.abandoned:
+            # Every collective has ended: the DDP model goes now, while the
+            # interpreter is whole. Its reducer holds the process group's
+            # last reference, and gloo's work objects hold tensors; left to
+            # the interpreter's teardown, their destructors take the GIL of
+            # an interpreter being torn down, which aborts the process.
+            peers.model = None
+            gc.collect()
         if dist.is_initialized():
             dist.destroy_process_group()
         if code is None:
@@ -267,7 +276,7 @@ class Peers:
     def __init__(self, a):
         self.a, self.h, self.stop = a, None, None  # stop: a future of the running loop
         self.abandoned = False  # a step was left in its collective
-        self.model = None  # the DDP model, kept until the process ends (train_async)
+        self.model = None  # the DDP model (train_async), kept while a collective may wait
         self.rebuilt = False  # --stay-in-place: a new process group; the DDP model is made again
 
     def group(self, incarnation):  # --stay-in-place: every incarnation has its own rendezvous
@@ -368,12 +377,13 @@ async def train_async(h, net, opt, a, peers):
         peers.group(h.status()["incarnation"])
     first = h.status()["run"]
     say(event="start", rank=a.rank, restored_step=first, mode="async")
-    # the DDP model lives until the process ends (peers holds it): once a
-    # collective is abandoned and the process group destroyed, the model's
-    # reducer holds the group's last reference, and its destructor would
-    # join gloo's thread, which waits on the lost peer for ever. Seen in the
-    # stress run: a rank whose coroutine returned hung in
-    # ~Reducer -> ~ProcessGroupGloo -> std::thread::join.
+    # peers holds the DDP model past this coroutine: once a collective is
+    # abandoned and the process group destroyed, the model's reducer holds
+    # the group's last reference, and its destructor would join gloo's
+    # thread, which waits on the lost peer for ever (seen in the stress
+    # run: a rank whose coroutine returned hung in ~Reducer ->
+    # ~ProcessGroupGloo -> std::thread::join). Such a process leaves with
+    # os._exit; any other lets the model go in main, before its teardown.
     model = peers.model = ddp(net, a)
     loop = asyncio.get_running_loop()
     peers.stop = loop.create_future()
