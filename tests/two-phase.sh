@@ -416,6 +416,11 @@ export PREEMPT_PERSIST=chunked
 # two-phase saves no final round aborts raised or without a cause; seed 77
 # counts down from a persisting commit to a final round that commits).
 tag=late-grace
+# final_save_in_time I: worker I's last save ended before the deadline
+final_save_in_time() {
+    left=$(field "$TMP/$tag.$1.out" saved deadline_in_ms)
+    expect "$tag: worker $1's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+}
 late_run "" --two-phase --grace-ms 2000 --step-ms 50
 expect "$tag: one step saved, the periodic one or later ($step, $first)" \
     test "${step#differs}" = "$step" -a "${step:-0}" -ge "${first:-999}"
@@ -427,8 +432,7 @@ if [ $late = episode ]; then
     # episode 1 committed step 31 "last" and both exited from stopping.
     for i in 0 1; do
         if grep -q '"from":"final-save","to":"exit"' "$TMP/$tag.$i.out"; then
-            left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
-            expect "$tag: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+            final_save_in_time $i
         fi
     done
 elif [ "${step:-0}" -gt "${first:-999}" ]; then
@@ -436,8 +440,7 @@ elif [ "${step:-0}" -gt "${first:-999}" ]; then
     for i in 0 1; do
         expect "$tag: worker $i saved the final round's step last" \
             grep -q '"from":"final-save","to":"exit"' "$TMP/$tag.$i.out"
-        left=$(field "$TMP/$tag.$i.out" saved deadline_in_ms)
-        expect "$tag: worker $i's final save ended before the deadline ($left ms left)" test "${left:--1}" -gt 0
+        final_save_in_time $i
     done
 else
     echo "$tag: the final round did not commit in time on this machine: both exited with the periodic step $first"
